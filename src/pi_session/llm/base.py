@@ -40,7 +40,23 @@ class SummaryRequest:
 class SummarizerError(Exception):
     """A summary could not be written (bad key, unknown model, request too
     large, server errors after retries, timeout). The message is one line
-    meant for the user."""
+    meant for the user and never contains an API key.
+
+    Attributes:
+        kind: a machine-readable category, or ``None``: ``"missing_key"``,
+            ``"auth"`` (401/403), ``"model_not_found"`` (404),
+            ``"context_overflow"`` (request too large for the model),
+            ``"bad_request"`` (other 4xx), ``"rate_limited"`` (429 after
+            retries), ``"server"`` (5xx after retries), ``"connection"``,
+            ``"timeout"``, ``"empty"`` (the model returned no text),
+            ``"config"`` (bad settings).
+        status: the HTTP status code when the failure came from a response.
+    """
+
+    def __init__(self, message: str, *, kind: str | None = None, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.status = status
 
 
 @runtime_checkable

@@ -1,0 +1,136 @@
+"""File operations seen in a conversation (pi's ``core/compaction/utils.js``):
+which files the agent read, wrote and edited, and how they are listed at the
+end of a summary."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = [
+    "FileOps",
+    "js_sorted",
+    "extract_file_ops_from_message",
+    "compute_file_lists",
+    "format_file_operations",
+]
+
+
+def _utf16_key(value: Any) -> bytes:
+    text = value if isinstance(value, str) else str(value)
+    return text.encode("utf-16-be", errors="surrogatepass")
+
+
+def js_sorted(values: Iterable[Any]) -> list[Any]:
+    """Sort like JavaScript's default ``Array.prototype.sort``: by UTF-16
+    code units (so U+FFFF sorts after an emoji, unlike Python's code-point
+    order)."""
+    return sorted(values, key=_utf16_key)
+
+
+@dataclass
+class FileOps:
+    """Paths touched by tool calls, as insertion-ordered sets (dict keys).
+
+    Attributes:
+        read: paths passed to ``read``.
+        written: paths passed to ``write``.
+        edited: paths passed to ``edit`` (and, for cumulative tracking,
+            the ``modifiedFiles`` of earlier summaries).
+    """
+
+    read: dict[Any, None] = field(default_factory=dict)
+    written: dict[Any, None] = field(default_factory=dict)
+    edited: dict[Any, None] = field(default_factory=dict)
+
+    def add_read(self, path: Any) -> None:
+        self.read[path] = None
+
+    def add_written(self, path: Any) -> None:
+        self.written[path] = None
+
+    def add_edited(self, path: Any) -> None:
+        self.edited[path] = None
+
+    def to_json(self) -> dict[str, list[Any]]:
+        """``{"read", "written", "edited"}``, each sorted (the oracle's
+        ``sortedOps``)."""
+        return {
+            "read": js_sorted(self.read),
+            "written": js_sorted(self.written),
+            "edited": js_sorted(self.edited),
+        }
+
+    def add_details(self, details: Any) -> None:
+        """Merge an earlier summary's ``details``: ``readFiles`` into read,
+        ``modifiedFiles`` into edited (lists only; other shapes, and
+        object/array items, are ignored)."""
+        if not isinstance(details, Mapping):
+            return
+        read = details.get("readFiles")
+        if isinstance(read, list):
+            for path in read:
+                if not isinstance(path, (dict, list)):
+                    self.add_read(path)
+        modified = details.get("modifiedFiles")
+        if isinstance(modified, list):
+            for path in modified:
+                if not isinstance(path, (dict, list)):
+                    self.add_edited(path)
+
+
+_TOOL_KINDS = {"read": FileOps.add_read, "write": FileOps.add_written, "edit": FileOps.add_edited}
+
+
+def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps) -> None:
+    """Record the ``path`` argument of ``read``/``write``/``edit`` tool calls
+    of an assistant message into ``file_ops`` (pi's
+    ``extractFileOpsFromMessage``). Other roles, other tools, and calls
+    without a non-empty string ``path`` are ignored. Mutates ``file_ops``."""
+    if message.get("role") != "assistant":
+        return
+    content = message.get("content")
+    if not isinstance(content, list):
+        return
+    for block in content:
+        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+            continue
+        if "arguments" not in block or "name" not in block:
+            continue
+        args = block.get("arguments")
+        if not isinstance(args, Mapping):
+            continue
+        path = args.get("path")
+        if not isinstance(path, str) or not path:
+            continue
+        add = _TOOL_KINDS.get(block.get("name"))  # type: ignore[arg-type]
+        if add is not None:
+            add(file_ops, path)
+
+
+def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:
+    """Final file lists (pi's ``computeFileLists``).
+
+    Returns:
+        ``{"readFiles": [...], "modifiedFiles": [...]}``: modified = edited ∪
+        written; readFiles = read paths not modified. Both sorted by UTF-16
+        code units.
+    """
+    modified = dict.fromkeys([*file_ops.edited, *file_ops.written])
+    read_only = [p for p in file_ops.read if p not in modified]
+    return {"readFiles": js_sorted(read_only), "modifiedFiles": js_sorted(modified)}
+
+
+def format_file_operations(read_files: list[Any], modified_files: list[Any]) -> str:
+    """The file lists appended to a summary: ``<read-files>`` and
+    ``<modified-files>`` blocks, one path per line, separated by a blank
+    line and preceded by two newlines; ``""`` when both lists are empty."""
+    sections = []
+    if read_files:
+        sections.append("<read-files>\n" + "\n".join(map(str, read_files)) + "\n</read-files>")
+    if modified_files:
+        sections.append("<modified-files>\n" + "\n".join(map(str, modified_files)) + "\n</modified-files>")
+    if not sections:
+        return ""
+    return "\n\n" + "\n\n".join(sections)

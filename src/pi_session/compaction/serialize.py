@@ -1,0 +1,138 @@
+"""Conversation → plain text for summarization (pi's ``serializeConversation``).
+
+The model gets the conversation as labelled text rather than as chat turns,
+so it summarizes instead of continuing it. Labels (``[User]:``,
+``[Assistant thinking]:``, ``[Assistant]:``, ``[Assistant tool calls]:``,
+``[Tool result]:``) and the truncation marker are pi's format.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..jsonio import js_len, js_stringify
+
+__all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice"]
+
+TOOL_RESULT_MAX_CHARS = 2000
+"""Tool results longer than this many UTF-16 code units are cut."""
+
+_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
+
+
+def js_slice(text: str, end: int) -> str:
+    """``text.slice(0, end)`` in UTF-16 code units. Cutting inside a
+    surrogate pair leaves a lone surrogate, exactly as JavaScript does."""
+    if text.isascii():
+        return text[:end]
+    units = text.encode("utf-16-le", errors="surrogatepass")[: 2 * end]
+    return units.decode("utf-16-le", errors="surrogatepass")
+
+
+def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
+    """Keep the first ``max_chars`` UTF-16 code units of ``text`` and append
+    ``\\n\\n[... N more characters truncated]`` (N in UTF-16 code units);
+    text within the limit is returned unchanged."""
+    length = js_len(text)
+    if length <= max_chars:
+        return text
+    return f"{js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+
+
+def _js_key_order(value: Any) -> Any:
+    """Reorder object keys as a JavaScript object enumerates them: array-index
+    keys ("0", "1", ...) first in numeric order, then the rest in insertion
+    order. Applied recursively."""
+    if isinstance(value, dict):
+        keys = list(value)
+        index_keys = [k for k in keys if isinstance(k, str) and _INDEX_KEY.match(k) and int(k) < 2**32 - 1]
+        if index_keys:
+            rest = [k for k in keys if k not in set(index_keys)]
+            keys = sorted(index_keys, key=int) + rest
+        return {k: _js_key_order(value[k]) for k in keys}
+    if isinstance(value, list):
+        return [_js_key_order(v) for v in value]
+    return value
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, Mapping) and block.get("type") == "text":
+            text = block.get("text")
+            parts.append(text if isinstance(text, str) else "")
+    return "".join(parts)
+
+
+def _format_tool_call(block: Mapping[str, Any]) -> str:
+    args = block.get("arguments")
+    pairs = []
+    if isinstance(args, Mapping):
+        for key, value in _js_key_order(dict(args)).items():
+            pairs.append(f"{key}={js_stringify(value)}")
+    return f"{block.get('name')}({', '.join(pairs)})"
+
+
+def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
+    """Serialize LLM messages (after ``convert_to_llm``) to text.
+
+    Args:
+        messages: user / assistant / toolResult messages; other roles are
+            skipped.
+
+    Returns:
+        Parts joined by a blank line: ``[User]: <text>`` (text blocks joined,
+        skipped when empty); for an assistant message ``[Assistant thinking]:``
+        (thinking blocks joined by newlines), ``[Assistant]:`` (text blocks
+        joined by newlines) and ``[Assistant tool calls]: name(k=<json>, ...)``
+        (calls joined by ``"; "``), each only when present; ``[Tool result]:
+        <text>`` cut to 2000 UTF-16 code units by :func:`truncate_for_summary`
+        (skipped when empty). Pure; never raises on odd shapes.
+    """
+    parts: list[str] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "user":
+            text = _text_of(msg.get("content"))
+            if text:
+                parts.append(f"[User]: {text}")
+        elif role == "assistant":
+            texts: list[str] = []
+            thinking: list[str] = []
+            calls: list[str] = []
+            content = msg.get("content")
+            for block in content if isinstance(content, list) else ():
+                if not isinstance(block, Mapping):
+                    continue
+                btype = block.get("type")
+                if btype == "text":
+                    texts.append(_js_str(block.get("text")))
+                elif btype == "thinking":
+                    thinking.append(_js_str(block.get("thinking")))
+                elif btype == "toolCall":
+                    calls.append(_format_tool_call(block))
+            if thinking:
+                parts.append("[Assistant thinking]: " + "\n".join(thinking))
+            if texts:
+                parts.append("[Assistant]: " + "\n".join(texts))
+            if calls:
+                parts.append("[Assistant tool calls]: " + "; ".join(calls))
+        elif role == "toolResult":
+            content = msg.get("content")
+            text = _text_of(content) if isinstance(content, list) else ""
+            if text:
+                parts.append("[Tool result]: " + truncate_for_summary(text))
+    return "\n\n".join(parts)
+
+
+def _js_str(value: Any) -> str:
+    # Array.prototype.join writes undefined/null as "".
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else js_stringify(value)

@@ -1,0 +1,364 @@
+"""Shared machinery for the model-backed summarizers: the retry policy with
+exponential backoff, classification of SDK errors into one-line
+:class:`SummarizerError` messages, and redaction of secrets.
+
+Both official SDKs (``openai`` and ``anthropic``) raise the same shapes of
+exception (``APIStatusError`` with ``status_code``/``response``/``body``,
+``APIConnectionError``, ``APITimeoutError``), so one classifier serves both.
+The SDKs' own retries are switched off (``max_retries=0``) and this module
+retries instead, so that both providers behave the same, the backoff is
+configurable (tests use milliseconds) and every failure ends in one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import math
+import re
+import time
+from dataclasses import dataclass
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from urllib.parse import urlsplit
+
+from .base import SummarizerError
+
+log = logging.getLogger("pi_session.llm")
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 120.0
+"""Seconds one request may take before it fails (summaries are long, non-streamed answers)."""
+
+DEFAULT_MAX_RETRIES = 3
+"""Retries after the first attempt on 408/409/429/5xx and connection errors."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When and how long to wait before retrying a failed request.
+
+    Attributes:
+        max_retries: retries after the first attempt (0 = no retries).
+        initial_delay: seconds before the first retry; doubled each retry.
+        max_delay: upper bound in seconds for one computed backoff.
+        max_retry_after: a server-sent ``Retry-After`` (seconds) is honoured
+            up to this many seconds; a longer one fails at once instead of
+            hanging the CLI.
+        retry_timeouts: whether a request that timed out is retried (off by
+            default: a model too slow once is usually too slow again, and
+            retrying would multiply the wait).
+    """
+
+    max_retries: int = DEFAULT_MAX_RETRIES
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+    retry_timeouts: bool = False
+
+    def backoff(self, retry_index: int) -> float:
+        """Seconds to wait before retry number ``retry_index`` (0-based)
+        when the server gave no ``Retry-After``."""
+        return min(self.initial_delay * (2.0**retry_index), self.max_delay)
+
+
+# ---------------------------------------------------------------------------
+# secrets and one-line messages
+
+_KEY_PATTERNS = [
+    re.compile(r"sk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI / Anthropic style keys (also partially masked)
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9_\-.=]{8,}"),
+    re.compile(r"(?i)(x-api-key[\"':\s=]+)[A-Za-z0-9_\-.=]{8,}"),
+]
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Return ``text`` with every given secret and anything that looks like
+    an API key (``sk-...``, ``Bearer ...``) replaced by ``***``.
+
+    Args:
+        text: any message.
+        secrets: exact strings to remove (``None`` and strings shorter than
+            4 characters are ignored).
+    """
+    for s in secrets:
+        if s and len(s) >= 4:
+            text = text.replace(s, "***")
+    text = _KEY_PATTERNS[0].sub("sk-***", text)
+    text = _KEY_PATTERNS[1].sub(r"\1***", text)
+    text = _KEY_PATTERNS[2].sub(r"\1***", text)
+    return text
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Collapse whitespace (newlines included) to single spaces and cut to
+    ``limit`` characters (with ``...``)."""
+    text = " ".join(str(text).split())
+    if len(text) > limit:
+        text = text[: limit - 3].rstrip() + "..."
+    return text
+
+
+def server_message(body: Any, fallback: str = "") -> str:
+    """The human message inside an error body as the SDKs keep it: OpenAI
+    style ``{"message": ...}`` (the SDK already unwraps ``error``) or
+    Anthropic style ``{"type": "error", "error": {"message": ...}}``; a
+    string body is used as is; otherwise ``fallback``."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+            return inner["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+        if isinstance(inner, str):
+            return inner
+        if isinstance(body.get("detail"), str):
+            return body["detail"]
+    if isinstance(body, str) and body.strip():
+        return body
+    return fallback
+
+
+def _error_code(body: Any) -> str:
+    """``code`` or ``type`` of an error body (either SDK's layout), lower case."""
+    parts: list[str] = []
+    if isinstance(body, dict):
+        for d in (body, body.get("error") if isinstance(body.get("error"), dict) else None):
+            if isinstance(d, dict):
+                for k in ("code", "type"):
+                    v = d.get(k)
+                    if isinstance(v, str):
+                        parts.append(v.lower())
+    return " ".join(parts)
+
+
+_OVERFLOW_RE = re.compile(
+    r"context[_ ]length|context[_ ]window|maximum context|prompt is too long|too many tokens"
+    r"|exceeds? (?:the )?(?:model'?s? )?(?:context|max)|input is too long|reduce the length"
+    r"|too long for|exceed context",
+    re.IGNORECASE,
+)
+_MODEL_NOT_FOUND_RE = re.compile(r"model[_ ]not[_ ]found|model .*(?:not found|does not exist)|unknown model", re.I)
+
+
+def is_context_overflow(status: int | None, body: Any, message: str) -> bool:
+    """Whether an error response means the request does not fit the model's
+    context window (OpenAI ``context_length_exceeded``, Anthropic "prompt is
+    too long", llama.cpp/vLLM "exceed context window", HTTP 413)."""
+    if status == 413:
+        return True
+    code = _error_code(body)
+    if "context_length_exceeded" in code or "request_too_large" in code:
+        return True
+    return bool(_OVERFLOW_RE.search(message))
+
+
+def parse_retry_after(headers: Any) -> float | None:
+    """Seconds the server asks to wait, from ``retry-after-ms`` or
+    ``retry-after`` (seconds or an HTTP date); ``None`` when absent or
+    unreadable."""
+    if headers is None:
+        return None
+    try:
+        ms = headers.get("retry-after-ms")
+        if ms is not None:
+            v = float(ms) / 1000.0
+            return v if math.isfinite(v) and v >= 0 else None
+        ra = headers.get("retry-after")
+    except (TypeError, ValueError):
+        return None
+    if ra is None:
+        return None
+    try:
+        v = float(ra)
+        return v if math.isfinite(v) and v >= 0 else None
+    except ValueError:
+        pass
+    try:
+        tup = email.utils.parsedate_tz(ra)
+        if tup is None:
+            return None
+        return max(0.0, float(email.utils.mktime_tz(tup) - time.time()))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def host_of(url: str | None) -> str:
+    """``scheme://host:port`` of a URL for messages (path and query dropped)."""
+    if not url:
+        return "?"
+    try:
+        p = urlsplit(str(url))
+        return f"{p.scheme}://{p.netloc}" if p.netloc else str(url)
+    except ValueError:
+        return "?"
+
+
+def is_local_url(url: str | None) -> bool:
+    """Whether ``url`` points at this machine (localhost, 127.x, ::1, 0.0.0.0),
+    where a compatible server usually needs no key."""
+    if not url:
+        return False
+    try:
+        host = (urlsplit(str(url)).hostname or "").lower()
+    except ValueError:
+        return False
+    return host in ("localhost", "::1", "0.0.0.0") or host.startswith("127.") or host.endswith(".localhost")
+
+
+# ---------------------------------------------------------------------------
+# classification
+
+
+@dataclass
+class Failure:
+    """One failed attempt, classified.
+
+    Attributes:
+        kind: see :class:`SummarizerError`.
+        message: the one-line message (already redacted).
+        retryable: whether another attempt may succeed.
+        retry_after: seconds the server asked to wait, if it did.
+        status: HTTP status, if any.
+    """
+
+    kind: str
+    message: str
+    retryable: bool
+    retry_after: float | None = None
+    status: int | None = None
+
+
+@dataclass
+class CallInfo:
+    """What the messages name: provider label, model, endpoint, timeout,
+    the secrets to redact and the environment variable holding the key."""
+
+    provider: str
+    model: str
+    base_url: str | None
+    timeout: float
+    key_env: str
+    secrets: tuple[str | None, ...] = ()
+
+
+def classify(exc: BaseException, sdk: Any, info: CallInfo) -> Failure | None:
+    """Turn an exception raised by an SDK call into a :class:`Failure`, or
+    ``None`` when it is not an SDK/network error (then it propagates).
+
+    Args:
+        exc: the exception.
+        sdk: the SDK module (``openai`` or ``anthropic``), whose exception
+            classes are used.
+        info: names for the message.
+    """
+    where = host_of(info.base_url)
+    p = info.provider
+
+    def fin(kind: str, text: str, retryable: bool, retry_after: float | None = None, status: int | None = None):
+        return Failure(kind, one_line(redact(text, info.secrets)), retryable, retry_after, status)
+
+    if isinstance(exc, (TimeoutError, sdk.APITimeoutError)):
+        return fin(
+            "timeout",
+            f"{p}: no answer from {where} within {info.timeout:g}s (timeout); try a larger --timeout",
+            False,
+        )
+    if isinstance(exc, sdk.APIStatusError):
+        status = int(getattr(exc, "status_code", 0) or 0)
+        body = getattr(exc, "body", None)
+        response = getattr(exc, "response", None)
+        headers = getattr(response, "headers", None)
+        msg = one_line(server_message(body, fallback=str(getattr(exc, "message", "") or "")), 200)
+        detail = f": {msg}" if msg else ""
+        should_retry = None
+        if headers is not None:
+            sr = headers.get("x-should-retry")
+            should_retry = {"true": True, "false": False}.get(sr) if sr else None
+        code = _error_code(body)
+        if status == 401:
+            return fin(
+                "auth",
+                f"{p}: authentication failed (401) at {where}: the API key was rejected; check {info.key_env}",
+                False,
+                status=status,
+            )
+        if status == 403:
+            return fin("auth", f"{p}: permission denied (403) at {where}{detail}", False, status=status)
+        if is_context_overflow(status, body, msg):
+            return fin(
+                "context_overflow",
+                f"{p}: the request is too large for model '{info.model}' (context length exceeded, {status}){detail}",
+                False,
+                status=status,
+            )
+        if status == 404 or "model_not_found" in code or (status == 400 and _MODEL_NOT_FOUND_RE.search(msg)):
+            return fin(
+                "model_not_found",
+                f"{p}: model '{info.model}' not found at {where} ({status}){detail}",
+                False,
+                status=status,
+            )
+        retry_after = parse_retry_after(headers)
+        retryable = status in (408, 409, 429) or status >= 500
+        if should_retry is not None:
+            retryable = should_retry
+        if status == 429:
+            return fin("rate_limited", f"{p}: rate limited (429) at {where}{detail}", retryable, retry_after, status)
+        if status >= 500:
+            return fin("server", f"{p}: server error ({status}) at {where}{detail}", retryable, retry_after, status)
+        return fin("bad_request", f"{p}: request rejected ({status}) at {where}{detail}", retryable, retry_after, status)
+    if isinstance(exc, sdk.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        why = f": {type(cause).__name__}" if cause is not None else ""
+        return fin("connection", f"{p}: cannot connect to {where}{why}", True)
+    if isinstance(exc, sdk.APIError):
+        return fin("bad_request", f"{p}: {getattr(exc, 'message', '') or type(exc).__name__}", False)
+    return None
+
+
+async def call_with_retries(
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    sdk: Any,
+    info: CallInfo,
+    policy: RetryPolicy,
+) -> T:
+    """Run ``attempt`` until it succeeds, retrying retryable failures with
+    exponential backoff (or the server's ``Retry-After``).
+
+    Each attempt is also bounded by ``info.timeout`` seconds with
+    ``asyncio.timeout`` (a backstop for servers that trickle bytes).
+
+    Returns:
+        What ``attempt`` returns.
+
+    Raises:
+        SummarizerError: a one-line message when retries are exhausted or
+            the failure is not retryable.
+        asyncio.CancelledError: propagates untouched (also during backoff).
+    """
+    retries = 0
+    while True:
+        try:
+            async with asyncio.timeout(info.timeout):
+                return await attempt()
+        except Exception as exc:  # CancelledError is a BaseException: not caught
+            failure = classify(exc, sdk, info)
+            if failure is None:
+                raise
+            retryable = failure.retryable or (failure.kind == "timeout" and policy.retry_timeouts)
+            wait = failure.retry_after if failure.retry_after is not None else policy.backoff(retries)
+            if retryable and failure.retry_after is not None and failure.retry_after > policy.max_retry_after:
+                raise SummarizerError(
+                    f"{failure.message} (the server asks to wait {failure.retry_after:g}s; giving up)",
+                    kind=failure.kind,
+                    status=failure.status,
+                ) from None
+            if not retryable or retries >= policy.max_retries:
+                suffix = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
+                raise SummarizerError(failure.message + suffix, kind=failure.kind, status=failure.status) from None
+            retries += 1
+            log.warning("%s; retry %d/%d in %.2fs", failure.message, retries, policy.max_retries, wait)
+            await asyncio.sleep(wait)

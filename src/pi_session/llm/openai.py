@@ -1,0 +1,195 @@
+"""``OpenAISummarizer``: summaries through the OpenAI Chat Completions API with
+the official ``openai`` SDK (``AsyncOpenAI``). With ``base_url`` it talks to
+any compatible server (Ollama, vLLM, llama.cpp's server, LM Studio, ...).
+
+Output budget parameter: the official OpenAI API deprecated ``max_tokens`` for
+Chat Completions and its reasoning models (o-series, gpt-5) reject it, so
+when talking to api.openai.com we send ``max_completion_tokens``. Compatible
+servers often only know ``max_tokens`` (llama.cpp, older vLLM and Ollama), so
+for any other ``base_url`` we send ``max_tokens``. ``token_param`` overrides
+the choice.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Literal
+
+from ._common import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    CallInfo,
+    RetryPolicy,
+    call_with_retries,
+    host_of,
+    is_local_url,
+    one_line,
+)
+from .base import SummarizerError, SummaryRequest
+
+DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
+"""Model used for the official OpenAI API when none is given."""
+
+OFFICIAL_OPENAI_HOST = "api.openai.com"
+LOCAL_DUMMY_KEY = "sk-no-key-required"
+"""Key sent to a server on this machine when no key is configured (such
+servers ignore it; the SDK insists on one)."""
+
+TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
+
+
+class OpenAISummarizer:
+    """Writes summaries with an OpenAI-compatible Chat Completions endpoint.
+
+    One request per summary: a ``system`` message with
+    ``request.system_prompt`` and a ``user`` message with ``request.prompt``;
+    the output budget is ``request.max_tokens`` tokens. The reply's message
+    content, stripped of surrounding whitespace, is the summary.
+
+    Args:
+        model: model id. ``None``: :data:`DEFAULT_OPENAI_MODEL` for the
+            official API; for another ``base_url``, the first model the
+            server lists at ``/models`` (handy for llama.cpp and vLLM, which
+            serve one model).
+        base_url: API root including ``/v1`` (e.g.
+            ``http://127.0.0.1:8080/v1``); ``None`` uses ``OPENAI_BASE_URL``
+            or the official API.
+        api_key: key; ``None`` reads ``OPENAI_API_KEY``. For a ``base_url`` on
+            this machine a dummy key is used when none is set.
+        timeout: seconds per request.
+        max_retries: retries on 408/409/429/5xx and connection errors.
+        retry: full :class:`RetryPolicy` (overrides ``max_retries``).
+        token_param: ``"auto"`` (see module docs), ``"max_tokens"`` or
+            ``"max_completion_tokens"``.
+        temperature: sampling temperature, or ``None`` to leave the server's
+            default (reasoning models accept only their default).
+
+    Raises:
+        SummarizerError: (kind ``missing_key``) when no key is available for a
+            remote server.
+    """
+
+    name = "openai"
+    fallback_reason: str | None = None
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        retry: RetryPolicy | None = None,
+        token_param: TokenParam = "auto",
+        temperature: float | None = None,
+    ) -> None:
+        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
+        key = api_key or os.environ.get("OPENAI_API_KEY") or None
+        if key is None:
+            if is_local_url(self.base_url):
+                key = LOCAL_DUMMY_KEY
+            else:
+                where = f" for {host_of(self.base_url)}" if self.base_url else ""
+                raise SummarizerError(
+                    f"openai: no API key{where}: set OPENAI_API_KEY (or use --provider extractive)",
+                    kind="missing_key",
+                )
+        self._api_key = key
+        self.official = self.base_url is None or OFFICIAL_OPENAI_HOST in host_of(self.base_url)
+        self.model = model or (DEFAULT_OPENAI_MODEL if self.official else None)
+        self.timeout = float(timeout)
+        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        if token_param == "auto":
+            token_param = "max_completion_tokens" if self.official else "max_tokens"
+        if token_param not in ("max_tokens", "max_completion_tokens"):
+            raise SummarizerError(f"openai: unknown token_param {token_param!r}", kind="config")
+        self.token_param: str = token_param
+        self.temperature = temperature
+
+    def __repr__(self) -> str:  # never show the key
+        return f"OpenAISummarizer(model={self.model!r}, base_url={self.base_url!r})"
+
+    def _client(self) -> Any:
+        import openai
+
+        return openai.AsyncOpenAI(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            timeout=self.timeout,
+            max_retries=0,  # retries are ours (pi_session.llm._common)
+        )
+
+    def _info(self, model: str | None) -> CallInfo:
+        return CallInfo(
+            provider="openai",
+            model=model or "?",
+            base_url=self.base_url or f"https://{OFFICIAL_OPENAI_HOST}/v1",
+            timeout=self.timeout,
+            key_env="OPENAI_API_KEY",
+            secrets=(self._api_key,),
+        )
+
+    async def _resolve_model(self, client: Any) -> str:
+        if self.model:
+            return self.model
+        import openai
+
+        async def list_models() -> Any:
+            return await client.models.list()
+
+        page = await call_with_retries(list_models, sdk=openai, info=self._info(None), policy=self.retry)
+        data = list(getattr(page, "data", None) or [])
+        if not data:
+            raise SummarizerError(
+                f"openai: {host_of(self.base_url)} lists no models; pass --model", kind="model_not_found"
+            )
+        self.model = str(data[0].id)
+        return self.model
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        """Return the model's summary for ``request`` (see class docs).
+
+        Raises:
+            SummarizerError: one-line message (kinds: ``auth``,
+                ``model_not_found``, ``context_overflow``, ``rate_limited``,
+                ``server``, ``connection``, ``timeout``, ``bad_request``,
+                ``empty``).
+            asyncio.CancelledError: when the task is cancelled; the HTTP
+                request is abandoned and nothing is returned.
+        """
+        import openai
+
+        async with self._client() as client:
+            model = await self._resolve_model(client)
+            params: dict[str, Any] = {
+                "model": model,
+                "messages": [
+                    {"role": "system", "content": request.system_prompt},
+                    {"role": "user", "content": request.prompt},
+                ],
+                self.token_param: int(request.max_tokens),
+            }
+            if self.temperature is not None:
+                params["temperature"] = self.temperature
+
+            async def attempt() -> Any:
+                return await client.chat.completions.create(**params)
+
+            completion = await call_with_retries(attempt, sdk=openai, info=self._info(model), policy=self.retry)
+        choices = getattr(completion, "choices", None) or []
+        if not choices:
+            raise SummarizerError(f"openai: model '{model}' returned no choices", kind="empty")
+        message = choices[0].message
+        text = message.content if message is not None else None
+        if isinstance(text, list):  # some compatible servers send content parts
+            text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text)
+        if not text or not str(text).strip():
+            reason = getattr(choices[0], "finish_reason", None)
+            hint = " (the output budget ran out, likely on reasoning)" if reason == "length" else ""
+            refusal = getattr(message, "refusal", None) if message is not None else None
+            extra = f": {one_line(refusal, 120)}" if refusal else ""
+            raise SummarizerError(
+                f"openai: model '{model}' returned an empty summary{hint}{extra}", kind="empty"
+            )
+        return str(text).strip()

@@ -1,0 +1,116 @@
+"""Session format migration v1 → v2 → v3 (SPEC 3).
+
+v1 files have no ids (a linear list; compactions point at the first kept
+entry by index); v2 adds ``id``/``parentId``; v3 renames the message role
+``hookMessage`` to ``custom``. :func:`migrate_session_entries` works in memory;
+:func:`migrate_file` rewrites a file atomically and keeps a backup.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .ids import new_entry_id
+from .records import CURRENT_SESSION_VERSION
+
+__all__ = ["migrate_session_entries", "migrate_file", "MigrationResult"]
+
+
+def _header_version(records: list[dict[str, Any]]) -> int:
+    for record in records:
+        if record.get("type") == "session":
+            v = record.get("version")
+            return v if isinstance(v, int) and not isinstance(v, bool) else 1
+    return 1
+
+
+def _v1_to_v2(records: list[dict[str, Any]]) -> None:
+    taken: set[str] = set()
+    prev_id: str | None = None
+    for record in records:
+        if record.get("type") == "session":
+            record["version"] = 2
+            continue
+        record["id"] = new_entry_id(taken)
+        taken.add(record["id"])
+        record["parentId"] = prev_id
+        prev_id = record["id"]
+        if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:
+            index = record["firstKeptEntryIndex"]
+            if isinstance(index, int) and not isinstance(index, bool):
+                target = records[index] if 0 <= index < len(records) else None
+                if target is not None and target.get("type") != "session":
+                    # the target precedes the compaction, so it has its id already
+                    record["firstKeptEntryId"] = target.get("id")
+                del record["firstKeptEntryIndex"]
+
+
+def _v2_to_v3(records: list[dict[str, Any]]) -> None:
+    for record in records:
+        if record.get("type") == "session":
+            record["version"] = 3
+        elif record.get("type") == "message":
+            message = record.get("message")
+            if isinstance(message, dict) and message.get("role") == "hookMessage":
+                message["role"] = "custom"
+
+
+def migrate_session_entries(records: list[dict[str, Any]]) -> bool:
+    """Bring parsed records (header included, file order) to the current
+    version, in place (pi's ``migrateSessionEntries``).
+
+    v1→v2: every non-header record gets a fresh 8-hex-char id (unique in the
+    file) and the previous record as parent; a compaction's
+    ``firstKeptEntryIndex`` (an index into ``records``) becomes
+    ``firstKeptEntryId``. v2→v3: role ``hookMessage`` becomes ``custom``; the
+    header's ``version`` is updated at each step.
+
+    Returns:
+        True if anything was migrated.
+    """
+    version = _header_version(records)
+    if version >= CURRENT_SESSION_VERSION:
+        return False
+    if version < 2:
+        _v1_to_v2(records)
+    if version < 3:
+        _v2_to_v3(records)
+    return True
+
+
+class MigrationResult(dict):
+    """``{"path", "from_version", "to_version", "backup", "problems"}``."""
+
+
+def migrate_file(path: str | os.PathLike[str]) -> MigrationResult:
+    """Migrate a session file on disk to the current version.
+
+    The rewrite is atomic (temp file, fsync, rename), the original is kept
+    next to it as ``<file>.v<N>.bak``, and lines that could not be parsed are
+    written back unchanged at their place.
+
+    Returns:
+        A :class:`MigrationResult`; ``backup`` is None when the file was
+        already current (nothing written).
+
+    Raises:
+        pi_session.storage.SessionFileError: unreadable file or no header.
+    """
+    from .storage import SessionFileError, read_session_file, rewrite_records
+
+    sf = read_session_file(path, migrate=True)
+    if sf.header is None:
+        raise SessionFileError(path, "empty file: nothing to migrate")
+    result = MigrationResult(
+        path=str(Path(path)),
+        from_version=sf.migrated_from or sf.version,
+        to_version=CURRENT_SESSION_VERSION,
+        backup=None,
+        problems=sf.warnings(),
+    )
+    if sf.migrated_from is not None:
+        backup = rewrite_records(sf, backup_tag=f"v{sf.migrated_from}")
+        result["backup"] = str(backup) if backup else None
+    return result

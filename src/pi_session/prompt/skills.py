@@ -1,0 +1,599 @@
+"""Skills: discovery of ``SKILL.md`` files, frontmatter validation and the
+``<available_skills>`` block of the system prompt (pi's ``core/skills.js``).
+
+Discovery (per root directory):
+
+* if a directory holds a file ``SKILL.md`` (not excluded by ignore files), that
+  file is the skill and the directory is not searched further;
+* otherwise, in the root directory only, every other ``*.md`` file is a skill;
+* subdirectories are searched recursively (names starting with ``.`` and
+  ``node_modules`` are skipped; symlinks are followed, broken ones skipped);
+* ``.gitignore`` / ``.ignore`` / ``.fdignore`` files along the way exclude paths.
+
+Roots, in order: ``<agent dir>/skills`` (source "user"), ``<cwd>/.pi/skills``
+(source "project") when defaults are included, then each given path (a
+directory, or a single ``.md`` file). A name that is already taken keeps the
+first skill and yields a ``collision`` diagnostic; the same file reached twice
+through symlinks is loaded once, silently.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Mapping, TypedDict
+
+import yaml
+
+from ..jsonio import js_len
+from ._ignore import IgnoreMatcher
+
+__all__ = [
+    "Skill",
+    "SkillDiagnostic",
+    "LoadSkillsResult",
+    "load_skills",
+    "load_skills_from_dir",
+    "load_skill_from_file",
+    "parse_frontmatter",
+    "FrontmatterError",
+    "format_skills_for_prompt",
+    "escape_xml",
+    "MAX_NAME_LENGTH",
+    "MAX_DESCRIPTION_LENGTH",
+    "CONFIG_DIR_NAME",
+]
+
+MAX_NAME_LENGTH = 64
+"""Longest allowed skill name, in UTF-16 code units (Agent Skills spec)."""
+MAX_DESCRIPTION_LENGTH = 1024
+"""Longest allowed description, in UTF-16 code units (Agent Skills spec)."""
+CONFIG_DIR_NAME = ".pi"
+"""Per-project configuration directory; project skills live in ``<cwd>/.pi/skills``."""
+
+SkillSource = Literal["user", "project", "path"]
+_KNOWN_FIELDS = frozenset(
+    {"name", "description", "license", "compatibility", "metadata", "allowed-tools", "disable-model-invocation"}
+)
+_NAME_RE = re.compile(r"[a-z0-9-]+")
+
+
+class SkillDiagnostic(TypedDict, total=False):
+    """One problem found while loading skills.
+
+    ``type`` is ``"warning"`` (skill invalid or suspicious) or ``"collision"``
+    (a second skill with a name already taken; ``collision`` then holds
+    ``{resourceType: "skill", name, winnerPath, loserPath}``). ``path`` is the
+    file or path concerned."""
+
+    type: str
+    message: str
+    path: str
+    collision: dict[str, str]
+
+
+@dataclass
+class Skill:
+    """A loaded skill. :meth:`to_dict` gives pi's JSON shape
+    (``name, description, filePath, baseDir, sourceInfo, disableModelInvocation``)."""
+
+    name: str
+    description: str
+    file_path: str
+    base_dir: str
+    source: SkillSource = "path"
+    disable_model_invocation: bool = False
+
+    @property
+    def source_info(self) -> dict[str, str]:
+        """pi's ``sourceInfo``: ``{path, source: "local", scope, origin, baseDir}``
+        where scope is ``user``/``project`` for the default roots, else ``temporary``."""
+        scope = {"user": "user", "project": "project"}.get(self.source, "temporary")
+        return {
+            "path": self.file_path,
+            "source": "local",
+            "scope": scope,
+            "origin": "top-level",
+            "baseDir": self.base_dir,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The skill as pi serialises it (camelCase keys)."""
+        return {
+            "name": self.name,
+            "description": self.description,
+            "filePath": self.file_path,
+            "baseDir": self.base_dir,
+            "sourceInfo": self.source_info,
+            "disableModelInvocation": self.disable_model_invocation,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> "Skill":
+        """Build a skill from pi's JSON shape (or from snake_case keys)."""
+        scope = (data.get("sourceInfo") or {}).get("scope")
+        source: SkillSource = scope if scope in ("user", "project") else data.get("source", "path")
+        return cls(
+            name=data["name"],
+            description=data["description"],
+            file_path=data.get("filePath", data.get("file_path", "")),
+            base_dir=data.get("baseDir", data.get("base_dir", "")),
+            source=source,
+            disable_model_invocation=bool(
+                data.get("disableModelInvocation", data.get("disable_model_invocation", False))
+            ),
+        )
+
+
+@dataclass
+class LoadSkillsResult:
+    """What :func:`load_skills` returns: skills in discovery order, then the
+    diagnostics (warnings in discovery order, followed by collisions)."""
+
+    skills: list[Skill] = field(default_factory=list)
+    diagnostics: list[SkillDiagnostic] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{skills: [pi skill JSON], diagnostics: [...]}``."""
+        return {"skills": [s.to_dict() for s in self.skills], "diagnostics": list(self.diagnostics)}
+
+
+# --------------------------------------------------------------------------- YAML
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter block is not valid YAML (message names the problem)."""
+
+
+class _Yaml12Loader(yaml.SafeLoader):
+    """PyYAML's safe loader narrowed to YAML 1.2 core-schema scalars, as the
+    JavaScript ``yaml`` package reads them: only ``true``/``false`` are booleans
+    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve, and
+    duplicate mapping keys are an error."""
+
+
+_Yaml12Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if not tag.endswith((":bool", ":int", ":float", ":timestamp"))]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+)
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+)
+_Yaml12Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+    ),
+    list("-+.0123456789"),
+)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    loader.flatten_mapping(node)
+    result: dict[Any, Any] = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            key = repr(key)
+        if key in result:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        result[key] = loader.construct_object(value_node, deep=True)
+    return result
+
+
+_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+_Yaml12Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+
+
+def _split_frontmatter(text: str) -> tuple[str | None, str]:
+    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not normalized.startswith("---"):
+        return None, normalized
+    end = normalized.find("\n---", 3)
+    if end == -1:
+        return None, normalized
+    return normalized[4:end], normalized[end + 4 :].strip()
+
+
+def parse_frontmatter(text: str) -> tuple[Any, str]:
+    """Split a markdown file into ``(frontmatter, body)`` as pi does.
+
+    The frontmatter is the text between a leading ``---`` and the next line
+    starting with ``---``, parsed as YAML 1.2 (see :class:`_Yaml12Loader`).
+    Returns ``({}, text)`` when there is no (or an empty) block; the parsed
+    value may be any YAML value (callers treat non-mappings as ``{}``).
+    Line endings are normalised to ``\\n``. Pure function.
+
+    Raises :class:`FrontmatterError` when the YAML is invalid."""
+    block, body = _split_frontmatter(text)
+    if not block:
+        return {}, body
+    try:
+        parsed = yaml.load(block, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        raise FrontmatterError(f"invalid YAML frontmatter: {problem}{where}") from None
+    return ({} if parsed is None else parsed), body
+
+
+# --------------------------------------------------------------------------- validation
+
+
+def _js_falsy(value: Any) -> bool:
+    return value is None or value is False or value == "" or (
+        isinstance(value, (int, float)) and not isinstance(value, bool) and (value == 0 or value != value)
+    )
+
+
+def _name_problems(name: str, parent_dir: str) -> list[str]:
+    problems = []
+    if name != parent_dir:
+        problems.append(f'skill name "{name}" differs from its directory name "{parent_dir}"')
+    if js_len(name) > MAX_NAME_LENGTH:
+        problems.append(f"skill name is longer than {MAX_NAME_LENGTH} characters ({js_len(name)})")
+    if not _NAME_RE.fullmatch(name):
+        problems.append("skill name may only use lowercase letters a-z, digits 0-9 and hyphens")
+    if name.startswith("-") or name.endswith("-"):
+        problems.append("skill name must not begin or end with a hyphen")
+    if "--" in name:
+        problems.append("skill name must not contain two hyphens in a row")
+    return problems
+
+
+def load_skill_from_file(
+    file_path: str,
+    source: SkillSource = "path",
+    *,
+    warn_unknown_fields: bool = False,
+) -> tuple[Skill | None, list[SkillDiagnostic]]:
+    """Load one skill file (pi's ``loadSkillFromFile``).
+
+    Returns ``(skill or None, diagnostics)``. The skill's name is the
+    frontmatter ``name`` or, when absent, its directory's name. A missing or
+    empty ``description`` makes the file not a skill; a too-long description
+    or a bad name only give warnings. Unreadable files, invalid YAML and
+    non-string ``name``/``description`` values give a warning and no skill.
+    ``warn_unknown_fields`` (beyond pi, off by default) adds a warning per
+    frontmatter key outside the Agent Skills spec. Never raises."""
+    diagnostics: list[SkillDiagnostic] = []
+
+    def warn(message: str) -> None:
+        diagnostics.append({"type": "warning", "message": message, "path": file_path})
+
+    try:
+        with open(file_path, encoding="utf-8", errors="replace", newline="") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        warn(f"cannot read skill file: {exc.strerror or exc}")
+        return None, diagnostics
+    try:
+        parsed, _body = parse_frontmatter(raw)
+    except FrontmatterError as exc:
+        warn(str(exc))
+        return None, diagnostics
+    meta: Mapping[Any, Any] = parsed if isinstance(parsed, dict) else {}
+    base_dir = os.path.dirname(file_path)
+    parent_dir = os.path.basename(base_dir)
+
+    description = meta.get("description")
+    if _js_falsy(description):
+        warn("skill has no description (the frontmatter needs a non-empty 'description')")
+    elif not isinstance(description, str):
+        warn(f"skill description must be a string, not {_yaml_kind(description)}")
+        return None, diagnostics
+    elif not description.strip():
+        warn("skill has no description (the frontmatter needs a non-empty 'description')")
+    elif js_len(description) > MAX_DESCRIPTION_LENGTH:
+        warn(f"skill description is longer than {MAX_DESCRIPTION_LENGTH} characters ({js_len(description)})")
+
+    raw_name = meta.get("name")
+    name = parent_dir if _js_falsy(raw_name) else raw_name
+    if not isinstance(name, str):
+        warn(f"skill name must be a string, not {_yaml_kind(name)}")
+        return None, diagnostics
+    for problem in _name_problems(name, parent_dir):
+        warn(problem)
+
+    if warn_unknown_fields:
+        for key in meta:
+            if key not in _KNOWN_FIELDS:
+                warn(f"unknown frontmatter field {key!r}")
+
+    if not isinstance(description, str) or not description.strip():
+        return None, diagnostics
+    skill = Skill(
+        name=name,
+        description=description,
+        file_path=file_path,
+        base_dir=base_dir,
+        source=source,
+        disable_model_invocation=meta.get("disable-model-invocation") is True,
+    )
+    return skill, diagnostics
+
+
+def _yaml_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return type(value).__name__
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+def _join(*parts: str) -> str:
+    return os.path.normpath(os.path.join(*parts))
+
+
+def _posix_rel(path: str, root: str) -> str:
+    return os.path.relpath(path, root).replace(os.sep, "/")
+
+
+def _entry_kind(entry: os.DirEntry[str]) -> tuple[bool, bool] | None:
+    """``(is_dir, is_file)`` following symlinks; ``None`` for a broken link."""
+    try:
+        if entry.is_symlink():
+            st = os.stat(entry.path)
+            return stat.S_ISDIR(st.st_mode), stat.S_ISREG(st.st_mode)
+        return entry.is_dir(follow_symlinks=False), entry.is_file(follow_symlinks=False)
+    except OSError:
+        return None
+
+
+def _load_dir(
+    directory: str,
+    source: SkillSource,
+    include_root_files: bool,
+    matcher: IgnoreMatcher,
+    root: str,
+    warn_unknown_fields: bool,
+) -> tuple[list[Skill], list[SkillDiagnostic]]:
+    skills: list[Skill] = []
+    diagnostics: list[SkillDiagnostic] = []
+    if not os.path.exists(directory):
+        return skills, diagnostics
+    matcher.add_rules_from_dir(directory, root)
+    try:
+        with os.scandir(directory) as it:
+            entries = sorted(it, key=lambda e: e.name.encode("utf-8", "surrogateescape"))
+    except OSError:
+        return skills, diagnostics
+
+    for entry in entries:
+        if entry.name != "SKILL.md":
+            continue
+        full = _join(directory, entry.name)
+        kind = _entry_kind(entry)
+        if kind is None:
+            continue
+        if not kind[1] or matcher.ignores(_posix_rel(full, root)):
+            continue
+        skill, diags = load_skill_from_file(full, source, warn_unknown_fields=warn_unknown_fields)
+        if skill is not None:
+            skills.append(skill)
+        diagnostics.extend(diags)
+        return skills, diagnostics
+
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "node_modules":
+            continue
+        full = _join(directory, entry.name)
+        kind = _entry_kind(entry)
+        if kind is None:
+            continue
+        is_dir, is_file = kind
+        rel = _posix_rel(full, root)
+        if matcher.ignores(rel + "/" if is_dir else rel):
+            continue
+        if is_dir:
+            sub_skills, sub_diags = _load_dir(full, source, False, matcher, root, warn_unknown_fields)
+            skills.extend(sub_skills)
+            diagnostics.extend(sub_diags)
+            continue
+        if not is_file or not include_root_files or not entry.name.endswith(".md"):
+            continue
+        skill, diags = load_skill_from_file(full, source, warn_unknown_fields=warn_unknown_fields)
+        if skill is not None:
+            skills.append(skill)
+        diagnostics.extend(diags)
+    return skills, diagnostics
+
+
+def load_skills_from_dir(
+    directory: str | os.PathLike[str], source: SkillSource = "path", *, warn_unknown_fields: bool = False
+) -> tuple[list[Skill], list[SkillDiagnostic]]:
+    """Discover skills under one root directory (see the module docstring).
+
+    Returns ``(skills, diagnostics)`` in discovery order (entries sorted by
+    name, byte order). A missing directory gives nothing. Never raises."""
+    root = os.fspath(directory)
+    return _load_dir(root, source, True, IgnoreMatcher(), root, warn_unknown_fields)
+
+
+def _expand_home(path: str) -> str:
+    p = path.strip()
+    home = os.path.expanduser("~")
+    if p == "~":
+        return home
+    if p.startswith("~/"):
+        return _join(home, p[2:])
+    if p.startswith("~"):
+        return _join(home, p[1:])
+    return p
+
+
+def _is_under(target: str, root: str) -> bool:
+    root = os.path.abspath(root)
+    if target == root:
+        return True
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    return target.startswith(prefix)
+
+
+def load_skills(
+    cwd: str | os.PathLike[str] | None = None,
+    agent_dir: str | os.PathLike[str] | None = None,
+    skill_paths: Iterable[str | os.PathLike[str]] = (),
+    include_defaults: bool = True,
+    *,
+    warn_unknown_fields: bool = False,
+) -> LoadSkillsResult:
+    """Load skills from all configured places (pi's ``loadSkills``).
+
+    Arguments: ``cwd`` (default: the process's cwd), ``agent_dir`` (default:
+    :func:`pi_session.paths.agent_dir`), ``skill_paths`` (directories or
+    ``.md`` files; ``~`` expanded, relative ones resolved against ``cwd``),
+    ``include_defaults`` (search ``<agent dir>/skills`` and
+    ``<cwd>/.pi/skills`` first).
+
+    Returns :class:`LoadSkillsResult`. Diagnostics: ``warning`` for invalid
+    skill files, missing paths and non-markdown files; ``collision`` for a
+    name already taken (the first skill wins). A file reached a second time
+    through a symlink is skipped without diagnostic. Never raises for bad
+    files; only reads the filesystem."""
+    from ..paths import agent_dir as default_agent_dir
+
+    cwd_s = os.fspath(cwd) if cwd is not None else os.getcwd()
+    agent_s = os.fspath(agent_dir) if agent_dir is not None else os.fspath(default_agent_dir())
+    by_name: dict[str, Skill] = {}
+    seen_real: set[str] = set()
+    diagnostics: list[SkillDiagnostic] = []
+    collisions: list[SkillDiagnostic] = []
+
+    def add(skills: list[Skill], diags: list[SkillDiagnostic]) -> None:
+        diagnostics.extend(diags)
+        for skill in skills:
+            real = os.path.realpath(skill.file_path)
+            if real in seen_real:
+                continue
+            winner = by_name.get(skill.name)
+            if winner is not None:
+                collisions.append(
+                    {
+                        "type": "collision",
+                        "message": f'skill name "{skill.name}" is already taken; keeping the first one',
+                        "path": skill.file_path,
+                        "collision": {
+                            "resourceType": "skill",
+                            "name": skill.name,
+                            "winnerPath": winner.file_path,
+                            "loserPath": skill.file_path,
+                        },
+                    }
+                )
+            else:
+                by_name[skill.name] = skill
+                seen_real.add(real)
+
+    user_dir = _join(agent_s, "skills")
+    project_dir = os.path.abspath(os.path.join(cwd_s, CONFIG_DIR_NAME, "skills"))
+    if include_defaults:
+        add(*load_skills_from_dir(user_dir, "user", warn_unknown_fields=warn_unknown_fields))
+        add(*load_skills_from_dir(project_dir, "project", warn_unknown_fields=warn_unknown_fields))
+
+    def source_for(resolved: str) -> SkillSource:
+        if not include_defaults:
+            if _is_under(resolved, user_dir):
+                return "user"
+            if _is_under(resolved, project_dir):
+                return "project"
+        return "path"
+
+    for raw in skill_paths:
+        expanded = _expand_home(os.fspath(raw))
+        resolved = expanded if os.path.isabs(expanded) else os.path.abspath(os.path.join(cwd_s, expanded))
+        if not os.path.exists(resolved):
+            diagnostics.append({"type": "warning", "message": "skill path not found", "path": resolved})
+            continue
+        source = source_for(resolved)
+        if os.path.isdir(resolved):
+            add(*load_skills_from_dir(resolved, source, warn_unknown_fields=warn_unknown_fields))
+        elif os.path.isfile(resolved) and resolved.endswith(".md"):
+            skill, diags = load_skill_from_file(resolved, source, warn_unknown_fields=warn_unknown_fields)
+            if skill is not None:
+                add([skill], diags)
+            else:
+                diagnostics.extend(diags)
+        else:
+            diagnostics.append(
+                {"type": "warning", "message": "skill path is neither a directory nor a .md file", "path": resolved}
+            )
+    return LoadSkillsResult(list(by_name.values()), diagnostics + collisions)
+
+
+# --------------------------------------------------------------------------- prompt block
+
+
+def escape_xml(text: str) -> str:
+    """Escape ``& < > " '`` as XML entities. Pure function."""
+    return (
+        text.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("'", "&apos;")
+    )
+
+
+_SKILLS_INTRO = (
+    "Skills below hold specialised instructions for particular kinds of task.",
+    "When a task fits a skill's description, open its file with the read tool first.",
+    "Relative paths inside a skill file are relative to the skill's directory (the folder holding the file);"
+    " turn them into absolute paths before using them in tool calls.",
+)
+
+
+def _as_skill(value: Skill | Mapping[str, Any]) -> Skill:
+    return value if isinstance(value, Skill) else Skill.from_dict(value)
+
+
+def format_skills_for_prompt(skills: Iterable[Skill | Mapping[str, Any]]) -> str:
+    """The skills block of the system prompt (pi's ``formatSkillsForPrompt``).
+
+    Accepts :class:`Skill` objects or pi's skill JSON. Skills with
+    ``disable_model_invocation`` are left out; when none remain the result is
+    ``""``. Otherwise: two newlines, a short introduction (our wording), an
+    empty line, then ``<available_skills>`` with one ``<skill>`` holding
+    ``<name>``, ``<description>`` and ``<location>`` (XML-escaped) per skill.
+    No trailing newline. Pure function."""
+    visible = [s for s in map(_as_skill, skills) if not s.disable_model_invocation]
+    if not visible:
+        return ""
+    lines = ["\n\n" + _SKILLS_INTRO[0], *_SKILLS_INTRO[1:], "", "<available_skills>"]
+    for skill in visible:
+        lines += [
+            "  <skill>",
+            f"    <name>{escape_xml(skill.name)}</name>",
+            f"    <description>{escape_xml(skill.description)}</description>",
+            f"    <location>{escape_xml(skill.file_path)}</location>",
+            "  </skill>",
+        ]
+    lines.append("</available_skills>")
+    return "\n".join(lines)
