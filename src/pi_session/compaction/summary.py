@@ -1,0 +1,349 @@
+"""Writing the compaction summary (SPEC 7): prompts, the before-compact hook
+and :func:`compact`.
+
+The prompts are our own words; what is fixed is the summary *format* (the
+section headings), the ``<conversation>`` / ``<previous-summary>`` tags, the
+``---`` separator with the split-turn heading, and the file-list blocks
+appended at the end — pi reads those back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from ..context import convert_to_llm
+from ..llm.base import Summarizer, SummaryKind, SummaryRequest
+from .file_ops import compute_file_lists, format_file_operations
+from .prepare import CompactionPreparation
+from .serialize import serialize_conversation
+
+__all__ = [
+    "SUMMARY_SYSTEM_PROMPT",
+    "SUMMARY_SECTIONS",
+    "HISTORY_INSTRUCTIONS",
+    "UPDATE_INSTRUCTIONS",
+    "TURN_PREFIX_INSTRUCTIONS",
+    "SPLIT_TURN_SEPARATOR",
+    "NO_PRIOR_HISTORY",
+    "CompactionCancelled",
+    "CompactionResult",
+    "BeforeCompactHook",
+    "build_summary_prompt",
+    "structured_instructions",
+    "build_summary_request",
+    "compact",
+]
+
+SUMMARY_SYSTEM_PROMPT = (
+    "You write context checkpoints. You are shown the transcript of a working session "
+    "between a user and an AI coding assistant, and you condense it into a summary in the "
+    "structure you are asked for, so that another model can pick the work up from there.\n\n"
+    "The transcript is material to summarize, not a conversation you are part of: do not "
+    "answer questions in it, do not carry on with its tasks, and write nothing except the summary."
+)
+
+SUMMARY_SECTIONS = (
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Progress",
+    "### Done",
+    "### In Progress",
+    "### Blocked",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Critical Context",
+)
+"""The headings of the structured summary format, in order."""
+
+_FORMAT = """## Goal
+<what the user wants done; list several goals if the session moved between tasks>
+
+## Constraints & Preferences
+- <requirements, limits and preferences the user stated; write "(none)" if there were none>
+
+## Progress
+### Done
+- [x] <finished work and changes made>
+
+### In Progress
+- [ ] <work under way at the end of the transcript>
+
+### Blocked
+- <anything stopping progress; leave empty if nothing is>
+
+## Key Decisions
+- **<decision>**: <why it was made, in a few words>
+
+## Next Steps
+1. <the next actions, in the order they should happen>
+
+## Critical Context
+- <facts, data, examples or references needed to carry on; write "(none)" if there are none>"""
+
+
+
+def structured_instructions(lead: str) -> str:
+    """Instructions asking for the structured summary format, after a
+    ``lead`` sentence saying what the transcript is."""
+    return (
+        f"{lead}\n\n"
+        "Answer with exactly these sections, in this order, using these headings:\n\n"
+        f"{_FORMAT}\n\n"
+        "Be brief in every section. Quote file paths, function names, commands and error "
+        "messages exactly as they appear."
+    )
+
+
+HISTORY_INSTRUCTIONS = structured_instructions(
+    "Summarize the session transcript above as a checkpoint another model will continue from."
+)
+
+UPDATE_INSTRUCTIONS = (
+    "The transcript above continues a session that was already summarized; that earlier "
+    "summary is in the <previous-summary> tags. Produce one updated summary covering both.\n\n"
+    "How to merge:\n"
+    "- keep everything from the earlier summary that still holds\n"
+    "- add the new work, decisions and facts from the transcript\n"
+    "- move items from In Progress to Done once the transcript shows them finished\n"
+    "- rewrite Next Steps for where the work stands now\n"
+    "- drop items only when they clearly no longer matter\n"
+    "- quote file paths, function names, commands and error messages exactly\n\n"
+    "Answer with exactly these sections, in this order, using these headings:\n\n"
+    f"{_FORMAT}\n\n"
+    "Be brief in every section."
+)
+
+TURN_PREFIX_INSTRUCTIONS = """The transcript above is only the beginning of one long turn; the rest of that turn is kept word for word after this summary. Summarize this beginning so the kept part makes sense on its own.
+
+Use these sections:
+
+## Original Request
+<what the user asked for in this turn>
+
+## Early Progress
+- <work done and decisions made in this beginning>
+
+## Context for Suffix
+- <what someone reading only the kept part would need to know>
+
+Keep it short and stick to what the kept part depends on."""
+
+SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
+"""Joins the history summary and the turn-prefix summary of a split turn."""
+
+NO_PRIOR_HISTORY = "(Nothing was summarized before this turn.)"
+"""History summary used when a split turn has nothing before it."""
+
+
+class CompactionCancelled(Exception):
+    """A before-compact hook cancelled the compaction (raise it, or return it
+    or the class itself from the hook)."""
+
+
+@dataclass
+class CompactionResult:
+    """A finished compaction, ready for ``SessionManager.append_compaction``.
+
+    Attributes:
+        summary: the summary text (with file lists appended).
+        first_kept_entry_id: id of the first entry kept verbatim.
+        tokens_before: estimated context tokens before compacting.
+        details: ``{"readFiles": [...], "modifiedFiles": [...]}``, or None
+            (a hook that supplied only text).
+        from_hook: True when a hook supplied the summary.
+    """
+
+    summary: str
+    first_kept_entry_id: str
+    tokens_before: int
+    details: dict[str, Any] | None = None
+    from_hook: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """``{summary, firstKeptEntryId, tokensBefore, details?, fromHook?}``
+        (``details`` only when set, ``fromHook`` only when true)."""
+        out: dict[str, Any] = {
+            "summary": self.summary,
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "tokensBefore": self.tokens_before,
+        }
+        if self.details is not None:
+            out["details"] = self.details
+        if self.from_hook:
+            out["fromHook"] = True
+        return out
+
+
+HookResult = Union[None, str, CompactionResult, Mapping[str, Any], CompactionCancelled, type]
+BeforeCompactHook = Callable[[CompactionPreparation], Union[HookResult, Awaitable[HookResult]]]
+"""A callable (sync or async) given the preparation. It returns None to let
+the compaction run, a string (the summary) or a :class:`CompactionResult` /
+mapping with ``summary`` to supply it, or cancels by raising or returning
+:class:`CompactionCancelled`."""
+
+
+def build_summary_prompt(
+    conversation_text: str,
+    instructions: str,
+    *,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+) -> str:
+    """The user prompt: the conversation in ``<conversation>`` tags, the
+    previous summary in ``<previous-summary>`` tags (if any), then the
+    instructions, then the user's extra focus (if any)."""
+    text = f"<conversation>\n{conversation_text}\n</conversation>\n\n"
+    if previous_summary:
+        text += f"<previous-summary>\n{previous_summary}\n</previous-summary>\n\n"
+    text += instructions
+    if custom_instructions:
+        text += f"\n\nAlso pay particular attention to: {custom_instructions}"
+    return text
+
+
+def build_summary_request(
+    kind: SummaryKind,
+    messages: Sequence[Mapping[str, Any]],
+    max_tokens: int,
+    *,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+    instructions: str | None = None,
+) -> SummaryRequest:
+    """Build the :class:`SummaryRequest` for agent ``messages``.
+
+    Args:
+        kind: ``history``, ``update``, ``turn_prefix`` or ``branch``.
+        messages: agent messages; converted with ``convert_to_llm`` and
+            serialized with :func:`serialize_conversation`.
+        max_tokens: output budget (tokens).
+        previous_summary: merged into (``update``).
+        custom_instructions: extra focus from the user.
+        instructions: override the instructions chosen by ``kind``.
+    """
+    llm_messages = convert_to_llm(messages)
+    if instructions is None:
+        instructions = {
+            "history": HISTORY_INSTRUCTIONS,
+            "update": UPDATE_INSTRUCTIONS,
+            "turn_prefix": TURN_PREFIX_INSTRUCTIONS,
+        }.get(kind, HISTORY_INSTRUCTIONS)
+    prompt = build_summary_prompt(
+        serialize_conversation(llm_messages),
+        instructions,
+        previous_summary=previous_summary if kind == "update" else None,
+        custom_instructions=custom_instructions,
+    )
+    return SummaryRequest(
+        kind=kind,
+        system_prompt=SUMMARY_SYSTEM_PROMPT,
+        prompt=prompt,
+        max_tokens=max_tokens,
+        messages=llm_messages,
+        previous_summary=previous_summary if kind == "update" else None,
+        custom_instructions=custom_instructions,
+    )
+
+
+async def _run_hook(hook: BeforeCompactHook, preparation: CompactionPreparation) -> CompactionResult | None:
+    result = hook(preparation)
+    if inspect.isawaitable(result):
+        result = await result
+    if result is None:
+        return None
+    if isinstance(result, CompactionCancelled) or result is CompactionCancelled:
+        raise result if isinstance(result, CompactionCancelled) else CompactionCancelled("cancelled by hook")
+    if isinstance(result, str):
+        return CompactionResult(result, preparation.first_kept_entry_id, preparation.tokens_before, None, True)
+    if isinstance(result, CompactionResult):
+        result.from_hook = True
+        return result
+    if isinstance(result, Mapping) and isinstance(result.get("summary"), str):
+        details = result.get("details")
+        return CompactionResult(
+            summary=result["summary"],
+            first_kept_entry_id=result.get("firstKeptEntryId") or preparation.first_kept_entry_id,
+            tokens_before=result.get("tokensBefore", preparation.tokens_before),
+            details=dict(details) if isinstance(details, Mapping) else None,
+            from_hook=True,
+        )
+    raise TypeError(f"before-compact hook returned an unsupported value: {type(result).__name__}")
+
+
+async def compact(
+    preparation: CompactionPreparation,
+    summarizer: Summarizer,
+    custom_instructions: str | None = None,
+    hook: BeforeCompactHook | None = None,
+) -> CompactionResult:
+    """Summarize a prepared compaction (pi's ``compact``).
+
+    Args:
+        preparation: from :func:`prepare_compaction`.
+        summarizer: writes the summaries.
+        custom_instructions: extra focus for the history summary.
+        hook: optional before-compact hook (see :data:`BeforeCompactHook`).
+
+    Returns:
+        A :class:`CompactionResult`. The summary is the history summary
+        (``update`` kind when there is a previous summary) — for a split turn
+        followed by :data:`SPLIT_TURN_SEPARATOR` and the turn-prefix summary,
+        both generated concurrently — then the ``<read-files>`` /
+        ``<modified-files>`` blocks. Output budgets: floor(0.8 ×
+        reserveTokens) for the history, floor(0.5 × reserveTokens) for the
+        turn prefix.
+
+    Raises:
+        CompactionCancelled: the hook cancelled.
+        pi_session.llm.SummarizerError: a summary could not be written.
+        TypeError: the hook returned something unusable.
+    """
+    if hook is not None:
+        supplied = await _run_hook(hook, preparation)
+        if supplied is not None:
+            return supplied
+
+    reserve = preparation.settings.reserve_tokens
+    previous = preparation.previous_summary or None
+    history_request = build_summary_request(
+        "update" if previous else "history",
+        preparation.messages_to_summarize,
+        math.floor(0.8 * reserve),
+        previous_summary=previous,
+        custom_instructions=custom_instructions,
+    )
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+        prefix_request = build_summary_request(
+            "turn_prefix", preparation.turn_prefix_messages, math.floor(0.5 * reserve)
+        )
+
+        async def history() -> str:
+            if not preparation.messages_to_summarize:
+                return NO_PRIOR_HISTORY
+            return await summarizer.summarize(history_request)
+
+        tasks = [asyncio.ensure_future(history()), asyncio.ensure_future(summarizer.summarize(prefix_request))]
+        try:
+            history_text, prefix_text = await asyncio.gather(*tasks)
+        except BaseException:
+            # one failed or we were cancelled: do not leave the other running
+            for task in tasks:
+                task.cancel()
+            raise
+        summary = f"{history_text}{SPLIT_TURN_SEPARATOR}{prefix_text}"
+    else:
+        summary = await summarizer.summarize(history_request)
+
+    lists = compute_file_lists(preparation.file_ops)
+    summary += format_file_operations(lists["readFiles"], lists["modifiedFiles"])
+    return CompactionResult(
+        summary=summary,
+        first_kept_entry_id=preparation.first_kept_entry_id,
+        tokens_before=preparation.tokens_before,
+        details={"readFiles": lists["readFiles"], "modifiedFiles": lists["modifiedFiles"]},
+    )
