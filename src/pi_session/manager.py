@@ -291,6 +291,18 @@ class SessionManager:
         self.notes.extend(append_lines(self._session_file, lines, self.durability))
         self._written = len(self._records)
 
+    def save(self) -> None:
+        """Write every entry not yet on disk now, even before the first
+        assistant message (pi waits for one; the CLI's explicit commands
+        do not)."""
+        if self._persist and self._session_file is not None and self._written < len(self._records):
+            has_assistant = self._has_assistant
+            self._has_assistant = True
+            try:
+                self._persist_pending()
+            finally:
+                self._has_assistant = has_assistant
+
     def flush(self) -> None:
         """Make appended entries durable (fsync), for ``durability="batch"``."""
         if self._session_file is not None and self._session_file.exists() and self._written:

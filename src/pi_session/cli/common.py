@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -33,3 +34,84 @@ def print_json(value: Any) -> None:
     """Print ``value`` as the oracle does (``JSON.stringify(v, null, 1)``)."""
     sys.stdout.write(dumps_pretty(value) + "\n")
     sys.stdout.flush()
+
+
+def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
+    """Turn a session argument into a file path.
+
+    A path to an existing file is used as it is. Anything else must be a
+    (unique prefix of a) session id: it may contain only letters, digits and
+    ``-`` (so it can never address a path outside the sessions directory),
+    and it is matched against the ``<timestamp>_<id>.jsonl`` files under
+    ``<agent dir>/sessions``.
+
+    Raises:
+        CliError: no such file, unknown id, or an ambiguous prefix.
+    """
+    import os
+    import re
+    from pathlib import Path
+
+    from ..paths import sessions_dir
+
+    candidate = Path(arg).expanduser()
+    if candidate.is_file():
+        return candidate
+    if candidate.exists():
+        raise CliError(f"{arg}: not a session file")
+    if not re.fullmatch(r"[0-9A-Za-z-]+", arg):
+        raise CliError(f"{arg}: no such session file")
+    root = sessions_dir(agent_dir)
+    matches: list[Path] = []
+    if root.is_dir():
+        for sub in root.iterdir():
+            if not sub.is_dir():
+                continue
+            try:
+                names = os.listdir(sub)
+            except OSError:
+                continue
+            for name in names:
+                if not name.endswith(".jsonl") or "_" not in name:
+                    continue
+                session_id = name[:-6].rsplit("_", 1)[1]
+                if session_id.startswith(arg.lower()) or session_id == arg:
+                    matches.append(sub / name)
+    if not matches:
+        raise CliError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
+    if len(matches) > 1:
+        shown = ", ".join(m.name[:-6].rsplit("_", 1)[1] for m in sorted(matches)[:5])
+        raise CliError(f"{arg}: ambiguous session id prefix ({len(matches)} sessions: {shown}{', ...' if len(matches) > 5 else ''})")
+    return matches[0]
+
+
+def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
+    """Resolve and open a session for a command, printing damage warnings.
+
+    Returns:
+        A :class:`pi_session.SessionManager`.
+    """
+    from ..manager import SessionManager
+    from ..storage import SessionFileError
+
+    try:
+        path = resolve_session(arg)
+        manager = SessionManager.open(path, read_only=read_only)
+    except CliError as exc:
+        fail(str(exc))
+    except SessionFileError as exc:
+        fail(str(exc))
+    except PermissionError as exc:
+        fail(f"{arg}: permission denied ({exc.strerror or exc})")
+    except OSError as exc:
+        fail(f"{arg}: {exc.strerror or exc}")
+    if not quiet:
+        file = manager.get_session_file()
+        for problem in manager.problems:
+            if problem.line:
+                warn(problem.format(file))
+            else:
+                warn(f"{file}: {problem.message}")
+        for note in manager.notes:
+            warn(note)
+    return manager

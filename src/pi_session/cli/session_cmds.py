@@ -2,8 +2,298 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from typing import Any, Optional
+
 import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..context import UNSET, build_session_context
+from ..jsonio import dumps_pretty, js_stringify
+from ..manager import SessionManager
+from ..migrate import migrate_file
+from ..paths import agent_dir, default_session_dir, sessions_dir
+from ..storage import SessionFileError
+from .common import CliError, console, fail, open_session, print_json, resolve_session
+from .render import ROLE_STYLES, content_text, entry_line, one_line, tree_lines, tree_json
+
+JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
+
+
+def _leaf_arg(manager: SessionManager, leaf: str | None) -> None:
+    """Apply ``--leaf ID|null`` to a manager (in memory only)."""
+    if leaf is None:
+        return
+    if leaf == "null":
+        manager.reset_leaf()
+        return
+    try:
+        manager.branch(leaf)
+    except KeyError:
+        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
+
+
+def ls(
+    all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
+    cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """List sessions, newest first."""
+    if all_:
+        infos = SessionManager.list_all()
+    else:
+        infos = SessionManager.list(cwd or os.getcwd())
+    if as_json:
+        print_json(infos)
+        return
+    if not infos:
+        where = sessions_dir() if all_ else default_session_dir(cwd or os.getcwd())
+        console.print(f"No sessions in {where}", markup=False)
+        return
+    table = Table(show_edge=False, pad_edge=False, header_style="bold")
+    table.add_column("modified")
+    table.add_column("id", style="dim")
+    table.add_column("msgs", justify="right")
+    if all_:
+        table.add_column("cwd", overflow="fold")
+    table.add_column("name / first message", overflow="ellipsis", no_wrap=True)
+    for info in infos:
+        title = Text(info["name"], style="bold") if info.get("name") else Text(one_line(info["firstMessage"], 60))
+        row: list[Any] = [info["modified"][:19].replace("T", " "), str(info["id"])[:13], str(info["messageCount"])]
+        if all_:
+            row.append(info["cwd"])
+        row.append(title)
+        table.add_row(*row)
+    console.print(table)
+
+
+def info(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+    """Show a session's header, size, leaf, name and any problems."""
+    manager = open_session(session, quiet=as_json)
+    header = manager.get_header() or {}
+    entries = manager.get_entries()
+    counts: dict[str, int] = {}
+    for entry in entries:
+        key = entry.get("type", "?")
+        if key == "message" and isinstance(entry.get("message"), dict):
+            key = f"message:{entry['message'].get('role')}"
+        counts[key] = counts.get(key, 0) + 1
+    path = manager.get_session_file()
+    data = {
+        "path": str(path),
+        "id": manager.get_session_id(),
+        "version": header.get("version", 1),
+        "cwd": header.get("cwd"),
+        "created": header.get("timestamp"),
+        "parentSession": header.get("parentSession"),
+        "name": manager.get_session_name(),
+        "sizeBytes": path.stat().st_size if path and path.exists() else 0,
+        "entries": len(entries),
+        "counts": counts,
+        "leafId": manager.get_leaf_id(),
+        "branchLength": len(manager.get_branch()),
+        "labels": dict(manager.tree.labels),
+        "problems": [
+            {"line": p.line or None, "kind": p.kind, "message": p.message, "recovered": p.recovered} for p in manager.problems
+        ],
+    }
+    if as_json:
+        print_json(data)
+        return
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column()
+    for key in ("path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries", "leafId", "branchLength"):
+        if data[key] is not None:
+            table.add_row(key, Text(str(data[key])))
+    table.add_row("types", Text(", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+    if data["labels"]:
+        table.add_row("labels", Text(", ".join(f"{k}={v}" for k, v in data["labels"].items())))
+    table.add_row("problems", Text(str(len(manager.problems))))
+    console.print(table)
+
+
+def tree(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+    """Show the session tree: branches indented, the leaf marked, labels shown."""
+    manager = open_session(session, quiet=False)
+    roots = manager.get_tree()
+    if as_json:
+        sys.stdout.write(tree_json(roots, manager.get_leaf_id()) + "\n")
+        return
+    active = {e["id"] for e in manager.get_branch()}
+    width = max(30, min(100, console.width - 30))
+    for line in tree_lines(roots, manager.get_leaf_id(), active, width):
+        console.print(line, overflow="ellipsis", no_wrap=True, crop=True)
+
+
+def context(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id to build the context at, or 'null' for none."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Show the messages pi would send to the model at the leaf."""
+    manager = open_session(session, quiet=False)
+    _leaf_arg(manager, leaf)
+    ctx = manager.build_session_context()
+    if as_json:
+        out: dict[str, Any] = {"leafId": manager.get_leaf_id()}
+        if "thinkingLevel" in ctx:
+            out["thinkingLevel"] = ctx["thinkingLevel"]
+        out["model"] = ctx["model"]
+        out["messages"] = ctx["messages"]
+        print_json(out)
+        return
+    model = ctx["model"]
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    console.print(
+        Text.assemble(("leaf ", "bold"), str(manager.get_leaf_id()), ("  model ", "bold"), model_text, ("  thinking ", "bold"), str(ctx.get("thinkingLevel")))
+    )
+    for i, message in enumerate(ctx["messages"]):
+        role = str(message.get("role"))
+        console.rule(Text(f"[{i}] {role}", style=ROLE_STYLES.get(role, "")), align="left", style="dim")
+        console.print(_message_body(message), markup=False, highlight=False)
+
+
+def _message_body(message: dict[str, Any]) -> str:
+    role = message.get("role")
+    if role == "assistant":
+        parts = []
+        for block in message.get("content") or []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text":
+                parts.append(str(block.get("text", "")))
+            elif block.get("type") == "thinking":
+                parts.append("(thinking) " + one_line(str(block.get("thinking", "")), 200))
+            elif block.get("type") == "toolCall":
+                parts.append(f"→ {block.get('name')}({one_line(js_stringify(block.get('arguments')), 200)})")
+        if message.get("errorMessage"):
+            parts.append(f"(error: {message['errorMessage']})")
+        return "\n".join(parts) or "(empty)"
+    if role == "bashExecution":
+        return f"$ {message.get('command')}\n{message.get('output', '')}"
+    if role in ("branchSummary", "compactionSummary"):
+        return str(message.get("summary", ""))
+    text = content_text(message.get("content"))
+    if role == "toolResult" and len(text) > 2000:
+        text = text[:2000] + f"\n… ({len(text) - 2000} more characters)"
+    return text
+
+
+def _open_for_write(session: str) -> SessionManager:
+    return open_session(session, read_only=False)
+
+
+def label(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    entry_id: str = typer.Argument(..., help="The entry to label."),
+    text: str = typer.Argument("", help="The label; empty clears it."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Set (or clear, with an empty text) the label of an entry."""
+    manager = _open_for_write(session)
+    try:
+        new_id = manager.append_label_change(entry_id, text or None)
+        manager.save()
+    except KeyError:
+        fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
+    if as_json:
+        print_json({"id": new_id, "targetId": entry_id, "label": text or None})
+    else:
+        console.print(f"{'labelled' if text else 'cleared label of'} {entry_id}" + (f": {text}" if text else ""), markup=False)
+
+
+def name(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Name the session (a session_info entry)."""
+    manager = _open_for_write(session)
+    new_id = manager.append_session_info(text)
+    manager.save()
+    if as_json:
+        print_json({"id": new_id, "name": manager.get_session_name()})
+    else:
+        console.print(f"named: {manager.get_session_name()}" if manager.get_session_name() else "name cleared", markup=False)
+
+
+def clone(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Write a new session holding only the path to the leaf (pi's branched session)."""
+    manager = open_session(session, read_only=True)
+    source = manager.get_session_file()
+    target = leaf or manager.get_leaf_id()
+    if target is None:
+        fail(f"{source}: the session has no entries to clone")
+    writer = SessionManager.open(source, read_only=True)
+    writer._read_only = False  # the new file is ours to write; the source stays untouched
+    try:
+        new_file = writer.create_branched_session(target)
+    except KeyError:
+        fail(f"{source}: no entry with id {target}")
+    writer.save()
+    if as_json:
+        print_json({"path": str(new_file), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
+    else:
+        console.print(f"cloned {len(writer.get_entries())} entries to {new_file}", markup=False)
+
+
+def fork(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    cwd: str = typer.Option(..., "--cwd", help="The project directory the new session belongs to."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Copy a session into another project directory's sessions."""
+    path = _resolve(session)
+    try:
+        manager = SessionManager.fork_from(path, os.path.abspath(cwd))
+    except SessionFileError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path)})
+    else:
+        console.print(f"forked to {manager.get_session_file()}", markup=False)
+
+
+def migrate(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+    """Rewrite an old (v1/v2) session file as version 3, keeping a backup."""
+    path = _resolve(session)
+    try:
+        result = migrate_file(path)
+    except SessionFileError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(dict(result))
+        return
+    for problem in result["problems"]:
+        console.print(f"warning: {problem}", style="yellow", markup=False)
+    if result["backup"]:
+        console.print(f"migrated {path} from version {result['from_version']} to {result['to_version']}; original kept as {result['backup']}", markup=False)
+    else:
+        console.print(f"{path} is already version {result['to_version']}; nothing to do", markup=False)
+
+
+def _resolve(session: str):
+    try:
+        return resolve_session(session)
+    except CliError as exc:
+        fail(str(exc))
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to ``app``."""
+    app.command("ls")(ls)
+    app.command()(info)
+    app.command()(tree)
+    app.command()(context)
+    app.command()(label)
+    app.command()(name)
+    app.command()(clone)
+    app.command()(fork)
+    app.command()(migrate)

@@ -1,0 +1,173 @@
+"""Human-readable renderings of entries, trees and contexts (rich)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+
+from ..jsonio import js_stringify
+from ..tree import TreeNode
+
+ROLE_STYLES = {
+    "user": "bold cyan",
+    "assistant": "bold green",
+    "toolResult": "yellow",
+    "bashExecution": "magenta",
+    "custom": "blue",
+    "branchSummary": "bold blue",
+    "compactionSummary": "bold blue",
+}
+
+
+def one_line(text: str, width: int = 72) -> str:
+    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def content_text(content: Any) -> str:
+    """The text of a message content (string or blocks); images as ``[image]``."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            parts.append(str(block.get("text", "")))
+        elif btype == "image":
+            parts.append(f"[image {block.get('mimeType', '')}]")
+    return " ".join(parts)
+
+
+def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
+    """A one-line description of an agent message."""
+    role = message.get("role")
+    if role == "assistant":
+        content = message.get("content") if isinstance(message.get("content"), list) else []
+        text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        calls = [str(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+        preview = one_line(text, width) if text.strip() else ""
+        if calls:
+            preview = (preview + " " if preview else "") + f"[{', '.join(calls)}]"
+        if message.get("stopReason") in ("aborted", "error"):
+            preview = (preview + " " if preview else "") + f"({message.get('stopReason')})"
+        return preview or "(empty)"
+    if role == "toolResult":
+        return f"{message.get('toolName')}: {one_line(content_text(message.get('content')), width)}"
+    if role == "bashExecution":
+        return f"$ {one_line(str(message.get('command', '')), width)}"
+    if role in ("branchSummary", "compactionSummary"):
+        return one_line(str(message.get("summary", "")), width)
+    return one_line(content_text(message.get("content")), width)
+
+
+def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
+    """``<kind> <preview>`` for one entry, styled."""
+    etype = entry.get("type")
+    text = Text()
+    if etype == "message":
+        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        role = str(message.get("role"))
+        text.append(role, style=ROLE_STYLES.get(role, ""))
+        text.append(" " + message_preview(message, width))
+        return text
+    text.append(str(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
+    if etype == "compaction":
+        text.append(f" ({entry.get('tokensBefore')} tokens before) " + one_line(str(entry.get("summary", "")), width))
+    elif etype == "branch_summary":
+        text.append(" " + one_line(str(entry.get("summary", "")), width))
+    elif etype == "model_change":
+        text.append(f" {entry.get('provider')}/{entry.get('modelId')}")
+    elif etype == "thinking_level_change":
+        text.append(f" {entry.get('thinkingLevel')}")
+    elif etype == "label":
+        text.append(f" {entry.get('targetId')} = {entry.get('label', '')!r}" if entry.get("label") else f" {entry.get('targetId')} cleared")
+    elif etype == "session_info":
+        text.append(f" name = {entry.get('name', '')!r}")
+    elif etype == "custom":
+        text.append(f" {entry.get('customType')}")
+    elif etype == "custom_message":
+        text.append(f" {entry.get('customType')}: {one_line(content_text(entry.get('content')), width)}")
+    return text
+
+
+def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], width: int = 72) -> list[Text]:
+    """Render a session tree like pi's tree view: a chain stays at one
+    indentation and only branch points indent their children, so a
+    5,000-entry linear session is 5,000 flat lines. The leaf is marked,
+    entries on the active path carry a bullet, labels are shown."""
+    lines: list[Text] = []
+    # stack items: (node, prefix for this node's line, prefix for its descendants)
+    stack: list[tuple[TreeNode, str, str]] = []
+    multi_root = len(roots) > 1
+    for i in reversed(range(len(roots))):
+        if multi_root:
+            last = i == len(roots) - 1
+            stack.append((roots[i], "└─ " if last else "├─ ", "   " if last else "│  "))
+        else:
+            stack.append((roots[i], "", ""))
+    while stack:
+        node, prefix, child_prefix = stack.pop()
+        eid = node.entry.get("id")
+        line = Text(prefix, style="dim")
+        line.append("• " if eid in active else "  ", style="green")
+        line.append(str(eid), style="dim")
+        line.append(" ")
+        line.append_text(entry_line(node.entry, width))
+        if node.label:
+            line.append(f"  [{node.label}]", style="bold magenta")
+        if eid == leaf_id:
+            line.append("  ← leaf", style="bold green")
+        lines.append(line)
+        children = node.children
+        if len(children) == 1:
+            stack.append((children[0], child_prefix, child_prefix))
+        else:
+            for j in reversed(range(len(children))):
+                last = j == len(children) - 1
+                stack.append(
+                    (children[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "))
+                )
+    return lines
+
+
+def tree_json(roots: list[TreeNode], leaf_id: str | None) -> str:
+    """The oracle's ``tree`` output (``{leafId, roots: [{id, type, label,
+    children}]}`` as ``JSON.stringify(v, null, 1)``), written iteratively so a
+    100,000-deep chain needs no recursion."""
+    out: list[str] = ["{\n \"leafId\": ", js_stringify(leaf_id), ",\n \"roots\": "]
+
+    # iterative emitter: events are ("node", node, depth) or ("text", str)
+    events: list[tuple[str, Any, int]] = [("list", roots, 1)]
+    while events:
+        kind, payload, depth = events.pop()
+        if kind == "text":
+            out.append(payload)
+        elif kind == "list":
+            if not payload:
+                out.append("[]")
+                continue
+            out.append("[")
+            pad = " " * (depth + 1)
+            closing = "\n" + " " * depth + "]"
+            events.append(("text", closing, 0))
+            for k in reversed(range(len(payload))):
+                events.append(("node", payload[k], depth + 1))
+                events.append(("text", ("," if k else "") + "\n" + pad, 0))
+        elif kind == "node":
+            node: TreeNode = payload
+            pad = " " * (depth + 1)
+            out.append("{\n" + pad + "\"id\": " + js_stringify(node.entry.get("id")))
+            out.append(",\n" + pad + "\"type\": " + js_stringify(node.entry.get("type")))
+            out.append(",\n" + pad + "\"label\": " + js_stringify(node.label))
+            out.append(",\n" + pad + "\"children\": ")
+            events.append(("text", "\n" + " " * depth + "}", 0))
+            events.append(("list", node.children, depth + 1))
+    out.append("\n}")
+    return "".join(out)
