@@ -1,0 +1,243 @@
+"""ExtractiveSummarizer: sections, merge with a previous summary, kinds,
+budget and determinism."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pi_session.llm import EXTRACTIVE_NOTE, ExtractiveSummarizer, SummaryRequest, make_summarizer
+from pi_session.llm.extractive import extractive_summary, parse_summary_sections
+
+MAIN_HEADINGS = [
+    "## Goal",
+    "## Constraints & Preferences",
+    "## Progress",
+    "### Done",
+    "### In Progress",
+    "### Blocked",
+    "## Key Decisions",
+    "## Next Steps",
+    "## Critical Context",
+]
+
+
+def user(text):
+    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": 1}
+
+
+def assistant(*blocks, stop="stop"):
+    content = [b if isinstance(b, dict) else {"type": "text", "text": b} for b in blocks]
+    return {"role": "assistant", "content": content, "stopReason": stop, "timestamp": 2}
+
+
+def call(cid, name, **args):
+    return {"type": "toolCall", "id": cid, "name": name, "arguments": args}
+
+
+def result(cid, name, text, error=False):
+    return {"role": "toolResult", "toolCallId": cid, "toolName": name, "content": [{"type": "text", "text": text}], "isError": error, "timestamp": 3}
+
+
+CONVO = [
+    user("Please fix the failing parser test in src/parser.py. Don't change the public API."),
+    assistant("I'll use a regex instead of manual splitting.", call("c1", "read", path="src/parser.py"), stop="toolUse"),
+    result("c1", "read", "def parse(): ..."),
+    assistant(call("c2", "edit", path="src/parser.py", oldText="a", newText="b"), call("c3", "bash", command="pytest -q"), stop="toolUse"),
+    result("c2", "edit", "ok"),
+    result("c3", "bash", "FAILED tests/test_p.py::test_x - AssertionError: 1 != 2\nmore", error=True),
+    assistant("The test still fails.\n\n1. Check the tokenizer in src/lexer.py\n2. Re-run pytest -q"),
+]
+
+
+def summarize(kind="history", messages=CONVO, max_tokens=4000, **kw):
+    return asyncio.run(ExtractiveSummarizer().summarize(SummaryRequest(kind, "sys", "prompt", max_tokens, messages=messages, **kw)))
+
+
+def section(text, heading):
+    """Lines under ``heading`` up to the next heading."""
+    lines = text.splitlines()
+    i = lines.index(heading)
+    out = []
+    for line in lines[i + 1 :]:
+        if line.startswith("#"):
+            break
+        if line.strip():
+            out.append(line)
+    return out
+
+
+def test_history_sections_filled():
+    s = summarize()
+    assert s.splitlines()[0] == EXTRACTIVE_NOTE and "Extractive" in s
+    positions = [s.splitlines().index(h) for h in MAIN_HEADINGS]
+    assert positions == sorted(positions)
+    assert section(s, "## Goal") == ["- Please fix the failing parser test in src/parser.py. Don't change the public API."]
+    assert section(s, "## Constraints & Preferences") == ["- Don't change the public API."]
+    assert section(s, "### Done") == ["- [x] Edited `src/parser.py`"]  # reads are not progress
+    assert section(s, "### Blocked") == ["- `bash` failed (pytest -q): FAILED tests/test_p.py::test_x - AssertionError: 1 != 2"]
+    assert section(s, "## Key Decisions") == ["- I'll use a regex instead of manual splitting."]
+    assert section(s, "## Next Steps") == ["1. Check the tokenizer in src/lexer.py", "2. Re-run pytest -q"]
+    crit = section(s, "## Critical Context")
+    assert crit[0] == "- Last error: FAILED tests/test_p.py::test_x - AssertionError: 1 != 2"
+    assert any(c.startswith("- Latest assistant reply: The test still fails.") for c in crit)
+
+
+def test_error_fixed_later_is_not_blocked():
+    msgs = CONVO[:-1] + [
+        assistant(call("c4", "bash", command="pytest -q"), stop="toolUse"),
+        result("c4", "bash", "1 passed"),
+        assistant("All green now."),
+    ]
+    s = summarize(messages=msgs)
+    assert section(s, "### Blocked") == ["- (none)"]
+    assert "- [x] Ran `pytest -q`" in section(s, "### Done")
+
+
+def test_in_progress_states():
+    s = summarize(messages=CONVO + [user("now also update the README.md file")])
+    assert section(s, "### In Progress") == ["- [ ] Unanswered request: now also update the README.md file"]
+    s = summarize(messages=CONVO[:4])  # tool calls c2/c3 without results
+    assert section(s, "### In Progress") == ["- [ ] Waiting on tool calls: Edited `src/parser.py`; Ran `pytest -q`"]
+    s = summarize(messages=CONVO[:3])
+    assert section(s, "### In Progress") == ["- [ ] Tool work was still going on when the conversation was cut"]
+
+
+def test_acknowledgements_are_not_goals():
+    s = summarize(messages=[user("Refactor the CLI module"), assistant("Done."), user("ok"), assistant("Anything else?")])
+    assert section(s, "## Goal") == ["- Refactor the CLI module"]
+
+
+def test_update_merges_previous_and_moves_done():
+    previous = (
+        "## Goal\nBuild the exporter\n\n## Constraints & Preferences\n- Use only the standard library\n\n"
+        "## Progress\n### Done\n- [x] Wrote `exporter.py`\n\n### In Progress\n- [ ] Edited `src/parser.py`\n\n"
+        "### Blocked\n- (none)\n\n## Key Decisions\n- **JSON output**: simpler\n\n## Next Steps\n1. Add tests\n\n"
+        "## Critical Context\n- Port 8080 is taken\n\n---\n\n**Turn Context (split turn):**\n\n"
+        "## Original Request\nWire the exporter into the CLI\n\n## Early Progress\n- Looked at cli.py\n\n"
+        "## Context for Suffix\n- cli.py uses typer\n\n<read-files>\ncli.py\n</read-files>\n\n<modified-files>\nexporter.py\n</modified-files>"
+    )
+    s = summarize("update", previous_summary=previous)
+    goal = section(s, "## Goal")
+    assert goal[:2] == ["- Build the exporter", "- Wire the exporter into the CLI"]
+    assert goal[2].startswith("- Please fix the failing parser test")
+    assert section(s, "## Constraints & Preferences") == ["- Use only the standard library", "- Don't change the public API."]
+    assert section(s, "### Done") == ["- [x] Wrote `exporter.py`", "- [x] Looked at cli.py", "- [x] Edited `src/parser.py`"]
+    assert section(s, "### In Progress") == ["- (none found)"]  # moved to Done
+    assert section(s, "## Key Decisions")[0] == "- **JSON output**: simpler"
+    assert section(s, "## Next Steps")[0] == "1. Add tests"
+    crit = section(s, "## Critical Context")
+    assert crit[:2] == ["- Port 8080 is taken", "- cli.py uses typer"]
+    assert "<read-files>" not in s and "\ncli.py\n" not in s
+    assert s.count(EXTRACTIVE_NOTE) == 1
+
+
+def test_update_of_own_output_is_stable():
+    first = summarize()
+    again = summarize("update", messages=[user("Please also add type hints everywhere")], previous_summary=first)
+    assert section(again, "## Goal")[-1] == "- Please also add type hints everywhere"
+    assert "- [x] Edited `src/parser.py`" in section(again, "### Done")
+    # transient state lines of the old summary are replaced by the new ones
+    assert not any("The test still fails" in c for c in section(again, "## Critical Context"))
+    assert section(again, "### In Progress") == ["- [ ] Unanswered request: Please also add type hints everywhere"]
+    # merging the same summary twice adds nothing
+    twice = summarize("update", messages=[user("Please also add type hints everywhere")], previous_summary=again)
+    assert twice == again
+
+
+def test_embedded_summary_in_messages_is_merged():
+    branch_msg = user("Returned from a branch.\n\n<summary>\n## Goal\n- Try the C extension\n\n## Progress\n### Done\n- [x] Benchmarked\n</summary>")
+    s = summarize(messages=[branch_msg] + CONVO)
+    assert section(s, "## Goal")[0] == "- Try the C extension"
+    assert section(s, "### Done")[0] == "- [x] Benchmarked"
+
+
+def test_turn_prefix_sections():
+    s = summarize("turn_prefix", messages=CONVO[:4])
+    headings = [l for l in s.splitlines() if l.startswith("#")]
+    assert headings == ["## Original Request", "## Early Progress", "## Context for Suffix"]
+    assert section(s, "## Original Request")[0].startswith("- Please fix the failing parser test")
+    assert "- I'll use a regex instead of manual splitting." in section(s, "## Early Progress")
+    assert any("Waiting on tool calls" in c for c in section(s, "## Context for Suffix"))
+
+
+def test_branch_has_no_critical_context():
+    s = summarize("branch")
+    assert "## Critical Context" not in s and "## Next Steps" in s and s.startswith(EXTRACTIVE_NOTE)
+
+
+def test_custom_instructions_shown():
+    s = summarize(custom_instructions="focus on the lexer")
+    assert "- Requested focus: focus on the lexer" in section(s, "## Critical Context")
+
+
+def test_budget_drops_items_with_marker():
+    msgs = []
+    for i in range(200):
+        msgs += [assistant(call(f"w{i}", "write", path=f"src/file_{i:03d}.py", content="x"), stop="toolUse"), result(f"w{i}", "write", "ok")]
+    full = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=100000)
+    assert len(section(full, "### Done")) == 200
+    small = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=600)
+    assert len(small) <= 600 * 4
+    done = section(small, "### Done")
+    assert done[0] == "- [x] Wrote `src/file_000.py`" and done[-1] == "- [x] Wrote `src/file_199.py`"
+    assert re.fullmatch(r"- \(\d+ more omitted to fit the size limit\)", done[1])
+    assert all(h in small for h in MAIN_HEADINGS)
+
+
+def test_factory_and_protocol():
+    from pi_session.llm import Summarizer
+
+    s = make_summarizer("extractive")
+    assert isinstance(s, Summarizer) and s.name == "extractive"
+
+
+def test_parse_summary_sections_ignores_noise():
+    parsed = parse_summary_sections("Intro text\n## Goal\n- (none)\n- real goal\n**Label:**\n## Weird Heading\nstuff")
+    assert parsed["goal"] == ["real goal"] and parsed["critical"] == ["stuff"]
+
+
+# --------------------------------------------------------------------------- properties
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200)
+_block = st.one_of(
+    st.builds(lambda t: {"type": "text", "text": t}, _text),
+    st.builds(lambda t: {"type": "thinking", "thinking": t}, _text),
+    st.builds(
+        lambda i, n, p: {"type": "toolCall", "id": f"c{i}", "name": n, "arguments": {"path": p}},
+        st.integers(0, 5),
+        st.sampled_from(["read", "write", "edit", "bash", "custom"]),
+        _text,
+    ),
+)
+_message = st.one_of(
+    st.builds(lambda t: {"role": "user", "content": t}, _text),
+    st.builds(lambda bs, sr: {"role": "assistant", "content": bs, "stopReason": sr}, st.lists(_block, max_size=4), st.sampled_from(["stop", "toolUse", "error"])),
+    st.builds(
+        lambda i, t, e: {"role": "toolResult", "toolCallId": f"c{i}", "toolName": "bash", "content": [{"type": "text", "text": t}], "isError": e},
+        st.integers(0, 5),
+        _text,
+        st.booleans(),
+    ),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    messages=st.lists(_message, max_size=12),
+    kind=st.sampled_from(["history", "update", "turn_prefix", "branch"]),
+    max_tokens=st.integers(0, 3000),
+    previous=st.one_of(st.none(), _text),
+)
+def test_property_budget_and_determinism(messages, kind, max_tokens, previous):
+    req = SummaryRequest(kind, "s", "p", max_tokens, messages=messages, previous_summary=previous)
+    out = extractive_summary(req)
+    assert len(out) <= max_tokens * 4
+    assert out == extractive_summary(req)
+    if max_tokens >= 2000:  # room for everything short: the skeleton is complete
+        assert out.startswith(EXTRACTIVE_NOTE)
+        expected = ["## Original Request"] if kind == "turn_prefix" else ["## Goal", "### Done", "## Next Steps"]
+        assert all(h in out.splitlines() for h in expected)
