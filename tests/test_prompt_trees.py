@@ -113,7 +113,7 @@ def build_skills_tree(root: Path) -> None:
     _write(s / "dup-key" / "SKILL.md", skill_md("dup-key", "first", "description: second"))
     _write(s / "crlf" / "SKILL.md", skill_md("crlf", "Windows line endings.").replace("\n", "\r\n"))
     _write(s / "bom" / "SKILL.md", "\ufeff" + skill_md("bom", "Starts with a byte order mark."))
-    _write(s / "name-fallback" / "SKILL.md", skill_md(None, "No name key: directory name used."))
+    _write(s / "name-fallback" / "SKILL.md", skill_md(None, "No name key, so the directory name is used."))
     _write(s / "nested" / "group" / "deep-skill" / "SKILL.md", skill_md("deep-skill", "Found by recursion."))
     _write(s / "nested" / "group" / "notes.md", skill_md("notes", "Not a root file: ignored."))
     _write(s / "with-sub" / "SKILL.md", skill_md("with-sub", "Outer skill."))
@@ -135,7 +135,7 @@ def build_skills_tree(root: Path) -> None:
     _write(s / "z-collide" / "SKILL.md", skill_md("shared-name", "Second of two with one name."))
 
     p = root / "proj" / ".pi" / "skills"
-    _write(p / "good-one" / "SKILL.md", skill_md("good-one", "Project copy: loses the collision."))
+    _write(p / "good-one" / "SKILL.md", skill_md("good-one", "Project copy, loses the collision."))
     _write(p / "proj-skill" / "SKILL.md", skill_md("proj-skill", "A project skill."))
 
     e = root / "extra"
@@ -226,7 +226,10 @@ def build_all(root: Path) -> None:
 
 
 def _oracle(*args: str) -> str:
-    proc = subprocess.run([str(ORACLE), *args], capture_output=True, text=True, check=True)
+    for _attempt in range(3):  # the oracle has been seen to print nothing once under load
+        proc = subprocess.run([str(ORACLE), *args], capture_output=True, text=True, check=True)
+        if proc.stdout.strip():
+            break
     return proc.stdout
 
 
