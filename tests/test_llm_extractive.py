@@ -241,3 +241,14 @@ def test_property_budget_and_determinism(messages, kind, max_tokens, previous):
         assert out.startswith(EXTRACTIVE_NOTE)
         expected = ["## Original Request"] if kind == "turn_prefix" else ["## Goal", "### Done", "## Next Steps"]
         assert all(h in out.splitlines() for h in expected)
+
+
+def test_user_shell_commands_and_pasted_paths():
+    from pi_session.context import convert_to_llm
+
+    bash = convert_to_llm([{"role": "bashExecution", "command": "make test", "output": "ok", "exitCode": 0, "timestamp": 1}])
+    msgs = [user("Set up the build"), *bash, user("'/tmp/Screenshot 2025-01-01 at 10.00.00.png'"), user("- never touch vendor/")]
+    s = summarize(messages=msgs)
+    assert section(s, "## Goal") == ["- Set up the build", "- never touch vendor/"]
+    assert section(s, "### Done") == ["- [x] User ran `make test`"]
+    assert section(s, "## Constraints & Preferences") == ["- never touch vendor/"]

@@ -83,7 +83,7 @@ _READ_ONLY_TOOLS = {"read", "ls", "grep", "find", "glob", "search"}
 _ACK_RE = re.compile(r"^(ok(ay)?|yes|no|y|n|thanks?( you)?|go( on| ahead)?|continue|sure|great|good|nice|cool|done)[.!]*$", re.I)
 _CONSTRAINT_RE = re.compile(
     r"\b(must|mustn't|must not|should|shouldn't|should not|don't|do not|never|always|prefer|avoid|only"
-    r"|make sure|without|require[sd]?|keep it|no more than|at most|at least)\b",
+    r"|make sure|require[sd]?|keep it|no more than|at most|at least)\b",
     re.I,
 )
 _DECISION_RE = re.compile(
@@ -106,6 +106,22 @@ _TRANSIENT_PREFIXES = (
     "Latest assistant reply:",
     "Requested focus:",
 )
+_IMAGE_PATH_RE = re.compile(r"""^['"]?[/~].*\.(png|jpe?g|gif|webp|bmp)['"]?$""", re.I)
+
+
+def _bash_prefix() -> str:
+    """How a user's shell command starts when turned into a user message by
+    :func:`pi_session.context.bash_execution_to_text` (derived from it, so
+    the wording lives in one place)."""
+    try:
+        from ..context import bash_execution_to_text
+
+        return bash_execution_to_text({"command": "\x00"}).split("\x00", 1)[0]
+    except Exception:  # pragma: no cover - context module unavailable
+        return "\x00never"
+
+
+_BASH_PREFIX = _bash_prefix()
 _MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?")
 
 
@@ -266,16 +282,21 @@ def _extract(messages: Sequence[Mapping[str, Any]]) -> _Facts:
                     f.embedded.append(parse_summary_sections(b))
                 continue
             last_role = "user"
-            line = _first_line(text)
+            if _BASH_PREFIX and text.startswith(_BASH_PREFIX):  # a shell command the user ran
+                cmd = text[len(_BASH_PREFIX) :].split("\n", 1)[0].rstrip("`")
+                f.done.append(f"User ran `{_clip(cmd, 120)}`")
+                continue
+            line = _MARKER_RE.sub("", _first_line(text)).strip()
             if not line:
                 continue
             last_user = text
-            if not _ACK_RE.match(line) and len(line.split()) >= 2:
+            if not _ACK_RE.match(line) and len(line.split()) >= 2 and not _IMAGE_PATH_RE.match(line):
                 f.requests.append(line)
                 if not f.first_request_full:
                     f.first_request_full = _prose(text).strip()
             for s in _sentences(text):
-                if _CONSTRAINT_RE.search(s):
+                s = _MARKER_RE.sub("", s).strip()
+                if s and _CONSTRAINT_RE.search(s):
                     f.constraints.append(s)
         elif role == "assistant":
             last_role = "assistant"
