@@ -48,8 +48,11 @@ def system_prompt(
     date: Optional[str] = typer.Option(None, "--date", help="Date to show, YYYY-MM-DD (default: today)."),
     as_json: bool = typer.Option(False, "--json", help="Print {prompt, contextFiles, skills, diagnostics}."),
 ) -> None:
-    """Print the system prompt pi would build for a directory: tools,
-    guidelines, AGENTS.md/CLAUDE.md context files and skills."""
+    """Print the system prompt for a directory (tools, guidelines, AGENTS.md/CLAUDE.md, skills).
+
+    The agent dir is $PI_CODING_AGENT_DIR, else ~/.pi/agent. Problems with
+    context files or skills are printed as warnings (or listed under
+    "diagnostics" with --json); they do not make the command fail."""
     work_dir = os.path.abspath(cwd) if cwd is not None else os.getcwd()
     if not os.path.isdir(work_dir):
         fail(f"{work_dir}: not a directory")
