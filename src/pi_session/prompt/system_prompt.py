@@ -19,7 +19,7 @@ A custom prompt replaces sections 1-3 and keeps section 4.
 from __future__ import annotations
 
 import datetime as _dt
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -87,8 +87,11 @@ class DocsLocations:
 
 def default_docs_locations() -> DocsLocations:
     """Documentation of this package: ``README.md``, ``docs/`` and
-    ``examples/`` next to the installed project (source checkout layout)."""
-    root = Path(__file__).resolve().parents[3]
+    ``examples/`` of the project checkout (``src`` layout), or of the
+    installed package directory when there is no checkout around it."""
+    here = Path(__file__).resolve()
+    checkout = here.parents[3]
+    root = checkout if (checkout / "pyproject.toml").exists() else here.parents[1]
     return DocsLocations(str(root / "README.md"), str(root / "docs"), str(root / "examples"))
 
 
