@@ -24,6 +24,7 @@ __all__ = [
     "js_stringify",
     "js_number",
     "js_len",
+    "js_key_order",
 ]
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
@@ -127,8 +128,35 @@ def js_stringify(value: Any) -> str:
         return _stdlib_js(value, None)
 
 
+_ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]{0,9})$")
+
+
+def _is_array_index(key: Any) -> bool:
+    return isinstance(key, str) and bool(_ARRAY_INDEX.match(key)) and int(key) < 4294967295
+
+
+def js_key_order(value: Any) -> Any:
+    """``value`` with object keys in the order a JavaScript object holds them:
+    array-index keys (``"0"``, ``"12"``) first in ascending numeric order, then
+    the other keys in insertion order. Returns ``value`` itself (no copy)
+    where nothing needs reordering."""
+    if isinstance(value, dict):
+        items = [(k, js_key_order(v)) for k, v in value.items()]
+        changed = any(v is not value[k] for k, v in items)
+        if any(_is_array_index(k) for k, _ in items):
+            index = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
+            items = index + [(k, v) for k, v in items if not _is_array_index(k)]
+            changed = True
+        return dict(items) if changed else value
+    if isinstance(value, list):
+        items = [js_key_order(v) for v in value]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
 def _stdlib_js(value: Any, indent: int | None) -> str:
     separators = (",", ":") if indent is None else (",", ": ")
+    value = js_key_order(value)
     # The pure-Python iterencode lets us format floats the JavaScript way.
     chunks = json.encoder._make_iterencode(  # type: ignore[attr-defined]
         {},

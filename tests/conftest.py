@@ -1,0 +1,76 @@
+"""Shared fixtures: paths to goldens, pi's fixtures and the oracle."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+GOLDENS = TESTS / "goldens"
+SHARED = ROOT.parent / "shared"
+FIXTURES = SHARED / "fixtures" / "pi"
+ORACLE = SHARED / "pi-oracle" / "pi-oracle"
+
+if str(TESTS) not in sys.path:
+    sys.path.insert(0, str(TESTS))
+
+def oracle_available() -> bool:
+    return ORACLE.exists() and shutil.which("node") is not None and shutil.which("npm") is not None
+
+
+def run_oracle(*args: str) -> str:
+    """Run pi-oracle and return its stdout (retries an empty answer)."""
+    for _ in range(3):
+        out = subprocess.run([str(ORACLE), *args], check=True, capture_output=True, text=True, timeout=300).stdout
+        if out.strip():
+            return out
+    raise RuntimeError(f"pi-oracle {' '.join(args)} printed nothing")
+
+
+@pytest.fixture
+def oracle():
+    """The oracle runner; skips the test when node or the oracle is absent."""
+    if not oracle_available():
+        pytest.skip("pi-oracle (node + npm) not available")
+    return run_oracle
+
+
+@pytest.fixture
+def fixture_copy(tmp_path):
+    """Copy one of pi's fixture sessions into tmp_path and return the copy."""
+
+    def copy(name: str) -> Path:
+        src = FIXTURES / name
+        if not src.exists():
+            pytest.skip(f"{src} not present")
+        dst = tmp_path / name
+        dst.write_bytes(src.read_bytes())
+        return dst
+
+    return copy
+
+
+@pytest.fixture
+def cli(tmp_path):
+    """Run the real ``pi-session`` console script; returns CompletedProcess.
+
+    ``PI_CODING_AGENT_DIR`` points into tmp_path unless the caller sets it."""
+    exe = Path(sys.executable).parent / "pi-session"
+
+    def run(*args: str, env: dict | None = None, input: str | None = None, cwd: str | None = None):
+        full_env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "COLUMNS": "200"}
+        full_env.pop("OPENAI_API_KEY", None)
+        full_env.pop("ANTHROPIC_API_KEY", None)
+        if env:
+            full_env.update(env)
+        return subprocess.run(
+            [str(exe), *args], capture_output=True, text=True, env=full_env, input=input, cwd=cwd, timeout=600
+        )
+
+    return run
