@@ -1,0 +1,43 @@
+# Two commands set everything up on a fresh machine:
+#   make demo   - install into .venv and run the main job on the bundled example session
+#   make test   - install into .venv (with test extras) and run the whole test suite
+PYTHON ?= python3
+VENV ?= .venv
+BIN = $(VENV)/bin
+DEMO_DIR ?= build/demo
+
+.PHONY: demo test test-fast test-slow install install-test clean bench
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[models]'
+
+install-test: $(BIN)/python
+	$(BIN)/pip install --quiet -e '.[test,server]'
+
+demo: install
+	@mkdir -p $(DEMO_DIR)
+	@cp examples/demo-session.jsonl $(DEMO_DIR)/demo-session.jsonl
+	$(BIN)/pi-session info $(DEMO_DIR)/demo-session.jsonl
+	$(BIN)/pi-session tree $(DEMO_DIR)/demo-session.jsonl
+	$(BIN)/pi-session tokens $(DEMO_DIR)/demo-session.jsonl
+	$(BIN)/pi-session compact $(DEMO_DIR)/demo-session.jsonl --keep-recent-tokens 4000 --provider extractive
+	$(BIN)/pi-session tokens $(DEMO_DIR)/demo-session.jsonl
+	$(BIN)/pi-session context $(DEMO_DIR)/demo-session.jsonl | head -40
+
+test-fast: install-test
+	$(BIN)/python -m pytest -q -m "not slow"
+
+test-slow: install-test
+	$(BIN)/python -m pytest -q -m slow
+
+test: test-fast test-slow
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build .pytest_cache
