@@ -17,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import gc
+import json as _json
 import os
 import re
 import secrets
@@ -37,10 +39,15 @@ __all__ = [
     "SessionFileError",
     "SessionFile",
     "parse_line",
+    "recover_line",
+    "RecoveredLine",
     "parse_session_entries",
     "read_session_file",
     "iter_lines",
     "append_lines",
+    "AppendError",
+    "write_side_file",
+    "free_side_path",
     "create_file",
     "atomic_rewrite",
     "backup_path",
@@ -63,11 +70,19 @@ _JS_WS = b" \t\r\n\x0b\x0c"
 class Durability(str, Enum):
     """How hard an append works to reach the disk.
 
-    ``entry``: fsync after every appended entry (default; costs one fsync,
-    typically 0.1-10 ms depending on the disk, per entry). ``batch``: no fsync
-    per entry; :meth:`pi_session.SessionManager.flush` fsyncs (a crash may lose
-    the entries since the last flush, never corrupt earlier ones). ``none``:
-    never fsync (pi's behaviour: the OS decides).
+    ``entry`` (default): fsync after every append call, so an entry whose
+    append returned survives a power loss. ``batch``: no fsync per entry;
+    :meth:`pi_session.SessionManager.flush` fsyncs (a power loss may lose the
+    entries since the last flush, never corrupt earlier ones; a process
+    crash loses nothing, the data is in the page cache). ``none``: never
+    fsync (pi's behaviour: the OS decides).
+
+    Measured cost (ext4 on a virtual disk, 400-byte entries, one
+    ``SessionManager.append_message`` each): ``entry`` 2.7-5 ms per entry
+    (the fsync dominates: a bare ``fsync`` costs 2.6 ms, ``fdatasync``
+    1.3 ms); ``batch``/``none`` 0.06-0.2 ms per entry (open, lock, tail
+    check, one write); one ``flush`` 3-10 ms. Laptop SSDs are typically
+    0.1-2 ms per fsync, network filesystems far more.
     """
 
     ENTRY = "entry"
@@ -121,6 +136,7 @@ class ParsedLine:
     ok: bool = False
     problem: LineProblem | None = None
     fragment: bytes | None = None  # unusable bytes of a recovered line
+    clean: bytes | None = None  # the recovered record's bytes as they should be
 
 
 def _js_trim_empty(raw: bytes) -> bool:
@@ -131,16 +147,17 @@ def parse_line(raw: bytes, line_no: int) -> ParsedLine:
     """Parse one JSONL line (without its ``\\n``) the way ``JSON.parse`` would,
     recovering what can be recovered.
 
-    Recovery: a leading UTF-8 BOM is dropped (line 1); runs of NUL bytes
-    around a record are dropped; invalid UTF-8 is replaced by U+FFFD (as
-    Node's UTF-8 decoding does); a truncated record with a complete record
-    glued after it yields the complete one.
+    Recovery (see :func:`recover_line`): a leading UTF-8 BOM is dropped; runs
+    of NUL bytes around a record are dropped; invalid UTF-8 is replaced by
+    U+FFFD (as Node's UTF-8 decoding does); a truncated record with a
+    complete record glued after it yields the complete one (the truncated
+    bytes are returned as ``fragment``). A recovered line comes back with
+    ``ok=True``, a ``problem`` whose ``recovered`` is True, and ``clean``:
+    the line as it should have been written.
 
     Returns:
         A :class:`ParsedLine`; ``ok`` is False for blank and unusable lines.
     """
-    if line_no == 1 and raw.startswith(_BOM):
-        raw = raw[3:]
     if _js_trim_empty(raw):
         return ParsedLine(problem=LineProblem(line_no, "blank", "blank line skipped"))
     try:
@@ -148,55 +165,138 @@ def parse_line(raw: bytes, line_no: int) -> ParsedLine:
     except orjson.JSONDecodeError as exc:
         first_error = str(exc)
     # --- slow path: damaged or unusual line
-    if b"\x00" in raw:
-        stripped = raw.strip(b"\x00")
-        if _js_trim_empty(stripped.replace(b"\x00", b"")):
-            return ParsedLine(problem=LineProblem(line_no, "nul-bytes", f"{len(raw)} NUL bytes (line skipped)"))
-        inner = parse_line(stripped, line_no)
-        if inner.ok:
-            return ParsedLine(
-                record=inner.record,
-                ok=True,
-                problem=LineProblem(line_no, "nul-bytes", "NUL bytes around a record removed", recovered=True),
-            )
+    return _parse_damaged(raw, line_no, first_error)
+
+
+_NOT_JSON = object()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _loads_js(data: bytes) -> Any:
+    """``JSON.parse`` of valid UTF-8 bytes, or :data:`_NOT_JSON`. orjson
+    first; the standard library for what orjson refuses but JavaScript
+    accepts (lone surrogate escapes, integers wider than 64 bits)."""
     try:
-        text = raw.decode("utf-8")
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return _json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+@dataclass(frozen=True)
+class RecoveredLine:
+    """What :func:`recover_line` made of a damaged line.
+
+    Attributes:
+        record: the parsed JSON value.
+        clean: the record's bytes as they should have been written (BOM,
+            NUL runs, carriage returns and surrounding blanks removed,
+            invalid UTF-8 replaced by U+FFFD; otherwise the original bytes).
+        fragment: unusable bytes before a glued record (None if none).
+        kinds: what was wrong, most important first (``glued``,
+            ``invalid-utf8``, ``nul-bytes``, ``bom``, ``crlf``).
+    """
+
+    record: Any
+    clean: bytes
+    fragment: bytes | None
+    kinds: tuple[str, ...]
+
+
+_KIND_TEXT = {
+    "glued": "a truncated record before a complete one (the complete one was read)",
+    "invalid-utf8": "invalid UTF-8 replaced by U+FFFD",
+    "nul-bytes": "NUL bytes around a record removed",
+    "bom": "byte order mark removed",
+    "crlf": "carriage return at the end of the line",
+}
+
+
+def recover_line(raw: bytes) -> RecoveredLine | None:
+    """Recover a record from a damaged line (without its ``\\n``); pure.
+
+    Steps: drop a UTF-8 BOM at the start, NUL bytes at either end and JSON
+    whitespace (including a CRLF's ``\\r``) at either end; replace invalid
+    UTF-8 by U+FFFD; parse. If that fails, look for a complete object
+    starting at a later ``{"type":"`` (a crash cut a record short and the
+    next append was glued to it) and keep the last such suffix that parses
+    as an object.
+
+    Returns:
+        A :class:`RecoveredLine`, or None when nothing can be recovered
+        (also for lines holding only NULs and blanks).
+    """
+    kinds: list[str] = []
+    data = raw
+    if data.startswith(_BOM):
+        data = data[3:]
+        kinds.append("bom")
+    if b"\x00" in data:
+        stripped = data.strip(b"\x00" + _JS_WS)
+        if stripped != data.strip(_JS_WS):
+            kinds.append("nul-bytes")
+        data = stripped
+    elif data.endswith(b"\r"):
+        kinds.append("crlf")
+    data = data.strip(_JS_WS)
+    if not data:
+        return None
+    try:
+        data.decode("utf-8")
     except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
-        try:
-            record = jsonio.loads(text)
-            return ParsedLine(
-                record=record,
-                ok=True,
-                problem=LineProblem(line_no, "invalid-utf8", "invalid UTF-8 replaced by U+FFFD", recovered=True),
-            )
-        except ValueError:
-            pass
-    else:
-        try:
-            return ParsedLine(record=jsonio.loads(text), ok=True)
-        except ValueError:
-            pass
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
+        kinds.append("invalid-utf8")
+    record = _loads_js(data)
+    if record is not _NOT_JSON:
+        return RecoveredLine(record, data, None, _ordered(kinds))
     # a torn record with a whole record glued after it
-    for match in reversed(list(_GLUED.finditer(raw))):
-        if match.start() == 0:
+    for match in reversed(list(_GLUED.finditer(data))):
+        start = match.start()
+        if start == 0:
             break
-        try:
-            record = orjson.loads(raw[match.start() :])
-        except orjson.JSONDecodeError:
-            continue
-        return ParsedLine(
-            record=record,
-            ok=True,
-            problem=LineProblem(
-                line_no,
-                "glued",
-                f"truncated record ({match.start()} bytes) before a complete record; the complete one was read",
-                recovered=True,
-            ),
-            fragment=raw[: match.start()],
+        tail = data[start:]
+        record = _loads_js(tail)
+        if isinstance(record, dict):
+            kinds.append("glued")
+            return RecoveredLine(record, tail, data[:start], _ordered(kinds))
+    return None
+
+
+def _ordered(kinds: list[str]) -> tuple[str, ...]:
+    order = ("glued", "invalid-utf8", "nul-bytes", "bom", "crlf")
+    return tuple(k for k in order if k in kinds)
+
+
+def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
+    recovered = recover_line(raw)
+    if recovered is None:
+        if raw.strip(b"\x00" + _JS_WS) == b"":
+            return ParsedLine(problem=LineProblem(line_no, "nul-bytes", f"{len(raw)} bytes of NULs and blanks (line skipped)"))
+        return ParsedLine(problem=LineProblem(line_no, "invalid-json", f"not valid JSON ({first_error})"))
+    if not recovered.kinds:
+        # JSON that orjson refuses but JSON.parse accepts: nothing is wrong
+        return ParsedLine(record=recovered.record, ok=True)
+    kind = recovered.kinds[0]
+    if kind == "glued":
+        assert recovered.fragment is not None
+        message = (
+            f"truncated record ({len(recovered.fragment)} bytes) before a complete record; the complete one was read"
         )
-    return ParsedLine(problem=LineProblem(line_no, "invalid-json", f"not valid JSON ({first_error})"))
+    else:
+        message = "; ".join(_KIND_TEXT[k] for k in recovered.kinds)
+    return ParsedLine(
+        record=recovered.record,
+        ok=True,
+        problem=LineProblem(line_no, kind, message, recovered=True),
+        fragment=recovered.fragment,
+        clean=recovered.clean,
+    )
 
 
 def parse_session_entries(content: str | bytes) -> list[Any]:
@@ -218,15 +318,50 @@ def parse_session_entries(content: str | bytes) -> list[Any]:
     return records
 
 
+_BLOCK_SIZE = 1 << 22  # bytes read at a time by iter_lines (4 MiB)
+
+
+def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]:
+    """Lists of the complete lines (without ``\\n``) of a binary file, one
+    list per block read; an unterminated last line comes last, alone, as
+    ``[tail, None]``."""
+    pending: list[bytes] = []
+    while True:
+        block = f.read(block_size)
+        if not block:
+            break
+        cut = block.rfind(b"\n")
+        if cut < 0:
+            pending.append(block)  # a line longer than a block
+            continue
+        head = block[: cut + 1]
+        if pending:
+            pending.append(head)
+            head = b"".join(pending)
+            pending = []
+        lines = head.split(b"\n")
+        lines.pop()  # the empty string after the last newline
+        yield lines
+        if cut + 1 < len(block):
+            pending.append(block[cut + 1 :])
+    if pending:
+        yield [b"".join(pending), None]  # type: ignore[list-item]
+
+
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
-    """Stream a file's lines without holding the whole file: yields
-    ``(line_no, raw_without_newline, had_newline)``."""
+    """Stream a file's lines without holding the whole file (it is read in
+    4 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
+    ``had_newline`` is False only for an unterminated last line."""
+    line_no = 0
     with open(path, "rb") as f:
-        for line_no, raw in enumerate(f, start=1):
-            if raw.endswith(b"\n"):
-                yield line_no, raw[:-1], True
-            else:
-                yield line_no, raw, False
+        for lines in _line_blocks(f):
+            if len(lines) == 2 and lines[1] is None:
+                line_no += 1
+                yield line_no, lines[0], False
+                return
+            for raw in lines:
+                line_no += 1
+                yield line_no, raw, True
 
 
 @dataclass
@@ -280,9 +415,14 @@ class SessionFile:
 def _collect_entries(sf: SessionFile) -> None:
     """Fill ``sf.entries`` from ``sf.records`` (after migration) and report
     records that cannot be entries."""
-    sf.entries = []
+    sf.entries = entries = []
+    append = entries.append
     for record, line_no in zip(sf.records, sf.record_lines):
         rtype = record.get("type")
+        # fast path: an ordinary entry (string type other than "session", string id)
+        if rtype.__class__ is str and rtype != "session" and record.get("id").__class__ is str:
+            append(record)
+            continue
         if rtype == "session":
             if record is not sf.header:
                 sf.problems.append(LineProblem(line_no, "extra-header", "a second session header (ignored)"))
@@ -293,7 +433,7 @@ def _collect_entries(sf: SessionFile) -> None:
         if not isinstance(record.get("id"), str):
             sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry has no id (skipped)"))
             continue
-        sf.entries.append(record)
+        append(record)
 
 
 def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> SessionFile:
@@ -323,8 +463,30 @@ def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> 
     if not _is_regular(st.st_mode):
         raise SessionFileError(p, "not a regular file")
     sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    # Parsing allocates about a million containers for a 100 MB file; the
+    # cyclic GC would scan the growing heap again and again (none of it can
+    # be garbage), so it is paused while reading.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    records_append = sf.records.append
+    lines_append = sf.record_lines.append
+    line_no = 0
     try:
         for line_no, raw, had_newline in iter_lines(p):
+            # fast path: a terminated line after the header holding a JSON
+            # object (anything else takes the general path below, unchanged)
+            if had_newline and sf.header is not None:
+                try:
+                    record = loads(raw)
+                except decode_error:
+                    pass
+                else:
+                    if record.__class__ is dict:
+                        records_append(record)
+                        lines_append(line_no)
+                        continue
             sf.line_count = line_no
             if not had_newline:
                 sf.ends_with_newline = raw == b""
@@ -358,6 +520,10 @@ def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> 
             sf.record_lines.append(line_no)
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    sf.line_count = line_no
     if sf.header is None:
         unusable = [pr for pr in sf.problems if pr.kind != "blank"]
         if unusable:
@@ -386,8 +552,22 @@ def _is_regular(mode: int) -> bool:
 
 
 def ensure_dir(directory: str | os.PathLike[str]) -> None:
-    """Create ``directory`` (and parents) with mode 0700 where missing."""
-    os.makedirs(directory, mode=DIR_MODE, exist_ok=True)
+    """Create ``directory`` and any missing parents, each with mode 0700
+    (``os.makedirs`` would give the parents the umask's default); existing
+    directories keep their mode."""
+    missing: list[Path] = []
+    current = Path(directory)
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, DIR_MODE)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
 
 
 def _fsync_dir(directory: str | os.PathLike[str]) -> None:
@@ -399,12 +579,40 @@ def _fsync_dir(directory: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
+class AppendError(OSError):
+    """An append failed part way. ``lines_written`` complete lines of the
+    batch are in the file (and stay there); the failed line was cut off
+    again, so the file still ends on a line boundary."""
+
+    def __init__(self, path: Path, lines_written: int, cause: OSError) -> None:
+        super().__init__(cause.errno, f"{path}: append failed after {lines_written} line(s): {cause.strerror or cause}")
+        self.lines_written = lines_written
+        self.path = path
+
+
 @contextlib.contextmanager
-def _locked_append_fd(path: Path) -> Iterator[int]:
-    """An fd open for appending to ``path``, exclusively locked, and still the
-    file at ``path`` (a concurrent atomic rewrite replaces the inode: reopen)."""
-    for _ in range(50):
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
+    """An fd open for appending to ``path``, exclusively ``flock``-ed, and
+    still the file at ``path`` (a concurrent atomic rewrite replaces the
+    inode while we wait for the lock: then we reopen). Yields ``(fd,
+    created)``; ``created`` is True when this call created the file.
+
+    Raises:
+        FileNotFoundError: ``path`` is missing and ``create`` is False.
+        SessionFileError: the file keeps being replaced.
+    """
+    for _ in range(100):
+        created = False
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if not create:
+                raise
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+                created = True
+            except FileExistsError:
+                continue
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -412,25 +620,14 @@ def _locked_append_fd(path: Path) -> Iterator[int]:
             except FileNotFoundError:
                 same = False
             if same:
-                yield fd
+                yield fd, created
                 return
         finally:
             os.close(fd)  # closing releases the lock
     raise SessionFileError(path, "the file keeps being replaced while we try to append")
 
 
-def _repair_torn_tail(fd: int, path: Path) -> str | None:
-    """If the file does not end in ``\\n``, make the next append start on a new
-    line. A last line that is a complete JSON record just gets its newline; a
-    fragment is copied to a side file ``<name>.torn-<offset>`` and cut off.
-
-    Returns:
-        A one-line description of what was done, or None.
-    """
-    size = os.fstat(fd).st_size
-    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
-        return None
-    # find the start of the last line
+def _last_line_start(fd: int, size: int) -> int:
     start = size
     chunk = 65536
     while start > 0:
@@ -438,28 +635,84 @@ def _repair_torn_tail(fd: int, path: Path) -> str | None:
         block = os.pread(fd, start - read_from, read_from)
         nl = block.rfind(b"\n")
         if nl >= 0:
-            start = read_from + nl + 1
-            break
+            return read_from + nl + 1
         start = read_from
+    return 0
+
+
+def free_side_path(path: str | os.PathLike[str], suffix: str) -> Path:
+    """A name ``<file>.<suffix>`` (or ``<file>.<suffix>.<n>``) that does not exist yet."""
+    p = Path(path)
+    candidate = p.with_name(f"{p.name}.{suffix}")
+    n = 1
+    while os.path.lexists(candidate):
+        candidate = p.with_name(f"{p.name}.{suffix}.{n}")
+        n += 1
+    return candidate
+
+
+def write_side_file(path: str | os.PathLike[str], suffix: str, data: bytes) -> Path:
+    """Write ``data`` to a new file next to ``path`` (mode 0600, fsync'd,
+    never replacing anything) named by :func:`free_side_path`.
+
+    Returns:
+        The side file's path.
+    """
+    for _ in range(100):
+        side = free_side_path(path, suffix)
+        try:
+            sfd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        except FileExistsError:
+            continue
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(sfd, view) :]
+            os.fsync(sfd)
+        finally:
+            os.close(sfd)
+        _fsync_dir(Path(path).parent)
+        return side
+    raise FileExistsError(errno.EEXIST, "no free side-file name", str(path))
+
+
+def _repair_torn_tail(fd: int, path: Path, first_line: bytes | None = None) -> str | None:
+    """Called under the append lock: if the file does not end in ``\\n``
+    (a crash mid-append), make the next append start on a line of its own.
+
+    A last line from which a record can be read (a complete record that only
+    lost its newline, or one :func:`recover_line` recovers) just gets its
+    newline. Anything else is a fragment: it is copied to a side file
+    ``<name>.torn-<offset>`` (fsync'd first) and cut off the file.
+
+    Args:
+        fd: the locked append fd.
+        path: the file's path (for the side file and messages).
+        first_line: the first line about to be appended; when the fragment
+            is the whole file and that line is not a session header, we
+            refuse rather than leave a file without a header.
+
+    Returns:
+        A one-line description of what was done, or None.
+
+    Raises:
+        SessionFileError: the whole file is one torn line and we are not
+            writing a header.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return None
+    start = _last_line_start(fd, size)
     tail = os.pread(fd, size - start, start)
-    try:
-        orjson.loads(tail)
-        complete = True
-    except orjson.JSONDecodeError:
-        complete = False
-    if complete:
+    if recover_line(tail) is not None:
         os.write(fd, b"\n")
-        return f"{path}: the last line had no newline; added one"
-    side = path.with_name(f"{path.name}.torn-{start}")
-    sfd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, FILE_MODE)
-    try:
-        os.write(sfd, tail)
-        os.fsync(sfd)
-    finally:
-        os.close(sfd)
+        return f"{path}: the last line had no newline; added one before appending"
+    if start == 0 and not (first_line or b"").startswith(b'{"type":"session"'):
+        raise SessionFileError(path, "the file holds only a torn first line (no session header); not appending")
+    side = write_side_file(path, f"torn-{start}", tail)
     os.ftruncate(fd, start)
     os.fsync(fd)
-    return f"{path}: a torn last line ({len(tail)} bytes) was moved to {side.name}"
+    return f"{path}: a torn last line ({len(tail)} bytes, no newline) was moved to {side.name}"
 
 
 def append_lines(
@@ -469,47 +722,68 @@ def append_lines(
 ) -> list[str]:
     """Append complete lines to a session file, each with one ``write``.
 
-    Takes an exclusive lock on the file for the duration, so that two
-    processes appending to one session never interleave bytes. A torn last
-    line left by a crash is repaired first (see :func:`_repair_torn_tail`).
+    Opens the file with ``O_APPEND`` and holds an exclusive ``flock`` for the
+    duration, so that two processes appending to one session (both through
+    this function) never interleave bytes. A torn last line left by a crash
+    is repaired first (see :func:`_repair_torn_tail`). If a write fails part
+    way (disk full), the partial line is cut off again before raising, so
+    the file always ends on a line boundary.
+
+    Cost: see :class:`Durability` (about 0.06 ms per call without fsync,
+    2.7 ms with one, on the disk we measured).
 
     Args:
         path: the session file (created with mode 0600 if missing).
         lines: complete lines, each ending in ``\\n``.
-        durability: whether to fsync after the write.
+        durability: ``ENTRY`` fsyncs the file (and its directory when the
+            call created it) before returning; ``BATCH``/``NONE`` do not.
 
     Returns:
         Notes about repairs done before appending (usually empty).
 
     Raises:
-        OSError: on write failure (the entry may then be missing, never half
-            written by us unless the disk is full).
+        AppendError: a write or the fsync failed; ``lines_written`` tells
+            how many of ``lines`` are in the file.
+        SessionFileError: see :func:`_repair_torn_tail`.
     """
     p = Path(path)
     notes: list[str] = []
-    with _locked_append_fd(p) as fd:
-        note = _repair_torn_tail(fd, p)
+    with _locked_append_fd(p) as (fd, created):
+        note = _repair_torn_tail(fd, p, lines[0] if lines else None)
         if note:
             notes.append(note)
+        done = 0
         for line in lines:
-            view = memoryview(line)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
+            before = os.fstat(fd).st_size
+            try:
+                view = memoryview(line)
+                while view:
+                    view = view[os.write(fd, view) :]
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, before)
+                raise AppendError(p, done, exc) from exc
+            done += 1
         if durability is Durability.ENTRY:
-            os.fsync(fd)
+            try:
+                os.fsync(fd)
+            except OSError as exc:
+                raise AppendError(p, done, exc) from exc
+    if created and durability is Durability.ENTRY:
+        _fsync_dir(p.parent)
     return notes
 
 
 def create_file(path: str | os.PathLike[str], lines: Iterable[bytes], durability: Durability = Durability.ENTRY) -> None:
-    """Write a new session file atomically (temp file + rename): it appears
-    whole or not at all. Refuses to replace an existing file.
+    """Write a new session file atomically (temp file + hard link): it
+    appears whole or not at all, mode 0600, in a directory created 0700.
+    Refuses to replace an existing file.
 
     Raises:
         FileExistsError: ``path`` exists.
     """
     p = Path(path)
-    if p.exists():
+    if os.path.lexists(p):
         raise FileExistsError(errno.EEXIST, "session file exists", str(p))
     ensure_dir(p.parent)
     tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
@@ -534,10 +808,33 @@ def backup_path(path: str | os.PathLike[str], tag: str) -> Path:
     p = Path(path)
     candidate = p.with_name(f"{p.name}.{tag}.bak")
     n = 1
-    while candidate.exists():
+    while os.path.lexists(candidate):
         candidate = p.with_name(f"{p.name}.{tag}.{n}.bak")
         n += 1
     return candidate
+
+
+def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
+    """Keep the current content of ``path`` as a backup: a hard link (free,
+    and the old inode survives the rename), else a fsync'd 0600 copy."""
+    backup = backup_path(path, tag)
+    try:
+        os.link(path, backup)
+        return backup
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
+            raise
+    with open(path, "rb") as src:
+        data = src.read(fd_size)
+    bfd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(bfd, view) :]
+        os.fsync(bfd)
+    finally:
+        os.close(bfd)
+    return backup
 
 
 def atomic_rewrite(
@@ -550,15 +847,16 @@ def atomic_rewrite(
 ) -> Path | None:
     """Replace a file's content atomically, keeping the original as a backup.
 
-    Steps: write ``lines`` to a temp file in the same directory and fsync it;
-    under the append lock, check the file did not change since it was read
+    Steps: write ``lines`` to a temp file ``.<name>.<random>.tmp`` in the
+    same directory (mode 0600, or the original's mode) and fsync it; under
+    the append lock, check the file did not change since it was read
     (``expect_size``/``expect_mtime_ns``), hard-link the original to the
     backup name, rename the temp file over the original, fsync the
     directory. Killed at any point, ``path`` holds either the old or the new
-    content, whole.
+    content, whole (a killed run may leave the temp file behind).
 
     Args:
-        path: the file to replace.
+        path: the file to replace (must exist).
         lines: the new content, line by line (each ending in ``\\n``).
         backup_tag: tag of the backup name (e.g. ``"v1"``, ``"repair"``);
             None for no backup.
@@ -568,8 +866,9 @@ def atomic_rewrite(
         The backup path, or None.
 
     Raises:
-        SessionFileError: the file changed since it was read.
-        OSError: on I/O failure (the original is then untouched).
+        SessionFileError: the file changed while it was being rewritten.
+        OSError: on I/O failure, or ``path`` is missing (the original is
+            then untouched).
     """
     p = Path(path)
     tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
@@ -581,7 +880,7 @@ def atomic_rewrite(
                 f.write(line)
             f.flush()
             os.fsync(f.fileno())
-        with _locked_append_fd(p) as lock_fd:
+        with _locked_append_fd(p, create=False) as (lock_fd, _created):
             st = os.fstat(lock_fd)
             if (expect_size is not None and st.st_size != expect_size) or (
                 expect_mtime_ns is not None and st.st_mtime_ns != expect_mtime_ns
@@ -590,10 +889,9 @@ def atomic_rewrite(
             with contextlib.suppress(OSError):
                 os.chmod(tmp, st.st_mode & 0o777)
             if backup_tag is not None:
-                backup = backup_path(p, backup_tag)
-                os.link(p, backup)
+                backup = _make_backup(p, backup_tag, st.st_size)
             os.replace(tmp, p)
-        _fsync_dir(p.parent)
+            _fsync_dir(p.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

@@ -1,0 +1,434 @@
+"""Checking and repairing session files (beyond pi).
+
+:func:`check_session` lists every problem of a session file with its line
+number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
+line ends, a truncated record with a complete one glued after it, a torn last
+line, records that cannot be entries) and tree problems (duplicate ids,
+parentId cycles and self-parents, orphans, labels of missing entries,
+compactions whose first kept entry is not on their path).
+
+:func:`repair_session` fixes the storage problems and nothing else:
+
+- every valid line is written back byte for byte;
+- a recoverable line (BOM, NUL runs, CRLF, invalid UTF-8, glued records, a
+  complete last line without its newline) is written clean;
+- every other line (and the truncated part of a glued line) is removed from
+  the file and kept, byte for byte, in a side file ``<file>.rejected-<n>``;
+- the rewrite is atomic (:func:`pi_session.storage.atomic_rewrite`) and the
+  original is kept as ``<file>.repair.bak``.
+
+Tree problems are reported, never "fixed": deciding which of two entries
+with one id is right, or where a cycle should be cut, is the user's call
+(pi-session's reader already cuts cycles safely at read time).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .storage import (
+    SessionFileError,
+    atomic_rewrite,
+    iter_lines,
+    parse_line,
+    read_session_file,
+    recover_line,
+    write_side_file,
+)
+from .tree import SessionTree
+
+__all__ = ["Problem", "CheckReport", "RepairResult", "check_session", "repair_session"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a session file.
+
+    Attributes:
+        line: 1-based line number (None for a problem of the whole file).
+        kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
+            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``torn-tail``,
+            ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
+            ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
+            ``self-parent``, ``orphan``, ``label-target-missing``,
+            ``compaction-first-kept-off-path``.
+        message: one line saying what is wrong.
+        fixable: True when :func:`repair_session` fixes it.
+        entry_id: the entry concerned (tree problems).
+    """
+
+    line: int | None
+    kind: str
+    message: str
+    fixable: bool
+    entry_id: str | None = None
+
+    def format(self, path: str | os.PathLike[str]) -> str:
+        """``<path>:<line>: <message>`` (``<path>: <message>`` without a line)."""
+        return f"{path}:{self.line}: {self.message}" if self.line else f"{path}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"line", "kind", "message", "fixable", "entryId"}``."""
+        return {"line": self.line, "kind": self.kind, "message": self.message, "fixable": self.fixable, "entryId": self.entry_id}
+
+
+@dataclass
+class CheckReport:
+    """What :func:`check_session` found.
+
+    Attributes:
+        path: the file.
+        problems: every problem, by line.
+        notes: facts that are not problems (an old version, an empty file).
+        line_count: lines in the file; entry_count: usable entries;
+        version: the header's version (0 for an empty file); size: bytes.
+    """
+
+    path: Path
+    problems: list[Problem] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    line_count: int = 0
+    entry_count: int = 0
+    version: int = 0
+    size: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no problem at all."""
+        return not self.problems
+
+    @property
+    def fixable(self) -> list[Problem]:
+        """The problems :func:`repair_session` fixes."""
+        return [p for p in self.problems if p.fixable]
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict (camelCase keys, like the rest of the CLI)."""
+        return {
+            "path": str(self.path),
+            "ok": self.ok,
+            "version": self.version,
+            "lines": self.line_count,
+            "entries": self.entry_count,
+            "sizeBytes": self.size,
+            "problems": [p.to_json() for p in self.problems],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class RepairResult:
+    """What :func:`repair_session` did.
+
+    Attributes:
+        path: the file.
+        changed: False when there was nothing to fix (nothing written).
+        backup: ``<file>.repair.bak`` holding the original bytes, or None.
+        rejected: the side file holding removed lines and fragments, or None.
+        recovered_lines: line numbers (of the original) written back clean.
+        removed_lines: line numbers (of the original) removed from the file.
+        before: the check before; after: the check of the repaired file
+            (its problems are what repair does not fix).
+    """
+
+    path: Path
+    changed: bool
+    backup: Path | None
+    rejected: Path | None
+    recovered_lines: list[int]
+    removed_lines: list[int]
+    before: CheckReport
+    after: CheckReport
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "path": str(self.path),
+            "changed": self.changed,
+            "backup": str(self.backup) if self.backup else None,
+            "rejected": str(self.rejected) if self.rejected else None,
+            "recoveredLines": self.recovered_lines,
+            "removedLines": self.removed_lines,
+            "before": self.before.to_json(),
+            "after": self.after.to_json(),
+        }
+
+
+# --------------------------------------------------------------------------
+# the line scan shared by check and repair
+
+
+@dataclass
+class _LineAction:
+    """What repair does with one line: ``out`` replaces it in the file
+    (empty: removed), ``rejected`` goes to the side file."""
+
+    out: list[bytes]
+    rejected: bytes | None
+    removed: bool
+
+
+def _split_glued(data: bytes) -> tuple[list[bytes], list[bytes]]:
+    """All records of a line holding glued records: returns (clean record
+    lines in order, unusable fragments). Iterative, so a line of thousands
+    of glued records does not recurse."""
+    records: list[bytes] = []
+    junk: list[bytes] = []
+    rest: bytes | None = data
+    while rest:
+        rec = recover_line(rest)
+        if rec is None:
+            junk.append(rest)
+            break
+        if isinstance(rec.record, dict):
+            records.append(rec.clean)
+        else:
+            junk.append(rec.clean)
+        rest = rec.fragment
+    records.reverse()
+    junk.reverse()
+    return records, junk
+
+
+_JSON_TYPE = {type(None): "null", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
+
+
+def _header_version(record: dict[str, Any]) -> int:
+    v = record.get("version")
+    return v if isinstance(v, int) and not isinstance(v, bool) else 1
+
+
+def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[str, Any] | None]:
+    """Classify every line. Returns (storage problems, actions for lines
+    that are not kept as they are, line count, header)."""
+    problems: list[Problem] = []
+    actions: dict[int, _LineAction] = {}
+    header: dict[str, Any] | None = None
+    line_count = 0
+    for line_no, raw, had_newline in iter_lines(path):
+        line_count = line_no
+        parsed = parse_line(raw, line_no)
+
+        def drop(kind: str, message: str) -> None:
+            problems.append(Problem(line_no, kind, f"{message}; repair moves it to a side file", True))
+            actions[line_no] = _LineAction([], raw if raw else None, True)
+
+        if not parsed.ok:
+            assert parsed.problem is not None
+            kind, message = parsed.problem.kind, parsed.problem.message
+            if kind == "blank":
+                problems.append(Problem(line_no, "blank", "blank line; repair removes it", True))
+                actions[line_no] = _LineAction([], raw if raw.strip() else None, True)
+            elif not had_newline:
+                drop("torn-tail", f"last line is cut short ({len(raw)} bytes, no newline): {message}")
+            else:
+                drop(kind, message)
+            continue
+        record = parsed.record
+        if not isinstance(record, dict):
+            drop("not-object", f"JSON {_JSON_TYPE.get(type(record), 'value')} instead of an object")
+            continue
+        clean: list[bytes] = [raw]
+        rejected: bytes | None = None
+        if parsed.problem is not None and parsed.problem.recovered:
+            kind = parsed.problem.kind
+            if kind == "glued":
+                # the cleaned line is the fragment followed by the complete record;
+                # the fragment may hold complete records of its own
+                records, junk = _split_glued((parsed.fragment or b"") + (parsed.clean or b""))
+                clean = records
+                rejected = b"\n".join(junk) if junk else None
+                extra = f" ({len(records)} records recovered)" if len(records) > 1 else ""
+                problems.append(Problem(line_no, kind, parsed.problem.message + extra + "; repair keeps the complete record(s) and moves the rest to a side file", True))
+            else:
+                clean = [parsed.clean if parsed.clean is not None else raw]
+                problems.append(Problem(line_no, kind, parsed.problem.message + "; repair writes the record clean", True))
+        elif raw.endswith(b"\r"):
+            clean = [raw.rstrip(b"\r")]
+            problems.append(Problem(line_no, "crlf", "CRLF line end; repair writes a plain newline", True))
+        # what kind of record
+        rtype = record.get("type")
+        if header is None:
+            if rtype != "session" or not isinstance(record.get("id"), str):
+                raise SessionFileError(path, "not a pi session: the first record is not a session header", line=line_no)
+            header = record
+        elif rtype == "session":
+            drop("extra-header", "a second session header (pi would read it as an entry)")
+            continue
+        elif not isinstance(rtype, str):
+            drop("no-type", 'record has no "type"')
+            continue
+        elif _header_version(header) >= 2 and not isinstance(record.get("id"), str):
+            drop("no-id", f"{rtype} entry has no id")
+            continue
+        if not had_newline:
+            problems.append(Problem(line_no, "no-newline", "last line has no newline; repair adds one", True))
+            actions[line_no] = _LineAction(clean, rejected, False)
+        elif clean != [raw] or rejected is not None:
+            actions[line_no] = _LineAction(clean, rejected, False)
+    return problems, actions, line_count, header
+
+
+def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
+    """Tree problems of the (migrated) entries: (problems, entry count,
+    version, notes)."""
+    sf = read_session_file(path, migrate=True)
+    notes: list[str] = []
+    if sf.header is None:
+        return [], 0, 0, ["empty file: pi starts a new session in it"]
+    version = sf.version
+    if sf.migrated_from is not None:
+        notes.append(f"version {sf.migrated_from} file (read as version 3; `pi-session migrate` rewrites it)")
+    line_of = {id(r): n for r, n in zip(sf.records, sf.record_lines)}
+    entries = sf.entries
+    problems: list[Problem] = []
+    seen: dict[str, int] = {}
+    for entry in entries:
+        eid = entry["id"]
+        line = line_of.get(id(entry))
+        if eid in seen:
+            problems.append(
+                Problem(line, "duplicate-id", f"entry id {eid} also on line {seen[eid]}; pi uses the later one", False, eid)
+            )
+        seen[eid] = line or 0
+    tree = SessionTree(entries)
+    by_id = tree.by_id
+    for tp in tree.find_cycles():
+        entry = by_id.get(tp.entry_id)
+        problems.append(Problem(line_of.get(id(entry)) if entry else None, tp.kind, tp.message, False, tp.entry_id))
+    for entry in entries:
+        eid = entry["id"]
+        line = line_of.get(id(entry))
+        parent = entry.get("parentId")
+        if parent is not None and parent not in by_id and parent != eid:
+            problems.append(
+                Problem(line, "orphan", f"entry {eid} has parentId {parent!r}, which is not in the file; it is read as a root", False, eid)
+            )
+        etype = entry.get("type")
+        if etype == "label" and entry.get("targetId") not in by_id:
+            problems.append(
+                Problem(line, "label-target-missing", f"label {eid} targets {entry.get('targetId')!r}, which is not in the file", False, eid)
+            )
+        elif etype == "compaction" and entry is by_id.get(eid):
+            kept = entry.get("firstKeptEntryId")
+            path_ids = {e["id"] for e in tree.branch(eid) if e is not entry}
+            if kept not in path_ids:
+                where = "not in the file" if kept not in by_id else "not on its path"
+                problems.append(
+                    Problem(
+                        line,
+                        "compaction-first-kept-off-path",
+                        f"compaction {eid} keeps from {kept!r}, which is {where}: only its summary and later entries reach the model",
+                        False,
+                        eid,
+                    )
+                )
+    return problems, len(entries), version, notes
+
+
+def check_session(path: str | os.PathLike[str]) -> CheckReport:
+    """Find every problem of a session file; never modifies it.
+
+    Args:
+        path: the ``.jsonl`` file.
+
+    Returns:
+        A :class:`CheckReport` (problems sorted by line; file-level ones first).
+
+    Raises:
+        SessionFileError: the file cannot be read, is not a regular file, or
+            its first record is not a session header.
+    """
+    p = Path(path)
+    sf_probe = read_session_file(p, migrate=False)  # raises for unreadable files
+    try:
+        storage_problems, _actions, line_count, _header = _scan(p)
+    except OSError as exc:
+        raise SessionFileError(p, exc.strerror or str(exc)) from None
+    tree_problems, entry_count, version, notes = _tree_problems(p)
+    problems = sorted(storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
+    return CheckReport(
+        path=p,
+        problems=problems,
+        notes=notes,
+        line_count=line_count,
+        entry_count=entry_count,
+        version=version,
+        size=sf_probe.size,
+    )
+
+
+def _free_rejected_suffix(path: Path) -> str:
+    n = 1
+    while os.path.lexists(path.with_name(f"{path.name}.rejected-{n}")):
+        n += 1
+    return f"rejected-{n}"
+
+
+def repair_session(path: str | os.PathLike[str]) -> RepairResult:
+    """Fix a session file's storage problems, atomically, keeping a backup.
+
+    Valid lines are kept byte for byte; recoverable lines are written clean;
+    the bytes of every removed line (and of the truncated part of glued
+    lines) go to ``<file>.rejected-<n>``, one per line, in file order; the
+    original file is kept as ``<file>.repair.bak`` (a hard link, so it costs
+    no space). Tree problems are left alone (see the module docstring).
+    Nothing is written when there is nothing to fix.
+
+    Returns:
+        A :class:`RepairResult`.
+
+    Raises:
+        SessionFileError: unreadable or no session header (nothing written),
+            or the file changed while it was being repaired (nothing
+            changed; run it again).
+        OSError: writing the side file or the new file failed (the original
+            is untouched).
+    """
+    p = Path(path)
+    before = check_session(p)
+    try:
+        st = os.stat(p)
+        _problems, actions, _count, _header = _scan(p)
+    except OSError as exc:
+        raise SessionFileError(p, exc.strerror or str(exc)) from None
+    if not actions:
+        return RepairResult(p, False, None, None, [], [], before, before)
+    rejected_bytes = b"".join(a.rejected + b"\n" for _n, a in sorted(actions.items()) if a.rejected is not None)
+    rejected: Path | None = None
+    if rejected_bytes:
+        rejected = write_side_file(p, _free_rejected_suffix(p), rejected_bytes)
+
+    def lines() -> Iterator[bytes]:
+        for line_no, raw, _had_newline in iter_lines(p):
+            action = actions.get(line_no)
+            if action is None:
+                yield raw + b"\n"
+            else:
+                for out in action.out:
+                    yield out + b"\n"
+
+    try:
+        backup = atomic_rewrite(p, lines(), backup_tag="repair", expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
+    except BaseException:
+        if rejected is not None:
+            try:
+                os.unlink(rejected)
+            except OSError:
+                pass
+        raise
+    after = check_session(p)
+    return RepairResult(
+        path=p,
+        changed=True,
+        backup=backup,
+        rejected=rejected,
+        recovered_lines=sorted(n for n, a in actions.items() if not a.removed),
+        removed_lines=sorted(n for n, a in actions.items() if a.removed),
+        before=before,
+        after=after,
+    )
