@@ -47,9 +47,19 @@ def _is_assistant(record: Mapping[str, Any]) -> bool:
     return isinstance(message, dict) and message.get("role") == "assistant"
 
 
+class _Omitted:
+    def __repr__(self) -> str:
+        return "OMITTED"
+
+
+OMITTED: Any = _Omitted()
+"""Default of optional entry fields: the key is left out (JavaScript's
+``undefined``). Passing None writes an explicit ``null``, as pi does."""
+
+
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
-    """Drop keys whose value is None (JSON.stringify drops ``undefined``)."""
-    return {k: v for k, v in entry.items() if v is not None or k == "parentId"}
+    """Drop keys left at :data:`OMITTED` (JSON.stringify drops ``undefined``)."""
+    return {k: v for k, v in entry.items() if v is not OMITTED}
 
 
 class SessionManager:
@@ -372,8 +382,8 @@ class SessionManager:
         summary: str,
         first_kept_entry_id: str,
         tokens_before: int,
-        details: Any = None,
-        from_hook: bool | None = None,
+        details: Any = OMITTED,
+        from_hook: bool | None = OMITTED,
     ) -> str:
         """Append a ``compaction`` entry (``details`` is pi's
         ``{readFiles, modifiedFiles}``; ``tokens_before`` in tokens)."""
@@ -388,7 +398,7 @@ class SessionManager:
             )
         )
 
-    def append_custom_entry(self, custom_type: str, data: Any = None) -> str:
+    def append_custom_entry(self, custom_type: str, data: Any = OMITTED) -> str:
         """Append a ``custom`` entry (extension data, not in the context)."""
         entry = _drop_none({"type": "custom", "customType": custom_type, "data": data})
         entry.update(id=new_entry_id(self._tree.by_id), parentId=self._leaf_id, timestamp=now_iso())
@@ -399,7 +409,7 @@ class SessionManager:
         empty name clears it)."""
         return self._append_entry(self._new_entry("session_info", name=name.strip()))
 
-    def append_custom_message_entry(self, custom_type: str, content: Any, display: bool, details: Any = None) -> str:
+    def append_custom_message_entry(self, custom_type: str, content: Any, display: bool, details: Any = OMITTED) -> str:
         """Append a ``custom_message`` entry (in the context as role ``custom``)."""
         entry = _drop_none(
             {"type": "custom_message", "customType": custom_type, "content": content, "display": display, "details": details}
@@ -407,7 +417,7 @@ class SessionManager:
         entry.update(id=new_entry_id(self._tree.by_id), parentId=self._leaf_id, timestamp=now_iso())
         return self._append_entry(entry)
 
-    def append_label_change(self, target_id: str, label: str | None) -> str:
+    def append_label_change(self, target_id: str, label: str | None = OMITTED) -> str:
         """Set (or with None/"" clear) the label of an entry.
 
         Raises:
@@ -435,7 +445,7 @@ class SessionManager:
         self._leaf_id = None
 
     def branch_with_summary(
-        self, branch_from_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+        self, branch_from_id: str | None, summary: str, details: Any = OMITTED, from_hook: bool | None = OMITTED
     ) -> str:
         """Move the leaf to ``branch_from_id`` (None: before the first entry)
         and append a ``branch_summary`` there (``fromId`` = the id or ``"root"``).

@@ -195,7 +195,7 @@ def label(
     """Set (or clear, with an empty text) the label of an entry."""
     manager = _open_for_write(session)
     try:
-        new_id = manager.append_label_change(entry_id, text or None)
+        new_id = manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
         manager.save()
     except KeyError:
         fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
