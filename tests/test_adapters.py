@@ -678,3 +678,55 @@ def test_cut_scenarios_live_oracle(scenario, tmp_path):
     path.write_text(json.dumps(scenario["entries"]))
     proc = subprocess.run([ORACLE, "build-context-entries", str(path)], capture_output=True, check=True)
     assert regen.skeleton(json.loads(proc.stdout)["messages"]) == scenario["context"]
+
+
+# --- the SDKs take the payloads as keyword arguments ---------------------------------
+
+
+def _capture_transport(store: list[dict[str, Any]], response: dict[str, Any], httpx: Any):
+
+    def handler(request):
+        store.append(json.loads(request.content))
+        return httpx.Response(200, json=response)
+
+    return httpx.MockTransport(handler)
+
+
+SDK_CONTEXT = [user(), asst("checking", call("t1")), user("steer"), result("t1", "late"), asst("done"), user("thanks")]
+
+
+def test_openai_sdk_sends_chat_and_responses_payloads():
+    openai = pytest.importorskip("openai")
+    httpx = pytest.importorskip("httpx")
+    sent: list[dict[str, Any]] = []
+    chat_reply = {"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                  "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}}]}  # fmt: skip
+    client = openai.OpenAI(api_key="test", base_url="http://test/v1",
+                           http_client=httpx.Client(transport=_capture_transport(sent, chat_reply, httpx)))  # fmt: skip
+    chat = to_openai_chat(SDK_CONTEXT, "sys")
+    client.chat.completions.create(model="m", **chat.payload())
+    assert sent[-1]["messages"] == chat.messages and sent[-1]["messages"][0] == {"role": "system", "content": "sys"}
+    resp = to_openai_responses(SDK_CONTEXT, "sys")
+    resp_reply = {"id": "r", "object": "response", "created_at": 0, "model": "m", "output": [], "status": "completed",
+                  "parallel_tool_calls": True, "tool_choice": "auto", "tools": []}  # fmt: skip
+    client = openai.OpenAI(api_key="test", base_url="http://test/v1",
+                           http_client=httpx.Client(transport=_capture_transport(sent, resp_reply, httpx)))  # fmt: skip
+    client.responses.create(model="m", **resp.payload())
+    assert sent[-1]["input"] == resp.input and sent[-1]["instructions"] == "sys"
+
+
+def test_anthropic_sdk_sends_messages_payload():
+    anthropic = pytest.importorskip("anthropic")
+    try:  # anthropic >= 2 ships on httpx2
+        import httpx2 as httpx
+    except ImportError:
+        httpx = pytest.importorskip("httpx")
+    sent: list[dict[str, Any]] = []
+    reply = {"id": "m", "type": "message", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "ok"}],
+             "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}  # fmt: skip
+    client = anthropic.Anthropic(api_key="test", base_url="http://test",
+                                 http_client=httpx.Client(transport=_capture_transport(sent, reply, httpx)))  # fmt: skip
+    res = to_anthropic_messages(SDK_CONTEXT, "sys")
+    client.messages.create(model="m", max_tokens=10, **res.payload())
+    assert sent[-1]["messages"] == res.messages and sent[-1]["system"] == "sys"
+    assert [m["role"] for m in res.messages] == ["user", "assistant", "user", "assistant", "user"]

@@ -45,9 +45,9 @@ blocks are dropped; an assistant message left with neither text nor tool
 calls is dropped (``empty_assistant_dropped``), an empty user message too
 (``empty_user_dropped``). Images with a type the APIs do not accept (only
 PNG, JPEG, GIF and WebP are) or without data become a short text note
-(``image_replaced``). Tool-call arguments that are not a JSON object are
-replaced by ``{}`` (or wrapped, see :func:`_coerce_arguments`)
-(``arguments_coerced``). Tool-call ids are made provider-safe
+(``image_replaced``). Tool-call arguments that are not a JSON object
+(``arguments_coerced``) are parsed when they are a JSON object's text,
+else become ``{}`` (null, "") or ``{"value": original}``. Tool-call ids are made provider-safe
 (``[A-Za-z0-9_-]``, at most 40 characters for Chat, 64 otherwise; the part
 after ``|`` of an OpenAI Responses ``call|item`` id is dropped) and kept
 unique; this is not reported. An empty tool result gets the text
@@ -493,7 +493,8 @@ def to_openai_chat(
         messages: agent messages (``build_session_context(...)["messages"]``;
             ``convert_to_llm`` is applied here). Append the new user prompt
             to this list before calling, if there is one.
-        system_prompt: sent as the first message (role ``system``) when given.
+        system_prompt: sent as the first message (role ``system``) when
+            non-empty.
         thinking: ``"drop"`` (default) or ``"text"`` (thinking becomes text).
 
     Returns:
