@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -38,8 +39,10 @@ from pi_session.adapters import (
 from pi_session.context import build_session_context
 
 GOLDENS = Path(__file__).parent / "goldens" / "adapters"
-sys.path.insert(0, str(GOLDENS))
-import regen  # noqa: E402  (skeleton helpers shared with the golden generator)
+# Skeleton helpers shared with the golden generator, loaded under a unique name.
+_spec = importlib.util.spec_from_file_location("adapters_goldens_regen", GOLDENS / "regen.py")
+regen = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(regen)
 
 ADAPTERS = [
     (to_openai_chat, validate_openai_chat),
