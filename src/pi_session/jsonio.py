@@ -97,13 +97,19 @@ def js_number(value: float) -> str:
     return sign + out
 
 
-def _has_float(value: Any) -> bool:
+def _needs_js_encoder(value: Any) -> bool:
+    """True when orjson would write ``value`` differently from JSON.stringify:
+    it holds a float (``1.0`` vs ``1``, exponent formats) or an object with
+    array-index keys (JavaScript puts them first)."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, float):
             return True
         if isinstance(v, dict):
+            for k in v:
+                if k[:1].isdigit() and _is_array_index(k):
+                    return True
             stack.extend(v.values())
         elif isinstance(v, list):
             stack.extend(v)
@@ -120,7 +126,7 @@ def js_stringify(value: Any) -> str:
     Returns:
         The JSON text (str).
     """
-    if _has_float(value):
+    if _needs_js_encoder(value):
         return _stdlib_js(value, None)
     try:
         return orjson.dumps(value).decode("utf-8")
@@ -189,7 +195,7 @@ def dumps_line(value: Any) -> bytes:
     Returns:
         The line as bytes.
     """
-    if not _has_float(value):
+    if not _needs_js_encoder(value):
         try:
             return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
         except (TypeError, orjson.JSONEncodeError):

@@ -1,0 +1,94 @@
+"""JSON with JavaScript's rules: number formatting, UTF-16 lengths, key order."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pi_session.jsonio import dumps_line, dumps_pretty, js_len, js_number, js_stringify, loads
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        (1.0, "1"),
+        (-2.0, "-2"),
+        (0.1, "0.1"),
+        (1.5, "1.5"),
+        (1e-7, "1e-7"),
+        (0.000001, "0.000001"),
+        (1.5e16, "15000000000000000"),
+        (1e21, "1e+21"),
+        (1.2345e22, "1.2345e+22"),
+        (123456789.125, "123456789.125"),
+        (-0.0000012, "-0.0000012"),
+        (5e-324, "5e-324"),
+        (float("nan"), "null"),
+    ],
+)
+def test_js_number(value, text):
+    assert js_number(value) == text
+
+
+def test_js_stringify_is_compact_and_keeps_unicode():
+    assert js_stringify({"a": [1, 2.0, "é😀"], "b": None, "c": True}) == '{"a":[1,2,"é😀"],"b":null,"c":true}'
+
+
+def test_integer_like_keys_come_first_like_javascript_objects():
+    assert js_stringify({"b": 1, "10": 2, "2": 3, "01": 4}) == '{"2":3,"10":2,"b":1,"01":4}'
+
+
+def test_js_len_counts_utf16_code_units():
+    assert js_len("abc") == 3
+    assert js_len("é") == 1
+    assert js_len("😀") == 2
+    assert js_len("a😀b🎉") == 6
+
+
+@given(st.text())
+def test_js_len_matches_utf16_encoding(text):
+    try:
+        expected = len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+    except UnicodeEncodeError:
+        return
+    assert js_len(text) == expected
+
+
+def test_dumps_pretty_matches_json_stringify_indent_1():
+    value = {"a": [], "b": {}, "c": [1, {"d": 2.5, "e": "x"}]}
+    assert dumps_pretty(value) == '{\n "a": [],\n "b": {},\n "c": [\n  1,\n  {\n   "d": 2.5,\n   "e": "x"\n  }\n ]\n}'
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4),
+    max_leaves=20,
+)
+
+
+def _as_floats(value):
+    """Numbers as floats: JavaScript has only doubles (1.0 is written 1)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, list):
+        return [_as_floats(v) for v in value]
+    return {k: _as_floats(v) for k, v in value.items()}
+
+
+@given(json_values)
+def test_round_trip(value):
+    assert _as_floats(loads(js_stringify(value))) == _as_floats(value)
+    assert loads(dumps_line(value)) == loads(js_stringify(value))
+    assert dumps_line(value).endswith(b"\n")
+
+
+def test_loads_accepts_what_json_parse_accepts():
+    assert loads('"\\ud800"') == "\ud800"  # lone surrogate escape
+    assert loads("123456789012345678901234567890") == 1.2345678901234568e29  # a double, as in JavaScript
+    with pytest.raises(ValueError):
+        loads("{bad")
