@@ -118,12 +118,13 @@ def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], wid
         line = Text(prefix, style="dim")
         line.append("• " if eid in active else "  ", style="green")
         line.append(str(eid), style="dim")
+        # label and leaf marker before the preview, so cropping never hides them
+        if node.label:
+            line.append(f" [{node.label}]", style="bold magenta")
+        if eid == leaf_id:
+            line.append(" ← leaf", style="bold green")
         line.append(" ")
         line.append_text(entry_line(node.entry, width))
-        if node.label:
-            line.append(f"  [{node.label}]", style="bold magenta")
-        if eid == leaf_id:
-            line.append("  ← leaf", style="bold green")
         lines.append(line)
         children = node.children
         if len(children) == 1:
