@@ -32,6 +32,7 @@ from typing import Any
 
 from .storage import (
     SessionFileError,
+    _loads_js,
     atomic_rewrite,
     iter_lines,
     parse_line,
@@ -197,6 +198,20 @@ def _split_glued(data: bytes) -> tuple[list[bytes], list[bytes]]:
 _JSON_TYPE = {type(None): "null", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
+def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
+    """Why a record after the header cannot be an entry, or None."""
+    if not isinstance(record, dict):
+        return "not-object", "not an object"
+    rtype = record.get("type")
+    if rtype == "session":
+        return "extra-header", "a second session header (pi would read it as an entry)"
+    if not isinstance(rtype, str):
+        return "no-type", 'record has no "type"'
+    if _header_version(header) >= 2 and not isinstance(record.get("id"), str):
+        return "no-id", f"{rtype} entry has no id"
+    return None
+
+
 def _header_version(record: dict[str, Any]) -> int:
     v = record.get("version")
     return v if isinstance(v, int) and not isinstance(v, bool) else 1
@@ -240,6 +255,15 @@ def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[
                 # the cleaned line is the fragment followed by the complete record;
                 # the fragment may hold complete records of its own
                 records, junk = _split_glued((parsed.fragment or b"") + (parsed.clean or b""))
+                # the complete record is what parse_line read; earlier ones must be usable entries
+                usable = []
+                for rec_bytes in records[:-1]:
+                    rec = _loads_js(rec_bytes)
+                    if header is not None and _entry_issue(rec, header) is None:
+                        usable.append(rec_bytes)
+                    else:
+                        junk.append(rec_bytes)
+                records = usable + records[-1:]
                 clean = records
                 rejected = b"\n".join(junk) if junk else None
                 extra = f" ({len(records)} records recovered)" if len(records) > 1 else ""
@@ -256,15 +280,11 @@ def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[
             if rtype != "session" or not isinstance(record.get("id"), str):
                 raise SessionFileError(path, "not a pi session: the first record is not a session header", line=line_no)
             header = record
-        elif rtype == "session":
-            drop("extra-header", "a second session header (pi would read it as an entry)")
-            continue
-        elif not isinstance(rtype, str):
-            drop("no-type", 'record has no "type"')
-            continue
-        elif _header_version(header) >= 2 and not isinstance(record.get("id"), str):
-            drop("no-id", f"{rtype} entry has no id")
-            continue
+        else:
+            issue = _entry_issue(record, header)
+            if issue is not None:
+                drop(*issue)
+                continue
         if not had_newline:
             problems.append(Problem(line_no, "no-newline", "last line has no newline; repair adds one", True))
             actions[line_no] = _LineAction(clean, rejected, False)

@@ -1,0 +1,38 @@
+"""Helpers for the storage / repair / crash tests: small valid sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pi_session.manager import SessionManager
+
+
+def assistant(text: str) -> dict:
+    return {
+        "role": "assistant",
+        "content": [{"type": "text", "text": text}],
+        "api": "anthropic-messages",
+        "provider": "anthropic",
+        "model": "m",
+        "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+                  "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        "stopReason": "stop",
+        "timestamp": 1,
+    }
+
+
+def user(text: str) -> dict:
+    return {"role": "user", "content": text, "timestamp": 1}
+
+
+def make_session(directory: Path, n: int = 6, cwd: str = "/proj") -> Path:
+    """A persisted v3 session with ``n`` alternating user/assistant messages
+    (plus a label and a compaction-free tree); returns its file."""
+    m = SessionManager.create(cwd, session_dir=directory)
+    ids = []
+    for i in range(n):
+        ids.append(m.append_message(user(f"question {i} ünïcode ✓") if i % 2 == 0 else assistant(f"answer {i}")))
+    m.append_label_change(ids[0], "start")
+    path = m.get_session_file()
+    assert path is not None and path.exists()
+    return path
