@@ -122,7 +122,8 @@ def _fence(text: str) -> str:
 def _md_inline(text: str) -> str:
     """One line of untrusted text made inert for a Markdown heading."""
     text = " ".join(text.split())
-    return re.sub(r"([\\`*_{}\[\]()<>#+!|~&])", r"\\\1", text)
+    text = re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", text)
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def export_markdown(

@@ -1,0 +1,192 @@
+"""The real console script on damaged files: warnings with file and line,
+exit 0 when readable, a one-line error and non-zero exit when not, no
+traceback, and the file byte-identical afterwards. Also ``check`` and
+``export``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from functools import lru_cache
+from pathlib import Path
+
+import orjson
+import pytest
+
+from storage_helpers import assistant, make_session, user
+
+BIN = Path(sys.executable).parent / "pi-session"
+
+# While cli/app.py does not list check_cmds yet, run the same app with it
+# registered (still a real process and the real typer app).
+_WITH_CHECK = (
+    "import sys; from pi_session.cli.app import app; from pi_session.cli import check_cmds; "
+    "names = {c.name for c in app.registered_commands}; "
+    "check_cmds.register(app) if 'check' not in names else None; sys.argv[0] = 'pi-session'; app()"
+)
+
+
+@lru_cache(maxsize=1)
+def _script_has_check() -> bool:
+    out = subprocess.run([str(BIN), "--help"], capture_output=True, text=True, timeout=60)
+    return " check " in out.stdout and " export " in out.stdout
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    cmd = [str(BIN), *args]
+    if args and args[0] in ("check", "export") and not _script_has_check():
+        cmd = [sys.executable, "-c", _WITH_CHECK, *args]
+    full_env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", **(env or {})}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=full_env)
+
+
+@pytest.fixture
+def damaged(tmp_path: Path) -> tuple[Path, bytes]:
+    path = make_session(tmp_path / "sessions", n=6)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    bad = [lines[0], lines[1], b"\x00\x00\x00not json", lines[2][:40] + lines[3]] + lines[4:]
+    data = b"\n".join(bad) + b"\n" + b'{"type":"message","id":"zz'
+    path.write_bytes(data)
+    return path, data
+
+
+def assert_no_traceback(proc: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout
+
+
+@pytest.mark.parametrize("command", [["info"], ["tree"], ["context", "--json"], ["info", "--json"]])
+def test_readable_damaged_file_warns_and_exits_0(damaged: tuple[Path, bytes], command: list[str]) -> None:
+    path, data = damaged
+    proc = run(*command, str(path))
+    assert_no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    if "--json" not in command or command[0] != "info":
+        assert f"{path}:3:" in proc.stderr and f"{path}:4:" in proc.stderr
+    assert path.read_bytes() == data
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b'{"type":"message","id":"x"}\n', b"\x00\x00\x00\n\x00", b"garbage\n", b"\xff\xfe\n"],
+    ids=["no-header", "nuls", "garbage", "binary"],
+)
+@pytest.mark.parametrize("command", ["info", "tree", "context", "check"])
+def test_unreadable_file_one_line_error(tmp_path: Path, content: bytes, command: str) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    proc = run(command, str(path))
+    assert_no_traceback(proc)
+    assert proc.returncode != 0
+    lines = [l for l in proc.stderr.splitlines() if l.strip()]
+    assert len(lines) == 1 and str(path) in lines[0], proc.stderr
+    assert path.read_bytes() == content
+
+
+def test_missing_and_outside_ids(tmp_path: Path) -> None:
+    agent = tmp_path / "agent"
+    make_session(agent / "sessions" / "--p--")
+    for arg in ("../../etc/passwd", "..", "abc/../../x", "zzzz-no-such"):
+        proc = run("info", arg, env={"PI_CODING_AGENT_DIR": str(agent)})
+        assert_no_traceback(proc)
+        assert proc.returncode != 0 and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_check_reports_lines_and_exit_codes(damaged: tuple[Path, bytes]) -> None:
+    path, data = damaged
+    proc = run("check", str(path))
+    assert_no_traceback(proc)
+    assert proc.returncode == 1
+    last_line = data.count(b"\n") + 1
+    assert f"{path}:3:" in proc.stdout and f"{path}:4:" in proc.stdout and f"{path}:{last_line}:" in proc.stdout
+    assert path.read_bytes() == data
+    as_json = run("check", str(path), "--json")
+    report = orjson.loads(as_json.stdout)
+    assert as_json.returncode == 1 and not report["ok"]
+    assert {(p["line"], p["kind"]) for p in report["problems"]} >= {(3, "invalid-json"), (4, "glued")}
+    repaired = run("check", str(path), "--repair")
+    assert_no_traceback(repaired)
+    assert "repair.bak" in repaired.stdout
+    assert path.with_name(path.name + ".repair.bak").read_bytes() == data
+    # the entry after the lost one is an orphan now: reported, not changed, exit 1
+    again = run("check", str(path), "--json")
+    problems = orjson.loads(again.stdout)["problems"]
+    assert [p["kind"] for p in problems] == ["orphan"] and again.returncode == 1
+    assert repaired.returncode == 1
+
+
+def test_check_clean_file_exit_0(tmp_path: Path) -> None:
+    path = make_session(tmp_path)
+    data = path.read_bytes()
+    proc = run("check", str(path))
+    assert proc.returncode == 0 and "ok" in proc.stdout
+    proc = run("check", str(path), "--repair")
+    assert proc.returncode == 0 and path.read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == [path.name]
+
+
+def test_check_repair_clean_result_exit_0(tmp_path: Path) -> None:
+    path = make_session(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(b"\xef\xbb\xbf" + data.replace(b"\n", b"\r\n", 2) + b"\n\n")
+    assert run("check", str(path)).returncode == 1
+    proc = run("check", str(path), "--repair")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert path.read_bytes() == data
+
+
+EVIL = '<script>alert(1)</script><img src=x onerror=alert(2)> ``` </pre>"\'&'
+
+
+def _evil_session(tmp_path: Path) -> Path:
+    from pi_session.manager import SessionManager
+
+    m = SessionManager.create("/p", session_dir=tmp_path)
+    m.append_message(user(EVIL))
+    m.append_message(assistant("````\n" + EVIL + "\n````"))
+    m.append_session_info(EVIL)
+    m.append_message({"role": "user", "content": [{"type": "image", "mimeType": "text/html", "data": "<b>x</b>"}], "timestamp": 1})
+    return m.get_session_file()
+
+
+def test_export_html_escapes_everything(tmp_path: Path) -> None:
+    path = _evil_session(tmp_path)
+    out = tmp_path / "out.html"
+    proc = run("export", str(path), "--format", "html", "--output", str(out))
+    assert_no_traceback(proc)
+    assert proc.returncode == 0, proc.stderr
+    page = out.read_text()
+    assert "<script>" not in page and "onerror=alert" not in page.replace("onerror=alert(2)&gt;", "")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img src=x" not in page and "data:text/html" not in page
+    assert page.count("<script") == 0
+    assert "Content-Security-Policy" in page
+    assert oct(os.stat(out).st_mode & 0o777) == oct(0o600)
+
+
+def test_export_markdown_fences_content(tmp_path: Path) -> None:
+    path = _evil_session(tmp_path)
+    proc = run("export", str(path), "--format", "md")
+    assert proc.returncode == 0, proc.stderr
+    md = proc.stdout
+    # every raw occurrence of the hostile text sits inside a fence longer than its backtick runs
+    in_fence: str | None = None
+    for line in md.splitlines():
+        if in_fence is None:
+            if line.startswith("```"):
+                in_fence = line[: len(line) - len(line.lstrip("`"))]
+                continue
+            assert "<script>" not in line and "<img" not in line, line
+        elif line == in_fence:
+            in_fence = None
+    assert in_fence is None
+    assert EVIL in md
+
+
+def test_export_leaf_and_unknown_leaf(tmp_path: Path) -> None:
+    path = make_session(tmp_path, n=4)
+    first = orjson.loads(path.read_bytes().split(b"\n")[1])["id"]
+    proc = run("export", str(path), "--format", "md", "--leaf", first)
+    assert proc.returncode == 0 and "question 0" in proc.stdout and "answer 1" not in proc.stdout
+    bad = run("export", str(path), "--leaf", "nope")
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
