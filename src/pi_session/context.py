@@ -9,6 +9,7 @@ into the three roles a model API knows (user, assistant, toolResult).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import chain, islice
 from typing import Any
 
 from .records import AgentMessage, SessionContext
@@ -18,6 +19,7 @@ from .tree import path_to_root
 __all__ = [
     "UNSET",
     "build_session_context",
+    "context_from_path",
     "convert_to_llm",
     "bash_execution_to_text",
     "message_from_entry",
@@ -151,6 +153,9 @@ def build_session_context(
     if leaf_id is None:
         return {"messages": [], "thinkingLevel": "off", "model": None}
     if by_id is None:
+        chain = _whole_chain(entries, leaf_id)
+        if chain is not None:
+            return context_from_path(chain)
         by_id = {e.get("id"): e for e in entries}
     leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
@@ -158,44 +163,111 @@ def build_session_context(
     if leaf is None:
         return {"messages": [], "thinkingLevel": "off", "model": None}
 
-    path = path_to_root(leaf, by_id)
+    return context_from_path(path_to_root(leaf, by_id))
 
+
+def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Mapping[str, Any]] | None:
+    """``entries`` as a list when they are already the root→leaf path that
+    walking from ``leaf_id`` would give (the usual input: a branch), else
+    None. Checked with whole-list operations, no walk: unique truthy ids,
+    each entry the child of the one before, the first one's parent not
+    among them, and ``leaf_id`` naming the last entry (or nothing known)."""
+    if not entries:
+        return None
+    ids = [e.get("id") for e in entries]
+    if not all(ids):
+        return None
+    known = set(ids)
+    if len(known) != len(ids):
+        return None
+    if isinstance(leaf_id, str) and leaf_id != ids[-1] and leaf_id in known:
+        return None
+    parents = [e.get("parentId") for e in entries]
+    if parents[1:] != ids[:-1]:
+        return None
+    first_parent = parents[0]
+    if first_parent and first_parent in known:
+        return None
+    return list(entries)
+
+
+def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
+    """The context for a root→leaf path of entries, as
+    :func:`build_session_context` computes it once it has walked to the root.
+
+    Args:
+        path: the entries from the root to the leaf (e.g. from
+            :meth:`pi_session.SessionManager.get_branch`).
+
+    Returns:
+        ``{"messages", "model", "thinkingLevel"}`` (see
+        :func:`build_session_context`). One pass over the path plus one over
+        the messages that are sent.
+    """
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
     compaction_index = -1
-    for i, entry in enumerate(path):
+    # Only the last thinking level, model and compaction count: find each
+    # walking backwards instead of resolving every one on the way.
+    model_found = False
+    thinking_found = False
+    for i in range(len(path) - 1, -1, -1):
+        entry = path[i]
         etype = entry.get("type")
-        if etype == "thinking_level_change":
-            thinking_level = entry.get("thinkingLevel", UNSET)
-        elif etype == "model_change":
-            model = _model_ref(entry.get("provider", UNSET), entry.get("modelId", UNSET))
-        elif etype == "message":
+        if etype == "message":
+            if model_found:
+                continue
             msg = entry.get("message")
             if isinstance(msg, dict) and msg.get("role") == "assistant":
                 model = _model_ref(msg.get("provider", UNSET), msg.get("model", UNSET))
+                model_found = True
+            else:
+                continue
+        elif etype == "model_change":
+            if model_found:
+                continue
+            model = _model_ref(entry.get("provider", UNSET), entry.get("modelId", UNSET))
+            model_found = True
+        elif etype == "thinking_level_change":
+            if thinking_found:
+                continue
+            thinking_level = entry.get("thinkingLevel", UNSET)
+            thinking_found = True
         elif etype == "compaction":
+            if compaction_index >= 0:
+                continue
             compaction_index = i
+        else:
+            continue
+        if model_found and thinking_found and compaction_index >= 0:
+            break
 
     messages: list[Any] = []
     if compaction_index >= 0:
         compaction = path[compaction_index]
         messages.append(create_compaction_summary_message(compaction))
         first_kept = compaction.get("firstKeptEntryId")
-        found = False
-        for entry in path[:compaction_index]:
-            if not found and entry.get("id") == first_kept:
-                found = True
-            if found:
-                msg = _context_message(entry)
-                if msg is not None:
-                    messages.append(msg)
-        rest: Iterable[Mapping[str, Any]] = path[compaction_index + 1 :]
+        start = compaction_index
+        for i in range(compaction_index):
+            if path[i].get("id") == first_kept:
+                start = i
+                break
+        rest: Iterable[Mapping[str, Any]] = chain(
+            islice(path, start, compaction_index), islice(path, compaction_index + 1, None)
+        )
     else:
         rest = path
+    append = messages.append
     for entry in rest:
-        msg = _context_message(entry)
-        if msg is not None:
-            messages.append(msg)
+        etype = entry.get("type")
+        if etype == "message":
+            msg = entry.get("message")
+            if isinstance(msg, dict):
+                append(msg)
+        elif etype == "custom_message":
+            append(create_custom_message(entry))
+        elif etype == "branch_summary" and entry.get("summary"):
+            append(create_branch_summary_message(entry))
 
     context: dict[str, Any] = {"messages": messages, "model": model}
     if thinking_level is not UNSET:

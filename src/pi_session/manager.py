@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonio
-from .context import UNSET, build_session_context
+from .context import UNSET, build_session_context, context_from_path
 from .ids import new_entry_id, new_session_id
 from .listing import list_session_dir, list_sessions_dirs
 from .paths import default_session_dir, session_file_name, sessions_dir
@@ -598,8 +598,10 @@ class SessionManager:
         """The context at the leaf (see :func:`pi_session.build_session_context`)."""
         if self._leaf_id is None:
             return build_session_context(self.get_entries(), None)
-        entries = self.get_branch(self._leaf_id)
-        return build_session_context(entries, self._leaf_id, {e["id"]: e for e in entries})
+        path = self.get_branch(self._leaf_id)
+        if not path:
+            return build_session_context([], None)
+        return context_from_path(path)
 
 
 def _most_recent_session(directory: Path) -> Path | None:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import gc
 import json as _json
 import os
 import re
@@ -31,6 +30,7 @@ from typing import Any
 import orjson
 
 from . import jsonio
+from ._gc import gc_paused
 
 __all__ = [
     "Durability",
@@ -465,9 +465,12 @@ def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> 
     sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
     # Parsing allocates about a million containers for a 100 MB file; the
     # cyclic GC would scan the growing heap again and again (none of it can
-    # be garbage), so it is paused while reading.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
+    # be garbage), so it is paused while reading (see pi_session._gc).
+    with gc_paused():
+        return _read_records(p, sf, migrate)
+
+
+def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     records_append = sf.records.append
@@ -520,9 +523,6 @@ def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> 
             sf.record_lines.append(line_no)
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
     sf.line_count = line_no
     if sf.header is None:
         unusable = [pr for pr in sf.problems if pr.kind != "blank"]

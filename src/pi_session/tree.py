@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
 
+from ._gc import gc_paused
 from .timestamps import iso_to_ms
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "path_to_root"]
@@ -35,7 +36,24 @@ def path_to_root(
     Returns:
         A list of entries, root first, ``leaf`` last.
     """
-    path: list[Mapping[str, Any]] = []
+    if leaf is None:
+        return []
+    if not cut and by_id.get(leaf.get("id")) is leaf:  # type: ignore[arg-type]
+        # Fast walk: no bookkeeping per step, but never more steps than there
+        # are entries; a longer walk means a cycle, walked again carefully.
+        path = []
+        append = path.append
+        get = by_id.get
+        limit = len(by_id)
+        current: Mapping[str, Any] | None = leaf
+        while current is not None and len(path) <= limit:
+            append(current)
+            parent_id = current.get("parentId")
+            current = get(parent_id) if parent_id else None
+        if current is None:
+            path.reverse()
+            return path
+    path = []
     seen: set[str] = set()
     current = leaf
     while current is not None:
@@ -108,8 +126,64 @@ class SessionTree:
         self.cut: set[str] = set()
         self.problems: list[TreeProblem] = []
         self._cycles_checked = 0
+        # While every parent link points to an entry indexed before its child
+        # (and no id repeats), no cycle is possible and find_cycles has
+        # nothing to do. _suspect turns True when that may no longer hold.
+        self._suspect = False
+        self._unresolved: set[str] = set()  # parent ids not indexed (yet)
+        # Path index, valid while no id repeats and nothing is suspect: file
+        # position of each id, of each entry's parent (-1: none), and the
+        # start of the run of entries each one ends where every entry is the
+        # child of the one before it (a linear stretch of the file), so a
+        # root-to-leaf path is a few list slices instead of a walk.
+        self._position: dict[str, int] = {}
+        self._parent_index: list[int] = []
+        self._run_start: list[int] = []
+        if entries:
+            with gc_paused():
+                self._bulk_index(entries)
+
+    def _bulk_index(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        """Index many entries at once (what :meth:`add` does one by one)."""
+        entries = list(entries)
+        ids = [e["id"] for e in entries]
+        position = dict(zip(ids, range(len(ids))))
+        if len(position) != len(ids) or self.entries:
+            for entry in entries:  # repeated ids: the careful way, in order
+                self.add(entry)
+            return
+        self.entries = entries
+        self.by_id = dict(zip(ids, entries))
+        self._position = position
+        unresolved = self._unresolved
+        parent_index = self._parent_index
+        run_start = self._run_start
+        for i, entry in enumerate(entries):
+            parent_id = entry.get("parentId")
+            j = position.get(parent_id) if parent_id else None  # type: ignore[arg-type]
+            if j is None:
+                if parent_id is not None:
+                    unresolved.add(parent_id)
+                parent_index.append(-1)
+                run_start.append(i)
+            elif j >= i:
+                self._suspect = True
+                parent_index.append(-1)
+                run_start.append(i)
+            else:
+                parent_index.append(j)
+                run_start.append(run_start[j] if j == i - 1 else i)
+        labels = self.labels
+        label_timestamps = self.label_timestamps
         for entry in entries:
-            self.add(entry)
+            if entry.get("type") == "label":
+                target = entry.get("targetId")
+                if entry.get("label"):
+                    labels[target] = entry["label"]
+                    label_timestamps[target] = entry.get("timestamp")
+                else:
+                    labels.pop(target, None)
+                    label_timestamps.pop(target, None)
 
     # -- building -----------------------------------------------------------
 
@@ -117,9 +191,28 @@ class SessionTree:
         """Index one more entry (appended at the end of the file order)."""
         eid = entry["id"]
         if eid in self.by_id:
+            self._suspect = True
             self.problems.append(
                 TreeProblem("duplicate-id", eid, f"entry id {eid} appears more than once; the last one is used")
             )
+        parent_id = entry.get("parentId")
+        if parent_id is not None and parent_id not in self.by_id:
+            if parent_id == eid:
+                self._suspect = True
+            else:
+                self._unresolved.add(parent_id)
+        if eid in self._unresolved:
+            self._suspect = True  # an earlier entry's parent link now resolves forward
+        if not self._suspect:
+            i = len(self.entries)
+            j = self._position.get(parent_id) if parent_id else None  # type: ignore[arg-type]
+            self._position[eid] = i
+            if j is None:
+                self._parent_index.append(-1)
+                self._run_start.append(i)
+            else:
+                self._parent_index.append(j)
+                self._run_start.append(self._run_start[j] if j == i - 1 else i)
         self.entries.append(entry)
         self.by_id[eid] = entry
         if entry.get("type") == "label":
@@ -139,6 +232,9 @@ class SessionTree:
             The new problems (also appended to :attr:`problems`).
         """
         found: list[TreeProblem] = []
+        if not self._suspect:
+            self._cycles_checked = len(self.entries)
+            return found
         state: dict[str, int] = {}  # 1 = on the current walk, 2 = known acyclic
         by_id = self.by_id
         for entry in self.entries[self._cycles_checked :]:
@@ -184,6 +280,18 @@ class SessionTree:
         if from_id is None:
             return []
         self.find_cycles()
+        if not self._suspect:
+            i = self._position.get(from_id, -1)
+            runs: list[tuple[int, int]] = []
+            while i >= 0:
+                start = self._run_start[i]
+                runs.append((start, i + 1))
+                i = self._parent_index[start]
+            entries = self.entries
+            path: list[Mapping[str, Any]] = []
+            for start, end in reversed(runs):
+                path += entries[start:end]
+            return path
         return path_to_root(self.by_id.get(from_id), self.by_id, self.cut)
 
     def children(self, parent_id: str | None) -> list[Mapping[str, Any]]:
@@ -195,28 +303,44 @@ class SessionTree:
         parentId, a self-parent, a missing parent (orphans) or a cut cycle
         link; children are sorted by timestamp, oldest first (stable)."""
         self.find_cycles()
+        with gc_paused():
+            return self._build_roots()
+
+    def _build_roots(self) -> list[TreeNode]:
+        labels = self.labels
         nodes: dict[str, TreeNode] = {}
-        for eid, entry in self.by_id.items():
-            nodes[eid] = TreeNode(entry, [], self.labels.get(eid), self.label_timestamps.get(eid))
+        if labels:
+            label_timestamps = self.label_timestamps
+            for eid, entry in self.by_id.items():
+                nodes[eid] = TreeNode(entry, [], labels.get(eid), label_timestamps.get(eid))
+        else:
+            for eid, entry in self.by_id.items():
+                nodes[eid] = TreeNode(entry, [])
         roots: list[TreeNode] = []
+        branching: list[TreeNode] = []  # nodes with more than one child
         seen: set[int] = set()
+        cut = self.cut
+        check_duplicates = len(self.by_id) != len(self.entries)
         for entry in self.entries:
-            node = nodes[entry["id"]]
-            if node.entry is not entry or id(entry) in seen:
-                continue  # an earlier duplicate of an id
-            seen.add(id(entry))
-            parent_id = self.parent_of(entry["id"])
-            if parent_id is None:
+            eid = entry["id"]
+            node = nodes[eid]
+            if check_duplicates:
+                if node.entry is not entry or id(entry) in seen:
+                    continue  # an earlier duplicate of an id
+                seen.add(id(entry))
+            parent_id = entry.get("parentId")
+            parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None  # type: ignore[arg-type]
+            if parent is None or (cut and eid in cut):
                 roots.append(node)
             else:
-                nodes[parent_id].children.append(node)
-        stack = list(roots)
-        key = cmp_to_key(_ts_compare)
-        while stack:
-            node = stack.pop()
-            if len(node.children) > 1:
+                children = parent.children
+                children.append(node)
+                if len(children) == 2:
+                    branching.append(parent)
+        if branching:
+            key = cmp_to_key(_ts_compare)
+            for node in branching:
                 node.children.sort(key=key)
-            stack.extend(node.children)
         return roots
 
     def walk(self, roots: Iterable[TreeNode]) -> Iterable[tuple[TreeNode, int]]:
