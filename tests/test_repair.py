@@ -257,3 +257,35 @@ def test_fuzz_damaged_files(ops: list[tuple]) -> None:
         SessionManager.open(path, read_only=True)
     finally:
         shutil.rmtree(directory)
+
+
+# --------------------------------------------------------------------------
+# pi opens what repair writes (goldens from pi-oracle)
+
+GOLDENS = Path(__file__).parent / "goldens" / "storage"
+
+
+def _repaired_copy(tmp_path: Path) -> Path:
+    path = tmp_path / "s.jsonl"
+    shutil.copyfile(GOLDENS / "damaged.jsonl", path)
+    repair_session(path)
+    return path
+
+
+def test_repaired_file_reads_like_pi_reads_it(tmp_path: Path) -> None:
+    """The damaged golden crashes pi (a ``null`` line); after repair pi reads
+    it (committed ``pi-oracle entries`` output) exactly as we do."""
+    path = _repaired_copy(tmp_path)
+    golden = orjson.loads((GOLDENS / "damaged.repaired.oracle-entries.json").read_bytes())
+    m = SessionManager.open(path, read_only=True)
+    assert not m.problems
+    assert m.get_header() == golden["header"]
+    assert m.get_entries() == golden["entries"]
+    assert m.get_leaf_id() == golden["leafId"]
+
+
+@pytest.mark.oracle
+def test_repaired_file_opens_in_pi_live(tmp_path: Path, oracle) -> None:
+    path = _repaired_copy(tmp_path)
+    live = orjson.loads(oracle("entries", str(path)))
+    assert live == orjson.loads((GOLDENS / "damaged.repaired.oracle-entries.json").read_bytes())
