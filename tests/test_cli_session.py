@@ -246,3 +246,18 @@ def test_directory_and_missing_file(cli, tmp_path):
         result = cli("tree", arg)
         assert result.returncode != 0 and len(result.stderr.strip().splitlines()) == 1
         no_traceback(result)
+
+
+def test_id_prefix_never_follows_a_symlink_out_of_the_sessions_dir(cli, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    sm = SessionManager.create("/x", outside)
+    sm.append_message({"role": "user", "content": "x", "timestamp": 1})
+    sm.save()
+    sessions = tmp_path / "agent" / "sessions"
+    sessions.mkdir(parents=True)
+    (sessions / "--x--").symlink_to(outside)
+    result = cli("info", sm.get_session_id()[:20])
+    assert result.returncode != 0 and "outside" in result.stderr
+    no_traceback(result)
+    assert cli("info", str(sm.get_session_file())).returncode == 0

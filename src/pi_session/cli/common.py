@@ -82,7 +82,10 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     if len(matches) > 1:
         shown = ", ".join(m.name[:-6].rsplit("_", 1)[1] for m in sorted(matches)[:5])
         raise CliError(f"{arg}: ambiguous session id prefix ({len(matches)} sessions: {shown}{', ...' if len(matches) > 5 else ''})")
-    return matches[0]
+    match = matches[0]
+    if not match.resolve().is_relative_to(root.resolve()):
+        raise CliError(f"{arg}: the session file for this id lies outside {root} (a symlink); give its path instead")
+    return match
 
 
 def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
