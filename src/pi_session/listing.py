@@ -1,16 +1,36 @@
-"""Session listings (pi's ``SessionManager.list`` / ``listAll``)."""
+"""Session listings (pi's ``SessionManager.list`` / ``listAll``).
+
+**beyond pi**: listing keeps an index per session directory, the file
+``<session dir>/.pi-session-index`` (mode 0600, JSON), holding each session
+file's info together with the file's size, mtime (ns) and inode when it was
+read. A listing stats every ``*.jsonl`` file and re-reads only those whose
+size, mtime or inode differ from the index (or that are new), so the index is
+never stale; files that are gone are dropped from it. The index is written
+atomically (temp file + rename) only when something changed; a missing,
+unreadable or corrupt index is ignored and rebuilt; a directory we cannot
+write to is listed without one. pi ignores the file (it lists ``*.jsonl``).
+"""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import secrets
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+import orjson
+
+from ._gc import gc_paused
 from .storage import iter_lines, parse_line
 from .timestamps import iso_to_ms, ms_to_iso
 
-__all__ = ["build_session_info", "list_session_dir", "list_sessions_dirs"]
+__all__ = ["INDEX_NAME", "build_session_info", "list_session_dir", "list_sessions_dirs"]
+
+INDEX_NAME = ".pi-session-index"
+"""File name of the per-directory listing index."""
+_INDEX_VERSION = 1
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
@@ -45,12 +65,17 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     first_message = ""
     texts: list[str] = []
     last_activity: float | None = None
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
     try:
         for line_no, raw, _nl in iter_lines(p):
-            parsed = parse_line(raw, line_no)
-            if not parsed.ok:
-                continue
-            record = parsed.record
+            try:
+                record = loads(raw)
+            except decode_error:
+                parsed = parse_line(raw, line_no)
+                if not parsed.ok:
+                    continue
+                record = parsed.record
             if header is None:
                 if not isinstance(record, dict) or record.get("type") != "session":
                     return None
@@ -122,17 +147,102 @@ def _sorted(infos: Iterable[dict[str, Any] | None]) -> list[dict[str, Any]]:
     return out
 
 
+def _load_index(path: Path) -> dict[str, list[Any]]:
+    """The index's ``{file name: [size, mtime_ns, ino, info | None]}``, or
+    ``{}`` when it is missing, unreadable or not in the expected shape."""
+    try:
+        with open(path, "rb") as f:
+            data = orjson.loads(f.read())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
+        return {}
+    files = data.get("files")
+    if not isinstance(files, dict):
+        return {}
+    good: dict[str, list[Any]] = {}
+    for name, item in files.items():
+        if (
+            isinstance(item, list)
+            and len(item) == 4
+            and all(type(x) is int for x in item[:3])
+            and (item[3] is None or isinstance(item[3], dict))
+        ):
+            good[name] = item
+    return good
+
+
+def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
+    """Write the index atomically; silently gives up when the directory is
+    not writable (the listing itself does not need the index)."""
+    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        data = orjson.dumps({"version": _INDEX_VERSION, "files": files})
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except (OSError, TypeError, orjson.JSONEncodeError):
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+
+
+def _dir_infos(d: Path) -> list[dict[str, Any] | None]:
+    """Infos of the ``*.jsonl`` files of one directory (unsorted), through
+    the directory's index."""
+    try:
+        with os.scandir(d) as it:
+            names = [e.name for e in it if e.name.endswith(".jsonl")]
+    except OSError:
+        return []
+    index_path = d / INDEX_NAME
+    old = _load_index(index_path)
+    new: dict[str, list[Any]] = {}
+    infos: list[dict[str, Any] | None] = []
+    changed = False
+    with gc_paused(promote=False):
+        for name in names:
+            path = d / name
+            try:
+                st = os.stat(path)  # before reading: a later change gives a new key
+            except OSError:
+                changed = True
+                continue
+            key = [st.st_size, st.st_mtime_ns, st.st_ino]
+            item = old.get(name)
+            if item is not None and item[:3] == key:
+                info = item[3]
+                new[name] = item
+            else:
+                info = build_session_info(path)
+                if info is not None:
+                    info = dict(info)
+                    del info["path"]
+                new[name] = [*key, info]
+                changed = True
+            if info is not None:
+                info = {"path": str(path), **info}
+            infos.append(info)
+    if changed or len(new) != len(old):
+        _save_index(index_path, new)
+    return infos
+
+
 def list_session_dir(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Infos of every ``*.jsonl`` session in one directory, newest first
-    (pi's ``SessionManager.list`` with an explicit directory)."""
+    (pi's ``SessionManager.list`` with an explicit directory).
+
+    Uses and refreshes the directory's index (see the module docstring):
+    only new or changed files are read.
+    """
     d = Path(directory)
     if not d.is_dir():
         return []
-    try:
-        files = [d / name for name in os.listdir(d) if name.endswith(".jsonl")]
-    except OSError:
-        return []
-    return _sorted(build_session_info(f) for f in files)
+    return _sorted(_dir_infos(d))
 
 
 def list_sessions_dirs(sessions_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -144,9 +254,5 @@ def list_sessions_dirs(sessions_root: str | os.PathLike[str]) -> list[dict[str, 
     infos: list[dict[str, Any] | None] = []
     for sub in sorted(root.iterdir()):
         if sub.is_dir():
-            try:
-                names = os.listdir(sub)
-            except OSError:
-                continue
-            infos.extend(build_session_info(sub / n) for n in names if n.endswith(".jsonl"))
+            infos.extend(_dir_infos(sub))
     return _sorted(infos)
