@@ -2,8 +2,7 @@
 // ../shared/pi-oracle/pi-oracle into ~/.cache/pi-oracle or $PI_ORACLE_HOME)
 // inside node with performance.now(), so node's start-up is not counted.
 //
-//   node bench/pi_bench.mjs file SESSION.jsonl REPEAT   -> JSON timings (ms)
-//   node bench/pi_bench.mjs memory SESSION.jsonl        -> JSON peak memory
+//   node bench/pi_bench.mjs file SESSION.jsonl REPEAT   -> JSON timings (ms), peak RSS
 //   node bench/pi_bench.mjs list DIR REPEAT             -> JSON timings (ms)
 //
 // Prints one JSON object on stdout.
@@ -38,12 +37,15 @@ async function timeAsync(fn) {
 
 const out = { importMs };
 if (mode === "file") {
+	// each repetition: open a private copy, then context, tree, prepare and
+	// one append on it (copying is not timed)
 	const ops = { open: [], context: [], tree: [], prepare: [], append: [] };
 	const dir = mkdtempSync(join(tmpdir(), "pi-bench-"));
 	try {
 		for (let i = 0; i < repeat; i++) {
-			globalThis.gc?.();
-			const [tOpen, sm] = time(() => SessionManager.open(target, dir));
+			const copy = join(dir, `${i}-${basename(target)}`);
+			copyFileSync(target, copy);
+			const [tOpen, sm] = time(() => SessionManager.open(copy, dir));
 			ops.open.push(tOpen);
 			const [tCtx, ctx] = time(() => sm.buildSessionContext());
 			ops.context.push(tCtx);
@@ -53,14 +55,9 @@ if (mode === "file") {
 			const [tPrep, prep] = time(() => prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS));
 			ops.prepare.push(tPrep);
 			out.prepareFirstKept = prep ? prep.firstKeptEntryId : null;
-		}
-		// one append to a copy (copy and open not timed)
-		for (let i = 0; i < repeat; i++) {
-			const copy = join(dir, `append-${i}-${basename(target)}`);
-			copyFileSync(target, copy);
-			const sm = SessionManager.open(copy, dir);
+			out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
 			const [tAppend] = time(() =>
-				sm.appendMessage({ role: "user", content: [{ type: "text", text: "one more thing" }], timestamp: Date.now() }),
+				sm.appendMessage({ role: "user", content: [{ type: "text", text: "one more thing" }], timestamp: 1 }),
 			);
 			ops.append.push(tAppend);
 			rmSync(copy);
@@ -69,14 +66,6 @@ if (mode === "file") {
 		rmSync(dir, { recursive: true, force: true });
 	}
 	out.ops = ops;
-} else if (mode === "memory") {
-	const before = process.memoryUsage().rss;
-	const sm = SessionManager.open(target, tmpdir());
-	sm.buildSessionContext();
-	sm.getTree();
-	prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS);
-	out.baselineRssBytes = before;
-	out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
 } else if (mode === "list") {
 	const ops = { list_first: [], list_second: [] };
 	for (let i = 0; i < repeat; i++) {
@@ -88,7 +77,7 @@ if (mode === "file") {
 	}
 	out.ops = ops;
 } else {
-	process.stderr.write("usage: pi_bench.mjs file|memory|list TARGET [REPEAT]\n");
+	process.stderr.write("usage: pi_bench.mjs file|list TARGET [REPEAT]\n");
 	process.exit(2);
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -8,6 +8,7 @@ the loop, so that entry becomes a root.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -307,6 +308,38 @@ class SessionTree:
             return self._build_roots()
 
     def _build_roots(self) -> list[TreeNode]:
+        if not self._suspect and "" not in self.by_id:
+            return self._build_roots_indexed()
+        return self._build_roots_general()
+
+    def _build_roots_indexed(self) -> list[TreeNode]:
+        """:meth:`roots` from the path index (no repeated ids, no cycles):
+        linking is one pass over parent positions."""
+        nodes = [TreeNode(entry, []) for entry in self.entries]
+        if self.labels:
+            position = self._position
+            for target, label in self.labels.items():
+                i = position.get(target)
+                if i is not None:
+                    nodes[i].label = label
+                    nodes[i].label_timestamp = self.label_timestamps.get(target)
+        roots: list[TreeNode] = []
+        add_root = roots.append
+        for node, j in zip(nodes, self._parent_index):
+            if j < 0:
+                add_root(node)
+            else:
+                nodes[j].children.append(node)
+        counts = Counter(self._parent_index)
+        del counts[-1]
+        branching = [j for j, n in counts.items() if n > 1]
+        if branching:
+            key = cmp_to_key(_ts_compare)
+            for j in branching:
+                nodes[j].children.sort(key=key)
+        return roots
+
+    def _build_roots_general(self) -> list[TreeNode]:
         labels = self.labels
         nodes: dict[str, TreeNode] = {}
         if labels:
