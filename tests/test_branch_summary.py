@@ -1,0 +1,110 @@
+"""Branch summaries: collecting the abandoned branch, budgeted preparation,
+generation with preamble and file lists."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pi_session.compaction import (
+    BRANCH_SUMMARY_PREAMBLE,
+    collect_entries_for_branch_summary,
+    generate_branch_summary,
+    prepare_branch_entries,
+)
+from pi_session.compaction.branch_summary import NO_BRANCH_CONTENT
+from pi_session.llm.base import SummaryRequest
+from pi_session.tree import SessionTree
+
+TS = "2025-01-01T00:00:00.000Z"
+
+
+def e(eid, parent, role="user", text="x" * 40, **msg_extra):
+    msg = {"role": role, "timestamp": 1}
+    if role == "assistant":
+        msg["content"] = msg_extra.pop("content", [{"type": "text", "text": text}])
+    elif role == "toolResult":
+        msg.update(toolCallId="c", toolName="read", content=[{"type": "text", "text": text}], isError=False)
+    else:
+        msg["content"] = text
+    return {"type": "message", "id": eid, "parentId": parent, "timestamp": TS, "message": msg}
+
+
+def tree():
+    #   a - b - c - d        (old leaf d)
+    #        \- x - y        (target y)
+    entries = [
+        e("a", None), e("b", "a", "assistant"), e("c", "b"),
+        e("d", "c", "assistant", content=[{"type": "toolCall", "id": "1", "name": "write", "arguments": {"path": "w.py"}}]),
+        e("x", "b"), e("y", "x", "assistant"),
+    ]
+    return SessionTree(entries)
+
+
+def test_collect_between_branches():
+    col = collect_entries_for_branch_summary(tree(), "d", "y")
+    assert col.common_ancestor_id == "b"
+    assert [x["id"] for x in col.entries] == ["c", "d"]
+    # navigating to an ancestor of the old leaf
+    col = collect_entries_for_branch_summary(tree(), "d", "b")
+    assert [x["id"] for x in col.entries] == ["c", "d"]
+    assert collect_entries_for_branch_summary(tree(), None, "y").entries == []
+    # target on the same path below: nothing to summarize
+    assert collect_entries_for_branch_summary(tree(), "b", "d").entries == []
+
+
+def test_collect_survives_parent_cycle():
+    entries = [e("a", "b"), e("b", "a")]
+    col = collect_entries_for_branch_summary(SessionTree(entries), "a", "zzz")
+    assert len(col.entries) <= 2
+
+
+def test_prepare_skips_tool_results_and_respects_budget():
+    entries = [
+        e("a", None, text="a" * 400),  # 100 tokens
+        e("b", "a", "toolResult", "r" * 4000),
+        {"type": "branch_summary", "id": "s", "parentId": "b", "timestamp": TS, "fromId": "a", "summary": "s" * 80,
+         "details": {"readFiles": ["r.py"], "modifiedFiles": ["m.py"]}},
+        {"type": "branch_summary", "id": "h", "parentId": "s", "timestamp": TS, "fromId": "a", "summary": "",
+         "details": {"readFiles": ["hook.py"]}, "fromHook": True},
+        e("c", "h", text="c" * 40),  # 10 tokens
+    ]
+    prep = prepare_branch_entries(entries)
+    assert [m["role"] for m in prep.messages] == ["user", "branchSummary", "branchSummary", "user"]
+    assert prep.total_tokens == 100 + 20 + 0 + 10
+    assert prep.file_ops.to_json() == {"read": ["r.py"], "written": [], "edited": ["m.py"]}
+    # budget 40: c (10) + h (0) + s (20) = 30; a (100) does not fit and is not a summary
+    prep = prepare_branch_entries(entries, 40)
+    assert prep.total_tokens == 30 and len(prep.messages) == 3
+    # budget 25: s (20) would exceed 25 after 10 but, being a summary, fits while total < 22.5
+    prep = prepare_branch_entries(entries, 25)
+    assert prep.total_tokens == 30
+    # budget 11: total 10 >= 9.9, the summary is not forced in
+    prep = prepare_branch_entries(entries, 11)
+    assert prep.total_tokens == 10
+
+
+class Fake:
+    name = "fake"
+
+    def __init__(self):
+        self.requests: list[SummaryRequest] = []
+
+    async def summarize(self, request):
+        self.requests.append(request)
+        return "## Goal\nstuff"
+
+
+def test_generate_branch_summary():
+    col = collect_entries_for_branch_summary(tree(), "d", "y")
+    fake = Fake()
+    res = asyncio.run(generate_branch_summary(col.entries, fake, custom_instructions="the write"))
+    assert res.summary == BRANCH_SUMMARY_PREAMBLE + "## Goal\nstuff\n\n<modified-files>\nw.py\n</modified-files>"
+    assert res.details == {"readFiles": [], "modifiedFiles": ["w.py"]}
+    req = fake.requests[0]
+    assert req.kind == "branch" and req.max_tokens == 2048
+    assert "the write" in req.prompt and "## Critical Context" in req.prompt
+    fake2 = Fake()
+    res = asyncio.run(generate_branch_summary(col.entries, fake2, custom_instructions="ONLY THIS", replace_instructions=True))
+    assert fake2.requests[0].prompt.endswith("</conversation>\n\nONLY THIS")
+    res = asyncio.run(generate_branch_summary([], Fake()))
+    assert res.summary == NO_BRANCH_CONTENT

@@ -1,0 +1,178 @@
+"""compact(): prompts, split turns run concurrently, hooks, file lists."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from pi_session.compaction import (
+    SUMMARY_SECTIONS,
+    CompactionCancelled,
+    CompactionResult,
+    compact,
+    prepare_compaction,
+)
+from pi_session.compaction.summary import (
+    HISTORY_INSTRUCTIONS,
+    SPLIT_TURN_SEPARATOR,
+    TURN_PREFIX_INSTRUCTIONS,
+    UPDATE_INSTRUCTIONS,
+)
+from pi_session.llm.base import SummarizerError, SummaryRequest
+from pi_session.settings import CompactionSettings
+
+
+class Recorder:
+    name = "recorder"
+
+    def __init__(self, delay: float = 0.0, fail_kind: str | None = None):
+        self.requests: list[SummaryRequest] = []
+        self.delay = delay
+        self.fail_kind = fail_kind
+        self.active = 0
+        self.max_active = 0
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        self.requests.append(request)
+        self.active += 1
+        self.max_active = max(self.max_active, self.active)
+        try:
+            await asyncio.sleep(self.delay)
+            if request.kind == self.fail_kind:
+                raise SummarizerError("boom")
+            return f"SUMMARY[{request.kind}]"
+        finally:
+            self.active -= 1
+
+
+def msg_entry(i, role, text, content=None):
+    msg = {"role": role, "timestamp": i}
+    if role == "assistant":
+        msg["content"] = content or [{"type": "text", "text": text}]
+        msg["stopReason"] = "stop"
+    elif role == "toolResult":
+        msg.update(toolCallId="c", toolName="read", content=[{"type": "text", "text": text}], isError=False)
+    else:
+        msg["content"] = text
+    return {"type": "message", "id": f"e{i}", "parentId": f"e{i - 1}" if i else None,
+            "timestamp": "2025-01-01T00:00:00.000Z", "message": msg}
+
+
+def split_turn_path():
+    read = [{"type": "toolCall", "id": "c", "name": "read", "arguments": {"path": "src/a.py"}}]
+    edit = [{"type": "toolCall", "id": "d", "name": "edit", "arguments": {"path": "src/b.py"}}]
+    return [
+        msg_entry(0, "user", "first task " * 30),
+        msg_entry(1, "assistant", "", read),
+        msg_entry(2, "toolResult", "file body " * 30),
+        msg_entry(3, "user", "second task " * 30),
+        msg_entry(4, "assistant", "", edit),
+        msg_entry(5, "toolResult", "ok " * 100),
+        msg_entry(6, "assistant", "done " * 100),
+    ]
+
+
+def test_prompts_ask_for_exact_sections():
+    for heading in SUMMARY_SECTIONS:
+        assert heading in HISTORY_INSTRUCTIONS
+        assert heading in UPDATE_INSTRUCTIONS
+    assert "<previous-summary>" in UPDATE_INSTRUCTIONS
+    for heading in ("## Original Request", "## Early Progress", "## Context for Suffix"):
+        assert heading in TURN_PREFIX_INSTRUCTIONS
+
+
+def test_split_turn_runs_both_concurrently_and_joins():
+    prep = prepare_compaction(split_turn_path(), CompactionSettings(reserve_tokens=1000, keep_recent_tokens=100))
+    assert prep is not None and prep.is_split_turn and prep.turn_prefix_messages
+    rec = Recorder(delay=0.05)
+    result = asyncio.run(compact(prep, rec, custom_instructions="focus on tests"))
+    assert rec.max_active == 2  # both requests in flight at the same time
+    kinds = {r.kind: r for r in rec.requests}
+    assert set(kinds) == {"history", "turn_prefix"}
+    assert kinds["history"].max_tokens == 800 and kinds["turn_prefix"].max_tokens == 500
+    assert kinds["history"].custom_instructions == "focus on tests"
+    assert "focus on tests" in kinds["history"].prompt
+    assert kinds["history"].prompt.startswith("<conversation>\n[User]: first task")
+    assert "[Assistant tool calls]: read(path=\"src/a.py\")" in kinds["history"].prompt
+    assert all(m["role"] in ("user", "assistant", "toolResult") for m in kinds["history"].messages)
+    assert result.summary == (
+        "SUMMARY[history]" + SPLIT_TURN_SEPARATOR + "SUMMARY[turn_prefix]"
+        + "\n\n<read-files>\nsrc/a.py\n</read-files>\n\n<modified-files>\nsrc/b.py\n</modified-files>"
+    )
+    assert "\n\n---\n\n" in result.summary
+    assert result.first_kept_entry_id == prep.first_kept_entry_id
+    assert result.tokens_before == prep.tokens_before
+    assert result.details == {"readFiles": ["src/a.py"], "modifiedFiles": ["src/b.py"]}
+    assert result.to_json() == {
+        "summary": result.summary, "firstKeptEntryId": prep.first_kept_entry_id,
+        "tokensBefore": prep.tokens_before, "details": result.details,
+    }
+
+
+def test_update_kind_with_previous_summary():
+    path = split_turn_path()
+    path.insert(3, {"type": "compaction", "id": "c1", "parentId": "e2", "summary": "OLD SUMMARY",
+                    "firstKeptEntryId": "e2", "tokensBefore": 10, "timestamp": "2025-01-01T00:00:00.000Z"})
+    prep = prepare_compaction(path, CompactionSettings(keep_recent_tokens=30))
+    rec = Recorder()
+    asyncio.run(compact(prep, rec))
+    hist = [r for r in rec.requests if r.kind in ("history", "update")]
+    assert hist[0].kind == "update"
+    assert hist[0].previous_summary == "OLD SUMMARY"
+    assert "<previous-summary>\nOLD SUMMARY\n</previous-summary>" in hist[0].prompt
+
+
+def test_failure_cancels_the_other_request():
+    prep = prepare_compaction(split_turn_path(), CompactionSettings(keep_recent_tokens=100))
+    rec = Recorder(delay=0.05, fail_kind="turn_prefix")
+    with pytest.raises(SummarizerError):
+        asyncio.run(compact(prep, rec))
+
+
+def test_hook_none_cancel_string_result():
+    prep = prepare_compaction(split_turn_path(), CompactionSettings(keep_recent_tokens=100))
+    rec = Recorder()
+    seen = []
+
+    def passthrough(p):
+        seen.append(p)
+        return None
+
+    asyncio.run(compact(prep, rec, hook=passthrough))
+    assert seen == [prep] and rec.requests
+
+    def cancel(p):
+        raise CompactionCancelled("no")
+
+    with pytest.raises(CompactionCancelled):
+        asyncio.run(compact(prep, Recorder(), hook=cancel))
+    with pytest.raises(CompactionCancelled):
+        asyncio.run(compact(prep, Recorder(), hook=lambda p: CompactionCancelled))
+
+    async def supply(p):
+        return "hook summary"
+
+    rec2 = Recorder()
+    res = asyncio.run(compact(prep, rec2, hook=supply))
+    assert rec2.requests == []
+    assert res.summary == "hook summary" and res.from_hook
+    assert res.to_json()["fromHook"] is True
+    res = asyncio.run(compact(prep, rec2, hook=lambda p: {"summary": "S", "details": {"x": 1}}))
+    assert res.from_hook and res.details == {"x": 1} and res.first_kept_entry_id == prep.first_kept_entry_id
+    res = asyncio.run(compact(prep, rec2, hook=lambda p: CompactionResult("R", "e1", 5)))
+    assert res.from_hook and res.first_kept_entry_id == "e1"
+    with pytest.raises(TypeError):
+        asyncio.run(compact(prep, rec2, hook=lambda p: 42))
+
+
+def test_not_split_single_request_no_file_blocks():
+    path = [msg_entry(0, "user", "a " * 200), msg_entry(1, "assistant", "b " * 200),
+            msg_entry(2, "user", "c " * 200), msg_entry(3, "assistant", "d " * 200)]
+    prep = prepare_compaction(path, CompactionSettings(keep_recent_tokens=150))
+    assert not prep.is_split_turn
+    rec = Recorder()
+    res = asyncio.run(compact(prep, rec))
+    assert [r.kind for r in rec.requests] == ["history"]
+    assert res.summary == "SUMMARY[history]"
+    assert res.details == {"readFiles": [], "modifiedFiles": []}
