@@ -1,0 +1,373 @@
+"""Compaction commands: tokens, compact, navigate (SPEC 6-8, 11)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from typing import Any, Optional, TypeVar
+
+import typer
+from rich.table import Table
+
+from ..compaction import (
+    CompactionCancelled,
+    collect_entries_for_branch_summary,
+    compact,
+    generate_branch_summary,
+    prepare_branch_entries,
+    prepare_compaction,
+)
+from ..context import message_from_entry
+from ..llm.base import SummarizerError
+from ..settings import CompactionSettings, load_settings
+from ..tokens import estimate_context_tokens, estimate_tokens, should_compact
+from .common import console, err_console, fail, open_session, print_json, warn
+
+JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
+PROVIDER_OPTION = typer.Option(
+    None, "--provider", help="Summarizer: openai, anthropic or extractive (default: by available API key)."
+)
+MODEL_OPTION = typer.Option(None, "--model", help="Model id for the summarizer.")
+BASE_URL_OPTION = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp).")
+
+T = TypeVar("T")
+
+
+def _settings_for(manager: Any, quiet: bool) -> Any:
+    loaded = load_settings(manager.get_cwd())
+    if not quiet:
+        for message in loaded.warnings:
+            warn(message)
+    return loaded
+
+
+def _apply_leaf(manager: Any, leaf: str | None) -> None:
+    if leaf is None:
+        return
+    if leaf == "null":
+        manager.reset_leaf()
+        return
+    try:
+        manager.branch(leaf)
+    except KeyError:
+        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
+
+
+def _make_summarizer(provider: str | None, model: str | None, base_url: str | None, quiet: bool) -> Any:
+    from ..llm import make_summarizer
+
+    try:
+        summarizer = make_summarizer(provider, model, base_url)
+    except SummarizerError as exc:
+        fail(str(exc))
+    reason = getattr(summarizer, "fallback_reason", None)
+    if reason:
+        warn(reason)
+    return summarizer
+
+
+def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
+    """Run a summary coroutine with a spinner; Ctrl-C leaves the file untouched."""
+    try:
+        if quiet:
+            return asyncio.run(coro)  # type: ignore[arg-type]
+        with err_console.status(what):
+            return asyncio.run(coro)  # type: ignore[arg-type]
+    except KeyboardInterrupt:
+        fail("interrupted; the session file was not changed", 130)
+    except SummarizerError as exc:
+        fail(f"summary failed: {exc}; the session file was not changed")
+
+
+# ---------------------------------------------------------------------------
+# tokens
+
+
+def tokens(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
+    window: int = typer.Option(200000, "--window", help="Model context window, in tokens."),
+    reserve: Optional[int] = typer.Option(
+        None, "--reserve", help="Tokens kept free (default: compaction.reserveTokens from settings, 16384)."
+    ),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Estimate the context size in tokens and whether compaction would trigger."""
+    manager = open_session(session, quiet=as_json)
+    _apply_leaf(manager, leaf)
+    settings = _settings_for(manager, as_json).compaction
+    if reserve is not None:
+        settings = CompactionSettings(settings.enabled, reserve, settings.keep_recent_tokens)
+    per_entry = [
+        {"id": e.get("id"), "tokens": estimate_tokens(e["message"])}
+        for e in manager.get_entries()
+        if e.get("type") == "message" and isinstance(e.get("message"), dict)
+    ]
+    messages = manager.build_session_context()["messages"]
+    est = estimate_context_tokens(messages)
+    trigger = should_compact(est["tokens"], window, {"enabled": True, "reserveTokens": settings.reserve_tokens})
+    if as_json:
+        print_json({"perEntry": per_entry, "context": est, "shouldCompact": trigger})
+        return
+    table = Table(show_header=False, show_edge=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("context tokens", f"{est['tokens']:,}")
+    if est["lastUsageIndex"] is not None:
+        table.add_row("  from last reported usage", f"{est['usageTokens']:,}")
+        table.add_row("  estimated after it", f"{est['trailingTokens']:,}")
+    else:
+        table.add_row("  (no usage reported: all estimated)", "")
+    table.add_row("messages in context", f"{len(messages):,}")
+    table.add_row("context window", f"{window:,}")
+    threshold = window - settings.reserve_tokens
+    table.add_row("compaction threshold", f"{threshold:,}")
+    table.add_row("would compact", "yes" if trigger else "no")
+    if not settings.enabled:
+        table.add_row("", "(auto-compaction is disabled in settings)")
+    console.print(table)
+
+
+# ---------------------------------------------------------------------------
+# compact
+
+
+def _describe_messages(messages: list[dict[str, Any]]) -> str:
+    counts: dict[str, int] = {}
+    for m in messages:
+        role = str(m.get("role"))
+        counts[role] = counts.get(role, 0) + 1
+    return ", ".join(f"{n} {role}" for role, n in sorted(counts.items())) or "none"
+
+
+def compact_cmd(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    keep_recent_tokens: Optional[int] = typer.Option(
+        None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000)."
+    ),
+    reserve_tokens: Optional[int] = typer.Option(
+        None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384)."
+    ),
+    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be summarized and kept; write nothing."),
+    provider: Optional[str] = PROVIDER_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Summarize older messages into a compaction entry, keeping recent ones."""
+    if keep_recent_tokens is not None and keep_recent_tokens < 0:
+        fail("--keep-recent-tokens must be >= 0")
+    if reserve_tokens is not None and reserve_tokens < 0:
+        fail("--reserve-tokens must be >= 0")
+    manager = open_session(session, read_only=dry_run, quiet=as_json)
+    base = _settings_for(manager, as_json).compaction
+    settings = CompactionSettings(
+        base.enabled,
+        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
+        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+    )
+    path = manager.get_branch()
+    prep = prepare_compaction(path, settings)
+    if dry_run:
+        if as_json:
+            print_json(prep.to_json() if prep else None)
+            return
+        if prep is None:
+            console.print("Nothing to compact: the session is empty or already ends with a compaction.")
+            return
+        _print_plan(path, prep)
+        return
+    if prep is None:
+        if as_json:
+            print_json(None)
+        else:
+            console.print("Nothing to compact: the session is empty or already ends with a compaction.")
+        return
+    if not prep.messages_to_summarize and not prep.turn_prefix_messages:
+        msg = "nothing to summarize: everything since the last compaction fits in --keep-recent-tokens"
+        if as_json:
+            print_json(None)
+            return
+        console.print(msg.capitalize() + ".", markup=False)
+        return
+    summarizer = _make_summarizer(provider, model, base_url, as_json)
+    try:
+        result = _run(
+            compact(prep, summarizer, custom_instructions=instructions),
+            f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages "
+            f"with {getattr(summarizer, 'name', 'summarizer')}…",
+            as_json,
+        )
+    except CompactionCancelled:
+        fail("compaction cancelled; the session file was not changed")
+    extra: dict[str, Any] = {}
+    if result.details is not None:
+        extra["details"] = result.details
+    if result.from_hook:
+        extra["from_hook"] = True
+    new_id = manager.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
+    manager.save()
+    # pure estimates: usage reported by kept assistant messages predates the compaction
+    after = sum(estimate_tokens(m) for m in manager.build_session_context()["messages"])
+    if as_json:
+        print_json({"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)})
+        return
+    console.print(
+        f"Compacted: {result.tokens_before:,} → ~{after:,} tokens; compaction entry {new_id}, "
+        f"kept from {result.first_kept_entry_id}.",
+        markup=False,
+    )
+    console.print(result.summary, markup=False)
+
+
+def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
+    kept_index = prep.first_kept_entry_index
+    # the messages that stay: what the context holds from the first kept entry on
+    kept = []
+    for entry in path[kept_index:]:
+        if entry.get("type") == "branch_summary" and not entry.get("summary"):
+            continue
+        msg = message_from_entry(entry, include_compaction=False)
+        if msg is not None:
+            kept.append(msg)
+    kept_tokens = sum(estimate_tokens(m) for m in kept)
+    summarized_tokens = sum(estimate_tokens(m) for m in prep.messages_to_summarize)
+    prefix_tokens = sum(estimate_tokens(m) for m in prep.turn_prefix_messages)
+    budget = int(0.8 * prep.settings.reserve_tokens) + (
+        int(0.5 * prep.settings.reserve_tokens) if prep.is_split_turn and prep.turn_prefix_messages else 0
+    )
+    table = Table(show_header=False, show_edge=False, pad_edge=False)
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    table.add_row("tokens before", f"{prep.tokens_before:,}")
+    table.add_row(
+        "to summarize",
+        f"{len(prep.messages_to_summarize)} messages (~{summarized_tokens:,} tokens): "
+        f"{_describe_messages(prep.messages_to_summarize)}",
+    )
+    if prep.previous_summary:
+        table.add_row("previous summary", f"merged in (~{estimate_tokens({'role': 'compactionSummary', 'summary': prep.previous_summary}):,} tokens)")
+    if prep.is_split_turn:
+        table.add_row(
+            "split turn",
+            f"yes: {len(prep.turn_prefix_messages)} messages (~{prefix_tokens:,} tokens) of the current turn "
+            "get their own summary",
+        )
+    table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {kept_index + 1} of {len(path)} on the path)")
+    table.add_row("kept verbatim", f"{len(kept)} messages (~{kept_tokens:,} tokens)")
+    table.add_row("tokens after", f"~{kept_tokens:,} + the summary (at most {budget:,})")
+    lists = prep.file_lists
+    if lists["readFiles"]:
+        table.add_row("read files", "\n".join(map(str, lists["readFiles"])))
+    if lists["modifiedFiles"]:
+        table.add_row("modified files", "\n".join(map(str, lists["modifiedFiles"])))
+    console.print(table)
+    console.print("(dry run: nothing written)", style="dim")
+
+
+# ---------------------------------------------------------------------------
+# navigate
+
+
+def _user_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return ""
+
+
+def navigate(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    entry_id: str = typer.Argument(..., help="The entry to move to."),
+    summarize: bool = typer.Option(False, "--summarize", help="Summarize the branch being left."),
+    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    context_window: int = typer.Option(128000, "--window", help="Summarizer context window, in tokens."),
+    provider: Optional[str] = PROVIDER_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Move the session's position to another entry, optionally summarizing
+    the branch left behind (stored as a branch_summary entry)."""
+    manager = open_session(session, read_only=False, quiet=as_json)
+    target = manager.get_entry(entry_id)
+    if target is None:
+        fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
+    old_leaf = manager.get_leaf_id()
+    if entry_id == old_leaf:
+        if as_json:
+            print_json({"oldLeafId": old_leaf, "newLeafId": old_leaf, "targetId": entry_id, "summaryEntry": None,
+                        "editorText": None, "summarizedEntryIds": []})
+        else:
+            console.print(f"Already at {entry_id}.", markup=False)
+        return
+    collected = collect_entries_for_branch_summary(manager, old_leaf, entry_id)
+    # Where the leaf goes (pi's navigateTree): for a user message or a custom
+    # message, its parent (the text is handed back for editing); else the entry.
+    editor_text: str | None = None
+    new_leaf: str | None = entry_id
+    if target.get("type") == "message" and isinstance(target.get("message"), dict) and target["message"].get("role") == "user":
+        new_leaf = target.get("parentId")
+        editor_text = _user_text(target["message"].get("content"))
+    elif target.get("type") == "custom_message":
+        new_leaf = target.get("parentId")
+        editor_text = _user_text(target.get("content"))
+
+    summary_text = ""
+    details: Any = None
+    if summarize and collected.entries:
+        branch_settings = _settings_for(manager, as_json).branch_summary
+        summarizer = _make_summarizer(provider, model, base_url, as_json)
+        prep = prepare_branch_entries(collected.entries, context_window - branch_settings.reserve_tokens)
+        result = _run(
+            generate_branch_summary(
+                collected.entries,
+                summarizer,
+                context_window=context_window,
+                reserve_tokens=branch_settings.reserve_tokens,
+                custom_instructions=instructions,
+            ),
+            f"Summarizing {len(prep.messages)} messages of the branch with {getattr(summarizer, 'name', 'summarizer')}…",
+            as_json,
+        )
+        summary_text = result.summary
+        details = result.details
+    # The leaf of a session file is its last entry, so the move is persisted
+    # as a branch_summary at the new position: with the summary, or empty
+    # (pi leaves empty branch summaries out of the context) without one.
+    summary_id = manager.branch_with_summary(new_leaf, summary_text, details) if details is not None else (
+        manager.branch_with_summary(new_leaf, summary_text)
+    )
+    manager.save()
+    summary_entry = manager.get_entry(summary_id)
+    if as_json:
+        print_json(
+            {
+                "oldLeafId": old_leaf,
+                "newLeafId": manager.get_leaf_id(),
+                "targetId": entry_id,
+                "summaryEntry": summary_entry if summary_text else None,
+                "editorText": editor_text,
+                "summarizedEntryIds": [e.get("id") for e in collected.entries] if summary_text else [],
+            }
+        )
+        return
+    where = new_leaf if new_leaf is not None else "the start of the session"
+    console.print(f"Moved from {old_leaf} to {where}.", markup=False)
+    if summary_text:
+        console.print(f"Summarized {len(collected.entries)} entries of the branch left (entry {summary_id}):", markup=False)
+        console.print(summary_text, markup=False)
+    elif summarize:
+        console.print("Nothing to summarize: the branch left has no entries of its own.", markup=False)
+    if editor_text is not None:
+        console.print("The target was a user message; its text (to edit and send again):", style="dim")
+        console.print(editor_text, markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``tokens``, ``compact`` and ``navigate`` to the app."""
+    app.command()(tokens)
+    app.command("compact")(compact_cmd)
+    app.command()(navigate)

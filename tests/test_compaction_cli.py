@@ -1,0 +1,129 @@
+"""CLI: tokens, compact, navigate (module registered on a private typer app)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from compaction_golden_util import SESSIONS, as_oracle_json, load_golden, load_session, ours, GOLDENS
+from pi_session.cli import compact_cmds
+
+app = typer.Typer()
+compact_cmds.register(app)
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _no_keys(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+
+
+def copy(tmp_path, name="gen-003.jsonl"):
+    dst = tmp_path / name
+    shutil.copy(SESSIONS / name, dst)
+    return dst
+
+
+def run(*args):
+    result = runner.invoke(app, [str(a) for a in args])
+    return result
+
+
+def stdout_json(result):
+    return json.loads(result.stdout)
+
+
+def test_tokens_json_matches_oracle_golden(tmp_path):
+    f = copy(tmp_path)
+    golden = load_golden(GOLDENS / "gen-003.golden.json.gz")
+    case = next(c for c in golden["cases"] if c["cmd"] == "tokens" and c["opts"] == {"window": 30000, "reserve": 8000})
+    res = run("tokens", f, "--window", 30000, "--reserve", 8000, "--json")
+    assert res.exit_code == 0, res.output
+    assert stdout_json(res) == case["out"]
+    human = run("tokens", f)
+    assert human.exit_code == 0 and "context tokens" in human.stdout
+
+
+def test_compact_dry_run_json_matches_oracle_prepare(tmp_path):
+    f = copy(tmp_path)
+    golden = load_golden(GOLDENS / "gen-003.golden.json.gz")
+    for case in golden["cases"]:
+        if case["cmd"] != "prepare" or "leaf" in case["opts"] or "reserve" in case["opts"]:
+            continue
+        args = ["compact", f, "--dry-run", "--json"]
+        if "keep" in case["opts"]:
+            args += ["--keep-recent-tokens", case["opts"]["keep"]]
+        res = run(*args)
+        assert res.exit_code == 0, res.output
+        assert stdout_json(res) == case["out"], case["opts"]
+    before = f.read_bytes()
+    human = run("compact", f, "--dry-run", "--keep-recent-tokens", 300)
+    assert human.exit_code == 0 and "tokens before" in human.stdout and "tokens after" in human.stdout
+    assert f.read_bytes() == before
+
+
+def test_compact_with_extractive_appends_entry(tmp_path):
+    f = copy(tmp_path)
+    res = run("compact", f, "--keep-recent-tokens", 300, "--provider", "extractive", "--json", "--instructions", "tests")
+    assert res.exit_code == 0, res.output
+    out = stdout_json(res)
+    _h, entries = load_session(f)
+    last = entries[-1]
+    assert last["type"] == "compaction" and last["id"] == out["id"]
+    assert "fromHook" not in last
+    assert last["firstKeptEntryId"] == out["firstKeptEntryId"]
+    assert "## Goal" in last["summary"] and "## Critical Context" in last["summary"]
+    assert out["tokensAfter"] < out["tokensBefore"]
+    # now the path ends with a compaction: nothing to do, file untouched
+    size = f.stat().st_size
+    again = run("compact", f, "--json")
+    assert again.exit_code == 0 and stdout_json(again) is None
+    assert f.stat().st_size == size
+
+
+def test_compact_bad_session_is_one_line_error(tmp_path):
+    bad = tmp_path / "nope.jsonl"
+    res = run("compact", bad, "--dry-run")
+    assert res.exit_code != 0
+    assert "Traceback" not in res.output
+    res = run("compact", copy(tmp_path), "--keep-recent-tokens", -1)
+    assert res.exit_code != 0
+
+
+def test_navigate_with_and_without_summary(tmp_path):
+    f = copy(tmp_path, "gen-004.jsonl")
+    _h, entries = load_session(f)
+    leaf = entries[-1]["id"]
+    # target: an assistant message on the path of the leaf, a few steps up
+    from pi_session.tree import SessionTree
+
+    path = SessionTree(entries).branch(leaf)
+    target = next(e for e in reversed(path[:-5]) if e["type"] == "message" and e["message"]["role"] == "assistant")
+    res = run("navigate", f, target["id"], "--summarize", "--provider", "extractive", "--json")
+    assert res.exit_code == 0, res.output
+    out = stdout_json(res)
+    _h, after = load_session(f)
+    summary = after[-1]
+    assert summary["type"] == "branch_summary" and summary["parentId"] == target["id"]
+    assert summary["fromId"] == target["id"] and summary["summary"]
+    assert out["summaryEntry"]["id"] == summary["id"] and out["newLeafId"] == summary["id"]
+    assert set(summary["details"]) == {"readFiles", "modifiedFiles"}
+    assert out["summarizedEntryIds"][-1] == leaf
+    # without --summarize: the move is persisted with an empty branch_summary
+    first_user = next(e for e in path if e["type"] == "message" and e["message"]["role"] == "user")
+    res = run("navigate", f, first_user["id"], "--json")
+    assert res.exit_code == 0, res.output
+    out = stdout_json(res)
+    assert out["summaryEntry"] is None and out["editorText"] is not None
+    _h, after = load_session(f)
+    assert after[-1]["type"] == "branch_summary" and after[-1]["summary"] == ""
+    assert after[-1]["parentId"] == first_user["parentId"]
+    # unknown id
+    res = run("navigate", f, "ffffffff")
+    assert res.exit_code != 0 and "ffffffff" in res.output
