@@ -9,7 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from compaction_golden_util import SESSIONS, as_oracle_json, load_golden, load_session, ours, GOLDENS
+from compaction_golden_util import GOLDENS, SESSIONS, load_golden, load_session
 from pi_session.cli import compact_cmds
 
 app = typer.Typer()
@@ -127,3 +127,20 @@ def test_navigate_with_and_without_summary(tmp_path):
     # unknown id
     res = run("navigate", f, "ffffffff")
     assert res.exit_code != 0 and "ffffffff" in res.output
+
+
+def test_compact_uses_settings_files(tmp_path):
+    f = copy(tmp_path)
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 300, "reserveTokens": 8192}}))
+    golden = load_golden(GOLDENS / "gen-003.golden.json.gz")
+    case = next(c for c in golden["cases"] if c["cmd"] == "prepare" and c["opts"] == {"keep": 300, "reserve": 8192})
+    res = run("compact", f, "--dry-run", "--json")
+    assert res.exit_code == 0, res.output
+    assert stdout_json(res) == case["out"]
+    # a broken settings file: warning naming it, defaults used, still exit 0
+    (agent / "settings.json").write_text("{nope")
+    res = run("compact", f, "--dry-run")
+    assert res.exit_code == 0
+    assert "settings.json" in res.output and "ignoring" in res.output

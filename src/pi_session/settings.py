@@ -178,8 +178,9 @@ def read_settings_file(path: Path) -> dict[str, Any]:
 
 def default_agent_dir() -> Path:
     """``$PI_CODING_AGENT_DIR`` if set, else ``~/.pi/agent`` (SPEC 1)."""
-    env = os.environ.get("PI_CODING_AGENT_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".pi" / "agent"
+    from .paths import agent_dir
+
+    return agent_dir()
 
 
 def load_settings(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str] | None = None) -> LoadedSettings:
