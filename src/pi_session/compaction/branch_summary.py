@@ -57,6 +57,7 @@ class BranchEntries:
     common_ancestor_id: str | None
 
     def to_json(self) -> dict[str, Any]:
+        """``{"entries": [...], "commonAncestorId": id | None}`` (pi's names)."""
         return {"entries": self.entries, "commonAncestorId": self.common_ancestor_id}
 
 

@@ -45,12 +45,15 @@ class FileOps:
     edited: dict[Any, None] = field(default_factory=dict)
 
     def add_read(self, path: Any) -> None:
+        """Record a path that was read."""
         self.read[path] = None
 
     def add_written(self, path: Any) -> None:
+        """Record a path that was written."""
         self.written[path] = None
 
     def add_edited(self, path: Any) -> None:
+        """Record a path that was edited."""
         self.edited[path] = None
 
     def to_json(self) -> dict[str, list[Any]]:
