@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from . import check_cmds, prompt_cmds, session_cmds
+from . import check_cmds, compact_cmds, prompt_cmds, session_cmds
 
 app = typer.Typer(
     name="pi-session",
@@ -15,7 +15,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-for module in (session_cmds, check_cmds, prompt_cmds):
+for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds):
     module.register(app)
 
 
