@@ -150,6 +150,9 @@ def compact_cmd(
     ),
     instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be summarized and kept; write nothing."),
+    pi_exact: bool = typer.Option(
+        False, "--pi-exact", help="Use pi's cut even where it would keep a tool result whose call is summarized away."
+    ),
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,
     base_url: Optional[str] = BASE_URL_OPTION,
@@ -168,7 +171,7 @@ def compact_cmd(
         base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
     )
     path = manager.get_branch()
-    prep = prepare_compaction(path, settings)
+    prep = prepare_compaction(path, settings, keep_tool_pairs=not pi_exact)
     if dry_run:
         if as_json:
             print_json(prep.to_json() if prep else None)

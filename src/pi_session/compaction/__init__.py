@@ -22,7 +22,13 @@ from .branch_summary import (
     generate_branch_summary,
     prepare_branch_entries,
 )
-from .cut_point import CutPointResult, find_cut_point, find_turn_start_index, find_valid_cut_points
+from .cut_point import (
+    CutPointResult,
+    find_cut_point,
+    find_turn_start_index,
+    find_valid_cut_points,
+    keep_tool_calls_with_results,
+)
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
 from .prepare import CompactionPreparation, prepare_compaction
 from .serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, truncate_for_summary
@@ -67,6 +73,7 @@ __all__ = [
     "generate_branch_summary",
     "get_last_assistant_usage",
     "prepare_branch_entries",
+    "keep_tool_calls_with_results",
     "prepare_compaction",
     "serialize_conversation",
     "should_compact",

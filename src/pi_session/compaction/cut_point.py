@@ -13,7 +13,13 @@ from typing import Any
 
 from ..tokens import estimate_tokens
 
-__all__ = ["CutPointResult", "find_valid_cut_points", "find_turn_start_index", "find_cut_point"]
+__all__ = [
+    "CutPointResult",
+    "find_valid_cut_points",
+    "find_turn_start_index",
+    "find_cut_point",
+    "keep_tool_calls_with_results",
+]
 
 _CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 _TURN_START_ROLES = frozenset({"user", "bashExecution"})
@@ -115,6 +121,11 @@ def find_cut_point(
                     cut = p
                     break
             break
+    return _finish_cut(entries, start, cut)
+
+
+def _finish_cut(entries: Sequence[Mapping[str, Any]], start: int, cut: int) -> CutPointResult:
+    """Move a cut back over non-message entries and work out its turn."""
     while cut > start:
         prev_type = entries[cut - 1].get("type")
         if prev_type in ("compaction", "message"):
@@ -124,3 +135,49 @@ def find_cut_point(
     is_user = cut_entry.get("type") == "message" and _role(cut_entry) == "user"
     turn_start = -1 if is_user else find_turn_start_index(entries, cut, start)
     return CutPointResult(cut, turn_start, not is_user and turn_start != -1)
+
+
+def _tool_call_ids(entry: Mapping[str, Any]) -> list[str]:
+    if entry.get("type") != "message":
+        return []
+    msg = entry.get("message")
+    if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
+        return []
+    return [b.get("id") for b in msg["content"] if isinstance(b, Mapping) and b.get("type") == "toolCall"]
+
+
+def keep_tool_calls_with_results(
+    entries: Sequence[Mapping[str, Any]], start: int, end: int, cut: CutPointResult
+) -> CutPointResult:
+    """Beyond pi: move a cut back so that no kept tool result loses its call.
+
+    pi never cuts at a tool result, but a user or bashExecution message
+    standing between a tool call and its result (a hand edit, an extension,
+    a steering message) can still be a cut point, and the kept result then
+    answers a call that was summarized away, which model APIs reject. When
+    a tool result at or after the cut answers a call made in ``[start,
+    cut)``, the cut moves back to the assistant message holding the earliest
+    such call (then over non-message entries, as pi does), and the turn is
+    worked out again. Calls before ``start`` were summarized by an earlier
+    compaction and cannot be brought back; the provider adapters repair
+    those.
+
+    Returns:
+        ``cut`` itself when no result is orphaned (pi's choice), else the
+        moved cut.
+    """
+    kept_results: set[str] = set()
+    for entry in entries[cut.first_kept_entry_index : end]:
+        if entry.get("type") == "message":
+            msg = entry.get("message")
+            if isinstance(msg, Mapping) and msg.get("role") == "toolResult" and isinstance(msg.get("toolCallId"), str):
+                kept_results.add(msg["toolCallId"])
+    if not kept_results:
+        return cut
+    earliest = None
+    for i in range(cut.first_kept_entry_index - 1, start - 1, -1):
+        if any(call_id in kept_results for call_id in _tool_call_ids(entries[i])):
+            earliest = i
+    if earliest is None:
+        return cut
+    return _finish_cut(entries, start, earliest)

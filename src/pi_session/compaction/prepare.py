@@ -10,7 +10,7 @@ from typing import Any
 from ..context import build_session_context, message_from_entry
 from ..settings import CompactionSettings
 from ..tokens import estimate_context_tokens
-from .cut_point import find_cut_point
+from .cut_point import find_cut_point, keep_tool_calls_with_results
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message
 
 __all__ = ["CompactionPreparation", "prepare_compaction"]
@@ -88,7 +88,10 @@ def _compaction_message(entry: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def prepare_compaction(
-    path_entries: Sequence[Mapping[str, Any]], settings: CompactionSettings | None = None
+    path_entries: Sequence[Mapping[str, Any]],
+    settings: CompactionSettings | None = None,
+    *,
+    keep_tool_pairs: bool = True,
 ) -> CompactionPreparation | None:
     """Plan a compaction of a root→leaf path (pi's ``prepareCompaction``).
 
@@ -106,6 +109,13 @@ def prepare_compaction(
     on the path); the cut is :func:`find_cut_point` with
     ``keep_recent_tokens``; ``tokens_before`` is
     :func:`estimate_context_tokens` over the context the whole path builds.
+
+    Beyond pi (``keep_tool_pairs``, on by default): when pi's cut would keep a
+    tool result whose call is summarized away, the cut moves back to that
+    call (see :func:`pi_session.compaction.cut_point.keep_tool_calls_with_results`).
+    On sessions where this does not happen, which is every session pi's own
+    agent loop writes, the result is pi's exactly; pass
+    ``keep_tool_pairs=False`` for pi's cut in every case.
     """
     settings = settings or CompactionSettings()
     entries = list(path_entries)
@@ -127,6 +137,8 @@ def prepare_compaction(
     end = len(entries)
     tokens_before = estimate_context_tokens(build_session_context(entries)["messages"])["tokens"]
     cut = find_cut_point(entries, start, end, settings.keep_recent_tokens)
+    if keep_tool_pairs:
+        cut = keep_tool_calls_with_results(entries, start, end, cut)
     if cut.first_kept_entry_index >= len(entries):
         return None
     first_kept_id = entries[cut.first_kept_entry_index].get("id")

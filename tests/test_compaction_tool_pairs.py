@@ -1,0 +1,82 @@
+"""Beyond pi: a compaction never keeps a tool result whose call it summarizes.
+
+Scenarios and pi's own cuts come from tests/goldens/adapters/cut_scenarios.json
+(recorded with pi-oracle)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import GOLDENS
+from pi_session import SessionManager, build_session_context, prepare_compaction
+from pi_session.adapters import orphan_tool_results, to_anthropic_messages, to_openai_chat, validate_anthropic_messages, validate_openai_chat
+from pi_session.compaction import find_cut_point, keep_tool_calls_with_results
+from pi_session.settings import CompactionSettings
+
+SCENARIOS = {s["name"]: s for s in json.loads((GOLDENS / "adapters" / "cut_scenarios.json").read_text())}
+
+
+def _path_before_first_compaction(scenario):
+    entries = scenario["entries"]
+    first_compaction = next(i for i, e in enumerate(entries) if e["type"] == "compaction")
+    return entries[:first_compaction]
+
+
+@pytest.mark.parametrize("name", ["user_between_call_and_result", "bash_between_call_and_result"])
+def test_pi_cut_orphans_a_result_ours_does_not(name):
+    scenario = SCENARIOS[name]
+    path = _path_before_first_compaction(scenario)
+    keep = 100
+    pi_cut = find_cut_point(path, 0, len(path), keep)
+    assert path[pi_cut.first_kept_entry_index]["id"] == scenario["cuts"][0]["firstKeptEntryId"]  # pi's choice
+    settings = CompactionSettings(True, 16384, keep)
+    exact = prepare_compaction(path, settings, keep_tool_pairs=False)
+    assert exact.first_kept_entry_id == scenario["cuts"][0]["firstKeptEntryId"]
+    safe = prepare_compaction(path, settings)
+    assert safe.first_kept_entry_id == "a1"  # moved back to the call
+
+    def context_after(prep):
+        sm = SessionManager.in_memory()
+        ids = {}
+        for entry in path:
+            sm.branch(ids[entry["parentId"]]) if entry["parentId"] else sm.reset_leaf()
+            ids[entry["id"]] = sm.append_message(entry["message"])
+        sm.append_compaction("summary", ids[prep.first_kept_entry_id], prep.tokens_before)
+        return sm.build_session_context()["messages"]
+
+    assert orphan_tool_results(context_after(exact))  # pi's cut: an orphan
+    messages = context_after(safe)
+    assert orphan_tool_results(messages) == []
+    assert validate_openai_chat(to_openai_chat(messages)) == []
+    anthropic = to_anthropic_messages(messages)
+    assert validate_anthropic_messages(anthropic) == [] and not [r for r in anthropic.repairs if "orphan" in r.kind]
+
+
+def test_unchanged_when_nothing_is_orphaned():
+    scenario = SCENARIOS["aborted_call_kept"]
+    path = _path_before_first_compaction(scenario)
+    cut = find_cut_point(path, 0, len(path), 110)
+    assert keep_tool_calls_with_results(path, 0, len(path), cut) is cut
+
+
+def test_calls_before_the_span_are_left_to_the_adapters():
+    # u1, a1[t1], r1 (answers t1) with the span starting at r1: the call is out of reach
+    entries = SCENARIOS["user_between_call_and_result"]["entries"][:5]
+    cut = find_cut_point(entries, 3, len(entries), 0)
+    assert keep_tool_calls_with_results(entries, 3, len(entries), cut) is cut
+
+
+def test_cli_dry_run_flag(cli, tmp_path):
+    scenario = SCENARIOS["user_between_call_and_result"]
+    path = _path_before_first_compaction(scenario)
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+    from pi_session.jsonio import dumps_line
+
+    file = tmp_path / "s.jsonl"
+    file.write_bytes(b"".join(dumps_line(r) for r in [header, *path]))
+    safe = json.loads(cli("compact", str(file), "--dry-run", "--json", "--keep-recent-tokens", "100").stdout)
+    exact = json.loads(cli("compact", str(file), "--dry-run", "--json", "--keep-recent-tokens", "100", "--pi-exact").stdout)
+    assert safe["firstKeptEntryId"] == "a1" and exact["firstKeptEntryId"] == "u2"
+    assert build_session_context(path)["messages"]
