@@ -80,3 +80,17 @@ def test_cli_dry_run_flag(cli, tmp_path):
     exact = json.loads(cli("compact", str(file), "--dry-run", "--json", "--keep-recent-tokens", "100", "--pi-exact").stdout)
     assert safe["firstKeptEntryId"] == "a1" and exact["firstKeptEntryId"] == "u2"
     assert build_session_context(path)["messages"]
+
+
+def test_navigate_to_an_assistant_with_answered_calls_elsewhere_warns(cli, tmp_path):
+    sm = SessionManager.create("/p", tmp_path / "s")
+    u = sm.append_message({"role": "user", "content": "go", "timestamp": 1})
+    a = sm.append_message({"role": "assistant", "content": [{"type": "toolCall", "id": "t1", "name": "read", "arguments": {"path": "x"}}],
+                           "api": "x", "provider": "p", "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}, "stopReason": "toolUse", "timestamp": 2})
+    sm.append_message({"role": "toolResult", "toolCallId": "t1", "toolName": "read", "content": [{"type": "text", "text": "x"}], "isError": False, "timestamp": 3})
+    file = sm.get_session_file()
+    result = cli("navigate", str(file), a)
+    assert result.returncode == 0, result.stderr
+    assert "t1" in result.stderr and "no result" in result.stderr
+    out = json.loads(cli("navigate", str(file), u, "--json").stdout)
+    assert out["unansweredToolCalls"] == []

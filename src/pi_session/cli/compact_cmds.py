@@ -17,6 +17,7 @@ from ..compaction import (
     prepare_branch_entries,
     prepare_compaction,
 )
+from ..adapters import unanswered_tool_calls
 from ..context import message_from_entry
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
@@ -345,6 +346,15 @@ def navigate(
     )
     manager.save()
     summary_entry = manager.get_entry(summary_id)
+    # Navigating to an assistant message whose tool calls were answered on the
+    # branch left behind leaves them unanswered; say so (the provider
+    # adapters answer them with an explicit error result).
+    unanswered = unanswered_tool_calls(manager.build_session_context()["messages"])
+    if unanswered and not as_json:
+        warn(
+            f"{len(unanswered)} tool call(s) at the new position have no result "
+            f"({', '.join(str(u['toolCallId']) for u in unanswered[:5])}); the provider adapters answer them with an error result"
+        )
     if as_json:
         print_json(
             {
@@ -354,6 +364,7 @@ def navigate(
                 "summaryEntry": summary_entry if summary_text else None,
                 "editorText": editor_text,
                 "summarizedEntryIds": [e.get("id") for e in collected.entries] if summary_text else [],
+                "unansweredToolCalls": [u["toolCallId"] for u in unanswered],
             }
         )
         return
