@@ -11,7 +11,6 @@ would, which the next append must move aside.
 
 from __future__ import annotations
 
-import os
 import random
 import signal
 import subprocess
@@ -24,7 +23,7 @@ import orjson
 from pi_session.manager import SessionManager
 from pi_session.repair import check_session
 from pi_session.storage import read_session_file
-from storage_helpers import assistant, make_session, user
+from storage_helpers import make_session, user
 
 WRITER = r'''
 import os, shutil, sys

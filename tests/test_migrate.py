@@ -6,7 +6,6 @@ import json
 import os
 import stat
 
-import pytest
 
 from conftest import GOLDENS
 from pi_session import SessionManager, migrate_file, migrate_session_entries, read_session_file

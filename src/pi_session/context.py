@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
-from .records import AgentMessage, SessionContext
+from .records import SessionContext
 from .timestamps import iso_to_ms
 from .tree import path_to_root
 

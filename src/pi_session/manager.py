@@ -12,12 +12,12 @@ cycle is cut instead of looping forever; entries are never written twice.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from . import jsonio
-from .context import UNSET, build_session_context, context_from_path
+from .context import build_session_context, context_from_path
 from .ids import new_entry_id, new_session_id
 from .listing import list_session_dir, list_sessions_dirs
 from .paths import default_session_dir, session_file_name, sessions_dir

@@ -804,14 +804,8 @@ def create_file(path: str | os.PathLike[str], lines: Iterable[bytes], durability
 
 
 def backup_path(path: str | os.PathLike[str], tag: str) -> Path:
-    """A free name ``<file>.<tag>.bak`` (or ``.<tag>.<n>.bak``) next to ``path``."""
-    p = Path(path)
-    candidate = p.with_name(f"{p.name}.{tag}.bak")
-    n = 1
-    while os.path.lexists(candidate):
-        candidate = p.with_name(f"{p.name}.{tag}.{n}.bak")
-        n += 1
-    return candidate
+    """A free name ``<file>.<tag>.bak`` (or ``.<tag>.bak.<n>``) next to ``path``."""
+    return free_side_path(path, f"{tag}.bak")
 
 
 def _make_backup(path: Path, tag: str, fd_size: int) -> Path:

@@ -118,3 +118,18 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
         for note in manager.notes:
             warn(note)
     return manager
+
+
+def apply_leaf(manager: Any, leaf: str | None) -> None:
+    """Apply a ``--leaf ID|null`` option to an opened manager (in memory
+    only): ``null`` resets the leaf, an id moves it; an unknown id fails with
+    a one-line error."""
+    if leaf is None:
+        return
+    if leaf == "null":
+        manager.reset_leaf()
+        return
+    try:
+        manager.branch(leaf)
+    except KeyError:
+        fail(f"{manager.get_session_file()}: no entry with id {leaf}")

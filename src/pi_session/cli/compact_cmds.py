@@ -22,7 +22,7 @@ from ..context import message_from_entry
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
 from ..tokens import estimate_context_tokens, estimate_tokens, should_compact
-from .common import console, err_console, fail, open_session, print_json, warn
+from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 PROVIDER_OPTION = typer.Option(
@@ -40,18 +40,6 @@ def _settings_for(manager: Any, quiet: bool) -> Any:
         for message in loaded.warnings:
             warn(message)
     return loaded
-
-
-def _apply_leaf(manager: Any, leaf: str | None) -> None:
-    if leaf is None:
-        return
-    if leaf == "null":
-        manager.reset_leaf()
-        return
-    try:
-        manager.branch(leaf)
-    except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
 
 
 def _make_summarizer(provider: str | None, model: str | None, base_url: str | None, quiet: bool) -> Any:
@@ -95,7 +83,7 @@ def tokens(
 ) -> None:
     """Estimate the context size in tokens and whether compaction would trigger."""
     manager = open_session(session, quiet=as_json)
-    _apply_leaf(manager, leaf)
+    apply_leaf(manager, leaf)
     settings = _settings_for(manager, as_json).compaction
     if reserve is not None:
         settings = CompactionSettings(settings.enabled, reserve, settings.keep_recent_tokens)

@@ -10,29 +10,15 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..context import UNSET, build_session_context
-from ..jsonio import dumps_pretty, js_stringify
+from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
-from ..paths import agent_dir, default_session_dir, sessions_dir
+from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
-from .common import CliError, console, fail, open_session, print_json, resolve_session
-from .render import ROLE_STYLES, content_text, entry_line, one_line, tree_lines, tree_json
+from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session
+from .render import ROLE_STYLES, content_text, one_line, tree_lines, tree_json
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
-
-
-def _leaf_arg(manager: SessionManager, leaf: str | None) -> None:
-    """Apply ``--leaf ID|null`` to a manager (in memory only)."""
-    if leaf is None:
-        return
-    if leaf == "null":
-        manager.reset_leaf()
-        return
-    try:
-        manager.branch(leaf)
-    except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
 
 
 def ls(
@@ -135,7 +121,7 @@ def context(
 ) -> None:
     """Show the messages pi would send to the model at the leaf."""
     manager = open_session(session, quiet=False)
-    _leaf_arg(manager, leaf)
+    apply_leaf(manager, leaf)
     ctx = manager.build_session_context()
     if as_json:
         out: dict[str, Any] = {"leafId": manager.get_leaf_id()}

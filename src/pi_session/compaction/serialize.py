@@ -8,18 +8,16 @@ so it summarizes instead of continuing it. Labels (``[User]:``,
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..jsonio import js_len, js_stringify
+from ..jsonio import js_key_order, js_len, js_stringify
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice"]
 
 TOOL_RESULT_MAX_CHARS = 2000
 """Tool results longer than this many UTF-16 code units are cut."""
 
-_INDEX_KEY = re.compile(r"^(?:0|[1-9][0-9]*)$")
 
 
 def js_slice(text: str, end: int) -> str:
@@ -41,22 +39,6 @@ def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> s
     return f"{js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
 
 
-def _js_key_order(value: Any) -> Any:
-    """Reorder object keys as a JavaScript object enumerates them: array-index
-    keys ("0", "1", ...) first in numeric order, then the rest in insertion
-    order. Applied recursively."""
-    if isinstance(value, dict):
-        keys = list(value)
-        index_keys = [k for k in keys if isinstance(k, str) and _INDEX_KEY.match(k) and int(k) < 2**32 - 1]
-        if index_keys:
-            rest = [k for k in keys if k not in set(index_keys)]
-            keys = sorted(index_keys, key=int) + rest
-        return {k: _js_key_order(value[k]) for k in keys}
-    if isinstance(value, list):
-        return [_js_key_order(v) for v in value]
-    return value
-
-
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -74,7 +56,7 @@ def _format_tool_call(block: Mapping[str, Any]) -> str:
     args = block.get("arguments")
     pairs = []
     if isinstance(args, Mapping):
-        for key, value in _js_key_order(dict(args)).items():
+        for key, value in js_key_order(dict(args)).items():
             pairs.append(f"{key}={js_stringify(value)}")
     return f"{block.get('name')}({', '.join(pairs)})"
 

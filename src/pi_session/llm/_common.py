@@ -243,6 +243,26 @@ class CallInfo:
     secrets: tuple[str | None, ...] = ()
 
 
+def resolve_api_key(provider: str, api_key: str | None, env_var: str, base_url: str | None, dummy_key: str) -> str:
+    """The key to use: ``api_key``, else ``$env_var``, else (for a server on
+    this machine) ``dummy_key``.
+
+    Raises:
+        SummarizerError: (kind ``missing_key``) no key for a remote server.
+    """
+    import os
+
+    key = api_key or os.environ.get(env_var) or None
+    if key is not None:
+        return key
+    if is_local_url(base_url):
+        return dummy_key
+    where = f" for {host_of(base_url)}" if base_url else ""
+    raise SummarizerError(
+        f"{provider}: no API key{where}: set {env_var} (or use --provider extractive)", kind="missing_key"
+    )
+
+
 def classify(exc: BaseException, sdk: Any, info: CallInfo) -> Failure | None:
     """Turn an exception raised by an SDK call into a :class:`Failure`, or
     ``None`` when it is not an SDK/network error (then it propagates).

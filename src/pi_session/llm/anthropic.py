@@ -7,13 +7,12 @@ import os
 from typing import Any
 
 from ._common import (
+    resolve_api_key,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     CallInfo,
     RetryPolicy,
     call_with_retries,
-    host_of,
-    is_local_url,
 )
 from .base import SummarizerError, SummaryRequest
 
@@ -65,16 +64,7 @@ class AnthropicSummarizer:
         temperature: float | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        if key is None:
-            if is_local_url(self.base_url):
-                key = LOCAL_DUMMY_KEY
-            else:
-                where = f" for {host_of(self.base_url)}" if self.base_url else ""
-                raise SummarizerError(
-                    f"anthropic: no API key{where}: set ANTHROPIC_API_KEY (or use --provider extractive)",
-                    kind="missing_key",
-                )
+        key = resolve_api_key("anthropic", api_key, "ANTHROPIC_API_KEY", self.base_url, LOCAL_DUMMY_KEY)
         self._api_key = key
         self.model = model or DEFAULT_ANTHROPIC_MODEL
         self.timeout = float(timeout)

@@ -16,13 +16,13 @@ import os
 from typing import Any, Literal
 
 from ._common import (
+    resolve_api_key,
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     CallInfo,
     RetryPolicy,
     call_with_retries,
     host_of,
-    is_local_url,
     one_line,
 )
 from .base import SummarizerError, SummaryRequest
@@ -85,16 +85,7 @@ class OpenAISummarizer:
         temperature: float | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if key is None:
-            if is_local_url(self.base_url):
-                key = LOCAL_DUMMY_KEY
-            else:
-                where = f" for {host_of(self.base_url)}" if self.base_url else ""
-                raise SummarizerError(
-                    f"openai: no API key{where}: set OPENAI_API_KEY (or use --provider extractive)",
-                    kind="missing_key",
-                )
+        key = resolve_api_key("openai", api_key, "OPENAI_API_KEY", self.base_url, LOCAL_DUMMY_KEY)
         self._api_key = key
         self.official = self.base_url is None or OFFICIAL_OPENAI_HOST in host_of(self.base_url)
         self.model = model or (DEFAULT_OPENAI_MODEL if self.official else None)
