@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
@@ -46,12 +47,17 @@ class FakeResponse:
 @dataclass
 class RecordedRequest:
     """A request the server received: method, path, headers (lower-case
-    names) and the decoded JSON body (``None`` for GET)."""
+    names) and the decoded JSON body (``None`` for GET); ``received_at`` and
+    ``answered_at`` are ``time.monotonic()`` values of the server process
+    when the request was read and when the reply started (``None`` until
+    then), for checking that requests overlap."""
 
     method: str
     path: str
     headers: dict[str, str]
     json: Any
+    received_at: float = 0.0
+    answered_at: float | None = None
 
 
 def openai_error(status: int, message: str, code: str | None = None, type_: str = "invalid_request_error") -> FakeResponse:
@@ -146,8 +152,9 @@ class FakeProviderServer:
         except ValueError:
             body = None
         path = h.path.split("?", 1)[0]
+        record = RecordedRequest(method, path, {k.lower(): v for k, v in h.headers.items()}, body, time.monotonic())
         with self._lock:
-            self.requests.append(RecordedRequest(method, path, {k.lower(): v for k, v in h.headers.items()}, body))
+            self.requests.append(record)
         if method == "GET" and path.endswith("/models"):
             models = sorted(self.known_models or {"test-model"})
             data = {"object": "list", "data": [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in models]}
@@ -163,6 +170,7 @@ class FakeProviderServer:
             self._stopping.wait(resp.delay)
         if resp.status == 200 and resp.body is None:
             resp = FakeResponse(200, self._success(body or {}, anthropic), resp.headers)
+        record.answered_at = time.monotonic()
         self._send(h, resp)
 
     def _natural(self, body: dict[str, Any], anthropic: bool) -> FakeResponse:

@@ -12,6 +12,7 @@ from pi_session.compaction import (
     prepare_branch_entries,
 )
 from pi_session.compaction.branch_summary import NO_BRANCH_CONTENT
+from pi_session.compaction.summary import ensure_sections
 from pi_session.llm.base import SummaryRequest
 from pi_session.tree import SessionTree
 
@@ -98,7 +99,7 @@ def test_generate_branch_summary():
     col = collect_entries_for_branch_summary(tree(), "d", "y")
     fake = Fake()
     res = asyncio.run(generate_branch_summary(col.entries, fake, custom_instructions="the write"))
-    assert res.summary == BRANCH_SUMMARY_PREAMBLE + "## Goal\nstuff\n\n<modified-files>\nw.py\n</modified-files>"
+    assert res.summary == BRANCH_SUMMARY_PREAMBLE + ensure_sections("## Goal\nstuff") + "\n\n<modified-files>\nw.py\n</modified-files>"
     assert res.details == {"readFiles": [], "modifiedFiles": ["w.py"]}
     req = fake.requests[0]
     assert req.kind == "branch" and req.max_tokens == 2048

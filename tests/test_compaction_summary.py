@@ -14,6 +14,7 @@ from pi_session.compaction import (
     prepare_compaction,
 )
 from pi_session.compaction.summary import (
+    ensure_sections,
     HISTORY_INSTRUCTIONS,
     SPLIT_TURN_SEPARATOR,
     TURN_PREFIX_INSTRUCTIONS,
@@ -97,7 +98,7 @@ def test_split_turn_runs_both_concurrently_and_joins():
     assert "[Assistant tool calls]: read(path=\"src/a.py\")" in kinds["history"].prompt
     assert all(m["role"] in ("user", "assistant", "toolResult") for m in kinds["history"].messages)
     assert result.summary == (
-        "SUMMARY[history]" + SPLIT_TURN_SEPARATOR + "SUMMARY[turn_prefix]"
+        ensure_sections("SUMMARY[history]") + SPLIT_TURN_SEPARATOR + "SUMMARY[turn_prefix]"
         + "\n\n<read-files>\nsrc/a.py\n</read-files>\n\n<modified-files>\nsrc/b.py\n</modified-files>"
     )
     assert "\n\n---\n\n" in result.summary
@@ -174,5 +175,5 @@ def test_not_split_single_request_no_file_blocks():
     rec = Recorder()
     res = asyncio.run(compact(prep, rec))
     assert [r.kind for r in rec.requests] == ["history"]
-    assert res.summary == "SUMMARY[history]"
+    assert res.summary == ensure_sections("SUMMARY[history]")
     assert res.details == {"readFiles": [], "modifiedFiles": []}

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
+import math
+import sys
 from collections.abc import Awaitable
 from typing import Any, Optional, TypeVar
 
@@ -30,6 +33,12 @@ PROVIDER_OPTION = typer.Option(
 )
 MODEL_OPTION = typer.Option(None, "--model", help="Model id for the summarizer.")
 BASE_URL_OPTION = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp).")
+TIMEOUT_OPTION = typer.Option(
+    None, "--timeout", help="Seconds one summary request may take (default 120).", metavar="SECONDS"
+)
+MAX_RETRIES_OPTION = typer.Option(
+    None, "--max-retries", help="Retries on 429, 5xx and connection errors, with backoff (default 3).", metavar="N"
+)
 
 T = TypeVar("T")
 
@@ -42,11 +51,28 @@ def _settings_for(manager: Any, quiet: bool) -> Any:
     return loaded
 
 
-def _make_summarizer(provider: str | None, model: str | None, base_url: str | None, quiet: bool) -> Any:
-    from ..llm import make_summarizer
+def _make_summarizer(
+    provider: str | None,
+    model: str | None,
+    base_url: str | None,
+    quiet: bool,
+    timeout: float | None = None,
+    max_retries: int | None = None,
+) -> Any:
+    from ..llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, make_summarizer
 
+    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+        fail("--timeout must be a positive number of seconds")
+    if max_retries is not None and max_retries < 0:
+        fail("--max-retries must be >= 0")
     try:
-        summarizer = make_summarizer(provider, model, base_url)
+        summarizer = make_summarizer(
+            provider,
+            model,
+            base_url,
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
+        )
     except SummarizerError as exc:
         fail(str(exc))
     reason = getattr(summarizer, "fallback_reason", None)
@@ -55,17 +81,83 @@ def _make_summarizer(provider: str | None, model: str | None, base_url: str | No
     return summarizer
 
 
+class _RetryNotes(logging.Handler):
+    """Shows the summarizers' retry notes (``pi_session.llm`` warnings) in the
+    spinner line instead of printing them, so stderr keeps one line per
+    outcome."""
+
+    def __init__(self, status: Any, what: str) -> None:
+        super().__init__(logging.WARNING)
+        self.status = status
+        self.what = what
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.status is None:
+            return
+        try:
+            self.status.update(f"{self.what} ({record.getMessage()})")
+        except Exception:  # never let a display problem break the summary
+            pass
+
+
 def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
-    """Run a summary coroutine with a spinner; Ctrl-C leaves the file untouched."""
+    """Run a summary coroutine with a spinner on stderr.
+
+    Nothing is written to the session here: the caller appends only after
+    this returns. Ctrl-C (SIGINT) cancels the requests and exits 130 with a
+    one-line message; a :class:`SummarizerError` exits 1 with its one-line
+    message. Retry notes from the summarizers update the spinner text.
+    """
+    llm_log = logging.getLogger("pi_session.llm")
+    handler = _RetryNotes(None, what)
+    llm_log.addHandler(handler)
+    propagate = llm_log.propagate
+    llm_log.propagate = False  # no stray lines from logging's last-resort handler
     try:
         if quiet:
             return asyncio.run(coro)  # type: ignore[arg-type]
-        with err_console.status(what):
+        with err_console.status(what) as status:
+            handler.status = status
             return asyncio.run(coro)  # type: ignore[arg-type]
     except KeyboardInterrupt:
-        fail("interrupted; the session file was not changed", 130)
+        fail("cancelled (interrupted); the session file was not changed", 130)
     except SummarizerError as exc:
         fail(f"summary failed: {exc}; the session file was not changed")
+    finally:
+        handler.status = None
+        llm_log.removeHandler(handler)
+        llm_log.propagate = propagate
+
+
+def _print_json_streamed(value: Any, chunk_chars: int = 1 << 20) -> None:
+    """Print ``value`` exactly as :func:`print_json` does
+    (``JSON.stringify(v, null, 1)`` + newline) without holding the whole
+    text: a dry run of a large session lists most of its messages, and the
+    text would be as large as the file. Writes about ``chunk_chars``
+    characters at a time."""
+    import json
+
+    from ..jsonio import js_key_order, js_number
+
+    def reject(v: Any) -> Any:
+        raise TypeError(f"not JSON serializable: {type(v).__name__}")
+
+    chunks = json.encoder._make_iterencode(  # type: ignore[attr-defined]
+        {}, reject, json.encoder.py_encode_basestring, " ", js_number, ": ", ",", False, False, True  # type: ignore[attr-defined]
+    )(js_key_order(value), 0)
+    buf: list[str] = []
+    size = 0
+    out = sys.stdout
+    for chunk in chunks:
+        buf.append(chunk)
+        size += len(chunk)
+        if size >= chunk_chars:
+            out.write("".join(buf))
+            buf.clear()
+            size = 0
+    buf.append("\n")
+    out.write("".join(buf))
+    out.flush()
 
 
 # ---------------------------------------------------------------------------
@@ -145,6 +237,8 @@ def compact_cmd(
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,
     base_url: Optional[str] = BASE_URL_OPTION,
+    timeout: Optional[float] = TIMEOUT_OPTION,
+    max_retries: Optional[int] = MAX_RETRIES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summarize older messages into a compaction entry, keeping recent ones."""
@@ -163,7 +257,7 @@ def compact_cmd(
     prep = prepare_compaction(path, settings, keep_tool_pairs=not pi_exact)
     if dry_run:
         if as_json:
-            print_json(prep.to_json() if prep else None)
+            _print_json_streamed(prep.to_json() if prep else None)
             return
         if prep is None:
             console.print("Nothing to compact: the session is empty or already ends with a compaction.")
@@ -183,7 +277,7 @@ def compact_cmd(
             return
         console.print(msg.capitalize() + ".", markup=False)
         return
-    summarizer = _make_summarizer(provider, model, base_url, as_json)
+    summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     try:
         result = _run(
             compact(prep, summarizer, custom_instructions=instructions),
@@ -279,6 +373,8 @@ def navigate(
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,
     base_url: Optional[str] = BASE_URL_OPTION,
+    timeout: Optional[float] = TIMEOUT_OPTION,
+    max_retries: Optional[int] = MAX_RETRIES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Move the session's position to another entry, optionally summarizing
@@ -311,7 +407,7 @@ def navigate(
     details: Any = None
     if summarize and collected.entries:
         branch_settings = _settings_for(manager, as_json).branch_summary
-        summarizer = _make_summarizer(provider, model, base_url, as_json)
+        summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
         prep = prepare_branch_entries(collected.entries, context_window - branch_settings.reserve_tokens)
         result = _run(
             generate_branch_summary(

@@ -12,7 +12,7 @@ from ..context import message_from_entry
 from ..llm.base import Summarizer
 from ..tokens import estimate_tokens
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
-from .summary import build_summary_request, structured_instructions
+from .summary import build_summary_request, ensure_sections, structured_instructions
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",
@@ -223,10 +223,13 @@ async def generate_branch_summary(
         reserve_tokens: tokens kept free (settings ``branchSummary.reserveTokens``).
         custom_instructions: extra focus, or (with ``replace_instructions``)
             the whole instructions.
+        replace_instructions: use ``custom_instructions`` instead of the
+            structured-format instructions (the answer is then kept as is).
 
     Returns:
         :class:`BranchSummaryResult`: :data:`BRANCH_SUMMARY_PREAMBLE` + the
-        structured summary + file lists; with no messages,
+        structured summary (headings the model left out added by
+        :func:`~pi_session.compaction.summary.ensure_sections`) + file lists; with no messages,
         :data:`NO_BRANCH_CONTENT` and no model call.
 
     Raises:
@@ -248,6 +251,9 @@ async def generate_branch_summary(
             instructions=BRANCH_INSTRUCTIONS,
         )
     text = await summarizer.summarize(request)
+    if not (replace_instructions and custom_instructions):
+        # the structured format was asked for: add the headings a model left out
+        text = ensure_sections(text)
     lists = compute_file_lists(prep.file_ops)
     summary = BRANCH_SUMMARY_PREAMBLE + text + format_file_operations(lists["readFiles"], lists["modifiedFiles"])
     return BranchSummaryResult(summary, lists["readFiles"], lists["modifiedFiles"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import math
+import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -25,6 +26,8 @@ from .serialize import serialize_conversation
 __all__ = [
     "SUMMARY_SYSTEM_PROMPT",
     "SUMMARY_SECTIONS",
+    "MISSING_SECTION_PLACEHOLDER",
+    "ensure_sections",
     "HISTORY_INSTRUCTIONS",
     "UPDATE_INSTRUCTIONS",
     "TURN_PREFIX_INSTRUCTIONS",
@@ -59,6 +62,97 @@ SUMMARY_SECTIONS = (
     "## Critical Context",
 )
 """The headings of the structured summary format, in order."""
+
+MISSING_SECTION_PLACEHOLDER = "- (not provided by the summarizer)"
+"""Body given to a heading of :data:`SUMMARY_SECTIONS` that a model left out."""
+
+_HEADING_LINE_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
+
+
+def _heading_key(title: str) -> str:
+    """Normalized heading title: bold markers, a trailing colon and case dropped."""
+    title = title.strip().rstrip(":").strip().strip("*_").strip().rstrip(":")
+    return " ".join(title.lower().split())
+
+
+def ensure_sections(
+    text: str,
+    sections: Sequence[str] = SUMMARY_SECTIONS,
+    placeholder: str = MISSING_SECTION_PLACEHOLDER,
+) -> str:
+    """Return ``text`` with every heading of ``sections`` present.
+
+    A model (a small one especially) may leave sections out of the
+    structured format. The model's text is kept as written; each missing
+    heading is added with ``placeholder`` as its body, in the canonical
+    order: just before the next heading of ``sections`` that the text does
+    have, or at the end when none follows. A heading followed by deeper
+    ones in ``sections`` (``## Progress``) gets no body of its own. A heading counts as present when
+    a line outside code fences is a markdown heading (any level) whose
+    title matches, ignoring case, bold markers and a trailing colon (so
+    ``## goal:`` or ``### **Done**`` count). Pure function.
+
+    Args:
+        text: the summary written by a model.
+        sections: headings in their canonical order (``"## Goal"`` ...).
+        placeholder: body line(s) for an added heading.
+
+    Returns:
+        The completed text (``text`` unchanged when nothing is missing).
+    """
+    wanted = [(h, _heading_key(h.lstrip("#"))) for h in sections]
+    lines = text.split("\n")
+    found: dict[str, int] = {}
+    in_fence = False
+    for i, line in enumerate(lines):
+        if _FENCE_RE.match(line):
+            in_fence = not in_fence
+            continue
+        if in_fence:
+            continue
+        m = _HEADING_LINE_RE.match(line)
+        if m:
+            found.setdefault(_heading_key(m.group(2)), i)
+    missing = [k for k, (_h, key) in enumerate(wanted) if key not in found]
+    if not missing:
+        return text
+    # line index -> headings to insert before it (None: at the end)
+    inserts: dict[int | None, list[str]] = {}
+    for k in missing:
+        before = next((found[key] for _h, key in wanted[k + 1 :] if key in found), None)
+        inserts.setdefault(before, []).append(wanted[k][0])
+
+    def level(heading: str) -> int:
+        return len(heading) - len(heading.lstrip("#"))
+
+    # a heading directly followed by deeper ones (## Progress) has no body of its own
+    containers = {
+        h for h, nxt in zip(sections, list(sections[1:])) if level(nxt) > level(h)
+    }
+
+    def block(headings: list[str]) -> list[str]:
+        out: list[str] = []
+        for h in headings:
+            out += [h] if h in containers else [h, placeholder, ""]
+        return out
+
+    result: list[str] = []
+    for i, line in enumerate(lines):
+        if i in inserts:
+            if result and result[-1].strip() and not _HEADING_LINE_RE.match(result[-1]):
+                result.append("")
+            result += block(inserts[i])
+        result.append(line)
+    if None in inserts:
+        while result and not result[-1].strip():
+            result.pop()
+        if result:
+            result.append("")
+        result += block(inserts[None])
+        if result and not result[-1]:
+            result.pop()  # no blank line after the last placeholder
+    return "\n".join(result)
 
 _FORMAT = """## Goal
 <what the user wants done; list several goals if the session moved between tasks>
@@ -291,9 +385,13 @@ async def compact(
 
     Returns:
         A :class:`CompactionResult`. The summary is the history summary
-        (``update`` kind when there is a previous summary) — for a split turn
+        (``update`` kind when there is a previous summary), completed by
+        :func:`ensure_sections` so every heading of :data:`SUMMARY_SECTIONS`
+        is there even when the model left some out — for a split turn
         followed by :data:`SPLIT_TURN_SEPARATOR` and the turn-prefix summary,
-        both generated concurrently — then the ``<read-files>`` /
+        both generated concurrently (the turn-prefix summary keeps its own
+        headings; with nothing before the turn the history part is
+        :data:`NO_PRIOR_HISTORY`) — then the ``<read-files>`` /
         ``<modified-files>`` blocks. Output budgets: floor(0.8 ×
         reserveTokens) for the history, floor(0.5 × reserveTokens) for the
         turn prefix.
@@ -325,7 +423,7 @@ async def compact(
         async def history() -> str:
             if not preparation.messages_to_summarize:
                 return NO_PRIOR_HISTORY
-            return await summarizer.summarize(history_request)
+            return ensure_sections(await summarizer.summarize(history_request))
 
         tasks = [asyncio.ensure_future(history()), asyncio.ensure_future(summarizer.summarize(prefix_request))]
         try:
@@ -337,7 +435,7 @@ async def compact(
             raise
         summary = f"{history_text}{SPLIT_TURN_SEPARATOR}{prefix_text}"
     else:
-        summary = await summarizer.summarize(history_request)
+        summary = ensure_sections(await summarizer.summarize(history_request))
 
     lists = compute_file_lists(preparation.file_ops)
     summary += format_file_operations(lists["readFiles"], lists["modifiedFiles"])
