@@ -261,3 +261,16 @@ def test_id_prefix_never_follows_a_symlink_out_of_the_sessions_dir(cli, tmp_path
     assert result.returncode != 0 and "outside" in result.stderr
     no_traceback(result)
     assert cli("info", str(sm.get_session_file())).returncode == 0
+
+
+def test_v1_ids_are_stable_and_usable_before_migration(cli, fixture_copy):
+    path = fixture_copy("large-session.jsonl")
+    before = path.read_bytes()
+    first = json.loads(cli("info", str(path), "--json").stdout)["leafId"]
+    assert json.loads(cli("info", str(path), "--json").stdout)["leafId"] == first
+    assert cli("context", str(path), "--leaf", first, "--json").returncode == 0
+    bad = cli("label", str(path), "nothere1", "x")
+    assert bad.returncode != 0 and path.read_bytes() == before  # a failing command changes nothing
+    ok = cli("label", str(path), first, "here")
+    assert ok.returncode == 0, ok.stderr
+    assert SessionManager.open(path, read_only=True).get_label(first) == "here"

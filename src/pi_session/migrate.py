@@ -8,6 +8,7 @@ entry by index); v2 adds ``id``/``parentId``; v3 renames the message role
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -26,14 +27,28 @@ def _header_version(records: list[dict[str, Any]]) -> int:
     return 1
 
 
+def _stable_id(seed: str, index: int, taken: set[str]) -> str:
+    """An 8-hex-char id derived from the session id and the record's
+    position, so that every reading of the same v1 file gives the same ids
+    (pi draws random ones: ids shown by a read-only command would then be
+    useless for the next command)."""
+    for salt in range(100):
+        candidate = hashlib.sha1(f"{seed}\0{index}\0{salt}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
+        if candidate not in taken:
+            return candidate
+    return new_entry_id(taken)
+
+
 def _v1_to_v2(records: list[dict[str, Any]]) -> None:
     taken: set[str] = set()
     prev_id: str | None = None
-    for record in records:
+    header = next((r for r in records if r.get("type") == "session"), {})
+    seed = str(header.get("id", ""))
+    for index, record in enumerate(records):
         if record.get("type") == "session":
             record["version"] = 2
             continue
-        record["id"] = new_entry_id(taken)
+        record["id"] = _stable_id(seed, index, taken)
         taken.add(record["id"])
         record["parentId"] = prev_id
         prev_id = record["id"]
@@ -61,8 +76,10 @@ def migrate_session_entries(records: list[dict[str, Any]]) -> bool:
     """Bring parsed records (header included, file order) to the current
     version, in place (pi's ``migrateSessionEntries``).
 
-    v1→v2: every non-header record gets a fresh 8-hex-char id (unique in the
-    file) and the previous record as parent; a compaction's
+    v1→v2: every non-header record gets an 8-hex-char id (unique in the
+    file; derived from the session id and the record's position, so the
+    same file always gets the same ids, where pi draws random ones) and the
+    previous record as parent; a compaction's
     ``firstKeptEntryIndex`` (an index into ``records``) becomes
     ``firstKeptEntryId``. v2→v3: role ``hookMessage`` becomes ``custom``; the
     header's ``version`` is updated at each step.

@@ -179,6 +179,9 @@ def label(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (or clear, with an empty text) the label of an entry."""
+    # validate before opening for writing, which may migrate an old file
+    if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
+        fail(f"{resolve_session(session)}: no entry with id {entry_id}")
     manager = _open_for_write(session)
     try:
         new_id = manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
