@@ -274,3 +274,45 @@ def test_v1_ids_are_stable_and_usable_before_migration(cli, fixture_copy):
     ok = cli("label", str(path), first, "here")
     assert ok.returncode == 0, ok.stderr
     assert SessionManager.open(path, read_only=True).get_label(first) == "here"
+
+
+def test_tree_json_of_a_deep_chain_is_linear_in_size(cli, tmp_path):
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+    n = 20_000
+    lines = [dumps_line(header)]
+    for i in range(n):
+        lines.append(dumps_line({"type": "message", "id": f"{i:08x}", "parentId": f"{i - 1:08x}" if i else None,
+                                 "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "x", "timestamp": i}}))
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(b"".join(lines))
+    result = cli("tree", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout) < 100 * n  # the indented layout would be ~200 MB
+    data = _deep_json(result.stdout)
+    depth, node = 0, data["roots"][0]
+    while node["children"]:
+        node, depth = node["children"][0], depth + 1
+    assert depth == n - 1 and data["leafId"] == f"{n - 1:08x}"
+
+
+def _deep_json(text):
+    """json.loads of very deep JSON: in a thread with a big stack and a raised recursion limit."""
+    import sys
+    import threading
+
+    out = {}
+    old_limit, old_size = sys.getrecursionlimit(), threading.stack_size()
+
+    def work():
+        out["v"] = json.loads(text)
+
+    sys.setrecursionlimit(200_000)
+    threading.stack_size(512 * 1024 * 1024)
+    try:
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    return out["v"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from rich.text import Text
@@ -138,37 +138,65 @@ def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], wid
     return lines
 
 
-def tree_json(roots: list[TreeNode], leaf_id: str | None) -> str:
-    """The oracle's ``tree`` output (``{leafId, roots: [{id, type, label,
-    children}]}`` as ``JSON.stringify(v, null, 1)``), written iteratively so a
-    100,000-deep chain needs no recursion."""
-    out: list[str] = ["{\n \"leafId\": ", js_stringify(leaf_id), ",\n \"roots\": "]
+DEEP_TREE = 1000
+"""Above this depth :func:`iter_tree_json` drops the indentation: the oracle's
+layout indents every level, so its size grows with the square of the depth
+(a 50,000-entry chain would be gigabytes of spaces)."""
 
-    # iterative emitter: events are ("node", node, depth) or ("text", str)
+
+def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool = True) -> Iterator[str]:
+    """The oracle's ``tree`` output (``{leafId, roots: [{id, type, label,
+    children}]}`` as ``JSON.stringify(v, null, 1)``), produced in chunks and
+    iteratively, so a 100,000-deep chain needs no recursion and no more
+    memory than the tree itself. With ``indent=False`` the same JSON is
+    written without whitespace."""
+    nl = "\n" if indent else ""
+    sep = ": " if indent else ":"
+
+    def pad(depth: int) -> str:
+        return nl + " " * depth if indent else ""
+
+    yield "{" + pad(1) + '"leafId"' + sep + js_stringify(leaf_id) + "," + pad(1) + '"roots"' + sep
+    # iterative emitter: events are ("list", nodes, depth), ("node", node, depth) or ("text", str, 0)
     events: list[tuple[str, Any, int]] = [("list", roots, 1)]
     while events:
         kind, payload, depth = events.pop()
         if kind == "text":
-            out.append(payload)
+            yield payload
         elif kind == "list":
             if not payload:
-                out.append("[]")
+                yield "[]"
                 continue
-            out.append("[")
-            pad = " " * (depth + 1)
-            closing = "\n" + " " * depth + "]"
-            events.append(("text", closing, 0))
+            yield "["
+            events.append(("text", pad(depth) + "]", 0))
             for k in reversed(range(len(payload))):
                 events.append(("node", payload[k], depth + 1))
-                events.append(("text", ("," if k else "") + "\n" + pad, 0))
+                events.append(("text", ("," if k else "") + pad(depth + 1), 0))
         elif kind == "node":
             node: TreeNode = payload
-            pad = " " * (depth + 1)
-            out.append("{\n" + pad + "\"id\": " + js_stringify(node.entry.get("id")))
-            out.append(",\n" + pad + "\"type\": " + js_stringify(node.entry.get("type")))
-            out.append(",\n" + pad + "\"label\": " + js_stringify(node.label))
-            out.append(",\n" + pad + "\"children\": ")
-            events.append(("text", "\n" + " " * depth + "}", 0))
+            inner = pad(depth + 1)
+            yield (
+                "{" + inner + '"id"' + sep + js_stringify(node.entry.get("id"))
+                + "," + inner + '"type"' + sep + js_stringify(node.entry.get("type"))
+                + "," + inner + '"label"' + sep + js_stringify(node.label)
+                + "," + inner + '"children"' + sep
+            )
+            events.append(("text", pad(depth) + "}", 0))
             events.append(("list", node.children, depth + 1))
-    out.append("\n}")
-    return "".join(out)
+    yield pad(0) + "}"
+
+
+def tree_depth(roots: list[TreeNode]) -> int:
+    """The number of levels of the tree (0 when empty)."""
+    deepest = 0
+    stack = [(node, 1) for node in roots]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        stack.extend((child, depth + 1) for child in node.children)
+    return deepest
+
+
+def tree_json(roots: list[TreeNode], leaf_id: str | None) -> str:
+    """:func:`iter_tree_json` joined into one string."""
+    return "".join(iter_tree_json(roots, leaf_id))

@@ -16,7 +16,7 @@ from ..migrate import migrate_file
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session
-from .render import ROLE_STYLES, content_text, one_line, tree_lines, tree_json
+from .render import DEEP_TREE, ROLE_STYLES, content_text, iter_tree_json, one_line, tree_depth, tree_lines
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -106,7 +106,11 @@ def tree(session: str = typer.Argument(..., help="Session file or session id pre
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
     if as_json:
-        sys.stdout.write(tree_json(roots, manager.get_leaf_id()) + "\n")
+        # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
+        indent = tree_depth(roots) <= DEEP_TREE
+        for chunk in iter_tree_json(roots, manager.get_leaf_id(), indent=indent):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
         return
     active = {e["id"] for e in manager.get_branch()}
     width = max(30, min(100, console.width - 30))
