@@ -203,3 +203,16 @@ def test_pi_file_round_trips_without_losing_keys(tmp_path):
     assert sm.get_header() == header and sm.get_entries() == [entry]
     sm.append_message(USER)
     assert lines(path)[:2] == [header, entry]
+
+
+def test_tree_problems_carry_line_numbers_and_orphans_are_reported(tmp_path):
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+
+    def m(i, parent):
+        return {"type": "message", "id": i, "parentId": parent, "timestamp": "2025-01-01T00:00:00.000Z", "message": USER}
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(dumps_line(r) for r in [header, m("a1", None), m("a2", 5), m("a3", "zz"), m("a4", "a5"), m("a5", "a4"), m("a1", None)]))
+    sm = SessionManager.open(path, read_only=True)
+    found = [(p.line, p.kind) for p in sm.problems]
+    assert found == [(3, "orphan"), (4, "orphan"), (6, "cycle"), (7, "duplicate-id")]

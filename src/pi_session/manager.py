@@ -26,6 +26,7 @@ from .storage import (
     AppendError,
     Durability,
     LineProblem,
+    SessionFile,
     SessionFileError,
     append_lines,
     create_file,
@@ -251,7 +252,7 @@ class SessionManager:
             else:
                 backup = rewrite_records(sf, backup_tag=f"v{sf.migrated_from}")
                 self.notes.append(f"{self._session_file}: migrated from version {sf.migrated_from}; original kept as {backup}")
-        self._build_index()
+        self._build_index(sf)
         self._written = len(self._records)
 
     def new_session(self, *, id: str | None = None, parent_session: str | None = None) -> Path | None:
@@ -280,12 +281,24 @@ class SessionManager:
             self._session_file = self._session_dir / session_file_name(file_timestamp(timestamp), self._session_id)
         return self._session_file if self._persist else None
 
-    def _build_index(self) -> None:
+    def _build_index(self, sf: SessionFile | None = None) -> None:
         self._tree = SessionTree(self._records[1:])
-        found = self._tree.find_cycles()
+        self._tree.find_cycles()
+        line_of: dict[Any, int] = {}
+        if sf is not None:
+            line_of = {record.get("id"): line for record, line in zip(sf.records, sf.record_lines)}
         for problem in self._tree.problems:
-            self.problems.append(LineProblem(0, problem.kind, problem.message, recovered=True))
-        del found
+            self.problems.append(LineProblem(line_of.get(problem.entry_id, 0), problem.kind, problem.message, recovered=True))
+        if sf is not None:
+            by_id = self._tree.by_id
+            for entry in self._records[1:]:
+                parent = entry.get("parentId")
+                if parent is not None and (not isinstance(parent, str) or parent not in by_id):
+                    what = f"parent {parent!r} is not in the file" if isinstance(parent, str) else f"parentId {jsonio.dumps(parent)} is not an id"
+                    self.problems.append(
+                        LineProblem(line_of.get(entry["id"], 0), "orphan", f"entry {entry['id']}: {what}; shown as a root", recovered=True)
+                    )
+            self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
         self._has_assistant = any(_is_assistant(r) for r in self._records)
 
