@@ -144,3 +144,27 @@ def test_compact_uses_settings_files(tmp_path):
     res = run("compact", f, "--dry-run")
     assert res.exit_code == 0
     assert "settings.json" in res.output and "ignoring" in res.output
+
+
+def test_tokens_after_compaction_shows_the_message_estimate(tmp_path):
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = Path(sys.executable).parent / "pi-session"
+    demo = tmp_path / "demo.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "demo-session.jsonl", demo)
+    env = {"PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "PATH": "/usr/bin:/bin", "COLUMNS": "200"}
+    run = lambda *a: subprocess.run([str(exe), *a], capture_output=True, text=True, env=env)  # noqa: E731
+    before = run("tokens", str(demo))
+    assert "note:" not in before.stdout
+    assert run("compact", str(demo), "--keep-recent-tokens", "4000", "--provider", "extractive").returncode == 0
+    after = run("tokens", str(demo))
+    assert "before the latest compaction" in after.stdout
+
+    def estimate(text):
+        line = next(line for line in text.splitlines() if line.startswith("estimated from the messages"))
+        return int(line.split()[-1].replace(",", ""))
+
+    assert estimate(after.stdout) < estimate(before.stdout) / 3

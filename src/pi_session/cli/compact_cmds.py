@@ -24,7 +24,7 @@ from ..adapters import unanswered_tool_calls
 from ..context import message_from_entry
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
-from ..tokens import estimate_context_tokens, estimate_tokens, should_compact
+from ..tokens import estimate_context_tokens, estimate_tokens, get_assistant_usage, should_compact
 from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
@@ -199,6 +199,9 @@ def tokens(
         table.add_row("  estimated after it", f"{est['trailingTokens']:,}")
     else:
         table.add_row("  (no usage reported: all estimated)", "")
+    estimated = sum(estimate_tokens(m) for m in messages)
+    table.add_row("estimated from the messages", f"{estimated:,}")
+    stale_usage = _usage_predates_compaction(manager.get_branch())
     table.add_row("messages in context", f"{len(messages):,}")
     table.add_row("context window", f"{window:,}")
     threshold = window - settings.reserve_tokens
@@ -207,6 +210,30 @@ def tokens(
     if not settings.enabled:
         table.add_row("", "(auto-compaction is disabled in settings)")
     console.print(table)
+    if stale_usage:
+        console.print(
+            "note: the last reported usage is from before the latest compaction (pi still counts it); "
+            "the estimate from the messages is the better guide until the model answers again.",
+            style="dim",
+        )
+
+
+def _has_usage(entry: dict[str, Any]) -> bool:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return isinstance(message, dict) and get_assistant_usage(message) is not None
+
+
+def _usage_predates_compaction(path: list[dict[str, Any]]) -> bool:
+    """True when the newest assistant usage on the path was reported before
+    the path's latest compaction (pi's estimate still counts that usage)."""
+    for entry in reversed(path):
+        if entry.get("type") == "compaction":
+            return any(
+                _has_usage(e) for e in path[: path.index(entry)]
+            )
+        if _has_usage(entry):
+            return False
+    return False
 
 
 # ---------------------------------------------------------------------------
