@@ -528,7 +528,16 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
         unusable = [pr for pr in sf.problems if pr.kind != "blank"]
         if unusable:
             first = unusable[0]
-            raise SessionFileError(p, f"not a pi session: no session header ({first.message})", line=first.line)
+            if all("bytes of NULs and blanks" in pr.message for pr in unusable):
+                reason = "the file holds only NUL bytes"
+            elif "not valid JSON" in first.message:
+                reason = f"line {first.line} is not JSON" + (
+                    " (binary data)" if "UTF-8" in first.message
+                    else " (cut short, no newline)" if first.kind == "torn-tail" else ""
+                )
+            else:
+                reason = f"no session header (line {first.line}: {first.message})"
+            raise SessionFileError(p, f"not a pi session: {reason}", line=first.line)
         return sf
     if migrate:
         from .migrate import migrate_session_entries
