@@ -1,7 +1,19 @@
 """The typer application; each command group lives in its own module and
-registers itself here."""
+registers itself here.
+
+:func:`main` is the console script. Besides running the app it is the CLI's
+safety net: whatever escapes a command becomes one line on stderr instead of
+a traceback (``PI_SESSION_DEBUG=1`` shows the traceback of an internal
+error).
+"""
 
 from __future__ import annotations
+
+import errno
+import functools
+import os
+import sys
+from typing import Any, Callable, Optional
 
 import typer
 
@@ -15,10 +27,127 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from .. import __version__
+
+        sys.stdout.write(f"pi-session {__version__}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(
+    version: Optional[bool] = typer.Option(
+        None, "--version", help="Print the version and exit.", is_eager=True, callback=_version_callback
+    ),
+) -> None:
+    """Inspect, branch, compact, repair and export pi coding-agent sessions."""
+
+
 for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds):
     module.register(app)
 
 
+def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a command so Ctrl-C ends it with one line and exit status 130
+    (typer would otherwise exit 130 silently)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except KeyboardInterrupt:
+            _say("interrupted")
+            raise typer.Exit(130) from None
+
+    return wrapper
+
+
+for _info in app.registered_commands:
+    if _info.callback is not None:
+        _info.callback = _interruptible(_info.callback)
+
+
+def _hide_flag_types() -> None:
+    """Typer's help shows ``<bool>`` beside every on/off flag; flags take no
+    value, so show nothing there. Cosmetic: skipped if typer changes."""
+    try:
+        from typer.core import TyperOption
+    except ImportError:  # pragma: no cover - other typer versions
+        return
+    original = getattr(TyperOption, "display_type_rich", None)
+    if original is None or getattr(original, "_pi_session_patched", False):
+        return
+
+    def display_type_rich(self: Any, ctx: Any) -> Any:
+        if getattr(self, "is_flag", False) and self.metavar is None:
+            return None
+        return original(self, ctx)
+
+    display_type_rich._pi_session_patched = True  # type: ignore[attr-defined]
+    TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
+
+
+_hide_flag_types()
+
+
+def _say(message: str) -> None:
+    try:
+        sys.stderr.write(f"pi-session: {message}\n")
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def _one_line(text: str) -> str:
+    from .render import sanitize
+
+    return " ".join(sanitize(text).split())
+
+
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point.
+
+    Exit statuses besides the commands' own: 1 for an OSError (``pi-session:
+    <file>: <reason>``) or an unreadable session file; 130 when interrupted;
+    2 for an unexpected internal error (one line; ``PI_SESSION_DEBUG=1``
+    re-raises it for a traceback). Usage errors stay typer's.
+    """
+    from ..storage import SessionFileError
+
+    debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
+    try:
+        app()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        _say("interrupted")
+        sys.exit(130)
+    except SessionFileError as exc:
+        _say(_one_line(str(exc)))
+        sys.exit(1)
+    except OSError as exc:
+        if exc.errno == errno.EPIPE:
+            # the reader went away: stop quietly
+            try:
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
+            except OSError:
+                pass
+            sys.exit(1)
+        if debug:
+            raise
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        where = exc.filename if exc.filename is not None else None
+        if exc.errno == errno.EEXIST and where is not None and os.path.exists(where) and not os.path.isdir(where):
+            reason = "not a directory (a file is in the way)"
+        _say(_one_line(f"{os.fsdecode(where)}: {reason}" if where is not None else reason))
+        sys.exit(1)
+    except Exception as exc:
+        if debug:
+            raise
+        _say(
+            _one_line(f"internal error: {type(exc).__name__}: {exc}")
+            + " (set PI_SESSION_DEBUG=1 for a traceback)"
+        )
+        sys.exit(2)

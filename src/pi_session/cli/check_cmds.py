@@ -20,7 +20,8 @@ from rich.text import Text
 from ..export import export_html, export_markdown
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
-from .common import CliError, console, err_console, fail, open_session, print_json, resolve_session
+from .common import CliError, console, err_console, fail, open_session, print_json, resolve_session, warn
+from .render import sanitize
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -60,9 +61,9 @@ def check(
         shown = result.before if result is not None else report
         for problem in shown.problems:
             style = "yellow" if problem.fixable else "red"
-            console.print(Text(problem.format(path), style=style), soft_wrap=True)
+            console.print(Text(sanitize(problem.format(path)), style=style), soft_wrap=True)
         for note in shown.notes:
-            console.print(Text(f"{path}: note: {note}", style="dim"), soft_wrap=True)
+            console.print(Text(sanitize(f"{path}: note: {note}"), style="dim"), soft_wrap=True)
         if result is not None and result.changed:
             console.print(
                 f"repaired {path}: {len(result.recovered_lines)} line(s) written clean, {len(result.removed_lines)} removed",
@@ -81,32 +82,95 @@ def check(
     raise typer.Exit(0 if report.ok else 1)
 
 
+EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md"}
+
+
+def _looks_like_session(path: Path) -> bool:
+    """Whether ``path`` is a pi session file (a ``.jsonl`` name, or a first
+    line holding a session header); never raises."""
+    if path.suffix.lower() == ".jsonl":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
+
+
+def _write_export(output: Path, text: str, session_file: Path, force: bool) -> None:
+    """Write ``text`` to ``output`` atomically (a temp file beside it, fsync,
+    rename), mode 0600. Refuses (one-line error, exit 1) to write over the
+    session being exported or any pi session, and over any other existing
+    file unless ``force``."""
+    import tempfile
+
+    target = Path(os.path.abspath(output))
+    if os.path.lexists(target):
+        real = Path(os.path.realpath(target))
+        same = False
+        try:
+            same = os.path.samefile(real, session_file)
+        except OSError:
+            pass
+        if same:
+            fail(f"{output}: that is the session being exported; refusing to overwrite it")
+        if real.is_dir():
+            fail(f"{output}: is a directory")
+        if real.exists() and _looks_like_session(real):
+            fail(f"{output}: is a pi session file; refusing to overwrite it")
+        if not force:
+            fail(f"{output}: already exists (use --force to overwrite it)")
+        target = real  # replace the file a symlink points to, keep the link
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 def export(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     fmt: str = typer.Option("html", "--format", "-f", help="html or md."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
-    leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output; '-' too)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
 ) -> None:
-    """Export the conversation (root to leaf) as self-contained HTML or Markdown."""
-    if fmt not in ("html", "md", "markdown"):
-        fail(f"unknown format {fmt!r} (use html or md)")
+    """Export the conversation (root to leaf) as self-contained HTML or Markdown.
+
+    Control characters of the session text (terminal escapes) are shown as
+    visible escapes such as ``\\x1b``. The output file is written atomically
+    and never replaces a session file."""
+    kind = EXPORT_FORMATS.get(fmt.lower())
+    if kind is None:
+        fail(f"--format: unknown format {fmt!r} (formats: html, md)")
     manager = open_session(session, read_only=True)
-    if leaf is not None and manager.get_entry(leaf) is None:
-        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
-    path_entries = manager.get_branch(leaf)
-    render = export_html if fmt == "html" else export_markdown
-    text = render(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name())
-    if output is None:
+    if leaf == "null":
+        path_entries = []
+        warn("--leaf null: the context is empty; exporting an empty conversation")
+    else:
+        if leaf is not None and manager.get_entry(leaf) is None:
+            fail(f"{manager.get_session_file()}: no entry with id {leaf}")
+        path_entries = manager.get_branch(leaf)
+    render = export_html if kind == "html" else export_markdown
+    text = sanitize(render(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+    if output is None or str(output) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
         return
     try:
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        _write_export(output, text, Path(os.path.abspath(manager.get_session_file())), force)
     except OSError as exc:
-        fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {len(path_entries)} entries to {output}", markup=False, soft_wrap=True)
+        fail(f"{exc.filename or output}: {exc.strerror or exc}")
+    err_console.print(f"exported {len(path_entries)} entries to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

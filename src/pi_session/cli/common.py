@@ -11,8 +11,30 @@ from rich.console import Console
 
 from ..jsonio import dumps_pretty
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+# Width when the stream is not a terminal (a pipe, a file): wide enough that
+# tables and paths are not squeezed or cut at 80 columns.
+PIPE_WIDTH = 200
+
+
+def _width_for(stream: Any) -> int | None:
+    """The console width for ``stream``: None (rich's own choice: the
+    terminal's width, or ``$COLUMNS``) for a terminal or when ``COLUMNS`` is
+    set; :data:`PIPE_WIDTH` otherwise."""
+    import os
+
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if stream.isatty():
+            return None
+    except (AttributeError, ValueError, OSError):
+        pass
+    return PIPE_WIDTH
+
+
+console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
+err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
 
 
 class CliError(Exception):
@@ -20,14 +42,19 @@ class CliError(Exception):
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    """Print ``pi-session: <message>`` on stderr and exit with ``code``."""
-    err_console.print(f"pi-session: {message}", markup=False, soft_wrap=True)
+    """Print ``pi-session: <message>`` (sanitized for a terminal) on stderr
+    and exit with ``code``."""
+    from .render import sanitize
+
+    err_console.print(f"pi-session: {sanitize(message)}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
 
 def warn(message: str) -> None:
-    """Print a one-line warning on stderr."""
-    err_console.print(f"warning: {message}", style="yellow", markup=False, soft_wrap=True)
+    """Print a one-line warning (sanitized for a terminal) on stderr."""
+    from .render import sanitize
+
+    err_console.print(f"warning: {sanitize(message)}", style="yellow", markup=False, soft_wrap=True)
 
 
 def print_json(value: Any) -> None:
@@ -39,7 +66,9 @@ def print_json(value: Any) -> None:
 def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     """Turn a session argument into a file path.
 
-    A path to an existing file is used as it is. Anything else must be a
+    A path to an existing file is made absolute (symlinks are kept, not
+    resolved), so paths printed and stored (``parentSession``) are
+    absolute. Anything else must be a
     (unique prefix of a) session id: it may contain only letters, digits and
     ``-`` (so it can never address a path outside the sessions directory),
     and it is matched against the ``<timestamp>_<id>.jsonl`` files under
@@ -56,7 +85,7 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
 
     candidate = Path(arg).expanduser()
     if candidate.is_file():
-        return candidate
+        return Path(os.path.abspath(candidate))
     if candidate.exists():
         raise CliError(f"{arg}: not a session file")
     if not re.fullmatch(r"[0-9A-Za-z-]+", arg):

@@ -167,7 +167,7 @@ def _print_json_streamed(value: Any, chunk_chars: int = 1 << 20) -> None:
 def tokens(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
-    window: int = typer.Option(200000, "--window", help="Model context window, in tokens."),
+    window: int = typer.Option(200000, "--window", min=0, help="Model context window, in tokens."),
     reserve: Optional[int] = typer.Option(
         None, "--reserve", help="Tokens kept free (default: compaction.reserveTokens from settings, 16384)."
     ),
@@ -326,12 +326,20 @@ def compact_cmd(
     if as_json:
         print_json({"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)})
         return
+    from .render import sanitize
+
     console.print(
         f"Compacted: {result.tokens_before:,} → ~{after:,} tokens; compaction entry {new_id}, "
-        f"kept from {result.first_kept_entry_id}.",
+        f"kept from {sanitize(str(result.first_kept_entry_id))}.",
         markup=False,
+        soft_wrap=True,
     )
-    console.print(result.summary, markup=False)
+    if after > result.tokens_before:
+        warn(
+            f"the context is now estimated larger than before ({result.tokens_before:,} → ~{after:,} tokens): "
+            "the summary is longer than the messages it replaced, so compacting a session this small does not pay"
+        )
+    console.print(sanitize(result.summary), markup=False, soft_wrap=True)
 
 
 def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
@@ -479,16 +487,29 @@ def navigate(
             }
         )
         return
-    where = new_leaf if new_leaf is not None else "the start of the session"
-    console.print(f"Moved from {old_leaf} to {where}.", markup=False)
+    from .render import sanitize
+
+    where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
     if summary_text:
-        console.print(f"Summarized {len(collected.entries)} entries of the branch left (entry {summary_id}):", markup=False)
-        console.print(summary_text, markup=False)
-    elif summarize:
-        console.print("Nothing to summarize: the branch left has no entries of its own.", markup=False)
+        console.print(
+            f"Moved the leaf from {sanitize(str(old_leaf))} to {where}, with a summary of the "
+            f"{len(collected.entries)} entries of the branch left (branch_summary entry {summary_id}):",
+            markup=False,
+            soft_wrap=True,
+        )
+        console.print(sanitize(summary_text), markup=False, soft_wrap=True)
+    else:
+        if summarize:
+            console.print("Nothing to summarize: the branch left has no entries of its own.", markup=False)
+        console.print(
+            f"Moved the leaf from {sanitize(str(old_leaf))} to {where} (recorded as an empty branch_summary entry "
+            f"{summary_id}, which pi leaves out of the context).",
+            markup=False,
+            soft_wrap=True,
+        )
     if editor_text is not None:
         console.print("The target was a user message; its text (to edit and send again):", style="dim")
-        console.print(editor_text, markup=False)
+        console.print(sanitize(editor_text), markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -21,16 +22,39 @@ ROLE_STYLES = {
 }
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def sanitize(text: str) -> str:
+    """``text`` safe to write to a terminal: every control character except
+    newline and tab (C0, DEL, C1 ``0x80-0x9f``) and every lone surrogate is
+    replaced by a visible escape (``\\x1b``, ``\\ud800``), so session content
+    cannot move the cursor, retitle the window or clear the screen. Pure;
+    the result is at most 6 times as long."""
+    return _CONTROL.sub(_escape, text)
+
+
+def _s(value: Any) -> str:
+    return sanitize(str(value))
+
+
 def one_line(text: str, width: int = 72) -> str:
-    """``text`` on one line, cut to ``width`` characters with an ellipsis."""
-    flat = " ".join(text.split())
+    """``text`` sanitized (see :func:`sanitize`) and on one line, cut to
+    ``width`` characters with an ellipsis."""
+    flat = " ".join(sanitize(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def content_text(content: Any) -> str:
-    """The text of a message content (string or blocks); images as ``[image]``."""
+    """The text of a message content (string or blocks), sanitized for a
+    terminal (see :func:`sanitize`); images as ``[image <mimeType>]``."""
     if isinstance(content, str):
-        return content
+        return sanitize(content)
     if not isinstance(content, list):
         return ""
     parts = []
@@ -42,7 +66,7 @@ def content_text(content: Any) -> str:
             parts.append(str(block.get("text", "")))
         elif btype == "image":
             parts.append(f"[image {block.get('mimeType', '')}]")
-    return " ".join(parts)
+    return sanitize(" ".join(parts))
 
 
 def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
@@ -51,15 +75,15 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
     if role == "assistant":
         content = message.get("content") if isinstance(message.get("content"), list) else []
         text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-        calls = [str(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
+        calls = [_s(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
         preview = one_line(text, width) if text.strip() else ""
         if calls:
             preview = (preview + " " if preview else "") + f"[{', '.join(calls)}]"
         if message.get("stopReason") in ("aborted", "error"):
-            preview = (preview + " " if preview else "") + f"({message.get('stopReason')})"
+            preview = (preview + " " if preview else "") + f"({_s(message.get('stopReason'))})"
         return preview or "(empty)"
     if role == "toolResult":
-        return f"{message.get('toolName')}: {one_line(content_text(message.get('content')), width)}"
+        return f"{_s(message.get('toolName'))}: {one_line(content_text(message.get('content')), width)}"
     if role == "bashExecution":
         return f"$ {one_line(str(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
@@ -73,27 +97,28 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
     text = Text()
     if etype == "message":
         message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
-        role = str(message.get("role"))
+        role = _s(message.get("role"))
         text.append(role, style=ROLE_STYLES.get(role, ""))
         text.append(" " + message_preview(message, width))
         return text
-    text.append(str(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
+    text.append(_s(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
     if etype == "compaction":
-        text.append(f" ({entry.get('tokensBefore')} tokens before) " + one_line(str(entry.get("summary", "")), width))
+        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before) " + one_line(str(entry.get("summary", "")), width))
     elif etype == "branch_summary":
         text.append(" " + one_line(str(entry.get("summary", "")), width))
     elif etype == "model_change":
-        text.append(f" {entry.get('provider')}/{entry.get('modelId')}")
+        text.append(f" {_s(entry.get('provider'))}/{_s(entry.get('modelId'))}")
     elif etype == "thinking_level_change":
-        text.append(f" {entry.get('thinkingLevel')}")
+        text.append(f" {_s(entry.get('thinkingLevel'))}")
     elif etype == "label":
-        text.append(f" {entry.get('targetId')} = {entry.get('label', '')!r}" if entry.get("label") else f" {entry.get('targetId')} cleared")
+        target = _s(entry.get("targetId"))
+        text.append(f" {target} = {_s(repr(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared")
     elif etype == "session_info":
-        text.append(f" name = {entry.get('name', '')!r}")
+        text.append(f" name = {_s(repr(entry.get('name', '')))}")
     elif etype == "custom":
-        text.append(f" {entry.get('customType')}")
+        text.append(f" {_s(entry.get('customType'))}")
     elif etype == "custom_message":
-        text.append(f" {entry.get('customType')}: {one_line(content_text(entry.get('content')), width)}")
+        text.append(f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}")
     return text
 
 
@@ -117,10 +142,10 @@ def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], wid
         eid = node.entry.get("id")
         line = Text(prefix, style="dim")
         line.append("• " if eid in active else "  ", style="green")
-        line.append(str(eid), style="dim")
+        line.append(_s(eid), style="dim")
         # label and leaf marker before the preview, so cropping never hides them
         if node.label:
-            line.append(f" [{node.label}]", style="bold magenta")
+            line.append(f" [{_s(node.label)}]", style="bold magenta")
         if eid == leaf_id:
             line.append(" ← leaf", style="bold green")
         line.append(" ")

@@ -15,8 +15,8 @@ from ..manager import SessionManager
 from ..migrate import migrate_file
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
-from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session
-from .render import DEEP_TREE, ROLE_STYLES, content_text, iter_tree_json, one_line, tree_depth, tree_lines
+from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
+from .render import DEEP_TREE, ROLE_STYLES, content_text, iter_tree_json, one_line, sanitize, tree_depth, tree_lines
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -27,16 +27,17 @@ def ls(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """List sessions, newest first."""
+    project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     if all_:
         infos = SessionManager.list_all()
     else:
-        infos = SessionManager.list(cwd or os.getcwd())
+        infos = SessionManager.list(project)
     if as_json:
         print_json(infos)
         return
     if not infos:
-        where = sessions_dir() if all_ else default_session_dir(cwd or os.getcwd())
-        console.print(f"No sessions in {where}", markup=False)
+        where = sessions_dir() if all_ else default_session_dir(project)
+        console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
     table.add_column("modified")
@@ -46,10 +47,16 @@ def ls(
         table.add_column("cwd", overflow="fold")
     table.add_column("name / first message", overflow="ellipsis", no_wrap=True)
     for info in infos:
-        title = Text(info["name"], style="bold") if info.get("name") else Text(one_line(info["firstMessage"], 60))
-        row: list[Any] = [info["modified"][:19].replace("T", " "), str(info["id"])[:13], str(info["messageCount"])]
+        title = (
+            Text(one_line(str(info["name"]), 60), style="bold") if info.get("name") else Text(one_line(str(info["firstMessage"]), 60))
+        )
+        row: list[Any] = [
+            sanitize(str(info["modified"])[:19].replace("T", " ")),
+            sanitize(str(info["id"])[:13]),
+            str(info["messageCount"]),
+        ]
         if all_:
-            row.append(info["cwd"])
+            row.append(Text(sanitize(str(info["cwd"]))))
         row.append(title)
         table.add_row(*row)
     console.print(table)
@@ -88,17 +95,21 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
     if as_json:
         print_json(data)
         return
-    table = Table.grid(padding=(0, 2))
-    table.add_column(style="bold")
-    table.add_column()
+    # plain "key  value" lines rather than a table: a long path is never cut
+    # or folded, whatever the width
+    rows: list[tuple[str, str]] = []
     for key in ("path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries", "leafId", "branchLength"):
         if data[key] is not None:
-            table.add_row(key, Text(str(data[key])))
-    table.add_row("types", Text(", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+            rows.append((key, str(data[key])))
+    rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     if data["labels"]:
-        table.add_row("labels", Text(", ".join(f"{k}={v}" for k, v in data["labels"].items())))
-    table.add_row("problems", Text(str(len(manager.problems))))
-    console.print(table)
+        rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
+    rows.append(("problems", str(len(manager.problems))))
+    pad = max(len(key) for key, _ in rows) + 2
+    for key, value in rows:
+        line = Text(key.ljust(pad), style="bold")
+        line.append(sanitize(value))
+        console.print(line, soft_wrap=True)
 
 
 def tree(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
@@ -136,17 +147,40 @@ def context(
         print_json(out)
         return
     model = ctx["model"]
-    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    model_text = sanitize(f"{model.get('provider')}/{model.get('modelId')}") if model else "none"
     console.print(
-        Text.assemble(("leaf ", "bold"), str(manager.get_leaf_id()), ("  model ", "bold"), model_text, ("  thinking ", "bold"), str(ctx.get("thinkingLevel")))
+        Text.assemble(
+            ("leaf ", "bold"), sanitize(str(manager.get_leaf_id())), ("  model ", "bold"), model_text,
+            ("  thinking ", "bold"), sanitize(str(ctx.get("thinkingLevel"))),
+        ),
+        soft_wrap=True,
     )
+    rule_width = min(console.width, 80)
     for i, message in enumerate(ctx["messages"]):
-        role = str(message.get("role"))
-        console.rule(Text(f"[{i}] {role}", style=ROLE_STYLES.get(role, "")), align="left", style="dim")
-        console.print(_message_body(message), markup=False, highlight=False)
+        role = sanitize(str(message.get("role")))
+        head = f"── [{i}] {role} "
+        console.print(Text(head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(head)), style="dim"), soft_wrap=True)
+        # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
+        # characters): soft_wrap leaves wrapping to the terminal, so a huge
+        # message costs linear time
+        console.print(Text(_message_body(message)), soft_wrap=True)
+
+
+CONTEXT_BODY_LIMIT = 20_000  # characters of one message shown by `context`
+TOOL_RESULT_LIMIT = 2_000  # characters of one tool result shown by `context`
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit:,} more characters; use --json for everything)"
 
 
 def _message_body(message: dict[str, Any]) -> str:
+    """The text ``context`` shows for one agent message: sanitized for a
+    terminal (see :func:`render.sanitize`), tool results cut to
+    :data:`TOOL_RESULT_LIMIT` characters and everything else to
+    :data:`CONTEXT_BODY_LIMIT`, with a note saying how much was left out."""
     role = message.get("role")
     if role == "assistant":
         parts = []
@@ -161,15 +195,13 @@ def _message_body(message: dict[str, Any]) -> str:
                 parts.append(f"→ {block.get('name')}({one_line(js_stringify(block.get('arguments')), 200)})")
         if message.get("errorMessage"):
             parts.append(f"(error: {message['errorMessage']})")
-        return "\n".join(parts) or "(empty)"
+        return _cut(sanitize("\n".join(parts)), CONTEXT_BODY_LIMIT) or "(empty)"
     if role == "bashExecution":
-        return f"$ {message.get('command')}\n{message.get('output', '')}"
+        return _cut(sanitize(f"$ {message.get('command')}\n{message.get('output', '')}"), CONTEXT_BODY_LIMIT)
     if role in ("branchSummary", "compactionSummary"):
-        return str(message.get("summary", ""))
+        return _cut(sanitize(str(message.get("summary", ""))), CONTEXT_BODY_LIMIT)
     text = content_text(message.get("content"))
-    if role == "toolResult" and len(text) > 2000:
-        text = text[:2000] + f"\n… ({len(text) - 2000} more characters)"
-    return text
+    return _cut(text, TOOL_RESULT_LIMIT if role == "toolResult" else CONTEXT_BODY_LIMIT)
 
 
 def _open_for_write(session: str) -> SessionManager:
@@ -210,7 +242,8 @@ def name(
     if as_json:
         print_json({"id": new_id, "name": manager.get_session_name()})
     else:
-        console.print(f"named: {manager.get_session_name()}" if manager.get_session_name() else "name cleared", markup=False)
+        current = manager.get_session_name()
+        console.print(f"named: {sanitize(current)}" if current else "name cleared", markup=False, soft_wrap=True)
 
 
 def clone(
@@ -234,7 +267,7 @@ def clone(
     if as_json:
         print_json({"path": str(new_file), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
-        console.print(f"cloned {len(writer.get_entries())} entries to {new_file}", markup=False)
+        console.print(f"cloned {len(writer.get_entries())} entries to {sanitize(str(new_file))}", markup=False, soft_wrap=True)
 
 
 def fork(
@@ -243,15 +276,15 @@ def fork(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Copy a session into another project directory's sessions."""
-    path = _resolve(session)
+    path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(path, os.path.abspath(cwd))
+        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd))
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
         print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path)})
     else:
-        console.print(f"forked to {manager.get_session_file()}", markup=False)
+        console.print(f"forked to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
 
 
 def migrate(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
@@ -261,15 +294,29 @@ def migrate(session: str = typer.Argument(..., help="Session file or session id 
         result = migrate_file(path)
     except SessionFileError as exc:
         fail(str(exc))
+    backup = os.path.abspath(result["backup"]) if result["backup"] else None
     if as_json:
-        print_json(dict(result))
+        print_json(
+            {
+                "path": os.path.abspath(result["path"]),
+                "fromVersion": result["from_version"],
+                "toVersion": result["to_version"],
+                "backup": backup,
+                "problems": list(result["problems"]),
+            }
+        )
         return
     for problem in result["problems"]:
-        console.print(f"warning: {problem}", style="yellow", markup=False)
-    if result["backup"]:
-        console.print(f"migrated {path} from version {result['from_version']} to {result['to_version']}; original kept as {result['backup']}", markup=False)
+        warn(str(problem))
+    shown = sanitize(str(path))
+    if backup:
+        console.print(
+            f"migrated {shown} from version {result['from_version']} to {result['to_version']}; original kept as {sanitize(backup)}",
+            markup=False,
+            soft_wrap=True,
+        )
     else:
-        console.print(f"{path} is already version {result['to_version']}; nothing to do", markup=False)
+        console.print(f"{shown} is already version {result['to_version']}; nothing to do", markup=False, soft_wrap=True)
 
 
 def _resolve(session: str):
