@@ -10,8 +10,12 @@ escapes or integers wider than 64 bits).
 from __future__ import annotations
 
 import json
+import json.scanner
 import math
 import re
+import sys
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -42,16 +46,89 @@ def loads(data: bytes | str) -> Any:
     Raises:
         ValueError: when the text is not valid JSON (``orjson.JSONDecodeError``
             and ``json.JSONDecodeError`` are both subclasses of ValueError).
+            ``NaN``/``Infinity`` are refused, as ``JSON.parse`` refuses them.
+
+    Nesting: orjson refuses more than 1024 levels, the standard library
+    about 1000, while Node's ``JSON.parse`` reads about 100,000 levels.
+    Deeper texts are parsed by the standard library's pure-Python scanner in
+    a worker thread with a large stack and a raised recursion limit (see
+    :func:`_run_deep`), at least :data:`DEEP_MAX_DEPTH` levels; far beyond that a
+    ValueError says the text is nested too deeply.
     """
     try:
         return orjson.loads(data)
-    except orjson.JSONDecodeError:
-        # JSON.parse accepts lone surrogate escapes and big integers; orjson
-        # does not. The standard library does both.
-        if isinstance(data, (bytes, bytearray, memoryview)):
-            data = bytes(data).decode("utf-8", errors="surrogateescape")
-        value = json.loads(data)
-        return value
+    except orjson.JSONDecodeError as exc:
+        deep = "depth limit" in str(exc)
+    # JSON.parse accepts lone surrogate escapes and big integers; orjson
+    # does not. The standard library does both.
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        data = bytes(data).decode("utf-8", errors="surrogateescape")
+    if not deep:
+        try:
+            return json.loads(data, parse_constant=_reject_constant)
+        except RecursionError:
+            pass
+    return _run_deep(_loads_deep, data)
+
+
+DEEP_MAX_DEPTH = 200_000
+"""Deepest nesting (levels of arrays/objects) :func:`loads` and the
+encoders handle; Node's ``JSON.parse`` stops at about 100,000 (it depends
+on its stack size)."""
+_DEEP_RECURSION_LIMIT = 4 * DEEP_MAX_DEPTH + 10_000
+_DEEP_STACK_BYTES = 256 * 1024 * 1024
+_deep_lock = threading.Lock()
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _loads_deep(text: str) -> Any:
+    """Parse with the pure-Python scanner: its recursion is Python calls
+    only (no C stack per level), bounded by the recursion limit."""
+    decoder = json.JSONDecoder(parse_constant=_reject_constant)
+    decoder.scan_once = json.scanner.py_make_scanner(decoder)  # type: ignore[attr-defined]
+    try:
+        return decoder.decode(text)
+    except RecursionError:
+        raise ValueError(f"JSON nested more than {DEEP_MAX_DEPTH} levels deep") from None
+
+
+def _run_deep(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call ``fn(*args)`` in a worker thread with a 256 MiB stack and the
+    recursion limit raised to :data:`_DEEP_RECURSION_LIMIT`, and return its
+    result (or raise its exception). Both process-wide settings are restored
+    before returning; calls are serialized by a lock so that two deep calls
+    never restore each other's settings."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn(*args)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    with _deep_lock:
+        old_limit = sys.getrecursionlimit()
+        old_stack = threading.stack_size()
+        try:
+            try:
+                threading.stack_size(_DEEP_STACK_BYTES)
+            except (ValueError, RuntimeError):  # platform refuses: use the default stack
+                pass
+            sys.setrecursionlimit(max(old_limit, _DEEP_RECURSION_LIMIT))
+            worker = threading.Thread(target=target, name="pi-session-deep-json", daemon=True)
+            try:
+                worker.start()
+            finally:
+                threading.stack_size(old_stack)
+            worker.join()
+        finally:
+            sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def js_number(value: float) -> str:
@@ -161,6 +238,16 @@ def js_key_order(value: Any) -> Any:
 
 
 def _stdlib_js(value: Any, indent: int | None) -> str:
+    """JSON.stringify-compatible text through the standard library's
+    pure-Python encoder; values nested deeper than the recursion limit
+    allows go to :func:`_encode_iterative` (same output, no recursion)."""
+    try:
+        return _stdlib_js_recursive(value, indent)
+    except RecursionError:
+        return _encode_iterative(value, indent)
+
+
+def _stdlib_js_recursive(value: Any, indent: int | None) -> str:
     separators = (",", ":") if indent is None else (",", ": ")
     value = js_key_order(value)
     # The pure-Python iterencode lets us format floats the JavaScript way.
@@ -177,6 +264,96 @@ def _stdlib_js(value: Any, indent: int | None) -> str:
         True,
     )(value, 0)
     return "".join(chunks)
+
+
+def _encode_iterative(value: Any, indent: int | None) -> str:
+    """The text :func:`_stdlib_js_recursive` writes, with an explicit stack
+    instead of recursion, so any nesting depth works (JSON.stringify itself
+    handles as deep as ``JSON.parse`` reads). Same key order (array-index
+    keys first), number formatting, string escaping, indentation and errors
+    (TypeError for values JSON cannot hold, ValueError for cycles)."""
+    encode_str = json.encoder.py_encode_basestring  # type: ignore[attr-defined]
+    pad = None if indent is None else " " * indent
+    key_sep = ":" if indent is None else ": "
+    parts: list[str] = []
+    out = parts.append
+    active: set[int] = set()
+    # frames: [iterator, is_dict, level, first, id, closing bracket]
+    stack: list[list[Any]] = []
+
+    def key_text(key: Any) -> str:
+        if isinstance(key, str):
+            return key
+        if isinstance(key, float):
+            return js_number(key)
+        if key is True:
+            return "true"
+        if key is False:
+            return "false"
+        if key is None:
+            return "null"
+        if isinstance(key, int):
+            return int.__repr__(key)
+        raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+
+    def begin(v: Any, level: int) -> None:
+        if isinstance(v, str):
+            out(encode_str(v))
+        elif v is None:
+            out("null")
+        elif v is True:
+            out("true")
+        elif v is False:
+            out("false")
+        elif isinstance(v, int):
+            out(int.__repr__(v))
+        elif isinstance(v, float):
+            out(js_number(v))
+        elif isinstance(v, (list, tuple, dict)):
+            if not v:
+                out("{}" if isinstance(v, dict) else "[]")
+                return
+            if id(v) in active:
+                raise ValueError("Circular reference detected")
+            active.add(id(v))
+            if isinstance(v, dict):
+                keys = list(v)
+                index = sorted((k for k in keys if _is_array_index(k)), key=int)
+                if index:
+                    taken = set(index)
+                    keys = index + [k for k in keys if k not in taken]
+                out("{")
+                stack.append([((k, v[k]) for k in keys), True, level + 1, True, id(v), "}"])
+            else:
+                out("[")
+                stack.append([iter(v), False, level + 1, True, id(v), "]"])
+        else:
+            _reject(v)
+
+    begin(value, 0)
+    while stack:
+        frame = stack[-1]
+        try:
+            item = next(frame[0])
+        except StopIteration:
+            stack.pop()
+            active.discard(frame[4])
+            if pad is not None:
+                out("\n" + pad * (frame[2] - 1))
+            out(frame[5])
+            continue
+        if frame[3]:
+            frame[3] = False
+        else:
+            out(",")
+        if pad is not None:
+            out("\n" + pad * frame[2])
+        if frame[1]:
+            key, item = item
+            out(encode_str(key_text(key)))
+            out(key_sep)
+        begin(item, frame[2])
+    return "".join(parts)
 
 
 def _reject(value: Any) -> Any:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import json as _json
 import os
 import re
 import secrets
@@ -171,10 +170,6 @@ def parse_line(raw: bytes, line_no: int) -> ParsedLine:
 _NOT_JSON = object()
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def _loads_js(data: bytes) -> Any:
     """``JSON.parse`` of valid UTF-8 bytes, or :data:`_NOT_JSON`. orjson
     first; the standard library for what orjson refuses but JavaScript
@@ -184,7 +179,8 @@ def _loads_js(data: bytes) -> Any:
     except orjson.JSONDecodeError:
         pass
     try:
-        return _json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        # jsonio.loads also reads texts nested deeper than orjson's 1024 levels
+        return jsonio.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
         return _NOT_JSON
 
