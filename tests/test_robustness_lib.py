@@ -120,3 +120,307 @@ def test_deep_entries_are_read_kept_by_repair_and_rewritten_identically(tmp_path
     out = g.read_text().splitlines()
     assert out[0].replace('"version":3', '"version":2') == lines2[0]
     assert out[1:] == lines2[1:]
+
+
+# ---------------------------------------------------------------- 1. wrong-typed fields
+
+_scalar = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
+_garbage = st.recursive(_scalar, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=4), c, max_size=3), max_leaves=6)
+_ids = st.sampled_from(["e1", "e2", "e3", "e4", ""]) | _garbage
+
+
+def _field(plausible):
+    return plausible | _garbage
+
+
+_block = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": _field(st.sampled_from(["text", "thinking", "toolCall", "image"])),
+        "text": _field(st.text(max_size=20)),
+        "thinking": _field(st.text(max_size=10)),
+        "name": _field(st.sampled_from(["read", "write", "edit", "bash"])),
+        "id": _field(st.sampled_from(["c1", "c2"])),
+        "arguments": _field(st.fixed_dictionaries({"path": _field(st.sampled_from(["a.py", "b.py"]))})),
+        "data": _garbage,
+    },
+)
+_usage = _field(
+    st.fixed_dictionaries(
+        {},
+        optional={k: _field(st.integers(0, 10**6)) for k in ("input", "output", "cacheRead", "cacheWrite", "totalTokens")},
+    )
+)
+_message = st.fixed_dictionaries(
+    {},
+    optional={
+        "role": _field(
+            st.sampled_from(["user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary"])
+        ),
+        "content": _field(st.text(max_size=20) | st.lists(_block | _garbage, max_size=4)),
+        "usage": _usage,
+        "stopReason": _field(st.sampled_from(["stop", "error", "aborted", "toolUse"])),
+        "toolCallId": _field(st.sampled_from(["c1", "c2"])),
+        "toolName": _field(st.sampled_from(["bash", "read"])),
+        "isError": _garbage,
+        "command": _garbage,
+        "output": _field(st.text(max_size=30)),
+        "exitCode": _garbage,
+        "summary": _field(st.text(max_size=20)),
+        "timestamp": _garbage,
+        "excludeFromContext": _garbage,
+        "errorMessage": _garbage,
+        "provider": _garbage,
+        "model": _garbage,
+    },
+)
+_entry = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": _field(
+            st.sampled_from(
+                ["message", "custom_message", "branch_summary", "compaction", "model_change", "thinking_level_change", "label", "session_info"]
+            )
+        ),
+        "id": _ids,
+        "parentId": _ids,
+        "timestamp": _field(st.just("2024-01-01T00:00:00.000Z")),
+        "message": _field(_message),
+        "summary": _field(st.text(max_size=20)),
+        "firstKeptEntryId": _ids,
+        "tokensBefore": _garbage,
+        "details": _field(st.fixed_dictionaries({}, optional={"readFiles": _garbage, "modifiedFiles": _garbage})),
+        "fromHook": _garbage,
+        "content": _garbage,
+        "customType": _garbage,
+        "provider": _garbage,
+        "modelId": _garbage,
+        "thinkingLevel": _garbage,
+        "name": _garbage,
+        "targetId": _ids,
+    },
+)
+_settings_like = st.fixed_dictionaries(
+    {},
+    optional={"enabled": _garbage, "reserveTokens": _field(st.integers(0, 5000)), "keepRecentTokens": _field(st.integers(0, 500))},
+)
+
+
+def _all_pure_functions(entries, settings_value, leaf):
+    from pi_session.compaction import prepare_compaction, serialize_conversation
+    from pi_session.compaction.file_ops import FileOps, extract_file_ops_from_message
+    from pi_session.context import build_session_context, convert_to_llm
+    from pi_session.tokens import (
+        calculate_context_tokens,
+        estimate_context_tokens,
+        estimate_tokens,
+        get_last_assistant_usage,
+        should_compact,
+    )
+
+    raw_messages = [e.get("message") for e in entries]
+    for m in raw_messages:
+        estimate_tokens(m)
+        extract_file_ops_from_message(m, FileOps())
+        if isinstance(m, dict):
+            calculate_context_tokens(m.get("usage"))
+    get_last_assistant_usage(entries)
+    ctx = build_session_context(entries)
+    build_session_context(entries, leaf)
+    est = estimate_context_tokens(ctx["messages"])
+    assert isinstance(est["tokens"], (int, float))
+    estimate_context_tokens(raw_messages)
+    should_compact(est["tokens"], 1000, settings_value)
+    llm = convert_to_llm(ctx["messages"])
+    convert_to_llm(raw_messages)
+    assert isinstance(serialize_conversation(llm), str)
+    serialize_conversation(raw_messages)
+    for keep in (True, False):
+        prep = prepare_compaction(entries, settings_value, keep_tool_pairs=keep)
+        if prep is not None:
+            prep.to_json()
+            js_stringify(prep.to_json())
+    return llm
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_entry, max_size=8), _settings_like | st.none(), _ids | st.none())
+def test_pure_functions_never_raise_on_garbage_entries(entries, settings_value, leaf):
+    _all_pure_functions(entries, settings_value, leaf)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_entry, max_size=6))
+def test_extractive_summary_never_raises_on_garbage(entries):
+    from pi_session.context import build_session_context, convert_to_llm
+    from pi_session.llm.base import SummaryRequest
+    from pi_session.llm.extractive import extractive_summary
+
+    messages = convert_to_llm(build_session_context(entries)["messages"])
+    messages += [m for m in (e.get("message") for e in entries) if isinstance(m, dict)]
+    for kind in ("history", "turn_prefix", "branch"):
+        request = SummaryRequest(kind=kind, messages=messages, max_tokens=300, system_prompt="", prompt="")
+        assert extractive_summary(request).startswith("_Extractive")
+
+
+_header = st.fixed_dictionaries(
+    {"type": st.just("session"), "id": _field(st.just("sess-1"))},
+    optional={
+        "version": _field(st.sampled_from([1, 2, 3])),
+        "timestamp": _field(st.just("2024-01-01T00:00:00.000Z")) | st.integers(-(10**20), 10**20),
+        "cwd": _field(st.just("/w")),
+        "parentSession": _garbage,
+    },
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_header, st.lists(_entry, max_size=6))
+def test_one_bad_session_file_never_breaks_listing(tmp_path_factory, header, entries):
+    from pi_session.listing import build_session_info, list_session_dir
+
+    d = tmp_path_factory.mktemp("ls")
+    good = d / "good.jsonl"
+    good.write_text(
+        '{"type":"session","version":3,"id":"good","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/w"}\n'
+        '{"type":"message","id":"m1","parentId":null,"timestamp":"2024-01-01T00:00:01.000Z",'
+        '"message":{"role":"user","content":"hello","timestamp":1704067201000}}\n'
+    )
+    bad = d / "bad.jsonl"
+    bad.write_bytes(b"".join(dumps_line(r) for r in [header, *entries]))
+    info = build_session_info(bad)
+    infos = list_session_dir(d)
+    assert "good" in [i["id"] for i in infos]
+    for i in infos:
+        js_stringify(i)  # JSON-ready
+        assert isinstance(i["modified"], str)
+    if info is not None:
+        assert isinstance(info["firstMessage"], str) and isinstance(info["allMessagesText"], str)
+    assert list_session_dir(d) == infos  # the index gives the same answer
+
+
+def test_listing_reads_what_it_can_of_a_malformed_file(tmp_path):
+    from pi_session.listing import list_session_dir
+
+    f = tmp_path / "s.jsonl"
+    records = [
+        {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": ["x"], "parentSession": 5},
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "nope", "message": "just a string"},
+        {"type": "message", "id": "b", "parentId": "a", "timestamp": "2024-01-02T00:00:00.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": 5}, {"type": "text", "text": "hi"}], "timestamp": 1e300}},
+        {"type": "message", "id": "c", "parentId": "b", "timestamp": 7, "message": {"role": "assistant", "content": {"a": 1}}},
+    ]
+    f.write_bytes(b"".join(dumps_line(r) for r in records))
+    (info,) = list_session_dir(tmp_path)
+    assert info["id"] == "s" and info["cwd"] == "" and "parentSessionPath" not in info
+    assert info["messageCount"] == 3
+    assert info["firstMessage"] == "hi"
+    # the message timestamp 1e300 is no date: the entry's ISO timestamp counts
+    assert info["modified"] == "2024-01-02T00:00:00.000Z"
+    assert info["created"] == "2024-01-01T00:00:00.000Z"
+
+
+def test_usage_values_that_are_not_numbers_count_zero():
+    from pi_session.tokens import calculate_context_tokens, estimate_context_tokens, get_last_assistant_usage
+
+    assert calculate_context_tokens({"input": "lots", "output": None, "totalTokens": "x"}) == 0
+    assert calculate_context_tokens({"input": 5, "output": True, "cacheRead": 2, "cacheWrite": [1]}) == 7
+    assert calculate_context_tokens({"totalTokens": False, "input": 3}) == 3
+    assert calculate_context_tokens({"totalTokens": 40, "input": 3}) == 40
+    assert calculate_context_tokens("usage") == 0
+    good = {"role": "assistant", "content": [], "usage": {"totalTokens": 10}}
+    for bad_usage in ("lots", [1, 2], 12, True):
+        bad = {"role": "assistant", "content": [], "usage": bad_usage}
+        entries = [{"type": "message", "message": good}, {"type": "message", "message": bad}, {"type": "message", "message": "str"}]
+        assert get_last_assistant_usage(entries) == {"totalTokens": 10}
+        est = estimate_context_tokens([good, bad])
+        assert est["lastUsageIndex"] == 0 and est["usageTokens"] == 10
+
+
+def test_estimate_tokens_ignores_wrong_typed_content():
+    from pi_session.tokens import estimate_tokens
+
+    assert estimate_tokens({"role": "user", "content": 12345}) == 0
+    assert estimate_tokens({"role": "user", "content": {"type": "text", "text": "abcd"}}) == 0
+    assert estimate_tokens({"role": "user", "content": [{"type": "text", "text": 12345678}, {"type": "text", "text": "abcd"}]}) == 1
+    assert estimate_tokens({"content": "abcdefgh"}) == 0  # no role
+    assert estimate_tokens("a message as a string") == 0  # type: ignore[arg-type]
+    # arguments of any JSON type count by their JSON.stringify length, as in pi
+    call = {"type": "toolCall", "name": "bash", "arguments": "ls -la"}  # 4 + len('"ls -la"') = 12
+    assert estimate_tokens({"role": "assistant", "content": [call]}) == 3
+    call = {"type": "toolCall", "name": "bash", "arguments": [1, 2]}  # 4 + 5
+    assert estimate_tokens({"role": "assistant", "content": [call]}) == 3
+
+
+def test_convert_and_serialize_skip_malformed_parts():
+    from pi_session.compaction import serialize_conversation
+    from pi_session.compaction.file_ops import FileOps, extract_file_ops_from_message
+    from pi_session.context import build_session_context, convert_to_llm
+
+    msgs = [
+        "not a message",
+        {"content": "no role"},
+        {"role": "custom", "content": 5, "timestamp": 1},
+        {"role": "compactionSummary", "summary": 5, "timestamp": 1},
+        {"role": "assistant", "content": [{"type": "toolCall", "name": "write", "arguments": "x=1"}, {"type": "text", "text": 3}]},
+        {"role": "toolResult", "content": {"type": "text", "text": "x"}},
+    ]
+    llm = convert_to_llm(msgs)
+    assert [m["role"] for m in llm] == ["user", "user", "assistant", "toolResult"]
+    assert llm[0]["content"] == []
+    assert "<summary>\n5\n</summary>" in llm[1]["content"][0]["text"]
+    text = serialize_conversation(llm)
+    assert "[Assistant tool calls]: write()" in text and "[Assistant]: 3" in text
+    assert "[Tool result]" not in text
+    ops = FileOps()
+    for m in msgs:
+        extract_file_ops_from_message(m, ops)  # type: ignore[arg-type]
+    assert ops.to_json() == {"read": [], "written": [], "edited": []}
+    entries = [
+        {"type": "message", "id": "a", "parentId": None, "message": "a string"},
+        {"type": "message", "id": ["x"], "parentId": "a", "message": {"role": "user", "content": "hi"}},
+        {"type": "message", "id": "c", "parentId": {"o": 1}, "message": {"role": "user", "content": "there"}},
+    ]
+    assert [m["content"] for m in build_session_context(entries)["messages"]] == ["there"]
+    assert [m["content"] for m in build_session_context(entries[:2])["messages"]] == ["hi"]
+
+
+# ---------------------------------------------------------------- 2. settings as pi-style dicts
+
+
+def test_prepare_compaction_takes_pi_style_settings():
+    from pi_session.compaction import prepare_compaction
+    from pi_session.settings import CompactionSettings, coerce_compaction_settings
+    from pi_session.tokens import should_compact
+
+    entries = []
+    parent = None
+    for i in range(12):
+        role = "user" if i % 2 == 0 else "assistant"
+        content = "word " * 200 if role == "user" else [{"type": "text", "text": "reply " * 200}]
+        entries.append({"type": "message", "id": f"e{i}", "parentId": parent, "timestamp": "2024-01-01T00:00:00.000Z",
+                        "message": {"role": role, "content": content, "timestamp": i}})
+        parent = f"e{i}"
+    as_dict = prepare_compaction(entries, {"enabled": True, "reserveTokens": 1000, "keepRecentTokens": 500})
+    as_obj = prepare_compaction(entries, CompactionSettings(True, 1000, 500))
+    assert as_dict is not None and as_obj is not None
+    assert as_dict.to_json() == as_obj.to_json()
+    assert as_dict.settings == CompactionSettings(True, 1000, 500)
+    assert as_dict.first_kept_entry_id != "e0"
+    # snake_case keys, missing keys and garbage values
+    assert coerce_compaction_settings({"keep_recent_tokens": 5}) == CompactionSettings(True, 16384, 5)
+    assert coerce_compaction_settings({"reserveTokens": "x", "enabled": None}) == CompactionSettings()
+    assert coerce_compaction_settings({"enabled": 0}).enabled is False
+    assert should_compact(9001, 10000, {"reserveTokens": 1000})
+    assert should_compact(20000, 30000, {"reserveTokens": "lots"})  # default 16384
+    with pytest.raises(TypeError):
+        coerce_compaction_settings([1])
+
+
+def test_branch_summary_settings_from_pi_style_dicts():
+    from pi_session.settings import BranchSummarySettings, coerce_branch_summary_settings
+
+    assert coerce_branch_summary_settings({"reserveTokens": 100, "skipPrompt": True}) == BranchSummarySettings(100, True)
+    assert coerce_branch_summary_settings(None) == BranchSummarySettings()
+    s = BranchSummarySettings(5, False)
+    assert coerce_branch_summary_settings(s) is s

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, islice
 from typing import Any
 
+from .jsonio import js_stringify
 from .records import SessionContext
 from .timestamps import iso_to_ms
 from .tree import path_to_root
@@ -149,6 +150,11 @@ def build_session_context(
         ``compaction`` replaces everything before its ``firstKeptEntryId``
         with a ``compactionSummary`` message. A parentId cycle is cut at the
         first repeated entry (pi would loop forever).
+
+    Malformed entries never make it raise: ids and parentIds that are not
+    strings only match equal values (arrays/objects match nothing), a
+    ``message`` that is not an object contributes no message, and other
+    fields are passed on as they are (as pi does).
     """
     if leaf_id is None:
         return {"messages": [], "thinkingLevel": "off", "model": None}
@@ -156,14 +162,45 @@ def build_session_context(
         chain = _whole_chain(entries, leaf_id)
         if chain is not None:
             return context_from_path(chain)
-        by_id = {e.get("id"): e for e in entries}
-    leaf = by_id.get(leaf_id) if isinstance(leaf_id, str) else None
+        by_id = {}
+        for e in entries:
+            eid = e.get("id")
+            if eid.__hash__ is not None:  # an id that is an array/object can never be looked up
+                by_id[eid] = e
+    leaf = _lookup(by_id, leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
         leaf = entries[-1] if entries else None
     if leaf is None:
         return {"messages": [], "thinkingLevel": "off", "model": None}
+    try:
+        path = path_to_root(leaf, by_id)
+    except TypeError:  # an id or parentId that is an array or object
+        path = _walk_to_root(leaf, by_id)
+    return context_from_path(path)
 
-    return context_from_path(path_to_root(leaf, by_id))
+
+def _lookup(by_id: Mapping[Any, Mapping[str, Any]], key: Any) -> Mapping[str, Any] | None:
+    """``by_id.get(key)``, None for keys that cannot be dict keys."""
+    try:
+        return by_id.get(key)
+    except TypeError:
+        return None
+
+
+def _walk_to_root(leaf: Mapping[str, Any], by_id: Mapping[Any, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """Root→leaf path for entries whose ids or parentIds are not strings
+    (unhashable ones never match, as a JavaScript Map never matches two
+    separately parsed objects); stops at the first repeated entry."""
+    path: list[Mapping[str, Any]] = []
+    seen: set[int] = set()
+    current: Mapping[str, Any] | None = leaf
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        path.append(current)
+        parent = current.get("parentId")
+        current = _lookup(by_id, parent) if parent else None
+    path.reverse()
+    return path
 
 
 def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Mapping[str, Any]] | None:
@@ -175,7 +212,7 @@ def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Map
     if not entries:
         return None
     ids = [e.get("id") for e in entries]
-    if not all(ids):
+    if not all(ids) or not all(isinstance(i, str) for i in ids):
         return None
     known = set(ids)
     if len(known) != len(ids):
@@ -186,7 +223,7 @@ def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Map
     if parents[1:] != ids[:-1]:
         return None
     first_parent = parents[0]
-    if first_parent and first_parent in known:
+    if first_parent and isinstance(first_parent, str) and first_parent in known:
         return None
     return list(entries)
 
@@ -288,20 +325,38 @@ def bash_execution_to_text(msg: Mapping[str, Any]) -> str:
     """The user-message text a ``bashExecution`` message becomes for the model:
     the command, its output in a code fence (or a note that there was none),
     and notes for cancellation, a non-zero exit code and truncated output."""
-    text = f"The user ran the shell command `{msg.get('command', '')}`\n"
+    text = f"The user ran the shell command `{_as_text(msg.get('command', ''))}`\n"
     output = msg.get("output")
     if output:
-        text += f"```\n{output}\n```"
+        text += f"```\n{_as_text(output)}\n```"
     else:
         text += "(it printed nothing)"
     exit_code = msg.get("exitCode")
     if msg.get("cancelled"):
         text += "\n\n(the command was cancelled before it finished)"
     elif exit_code is not None and exit_code != 0:
-        text += f"\n\nExit code: {exit_code}"
+        text += f"\n\nExit code: {_as_text(exit_code)}"
     if msg.get("truncated") and msg.get("fullOutputPath"):
-        text += f"\n\n[The output above is cut short; all of it is in {msg['fullOutputPath']}]"
+        text += f"\n\n[The output above is cut short; all of it is in {_as_text(msg['fullOutputPath'])}]"
     return text
+
+
+def _as_text(value: Any) -> str:
+    """A field as text in a message we build: strings as they are; other
+    values (malformed fields) as their JSON, ``undefined`` for a missing
+    one, as JavaScript string concatenation would show numbers, booleans
+    and null."""
+    if isinstance(value, str):
+        return value
+    if value is _MISSING:
+        return "undefined"
+    try:
+        return js_stringify(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+_MISSING: Any = object()
 
 
 def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -314,11 +369,19 @@ def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     ``compactionSummary`` become user texts wrapping the summary in
     ``<summary>`` tags. Unknown roles are dropped.
 
+    Malformed input never raises: items that are not objects and messages
+    without a known ``role`` are dropped; a custom message's ``content``
+    that is neither a string nor a list becomes ``[]``; summary and bash
+    fields that are not strings are written as JSON (``undefined`` when
+    missing), where JavaScript concatenation would stringify them.
+
     Returns:
         A new list; passed-through messages are the same dict objects.
     """
     out: list[dict[str, Any]] = []
     for m in messages:
+        if not isinstance(m, Mapping):
+            continue
         role = m.get("role")
         if role in ("user", "assistant", "toolResult"):
             out.append(m)  # type: ignore[arg-type]
@@ -330,12 +393,14 @@ def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
             content = m.get("content")
             if isinstance(content, str):
                 content = [{"type": "text", "text": content}]
+            elif not isinstance(content, list):
+                content = []
             out.append({"role": "user", "content": content, "timestamp": m.get("timestamp")})
         elif role == "branchSummary":
-            out.append(_user_text(BRANCH_SUMMARY_PREFIX + str(m.get("summary")) + BRANCH_SUMMARY_SUFFIX, m))
+            out.append(_user_text(BRANCH_SUMMARY_PREFIX + _as_text(m.get("summary", _MISSING)) + BRANCH_SUMMARY_SUFFIX, m))
         elif role == "compactionSummary":
             out.append(
-                _user_text(COMPACTION_SUMMARY_PREFIX + str(m.get("summary")) + COMPACTION_SUMMARY_SUFFIX, m)
+                _user_text(COMPACTION_SUMMARY_PREFIX + _as_text(m.get("summary", _MISSING)) + COMPACTION_SUMMARY_SUFFIX, m)
             )
     return out
 

@@ -34,14 +34,43 @@ _INDEX_VERSION = 1
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
+    """A message's text: a string content, or its text blocks joined by
+    spaces (blocks whose ``text`` is not a string count as empty)."""
     content = message.get("content")
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         return " ".join(
-            b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"
+            text
+            for b in content
+            if isinstance(b, dict) and b.get("type") == "text"
+            for text in (b.get("text", ""),)
+            if isinstance(text, str)
         )
     return ""
+
+
+_MAX_DATE_MS = 8.64e15
+"""JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
+
+
+def _valid_ms(ms: Any) -> bool:
+    """A time in ms that can be shown as an ISO date (a finite number within
+    JavaScript's date range, and not a boolean)."""
+    return (
+        isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms == ms and -_MAX_DATE_MS <= ms <= _MAX_DATE_MS
+    )
+
+
+def _iso_or_none(ms: Any) -> str | None:
+    """:func:`ms_to_iso` of ``ms``, or None when it is not a showable time
+    (or the platform cannot show it, e.g. years before 1 or after 9999)."""
+    if not _valid_ms(ms):
+        return None
+    try:
+        return ms_to_iso(ms)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -53,6 +82,15 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     ``timestamp`` in ms, else the entry's ISO timestamp), else the header
     time, else the file's mtime. Records are read as they are (no
     migration); damaged lines are skipped.
+
+    Malformed records never make it raise: a header whose ``id`` is not a
+    string makes the file "not a session" (our reader refuses it too);
+    a ``cwd`` or ``parentSession`` that is not a string is left out (cwd
+    ``""``); a ``created`` time that cannot be read is None; message and
+    entry timestamps that are not valid times are ignored; content that is
+    neither a string nor a list of blocks, and text blocks whose ``text``
+    is not a string, give no text. (pi's own listing would throw on some of
+    these; one bad file must not hide the others.)
 
     Returns:
         The info dict, or None for a file that is not a session (empty, no
@@ -77,7 +115,7 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
                     continue
                 record = parsed.record
             if header is None:
-                if not isinstance(record, dict) or record.get("type") != "session":
+                if not isinstance(record, dict) or record.get("type") != "session" or not isinstance(record.get("id"), str):
                     return None
                 header = record
                 continue
@@ -97,11 +135,11 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
             if role not in ("user", "assistant"):
                 continue
             ts = message.get("timestamp")
-            if isinstance(ts, (int, float)) and not isinstance(ts, bool):
+            if _valid_ms(ts):
                 last_activity = max(last_activity or 0, ts)
             else:
                 ms = iso_to_ms(record.get("timestamp")) if isinstance(record.get("timestamp"), str) else None
-                if ms is not None:
+                if _valid_ms(ms):
                     last_activity = max(last_activity or 0, ms)
             text = _text_of(message)
             if not text:
@@ -114,12 +152,12 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
         return None
     if header is None:
         return None
-    if last_activity is not None and last_activity > 0:
-        modified = ms_to_iso(last_activity)
-    else:
-        header_ms = iso_to_ms(header.get("timestamp")) if isinstance(header.get("timestamp"), str) else None
-        modified = ms_to_iso(header_ms) if header_ms is not None else ms_to_iso(st.st_mtime_ns // 1_000_000)
-    created_ms = iso_to_ms(header.get("timestamp"))
+    header_ms = iso_to_ms(header.get("timestamp")) if isinstance(header.get("timestamp"), str) else None
+    modified = (
+        (_iso_or_none(last_activity) if last_activity is not None and last_activity > 0 else None)
+        or _iso_or_none(header_ms)
+        or ms_to_iso(st.st_mtime_ns // 1_000_000)
+    )
     info: dict[str, Any] = {
         "path": str(p),
         "id": header.get("id"),
@@ -127,11 +165,11 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     }
     if name is not None:
         info["name"] = name
-    if header.get("parentSession") is not None:
+    if isinstance(header.get("parentSession"), str):
         info["parentSessionPath"] = header.get("parentSession")
     info.update(
         {
-            "created": ms_to_iso(created_ms) if created_ms is not None else None,
+            "created": _iso_or_none(iso_to_ms(header.get("timestamp"))),
             "modified": modified,
             "messageCount": message_count,
             "firstMessage": first_message or "(no messages)",
@@ -218,12 +256,16 @@ def _dir_infos(d: Path) -> list[dict[str, Any] | None]:
                 info = item[3]
                 new[name] = item
             else:
-                info = build_session_info(path)
+                changed = True
+                try:
+                    info = build_session_info(path)
+                except Exception:  # noqa: BLE001 - one bad file must not break the listing
+                    infos.append(None)  # skipped, and not indexed: read again next time
+                    continue
                 if info is not None:
                     info = dict(info)
                     del info["path"]
                 new[name] = [*key, info]
-                changed = True
             if info is not None:
                 info = {"path": str(path), **info}
             infos.append(info)

@@ -25,6 +25,8 @@ __all__ = [
     "BranchSummarySettings",
     "LoadedSettings",
     "SettingsError",
+    "coerce_compaction_settings",
+    "coerce_branch_summary_settings",
     "deep_merge_settings",
     "read_settings_file",
     "load_settings",
@@ -102,6 +104,95 @@ class BranchSummarySettings:
 
 def _or(value: Any, default: Any) -> Any:
     return default if value is None else value
+
+
+def _number_field(value: Mapping[str, Any], camel: str, snake: str, default: int) -> Any:
+    """A token count from a settings mapping: the camelCase key (pi's
+    name), else the snake_case one; a value that is not a number (strings,
+    booleans, null) gives ``default``."""
+    for key in (camel, snake):
+        if key in value:
+            v = value[key]
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and v == v:
+                return v
+            return default
+    return default
+
+
+def _flag_field(value: Mapping[str, Any], camel: str, snake: str, default: bool) -> bool:
+    """A flag from a settings mapping (camelCase key, else snake_case);
+    missing or null gives ``default``, anything else its truthiness (pi tests
+    these flags with ``!settings.x``)."""
+    for key in (camel, snake):
+        if key in value and value[key] is not None:
+            return bool(value[key])
+    return default
+
+
+def coerce_compaction_settings(settings: Any) -> CompactionSettings:
+    """Compaction settings from whatever a caller passes.
+
+    Args:
+        settings: None (the defaults), a :class:`CompactionSettings` (returned
+            as is), or a mapping in pi's shape ``{"enabled", "reserveTokens",
+            "keepRecentTokens"}`` (snake_case keys are accepted too; camelCase
+            wins). Missing or null keys take the defaults; token counts that
+            are not numbers (strings, booleans) take the defaults; ``enabled``
+            counts by truthiness. Any other object is read through the
+            attributes ``enabled``, ``reserve_tokens``, ``keep_recent_tokens``.
+
+    Returns:
+        A :class:`CompactionSettings`.
+
+    Raises:
+        TypeError: ``settings`` is none of the above.
+    """
+    if settings is None:
+        return CompactionSettings()
+    if isinstance(settings, CompactionSettings):
+        return settings
+    if isinstance(settings, Mapping):
+        return CompactionSettings(
+            enabled=_flag_field(settings, "enabled", "enabled", True),
+            reserve_tokens=_number_field(settings, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
+            keep_recent_tokens=_number_field(
+                settings, "keepRecentTokens", "keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS
+            ),
+        )
+    if all(hasattr(settings, a) for a in ("enabled", "reserve_tokens", "keep_recent_tokens")):
+        return coerce_compaction_settings(
+            {
+                "enabled": settings.enabled,
+                "reserveTokens": settings.reserve_tokens,
+                "keepRecentTokens": settings.keep_recent_tokens,
+            }
+        )
+    raise TypeError(f"compaction settings must be a mapping or CompactionSettings, not {type(settings).__name__}")
+
+
+def coerce_branch_summary_settings(settings: Any) -> BranchSummarySettings:
+    """Branch-summary settings from None (defaults), a
+    :class:`BranchSummarySettings` (as is), or a mapping in pi's shape
+    ``{"reserveTokens", "skipPrompt"}`` (snake_case accepted; same rules as
+    :func:`coerce_compaction_settings`).
+
+    Raises:
+        TypeError: ``settings`` is none of these.
+    """
+    if settings is None:
+        return BranchSummarySettings()
+    if isinstance(settings, BranchSummarySettings):
+        return settings
+    if isinstance(settings, Mapping):
+        return BranchSummarySettings(
+            reserve_tokens=_number_field(settings, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
+            skip_prompt=_flag_field(settings, "skipPrompt", "skip_prompt", False),
+        )
+    if all(hasattr(settings, a) for a in ("reserve_tokens", "skip_prompt")):
+        return coerce_branch_summary_settings(
+            {"reserveTokens": settings.reserve_tokens, "skipPrompt": settings.skip_prompt}
+        )
+    raise TypeError(f"branch summary settings must be a mapping or BranchSummarySettings, not {type(settings).__name__}")
 
 
 @dataclass

@@ -5,6 +5,13 @@ Pure functions implementing pi's ``estimateTokens``, ``calculateContextTokens``,
 (``core/compaction/compaction.js``). Estimates are ``ceil(chars / 4)`` where
 "chars" are JavaScript string lengths (UTF-16 code units), so an emoji outside
 the Basic Multilingual Plane counts 2.
+
+Malformed input (these functions read arbitrary session files) never
+raises: a field of the wrong type counts as absent. Where pi's JavaScript
+would produce ``NaN`` or a concatenated string (a ``usage`` value that is not
+a number, a text block whose ``text`` is a number), we count 0; booleans are
+not token counts and count 0 too (JavaScript would add ``true`` as 1). A
+``usage`` that is not an object is no usage at all.
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .jsonio import js_len, js_stringify
+from .settings import coerce_compaction_settings
 
 __all__ = [
     "IMAGE_CHARS",
@@ -27,6 +35,14 @@ __all__ = [
 
 IMAGE_CHARS = 4800
 """Characters an image block counts for in toolResult and custom messages."""
+
+
+def _num(value: Any) -> int | float:
+    """A token count as a number: ints and floats as they are; anything
+    else (strings, null, booleans, containers) 0."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value:
+        return value
+    return 0
 
 
 def _slen(value: Any) -> int:
@@ -50,6 +66,15 @@ def _content_chars(content: Any, *, images: bool) -> int:
     return chars
 
 
+def _stringify_len(value: Any) -> int:
+    """UTF-16 length of ``JSON.stringify(value)``; 0 for what cannot be
+    serialized (only possible for values not read from JSON)."""
+    try:
+        return js_len(js_stringify(value))
+    except (TypeError, ValueError):
+        return 0
+
+
 def estimate_tokens(message: Mapping[str, Any]) -> int:
     """Estimate the tokens of one agent message (pi's ``estimateTokens``).
 
@@ -62,8 +87,14 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
         each tool call its name plus ``JSON.stringify(arguments)``;
         toolResult/custom: text plus 4800 per image; bashExecution: command +
         output; branchSummary/compactionSummary: the summary. Unknown roles
-        give 0. Never raises on missing fields (they count 0).
+        give 0. Never raises: missing or wrong-typed fields count 0 (a
+        ``content`` that is neither a string nor a list, a ``text`` that is
+        not a string, a ``message`` that is not an object); tool-call
+        ``arguments`` of any JSON type count by their ``JSON.stringify``
+        length, as in pi.
     """
+    if not isinstance(message, Mapping):
+        return 0
     role = message.get("role")
     chars = 0
     if role == "user":
@@ -81,7 +112,7 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
             elif btype == "toolCall":
                 chars += _slen(block.get("name"))
                 if "arguments" in block:
-                    chars += js_len(js_stringify(block["arguments"]))
+                    chars += _stringify_len(block["arguments"])
     elif role in ("custom", "toolResult"):
         chars = _content_chars(message.get("content"), images=True)
     elif role == "bashExecution":
@@ -93,34 +124,44 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     return math.ceil(chars / 4)
 
 
-def calculate_context_tokens(usage: Mapping[str, Any]) -> int:
+def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
     """Context size in tokens reported by a usage record (pi's
     ``calculateContextTokens``): ``totalTokens`` when non-zero, else
-    ``input + output + cacheRead + cacheWrite`` (missing fields count 0)."""
-    total = usage.get("totalTokens")
+    ``input + output + cacheRead + cacheWrite``.
+
+    Missing fields, and values that are not numbers (strings, null,
+    booleans, containers), count 0 where JavaScript would give NaN or
+    concatenate strings; a ``usage`` that is not an object gives 0.
+    """
+    if not isinstance(usage, Mapping):
+        return 0
+    total = _num(usage.get("totalTokens"))
     if total:
         return total
-    return sum(usage.get(k) or 0 for k in ("input", "output", "cacheRead", "cacheWrite"))
+    return sum(_num(usage.get(k)) for k in ("input", "output", "cacheRead", "cacheWrite"))
 
 
 def get_assistant_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The usage of an assistant message that counts for context size: None
-    unless the role is assistant, usage is present and truthy, and
-    stopReason is neither ``"aborted"`` nor ``"error"``."""
-    if message.get("role") != "assistant" or "usage" not in message:
+    unless ``message`` is an object with role assistant, ``usage`` is a
+    non-empty object (pi takes any truthy value; a string, number or list
+    is malformed and ignored here), and stopReason is neither ``"aborted"``
+    nor ``"error"``."""
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
         return None
     if message.get("stopReason") in ("aborted", "error"):
         return None
     usage = message.get("usage")
-    return usage if usage else None
+    return usage if isinstance(usage, Mapping) and usage else None
 
 
 def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
     """The usage of the newest ``message`` entry whose assistant message has
     valid usage (see :func:`get_assistant_usage`), or None (pi's
-    ``getLastAssistantUsage``)."""
+    ``getLastAssistantUsage``). Entries that are not objects, and messages
+    that are not objects, are skipped."""
     for entry in reversed(entries):
-        if entry.get("type") == "message":
+        if isinstance(entry, Mapping) and entry.get("type") == "message":
             msg = entry.get("message")
             if isinstance(msg, Mapping):
                 usage = get_assistant_usage(msg)
@@ -141,7 +182,9 @@ def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> dict[str, 
         with a usable assistant usage at index i, usageTokens is its context
         size and trailingTokens the estimates of messages after i; otherwise
         usageTokens is 0, trailingTokens the sum of all estimates and
-        lastUsageIndex None. tokens = usageTokens + trailingTokens.
+        lastUsageIndex None. tokens = usageTokens + trailingTokens. Never
+        raises on malformed messages (see :func:`estimate_tokens` and
+        :func:`calculate_context_tokens`).
     """
     index = None
     usage = None
@@ -170,15 +213,16 @@ def should_compact(tokens: int, context_window: int, settings: Any) -> bool:
     Args:
         tokens: the current context size.
         context_window: the model's context window.
-        settings: a :class:`pi_session.settings.CompactionSettings` or a
-            mapping with ``enabled`` and ``reserveTokens``.
+        settings: a :class:`pi_session.settings.CompactionSettings`, None
+            (defaults) or a pi-style mapping ``{"enabled", "reserveTokens"}``
+            (see :func:`pi_session.settings.coerce_compaction_settings`:
+            missing keys and non-number token counts take the defaults).
+            ``tokens`` or ``context_window`` that are not numbers count 0.
+
+    Raises:
+        TypeError: ``settings`` is not a mapping or settings object.
     """
-    if isinstance(settings, Mapping):
-        enabled = settings.get("enabled", True)
-        reserve = settings.get("reserveTokens", 16384)
-    else:
-        enabled = settings.enabled
-        reserve = settings.reserve_tokens
-    if not enabled:
+    s = coerce_compaction_settings(settings)
+    if not s.enabled:
         return False
-    return tokens > context_window - reserve
+    return _num(tokens) > _num(context_window) - _num(s.reserve_tokens)

@@ -49,9 +49,12 @@ class CutPointResult:
         }
 
 
-def _role(entry: Mapping[str, Any]) -> Any:
+def _role(entry: Mapping[str, Any]) -> str | None:
+    """The role of a message entry's message; None when the message is not
+    an object or its role is not a string (malformed entries)."""
     msg = entry.get("message")
-    return msg.get("role") if isinstance(msg, Mapping) else None
+    role = msg.get("role") if isinstance(msg, Mapping) else None
+    return role if isinstance(role, str) else None
 
 
 def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
@@ -143,7 +146,11 @@ def _tool_call_ids(entry: Mapping[str, Any]) -> list[str]:
     msg = entry.get("message")
     if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
         return []
-    return [b.get("id") for b in msg["content"] if isinstance(b, Mapping) and b.get("type") == "toolCall"]
+    return [
+        b["id"]
+        for b in msg["content"]
+        if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
+    ]
 
 
 def keep_tool_calls_with_results(

@@ -90,8 +90,11 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
     """Record the ``path`` argument of ``read``/``write``/``edit`` tool calls
     of an assistant message into ``file_ops`` (pi's
     ``extractFileOpsFromMessage``). Other roles, other tools, and calls
-    without a non-empty string ``path`` are ignored. Mutates ``file_ops``."""
-    if message.get("role") != "assistant":
+    without a non-empty string ``path`` are ignored, as are malformed parts
+    (a ``message`` or block that is not an object, ``content`` that is not a
+    list, ``arguments`` that are not an object). Mutates ``file_ops``; never
+    raises."""
+    if not isinstance(message, Mapping) or message.get("role") != "assistant":
         return
     content = message.get("content")
     if not isinstance(content, list):
@@ -107,7 +110,8 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
         path = args.get("path")
         if not isinstance(path, str) or not path:
             continue
-        add = _TOOL_KINDS.get(block.get("name"))  # type: ignore[arg-type]
+        name = block.get("name")
+        add = _TOOL_KINDS.get(name) if isinstance(name, str) else None
         if add is not None:
             add(file_ops, path)
 

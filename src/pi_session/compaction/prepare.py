@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import build_session_context, message_from_entry
-from ..settings import CompactionSettings
+from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import estimate_context_tokens
 from .cut_point import find_cut_point, keep_tool_calls_with_results
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message
@@ -89,7 +89,7 @@ def _compaction_message(entry: Mapping[str, Any]) -> dict[str, Any] | None:
 
 def prepare_compaction(
     path_entries: Sequence[Mapping[str, Any]],
-    settings: CompactionSettings | None = None,
+    settings: CompactionSettings | Mapping[str, Any] | None = None,
     *,
     keep_tool_pairs: bool = True,
 ) -> CompactionPreparation | None:
@@ -97,7 +97,12 @@ def prepare_compaction(
 
     Args:
         path_entries: the entries from the root to the leaf.
-        settings: compaction settings (default :class:`CompactionSettings`).
+        settings: compaction settings: a :class:`CompactionSettings`, a
+            pi-style mapping ``{"enabled", "reserveTokens",
+            "keepRecentTokens"}`` (see
+            :func:`pi_session.settings.coerce_compaction_settings`), or None
+            for the defaults. The preparation holds them as
+            :class:`CompactionSettings`.
 
     Returns:
         A :class:`CompactionPreparation`, or None when the path is empty,
@@ -117,7 +122,7 @@ def prepare_compaction(
     agent loop writes, the result is pi's exactly; pass
     ``keep_tool_pairs=False`` for pi's cut in every case.
     """
-    settings = settings or CompactionSettings()
+    settings = coerce_compaction_settings(settings)
     entries = list(path_entries)
     if entries and entries[-1].get("type") == "compaction":
         return None

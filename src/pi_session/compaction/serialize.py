@@ -58,7 +58,18 @@ def _format_tool_call(block: Mapping[str, Any]) -> str:
     if isinstance(args, Mapping):
         for key, value in js_key_order(dict(args)).items():
             pairs.append(f"{key}={js_stringify(value)}")
-    return f"{block.get('name')}({', '.join(pairs)})"
+    name = block.get("name", _MISSING)
+    # a template literal writes a missing name as "undefined", null as "null"
+    if name is _MISSING:
+        name_text = "undefined"
+    elif isinstance(name, str):
+        name_text = name
+    else:
+        name_text = js_stringify(name)
+    return f"{name_text}({', '.join(pairs)})"
+
+
+_MISSING: Any = object()
 
 
 def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
@@ -75,10 +86,18 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
         joined by newlines) and ``[Assistant tool calls]: name(k=<json>, ...)``
         (calls joined by ``"; "``), each only when present; ``[Tool result]:
         <text>`` cut to 2000 UTF-16 code units by :func:`truncate_for_summary`
-        (skipped when empty). Pure; never raises on odd shapes.
+        (skipped when empty). Pure; never raises on odd shapes: messages
+        and blocks that are not objects are skipped, ``content`` that is
+        neither a string nor a list counts as empty, a text block whose
+        ``text`` is not a string counts as empty for users and tool results
+        (assistant text/thinking that is not a string is written as its
+        JSON, as ``Array.prototype.join`` would stringify it), and tool-call
+        ``arguments`` that are not an object list no arguments.
     """
     parts: list[str] = []
     for msg in messages:
+        if not isinstance(msg, Mapping):
+            continue
         role = msg.get("role")
         if role == "user":
             text = _text_of(msg.get("content"))
