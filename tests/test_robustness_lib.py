@@ -424,3 +424,111 @@ def test_branch_summary_settings_from_pi_style_dicts():
     assert coerce_branch_summary_settings(None) == BranchSummarySettings()
     s = BranchSummarySettings(5, False)
     assert coerce_branch_summary_settings(s) is s
+
+
+# ---------------------------------------------------------------- 4. check reports structural problems
+
+_HDR = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
+
+
+def _entry_rec(eid, parent, **fields):
+    rec = {"type": "message", "id": eid, "parentId": parent, "timestamp": "2024-01-01T00:00:00.000Z"}
+    rec.update(fields)
+    return rec
+
+
+def _check(tmp_path, header, *records):
+    from pi_session.repair import check_session
+
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(b"".join(dumps_line(r) for r in [header, *records]))
+    return check_session(f)
+
+
+def _kinds(report):
+    return [(p.line, p.kind, p.fixable) for p in report.problems]
+
+
+def test_check_accepts_a_well_formed_session(tmp_path):
+    report = _check(
+        tmp_path,
+        _HDR,
+        _entry_rec("a", None, message={"role": "user", "content": "hi", "timestamp": 1}),
+        _entry_rec("b", "a", message={"role": "assistant", "content": [{"type": "text", "text": "x"}, {"type": "toolCall", "id": "c", "name": "read", "arguments": {}}]}),
+        _entry_rec("c", "b", message={"role": "toolResult", "toolCallId": "c", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]}),
+        _entry_rec("d", "c", message={"role": "hookMessage", "customType": "x", "content": "v2 name kept in a v3 file"}),
+        _entry_rec("e", "d", message={"role": "bashExecution", "command": "ls", "output": ""}),
+        {"type": "custom_message", "id": "f", "parentId": "e", "timestamp": "2024-01-01T00:00:00Z", "customType": "x", "content": [{"type": "text", "text": "t"}]},
+    )
+    assert report.ok, report.problems
+
+
+def test_check_warns_about_messages_of_the_wrong_shape(tmp_path):
+    report = _check(
+        tmp_path,
+        _HDR,
+        _entry_rec("a", None, message="just a string"),
+        _entry_rec("b", "a", message={"content": "no role"}),
+        _entry_rec("c", "b", message={"role": "robot", "content": "x"}),
+        _entry_rec("d", "c", message={"role": "user", "content": 5}),
+        _entry_rec("e", "d", message={"role": "assistant", "content": "a string"}),
+        _entry_rec("f", "e", message={"role": "user", "content": [{"type": "text", "text": 7}]}),
+        _entry_rec("g", "f", message={"role": "assistant", "content": [{"type": "toolCall", "name": "x", "arguments": "{}"}]}),
+        _entry_rec("h", "g", message={"role": "toolResult", "content": {"type": "text", "text": "x"}}),
+        _entry_rec("i", "h", message={"role": "compactionSummary", "summary": None}),
+        {"type": "custom_message", "id": "j", "parentId": "i", "timestamp": "2024-01-01T00:00:00.000Z", "content": 3},
+    )
+    assert _kinds(report) == [
+        (2, "bad-message", False),
+        (3, "unknown-role", False),
+        (4, "unknown-role", False),
+        (5, "bad-content", False),
+        (6, "bad-content", False),
+        (7, "bad-content", False),
+        (8, "bad-content", False),
+        (9, "bad-content", False),
+        (10, "bad-content", False),
+        (11, "bad-content", False),
+    ]
+    assert not report.ok
+    messages = [p.message for p in report.problems]
+    assert "message is string, not an object" in messages[0]
+    assert "role missing" in messages[1] and "'robot'" in messages[2]
+    assert "content is number" in messages[3]
+
+
+def test_check_warns_about_headers_versions_and_timestamps(tmp_path):
+    header = dict(_HDR, cwd=["x"], timestamp=12, version=7)
+    report = _check(
+        tmp_path,
+        header,
+        _entry_rec("a", None, message={"role": "user", "content": "hi"}, timestamp="yesterday"),
+        {"type": "label", "id": "b", "parentId": "a", "targetId": "a", "label": "x"},
+    )
+    assert sorted(_kinds(report)) == [
+        (1, "bad-header", False),
+        (1, "bad-header", False),
+        (1, "unknown-version", False),
+        (2, "bad-timestamp", False),
+        (3, "bad-timestamp", False),
+    ]
+    text = " ".join(p.message for p in report.problems)
+    assert "cwd is array" in text and "timestamp is number" in text and "version 7" in text
+    assert "'yesterday'" in text and "no timestamp" in text
+
+
+def test_check_says_which_field_is_not_a_string(tmp_path):
+    report = _check(
+        tmp_path,
+        _HDR,
+        {"type": 5, "id": "a", "parentId": None, "timestamp": "2024-01-01T00:00:00.000Z"},
+        {"type": "label", "id": 1, "parentId": None, "timestamp": "2024-01-01T00:00:00.000Z"},
+        {"id": "c", "parentId": None, "timestamp": "2024-01-01T00:00:00.000Z"},
+        {"type": "label", "parentId": None, "timestamp": "2024-01-01T00:00:00.000Z"},
+    )
+    by_line = {p.line: p for p in report.problems}
+    assert by_line[2].kind == "no-type" and "type" in by_line[2].message and "not a string" in by_line[2].message
+    assert by_line[3].kind == "no-id" and "id is not a string" in by_line[3].message
+    assert by_line[4].kind == "no-type" and "has no" in by_line[4].message
+    assert by_line[5].kind == "no-id" and "has no id" in by_line[5].message
+    assert all(p.fixable for p in report.problems)

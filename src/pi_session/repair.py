@@ -56,7 +56,12 @@ class Problem:
             ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
             ``self-parent``, ``orphan``, ``label-target-missing``,
-            ``compaction-first-kept-off-path``.
+            ``compaction-first-kept-off-path``; structure warnings (never
+            fixable) ``bad-header`` (cwd/timestamp not a string or missing,
+            version not a number), ``unknown-version`` (newer than 3),
+            ``bad-timestamp`` (not an ISO date), ``bad-message`` (a message
+            entry's message is not an object), ``unknown-role``,
+            ``bad-content`` (content of the wrong type for the role).
         message: one line saying what is wrong.
         fixable: True when :func:`repair_session` fixes it.
         entry_id: the entry concerned (tree problems).
@@ -206,10 +211,19 @@ def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
     if rtype == "session":
         return "extra-header", "a second session header (pi would read it as an entry)"
     if not isinstance(rtype, str):
+        if "type" in record:
+            return "no-type", f'record "type" is not a string (it is {_json_type(rtype)})'
         return "no-type", 'record has no "type"'
     if _header_version(header) >= 2 and not isinstance(record.get("id"), str):
+        if "id" in record and record["id"] is not None:
+            return "no-id", f"{rtype} entry id is not a string (it is {_json_type(record['id'])})"
         return "no-id", f"{rtype} entry has no id"
     return None
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name of a parsed value (``object`` for dicts)."""
+    return "object" if isinstance(value, dict) else _JSON_TYPE.get(type(value), "value")
 
 
 def _header_version(record: dict[str, Any]) -> int:
@@ -293,6 +307,131 @@ def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[
     return problems, actions, line_count, header
 
 
+CURRENT_VERSION = 3
+"""The newest session version pi-session knows (pi 0.73's ``CURRENT_SESSION_VERSION``)."""
+
+_MESSAGE_ROLES = frozenset(
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "hookMessage"}
+)
+"""Roles of agent messages. ``hookMessage`` is the version-2 name of
+``custom``; migration renames it, and a version-3 file still holding one is
+accepted too (pi reads it without error)."""
+
+_BLOCK_TYPES = {
+    "user": ("text", "image"),
+    "assistant": ("text", "thinking", "toolCall"),
+    "toolResult": ("text", "image"),
+    "custom": ("text", "image"),
+    "hookMessage": ("text", "image"),
+}
+_STRING_CONTENT_OK = frozenset({"user", "custom", "hookMessage"})
+
+
+def _content_issue(role: str, content: Any) -> str | None:
+    """Why a message's ``content`` does not have the shape its role needs,
+    or None. user/custom: a string or an array of text/image blocks;
+    assistant: an array of text/thinking/toolCall blocks; toolResult: an
+    array of text/image blocks. Blocks must be objects with a string
+    ``type``; text blocks need a string ``text``, toolCall blocks an object
+    ``arguments`` and a string ``name``. Unknown block types are accepted
+    (extensions), except that they must still be objects with a type."""
+    if role not in _BLOCK_TYPES:
+        return None
+    if isinstance(content, str):
+        if role in _STRING_CONTENT_OK:
+            return None
+        return f"{role} message content is a string, expected an array of blocks"
+    if not isinstance(content, list):
+        what = "a string or an array of blocks" if role in _STRING_CONTENT_OK else "an array of blocks"
+        got = "missing" if content is _ABSENT else f"{_json_type(content)}"
+        return f"{role} message content is {got}, expected {what}"
+    for n, block in enumerate(content):
+        if not isinstance(block, dict):
+            return f"{role} message content block {n} is {_json_type(block)}, not an object"
+        btype = block.get("type")
+        if not isinstance(btype, str):
+            return f"{role} message content block {n} has no string type"
+        if btype == "text" and not isinstance(block.get("text"), str):
+            return f"{role} message text block {n} has a text that is not a string"
+        if btype == "toolCall" and role == "assistant":
+            if not isinstance(block.get("name"), str):
+                return f"tool call block {n} has a name that is not a string"
+            if not isinstance(block.get("arguments"), dict):
+                return f"tool call block {n} has arguments that are not an object"
+    return None
+
+
+_ABSENT: Any = object()
+
+
+def _structure_problems(
+    header: dict[str, Any], entries: list[dict[str, Any]], line_of: dict[int, int], header_line: int | None
+) -> list[Problem]:
+    """Warnings (never fixed) for records pi can read but that do not have
+    the shape of a session: header fields, unknown versions, messages that
+    are not objects or have unknown roles, content of the wrong type, and
+    timestamps that do not parse as ISO dates."""
+    from .timestamps import iso_to_ms
+
+    problems: list[Problem] = []
+    for key in ("cwd", "timestamp"):
+        if key in header and not isinstance(header[key], str):
+            problems.append(
+                Problem(header_line, "bad-header", f"session header {key} is {_json_type(header[key])}, not a string", False)
+            )
+        elif key not in header:
+            problems.append(Problem(header_line, "bad-header", f"session header has no {key}", False))
+    ts = header.get("timestamp")
+    if isinstance(ts, str) and iso_to_ms(ts) is None:
+        problems.append(Problem(header_line, "bad-timestamp", f"session header timestamp {ts!r} is not an ISO date", False))
+    version = header.get("version")
+    if isinstance(version, (int, float)) and not isinstance(version, bool):
+        if version > CURRENT_VERSION:
+            problems.append(
+                Problem(
+                    header_line,
+                    "unknown-version",
+                    f"session version {version} is newer than this tool knows ({CURRENT_VERSION}); it is read as version {CURRENT_VERSION}",
+                    False,
+                )
+            )
+    elif version is not None:
+        problems.append(Problem(header_line, "bad-header", f"session header version is {_json_type(version)}, not a number", False))
+    for entry in entries:
+        eid = entry.get("id")
+        line = line_of.get(id(entry))
+        ts = entry.get("timestamp", _ABSENT)
+        if ts is _ABSENT:
+            problems.append(Problem(line, "bad-timestamp", f"entry {eid} has no timestamp", False, eid))
+        elif not isinstance(ts, str) or iso_to_ms(ts) is None:
+            shown = ts if isinstance(ts, str) else _json_type(ts)
+            problems.append(Problem(line, "bad-timestamp", f"entry {eid} timestamp {shown!r} is not an ISO date", False, eid))
+        etype = entry.get("type")
+        if etype == "message":
+            msg = entry.get("message", _ABSENT)
+            if not isinstance(msg, dict):
+                got = "missing" if msg is _ABSENT else f"{_json_type(msg)}, not an object"
+                problems.append(Problem(line, "bad-message", f"message entry {eid}: message is {got}", False, eid))
+                continue
+            role = msg.get("role", _ABSENT)
+            if not (isinstance(role, str) and role in _MESSAGE_ROLES):
+                got = "missing" if role is _ABSENT else repr(role) if isinstance(role, str) else _json_type(role)
+                problems.append(
+                    Problem(line, "unknown-role", f"message entry {eid}: role {got} is not a known message role (pi leaves it out of the context)", False, eid)
+                )
+                continue
+            issue = _content_issue(role, msg.get("content", _ABSENT))
+            if issue is None and role in ("branchSummary", "compactionSummary") and not isinstance(msg.get("summary"), str):
+                issue = f"{role} message summary is not a string"
+            if issue is not None:
+                problems.append(Problem(line, "bad-content", f"message entry {eid}: {issue}", False, eid))
+        elif etype == "custom_message":
+            issue = _content_issue("custom", entry.get("content", _ABSENT))
+            if issue is not None:
+                problems.append(Problem(line, "bad-content", f"custom_message entry {eid}: {issue}", False, eid))
+    return problems
+
+
 def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
     """Tree problems of the (migrated) entries: (problems, entry count,
     version, notes)."""
@@ -305,7 +444,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         notes.append(f"version {sf.migrated_from} file (read as version 3; `pi-session migrate` rewrites it)")
     line_of = {id(r): n for r, n in zip(sf.records, sf.record_lines)}
     entries = sf.entries
-    problems: list[Problem] = []
+    problems: list[Problem] = _structure_problems(sf.header, entries, line_of, line_of.get(id(sf.header), 1))
     seen: dict[str, int] = {}
     for entry in entries:
         eid = entry["id"]
