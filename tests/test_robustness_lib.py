@@ -532,3 +532,92 @@ def test_check_says_which_field_is_not_a_string(tmp_path):
     assert by_line[4].kind == "no-type" and "has no" in by_line[4].message
     assert by_line[5].kind == "no-id" and "has no id" in by_line[5].message
     assert all(p.fixable for p in report.problems)
+
+
+# ---------------------------------------------------------------- 5. extractive summaries quote the error line
+
+
+def _summary_of(messages):
+    from pi_session.llm.base import SummaryRequest
+    from pi_session.llm.extractive import extractive_summary
+
+    return extractive_summary(SummaryRequest(kind="history", messages=messages, max_tokens=4000, system_prompt="", prompt=""))
+
+
+def _call_and_result(cid, command, output, is_error):
+    return [
+        {"role": "user", "content": f"please run {command}", "timestamp": 1},
+        {"role": "assistant", "content": [{"type": "toolCall", "id": cid, "name": "bash", "arguments": {"command": command}}], "timestamp": 2},
+        {"role": "toolResult", "toolCallId": cid, "toolName": "bash", "content": [{"type": "text", "text": output}], "isError": is_error, "timestamp": 3},
+    ]
+
+
+PYTEST_OUT = """============================= test session starts ==============================
+collected 3 items
+
+tests/test_a.py ..F                                                      [100%]
+
+=================================== FAILURES ===================================
+    def test_c():
+>       assert add(1, 1) == 3
+E       assert 2 == 3
+
+tests/test_a.py:9: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_a.py::test_c - assert 2 == 3
+========================= 1 failed, 2 passed in 0.05s =========================="""
+
+TRACEBACK_OUT = """Starting job
+loading config from conf.yaml
+Traceback (most recent call last):
+  File "main.py", line 3, in <module>
+    main()
+  File "main.py", line 2, in main
+    raise KeyError("missing")
+KeyError: 'missing'
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "main.py", line 5, in <module>
+    raise RuntimeError("config broken")
+    ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+RuntimeError: config broken
+cleanup done"""
+
+
+@pytest.mark.parametrize(
+    "output, is_error, expected",
+    [
+        (PYTEST_OUT, True, "FAILED tests/test_a.py::test_c - assert 2 == 3"),
+        (PYTEST_OUT, False, "FAILED tests/test_a.py::test_c - assert 2 == 3"),  # `pytest || true`
+        (TRACEBACK_OUT, True, "RuntimeError: config broken"),
+        (TRACEBACK_OUT, False, "RuntimeError: config broken"),
+        ("compiling...\nlinking...\nError: cannot find module 'x'\nexit 1", True, "Error: cannot find module 'x'"),
+        ("npm install\nadded 3 packages\nnpm ERR! code E404", True, "npm ERR! code E404"),
+        ("building\nsrc/a.c:3:5: error: expected ';'", True, "src/a.c:3:5: error: expected ';'"),
+        ("Command exited with code 2", True, "Command exited with code 2"),
+    ],
+)
+def test_failing_tool_results_quote_the_error_line(output, is_error, expected):
+    text = _summary_of(_call_and_result("c1", "make test", output, is_error))
+    blocked = text.split("### Blocked", 1)[1].split("##", 1)[0]
+    assert expected in blocked, blocked
+    assert f"- Last error: {expected}" in text
+    first_line = output.splitlines()[0]
+    if first_line != expected:
+        assert first_line not in blocked
+
+
+def test_successful_bash_output_is_not_a_failure():
+    output = "def f():\n    raise ValueError('x')\nerrors.log\nerror_handler.py"
+    text = _summary_of(_call_and_result("c1", "cat f.py", output, False))
+    assert "Last error" not in text
+    assert "- [x] Ran `cat f.py`" in text
+
+
+def test_a_failure_repeated_successfully_is_not_blocked():
+    msgs = _call_and_result("c1", "pytest", PYTEST_OUT, True) + _call_and_result("c2", "pytest", "3 passed", False)[1:]
+    text = _summary_of(msgs)
+    blocked = text.split("### Blocked", 1)[1].split("##", 1)[0]
+    assert "FAILED" not in blocked

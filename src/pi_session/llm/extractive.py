@@ -15,6 +15,11 @@ prompts ask for) with excerpts picked from the messages by simple rules:
   "instead of ...", "decided ...".
 - ``## Next Steps``: list items and forward-looking sentences of the last
   assistant reply.
+- Failing tool results (``isError``, or ``bash`` output that states a
+  failure: a ``FAILED`` line, a Python traceback, ``SomeError: ...``) are
+  quoted by the line that carries the error: the first ``FAILED`` line, else
+  the exception line closing the last traceback, else the first line stating
+  an error (see :func:`_error_line`), not simply the first output line.
 - ``## Critical Context``: the last error text, the latest user message and
   the latest assistant reply (cut short), the requested focus.
 
@@ -172,6 +177,62 @@ def _first_line(text: str) -> str:
     return ""
 
 
+_FAILED_LINE_RE = re.compile(r"^\s*FAILED\b")
+_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
+# a line that states an error, e.g. "ValueError: bad", "Error: not found",
+# "error: could not compile", "src/a.c:3:1: error: ...", "npm ERR! ..."
+_ERROR_STATEMENT_RE = re.compile(
+    r"^\s*(?:[\w.]*(?:Error|Exception)|(?i:error|fatal))\s*:"  # ValueError: / Error: / error: / fatal:
+    r"|^\s*(?:ERROR|FATAL)\b|^\s*npm ERR!"  # test runners, npm
+    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error\b",  # compilers: file:line[:col]: error
+)
+_ERROR_WORD_RE = re.compile(r"\b(?:\w*Error|\w*Exception|error|failed|failure|fatal)\b", re.I)
+
+
+def _traceback_exception_line(lines: list[str]) -> str:
+    """The exception line ending the last Python traceback in ``lines``
+    (the first unindented line after the last ``Traceback (most recent call
+    last):``), or ``""``."""
+    start = None
+    for n, line in enumerate(lines):
+        if _TRACEBACK_RE.match(line):
+            start = n
+    if start is None:
+        return ""
+    for line in lines[start + 1 :]:
+        if line.strip() and not line[:1].isspace():
+            return line.strip()
+    return ""
+
+
+def _error_line(text: str, *, strict: bool = False) -> str:
+    """The line of tool output that carries the error, or ``""``.
+
+    In order of preference: the first line starting with ``FAILED`` (test
+    runners' summaries), the exception line of the last Python traceback,
+    the first line stating an error (``SomeError: ...``, ``Error: ...``,
+    ``error: ...``, ``file:line: error ...``). Unless ``strict``, then the
+    first line mentioning an error at all, and finally the first non-empty
+    line. ``strict`` (for output of a command that did not report failure)
+    returns ``""`` when no line clearly states an error."""
+    lines = text.splitlines()
+    for line in lines:
+        if _FAILED_LINE_RE.match(line):
+            return line.strip()
+    found = _traceback_exception_line(lines)
+    if found:
+        return found
+    for line in lines:
+        if _ERROR_STATEMENT_RE.match(line):
+            return line.strip()
+    if strict:
+        return ""
+    for line in lines:
+        if _ERROR_WORD_RE.search(line):
+            return line.strip()
+    return next((line.strip() for line in lines if line.strip()), "")
+
+
 def _arg_summary(name: str, args: Any) -> str:
     """Short description of a tool call's arguments: the path or command,
     else the first string argument, else compact JSON."""
@@ -285,6 +346,9 @@ def _extract(messages: Sequence[Mapping[str, Any]]) -> _Facts:
             if _BASH_PREFIX and text.startswith(_BASH_PREFIX):  # a shell command the user ran
                 cmd = text[len(_BASH_PREFIX) :].split("\n", 1)[0].rstrip("`")
                 f.done.append(f"User ran `{_clip(cmd, 120)}`")
+                failure = _error_line(text.split("\n", 1)[1] if "\n" in text else "", strict=True)
+                if failure:
+                    last_error_text = _clip(failure, 200)
                 continue
             line = _MARKER_RE.sub("", _first_line(text)).strip()
             if not line:
@@ -328,10 +392,12 @@ def _extract(messages: Sequence[Mapping[str, Any]]) -> _Facts:
             if cid in pending_calls:
                 pending_calls.remove(cid)
             text = _content_text(msg.get("content"))
-            if is_error:
-                first = _clip(_first_line(text) or "error", 200)
-                errors.append((i, name, sig, first))
-                last_error_text = first
+            # a shell command can print a failure and still exit 0 (e.g. `pytest || true`)
+            failure = _error_line(text, strict=True) if not is_error and name == "bash" else ""
+            if is_error or failure:
+                line = _clip(failure or _error_line(text) or "error", 200)
+                errors.append((i, name, sig, line))
+                last_error_text = line
             else:
                 successes.append((i, sig))
                 if name not in _READ_ONLY_TOOLS:
