@@ -106,8 +106,11 @@ def prepare_compaction(
 
     Returns:
         A :class:`CompactionPreparation`, or None when the path is empty,
-        ends with a compaction, or the first kept entry has no id (an
-        unmigrated v1 session).
+        ends with a compaction, or the first kept entry has no string id
+        (an unmigrated v1 session, or a malformed entry).
+
+    Never raises on malformed entries (wrong-typed fields count as absent;
+    see :mod:`pi_session.tokens` and :func:`pi_session.context.build_session_context`).
 
     The span to work on starts at the previous compaction's
     ``firstKeptEntryId`` (or just after that compaction when the id is not
@@ -147,7 +150,7 @@ def prepare_compaction(
     if cut.first_kept_entry_index >= len(entries):
         return None
     first_kept_id = entries[cut.first_kept_entry_index].get("id")
-    if not first_kept_id:
+    if not first_kept_id or not isinstance(first_kept_id, str):
         return None
     history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
     to_summarize = [m for m in map(_compaction_message, entries[start:history_end]) if m is not None]
