@@ -91,3 +91,11 @@ def test_loads_accepts_what_json_parse_accepts():
     assert loads("123456789012345678901234567890") == 1.2345678901234568e29  # a double, as in JavaScript
     with pytest.raises(ValueError):
         loads("{bad")
+
+
+def test_lone_surrogates_are_escaped_like_json_stringify():
+    line = dumps_line({"a": "x\ud800y"})
+    assert line == b'{"a":"x\\ud800y"}\n'
+    line.decode("utf-8")  # valid UTF-8
+    assert loads(line) == {"a": "x\ud800y"}
+    assert js_stringify(["\udc00"]) == '["\\udc00"]'

@@ -237,14 +237,28 @@ def js_key_order(value: Any) -> Any:
     return value
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape_lone_surrogates(text: str) -> str:
+    """Write lone surrogates as ``\\udXXX`` escapes, as the well-formed
+    ``JSON.stringify`` does (a surrogate pair becomes its character), so the
+    output always encodes to valid UTF-8."""
+    if not _SURROGATE.search(text):
+        return text
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # join pairs
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
 def _stdlib_js(value: Any, indent: int | None) -> str:
     """JSON.stringify-compatible text through the standard library's
     pure-Python encoder; values nested deeper than the recursion limit
     allows go to :func:`_encode_iterative` (same output, no recursion)."""
     try:
-        return _stdlib_js_recursive(value, indent)
+        text = _stdlib_js_recursive(value, indent)
     except RecursionError:
-        return _encode_iterative(value, indent)
+        text = _encode_iterative(value, indent)
+    return _escape_lone_surrogates(text)
 
 
 def _stdlib_js_recursive(value: Any, indent: int | None) -> str:
@@ -377,7 +391,7 @@ def dumps_line(value: Any) -> bytes:
             return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
         except (TypeError, orjson.JSONEncodeError):
             pass
-    return (_stdlib_js(value, None) + "\n").encode("utf-8", errors="surrogatepass")
+    return (_stdlib_js(value, None) + "\n").encode("utf-8")
 
 
 def dumps_pretty(value: Any) -> str:
