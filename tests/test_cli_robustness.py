@@ -363,3 +363,16 @@ def test_version_and_help(cli):
     assert res.returncode == 0 and res.stdout.strip() == f"pi-session {__version__}"
     helped = cli("ls", "--help")
     assert helped.returncode == 0 and "--json" in helped.stdout and "<bool>" not in helped.stdout
+
+
+def test_negative_token_options_are_refused(cli, tmp_path):
+    import shutil
+    from pathlib import Path
+
+    demo = tmp_path / "demo.jsonl"
+    shutil.copy(Path(__file__).resolve().parents[1] / "examples" / "demo-session.jsonl", demo)
+    before = demo.read_bytes()
+    for args in (["tokens", str(demo), "--reserve", "-1"], ["navigate", str(demo), "40890e84", "--window", "-5"]):
+        result = cli(*args)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert demo.read_bytes() == before

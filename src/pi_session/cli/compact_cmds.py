@@ -169,7 +169,7 @@ def tokens(
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
     window: int = typer.Option(200000, "--window", min=0, help="Model context window, in tokens."),
     reserve: Optional[int] = typer.Option(
-        None, "--reserve", help="Tokens kept free (default: compaction.reserveTokens from settings, 16384)."
+        None, "--reserve", min=0, help="Tokens kept free (default: compaction.reserveTokens from settings, 16384)."
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -404,7 +404,7 @@ def navigate(
     entry_id: str = typer.Argument(..., help="The entry to move to."),
     summarize: bool = typer.Option(False, "--summarize", help="Summarize the branch being left."),
     instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
-    context_window: int = typer.Option(128000, "--window", help="Summarizer context window, in tokens."),
+    context_window: int = typer.Option(128000, "--window", min=1, help="Summarizer context window, in tokens."),
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,
     base_url: Optional[str] = BASE_URL_OPTION,
