@@ -149,19 +149,7 @@ class SessionManager:
                 record is not a session header.
         """
         p = Path(path)
-        cwd = cwd_override
-        if cwd is None:
-            cwd = os.getcwd()
-        manager = cls.__new__(cls)
-        SessionManager.__init__(
-            manager,
-            cwd,
-            session_dir or p.resolve().parent,
-            p,
-            True,
-            read_only=read_only,
-            **kwargs,
-        )
+        manager = cls(cwd_override or os.getcwd(), session_dir or p.resolve().parent, p, True, read_only=read_only, **kwargs)
         if cwd_override is None:
             header = manager.get_header()
             if header and isinstance(header.get("cwd"), str):
@@ -484,8 +472,10 @@ class SessionManager:
         with labels on that path re-created as label entries at its end and
         the old file as ``parentSession``. Beyond pi: an entry whose parent
         was a label entry (left out of the copy) is linked to the previous
-        kept entry instead of dangling. Written at once when the path has
-        an assistant message, else on the first assistant append.
+        kept entry instead of dangling. A manager opened read-only may
+        branch: the opened file stays untouched, the new one is writable.
+        Written at once when the path has an assistant message, else on the
+        first assistant append.
 
         Returns:
             The new file path (persisted), else None.
@@ -534,6 +524,8 @@ class SessionManager:
             label_entries.append(entry)
             parent_id = entry["id"]
         self._records = [header, *kept, *label_entries]
+        # read_only protected the file that was opened; the new one is ours
+        self._read_only = False
         self._session_id = session_id
         self._build_index()
         self._written = 0

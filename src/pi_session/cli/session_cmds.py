@@ -257,8 +257,7 @@ def clone(
     target = leaf or manager.get_leaf_id()
     if target is None:
         fail(f"{source}: the session has no entries to clone")
-    writer = SessionManager.open(source, read_only=True)
-    writer._read_only = False  # the new file is ours to write; the source stays untouched
+    writer = SessionManager.open(source, read_only=True)  # the source stays untouched
     try:
         new_file = writer.create_branched_session(target)
     except KeyError:
