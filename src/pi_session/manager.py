@@ -148,7 +148,7 @@ class SessionManager:
             pi_session.storage.SessionFileError: unreadable, or the first
                 record is not a session header.
         """
-        p = Path(path)
+        p = Path(path).expanduser()
         manager = cls(cwd_override or os.getcwd(), session_dir or p.resolve().parent, p, True, read_only=read_only, **kwargs)
         if cwd_override is None:
             header = manager.get_header()
