@@ -23,6 +23,7 @@ __all__ = [
     "context_from_path",
     "convert_to_llm",
     "bash_execution_to_text",
+    "text_content",
     "message_from_entry",
     "create_custom_message",
     "create_branch_summary_message",
@@ -125,6 +126,23 @@ def _context_message(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     if etype == "branch_summary" and entry.get("summary"):
         return create_branch_summary_message(entry)
     return None
+
+
+def text_content(content: Any, separator: str = "") -> str:
+    """The text of a message content: a string as it is, or the ``text`` of
+    its text blocks joined by ``separator`` (other blocks, and text that is
+    not a string, are skipped); anything else gives ``""``."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return separator.join(
+        text
+        for block in content
+        if isinstance(block, Mapping) and block.get("type") == "text"
+        for text in (block.get("text"),)
+        if isinstance(text, str)
+    )
 
 
 def build_session_context(

@@ -23,23 +23,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .context import text_content
 from .jsonio import js_stringify
 
 __all__ = ["export_markdown", "export_html", "title_of"]
 
 _IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
 _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    parts = []
-    if isinstance(content, list):
-        for block in content:
-            if isinstance(block, dict) and block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
-    return "\n".join(parts)
 
 
 def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], name: str | None = None) -> str:
@@ -50,7 +40,7 @@ def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, An
     for entry in entries:
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "user":
-            first = _text_of(message.get("content")).strip().split("\n", 1)[0]
+            first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
             if first:
                 return first[:80]
     return f"Session {header.get('id') if header else ''}".strip()
@@ -105,7 +95,7 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
         elif etype == "branch_summary":
             blocks.append((f"branch summary (from {entry.get('fromId')}){suffix}", [("text", str(entry.get("summary", "")))]))
         elif etype == "custom_message":
-            blocks.append((f"custom: {entry.get('customType', '')}{suffix}", [("text", _text_of(entry.get("content")))]))
+            blocks.append((f"custom: {entry.get('customType', '')}{suffix}", [("text", text_content(entry.get("content"), "\n"))]))
         elif etype == "model_change":
             blocks.append((f"model: {entry.get('provider')}/{entry.get('modelId')}{suffix}", []))
         elif etype == "thinking_level_change":

@@ -16,13 +16,14 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from ._gc import gc_paused
+from .context import text_content
 from .storage import iter_lines, parse_line
 from .timestamps import iso_to_ms, ms_to_iso
 
@@ -31,23 +32,6 @@ __all__ = ["INDEX_NAME", "build_session_info", "list_session_dir", "list_session
 INDEX_NAME = ".pi-session-index"
 """File name of the per-directory listing index."""
 _INDEX_VERSION = 1
-
-
-def _text_of(message: Mapping[str, Any]) -> str:
-    """A message's text: a string content, or its text blocks joined by
-    spaces (blocks whose ``text`` is not a string count as empty)."""
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            text
-            for b in content
-            if isinstance(b, dict) and b.get("type") == "text"
-            for text in (b.get("text", ""),)
-            if isinstance(text, str)
-        )
-    return ""
 
 
 _MAX_DATE_MS = 8.64e15
@@ -141,7 +125,7 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
                 ms = iso_to_ms(record.get("timestamp")) if isinstance(record.get("timestamp"), str) else None
                 if _valid_ms(ms):
                     last_activity = max(last_activity or 0, ms)
-            text = _text_of(message)
+            text = text_content(message.get("content"), " ")
             if not text:
                 continue
             texts.append(text)

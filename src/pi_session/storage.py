@@ -685,6 +685,13 @@ def _last_line_start(fd: int, size: int) -> int:
     return 0
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte of ``data`` is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def free_side_path(path: str | os.PathLike[str], suffix: str) -> Path:
     """A name ``<file>.<suffix>`` (or ``<file>.<suffix>.<n>``) that does not exist yet."""
     p = Path(path)
@@ -710,9 +717,7 @@ def write_side_file(path: str | os.PathLike[str], suffix: str, data: bytes) -> P
         except FileExistsError:
             continue
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(sfd, view) :]
+            _write_all(sfd, data)
             os.fsync(sfd)
         finally:
             os.close(sfd)
@@ -801,9 +806,7 @@ def append_lines(
         for line in lines:
             before = os.fstat(fd).st_size
             try:
-                view = memoryview(line)
-                while view:
-                    view = view[os.write(fd, view) :]
+                _write_all(fd, line)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, before)
@@ -867,9 +870,7 @@ def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
         data = src.read(fd_size)
     bfd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(bfd, view) :]
+        _write_all(bfd, data)
         os.fsync(bfd)
     finally:
         os.close(bfd)

@@ -21,7 +21,7 @@ from ..compaction import (
     prepare_compaction,
 )
 from ..adapters import unanswered_tool_calls
-from ..context import message_from_entry
+from ..context import message_from_entry, text_content
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
 from ..tokens import estimate_context_tokens, estimate_tokens, get_assistant_usage, should_compact
@@ -391,14 +391,6 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
 # navigate
 
 
-def _user_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return ""
-
-
 def navigate(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     entry_id: str = typer.Argument(..., help="The entry to move to."),
@@ -433,10 +425,10 @@ def navigate(
     new_leaf: str | None = entry_id
     if target.get("type") == "message" and isinstance(target.get("message"), dict) and target["message"].get("role") == "user":
         new_leaf = target.get("parentId")
-        editor_text = _user_text(target["message"].get("content"))
+        editor_text = text_content(target["message"].get("content"))
     elif target.get("type") == "custom_message":
         new_leaf = target.get("parentId")
-        editor_text = _user_text(target.get("content"))
+        editor_text = text_content(target.get("content"))
 
     summary_text = ""
     details: Any = None

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..context import text_content
 from ..jsonio import js_key_order, js_len, js_stringify
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice"]
@@ -37,19 +38,6 @@ def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> s
     if length <= max_chars:
         return text
     return f"{js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if isinstance(block, Mapping) and block.get("type") == "text":
-            text = block.get("text")
-            parts.append(text if isinstance(text, str) else "")
-    return "".join(parts)
 
 
 def _format_tool_call(block: Mapping[str, Any]) -> str:
@@ -100,7 +88,7 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
             continue
         role = msg.get("role")
         if role == "user":
-            text = _text_of(msg.get("content"))
+            text = text_content(msg.get("content"))
             if text:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
@@ -126,7 +114,7 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
         elif role == "toolResult":
             content = msg.get("content")
-            text = _text_of(content) if isinstance(content, list) else ""
+            text = text_content(content) if isinstance(content, list) else ""
             if text:
                 parts.append("[Tool result]: " + truncate_for_summary(text))
     return "\n\n".join(parts)
