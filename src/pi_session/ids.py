@@ -5,13 +5,13 @@ from __future__ import annotations
 import uuid
 from collections.abc import Container
 
-import uuid6
-
 __all__ = ["new_session_id", "new_entry_id"]
 
 
 def new_session_id() -> str:
     """A new session id: a UUIDv7 string (time-ordered), as pi 0.73 creates."""
+    import uuid6  # imported on first use: it pulls in importlib.metadata
+
     return str(uuid6.uuid7())
 
 

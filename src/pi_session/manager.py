@@ -272,19 +272,28 @@ class SessionManager:
     def _build_index(self, sf: SessionFile | None = None) -> None:
         self._tree = SessionTree(self._records[1:])
         self._tree.find_cycles()
-        line_of: dict[Any, int] = {}
-        if sf is not None:
-            line_of = {record.get("id"): line for record, line in zip(sf.records, sf.record_lines)}
+        line_of: dict[Any, int] | None = None
+
+        def line_of_id(entry_id: Any) -> int:
+            # built only when there is something to report (it costs ~5 MB
+            # on a 100,000-entry session)
+            nonlocal line_of
+            if sf is None:
+                return 0
+            if line_of is None:
+                line_of = {record.get("id"): line for record, line in zip(sf.records, sf.record_lines)}
+            return line_of.get(entry_id, 0)
+
         for problem in self._tree.problems:
-            self.problems.append(LineProblem(line_of.get(problem.entry_id, 0), problem.kind, problem.message, recovered=True))
+            self.problems.append(LineProblem(line_of_id(problem.entry_id), problem.kind, problem.message, recovered=True))
         if sf is not None:
             by_id = self._tree.by_id
             for entry in self._records[1:]:
                 parent = entry.get("parentId")
-                if parent is not None and (not isinstance(parent, str) or parent not in by_id):
+                if parent is not None and (parent.__class__ is not str or parent not in by_id):
                     what = f"parent {parent!r} is not in the file" if isinstance(parent, str) else f"parentId {jsonio.dumps(parent)} is not an id"
                     self.problems.append(
-                        LineProblem(line_of.get(entry["id"], 0), "orphan", f"entry {entry['id']}: {what}; shown as a root", recovered=True)
+                        LineProblem(line_of_id(entry["id"]), "orphan", f"entry {entry['id']}: {what}; shown as a root", recovered=True)
                     )
             self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None

@@ -315,7 +315,7 @@ def parse_session_entries(content: str | bytes) -> list[Any]:
     return records
 
 
-_BLOCK_SIZE = 1 << 22  # bytes read at a time by iter_lines (4 MiB)
+_BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
 
 
 def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]:
@@ -347,7 +347,7 @@ def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]
 
 def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
     """Stream a file's lines without holding the whole file (it is read in
-    4 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
+    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
     ``had_newline`` is False only for an unterminated last line."""
     line_no = 0
     with open(path, "rb") as f:
@@ -471,11 +471,13 @@ _intern = sys.intern
 _MESSAGE_WORDS = ("role", "api", "provider", "model", "stopReason", "toolName")
 
 
-def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None) -> None:
-    """Make the few strings that repeat on almost every line (types, roles,
-    provider and model names, a parentId equal to the previous entry's id)
-    one shared object each instead of one copy per line. Values are
-    unchanged; on a 100 MB session this saves about 45 MB for 0.2 s."""
+def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None, call_ids: dict[str, str]) -> None:
+    """Make the strings that repeat from line to line one shared object
+    each instead of one copy per line: types, roles, provider, model and
+    tool names (interned), a parentId equal to the previous entry's id, and
+    a tool result's toolCallId equal to a call id of the latest assistant
+    message (``call_ids``, updated here). Values are unchanged; on a 100 MB
+    session this saves about 50 MB for 0.2 s."""
     value = record.get("type")
     if value.__class__ is str:
         record["type"] = _intern(value)
@@ -490,8 +492,14 @@ def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None) -> N
         value = message.get(key)
         if value.__class__ is str:
             message[key] = _intern(value)
+    call_id = message.get("toolCallId")
+    if call_id.__class__ is str:
+        shared = call_ids.get(call_id)
+        if shared is not None:
+            message["toolCallId"] = shared
     content = message.get("content")
     if content.__class__ is list:
+        calls_seen = False
         for block in content:
             if block.__class__ is dict:
                 value = block.get("type")
@@ -501,6 +509,12 @@ def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None) -> N
                         name = block.get("name")
                         if name.__class__ is str:
                             block["name"] = _intern(name)
+                        call_id = block.get("id")
+                        if call_id.__class__ is str:
+                            if not calls_seen:
+                                call_ids.clear()
+                                calls_seen = True
+                            call_ids[call_id] = call_id
 
 
 def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
@@ -510,6 +524,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     lines_append = sf.record_lines.append
     line_no = 0
     previous: dict[str, Any] | None = None
+    call_ids: dict[str, str] = {}
     try:
         for line_no, raw, had_newline in iter_lines(p):
             # fast path: a terminated line after the header holding a JSON
@@ -521,7 +536,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                     pass
                 else:
                     if record.__class__ is dict:
-                        _share_strings(record, previous)
+                        _share_strings(record, previous, call_ids)
                         previous = record
                         records_append(record)
                         lines_append(line_no)

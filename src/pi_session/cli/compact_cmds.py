@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import math
 import sys
@@ -108,6 +107,8 @@ def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
     one-line message; a :class:`SummarizerError` exits 1 with its one-line
     message. Retry notes from the summarizers update the spinner text.
     """
+    import asyncio  # only the commands that call a model need it
+
     llm_log = logging.getLogger("pi_session.llm")
     handler = _RetryNotes(None, what)
     llm_log.addHandler(handler)

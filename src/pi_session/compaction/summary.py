@@ -9,7 +9,6 @@ appended at the end — pi reads those back.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import math
 import re
@@ -419,6 +418,8 @@ async def compact(
         prefix_request = build_summary_request(
             "turn_prefix", preparation.turn_prefix_messages, math.floor(0.5 * reserve)
         )
+
+        import asyncio  # imported here: importing pi_session stays light
 
         async def history() -> str:
             if not preparation.messages_to_summarize:

@@ -12,8 +12,6 @@ configurable (tests use milliseconds) and every failure ends in one line.
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import logging
 import math
 import re
@@ -175,6 +173,8 @@ def parse_retry_after(headers: Any) -> float | None:
         return v if math.isfinite(v) and v >= 0 else None
     except ValueError:
         pass
+    import email.utils  # only for HTTP-date Retry-After values
+
     try:
         tup = email.utils.parsedate_tz(ra)
         if tup is None:
@@ -359,6 +359,8 @@ async def call_with_retries(
             the failure is not retryable.
         asyncio.CancelledError: propagates untouched (also during backoff).
     """
+    import asyncio  # imported here: importing pi_session stays light
+
     retries = 0
     while True:
         try:

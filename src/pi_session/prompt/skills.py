@@ -19,13 +19,13 @@ through symlinks is loaded once, silently.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, TypedDict
 
-import yaml
 
 from ..jsonio import js_len
 from ._ignore import IgnoreMatcher
@@ -147,61 +147,62 @@ class FrontmatterError(ValueError):
     """The frontmatter block is not valid YAML (message names the problem)."""
 
 
-class _Yaml12Loader(yaml.SafeLoader):
+@functools.cache
+def _yaml12_loader() -> type:
     """PyYAML's safe loader narrowed to YAML 1.2 core-schema scalars, as the
     JavaScript ``yaml`` package reads them: only ``true``/``false`` are booleans
     (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve, and
-    duplicate mapping keys are an error."""
+    duplicate mapping keys are an error. Built on first use (PyYAML is only
+    imported when a skill has frontmatter)."""
+    import yaml
 
+    class Yaml12Loader(yaml.SafeLoader):
+        pass
 
-_Yaml12Loader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if not tag.endswith((":bool", ":int", ":float", ":timestamp"))]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-)
-_Yaml12Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-    ),
-    list("-+.0123456789"),
-)
+    Yaml12Loader.yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if not tag.endswith((":bool", ":int", ":float", ":timestamp"))]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
+    Yaml12Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
+    )
+    Yaml12Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
+    )
+    Yaml12Loader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+        list("-+.0123456789"),
+    )
 
+    def construct_int(loader: Any, node: Any) -> int:
+        text = str(loader.construct_scalar(node))
+        if text.startswith("0o"):
+            return int(text[2:], 8)
+        if text.startswith("0x"):
+            return int(text[2:], 16)
+        return int(text, 10)
 
-def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
-    text = str(loader.construct_scalar(node))
-    if text.startswith("0o"):
-        return int(text[2:], 8)
-    if text.startswith("0x"):
-        return int(text[2:], 16)
-    return int(text, 10)
+    def construct_mapping(loader: Any, node: Any) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                hash(key)
+            except TypeError:
+                key = repr(key)
+            if key in result:
+                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
+            result[key] = loader.construct_object(value_node, deep=True)
+        return result
 
-
-def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    result: dict[Any, Any] = {}
-    for key_node, value_node in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            hash(key)
-        except TypeError:
-            key = repr(key)
-        if key in result:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        result[key] = loader.construct_object(value_node, deep=True)
-    return result
-
-
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _construct_int)
-_Yaml12Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    Yaml12Loader.add_constructor("tag:yaml.org,2002:map", construct_mapping)
+    return Yaml12Loader
 
 
 def _split_frontmatter(text: str) -> tuple[str | None, str]:
@@ -218,7 +219,7 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
     """Split a markdown file into ``(frontmatter, body)`` as pi does.
 
     The frontmatter is the text between a leading ``---`` and the next line
-    starting with ``---``, parsed as YAML 1.2 (see :class:`_Yaml12Loader`).
+    starting with ``---``, parsed as YAML 1.2 (see :func:`_yaml12_loader`).
     Returns ``({}, text)`` when there is no (or an empty) block; the parsed
     value may be any YAML value (callers treat non-mappings as ``{}``).
     Line endings are normalised to ``\\n``. Pure function.
@@ -227,8 +228,10 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
     block, body = _split_frontmatter(text)
     if not block:
         return {}, body
+    import yaml
+
     try:
-        parsed = yaml.load(block, Loader=_Yaml12Loader)  # noqa: S506 - a SafeLoader subclass
+        parsed = yaml.load(block, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         mark = getattr(exc, "problem_mark", None)
