@@ -11,6 +11,7 @@ would, which the next append must move aside.
 
 from __future__ import annotations
 
+import os
 import random
 import signal
 import subprocess
@@ -21,7 +22,7 @@ from pathlib import Path
 import orjson
 
 from pi_session.manager import SessionManager
-from pi_session.repair import check_session
+from pi_session.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
 from pi_session.storage import read_session_file
 from storage_helpers import make_session, user
 
@@ -172,3 +173,14 @@ def test_sigkill_during_appends_and_rewrites(tmp_path: Path) -> None:
     assert len(list(session.parent.glob(session.name + ".torn-*"))) == torn_injected
     report = check_session(session)
     assert not report.fixable, report.problems
+    # temp files of rewrites the kills interrupted: once stale, repair deletes
+    # them (each starts with the session's header) and leaves the session as is
+    temps = leftover_temps(session)
+    old = time.time() - STALE_TEMP_SECONDS - 1
+    for tmp, _safe, _why in temps:
+        os.utime(tmp, (old, old))
+    before = session.read_bytes()
+    result = repair_session(session)
+    assert sorted(result.removed_temps) == sorted(t for t, _s, _w in temps)
+    assert session.read_bytes() == before and not leftover_temps(session)
+    print(f"leftover temps deleted: {len(temps)}")

@@ -72,7 +72,7 @@ class SessionManager:
     Write behaviour (as pi): nothing is written until the session holds an
     assistant message; then everything not yet on disk is appended, one line
     per entry, each with one ``write`` under an exclusive file lock (see
-    :func:`pi_session.storage.append_lines`). ``durability`` chooses fsync
+    :func:`pi_session.storage.append_lines`). ``durability`` chooses a data sync
     per entry (default), per :meth:`flush`, or never.
 
     Attributes:

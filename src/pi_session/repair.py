@@ -17,6 +17,13 @@ compactions whose first kept entry is not on their path).
 - the rewrite is atomic (:func:`pi_session.storage.atomic_rewrite`) and the
   original is kept as ``<file>.repair.bak``.
 
+A temp file left beside the session by an interrupted rewrite or creation
+(``.<file>.<8 hex>.tmp``) is reported as ``leftover-temp``; repair deletes
+it when that cannot lose anything: when it is a second name of the session
+file itself, or when it has been untouched for 10 minutes and starts with
+the session's own header (an unfinished rewrite: the session file was never
+replaced, so it is whole). Any other temp file is reported and kept.
+
 Tree problems are reported, never "fixed": deciding which of two entries
 with one id is right, or where a cycle should be cut, is the user's call
 (pi-session's reader already cuts cycles safely at read time).
@@ -25,6 +32,8 @@ with one id is right, or where a cycle should be cut, is the user's call
 from __future__ import annotations
 
 import os
+import re
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +41,7 @@ from typing import Any
 
 from .storage import (
     SessionFileError,
+    _is_regular,
     _loads_js,
     atomic_rewrite,
     iter_lines,
@@ -42,7 +52,7 @@ from .storage import (
 )
 from .tree import SessionTree
 
-__all__ = ["Problem", "CheckReport", "RepairResult", "check_session", "repair_session"]
+__all__ = ["Problem", "CheckReport", "RepairResult", "STALE_TEMP_SECONDS", "check_session", "leftover_temps", "repair_session"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +71,9 @@ class Problem:
             version not a number), ``unknown-version`` (newer than 3),
             ``bad-timestamp`` (not an ISO date), ``bad-message`` (a message
             entry's message is not an object), ``unknown-role``,
-            ``bad-content`` (content of the wrong type for the role).
+            ``bad-content`` (content of the wrong type for the role); file
+            kind ``leftover-temp`` (a temp file of an interrupted rewrite
+            beside the session; ``line`` is None).
         message: one line saying what is wrong.
         fixable: True when :func:`repair_session` fixes it.
         entry_id: the entry concerned (tree problems).
@@ -139,6 +151,7 @@ class RepairResult:
         removed_lines: line numbers (of the original) removed from the file.
         before: the check before; after: the check of the repaired file
             (its problems are what repair does not fix).
+        removed_temps: leftover temp files deleted (see the module docstring).
     """
 
     path: Path
@@ -149,6 +162,7 @@ class RepairResult:
     removed_lines: list[int]
     before: CheckReport
     after: CheckReport
+    removed_temps: list[Path] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -159,6 +173,7 @@ class RepairResult:
             "rejected": str(self.rejected) if self.rejected else None,
             "recoveredLines": self.recovered_lines,
             "removedLines": self.removed_lines,
+            "removedTemps": [str(t) for t in self.removed_temps],
             "before": self.before.to_json(),
             "after": self.after.to_json(),
         }
@@ -489,6 +504,69 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
     return problems, len(entries), version, notes
 
 
+STALE_TEMP_SECONDS = 600
+"""A temp file untouched this long (seconds) is no rewrite in progress."""
+
+
+def _first_line(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.readline(1 << 20).rstrip(b"\r\n")
+
+
+def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[tuple[Path, bool, str]]:
+    """Temp files an interrupted write left beside a session file.
+
+    :func:`pi_session.storage.create_file` and
+    :func:`pi_session.storage.atomic_rewrite` write ``.<name>.<8 hex>.tmp``
+    first; a process killed before the rename (or the last unlink) leaves it.
+
+    Args:
+        path: the session file.
+        now: the current time in seconds since the epoch (tests).
+
+    Returns:
+        ``(temp path, safe to delete, why)`` for each, sorted by name.
+        Safe: a second hard link to the session file itself, or a temp
+        untouched for :data:`STALE_TEMP_SECONDS` whose first line is the
+        session's header (the rename never happened, so the session is
+        whole). Never raises for unreadable files (they are reported kept).
+    """
+    p = Path(path)
+    pattern = re.compile(rf"\.{re.escape(p.name)}\.[0-9a-f]{{8}}\.tmp")
+    try:
+        names = sorted(n for n in os.listdir(p.parent or ".") if pattern.fullmatch(n))
+    except OSError:
+        return []
+    now = time.time() if now is None else now
+    found: list[tuple[Path, bool, str]] = []
+    for name in names:
+        tmp = p.with_name(name)
+        try:
+            st = os.lstat(tmp)
+            if not _is_regular(st.st_mode):
+                continue
+            if os.path.exists(p) and os.path.samefile(tmp, p):
+                found.append((tmp, True, "a second name of the session file (its creation was interrupted after the file appeared)"))
+                continue
+            age = now - st.st_mtime
+            if age < STALE_TEMP_SECONDS:
+                found.append((tmp, False, f"modified {age:.0f}s ago: may be a rewrite in progress; kept"))
+            elif os.path.exists(p) and _first_line(tmp) == _first_line(p):
+                found.append((tmp, True, f"an unfinished rewrite ({st.st_size} bytes); the session file was never replaced and is whole"))
+            else:
+                found.append((tmp, False, f"{st.st_size} bytes whose header is not this session's; kept (inspect it)"))
+        except OSError as exc:
+            found.append((tmp, False, f"cannot be read ({exc.strerror or exc}); kept"))
+    return found
+
+
+def _temp_problems(path: Path) -> list[Problem]:
+    return [
+        Problem(None, "leftover-temp", f"leftover temp file {tmp.name}: {why}", safe)
+        for tmp, safe, why in leftover_temps(path)
+    ]
+
+
 def check_session(path: str | os.PathLike[str]) -> CheckReport:
     """Find every problem of a session file; never modifies it.
 
@@ -509,7 +587,7 @@ def check_session(path: str | os.PathLike[str]) -> CheckReport:
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     tree_problems, entry_count, version, notes = _tree_problems(p)
-    problems = sorted(storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
+    problems = sorted(_temp_problems(p) + storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
     return CheckReport(
         path=p,
         problems=problems,
@@ -550,13 +628,24 @@ def repair_session(path: str | os.PathLike[str]) -> RepairResult:
     """
     p = Path(path)
     before = check_session(p)
+    removed_temps: list[Path] = []
+    for tmp, safe, _why in leftover_temps(p):
+        if safe:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise SessionFileError(p, f"cannot delete leftover temp file {tmp.name}: {exc.strerror or exc}") from None
+            removed_temps.append(tmp)
     try:
         st = os.stat(p)
         _problems, actions, _count, _header = _scan(p)
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     if not actions:
-        return RepairResult(p, False, None, None, [], [], before, before)
+        after = check_session(p) if removed_temps else before
+        return RepairResult(p, False, None, None, [], [], before, after, removed_temps)
     rejected_bytes = b"".join(a.rejected + b"\n" for _n, a in sorted(actions.items()) if a.rejected is not None)
     rejected: Path | None = None
     if rejected_bytes:
@@ -590,4 +679,5 @@ def repair_session(path: str | os.PathLike[str]) -> RepairResult:
         removed_lines=sorted(n for n, a in actions.items() if a.removed),
         before=before,
         after=after,
+        removed_temps=removed_temps,
     )

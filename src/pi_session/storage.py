@@ -70,19 +70,21 @@ _JS_WS = b" \t\r\n\x0b\x0c"
 class Durability(str, Enum):
     """How hard an append works to reach the disk.
 
-    ``entry`` (default): fsync after every append call, so an entry whose
-    append returned survives a power loss. ``batch``: no fsync per entry;
+    ``entry`` (default): ``fdatasync`` after every append call (``fsync``
+    where there is no ``fdatasync``), so an entry whose append returned
+    survives a power loss. ``batch``: no sync per entry;
     :meth:`pi_session.SessionManager.flush` fsyncs (a power loss may lose the
     entries since the last flush, never corrupt earlier ones; a process
     crash loses nothing, the data is in the page cache). ``none``: never
-    fsync (pi's behaviour: the OS decides).
+    sync (pi's behaviour: the OS decides).
 
-    Measured cost (ext4 on a virtual disk, 400-byte entries, one
-    ``SessionManager.append_message`` each): ``entry`` 2.7-5 ms per entry
-    (the fsync dominates: a bare ``fsync`` costs 2.6 ms, ``fdatasync``
-    1.3 ms); ``batch``/``none`` 0.06-0.2 ms per entry (open, lock, tail
-    check, one write); one ``flush`` 3-10 ms. Laptop SSDs are typically
-    0.1-2 ms per fsync, network filesystems far more.
+    Measured cost (ext4 on a virtual disk, one
+    ``SessionManager.append_message`` on a 100 MB session; see
+    ``bench/results/latest.md``): ``entry`` 0.4-0.6 ms, ``none`` 0.25-0.3 ms
+    (open, lock, tail check, one write); pi's append (no sync) 0.7-0.8 ms.
+    A sync costs far more when the disk is busy or the file has other
+    unwritten data, on laptop disks typically 0.1-2 ms, on network
+    filesystems more.
     """
 
     ENTRY = "entry"
@@ -799,14 +801,14 @@ def append_lines(
     way (disk full), the partial line is cut off again before raising, so
     the file always ends on a line boundary.
 
-    Cost: see :class:`Durability` (about 0.06 ms per call without fsync,
-    2.7 ms with one, on the disk we measured).
+    Cost: see :class:`Durability`.
 
     Args:
         path: the session file (created with mode 0600 if missing).
         lines: complete lines, each ending in ``\\n``.
-        durability: ``ENTRY`` fsyncs the file (and its directory when the
-            call created it) before returning; ``BATCH``/``NONE`` do not.
+        durability: ``ENTRY`` syncs the file's data (``fdatasync``; and its
+            directory when the call created it) before returning;
+            ``BATCH``/``NONE`` do not.
 
     Returns:
         Notes about repairs done before appending (usually empty).

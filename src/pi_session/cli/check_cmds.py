@@ -64,6 +64,9 @@ def check(
             console.print(Text(sanitize(problem.format(path)), style=style), soft_wrap=True)
         for note in shown.notes:
             console.print(Text(sanitize(f"{path}: note: {note}"), style="dim"), soft_wrap=True)
+        if result is not None:
+            for tmp in result.removed_temps:
+                console.print(f"deleted leftover temp file {tmp}", markup=False, soft_wrap=True)
         if result is not None and result.changed:
             console.print(
                 f"repaired {path}: {len(result.recovered_lines)} line(s) written clean, {len(result.removed_lines)} removed",

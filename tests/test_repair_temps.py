@@ -1,0 +1,80 @@
+"""Leftover temp files of interrupted writes: reported by check, deleted by
+repair only when nothing can be lost (real console script for the CLI)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+from pi_session.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
+from storage_helpers import make_session
+
+
+def _session(tmp_path: Path) -> Path:
+    return make_session(tmp_path / "sessions", 2)
+
+
+def _age(path: Path, seconds: float) -> None:
+    t = time.time() - seconds
+    os.utime(path, (t, t))
+
+
+def test_stale_rewrite_temp_is_reported_then_deleted(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    original = session.read_bytes()
+    tmp = session.parent / f".{session.name}.0badc0de.tmp"
+    tmp.write_bytes(original.splitlines(keepends=True)[0] + b'{"type":"mess')  # cut short by a kill
+    _age(tmp, STALE_TEMP_SECONDS + 5)
+    report = check_session(session)
+    kinds = [(p.kind, p.fixable, p.line) for p in report.problems]
+    assert kinds == [("leftover-temp", True, None)]
+    assert not report.ok
+    result = repair_session(session)
+    assert result.removed_temps == [tmp] and not tmp.exists()
+    assert not result.changed and result.after.ok
+    assert session.read_bytes() == original  # the session itself is untouched
+
+
+def test_fresh_or_foreign_temps_are_kept(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    fresh = session.parent / f".{session.name}.00000001.tmp"
+    fresh.write_bytes(session.read_bytes())
+    foreign = session.parent / f".{session.name}.00000002.tmp"
+    foreign.write_bytes(b'{"type":"session","id":"someone-else"}\n')
+    _age(foreign, STALE_TEMP_SECONDS + 5)
+    unrelated = session.parent / f".{session.name}.notatemp.tmp"
+    unrelated.write_bytes(b"x")
+    found = {t.name: (safe, why) for t, safe, why in leftover_temps(session)}
+    assert set(found) == {fresh.name, foreign.name}
+    assert found[fresh.name][0] is False and "in progress" in found[fresh.name][1]
+    assert found[foreign.name][0] is False and "not this session" in found[foreign.name][1]
+    result = repair_session(session)
+    assert result.removed_temps == [] and fresh.exists() and foreign.exists() and unrelated.exists()
+    assert [p.kind for p in result.after.problems] == ["leftover-temp", "leftover-temp"]
+
+
+def test_hard_link_left_by_create_is_deleted_at_any_age(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    link = session.parent / f".{session.name}.abcdef01.tmp"
+    os.link(session, link)
+    [(path, safe, why)] = leftover_temps(session)
+    assert path == link and safe and "second name" in why
+    repair_session(session)
+    assert not link.exists() and session.exists() and os.stat(session).st_nlink == 1
+
+
+def test_cli_check_reports_and_repair_deletes(cli, tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    tmp = session.parent / f".{session.name}.12345678.tmp"
+    tmp.write_bytes(session.read_bytes())
+    _age(tmp, STALE_TEMP_SECONDS + 60)
+    checked = cli("check", str(session))
+    assert checked.returncode == 1
+    assert f"leftover temp file {tmp.name}" in checked.stdout
+    repaired = cli("check", "--repair", "--json", str(session))
+    assert repaired.returncode == 0, repaired.stderr
+    data = json.loads(repaired.stdout)
+    assert data["removedTemps"] == [str(tmp)] and data["after"]["ok"] is True
+    assert not tmp.exists()
