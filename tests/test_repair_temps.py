@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import orjson
+
 from pi_session.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
 from storage_helpers import make_session
 
@@ -49,10 +51,20 @@ def test_fresh_or_foreign_temps_are_kept(tmp_path: Path) -> None:
     found = {t.name: (safe, why) for t, safe, why in leftover_temps(session)}
     assert set(found) == {fresh.name, foreign.name}
     assert found[fresh.name][0] is False and "in progress" in found[fresh.name][1]
-    assert found[foreign.name][0] is False and "not this session" in found[foreign.name][1]
+    assert found[foreign.name][0] is False and "without this session's header" in found[foreign.name][1]
     result = repair_session(session)
     assert result.removed_temps == [] and fresh.exists() and foreign.exists() and unrelated.exists()
     assert [p.kind for p in result.after.problems] == ["leftover-temp", "leftover-temp"]
+
+
+def test_stale_migration_temp_with_a_new_header_is_deleted(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    header = orjson.loads(session.read_bytes().splitlines()[0])
+    tmp = session.parent / f".{session.name}.feedf00d.tmp"
+    tmp.write_bytes(orjson.dumps({**header, "version": 9}) + b"\n")
+    _age(tmp, STALE_TEMP_SECONDS + 5)
+    [(path, safe, _why)] = leftover_temps(session)
+    assert path == tmp and safe
 
 
 def test_hard_link_left_by_create_is_deleted_at_any_age(tmp_path: Path) -> None:

@@ -508,9 +508,14 @@ STALE_TEMP_SECONDS = 600
 """A temp file untouched this long (seconds) is no rewrite in progress."""
 
 
-def _first_line(path: Path) -> bytes:
+def _session_id_of(path: Path) -> str | None:
+    """The session id in the header on the first line of ``path``, if any."""
     with open(path, "rb") as f:
-        return f.readline(1 << 20).rstrip(b"\r\n")
+        first = f.readline(1 << 20)
+    header = _loads_js(first.strip().lstrip(b"\xef\xbb\xbf"))  # _NOT_JSON when not JSON
+    if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str):
+        return header["id"]
+    return None
 
 
 def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[tuple[Path, bool, str]]:
@@ -527,9 +532,10 @@ def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) ->
     Returns:
         ``(temp path, safe to delete, why)`` for each, sorted by name.
         Safe: a second hard link to the session file itself, or a temp
-        untouched for :data:`STALE_TEMP_SECONDS` whose first line is the
-        session's header (the rename never happened, so the session is
-        whole). Never raises for unreadable files (they are reported kept).
+        untouched for :data:`STALE_TEMP_SECONDS` whose header has the
+        session's id (a rewrite or migration of this session whose rename
+        never happened, so the session file is whole). Never raises for
+        unreadable files (they are reported kept).
     """
     p = Path(path)
     pattern = re.compile(rf"\.{re.escape(p.name)}\.[0-9a-f]{{8}}\.tmp")
@@ -551,10 +557,10 @@ def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) ->
             age = now - st.st_mtime
             if age < STALE_TEMP_SECONDS:
                 found.append((tmp, False, f"modified {age:.0f}s ago: may be a rewrite in progress; kept"))
-            elif os.path.exists(p) and _first_line(tmp) == _first_line(p):
+            elif os.path.exists(p) and (sid := _session_id_of(tmp)) is not None and sid == _session_id_of(p):
                 found.append((tmp, True, f"an unfinished rewrite ({st.st_size} bytes); the session file was never replaced and is whole"))
             else:
-                found.append((tmp, False, f"{st.st_size} bytes whose header is not this session's; kept (inspect it)"))
+                found.append((tmp, False, f"{st.st_size} bytes without this session's header; kept (inspect it)"))
         except OSError as exc:
             found.append((tmp, False, f"cannot be read ({exc.strerror or exc}); kept"))
     return found
