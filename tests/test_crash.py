@@ -181,6 +181,6 @@ def test_sigkill_during_appends_and_rewrites(tmp_path: Path) -> None:
         os.utime(tmp, (old, old))
     before = session.read_bytes()
     result = repair_session(session)
-    assert sorted(result.removed_temps) == sorted(t for t, _s, _w in temps)
+    assert sorted(result.removed_temps) == sorted(t for t, _s, _w in temps), leftover_temps(session)
     assert session.read_bytes() == before and not leftover_temps(session)
     print(f"leftover temps deleted: {len(temps)}")

@@ -67,6 +67,19 @@ def test_stale_migration_temp_with_a_new_header_is_deleted(tmp_path: Path) -> No
     assert path == tmp and safe
 
 
+def test_stale_temp_with_less_than_one_line_is_deleted(tmp_path: Path) -> None:
+    """A rewrite killed before it finished writing the header."""
+    session = _session(tmp_path)
+    empty = session.parent / f".{session.name}.00000003.tmp"
+    empty.write_bytes(b"")
+    partial = session.parent / f".{session.name}.00000004.tmp"
+    partial.write_bytes(session.read_bytes()[:20])
+    for tmp in (empty, partial):
+        _age(tmp, STALE_TEMP_SECONDS + 5)
+    assert [(t, safe) for t, safe, _why in leftover_temps(session)] == [(empty, True), (partial, True)]
+    assert repair_session(session).removed_temps == [empty, partial]
+
+
 def test_hard_link_left_by_create_is_deleted_at_any_age(tmp_path: Path) -> None:
     session = _session(tmp_path)
     link = session.parent / f".{session.name}.abcdef01.tmp"

@@ -20,9 +20,10 @@ compactions whose first kept entry is not on their path).
 A temp file left beside the session by an interrupted rewrite or creation
 (``.<file>.<8 hex>.tmp``) is reported as ``leftover-temp``; repair deletes
 it when that cannot lose anything: when it is a second name of the session
-file itself, or when it has been untouched for 10 minutes and starts with
-the session's own header (an unfinished rewrite: the session file was never
-replaced, so it is whole). Any other temp file is reported and kept.
+file itself, or when it has been untouched for 10 minutes and either starts
+with a header of the same session or holds less than one line (an
+unfinished rewrite: the session file was never replaced, so it is whole).
+Any other temp file is reported and kept.
 
 Tree problems are reported, never "fixed": deciding which of two entries
 with one id is right, or where a cycle should be cut, is the user's call
@@ -508,10 +509,17 @@ STALE_TEMP_SECONDS = 600
 """A temp file untouched this long (seconds) is no rewrite in progress."""
 
 
+_PARTIAL_LINE = "<partial line>"
+
+
 def _session_id_of(path: Path) -> str | None:
-    """The session id in the header on the first line of ``path``, if any."""
+    """The session id in the header on the first line of ``path``, if any;
+    :data:`_PARTIAL_LINE` for a small file without one complete line (a
+    rewrite killed before it wrote its first line holds nothing else)."""
     with open(path, "rb") as f:
         first = f.readline(1 << 20)
+    if not first.endswith(b"\n") and len(first) < 1 << 16:
+        return _PARTIAL_LINE
     header = _loads_js(first.strip().lstrip(b"\xef\xbb\xbf"))  # _NOT_JSON when not JSON
     if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str):
         return header["id"]
@@ -534,7 +542,9 @@ def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) ->
         Safe: a second hard link to the session file itself, or a temp
         untouched for :data:`STALE_TEMP_SECONDS` whose header has the
         session's id (a rewrite or migration of this session whose rename
-        never happened, so the session file is whole). Never raises for
+        never happened, so the session file is whole) or that holds less
+        than one line (under 64 KiB, no newline: a rewrite killed before it
+        finished the header). Never raises for
         unreadable files (they are reported kept).
     """
     p = Path(path)
@@ -557,7 +567,11 @@ def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) ->
             age = now - st.st_mtime
             if age < STALE_TEMP_SECONDS:
                 found.append((tmp, False, f"modified {age:.0f}s ago: may be a rewrite in progress; kept"))
-            elif os.path.exists(p) and (sid := _session_id_of(tmp)) is not None and sid == _session_id_of(p):
+                continue
+            sid = _session_id_of(tmp) if os.path.exists(p) else None
+            if sid == _PARTIAL_LINE:
+                found.append((tmp, True, f"an unfinished rewrite that wrote less than one line ({st.st_size} bytes)"))
+            elif sid is not None and sid == _session_id_of(p):
                 found.append((tmp, True, f"an unfinished rewrite ({st.st_size} bytes); the session file was never replaced and is whole"))
             else:
                 found.append((tmp, False, f"{st.st_size} bytes without this session's header; kept (inspect it)"))

@@ -473,13 +473,47 @@ _intern = sys.intern
 _MESSAGE_WORDS = ("role", "api", "provider", "model", "stopReason", "toolName")
 
 
-def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None, call_ids: dict[str, str]) -> None:
-    """Make the strings that repeat from line to line one shared object
-    each instead of one copy per line: types, roles, provider, model and
-    tool names (interned), a parentId equal to the previous entry's id, and
-    a tool result's toolCallId equal to a call id of the latest assistant
-    message (``call_ids``, updated here). Values are unchanged; on a 100 MB
-    session this saves about 50 MB for 0.2 s."""
+_MAX_SHAPES = 4096
+_shapes: dict[tuple[str, ...], type] = {}
+
+
+def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
+    """An equal dict (same keys, same order, same value objects) that shares
+    its key table with every other dict of the same keys in the same order.
+
+    This is CPython's key-sharing dictionary (PEP 412), the one instance
+    attributes use: the result is an ordinary ``dict`` (``type(d) is dict``)
+    that stores only its values, which makes a 5-key dict about 135 bytes
+    instead of about 200, and an 8-key one about 160 instead of about 290.
+    It behaves as any dict: adding a key it did not have turns it into an
+    ordinary one. One class per key sequence supplies the shared table (at
+    most 4,096 sequences; further ones, and dicts of more than 30 keys, are
+    returned as they are). On other Python implementations it is just a
+    copy."""
+    shape = tuple(d)
+    cls = _shapes.get(shape)
+    if cls is None:
+        if len(_shapes) >= _MAX_SHAPES or len(shape) > 30:
+            return d
+        cls = _shapes[shape] = type("SharedKeys", (), {})
+    shared = cls().__dict__
+    shared.update(d.items())  # item by item: merging a dict would copy its own table
+    return shared
+
+
+def _compact_record(record: dict[str, Any], previous: dict[str, Any] | None, call_ids: dict[str, str]) -> dict[str, Any]:
+    """The same record stored in less memory (a 100 MB session takes about
+    85 MB less, for about 0.3 s):
+
+    - the strings that repeat from line to line become one shared object
+      each: types, roles, provider, model and tool names (interned), a
+      parentId equal to the previous entry's id, a tool result's toolCallId
+      equal to a call id of the latest assistant message (``call_ids``,
+      updated here);
+    - the entry, its message, content blocks, usage, cost and tool-call
+      arguments become key-sharing dicts (:func:`_key_sharing`).
+
+    Values and key order are unchanged; only object identity differs."""
     value = record.get("type")
     if value.__class__ is str:
         record["type"] = _intern(value)
@@ -489,7 +523,7 @@ def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None, call
             record["parentId"] = previous["id"]
     message = record.get("message")
     if message.__class__ is not dict:
-        return
+        return _key_sharing(record)
     for key in _MESSAGE_WORDS:
         value = message.get(key)
         if value.__class__ is str:
@@ -502,7 +536,7 @@ def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None, call
     content = message.get("content")
     if content.__class__ is list:
         calls_seen = False
-        for block in content:
+        for i, block in enumerate(content):
             if block.__class__ is dict:
                 value = block.get("type")
                 if value.__class__ is str:
@@ -517,6 +551,18 @@ def _share_strings(record: dict[str, Any], previous: dict[str, Any] | None, call
                                 call_ids.clear()
                                 calls_seen = True
                             call_ids[call_id] = call_id
+                        arguments = block.get("arguments")
+                        if arguments.__class__ is dict:
+                            block["arguments"] = _key_sharing(arguments)
+                content[i] = _key_sharing(block)
+    usage = message.get("usage")
+    if usage.__class__ is dict:
+        cost = usage.get("cost")
+        if cost.__class__ is dict:
+            usage["cost"] = _key_sharing(cost)
+        message["usage"] = _key_sharing(usage)
+    record["message"] = _key_sharing(message)
+    return _key_sharing(record)
 
 
 def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
@@ -538,7 +584,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                     pass
                 else:
                     if record.__class__ is dict:
-                        _share_strings(record, previous, call_ids)
+                        record = _compact_record(record, previous, call_ids)
                         previous = record
                         records_append(record)
                         lines_append(line_no)
