@@ -241,6 +241,16 @@ def test_no_raw_control_characters_in_human_output(cli, evil, tmp_path, args):
     assert "\\x1b]0;pwned\\x07" in res.stdout.replace("\\[", "[")
 
 
+def test_label_and_name_confirmations_escape_control_characters(cli, evil):
+    entry = json.loads(evil.read_bytes().splitlines()[1])["id"]
+    for args in (("label", str(evil), entry, EVIL), ("name", str(evil), EVIL)):
+        res = cli(*args)
+        assert res.returncode == 0, res.stderr
+        for ch in RAW_CONTROLS:
+            assert ch not in res.stdout and ch not in res.stderr, (ch, args)
+        assert "\\x1b]0;pwned\\x07" in res.stdout.replace("\\[", "[")
+
+
 def test_json_output_keeps_the_text(cli, evil):
     res = cli("context", str(evil), "--json")
     data = json.loads(res.stdout)

@@ -103,3 +103,77 @@ def test_cli_check_reports_and_repair_deletes(cli, tmp_path: Path) -> None:
     data = json.loads(repaired.stdout)
     assert data["removedTemps"] == [str(tmp)] and data["after"]["ok"] is True
     assert not tmp.exists()
+
+
+def test_session_that_is_a_symlink_to_a_temp_named_file_is_never_deleted(tmp_path: Path) -> None:
+    """The session's only copy may carry a temp-like name (review finding)."""
+    source = _session(tmp_path)
+    work = tmp_path / "w"
+    work.mkdir()
+    real = work / ".s.jsonl.0123abcd.tmp"
+    real.write_bytes(source.read_bytes())
+    _age(real, STALE_TEMP_SECONDS + 5)
+    link = work / "s.jsonl"
+    link.symlink_to(real.name)
+    assert leftover_temps(link) == []
+    result = repair_session(link)
+    assert result.removed_temps == [] and real.exists() and link.resolve() == real
+
+
+def test_foreign_files_without_a_newline_are_kept(tmp_path: Path) -> None:
+    """Only the start of the session's own first line counts as an
+    unfinished rewrite; anything else without a newline is kept."""
+    session = _session(tmp_path)
+    other = make_session(tmp_path / "other", 2)
+    header_line = session.read_bytes().splitlines(keepends=True)[0]
+    contents = {
+        "00000011": other.read_bytes().splitlines()[0],  # another session's complete header
+        "00000012": other.read_bytes().replace(b"\n", b"\r"),  # a whole session, CR line ends
+        "00000013": b"important notes",
+        "00000014": header_line.rstrip(b"\n") + b" trailing",  # more than the header
+    }
+    for hex_, data in contents.items():
+        tmp = session.parent / f".{session.name}.{hex_}.tmp"
+        tmp.write_bytes(data)
+        _age(tmp, STALE_TEMP_SECONDS + 5)
+    assert [safe for _t, safe, _w in leftover_temps(session)] == [False] * 4
+    assert repair_session(session).removed_temps == []
+    assert len(list(session.parent.glob(f".{session.name}.*.tmp"))) == 4
+
+
+def test_non_regular_temp_names_are_reported_kept(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    (session.parent / f".{session.name}.0000aaaa.tmp").mkdir()
+    (session.parent / f".{session.name}.0000bbbb.tmp").symlink_to(session)
+    found = leftover_temps(session)
+    assert [(t.name[-12:], safe, why) for t, safe, why in found] == [
+        ("0000aaaa.tmp", False, "not a regular file; kept"),
+        ("0000bbbb.tmp", False, "not a regular file; kept"),
+    ]
+    repair_session(session)
+    assert (session.parent / f".{session.name}.0000aaaa.tmp").is_dir()
+
+
+def test_odd_paths_never_raise(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "..abcdef01.tmp").write_bytes(b"x")
+    assert leftover_temps("") == []
+    leftover_temps(".")  # a directory: whatever it lists, it does not raise
+    assert leftover_temps(tmp_path / "missing" / "s.jsonl") == []
+
+
+def test_repair_through_a_symlink_repairs_the_real_file(tmp_path: Path) -> None:
+    session = _session(tmp_path)
+    real_dir = tmp_path / "real"
+    real_dir.mkdir()
+    real = real_dir / "s.jsonl"
+    real.write_bytes(b"\xef\xbb\xbf" + session.read_bytes())  # a BOM: fixable
+    links = tmp_path / "links"
+    links.mkdir()
+    link = links / "l.jsonl"
+    link.symlink_to(real)
+    result = repair_session(link)
+    assert result.changed and result.path == real
+    assert link.is_symlink() and link.resolve() == real
+    assert real.read_bytes() == session.read_bytes()
+    assert check_session(real).ok and result.backup is not None and result.backup.parent == real_dir

@@ -21,9 +21,9 @@ A temp file left beside the session by an interrupted rewrite or creation
 (``.<file>.<8 hex>.tmp``) is reported as ``leftover-temp``; repair deletes
 it when that cannot lose anything: when it is a second name of the session
 file itself, or when it has been untouched for 10 minutes and either starts
-with a header of the same session or holds less than one line (an
-unfinished rewrite: the session file was never replaced, so it is whole).
-Any other temp file is reported and kept.
+with a header of the same session or holds only the start of the session's
+own first line (an unfinished rewrite: the session file was never replaced,
+so it is whole). Any other temp file is reported and kept.
 
 Tree problems are reported, never "fixed": deciding which of two entries
 with one id is right, or where a cycle should be cut, is the user's call
@@ -509,18 +509,17 @@ STALE_TEMP_SECONDS = 600
 """A temp file untouched this long (seconds) is no rewrite in progress."""
 
 
-_PARTIAL_LINE = "<partial line>"
-
-
-def _session_id_of(path: Path) -> str | None:
-    """The session id in the header on the first line of ``path``, if any;
-    :data:`_PARTIAL_LINE` for a small file without one complete line (a
-    rewrite killed before it wrote its first line holds nothing else)."""
+def _first_line(path: Path, limit: int = 1 << 20) -> bytes:
+    """The first line of ``path`` with its newline, at most ``limit`` bytes."""
     with open(path, "rb") as f:
-        first = f.readline(1 << 20)
-    if not first.endswith(b"\n") and len(first) < 1 << 16:
-        return _PARTIAL_LINE
-    header = _loads_js(first.strip().lstrip(b"\xef\xbb\xbf"))  # _NOT_JSON when not JSON
+        return f.readline(limit)
+
+
+def _header_session_id(line: bytes) -> str | None:
+    """The session id of a complete header line, else None."""
+    if not line.endswith(b"\n"):
+        return None
+    header = _loads_js(line.strip().lstrip(b"\xef\xbb\xbf"))  # _NOT_JSON when not JSON
     if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str):
         return header["id"]
     return None
@@ -531,50 +530,70 @@ def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) ->
 
     :func:`pi_session.storage.create_file` and
     :func:`pi_session.storage.atomic_rewrite` write ``.<name>.<8 hex>.tmp``
+    beside the file (beside the real file when ``path`` is a symlink)
     first; a process killed before the rename (or the last unlink) leaves it.
 
     Args:
-        path: the session file.
+        path: the session file (a symlink is followed).
         now: the current time in seconds since the epoch (tests).
 
     Returns:
-        ``(temp path, safe to delete, why)`` for each, sorted by name.
-        Safe: a second hard link to the session file itself, or a temp
-        untouched for :data:`STALE_TEMP_SECONDS` whose header has the
-        session's id (a rewrite or migration of this session whose rename
-        never happened, so the session file is whole) or that holds less
-        than one line (under 64 KiB, no newline: a rewrite killed before it
-        finished the header). Never raises for
-        unreadable files (they are reported kept).
+        ``(temp path, safe to delete, why)`` for each, sorted by name;
+        anything of that name that is not a regular file is listed as kept.
+        Safe means deleting it cannot lose data:
+
+        - a second hard link to the session file (which stays), or
+        - untouched for :data:`STALE_TEMP_SECONDS` (so no rewrite is still
+          writing it), and either its first line is a complete header with
+          the session's id (a rewrite or migration of this session whose
+          rename never happened, so the session file is whole) or all it
+          holds is the start of the session's own first line (a rewrite
+          killed before it finished the header).
+
+        The session file itself is never listed, even when its name looks
+        like a temp file's. Never raises.
     """
-    p = Path(path)
+    if not os.fspath(path):
+        return []
+    p = Path(os.path.realpath(path))
+    if not p.name:
+        return []
     pattern = re.compile(rf"\.{re.escape(p.name)}\.[0-9a-f]{{8}}\.tmp")
     try:
-        names = sorted(n for n in os.listdir(p.parent or ".") if pattern.fullmatch(n))
+        names = sorted(n for n in os.listdir(p.parent) if pattern.fullmatch(n))
     except OSError:
         return []
+    try:
+        session_st: os.stat_result | None = os.stat(p)
+    except OSError:
+        session_st = None
     now = time.time() if now is None else now
     found: list[tuple[Path, bool, str]] = []
     for name in names:
-        tmp = p.with_name(name)
+        tmp = p.parent / name
         try:
             st = os.lstat(tmp)
             if not _is_regular(st.st_mode):
+                found.append((tmp, False, "not a regular file; kept"))
                 continue
-            if os.path.exists(p) and os.path.samefile(tmp, p):
+            if session_st is not None and (st.st_dev, st.st_ino) == (session_st.st_dev, session_st.st_ino):
                 found.append((tmp, True, "a second name of the session file (its creation was interrupted after the file appeared)"))
                 continue
             age = now - st.st_mtime
             if age < STALE_TEMP_SECONDS:
                 found.append((tmp, False, f"modified {age:.0f}s ago: may be a rewrite in progress; kept"))
                 continue
-            sid = _session_id_of(tmp) if os.path.exists(p) else None
-            if sid == _PARTIAL_LINE:
-                found.append((tmp, True, f"an unfinished rewrite that wrote less than one line ({st.st_size} bytes)"))
-            elif sid is not None and sid == _session_id_of(p):
-                found.append((tmp, True, f"an unfinished rewrite ({st.st_size} bytes); the session file was never replaced and is whole"))
-            else:
-                found.append((tmp, False, f"{st.st_size} bytes without this session's header; kept (inspect it)"))
+            if session_st is not None:
+                head = _first_line(tmp)
+                session_head = _first_line(p)
+                if not head.endswith(b"\n") and st.st_size == len(head) and session_head.startswith(head):
+                    found.append((tmp, True, f"an unfinished rewrite that wrote only the start of the header ({st.st_size} bytes)"))
+                    continue
+                sid = _header_session_id(head)
+                if sid is not None and sid == _header_session_id(session_head):
+                    found.append((tmp, True, f"an unfinished rewrite ({st.st_size} bytes); the session file was never replaced and is whole"))
+                    continue
+            found.append((tmp, False, f"{st.st_size} bytes without this session's header; kept (inspect it)"))
         except OSError as exc:
             found.append((tmp, False, f"cannot be read ({exc.strerror or exc}); kept"))
     return found
@@ -646,7 +665,7 @@ def repair_session(path: str | os.PathLike[str]) -> RepairResult:
         OSError: writing the side file or the new file failed (the original
             is untouched).
     """
-    p = Path(path)
+    p = Path(os.path.realpath(path))  # through a symlink, the file it names is repaired
     before = check_session(p)
     removed_temps: list[Path] = []
     for tmp, safe, _why in leftover_temps(p):

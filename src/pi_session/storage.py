@@ -964,7 +964,8 @@ def atomic_rewrite(
     content, whole (a killed run may leave the temp file behind).
 
     Args:
-        path: the file to replace (must exist).
+        path: the file to replace (must exist); a symlink is followed, so
+            the file it names is replaced and the link stays.
         lines: the new content, line by line (each ending in ``\\n``).
         backup_tag: tag of the backup name (e.g. ``"v1"``, ``"repair"``);
             None for no backup.
@@ -978,7 +979,9 @@ def atomic_rewrite(
         OSError: on I/O failure, or ``path`` is missing (the original is
             then untouched).
     """
-    p = Path(path)
+    # Through a symlink the file it names is rewritten (replacing the link
+    # would leave the real file behind, unchanged, for the next append).
+    p = Path(os.path.realpath(path))
     tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
     backup: Path | None = None

@@ -66,20 +66,20 @@ def check(
             console.print(Text(sanitize(f"{path}: note: {note}"), style="dim"), soft_wrap=True)
         if result is not None:
             for tmp in result.removed_temps:
-                console.print(f"deleted leftover temp file {tmp}", markup=False, soft_wrap=True)
+                console.print(sanitize(f"deleted leftover temp file {tmp}"), markup=False, soft_wrap=True)
         if result is not None and result.changed:
             console.print(
-                f"repaired {path}: {len(result.recovered_lines)} line(s) written clean, {len(result.removed_lines)} removed",
+                sanitize(f"repaired {result.path}: {len(result.recovered_lines)} line(s) written clean, {len(result.removed_lines)} removed"),
                 markup=False,
                 soft_wrap=True,
             )
-            console.print(f"  original kept as {result.backup}", markup=False, soft_wrap=True)
+            console.print(sanitize(f"  original kept as {result.backup}"), markup=False, soft_wrap=True)
             if result.rejected:
-                console.print(f"  removed bytes kept in {result.rejected}", markup=False, soft_wrap=True)
+                console.print(sanitize(f"  removed bytes kept in {result.rejected}"), markup=False, soft_wrap=True)
             if report.problems:
                 console.print(f"{len(report.problems)} problem(s) left that repair does not fix", markup=False)
         elif report.ok:
-            console.print(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines)", markup=False, soft_wrap=True)
+            console.print(sanitize(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines)"), markup=False, soft_wrap=True)
         elif not repair:
             console.print(f"{len(report.problems)} problem(s); {len(report.fixable)} fixable with --repair", markup=False)
     raise typer.Exit(0 if report.ok else 1)

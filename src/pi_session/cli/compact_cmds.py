@@ -25,6 +25,7 @@ from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
 from ..tokens import estimate_context_tokens, estimate_tokens, get_assistant_usage, should_compact
 from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
+from .render import sanitize
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 PROVIDER_OPTION = typer.Option(
@@ -327,8 +328,6 @@ def compact_cmd(
     if as_json:
         print_json({"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)})
         return
-    from .render import sanitize
-
     console.print(
         f"Compacted: {result.tokens_before:,} → ~{after:,} tokens; compaction entry {new_id}, "
         f"kept from {sanitize(str(result.first_kept_entry_id))}.",
@@ -417,7 +416,7 @@ def navigate(
             print_json({"oldLeafId": old_leaf, "newLeafId": old_leaf, "targetId": entry_id, "summaryEntry": None,
                         "editorText": None, "summarizedEntryIds": []})
         else:
-            console.print(f"Already at {entry_id}.", markup=False)
+            console.print(sanitize(f"Already at {entry_id}."), markup=False)
         return
     collected = collect_entries_for_branch_summary(manager, old_leaf, entry_id)
     # Where the leaf goes (pi's navigateTree): for a user message or a custom
@@ -480,8 +479,6 @@ def navigate(
             }
         )
         return
-    from .render import sanitize
-
     where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
     if summary_text:
         console.print(

@@ -227,7 +227,8 @@ def label(
     if as_json:
         print_json({"id": new_id, "targetId": entry_id, "label": text or None})
     else:
-        console.print(f"{'labelled' if text else 'cleared label of'} {entry_id}" + (f": {text}" if text else ""), markup=False)
+        done = f"{'labelled' if text else 'cleared label of'} {entry_id}" + (f": {text}" if text else "")
+        console.print(sanitize(done), markup=False, soft_wrap=True)
 
 
 def name(
@@ -315,7 +316,7 @@ def migrate(session: str = typer.Argument(..., help="Session file or session id 
             soft_wrap=True,
         )
     else:
-        console.print(f"{shown} is already version {result['to_version']}; nothing to do", markup=False, soft_wrap=True)
+        console.print(sanitize(f"{shown} is already version {result['to_version']}; nothing to do"), markup=False, soft_wrap=True)
 
 
 def _resolve(session: str):
