@@ -14,7 +14,7 @@ from typing import Any
 
 from .jsonio import js_stringify
 from .records import SessionContext
-from .timestamps import iso_to_ms
+from .timestamps import MISSING, iso_to_ms
 from .tree import path_to_root
 
 __all__ = [
@@ -62,13 +62,14 @@ def create_custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     Keys follow pi's order (role, customType, content, display, details,
     timestamp); keys absent from the entry are absent from the message, as
     ``JSON.stringify`` drops undefined values. ``timestamp`` is Unix ms
-    (None where the entry's ISO timestamp does not parse).
+    (None where JavaScript's ``new Date(timestamp)`` is invalid, see
+    :func:`pi_session.timestamps.iso_to_ms`).
     """
     msg: dict[str, Any] = {"role": "custom"}
     for key in ("customType", "content", "display", "details"):
         if key in entry:
             msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
     return msg
 
 
@@ -79,7 +80,7 @@ def create_branch_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     for key in ("summary", "fromId"):
         if key in entry:
             msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
     return msg
 
 
@@ -90,7 +91,7 @@ def create_compaction_summary_message(entry: Mapping[str, Any]) -> dict[str, Any
     for key in ("summary", "tokensBefore"):
         if key in entry:
             msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp"))
+    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
     return msg
 
 

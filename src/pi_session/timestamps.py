@@ -6,52 +6,121 @@ import re
 from datetime import datetime, timezone
 from typing import Any
 
-__all__ = ["iso_to_ms", "now_iso", "ms_to_iso", "file_timestamp"]
+__all__ = ["MISSING", "iso_to_ms", "now_iso", "ms_to_iso", "file_timestamp"]
 
 _CANONICAL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$")
-_EPOCH_DAYS_CACHE: dict[tuple[int, int, int], int] = {}
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__slots__": ()})()
+"""Pass to :func:`iso_to_ms` for an absent field (JavaScript's ``undefined``,
+which gives NaN, where ``null`` gives 0)."""
+
+# ECMAScript's date time string format, with V8's leniencies: lower-case t/z,
+# an offset without a colon, and any number of fraction digits.
+_ES_DATE = re.compile(
+    r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
+    r"(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
+    r"([Zz]|[+-]\d{2}:?\d{2})?"
+)
+_MAX_TIME = 8.64e15  # ms: the range of a JavaScript Date
 
 
-def _days(y: int, m: int, d: int) -> int:
-    key = (y, m, d)
-    days = _EPOCH_DAYS_CACHE.get(key)
-    if days is None:
-        days = (datetime(y, m, d, tzinfo=timezone.utc) - datetime(1970, 1, 1, tzinfo=timezone.utc)).days
-        if len(_EPOCH_DAYS_CACHE) < 100_000:
-            _EPOCH_DAYS_CACHE[key] = days
-    return days
+def _days_from_civil(y: int, m: int, d: int) -> int:
+    """Days since 1970-01-01 of a proleptic Gregorian date; ``d`` may
+    overflow the month (JavaScript counts on: February 30 is March 1)."""
+    y -= m <= 2
+    era = y // 400  # floor division: also right for years before 0
+    yoe = y - era * 400
+    doy = (153 * (m + (-3 if m > 2 else 9)) + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146097 + doe - 719468 + d - 1
 
 
-def iso_to_ms(value: Any) -> int | float | None:
+def _local_offset_ms(utc_ms: int) -> int:
+    try:
+        offset = datetime.fromtimestamp(utc_ms / 1000, tz=timezone.utc).astimezone().utcoffset()
+    except (OverflowError, OSError, ValueError):
+        return 0
+    return int(offset.total_seconds() * 1000) if offset is not None else 0
+
+
+def _parse_es_date(text: str) -> int | None:
+    m = _ES_DATE.fullmatch(text)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second, frac, zone = m.groups()
+    if year == "-000000":
+        return None
+    mo = int(month or 1)
+    d = int(day or 1)
+    h, mi, sec = int(hour or 0), int(minute or 0), int(second or 0)
+    ms = int((frac or "0")[:3].ljust(3, "0"))
+    if not (1 <= mo <= 12 and 1 <= d <= 31 and mi <= 59 and sec <= 59):
+        return None
+    if h > 24 or (h == 24 and (mi or sec or ms)):
+        return None
+    value = ((_days_from_civil(int(year), mo, d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms
+    if zone is None:
+        if hour is not None:  # a date-time without an offset is local time
+            value -= _local_offset_ms(value)
+    elif zone not in ("Z", "z"):
+        sign = -1 if zone[0] == "+" else 1
+        digits = zone[1:].replace(":", "")
+        value += sign * (int(digits[:2]) * 60 + int(digits[2:])) * 60_000
+    return value if abs(value) <= _MAX_TIME else None
+
+
+def _parse_rfc2822(text: str) -> int | None:
+    import email.utils
+
+    try:
+        parts = email.utils.parsedate_tz(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if parts is None:
+        return None
+    y, mo, d, h, mi, sec = parts[:6]
+    value = ((_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000
+    value -= parts[9] * 1000 if parts[9] is not None else _local_offset_ms(value)
+    return value if abs(value) <= _MAX_TIME else None
+
+
+def iso_to_ms(value: Any) -> int | None:
     """Milliseconds since the Unix epoch for an entry timestamp, as JavaScript's
-    ``new Date(value).getTime()`` computes it.
+    ``new Date(value).getTime()`` computes it (pi sorts tree children and
+    stamps messages built from entries this way).
 
     Args:
-        value: an ISO 8601 string (pi writes ``YYYY-MM-DDTHH:MM:SS.mmmZ``) or a
-            number of milliseconds.
+        value: the field's decoded JSON value, or :data:`MISSING` when the
+            entry has no such field. Strings: ECMAScript's date time format
+            (pi writes ``YYYY-MM-DDTHH:MM:SS.mmmZ``; date-only forms are UTC,
+            date-times without an offset local time, day overflow counts on
+            as in V8) and RFC 2822 dates; numbers are milliseconds (truncated
+            toward zero); ``null`` is 0, ``true`` 1 and ``false`` 0.
 
     Returns:
-        Integer milliseconds, or None where JavaScript gives NaN (unparseable
-        or missing), which ``JSON.stringify`` writes as ``null``.
+        Integer milliseconds, or None where JavaScript gives NaN (missing,
+        unparseable, or beyond ±8.64e15 ms), which ``JSON.stringify`` writes
+        as ``null``. V8's other legacy string formats (``"2024-1-1"``,
+        ``"Jan 1 2024"``) are not read.
     """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return value
-    if not isinstance(value, str):
-        return None
-    m = _CANONICAL.match(value)
-    try:
+    if value.__class__ is str:
+        m = _CANONICAL.match(value)
         if m:
             y, mo, d, h, mi, s, frac = m.groups()
             ms = int((frac or "0")[:3].ljust(3, "0"))
-            return (_days(int(y), int(mo), int(d)) * 86400 + int(h) * 3600 + int(mi) * 60 + int(s)) * 1000 + ms
-        dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+            if 1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) <= 23 and int(mi) <= 59 and int(s) <= 59:
+                return (_days_from_civil(int(y), int(mo), int(d)) * 86400 + int(h) * 3600 + int(mi) * 60 + int(s)) * 1000 + ms
+        parsed = _parse_es_date(value)
+        return parsed if parsed is not None else _parse_rfc2822(value)
+    if value is None:
+        return 0
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (int, float)):
+        if value != value or abs(value) > _MAX_TIME:  # NaN, infinities, out of range
+            return None
+        return int(value)
+    return None  # undefined, arrays and objects
 
 
 def ms_to_iso(ms: int | float) -> str:

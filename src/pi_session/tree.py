@@ -14,7 +14,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from ._gc import gc_paused
-from .timestamps import iso_to_ms
+from .timestamps import MISSING, iso_to_ms
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "path_to_root"]
 
@@ -100,8 +100,8 @@ class TreeProblem:
 
 
 def _ts_compare(a: TreeNode, b: TreeNode) -> int:
-    ta = iso_to_ms(a.entry.get("timestamp"))
-    tb = iso_to_ms(b.entry.get("timestamp"))
+    ta = iso_to_ms(a.entry.get("timestamp", MISSING))
+    tb = iso_to_ms(b.entry.get("timestamp", MISSING))
     if ta is None or tb is None:
         return 0  # JavaScript: a comparator returning NaN counts as "equal"
     return (ta > tb) - (ta < tb)
