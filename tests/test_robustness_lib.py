@@ -621,3 +621,24 @@ def test_a_failure_repeated_successfully_is_not_blocked():
     text = _summary_of(msgs)
     blocked = text.split("### Blocked", 1)[1].split("##", 1)[0]
     assert "FAILED" not in blocked
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_entry, max_size=8))
+def test_manager_and_tree_never_raise_on_garbage_entries(tmp_path_factory, entries):
+    """Wrong-typed ids and parentIds (arrays, objects, numbers, "") once made
+    opening a file raise TypeError; they are orphans or roots, as in pi."""
+    from pi_session.cli.render import tree_json, tree_lines
+    from pi_session.manager import SessionManager
+
+    f = tmp_path_factory.mktemp("mgr") / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
+    f.write_bytes(b"".join(dumps_line(r) for r in [header, *entries]))
+    manager = SessionManager.open(f, read_only=True)
+    roots = manager.get_tree()
+    js_stringify(tree_json(roots, manager.get_leaf_id()))
+    tree_lines(roots, manager.get_leaf_id(), set())
+    manager.build_session_context()
+    for entry in manager.get_entries():
+        branch = manager.get_branch(entry["id"])
+        assert branch and branch[-1] is manager.get_entry(entry["id"])  # a repeated id: the last one

@@ -281,7 +281,11 @@ class SessionManager:
             if sf is None:
                 return 0
             if line_of is None:
-                line_of = {record.get("id"): line for record, line in zip(sf.records, sf.record_lines)}
+                line_of = {
+                    record["id"]: line
+                    for record, line in zip(sf.records, sf.record_lines)
+                    if record.get("id").__class__ is str
+                }
             return line_of.get(entry_id, 0)
 
         for problem in self._tree.problems:

@@ -18,6 +18,20 @@ from .timestamps import MISSING, iso_to_ms
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "path_to_root"]
 
+_NO_ENTRY: Any = object()  # a key no index holds
+
+
+def _parent_key(entry: Mapping[str, Any]) -> Any:
+    """The entry's parentId as an index key: None when it is falsy (no
+    parent, as pi's ``parentId ? ... : root``), a key no entry has when it
+    is an array or object (pi's Map never finds those), else itself."""
+    parent = entry.get("parentId")
+    if not parent:
+        return None
+    if parent.__class__ is str:
+        return parent
+    return parent if isinstance(parent, (int, float)) else _NO_ENTRY
+
 
 def path_to_root(
     leaf: Mapping[str, Any] | None,
@@ -49,6 +63,8 @@ def path_to_root(
         while current is not None and len(path) <= limit:
             append(current)
             parent_id = current.get("parentId")
+            if parent_id.__class__ is not str:
+                parent_id = _parent_key(current)
             current = get(parent_id) if parent_id else None
         if current is None:
             path.reverse()
@@ -64,8 +80,8 @@ def path_to_root(
         path.append(current)
         if cid in cut:
             break
-        parent_id = current.get("parentId")
-        current = by_id.get(parent_id) if parent_id else None
+        parent_id = _parent_key(current)
+        current = by_id.get(parent_id) if parent_id is not None else None
     path.reverse()
     return path
 
@@ -165,9 +181,11 @@ class SessionTree:
         run_start = self._run_start
         for i, entry in enumerate(entries):
             parent_id = entry.get("parentId")
-            j = position.get(parent_id) if parent_id else None  # type: ignore[arg-type]
+            if parent_id.__class__ is not str:
+                parent_id = _parent_key(entry)  # None, a number, an array or object
+            j = position.get(parent_id) if parent_id else None
             if j is None:
-                if parent_id is not None:
+                if parent_id:
                     unresolved.add(parent_id)
                 parent_index.append(-1)
                 run_start.append(i)
@@ -200,7 +218,7 @@ class SessionTree:
             self.problems.append(
                 TreeProblem("duplicate-id", eid, f"entry id {eid} appears more than once; the last one is used")
             )
-        parent_id = entry.get("parentId")
+        parent_id = _parent_key(entry)
         if parent_id is not None and parent_id not in self.by_id:
             if parent_id == eid:
                 self._suspect = True
@@ -210,7 +228,7 @@ class SessionTree:
             self._suspect = True  # an earlier entry's parent link now resolves forward
         if not self._suspect:
             i = len(self.entries)
-            j = self._position.get(parent_id) if parent_id else None  # type: ignore[arg-type]
+            j = self._position.get(parent_id) if parent_id is not None else None
             self._position[eid] = i
             if j is None:
                 self._parent_index.append(-1)
@@ -253,8 +271,8 @@ class SessionTree:
                 walk.append(current)
                 if current in self.cut:
                     break
-                parent_id = by_id[current].get("parentId")
-                if not parent_id or parent_id not in by_id:
+                parent_id = _parent_key(by_id[current])
+                if parent_id is None or parent_id not in by_id:
                     break
                 if state.get(parent_id) == 1:
                     kind = "self-parent" if parent_id == current else "cycle"
@@ -277,8 +295,8 @@ class SessionTree:
         entry = self.by_id.get(entry_id)
         if entry is None or entry_id in self.cut:
             return None
-        parent_id = entry.get("parentId")
-        return parent_id if parent_id in self.by_id and parent_id != entry_id else None
+        parent_id = _parent_key(entry)
+        return parent_id if parent_id is not None and parent_id in self.by_id and parent_id != entry_id else None
 
     def branch(self, from_id: str | None) -> list[Mapping[str, Any]]:
         """Entries root→``from_id`` (empty for None or an unknown id)."""
@@ -382,8 +400,8 @@ class SessionTree:
                 if node.entry is not entry or id(entry) in seen:
                     continue  # an earlier duplicate of an id
                 seen.add(id(entry))
-            parent_id = entry.get("parentId")
-            parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None  # type: ignore[arg-type]
+            parent_id = _parent_key(entry)
+            parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None
             if parent is None or (cut and eid in cut):
                 roots.append(node)
             else:
