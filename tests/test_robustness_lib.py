@@ -642,3 +642,32 @@ def test_manager_and_tree_never_raise_on_garbage_entries(tmp_path_factory, entri
     for entry in manager.get_entries():
         branch = manager.get_branch(entry["id"])
         assert branch and branch[-1] is manager.get_entry(entry["id"])  # a repeated id: the last one
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_entry, min_size=1, max_size=6))
+def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
+    """Every command on a file of wrong-typed entries ends with a message and
+    an exit status, never an internal error (run in process for speed)."""
+    from typer.testing import CliRunner
+
+    from pi_session.cli.app import app
+
+    d = tmp_path_factory.mktemp("cli")
+    f = d / "s.jsonl"
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
+    f.write_bytes(b"".join(dumps_line(r) for r in [header, *entries]))
+    some_id = next((e["id"] for e in entries if isinstance(e.get("id"), str) and e["id"]), "e1")
+    runner = CliRunner()
+    env = {"PI_CODING_AGENT_DIR": str(d / "agent"), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
+    commands = [
+        ["info", str(f)], ["tree", str(f)], ["tree", str(f), "--json"], ["context", str(f)],
+        ["context", str(f), "--json"], ["tokens", str(f)], ["tokens", str(f), "--json"],
+        ["compact", str(f), "--dry-run", "--json", "--keep-recent-tokens", "1"], ["check", str(f), "--json"],
+        ["export", str(f), "--format", "md"], ["export", str(f)], ["context", str(f), "--leaf", some_id],
+        ["compact", str(f), "--provider", "extractive", "--keep-recent-tokens", "1"],
+        ["navigate", str(f), some_id], ["label", str(f), some_id, "x"], ["clone", str(f)],
+    ]
+    for args in commands:
+        result = runner.invoke(app, args, env=env)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (args, repr(result.exception))

@@ -448,6 +448,12 @@ def _structure_problems(
     return problems
 
 
+def _in_index(value: Any, index: Any) -> bool:
+    """Whether ``value`` is a string id held by ``index`` (arrays and objects
+    never are: they are not hashable, and pi's Map never finds them)."""
+    return value.__class__ is str and value in index
+
+
 def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
     """Tree problems of the (migrated) entries: (problems, entry count,
     version, notes)."""
@@ -479,20 +485,20 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         eid = entry["id"]
         line = line_of.get(id(entry))
         parent = entry.get("parentId")
-        if parent is not None and parent not in by_id and parent != eid:
+        if parent is not None and not _in_index(parent, by_id) and parent != eid:
             problems.append(
                 Problem(line, "orphan", f"entry {eid} has parentId {parent!r}, which is not in the file; it is read as a root", False, eid)
             )
         etype = entry.get("type")
-        if etype == "label" and entry.get("targetId") not in by_id:
+        if etype == "label" and not _in_index(entry.get("targetId"), by_id):
             problems.append(
                 Problem(line, "label-target-missing", f"label {eid} targets {entry.get('targetId')!r}, which is not in the file", False, eid)
             )
         elif etype == "compaction" and entry is by_id.get(eid):
             kept = entry.get("firstKeptEntryId")
             path_ids = {e["id"] for e in tree.branch(eid) if e is not entry}
-            if kept not in path_ids:
-                where = "not in the file" if kept not in by_id else "not on its path"
+            if not _in_index(kept, path_ids):
+                where = "not in the file" if not _in_index(kept, by_id) else "not on its path"
                 problems.append(
                     Problem(
                         line,
