@@ -386,3 +386,25 @@ def test_negative_token_options_are_refused(cli, tmp_path):
         result = cli(*args)
         assert result.returncode != 0 and "Traceback" not in result.stderr
     assert demo.read_bytes() == before
+
+
+def test_ctrl_c_while_the_cli_is_still_loading_prints_no_traceback(session, tmp_path):
+    """SIGINT at many points of start-up. Once the entry point runs (a few ms
+    in: two tiny modules load first), the process ends with one line and
+    status 130, never a KeyboardInterrupt traceback through our code; a
+    signal that lands while the interpreter itself starts is Python's."""
+    import signal
+
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    outcomes = []
+    for delay in (0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08, 0.1, 0.12, 0.15, 0.2):
+        proc = subprocess.Popen([str(exe), "tree", str(session)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        time.sleep(delay)
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+        assert b", in main" not in err and b"cli/app.py" not in err, (delay, err.decode()[-800:])
+        if proc.returncode == 130:
+            assert err.strip().endswith(b"pi-session: interrupted"), err
+        outcomes.append((delay, proc.returncode))
+    assert any(code == 130 for _delay, code in outcomes), outcomes  # signals did land while our code ran

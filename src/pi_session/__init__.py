@@ -3,78 +3,84 @@
 Pure functions (context building, token estimates, cut points, compaction
 and branch-summary preparation, serialization, the system prompt) and one
 class that does I/O, :class:`SessionManager`.
+
+Importing the package is cheap: each public name is imported from its
+module on first use (PEP 562), so ``import pi_session.storage`` does not
+load the summarizers or the prompt builder.
 """
 
-from .compaction import (
-    CompactionPreparation,
-    CompactionResult,
-    collect_entries_for_branch_summary,
-    compact,
-    find_cut_point,
-    find_turn_start_index,
-    generate_branch_summary,
-    prepare_branch_entries,
-    prepare_compaction,
-    serialize_conversation,
-)
-from .context import UNSET, build_session_context, convert_to_llm
-from .llm import Summarizer, SummarizerError, SummaryRequest
-from .manager import SessionManager
-from .migrate import migrate_file, migrate_session_entries
-from .prompt import (
-    BuildSystemPromptOptions,
-    LoadSkillsResult,
-    Skill,
-    build_system_prompt,
-    format_skills_for_prompt,
-    load_project_context_files,
-    load_skills,
-)
-from .records import CURRENT_SESSION_VERSION
-from .storage import Durability, LineProblem, SessionFile, SessionFileError, parse_session_entries, read_session_file
-from .tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens, get_last_assistant_usage, should_compact
-from .tree import SessionTree, TreeNode
+from __future__ import annotations
 
-__all__ = [
-    "CURRENT_SESSION_VERSION",
-    "UNSET",
-    "BuildSystemPromptOptions",
-    "CompactionPreparation",
-    "CompactionResult",
-    "Durability",
-    "LineProblem",
-    "LoadSkillsResult",
-    "SessionFile",
-    "SessionFileError",
-    "SessionManager",
-    "SessionTree",
-    "Skill",
-    "Summarizer",
-    "SummarizerError",
-    "SummaryRequest",
-    "TreeNode",
-    "build_session_context",
-    "build_system_prompt",
-    "calculate_context_tokens",
-    "collect_entries_for_branch_summary",
-    "compact",
-    "convert_to_llm",
-    "estimate_context_tokens",
-    "estimate_tokens",
-    "find_cut_point",
-    "find_turn_start_index",
-    "format_skills_for_prompt",
-    "generate_branch_summary",
-    "get_last_assistant_usage",
-    "load_project_context_files",
-    "load_skills",
-    "migrate_file",
-    "migrate_session_entries",
-    "parse_session_entries",
-    "prepare_branch_entries",
-    "prepare_compaction",
-    "read_session_file",
-    "serialize_conversation",
-    "should_compact",
-]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from .compaction import (
+        CompactionPreparation,
+        CompactionResult,
+        collect_entries_for_branch_summary,
+        compact,
+        find_cut_point,
+        find_turn_start_index,
+        generate_branch_summary,
+        prepare_branch_entries,
+        prepare_compaction,
+        serialize_conversation,
+    )
+    from .context import UNSET, build_session_context, convert_to_llm
+    from .llm import Summarizer, SummarizerError, SummaryRequest
+    from .manager import SessionManager
+    from .migrate import migrate_file, migrate_session_entries
+    from .prompt import (
+        BuildSystemPromptOptions,
+        LoadSkillsResult,
+        Skill,
+        build_system_prompt,
+        format_skills_for_prompt,
+        load_project_context_files,
+        load_skills,
+    )
+    from .records import CURRENT_SESSION_VERSION
+    from .storage import Durability, LineProblem, SessionFile, SessionFileError, parse_session_entries, read_session_file
+    from .tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens, get_last_assistant_usage, should_compact
+    from .tree import SessionTree, TreeNode
+
+# module -> the public names it provides (what the imports above list)
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "compaction": (
+        "CompactionPreparation", "CompactionResult", "collect_entries_for_branch_summary", "compact",
+        "find_cut_point", "find_turn_start_index", "generate_branch_summary", "prepare_branch_entries",
+        "prepare_compaction", "serialize_conversation",
+    ),
+    "context": ("UNSET", "build_session_context", "convert_to_llm"),
+    "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
+    "manager": ("SessionManager",),
+    "migrate": ("migrate_file", "migrate_session_entries"),
+    "prompt": (
+        "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt",
+        "format_skills_for_prompt", "load_project_context_files", "load_skills",
+    ),
+    "records": ("CURRENT_SESSION_VERSION",),
+    "storage": ("Durability", "LineProblem", "SessionFile", "SessionFileError", "parse_session_entries", "read_session_file"),
+    "tokens": ("calculate_context_tokens", "estimate_context_tokens", "estimate_tokens", "get_last_assistant_usage", "should_compact"),
+    "tree": ("SessionTree", "TreeNode"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> object:
+    """Import a public name from its module on first use (then cached)."""
+    import importlib
+
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,5 +1,37 @@
-"""The ``pi-session`` command line (SPEC 11)."""
+"""The ``pi-session`` command line (SPEC 11).
 
-from .app import app, main
+This module stays tiny so that :func:`main` is running before the command
+line's own modules load: Ctrl-C during that first tenth of a second ends
+with one line and status 130, like Ctrl-C at any later point.
+"""
+
+from __future__ import annotations
+
+import sys
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from .app import app
 
 __all__ = ["app", "main"]
+
+
+def main() -> None:
+    """Console-script entry point (see :func:`pi_session.cli.app.main`)."""
+    try:
+        from .app import main as run
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("pi-session: interrupted\n")
+        except (OSError, ValueError):
+            pass
+        raise SystemExit(130) from None
+    run()
+
+
+def __getattr__(name: str) -> object:
+    if name == "app":
+        from .app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

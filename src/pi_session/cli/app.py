@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from . import check_cmds, compact_cmds, prompt_cmds, session_cmds
+from . import check_cmds, common, compact_cmds, prompt_cmds, session_cmds
 
 app = typer.Typer(
     name="pi-session",
@@ -58,7 +58,7 @@ def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return func(*args, **kwargs)
         except KeyboardInterrupt:
-            _say("interrupted")
+            _say_interrupted()
             raise typer.Exit(130) from None
 
     return wrapper
@@ -100,6 +100,13 @@ def _say(message: str) -> None:
         pass
 
 
+def _say_interrupted() -> None:
+    """The one line for Ctrl-C, unless one was printed already."""
+    if not common.interrupt_reported:
+        common.interrupt_reported = True
+        _say("interrupted")
+
+
 def _one_line(text: str) -> str:
     from .render import sanitize
 
@@ -119,10 +126,12 @@ def main() -> None:
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
     try:
         app()
-    except SystemExit:
+    except SystemExit as exc:
+        if exc.code == 130:
+            _say_interrupted()  # typer ends a Ctrl-C during parsing with 130, silently
         raise
     except KeyboardInterrupt:
-        _say("interrupted")
+        _say_interrupted()
         sys.exit(130)
     except SessionFileError as exc:
         _say(_one_line(str(exc)))

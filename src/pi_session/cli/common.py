@@ -41,11 +41,19 @@ class CliError(Exception):
     """An error reported to the user as one line, exit status 1."""
 
 
+interrupt_reported = False
+"""True once a line about Ctrl-C was printed (exit status 130), so the
+entry point does not print a second one."""
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``pi-session: <message>`` (sanitized for a terminal) on stderr
-    and exit with ``code``."""
+    and exit with ``code`` (130 is reserved for Ctrl-C)."""
     from .render import sanitize
 
+    global interrupt_reported
+    if code == 130:
+        interrupt_reported = True
     err_console.print(f"pi-session: {sanitize(message)}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
 
