@@ -300,7 +300,7 @@ def table_rows(rows: list[dict[str, Any]], results: dict[str, Any]) -> list[list
             ratio_file = f" ({row['ours'] / row['file_bytes']:.1f}x file)" if row["ours"] and row["file_bytes"] else ""
             ours = _fmt(row["ours"], "bytes") + ratio_file
         elif row["op"] == "import":
-            label = "import pi_session (ms)"
+            label = "import pi_session.manager + .compaction (ms)"
             ours = _fmt(row["ours"], "ms")
         else:
             ours = _fmt(row["ours"], "ms")
