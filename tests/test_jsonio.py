@@ -99,3 +99,19 @@ def test_lone_surrogates_are_escaped_like_json_stringify():
     line.decode("utf-8")  # valid UTF-8
     assert loads(line) == {"a": "x\ud800y"}
     assert js_stringify(["\udc00"]) == '["\\udc00"]'
+
+
+def test_integers_beyond_2_53_print_as_javascript_prints_them_but_files_keep_every_digit():
+    """JSON.parse makes doubles of big integers, so pi's outputs show them
+    rounded; our outputs match, while file writes (rewrites, copies) keep
+    the digits that were read."""
+    from pi_session.jsonio import dumps_line, dumps_pretty, js_int, js_stringify
+
+    value = {"a": 9007199254740993, "b": 123456789012345678901234567890, "c": -9007199254740993, "d": 10**400, "e": [2**53, 1.5]}
+    # node: JSON.stringify(JSON.parse(<the same text>))
+    assert js_stringify(value) == '{"a":9007199254740992,"b":1.2345678901234568e+29,"c":-9007199254740992,"d":null,"e":[9007199254740992,1.5]}'
+    assert dumps_pretty({"x": 2**60}) == '{\n "x": 1152921504606847000\n}'
+    assert js_int(2**53) == "9007199254740992" and js_int(10**21) == "1e+21"
+    line = dumps_line(value)
+    assert b'"a":9007199254740993' in line and b'"b":123456789012345678901234567890' in line and line.endswith(b"\n")
+    assert loads(line) == value

@@ -174,14 +174,32 @@ def js_number(value: float) -> str:
     return sign + out
 
 
-def _needs_js_encoder(value: Any) -> bool:
+_SAFE_INT = 2**53
+
+
+def js_int(value: int) -> str:
+    """An integer as ``JSON.stringify`` writes the number ``JSON.parse`` made
+    of it: exact within ±2**53, beyond that rounded to the nearest double
+    (``9007199254740993`` → ``9007199254740992``, ``10**21`` → ``1e+21``)."""
+    if -_SAFE_INT <= value <= _SAFE_INT:
+        return int.__repr__(value)
+    try:
+        return js_number(float(value))
+    except OverflowError:  # beyond the largest double: JavaScript's Infinity
+        return "null"
+
+
+def _needs_js_encoder(value: Any, exact_ints: bool = False) -> bool:
     """True when orjson would write ``value`` differently from JSON.stringify:
-    it holds a float (``1.0`` vs ``1``, exponent formats) or an object with
+    it holds a float (``1.0`` vs ``1``, exponent formats), an integer beyond
+    ±2**53 (JavaScript rounds it; unless ``exact_ints``) or an object with
     array-index keys (JavaScript puts them first)."""
     stack = [value]
     while stack:
         v = stack.pop()
         if isinstance(v, float):
+            return True
+        if not exact_ints and v.__class__ is int and not -_SAFE_INT <= v <= _SAFE_INT:
             return True
         if isinstance(v, dict):
             for k in v:
@@ -250,18 +268,20 @@ def _escape_lone_surrogates(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
-def _stdlib_js(value: Any, indent: int | None) -> str:
+def _stdlib_js(value: Any, indent: int | None, exact_ints: bool = False) -> str:
     """JSON.stringify-compatible text through the standard library's
     pure-Python encoder; values nested deeper than the recursion limit
-    allows go to :func:`_encode_iterative` (same output, no recursion)."""
+    allows go to :func:`_encode_iterative` (same output, no recursion).
+    ``exact_ints`` writes every digit of integers beyond ±2**53 (file
+    writes: nothing read is lost) instead of JavaScript's rounding."""
     try:
-        text = _stdlib_js_recursive(value, indent)
+        text = _stdlib_js_recursive(value, indent, exact_ints)
     except RecursionError:
-        text = _encode_iterative(value, indent)
+        text = _encode_iterative(value, indent, exact_ints)
     return _escape_lone_surrogates(text)
 
 
-def _stdlib_js_recursive(value: Any, indent: int | None) -> str:
+def _stdlib_js_recursive(value: Any, indent: int | None, exact_ints: bool = False) -> str:
     separators = (",", ":") if indent is None else (",", ": ")
     value = js_key_order(value)
     # The pure-Python iterencode lets us format floats the JavaScript way.
@@ -276,17 +296,19 @@ def _stdlib_js_recursive(value: Any, indent: int | None) -> str:
         False,
         False,
         True,
+        _intstr=int.__repr__ if exact_ints else js_int,
     )(value, 0)
     return "".join(chunks)
 
 
-def _encode_iterative(value: Any, indent: int | None) -> str:
+def _encode_iterative(value: Any, indent: int | None, exact_ints: bool = False) -> str:
     """The text :func:`_stdlib_js_recursive` writes, with an explicit stack
     instead of recursion, so any nesting depth works (JSON.stringify itself
     handles as deep as ``JSON.parse`` reads). Same key order (array-index
     keys first), number formatting, string escaping, indentation and errors
     (TypeError for values JSON cannot hold, ValueError for cycles)."""
     encode_str = json.encoder.py_encode_basestring  # type: ignore[attr-defined]
+    int_text = int.__repr__ if exact_ints else js_int
     pad = None if indent is None else " " * indent
     key_sep = ":" if indent is None else ": "
     parts: list[str] = []
@@ -307,7 +329,7 @@ def _encode_iterative(value: Any, indent: int | None) -> str:
         if key is None:
             return "null"
         if isinstance(key, int):
-            return int.__repr__(key)
+            return int_text(key)
         raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
     def begin(v: Any, level: int) -> None:
@@ -320,7 +342,7 @@ def _encode_iterative(value: Any, indent: int | None) -> str:
         elif v is False:
             out("false")
         elif isinstance(v, int):
-            out(int.__repr__(v))
+            out(int_text(v))
         elif isinstance(v, float):
             out(js_number(v))
         elif isinstance(v, (list, tuple, dict)):
@@ -381,17 +403,19 @@ def dumps(value: Any) -> str:
 
 
 def dumps_line(value: Any) -> bytes:
-    """Serialize one record as a complete JSONL line (UTF-8, ending in ``\\n``).
+    """Serialize one record as a complete JSONL line (UTF-8, ending in ``\\n``),
+    as ``JSON.stringify`` would, except that integers beyond ±2**53 keep
+    every digit (pi would round them: a rewrite must not change data).
 
     Returns:
         The line as bytes.
     """
-    if not _needs_js_encoder(value):
+    if not _needs_js_encoder(value, exact_ints=True):
         try:
             return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
         except (TypeError, orjson.JSONEncodeError):
             pass
-    return (_stdlib_js(value, None) + "\n").encode("utf-8")
+    return (_stdlib_js(value, None, exact_ints=True) + "\n").encode("utf-8")
 
 
 def dumps_pretty(value: Any) -> str:

@@ -14,11 +14,12 @@ MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__slots
 """Pass to :func:`iso_to_ms` for an absent field (JavaScript's ``undefined``,
 which gives NaN, where ``null`` gives 0)."""
 
-# ECMAScript's date time string format, with V8's leniencies: lower-case t/z,
-# an offset without a colon, and any number of fraction digits.
+# ECMAScript's date time string format, with V8's leniencies: lower-case t/z
+# or a space between date and time, an offset without a colon, and any
+# number of fraction digits.
 _ES_DATE = re.compile(
     r"([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
-    r"(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
+    r"(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?"
     r"([Zz]|[+-]\d{2}:?\d{2})?"
 )
 _MAX_TIME = 8.64e15  # ms: the range of a JavaScript Date
@@ -35,12 +36,23 @@ def _days_from_civil(y: int, m: int, d: int) -> int:
     return era * 146097 + doe - 719468 + d - 1
 
 
-def _local_offset_ms(utc_ms: int) -> int:
+def _offset_at(utc_ms: int) -> int:
+    """The local time zone's offset from UTC (ms) at an instant."""
     try:
         offset = datetime.fromtimestamp(utc_ms / 1000, tz=timezone.utc).astimezone().utcoffset()
     except (OverflowError, OSError, ValueError):
         return 0
     return int(offset.total_seconds() * 1000) if offset is not None else 0
+
+
+def _local_to_utc(local_ms: int) -> int:
+    """UTC ms of a local wall-clock time given as ms since 1970, as V8 picks
+    it around daylight-saving changes: a time that occurs twice is the
+    earlier instant; a time skipped by the change uses the offset before it."""
+    before = _offset_at(local_ms - 86_400_000)
+    after = _offset_at(local_ms + 86_400_000)
+    valid = [local_ms - o for o in {before, after} if _offset_at(local_ms - o) == o]
+    return min(valid) if valid else local_ms - before
 
 
 def _parse_es_date(text: str) -> int | None:
@@ -61,12 +73,18 @@ def _parse_es_date(text: str) -> int | None:
     value = ((_days_from_civil(int(year), mo, d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000 + ms
     if zone is None:
         if hour is not None:  # a date-time without an offset is local time
-            value -= _local_offset_ms(value)
+            value = _local_to_utc(value)
     elif zone not in ("Z", "z"):
-        sign = -1 if zone[0] == "+" else 1
         digits = zone[1:].replace(":", "")
-        value += sign * (int(digits[:2]) * 60 + int(digits[2:])) * 60_000
+        zone_h, zone_m = int(digits[:2]), int(digits[2:])
+        if hour is None or zone_h > 23 or zone_m > 59:
+            return None  # an offset needs a time; JavaScript refuses +24:00
+        sign = -1 if zone[0] == "+" else 1
+        value += sign * (zone_h * 60 + zone_m) * 60_000
     return value if abs(value) <= _MAX_TIME else None
+
+
+_RFC_NO_ZONE = re.compile(r"\d{1,2}:\d{2}(?::\d{2})?\s*$")  # ends with the time: no zone
 
 
 def _parse_rfc2822(text: str) -> int | None:
@@ -80,7 +98,10 @@ def _parse_rfc2822(text: str) -> int | None:
         return None
     y, mo, d, h, mi, sec = parts[:6]
     value = ((_days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60_000 + sec * 1000
-    value -= parts[9] * 1000 if parts[9] is not None else _local_offset_ms(value)
+    if _RFC_NO_ZONE.search(text):
+        value = _local_to_utc(value)  # no zone: local time, as in JavaScript
+    else:
+        value -= (parts[9] or 0) * 1000
     return value if abs(value) <= _MAX_TIME else None
 
 

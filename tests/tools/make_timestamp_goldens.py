@@ -1,10 +1,12 @@
 """Write tests/goldens/timestamps.json: ``new Date(value).getTime()`` as
-node computes it (null for NaN) for unusual and random timestamp values.
+node computes it (null for NaN) for unusual and random timestamp values, in
+several time zones (local date-times depend on them).
 Run by hand (needs node): python tests/tools/make_timestamp_goldens.py"""
 
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -21,7 +23,17 @@ SPECIAL = [
     "2024-01-32", "1704067215000", "2024-01-01T00:00:15.1234567Z", "2024-01-01T00:00:15+0100",
     "2024-01-01T00:00:15.000+05:30", " 2024-01-01T00:00:15Z", "2024-01-01T00:60:00Z",
     "-000001-01-01T00:00:00Z", "-000000-01-01T00:00:00Z", "", "not a date",
+    "2025-12-02Z", "2025-12-02+05:30", "2025-12-02T10:00:00+23:59", "2025-12-02T10:00:00+24:00",
+    "2025-12-02T10:00:00+05:60", "2025-12-02 10:00:00Z", "2025-12-02 10:00:00", "2025-12-02 10:00",
+    "2025-12-02 10:00:00.123Z", "2025-12-02 10:00:00+01:00", "Mon, 01 Jan 2024 00:00:15",
+    # around daylight-saving changes (New York, Berlin, Lord Howe's half hour)
+    "2025-03-09T01:59:59", "2025-03-09T03:00:00", "2025-03-09T05:00:00", "2025-11-02T00:30:00",
+    "2025-11-02T02:30:00", "2025-03-30T01:30:00", "2025-03-30T03:30:00", "2025-10-26T03:30:00",
+    "2025-04-06T01:45:00", "2025-04-06T02:15:00", "2025-10-05T02:45:00", "2025-07-01T12:00:00",
+    "2025-03-09T02:30:00", "2025-03-09T02:00:00", "2025-11-02T01:30:00", "2025-10-05T02:15:00",
+    "2025-03-30T02:30:00", "2025-10-26T02:30:00", "Sun, 09 Mar 2025 02:30:00", "Sun, 02 Nov 2025 01:30:00",
 ]
+ZONES = ["UTC", "America/New_York", "Asia/Kolkata", "Europe/Berlin", "Australia/Lord_Howe"]
 
 
 def random_values(n: int = 600, seed: int = 11) -> list[str]:
@@ -46,9 +58,13 @@ def main() -> None:
         "const v = JSON.parse(require('fs').readFileSync(0, 'utf8'));"
         "console.log(JSON.stringify(v.map(x => { const t = new Date(x).getTime(); return Number.isNaN(t) ? null : t; })));"
     )
-    got = json.loads(subprocess.run(["node", "-e", script], input=json.dumps(values), capture_output=True, text=True, check=True).stdout)
-    OUT.write_text(json.dumps([[v, t] for v, t in zip(values, got)], indent=0) + "\n")
-    print(f"wrote {OUT} ({len(values)} values)")
+    table = {}
+    for zone in ZONES:
+        env = {**os.environ, "TZ": zone}
+        run = subprocess.run(["node", "-e", script], input=json.dumps(values), capture_output=True, text=True, check=True, env=env)
+        table[zone] = [[v, t] for v, t in zip(values, json.loads(run.stdout))]
+    OUT.write_text(json.dumps(table, indent=0) + "\n")
+    print(f"wrote {OUT} ({len(values)} values x {len(ZONES)} zones)")
 
 
 if __name__ == "__main__":
