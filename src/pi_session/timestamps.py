@@ -121,8 +121,11 @@ def iso_to_ms(value: Any) -> int | None:
     Returns:
         Integer milliseconds, or None where JavaScript gives NaN (missing,
         unparseable, or beyond ±8.64e15 ms), which ``JSON.stringify`` writes
-        as ``null``. V8's other legacy string formats (``"2024-1-1"``,
-        ``"Jan 1 2024"``) are not read.
+        as ``null``. Matched against node on 671 values in five time zones
+        (``tests/goldens/timestamps.json``). Not imitated: the rest of V8's
+        legacy date parser (``"2024-1-1"``, ``"2025/12/02"``, ``"Dec 2
+        2025"``, bare numbers such as ``"0"``) and its RFC 2822 oddities
+        (two-digit years, second 60, ``+05`` offsets): they give None here.
     """
     if value.__class__ is str:
         m = _CANONICAL.match(value)
