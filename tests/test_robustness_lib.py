@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_session import jsonio
@@ -644,7 +644,20 @@ def test_manager_and_tree_never_raise_on_garbage_entries(tmp_path_factory, entri
         assert branch and branch[-1] is manager.get_entry(entry["id"])  # a repeated id: the last one
 
 
+_NAVIGATE_CRASH = [  # found by this test on CI: the branch walk hashed a list parentId
+    {"type": "message", "targetId": "e1", "timestamp": "2024-01-01T00:00:00.000Z", "id": "e1"},
+    {"type": "message", "id": "e2", "parentId": [None]},
+]
+_USER_WITH_LIST_PARENT = [
+    {"type": "message", "id": "e1", "parentId": None, "message": {"role": "assistant", "content": []}},
+    {"type": "message", "id": "e2", "parentId": [1], "message": {"role": "user", "content": "hi"}},
+    {"type": "message", "id": "e3", "parentId": "e2", "message": {"role": "assistant", "content": []}},
+]
+
+
 @settings(max_examples=60, deadline=None)
+@example(entries=_NAVIGATE_CRASH)
+@example(entries=_USER_WITH_LIST_PARENT)
 @given(st.lists(_entry, min_size=1, max_size=6))
 def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
     """Every command on a file of wrong-typed entries ends with a message and
@@ -657,16 +670,16 @@ def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
     f = d / "s.jsonl"
     header = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
     f.write_bytes(b"".join(dumps_line(r) for r in [header, *entries]))
-    some_id = next((e["id"] for e in entries if isinstance(e.get("id"), str) and e["id"]), "e1")
+    ids = [e["id"] for e in entries if isinstance(e.get("id"), str) and e["id"]] or ["e1"]
     runner = CliRunner()
     env = {"PI_CODING_AGENT_DIR": str(d / "agent"), "OPENAI_API_KEY": "", "ANTHROPIC_API_KEY": ""}
     commands = [
         ["info", str(f)], ["tree", str(f)], ["tree", str(f), "--json"], ["context", str(f)],
         ["context", str(f), "--json"], ["tokens", str(f)], ["tokens", str(f), "--json"],
         ["compact", str(f), "--dry-run", "--json", "--keep-recent-tokens", "1"], ["check", str(f), "--json"],
-        ["export", str(f), "--format", "md"], ["export", str(f)], ["context", str(f), "--leaf", some_id],
+        ["export", str(f), "--format", "md"], ["export", str(f)], ["context", str(f), "--leaf", ids[0]],
         ["compact", str(f), "--provider", "extractive", "--keep-recent-tokens", "1"],
-        ["navigate", str(f), some_id], ["label", str(f), some_id, "x"], ["clone", str(f)],
+        *(["navigate", str(f), some_id] for some_id in ids), ["label", str(f), ids[0], "x"], ["clone", str(f)],
     ]
     for args in commands:
         result = runner.invoke(app, args, env=env)

@@ -423,11 +423,12 @@ def navigate(
     # message, its parent (the text is handed back for editing); else the entry.
     editor_text: str | None = None
     new_leaf: str | None = entry_id
+    # (a parentId that is not a string is read as "no parent", as the tree does)
     if target.get("type") == "message" and isinstance(target.get("message"), dict) and target["message"].get("role") == "user":
-        new_leaf = target.get("parentId")
+        new_leaf = target.get("parentId") if isinstance(target.get("parentId"), str) else None
         editor_text = text_content(target["message"].get("content"))
     elif target.get("type") == "custom_message":
-        new_leaf = target.get("parentId")
+        new_leaf = target.get("parentId") if isinstance(target.get("parentId"), str) else None
         editor_text = text_content(target.get("content"))
 
     summary_text = ""

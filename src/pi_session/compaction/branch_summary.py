@@ -150,7 +150,8 @@ def collect_entries_for_branch_summary(source: Any, old_leaf_id: str | None, tar
         if entry is None:
             break
         collected.append(entry)
-        current = entry.get("parentId")
+        parent = entry.get("parentId")
+        current = parent if parent.__class__ is str else None  # pi's Map finds no other key
     collected.reverse()
     return BranchEntries(collected, common)
 
