@@ -20,6 +20,16 @@ ORACLE = SHARED / "pi-oracle" / "pi-oracle"
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
+# Property tests draw the same examples on every run ("default": CI is
+# reproducible, a failure seen once is seen again). HYPOTHESIS_PROFILE=explore
+# draws new random examples on every run, to look for new failures (as many
+# as each test asks for; 1,000 where a test does not say).
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("default", derandomize=True)
+_hypothesis_settings.register_profile("explore", derandomize=False, max_examples=1000)
+_hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
 def oracle_available() -> bool:
     return ORACLE.exists() and shutil.which("node") is not None and shutil.which("npm") is not None
 
