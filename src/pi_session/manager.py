@@ -272,33 +272,23 @@ class SessionManager:
     def _build_index(self, sf: SessionFile | None = None) -> None:
         self._tree = SessionTree(self._records[1:])
         self._tree.find_cycles()
-        line_of: dict[Any, int] | None = None
-
-        def line_of_id(entry_id: Any) -> int:
-            # built only when there is something to report (it costs ~5 MB
-            # on a 100,000-entry session)
-            nonlocal line_of
-            if sf is None:
-                return 0
-            if line_of is None:
-                line_of = {
-                    record["id"]: line
-                    for record, line in zip(sf.records, sf.record_lines)
-                    if record.get("id").__class__ is str
-                }
-            return line_of.get(entry_id, 0)
-
-        for problem in self._tree.problems:
-            self.problems.append(LineProblem(line_of_id(problem.entry_id), problem.kind, problem.message, recovered=True))
+        # (entry id, kind, message) of each tree problem and orphan
+        found = [(p.entry_id, p.kind, p.message) for p in self._tree.problems]
         if sf is not None:
             by_id = self._tree.by_id
             for entry in self._records[1:]:
                 parent = entry.get("parentId")
                 if parent is not None and (parent.__class__ is not str or parent not in by_id):
                     what = f"parent {parent!r} is not in the file" if isinstance(parent, str) else f"parentId {jsonio.dumps(parent)} is not an id"
-                    self.problems.append(
-                        LineProblem(line_of_id(entry["id"]), "orphan", f"entry {entry['id']}: {what}; shown as a root", recovered=True)
-                    )
+                    found.append((entry["id"], "orphan", f"entry {entry['id']}: {what}; shown as a root"))
+        if found:
+            # line numbers are looked up only when there is something to
+            # report (the map costs ~5 MB on a 100,000-entry session)
+            line_of: dict[str, int] = {}
+            if sf is not None:
+                line_of = {r["id"]: n for r, n in zip(sf.records, sf.record_lines) if r.get("id").__class__ is str}
+            self.problems.extend(LineProblem(line_of.get(eid, 0), kind, message, recovered=True) for eid, kind, message in found)
+        if sf is not None:
             self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
         self._has_assistant = any(_is_assistant(r) for r in self._records)

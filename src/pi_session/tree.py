@@ -16,21 +16,15 @@ from typing import Any
 from ._gc import gc_paused
 from .timestamps import MISSING, iso_to_ms
 
-__all__ = ["TreeNode", "TreeProblem", "SessionTree", "path_to_root"]
+__all__ = ["TreeNode", "TreeProblem", "SessionTree", "parent_id_of", "path_to_root"]
 
-_NO_ENTRY: Any = object()  # a key no index holds
-
-
-def _parent_key(entry: Mapping[str, Any]) -> Any:
-    """The entry's parentId as an index key: None when it is falsy (no
-    parent, as pi's ``parentId ? ... : root``), a key no entry has when it
-    is an array or object (pi's Map never finds those), else itself."""
+def parent_id_of(entry: Mapping[str, Any]) -> str | None:
+    """The id of the entry's parent, or None for no parent: as pi reads
+    ``parentId`` (``parentId ? byId.get(parentId) : root``), an empty one
+    is none, and one that is not a string (a number, an array, an object)
+    names no entry, since every entry id is a string."""
     parent = entry.get("parentId")
-    if not parent:
-        return None
-    if parent.__class__ is str:
-        return parent
-    return parent if isinstance(parent, (int, float)) else _NO_ENTRY
+    return parent if parent.__class__ is str and parent else None
 
 
 def path_to_root(
@@ -62,10 +56,8 @@ def path_to_root(
         current: Mapping[str, Any] | None = leaf
         while current is not None and len(path) <= limit:
             append(current)
-            parent_id = current.get("parentId")
-            if parent_id.__class__ is not str:
-                parent_id = _parent_key(current)
-            current = get(parent_id) if parent_id else None
+            parent_id = current.get("parentId")  # parent_id_of, inlined (hot loop)
+            current = get(parent_id) if parent_id.__class__ is str and parent_id else None
         if current is None:
             path.reverse()
             return path
@@ -80,7 +72,7 @@ def path_to_root(
         path.append(current)
         if cid in cut:
             break
-        parent_id = _parent_key(current)
+        parent_id = parent_id_of(current)
         current = by_id.get(parent_id) if parent_id is not None else None
     path.reverse()
     return path
@@ -180,12 +172,12 @@ class SessionTree:
         parent_index = self._parent_index
         run_start = self._run_start
         for i, entry in enumerate(entries):
-            parent_id = entry.get("parentId")
-            if parent_id.__class__ is not str:
-                parent_id = _parent_key(entry)  # None, a number, an array or object
-            j = position.get(parent_id) if parent_id else None
+            parent_id = entry.get("parentId")  # parent_id_of, inlined (once per entry)
+            if parent_id.__class__ is not str or not parent_id:
+                parent_id = None
+            j = position.get(parent_id) if parent_id is not None else None
             if j is None:
-                if parent_id:
+                if parent_id is not None:
                     unresolved.add(parent_id)
                 parent_index.append(-1)
                 run_start.append(i)
@@ -218,7 +210,7 @@ class SessionTree:
             self.problems.append(
                 TreeProblem("duplicate-id", eid, f"entry id {eid} appears more than once; the last one is used")
             )
-        parent_id = _parent_key(entry)
+        parent_id = parent_id_of(entry)
         if parent_id is not None and parent_id not in self.by_id:
             if parent_id == eid:
                 self._suspect = True
@@ -271,7 +263,7 @@ class SessionTree:
                 walk.append(current)
                 if current in self.cut:
                     break
-                parent_id = _parent_key(by_id[current])
+                parent_id = parent_id_of(by_id[current])
                 if parent_id is None or parent_id not in by_id:
                     break
                 if state.get(parent_id) == 1:
@@ -295,7 +287,7 @@ class SessionTree:
         entry = self.by_id.get(entry_id)
         if entry is None or entry_id in self.cut:
             return None
-        parent_id = _parent_key(entry)
+        parent_id = parent_id_of(entry)
         return parent_id if parent_id is not None and parent_id in self.by_id and parent_id != entry_id else None
 
     def branch(self, from_id: str | None) -> list[Mapping[str, Any]]:
@@ -400,7 +392,7 @@ class SessionTree:
                 if node.entry is not entry or id(entry) in seen:
                     continue  # an earlier duplicate of an id
                 seen.add(id(entry))
-            parent_id = _parent_key(entry)
+            parent_id = parent_id_of(entry)
             parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None
             if parent is None or (cut and eid in cut):
                 roots.append(node)

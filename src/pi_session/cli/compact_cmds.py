@@ -23,6 +23,7 @@ from ..adapters import unanswered_tool_calls
 from ..context import message_from_entry, text_content
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
+from ..tree import parent_id_of
 from ..tokens import estimate_context_tokens, estimate_tokens, get_assistant_usage, should_compact
 from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
 from .render import sanitize
@@ -423,12 +424,11 @@ def navigate(
     # message, its parent (the text is handed back for editing); else the entry.
     editor_text: str | None = None
     new_leaf: str | None = entry_id
-    # (a parentId that is not a string is read as "no parent", as the tree does)
     if target.get("type") == "message" and isinstance(target.get("message"), dict) and target["message"].get("role") == "user":
-        new_leaf = target.get("parentId") if isinstance(target.get("parentId"), str) else None
+        new_leaf = parent_id_of(target)
         editor_text = text_content(target["message"].get("content"))
     elif target.get("type") == "custom_message":
-        new_leaf = target.get("parentId") if isinstance(target.get("parentId"), str) else None
+        new_leaf = parent_id_of(target)
         editor_text = text_content(target.get("content"))
 
     summary_text = ""

@@ -11,6 +11,7 @@ from typing import Any
 from ..context import message_from_entry
 from ..llm.base import Summarizer
 from ..tokens import estimate_tokens
+from ..tree import parent_id_of
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
 from .summary import build_summary_request, ensure_sections, structured_instructions
 
@@ -150,8 +151,7 @@ def collect_entries_for_branch_summary(source: Any, old_leaf_id: str | None, tar
         if entry is None:
             break
         collected.append(entry)
-        parent = entry.get("parentId")
-        current = parent if parent.__class__ is str else None  # pi's Map finds no other key
+        current = parent_id_of(entry)
     collected.reverse()
     return BranchEntries(collected, common)
 
