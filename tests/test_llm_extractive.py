@@ -158,10 +158,10 @@ def test_embedded_summary_in_messages_is_merged():
 def test_turn_prefix_sections():
     s = summarize("turn_prefix", messages=CONVO[:4])
     headings = [l for l in s.splitlines() if l.startswith("#")]
-    assert headings == ["## Original Request", "## Early Progress", "## Context for Suffix"]
+    assert headings == ["## Original Request", "## Progress So Far", "## Context Needed to Continue"]
     assert section(s, "## Original Request")[0].startswith("- Please fix the failing parser test")
-    assert "- I'll use a regex instead of manual splitting." in section(s, "## Early Progress")
-    assert any("Waiting on tool calls" in c for c in section(s, "## Context for Suffix"))
+    assert "- I'll use a regex instead of manual splitting." in section(s, "## Progress So Far")
+    assert any("Waiting on tool calls" in c for c in section(s, "## Context Needed to Continue"))
 
 
 def test_branch_has_no_critical_context():

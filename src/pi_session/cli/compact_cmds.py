@@ -290,7 +290,7 @@ def compact_cmd(
             _print_json_streamed(prep.to_json() if prep else None)
             return
         if prep is None:
-            console.print("Nothing to compact: the session is empty or already ends with a compaction.")
+            console.print(_nothing_to_compact(path), markup=False)
             return
         _print_plan(path, prep)
         return
@@ -298,14 +298,7 @@ def compact_cmd(
         if as_json:
             print_json(None)
         else:
-            console.print("Nothing to compact: the session is empty or already ends with a compaction.")
-        return
-    if not prep.messages_to_summarize and not prep.turn_prefix_messages:
-        msg = "nothing to summarize: everything since the last compaction fits in --keep-recent-tokens"
-        if as_json:
-            print_json(None)
-            return
-        console.print(msg.capitalize() + ".", markup=False)
+            console.print(_nothing_to_compact(path), markup=False)
         return
     summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     try:
@@ -322,6 +315,8 @@ def compact_cmd(
         extra["details"] = result.details
     if result.from_hook:
         extra["from_hook"] = True
+    if result.usage is not None:
+        extra["usage"] = result.usage  # the summary requests' usage, stored on the entry (pi 1.6)
     new_id = manager.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
     manager.save()
     # pure estimates: usage reported by kept assistant messages predates the compaction
@@ -343,6 +338,16 @@ def compact_cmd(
     console.print(sanitize(result.summary), markup=False, soft_wrap=True)
 
 
+def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
+    """Why there is no plan (pi 1.6 refuses with "already compacted" /
+    "nothing to compact")."""
+    if not path:
+        return "Nothing to compact: the session is empty."
+    if path[-1].get("type") == "compaction":
+        return "Nothing to compact: the session already ends with a compaction."
+    return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
+
+
 def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
     kept_index = prep.first_kept_entry_index
     # the messages that stay: what the context holds from the first kept entry on
@@ -356,9 +361,6 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
     kept_tokens = sum(estimate_tokens(m) for m in kept)
     summarized_tokens = sum(estimate_tokens(m) for m in prep.messages_to_summarize)
     prefix_tokens = sum(estimate_tokens(m) for m in prep.turn_prefix_messages)
-    budget = int(0.8 * prep.settings.reserve_tokens) + (
-        int(0.5 * prep.settings.reserve_tokens) if prep.is_split_turn and prep.turn_prefix_messages else 0
-    )
     table = Table(show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
@@ -378,7 +380,7 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
         )
     table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {kept_index + 1} of {len(path)} on the path)")
     table.add_row("kept verbatim", f"{len(kept)} messages (~{kept_tokens:,} tokens)")
-    table.add_row("tokens after", f"~{kept_tokens:,} + the summary (at most {budget:,})")
+    table.add_row("tokens after", f"~{kept_tokens:,} + the summary")
     lists = prep.file_lists
     if lists["readFiles"]:
         table.add_row("read files", "\n".join(map(str, lists["readFiles"])))
@@ -433,6 +435,7 @@ def navigate(
 
     summary_text = ""
     details: Any = None
+    usage: Any = None
     if summarize and collected.entries:
         branch_settings = _settings_for(manager, as_json).branch_summary
         summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
@@ -450,11 +453,15 @@ def navigate(
         )
         summary_text = result.summary
         details = result.details
+        usage = result.usage
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
     # (pi leaves empty branch summaries out of the context) without one.
-    summary_id = manager.branch_with_summary(new_leaf, summary_text, details) if details is not None else (
-        manager.branch_with_summary(new_leaf, summary_text)
+    branch_extra: dict[str, Any] = {}
+    if usage is not None:
+        branch_extra["usage"] = usage  # the summary request's usage, stored on the entry (pi 1.6)
+    summary_id = manager.branch_with_summary(new_leaf, summary_text, details, **branch_extra) if details is not None else (
+        manager.branch_with_summary(new_leaf, summary_text, **branch_extra)
     )
     manager.save()
     summary_entry = manager.get_entry(summary_id)

@@ -1,6 +1,9 @@
 """Branch summaries (SPEC 8): when the user navigates away from a branch, the
 part of it not shared with the target is summarized and stored at the
-navigation point (pi's ``core/compaction/branch-summarization.js``)."""
+navigation point (pi's ``core/compaction/branch-summarization.js``, as of pi
+1.6: context edits among the branch's entries are honoured, no output cap is
+sent, a reply cut at the model's limit or calling a tool is a failure, and
+the result carries the request's usage)."""
 
 from __future__ import annotations
 
@@ -8,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import message_from_entry
-from ..llm.base import Summarizer
+from ..context import apply_context_edit, entry_messages, message_from_entry
+from ..llm.base import Summarizer, usage_of
 from ..tokens import estimate_tokens
 from ..tree import parent_id_of
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
@@ -40,8 +43,9 @@ BRANCH_INSTRUCTIONS = structured_instructions(
     "so the work can be understood, or resumed, when someone comes back to it later."
 )
 
-BRANCH_MAX_TOKENS = 2048
-"""Output budget (tokens) of a branch summary, as in pi."""
+BRANCH_MAX_TOKENS = None
+"""Output budget of a branch summary: none since pi 1.6 (0.73.1 sent 2048);
+the model's own limit applies."""
 
 
 @dataclass
@@ -94,11 +98,14 @@ class BranchSummaryResult:
     Attributes:
         summary: preamble + model summary + file lists.
         read_files / modified_files: the file lists (also the entry's details).
+        usage: usage of the summary request (a pi ``Usage`` object), or None
+            (no request made, or a summarizer that reports none).
     """
 
     summary: str
     read_files: list[Any] = field(default_factory=list)
     modified_files: list[Any] = field(default_factory=list)
+    usage: dict[str, Any] | None = None
 
     @property
     def details(self) -> dict[str, Any]:
@@ -156,17 +163,27 @@ def collect_entries_for_branch_summary(source: Any, old_leaf_id: str | None, tar
     return BranchEntries(collected, common)
 
 
-def _branch_message(entry: Mapping[str, Any]) -> dict[str, Any] | None:
-    if entry.get("type") == "message":
+def _branch_message(entry: Mapping[str, Any], edit: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    etype = entry.get("type")
+    if etype == "message":
         msg = entry.get("message")
         if not isinstance(msg, dict) or msg.get("role") == "toolResult":
             return None
-        return msg
-    return message_from_entry(entry, include_compaction=True)
+        if edit is None:
+            return msg
+    elif etype == "custom_message":
+        if edit is None:
+            return message_from_entry(entry, include_compaction=True)
+    else:
+        # branch_summary / compaction entries become summary messages even
+        # when an edit targets them (pi ignores such edits here)
+        return message_from_entry(entry, include_compaction=True)
+    edited = apply_context_edit(entry_messages(entry, leading=False), edit.get("replacement"))
+    return edited[0] if edited else None
 
 
 def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: int = 0) -> BranchPreparation:
-    """Choose the messages of a branch to summarize (pi's ``prepareBranchEntries``).
+    """Choose the messages of a branch to summarize (pi 1.6's ``prepareBranchEntries``).
 
     Args:
         entries: the branch entries, oldest first.
@@ -175,9 +192,14 @@ def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: i
     Returns:
         :class:`BranchPreparation`. File ops come first from every
         branch_summary entry's details (unless ``fromHook``), then from the
-        tool calls of every message visited. Messages are taken newest to
-        oldest (tool results skipped; compaction and branch_summary entries
-        as summary messages) until the next one would exceed the budget; a
+        tool calls of every message visited. Context edits found among
+        ``entries`` are applied (the last one per target wins) to message and
+        custom_message entries: an omitted one (``replacement: null``) is
+        skipped, a replaced one contributes its new content (and that
+        content's tool calls to the file ops); edits of other entries are
+        ignored. Messages are taken newest to oldest (tool results skipped;
+        compaction and branch_summary entries as summary messages; system
+        messages included) until the next one would exceed the budget; a
         summary entry that does not fit is still taken while the total is
         under 90% of the budget, and the walk stops there.
     """
@@ -185,10 +207,15 @@ def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: i
     for entry in entries:
         if entry.get("type") == "branch_summary" and not entry.get("fromHook") and entry.get("details"):
             file_ops.add_details(entry.get("details"))
+    edits: dict[str, Mapping[str, Any]] = {}
+    for entry in entries:
+        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
+            edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0
     for entry in reversed(entries):
-        msg = _branch_message(entry)
+        eid = entry.get("id")
+        msg = _branch_message(entry, edits.get(eid) if isinstance(eid, str) else None)
         if msg is None:
             continue
         extract_file_ops_from_message(msg, file_ops)
@@ -230,11 +257,14 @@ async def generate_branch_summary(
     Returns:
         :class:`BranchSummaryResult`: :data:`BRANCH_SUMMARY_PREAMBLE` + the
         structured summary (headings the model left out added by
-        :func:`~pi_session.compaction.summary.ensure_sections`) + file lists; with no messages,
-        :data:`NO_BRANCH_CONTENT` and no model call.
+        :func:`~pi_session.compaction.summary.ensure_sections`) + file lists,
+        with the request's usage; with no messages, :data:`NO_BRANCH_CONTENT`
+        and no model call. No output cap is sent (pi 1.6).
 
     Raises:
-        pi_session.llm.SummarizerError: the summary could not be written.
+        pi_session.llm.SummarizerError: the summary could not be written
+            (also a reply cut at the model's output limit, or one calling
+            a tool).
     """
     prep = prepare_branch_entries(entries, context_window - reserve_tokens)
     if not prep.messages:
@@ -251,10 +281,11 @@ async def generate_branch_summary(
             custom_instructions=custom_instructions,
             instructions=BRANCH_INSTRUCTIONS,
         )
-    text = await summarizer.summarize(request)
+    answer = await summarizer.summarize(request)
+    text = str(answer)
     if not (replace_instructions and custom_instructions):
         # the structured format was asked for: add the headings a model left out
         text = ensure_sections(text)
     lists = compute_file_lists(prep.file_ops)
     summary = BRANCH_SUMMARY_PREAMBLE + text + format_file_operations(lists["readFiles"], lists["modifiedFiles"])
-    return BranchSummaryResult(summary, lists["readFiles"], lists["modifiedFiles"])
+    return BranchSummaryResult(summary, lists["readFiles"], lists["modifiedFiles"], usage_of(answer))

@@ -86,15 +86,45 @@ class FileOps:
 _TOOL_KINDS = {"read": FileOps.add_read, "write": FileOps.add_written, "edit": FileOps.add_edited}
 
 
+def _add_op(name: Any, args: Any, file_ops: FileOps) -> None:
+    if not isinstance(args, Mapping):
+        return
+    path = args.get("path")
+    if not isinstance(path, str) or not path:
+        return
+    add = _TOOL_KINDS.get(name) if isinstance(name, str) else None
+    if add is not None:
+        add(file_ops, path)
+
+
 def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps) -> None:
-    """Record the ``path`` argument of ``read``/``write``/``edit`` tool calls
-    of an assistant message into ``file_ops`` (pi's
-    ``extractFileOpsFromMessage``). Other roles, other tools, and calls
-    without a non-empty string ``path`` are ignored, as are malformed parts
-    (a ``message`` or block that is not an object, ``content`` that is not a
-    list, ``arguments`` that are not an object). Mutates ``file_ops``; never
+    """Record the file operations of one message into ``file_ops`` (pi 1.6's
+    ``extractFileOpsFromMessage``).
+
+    - assistant message: the ``path`` argument of its ``read``/``write``/
+      ``edit`` tool calls;
+    - toolResult message (new in pi 1.6): the calls listed in its
+      ``nestedCalls.calls`` (tools a tool ran, e.g. a script), each call with
+      name read/write/edit and a string ``arguments.path``, whatever its
+      ``status``; a call recorded with only ``argumentsBytes`` (arguments
+      too large to keep) has no path and counts for nothing.
+
+    Other roles, other tools, and calls without a non-empty string ``path``
+    are ignored, as are malformed parts (a ``message`` or block that is not
+    an object, ``content``/``nestedCalls``/``calls`` of the wrong type,
+    ``arguments`` that are not an object). Mutates ``file_ops``; never
     raises."""
-    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if not isinstance(message, Mapping):
+        return
+    role = message.get("role")
+    if role == "toolResult":
+        nested = message.get("nestedCalls")
+        calls = nested.get("calls") if isinstance(nested, Mapping) else None
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, Mapping):
+                _add_op(call.get("name"), call.get("arguments"), file_ops)
+        return
+    if role != "assistant":
         return
     content = message.get("content")
     if not isinstance(content, list):
@@ -104,16 +134,7 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
             continue
         if "arguments" not in block or "name" not in block:
             continue
-        args = block.get("arguments")
-        if not isinstance(args, Mapping):
-            continue
-        path = args.get("path")
-        if not isinstance(path, str) or not path:
-            continue
-        name = block.get("name")
-        add = _TOOL_KINDS.get(name) if isinstance(name, str) else None
-        if add is not None:
-            add(file_ops, path)
+        _add_op(block.get("name"), block.get("arguments"), file_ops)
 
 
 def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:

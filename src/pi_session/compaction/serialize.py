@@ -2,8 +2,10 @@
 
 The model gets the conversation as labelled text rather than as chat turns,
 so it summarizes instead of continuing it. Labels (``[User]:``,
-``[Assistant thinking]:``, ``[Assistant]:``, ``[Assistant tool calls]:``,
-``[Tool result]:``) and the truncation marker are pi's format.
+``[Assistant]:``, ``[Assistant tool calls]:``, ``[Tool result]:``) and the
+truncation marker are pi's format. As in pi 1.6, thinking is not serialized
+(0.73.1 wrote an ``[Assistant thinking]:`` part) and ``system`` messages are
+skipped.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from ..context import text_content
 from ..jsonio import js_key_order, js_len, js_stringify
 
-__all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice"]
+__all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice", "slice_head"]
 
 TOOL_RESULT_MAX_CHARS = 2000
 """Tool results longer than this many UTF-16 code units are cut."""
@@ -30,14 +32,31 @@ def js_slice(text: str, end: int) -> str:
     return units.decode("utf-16-le", errors="surrogatepass")
 
 
+def slice_head(text: str, max_units: int) -> str:
+    """At most the first ``max_units`` UTF-16 code units of ``text`` without
+    splitting a surrogate pair (pi 1.6's ``sliceHead``): when the cut would
+    separate a high surrogate from the low surrogate after it, the whole
+    character is left out. A lone surrogate already in ``text`` is kept as
+    it is."""
+    end = max(0, max_units)
+    head = js_slice(text, end)
+    if end and head and "\ud800" <= head[-1] <= "\udbff":
+        rest = js_slice(text, end + 1)
+        if len(rest) > len(head) and "\udc00" <= rest[-1] <= "\udfff":
+            return head[:-1]
+    return head
+
+
 def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
-    """Keep the first ``max_chars`` UTF-16 code units of ``text`` and append
-    ``\\n\\n[... N more characters truncated]`` (N in UTF-16 code units);
+    """Keep the first ``max_chars`` UTF-16 code units of ``text`` (never half
+    a surrogate pair, see :func:`slice_head`) and append ``\\n\\n[... N more
+    characters truncated]`` with N = length − ``max_chars`` in UTF-16 code
+    units (pi counts the plain difference even when a pair was left out);
     text within the limit is returned unchanged."""
     length = js_len(text)
     if length <= max_chars:
         return text
-    return f"{js_slice(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
+    return f"{slice_head(text, max_chars)}\n\n[... {length - max_chars} more characters truncated]"
 
 
 def _format_tool_call(block: Mapping[str, Any]) -> str:
@@ -64,21 +83,20 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
     """Serialize LLM messages (after ``convert_to_llm``) to text.
 
     Args:
-        messages: user / assistant / toolResult messages; other roles are
-            skipped.
+        messages: user / assistant / toolResult messages; other roles
+            (``system`` included) are skipped.
 
     Returns:
         Parts joined by a blank line: ``[User]: <text>`` (text blocks joined,
-        skipped when empty); for an assistant message ``[Assistant thinking]:``
-        (thinking blocks joined by newlines), ``[Assistant]:`` (text blocks
-        joined by newlines) and ``[Assistant tool calls]: name(k=<json>, ...)``
+        skipped when empty); for an assistant message ``[Assistant]:`` (text
+        blocks joined by newlines; thinking blocks are left out, as in pi 1.6) and ``[Assistant tool calls]: name(k=<json>, ...)``
         (calls joined by ``"; "``), each only when present; ``[Tool result]:
         <text>`` cut to 2000 UTF-16 code units by :func:`truncate_for_summary`
         (skipped when empty). Pure; never raises on odd shapes: messages
         and blocks that are not objects are skipped, ``content`` that is
         neither a string nor a list counts as empty, a text block whose
         ``text`` is not a string counts as empty for users and tool results
-        (assistant text/thinking that is not a string is written as its
+        (assistant text that is not a string is written as its
         JSON, as ``Array.prototype.join`` would stringify it), and tool-call
         ``arguments`` that are not an object list no arguments.
     """
@@ -93,7 +111,6 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
                 parts.append(f"[User]: {text}")
         elif role == "assistant":
             texts: list[str] = []
-            thinking: list[str] = []
             calls: list[str] = []
             content = msg.get("content")
             for block in content if isinstance(content, list) else ():
@@ -102,12 +119,8 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
                 btype = block.get("type")
                 if btype == "text":
                     texts.append(_js_str(block.get("text")))
-                elif btype == "thinking":
-                    thinking.append(_js_str(block.get("thinking")))
                 elif btype == "toolCall":
                     calls.append(_format_tool_call(block))
-            if thinking:
-                parts.append("[Assistant thinking]: " + "\n".join(thinking))
             if texts:
                 parts.append("[Assistant]: " + "\n".join(texts))
             if calls:

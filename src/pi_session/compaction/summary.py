@@ -1,23 +1,51 @@
-"""Writing the compaction summary (SPEC 7): prompts, the before-compact hook
-and :func:`compact`.
+"""Writing the compaction summary (SPEC 7, pi 1.6 §10): prompts, the
+before-compact hook and :func:`compact`.
 
 The prompts are our own words; what is fixed is the summary *format* (the
-section headings), the ``<conversation>`` / ``<previous-summary>`` tags, the
-``---`` separator with the split-turn heading, and the file-list blocks
-appended at the end — pi reads those back.
+section headings), the ``<conversation>`` / ``<previous-summary>`` tags of
+the history request, the ``# Conversation`` / ``# Instructions`` headings and
+the ``## Original Request`` / ``## Progress So Far`` / ``## Context Needed to
+Continue`` sections of the turn-prefix request, the ``---`` separator with the
+split-turn heading, and the file-list blocks appended at the end — pi reads
+those back.
+
+As in pi 1.6: no output-token cap is sent (the model's own limit applies); a
+reply cut at that limit, or one calling a tool, is a failure and nothing is
+stored (the summarizers raise :class:`~pi_session.llm.SummarizerError`);
+the two requests of a split turn are made one after the other; the result
+carries the summed usage of the requests. Transient provider errors are
+retried by the summarizers (429, 5xx, connection errors, with backoff).
+
+Beyond pi — an earlier summary is never lost. Whatever the shape of the plan,
+every fact of the previous compaction's summary stays in the context after
+the new compaction:
+
+- history to summarize (with or without a split turn): the model gets the
+  previous summary in ``<previous-summary>`` tags with the instruction to
+  merge it (pi does the same);
+- split turn with nothing new before the turn (the plan is only a turn
+  prefix): nothing is asked of the model about the history, so the previous
+  summary is carried verbatim as the history part. pi 1.6 does the same;
+  pi 0.73.1 put its fixed "No prior history." text there and so dropped
+  every earlier fact from the context;
+- repeated compactions: each one starts from the previous summary by the
+  two rules above, so facts are carried forward from compaction to
+  compaction;
+- the offline extractive summarizer keeps every item of the previous
+  summary whole when it merges (it trims only new items to size), and text
+  outside its headings becomes Critical Context instead of being dropped.
 """
 
 from __future__ import annotations
 
 import inspect
-import math
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
 from ..context import convert_to_llm
-from ..llm.base import Summarizer, SummaryKind, SummaryRequest
+from ..llm.base import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
 from .file_ops import compute_file_lists, format_file_operations
 from .prepare import CompactionPreparation
 from .serialize import serialize_conversation
@@ -36,6 +64,7 @@ __all__ = [
     "CompactionResult",
     "BeforeCompactHook",
     "build_summary_prompt",
+    "build_turn_prefix_prompt",
     "structured_instructions",
     "build_summary_request",
     "compact",
@@ -211,26 +240,27 @@ UPDATE_INSTRUCTIONS = (
     "Be brief in every section."
 )
 
-TURN_PREFIX_INSTRUCTIONS = """The transcript above is only the beginning of one long turn; the rest of that turn is kept word for word after this summary. Summarize this beginning so the kept part makes sense on its own.
+TURN_PREFIX_INSTRUCTIONS = """The conversation above is the opening part of one turn that is still going on; everything after it is kept word for word and is not yours to rewrite. Write a short checkpoint of this opening part, to be placed in front of the kept messages so that the work can carry on from them.
 
 Use these sections:
 
 ## Original Request
 <what the user asked for in this turn>
 
-## Early Progress
-- <work done and decisions made in this beginning>
+## Progress So Far
+- <work done and decisions made in the part shown>
 
-## Context for Suffix
-- <what someone reading only the kept part would need to know>
+## Context Needed to Continue
+- <what someone reading only the kept messages would need to know>
 
-Keep it short and stick to what the kept part depends on."""
+Report only what the part shown contains; do not guess at or recreate the messages that follow it."""
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 """Joins the history summary and the turn-prefix summary of a split turn."""
 
 NO_PRIOR_HISTORY = "(Nothing was summarized before this turn.)"
-"""History summary used when a split turn has nothing before it."""
+"""History part of a split turn that has nothing before it and no previous
+summary to carry."""
 
 
 class CompactionCancelled(Exception):
@@ -249,6 +279,9 @@ class CompactionResult:
         details: ``{"readFiles": [...], "modifiedFiles": [...]}``, or None
             (a hook that supplied only text).
         from_hook: True when a hook supplied the summary.
+        usage: the summed usage of the summary requests (a pi ``Usage``
+            object), or None when the summarizer reports none (the
+            extractive one) or a hook supplied the summary.
     """
 
     summary: str
@@ -256,10 +289,12 @@ class CompactionResult:
     tokens_before: int
     details: dict[str, Any] | None = None
     from_hook: bool = False
+    usage: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """``{summary, firstKeptEntryId, tokensBefore, details?, fromHook?}``
-        (``details`` only when set, ``fromHook`` only when true)."""
+        """``{summary, firstKeptEntryId, tokensBefore, details?, usage?,
+        fromHook?}`` (``details``/``usage`` only when set, ``fromHook`` only
+        when true)."""
         out: dict[str, Any] = {
             "summary": self.summary,
             "firstKeptEntryId": self.first_kept_entry_id,
@@ -267,6 +302,8 @@ class CompactionResult:
         }
         if self.details is not None:
             out["details"] = self.details
+        if self.usage is not None:
+            out["usage"] = self.usage
         if self.from_hook:
             out["fromHook"] = True
         return out
@@ -299,10 +336,23 @@ def build_summary_prompt(
     return text
 
 
+def build_turn_prefix_prompt(
+    conversation_text: str, instructions: str, *, custom_instructions: str | None = None
+) -> str:
+    """The user prompt of a turn-prefix request (pi 1.6's layout): ``#
+    Conversation`` and the serialized text, a blank line, ``#
+    Instructions`` and the instructions, then the user's extra focus (if
+    any)."""
+    text = f"# Conversation\n{conversation_text}\n\n# Instructions\n{instructions}"
+    if custom_instructions:
+        text += f"\n\nAlso pay particular attention to: {custom_instructions}"
+    return text
+
+
 def build_summary_request(
     kind: SummaryKind,
     messages: Sequence[Mapping[str, Any]],
-    max_tokens: int,
+    max_tokens: int | None = None,
     *,
     previous_summary: str | None = None,
     custom_instructions: str | None = None,
@@ -314,7 +364,8 @@ def build_summary_request(
         kind: ``history``, ``update``, ``turn_prefix`` or ``branch``.
         messages: agent messages; converted with ``convert_to_llm`` and
             serialized with :func:`serialize_conversation`.
-        max_tokens: output budget (tokens).
+        max_tokens: output budget (tokens), or None (default): no cap is
+            sent, the model's own limit applies (pi 1.6).
         previous_summary: merged into (``update``).
         custom_instructions: extra focus from the user.
         instructions: override the instructions chosen by ``kind``.
@@ -326,12 +377,17 @@ def build_summary_request(
             "update": UPDATE_INSTRUCTIONS,
             "turn_prefix": TURN_PREFIX_INSTRUCTIONS,
         }.get(kind, HISTORY_INSTRUCTIONS)
-    prompt = build_summary_prompt(
-        serialize_conversation(llm_messages),
-        instructions,
-        previous_summary=previous_summary if kind == "update" else None,
-        custom_instructions=custom_instructions,
-    )
+    if kind == "turn_prefix":
+        prompt = build_turn_prefix_prompt(
+            serialize_conversation(llm_messages), instructions, custom_instructions=custom_instructions
+        )
+    else:
+        prompt = build_summary_prompt(
+            serialize_conversation(llm_messages),
+            instructions,
+            previous_summary=previous_summary if kind == "update" else None,
+            custom_instructions=custom_instructions,
+        )
     return SummaryRequest(
         kind=kind,
         system_prompt=SUMMARY_SYSTEM_PROMPT,
@@ -384,20 +440,24 @@ async def compact(
 
     Returns:
         A :class:`CompactionResult`. The summary is the history summary
-        (``update`` kind when there is a previous summary), completed by
-        :func:`ensure_sections` so every heading of :data:`SUMMARY_SECTIONS`
-        is there even when the model left some out — for a split turn
-        followed by :data:`SPLIT_TURN_SEPARATOR` and the turn-prefix summary,
-        both generated concurrently (the turn-prefix summary keeps its own
-        headings; with nothing before the turn the history part is
-        :data:`NO_PRIOR_HISTORY`) — then the ``<read-files>`` /
-        ``<modified-files>`` blocks. Output budgets: floor(0.8 ×
-        reserveTokens) for the history, floor(0.5 × reserveTokens) for the
-        turn prefix.
+        (``update`` kind, merging the previous summary, when there is one),
+        completed by :func:`ensure_sections` so every heading of
+        :data:`SUMMARY_SECTIONS` is there even when the model left some out.
+        For a split turn it is followed by :data:`SPLIT_TURN_SEPARATOR` and
+        the turn-prefix summary (its own headings; ``custom_instructions``
+        passed to it too); the history request comes first, then the
+        prefix request, one after the other. With nothing before the turn
+        the history part is the previous summary verbatim, or
+        :data:`NO_PRIOR_HISTORY` when there is none. Then the
+        ``<read-files>`` / ``<modified-files>`` blocks. No output cap is
+        sent. ``usage`` is the field-by-field sum of the usages the
+        summarizer reported.
 
     Raises:
         CompactionCancelled: the hook cancelled.
-        pi_session.llm.SummarizerError: a summary could not be written.
+        pi_session.llm.SummarizerError: a summary could not be written (also
+            a reply cut at the output limit, or one calling a tool); nothing
+            is returned, so nothing is stored.
         TypeError: the hook returned something unusable.
     """
     if hook is not None:
@@ -405,44 +465,43 @@ async def compact(
         if supplied is not None:
             return supplied
 
-    reserve = preparation.settings.reserve_tokens
-    previous = preparation.previous_summary or None
-    history_request = build_summary_request(
-        "update" if previous else "history",
-        preparation.messages_to_summarize,
-        math.floor(0.8 * reserve),
-        previous_summary=previous,
-        custom_instructions=custom_instructions,
-    )
-    if preparation.is_split_turn and preparation.turn_prefix_messages:
-        prefix_request = build_summary_request(
-            "turn_prefix", preparation.turn_prefix_messages, math.floor(0.5 * reserve)
+    previous = preparation.previous_summary
+    usage: dict[str, Any] | None = None
+
+    async def history_summary() -> str:
+        nonlocal usage
+        request = build_summary_request(
+            "update" if previous else "history",
+            preparation.messages_to_summarize,
+            previous_summary=previous or None,
+            custom_instructions=custom_instructions,
         )
+        text = await summarizer.summarize(request)
+        usage = combine_usage(usage, usage_of(text))
+        return ensure_sections(str(text))
 
-        import asyncio  # imported here: importing pi_session stays light
-
-        async def history() -> str:
-            if not preparation.messages_to_summarize:
-                return NO_PRIOR_HISTORY
-            return ensure_sections(await summarizer.summarize(history_request))
-
-        tasks = [asyncio.ensure_future(history()), asyncio.ensure_future(summarizer.summarize(prefix_request))]
-        try:
-            history_text, prefix_text = await asyncio.gather(*tasks)
-        except BaseException:
-            # one failed or we were cancelled: do not leave the other running
-            for task in tasks:
-                task.cancel()
-            raise
+    if preparation.is_split_turn and preparation.turn_prefix_messages:
+        if preparation.messages_to_summarize:
+            history_text = await history_summary()
+        else:
+            # Nothing new before the turn: the model is not asked about the
+            # history, so the previous summary is carried as it is.
+            history_text = previous if previous is not None else NO_PRIOR_HISTORY
+        prefix_request = build_summary_request(
+            "turn_prefix", preparation.turn_prefix_messages, custom_instructions=custom_instructions
+        )
+        prefix_text = await summarizer.summarize(prefix_request)
+        usage = combine_usage(usage, usage_of(prefix_text))
         summary = f"{history_text}{SPLIT_TURN_SEPARATOR}{prefix_text}"
     else:
-        summary = ensure_sections(await summarizer.summarize(history_request))
+        summary = await history_summary()
 
     lists = compute_file_lists(preparation.file_ops)
     summary += format_file_operations(lists["readFiles"], lists["modifiedFiles"])
     return CompactionResult(
-        summary=summary,
+        summary=str(summary),
         first_kept_entry_id=preparation.first_kept_entry_id,
         tokens_before=preparation.tokens_before,
         details={"readFiles": lists["readFiles"], "modifiedFiles": lists["modifiedFiles"]},
+        usage=usage,
     )

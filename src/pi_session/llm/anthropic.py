@@ -1,5 +1,14 @@
 """``AnthropicSummarizer``: summaries through the Anthropic Messages API with
-the official ``anthropic`` SDK (``AsyncAnthropic``)."""
+the official ``anthropic`` SDK (``AsyncAnthropic``).
+
+pi 1.6 sends compaction and branch-summary requests without an output cap
+(the model's own limit applies). The Messages API requires ``max_tokens``,
+so for a request without a budget we send the model's output limit as far
+as we know it (:func:`output_limit`). A reply that stopped at that limit
+(``stop_reason`` ``max_tokens``) or that uses a tool is refused
+(:class:`SummarizerError` kinds ``length`` / ``tool_call``), as in pi 1.6.
+The summary carries the reply's usage.
+"""
 
 from __future__ import annotations
 
@@ -14,7 +23,7 @@ from ._common import (
     RetryPolicy,
     call_with_retries,
 )
-from .base import SummarizerError, SummaryRequest
+from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
 
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 """Model used when none is given (fast and inexpensive; summaries need no
@@ -24,13 +33,38 @@ ANTHROPIC_DEFAULT_URL = "https://api.anthropic.com"
 LOCAL_DUMMY_KEY = "sk-ant-no-key-required"
 
 
+_OUTPUT_LIMITS = (
+    ("claude-3-5-", 8192),
+    ("claude-3-7-", 64000),
+    ("claude-3-", 4096),
+    ("claude-opus-4-0", 32000),
+    ("claude-opus-4-1", 32000),
+    ("claude-opus-4-2025", 32000),
+)
+DEFAULT_OUTPUT_LIMIT = 32000
+"""``max_tokens`` sent for an uncapped request to a model not in the table
+(every current Claude model accepts it)."""
+
+
+def output_limit(model: str) -> int:
+    """The ``max_tokens`` sent for an uncapped request to ``model``: its
+    output limit for the older models whose limit is lower (Claude 3: 4096,
+    3.5: 8192), else :data:`DEFAULT_OUTPUT_LIMIT`."""
+    for prefix, limit in _OUTPUT_LIMITS:
+        if model.startswith(prefix):
+            return limit
+    return DEFAULT_OUTPUT_LIMIT
+
+
 class AnthropicSummarizer:
     """Writes summaries with the Anthropic Messages API.
 
     One request per summary: ``system=request.system_prompt`` and one
     ``user`` message with ``request.prompt``; ``max_tokens`` is
-    ``request.max_tokens``. The text blocks of the reply, joined with
-    newlines and stripped, are the summary.
+    ``request.max_tokens``, or :func:`output_limit` when that is ``None``.
+    The text blocks of the reply, joined with newlines and stripped, are the
+    summary (a :class:`~pi_session.llm.base.SummaryText` with the reply's
+    usage).
 
     Args:
         model: model id; ``None`` means :data:`DEFAULT_ANTHROPIC_MODEL`.
@@ -106,7 +140,7 @@ class AnthropicSummarizer:
         )
         params: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": int(request.max_tokens),
+            "max_tokens": output_limit(self.model) if request.max_tokens is None else int(request.max_tokens),
             "system": request.system_prompt,
             "messages": [{"role": "user", "content": request.prompt}],
         }
@@ -118,6 +152,11 @@ class AnthropicSummarizer:
                 return await client.messages.create(**params)
 
             message = await call_with_retries(attempt, sdk=anthropic, info=info, policy=self.retry)
+        blocks = getattr(message, "content", None) or []
+        if any(getattr(b, "type", "") in ("tool_use", "server_tool_use") for b in blocks):
+            raise SummarizerError(
+                f"anthropic: model '{self.model}' answered with a tool call instead of a summary", kind="tool_call"
+            )
         parts = [getattr(b, "text", "") for b in (getattr(message, "content", None) or []) if getattr(b, "type", "") == "text"]
         text = "\n".join(parts).strip()
         if not text:
@@ -125,4 +164,23 @@ class AnthropicSummarizer:
             raise SummarizerError(
                 f"anthropic: model '{self.model}' returned an empty summary (stop reason: {reason})", kind="empty"
             )
-        return text
+        if getattr(message, "stop_reason", None) == "max_tokens":
+            raise SummarizerError(
+                f"anthropic: model '{self.model}' stopped at its output limit; the summary would be incomplete",
+                kind="length",
+            )
+        return SummaryText(text, _usage(getattr(message, "usage", None)))
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    """A pi ``Usage`` object from a Messages API ``usage`` (None when absent)."""
+    if usage is None:
+        return None
+
+    def count(name: str) -> int:
+        v = getattr(usage, name, None)
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    return make_usage(
+        count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+    )

@@ -26,10 +26,13 @@ prompts ask for) with excerpts picked from the messages by simple rules:
 With a previous summary (kind ``update``, or ``<summary>`` blocks inside the
 messages) its items are kept and new ones added after them; an item that was
 in progress and is now done moves to Done. A turn prefix gets ``## Original
-Request``, ``## Early Progress`` and ``## Context for Suffix``; a branch
+Request``, ``## Progress So Far`` and ``## Context Needed to Continue`` (pi
+1.6's turn-prefix headings); a branch
 summary has no Critical Context section. The output starts with a note that it
 is extractive, and fits ``max_tokens`` at about 4 characters per token
-(items are cut, then the least important dropped with an "omitted" marker).
+(items are cut, then the least important dropped with an "omitted" marker);
+without a budget (pi 1.6 sends none) the previous summary's items are never
+cut or dropped.
 Same input, same output: no clock, no randomness.
 """
 
@@ -82,6 +85,8 @@ _HEADING_KEYS = {
     "original request": GOAL,
     "early progress": DONE,
     "context for suffix": CRITICAL,
+    "progress so far": DONE,
+    "context needed to continue": CRITICAL,
 }
 
 _READ_ONLY_TOOLS = {"read", "ls", "grep", "find", "glob", "search"}
@@ -262,7 +267,7 @@ def _call_label(name: str, args: Any) -> str:
 # --------------------------------------------------------------------------- summary parsing
 
 
-def parse_summary_sections(summary: str) -> dict[str, list[str]]:
+def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[str, list[str]]:
     """Items of a structured summary by section key (``goal``,
     ``constraints``, ``done``, ``in_progress``, ``blocked``, ``decisions``,
     ``next``, ``critical``).
@@ -271,12 +276,14 @@ def parse_summary_sections(summary: str) -> dict[str, list[str]]:
     (turn-prefix headings fold into the main sections; unknown headings go
     to ``critical``). List markers (``-``, ``1.``, ``[x]``) are removed;
     other non-empty lines are items too. File-list blocks, text before the
-    first heading, ``---`` separators, bold-only labels and ``(none)``
-    placeholders are skipped. Pure function.
+    first heading (unless ``keep_leading``: then its lines are ``critical``
+    items, so a summary without headings loses nothing), ``---``
+    separators, bold-only labels and ``(none)`` placeholders are skipped.
+    Pure function.
     """
     summary = _FILE_BLOCK_RE.sub("", summary)
     out: dict[str, list[str]] = {k: [] for k in _ORDER}
-    current: str | None = None
+    current: str | None = CRITICAL if keep_leading else None
     for raw in summary.splitlines():
         line = raw.strip()
         if not line or line == "---":
@@ -453,7 +460,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     prev: dict[str, list[str]] = {k: [] for k in _ORDER}
     sources = list(f.embedded)
     if request.previous_summary:
-        sources.append(parse_summary_sections(request.previous_summary))
+        sources.append(parse_summary_sections(request.previous_summary, keep_leading=True))
     for src in sources:
         for k in _ORDER:
             prev[k] = _merge(prev[k], src.get(k, []))
@@ -476,12 +483,12 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     return sec
 
 
-def _render_items(kind: str, key: str, items: list[str], omitted: int, cap: int) -> list[str]:
+def _render_items(kind: str, key: str, items: list[str], omitted: int, cap: int, keep: set[str] = frozenset()) -> list[str]:
     if not items:
         return ["- (none)"] if key in (CONSTRAINTS, CRITICAL, BLOCKED) else ["- (none found)"]
     lines = []
     for n, item in enumerate(items, 1):
-        text = _clip(item, cap)
+        text = item if _key(item) in keep else _clip(item, cap)
         if key == DONE and kind != "turn_prefix":
             lines.append(f"- [x] {text}")
         elif key == IN_PROGRESS:
@@ -495,15 +502,15 @@ def _render_items(kind: str, key: str, items: list[str], omitted: int, cap: int)
     return lines
 
 
-def _render(kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int) -> str:
+def _render(kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: set[str] = frozenset()) -> str:
     def block(key: str) -> list[str]:
-        return _render_items(kind, key, sec[key], omitted.get(key, 0), cap)
+        return _render_items(kind, key, sec[key], omitted.get(key, 0), cap, keep)
 
     out = [EXTRACTIVE_NOTE, ""]
     if kind == "turn_prefix":
         out += ["## Original Request", *block(GOAL), ""]
-        out += ["## Early Progress", *block(DONE), ""]
-        out += ["## Context for Suffix", *block(CRITICAL)]
+        out += ["## Progress So Far", *block(DONE), ""]
+        out += ["## Context Needed to Continue", *block(CRITICAL)]
         return "\n".join(out)
     out += ["## Goal", *block(GOAL), ""]
     out += ["## Constraints & Preferences", *block(CONSTRAINTS), ""]
@@ -526,6 +533,20 @@ def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
     return sec
 
 
+DEFAULT_MAX_TOKENS = 12000
+"""Size budget (tokens) of a summary whose request sets no ``max_tokens``
+(compaction and branch summaries send none since pi 1.6)."""
+
+
+def _protected(request: SummaryRequest) -> set[str]:
+    """Keys of the previous summary's items, which an uncapped request never
+    drops or shortens (no fact of an earlier summary is lost)."""
+    if request.max_tokens is not None or not request.previous_summary:
+        return set()
+    parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
+    return {_key(item) for items in parsed.values() for item in items}
+
+
 def extractive_summary(request: SummaryRequest) -> str:
     """The extractive summary of ``request`` (see module docs). Pure and
     deterministic.
@@ -536,33 +557,48 @@ def extractive_summary(request: SummaryRequest) -> str:
             ``custom_instructions`` and ``max_tokens``; ignores the prompts.
 
     Returns:
-        Markdown text of at most ``max_tokens * 4`` characters.
+        Markdown text. With a ``max_tokens`` budget, at most ``max_tokens *
+        4`` characters. Without one (``None``), new items are fitted into
+        :data:`DEFAULT_MAX_TOKENS` but every item of the previous summary is
+        kept whole (beyond pi: merging never loses an earlier fact), so the
+        text may be longer.
     """
-    budget = max(0, int(request.max_tokens)) * CHARS_PER_TOKEN
+    explicit = request.max_tokens is not None
+    budget = max(0, int(request.max_tokens if explicit else DEFAULT_MAX_TOKENS)) * CHARS_PER_TOKEN
+    keep = _protected(request)
     sec = _turn_prefix_sections(request) if request.kind == "turn_prefix" else _sections_for(request)
     omitted: dict[str, int] = {}
     cap = 600 if request.kind == "turn_prefix" else 300
-    text = _render(request.kind, sec, omitted, cap)
+    text = _render(request.kind, sec, omitted, cap, keep)
     # 1) shorten long items, 2) drop items (keeping each section's first), 3) cut
     while len(text) > budget and cap > 80:
         cap = max(80, cap * 2 // 3)
-        text = _render(request.kind, sec, omitted, cap)
-    for keep in (2, 1):  # first keep each section's oldest and newest item, then only the oldest
+        text = _render(request.kind, sec, omitted, cap, keep)
+
+    def droppable(key: str, first: int) -> int | None:
+        return next((i for i in range(first, len(sec[key])) if _key(sec[key][i]) not in keep), None)
+
+    for first in (2, 1):  # first keep each section's oldest and newest item, then only the oldest
         while len(text) > budget:
-            victim = next((k for k in _DROP_ORDER if len(sec[k]) > keep), None)
+            victim = next(
+                (k for k in _DROP_ORDER if len(sec[k]) > first and droppable(k, 1) is not None), None
+            )
             if victim is None:
                 break
             excess = len(text) - budget
             removed = 0
-            while len(sec[victim]) > keep and removed < excess:
-                removed += min(len(sec[victim][1]), cap) + 8
-                del sec[victim][1]
+            while len(sec[victim]) > first and removed < excess:
+                i = droppable(victim, 1)
+                if i is None:
+                    break
+                removed += min(len(sec[victim][i]), cap) + 8
+                del sec[victim][i]
                 omitted[victim] = omitted.get(victim, 0) + 1
-            text = _render(request.kind, sec, omitted, cap)
+            text = _render(request.kind, sec, omitted, cap, keep)
     while len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
-        text = _render(request.kind, sec, omitted, cap)
-    if len(text) > budget:
+        text = _render(request.kind, sec, omitted, cap, keep)
+    if len(text) > budget and not keep:
         text = text[: max(0, budget - 3)].rstrip() + "..." if budget >= 3 else text[:budget]
     return text
 

@@ -7,7 +7,14 @@ Chat Completions and its reasoning models (o-series, gpt-5) reject it, so
 when talking to api.openai.com we send ``max_completion_tokens``. Compatible
 servers often only know ``max_tokens`` (llama.cpp, older vLLM and Ollama), so
 for any other ``base_url`` we send ``max_tokens``. ``token_param`` overrides
-the choice.
+the choice. Compaction and branch summaries send no budget at all (their
+request's ``max_tokens`` is ``None``, as pi 1.6 sends none): the model's own
+output limit applies.
+
+A reply that stopped at the output limit (``finish_reason`` ``length``) or
+that calls a tool is refused (:class:`SummarizerError` kinds ``length`` and
+``tool_call``): a partial summary must not become a checkpoint (pi 1.6).
+The summary carries the reply's usage (:class:`~pi_session.llm.base.SummaryText`).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ from ._common import (
     host_of,
     one_line,
 )
-from .base import SummarizerError, SummaryRequest
+from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
 """Model used for the official OpenAI API when none is given."""
@@ -43,8 +50,12 @@ class OpenAISummarizer:
 
     One request per summary: a ``system`` message with
     ``request.system_prompt`` and a ``user`` message with ``request.prompt``;
-    the output budget is ``request.max_tokens`` tokens. The reply's message
-    content, stripped of surrounding whitespace, is the summary.
+    the output budget is ``request.max_tokens`` tokens (none sent when it is
+    ``None``). The reply's message content, stripped of surrounding
+    whitespace, is the summary, returned as a
+    :class:`~pi_session.llm.base.SummaryText` with the reply's usage
+    (``prompt_tokens`` minus cached ones as input, ``completion_tokens`` as
+    output, cached prompt tokens as cacheRead).
 
     Args:
         model: model id. ``None``: :data:`DEFAULT_OPENAI_MODEL` for the
@@ -159,8 +170,9 @@ class OpenAISummarizer:
                     {"role": "system", "content": request.system_prompt},
                     {"role": "user", "content": request.prompt},
                 ],
-                self.token_param: int(request.max_tokens),
             }
+            if request.max_tokens is not None:
+                params[self.token_param] = int(request.max_tokens)
             if self.temperature is not None:
                 params["temperature"] = self.temperature
 
@@ -172,15 +184,39 @@ class OpenAISummarizer:
         if not choices:
             raise SummarizerError(f"openai: model '{model}' returned no choices", kind="empty")
         message = choices[0].message
+        reason = getattr(choices[0], "finish_reason", None)
+        if message is not None and getattr(message, "tool_calls", None):
+            raise SummarizerError(
+                f"openai: model '{model}' answered with a tool call instead of a summary", kind="tool_call"
+            )
         text = message.content if message is not None else None
         if isinstance(text, list):  # some compatible servers send content parts
             text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text)
         if not text or not str(text).strip():
-            reason = getattr(choices[0], "finish_reason", None)
             hint = " (the output budget ran out, likely on reasoning)" if reason == "length" else ""
             refusal = getattr(message, "refusal", None) if message is not None else None
             extra = f": {one_line(refusal, 120)}" if refusal else ""
             raise SummarizerError(
                 f"openai: model '{model}' returned an empty summary{hint}{extra}", kind="empty"
             )
-        return str(text).strip()
+        if reason == "length":
+            raise SummarizerError(
+                f"openai: model '{model}' stopped at its output limit; the summary would be incomplete",
+                kind="length",
+            )
+        return SummaryText(str(text).strip(), _usage(getattr(completion, "usage", None)))
+
+
+def _usage(usage: Any) -> dict[str, Any] | None:
+    """A pi ``Usage`` object from a Chat Completions ``usage`` (None when the
+    server sent none)."""
+    if usage is None:
+        return None
+
+    def count(obj: Any, name: str) -> int:
+        v = getattr(obj, name, None) if obj is not None else None
+        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
+
+    prompt = count(usage, "prompt_tokens")
+    cached = min(prompt, count(getattr(usage, "prompt_tokens_details", None), "cached_tokens"))
+    return make_usage(prompt - cached, count(usage, "completion_tokens"), cached, 0)
