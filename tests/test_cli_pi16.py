@@ -132,3 +132,18 @@ def test_edited_file_reads_the_same_in_pi_16(tmp_path, oracle, monkeypatch):
     ours = json.loads(run("context", path, "--projection", "--json").stdout)
     theirs = json.loads(oracle("projection", str(path)))
     assert js_stringify(ours) == js_stringify(theirs)
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_export_shows_edits_and_hides_omitted_content(tmp_path, fmt):
+    path = copy(tmp_path, "case-edits")
+    out = tmp_path / f"x.{fmt}"
+    assert run("export", path, "--format", fmt, "-o", out).exit_code == 0
+    text = out.read_text()
+    assert "LAST" in text and "edited by context edit e4" in text
+    assert "hello" not in text  # replaced content is shown as the model sees it
+    path = copy(tmp_path, "case-omit_compaction")
+    assert run("export", path, "--format", fmt, "-o", out, "--force").exit_code == 0
+    text = out.read_text()
+    assert "omitted from the model context by context edit e3" in text
+    assert "SUM" not in text  # the omitted compaction's summary stays out
