@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonio
-from .context import build_session_context, context_from_path
+from .context import build_session_context, context_entries_from_path, context_from_path, projection_from_path
 from .ids import new_entry_id, new_session_id
 from .listing import list_session_dir, list_sessions_dirs
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, SessionContext
+from .records import CURRENT_SESSION_VERSION, SessionContext, SessionProjection
 from .storage import (
     AppendError,
     Durability,
@@ -610,6 +610,17 @@ class SessionManager:
         if not path:
             return build_session_context([], None)
         return context_from_path(path)
+
+    def build_session_projection(self) -> SessionProjection:
+        """Which entry contributes which messages at the leaf, after context
+        edits (pi 1.6; see :func:`pi_session.build_session_projection`)."""
+        return projection_from_path(self.get_branch(self._leaf_id) if self._leaf_id is not None else [])
+
+    def build_context_entries(self) -> list[dict[str, Any]]:
+        """The compaction-aware entry list at the leaf (pi 1.6; see
+        :func:`pi_session.context.context_entries_from_path`)."""
+        path = self.get_branch(self._leaf_id) if self._leaf_id is not None else []
+        return context_entries_from_path(path)  # type: ignore[return-value]
 
 
 def _most_recent_session(directory: Path) -> Path | None:

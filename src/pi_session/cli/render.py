@@ -19,6 +19,7 @@ ROLE_STYLES = {
     "custom": "blue",
     "branchSummary": "bold blue",
     "compactionSummary": "bold blue",
+    "system": "bold red",
 }
 
 
@@ -88,7 +89,31 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
         return f"$ {one_line(str(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
         return one_line(str(message.get("summary", "")), width)
+    if role == "system":
+        return one_line(system_preview(message), width)
     return one_line(content_text(message.get("content")), width)
+
+
+def system_preview(message: Mapping[str, Any]) -> str:
+    """What a system message changes: its text, the sections it sets or
+    removes and the tools it adds or removes (pi 1.6)."""
+    text = content_text(message.get("content")).strip()
+    changes = system_changes(message)
+    return "; ".join(part for part in (text, changes) if part) or "(empty)"
+
+
+def system_changes(message: Mapping[str, Any]) -> str:
+    """The sections a system message sets (``-name`` removes) and the tools
+    it adds (``+name``) or removes (``-name``); ``""`` when none."""
+    parts = []
+    sections = message.get("sections")
+    if isinstance(sections, dict) and sections:
+        parts.append("sections " + ", ".join(_s(k) if v is not None else f"-{_s(k)}" for k, v in sections.items()))
+    for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+        tools = message.get(key)
+        if isinstance(tools, list) and tools:
+            parts.append("tools " + ", ".join(sign + _s(t.get("name")) for t in tools if isinstance(t, dict)))
+    return "; ".join(parts)
 
 
 def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
@@ -103,7 +128,8 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
         return text
     text.append(_s(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
     if etype == "compaction":
-        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before) " + one_line(str(entry.get("summary", "")), width))
+        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
+        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(str(entry.get("summary", "")), width))
     elif etype == "branch_summary":
         text.append(" " + one_line(str(entry.get("summary", "")), width))
     elif etype == "model_change":
@@ -119,7 +145,24 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
         text.append(f" {_s(entry.get('customType'))}")
     elif etype == "custom_message":
         text.append(f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}")
+    elif etype == "context_edit":
+        replacement = entry.get("replacement", _ABSENT)
+        target = _s(entry.get("targetId"))
+        if replacement is None:
+            text.append(f" {target} omitted")
+        elif isinstance(replacement, dict) and "content" in replacement:
+            text.append(f" {target} replaced: {one_line(content_text(replacement['content']), width)}")
+        else:
+            text.append(f" {target} (malformed replacement)")
+    elif etype == "usage":
+        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+        text.append(f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}")
+        if "totalTokens" in usage:
+            text.append(f" {_s(usage.get('totalTokens'))} tokens")
     return text
+
+
+_ABSENT: Any = object()
 
 
 def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], width: int = 72) -> list[Text]:
