@@ -19,9 +19,14 @@ from pi_session.compaction import (
     prepare_compaction,
     serialize_conversation,
 )
-from pi_session.context import build_session_context, convert_to_llm
+from pi_session.context import build_session_context, build_session_projection, convert_to_llm
 from pi_session.settings import CompactionSettings
-from pi_session.tokens import estimate_context_tokens, estimate_tokens, should_compact
+from pi_session.tokens import (
+    estimate_context_tokens,
+    estimate_projected_context_tokens,
+    estimate_tokens,
+    should_compact,
+)
 from pi_session.tree import SessionTree
 
 GOLDENS = Path(__file__).resolve().parent / "goldens" / "compaction"
@@ -67,12 +72,17 @@ def ours(cmd: str, opts: dict[str, Any], entries: list[dict[str, Any]]) -> Any:
     leaf = _leaf(entries, opts)
     if cmd == "tokens":
         per = [{"id": e["id"], "tokens": estimate_tokens(e["message"])} for e in entries if e.get("type") == "message"]
-        est = estimate_context_tokens(build_session_context(entries, leaf)["messages"])
+        projection = build_session_projection(entries, leaf)
+        est = estimate_context_tokens(projection["messages"])
+        projected = estimate_projected_context_tokens(projection, tree.branch(leaf) if leaf is not None else [])
         settings = CompactionSettings(reserve_tokens=int(opts.get("reserve", 16384)))
+        window = int(opts.get("window", 200000))
         return {
             "perEntry": per,
             "context": est,
-            "shouldCompact": should_compact(est["tokens"], int(opts.get("window", 200000)), settings),
+            "shouldCompact": should_compact(est["tokens"], window, settings),
+            "projected": projected,
+            "projectedShouldCompact": should_compact(projected["tokens"], window, settings),
         }
     if cmd == "cut":
         path = tree.branch(leaf)

@@ -1,5 +1,8 @@
-"""Conformance: our tokens / cut / prepare / serialize / branch-summary-prep
-against the committed outputs of the pi oracle (tests/goldens/compaction).
+"""Conformance: our tokens (with the projected estimate) / cut / prepare /
+serialize / branch-summary-prep against the committed outputs of the pi
+1.6.0 oracle (tests/goldens/compaction), on the real fixtures, generated
+0.73-shaped sessions, generated sessions with pi 1.6 entries and crafted
+sessions.
 
 Regenerate with ``python tests/goldens/compaction/regen.py`` (needs node)."""
 
@@ -22,7 +25,8 @@ GOLDENS = golden_files()
 
 
 def test_goldens_exist() -> None:
-    assert len(GOLDENS) >= 30, "run tests/goldens/compaction/regen.py"
+    assert len(GOLDENS) >= 70, "run tests/goldens/compaction/regen.py"
+    assert all(load_golden(g).get("pi") == "1.6.0" for g in GOLDENS)
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +63,10 @@ def test_golden(golden, sessions) -> None:
             if serial is not None:
                 assert js_output_text(serialize_conversation(expected)) == serial, where
             ours_conv = as_oracle_json(ours(cmd, opts, entries))
-            assert [m["role"] for m in ours_conv] == [m["role"] for m in expected], where
+            # pi 1.6's convertToLlm passes system messages through; ours
+            # (pi_session.context, not compaction's) still drops them. They
+            # serialize to nothing, so summaries are unaffected.
+            assert [m["role"] for m in ours_conv] == [m["role"] for m in expected if m["role"] != "system"], where
             checked += 1
             continue
         got = as_oracle_json(ours(cmd, opts, entries))

@@ -20,11 +20,11 @@ from ..compaction import (
     prepare_compaction,
 )
 from ..adapters import unanswered_tool_calls
-from ..context import message_from_entry, text_content
+from ..context import text_content
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
 from ..tree import parent_id_of
-from ..tokens import estimate_context_tokens, estimate_tokens, get_assistant_usage, should_compact
+from ..tokens import estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens, should_compact
 from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
 from .render import sanitize
 
@@ -187,56 +187,49 @@ def tokens(
         for e in manager.get_entries()
         if e.get("type") == "message" and isinstance(e.get("message"), dict)
     ]
-    messages = manager.build_session_context()["messages"]
+    path = manager.get_branch() if manager.get_leaf_id() is not None else []
+    projection = manager.build_session_projection()
+    messages = projection["messages"]
     est = estimate_context_tokens(messages)
-    trigger = should_compact(est["tokens"], window, {"enabled": True, "reserveTokens": settings.reserve_tokens})
+    limits = {"enabled": True, "reserveTokens": settings.reserve_tokens}
+    trigger = should_compact(est["tokens"], window, limits)
+    projected = estimate_projected_context_tokens(projection, path)
+    projected_trigger = should_compact(projected["tokens"], window, limits)
     if as_json:
-        print_json({"perEntry": per_entry, "context": est, "shouldCompact": trigger})
+        print_json(
+            {
+                "perEntry": per_entry,
+                "context": est,
+                "shouldCompact": trigger,
+                "projected": projected,
+                "projectedShouldCompact": projected_trigger,
+            }
+        )
         return
+    # pi 1.6 decides with the projected estimate: usage reported before the
+    # branch's latest compaction or context edit measured a context that no
+    # longer exists, so it is not trusted.
     table = Table(show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(justify="right")
-    table.add_row("context tokens", f"{est['tokens']:,}")
-    if est["lastUsageIndex"] is not None:
-        table.add_row("  from last reported usage", f"{est['usageTokens']:,}")
-        table.add_row("  estimated after it", f"{est['trailingTokens']:,}")
+    table.add_row("context tokens", f"{projected['tokens']:,}")
+    if projected["lastUsageIndex"] is not None:
+        table.add_row("  from last reported usage", f"{projected['usageTokens']:,}")
+        table.add_row("  estimated after it", f"{projected['trailingTokens']:,}")
+    elif est["lastUsageIndex"] is not None:
+        table.add_row("  (all estimated: the last usage predates the latest compaction or edit)", "")
     else:
         table.add_row("  (no usage reported: all estimated)", "")
-    estimated = sum(estimate_tokens(m) for m in messages)
-    table.add_row("estimated from the messages", f"{estimated:,}")
-    stale_usage = _usage_predates_compaction(manager.get_branch())
+    if est["tokens"] != projected["tokens"]:
+        table.add_row("with the older usage (pi 0.73)", f"{est['tokens']:,}")
     table.add_row("messages in context", f"{len(messages):,}")
     table.add_row("context window", f"{window:,}")
     threshold = window - settings.reserve_tokens
     table.add_row("compaction threshold", f"{threshold:,}")
-    table.add_row("would compact", "yes" if trigger else "no")
+    table.add_row("would compact", "yes" if projected_trigger else "no")
     if not settings.enabled:
         table.add_row("", "(auto-compaction is disabled in settings)")
     console.print(table)
-    if stale_usage:
-        console.print(
-            "note: the last reported usage is from before the latest compaction (pi still counts it); "
-            "the estimate from the messages is the better guide until the model answers again.",
-            style="dim",
-        )
-
-
-def _has_usage(entry: dict[str, Any]) -> bool:
-    message = entry.get("message") if entry.get("type") == "message" else None
-    return isinstance(message, dict) and get_assistant_usage(message) is not None
-
-
-def _usage_predates_compaction(path: list[dict[str, Any]]) -> bool:
-    """True when the newest assistant usage on the path was reported before
-    the path's latest compaction (pi's estimate still counts that usage)."""
-    for entry in reversed(path):
-        if entry.get("type") == "compaction":
-            return any(
-                _has_usage(e) for e in path[: path.index(entry)]
-            )
-        if _has_usage(entry):
-            return False
-    return False
 
 
 # ---------------------------------------------------------------------------
@@ -351,13 +344,10 @@ def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
 def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
     kept_index = prep.first_kept_entry_index
     # the messages that stay: what the context holds from the first kept entry on
-    kept = []
-    for entry in path[kept_index:]:
-        if entry.get("type") == "branch_summary" and not entry.get("summary"):
-            continue
-        msg = message_from_entry(entry, include_compaction=False)
-        if msg is not None:
-            kept.append(msg)
+    items = prep.projection_entries
+    kept = [m for item in items[kept_index:] for m in item["messages"]]
+    kept_entry = items[kept_index]["sourceEntry"] if kept_index < len(items) else None
+    path_pos = next((i for i, e in enumerate(path) if e is kept_entry), -1)
     kept_tokens = sum(estimate_tokens(m) for m in kept)
     summarized_tokens = sum(estimate_tokens(m) for m in prep.messages_to_summarize)
     prefix_tokens = sum(estimate_tokens(m) for m in prep.turn_prefix_messages)
@@ -378,7 +368,7 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
             f"yes: {len(prep.turn_prefix_messages)} messages (~{prefix_tokens:,} tokens) of the current turn "
             "get their own summary",
         )
-    table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {kept_index + 1} of {len(path)} on the path)")
+    table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {path_pos + 1} of {len(path)} on the path)")
     table.add_row("kept verbatim", f"{len(kept)} messages (~{kept_tokens:,} tokens)")
     table.add_row("tokens after", f"~{kept_tokens:,} + the summary")
     lists = prep.file_lists

@@ -1,4 +1,4 @@
-"""Compaction and branch summaries (SPEC 7, 8).
+"""Compaction and branch summaries (SPEC 7, 8; as of pi 1.6, SPEC-pi-1.6 §8-§12).
 
 Pure planning (:func:`find_cut_point`, :func:`prepare_compaction`,
 :func:`prepare_branch_entries`, :func:`serialize_conversation`) and the async
@@ -25,8 +25,10 @@ from .branch_summary import (
 from .cut_point import (
     CutPointResult,
     find_cut_point,
+    find_projected_cut_point,
     find_turn_start_index,
     find_valid_cut_points,
+    keep_projected_tool_calls_with_results,
     keep_tool_calls_with_results,
 )
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
@@ -67,12 +69,14 @@ __all__ = [
     "estimate_tokens",
     "extract_file_ops_from_message",
     "find_cut_point",
+    "find_projected_cut_point",
     "find_turn_start_index",
     "find_valid_cut_points",
     "format_file_operations",
     "generate_branch_summary",
     "get_last_assistant_usage",
     "prepare_branch_entries",
+    "keep_projected_tool_calls_with_results",
     "keep_tool_calls_with_results",
     "prepare_compaction",
     "serialize_conversation",

@@ -178,7 +178,7 @@ def _branch_message(entry: Mapping[str, Any], edit: Mapping[str, Any] | None) ->
         # branch_summary / compaction entries become summary messages even
         # when an edit targets them (pi ignores such edits here)
         return message_from_entry(entry, include_compaction=True)
-    edited = apply_context_edit(entry_messages(entry, leading=False), edit.get("replacement"))
+    edited = apply_context_edit(entry_messages(entry, leading=False), edit["replacement"])
     return edited[0] if edited else None
 
 
@@ -209,7 +209,7 @@ def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: i
             file_ops.add_details(entry.get("details"))
     edits: dict[str, Mapping[str, Any]] = {}
     for entry in entries:
-        if entry.get("type") == "context_edit" and isinstance(entry.get("targetId"), str):
+        if entry.get("type") == "context_edit" and "replacement" in entry and isinstance(entry.get("targetId"), str):
             edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0

@@ -1,16 +1,38 @@
-"""Where to cut a session for compaction (pi's ``findCutPoint`` and helpers).
+"""Where to cut a session for compaction (pi 1.6's ``findCutPoint``, its
+projected cut, and helpers).
 
-All indices are positions in the ``entries`` list given (normally the
-root→leaf path); token counts are :func:`pi_session.tokens.estimate_tokens`
-estimates.
+Two flavours share the rules (SPEC-pi-1.6 §8):
+
+- the raw cut (:func:`find_cut_point`, pi's exported ``findCutPoint``) over
+  raw entries, each seen through the messages it contributes before context
+  edits (:func:`pi_session.context.entry_messages`, compactions included);
+- the projected cut (:func:`find_projected_cut_point`, what pi 1.6's
+  ``prepareCompaction`` uses; pi does not export it) over the items of a
+  :func:`pi_session.context.build_session_projection` — messages after
+  edits, so an omitted entry is neither a cut point nor a turn start and
+  adds no tokens — with the recovery-omission rule of §8.3.
+
+Rules: cut points are entries (not compactions) with a user, assistant,
+bashExecution, custom, branchSummary or compactionSummary message; turn
+starts are entries (not compactions) with a user, bashExecution, custom,
+branchSummary or compactionSummary message. Walking back from the end, every
+entry's message tokens count (custom_message, branch_summary and compaction
+entries too); at the first entry where the sum reaches the budget the cut is
+the first cut point at or after it, else the **last** cut point. The cut
+then moves back over entries without messages, stopping at a compaction. A
+cut at a turn start never splits a turn.
+
+All indices are positions in the list given; token counts are
+:func:`pi_session.tokens.estimate_tokens` estimates.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..context import entry_messages
 from ..tokens import estimate_tokens
 
 __all__ = [
@@ -18,22 +40,28 @@ __all__ = [
     "find_valid_cut_points",
     "find_turn_start_index",
     "find_cut_point",
+    "find_projected_cut_point",
     "keep_tool_calls_with_results",
+    "keep_projected_tool_calls_with_results",
 ]
 
-_CUT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-_TURN_START_ROLES = frozenset({"user", "bashExecution"})
+CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+"""Message roles an entry may be cut at (never toolResult, never system)."""
+
+TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+"""Message roles that start a turn (pi 1.6)."""
 
 
 @dataclass(frozen=True)
 class CutPointResult:
-    """Result of :func:`find_cut_point`.
+    """Result of :func:`find_cut_point` / :func:`find_projected_cut_point`.
 
     Attributes:
         first_kept_entry_index: index of the first entry kept verbatim.
         turn_start_index: for a split turn, index of the entry that started
             the turn; -1 otherwise.
-        is_split_turn: the cut falls inside a turn (not at a user message).
+        is_split_turn: the cut falls inside a turn (the cut entry does not
+            start a turn and a turn start precedes it in the range).
     """
 
     first_kept_entry_index: int
@@ -49,42 +77,67 @@ class CutPointResult:
         }
 
 
-def _role(entry: Mapping[str, Any]) -> str | None:
-    """The role of a message entry's message; None when the message is not
-    an object or its role is not a string (malformed entries)."""
-    msg = entry.get("message")
-    role = msg.get("role") if isinstance(msg, Mapping) else None
-    return role if isinstance(role, str) else None
+def _roles(messages: Sequence[Any]) -> list[Any]:
+    return [m.get("role") if isinstance(m, Mapping) else None for m in messages]
+
+
+class _View:
+    """A sequence of entries seen as (source entry, messages) pairs."""
+
+    def __init__(self, sources: Sequence[Mapping[str, Any]], messages_of: Callable[[int], Sequence[Any]]) -> None:
+        self.sources = sources
+        self.messages_of = messages_of
+
+    def is_compaction(self, i: int) -> bool:
+        return self.sources[i].get("type") == "compaction"
+
+    def is_cut_point(self, i: int) -> bool:
+        return not self.is_compaction(i) and any(r in CUT_POINT_ROLES for r in _roles(self.messages_of(i)))
+
+    def is_turn_start(self, i: int) -> bool:
+        return not self.is_compaction(i) and any(r in TURN_START_ROLES for r in _roles(self.messages_of(i)))
+
+    def tokens(self, i: int) -> int:
+        return sum(estimate_tokens(m) if isinstance(m, Mapping) else 0 for m in self.messages_of(i))
+
+
+def _raw_view(entries: Sequence[Mapping[str, Any]]) -> _View:
+    cache: dict[int, list[dict[str, Any]]] = {}
+
+    def messages_of(i: int) -> list[dict[str, Any]]:
+        if i not in cache:
+            cache[i] = entry_messages(entries[i], leading=True)
+        return cache[i]
+
+    return _View(entries, messages_of)
+
+
+def _projected_view(items: Sequence[Mapping[str, Any]]) -> _View:
+    return _View([item["sourceEntry"] for item in items], lambda i: items[i]["messages"])
 
 
 def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
-    """Indices in ``[start, end)`` where a kept region may begin: message
-    entries holding a user, assistant, bashExecution, custom, branchSummary
-    or compactionSummary message, and ``custom_message`` and
-    ``branch_summary`` entries. Never a toolResult (it must follow its call)."""
-    points = []
-    for i in range(start, end):
-        entry = entries[i]
-        etype = entry.get("type")
-        if etype == "message":
-            if _role(entry) in _CUT_ROLES:
-                points.append(i)
-        elif etype in ("branch_summary", "custom_message"):
-            points.append(i)
-    return points
+    """Indices in ``[start, end)`` where a kept region may begin (pi 1.6):
+    entries other than compactions that contribute a user, assistant,
+    bashExecution, custom, branchSummary or compactionSummary message
+    (message, custom_message and non-empty branch_summary entries). Never a
+    toolResult (it must follow its call) nor a system message."""
+    view = _raw_view(entries)
+    return [i for i in range(start, end) if view.is_cut_point(i)]
 
 
 def find_turn_start_index(entries: Sequence[Mapping[str, Any]], entry_index: int, start: int) -> int:
-    """Index of the entry that started the turn containing ``entry_index``:
-    the nearest entry at or before it (not before ``start``) that is a user
-    or bashExecution message, a ``custom_message`` or a ``branch_summary``;
-    -1 if none."""
+    """Index of the entry that started the turn containing ``entry_index``
+    (pi 1.6's ``findTurnStartIndex``): the nearest entry at or before it
+    (not before ``start``) that is not a compaction and contributes a user,
+    bashExecution, custom, branchSummary or compactionSummary message; -1
+    if none."""
+    return _turn_start(_raw_view(entries), entry_index, start)
+
+
+def _turn_start(view: _View, entry_index: int, start: int) -> int:
     for i in range(entry_index, start - 1, -1):
-        entry = entries[i]
-        etype = entry.get("type")
-        if etype in ("branch_summary", "custom_message"):
-            return i
-        if etype == "message" and _role(entry) in _TURN_START_ROLES:
+        if view.is_turn_start(i):
             return i
     return -1
 
@@ -92,99 +145,169 @@ def find_turn_start_index(entries: Sequence[Mapping[str, Any]], entry_index: int
 def find_cut_point(
     entries: Sequence[Mapping[str, Any]], start: int, end: int, keep_recent_tokens: int
 ) -> CutPointResult:
-    """Choose the cut keeping about ``keep_recent_tokens`` tokens (pi's
-    ``findCutPoint``).
-
-    Walks message entries in ``[start, end)`` from the newest, summing
-    estimates; at the first entry where the sum reaches ``keep_recent_tokens``
-    the cut is the first valid cut point at or after it (if the sum never
-    reaches it, the first valid cut point). The cut then moves back over
-    non-message entries (model changes, labels, ...), stopping at a message
-    or a compaction. A cut not at a user message splits a turn when a turn
-    start is found before it.
+    """Choose the cut keeping about ``keep_recent_tokens`` tokens of raw
+    entries (pi 1.6's exported ``findCutPoint``; see the module docs for the
+    rules). Entries are seen through their messages before context edits;
+    compaction entries count their summary (and snapshot) tokens but are
+    never cut points or turn starts.
 
     Returns:
         A :class:`CutPointResult`; with no valid cut point in the range,
         ``(start, -1, False)``.
     """
-    points = find_valid_cut_points(entries, start, end)
+    return _cut(_raw_view(entries), start, end, keep_recent_tokens, projected=False)
+
+
+def find_projected_cut_point(
+    items: Sequence[Mapping[str, Any]], start: int, end: int, keep_recent_tokens: int
+) -> CutPointResult:
+    """The cut pi 1.6's ``prepareCompaction`` makes (SPEC-pi-1.6 §8.3), over
+    the items ``[{"sourceEntry", "messages"}, ...]`` of a session projection
+    (messages after context edits).
+
+    The rules of :func:`find_cut_point`, plus one between the budget walk and
+    the move back: when the budget was reached and every item after the cut
+    is either intrinsically invisible (its entry contributes no messages even
+    before edits, or is a ``context_edit``) or omitted by an edit, at least
+    one omitted item is an assistant message, none is a compaction, and no
+    ``context_edit`` after the cut replaces (non-null) an entry outside that
+    omitted set, the cut moves to the next item: the last visible input
+    (typically the prompt whose answer failed and was omitted) is then
+    summarized as a split-turn prefix instead of kept.
+
+    Returns:
+        A :class:`CutPointResult` of item indices.
+    """
+    return _cut(_projected_view(items), start, end, keep_recent_tokens, projected=True)
+
+
+def _cut(view: _View, start: int, end: int, keep: int, *, projected: bool) -> CutPointResult:
+    points = [i for i in range(start, end) if view.is_cut_point(i)]
     if not points:
         return CutPointResult(start, -1, False)
     cut = points[0]
     total = 0
+    exceeded = False
     for i in range(end - 1, start - 1, -1):
-        entry = entries[i]
-        if entry.get("type") != "message":
+        tokens = view.tokens(i)
+        if tokens == 0:
             continue
-        msg = entry.get("message")
-        total += estimate_tokens(msg if isinstance(msg, Mapping) else {})
-        if total >= keep_recent_tokens:
-            for p in points:
-                if p >= i:
-                    cut = p
-                    break
+        total += tokens
+        if total >= keep:
+            exceeded = True
+            cut = next((p for p in points if p >= i), points[-1])
             break
-    return _finish_cut(entries, start, cut)
+    if projected and exceeded and _recovery_omission_suffix(view, cut + 1, end):
+        cut += 1
+    return _finish_cut(view, start, cut)
 
 
-def _finish_cut(entries: Sequence[Mapping[str, Any]], start: int, cut: int) -> CutPointResult:
-    """Move a cut back over non-message entries and work out its turn."""
+def _recovery_omission_suffix(view: _View, begin: int, end: int) -> bool:
+    """§8.3: the items in ``[begin, end)`` are only a failed attempt that was
+    omitted from the context, and the edits that omitted it."""
+
+    def intrinsically_visible(i: int) -> bool:
+        source = view.sources[i]
+        return source.get("type") != "context_edit" and bool(entry_messages(source, leading=True))
+
+    def omitted(i: int) -> bool:
+        return intrinsically_visible(i) and not view.messages_of(i)
+
+    suffix = range(begin, end)
+    omitted_ids = {view.sources[i].get("id") for i in suffix if omitted(i)}
+    for i in suffix:
+        source = view.sources[i]
+        if source.get("type") == "context_edit" and source.get("replacement", _MISSING) is not None:
+            target = source.get("targetId")
+            if target.__hash__ is None or target not in omitted_ids:
+                return False
+    has_omitted_assistant = False
+    for i in suffix:
+        source = view.sources[i]
+        if source.get("type") == "compaction" or (intrinsically_visible(i) and not omitted(i)):
+            return False
+        if source.get("type") == "message" and omitted(i):
+            msg = source.get("message")
+            if isinstance(msg, Mapping) and msg.get("role") == "assistant":
+                has_omitted_assistant = True
+    return has_omitted_assistant
+
+
+_MISSING: Any = object()
+
+
+def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:
+    """Move a cut back over entries without messages (stopping at a
+    compaction) and work out its turn."""
     while cut > start:
-        prev_type = entries[cut - 1].get("type")
-        if prev_type in ("compaction", "message"):
+        prev = cut - 1
+        if view.is_compaction(prev) or view.messages_of(prev):
             break
         cut -= 1
-    cut_entry = entries[cut]
-    is_user = cut_entry.get("type") == "message" and _role(cut_entry) == "user"
-    turn_start = -1 if is_user else find_turn_start_index(entries, cut, start)
-    return CutPointResult(cut, turn_start, not is_user and turn_start != -1)
+    if cut >= len(view.sources):
+        return CutPointResult(cut, -1, False)
+    if view.is_turn_start(cut):
+        return CutPointResult(cut, -1, False)
+    turn_start = _turn_start(view, cut, start)
+    return CutPointResult(cut, turn_start, turn_start != -1)
 
 
-def _tool_call_ids(entry: Mapping[str, Any]) -> list[str]:
-    if entry.get("type") != "message":
-        return []
-    msg = entry.get("message")
-    if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
-        return []
-    return [
-        b["id"]
-        for b in msg["content"]
-        if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
-    ]
+def _tool_call_ids(messages: Sequence[Any]) -> list[str]:
+    ids: list[str] = []
+    for msg in messages:
+        if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
+            continue
+        ids += [
+            b["id"]
+            for b in msg["content"]
+            if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
+        ]
+    return ids
 
 
-def keep_tool_calls_with_results(
-    entries: Sequence[Mapping[str, Any]], start: int, end: int, cut: CutPointResult
-) -> CutPointResult:
-    """Beyond pi: move a cut back so that no kept tool result loses its call.
-
-    pi never cuts at a tool result, but a user or bashExecution message
-    standing between a tool call and its result (a hand edit, an extension,
-    a steering message) can still be a cut point, and the kept result then
-    answers a call that was summarized away, which model APIs reject. When
-    a tool result at or after the cut answers a call made in ``[start,
-    cut)``, the cut moves back to the assistant message holding the earliest
-    such call (then over non-message entries, as pi does), and the turn is
-    worked out again. Calls before ``start`` were summarized by an earlier
-    compaction and cannot be brought back; the provider adapters repair
-    those.
-
-    Returns:
-        ``cut`` itself when no result is orphaned (pi's choice), else the
-        moved cut.
-    """
+def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPointResult:
     kept_results: set[str] = set()
-    for entry in entries[cut.first_kept_entry_index : end]:
-        if entry.get("type") == "message":
-            msg = entry.get("message")
+    for i in range(cut.first_kept_entry_index, end):
+        for msg in view.messages_of(i):
             if isinstance(msg, Mapping) and msg.get("role") == "toolResult" and isinstance(msg.get("toolCallId"), str):
                 kept_results.add(msg["toolCallId"])
     if not kept_results:
         return cut
     earliest = None
     for i in range(cut.first_kept_entry_index - 1, start - 1, -1):
-        if any(call_id in kept_results for call_id in _tool_call_ids(entries[i])):
+        if any(call_id in kept_results for call_id in _tool_call_ids(view.messages_of(i))):
             earliest = i
     if earliest is None:
         return cut
-    return _finish_cut(entries, start, earliest)
+    return _finish_cut(view, start, earliest)
+
+
+def keep_tool_calls_with_results(
+    entries: Sequence[Mapping[str, Any]], start: int, end: int, cut: CutPointResult
+) -> CutPointResult:
+    """Beyond pi: move a raw cut back so that no kept tool result loses its call.
+
+    pi never cuts at a tool result, but a user, bashExecution or custom
+    message standing between a tool call and its result (a hand edit, an
+    extension, a steering message) can still be a cut point, and the kept
+    result then answers a call that was summarized away, which model APIs
+    reject. When a tool result at or after the cut answers a call made in
+    ``[start, cut)``, the cut moves back to the entry holding the earliest
+    such call (then over entries without messages, as pi does), and the
+    turn is worked out again. Calls before ``start`` were summarized by an
+    earlier compaction and cannot be brought back; the provider adapters
+    repair those.
+
+    Returns:
+        ``cut`` itself when no result is orphaned (pi's choice), else the
+        moved cut.
+    """
+    return _keep_pairs(_raw_view(entries), start, end, cut)
+
+
+def keep_projected_tool_calls_with_results(
+    items: Sequence[Mapping[str, Any]], start: int, end: int, cut: CutPointResult
+) -> CutPointResult:
+    """:func:`keep_tool_calls_with_results` over projection items (the calls
+    and results as the context shows them, after edits)."""
+    return _keep_pairs(_projected_view(items), start, end, cut)

@@ -39,12 +39,15 @@ def slice_head(text: str, max_units: int) -> str:
     character is left out. A lone surrogate already in ``text`` is kept as
     it is."""
     end = max(0, max_units)
-    head = js_slice(text, end)
-    if end and head and "\ud800" <= head[-1] <= "\udbff":
-        rest = js_slice(text, end + 1)
-        if len(rest) > len(head) and "\udc00" <= rest[-1] <= "\udfff":
-            return head[:-1]
-    return head
+    if text.isascii():
+        return text[:end]
+    units = text.encode("utf-16-le", errors="surrogatepass")
+    if end and len(units) >= 2 * end + 2:
+        high = int.from_bytes(units[2 * end - 2 : 2 * end], "little")
+        low = int.from_bytes(units[2 * end : 2 * end + 2], "little")
+        if 0xD800 <= high <= 0xDBFF and 0xDC00 <= low <= 0xDFFF:
+            end -= 1
+    return units[: 2 * end].decode("utf-16-le", errors="surrogatepass")
 
 
 def truncate_for_summary(text: str, max_chars: int = TOOL_RESULT_MAX_CHARS) -> str:
