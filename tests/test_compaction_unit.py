@@ -143,7 +143,7 @@ def test_serialize_labels_and_tool_calls():
         {"role": "toolResult", "content": [{"type": "text", "text": "out"}, {"type": "image"}, {"type": "text", "text": "2"}]},
     ]
     assert serialize_conversation(msgs) == (
-        "[User]: hello\n\n[Assistant thinking]: hmm\n\n[Assistant]: a\nb\n\n"
+        "[User]: hello\n\n[Assistant]: a\nb\n\n"  # thinking is not serialized (pi 1.6)
         '[Assistant tool calls]: read(1=null, 2=[true], path="f", n=1); ls()\n\n[Tool result]: out2'
     )
 
@@ -156,8 +156,13 @@ def test_truncation_in_utf16_units():
     assert out.startswith("🎉" * 1000 + "\n\n[... 2 more")
     odd = "a" + "🎉" * 1000  # 2001 units: the cut lands inside a surrogate pair
     out = truncate_for_summary(odd)
-    assert out.split("\n\n")[0] == "a" + "🎉" * 999 + "\ud83c"
+    # pi 1.6 leaves the whole character out instead of a lone high surrogate;
+    # the count is still the plain difference
+    assert out.split("\n\n")[0] == "a" + "🎉" * 999
     assert out.endswith("[... 1 more characters truncated]")
+    # a lone high surrogate already in the text (not a split pair) is kept
+    lone = "a" * 1999 + "\ud83c" + "b" * 5
+    assert truncate_for_summary(lone).split("\n\n")[0] == "a" * 1999 + "\ud83c"
 
 
 def test_prepare_none_cases():
@@ -203,19 +208,20 @@ def test_prepare_invariants_on_generated_sessions(seed, keep):
     if path[-1]["type"] == "compaction":
         assert prep is None
         return
-    assert prep is not None
-    ids = [e["id"] for e in path]
-    kept = ids.index(prep.first_kept_entry_id)
-    kept_entry = path[kept]
-    if kept_entry["type"] == "message" and kept_entry["message"]["role"] == "toolResult":
-        assert find_valid_cut_points(path, prep.boundary_start, len(path)) == []
+    if prep is None:
+        return  # pi 1.6: nothing to summarize (everything since the last compaction is kept)
+    items = prep.projection_entries
+    kept = prep.first_kept_entry_index
+    assert items[kept]["sourceEntry"]["id"] == prep.first_kept_entry_id
+    assert prep.messages_to_summarize or prep.turn_prefix_messages
     assert kept >= prep.boundary_start
-    # compaction entries never become messages to summarize (the summary goes separately)
-    # (the generator writes no compactionSummary message entries)
-    assert all(msg.get("role") != "compactionSummary" for msg in prep.messages_to_summarize)
+    # compaction entries and system messages never become messages to summarize
+    assert all(msg.get("role") not in ("compactionSummary", "system") for msg in prep.messages_to_summarize)
     if prep.is_split_turn:
-        # a cut at a bashExecution / custom_message / branch_summary is its own turn start
-        assert prep.boundary_start <= prep.turn_start_index <= kept
+        assert prep.boundary_start <= prep.turn_start_index < kept
+        # the kept entry does not start a turn; the turn start does
+        roles = {m.get("role") for m in items[prep.turn_start_index]["messages"]}
+        assert roles & {"user", "bashExecution", "custom", "branchSummary", "compactionSummary"}
     if not prep.is_split_turn:
         assert prep.turn_prefix_messages == []
     lists = prep.file_lists
