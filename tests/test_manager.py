@@ -20,18 +20,25 @@ def lines(path):
     return [json.loads(x) for x in path.read_bytes().splitlines()]
 
 
-def test_nothing_written_before_first_assistant_then_one_line_per_entry(tmp_path):
+def test_nothing_written_before_first_user_message_then_one_line_per_entry(tmp_path):
     sm = SessionManager.create("/proj", tmp_path)
-    sm.append_message(USER)
+    sm.append_message({"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 1})
     sm.append_model_change("p", "m")
+    sm.append_thinking_level_change("low")
     path = sm.get_session_file()
     assert path.parent == tmp_path and not path.exists()
-    sm.append_message(ASSISTANT)
-    assert [r["type"] for r in lines(path)] == ["session", "message", "model_change", "message"]
+    sm.append_message(USER)  # pi 1.6: a user message is enough
+    assert [r["type"] for r in lines(path)] == ["session", "message", "model_change", "thinking_level_change", "message"]
     sm.append_thinking_level_change("high")
-    assert len(lines(path)) == 5
+    assert len(lines(path)) == 6
     assert lines(path)[-1]["thinkingLevel"] == "high"
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_first_assistant_message_also_writes(tmp_path):
+    sm = SessionManager.create("/proj", tmp_path)
+    sm.append_message(ASSISTANT)
+    assert [r["type"] for r in lines(sm.get_session_file())] == ["session", "message"]
 
 
 def test_ids_parents_and_leaf(tmp_path):
