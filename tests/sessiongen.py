@@ -18,6 +18,15 @@ seed always gives the same file (goldens stay valid). What it produces:
   an earlier entry) and branch_summary entries (with details, some fromHook,
   some with an empty summary).
 
+With ``pi16=True`` it also writes what pi 1.6 adds (drawn from a second
+random stream, so sessions without it are unchanged): ``system`` messages
+(a first one with sections and tools, later patches), ``context_edit``
+entries (omit / string / blocks; targets on the path, off the path, in a
+summarized part, missing), ``usage`` entries, assistants with all-zero
+usage, tool results with ``nestedCalls``, compactions with ``systemMessage``,
+``usage`` and a self-referencing ``firstKeptEntryId``, branch summaries with
+``usage``.
+
 ``write_session(path, header, entries)`` writes the JSONL file.
 Run ``python tests/sessiongen.py OUT_DIR N`` to write N sessions.
 """
@@ -220,6 +229,7 @@ def generate_session(
     compactions: bool = True,
     branches: bool = True,
     cwd: str = "/work/project",
+    pi16: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Generate one session.
 
@@ -229,6 +239,7 @@ def generate_session(
         compactions: allow compaction entries.
         branches: allow the leaf to jump back (branches, branch summaries).
         cwd: the header's cwd.
+        pi16: also write pi 1.6's entries and fields (see the module doc).
 
     Returns:
         ``(header, entries)`` with entries in file order; the last entry is
@@ -272,8 +283,63 @@ def generate_session(
         g.t = max(g.t, msg["timestamp"])
         return append("message", message=msg)
 
+    r16 = random.Random(seed * 7919 + 16)
+
+    def usage16() -> dict[str, Any]:
+        n = r16.randint(0, 5000)
+        return {"input": n, "output": 7, "cacheRead": 0, "cacheWrite": 0, "totalTokens": n + 7,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+    def system16(first: bool) -> dict[str, Any]:
+        g.tick()
+        msg: dict[str, Any] = {"role": "system", "content": "" if first or r16.random() < 0.5 else g.text(1, 8)}
+        if first:
+            msg["sections"] = {"preamble": g.text(5, 20), "tools": "<tools>\n" + g.text(3, 10) + "\n</tools>", "cwd": "<cwd>\n/x\n</cwd>"}
+            msg["toolsAdded"] = [{"name": n, "description": g.text(1, 5), "parameters": {"type": "object"}} for n in ("read", "bash", "edit")]
+        else:
+            msg["sections"] = {r16.choice(["tools", "rules", "extra"]): r16.choice([None, g.text(1, 6)])}
+            if r16.random() < 0.3:
+                msg["toolsRemoved"] = [{"name": "bash"}]
+            if r16.random() < 0.3:
+                msg["toolsAdded"] = [{"name": "grep", "description": "g", "parameters": {}}]
+        msg["timestamp"] = g.t
+        return msg
+
+    def edit16() -> None:
+        on_path = path_ids(leaf)
+        roll = r16.random()
+        if roll < 0.05:
+            target = "0badf00d"
+        elif roll < 0.25 or not on_path:
+            target = r16.choice([e["id"] for e in entries]) if entries else "0badf00d"
+        else:
+            target = r16.choice(on_path)
+        kind = r16.random()
+        if kind < 0.35:
+            replacement: Any = None
+        elif kind < 0.7:
+            replacement = {"content": "[elided] " + g.text(1, 6)}
+        else:
+            replacement = {"content": [{"type": "text", "text": g.text(1, 10)}]}
+        g.tick()
+        append("context_edit", targetId=target, replacement=replacement)
+
+    if pi16:
+        message(system16(True))
+
     n_turns = turns if turns is not None else r.randint(3, 25)
     for turn in range(n_turns):
+        if pi16 and turn:
+            if r16.random() < 0.1:
+                message(system16(False))
+            if r16.random() < 0.1:
+                g.tick()
+                fields16: dict[str, Any] = {"kind": "cache_warm", "provider": "anthropic", "model": "m", "usage": usage16()}
+                if r16.random() < 0.5:
+                    fields16["note"] = g.text(1, 4)
+                append("usage", **fields16)
+            for _ in range(r16.choice([0, 0, 0, 1, 1, 2])):
+                edit16()
         roll = r.random()
         # occasional non-message entries between turns
         if roll < 0.08:
@@ -313,10 +379,25 @@ def generate_session(
             stop = None
             if last and r.random() < 0.08:
                 stop = r.choice(["aborted", "error", "length"])
-            message(g.assistant_msg(calls, stop))
+            amsg = g.assistant_msg(calls, stop)
+            if pi16 and "usage" in amsg and r16.random() < 0.05:
+                amsg["usage"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
+            message(amsg)
             for call in calls:
                 if r.random() < 0.95:
-                    message(g.tool_result(call))
+                    tmsg = g.tool_result(call)
+                    if pi16 and r16.random() < 0.15:
+                        nested = []
+                        for k in range(r16.randint(1, 3)):
+                            name = r16.choice(["read", "write", "edit", "grep"])
+                            c: dict[str, Any] = {"id": f"n{k}", "name": name, "status": r16.choice(["ok", "error", "unfinished"])}
+                            if r16.random() < 0.8:
+                                c["arguments"] = {"path": r16.choice(_PATHS)}
+                            else:
+                                c["argumentsBytes"] = 9000
+                            nested.append(c)
+                        tmsg["nestedCalls"] = {"calls": nested, "complete": True}
+                    message(tmsg)
             if stop in ("aborted", "error"):
                 break
         if r.random() < 0.1 and leaf:
@@ -345,7 +426,14 @@ def generate_session(
                     fields["details"] = details
                 if r.random() < 0.15:
                     fields["fromHook"] = True
-                append("compaction", **fields)
+                if pi16:
+                    if r16.random() < 0.5:
+                        fields["usage"] = usage16()
+                    if r16.random() < 0.5:
+                        fields["systemMessage"] = {"role": "system", "content": "", "sections": {"preamble": g.text(2, 8)}, "timestamp": g.t}
+                cid = append("compaction", **fields)
+                if pi16 and r16.random() < 0.1:
+                    by_id[cid]["firstKeptEntryId"] = cid  # pi 1.6: "keep nothing"
         # branching
         if branches and r.random() < 0.15 and leaf:
             ids = path_ids(leaf)
@@ -362,6 +450,8 @@ def generate_session(
                     }
                 if r.random() < 0.2:
                     fields["fromHook"] = True
+                if pi16 and r16.random() < 0.3:
+                    fields["usage"] = usage16()
                 append("branch_summary", **fields)
             del old_leaf
     # sometimes the file ends with a compaction (prepare returns null)

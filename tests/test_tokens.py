@@ -32,7 +32,7 @@ def test_user_string_and_blocks():
     assert estimate_tokens(user("abcd")) == 1
     assert estimate_tokens(user("abcde")) == 2
     blocks = {"role": "user", "content": [{"type": "text", "text": "abcd"}, {"type": "image", "data": "x"}]}
-    assert estimate_tokens(blocks) == 1  # images in user messages count 0
+    assert estimate_tokens(blocks) == 1201  # pi 1.6: images in user messages count 4800 chars (0.73.1: 0)
 
 
 def test_utf16_lengths():
@@ -112,9 +112,28 @@ def test_estimate_is_ceil_of_utf16_over_4(text):
     assert estimate_tokens({"role": "compactionSummary", "summary": text}) == math.ceil(units / 4)
 
 
-@given(st.lists(st.text(max_size=50), max_size=10), st.integers(0, 10**6))
+@given(st.lists(st.text(max_size=50), max_size=10), st.integers(1, 10**6))
 def test_context_tokens_monotonic_in_trailing_messages(texts, total):
     msgs = [assistant("x", {"totalTokens": total})] + [user(t) for t in texts]
     est = estimate_context_tokens(msgs)
     assert est["tokens"] == total + sum(estimate_tokens(m) for m in msgs[1:])
     assert est["tokens"] >= total
+
+
+def test_zero_usage_is_not_trusted():
+    """pi 1.6: an assistant whose usage totals 0 is skipped like an errored one."""
+    msgs = [assistant("x", {"totalTokens": 500}), user("abcd"), assistant("y", {"input": 0, "output": 0}), user("abcdefgh")]
+    est = estimate_context_tokens(msgs)
+    assert est["lastUsageIndex"] == 0
+    assert est["usageTokens"] == 500
+    assert est["tokens"] == 500 + 1 + estimate_tokens(msgs[2]) + 2
+
+
+def test_system_message_tokens():
+    """pi 1.6: content, non-null sections and JSON of toolsAdded count; toolsRemoved does not."""
+    tools = [{"name": "read", "description": "r", "parameters": {}}]
+    msg = {"role": "system", "content": "abcd", "sections": {"a": "12345678", "b": None},
+           "toolsAdded": tools, "toolsRemoved": [{"name": "x" * 400}], "timestamp": 1}
+    json_len = len('[{"name":"read","description":"r","parameters":{}}]')
+    assert estimate_tokens(msg) == -(-(4 + 8 + json_len) // 4)
+    assert estimate_tokens({"role": "system", "content": [{"type": "image", "data": "x"}]}) == 1200

@@ -8,19 +8,29 @@ into the three roles a model API knows (user, assistant, toolResult).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from itertools import chain, islice
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from .jsonio import js_stringify
-from .records import SessionContext
+from .records import SessionContext, SessionProjection
 from .timestamps import MISSING, iso_to_ms
 from .tree import path_to_root
 
 __all__ = [
     "UNSET",
     "build_session_context",
+    "build_session_projection",
+    "build_context_entries",
     "context_from_path",
+    "projection_from_path",
+    "projection_to_json",
+    "context_entries_from_path",
+    "entry_messages",
+    "collect_context_edits",
+    "apply_context_edit",
+    "get_current_system_message",
+    "system_message_text",
     "convert_to_llm",
     "bash_execution_to_text",
     "text_content",
@@ -60,13 +70,18 @@ def create_custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The ``custom`` agent message for a ``custom_message`` entry.
 
     Keys follow pi's order (role, customType, content, display, details,
-    timestamp); keys absent from the entry are absent from the message, as
+    timestamp); a null or missing ``content`` is ``[]`` (pi 1.6), other keys
+    absent from the entry are absent from the message, as
     ``JSON.stringify`` drops undefined values. ``timestamp`` is Unix ms
     (None where JavaScript's ``new Date(timestamp)`` is invalid, see
     :func:`pi_session.timestamps.iso_to_ms`).
     """
     msg: dict[str, Any] = {"role": "custom"}
-    for key in ("customType", "content", "display", "details"):
+    if "customType" in entry:
+        msg["customType"] = entry["customType"]
+    content = entry.get("content")
+    msg["content"] = [] if content is None else content
+    for key in ("display", "details"):
         if key in entry:
             msg[key] = entry[key]
     msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
@@ -117,18 +132,6 @@ def message_from_entry(entry: Mapping[str, Any], *, include_compaction: bool = T
     return None
 
 
-def _context_message(entry: Mapping[str, Any]) -> dict[str, Any] | None:
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message")
-        return msg if isinstance(msg, dict) else None
-    if etype == "custom_message":
-        return create_custom_message(entry)
-    if etype == "branch_summary" and entry.get("summary"):
-        return create_branch_summary_message(entry)
-    return None
-
-
 def text_content(content: Any, separator: str = "") -> str:
     """The text of a message content: a string as it is, or the ``text`` of
     its text blocks joined by ``separator`` (other blocks, and text that is
@@ -163,12 +166,16 @@ def build_session_context(
 
     Returns:
         ``{"messages": [...], "thinkingLevel": str, "model": {provider,
-        modelId} | None}``. Along the root→leaf path the last
-        ``thinking_level_change`` gives thinkingLevel (default ``"off"``), the
-        last ``model_change`` or assistant message gives model, and the last
-        ``compaction`` replaces everything before its ``firstKeptEntryId``
-        with a ``compactionSummary`` message. A parentId cycle is cut at the
-        first repeated entry (pi would loop forever).
+        modelId} | None}``, the messages of :func:`build_session_projection`
+        (pi 1.6). Along the root→leaf path the last ``thinking_level_change``
+        gives thinkingLevel (default ``"off"``), the last ``model_change`` or
+        assistant message gives model, and the last ``compaction`` replaces
+        everything before its ``firstKeptEntryId`` with its ``systemMessage``
+        (if any) and a ``compactionSummary`` message; system messages in the
+        kept range are left out. Context edits on the context entries
+        replace or omit their targets' content (see
+        :func:`apply_context_edit`). A parentId cycle is cut at the first
+        repeated entry (pi would loop forever).
 
     Malformed entries never make it raise: ids and parentIds that are not
     strings only match equal values (arrays/objects match nothing), a
@@ -177,24 +184,9 @@ def build_session_context(
     """
     if leaf_id is None:
         return {"messages": [], "thinkingLevel": "off", "model": None}
-    if by_id is None:
-        chain = _whole_chain(entries, leaf_id)
-        if chain is not None:
-            return context_from_path(chain)
-        by_id = {}
-        for e in entries:
-            eid = e.get("id")
-            if eid.__hash__ is not None:  # an id that is an array/object can never be looked up
-                by_id[eid] = e
-    leaf = _lookup(by_id, leaf_id) if isinstance(leaf_id, str) else None
-    if leaf is None:
-        leaf = entries[-1] if entries else None
-    if leaf is None:
+    path = _path_at(entries, leaf_id, by_id)
+    if not path:
         return {"messages": [], "thinkingLevel": "off", "model": None}
-    try:
-        path = path_to_root(leaf, by_id)
-    except TypeError:  # an id or parentId that is an array or object
-        path = _walk_to_root(leaf, by_id)
     return context_from_path(path)
 
 
@@ -247,6 +239,257 @@ def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Map
     return list(entries)
 
 
+def build_context_entries(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | None = UNSET,
+    by_id: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[Mapping[str, Any]]:
+    """The compaction-aware entry list at a leaf (pi 1.6's
+    ``buildContextEntries``); see :func:`context_entries_from_path`.
+
+    Args: as :func:`build_session_context`. Returns the entries themselves
+    (not copies); ``[]`` for a None leaf or no entries."""
+    return context_entries_from_path(_path_at(entries, leaf_id, by_id))
+
+
+def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The entries of a root→leaf path that make up the model context (pi
+    1.6's ``buildContextEntries``).
+
+    Without a compaction on the path: the whole path, state-only entries
+    included. With one (C, the last on the path): ``[C]``, then the path
+    entries before C from the one whose id is ``C.firstKeptEntryId`` (none
+    when it is not found or is C's own id), leaving out ``system`` messages
+    in that kept range, then every entry after C. Older compactions in the
+    kept range stay in the list (they contribute no messages).
+    """
+    compaction_index = _last_compaction_index(path)
+    if compaction_index < 0:
+        return list(path)
+    compaction = path[compaction_index]
+    out: list[Mapping[str, Any]] = [compaction]
+    start = _kept_start(path, compaction_index)
+    for i in range(start, compaction_index):
+        entry = path[i]
+        if entry.get("type") == "message":
+            msg = entry.get("message")
+            if isinstance(msg, dict) and msg.get("role") == "system":
+                continue
+        out.append(entry)
+    out.extend(islice(path, compaction_index + 1, None))
+    return out
+
+
+def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
+    for i in range(len(path) - 1, -1, -1):
+        if path[i].get("type") == "compaction":
+            return i
+    return -1
+
+
+def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int:
+    """Index of the compaction's first kept entry before it on the path, or
+    ``compaction_index`` (nothing kept) when there is none."""
+    first_kept = path[compaction_index].get("firstKeptEntryId")
+    for i in range(compaction_index):
+        if path[i].get("id") == first_kept:
+            return i
+    return compaction_index
+
+
+def _path_at(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: Any,
+    by_id: Mapping[str, Mapping[str, Any]] | None,
+) -> Sequence[Mapping[str, Any]]:
+    """The root→leaf path that :func:`build_session_context` resolves."""
+    if leaf_id is None or not entries:
+        return []
+    if by_id is None:
+        whole = _whole_chain(entries, leaf_id)
+        if whole is not None:
+            return whole
+        by_id = {}
+        for e in entries:
+            eid = e.get("id")
+            if eid.__hash__ is not None:  # an id that is an array/object can never be looked up
+                by_id[eid] = e
+    leaf = _lookup(by_id, leaf_id) if isinstance(leaf_id, str) else None
+    if leaf is None:
+        leaf = entries[-1]
+    try:
+        return path_to_root(leaf, by_id)
+    except TypeError:  # an id or parentId that is an array or object
+        return _walk_to_root(leaf, by_id)
+
+
+def entry_messages(entry: Mapping[str, Any], *, leading: bool = False) -> list[dict[str, Any]]:
+    """The messages one context entry contributes before context edits (pi
+    1.6's ``sessionEntryToContextMessages``).
+
+    - ``message``: the message; a user/assistant/toolResult message whose
+      ``content`` is null or missing gets ``content: []`` (a copy; a
+      ``system`` one gets ``""``). A ``message`` that is not an object
+      contributes nothing (beyond pi, which would pass it on).
+    - ``custom_message``: one ``custom`` message (null content → ``[]``).
+    - ``branch_summary`` with a non-empty summary: one ``branchSummary``.
+    - ``compaction``, only when ``leading`` (position 0 of the context
+      entries): its ``systemMessage`` (when it is an object) then its
+      ``compactionSummary``; elsewhere ``[]``.
+    - anything else (``context_edit``, ``usage``, labels, ...): ``[]``.
+    """
+    etype = entry.get("type")
+    if etype == "message":
+        msg = entry.get("message")
+        if not isinstance(msg, dict):
+            return []
+        return [_normalized(msg)]
+    if etype == "custom_message":
+        return [create_custom_message(entry)]
+    if etype == "branch_summary":
+        return [create_branch_summary_message(entry)] if entry.get("summary") else []
+    if etype == "compaction" and leading:
+        system = entry.get("systemMessage")
+        summary = create_compaction_summary_message(entry)
+        return [system, summary] if isinstance(system, dict) else [summary]
+    return []
+
+
+_EMPTY_CONTENT_ROLES = frozenset(("user", "assistant", "toolResult"))
+
+
+def _normalized(msg: dict[str, Any]) -> dict[str, Any]:
+    """``msg`` itself, or a copy whose null or missing ``content`` is ``[]``
+    (``""`` for a system message), as pi 1.6 sends it."""
+    if msg.get("content") is not None:
+        return msg
+    role = msg.get("role")
+    if role in _EMPTY_CONTENT_ROLES:
+        return {**msg, "content": []}
+    if role == "system":
+        return {**msg, "content": ""}
+    return msg
+
+
+_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+_BLOCK_ROLES = frozenset(("assistant", "toolResult"))
+_NO_EDIT: Any = object()
+
+
+def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
+    """The context edits that apply among ``entries`` (pi 1.6): target id →
+    replacement (None = omit, else the ``{"content": ...}`` value as
+    written). For each target the last edit in order wins, wherever it
+    stands relative to its target.
+
+    An edit without a ``replacement`` key, or whose ``targetId`` cannot name
+    an entry (an array or object), is ignored (pi throws on the first and
+    no context can be built; we report it in ``check`` instead)."""
+    edits: dict[Any, Any] = {}
+    for entry in entries:
+        if entry.get("type") != "context_edit" or "replacement" not in entry:
+            continue
+        target = entry.get("targetId")
+        if target.__hash__ is None:
+            continue
+        edits[target] = entry["replacement"]
+    return edits
+
+
+def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
+    """The messages an entry contributes once a context edit applies (pi 1.6).
+
+    ``replacement`` None omits them all. Otherwise each user, assistant,
+    toolResult and custom message gets a copy whose ``content`` is the
+    replacement's ``content``: a string stays a string for user and custom
+    messages and becomes one text block for assistant and toolResult ones;
+    other values are used as given, and a replacement without ``content``
+    (or that is not an object) drops the key, as pi's spread of
+    ``undefined`` does. Messages of other roles (system, bashExecution,
+    summaries) are unchanged. Never mutates its input."""
+    if replacement is None:
+        return []
+    content = replacement.get("content", _NO_EDIT) if isinstance(replacement, dict) else _NO_EDIT
+    out: list[dict[str, Any]] = []
+    for msg in messages:
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role not in _EDITABLE_ROLES:
+            out.append(msg)
+            continue
+        edited = dict(msg)
+        if content is _NO_EDIT:
+            edited.pop("content", None)
+        elif isinstance(content, str) and role in _BLOCK_ROLES:
+            edited["content"] = [{"type": "text", "text": content}]
+        else:
+            edited["content"] = content
+        out.append(edited)
+    return out
+
+
+def build_session_projection(
+    entries: Sequence[Mapping[str, Any]],
+    leaf_id: str | None = UNSET,
+    by_id: Mapping[str, Mapping[str, Any]] | None = None,
+) -> SessionProjection:
+    """Which entry contributes which model-visible messages at a leaf (pi
+    1.6's ``buildSessionProjection``).
+
+    Args: as :func:`build_session_context`.
+
+    Returns:
+        ``{"entries": [{"sourceEntry", "messages"}, ...], "messages",
+        "thinkingLevel", "model"}``: one item per context entry (see
+        :func:`context_entries_from_path`) with its messages after context
+        edits (:func:`collect_context_edits`, :func:`apply_context_edit`);
+        ``messages`` is their concatenation, which is exactly
+        :func:`build_session_context`'s. Use :func:`projection_to_json` for
+        the oracle's JSON shape.
+    """
+    return projection_from_path(_path_at(entries, leaf_id, by_id))
+
+
+def projection_from_path(path: Sequence[Mapping[str, Any]]) -> SessionProjection:
+    """:func:`build_session_projection` for a root→leaf path of entries."""
+    items: list[dict[str, Any]] = []
+    messages: list[Any] = []
+    for entry, contributed in _contributions(path):
+        items.append({"sourceEntry": entry, "messages": contributed})
+        messages.extend(contributed)
+    projection: dict[str, Any] = {"entries": items, "messages": messages}
+    projection.update(_path_settings(path))
+    return projection  # type: ignore[return-value]
+
+
+def projection_to_json(projection: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The projection's entries as pi-oracle prints them:
+    ``[{"sourceId", "type", "messages"}, ...]``."""
+    out = []
+    for item in projection["entries"]:
+        source = item["sourceEntry"]
+        row: dict[str, Any] = {}
+        if "id" in source:
+            row["sourceId"] = source["id"]
+        if "type" in source:
+            row["type"] = source["type"]
+        row["messages"] = item["messages"]
+        out.append(row)
+    return out
+
+
+def _contributions(path: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], list[dict[str, Any]]]]:
+    """(context entry, its messages after edits) along a path."""
+    context_entries = context_entries_from_path(path)
+    edits = collect_context_edits(context_entries)
+    for i, entry in enumerate(context_entries):
+        contributed = entry_messages(entry, leading=i == 0)
+        if edits:
+            eid = entry.get("id")
+            if eid.__hash__ is not None and eid in edits:
+                contributed = apply_context_edit(contributed, edits[eid])
+        yield entry, contributed
+
+
 def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
     """The context for a root→leaf path of entries, as
     :func:`build_session_context` computes it once it has walked to the root.
@@ -257,14 +500,50 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
 
     Returns:
         ``{"messages", "model", "thinkingLevel"}`` (see
-        :func:`build_session_context`). One pass over the path plus one over
-        the messages that are sent.
+        :func:`build_session_context`): the messages of
+        :func:`projection_from_path`, built without the per-entry lists.
     """
+    context: dict[str, Any] = {"messages": _context_messages(path)}
+    context.update(_path_settings(path))
+    return context  # type: ignore[return-value]
+
+
+def _context_messages(path: Sequence[Mapping[str, Any]]) -> list[Any]:
+    """The projection's messages. Fast path for the usual case (a path
+    without context edits): one pass appending each message entry's
+    message as it is."""
+    has_edits = any(e.get("type") == "context_edit" for e in path)
+    if has_edits:
+        out: list[Any] = []
+        for _entry, contributed in _contributions(path):
+            out.extend(contributed)
+        return out
+    context_entries = context_entries_from_path(path)
+    messages: list[Any] = []
+    append = messages.append
+    for i, entry in enumerate(context_entries):
+        etype = entry.get("type")
+        if etype == "message":
+            msg = entry.get("message")
+            if isinstance(msg, dict):
+                append(msg if msg.get("content") is not None else _normalized(msg))
+        elif etype == "custom_message":
+            append(create_custom_message(entry))
+        elif etype == "branch_summary":
+            if entry.get("summary"):
+                append(create_branch_summary_message(entry))
+        elif etype == "compaction" and i == 0:
+            messages.extend(entry_messages(entry, leading=True))
+    return messages
+
+
+def _path_settings(path: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"thinkingLevel"?, "model"}`` along a path: the last
+    thinking_level_change and the last model_change or assistant message
+    (context edits and omissions do not change them). ``thinkingLevel`` is
+    absent when the last change has no such key (pi's undefined)."""
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
-    compaction_index = -1
-    # Only the last thinking level, model and compaction count: find each
-    # walking backwards instead of resolving every one on the way.
     model_found = False
     thinking_found = False
     for i in range(len(path) - 1, -1, -1):
@@ -289,46 +568,88 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
                 continue
             thinking_level = entry.get("thinkingLevel", UNSET)
             thinking_found = True
-        elif etype == "compaction":
-            if compaction_index >= 0:
-                continue
-            compaction_index = i
         else:
             continue
-        if model_found and thinking_found and compaction_index >= 0:
+        if model_found and thinking_found:
             break
-
-    messages: list[Any] = []
-    if compaction_index >= 0:
-        compaction = path[compaction_index]
-        messages.append(create_compaction_summary_message(compaction))
-        first_kept = compaction.get("firstKeptEntryId")
-        start = compaction_index
-        for i in range(compaction_index):
-            if path[i].get("id") == first_kept:
-                start = i
-                break
-        rest: Iterable[Mapping[str, Any]] = chain(
-            islice(path, start, compaction_index), islice(path, compaction_index + 1, None)
-        )
-    else:
-        rest = path
-    append = messages.append
-    for entry in rest:
-        etype = entry.get("type")
-        if etype == "message":
-            msg = entry.get("message")
-            if isinstance(msg, dict):
-                append(msg)
-        elif etype == "custom_message":
-            append(create_custom_message(entry))
-        elif etype == "branch_summary" and entry.get("summary"):
-            append(create_branch_summary_message(entry))
-
-    context: dict[str, Any] = {"messages": messages, "model": model}
+    out: dict[str, Any] = {}
     if thinking_level is not UNSET:
-        context["thinkingLevel"] = thinking_level
-    return context  # type: ignore[return-value]
+        out["thinkingLevel"] = thinking_level
+    out["model"] = model
+    return out
+
+
+def get_current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
+    """The prompt state a message list replays to (pi-ai's
+    ``getCurrentSystemMessage``, pi 1.6), or None without system messages.
+
+    Walks every ``system`` message in order: non-empty content texts (a
+    string, or text blocks joined by ``"\n"``) are joined by a blank line;
+    ``sections`` patches one ordered map (a replaced name keeps its place, a
+    None value removes the name, a name added after a removal goes to the
+    end); ``toolsRemoved`` then ``toolsAdded`` change the tool set by name.
+
+    Returns:
+        ``{"role": "system", "content", "sections"?, "toolsAdded"?,
+        "timestamp"?}``: sections only if any remain, ``toolsAdded`` the
+        current tools only if any, ``timestamp`` the first one found.
+    """
+    seen = False
+    texts: list[str] = []
+    sections: dict[str, Any] = {}
+    tools: dict[Any, Any] = {}
+    timestamp: Any = None
+    for msg in messages:
+        if not isinstance(msg, dict) or msg.get("role") != "system":
+            continue
+        seen = True
+        text = _system_content_text(msg.get("content"))
+        if text:
+            texts.append(text)
+        patch = msg.get("sections")
+        if isinstance(patch, dict):
+            for name, value in patch.items():
+                if value is None:
+                    sections.pop(name, None)
+                else:
+                    sections[name] = value
+        removed = msg.get("toolsRemoved")
+        for tool in removed if isinstance(removed, list) else ():
+            if isinstance(tool, dict) and tool.get("name").__hash__ is not None:
+                tools.pop(tool.get("name"), None)
+        added = msg.get("toolsAdded")
+        for tool in added if isinstance(added, list) else ():
+            if isinstance(tool, dict) and tool.get("name").__hash__ is not None:
+                tools[tool.get("name")] = tool
+        if timestamp is None:
+            timestamp = msg.get("timestamp")
+    if not seen:
+        return None
+    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(texts)}
+    if sections:
+        out["sections"] = sections
+    if tools:
+        out["toolsAdded"] = list(tools.values())
+    if timestamp is not None:
+        out["timestamp"] = timestamp
+    return out
+
+
+def _system_content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return text_content(content, "\n")
+
+
+def system_message_text(message: Mapping[str, Any]) -> str:
+    """The prompt text of a (replayed) system message: its content, then
+    every non-null section value, non-empty parts joined by a blank line
+    (pi 1.6's rendering of a prompt state)."""
+    parts = [_system_content_text(message.get("content"))]
+    sections = message.get("sections")
+    if isinstance(sections, dict):
+        parts.extend(v for v in sections.values() if isinstance(v, str))
+    return "\n\n".join(p for p in parts if p)
 
 
 def _model_ref(provider: Any, model_id: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .listing import (
 )
 from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, SessionContext
+from .records import CURRENT_SESSION_VERSION, SessionContext, SessionProjection
 from .storage import (
     AppendError,
     Durability,
@@ -968,7 +968,7 @@ class SessionManager:
         :func:`pi_session.context.context_entries_from_path`)."""
         return _context.context_entries_from_path(self._leaf_path())
 
-    def build_session_projection(self) -> dict[str, Any]:
+    def build_session_projection(self) -> SessionProjection:
         """The projection at the leaf: each context entry with the messages
         it contributes after context edits, plus ``messages``,
         ``thinkingLevel`` and ``model`` (pi 1.6's ``buildSessionProjection``;

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
 CURRENT_SESSION_VERSION = 3
-"""The session file format version pi 0.73 writes (SPEC 3)."""
+"""The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
+its new entry types and fields need no migration."""
 
 ENTRY_TYPES = (
     "message",
@@ -22,8 +23,11 @@ ENTRY_TYPES = (
     "custom_message",
     "label",
     "session_info",
+    "context_edit",
+    "usage",
 )
-"""Every entry ``type`` pi writes (the header's type is ``"session"``)."""
+"""Every entry ``type`` pi writes (the header's type is ``"session"``);
+``context_edit`` and ``usage`` are new in pi 1.6."""
 
 
 # --- content blocks --------------------------------------------------------
@@ -58,7 +62,9 @@ class Usage(TypedDict):
     cacheRead: int
     cacheWrite: int
     totalTokens: NotRequired[int]
-    cost: NotRequired[dict[str, float]]
+    cost: NotRequired[dict[str, float]]  # input, output, cacheRead, cacheWrite, total (+ totalFromProvider in 1.6)
+    cacheWrite1h: NotRequired[int]  # pi 1.6
+    reasoning: NotRequired[int]  # pi 1.6
 
 
 # --- agent messages (all carry ``timestamp`` in Unix ms) -------------------
@@ -77,9 +83,12 @@ class AssistantMessage(TypedDict):
     provider: str
     model: str
     usage: Usage
-    stopReason: str  # "stop" | "length" | "toolUse" | "error" | "aborted"
+    stopReason: str  # "stop" | "length" | "toolUse" | "error" | "aborted" (+ "pending", "deferred" in 1.6)
     timestamp: int
     errorMessage: NotRequired[str]
+    # pi 1.6 runtime metadata, kept as written: responseModel, responseId,
+    # providerThinkingLevel, thinkingLevel, diagnostics, deferred,
+    # rawStopReason, endTurn, durationMs.
 
 
 class ToolResultMessage(TypedDict):
@@ -90,6 +99,51 @@ class ToolResultMessage(TypedDict):
     isError: bool
     timestamp: int
     details: NotRequired[Any]
+    nestedCalls: NotRequired[NestedCalls]  # pi 1.6: calls the tool itself made
+    usage: NotRequired[Usage]  # pi 1.6
+    durationMs: NotRequired[int]  # pi 1.6
+
+
+class NestedCall(TypedDict):
+    """One tool call a tool made (pi 1.6, e.g. a code-mode script)."""
+
+    id: str
+    name: str
+    status: Literal["ok", "error", "unfinished"]
+    arguments: NotRequired[dict[str, Any]]
+    argumentsBytes: NotRequired[int]  # instead of ``arguments`` when they were too large
+    durationMs: NotRequired[int]
+    error: NotRequired[str]
+
+
+class NestedCalls(TypedDict):
+    calls: list[NestedCall]
+    complete: bool
+
+
+class ToolDeclaration(TypedDict):
+    """A tool as a system message declares it (pi 1.6)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    constrainedSampling: NotRequired[Any]
+
+
+class SystemMessage(TypedDict):
+    """A point in the transcript where the prompt or tool set changes (pi 1.6).
+
+    ``content`` is the base prompt on the first one and extra instructions
+    on later ones; ``sections`` maps a section name to its text (None removes
+    it); the first system message declares every section and tool, later ones
+    patch by name."""
+
+    role: Literal["system"]
+    content: str | list[TextContent]
+    timestamp: int
+    sections: NotRequired[dict[str, str | None]]
+    toolsAdded: NotRequired[list[ToolDeclaration]]
+    toolsRemoved: NotRequired[list[dict[str, str]]]
 
 
 class BashExecutionMessage(TypedDict):
@@ -128,6 +182,7 @@ class CompactionSummaryMessage(TypedDict):
 
 
 AgentMessage = Union[
+    SystemMessage,
     UserMessage,
     AssistantMessage,
     ToolResultMessage,
@@ -174,12 +229,17 @@ class ModelChangeEntry(_EntryBase):
 
 
 class CompactionEntry(_EntryBase):
+    """Key order as pi writes it: type, id, parentId, timestamp, summary,
+    firstKeptEntryId, tokensBefore, details, usage, fromHook, systemMessage."""
+
     type: Literal["compaction"]
     summary: str
-    firstKeptEntryId: str
+    firstKeptEntryId: str  # pi 1.6: may be the entry's own id ("keep nothing")
     tokensBefore: int
     details: NotRequired[Any]  # pi's own: {"readFiles": [...], "modifiedFiles": [...]}
+    usage: NotRequired[Usage]  # pi 1.6: usage of the summary request(s)
     fromHook: NotRequired[bool]
+    systemMessage: NotRequired[SystemMessage]  # pi 1.6: replayed prompt state, sent before the summary
 
 
 class BranchSummaryEntry(_EntryBase):
@@ -187,6 +247,7 @@ class BranchSummaryEntry(_EntryBase):
     fromId: str
     summary: str
     details: NotRequired[Any]
+    usage: NotRequired[Usage]  # pi 1.6
     fromHook: NotRequired[bool]
 
 
@@ -215,6 +276,32 @@ class SessionInfoEntry(_EntryBase):
     name: str
 
 
+class ContentReplacement(TypedDict):
+    content: str | list[Any]
+
+
+class ContextEditEntry(_EntryBase):
+    """pi 1.6: replaces (``{"content": ...}``) or omits (None) what the
+    target entry contributes to the model context. The target stays in the
+    file unchanged; the edit itself contributes no message."""
+
+    type: Literal["context_edit"]
+    targetId: str
+    replacement: ContentReplacement | None
+
+
+class UsageEntry(_EntryBase):
+    """pi 1.6: usage of a request outside the conversation (``kind``, e.g.
+    ``"cache_warm"``); never model-visible, only feeds cost totals."""
+
+    type: Literal["usage"]
+    kind: str
+    provider: str
+    model: str
+    usage: Usage
+    note: NotRequired[str]
+
+
 SessionEntry = Union[
     MessageEntry,
     ThinkingLevelChangeEntry,
@@ -225,6 +312,8 @@ SessionEntry = Union[
     CustomMessageEntry,
     LabelEntry,
     SessionInfoEntry,
+    ContextEditEntry,
+    UsageEntry,
 ]
 FileRecord = Union[SessionHeader, SessionEntry]
 
@@ -237,6 +326,25 @@ class ModelRef(TypedDict):
 class SessionContext(TypedDict):
     """What :func:`pi_session.build_session_context` returns."""
 
+    messages: list[AgentMessage]
+    thinkingLevel: str
+    model: ModelRef | None
+
+
+class ProjectionEntry(TypedDict):
+    """One context entry of a projection and the messages it contributes
+    after context edits (``[]`` for state-only entries and omissions)."""
+
+    sourceEntry: SessionEntry
+    messages: list[AgentMessage]
+
+
+class SessionProjection(TypedDict):
+    """What :func:`pi_session.build_session_projection` returns (pi 1.6's
+    ``buildSessionProjection``); ``messages`` is the concatenation of the
+    entries' messages."""
+
+    entries: list[ProjectionEntry]
     messages: list[AgentMessage]
     thinkingLevel: str
     model: ModelRef | None

@@ -30,6 +30,7 @@ __all__ = [
     "get_assistant_usage",
     "get_last_assistant_usage",
     "estimate_context_tokens",
+    "estimate_projected_context_tokens",
     "should_compact",
 ]
 
@@ -83,11 +84,12 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
 
     Returns:
         ``ceil(chars / 4)`` tokens, where chars (UTF-16 code units) are:
-        user: text blocks (images count 0); assistant: text, thinking, and for
-        each tool call its name plus ``JSON.stringify(arguments)``;
-        toolResult/custom: text plus 4800 per image; bashExecution: command +
-        output; branchSummary/compactionSummary: the summary. Unknown roles
-        give 0. Never raises: missing or wrong-typed fields count 0 (a
+        user/toolResult/custom: text plus 4800 per image (pi 1.6 counts
+        user images too); assistant: text, thinking, and for each tool call
+        its name plus ``JSON.stringify(arguments)``; system (pi 1.6): its
+        content, every non-null section value and
+        ``JSON.stringify(toolsAdded)``; bashExecution: command + output;
+        branchSummary/compactionSummary: the summary. Unknown roles give 0. Never raises: missing or wrong-typed fields count 0 (a
         ``content`` that is neither a string nor a list, a ``text`` that is
         not a string, a ``message`` that is not an object); tool-call
         ``arguments`` of any JSON type count by their ``JSON.stringify``
@@ -98,7 +100,9 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     role = message.get("role")
     chars = 0
     if role == "user":
-        chars = _content_chars(message.get("content"), images=False)
+        chars = _content_chars(message.get("content"), images=True)
+    elif role == "system":
+        chars = _system_chars(message)
     elif role == "assistant":
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
@@ -124,6 +128,19 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
     return math.ceil(chars / 4)
 
 
+def _system_chars(message: Mapping[str, Any]) -> int:
+    """Characters of a system message (pi 1.6): content (4800 per image
+    block), each non-null section value, and the JSON of ``toolsAdded``
+    (``toolsRemoved`` does not count)."""
+    chars = _content_chars(message.get("content"), images=True)
+    sections = message.get("sections")
+    if isinstance(sections, Mapping):
+        chars += sum(_slen(v) for v in sections.values())
+    if "toolsAdded" in message and message["toolsAdded"] is not None:
+        chars += _stringify_len(message["toolsAdded"])
+    return chars
+
+
 def calculate_context_tokens(usage: Mapping[str, Any]) -> int | float:
     """Context size in tokens reported by a usage record (pi's
     ``calculateContextTokens``): ``totalTokens`` when non-zero, else
@@ -145,14 +162,17 @@ def get_assistant_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The usage of an assistant message that counts for context size: None
     unless ``message`` is an object with role assistant, ``usage`` is a
     non-empty object (pi takes any truthy value; a string, number or list
-    is malformed and ignored here), and stopReason is neither ``"aborted"``
-    nor ``"error"``."""
+    is malformed and ignored here) whose context size
+    (:func:`calculate_context_tokens`) is above 0 (pi 1.6 skips all-zero
+    usage), and stopReason is neither ``"aborted"`` nor ``"error"``."""
     if not isinstance(message, Mapping) or message.get("role") != "assistant":
         return None
     if message.get("stopReason") in ("aborted", "error"):
         return None
     usage = message.get("usage")
-    return usage if isinstance(usage, Mapping) and usage else None
+    if not isinstance(usage, Mapping) or not usage:
+        return None
+    return usage if calculate_context_tokens(usage) > 0 else None
 
 
 def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
@@ -204,6 +224,69 @@ def estimate_context_tokens(messages: Sequence[Mapping[str, Any]]) -> dict[str, 
         "trailingTokens": trailing,
         "lastUsageIndex": index,
     }
+
+
+def estimate_projected_context_tokens(
+    projection: Mapping[str, Any], branch_entries: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """The context size pi 1.6 itself uses for its compaction trigger, its
+    footer and ``tokensBefore`` (pi's ``estimateProjectedContextTokens``).
+
+    Usage reported by an assistant is trusted only when that assistant's
+    entry comes after the branch's last ``context_edit`` or ``compaction``:
+    usage recorded before a compaction or an edit measured a context that no
+    longer exists.
+
+    Args:
+        projection: a :class:`pi_session.records.SessionProjection` (from
+            :func:`pi_session.context.build_session_projection`).
+        branch_entries: the raw root→leaf path the projection was built from.
+
+    Returns:
+        ``{"tokens", "usageTokens", "trailingTokens", "lastUsageIndex"}``
+        (tokens): :func:`estimate_context_tokens` of the projection's messages
+        when its usage is trusted; otherwise a pure estimate, the replayed
+        system message (:func:`pi_session.context.get_current_system_message`,
+        counted once) plus every non-system message, with usageTokens 0 and
+        lastUsageIndex None.
+    """
+    from .context import get_current_system_message
+
+    messages = projection["messages"]
+    estimate = estimate_context_tokens(messages)
+    index = estimate["lastUsageIndex"]
+    if index is not None:
+        source = _source_of_message(projection, index)
+        barrier = -1
+        for i in range(len(branch_entries) - 1, -1, -1):
+            if branch_entries[i].get("type") in ("context_edit", "compaction"):
+                barrier = i
+                break
+        if barrier < 0:
+            return estimate
+        if source is not None:
+            source_id = source.get("id")
+            for i in range(barrier + 1, len(branch_entries)):
+                entry = branch_entries[i]
+                if entry is source or (isinstance(source_id, str) and entry.get("id") == source_id):
+                    return estimate
+    system = get_current_system_message(messages)
+    tokens = estimate_tokens(system) if system is not None else 0
+    tokens += sum(
+        estimate_tokens(m) for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")
+    )
+    return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
+
+
+def _source_of_message(projection: Mapping[str, Any], index: int) -> Mapping[str, Any] | None:
+    """The context entry that contributed ``projection["messages"][index]``."""
+    seen = 0
+    for item in projection["entries"]:
+        count = len(item["messages"])
+        if index < seen + count:
+            return item["sourceEntry"]
+        seen += count
+    return None
 
 
 def should_compact(tokens: int, context_window: int, settings: Any) -> bool:
