@@ -200,8 +200,77 @@ HANDWRITTEN: dict[str, dict] = {
 }
 
 
-def oracle16(*args: str) -> str:
-    env = {**os.environ, "PI_ORACLE_PI": "1.6.0"}
+def _listing_files() -> dict[str, str]:
+    """Session files for the listing golden: matching and other cwds, ties
+    in ``modified``, names, a non-session and an empty file."""
+    r = random.Random(16)
+    cwds = ["/p", "/p", "/p/", "/p/sub/..", "/q", "", None, "/p"]
+    files: dict[str, str] = {}
+    for n in range(23):
+        sid = f"0195e0e0-0000-7000-8000-{n:012d}"
+        name = f"2026-01-{1 + n % 28:02d}T00-00-00-000Z_{sid}.jsonl"
+        header = {"type": "session", "version": 3, "id": sid, "timestamp": f"2026-01-{1 + n % 28:02d}T00:00:00.000Z"}
+        cwd = cwds[n % len(cwds)]
+        if cwd is not None:
+            header["cwd"] = cwd
+        records = [header]
+        parent = None
+        for i in range(r.randint(0, 3)):
+            role = r.choice(["user", "assistant", "toolResult"])
+            ts = r.choice([1_767_000_000_000, 1_767_000_500_000, 1_767_001_000_000])  # ties on purpose
+            eid = f"{n:02x}{i:06x}"
+            records.append({"type": "message", "id": eid, "parentId": parent, "timestamp": TS,
+                            "message": {"role": role, "content": f"text {n} {i}", "timestamp": ts}})
+            parent = eid
+        if n % 5 == 0:
+            records.append({"type": "session_info", "id": f"{n:02x}ffffff", "parentId": parent, "timestamp": TS, "name": f" name {n} "})
+        files[name] = "".join(json.dumps(x) + "\n" for x in records)
+    files["zz-not-a-session.jsonl"] = '{"type":"message","id":"x"}\n'
+    files["empty.jsonl"] = ""
+    files["notes.txt"] = "not listed\n"
+    return files
+
+
+def make_listing_golden() -> None:
+    """tests/goldens/ops/listing.json: pi 1.6's ``list`` (with and without a
+    cwd, in a non-default and in cwd's default directory, with progress) and
+    ``find-by-id`` over the files of :func:`_listing_files`."""
+    files = _listing_files()
+    some_id = "0195e0e0-0000-7000-8000-000000000003"
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Path(tmp) / "agent"
+        other = Path(tmp) / "other"
+        default = agent / "sessions" / "--p--"
+        for d in (other, default):
+            d.mkdir(parents=True)
+            for name, text in files.items():
+                (d / name).write_text(text)
+        calls = [
+            ["list", "<DIR>", "--cwd", "/p", "--progress"],
+            ["list", "<DIR>", "--cwd", "/q", "--progress"],
+            ["list", "<DIR>", "--progress"],
+            ["list", "<DEFAULT>", "--cwd", "/p", "--progress"],
+            ["find-by-id", "<DIR>", some_id, "--cwd", "/p"],
+            ["find-by-id", "<DIR>", some_id, "--cwd", "/q"],
+            ["find-by-id", "<DEFAULT>", some_id, "--cwd", "/p"],
+            ["find-by-id", "<DIR>", "0195e0e0-0000-7000-8000-000000000004", "--cwd", "/q"],
+            ["find-by-id", "<DIR>", "nope", "--cwd", "/p"],
+        ]
+
+        def fill(args: list[str]) -> list[str]:
+            return [a.replace("<DIR>", str(other)).replace("<DEFAULT>", str(default)) for a in args]
+
+        batch = Path(tmp) / "calls.json"
+        batch.write_text(json.dumps([fill(c) for c in calls]))
+        raw = oracle16("batch", str(batch), env={"PI_CODING_AGENT_DIR": str(agent)})
+        raw = raw.replace(str(other), "<DIR>").replace(str(default), "<DEFAULT>")
+        answers = json.loads(raw)
+    golden = {"files": files, "calls": [{"args": c, "out": a["json"]} for c, a in zip(calls, answers)]}
+    (OUT / "listing.json").write_text(json.dumps(golden, indent=1) + "\n")
+
+
+def oracle16(*args: str, env: dict[str, str] | None = None) -> str:
+    env = {**os.environ, "PI_ORACLE_PI": "1.6.0", **(env or {})}
     for _ in range(3):  # node has been seen to exit with nothing written; retry
         out = subprocess.run([str(ORACLE), *args], check=True, capture_output=True, text=True, env=env).stdout
         if out.strip():
@@ -243,6 +312,7 @@ def main() -> None:
     for name, spec in specs.items():
         (OUT / f"{name}.spec.json").write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
         (OUT / f"{name}.out.json").write_text(json.dumps(outs[name], indent=1, ensure_ascii=False) + "\n")
+    make_listing_golden()
 
 
 if __name__ == "__main__":
