@@ -1,4 +1,14 @@
-"""Session listings (pi's ``SessionManager.list`` / ``listAll``).
+"""Session listings and discovery (pi 1.6's ``SessionManager.list`` /
+``listAll``, SPEC-pi-1.6 §5.4; header discovery for ``findById`` and
+``continueRecent``).
+
+As pi 1.6: a directory's files are read in descending file-name order and
+the result is sorted stably by ``modified``, newest first (ties: newest
+name first); ``listAll`` reads files newest mtime first and follows
+symlinked project directories; ``on_progress(loaded, total, partial)`` is
+called after each file, with ``partial`` on the first, every 10th (100th
+for ``listAll``) and the last call. pi reads up to 10 files at once; we read
+them one after the other (the index below makes most reads unnecessary).
 
 **beyond pi**: listing keeps an index per session directory, the file
 ``<session dir>/.pi-session-index`` (mode 0600, JSON), holding each session
