@@ -47,6 +47,17 @@ SYSTEM_PATCH = {"role": "system", "content": "extra rules", "sections": {"preamb
 SYSTEM_TOOLS_ONLY = {"role": "system", "content": "", "toolsAdded": [{"name": "read", "description": "r", "parameters": {}}],
                      "timestamp": 4}
 
+_TS = "2026-11-30T12:00:00.000Z"
+RECORDS = [
+    {"type": "session", "version": 3, "id": "0195e0e0-0000-7000-8000-00000000000a", "timestamp": _TS, "cwd": "/r"},
+    {"type": "message", "id": "r0000001", "parentId": None, "timestamp": _TS, "message": SYSTEM},
+    {"type": "message", "id": "r0000002", "parentId": "r0000001", "timestamp": _TS, "message": USER},
+    {"type": "context_edit", "id": "r0000003", "parentId": "r0000002", "timestamp": _TS, "targetId": "r0000002",
+     "replacement": {"content": "edited"}},
+    {"type": "message", "id": "r0000004", "parentId": "r0000003", "timestamp": _TS, "message": ASSISTANT},
+]
+"""Records an in-memory script may start from (``"entries"``), header first."""
+
 # ops whose result is an entry id (or entry) and that never fail: safe "@N" targets
 _SAFE = {"appendMessage", "appendThinkingLevelChange", "appendModelChange", "appendCustomEntry", "appendCustomMessageEntry",
          "appendSessionInfo", "appendUsage", "appendCompaction"}
@@ -116,7 +127,12 @@ def random_ops16(r: random.Random, *, max_ops: int = 30) -> dict:
             safe.append(len(ops) - 1)
     if r.random() < 0.5:
         ops.append(["buildSessionProjection"])
-    return {"cwd": "/work/project", "persist": r.random() < 0.7, "ops": ops}
+    spec: dict[str, Any] = {"cwd": "/work/project", "persist": r.random() < 0.7, "ops": ops}
+    if r.random() < 0.2:
+        spec["id"] = r.choice(["s1", "my.session_2", "A-b"])
+    if not spec["persist"] and r.random() < 0.4:
+        spec["entries"] = r.choice([RECORDS, RECORDS[1:], RECORDS[2:4]])
+    return spec
 
 
 def _snake(name: str) -> str:
