@@ -32,7 +32,10 @@ def batch16(calls: list[list[str]], tmp: Path) -> list[dict]:
     path = tmp / "calls.json"
     path.write_text(json.dumps(calls))
     env = {**os.environ, "PI_ORACLE_PI": "1.6.0"}
-    out = subprocess.run([str(ORACLE), "batch", str(path)], check=True, capture_output=True, text=True, env=env, timeout=600).stdout
+    for _ in range(3):  # node has been seen to exit with nothing written; retry
+        out = subprocess.run([str(ORACLE), "batch", str(path)], check=True, capture_output=True, text=True, env=env, timeout=600).stdout
+        if out.strip():
+            break
     answers = json.loads(out)
     assert len(answers) == len(calls)
     return answers
