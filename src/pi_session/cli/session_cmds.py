@@ -22,6 +22,7 @@ from .render import (
     ROLE_STYLES,
     content_text,
     entry_line,
+    iter_flat_tree_json,
     iter_tree_json,
     one_line,
     sanitize,
@@ -124,10 +125,29 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
         console.print(line, soft_wrap=True)
 
 
-def tree(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
-    """Show the session tree: branches indented, the leaf marked, labels shown."""
+def tree(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    as_json: bool = JSON_OPTION,
+    flat: bool = typer.Option(
+        False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
+    ),
+) -> None:
+    """Show the session tree: branches indented, the leaf marked, labels shown,
+    failed tool results marked.
+
+    --json prints pi's nested layout (pi-oracle's tree), which nests one
+    level per entry: a long session is too deep for Python's json module
+    or jq. --json --flat is the form to use for large sessions."""
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
+    if as_json and flat:
+        on_path = {e.get("id") for e in manager.get_branch()}
+        for chunk in iter_flat_tree_json(roots, manager.get_leaf_id(), on_path):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+        return
+    if flat:
+        fail("--flat goes with --json")
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
@@ -345,7 +365,11 @@ def clone(
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Write a new session holding only the path to the leaf (pi's branched session)."""
+    """Write a new session holding only the path root→leaf (or root→--leaf ID).
+
+    With --leaf this is pi's /fork (start again from an earlier message in a
+    new session file); without it, pi's /clone. To keep working in the same
+    file instead, use navigate."""
     manager = open_session(session, read_only=True)
     source = manager.get_session_file()
     target = leaf or manager.get_leaf_id()
@@ -365,13 +389,19 @@ def clone(
 
 def fork(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
-    cwd: str = typer.Option(..., "--cwd", help="The project directory the new session belongs to."),
+    cwd: Optional[str] = typer.Option(
+        None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Copy a session into another project directory's sessions."""
+    """Copy a whole session into a project's sessions, by default the
+    current directory's (pi's --fork <path|id>).
+
+    To start again from an earlier message instead (pi's /fork in a
+    session), use clone --leaf ID."""
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd))
+        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd or os.getcwd()))
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
