@@ -123,3 +123,13 @@ def test_fork_defaults_to_the_current_directory(tmp_path, monkeypatch):
     new = json.loads(result.stdout)["path"]
     header = json.loads(open(new).readline())
     assert header["cwd"] == os.fspath(project)
+
+
+def test_export_errors_name_the_users_file(tmp_path):
+    from conftest import GOLDENS
+
+    target = tmp_path / "missing" / "dir" / "x.html"
+    result = run("export", GOLDENS / "projection" / "case-edits.jsonl", "-o", target)
+    assert result.exit_code == 1
+    assert f"{target}: directory {target.parent} does not exist" in " ".join(result.output.split())
+    assert ".tmp" not in result.output
