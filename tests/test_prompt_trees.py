@@ -70,6 +70,8 @@ CONTEXT_SCENARIOS: dict[str, tuple[str, str]] = {
     "worktree-sibling": ("sib-wt", "missing-agent"),
     "worktree-bare": ("bare/main", "missing-agent"),
     "repo-plain": ("repo/inner", "missing-agent"),
+    "worktree-broken": ("repo/wt/broken", "missing-agent"),
+    "worktree-odd-git-file": ("repo/wt/odd", "missing-agent"),
 }
 
 
@@ -153,6 +155,10 @@ def build_context_tree(root: Path) -> None:
     os.symlink(root / "repo" / "AGENTS.md", root / "repo" / "wt" / "link" / "AGENTS.md")
     _worktree(root, "repo", "repo/wt/abs", "abs", absolute=True)
     _write(root / "repo" / "wt" / "abs" / "AGENTS.md", "worktree abs\n")
+    _write(root / "repo" / "wt" / "broken" / ".git", "gitdir: ../../.git/worktrees/does-not-exist\n")
+    _write(root / "repo" / "wt" / "broken" / "AGENTS.md", "worktree whose admin dir is gone\n")
+    _write(root / "repo" / "wt" / "odd" / ".git", "not a gitdir line\n")
+    _write(root / "repo" / "wt" / "odd" / "AGENTS.md", "a .git file without gitdir\n")
     _worktree(root, "repo", "sib-wt", "sib")
     _write(root / "sib-wt" / "AGENTS.md", "sibling worktree\n")
     _write(root / "bare" / ".bare" / "HEAD", "ref: refs/heads/main\n")
