@@ -19,6 +19,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pi_session.prompt import DEFAULT_TOOL_GUIDELINES, DEFAULT_TOOL_SNIPPETS
+
 GOLDENS = Path(__file__).parent / "goldens" / "prompt"
 ORACLE = Path("/work/shared/pi-oracle/pi-oracle")
 GEN_ROOT = Path("/tmp/pi-session-prompt-goldens/root")
@@ -384,6 +386,30 @@ PROMPT_SCENARIOS: dict[str, dict] = {
     "bad-name-empty": {"cwd": "/w", "sections": {"": "x"}},
     "bad-name-empty-body": {"cwd": "/w", "sections": {"Bad": ""}},
     "bad-name-forced": {"cwd": "/w", "forceSystemPrompt": "F", "sections": {"Bad": "x"}},
+}
+
+# The options `pi-session system-prompt` builds for CLI_FLAGS (see test_prompt_cli).
+CLI_FLAGS = [
+    "--cwd", "/", "--tools", "read,bash,grep,edit", "--hide-tool", "grep", "--tool-guideline", "bash=CLI bash rule",
+    "--tool-guideline", "grep=CLI grep rule (hidden)", "--guideline", "CLI extra rule", "--append", "CLI addendum",
+    "--section", "cli_notes=CLI notes", "--section", "cwd=CLI cwd", "--no-context-files", "--no-skills",
+]
+PROMPT_SCENARIOS["cli-flags"] = {
+    "cwd": "/",
+    "selectedTools": ["read", "bash", "grep", "edit"],
+    "hiddenTools": ["grep"],
+    "toolSnippets": {t: DEFAULT_TOOL_SNIPPETS[t] for t in ("read", "bash", "grep", "edit")},
+    "toolGuidelines": {
+        "read": list(DEFAULT_TOOL_GUIDELINES["read"]),
+        "bash": ["CLI bash rule"],
+        "grep": ["CLI grep rule (hidden)"],
+        "edit": list(DEFAULT_TOOL_GUIDELINES["edit"]),
+    },
+    "promptGuidelines": ["CLI extra rule"],
+    "appendSystemPrompt": "CLI addendum",
+    "sections": {"cli_notes": "CLI notes", "cwd": "CLI cwd"},
+    "contextFiles": [],
+    "skills": [],
 }
 
 # name: (options scenario, previous sections). A previous given as {"@": NAME}
