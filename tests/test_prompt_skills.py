@@ -101,6 +101,9 @@ def test_golden_covers_the_interesting_cases() -> None:
     editors = {s["name"]: s["description"] for s in GOLDEN["editors"]["skills"]}
     assert editors["bom-crlf"] == "literal one\nliteral two\n" and editors["keep"] == "kept\n"
     assert editors["crlf-folded"] == "a b" and "root-note" in editors
+    yaml_read = {s["name"]: s["description"] for s in GOLDEN["yaml"]["skills"]}
+    assert yaml_read["tab-separator"] == "value\twith\ttabs" and yaml_read["unknown-tag"] == "d"
+    assert yaml_read["merge-plain"] == "m" and "merge" not in yaml_read and "hex" not in yaml_read
     assert [hint(GOLDEN[n]["prompt"]) for n in ("defaults", "defaults-bash", "defaults-indirect")] == [
         "read", "bash", "indirect"]
 

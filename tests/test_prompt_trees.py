@@ -176,6 +176,68 @@ def build_context_tree(root: Path) -> None:
 LONG = "x" * 1100
 
 
+# Frontmatter whose YAML a 1.1 reader (PyYAML as it comes) reads differently from pi's 1.2 reader.
+YAML_VARIANTS: dict[str, str] = {
+    "hex": "description: 0x1F",
+    "inf": "description: .inf",
+    "nan": "description: .nan",
+    "tilde": "description: ~",
+    "null": "description: null",
+    "null-title": "description: Null",
+    "true-upper": "description: TRUE",
+    "quoted-fold": 'description: "multi\n  line\n\n  para"',
+    "single": "description: 'it''s'",
+    "plain-multi": "description: one\n  two\n  three",
+    "yes": "description: yes",
+    "underscore": "description: 1_000",
+    "bin": "description: 0b101",
+    "octal-1-1": "description: 012",
+    "octal-1-2": "description: 0o17",
+    "neg-octal": "description: -0o7",
+    "plus": "description: +12",
+    "exp": "description: 1e3",
+    "str-tag": "description: !!str 123",
+    "anchor": "description: &a anchored\nname: anchor",
+    "keep-plus": "description: >+\n  kept\n\n",
+    "indent-indicator": "description: |2\n   two-indented\n",
+    "escapes": 'description: "caf\\u00e9\\tx"',
+    "date": "description: 2024-01-01",
+    "sexagesimal": "description: 12:30:00",
+    "merge": "base: &b\n  description: merged\n<<: *b",
+    "merge-plain": "<<: x\ndescription: m",
+    "value-eq": "description: =",
+    "colon": "description: a: b",
+    "hash": "description: a #comment",
+    "hash-in-word": "description: a#b",
+    "flow-map": "description: {x: 1}",
+    "empty-quoted": 'description: ""',
+    "bool-name": "name: false\ndescription: d",
+    "zero-name": "name: 0\ndescription: d",
+    "float-name": "name: 1.5\ndescription: d",
+    "nul-escape": 'description: "a\\0b"',
+    "folded-more": "description: >\n  a\n\n  b\n   c\n  d",
+    "trailing-space": "description: value   ",
+    "doc-end": "description: d\n...",
+    "doc-start": "--- \ndescription: d",
+    "dup-name": "name: x\nname: y\ndescription: d",
+    "unknown-tag": "description: !custom d",
+    "unknown-tag-int": "description: !custom 123",
+    "unknown-tag-seq": "description: !custom [a]",
+    "python-tag": "description: !!python/str x",
+    "binary": "description: !!binary aGk=",
+    "seq-top": "- a\n- b",
+    "str-top": "just a string",
+    "tab-separator": "name:\t\ttab-separator\ndescription:\tvalue\twith\ttabs",
+    "tab-spaces": "description: a \t b\tc",
+    "tab-hash": "description: a\t#comment",
+    "tab-trailing": "description: a\t\nname: tab-trailing",
+    "tab-multi-line": "description: one\n  two\tthree\n  four",
+    "tab-flow": "description: [a\tb, c]",
+    "tab-indent": "description: |\n\tx",
+    "tab-lead": "\tdescription: x",
+}
+
+
 def build_skills_tree(root: Path) -> None:
     """A user skills dir full of valid and broken skills, a project skills dir
     and extra paths."""
@@ -243,6 +305,9 @@ def build_skills_tree(root: Path) -> None:
     _write(root / "home" / "hs" / "home-skill" / "SKILL.md", skill_md("home-skill", "Found through ~/hs."))
     _write(root / "proj" / "~nohome" / "x-skill" / "SKILL.md", skill_md("x-skill", "~nohome is a relative name."))
 
+    for name, text in YAML_VARIANTS.items():
+        _write(root / "yaml" / name / "SKILL.md", "---\n" + text + "\n---\nbody\n")
+
     p = root / "proj" / ".pi" / "skills"
     _write(p / "good-one" / "SKILL.md", skill_md("good-one", "Project copy, loses the collision."))
     _write(p / "proj-skill" / "SKILL.md", skill_md("proj-skill", "A project skill."))
@@ -283,6 +348,7 @@ SKILL_SCENARIOS: dict[str, dict] = {
         "defaults": False,
         "read_tool": "read",
     },
+    "yaml": {"cwd": "proj", "agent": "missing-agent", "paths": ["ROOT/yaml"], "defaults": False, "read_tool": "read"},
 }
 
 

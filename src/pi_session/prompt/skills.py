@@ -156,16 +156,46 @@ class FrontmatterError(ValueError):
 def _yaml12_loader() -> type:
     """PyYAML's safe loader narrowed to YAML 1.2 core-schema scalars, as the
     JavaScript ``yaml`` package reads them: only ``true``/``false`` are booleans
-    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve, and
-    duplicate mapping keys are an error. Built on first use (PyYAML is only
+    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve,
+    duplicate mapping keys are an error, ``<<`` is an ordinary key (no merge),
+    a tab may separate tokens within a line, and a node with a tag the loader
+    does not know is read as if untagged. Built on first use (PyYAML is only
     imported when a skill has frontmatter)."""
     import yaml
 
     class Yaml12Loader(yaml.SafeLoader):
-        pass
+        def scan_to_next_token(self) -> None:
+            # PyYAML's own loop, which also passes over tabs that do not indent a line.
+            if self.index == 0 and self.peek() == "\ufeff":
+                self.forward()
+            while True:
+                while self.peek() == " " or (self.peek() == "\t" and (self.column > 0 or self.flow_level)):
+                    self.forward()
+                if self.peek() == "#":
+                    while self.peek() not in "\0\r\n\x85\u2028\u2029":
+                        self.forward()
+                if not self.scan_line_break():
+                    return
+                if not self.flow_level:
+                    self.allow_simple_key = True
+
+        def scan_plain_spaces(self, indent: int, start_mark: Any) -> Any:
+            # Tabs between the words of a plain scalar belong to it (PyYAML stops at them).
+            length = 0
+            while self.peek(length) in " \t":
+                length += 1
+            if "\t" in self.prefix(length) and self.peek(length) not in "\0\r\n\x85\u2028\u2029#":
+                whitespace = self.prefix(length)
+                self.forward(length)
+                return [whitespace]
+            return super().scan_plain_spaces(indent, start_mark)
 
     Yaml12Loader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if not tag.endswith((":bool", ":int", ":float", ":timestamp"))]
+        first: [
+            (tag, rx)
+            for tag, rx in resolvers
+            if not tag.endswith((":bool", ":int", ":float", ":timestamp", ":merge", ":value"))
+        ]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
     Yaml12Loader.add_implicit_resolver(
@@ -192,7 +222,6 @@ def _yaml12_loader() -> type:
         return int(text, 10)
 
     def construct_mapping(loader: Any, node: Any) -> dict[Any, Any]:
-        loader.flatten_mapping(node)
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
@@ -205,8 +234,16 @@ def _yaml12_loader() -> type:
             result[key] = loader.construct_object(value_node, deep=True)
         return result
 
+    def construct_untagged(loader: Any, node: Any) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return construct_mapping(loader, node)
+        if isinstance(node, yaml.SequenceNode):
+            return [loader.construct_object(child, deep=True) for child in node.value]
+        return loader.construct_scalar(node)
+
     Yaml12Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     Yaml12Loader.add_constructor("tag:yaml.org,2002:map", construct_mapping)
+    Yaml12Loader.add_constructor(None, construct_untagged)
     return Yaml12Loader
 
 
