@@ -73,7 +73,7 @@ def system_prompt(
         None, "--tools", help="Comma-separated tool names (default: read,bash,edit,write; '' for none)."
     ),
     hide_tool: list[str] = typer.Option(
-        [], "--hide-tool", help="A selected tool whose declaration requests leave out (repeatable): not listed, no rules."
+        [], "--hide-tool", help="A selected tool that requests do not declare (repeatable): not listed, adds no rules."
     ),
     tool_guideline: list[str] = typer.Option(
         [], "--tool-guideline", help="TOOL=TEXT: a rule that applies while TOOL is declared (repeatable)."

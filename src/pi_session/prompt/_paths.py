@@ -22,7 +22,9 @@ def _expand(path: str) -> str:
     return path
 
 
-def resolve_path(path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, *, trim: bool = False) -> str:
+def resolve_path(
+    path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, *, trim: bool = False
+) -> str:
     """An absolute, normalised path as pi 1.6 resolves user-given paths:
     optionally trimmed; ``~`` and ``~/...`` expanded to the home directory
     (``~user`` is not: it stays a relative name); a ``file://`` URL turned

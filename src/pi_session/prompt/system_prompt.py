@@ -31,7 +31,7 @@ pi's.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -164,18 +164,19 @@ class BuildSystemPromptOptions:
 
     cwd: str = ""
     custom_prompt: str | None = None
-    force_system_prompt: str | None = None
     selected_tools: Sequence[str] | None = None
-    hidden_tools: Sequence[str] | None = None
     tool_snippets: Mapping[str, str] | None = None
-    tool_guidelines: Mapping[str, Sequence[str]] | None = None
     prompt_guidelines: Sequence[str] | None = None
     append_system_prompt: str | None = None
-    sections: Mapping[str, str] | None = None
     context_files: Sequence[ContextFile | Mapping[str, str]] | None = None
     skills: Sequence[Skill | Mapping[str, Any]] | None = None
-    docs: DocsLocations | None = None
     date: Any = None
+    docs: DocsLocations | None = None
+    # new in pi 1.6 (after the older fields, so positional use keeps working)
+    force_system_prompt: str | None = None
+    hidden_tools: Sequence[str] | None = None
+    tool_guidelines: Mapping[str, Sequence[str]] | None = None
+    sections: Mapping[str, str] | None = None
 
     _CAMEL = {
         "customPrompt": "custom_prompt",
@@ -209,13 +210,17 @@ class BuildSystemPromptOptions:
         return cls(**kwargs)
 
 
-def _options(options: BuildSystemPromptOptions | Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> BuildSystemPromptOptions:
+def _options(
+    options: BuildSystemPromptOptions | Mapping[str, Any] | None, kwargs: Mapping[str, Any]
+) -> BuildSystemPromptOptions:
     if options is None:
         return BuildSystemPromptOptions.from_dict(kwargs)
     if isinstance(options, BuildSystemPromptOptions):
-        if kwargs:
-            raise TypeError("pass either a BuildSystemPromptOptions or keyword arguments, not both")
-        return options
+        if not kwargs:
+            return options
+        changes = BuildSystemPromptOptions.from_dict(kwargs)
+        names = [BuildSystemPromptOptions._CAMEL.get(key, key) for key in kwargs]
+        return replace(options, **{name: getattr(changes, name) for name in names})
     return BuildSystemPromptOptions.from_dict({**options, **kwargs})
 
 
@@ -320,7 +325,8 @@ def build_system_prompt_sections(
     """The prompt's sections, in order (pi's ``buildSystemPromptSections``).
 
     ``options`` is a :class:`BuildSystemPromptOptions`, a mapping in pi's
-    camelCase or in snake_case, or keyword arguments. Returns
+    camelCase or in snake_case, or keyword arguments (which also override
+    the fields of a given options object). Returns
     ``{name: text}`` in prompt order: ``preamble`` as plain text, every other
     section as ``<name>\\nBODY\\n</name>`` (order and presence rules in the
     module docstring). ``force_system_prompt`` plays no part here.
@@ -428,9 +434,9 @@ def describe_system_prompt(
     prints ``{error}`` instead)."""
     opts = options if isinstance(options, BuildSystemPromptOptions) else BuildSystemPromptOptions.from_dict(options)
     sections = build_system_prompt_sections(opts)
-    state: dict[str, Any] = (
-        {"content": opts.force_system_prompt} if opts.force_system_prompt is not None else {"content": "", "sections": sections}
-    )
+    state: dict[str, Any] = {"content": "", "sections": sections}
+    if opts.force_system_prompt is not None:
+        state = {"content": opts.force_system_prompt}
     result: dict[str, Any] = {
         "sections": sections,
         "order": list(sections),
