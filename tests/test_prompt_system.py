@@ -395,7 +395,11 @@ def test_diff_property(previous: dict, current: dict) -> None:
 @pytest.mark.oracle
 @pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
 def test_live_oracle_structure(tmp_path: Path) -> None:
-    options = {
+    """Every scenario (and one more) through the live pi 1.6 oracle, in one batch."""
+    import os
+
+    scenarios = dict(PROMPT_SCENARIOS)
+    scenarios["live-extra"] = {
         "cwd": "/live",
         "selectedTools": ["read", "bash", "find", "powershell"],
         "hiddenTools": ["find"],
@@ -407,11 +411,13 @@ def test_live_oracle_structure(tmp_path: Path) -> None:
         "skills": SKILLS,
         "sections": {"late": "L", "cwd": "/elsewhere"},
     }
-    path = tmp_path / "o.json"
-    path.write_text(json.dumps(options))
-    env = {"PI_ORACLE_PI": "1.6.0"}
-    import os
-
-    out = subprocess.run([str(ORACLE), "system-prompt-sections", str(path)], capture_output=True, text=True,
-                         check=True, env={**os.environ, **env}).stdout
-    assert structure(ours(options), options) == structure(json.loads(out), options)
+    calls = []
+    for name, options in scenarios.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(options))
+        calls.append(["system-prompt-sections", str(tmp_path / f"{name}.json")])
+    (tmp_path / "calls.json").write_text(json.dumps(calls))
+    env = dict(os.environ, PI_ORACLE_PI="1.6.0")
+    out = json.loads(subprocess.run([str(ORACLE), "batch", str(tmp_path / "calls.json")], capture_output=True,
+                                    text=True, check=True, env=env).stdout)
+    for (name, options), item in zip(scenarios.items(), out):
+        assert structure(ours(options), options) == structure(item["json"], options), name
