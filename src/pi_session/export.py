@@ -2,8 +2,11 @@
 
 The export is the path from the root to the leaf (every entry, also those a
 compaction summarised away), rendered in order: messages by role, compaction
-and branch summaries, model and thinking-level changes. Pure functions: they
-take entries and return text.
+and branch summaries, model and thinking-level changes, system messages and
+context edits. Content a context edit replaced is shown as the model sees
+it, and an entry a context edit omits is marked with its content left out
+(an edit is how a user hides a secret or a huge output; an export must not
+bring it back). Pure functions: they take entries and return text.
 
 Safety: all session text is untrusted. In HTML every piece of it goes through
 ``html.escape`` (quotes included) and sits inside ``<pre>``; the page carries
@@ -23,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .context import text_content
+from .context import apply_context_edit, context_entries_from_path, system_message_text, text_content
 from .jsonio import js_stringify
 
 __all__ = ["export_markdown", "export_html", "title_of"]
@@ -34,10 +37,17 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], name: str | None = None) -> str:
     """The session name, else the first user message's first line (≤ 80
-    characters), else the session id."""
+    characters) as the model sees it after context edits, else the session
+    id."""
     if name:
         return name
+    edits = _applied_edits(entries)
     for entry in entries:
+        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        if edit is not None:
+            if edit[1] is None:
+                continue
+            entry = _edited(entry, edit[1])
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "user":
             first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
@@ -51,13 +61,46 @@ def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, An
 _Block = tuple[str, list[tuple[str, Any]]]
 
 
+def _applied_edits(entries: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """target id → (edit id, replacement) for the context edits pi 1.6 applies
+    at the end of this path (the last edit per target among the context
+    entries)."""
+    out: dict[str, tuple[str, Any]] = {}
+    for entry in context_entries_from_path(entries):
+        if entry.get("type") == "context_edit" and "replacement" in entry:
+            target = entry.get("targetId")
+            if isinstance(target, str):
+                out[target] = (str(entry.get("id")), entry["replacement"])
+    return out
+
+
+def _edited(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any]:
+    """``entry`` as the model sees it after a non-null context edit."""
+    if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
+        return {**entry, "message": apply_context_edit([entry["message"]], replacement)[0]}
+    if entry.get("type") == "custom_message":
+        edited = apply_context_edit([{"role": "custom", "content": entry.get("content")}], replacement)[0]
+        return {**entry, "content": edited.get("content")}
+    return entry
+
+
 def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> list[_Block]:
     blocks: list[_Block] = []
+    edits = _applied_edits(entries)
     for entry in entries:
         etype = entry.get("type")
         parts: list[tuple[str, Any]] = []
         label = labels.get(str(entry.get("id")))
         suffix = f" [{label}]" if label else ""
+        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        if edit is not None:
+            edit_id, replacement = edit
+            if replacement is None:
+                what = entry.get("message", {}).get("role") if etype == "message" and isinstance(entry.get("message"), dict) else etype
+                blocks.append((f"{what}{suffix} (omitted from the model context by context edit {edit_id})", []))
+                continue
+            entry = _edited(entry, replacement)
+            suffix += f" (edited by context edit {edit_id})"
         if etype == "message" and isinstance(entry.get("message"), dict):
             message = entry["message"]
             role = str(message.get("role"))
@@ -69,6 +112,9 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
                     parts.append(("text", f"exit code {message.get('exitCode')}"))
             elif role in ("branchSummary", "compactionSummary"):
                 parts.append(("text", str(message.get("summary", ""))))
+            elif role == "system":
+                heading = "system prompt"
+                parts.append(("code", system_message_text(message)))
             else:
                 if role == "toolResult":
                     heading = f"tool result: {message.get('toolName', '')}" + (" (error)" if message.get("isError") else "")
@@ -100,6 +146,12 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
             blocks.append((f"model: {entry.get('provider')}/{entry.get('modelId')}{suffix}", []))
         elif etype == "thinking_level_change":
             blocks.append((f"thinking level: {entry.get('thinkingLevel')}{suffix}", []))
+        elif etype == "context_edit":
+            what = "omit" if entry.get("replacement") is None else "replace content of"
+            blocks.append((f"context edit: {what} {entry.get('targetId')}{suffix}", []))
+        elif etype == "usage":
+            usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+            blocks.append((f"usage: {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens{suffix}", []))
     return blocks
 
 

@@ -19,6 +19,7 @@ ROLE_STYLES = {
     "custom": "blue",
     "branchSummary": "bold blue",
     "compactionSummary": "bold blue",
+    "system": "bold red",
 }
 
 
@@ -83,12 +84,37 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
             preview = (preview + " " if preview else "") + f"({_s(message.get('stopReason'))})"
         return preview or "(empty)"
     if role == "toolResult":
-        return f"{_s(message.get('toolName'))}: {one_line(content_text(message.get('content')), width)}"
+        failed = "✗ failed: " if message.get("isError") is True else ""
+        return f"{_s(message.get('toolName'))}: {failed}{one_line(content_text(message.get('content')), width)}"
     if role == "bashExecution":
         return f"$ {one_line(str(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
         return one_line(str(message.get("summary", "")), width)
+    if role == "system":
+        return one_line(system_preview(message), width)
     return one_line(content_text(message.get("content")), width)
+
+
+def system_preview(message: Mapping[str, Any]) -> str:
+    """What a system message changes: its text, the sections it sets or
+    removes and the tools it adds or removes (pi 1.6)."""
+    text = content_text(message.get("content")).strip()
+    changes = system_changes(message)
+    return "; ".join(part for part in (text, changes) if part) or "(empty)"
+
+
+def system_changes(message: Mapping[str, Any]) -> str:
+    """The sections a system message sets (``-name`` removes) and the tools
+    it adds (``+name``) or removes (``-name``); ``""`` when none."""
+    parts = []
+    sections = message.get("sections")
+    if isinstance(sections, dict) and sections:
+        parts.append("sections " + ", ".join(_s(k) if v is not None else f"-{_s(k)}" for k, v in sections.items()))
+    for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+        tools = message.get(key)
+        if isinstance(tools, list) and tools:
+            parts.append("tools " + ", ".join(sign + _s(t.get("name")) for t in tools if isinstance(t, dict)))
+    return "; ".join(parts)
 
 
 def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
@@ -103,7 +129,8 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
         return text
     text.append(_s(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
     if etype == "compaction":
-        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before) " + one_line(str(entry.get("summary", "")), width))
+        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
+        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(str(entry.get("summary", "")), width))
     elif etype == "branch_summary":
         text.append(" " + one_line(str(entry.get("summary", "")), width))
     elif etype == "model_change":
@@ -119,7 +146,24 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
         text.append(f" {_s(entry.get('customType'))}")
     elif etype == "custom_message":
         text.append(f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}")
+    elif etype == "context_edit":
+        replacement = entry.get("replacement", _ABSENT)
+        target = _s(entry.get("targetId"))
+        if replacement is None:
+            text.append(f" {target} omitted")
+        elif isinstance(replacement, dict) and "content" in replacement:
+            text.append(f" {target} replaced: {one_line(content_text(replacement['content']), width)}")
+        else:
+            text.append(f" {target} (malformed replacement)")
+    elif etype == "usage":
+        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+        text.append(f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}")
+        if "totalTokens" in usage:
+            text.append(f" {_s(usage.get('totalTokens'))} tokens")
     return text
+
+
+_ABSENT: Any = object()
 
 
 def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], width: int = 72) -> list[Text]:
@@ -209,6 +253,34 @@ def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool =
             events.append(("text", pad(depth) + "}", 0))
             events.append(("list", node.children, depth + 1))
     yield pad(0) + "}"
+
+
+def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set[Any]) -> Iterator[str]:
+    """The tree as flat JSON (``tree --json --flat``): ``{"leafId", "entries":
+    [...]}`` with one object per entry in tree order (depth first, children
+    oldest first), each on its own line: ``{"id", "parentId" (the tree
+    parent: null for roots and orphans), "depth" (0 for roots), "type",
+    "label", "onPath" (on the path root→leaf), "children" (child ids)}``.
+    Nesting is constant, so any JSON reader handles any session size."""
+    yield '{"leafId":' + js_stringify(leaf_id) + ',"entries":['
+    stack: list[tuple[TreeNode, Any, int]] = [(node, None, 0) for node in reversed(roots)]
+    first = True
+    while stack:
+        node, parent, depth = stack.pop()
+        eid = node.entry.get("id")
+        row = {
+            "id": eid,
+            "parentId": parent,
+            "depth": depth,
+            "type": node.entry.get("type"),
+            "label": node.label,
+            "onPath": eid in on_path,
+            "children": [child.entry.get("id") for child in node.children],
+        }
+        yield ("\n" if first else ",\n") + js_stringify(row)
+        first = False
+        stack.extend((child, eid, depth + 1) for child in reversed(node.children))
+    yield "\n]}"
 
 
 def tree_depth(roots: list[TreeNode]) -> int:

@@ -1,4 +1,4 @@
-"""Session commands: ls, info, tree, context, label, name, clone, fork, migrate."""
+"""Session commands: ls, info, tree, context, label, edit, name, clone, fork, migrate."""
 
 from __future__ import annotations
 
@@ -10,13 +10,26 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from ..context import entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
-from .render import DEEP_TREE, ROLE_STYLES, content_text, iter_tree_json, one_line, sanitize, tree_depth, tree_lines
+from .render import (
+    DEEP_TREE,
+    ROLE_STYLES,
+    content_text,
+    entry_line,
+    iter_flat_tree_json,
+    iter_tree_json,
+    one_line,
+    sanitize,
+    system_changes,
+    tree_depth,
+    tree_lines,
+)
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -112,10 +125,29 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
         console.print(line, soft_wrap=True)
 
 
-def tree(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
-    """Show the session tree: branches indented, the leaf marked, labels shown."""
+def tree(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    as_json: bool = JSON_OPTION,
+    flat: bool = typer.Option(
+        False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
+    ),
+) -> None:
+    """Show the session tree: branches indented, the leaf marked, labels shown,
+    failed tool results marked.
+
+    --json prints pi's nested layout (pi-oracle's tree), which nests one
+    level per entry: a long session is too deep for Python's json module
+    or jq. --json --flat is the form to use for large sessions."""
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
+    if as_json and flat:
+        on_path = {e.get("id") for e in manager.get_branch()}
+        for chunk in iter_flat_tree_json(roots, manager.get_leaf_id(), on_path):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+        return
+    if flat:
+        fail("--flat goes with --json")
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
@@ -132,38 +164,78 @@ def tree(session: str = typer.Argument(..., help="Session file or session id pre
 def context(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id to build the context at, or 'null' for none."),
+    projection: bool = typer.Option(
+        False, "--projection", help="Per context entry, the messages it contributes after context edits (pi 1.6's projection)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Show the messages pi would send to the model at the leaf."""
+    """Show the messages pi would send to the model at the leaf.
+
+    Context edits are applied as pi 1.6 applies them: edited messages are
+    marked, omitted entries are listed where they stand. With --json the
+    output is pi-oracle's `context` (or, with --projection, `projection`)."""
     manager = open_session(session, quiet=False)
     apply_leaf(manager, leaf)
-    ctx = manager.build_session_context()
+    proj = manager.build_session_projection()
     if as_json:
         out: dict[str, Any] = {"leafId": manager.get_leaf_id()}
-        if "thinkingLevel" in ctx:
-            out["thinkingLevel"] = ctx["thinkingLevel"]
-        out["model"] = ctx["model"]
-        out["messages"] = ctx["messages"]
+        if "thinkingLevel" in proj:
+            out["thinkingLevel"] = proj["thinkingLevel"]
+        out["model"] = proj["model"]
+        if projection:
+            out["entries"] = projection_to_json(proj)
+        out["messages"] = proj["messages"]
+        if projection:
+            out["systemMessage"] = get_current_system_message(proj["messages"])
         print_json(out)
         return
-    model = ctx["model"]
+    model = proj["model"]
     model_text = sanitize(f"{model.get('provider')}/{model.get('modelId')}") if model else "none"
+    leaf_id = manager.get_leaf_id()
     console.print(
         Text.assemble(
-            ("leaf ", "bold"), sanitize(str(manager.get_leaf_id())), ("  model ", "bold"), model_text,
-            ("  thinking ", "bold"), sanitize(str(ctx.get("thinkingLevel"))),
+            ("leaf ", "bold"), sanitize(leaf_id) if leaf_id is not None else "none (empty context)",
+            ("  model ", "bold"), model_text, ("  thinking ", "bold"), sanitize(str(proj.get("thinkingLevel"))),
         ),
         soft_wrap=True,
     )
+    edited_by = _edits_by_target(item["sourceEntry"] for item in proj["entries"])
     rule_width = min(console.width, 80)
-    for i, message in enumerate(ctx["messages"]):
-        role = sanitize(str(message.get("role")))
-        head = f"── [{i}] {role} "
-        console.print(Text(head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(head)), style="dim"), soft_wrap=True)
-        # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
-        # characters): soft_wrap leaves wrapping to the terminal, so a huge
-        # message costs linear time
-        console.print(Text(_message_body(message)), soft_wrap=True)
+    index = 0
+    for pos, item in enumerate(proj["entries"]):
+        entry = item["sourceEntry"]
+        eid = entry.get("id")
+        edit_id = edited_by.get(eid) if isinstance(eid, str) else None
+        if projection:
+            console.print(Text(f"● {sanitize(str(eid))} ", style="bold") + entry_line(entry, 60), soft_wrap=True)
+        if edit_id is not None and not item["messages"] and entry_messages(entry, leading=pos == 0):
+            console.print(Text(f"── omitted: {sanitize(str(eid))} (context edit {sanitize(edit_id)})", style="dim italic"), soft_wrap=True)
+        for message in item["messages"]:
+            role = sanitize(str(message.get("role")))
+            note = f"(edited by {sanitize(edit_id)}) " if edit_id is not None and message.get("role") in EDITABLE_ROLES else ""
+            head = f"── [{index}] {role} {note}"
+            console.print(
+                Text(head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(head)), style="dim"), soft_wrap=True
+            )
+            # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
+            # characters): soft_wrap leaves wrapping to the terminal, so a huge
+            # message costs linear time
+            console.print(Text(_message_body(message)), soft_wrap=True)
+            index += 1
+
+
+EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
+
+
+def _edits_by_target(entries: Any) -> dict[str, str]:
+    """target id → id of the context edit that decides it (the last one)."""
+    out: dict[str, str] = {}
+    for entry in entries:
+        if entry.get("type") == "context_edit" and "replacement" in entry:
+            target, eid = entry.get("targetId"), entry.get("id")
+            if isinstance(target, str) and isinstance(eid, str):
+                out[target] = eid
+    return out
 
 
 CONTEXT_BODY_LIMIT = 20_000  # characters of one message shown by `context`
@@ -200,6 +272,10 @@ def _message_body(message: dict[str, Any]) -> str:
         return _cut(sanitize(f"$ {message.get('command')}\n{message.get('output', '')}"), CONTEXT_BODY_LIMIT)
     if role in ("branchSummary", "compactionSummary"):
         return _cut(sanitize(str(message.get("summary", ""))), CONTEXT_BODY_LIMIT)
+    if role == "system":
+        changes = system_changes(message)
+        body = system_message_text(message) or "(empty prompt text)"
+        return _cut(sanitize(f"({changes})\n{body}" if changes else body), CONTEXT_BODY_LIMIT)
     text = content_text(message.get("content"))
     return _cut(text, TOOL_RESULT_LIMIT if role == "toolResult" else CONTEXT_BODY_LIMIT)
 
@@ -231,6 +307,43 @@ def label(
         console.print(sanitize(done), markup=False, soft_wrap=True)
 
 
+def edit(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch)."),
+    replace: Optional[str] = typer.Option(None, "--replace", help="The text the model sees instead of the entry's content."),
+    omit: bool = typer.Option(False, "--omit", help="Leave the entry out of the model context."),
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Replace or omit what an entry contributes to the model context (a
+    pi 1.6 context edit), e.g. to hide a pasted secret or a huge output.
+
+    The original stays in the file, as in pi: the edit is a new entry that
+    context building applies. User, assistant and tool-result messages and
+    custom messages on the current branch can be edited."""
+    if (replace is None) == (not omit):
+        fail("give exactly one of --replace TEXT or --omit")
+    replacement = None if omit else {"content": replace}
+    # Validate before opening for writing (which may migrate an old file): a
+    # read-only manager checks the edit as pi does, then refuses the write.
+    probe = open_session(session, read_only=True, quiet=True)
+    try:
+        probe.append_context_edit(entry_id, replacement)
+    except PermissionError:
+        pass
+    except (ValueError, KeyError) as exc:
+        fail(f"{probe.get_session_file()}: {exc.args[0] if exc.args else exc}")
+    manager = _open_for_write(session)
+    new_id = manager.append_context_edit(entry_id, replacement)
+    manager.save()
+    if as_json:
+        print_json(manager.get_entry(new_id))
+    else:
+        what = "omitted from the model context" if omit else "replaced in the model context"
+        console.print(
+            sanitize(f"context edit {new_id}: {entry_id} {what} (the original stays in the file)"), markup=False, soft_wrap=True
+        )
+
+
 def name(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
@@ -252,7 +365,11 @@ def clone(
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Write a new session holding only the path to the leaf (pi's branched session)."""
+    """Write a new session holding only the path root→leaf (or root→--leaf ID).
+
+    With --leaf this is pi's /fork (start again from an earlier message in a
+    new session file); without it, pi's /clone. To keep working in the same
+    file instead, use navigate."""
     manager = open_session(session, read_only=True)
     source = manager.get_session_file()
     target = leaf or manager.get_leaf_id()
@@ -272,13 +389,19 @@ def clone(
 
 def fork(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
-    cwd: str = typer.Option(..., "--cwd", help="The project directory the new session belongs to."),
+    cwd: Optional[str] = typer.Option(
+        None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Copy a session into another project directory's sessions."""
+    """Copy a whole session into a project's sessions, by default the
+    current directory's (pi's --fork <path|id>).
+
+    To start again from an earlier message instead (pi's /fork in a
+    session), use clone --leaf ID."""
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd))
+        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd or os.getcwd()))
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
@@ -333,6 +456,7 @@ def register(app: typer.Typer) -> None:
     app.command()(tree)
     app.command()(context)
     app.command()(label)
+    app.command()(edit)
     app.command()(name)
     app.command()(clone)
     app.command()(fork)

@@ -1,0 +1,171 @@
+"""CLI on pi 1.6 records: context (with --projection), tree, edit.
+
+In-process through typer's CliRunner (the console script itself is covered
+by the end-to-end tests); JSON outputs are compared with the 1.6 oracle's
+committed answers (tests/goldens/projection)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import GOLDENS
+from pi_session.cli.app import app
+from pi_session.jsonio import dumps_pretty, js_stringify
+
+PROJECTION = GOLDENS / "projection"
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _agent_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def golden(name: str) -> dict:
+    return json.loads(gzip.decompress((PROJECTION / f"{name}.golden.json.gz").read_bytes()))
+
+
+def copy(tmp_path, name: str):
+    dst = tmp_path / f"{name}.jsonl"
+    shutil.copy(PROJECTION / f"{name}.jsonl", dst)
+    return dst
+
+
+@pytest.mark.parametrize("name", ["case-edits", "case-compaction", "case-omit_compaction", "gen16-003", "gen16-017"])
+def test_context_json_equals_pi_16(tmp_path, name):
+    path = copy(tmp_path, name)
+    expected = golden(name)["<leaf>"]
+    result = run("context", path, "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == dumps_pretty(expected["context"]["json"]) + "\n"  # the oracle's own layout
+    result = run("context", path, "--projection", "--json")
+    assert result.exit_code == 0, result.output
+    assert js_stringify(json.loads(result.stdout)) == js_stringify(expected["projection"]["json"])
+
+
+def test_context_marks_edits_and_omissions(tmp_path):
+    path = copy(tmp_path, "case-omit_compaction")
+    out = run("context", path).stdout
+    assert "omitted: c1 (context edit e1)" in out
+    assert "omitted: a1 (context edit e3)" in out
+    assert "SUM" not in out
+    out = run("context", copy(tmp_path, "case-edits")).stdout
+    assert "user (edited by e4)" in out and "LAST" in out and "hello" not in out
+
+
+def test_tree_shows_new_entry_types(tmp_path):
+    out = run("tree", copy(tmp_path, "case-edits")).stdout
+    assert "context_edit u1 replaced: LAST" in out
+    assert "usage cache_warm p/m" in out
+    assert "system extra; sections -tools, x; tools -read" in out
+    out = run("tree", copy(tmp_path, "case-omit_compaction")).stdout
+    assert "context_edit c1 omitted" in out
+
+
+def _user_assistant_session(tmp_path):
+    lines = [
+        {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0001", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": str(tmp_path)},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "my key is sk-SECRET", "timestamp": 1}},
+        {"type": "message", "id": "a1", "parentId": "u1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": "noted"}], "api": "x", "provider": "p", "model": "m",
+                     "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2}, "stopReason": "stop", "timestamp": 2}},
+        {"type": "message", "id": "s1", "parentId": "a1", "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "system", "content": "extra", "timestamp": 3}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_edit_replace_and_omit(tmp_path):
+    path = _user_assistant_session(tmp_path)
+    result = run("edit", path, "u1", "--replace", "my key is [removed]")
+    assert result.exit_code == 0, result.output
+    assert "the original stays in the file" in result.stdout
+    ctx = json.loads(run("context", path, "--json").stdout)
+    assert ctx["messages"][0]["content"] == "my key is [removed]"
+    assert "sk-SECRET" in path.read_text()  # append-only: the original stays
+    result = run("edit", path, "a1", "--omit", "--json")
+    assert result.exit_code == 0, result.output
+    entry = json.loads(result.stdout)
+    assert entry["type"] == "context_edit" and entry["targetId"] == "a1" and entry["replacement"] is None
+    ctx = json.loads(run("context", path, "--json").stdout)
+    assert [m["role"] for m in ctx["messages"]] == ["user", "system"]
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["u1"], "exactly one of"),
+        (["u1", "--omit", "--replace", "x"], "exactly one of"),
+        (["nope", "--omit"], "nope"),
+        (["s1", "--omit"], "s1"),
+    ],
+)
+def test_edit_refuses_bad_requests_without_touching_the_file(tmp_path, args, message):
+    path = _user_assistant_session(tmp_path)
+    before = path.read_bytes()
+    result = run("edit", path, *args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert path.read_bytes() == before
+
+
+@pytest.mark.oracle
+def test_edited_file_reads_the_same_in_pi_16(tmp_path, oracle):
+    path = _user_assistant_session(tmp_path)
+    assert run("edit", path, "u1", "--replace", "[removed]").exit_code == 0
+    assert run("edit", path, "a1", "--replace", "ok").exit_code == 0
+    ours = json.loads(run("context", path, "--projection", "--json").stdout)
+    theirs = json.loads(oracle("projection", str(path)))
+    assert js_stringify(ours) == js_stringify(theirs)
+
+
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_export_shows_edits_and_hides_omitted_content(tmp_path, fmt):
+    path = copy(tmp_path, "case-edits")
+    out = tmp_path / f"x.{fmt}"
+    assert run("export", path, "--format", fmt, "-o", out).exit_code == 0
+    text = out.read_text()
+    assert "LAST" in text and "edited by context edit e4" in text
+    assert "hello" not in text  # replaced content is shown as the model sees it
+    path = copy(tmp_path, "case-omit_compaction")
+    assert run("export", path, "--format", fmt, "-o", out, "--force").exit_code == 0
+    text = out.read_text()
+    assert "omitted from the model context by context edit e3" in text
+    assert "SUM" not in text  # the omitted compaction's summary stays out
+
+
+def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
+    path = tmp_path / "s.jsonl"
+    head = '{"type":"session","version":3,"id":"0192aaaa-bbbb-7ccc-8ddd-eeeeffff0000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+    body = [
+        '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}}',
+        '{"type":"context_edit","id":"e1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","targetId":"u1"}',
+        '{"type":"future_thing","id":"f1","parentId":"e1","timestamp":"2026-01-01T00:00:00.000Z"}',
+        '{"type":"message","id":"s1","parentId":"f1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"system","content":"x","timestamp":1}}',
+        '{"type":"usage","id":"g1","parentId":"s1","timestamp":"2026-01-01T00:00:00.000Z","kind":"cache_warm","provider":"p","model":"m","usage":{"input":1}}',
+        '{"type":"context_edit","id":"e2","parentId":"g1","timestamp":"2026-01-01T00:00:00.000Z","targetId":"u1","replacement":null}',
+    ]
+    path.write_text(head + "\n".join(body) + "\n")
+    before = path.read_bytes()
+    result = run("check", path, "--json")
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    kinds = {(p["line"], p["kind"]) for p in problems}
+    assert kinds == {(3, "bad-context-edit"), (4, "unknown-type")}, problems  # system, usage and a null edit are fine
+    assert path.read_bytes() == before
+    ctx = json.loads(run("context", path, "--json").stdout)
+    assert [m["role"] for m in ctx["messages"]] == ["system"]  # e2 omits u1; e1 is ignored, not fatal
