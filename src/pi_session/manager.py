@@ -130,6 +130,10 @@ class SessionManager:
             opened (:class:`pi_session.storage.LineProblem`).
         notes: one-line notes about repairs done while writing (a torn last
             line) and migrations.
+        file_version: the format version of the opened file as it was on
+            disk (1, 2 or 3; None for a session this manager started). A
+            read-only manager of a v1/v2 file holds migrated records but
+            leaves the file at this version.
     """
 
     def __init__(
@@ -159,6 +163,7 @@ class SessionManager:
         self._session_file: Path | None = None
         self.problems: list[LineProblem] = []
         self.notes: list[str] = []
+        self.file_version: Any = None
         if persist and self._session_dir is not None and not read_only:
             ensure_dir(self._session_dir)
         if session_file is not None:
@@ -418,6 +423,7 @@ class SessionManager:
             return
         self._session_id = sf.header["id"]
         self._records = [sf.header, *sf.entries]
+        self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
             if self._read_only:
                 self.notes.append(f"{self._session_file}: version {sf.migrated_from} file migrated in memory only")
