@@ -34,10 +34,18 @@ def oracle_available() -> bool:
     return ORACLE.exists() and shutil.which("node") is not None and shutil.which("npm") is not None
 
 
-def run_oracle(*args: str) -> str:
-    """Run pi-oracle and return its stdout (retries an empty answer)."""
+# Live oracle tests run against the current pi, 1.6.0, unless PI_ORACLE_PI
+# says otherwise; set here so every test that starts the oracle inherits it.
+os.environ.setdefault("PI_ORACLE_PI", "1.6.0")
+ORACLE_PI = os.environ["PI_ORACLE_PI"]
+
+
+def run_oracle(*args: str, pi: str | None = None) -> str:
+    """Run pi-oracle (pi ``pi``, default :data:`ORACLE_PI`) and return its
+    stdout (retries an empty answer)."""
+    env = {**os.environ, "PI_ORACLE_PI": pi or ORACLE_PI}
     for _ in range(3):
-        out = subprocess.run([str(ORACLE), *args], check=True, capture_output=True, text=True, timeout=300).stdout
+        out = subprocess.run([str(ORACLE), *args], check=True, capture_output=True, text=True, timeout=300, env=env).stdout
         if out.strip():
             return out
     raise RuntimeError(f"pi-oracle {' '.join(args)} printed nothing")

@@ -124,8 +124,7 @@ def test_edit_refuses_bad_requests_without_touching_the_file(tmp_path, args, mes
 
 
 @pytest.mark.oracle
-def test_edited_file_reads_the_same_in_pi_16(tmp_path, oracle, monkeypatch):
-    monkeypatch.setenv("PI_ORACLE_PI", "1.6.0")
+def test_edited_file_reads_the_same_in_pi_16(tmp_path, oracle):
     path = _user_assistant_session(tmp_path)
     assert run("edit", path, "u1", "--replace", "[removed]").exit_code == 0
     assert run("edit", path, "a1", "--replace", "ok").exit_code == 0
@@ -147,3 +146,26 @@ def test_export_shows_edits_and_hides_omitted_content(tmp_path, fmt):
     text = out.read_text()
     assert "omitted from the model context by context edit e3" in text
     assert "SUM" not in text  # the omitted compaction's summary stays out
+
+
+def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
+    path = tmp_path / "s.jsonl"
+    head = '{"type":"session","version":3,"id":"0192aaaa-bbbb-7ccc-8ddd-eeeeffff0000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+    body = [
+        '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"x","timestamp":1}}',
+        '{"type":"context_edit","id":"e1","parentId":"u1","timestamp":"2026-01-01T00:00:00.000Z","targetId":"u1"}',
+        '{"type":"future_thing","id":"f1","parentId":"e1","timestamp":"2026-01-01T00:00:00.000Z"}',
+        '{"type":"message","id":"s1","parentId":"f1","timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"system","content":"x","timestamp":1}}',
+        '{"type":"usage","id":"g1","parentId":"s1","timestamp":"2026-01-01T00:00:00.000Z","kind":"cache_warm","provider":"p","model":"m","usage":{"input":1}}',
+        '{"type":"context_edit","id":"e2","parentId":"g1","timestamp":"2026-01-01T00:00:00.000Z","targetId":"u1","replacement":null}',
+    ]
+    path.write_text(head + "\n".join(body) + "\n")
+    before = path.read_bytes()
+    result = run("check", path, "--json")
+    assert result.exit_code == 1
+    problems = json.loads(result.stdout)["problems"]
+    kinds = {(p["line"], p["kind"]) for p in problems}
+    assert kinds == {(3, "bad-context-edit"), (4, "unknown-type")}, problems  # system, usage and a null edit are fine
+    assert path.read_bytes() == before
+    ctx = json.loads(run("context", path, "--json").stdout)
+    assert [m["role"] for m in ctx["messages"]] == ["system"]  # e2 omits u1; e1 is ignored, not fatal

@@ -1,5 +1,6 @@
-"""Skills: discovery and validation against pi's goldens, the prompt block,
-frontmatter parsing, ignore files, and properties."""
+"""Skills: discovery and validation against pi 1.6's goldens, the prompt
+block (three loading hints), frontmatter parsing (byte-order marks, CRLF,
+YAML block scalars), ignore files, and properties."""
 
 from __future__ import annotations
 
@@ -26,7 +27,7 @@ from pi_session.prompt import (
 )
 from pi_session.prompt._ignore import IgnoreMatcher
 from pi_session.prompt.skills import FrontmatterError
-from test_prompt_trees import GOLDENS, ORACLE, SKILL_SCENARIOS, build_all, normalise, skill_md
+from test_prompt_trees import GOLDENS, ORACLE, SKILL_SCENARIOS, build_all, normalise, skill_args, skill_md
 
 GOLDEN = json.loads((GOLDENS / "skills.json").read_text())
 
@@ -53,22 +54,33 @@ def xml_part(block: str) -> str:
     return block[block.index("<available_skills>") :] if block else ""
 
 
+def hint(block: str) -> str:
+    """Which loading hint a block's second intro line gives (by the tool it names)."""
+    line = block.lstrip("\n").split("\n")[1].lower()
+    return "bash" if "bash" in line else "read" if "read tool" in line else "indirect"
+
+
+def strip_messages(diags: list[dict]) -> list[dict]:
+    return [{k: v for k, v in d.items() if k != "message"} for d in diags]
+
+
 @pytest.mark.parametrize("name", sorted(SKILL_SCENARIOS))
-def test_skills_match_pi(tree: Path, name: str) -> None:
+def test_skills_match_pi(tree: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tree / "home"))  # "~/hs"
     gold = GOLDEN[name]
     result = run_scenario(tree, name)
     ours = normalise(result.to_dict(), tree)
     assert ours["skills"] == gold["skills"]
     # Messages are our own words; type, path, order and collision details match pi.
-    strip = lambda ds: [{k: v for k, v in d.items() if k != "message"} for d in ds]  # noqa: E731
-    assert strip(ours["diagnostics"]) == strip(gold["diagnostics"])
+    assert strip_messages(ours["diagnostics"]) == strip_messages(gold["diagnostics"])
     assert all(d["message"] for d in ours["diagnostics"])
-    block = normalise(format_skills_for_prompt(result.skills), tree)
+    block = normalise(format_skills_for_prompt(result.skills, SKILL_SCENARIOS[name]["read_tool"]), tree)
     assert xml_part(block) == xml_part(gold["prompt"])
     if gold["prompt"]:
         intro = lambda b: b[: b.index("<available_skills>")]  # noqa: E731
         assert intro(block).startswith("\n\n") and intro(gold["prompt"]).startswith("\n\n")
         assert intro(block).count("\n") == intro(gold["prompt"]).count("\n")
+        assert hint(block) == hint(gold["prompt"]) == SKILL_SCENARIOS[name]["read_tool"]
 
 
 def test_golden_covers_the_interesting_cases() -> None:
@@ -77,9 +89,23 @@ def test_golden_covers_the_interesting_cases() -> None:
     assert "hidden-skill" in names and "<name>hidden-skill</name>" not in gold["prompt"]
     assert "yes-flag" in names and "<name>yes-flag</name>" in gold["prompt"]
     assert names.count("good-one") == 1 and names.count("shared-name") == 1
-    for absent in ("inner", "pkg", ".hidden", "ignored-skill", "ignored-file", "no-desc", "bad-yaml", "notes"):
+    for absent in ("inner", "pkg", ".hidden", "ignored-skill", "ignored-file", "no-desc", "bad-yaml", "notes",
+                   "notes-list-desc", "list-desc", "num-desc"):
         assert absent not in names
+    # 1.6: a BOM is fine, a name differing from its directory is fine, a non-string name falls back
+    assert {"bom", "other-name", "num-name", "bool-name"} <= set(names)
+    warned = {d["path"].split("/skills/")[1] for d in gold["diagnostics"] if d["type"] == "warning"}
+    assert not any(p.startswith(("notes-", "mismatch/")) for p in warned)
+    assert {"list-desc/SKILL.md", "num-desc/SKILL.md", "bad-yaml/SKILL.md"} <= warned
     assert [d["type"] for d in gold["diagnostics"]].count("collision") == 2
+    editors = {s["name"]: s["description"] for s in GOLDEN["editors"]["skills"]}
+    assert editors["bom-crlf"] == "literal one\nliteral two\n" and editors["keep"] == "kept\n"
+    assert editors["crlf-folded"] == "a b" and "root-note" in editors
+    yaml_read = {s["name"]: s["description"] for s in GOLDEN["yaml"]["skills"]}
+    assert yaml_read["tab-separator"] == "value\twith\ttabs" and yaml_read["unknown-tag"] == "d"
+    assert yaml_read["merge-plain"] == "m" and "merge" not in yaml_read and "hex" not in yaml_read
+    assert [hint(GOLDEN[n]["prompt"]) for n in ("defaults", "defaults-bash", "defaults-indirect")] == [
+        "read", "bash", "indirect"]
 
 
 # --------------------------------------------------------------------------- single files
@@ -115,12 +141,13 @@ def test_valid_skill(tmp_path: Path) -> None:
         ("a", skill_md("a", "{k: v}"), False, 1),  # mapping description
         ("a", skill_md(None, "d"), True, 0),  # name from directory
         ("Bad", skill_md(None, "d"), True, 1),  # upper case
-        ("a", skill_md("b", "d"), True, 1),  # mismatch
+        ("a", skill_md("b", "d"), True, 0),  # 1.6: a name may differ from its directory
         ("x--y", skill_md(None, "d"), True, 1),
         ("-x", skill_md(None, "d"), True, 1),
         ("a_b", skill_md("a_b", "d"), True, 1),
-        ("a", skill_md("42", "d"), False, 1),  # non-string name
-        ("a", skill_md(None, "d", "name: true"), False, 1),
+        ("a", skill_md("42", "d"), True, 0),  # 1.6: a non-string name falls back to the directory
+        ("a", skill_md(None, "d", "name: true"), True, 0),
+        ("A", skill_md("", "d"), True, 1),  # empty name: the directory's, which is invalid here
         ("a", skill_md("a", "x" * 1025), True, 1),  # too long, still loaded
         ("a", skill_md("a", "x" * 1024), True, 0),
         ("a", "---\nname: a\ndescription: [oops\n---\n", False, 1),  # invalid YAML
@@ -129,6 +156,8 @@ def test_valid_skill(tmp_path: Path) -> None:
         ("a", "no frontmatter", False, 1),
         ("a", "---\n---\nbody", False, 1),
         ("a", b"---\nname: a\ndescription: caf\xe9\n---\n", True, 0),  # bad UTF-8 replaced
+        ("a", b"\xef\xbb\xbf---\r\nname: a\r\ndescription: d\r\n---\r\n", True, 0),  # BOM + CRLF
+        ("a", skill_md("a", "[x]", "name: [1]"), False, 1),  # only the description is reported
     ],
 )
 def test_broken_variants(tmp_path: Path, dirname: str, text, loaded: bool, n_warnings: int) -> None:
@@ -136,6 +165,45 @@ def test_broken_variants(tmp_path: Path, dirname: str, text, loaded: bool, n_war
     assert (skill is not None) == loaded
     assert len(diags) == n_warnings
     assert all(d["type"] == "warning" and d["path"].endswith("SKILL.md") and d["message"] for d in diags)
+
+
+def test_non_skill_markdown_files_are_skipped_silently(tmp_path: Path) -> None:
+    cases = {
+        "plain.md": "# Just notes\n",
+        "bad-yaml.md": "---\ndescription: [oops\n---\n",
+        "list-desc.md": skill_md("x", "[a]"),
+        "empty-desc.md": skill_md("x", "''"),
+    }
+    for name, text in cases.items():
+        (tmp_path / name).write_text(text)
+        assert load_skill_from_file(str(tmp_path / name)) == (None, [])
+    (tmp_path / "ok.md").write_text(skill_md(None, "d"))
+    skill, diags = load_skill_from_file(str(tmp_path / "ok.md"))
+    assert skill is not None and skill.name == tmp_path.name  # the directory's name
+    assert all(d["type"] == "warning" for d in diags)  # "_" in a pytest directory name is not allowed
+    skills, diags = load_skills_from_dir(tmp_path)
+    assert [s.file_path for s in skills] == [str(tmp_path / "ok.md")]
+
+
+@pytest.mark.parametrize(
+    "yaml_text,description",
+    [
+        ("description: |\n  one\n  two", "one\ntwo\n"),  # literal block ending the frontmatter keeps its newline
+        ("description: >\n  one\n  two", "one two\n"),
+        ("description: |-\n  one", "one"),
+        ("description: |+\n  one\n", "one\n"),
+        ("description: |\n  one\n\nname: n", "one\n"),
+        ("description: plain", "plain"),
+        ('description: "quoted"', "quoted"),
+    ],
+)
+def test_block_scalars_read_as_pi_reads_them(tmp_path: Path, yaml_text: str, description: str) -> None:
+    plain = "---\n" + yaml_text + "\n---\nBody.\n"
+    assert parse_frontmatter(plain)[0]["description"] == description
+    windows = "\ufeff" + plain.replace("\n", "\r\n")
+    assert parse_frontmatter(windows) == parse_frontmatter(plain)
+    old_mac = plain.replace("\n", "\r")
+    assert parse_frontmatter(old_mac) == parse_frontmatter(plain)
 
 
 def test_long_name_counts_utf16_units(tmp_path: Path) -> None:
@@ -165,6 +233,8 @@ def test_unknown_fields_opt_in(tmp_path: Path) -> None:
 
 def test_parse_frontmatter() -> None:
     assert parse_frontmatter("---\r\na: 1\r\n---\r\n\r\nbody\r\n") == ({"a": 1}, "body")
+    assert parse_frontmatter("\ufeff---\na: 1\n---\nbody") == ({"a": 1}, "body")
+    assert parse_frontmatter("x\ufeff---\na: 1\n---\n")[0] == {}  # only a leading BOM goes
     assert parse_frontmatter("text") == ({}, "text")
     assert parse_frontmatter("---\nunterminated") == ({}, "---\nunterminated")
     with pytest.raises(FrontmatterError, match="line"):
@@ -214,6 +284,21 @@ def test_tilde_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "s" / "t" / "SKILL.md").write_text(skill_md("t", "d"))
     res = load_skills(cwd="/", agent_dir=str(tmp_path / "none"), skill_paths=["~/s"], include_defaults=False)
     assert [s.file_path for s in res.skills] == [str(tmp_path / "s" / "t" / "SKILL.md")]
+    # cwd and agent dir are resolved too
+    (tmp_path / "agent" / "skills" / "u").mkdir(parents=True)
+    (tmp_path / "agent" / "skills" / "u" / "SKILL.md").write_text(skill_md("u", "d"))
+    monkeypatch.chdir(tmp_path)
+    res = load_skills(cwd="~", agent_dir="agent")
+    assert [(s.name, s.source) for s in res.skills] == [("u", "user")]
+    assert res.skills[0].file_path == str(tmp_path / "agent" / "skills" / "u" / "SKILL.md")
+
+
+def test_same_file_by_two_spellings_loaded_once(tmp_path: Path) -> None:
+    (tmp_path / "s").mkdir()
+    (tmp_path / "s" / "one.md").write_text(skill_md("one", "d"))
+    res = load_skills(cwd=str(tmp_path), agent_dir=str(tmp_path / "none"), include_defaults=False,
+                      skill_paths=["s/one.md", " ./s/../s/one.md ", f"file://{tmp_path}/s/one.md"])
+    assert [s.name for s in res.skills] == ["one"] and res.diagnostics == []
 
 
 @pytest.mark.parametrize(
@@ -274,6 +359,13 @@ def test_prompt_block_escapes_and_hides() -> None:
     assert format_skills_for_prompt(skills[1:]) == ""
     assert format_skills_for_prompt([]) == ""
     assert format_skills_for_prompt([skills[0].to_dict()]) == format_skills_for_prompt(skills[:1])
+    blocks = {tool: format_skills_for_prompt(skills, tool) for tool in ("read", "bash", "indirect")}
+    assert blocks["read"] == block
+    assert len(set(blocks.values())) == 3
+    assert {tool: hint(b) for tool, b in blocks.items()} == {"read": "read", "bash": "bash", "indirect": "indirect"}
+    assert len({xml_part(b) for b in blocks.values()}) == 1
+    with pytest.raises(ValueError, match="grep"):
+        format_skills_for_prompt(skills, "grep")
 
 
 @given(st.text())
@@ -303,12 +395,19 @@ def test_frontmatter_round_trip_and_validation(tmp_path_factory: pytest.TempPath
 
 @pytest.mark.oracle
 @pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
-def test_live_oracle_skills(tree: Path) -> None:
-    sc = SKILL_SCENARIOS["paths"]
-    args = [str(ORACLE), "skills", "--cwd", str(tree / sc["cwd"]), "--agent-dir", str(tree / sc["agent"])]
-    for p in sc["paths"]:
-        args += ["--path", p]
-    theirs = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
-    ours = run_scenario(tree, "paths").to_dict()
-    assert ours["skills"] == theirs["skills"]
-    assert [(d["type"], d["path"]) for d in ours["diagnostics"]] == [(d["type"], d["path"]) for d in theirs["diagnostics"]]
+def test_live_oracle_skills(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The oracle's install stays where it is ($PI_ORACLE_HOME, else under the real home).
+    env = dict(os.environ, PI_ORACLE_PI="1.6.0", HOME=str(tree / "home"))
+    env.setdefault("PI_ORACLE_HOME", os.path.expanduser("~/.cache/pi-oracle"))
+    monkeypatch.setenv("HOME", str(tree / "home"))
+    names = sorted(SKILL_SCENARIOS)
+    (tree.parent / "skill-calls.json").write_text(json.dumps([skill_args(tree, SKILL_SCENARIOS[n]) for n in names]))
+    out = json.loads(subprocess.run([str(ORACLE), "batch", str(tree.parent / "skill-calls.json")], capture_output=True,
+                                    text=True, check=True, env=env, cwd=tree).stdout)
+    for name, item in zip(names, out):
+        theirs = item["json"]
+        result = run_scenario(tree, name)
+        assert result.to_dict()["skills"] == theirs["skills"], name
+        assert strip_messages(result.to_dict()["diagnostics"]) == strip_messages(theirs["diagnostics"]), name
+        block = format_skills_for_prompt(result.skills, SKILL_SCENARIOS[name]["read_tool"])
+        assert xml_part(block) == xml_part(theirs["prompt"]) and hint(block) == hint(theirs["prompt"])

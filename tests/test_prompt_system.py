@@ -1,13 +1,16 @@
-"""build_system_prompt: structure compared with pi's (goldens), plus unit and
-property tests. pi's prose differs from ours, so prompts are reduced to a
-structure (sections, tool lines, guideline slots, context and skills blocks,
-footer) before comparing."""
+"""The sectioned system prompt: structure compared with pi 1.6's (goldens of
+``pi-oracle system-prompt-sections``), plus unit and property tests.
+
+pi's prose differs from ours, so results are reduced to a structure before
+comparing: section names and order, tag wrapping, the state's shape, exact
+caller-provided text (tool lines, guidelines, addendum, context files, extra
+sections, cwd, skills XML), the rule bullets' order and dedup (built-in
+bullets classified by the shells they name), which skills loading hint is
+used, and the patch's keys."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,197 +21,372 @@ from hypothesis import strategies as st
 
 from pi_session.prompt import (
     DEFAULT_TOOLS,
+    SECTION_NAME_RE,
     BuildSystemPromptOptions,
     DocsLocations,
     Skill,
     build_system_prompt,
+    build_system_prompt_sections,
+    build_system_prompt_state,
+    default_docs_locations,
+    describe_system_prompt,
+    diff_system_prompt_sections,
     format_context_files,
+    render_system_prompt_state,
+    skill_read_tool,
 )
-from test_prompt_trees import GOLDENS, ORACLE, PROMPT_SCENARIOS
+from test_prompt_trees import GOLDENS, ORACLE, PATCH_SCENARIOS, PROMPT_SCENARIOS, SKILLS
 
 GOLDEN = json.loads((GOLDENS / "system_prompt.json").read_text())
-DATE_RE = re.compile(r"^Current date: \d{4}-\d{2}-\d{2}$")
+PROMPTS = GOLDEN["prompts"]
 
 
-def structure(prompt: str, options: dict) -> dict:
-    """Reduce a prompt to what must agree with pi: everything but the prose."""
-    cut = prompt.rindex("\nCurrent date: ")
-    body, footer = prompt[:cut], prompt[cut + 1 :].split("\n")
-    assert len(footer) == 2 and DATE_RE.match(footer[0]), footer
-    out: dict = {"footer": ["<DATE>", footer[1]]}
+# --------------------------------------------------------------------------- structure
 
-    out["skills_xml"] = None
-    idx = body.find("\n\n<available_skills>\n")
-    if idx >= 0:
-        pre = body[:idx]
-        start = pre.rindex("\n\n")
-        out["skills_intro_lines"] = len(pre[start + 2 :].split("\n"))
-        out["skills_xml"] = body[idx + 2 :]
-        body = pre[:start]
 
-    out["context"] = None
-    marker = "\n\n# Project Context\n\n"
-    cidx = body.find(marker)
-    if cidx >= 0:
-        block = body[cidx + len(marker) :]
-        intro, _, sections = block.partition("\n\n")
-        out["context_intro_lines"] = len(intro.split("\n"))
-        out["context"] = sections
-        body = body[:cidx]
+def _trim_trailing_lines(text: str) -> str:
+    """Content as compared: pi keeps a context file's final newline (and
+    blank lines) before the closing tag, pi-session leaves them out."""
+    body = text.rstrip()
+    tail = text[len(body):]
+    return body if ("\n" in tail or "\r" in tail) else text
 
-    append = options.get("appendSystemPrompt")
-    if append:
-        assert body.endswith("\n\n" + append)
-        body = body[: -len(append) - 2]
-        out["append"] = append
 
-    if options.get("customPrompt"):
-        out["main"] = {"custom": body}
-        return out
-    paragraphs = body.split("\n\n")
-    assert len(paragraphs) == 5, paragraphs
-    intro, tools, note, guidelines, docs = paragraphs
-    caller = {g.strip() for g in options.get("promptGuidelines", []) if g.strip()}
-    glines = guidelines.split("\n")
-    out["main"] = {
-        "intro_lines": len(intro.split("\n")),
-        "tools": tools,
-        "note_lines": len(note.split("\n")),
-        "guidelines_header": len(glines[0]) > 0 and not glines[0].startswith("- "),
-        "guidelines": [
-            f"caller:{line[2:]}" if line[2:] in caller else "builtin" for line in glines[1:]
-        ],
-        "guideline_lines_are_bullets": all(line.startswith("- ") for line in glines[1:]),
-        "docs_header": not docs.split("\n")[0].startswith("- "),
-        "docs_bullets": sum(1 for line in docs.split("\n")[1:] if line.startswith("- ")),
-        "docs_lines": len(docs.split("\n")),
+def _unwrap(name: str, text: str) -> str:
+    assert text.startswith(f"<{name}>\n") and text.endswith(f"\n</{name}>"), (name, text)
+    return text[len(name) + 3 : -(len(name) + 4)]
+
+
+def _shells(text: str) -> str:
+    low = text.lower()
+    named = [shell for shell in ("bash", "powershell") if shell in low]
+    return "builtin" + (":" + "+".join(named) if named else "")
+
+
+def _context(body: str) -> dict:
+    heading, _, rest = body.partition("\n\n")
+    blocks = []
+    while rest:
+        prefix = '<project_instructions path="'
+        assert rest.startswith(prefix), rest[:80]
+        path_end = rest.index('">\n')
+        end = rest.index("\n</project_instructions>", path_end + 2)
+        blocks.append([rest[len(prefix) : path_end], _trim_trailing_lines(rest[path_end + 3 : end])])
+        rest = rest[end + len("\n</project_instructions>") :]
+        if rest:
+            assert rest.startswith("\n\n")
+            rest = rest[2:]
+    return {"heading_lines": len(heading.split("\n")), "files": blocks}
+
+
+def _skills(body: str) -> dict:
+    intro, _, xml = body.partition("\n\n<available_skills>")
+    lines = intro.split("\n")
+    loading = lines[1].lower() if len(lines) > 1 else ""
+    hint = "bash" if "bash" in loading else "read" if "read tool" in loading else "indirect"
+    return {"intro_lines": len(lines), "hint": hint, "xml": "<available_skills>" + xml}
+
+
+def section_structure(name: str, text: str, options: dict) -> object:
+    """One section reduced to what must agree with pi."""
+    extra = {k: v for k, v in (options.get("sections") or {}).items() if v}
+    if name == "preamble":
+        return options["customPrompt"] if options.get("customPrompt") else ("<default>", text.count("\n\n"))
+    body = _unwrap(name, text)
+    if name in extra:
+        return body
+    if name == "tools":
+        listed, _, note = body.partition("\n\n")
+        return {"listed": listed, "note_lines": len(note.split("\n"))}
+    if name == "rules":
+        caller = {g.strip() for gs in (options.get("toolGuidelines") or {}).values() for g in gs}
+        caller |= {g.strip() for g in options.get("promptGuidelines") or []}
+        caller.discard("")
+        lines = body.split("\n")
+        assert all(line.startswith("- ") for line in lines), lines
+        return [f"caller:{line[2:]}" if line[2:] in caller else _shells(line[2:]) for line in lines]
+    if name == "docs":
+        return "<docs>"
+    if name == "project_context":
+        return _context(body)
+    if name == "skills":
+        return _skills(body)
+    return body  # addendum, cwd
+
+
+def structure(result: dict, options: dict) -> dict:
+    """A ``system-prompt-sections`` result reduced to what must agree with pi."""
+    if "error" in result:
+        return {"error": True}
+    sections, state = result["sections"], result["state"]
+    assert result["order"] == list(sections)
+    forced = "sections" not in state
+    if not forced:
+        assert state == {"content": "", "sections": sections}
+    rendered = render_system_prompt_state(state)
+    assert result["text"] == rendered, "text must be the render of the state"
+    return {
+        "order": result["order"],
+        "state": sorted(state),
+        "forced": state["content"] if forced else None,
+        "sections": {name: section_structure(name, text, options) for name, text in sections.items()},
     }
-    return out
+
+
+def ours(options: dict, previous: dict | None = None) -> dict:
+    try:
+        return describe_system_prompt(options, previous)
+    except ValueError as exc:
+        return {"error": str(exc)}
 
 
 @pytest.mark.parametrize("name", sorted(PROMPT_SCENARIOS))
 def test_structure_matches_pi(name: str) -> None:
-    case = GOLDEN[name]
+    case = PROMPTS[name]
     assert case["options"] == PROMPT_SCENARIOS[name], "goldens are stale: regenerate them"
-    ours = build_system_prompt(case["options"])
-    assert structure(ours, case["options"]) == structure(case["prompt"], case["options"])
+    assert structure(ours(case["options"]), case["options"]) == structure(case["result"], case["options"])
 
 
-def test_goldens_cover_the_guideline_rules() -> None:
-    # The golden set must exercise each file-exploration rule and its absence.
-    counts = {n: structure(GOLDEN[n]["prompt"], GOLDEN[n]["options"])["main"]["guidelines"] for n in
-              ("no-tools", "bash-only", "bash-grep", "ls-no-bash")}
-    assert len(counts["no-tools"]) == 2
-    assert len(counts["ls-no-bash"]) == 2
-    assert len(counts["bash-only"]) == 3
-    assert len(counts["bash-grep"]) == 3
+def _previous(spec: dict, result_of) -> dict:
+    return result_of(spec["@"])["sections"] if "@" in spec else spec
+
+
+def patch_structure(patch: dict | None, sections: dict) -> list | None:
+    if patch is None:
+        return None
+    return [[name, None if text is None else ("current" if text == sections.get(name) else text)] for name, text in patch.items()]
+
+
+@pytest.mark.parametrize("name", sorted(PATCH_SCENARIOS))
+def test_patch_matches_pi(name: str) -> None:
+    options_name, previous = PATCH_SCENARIOS[name]
+    gold = GOLDEN["patches"][name]
+    assert gold["options"] == options_name and gold["previous"] == previous, "goldens are stale: regenerate them"
+    options = PROMPT_SCENARIOS[options_name]
+    mine = ours(options, _previous(previous, lambda n: ours(PROMPT_SCENARIOS[n])))
+    theirs_sections = PROMPTS[options_name]["result"]["sections"]
+    assert patch_structure(mine["patch"], mine["sections"]) == patch_structure(gold["patch"], theirs_sections)
+
+
+def test_goldens_cover_the_interesting_cases() -> None:
+    # Each file-operations rule variant, an error, a forced state, a replaced and an appended built-in.
+    rules = {n: structure(PROMPTS[n]["result"], PROMPTS[n]["options"])["sections"]["rules"] for n in
+             ("bash-only", "powershell-only", "bash-powershell", "bash-grep", "bash-hidden-grep", "hidden-bash")}
+    assert rules["bash-only"][0] == "builtin:bash"
+    assert rules["powershell-only"][0] == "builtin:powershell"
+    assert rules["bash-powershell"][0] == "builtin:bash+powershell"
+    assert rules["bash-hidden-grep"][0] == "builtin:bash"
+    assert rules["bash-grep"] == rules["hidden-bash"] == ["builtin", "builtin"]
+    assert PROMPTS["bad-name-upper"]["result"].keys() == {"error"}
+    assert "sections" not in PROMPTS["force"]["result"]["state"]
+    assert PROMPTS["sections-builtin-absent"]["result"]["order"][-3:] == ["skills", "project_context", "addendum"]
+    hints = {n: structure(PROMPTS[n]["result"], PROMPTS[n]["options"])["sections"]["skills"]["hint"]
+             for n in ("everything", "skills-bash", "hidden-read", "hidden-bash", "custom-hidden-read")}
+    assert hints == {"everything": "read", "skills-bash": "bash", "hidden-read": "bash", "hidden-bash": "indirect",
+                     "custom-hidden-read": "indirect"}
+    assert [p["patch"] is None for p in GOLDEN["patches"].values()].count(True) == 1
 
 
 def test_structure_detects_differences() -> None:
-    opts = PROMPT_SCENARIOS["guidelines"]
-    base = structure(build_system_prompt(opts), opts)
-    fewer = dict(opts, promptGuidelines=["first"])
-    assert structure(build_system_prompt(fewer), opts) != base
-    no_bash = dict(opts, selectedTools=["read", "ls"])
-    assert structure(build_system_prompt(no_bash), opts) != base
+    opts = PROMPT_SCENARIOS["tool-guidelines"]
+    base = structure(ours(opts), opts)
+    fewer = dict(opts, promptGuidelines=["TG read one"])
+    assert structure(ours(fewer), opts) != base
+    shuffled = dict(opts, selectedTools=["edit", "read", "bash", "write"])
+    assert structure(ours(shuffled), opts) != base
+    no_shell = dict(opts, selectedTools=["read", "edit"])
+    assert structure(ours(no_shell), opts) != base
+    ctx = PROMPT_SCENARIOS["everything"]
+    changed = dict(ctx, contextFiles=[dict(ctx["contextFiles"][0], content="other")])
+    assert structure(ours(changed), ctx) != structure(ours(ctx), ctx)
 
 
 # --------------------------------------------------------------------------- unit tests
 
-D = dt.date(2024, 3, 5)
 DOCS = DocsLocations("/d/README.md", "/d/docs", "/d/examples")
 
 
-def build(**kw) -> str:
+def sections(**kw) -> dict[str, str]:
     kw.setdefault("cwd", "/w")
-    kw.setdefault("date", D)
     kw.setdefault("docs", DOCS)
-    return build_system_prompt(BuildSystemPromptOptions(**kw))
+    return build_system_prompt_sections(BuildSystemPromptOptions(**kw))
 
 
-def test_footer_date_and_cwd() -> None:
-    text = build(cwd="C:\\a\\b")
-    assert text.endswith("\nCurrent date: 2024-03-05\nCurrent working directory: C:/a/b")
+def body(kw_sections: dict[str, str], name: str) -> str:
+    return _unwrap(name, kw_sections[name])
 
 
-def test_default_date_is_today() -> None:
-    assert f"Current date: {dt.date.today().isoformat()}" in build_system_prompt({"cwd": "/x"})
+def test_default_sections_and_order() -> None:
+    s = sections()
+    assert list(s) == ["preamble", "tools", "rules", "docs", "cwd"]
+    assert not s["preamble"].startswith("<")
+    assert s["cwd"] == "<cwd>\n/w\n</cwd>"
+    text = build_system_prompt(cwd="/w", docs=DOCS)
+    assert text == "\n\n".join(s.values())
+    assert "Current date" not in text and "Current working directory" not in text
 
 
-def test_tools_listed_only_with_snippets_in_selected_order() -> None:
-    text = build(selected_tools=["write", "read", "zzz"], tool_snippets={"read": "R", "write": "W", "bash": "B"})
-    assert "Available tools:\n- write: W\n- read: R\n\n" in text
-    assert "- bash: B" not in text
-    assert "Available tools:\n(none)\n" in build(selected_tools=["read"])
+def test_cwd_backslashes() -> None:
+    assert body(sections(cwd="C:\\a\\b"), "cwd") == "C:/a/b"
+
+
+def test_tools_listed_only_when_declared_with_snippets_in_selected_order() -> None:
+    s = sections(selected_tools=["write", "read", "zzz", "bash"], hidden_tools=["bash"],
+                 tool_snippets={"read": "R", "write": "W", "bash": "B", "zzz": ""})
+    assert body(s, "tools").startswith("- write: W\n- read: R\n\n")
+    assert body(sections(selected_tools=["read"]), "tools").startswith("(none)\n\n")
 
 
 def test_default_tool_set_is_pis() -> None:
     assert DEFAULT_TOOLS == ("read", "bash", "edit", "write")
-    text = build(tool_snippets={t: t.upper() for t in ("read", "bash", "edit", "write", "grep")})
-    assert "- read: READ\n- bash: BASH\n- edit: EDIT\n- write: WRITE\n\n" in text
+    s = sections(tool_snippets={t: t.upper() for t in ("read", "bash", "edit", "write", "grep")})
+    assert body(s, "tools").startswith("- read: READ\n- bash: BASH\n- edit: EDIT\n- write: WRITE\n\n")
 
 
-def guideline_lines(text: str) -> list[str]:
-    block = text.split("Guidelines:\n", 1)[1].split("\n\n", 1)[0]
-    return [line[2:] for line in block.split("\n")]
+def rules(**kw) -> list[str]:
+    return [line[2:] for line in body(sections(**kw), "rules").split("\n")]
 
 
-def test_caller_guidelines_trimmed_deduplicated_in_order() -> None:
-    lines = guideline_lines(build(selected_tools=["read"], prompt_guidelines=[" b ", "a", "b", "", "  ", "c"]))
-    assert lines[:3] == ["b", "a", "c"]
-    assert len(lines) == 5
-
-
-def test_custom_prompt_keeps_append_context_skills_footer() -> None:
-    skill = Skill("s", "desc", "/s/SKILL.md", "/s")
-    text = build(
-        custom_prompt="MINE",
-        append_system_prompt="MORE",
-        context_files=[{"path": "/p/AGENTS.md", "content": "C"}],
-        skills=[skill],
-        prompt_guidelines=["never shown"],
+def test_rule_order_and_dedup() -> None:
+    got = rules(
+        selected_tools=["bash", "read", "edit"],
+        hidden_tools=["edit"],
+        tool_guidelines={"read": [" r1 ", "shared"], "bash": ["b1", "", "shared"], "edit": ["hidden"], "x": ["x"]},
+        prompt_guidelines=["p1", "r1", "  "],
     )
-    assert text.startswith("MINE\n\nMORE\n\n# Project Context\n\n")
-    assert "## /p/AGENTS.md\n\nC\n\n" in text
-    assert "<name>s</name>" in text
-    assert "never shown" not in text and "Available tools" not in text
-    # custom prompt: skills shown when no tool list is given or it has read
-    assert "<available_skills>" not in build(custom_prompt="MINE", skills=[skill], selected_tools=["bash"])
-    assert "<available_skills>" in build(custom_prompt="MINE", skills=[skill], selected_tools=["read"])
-    # default prompt: default tool set includes read
-    assert "<available_skills>" in build(skills=[skill])
-    assert "<available_skills>" not in build(skills=[skill], selected_tools=[])
+    assert got[0].lower().count("bash") == 1  # the file-operations rule
+    assert got[1:5] == ["b1", "shared", "r1", "p1"]
+    assert len(got) == 7
 
 
-def test_empty_custom_prompt_means_default() -> None:
-    assert build(custom_prompt="") == build()
+def test_file_operation_rule_variants() -> None:
+    first = lambda tools, hidden=(): rules(selected_tools=tools, hidden_tools=list(hidden))  # noqa: E731
+    bash, ps, both = first(["bash"])[0], first(["powershell"])[0], first(["bash", "powershell"])[0]
+    assert len({bash, ps, both}) == 3
+    assert "bash" in bash.lower() and "powershell" in ps.lower() and "bash" in both.lower() and "powershell" in both.lower()
+    assert first(["bash", "grep"], ["grep"])[0] == bash
+    assert len(first(["bash", "ls"])) == 2 and len(first(["bash"], ["bash"])) == 2 and len(first([])) == 2
 
 
-def test_context_block_format() -> None:
+def test_custom_prompt_drops_tools_rules_docs() -> None:
+    skill = Skill("s", "desc", "/s/SKILL.md", "/s")
+    s = sections(custom_prompt="MINE", append_system_prompt="MORE", context_files=[{"path": "/p/AGENTS.md", "content": "C"}],
+                 skills=[skill], prompt_guidelines=["never shown"])
+    assert list(s) == ["preamble", "addendum", "project_context", "skills", "cwd"]
+    assert s["preamble"] == "MINE" and body(s, "addendum") == "MORE"
+    assert "never shown" not in "".join(s.values())
+    # 1.6: a custom prompt gets skills whenever a reader is selected
+    assert "skills" in sections(custom_prompt="MINE", skills=[skill], selected_tools=["bash"])
+    assert "skills" not in sections(custom_prompt="MINE", skills=[skill], selected_tools=["edit"])
+    assert "skills" not in sections(skills=[skill], selected_tools=[])
+    assert sections(custom_prompt="") == sections()
+
+
+def test_skill_read_tool_choice() -> None:
+    assert skill_read_tool(["bash", "read"]) == "read"
+    assert skill_read_tool(["read", "bash"], ["read"]) == "bash"
+    assert skill_read_tool(["read", "bash"], ["read", "bash"]) == "indirect"
+    assert skill_read_tool(["edit"], ["read"]) is None
+    assert skill_read_tool([]) is None
+
+
+def test_project_context_blocks_have_no_stray_blank_lines() -> None:
+    block = format_context_files([{"path": "/a", "content": "x\n"}, {"path": "/b", "content": "y\r\n\n  \n"},
+                                  {"path": "/c", "content": ""}])
+    intro, rest = block.split("\n\n", 1)
+    assert intro and "\n" not in intro
+    assert rest == ('<project_instructions path="/a">\nx\n</project_instructions>\n\n'
+                    '<project_instructions path="/b">\ny\n</project_instructions>\n\n'
+                    '<project_instructions path="/c">\n\n</project_instructions>')
     assert format_context_files([]) == ""
-    block = format_context_files([{"path": "/a", "content": "x"}, {"path": "/b", "content": "y"}])
-    assert block.startswith("\n\n# Project Context\n\n")
-    assert block.endswith("## /a\n\nx\n\n## /b\n\ny\n\n")
+    text = build_system_prompt(cwd="/w", docs=DOCS, context_files=[{"path": "/a", "content": "x\n\n"}])
+    assert "\n\n\n" not in text and "x\n\n</project_instructions>" not in text
+
+
+def test_extra_sections() -> None:
+    s = sections(sections={"zeta": "Z", "rules": "R", "empty": "", "addendum": "A"})
+    assert list(s) == ["preamble", "tools", "rules", "docs", "cwd", "zeta", "addendum"]
+    assert s["rules"] == "<rules>\nR\n</rules>" and s["zeta"] == "<zeta>\nZ\n</zeta>"
+    assert "tools" in sections(sections={"tools": ""})
+
+
+@pytest.mark.parametrize("name", ["Bad", "preamble", "1x", "a b", "", "a.b", "_x", "-x", "é"])
+def test_bad_section_names(name: str) -> None:
+    with pytest.raises(ValueError, match="section name"):
+        sections(sections={name: "x"})
+    with pytest.raises(ValueError):
+        build_system_prompt({"cwd": "/w", "sections": {name: ""}})
+    # a forced prompt never builds sections
+    assert build_system_prompt({"cwd": "/w", "forceSystemPrompt": "F", "sections": {name: "x"}}) == "F"
+
+
+@given(st.from_regex(SECTION_NAME_RE, fullmatch=True).filter(lambda n: n != "preamble"))
+def test_good_section_names(name: str) -> None:
+    assert sections(sections={name: "x"})[name] == f"<{name}>\nx\n</{name}>"
+
+
+def test_state_and_forced_prompt() -> None:
+    assert build_system_prompt_state(cwd="/w", force_system_prompt="") == {"content": ""}
+    assert build_system_prompt(cwd="/w", force_system_prompt="  raw\n") == "  raw\n"
+    state = build_system_prompt_state(cwd="/w", docs=DOCS)
+    assert state == {"content": "", "sections": sections()}
+    assert render_system_prompt_state({"content": [{"type": "text", "text": "A"}], "sections": {"x": "B", "y": None, "z": ""}}) == "A\n\nB"
+
+
+def test_diff() -> None:
+    cur = {"preamble": "p", "cwd": "c", "new": "n"}
+    assert diff_system_prompt_sections(cur, cur) is None
+    assert diff_system_prompt_sections({"cwd": "old", "preamble": "p", "gone": "g", "was-null": None}, cur) == {
+        "cwd": "c", "new": "n", "gone": None, "was-null": None
+    }
+    assert list(diff_system_prompt_sections({"gone": "g", "preamble": "x"}, cur)) == ["preamble", "cwd", "new", "gone"]
 
 
 def test_options_accept_camel_and_snake_case_and_reject_unknown() -> None:
-    a = build_system_prompt({"cwd": "/w", "selectedTools": ["bash"], "date": "2024-03-05"})
-    b = build_system_prompt(cwd="/w", selected_tools=["bash"], date=D)
+    a = build_system_prompt({"cwd": "/w", "selectedTools": ["bash"], "hiddenTools": ["bash"], "toolGuidelines": {}})
+    b = build_system_prompt(cwd="/w", selected_tools=["bash"], hidden_tools=["bash"], tool_guidelines={})
     assert a == b
+    assert build_system_prompt({"cwd": "/w", "date": "2024-03-05"}) == build_system_prompt({"cwd": "/w"})  # date is ignored
     with pytest.raises(ValueError, match="unknownOption"):
         build_system_prompt({"cwd": "/w", "unknownOption": 1})
 
 
-@given(st.lists(st.text(alphabet="ab \t", max_size=4), max_size=8))
-def test_guidelines_property(items: list[str]) -> None:
-    lines = guideline_lines(build(selected_tools=["read"], prompt_guidelines=items))
-    assert len(lines) == len(set(lines))
+def test_docs_point_at_pi_session() -> None:
+    docs = default_docs_locations()
+    assert docs.readme is not None and Path(docs.readme).name == "README.md" and Path(docs.readme).is_file()
+    assert "pi-session" in Path(docs.readme).read_text()
+    text = body(sections(docs=docs), "docs")
+    assert docs.readme in text and "pi-session" in text
+    assert "node_modules" not in text
+    none = body(sections(docs=DocsLocations(None, None, None)), "docs")
+    assert "/" not in none.split("\n", 1)[1]  # no paths that do not exist
+
+
+def test_inputs_not_mutated() -> None:
+    opts = dict(PROMPT_SCENARIOS["everything"])
+    snapshot = json.dumps(opts, sort_keys=True)
+    build_system_prompt(opts)
+    assert json.dumps(opts, sort_keys=True) == snapshot
+
+
+@given(st.lists(st.text(alphabet="ab \t", max_size=4), max_size=8), st.lists(st.text(alphabet="ab ", max_size=3), max_size=4))
+def test_rules_property(prompt_items: list[str], tool_items: list[str]) -> None:
+    got = rules(selected_tools=["read"], tool_guidelines={"read": tool_items}, prompt_guidelines=prompt_items)
     expected: list[str] = []
-    for item in items:
+    for item in [*tool_items, *prompt_items]:
         if item.strip() and item.strip() not in expected:
             expected.append(item.strip())
-    assert lines[: len(expected)] == expected
-    assert len(lines) == len(expected) + 2
+    assert got[: len(expected)] == expected
+    assert len(got) == len(expected) + 2 and len(set(got)) == len(got)
+
+
+@given(st.dictionaries(st.sampled_from(["preamble", "tools", "cwd", "a", "b"]), st.one_of(st.none(), st.text(max_size=2))),
+       st.dictionaries(st.sampled_from(["preamble", "tools", "cwd", "a", "c"]), st.text(max_size=2)))
+def test_diff_property(previous: dict, current: dict) -> None:
+    patch = diff_system_prompt_sections(previous, current)
+    applied = {k: v for k, v in {**previous, **(patch or {})}.items() if v is not None}
+    assert applied == {k: v for k, v in current.items()}
+    assert (patch is None) == (previous == current)
 
 
 # --------------------------------------------------------------------------- live oracle
@@ -217,16 +395,29 @@ def test_guidelines_property(items: list[str]) -> None:
 @pytest.mark.oracle
 @pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
 def test_live_oracle_structure(tmp_path: Path) -> None:
-    options = {
+    """Every scenario (and one more) through the live pi 1.6 oracle, in one batch."""
+    import os
+
+    scenarios = dict(PROMPT_SCENARIOS)
+    scenarios["live-extra"] = {
         "cwd": "/live",
-        "selectedTools": ["read", "bash", "find"],
+        "selectedTools": ["read", "bash", "find", "powershell"],
+        "hiddenTools": ["find"],
         "toolSnippets": {"read": "r", "find": "f"},
+        "toolGuidelines": {"bash": ["live b"], "find": ["live f"]},
         "promptGuidelines": ["one", "two", "one"],
         "appendSystemPrompt": "tail",
-        "contextFiles": [{"path": "/x/AGENTS.md", "content": "c"}],
-        "skills": [{"name": "k", "description": "d", "filePath": "/k/SKILL.md", "baseDir": "/k"}],
+        "contextFiles": [{"path": "/x/AGENTS.md", "content": "c\n"}],
+        "skills": SKILLS,
+        "sections": {"late": "L", "cwd": "/elsewhere"},
     }
-    path = tmp_path / "o.json"
-    path.write_text(json.dumps(options))
-    theirs = subprocess.run([str(ORACLE), "system-prompt", str(path)], capture_output=True, text=True, check=True).stdout
-    assert structure(build_system_prompt(options), options) == structure(theirs, options)
+    calls = []
+    for name, options in scenarios.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(options))
+        calls.append(["system-prompt-sections", str(tmp_path / f"{name}.json")])
+    (tmp_path / "calls.json").write_text(json.dumps(calls))
+    env = dict(os.environ, PI_ORACLE_PI="1.6.0")
+    out = json.loads(subprocess.run([str(ORACLE), "batch", str(tmp_path / "calls.json")], capture_output=True,
+                                    text=True, check=True, env=env).stdout)
+    for (name, options), item in zip(scenarios.items(), out):
+        assert structure(ours(options), options) == structure(item["json"], options), name

@@ -1,11 +1,13 @@
-"""Directory trees for the prompt tests, and the golden generator.
+"""Directory trees and scenarios for the prompt tests, and the golden generator.
 
 Trees are built under a root directory given by the caller; goldens store
-paths with that root replaced by ``<ROOT>``. Regenerate the goldens (needs
-node and ../shared/pi-oracle) with::
+paths with that root replaced by ``<ROOT>``. The goldens come from pi 1.6.0
+(the reference); regenerate them (needs node and ../shared/pi-oracle) with::
 
     python tests/test_prompt_trees.py
 
+All oracle calls run in one ``pi-oracle batch`` process, started in the tree
+root (relative paths) with ``HOME`` set to ``<ROOT>/home`` (``~`` paths).
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pi_session.prompt import DEFAULT_TOOL_GUIDELINES, DEFAULT_TOOL_SNIPPETS
+
 GOLDENS = Path(__file__).parent / "goldens" / "prompt"
 ORACLE = Path("/work/shared/pi-oracle/pi-oracle")
 GEN_ROOT = Path("/tmp/pi-session-prompt-goldens/root")
 ROOT_TOKEN = "<ROOT>"
+ORACLE_VERSION = "1.6.0"
 
 
 def _write(path: Path, text: str | bytes) -> None:
@@ -46,25 +51,61 @@ def skill_md(name: str | None = None, description: str | None = None, extra: str
 # --------------------------------------------------------------------------- context files
 
 CONTEXT_SCENARIOS: dict[str, tuple[str, str]] = {
-    # name: (cwd relative to root, agent dir relative to root)
+    # name: (cwd, agent dir), relative to the tree root unless they start with "~" or "@"
+    # ("@x" = the relative path x, resolved against the process's cwd, which is the tree root)
     "deep": ("proj/a/b/c/d", "agent"),
     "cwd-is-agent": ("agent", "agent"),
     "no-agent": ("proj/a", "missing-agent"),
     "claude-agent": ("proj/a/b", "agent-claude"),
     "upper": ("upper/x", "missing-agent"),
     "sibling": ("proj/sib", "agent"),
+    "override": ("ovr/sub/deeper", "agent-ovr"),
+    "special-files": ("special/x", "missing-agent"),
+    "bom-crlf": ("bom", "missing-agent"),
+    "relative": ("@proj/a", "@agent"),
+    "tilde": ("~/work", "~"),
+    "worktree-nested": ("repo/wt/feat/src", "missing-agent"),
+    "worktree-other-name": ("repo/wt/claude", "missing-agent"),
+    "worktree-no-file": ("repo/wt/none", "missing-agent"),
+    "worktree-link": ("repo/wt/link", "missing-agent"),
+    "worktree-absolute": ("repo/wt/abs", "missing-agent"),
+    "worktree-sibling": ("sib-wt", "missing-agent"),
+    "worktree-bare": ("bare/main", "missing-agent"),
+    "repo-plain": ("repo/inner", "missing-agent"),
+    "worktree-broken": ("repo/wt/broken", "missing-agent"),
+    "worktree-odd-git-file": ("repo/wt/odd", "missing-agent"),
 }
 
 
+def scenario_path(root: Path, spec: str) -> str:
+    """The argument for a scenario path: ``~...`` and ``@relative`` as written
+    (without the ``@``), anything else joined to ``root``."""
+    if spec.startswith("~"):
+        return spec
+    if spec.startswith("@"):
+        return spec[1:]
+    return str(root / spec)
+
+
+def _worktree(root: Path, repo: str, wt: str, name: str, absolute: bool = False) -> None:
+    """A linked worktree ``wt`` of the repository ``repo`` (both relative to
+    ``root``), laid out as ``git worktree add`` leaves it (no git needed)."""
+    admin = root / repo / ".git" / "worktrees" / name
+    _write(admin / "HEAD", "ref: refs/heads/" + name + "\n")
+    _write(admin / "commondir", "../..\n")
+    target = str(admin) if absolute else os.path.relpath(admin, root / wt)
+    _write(root / wt / ".git", f"gitdir: {target}\n")
+
+
 def build_context_tree(root: Path) -> None:
-    """Nested AGENTS.md/CLAUDE.md files at several levels (see CONTEXT_SCENARIOS)."""
+    """Nested context files at several levels (see CONTEXT_SCENARIOS)."""
     _write(root / "agent" / "AGENTS.md", "global agents file\n")
     _write(root / "agent" / "CLAUDE.md", "global claude file (shadowed)\n")
     _write(root / "agent-claude" / "CLAUDE.md", "only a claude file in this agent dir\n")
     _write(root / "proj" / "AGENTS.md", "project root\r\nwith CRLF\r\n")
     _write(root / "proj" / "CLAUDE.md", "shadowed by AGENTS.md\n")
     _write(root / "proj" / "a" / "CLAUDE.md", "level a (claude)\n")
-    # b: AGENTS.md is a directory (exists, cannot be read) -> warning, CLAUDE.md used
+    # b: AGENTS.md is a directory (not a regular file) -> CLAUDE.md used
     (root / "proj" / "a" / "b" / "AGENTS.md").mkdir(parents=True, exist_ok=True)
     _write(root / "proj" / "a" / "b" / "CLAUDE.md", "level b: non-UTF-8 byte \xff follows: ".encode() + b"\xff\n")
     # c: AGENTS.md is a broken symlink (counts as absent) -> CLAUDE.MD used
@@ -81,11 +122,120 @@ def build_context_tree(root: Path) -> None:
     # AGENTS.MD only
     _write(root / "upper" / "AGENTS.MD", "upper-case AGENTS.MD\n")
     (root / "upper" / "x").mkdir(parents=True, exist_ok=True)
+    # AGENTS.override.md wins over AGENTS.md; one that is a directory does not
+    _write(root / "agent-ovr" / "AGENTS.override.md", "agent override\n")
+    _write(root / "agent-ovr" / "AGENTS.md", "agent plain (overridden)\n")
+    _write(root / "ovr" / "AGENTS.override.md", "override wins\n")
+    _write(root / "ovr" / "AGENTS.md", "plain (overridden)\n")
+    (root / "ovr" / "sub" / "AGENTS.override.md").mkdir(parents=True, exist_ok=True)
+    _write(root / "ovr" / "sub" / "AGENTS.md", "sub: override is a directory\n")
+    # deeper: the override is a symlink to a regular file (it counts)
+    (root / "ovr" / "sub" / "deeper").mkdir(parents=True, exist_ok=True)
+    os.symlink(root / "ovr" / "AGENTS.md", root / "ovr" / "sub" / "deeper" / "AGENTS.override.md")
+    # special: a fifo and a directory before a real file
+    (root / "special" / "x").mkdir(parents=True, exist_ok=True)
+    os.mkfifo(root / "special" / "AGENTS.override.md")
+    (root / "special" / "AGENTS.md").mkdir()
+    _write(root / "special" / "CLAUDE.md", "after a fifo and a directory\n")
+    _write(root / "special" / "x" / "AGENTS.md", "")  # empty file still counts
+    # byte-order mark, CRLF and a lone CR
+    _write(root / "bom" / "AGENTS.md", "\ufeffline one\r\nline two\r\n\r\nlast\rline\r\n")
+    # ~: a home directory
+    _write(root / "home" / "AGENTS.md", "home as agent dir\n")
+    _write(root / "home" / "work" / "CLAUDE.md", "home work\n")
+    # git: a main repository with nested linked worktrees, a sibling worktree and a bare layout
+    _write(root / "repo" / ".git" / "HEAD", "ref: refs/heads/main\n")
+    _write(root / "repo" / "AGENTS.md", "main repository\n")
+    _write(root / "repo" / "inner" / "AGENTS.md", "inner dir of the main repository\n")
+    _worktree(root, "repo", "repo/wt/feat", "feat")
+    _write(root / "repo" / "wt" / "feat" / "AGENTS.md", "worktree feat\n")
+    (root / "repo" / "wt" / "feat" / "src").mkdir(parents=True, exist_ok=True)
+    _worktree(root, "repo", "repo/wt/claude", "claude")
+    _write(root / "repo" / "wt" / "claude" / "CLAUDE.md", "worktree with a CLAUDE.md\n")
+    _worktree(root, "repo", "repo/wt/none", "none")
+    _worktree(root, "repo", "repo/wt/link", "link")
+    os.symlink(root / "repo" / "AGENTS.md", root / "repo" / "wt" / "link" / "AGENTS.md")
+    _worktree(root, "repo", "repo/wt/abs", "abs", absolute=True)
+    _write(root / "repo" / "wt" / "abs" / "AGENTS.md", "worktree abs\n")
+    _write(root / "repo" / "wt" / "broken" / ".git", "gitdir: ../../.git/worktrees/does-not-exist\n")
+    _write(root / "repo" / "wt" / "broken" / "AGENTS.md", "worktree whose admin dir is gone\n")
+    _write(root / "repo" / "wt" / "odd" / ".git", "not a gitdir line\n")
+    _write(root / "repo" / "wt" / "odd" / "AGENTS.md", "a .git file without gitdir\n")
+    _worktree(root, "repo", "sib-wt", "sib")
+    _write(root / "sib-wt" / "AGENTS.md", "sibling worktree\n")
+    _write(root / "bare" / ".bare" / "HEAD", "ref: refs/heads/main\n")
+    _write(root / "bare" / "AGENTS.md", "beside a bare repository\n")
+    _write(root / "bare" / ".bare" / "worktrees" / "main" / "HEAD", "ref: refs/heads/main\n")
+    _write(root / "bare" / ".bare" / "worktrees" / "main" / "commondir", "../..\n")
+    _write(root / "bare" / "main" / ".git", "gitdir: ../.bare/worktrees/main\n")
+    _write(root / "bare" / "main" / "AGENTS.md", "bare worktree main\n")
 
 
 # --------------------------------------------------------------------------- skills
 
 LONG = "x" * 1100
+
+
+# Frontmatter whose YAML a 1.1 reader (PyYAML as it comes) reads differently from pi's 1.2 reader.
+YAML_VARIANTS: dict[str, str] = {
+    "hex": "description: 0x1F",
+    "inf": "description: .inf",
+    "nan": "description: .nan",
+    "tilde": "description: ~",
+    "null": "description: null",
+    "null-title": "description: Null",
+    "true-upper": "description: TRUE",
+    "quoted-fold": 'description: "multi\n  line\n\n  para"',
+    "single": "description: 'it''s'",
+    "plain-multi": "description: one\n  two\n  three",
+    "yes": "description: yes",
+    "underscore": "description: 1_000",
+    "bin": "description: 0b101",
+    "octal-1-1": "description: 012",
+    "octal-1-2": "description: 0o17",
+    "neg-octal": "description: -0o7",
+    "plus": "description: +12",
+    "exp": "description: 1e3",
+    "str-tag": "description: !!str 123",
+    "anchor": "description: &a anchored\nname: anchor",
+    "keep-plus": "description: >+\n  kept\n\n",
+    "indent-indicator": "description: |2\n   two-indented\n",
+    "escapes": 'description: "caf\\u00e9\\tx"',
+    "date": "description: 2024-01-01",
+    "sexagesimal": "description: 12:30:00",
+    "merge": "base: &b\n  description: merged\n<<: *b",
+    "merge-plain": "<<: x\ndescription: m",
+    "value-eq": "description: =",
+    "colon": "description: a: b",
+    "hash": "description: a #comment",
+    "hash-in-word": "description: a#b",
+    "flow-map": "description: {x: 1}",
+    "empty-quoted": 'description: ""',
+    "bool-name": "name: false\ndescription: d",
+    "zero-name": "name: 0\ndescription: d",
+    "float-name": "name: 1.5\ndescription: d",
+    "nul-escape": 'description: "a\\0b"',
+    "folded-more": "description: >\n  a\n\n  b\n   c\n  d",
+    "trailing-space": "description: value   ",
+    "doc-end": "description: d\n...",
+    "doc-start": "--- \ndescription: d",
+    "dup-name": "name: x\nname: y\ndescription: d",
+    "unknown-tag": "description: !custom d",
+    "unknown-tag-int": "description: !custom 123",
+    "unknown-tag-seq": "description: !custom [a]",
+    "python-tag": "description: !!python/str x",
+    "binary": "description: !!binary aGk=",
+    "seq-top": "- a\n- b",
+    "str-top": "just a string",
+    "tab-separator": "name:\t\ttab-separator\ndescription:\tvalue\twith\ttabs",
+    "tab-spaces": "description: a \t b\tc",
+    "tab-hash": "description: a\t#comment",
+    "tab-trailing": "description: a\t\nname: tab-trailing",
+    "tab-multi-line": "description: one\n  two\tthree\n  four",
+    "tab-flow": "description: [a\tb, c]",
+    "tab-indent": "description: |\n\tx",
+    "tab-lead": "\tdescription: x",
+}
 
 
 def build_skills_tree(root: Path) -> None:
@@ -134,6 +284,30 @@ def build_skills_tree(root: Path) -> None:
     _write(s / "a-collide" / "SKILL.md", skill_md("shared-name", "First of two with one name."))
     _write(s / "z-collide" / "SKILL.md", skill_md("shared-name", "Second of two with one name."))
 
+    # root-level .md files that are not skills: skipped without a word
+    _write(s / "notes-no-desc.md", "# Notes\n\nNo frontmatter at all.\n")
+    _write(s / "notes-bad-yaml.md", "---\ndescription: [unclosed\n---\n")
+    _write(s / "notes-list-desc.md", skill_md("notes-list-desc", "[a, b]"))
+    _write(s / "bool-name" / "SKILL.md", skill_md(None, "A boolean name falls back to the directory.", "name: true"))
+    _write(s / "num-desc" / "SKILL.md", skill_md("num-desc", "42"))
+
+    ed = root / "editors"
+    bom, crlf = "\ufeff", lambda t: t.replace("\n", "\r\n")
+    _write(ed / "bom-crlf" / "SKILL.md", bom + crlf("---\nname: bom-crlf\ndescription: |\n  literal one\n  literal two\n---\nBody.\n"))
+    _write(ed / "folded" / "SKILL.md", "---\nname: folded\ndescription: >\n  folded one\n  folded two\n---\n")
+    _write(ed / "keep" / "SKILL.md", "---\nname: keep\ndescription: |+\n  kept\n\n---\n")
+    _write(ed / "strip" / "SKILL.md", "---\nname: strip\ndescription: |-\n  stripped\n---\n")
+    _write(ed / "mid-block" / "SKILL.md", "---\ndescription: |\n  first\n\nname: mid-block\n---\n")
+    _write(ed / "crlf-folded" / "SKILL.md", bom + crlf("---\nname: crlf-folded\ndescription: >-\n  a\n  b\n---\n"))
+    _write(ed / "lone-cr" / "SKILL.md", "---\rname: lone-cr\rdescription: old Mac line ends\r---\r")
+    _write(ed / "bom-only" / "SKILL.md", bom + skill_md("bom-only", "Just a byte order mark."))
+    _write(ed / "root-note.md", bom + crlf(skill_md("root-note", "A root markdown file saved by a Windows editor.")))
+    _write(root / "home" / "hs" / "home-skill" / "SKILL.md", skill_md("home-skill", "Found through ~/hs."))
+    _write(root / "proj" / "~nohome" / "x-skill" / "SKILL.md", skill_md("x-skill", "~nohome is a relative name."))
+
+    for name, text in YAML_VARIANTS.items():
+        _write(root / "yaml" / name / "SKILL.md", "---\n" + text + "\n---\nbody\n")
+
     p = root / "proj" / ".pi" / "skills"
     _write(p / "good-one" / "SKILL.md", skill_md("good-one", "Project copy, loses the collision."))
     _write(p / "proj-skill" / "SKILL.md", skill_md("proj-skill", "A project skill."))
@@ -147,40 +321,77 @@ def build_skills_tree(root: Path) -> None:
 
 
 SKILL_SCENARIOS: dict[str, dict] = {
-    "defaults": {"cwd": "proj", "agent": "agent", "paths": [], "defaults": True},
+    "defaults": {"cwd": "proj", "agent": "agent", "paths": [], "defaults": True, "read_tool": "read"},
+    "defaults-bash": {"cwd": "proj", "agent": "agent", "paths": [], "defaults": True, "read_tool": "bash"},
+    "defaults-indirect": {"cwd": "proj", "agent": "agent", "paths": [], "defaults": True, "read_tool": "indirect"},
     "paths": {
         "cwd": "proj",
         "agent": "agent",
-        "paths": ["../extra", "../extra/single.md", "../extra/no-desc.md", "../extra/plain.txt", "missing", "../extra/top"],
+        "paths": [
+            "../extra", "../extra/single.md", "../extra/no-desc.md", "../extra/plain.txt", "missing", "../extra/top",
+            "  ../extra/./single.md  ", "~/hs", "~nohome", "file://ROOT/extra/top",
+        ],
         "defaults": True,
+        "read_tool": "read",
     },
     "no-defaults": {
         "cwd": "proj",
         "agent": "agent",
         "paths": ["ROOT/agent/skills/good-one", ".pi/skills/proj-skill", "../extra/extra-skill"],
         "defaults": False,
+        "read_tool": "bash",
     },
+    "editors": {
+        "cwd": "proj",
+        "agent": "missing-agent",
+        "paths": ["../editors"],
+        "defaults": False,
+        "read_tool": "read",
+    },
+    "yaml": {"cwd": "proj", "agent": "missing-agent", "paths": ["ROOT/yaml"], "defaults": False, "read_tool": "read"},
 }
 
 
 # --------------------------------------------------------------------------- system prompt
 
-SNIPPETS = {t: f"snippet text for {t}" for t in ("read", "bash", "edit", "write", "grep", "find", "ls")}
+SNIPPETS = {t: f"snippet text for {t}" for t in ("read", "bash", "edit", "write", "grep", "find", "ls", "powershell")}
 CTX = [{"path": "/p/AGENTS.md", "content": "ctx one"}, {"path": "/p/sub/CLAUDE.md", "content": "ctx two\n"}]
+CTX_TRAILING = [
+    {"path": "/t/AGENTS.md", "content": "ends with a newline\n"},
+    {"path": "/t/a/AGENTS.md", "content": "ends with blank lines\n\n  \n\n"},
+    {"path": "/t/a/b/AGENTS.md", "content": ""},
+    {"path": "/t/a/b/c/AGENTS.md", "content": "\nstarts with a blank line, no final newline"},
+    {"path": '/t/"quoted" & <odd>/CLAUDE.md', "content": "windows line ends\r\n"},
+]
 SKILLS = [
     {"name": "alpha", "description": "Alpha <skill> & co", "filePath": "/s/alpha/SKILL.md", "baseDir": "/s/alpha",
      "disableModelInvocation": False},
     {"name": "beta", "description": "Hidden", "filePath": "/s/beta/SKILL.md", "baseDir": "/s/beta",
      "disableModelInvocation": True},
 ]
+TOOL_GUIDELINES = {
+    "read": ["TG read one", "  TG read two  ", "TG shared"],
+    "bash": ["TG bash one", "", "TG shared"],
+    "grep": ["TG grep (not selected)"],
+    "edit": ["TG edit one"],
+    "write": ["TG write (hidden)"],
+}
 
 PROMPT_SCENARIOS: dict[str, dict] = {
     "minimal": {"cwd": "/w"},
     "default-snippets": {"cwd": "/w", "toolSnippets": SNIPPETS},
     "no-tools": {"cwd": "/w", "selectedTools": [], "toolSnippets": SNIPPETS, "skills": SKILLS},
     "bash-only": {"cwd": "/w", "selectedTools": ["bash"], "toolSnippets": SNIPPETS},
+    "powershell-only": {"cwd": "/w", "selectedTools": ["powershell", "read"], "toolSnippets": SNIPPETS},
+    "bash-powershell": {"cwd": "/w", "selectedTools": ["powershell", "bash"], "toolSnippets": SNIPPETS},
     "bash-grep": {"cwd": "/w", "selectedTools": ["read", "bash", "grep", "find"], "toolSnippets": SNIPPETS},
+    "bash-hidden-grep": {"cwd": "/w", "selectedTools": ["bash", "grep"], "hiddenTools": ["grep"], "toolSnippets": SNIPPETS},
     "ls-no-bash": {"cwd": "/w", "selectedTools": ["ls", "read"], "toolSnippets": {"ls": "x"}},
+    "hidden-bash": {"cwd": "/w", "selectedTools": ["bash", "edit"], "hiddenTools": ["bash"], "toolSnippets": SNIPPETS,
+                    "skills": SKILLS},
+    "hidden-read": {"cwd": "/w", "selectedTools": ["read", "bash"], "hiddenTools": ["read", "nothing"],
+                    "toolSnippets": SNIPPETS, "skills": SKILLS},
+    "hidden-not-selected": {"cwd": "/w", "selectedTools": ["edit"], "hiddenTools": ["read"], "skills": SKILLS},
     "partial-snippets": {"cwd": "/w", "selectedTools": ["read", "bash", "custom"], "toolSnippets": {"custom": "c", "bash": ""}},
     "guidelines": {
         "cwd": "/w",
@@ -188,20 +399,96 @@ PROMPT_SCENARIOS: dict[str, dict] = {
         "toolSnippets": SNIPPETS,
         "promptGuidelines": ["  first  ", "second", "", "   ", "first", "third"],
     },
+    "tool-guidelines": {
+        "cwd": "/w",
+        "selectedTools": ["bash", "edit", "read", "write"],
+        "hiddenTools": ["write"],
+        "toolSnippets": SNIPPETS,
+        "toolGuidelines": TOOL_GUIDELINES,
+        "promptGuidelines": ["PG one", "TG read one", " PG one "],
+    },
+    "tool-guidelines-no-shell": {
+        "cwd": "/w",
+        "selectedTools": ["read", "edit"],
+        "toolGuidelines": TOOL_GUIDELINES,
+    },
     "everything": {
         "cwd": "C:\\Users\\me\\proj",
         "toolSnippets": SNIPPETS,
+        "toolGuidelines": TOOL_GUIDELINES,
         "promptGuidelines": ["caller rule"],
         "appendSystemPrompt": "APPENDED\n\nsecond paragraph",
         "contextFiles": CTX,
         "skills": SKILLS,
+        "sections": {"team_notes": "Notes from the team.", "z-last": "Z"},
     },
-    "skills-without-read": {"cwd": "/w", "selectedTools": ["bash"], "skills": SKILLS, "contextFiles": CTX},
+    "context-trailing": {"cwd": "/w", "contextFiles": CTX_TRAILING},
+    "skills-without-reader": {"cwd": "/w", "selectedTools": ["edit"], "skills": SKILLS, "contextFiles": CTX},
+    "skills-bash": {"cwd": "/w", "selectedTools": ["bash"], "skills": SKILLS},
     "hidden-skills-only": {"cwd": "/w", "skills": [SKILLS[1]]},
     "custom": {"cwd": "/w", "customPrompt": "CUSTOM PROMPT", "appendSystemPrompt": "APP", "contextFiles": CTX, "skills": SKILLS},
-    "custom-no-read": {"cwd": "/w", "customPrompt": "CUSTOM", "selectedTools": ["bash"], "skills": SKILLS},
+    "custom-bash": {"cwd": "/w", "customPrompt": "CUSTOM", "selectedTools": ["bash"], "skills": SKILLS},
     "custom-empty-tools": {"cwd": "/w", "customPrompt": "CUSTOM", "selectedTools": [], "skills": SKILLS},
-    "custom-with-read": {"cwd": "/w/", "customPrompt": "CUSTOM", "selectedTools": ["read"], "skills": SKILLS, "promptGuidelines": ["ignored"]},
+    "custom-with-read": {"cwd": "/w/", "customPrompt": "CUSTOM", "selectedTools": ["read"], "skills": SKILLS,
+                         "promptGuidelines": ["ignored"], "toolGuidelines": {"read": ["ignored too"]}},
+    "custom-hidden-read": {"cwd": "/w", "customPrompt": "CUSTOM", "selectedTools": ["read"], "hiddenTools": ["read"],
+                           "skills": SKILLS},
+    "custom-empty": {"cwd": "/w", "customPrompt": "", "toolSnippets": {"read": "r"}},
+    "force": {"cwd": "/w", "forceSystemPrompt": "FORCED\n\nwhole prompt\n", "customPrompt": "unused", "contextFiles": CTX},
+    "force-empty": {"cwd": "/w", "forceSystemPrompt": ""},
+    "force-with-sections": {"cwd": "/w", "forceSystemPrompt": "F", "sections": {"extra": "E"}},
+    "sections-extra": {"cwd": "/w", "sections": {"zeta": "Z body", "alpha-1": "A body", "x_y": "XY", "empty": ""}},
+    "sections-replace": {"cwd": "/w", "toolSnippets": SNIPPETS,
+                         "sections": {"rules": "REPLACED RULES", "cwd": "/elsewhere", "tools": "", "extra": "E"}},
+    "sections-builtin-absent": {"cwd": "/w", "sections": {"skills": "S", "project_context": "P", "addendum": "A"}},
+    "sections-builtin-present": {"cwd": "/w", "appendSystemPrompt": "orig", "contextFiles": CTX, "skills": SKILLS,
+                                 "sections": {"skills": "S", "project_context": "P", "addendum": "A"}},
+    "sections-custom-replace": {"cwd": "/w", "customPrompt": "C", "sections": {"docs": "D", "tools": "T"}},
+    "sections-whitespace": {"cwd": "/w", "appendSystemPrompt": "   ", "sections": {"ws": "  \n "}},
+    "bad-name-upper": {"cwd": "/w", "sections": {"Bad": "x"}},
+    "bad-name-preamble": {"cwd": "/w", "sections": {"preamble": "x"}},
+    "bad-name-digit": {"cwd": "/w", "sections": {"1abc": "x"}},
+    "bad-name-dot": {"cwd": "/w", "sections": {"ok": "fine", "a.b": "x"}},
+    "bad-name-empty": {"cwd": "/w", "sections": {"": "x"}},
+    "bad-name-empty-body": {"cwd": "/w", "sections": {"Bad": ""}},
+    "bad-name-forced": {"cwd": "/w", "forceSystemPrompt": "F", "sections": {"Bad": "x"}},
+}
+
+# The options `pi-session system-prompt` builds for CLI_FLAGS (see test_prompt_cli).
+CLI_FLAGS = [
+    "--cwd", "/", "--tools", "read,bash,grep,edit", "--hide-tool", "grep", "--tool-guideline", "bash=CLI bash rule",
+    "--tool-guideline", "grep=CLI grep rule (hidden)", "--guideline", "CLI extra rule", "--append", "CLI addendum",
+    "--section", "cli_notes=CLI notes", "--section", "cwd=CLI cwd", "--no-context-files", "--no-skills",
+]
+PROMPT_SCENARIOS["cli-flags"] = {
+    "cwd": "/",
+    "selectedTools": ["read", "bash", "grep", "edit"],
+    "hiddenTools": ["grep"],
+    "toolSnippets": {t: DEFAULT_TOOL_SNIPPETS[t] for t in ("read", "bash", "grep", "edit")},
+    "toolGuidelines": {
+        "read": list(DEFAULT_TOOL_GUIDELINES["read"]),
+        "bash": ["CLI bash rule"],
+        "grep": ["CLI grep rule (hidden)"],
+        "edit": list(DEFAULT_TOOL_GUIDELINES["edit"]),
+    },
+    "promptGuidelines": ["CLI extra rule"],
+    "appendSystemPrompt": "CLI addendum",
+    "sections": {"cli_notes": "CLI notes", "cwd": "CLI cwd"},
+    "contextFiles": [],
+    "skills": [],
+}
+
+# name: (options scenario, previous sections). A previous given as {"@": NAME}
+# is the sections each implementation builds for scenario NAME.
+PATCH_SCENARIOS: dict[str, tuple[str, dict]] = {
+    "unchanged": ("minimal", {"@": "minimal"}),
+    "cwd-changed": ("sections-replace", {"@": "default-snippets"}),
+    "grown": ("everything", {"@": "minimal"}),
+    "shrunk": ("minimal", {"@": "everything"}),
+    "to-custom": ("custom", {"@": "minimal"}),
+    "literal": ("minimal", {"preamble": "old intro", "gone": "<gone>\nx\n</gone>", "cwd": "<cwd>\n/w\n</cwd>",
+                            "tools": None, "vanished": None}),
+    "forced": ("force", {"@": "custom"}),
 }
 
 
@@ -225,12 +512,34 @@ def build_all(root: Path) -> None:
     build_skills_tree(root)
 
 
-def _oracle(*args: str) -> str:
-    for _attempt in range(3):  # the oracle has been seen to print nothing once under load
-        proc = subprocess.run([str(ORACLE), *args], capture_output=True, text=True, check=True)
-        if proc.stdout.strip():
-            break
-    return proc.stdout
+def _batch(calls: list[list[str]], cwd: Path) -> list[dict]:
+    """Run oracle calls in one ``pi-oracle batch`` process under pi 1.6.0,
+    in ``cwd`` with ``HOME=<cwd>/home``."""
+    env = dict(os.environ, PI_ORACLE_PI=ORACLE_VERSION, HOME=str(cwd / "home"))
+    env.setdefault("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle"))
+    calls_file = cwd.parent / "calls.json"
+    calls_file.write_text(json.dumps(calls))
+    proc = subprocess.run([str(ORACLE), "batch", str(calls_file)], capture_output=True, text=True, check=True,
+                          env=env, cwd=cwd)
+    out = json.loads(proc.stdout)
+    assert len(out) == len(calls), (len(out), len(calls))
+    return out
+
+
+def skill_args(root: Path, sc: dict) -> list[str]:
+    """Oracle ``skills`` arguments of a skill scenario."""
+    args = ["skills", "--cwd", str(root / sc["cwd"]), "--agent-dir", str(root / sc["agent"])]
+    for p in sc["paths"]:
+        args += ["--path", p.replace("ROOT", str(root))]
+    if not sc["defaults"]:
+        args.append("--no-defaults")
+    return args + ["--read-tool", sc["read_tool"]]
+
+
+def _value(item: dict):
+    if "json" in item:
+        return item["json"]
+    raise RuntimeError(f"oracle call failed: {item}")
 
 
 def regenerate() -> None:  # pragma: no cover - run by hand
@@ -239,26 +548,36 @@ def regenerate() -> None:  # pragma: no cover - run by hand
     GEN_ROOT.mkdir(parents=True)
     build_all(GEN_ROOT)
     GOLDENS.mkdir(parents=True, exist_ok=True)
-    ctx = {}
-    for name, (cwd, agent) in CONTEXT_SCENARIOS.items():
-        out = json.loads(_oracle("context-files", "--cwd", str(GEN_ROOT / cwd), "--agent-dir", str(GEN_ROOT / agent)))
-        ctx[name] = normalise(out, GEN_ROOT)
-    (GOLDENS / "context_files.json").write_text(json.dumps(ctx, indent=1, ensure_ascii=False) + "\n")
-    sk = {}
-    for name, sc in SKILL_SCENARIOS.items():
-        args = ["skills", "--cwd", str(GEN_ROOT / sc["cwd"]), "--agent-dir", str(GEN_ROOT / sc["agent"])]
-        for p in sc["paths"]:
-            args += ["--path", p.replace("ROOT", str(GEN_ROOT))]
-        if not sc["defaults"]:
-            args.append("--no-defaults")
-        sk[name] = normalise(json.loads(_oracle(*args)), GEN_ROOT)
-    (GOLDENS / "skills.json").write_text(json.dumps(sk, indent=1, ensure_ascii=False) + "\n")
-    prompts = {}
-    tmp = GEN_ROOT.parent / "options.json"
+    work = GEN_ROOT.parent
+
+    calls: list[list[str]] = []
+    for cwd, agent in CONTEXT_SCENARIOS.values():
+        calls.append(["context-files", "--cwd", scenario_path(GEN_ROOT, cwd), "--agent-dir", scenario_path(GEN_ROOT, agent)])
+    for sc in SKILL_SCENARIOS.values():
+        calls.append(skill_args(GEN_ROOT, sc))
     for name, options in PROMPT_SCENARIOS.items():
-        tmp.write_text(json.dumps(options))
-        prompts[name] = {"options": options, "prompt": _oracle("system-prompt", str(tmp))}
-    (GOLDENS / "system_prompt.json").write_text(json.dumps(prompts, indent=1, ensure_ascii=False) + "\n")
+        (work / f"options-{name}.json").write_text(json.dumps(options))
+        calls.append(["system-prompt-sections", str(work / f"options-{name}.json")])
+    out = iter(_batch(calls, GEN_ROOT))
+
+    ctx = {name: normalise(_value(next(out)), GEN_ROOT) for name in CONTEXT_SCENARIOS}
+    (GOLDENS / "context_files.json").write_text(json.dumps(ctx, indent=1, ensure_ascii=False) + "\n")
+    sk = {name: normalise(_value(next(out)), GEN_ROOT) for name in SKILL_SCENARIOS}
+    (GOLDENS / "skills.json").write_text(json.dumps(sk, indent=1, ensure_ascii=False) + "\n")
+    prompts = {name: {"options": options, "result": _value(next(out))} for name, options in PROMPT_SCENARIOS.items()}
+
+    calls = []
+    for name, (options_name, previous) in PATCH_SCENARIOS.items():
+        prev = prompts[previous["@"]]["result"]["sections"] if "@" in previous else previous
+        (work / f"previous-{name}.json").write_text(json.dumps(prev))
+        calls.append(["system-prompt-sections", str(work / f"options-{options_name}.json"),
+                      "--previous", str(work / f"previous-{name}.json")])
+    patches = {
+        name: {"options": PATCH_SCENARIOS[name][0], "previous": PATCH_SCENARIOS[name][1], "patch": _value(item)["patch"]}
+        for name, item in zip(PATCH_SCENARIOS, _batch(calls, GEN_ROOT))
+    }
+    golden = {"version": ORACLE_VERSION, "prompts": prompts, "patches": patches}
+    (GOLDENS / "system_prompt.json").write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n")
 
 
 def test_trees_build(tmp_path: Path) -> None:

@@ -26,7 +26,14 @@ if TYPE_CHECKING:
         prepare_compaction,
         serialize_conversation,
     )
-    from .context import UNSET, build_session_context, convert_to_llm
+    from .context import (
+        UNSET,
+        build_context_entries,
+        build_session_context,
+        build_session_projection,
+        convert_to_llm,
+        get_current_system_message,
+    )
     from .llm import Summarizer, SummarizerError, SummaryRequest
     from .manager import SessionManager
     from .migrate import migrate_file, migrate_session_entries
@@ -35,13 +42,23 @@ if TYPE_CHECKING:
         LoadSkillsResult,
         Skill,
         build_system_prompt,
+        build_system_prompt_sections,
+        build_system_prompt_state,
+        diff_system_prompt_sections,
         format_skills_for_prompt,
         load_project_context_files,
         load_skills,
     )
     from .records import CURRENT_SESSION_VERSION
     from .storage import Durability, LineProblem, SessionFile, SessionFileError, parse_session_entries, read_session_file
-    from .tokens import calculate_context_tokens, estimate_context_tokens, estimate_tokens, get_last_assistant_usage, should_compact
+    from .tokens import (
+        calculate_context_tokens,
+        estimate_context_tokens,
+        estimate_projected_context_tokens,
+        estimate_tokens,
+        get_last_assistant_usage,
+        should_compact,
+    )
     from .tree import SessionTree, TreeNode
 
 # module -> the public names it provides (what the imports above list)
@@ -51,17 +68,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_cut_point", "find_turn_start_index", "generate_branch_summary", "prepare_branch_entries",
         "prepare_compaction", "serialize_conversation",
     ),
-    "context": ("UNSET", "build_session_context", "convert_to_llm"),
+    "context": (
+        "UNSET", "build_context_entries", "build_session_context", "build_session_projection", "convert_to_llm",
+        "get_current_system_message",
+    ),
     "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
     "manager": ("SessionManager",),
     "migrate": ("migrate_file", "migrate_session_entries"),
     "prompt": (
-        "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt",
-        "format_skills_for_prompt", "load_project_context_files", "load_skills",
+        "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt", "build_system_prompt_sections",
+        "build_system_prompt_state", "diff_system_prompt_sections", "format_skills_for_prompt",
+        "load_project_context_files", "load_skills",
     ),
     "records": ("CURRENT_SESSION_VERSION",),
     "storage": ("Durability", "LineProblem", "SessionFile", "SessionFileError", "parse_session_entries", "read_session_file"),
-    "tokens": ("calculate_context_tokens", "estimate_context_tokens", "estimate_tokens", "get_last_assistant_usage", "should_compact"),
+    "tokens": (
+        "calculate_context_tokens", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
+        "get_last_assistant_usage", "should_compact",
+    ),
     "tree": ("SessionTree", "TreeNode"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}

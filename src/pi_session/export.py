@@ -37,10 +37,17 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], name: str | None = None) -> str:
     """The session name, else the first user message's first line (≤ 80
-    characters), else the session id."""
+    characters) as the model sees it after context edits, else the session
+    id."""
     if name:
         return name
+    edits = _applied_edits(entries)
     for entry in entries:
+        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        if edit is not None:
+            if edit[1] is None:
+                continue
+            entry = _edited(entry, edit[1])
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "user":
             first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]

@@ -51,6 +51,7 @@ from .storage import (
     recover_line,
     write_side_file,
 )
+from .records import ENTRY_TYPES
 from .tree import SessionTree
 
 __all__ = ["Problem", "CheckReport", "RepairResult", "STALE_TEMP_SECONDS", "check_session", "leftover_temps", "repair_session"]
@@ -72,7 +73,10 @@ class Problem:
             version not a number), ``unknown-version`` (newer than 3),
             ``bad-timestamp`` (not an ISO date), ``bad-message`` (a message
             entry's message is not an object), ``unknown-role``,
-            ``bad-content`` (content of the wrong type for the role); file
+            ``bad-content`` (content of the wrong type for the role),
+            ``bad-context-edit`` (a pi 1.6 context edit without a string
+            targetId or a valid replacement), ``unknown-type`` (an entry
+            type this tool does not know: kept, left out of the context); file
             kind ``leftover-temp`` (a temp file of an interrupted rewrite
             beside the session; ``line`` is None).
         message: one line saying what is wrong.
@@ -327,7 +331,7 @@ CURRENT_VERSION = 3
 """The newest session version pi-session knows (pi 0.73's ``CURRENT_SESSION_VERSION``)."""
 
 _MESSAGE_ROLES = frozenset(
-    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "hookMessage"}
+    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "hookMessage", "system"}
 )
 """Roles of agent messages. ``hookMessage`` is the version-2 name of
 ``custom``; migration renames it, and a version-3 file still holding one is
@@ -445,7 +449,36 @@ def _structure_problems(
             issue = _content_issue("custom", entry.get("content", _ABSENT))
             if issue is not None:
                 problems.append(Problem(line, "bad-content", f"custom_message entry {eid}: {issue}", False, eid))
+        elif etype == "context_edit":
+            issue = _context_edit_issue(entry)
+            if issue is not None:
+                problems.append(Problem(line, "bad-context-edit", f"context_edit entry {eid}: {issue}", False, eid))
+        elif etype not in ENTRY_TYPES:
+            shown = repr(etype) if isinstance(etype, str) else _json_type(etype)
+            problems.append(
+                Problem(
+                    line,
+                    "unknown-type",
+                    f"entry {eid}: type {shown} is not a known entry type; it is kept in the file and left out of the context (as pi does)",
+                    False,
+                    eid,
+                )
+            )
     return problems
+
+
+def _context_edit_issue(entry: dict[str, Any]) -> str | None:
+    """What is wrong with a context_edit entry for pi 1.6, or None."""
+    if not isinstance(entry.get("targetId"), str):
+        return "targetId is not a string (the edit applies to nothing)"
+    if "replacement" not in entry:
+        return "no replacement (pi cannot build any context with this edit; pi-session ignores it)"
+    replacement = entry["replacement"]
+    if replacement is None:
+        return None
+    if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), (str, list)):
+        return "replacement is neither null nor {\"content\": string or array} (the target's content is dropped)"
+    return None
 
 
 def _in_index(value: Any, index: Any) -> bool:

@@ -64,8 +64,31 @@ def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def help_text(doc: str | None) -> str | None:
+    """A command's docstring as ``--help`` shows it: each paragraph on one
+    line (rich wraps it to the terminal), bullet lines kept apart, and
+    reST's double backquotes shown as plain quotes."""
+    if not doc:
+        return doc
+    import inspect
+
+    paragraphs = []
+    for block in inspect.cleandoc(doc).split("\n\n"):
+        lines: list[str] = []
+        for raw in block.splitlines():
+            line = raw.strip()
+            if lines and not line.startswith(("- ", "* ")):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs).replace("``", "'")
+
+
 for _info in app.registered_commands:
     if _info.callback is not None:
+        if _info.help is None:
+            _info.help = help_text(_info.callback.__doc__)
         _info.callback = _interruptible(_info.callback)
 
 
@@ -90,6 +113,30 @@ def _hide_flag_types() -> None:
 
 
 _hide_flag_types()
+
+
+def _plain_usage_names() -> None:
+    """Typer 0.29 writes required arguments as ``{session}`` in usage lines;
+    show them as people write them in docs, ``SESSION`` (optional ones
+    ``[ENTRY_ID]``). Cosmetic: skipped if typer changes."""
+    try:
+        from typer.core import TyperArgument
+    except ImportError:  # pragma: no cover - other typer versions
+        return
+    if not hasattr(TyperArgument, "_usage_display_name") or getattr(TyperArgument, "_pi_session_patched", False):
+        return
+
+    def usage_name(self: Any) -> str:
+        name = str(self.metavar or self.name or "").upper()
+        if not self.required:
+            name = f"[{name}]"
+        return name + ("..." if self.nargs != 1 else "")
+
+    TyperArgument._usage_display_name = usage_name  # type: ignore[method-assign]
+    TyperArgument._pi_session_patched = True  # type: ignore[attr-defined]
+
+
+_plain_usage_names()
 
 
 def _say(message: str) -> None:

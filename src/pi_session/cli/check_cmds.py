@@ -169,10 +169,14 @@ def export(
         sys.stdout.write(text)
         sys.stdout.flush()
         return
+    parent = Path(os.path.abspath(output)).parent
+    if not parent.is_dir():
+        fail(f"{output}: directory {parent} does not exist")
     try:
         _write_export(output, text, Path(os.path.abspath(manager.get_session_file())), force)
     except OSError as exc:
-        fail(f"{exc.filename or output}: {exc.strerror or exc}")
+        # the error is about the user's file, never our temp file beside it
+        fail(f"{output}: {exc.strerror or exc}")
     err_console.print(f"exported {len(path_entries)} entries to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 

@@ -136,6 +136,10 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
 
     try:
         path = resolve_session(arg)
+        if path.stat().st_size == 0:
+            # pi (and SessionManager.open) would start a new session in it:
+            # a command that shows a session must not invent one
+            raise CliError(f"{path}: empty file (0 bytes): no session in it yet")
         manager = SessionManager.open(path, read_only=read_only)
     except CliError as exc:
         fail(str(exc))

@@ -84,7 +84,8 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
             preview = (preview + " " if preview else "") + f"({_s(message.get('stopReason'))})"
         return preview or "(empty)"
     if role == "toolResult":
-        return f"{_s(message.get('toolName'))}: {one_line(content_text(message.get('content')), width)}"
+        failed = "✗ failed: " if message.get("isError") is True else ""
+        return f"{_s(message.get('toolName'))}: {failed}{one_line(content_text(message.get('content')), width)}"
     if role == "bashExecution":
         return f"$ {one_line(str(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
@@ -252,6 +253,34 @@ def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool =
             events.append(("text", pad(depth) + "}", 0))
             events.append(("list", node.children, depth + 1))
     yield pad(0) + "}"
+
+
+def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set[Any]) -> Iterator[str]:
+    """The tree as flat JSON (``tree --json --flat``): ``{"leafId", "entries":
+    [...]}`` with one object per entry in tree order (depth first, children
+    oldest first), each on its own line: ``{"id", "parentId" (the tree
+    parent: null for roots and orphans), "depth" (0 for roots), "type",
+    "label", "onPath" (on the path root→leaf), "children" (child ids)}``.
+    Nesting is constant, so any JSON reader handles any session size."""
+    yield '{"leafId":' + js_stringify(leaf_id) + ',"entries":['
+    stack: list[tuple[TreeNode, Any, int]] = [(node, None, 0) for node in reversed(roots)]
+    first = True
+    while stack:
+        node, parent, depth = stack.pop()
+        eid = node.entry.get("id")
+        row = {
+            "id": eid,
+            "parentId": parent,
+            "depth": depth,
+            "type": node.entry.get("type"),
+            "label": node.label,
+            "onPath": eid in on_path,
+            "children": [child.entry.get("id") for child in node.children],
+        }
+        yield ("\n" if first else ",\n") + js_stringify(row)
+        first = False
+        stack.extend((child, eid, depth + 1) for child in reversed(node.children))
+    yield "\n]}"
 
 
 def tree_depth(roots: list[TreeNode]) -> int:

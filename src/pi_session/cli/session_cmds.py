@@ -14,6 +14,7 @@ from ..context import entry_messages, get_current_system_message, projection_to_
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
+from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
@@ -22,6 +23,7 @@ from .render import (
     ROLE_STYLES,
     content_text,
     entry_line,
+    iter_flat_tree_json,
     iter_tree_json,
     one_line,
     sanitize,
@@ -75,7 +77,10 @@ def ls(
 
 
 def info(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
-    """Show a session's header, size, leaf, name and any problems."""
+    """Show a session's header, size, leaf, name and any problems.
+
+    version is the file's own format version; an older file is read as
+    version 3 (migrated in memory) and left unchanged."""
     manager = open_session(session, quiet=as_json)
     header = manager.get_header() or {}
     entries = manager.get_entries()
@@ -89,7 +94,7 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
     data = {
         "path": str(path),
         "id": manager.get_session_id(),
-        "version": header.get("version", 1),
+        "version": manager.file_version,
         "cwd": header.get("cwd"),
         "created": header.get("timestamp"),
         "parentSession": header.get("parentSession"),
@@ -112,7 +117,10 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
     rows: list[tuple[str, str]] = []
     for key in ("path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries", "leafId", "branchLength"):
         if data[key] is not None:
-            rows.append((key, str(data[key])))
+            value = str(data[key])
+            if key == "version" and data[key] != CURRENT_SESSION_VERSION:
+                value += f" (read as version {CURRENT_SESSION_VERSION}; `pi-session migrate` or any write rewrites the file, keeping a backup)"
+            rows.append((key, value))
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     if data["labels"]:
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
@@ -124,10 +132,29 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
         console.print(line, soft_wrap=True)
 
 
-def tree(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
-    """Show the session tree: branches indented, the leaf marked, labels shown."""
+def tree(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    as_json: bool = JSON_OPTION,
+    flat: bool = typer.Option(
+        False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
+    ),
+) -> None:
+    """Show the session tree: branches indented, the leaf marked, labels shown,
+    failed tool results marked.
+
+    --json prints pi's nested layout (pi-oracle's tree), which nests one
+    level per entry: a long session is too deep for Python's json module
+    or jq. --json --flat is the form to use for large sessions."""
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
+    if as_json and flat:
+        on_path = {e.get("id") for e in manager.get_branch()}
+        for chunk in iter_flat_tree_json(roots, manager.get_leaf_id(), on_path):
+            sys.stdout.write(chunk)
+        sys.stdout.write("\n")
+        return
+    if flat:
+        fail("--flat goes with --json")
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
@@ -345,7 +372,11 @@ def clone(
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Write a new session holding only the path to the leaf (pi's branched session)."""
+    """Write a new session holding only the path root→leaf (or root→--leaf ID).
+
+    With --leaf this is pi's /fork (start again from an earlier message in a
+    new session file); without it, pi's /clone. To keep working in the same
+    file instead, use navigate."""
     manager = open_session(session, read_only=True)
     source = manager.get_session_file()
     target = leaf or manager.get_leaf_id()
@@ -365,13 +396,19 @@ def clone(
 
 def fork(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
-    cwd: str = typer.Option(..., "--cwd", help="The project directory the new session belongs to."),
+    cwd: Optional[str] = typer.Option(
+        None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Copy a session into another project directory's sessions."""
+    """Copy a whole session into a project's sessions, by default the
+    current directory's (pi's --fork <path|id>).
+
+    To start again from an earlier message instead (pi's /fork in a
+    session), use clone --leaf ID."""
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd))
+        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd or os.getcwd()))
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:

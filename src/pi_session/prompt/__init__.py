@@ -1,8 +1,10 @@
-"""System prompt building: project context files, skills and the prompt text
-(pi's ``core/system-prompt.js``, ``core/skills.js`` and ``loadProjectContextFiles``)."""
+"""System prompt building: project context files, skills and the sectioned
+prompt (pi 1.6's ``core/system-prompt.js``, ``core/skills.js`` and
+``loadProjectContextFiles``)."""
 
 from .context_files import CONTEXT_FILE_NAMES, ContextFile, load_project_context_files
 from .skills import (
+    SKILL_READ_TOOLS,
     LoadSkillsResult,
     Skill,
     SkillDiagnostic,
@@ -17,16 +19,25 @@ from .system_prompt import (
     DEFAULT_TOOL_GUIDELINES,
     DEFAULT_TOOL_SNIPPETS,
     DEFAULT_TOOLS,
+    SECTION_NAME_RE,
     BuildSystemPromptOptions,
     DocsLocations,
     build_system_prompt,
+    build_system_prompt_sections,
+    build_system_prompt_state,
+    default_docs_locations,
+    describe_system_prompt,
+    diff_system_prompt_sections,
     format_context_files,
+    render_system_prompt_state,
+    skill_read_tool,
 )
 
 __all__ = [
     "CONTEXT_FILE_NAMES",
     "ContextFile",
     "load_project_context_files",
+    "SKILL_READ_TOOLS",
     "LoadSkillsResult",
     "Skill",
     "SkillDiagnostic",
@@ -39,8 +50,16 @@ __all__ = [
     "DEFAULT_TOOL_GUIDELINES",
     "DEFAULT_TOOL_SNIPPETS",
     "DEFAULT_TOOLS",
+    "SECTION_NAME_RE",
     "BuildSystemPromptOptions",
     "DocsLocations",
     "build_system_prompt",
+    "build_system_prompt_sections",
+    "build_system_prompt_state",
+    "default_docs_locations",
+    "describe_system_prompt",
+    "diff_system_prompt_sections",
     "format_context_files",
+    "render_system_prompt_state",
+    "skill_read_tool",
 ]

@@ -5,7 +5,9 @@ Discovery (per root directory):
 
 * if a directory holds a file ``SKILL.md`` (not excluded by ignore files), that
   file is the skill and the directory is not searched further;
-* otherwise, in the root directory only, every other ``*.md`` file is a skill;
+* otherwise, in the root directory only, every other ``*.md`` file that has
+  a description is a skill (one without, or that does not parse, is skipped
+  silently: it is just a markdown file);
 * subdirectories are searched recursively (names starting with ``.`` and
   ``node_modules`` are skipped; symlinks are followed, broken ones skipped);
 * ``.gitignore`` / ``.ignore`` / ``.fdignore`` files along the way exclude paths.
@@ -14,7 +16,8 @@ Roots, in order: ``<agent dir>/skills`` (source "user"), ``<cwd>/.pi/skills``
 (source "project") when defaults are included, then each given path (a
 directory, or a single ``.md`` file). A name that is already taken keeps the
 first skill and yields a ``collision`` diagnostic; the same file reached twice
-through symlinks is loaded once, silently.
+(same real path) is loaded once, silently. Files may carry a byte-order mark
+and CRLF line ends; they read like the plain file.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from typing import Any, Iterable, Literal, Mapping, TypedDict
 
 from ..jsonio import js_len
 from ._ignore import IgnoreMatcher
+from ._paths import canonical_path, normalize_text, resolve_path
 
 __all__ = [
     "Skill",
@@ -44,6 +48,7 @@ __all__ = [
     "MAX_NAME_LENGTH",
     "MAX_DESCRIPTION_LENGTH",
     "CONFIG_DIR_NAME",
+    "SKILL_READ_TOOLS",
 ]
 
 MAX_NAME_LENGTH = 64
@@ -151,16 +156,46 @@ class FrontmatterError(ValueError):
 def _yaml12_loader() -> type:
     """PyYAML's safe loader narrowed to YAML 1.2 core-schema scalars, as the
     JavaScript ``yaml`` package reads them: only ``true``/``false`` are booleans
-    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve, and
-    duplicate mapping keys are an error. Built on first use (PyYAML is only
+    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve,
+    duplicate mapping keys are an error, ``<<`` is an ordinary key (no merge),
+    a tab may separate tokens within a line, and a node with a tag the loader
+    does not know is read as if untagged. Built on first use (PyYAML is only
     imported when a skill has frontmatter)."""
     import yaml
 
     class Yaml12Loader(yaml.SafeLoader):
-        pass
+        def scan_to_next_token(self) -> None:
+            # PyYAML's own loop, which also passes over tabs that do not indent a line.
+            if self.index == 0 and self.peek() == "\ufeff":
+                self.forward()
+            while True:
+                while self.peek() == " " or (self.peek() == "\t" and (self.column > 0 or self.flow_level)):
+                    self.forward()
+                if self.peek() == "#":
+                    while self.peek() not in "\0\r\n\x85\u2028\u2029":
+                        self.forward()
+                if not self.scan_line_break():
+                    return
+                if not self.flow_level:
+                    self.allow_simple_key = True
+
+        def scan_plain_spaces(self, indent: int, start_mark: Any) -> Any:
+            # Tabs between the words of a plain scalar belong to it (PyYAML stops at them).
+            length = 0
+            while self.peek(length) in " \t":
+                length += 1
+            if "\t" in self.prefix(length) and self.peek(length) not in "\0\r\n\x85\u2028\u2029#":
+                whitespace = self.prefix(length)
+                self.forward(length)
+                return [whitespace]
+            return super().scan_plain_spaces(indent, start_mark)
 
     Yaml12Loader.yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if not tag.endswith((":bool", ":int", ":float", ":timestamp"))]
+        first: [
+            (tag, rx)
+            for tag, rx in resolvers
+            if not tag.endswith((":bool", ":int", ":float", ":timestamp", ":merge", ":value"))
+        ]
         for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
     }
     Yaml12Loader.add_implicit_resolver(
@@ -187,7 +222,6 @@ def _yaml12_loader() -> type:
         return int(text, 10)
 
     def construct_mapping(loader: Any, node: Any) -> dict[Any, Any]:
-        loader.flatten_mapping(node)
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             key = loader.construct_object(key_node, deep=True)
@@ -200,13 +234,21 @@ def _yaml12_loader() -> type:
             result[key] = loader.construct_object(value_node, deep=True)
         return result
 
+    def construct_untagged(loader: Any, node: Any) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            return construct_mapping(loader, node)
+        if isinstance(node, yaml.SequenceNode):
+            return [loader.construct_object(child, deep=True) for child in node.value]
+        return loader.construct_scalar(node)
+
     Yaml12Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
     Yaml12Loader.add_constructor("tag:yaml.org,2002:map", construct_mapping)
+    Yaml12Loader.add_constructor(None, construct_untagged)
     return Yaml12Loader
 
 
 def _split_frontmatter(text: str) -> tuple[str | None, str]:
-    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    normalized = normalize_text(text)
     if not normalized.startswith("---"):
         return None, normalized
     end = normalized.find("\n---", 3)
@@ -216,13 +258,16 @@ def _split_frontmatter(text: str) -> tuple[str | None, str]:
 
 
 def parse_frontmatter(text: str) -> tuple[Any, str]:
-    """Split a markdown file into ``(frontmatter, body)`` as pi does.
+    """Split a markdown file into ``(frontmatter, body)`` as pi 1.6 does.
 
-    The frontmatter is the text between a leading ``---`` and the next line
-    starting with ``---``, parsed as YAML 1.2 (see :func:`_yaml12_loader`).
-    Returns ``({}, text)`` when there is no (or an empty) block; the parsed
-    value may be any YAML value (callers treat non-mappings as ``{}``).
-    Line endings are normalised to ``\\n``. Pure function.
+    A leading byte-order mark is dropped and line ends are normalised to
+    ``\n`` first. The frontmatter is the text between a leading ``---`` and
+    the next line starting with ``---``, parsed as YAML 1.2 (see
+    :func:`_yaml12_loader`). As in pi's YAML reader, a block scalar (``|``,
+    ``>``) that ends the block keeps its final line break although the block
+    text stops before it. Returns ``({}, text)`` when there is no (or an
+    empty) block; the parsed value may be any YAML value (callers treat
+    non-mappings as ``{}``). Pure function.
 
     Raises :class:`FrontmatterError` when the YAML is invalid."""
     block, body = _split_frontmatter(text)
@@ -230,6 +275,8 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
         return {}, body
     import yaml
 
+    if not block.endswith("\n"):
+        block += "\n"
     try:
         parsed = yaml.load(block, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
@@ -243,16 +290,8 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
 # --------------------------------------------------------------------------- validation
 
 
-def _js_falsy(value: Any) -> bool:
-    return value is None or value is False or value == "" or (
-        isinstance(value, (int, float)) and not isinstance(value, bool) and (value == 0 or value != value)
-    )
-
-
-def _name_problems(name: str, parent_dir: str) -> list[str]:
+def _name_problems(name: str) -> list[str]:
     problems = []
-    if name != parent_dir:
-        problems.append(f'skill name "{name}" differs from its directory name "{parent_dir}"')
     if js_len(name) > MAX_NAME_LENGTH:
         problems.append(f"skill name is longer than {MAX_NAME_LENGTH} characters ({js_len(name)})")
     if not _NAME_RE.fullmatch(name):
@@ -270,16 +309,22 @@ def load_skill_from_file(
     *,
     warn_unknown_fields: bool = False,
 ) -> tuple[Skill | None, list[SkillDiagnostic]]:
-    """Load one skill file (pi's ``loadSkillFromFile``).
+    """Load one skill file (pi 1.6's ``loadSkillFromFile``).
 
-    Returns ``(skill or None, diagnostics)``. The skill's name is the
-    frontmatter ``name`` or, when absent, its directory's name. A missing or
-    empty ``description`` makes the file not a skill; a too-long description
-    or a bad name only give warnings. Unreadable files, invalid YAML and
-    non-string ``name``/``description`` values give a warning and no skill.
-    ``warn_unknown_fields`` (beyond pi, off by default) adds a warning per
-    frontmatter key outside the Agent Skills spec. Never raises."""
+    Returns ``(skill or None, diagnostics)``. The text is read as UTF-8 with
+    any byte-order mark and CRLF line ends normalised away (see
+    :func:`parse_frontmatter`). The description must be a non-empty string
+    (else no skill); the name is the frontmatter ``name`` when that is a
+    non-empty string, else the directory's name (a name differing from the
+    directory is fine). A file named ``SKILL.md`` that does not parse or has
+    no description gives a warning; any other ``.md`` file is then skipped
+    silently (it is simply not a skill). A too-long description or a name
+    breaking the Agent Skills rules only give warnings. Unreadable files give
+    a warning and no skill. ``warn_unknown_fields`` (beyond pi, off by
+    default) adds a warning per frontmatter key outside the Agent Skills
+    spec. Never raises."""
     diagnostics: list[SkillDiagnostic] = []
+    declared = os.path.basename(file_path) == "SKILL.md"
 
     def warn(message: str) -> None:
         diagnostics.append({"type": "warning", "message": message, "path": file_path})
@@ -293,29 +338,27 @@ def load_skill_from_file(
     try:
         parsed, _body = parse_frontmatter(raw)
     except FrontmatterError as exc:
-        warn(str(exc))
+        if declared:
+            warn(str(exc))
         return None, diagnostics
     meta: Mapping[Any, Any] = parsed if isinstance(parsed, dict) else {}
     base_dir = os.path.dirname(file_path)
-    parent_dir = os.path.basename(base_dir)
 
     description = meta.get("description")
-    if _js_falsy(description):
-        warn("skill has no description (the frontmatter needs a non-empty 'description')")
-    elif not isinstance(description, str):
-        warn(f"skill description must be a string, not {_yaml_kind(description)}")
+    has_description = isinstance(description, str) and description.strip() != ""
+    if not declared and not has_description:
         return None, diagnostics
-    elif not description.strip():
-        warn("skill has no description (the frontmatter needs a non-empty 'description')")
+    if not has_description:
+        if description is None or isinstance(description, str):
+            warn("skill has no description (the frontmatter needs a non-empty 'description')")
+        else:
+            warn(f"skill has no description: 'description' must be text, not {_yaml_kind(description)}")
     elif js_len(description) > MAX_DESCRIPTION_LENGTH:
         warn(f"skill description is longer than {MAX_DESCRIPTION_LENGTH} characters ({js_len(description)})")
 
     raw_name = meta.get("name")
-    name = parent_dir if _js_falsy(raw_name) else raw_name
-    if not isinstance(name, str):
-        warn(f"skill name must be a string, not {_yaml_kind(name)}")
-        return None, diagnostics
-    for problem in _name_problems(name, parent_dir):
+    name = raw_name if isinstance(raw_name, str) and raw_name else os.path.basename(base_dir)
+    for problem in _name_problems(name):
         warn(problem)
 
     if warn_unknown_fields:
@@ -323,7 +366,7 @@ def load_skill_from_file(
             if key not in _KNOWN_FIELDS:
                 warn(f"unknown frontmatter field {key!r}")
 
-    if not isinstance(description, str) or not description.strip():
+    if not has_description:
         return None, diagnostics
     skill = Skill(
         name=name,
@@ -440,18 +483,6 @@ def load_skills_from_dir(
     return _load_dir(root, source, True, IgnoreMatcher(), root, warn_unknown_fields)
 
 
-def _expand_home(path: str) -> str:
-    p = path.strip()
-    home = os.path.expanduser("~")
-    if p == "~":
-        return home
-    if p.startswith("~/"):
-        return _join(home, p[2:])
-    if p.startswith("~"):
-        return _join(home, p[1:])
-    return p
-
-
 def _is_under(target: str, root: str) -> bool:
     root = os.path.abspath(root)
     if target == root:
@@ -471,20 +502,21 @@ def load_skills(
     """Load skills from all configured places (pi's ``loadSkills``).
 
     Arguments: ``cwd`` (default: the process's cwd), ``agent_dir`` (default:
-    :func:`pi_session.paths.agent_dir`), ``skill_paths`` (directories or
-    ``.md`` files; ``~`` expanded, relative ones resolved against ``cwd``),
-    ``include_defaults`` (search ``<agent dir>/skills`` and
-    ``<cwd>/.pi/skills`` first).
+    :func:`pi_session.paths.agent_dir`), both resolved first (``~``,
+    relative paths); ``skill_paths`` (directories or ``.md`` files; trimmed,
+    ``~`` and ``~/`` expanded, ``file://`` URLs accepted, relative ones
+    resolved against ``cwd``); ``include_defaults`` (search
+    ``<agent dir>/skills`` and ``<cwd>/.pi/skills`` first).
 
     Returns :class:`LoadSkillsResult`. Diagnostics: ``warning`` for invalid
     skill files, missing paths and non-markdown files; ``collision`` for a
     name already taken (the first skill wins). A file reached a second time
-    through a symlink is skipped without diagnostic. Never raises for bad
+    (same real path, e.g. through a symlink) is skipped without diagnostic. Never raises for bad
     files; only reads the filesystem."""
     from ..paths import agent_dir as default_agent_dir
 
-    cwd_s = os.fspath(cwd) if cwd is not None else os.getcwd()
-    agent_s = os.fspath(agent_dir) if agent_dir is not None else os.fspath(default_agent_dir())
+    cwd_s = resolve_path(cwd if cwd is not None else os.getcwd())
+    agent_s = resolve_path(agent_dir if agent_dir is not None else default_agent_dir())
     by_name: dict[str, Skill] = {}
     seen_real: set[str] = set()
     diagnostics: list[SkillDiagnostic] = []
@@ -493,7 +525,7 @@ def load_skills(
     def add(skills: list[Skill], diags: list[SkillDiagnostic]) -> None:
         diagnostics.extend(diags)
         for skill in skills:
-            real = os.path.realpath(skill.file_path)
+            real = canonical_path(os.path.abspath(skill.file_path))
             if real in seen_real:
                 continue
             winner = by_name.get(skill.name)
@@ -530,8 +562,7 @@ def load_skills(
         return "path"
 
     for raw in skill_paths:
-        expanded = _expand_home(os.fspath(raw))
-        resolved = expanded if os.path.isabs(expanded) else os.path.abspath(os.path.join(cwd_s, expanded))
+        resolved = resolve_path(raw, cwd_s, trim=True)
         if not os.path.exists(resolved):
             diagnostics.append({"type": "warning", "message": "skill path not found", "path": resolved})
             continue
@@ -565,31 +596,43 @@ def escape_xml(text: str) -> str:
     )
 
 
-_SKILLS_INTRO = (
-    "Skills below hold specialised instructions for particular kinds of task.",
-    "When a task fits a skill's description, open its file with the read tool first.",
-    "Relative paths inside a skill file are relative to the skill's directory (the folder holding the file);"
-    " turn them into absolute paths before using them in tool calls.",
+_SKILLS_INTRO = "Skills below hold specialised instructions for particular kinds of task."
+_SKILLS_LOADING = {
+    "read": "When a task fits a skill's description, open its file with the read tool first.",
+    "bash": "When a task fits a skill's description, print its file with bash first.",
+    "indirect": "When a task fits a skill's description, load its file first.",
+}
+_SKILLS_PATHS = (
+    "A relative path inside a skill file starts at the folder holding that file; give tools absolute paths."
 )
+SKILL_READ_TOOLS = tuple(_SKILLS_LOADING)
+"""The loading hints :func:`format_skills_for_prompt` knows: ``read``, ``bash``, ``indirect``."""
 
 
 def _as_skill(value: Skill | Mapping[str, Any]) -> Skill:
     return value if isinstance(value, Skill) else Skill.from_dict(value)
 
 
-def format_skills_for_prompt(skills: Iterable[Skill | Mapping[str, Any]]) -> str:
-    """The skills block of the system prompt (pi's ``formatSkillsForPrompt``).
+def format_skills_for_prompt(skills: Iterable[Skill | Mapping[str, Any]], tool: str = "read") -> str:
+    """The skills block of the system prompt (pi 1.6's ``formatSkillsForPrompt``).
 
     Accepts :class:`Skill` objects or pi's skill JSON. Skills with
     ``disable_model_invocation`` are left out; when none remain the result is
-    ``""``. Otherwise: two newlines, a short introduction (our wording), an
-    empty line, then ``<available_skills>`` with one ``<skill>`` holding
-    ``<name>``, ``<description>`` and ``<location>`` (XML-escaped) per skill.
-    No trailing newline. Pure function."""
+    ``""``. Otherwise: two newlines, an introduction line, a loading line, a
+    path line (our wording), an empty line, then ``<available_skills>`` with
+    one ``<skill>`` holding ``<name>``, ``<description>`` and ``<location>``
+    (XML-escaped) per skill. ``tool`` picks the loading line: ``"read"`` (name
+    the read tool), ``"bash"`` (name bash) or ``"indirect"`` (name no tool:
+    the reader is reachable only through another tool). No trailing newline.
+    Pure function.
+
+    Raises ``ValueError`` for another ``tool``."""
+    if tool not in _SKILLS_LOADING:
+        raise ValueError(f"unknown skill read tool {tool!r} (expected one of {', '.join(SKILL_READ_TOOLS)})")
     visible = [s for s in map(_as_skill, skills) if not s.disable_model_invocation]
     if not visible:
         return ""
-    lines = ["\n\n" + _SKILLS_INTRO[0], *_SKILLS_INTRO[1:], "", "<available_skills>"]
+    lines = ["\n\n" + _SKILLS_INTRO, _SKILLS_LOADING[tool], _SKILLS_PATHS, "", "<available_skills>"]
     for skill in visible:
         lines += [
             "  <skill>",

@@ -1,0 +1,144 @@
+"""What a new user trips over (issue: red make test, unreadable JSON, wrong
+reassurances, noisy output): each item keeps a test here. In-process through
+typer's CliRunner unless the console script itself matters."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from typer.testing import CliRunner
+
+from pi_session.cli.app import app
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _agent_dir(monkeypatch, tmp_path):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("COLUMNS", "120")
+
+
+def run(*args):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+HEADER = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0002", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"}
+
+
+def chain(tmp_path, n: int):
+    """A linear session of n user messages."""
+    lines = [json.dumps(HEADER)]
+    parent = None
+    for i in range(n):
+        eid = f"{i:08x}"
+        lines.append(json.dumps({"type": "message", "id": eid, "parentId": parent, "timestamp": "2026-01-01T00:00:00.000Z",
+                                 "message": {"role": "user", "content": f"m{i}", "timestamp": i}}))
+        parent = eid
+    path = tmp_path / "chain.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_tree_json_flat_reads_with_json_module_at_any_depth(tmp_path):
+    path = chain(tmp_path, 2500)
+    nested = run("tree", path, "--json")
+    assert nested.exit_code == 0
+    with pytest.raises(RecursionError):
+        json.loads(nested.stdout)  # pi's nested layout: too deep for Python's json module
+    result = run("tree", path, "--json", "--flat")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["leafId"] == f"{2499:08x}"
+    entries = data["entries"]
+    assert len(entries) == 2500
+    assert entries[0] == {"id": "00000000", "parentId": None, "depth": 0, "type": "message", "label": None, "onPath": True, "children": ["00000001"]}
+    assert entries[-1]["depth"] == 2499 and entries[-1]["children"] == []
+
+
+def test_tree_flat_matches_the_nested_tree(tmp_path):
+    from conftest import GOLDENS
+
+    path = GOLDENS / "projection" / "gen16-011.jsonl"
+    nested = json.loads(run("tree", path, "--json").stdout)
+    flat = json.loads(run("tree", path, "--json", "--flat").stdout)["entries"]
+    rows = []
+
+    def walk(nodes, parent, depth):
+        for node in nodes:
+            rows.append((node["id"], parent, depth, node["type"], node["label"], [c["id"] for c in node["children"]]))
+            walk(node["children"], node["id"], depth + 1)
+
+    walk(nested["roots"], None, 0)
+    assert [(r["id"], r["parentId"], r["depth"], r["type"], r["label"], r["children"]) for r in flat] == rows
+    on_path = [r["id"] for r in flat if r["onPath"]]
+    assert on_path[-1] == nested["leafId"]
+    assert run("tree", path, "--flat").exit_code != 0  # --flat needs --json
+
+
+def test_tree_marks_failed_tool_results(tmp_path):
+    lines = [HEADER,
+             {"type": "message", "id": "t1", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z",
+              "message": {"role": "toolResult", "toolCallId": "c", "toolName": "bash", "content": [{"type": "text", "text": "boom"}], "isError": True, "timestamp": 1}},
+             {"type": "message", "id": "t2", "parentId": "t1", "timestamp": "2026-01-01T00:00:00.000Z",
+              "message": {"role": "toolResult", "toolCallId": "d", "toolName": "bash", "content": [{"type": "text", "text": "fine"}], "isError": False, "timestamp": 2}}]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    out = run("tree", path).stdout
+    assert "bash: ✗ failed: boom" in out
+    assert "bash: fine" in out
+
+
+@pytest.mark.parametrize("command", ["info", "tree", "context", "tokens", "export"])
+def test_empty_and_missing_files_fail_with_one_line(tmp_path, command):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for path, words in ((empty, "empty file"), (tmp_path / "missing.jsonl", "no such session file")):
+        result = run(command, path)
+        assert result.exit_code != 0, (command, path)
+        assert words in result.output
+        assert "Traceback" not in result.output
+    assert empty.read_bytes() == b""
+
+
+def test_help_is_written_for_people():
+    for command in ("info", "tree", "context", "edit", "label", "export", "navigate", "compact", "fork", "clone"):
+        out = run(command, "--help").stdout
+        usage = next(line for line in out.splitlines() if "Usage:" in line)
+        assert "{" not in usage and "SESSION" in usage, usage
+        assert "``" not in out
+    out = run("export", "--help").stdout
+    assert "written atomically and never replaces a session file" in " ".join(out.split())
+
+
+def test_fork_defaults_to_the_current_directory(tmp_path, monkeypatch):
+    path = chain(tmp_path, 3)
+    project = tmp_path / "proj"
+    project.mkdir()
+    monkeypatch.chdir(project)
+    result = run("fork", path, "--json")
+    assert result.exit_code == 0, result.output
+    new = json.loads(result.stdout)["path"]
+    header = json.loads(open(new).readline())
+    assert header["cwd"] == os.fspath(project)
+
+
+def test_export_errors_name_the_users_file(tmp_path):
+    from conftest import GOLDENS
+
+    target = tmp_path / "missing" / "dir" / "x.html"
+    result = run("export", GOLDENS / "projection" / "case-edits.jsonl", "-o", target)
+    assert result.exit_code == 1
+    assert f"{target}: directory {target.parent} does not exist" in " ".join(result.output.split())
+    assert ".tmp" not in result.output
+
+
+def test_info_shows_the_files_own_version(fixture_copy):
+    path = fixture_copy("large-session.jsonl")
+    before = path.read_bytes()
+    data = json.loads(run("info", path, "--json").stdout)
+    assert data["version"] == 1
+    assert "version       1 (read as version 3" in run("info", path).stdout
+    assert path.read_bytes() == before  # info never migrates
