@@ -102,10 +102,51 @@ def test_generate_branch_summary():
     assert res.summary == BRANCH_SUMMARY_PREAMBLE + ensure_sections("## Goal\nstuff") + "\n\n<modified-files>\nw.py\n</modified-files>"
     assert res.details == {"readFiles": [], "modifiedFiles": ["w.py"]}
     req = fake.requests[0]
-    assert req.kind == "branch" and req.max_tokens == 2048
+    assert req.kind == "branch" and req.max_tokens is None  # no 2048 cap since pi 1.6
+    assert res.usage is None  # the fake reports none
     assert "the write" in req.prompt and "## Critical Context" in req.prompt
     fake2 = Fake()
     res = asyncio.run(generate_branch_summary(col.entries, fake2, custom_instructions="ONLY THIS", replace_instructions=True))
     assert fake2.requests[0].prompt.endswith("</conversation>\n\nONLY THIS")
     res = asyncio.run(generate_branch_summary([], Fake()))
     assert res.summary == NO_BRANCH_CONTENT
+
+
+def test_prepare_applies_edits_among_the_collected_entries():
+    call = [{"type": "toolCall", "id": "k", "name": "edit", "arguments": {"path": "edited.py"}}]
+    entries = [
+        e("a", None, text="original request"),
+        e("b", "a", "assistant", content=[{"type": "toolCall", "id": "j", "name": "read", "arguments": {"path": "old.py"}}]),
+        {"type": "custom_message", "id": "m", "parentId": "b", "timestamp": TS, "customType": "n", "content": "note",
+         "display": True},
+        {"type": "branch_summary", "id": "s", "parentId": "m", "timestamp": TS, "fromId": "a", "summary": "kept summary"},
+        e("y", "s", "system", text="prompt"),
+        {"type": "context_edit", "id": "x1", "parentId": "y", "timestamp": TS, "targetId": "a", "replacement": {"content": "first edit"}},
+        {"type": "context_edit", "id": "x2", "parentId": "x1", "timestamp": TS, "targetId": "a", "replacement": {"content": "REPLACED"}},
+        {"type": "context_edit", "id": "x3", "parentId": "x2", "timestamp": TS, "targetId": "b", "replacement": {"content": call}},
+        {"type": "context_edit", "id": "x4", "parentId": "x3", "timestamp": TS, "targetId": "m", "replacement": None},
+        {"type": "context_edit", "id": "x5", "parentId": "x4", "timestamp": TS, "targetId": "s", "replacement": None},
+    ]
+    prep = prepare_branch_entries(entries)
+    # the last edit per target wins; the omitted custom message is skipped;
+    # an edit of a branch_summary is ignored; the system message is included
+    assert [m["role"] for m in prep.messages] == ["user", "assistant", "branchSummary", "system"]
+    assert prep.messages[0]["content"] == "REPLACED"
+    assert prep.messages[1]["content"] == call
+    # file ops from the replaced content's tool calls, not the original's
+    assert prep.file_ops.to_json() == {"read": [], "written": [], "edited": ["edited.py"]}
+    # the entries themselves are not changed
+    assert entries[0]["message"]["content"] != "REPLACED"
+
+
+def test_generate_branch_summary_carries_usage():
+    from pi_session.llm.base import SummaryText, make_usage
+
+    class WithUsage(Fake):
+        async def summarize(self, request):
+            self.requests.append(request)
+            return SummaryText("## Goal\nstuff", make_usage(7, 3))
+
+    col = collect_entries_for_branch_summary(tree(), "d", "y")
+    res = asyncio.run(generate_branch_summary(col.entries, WithUsage()))
+    assert res.usage == make_usage(7, 3) and res.usage["totalTokens"] == 10

@@ -164,7 +164,7 @@ def test_tokens_after_compaction_shows_the_message_estimate(tmp_path):
     assert "before the latest compaction" in after.stdout
 
     def estimate(text):
-        line = next(line for line in text.splitlines() if line.startswith("estimated from the messages"))
+        line = next(line for line in text.splitlines() if line.startswith("context tokens"))
         return int(line.split()[-1].replace(",", ""))
 
     assert estimate(after.stdout) < estimate(before.stdout) / 2

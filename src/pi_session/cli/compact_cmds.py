@@ -213,15 +213,14 @@ def tokens(
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_row("context tokens", f"{projected['tokens']:,}")
+    stale_usage = projected["lastUsageIndex"] is None and est["lastUsageIndex"] is not None
     if projected["lastUsageIndex"] is not None:
         table.add_row("  from last reported usage", f"{projected['usageTokens']:,}")
         table.add_row("  estimated after it", f"{projected['trailingTokens']:,}")
-    elif est["lastUsageIndex"] is not None:
-        table.add_row("  (all estimated: the last usage predates the latest compaction or edit)", "")
     else:
-        table.add_row("  (no usage reported: all estimated)", "")
-    if est["tokens"] != projected["tokens"]:
-        table.add_row("with the older usage (pi 0.73)", f"{est['tokens']:,}")
+        table.add_row("  (all estimated)", "")
+    if stale_usage:
+        table.add_row("counting the older usage", f"{est['tokens']:,}")
     table.add_row("messages in context", f"{len(messages):,}")
     table.add_row("context window", f"{window:,}")
     threshold = window - settings.reserve_tokens
@@ -230,6 +229,13 @@ def tokens(
     if not settings.enabled:
         table.add_row("", "(auto-compaction is disabled in settings)")
     console.print(table)
+    if stale_usage:
+        console.print(
+            "note: the last reported usage is from before the latest compaction or context edit, so it "
+            "measured a context that no longer exists; like pi 1.6, the count above estimates every message "
+            "until the model answers again.",
+            style="dim",
+        )
 
 
 # ---------------------------------------------------------------------------
