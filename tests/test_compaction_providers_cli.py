@@ -35,6 +35,8 @@ from pi_session.compaction.summary import (
     ensure_sections,
 )
 from pi_session.compaction import prepare_compaction
+from pi_session.llm.anthropic import output_limit
+from pi_session.llm.base import combine_usage, make_usage
 from pi_session.settings import CompactionSettings
 
 EXE = Path(sys.executable).parent / "pi-session"
@@ -198,15 +200,30 @@ def lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
 
 
-def prompt_of(req, provider: str) -> tuple[str, str, int]:
-    """(system prompt, user prompt, max tokens) of a recorded request."""
+def prompt_of(req, provider: str) -> tuple[str, str, int | None]:
+    """(system prompt, user prompt, max tokens or None when none was sent)
+    of a recorded request."""
     body = req.json
     if provider == "openai":
         msgs = body["messages"]
         assert [m["role"] for m in msgs] == ["system", "user"]
-        return msgs[0]["content"], msgs[1]["content"], body["max_tokens"]
+        assert "max_completion_tokens" not in body
+        return msgs[0]["content"], msgs[1]["content"], body.get("max_tokens")
     assert [m["role"] for m in body["messages"]] == ["user"]
     return body["system"], body["messages"][0]["content"], body["max_tokens"]
+
+
+def assert_uncapped(max_tokens: int | None, provider: str) -> None:
+    """pi 1.6 sends no output cap; the Messages API requires one, so the
+    model's own limit is sent there."""
+    if provider == "openai":
+        assert max_tokens is None
+    else:
+        assert max_tokens == output_limit("test-model")
+
+
+FAKE_USAGE = make_usage(10, 5)
+"""The usage the fake server reports for one request (10 in, 5 out)."""
 
 
 def assert_one_line_failure(res, *fragments: str) -> None:
@@ -234,7 +251,7 @@ def test_compact_request_and_written_entry(tmp_path, fake_provider, provider):
     assert res.returncode == 0, res.stderr
     (req,) = fake_provider.posts()
     system, prompt, max_tokens = prompt_of(req, provider)
-    assert max_tokens == math.floor(0.8 * 1000)
+    assert_uncapped(max_tokens, provider)
     assert req.json["model"] == "test-model"
     assert system.strip()
     assert prompt.startswith("<conversation>\n[User]: Please fix the off by one error in src/parser.py")
@@ -257,6 +274,7 @@ def test_compact_request_and_written_entry(tmp_path, fake_provider, provider):
     assert entry["tokensBefore"] == plan["tokensBefore"]
     assert entry["details"] == {"readFiles": [], "modifiedFiles": ["src/parser.py"]} == plan["fileLists"]
     assert "fromHook" not in entry
+    assert entry["usage"] == FAKE_USAGE == out["usage"]  # the request's usage, stored (pi 1.6)
     assert entry["summary"] == (
         ensure_sections(MODEL_TEXT) + "\n\n<modified-files>\nsrc/parser.py\n</modified-files>"
     )
@@ -279,7 +297,7 @@ def test_compact_update_carries_previous_summary(tmp_path, fake_provider, provid
     assert res.returncode == 0, res.stderr
     (req,) = fake_provider.posts()
     _system, prompt, max_tokens = prompt_of(req, provider)
-    assert max_tokens == 400
+    assert_uncapped(max_tokens, provider)
     assert "<previous-summary>\nPREVIOUS-SUMMARY-MARKER\n## Goal\n- earlier work\n</previous-summary>" in prompt
     conv = prompt[prompt.index("<conversation>"): prompt.index("</conversation>")]
     assert "[User]: Next: improve the guide wording" in conv  # from the previous firstKeptEntryId
@@ -295,33 +313,75 @@ def test_compact_update_carries_previous_summary(tmp_path, fake_provider, provid
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_split_turn_makes_two_concurrent_requests(tmp_path, fake_provider, provider):
+def test_split_turn_makes_two_requests_one_after_the_other(tmp_path, fake_provider, provider):
     f = split_session(tmp_path / "s.jsonl")
     plan = dry_run(tmp_path, f, "--keep-recent-tokens", 40, "--reserve-tokens", 1000)
     assert plan["isSplitTurn"] and plan["messagesToSummarize"] and plan["turnPrefixMessages"]
-    fake_provider.default = FakeResponse(delay=1.0)
+    fake_provider.default = FakeResponse(delay=0.2)
     fake_provider.reply_text = MODEL_TEXT
     res = run_cli(tmp_path, "compact", f, "--keep-recent-tokens", 40, "--reserve-tokens", 1000,
-                  *provider_args(fake_provider, provider))
+                  "--instructions", "mind the tests", *provider_args(fake_provider, provider))
     assert res.returncode == 0, res.stderr
-    posts = fake_provider.posts()
-    assert len(posts) == 2
-    # both were in flight together: each arrived before the other was answered
-    first, second = sorted(posts, key=lambda r: r.received_at)
-    assert second.received_at < first.answered_at, (second.received_at - first.received_at)
-    assert second.received_at - first.received_at < 0.8
-    by_budget = {prompt_of(r, provider)[2]: prompt_of(r, provider)[1] for r in posts}
-    assert set(by_budget) == {800, 500}  # 0.8 x and 0.5 x reserveTokens
-    assert "[User]: First task: look at README.md" in by_budget[800]
-    assert "Second task" not in by_budget[800]
-    assert by_budget[500].startswith("<conversation>\n[User]: Second task: rewrite src/app.py")
-    assert "## Original Request" in by_budget[500]  # the turn-prefix format
+    first, second = fake_provider.posts()
+    # pi 1.6: the history request first, the turn prefix after it was answered
+    assert second.received_at >= first.answered_at
+    history = prompt_of(first, provider)
+    prefix = prompt_of(second, provider)
+    assert_uncapped(history[2], provider)
+    assert_uncapped(prefix[2], provider)
+    assert history[1].startswith("<conversation>\n[User]: First task: look at README.md")
+    assert "Second task" not in history[1]
+    assert prefix[1].startswith("# Conversation\n[User]: Second task: rewrite src/app.py")
+    assert "\n\n# Instructions\n" in prefix[1] and "## Progress So Far" in prefix[1]
+    assert "mind the tests" in history[1] and prefix[1].endswith("mind the tests")
     entry = lines(f)[-1]
     assert entry["firstKeptEntryId"] == plan["firstKeptEntryId"]
     assert entry["tokensBefore"] == plan["tokensBefore"]
-    history, rest = entry["summary"].split(SPLIT_TURN_SEPARATOR)
-    assert history == ensure_sections(MODEL_TEXT)
+    assert entry["usage"] == combine_usage(FAKE_USAGE, FAKE_USAGE)
+    history_text, rest = entry["summary"].split(SPLIT_TURN_SEPARATOR)
+    assert history_text == ensure_sections(MODEL_TEXT)
     assert rest == MODEL_TEXT + "\n\n<read-files>\nREADME.md\n</read-files>\n\n<modified-files>\nsrc/app.py\n</modified-files>"
+
+
+def _length_stop(provider: str) -> FakeResponse:
+    if provider == "openai":
+        return FakeResponse(body={"id": "x", "object": "chat.completion", "created": 0, "model": "test-model",
+                                  "choices": [{"index": 0, "finish_reason": "length",
+                                               "message": {"role": "assistant", "content": "## Goal\n- half a summ"}}],
+                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    return FakeResponse(body={"id": "m", "type": "message", "role": "assistant", "model": "test-model",
+                              "content": [{"type": "text", "text": "## Goal\n- half a summ"}],
+                              "stop_reason": "max_tokens", "stop_sequence": None,
+                              "usage": {"input_tokens": 10, "output_tokens": 5}})
+
+
+def _tool_call_reply(provider: str) -> FakeResponse:
+    if provider == "openai":
+        call = {"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}
+        return FakeResponse(body={"id": "x", "object": "chat.completion", "created": 0, "model": "test-model",
+                                  "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                               "message": {"role": "assistant", "content": "## Goal\n- x", "tool_calls": [call]}}],
+                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    return FakeResponse(body={"id": "m", "type": "message", "role": "assistant", "model": "test-model",
+                              "content": [{"type": "text", "text": "## Goal\n- x"},
+                                          {"type": "tool_use", "id": "t1", "name": "read", "input": {}}],
+                              "stop_reason": "tool_use", "stop_sequence": None,
+                              "usage": {"input_tokens": 10, "output_tokens": 5}})
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+@pytest.mark.parametrize("reply", [_length_stop, _tool_call_reply], ids=["length", "tool-call"])
+def test_partial_or_tool_call_reply_is_a_failure_and_nothing_is_stored(tmp_path, fake_provider, provider, reply):
+    f = plain_session(tmp_path / "s.jsonl")
+    before = f.read_bytes()
+    fake_provider.default = reply(provider)
+    res = run_cli(tmp_path, "compact", f, "--keep-recent-tokens", 30, "--max-retries", 2,
+                  *provider_args(fake_provider, provider))
+    assert res.returncode == 1
+    assert_one_line_failure(res, "the session file was not changed")
+    assert ("output limit" in res.stderr) if reply is _length_stop else ("tool call" in res.stderr)
+    assert f.read_bytes() == before
+    assert len(fake_provider.posts()) == 1  # not retried
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -408,10 +468,11 @@ def test_navigate_summarize_with_provider(tmp_path, fake_provider):
                   *provider_args(fake_provider, "openai"))
     assert res.returncode == 0, res.stderr
     (req,) = fake_provider.posts()
-    assert req.json["max_tokens"] == 2048
+    assert "max_tokens" not in req.json and "max_completion_tokens" not in req.json  # no cap since pi 1.6
     assert "[User]: Now add a regression test" in req.json["messages"][1]["content"]
     entry = lines(f)[-1]
     assert entry["type"] == "branch_summary" and entry["parentId"] == target
+    assert entry["usage"] == FAKE_USAGE
     assert "Looked at tests only." in entry["summary"]
     for heading in SUMMARY_SECTIONS:
         assert f"\n{heading}\n" in entry["summary"]
