@@ -39,33 +39,82 @@ def stdout_json(result):
     return json.loads(result.stdout)
 
 
-def test_tokens_json_matches_oracle_golden(tmp_path):
-    f = copy(tmp_path)
-    golden = load_golden(GOLDENS / "gen-003.golden.json.gz")
-    case = next(c for c in golden["cases"] if c["cmd"] == "tokens" and c["opts"] == {"window": 30000, "reserve": 8000})
-    res = run("tokens", f, "--window", 30000, "--reserve", 8000, "--json")
-    assert res.exit_code == 0, res.output
-    assert stdout_json(res) == case["out"]
+CLI_GOLDEN_SESSIONS = [
+    "fixture-before-compaction",
+    "fixture-large-session",
+    "gen-003",
+    "gen16-000",
+    "gen16-003",
+    "gen16-007",
+    "gen16-014",
+    "gen16-022",
+    "crafted-recovery",
+    "crafted-turn-starts",
+    "crafted-split-after-compaction",
+    "crafted-edits",
+]
+
+
+@pytest.mark.parametrize("name", CLI_GOLDEN_SESSIONS)
+def test_tokens_json_matches_oracle_golden(tmp_path, name):
+    """``tokens --json`` = pi 1.6's ``tokens`` (with ``projected`` and
+    ``projectedShouldCompact``) for every golden case of the session."""
+    f = copy(tmp_path, f"{name}.jsonl")
+    golden = load_golden(GOLDENS / f"{name}.golden.json.gz")
+    checked = 0
+    for case in golden["cases"]:
+        if case["cmd"] != "tokens":
+            continue
+        args = ["tokens", f, "--json"]
+        for key in ("leaf", "window", "reserve"):
+            if key in case["opts"]:
+                args += [f"--{key}", case["opts"][key]]
+        res = run(*args)
+        assert res.exit_code == 0, res.output
+        out = stdout_json(res)
+        assert "projected" in out and "projectedShouldCompact" in out
+        assert out == case["out"], case["opts"]
+        checked += 1
+    assert checked >= 2
     human = run("tokens", f)
     assert human.exit_code == 0 and "context tokens" in human.stdout
 
 
-def test_compact_dry_run_json_matches_oracle_prepare(tmp_path):
-    f = copy(tmp_path)
-    golden = load_golden(GOLDENS / "gen-003.golden.json.gz")
+@pytest.mark.parametrize("name", CLI_GOLDEN_SESSIONS)
+def test_compact_dry_run_json_matches_oracle_prepare(tmp_path, name):
+    """``compact --dry-run --json`` = pi 1.6's ``prepare`` (``null`` when
+    there is nothing to summarize) for the golden cases at the leaf."""
+    f = copy(tmp_path, f"{name}.jsonl")
+    golden = load_golden(GOLDENS / f"{name}.golden.json.gz")
+    checked = 0
     for case in golden["cases"]:
-        if case["cmd"] != "prepare" or "leaf" in case["opts"] or "reserve" in case["opts"]:
+        if case["cmd"] != "prepare" or "leaf" in case["opts"]:
             continue
         args = ["compact", f, "--dry-run", "--json"]
         if "keep" in case["opts"]:
             args += ["--keep-recent-tokens", case["opts"]["keep"]]
+        if "reserve" in case["opts"]:
+            args += ["--reserve-tokens", case["opts"]["reserve"]]
         res = run(*args)
         assert res.exit_code == 0, res.output
         assert stdout_json(res) == case["out"], case["opts"]
+        checked += 1
+    assert checked >= 3
+
+
+def test_compact_dry_run_human(tmp_path):
+    f = copy(tmp_path)
     before = f.read_bytes()
     human = run("compact", f, "--dry-run", "--keep-recent-tokens", 300)
     assert human.exit_code == 0 and "tokens before" in human.stdout and "tokens after" in human.stdout
     assert f.read_bytes() == before
+    # nothing to summarize: said so, nothing written
+    g = copy(tmp_path, "crafted-split-after-compaction.jsonl")
+    before = g.read_bytes()
+    for args in (["--dry-run"], ["--provider", "extractive"]):
+        human = run("compact", g, "--keep-recent-tokens", 5000, *args)
+        assert human.exit_code == 0 and "Nothing to compact" in human.stdout
+        assert g.read_bytes() == before
 
 
 def test_compact_with_extractive_appends_entry(tmp_path):
