@@ -227,3 +227,99 @@ def test_prepare_invariants_on_generated_sessions(seed, keep):
     lists = prep.file_lists
     assert set(lists["readFiles"]).isdisjoint(lists["modifiedFiles"])
     assert lists["readFiles"] == js_sorted(lists["readFiles"])
+
+
+# --------------------------------------------------------------------------- pi 1.6 rules (SPEC-pi-1.6 §8, §9)
+
+TS = "2025-01-01T00:00:00.000Z"
+
+
+def custom_message(text="n" * 40):
+    return {"type": "custom_message", "customType": "note", "content": text, "display": True, "timestamp": TS}
+
+
+def test_new_turn_starts_and_no_split_at_a_turn_start():
+    for start in (m(0, "custom", "c" * 40, customType="x", display=True), custom_message(),
+                  {"type": "branch_summary", "fromId": "x", "summary": "s" * 40, "timestamp": TS},
+                  m(0, "bashExecution")):
+        entries = chain(m(0, "user"), m(0, "assistant"), start, m(0, "assistant", "y" * 400))
+        assert find_turn_start_index(entries, 3, 0) == 2
+        r = find_cut_point(entries, 0, len(entries), 100)  # the last assistant alone fills the budget
+        assert (r.first_kept_entry_index, r.is_split_turn) == (3, True) and r.turn_start_index == 2
+        r = find_cut_point(entries, 0, len(entries), 105)  # lands on the turn start itself: not split
+        assert (r.first_kept_entry_index, r.turn_start_index, r.is_split_turn) == (2, -1, False)
+    # an empty branch summary has no message: neither a cut point nor a turn start
+    empty = chain(m(0, "user"), {"type": "branch_summary", "fromId": "x", "summary": "", "timestamp": TS}, m(0, "assistant"))
+    assert find_valid_cut_points(empty, 0, 3) == [0, 2]
+    assert find_turn_start_index(empty, 2, 0) == 0
+
+
+def test_summary_entries_count_and_fallback_is_the_last_cut_point():
+    # a custom_message's tokens count toward the kept budget
+    entries = chain(m(0, "user"), m(0, "assistant"), custom_message("n" * 400), m(0, "toolResult", "r" * 40))
+    r = find_cut_point(entries, 0, 4, 105)
+    assert r.first_kept_entry_index == 2
+    # trailing tool results alone exceed the budget: no cut point at or after them,
+    # so the LAST cut point (their call) is kept, not the first message
+    entries = chain(m(0, "user"), m(0, "assistant"), m(0, "user"), m(0, "assistant"), m(0, "toolResult", "r" * 4000))
+    r = find_cut_point(entries, 0, 5, 100)
+    assert r.first_kept_entry_index == 3 and r.is_split_turn and r.turn_start_index == 2
+
+
+def test_move_back_stops_at_a_compaction_and_over_entries_without_messages():
+    comp = {"type": "compaction", "summary": "s", "firstKeptEntryId": "e9", "tokensBefore": 1, "timestamp": TS}
+    label = {"type": "label", "targetId": "e0", "label": "x", "timestamp": TS}
+    entries = chain(m(0, "user"), comp, label, m(0, "user", "u" * 400))
+    r = find_cut_point(entries, 0, 4, 50)
+    assert r.first_kept_entry_index == 2  # back over the label, not over the compaction
+    # an empty branch_summary has no messages: the cut moves back over it (0.73.1 stopped there)
+    entries = chain(m(0, "user"), m(0, "assistant"), {"type": "branch_summary", "fromId": "x", "summary": "", "timestamp": TS},
+                    m(0, "user", "u" * 400))
+    assert find_cut_point(entries, 0, 4, 50).first_kept_entry_index == 2
+
+
+def test_prepare_on_the_projection():
+    sys_msg = m(0, "system", "prompt " * 100)
+    edit = {"type": "context_edit", "targetId": "e1", "replacement": {"content": "EDITED"}, "timestamp": TS}
+    omit = {"type": "context_edit", "targetId": "e4", "replacement": None, "timestamp": TS}
+    entries = chain(sys_msg, m(0, "user", "first " * 50), m(0, "assistant", "a" * 200),
+                    {"type": "branch_summary", "fromId": "x", "summary": "", "timestamp": TS},
+                    m(0, "user", "dropped " * 50), m(0, "assistant", "b" * 200),
+                    edit, omit, m(0, "user", "last " * 200))
+    prep = prepare_compaction(entries, CompactionSettings(keep_recent_tokens=100))
+    # the cut at e8 moves back over the two edits (no messages), not over the
+    # assistant; the omitted user message e4 does not start a turn, so the turn
+    # started at e1: a split turn whose prefix is everything after the system message
+    assert prep.first_kept_entry_id == "e6" and prep.is_split_turn
+    assert prep.turn_start_index == 1 and prep.messages_to_summarize == []  # the system message is not summarized
+    roles = [x["role"] for x in prep.turn_prefix_messages]
+    assert roles == ["user", "assistant", "assistant"]  # the omitted user left out, no empty branch summary
+    assert prep.turn_prefix_messages[0]["content"] == "EDITED"
+    # nothing to summarize: None (pi 1.6), not an empty plan
+    assert prepare_compaction(entries, CompactionSettings(keep_recent_tokens=10**6)) is None
+    # an omitted previous compaction is ignored: no previous summary
+    comp = {"type": "compaction", "summary": "PREV", "firstKeptEntryId": "e1", "tokensBefore": 1, "timestamp": TS}
+    entries = chain(m(0, "user", "u" * 400), m(0, "assistant", "a" * 400), comp,
+                    {"type": "context_edit", "targetId": "e2", "replacement": None, "timestamp": TS},
+                    m(0, "user", "u" * 400), m(0, "assistant", "a" * 400))
+    prep = prepare_compaction(entries, CompactionSettings(keep_recent_tokens=100))
+    assert prep.previous_summary is None and "previousSummary" not in prep.to_json()
+    entries[3] = {**entries[3], "replacement": {"content": "x"}}  # a non-null edit leaves the summary as it is
+    assert prepare_compaction(entries, CompactionSettings(keep_recent_tokens=100)).previous_summary == "PREV"
+
+
+def test_file_ops_from_nested_calls():
+    ops = FileOps()
+    result = {"role": "toolResult", "toolCallId": "c", "content": [], "nestedCalls": {"complete": True, "calls": [
+        {"id": "1", "name": "read", "arguments": {"path": "a.py"}, "status": "ok"},
+        {"id": "2", "name": "write", "arguments": {"path": "b.py"}, "status": "error"},
+        {"id": "3", "name": "edit", "arguments": {"path": "c.py"}, "status": "unfinished"},
+        {"id": "4", "name": "write", "argumentsBytes": 40000, "status": "ok"},
+        {"id": "5", "name": "bash", "arguments": {"path": "d.py"}, "status": "ok"},
+        {"id": "6", "name": "read", "arguments": {"path": 5}, "status": "ok"},
+        "junk",
+    ]}}
+    extract_file_ops_from_message(result, ops)
+    assert ops.to_json() == {"read": ["a.py"], "written": ["b.py"], "edited": ["c.py"]}
+    for bad in ({"role": "toolResult", "nestedCalls": None}, {"role": "toolResult", "nestedCalls": {"calls": "x"}}):
+        extract_file_ops_from_message(bad, ops)  # never raises
