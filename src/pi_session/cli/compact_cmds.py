@@ -367,7 +367,9 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
         f"{_describe_messages(prep.messages_to_summarize)}",
     )
     if prep.previous_summary:
-        table.add_row("previous summary", f"merged in (~{estimate_tokens({'role': 'compactionSummary', 'summary': prep.previous_summary}):,} tokens)")
+        size = estimate_tokens({"role": "compactionSummary", "summary": prep.previous_summary})
+        how = "merged in" if prep.messages_to_summarize or not prep.is_split_turn else "carried over as it is"
+        table.add_row("previous summary", f"{how} (~{size:,} tokens)")
     if prep.is_split_turn:
         table.add_row(
             "split turn",
