@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import Any, Optional
 
 import typer
@@ -16,7 +15,7 @@ from ..migrate import migrate_file
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
-from .render import DEEP_TREE, ROLE_STYLES, content_text, iter_tree_json, one_line, sanitize, tree_depth, tree_lines
+from .render import DEEP_TREE, ROLE_STYLES, content_text, one_line, sanitize, tree_depth, tree_lines, tree_value
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -119,9 +118,7 @@ def tree(session: str = typer.Argument(..., help="Session file or session id pre
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
-        for chunk in iter_tree_json(roots, manager.get_leaf_id(), indent=indent):
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
+        print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
     active = {e["id"] for e in manager.get_branch()}
     width = max(30, min(100, console.width - 30))
