@@ -242,19 +242,49 @@ def js_key_order(value: Any) -> Any:
     """``value`` with object keys in the order a JavaScript object holds them:
     array-index keys (``"0"``, ``"12"``) first in ascending numeric order, then
     the other keys in insertion order. Returns ``value`` itself (no copy)
-    where nothing needs reordering."""
-    if isinstance(value, dict):
-        items = [(k, js_key_order(v)) for k, v in value.items()]
-        changed = any(v is not value[k] for k, v in items)
+    where nothing needs reordering. Iterative (an explicit stack), so any
+    nesting depth works."""
+    if not isinstance(value, (dict, list)):
+        return value
+
+    def start(v: Any, key: Any) -> list[Any] | None:
+        # frame: [original, children iterator, rebuilt children, is_dict, key in parent]
+        if isinstance(v, dict):
+            return [v, iter(v.items()), [], True, key]
+        if isinstance(v, list):
+            return [v, iter(v), [], False, key]
+        return None
+
+    def finish(frame: list[Any]) -> Any:
+        orig, _, items, is_dict, _ = frame
+        if not is_dict:
+            return items if any(a is not b for a, b in zip(items, orig)) else orig
+        changed = any(v is not orig[k] for k, v in items)
         if any(_is_array_index(k) for k, _ in items):
             index = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
             items = index + [(k, v) for k, v in items if not _is_array_index(k)]
             changed = True
-        return dict(items) if changed else value
-    if isinstance(value, list):
-        items = [js_key_order(v) for v in value]
-        return items if any(a is not b for a, b in zip(items, value)) else value
-    return value
+        return dict(items) if changed else orig
+
+    stack: list[list[Any]] = [start(value, None)]  # type: ignore[list-item]
+    while True:
+        frame = stack[-1]
+        try:
+            item = next(frame[1])
+        except StopIteration:
+            stack.pop()
+            done = finish(frame)
+            if not stack:
+                return done
+            parent = stack[-1]
+            parent[2].append((frame[4], done) if parent[3] else done)
+            continue
+        key, child = item if frame[3] else (None, item)
+        sub = start(child, key)
+        if sub is not None:
+            stack.append(sub)
+        else:
+            frame[2].append((key, child) if frame[3] else child)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
