@@ -148,3 +148,14 @@ def test_write_pretty_is_dumps_pretty_for_awkward_values():
         assert jsonio.js_stringify(jsonio.loads(text)) == jsonio.js_stringify(value)  # (== on deep lists recurses)
     assert jsonio.dumps_pretty({"s": "a\ud800", "n": BIG}) == '{\n "s": "a\\ud800",\n "n": ' + BIG_JS + "\n}"
     assert jsonio.dumps_pretty("\ud83d\ude00") == '"\U0001f600"'
+
+
+@pytest.mark.oracle
+def test_same_bytes_as_pi(tmp_path, oracle):
+    """``context --json`` and ``compact --dry-run --json`` print exactly what
+    pi's JSON.stringify prints for the same awkward session (live oracle)."""
+    f, _ = nasty_session(tmp_path / "s.jsonl")
+    ours, _ = run_json(tmp_path, "context", f, "--json")
+    assert ours == oracle("context", str(f))
+    ours, _ = run_json(tmp_path, "compact", f, "--dry-run", "--json", "--keep-recent-tokens", 20)
+    assert ours == oracle("prepare", str(f), "--keep", "20")
