@@ -161,6 +161,8 @@ def find_lone_surrogates(value: Any, path: str = "", *, limit: int | None = None
         string. Iterative: any nesting depth works.
     """
     found: list[tuple[str, int, str]] = []
+    if not _has_any_surrogate(value):  # the common case: no paths built
+        return found
     for where, text in _strings(value, path):
         for index, code in lone_surrogates(text):
             found.append((where, index, code))
