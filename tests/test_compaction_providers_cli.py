@@ -630,8 +630,12 @@ def test_compact_dry_run_on_40mb_session(tmp_path):
 
 
 def test_streamed_json_equals_print_json(capsys):
+    """print_json streams through jsonio.write_pretty; the chunked text is
+    dumps_pretty's, which is the recursive encoder's, whatever the chunk size."""
+    import io
+
     from pi_session.cli.common import print_json
-    from pi_session.cli.compact_cmds import _print_json_streamed
+    from pi_session.jsonio import _stdlib_js_recursive, dumps_pretty, write_pretty
 
     values = [
         None, [], {}, 1.0, "naïve 🎉",
@@ -641,5 +645,7 @@ def test_streamed_json_equals_print_json(capsys):
     for value in values:
         print_json(value)
         expected = capsys.readouterr().out
-        _print_json_streamed(value, chunk_chars=64)
-        assert capsys.readouterr().out == expected
+        assert expected == dumps_pretty(value) + "\n" == _stdlib_js_recursive(value, 1) + "\n"
+        out = io.StringIO()
+        write_pretty(value, out, chunk_chars=64)
+        assert out.getvalue() == expected
