@@ -130,7 +130,7 @@ def test_writing_commands(tmp_path, nasty):
 def test_system_prompt_json(tmp_path):
     (tmp_path / "AGENTS.md").write_text("rules \U0001f600\n")
     _, out = run_json(tmp_path, "system-prompt", "--cwd", tmp_path, "--json")
-    assert "rules \U0001f600" in out["prompt"]
+    assert "rules \U0001f600" in out["text"]
 
 
 def test_write_pretty_is_dumps_pretty_for_awkward_values():

@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..jsonio import iter_pretty
+from ..jsonio import iter_pretty, js_stringify
 from ..tree import TreeNode
 
 ROLE_STYLES = {
