@@ -202,6 +202,7 @@ _STOPWORDS = frozenset(
     still even same new old use""".split()
 )
 _CONTRACTIONS = (
+    ("let's", "let us"),
     ("can't", "can not"),
     ("won't", "will not"),
     ("n't", " not"),
@@ -300,10 +301,9 @@ def is_constraint(sentence: str) -> bool:
     words = s.split()
     if not 3 <= len(words) <= 60 or s.endswith("?") or not _is_prose_line(s):
         return False
-    text = normalize(s)
-    if _ANYWHERE_RE.search(text):
+    if _ANYWHERE_RE.search(normalize(s)):
         return True
-    return any(_CLAUSE_START_RE.match(clause) for clause in _CLAUSE_SPLIT_RE.split(text))
+    return any(_CLAUSE_START_RE.match(normalize(clause)) for clause in _CLAUSE_SPLIT_RE.split(s))
 
 
 def user_request_text(message: Mapping[str, Any]) -> str | None:
@@ -447,7 +447,7 @@ class ErrorFact:
 
 _DECISION_RE = re.compile(
     r"\b(?:i|we)\s+(?:will|am going to|are going to|would)\s+(?:use|go with|switch to|stick with|keep|opt for|rely on|instead)\b"
-    r"|\blet us\s+(?:use|go with|switch to|stick with|keep)\b|\blets\s+(?:use|go with|switch to|stick with)\b"
+    r"|\blet us\s+(?:use|go with|switch to|stick with|keep)\b"
     r"|\b(?:i|we)\s+(?:have\s+)?(?:decided|chose|opted|picked|settled on)\b"
     r"|\bdecided to\b|\bgoing with\b|\b(?:decision|approach|the plan)\s*(?:is|:)"
     r"|\bswitch(?:ed|ing)? to\b",
