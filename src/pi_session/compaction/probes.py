@@ -23,7 +23,8 @@ plus the previous summary when there is one):
   *must* or *prefer* anywhere in the sentence; *never*, *always*, *don't*,
   *do not*, *only*, *make sure* at the start of a clause (after fillers such
   as "please", "ok,", "and") or after "please", "you must", "should".
-  Duplicates (same key tokens, see below) are dropped; the previous summary's
+  Duplicates (sharing 80% of their key tokens, see below) are dropped, the
+  later one kept; the previous summary's
   constraints come first; the last :data:`MAX_CONSTRAINTS` are kept.
 - ``modified_files`` / ``read_files``: the compaction's file lists
   (:func:`pi_session.compaction.compute_file_lists`), exact paths.
@@ -43,10 +44,11 @@ plus the previous summary when there is one):
   "let's go with ...", "we decided ...", "switching to ...", "... instead of
   ..." said in the first person); the last :data:`MAX_DECISIONS` distinct.
 - ``next_step``: the step in progress at the cut: when the latest request
-  has an assistant reply after it, the last forward-looking sentence ("next",
-  "then", "let me", "I'll", "going to", ...) with at least 3 key tokens in the
-  last assistant text; otherwise (or when there is no such sentence) the
-  pending latest request.
+  has an assistant reply after it, the plan in the last assistant text (the
+  first item of a numbered list ending it, else its last forward-looking
+  sentence: "next", "then", "let me", "I'll", "going to" ..., with at least 3
+  key tokens; see :func:`plan_steps`); otherwise (or when there is no plan)
+  the latest request, pending or in progress.
 
 **When a probe counts as answered** (:func:`answer_probe`): text is
 normalized (Unicode NFKC, lower case, contractions expanded, "never" read as
@@ -96,6 +98,7 @@ __all__ = [
     "key_tokens",
     "is_constraint",
     "is_decision",
+    "plan_steps",
     "is_lookup_command",
     "command_key",
     "error_line",
@@ -212,8 +215,8 @@ _CONTRACTIONS = (
     ("'m", " am"),
     ("'d", " would"),
 )
-_PUNCT_RE = re.compile(r"[`*_#>\[\](){}\"“”,;:!?|<>=+~^$%&@\\]")
-_TOKEN_STRIP = ".-/'"
+_PUNCT_RE = re.compile(r"[`*#>\[\](){}\"“”,;:!?|<>=+~^$%&@\\]")
+_TOKEN_STRIP = ".-/'_"
 
 
 def normalize(text: str) -> str:
@@ -460,6 +463,31 @@ _FORWARD_RE = re.compile(
 )
 
 
+_NUMBERED_RE = re.compile(r"^\s*\d+[.)]\s+(?:\[[ xX]\]\s*)?(.+)$")
+
+
+def plan_steps(text: str) -> list[str]:
+    """The plan in an assistant reply: the items of a numbered list that ends
+    it, else its last forward-looking sentence ("next", "then", "let me",
+    "I'll", "going to" ...; at least 3 key tokens, not a question), else
+    nothing. Items are cut to 300 characters."""
+    lines = [line for line in prose(text).splitlines() if line.strip()]
+    tail: list[str] = []
+    for line in reversed(lines):
+        m = _NUMBERED_RE.match(line)
+        if not m:
+            break
+        tail.append(clip(m.group(1), 300))
+    if tail:
+        return tail[::-1]
+    forward = [
+        clip(_LIST_ITEM_RE.sub(r"\1", s), 300)
+        for s in sentences(text)
+        if _FORWARD_RE.search(normalize(s)) and len(key_tokens(s)) >= 3 and not s.endswith("?")
+    ]
+    return forward[-1:]
+
+
 def is_decision(sentence: str) -> bool:
     """True when an assistant sentence states a choice (see module docs)."""
     s = collapse(sentence)
@@ -489,6 +517,8 @@ class HistoryFacts:
         last_role: role of the last message (``""`` when empty).
         last_assistant_text: text of the last assistant message that had text.
         plan: the next step (see module docs) or ``""``.
+        plan_steps: the steps of the last assistant plan (:func:`plan_steps`),
+            empty when the next step is the pending request.
         pending_request: True when the latest request has no assistant text
             after it.
         previous: sections of the previous summary (see
@@ -506,6 +536,7 @@ class HistoryFacts:
     last_role: str = ""
     last_assistant_text: str = ""
     plan: str = ""
+    plan_steps: list[str] = field(default_factory=list)
     pending_request: bool = False
     previous: dict[str, list[str]] = field(default_factory=dict)
 
@@ -529,14 +560,14 @@ class HistoryFacts:
 
 
 def _distinct_append(items: list[str], keys: list[frozenset[str]], item: str) -> None:
-    """Append ``item`` unless an earlier item has nearly the same key tokens
-    (one holds 80% of the other's); a repeated item moves to the end."""
+    """Append ``item``; an earlier item that shares 80% of the key tokens
+    of the longer of the two is a duplicate and is dropped (the repeated
+    item moves to the end)."""
     k = frozenset(key_tokens(item, None))
     if not k:
         return
     for n, other in enumerate(keys):
-        common = len(k & other)
-        if common >= 0.8 * min(len(k), len(other)) and common >= 0.8 * max(len(k), len(other)) * 0.75:
+        if len(k & other) >= 0.8 * max(len(k), len(other)):
             del items[n], keys[n]
             break
     items.append(item)
@@ -690,15 +721,11 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
 
     # the step in progress at the cut
     f.pending_request = last_request_index >= 0 and last_text_index < last_request_index
-    if last_request_index >= 0 and not f.pending_request and f.last_assistant_text:
-        forward = [
-            clip(_LIST_ITEM_RE.sub(r"\1", s), 300)
-            for s in sentences(f.last_assistant_text)
-            if _FORWARD_RE.search(normalize(s)) and len(key_tokens(s)) >= 3 and not s.endswith("?")
-        ]
-        if forward:
-            f.plan = forward[-1]
-    if not f.plan and f.requests:
+    if not f.pending_request and f.last_assistant_text:
+        f.plan_steps = plan_steps(f.last_assistant_text)
+    if f.plan_steps:
+        f.plan = f.plan_steps[0]
+    elif f.requests:
         f.plan = f.requests[-1][1]
     return f
 

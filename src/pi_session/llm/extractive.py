@@ -34,8 +34,9 @@ fits its size; what follows is how the sections are filled.
 - ``## Key Decisions``: the assistant's stated choices ("I'll use ...",
   "let's go with ...", "... instead of ..." in the first person), the latest
   :data:`~pi_session.compaction.probes.MAX_DECISIONS`.
-- ``## Next Steps``: the last forward-looking sentence of the assistant's
-  last reply, or the pending request.
+- ``## Next Steps``: the plan of the assistant's last reply (a numbered list
+  ending it, at most 3 items, or its last forward-looking sentence), else the
+  latest request (see :func:`pi_session.compaction.probes.plan_steps`).
 - ``## Critical Context``: the requested focus, the last unresolved error,
   the latest request and the latest assistant reply (cut short).
 
@@ -335,7 +336,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     focus = [f"Requested focus: {request.custom_instructions}"] if request.custom_instructions else []
     done = _merge_latest(prev[DONE], _done_items(facts))
     blocked = _merge_latest(prev[BLOCKED], [e.describe() for e in facts.unresolved])
-    next_steps = [facts.plan] if facts.plan else prev[NEXT]
+    next_steps = facts.plan_steps or ([facts.plan] if facts.plan else prev[NEXT])
     sec = {
         GOAL: goal,
         CONSTRAINTS: facts.constraints[-probes.MAX_CONSTRAINTS :],
@@ -343,7 +344,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
         IN_PROGRESS: _merge(prev[IN_PROGRESS][-2:], in_progress),
         BLOCKED: blocked[-probes.MAX_ERRORS :],
         DECISIONS: facts.decisions[-probes.MAX_DECISIONS :],
-        NEXT: next_steps[-3:],
+        NEXT: next_steps[:3],
         CRITICAL: _merge(focus, prev[CRITICAL][-3:], critical),
     }
     done_keys = {_key(d) for d in sec[DONE]}
