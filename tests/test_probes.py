@@ -418,6 +418,8 @@ def test_cli_report_and_json(tmp_path):
     files = next(r for r in data["results"] if r["kind"] == "modified_files")
     assert files["missing"] == [] and files["paths"]
     assert data["summary"].startswith("_Extractive summary")
+    res = runner.invoke(app, ["eval-compaction", str(f), "--keep-recent-tokens", "1500", "--show-summary"])
+    assert res.exit_code == 0 and "## Constraints & Preferences" in res.stdout and "<modified-files>" in res.stdout
     assert f.read_bytes() == before  # never changes the session
 
 

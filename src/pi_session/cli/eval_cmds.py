@@ -130,7 +130,7 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
             if r.missing:
                 expected += "; missing: " + ", ".join(r.missing[:5]) + (" ..." if len(r.missing) > 5 else "")
         else:
-            expected = expected if len(expected) <= 110 else expected[:107] + "..."
+            expected = expected if len(expected) <= 80 else expected[:77] + "..."
             if not r.found:
                 expected += f"  [best line holds {r.score:.0%} of the key tokens]"
         style = None if r.found else "bold red"

@@ -271,8 +271,8 @@ def key_tokens(text: str, limit: int | None = MAX_KEY_TOKENS) -> list[str]:
     return out
 
 
-def _is_prose_line(line: str) -> bool:
-    """Looks like something a person wrote, not pasted output: mostly letters
+def is_prose_line(line: str) -> bool:
+    """True when ``line`` looks like something a person wrote, not pasted output: mostly letters
     and spaces, no box drawing."""
     if not line or any(ch in line for ch in "│─┌┐└┘├┤═║⠇⠋⠙⠹⠸⠼⠴⠦⠧⠏"):
         return False
@@ -302,7 +302,7 @@ def is_constraint(sentence: str) -> bool:
     in any case; questions and non-prose lines are not."""
     s = collapse(sentence)
     words = s.split()
-    if not 3 <= len(words) <= 60 or s.endswith("?") or not _is_prose_line(s):
+    if not 3 <= len(words) <= 60 or s.endswith("?") or not is_prose_line(s):
         return False
     if _ANYWHERE_RE.search(normalize(s)):
         return True
@@ -651,9 +651,7 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
                     successes.append((i, "user shell", command_key(cmd), cmd))
                 continue
             for block in _SUMMARY_BLOCK_RE.findall(text):  # an earlier (branch) summary
-                from ..llm.extractive import parse_summary_sections as _parse
-
-                for item in _parse(block).get("constraints", []):
+                for item in parse_summary_sections(block).get("constraints", []):
                     _distinct_append(f.constraints, ckeys, item)
             request = user_request_text(msg)
             if request is None:

@@ -260,7 +260,7 @@ def _direction_changes(requests: Sequence[str], known: Iterable[str]) -> list[st
             and len(text.split()) >= 8
             and len(novel) >= 4
             and len(novel) >= 0.6 * len(keys)
-            and probes._is_prose_line(head)
+            and probes.is_prose_line(head)
         ):
             out.append(text)
         seen.update(keys)
