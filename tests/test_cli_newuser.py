@@ -133,3 +133,12 @@ def test_export_errors_name_the_users_file(tmp_path):
     assert result.exit_code == 1
     assert f"{target}: directory {target.parent} does not exist" in " ".join(result.output.split())
     assert ".tmp" not in result.output
+
+
+def test_info_shows_the_files_own_version(fixture_copy):
+    path = fixture_copy("large-session.jsonl")
+    before = path.read_bytes()
+    data = json.loads(run("info", path, "--json").stdout)
+    assert data["version"] == 1
+    assert "version       1 (read as version 3" in run("info", path).stdout
+    assert path.read_bytes() == before  # info never migrates

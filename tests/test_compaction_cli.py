@@ -111,7 +111,7 @@ def test_navigate_with_and_without_summary(tmp_path):
     _h, after = load_session(f)
     summary = after[-1]
     assert summary["type"] == "branch_summary" and summary["parentId"] == target["id"]
-    assert summary["fromId"] == target["id"] and summary["summary"]
+    assert summary["fromId"] == leaf and summary["summary"]  # pi 1.6: the leaf left behind
     assert out["summaryEntry"]["id"] == summary["id"] and out["newLeafId"] == summary["id"]
     assert set(summary["details"]) == {"readFiles", "modifiedFiles"}
     assert out["summarizedEntryIds"][-1] == leaf

@@ -20,18 +20,25 @@ def lines(path):
     return [json.loads(x) for x in path.read_bytes().splitlines()]
 
 
-def test_nothing_written_before_first_assistant_then_one_line_per_entry(tmp_path):
+def test_nothing_written_before_first_user_message_then_one_line_per_entry(tmp_path):
     sm = SessionManager.create("/proj", tmp_path)
-    sm.append_message(USER)
+    sm.append_message({"role": "system", "content": "", "sections": {"a": "A"}, "timestamp": 1})
     sm.append_model_change("p", "m")
+    sm.append_thinking_level_change("low")
     path = sm.get_session_file()
     assert path.parent == tmp_path and not path.exists()
-    sm.append_message(ASSISTANT)
-    assert [r["type"] for r in lines(path)] == ["session", "message", "model_change", "message"]
+    sm.append_message(USER)  # pi 1.6: a user message is enough
+    assert [r["type"] for r in lines(path)] == ["session", "message", "model_change", "thinking_level_change", "message"]
     sm.append_thinking_level_change("high")
-    assert len(lines(path)) == 5
+    assert len(lines(path)) == 6
     assert lines(path)[-1]["thinkingLevel"] == "high"
     assert (path.stat().st_mode & 0o777) == 0o600
+
+
+def test_first_assistant_message_also_writes(tmp_path):
+    sm = SessionManager.create("/proj", tmp_path)
+    sm.append_message(ASSISTANT)
+    assert [r["type"] for r in lines(sm.get_session_file())] == ["session", "message"]
 
 
 def test_ids_parents_and_leaf(tmp_path):
@@ -216,3 +223,223 @@ def test_tree_problems_carry_line_numbers_and_orphans_are_reported(tmp_path):
     sm = SessionManager.open(path, read_only=True)
     found = [(p.line, p.kind) for p in sm.problems]
     assert found == [(3, "orphan"), (4, "orphan"), (6, "cycle"), (7, "duplicate-id")]
+
+
+# ---------------------------------------------------------------------------
+# pi 1.6 (SPEC-pi-1.6 §5)
+
+SYSTEM = {"role": "system", "content": "", "sections": {"p": "P"}, "timestamp": 1}
+
+
+def test_failed_first_write_takes_the_entry_back(tmp_path, monkeypatch):
+    import pi_session.manager as manager_mod
+
+    sm = SessionManager.create("/proj", tmp_path)
+    a = sm.append_model_change("p", "m")
+
+    def broken(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(manager_mod, "create_file", broken)
+    with pytest.raises(OSError, match="No space"):
+        sm.append_message(USER)
+    assert sm.get_leaf_id() == a and [e["id"] for e in sm.get_entries()] == [a]
+    assert sm.get_entry_count() == 1 and not sm.get_session_file().exists()
+    monkeypatch.undo()
+    b = sm.append_message(USER)
+    assert sm.get_entry(b)["parentId"] == a
+    assert [r.get("id") for r in lines(sm.get_session_file())][1:] == [a, b]
+
+
+def test_failed_append_takes_the_entry_back_but_a_written_one_stays(tmp_path, monkeypatch):
+    import pi_session.manager as manager_mod
+    from pi_session.storage import AppendError
+
+    sm = SessionManager.create("/proj", tmp_path)
+    a = sm.append_message(USER)
+    path = sm.get_session_file()
+
+    def fails_before_writing(p, lines_, durability, **checks):
+        raise AppendError(path, 0, OSError(5, "I/O error"))
+
+    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_before_writing)
+    with pytest.raises(AppendError):
+        sm.append_message(ASSISTANT)
+    with pytest.raises(AppendError):
+        sm.branch_with_summary(None, "s")  # the failed move does not happen either
+    assert sm.get_leaf_id() == a and len(sm.get_entries()) == 1 and len(lines(path)) == 2
+
+    def fails_after_writing(p, lines_, durability, **checks):
+        with open(p, "ab") as f:
+            f.writelines(lines_)
+        raise AppendError(path, len(lines_), OSError(5, "fsync failed"))
+
+    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_after_writing)
+    with pytest.raises(AppendError):
+        sm.append_message(ASSISTANT)
+    # the line is in the file, so the entry stays in memory too
+    assert len(sm.get_entries()) == 2 and sm.get_leaf_id() == lines(path)[-1]["id"]
+    monkeypatch.undo()
+    c = sm.append_message(USER)
+    assert [r["id"] for r in lines(path)[1:]] == [e["id"] for e in sm.get_entries()] and lines(path)[-1]["id"] == c
+
+
+def test_new_file_is_never_written_over(tmp_path):
+    sm = SessionManager.create("/proj", tmp_path)
+    sm.append_model_change("p", "m")
+    sm.get_session_file().write_text("someone else's\n")
+    with pytest.raises(FileExistsError):
+        sm.append_message(USER)
+    assert sm.get_session_file().read_text() == "someone else's\n"
+    assert len(sm.get_entries()) == 1
+
+
+def test_open_refuses_any_non_empty_file_without_a_header(tmp_path):
+    for text in ("\n\n", "not json\n", "{\"type\":\"session\"}\n"):
+        path = tmp_path / "x.jsonl"
+        path.write_text(text)
+        with pytest.raises(SessionFileError):
+            SessionManager.open(path)
+        assert path.read_text() == text
+
+
+def test_open_empty_file_writes_the_header_and_then_every_entry(tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"")
+    sm = SessionManager.open(path, cwd_override="/x")
+    assert [r["type"] for r in lines(path)] == ["session"] and lines(path)[0]["cwd"] == "/x"
+    sm.append_model_change("p", "m")  # the file exists: no waiting for a user message
+    assert [r["type"] for r in lines(path)] == ["session", "model_change"]
+    ro = tmp_path / "ro.jsonl"
+    ro.write_bytes(b"")
+    SessionManager.open(ro, read_only=True)
+    assert ro.read_bytes() == b""
+
+
+def test_context_edit_checks_in_order_and_normalizes_strings():
+    sm = SessionManager.in_memory("/p")
+    system = sm.append_message(SYSTEM)
+    user = sm.append_message(USER)
+    assistant = sm.append_message(ASSISTANT)
+    note = sm.append_custom_message_entry("n", "text", True)
+    with pytest.raises(ValueError, match="replacement"):
+        sm.append_context_edit("nope", {"content": 1})
+    with pytest.raises(ValueError, match="replacement"):
+        sm.append_context_edit(user, "just a string")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="nope not found"):
+        sm.append_context_edit("nope", None)
+    with pytest.raises(ValueError, match=f"{system} is a system message"):
+        sm.append_context_edit(system, None)
+    edit = sm.append_context_edit(assistant, {"content": "short"})
+    assert sm.get_entry(edit)["replacement"] == {"content": [{"type": "text", "text": "short"}]}
+    assert list(sm.get_entry(edit)) == ["type", "id", "parentId", "timestamp", "targetId", "replacement"]
+    assert sm.get_entry(sm.append_context_edit(user, {"content": "u"}))["replacement"] == {"content": "u"}
+    assert sm.get_entry(sm.append_context_edit(note, None))["replacement"] is None
+    with pytest.raises(ValueError, match=f"{edit} is a context_edit entry"):
+        sm.append_context_edit(edit, None)
+    sm.branch(user)
+    with pytest.raises(ValueError, match=f"{assistant} is not on the current branch"):
+        sm.append_context_edit(assistant, None)
+    ctx = sm.build_session_context()["messages"]
+    assert [m["role"] for m in ctx] == ["system", "user"]
+
+
+def test_usage_entry_is_returned_and_note_only_when_given():
+    sm = SessionManager.in_memory("/p")
+    usage = {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3}
+    entry = sm.append_usage("cache_warm", "anthropic", "m", usage, "warm")
+    assert sm.get_entry(entry["id"]) is entry and sm.get_leaf_id() == entry["id"]
+    assert list(entry) == ["type", "id", "parentId", "timestamp", "kind", "provider", "model", "usage", "note"]
+    assert "note" not in sm.append_usage("k", "p", "m", usage, "") and "note" not in sm.append_usage("k", "p", "m", usage)
+    assert sm.build_session_context()["messages"] == [] and sm.get_entry_count() == 3
+
+
+def test_compaction_keeps_nothing_with_none_and_snapshots_the_system_prompt():
+    sm = SessionManager.in_memory("/p")
+    sm.append_message(SYSTEM)
+    sm.append_message(USER)
+    c = sm.get_entry(sm.append_compaction("sum", None, 10, usage={"input": 1}))
+    assert c["firstKeptEntryId"] == c["id"]
+    assert list(c) == ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "usage", "systemMessage"]
+    from pi_session.timestamps import iso_to_ms
+
+    assert c["systemMessage"]["sections"] == {"p": "P"} and c["systemMessage"]["timestamp"] == iso_to_ms(c["timestamp"])
+    assert [m["role"] for m in sm.build_session_context()["messages"]] == ["system", "compactionSummary"]
+    plain = SessionManager.in_memory("/p")
+    plain.append_message(USER)
+    assert "systemMessage" not in plain.get_entry(plain.append_compaction("s", None, 1))
+
+
+def test_branch_summary_records_the_leaf_it_leaves():
+    sm = SessionManager.in_memory("/p")
+    a = sm.append_message(USER)
+    b = sm.append_message(ASSISTANT)
+    s = sm.get_entry(sm.branch_with_summary(a, "left b", usage={"input": 1}))
+    assert (s["parentId"], s["fromId"], s["usage"]) == (a, b, {"input": 1})
+    sm.reset_leaf()
+    assert sm.get_entry(sm.branch_with_summary(None, "x"))["fromId"] == "root"
+
+
+def test_session_info_folds_line_breaks():
+    sm = SessionManager.in_memory("/p")
+    assert sm.get_entry(sm.append_session_info(" a\r\n\r\nb\nc \u00a0"))["name"] == "a b c"
+    assert sm.get_session_name() == "a b c"
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "-a", "a-", ".a", "a/b", "a\n", "ü"])
+def test_explicit_session_ids_are_checked(tmp_path, bad):
+    with pytest.raises(ValueError, match="session id"):
+        SessionManager.create("/p", tmp_path, id=bad)
+    with pytest.raises(ValueError, match="session id"):
+        SessionManager.in_memory("/p", id=bad)
+    with pytest.raises(ValueError, match="session id"):
+        SessionManager.in_memory("/p").new_session(id=bad)
+    assert not list(tmp_path.glob("*.jsonl"))
+
+
+def test_explicit_session_ids_are_used(tmp_path):
+    sm = SessionManager.create("/p", tmp_path, id="my.session-1")
+    sm.append_message(USER)
+    assert sm.get_session_file().name.endswith("_my.session-1.jsonl") and lines(sm.get_session_file())[0]["id"] == "my.session-1"
+    forked = SessionManager.fork_from(sm.get_session_file(), "/q", tmp_path / "f", id="F")
+    assert forked.get_session_id() == "F" and forked.get_header()["parentSession"] == str(sm.get_session_file())
+    with pytest.raises(ValueError):
+        SessionManager.fork_from(sm.get_session_file(), "/q", tmp_path / "f", id="bad id")
+
+
+def test_in_memory_from_records():
+    header = {"type": "session", "version": 2, "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/h"}
+    hook = {"type": "message", "id": "b", "parentId": "a", "timestamp": "2025-01-01T00:00:00.000Z",
+            "message": {"role": "hookMessage", "customType": "h", "content": "x", "display": True, "timestamp": 1}}
+    user = {"type": "message", "id": "a", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z", "message": USER}
+    sm = SessionManager.in_memory("/p", [user, header, hook, {"no": "type"}])
+    assert sm.get_header()["id"] == "s1" and sm.get_header()["version"] == 3
+    assert [e["id"] for e in sm.get_entries()] == ["a", "b"] and sm.get_entry("b")["message"]["role"] == "custom"
+    assert sm.get_leaf_id() == "b"
+    bare = SessionManager.in_memory("/p", [user], id="given")
+    assert bare.get_session_id() == "given" and bare.get_entries() == [user] and bare.get_leaf_id() == "a"
+
+
+def test_cwd_and_default_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    sm = SessionManager.create("~/proj")
+    assert sm.get_cwd() == str(tmp_path / "home" / "proj") and sm.uses_default_session_dir()
+    assert not SessionManager.create("/p", tmp_path / "elsewhere").uses_default_session_dir()
+    assert not SessionManager.in_memory("/p").uses_default_session_dir()
+    assert SessionManager.in_memory("rel").get_cwd() == os.path.join(os.getcwd(), "rel")
+
+
+def test_branched_session_is_written_at_once_with_a_user_message(tmp_path):
+    sm = SessionManager.create("/p", tmp_path)
+    sm.append_model_change("p", "m")
+    a = sm.append_message(USER)
+    path = sm.create_branched_session(a)
+    assert path.exists() and [r["type"] for r in lines(path)] == ["session", "model_change", "message"]
+    setup = SessionManager.create("/p", tmp_path / "s")
+    m = setup.append_model_change("p", "m")
+    setup.append_message(USER)
+    later = setup.create_branched_session(m)
+    assert not later.exists()
+    setup.append_message(USER)
+    assert [r["type"] for r in lines(later)] == ["session", "model_change", "message"]

@@ -1,4 +1,14 @@
-"""Session listings (pi's ``SessionManager.list`` / ``listAll``).
+"""Session listings and discovery (pi 1.6's ``SessionManager.list`` /
+``listAll``, SPEC-pi-1.6 §5.4; header discovery for ``findById`` and
+``continueRecent``).
+
+As pi 1.6: a directory's files are read in descending file-name order and
+the result is sorted stably by ``modified``, newest first (ties: newest
+name first); ``listAll`` reads files newest mtime first and follows
+symlinked project directories; ``on_progress(loaded, total, partial)`` is
+called after each file, with ``partial`` on the first, every 10th (100th
+for ``listAll``) and the last call. pi reads up to 10 files at once; we read
+them one after the other (the index below makes most reads unnecessary).
 
 **beyond pi**: listing keeps an index per session directory, the file
 ``<session dir>/.pi-session-index`` (mode 0600, JSON), holding each session
@@ -16,9 +26,11 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
+
+from . import jsonio
 
 import orjson
 
@@ -27,12 +39,35 @@ from .context import text_content
 from .storage import iter_lines, parse_line
 from .timestamps import iso_to_ms, ms_to_iso
 
-__all__ = ["INDEX_NAME", "build_session_info", "list_session_dir", "list_sessions_dirs"]
+__all__ = [
+    "INDEX_NAME",
+    "ProgressCallback",
+    "build_session_info",
+    "list_session_dir",
+    "list_sessions_dirs",
+    "paths_equal",
+    "read_session_header",
+    "resolve_path",
+    "session_cwd_matches",
+]
+
+ProgressCallback = Callable[[int, int, "list[dict[str, Any]] | None"], Any]
+"""``on_progress(loaded, total, partial)``: called once per file read;
+``partial`` is a newest-first copy of the sessions loaded so far, or None
+on the calls where pi publishes none."""
+
+_HEADER_SCAN_BYTES = 1 << 20
+"""How far header discovery reads into a file (pi 1.6: 1 MiB)."""
+_DIR_PUBLISH_INTERVAL = 10
+_ALL_PUBLISH_INTERVAL = 100
 
 INDEX_NAME = ".pi-session-index"
 """File name of the per-directory listing index."""
 _INDEX_VERSION = 1
 
+
+_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""The characters JavaScript's ``String.prototype.trim`` removes."""
 
 _MAX_DATE_MS = 8.64e15
 """JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
@@ -55,6 +90,68 @@ def _iso_or_none(ms: Any) -> str | None:
         return ms_to_iso(ms)
     except (OverflowError, OSError, ValueError):
         return None
+
+
+def resolve_path(path: str | os.PathLike[str]) -> str:
+    """An absolute, normalized path as pi 1.6 resolves cwds and files
+    (``resolvePath``): ``~`` and ``~/...`` expanded, a ``file://`` URL
+    turned into its path, a relative path taken from the process cwd.
+    Symlinks are not resolved."""
+    text = os.fspath(path)
+    if text == "~" or text.startswith("~/"):
+        text = os.path.expanduser(text)
+    elif text.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        text = unquote(urlparse(text).path)
+    resolved = os.path.abspath(text)
+    if resolved.startswith("//"):
+        resolved = "/" + resolved.lstrip("/")  # node: one leading slash
+    return resolved
+
+
+def paths_equal(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """pi's ``pathsEqual``: the same absolute, normalized path (no symlink
+    resolution)."""
+    return resolve_path(a) == resolve_path(b)
+
+
+def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
+    """pi's ``sessionCwdMatches``: a non-empty string cwd that resolves to
+    ``resolved_cwd``."""
+    return isinstance(header_cwd, str) and header_cwd != "" and resolve_path(header_cwd) == resolved_cwd
+
+
+def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The session header of a file, for discovery (pi 1.6's
+    ``readSessionHeader``): the first line that parses as JSON, scanning at
+    most 1 MiB; blank and unparseable lines are skipped.
+
+    Returns:
+        The header, or None when the first parsed record is not a session
+        header with a string ``id``, when there is none within 1 MiB, or
+        when the file cannot be read.
+    """
+    try:
+        with open(path, "rb") as f:
+            data = f.read(_HEADER_SCAN_BYTES + 1)
+    except OSError:
+        return None
+    truncated = len(data) > _HEADER_SCAN_BYTES
+    lines = data[:_HEADER_SCAN_BYTES].split(b"\n")
+    if truncated:
+        lines.pop()  # an incomplete line at the scan limit
+    for raw in lines:
+        if not raw.strip(b" \t\r\n\x0b\x0c"):
+            continue
+        try:
+            record = jsonio.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and record.get("type") == "session" and isinstance(record.get("id"), str):
+            return record
+        return None
+    return None
 
 
 def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
@@ -108,7 +205,7 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
             rtype = record.get("type")
             if rtype == "session_info":
                 value = record.get("name")
-                name = value.strip() or None if isinstance(value, str) else None
+                name = value.strip(_JS_TRIM) or None if isinstance(value, str) else None
             if rtype != "message":
                 continue
             message_count += 1
@@ -163,9 +260,15 @@ def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return info
 
 
+def _modified_ms(info: dict[str, Any]) -> int:
+    return iso_to_ms(info["modified"]) or 0
+
+
 def _sorted(infos: Iterable[dict[str, Any] | None]) -> list[dict[str, Any]]:
+    """Newest ``modified`` first; a stable sort, so ties keep the order the
+    files were read in (pi sorts the same way)."""
     out = [i for i in infos if i is not None]
-    out.sort(key=lambda i: iso_to_ms(i["modified"]) or 0, reverse=True)
+    out.sort(key=_modified_ms, reverse=True)  # reverse=True keeps ties in order
     return out
 
 
@@ -213,72 +316,154 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
             os.unlink(tmp)
 
 
-def _dir_infos(d: Path) -> list[dict[str, Any] | None]:
-    """Infos of the ``*.jsonl`` files of one directory (unsorted), through
-    the directory's index."""
-    try:
-        with os.scandir(d) as it:
-            names = [e.name for e in it if e.name.endswith(".jsonl")]
-    except OSError:
-        return []
-    index_path = d / INDEX_NAME
-    old = _load_index(index_path)
-    new: dict[str, list[Any]] = {}
-    infos: list[dict[str, Any] | None] = []
-    changed = False
-    with gc_paused(promote=False):
-        for name in names:
-            path = d / name
+class _DirIndex:
+    """One session directory's listing index while a listing runs: infos
+    come from the index when a file's size, mtime and inode are unchanged,
+    else the file is read (and the index updated); :meth:`save` writes the
+    index back when anything changed."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.path = directory / INDEX_NAME
+        self.old = _load_index(self.path)
+        self.new: dict[str, list[Any]] = {}
+        self.changed = False
+
+    def info(self, name: str, st: os.stat_result | None) -> dict[str, Any] | None:
+        """The info of file ``name`` (stat taken before reading: a later
+        change gives a new key), or None when it is not a session or cannot
+        be read."""
+        path = self.directory / name
+        if st is None:
+            self.changed = True
+            return None
+        key = [st.st_size, st.st_mtime_ns, st.st_ino]
+        item = self.old.get(name)
+        if item is not None and item[:3] == key:
+            info = item[3]
+            self.new[name] = item
+        else:
+            self.changed = True
             try:
-                st = os.stat(path)  # before reading: a later change gives a new key
-            except OSError:
-                changed = True
-                continue
-            key = [st.st_size, st.st_mtime_ns, st.st_ino]
-            item = old.get(name)
-            if item is not None and item[:3] == key:
-                info = item[3]
-                new[name] = item
-            else:
-                changed = True
-                try:
-                    info = build_session_info(path)
-                except Exception:  # noqa: BLE001 - one bad file must not break the listing
-                    infos.append(None)  # skipped, and not indexed: read again next time
-                    continue
-                if info is not None:
-                    info = dict(info)
-                    del info["path"]
-                new[name] = [*key, info]
+                info = build_session_info(path)
+            except Exception:  # noqa: BLE001 - one bad file must not break the listing
+                return None  # skipped, and not indexed: read again next time
             if info is not None:
-                info = {"path": str(path), **info}
-            infos.append(info)
-    if changed or len(new) != len(old):
-        _save_index(index_path, new)
+                info = dict(info)
+                del info["path"]
+            self.new[name] = [*key, info]
+        return {"path": str(path), **info} if info is not None else None
+
+    def save(self) -> None:
+        if self.changed or len(self.new) != len(self.old):
+            _save_index(self.path, self.new)
+
+
+def _stat(path: Path) -> os.stat_result | None:
+    try:
+        return os.stat(path)
+    except OSError:
+        return None
+
+
+def _jsonl_names(directory: Path) -> list[str] | None:
+    try:
+        with os.scandir(directory) as it:
+            return [e.name for e in it if e.name.endswith(".jsonl")]
+    except OSError:
+        return None
+
+
+def _load_infos(
+    items: list[tuple[_DirIndex, str, os.stat_result | None]],
+    keep: Callable[[dict[str, Any]], bool] | None,
+    on_progress: ProgressCallback | None,
+    publish_every: int,
+) -> list[dict[str, Any]]:
+    """Infos of ``items`` in their order (through their directory indexes),
+    reporting progress after each the way pi does: ``partial`` on the first,
+    every ``publish_every``-th and the last call."""
+    total = len(items)
+    infos: list[dict[str, Any]] = []
+    with gc_paused(promote=False):
+        for loaded, (index, name, st) in enumerate(items, 1):
+            info = index.info(name, st)
+            if info is not None and (keep is None or keep(info)):
+                infos.append(info)
+            if on_progress is not None:
+                publish = loaded == 1 or loaded % publish_every == 0 or loaded == total
+                on_progress(loaded, total, _sorted(infos) if publish else None)
     return infos
 
 
-def list_session_dir(directory: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Infos of every ``*.jsonl`` session in one directory, newest first
-    (pi's ``SessionManager.list`` with an explicit directory).
+def list_session_dir(
+    directory: str | os.PathLike[str],
+    *,
+    cwd: str | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> list[dict[str, Any]]:
+    """Infos of the ``*.jsonl`` sessions of one directory, newest first
+    (pi 1.6's ``SessionManager.list`` / ``listAll(dir)``).
 
-    Uses and refreshes the directory's index (see the module docstring):
-    only new or changed files are read.
+    Files are read in descending file-name order and the result is sorted
+    stably by ``modified`` (newest first), so ties are ordered by file
+    name, newest name first. Uses and refreshes the directory's index (see
+    the module docstring): only new or changed files are read.
+
+    Args:
+        directory: the session directory.
+        cwd: when given (a resolved path), keep only sessions whose header
+            cwd resolves to it (see :func:`session_cwd_matches`).
+        on_progress: ``on_progress(loaded, total, partial)`` after each
+            file; ``partial`` (the matching sessions loaded so far, newest
+            first) on the first, every 10th and the last call, else None.
     """
     d = Path(directory)
-    if not d.is_dir():
+    names = _jsonl_names(d) if d.is_dir() else None
+    if names is None:
         return []
-    return _sorted(_dir_infos(d))
+    names.sort(reverse=True)
+    index = _DirIndex(d)
+    keep = (lambda info: session_cwd_matches(info.get("cwd"), cwd)) if cwd is not None else None
+    items = [(index, name, _stat(d / name)) for name in names]
+    infos = _load_infos(items, keep, on_progress, _DIR_PUBLISH_INTERVAL)
+    index.save()
+    return _sorted(infos)
 
 
-def list_sessions_dirs(sessions_root: str | os.PathLike[str]) -> list[dict[str, Any]]:
-    """Infos of every session in every directory under ``sessions_root``,
-    newest first (pi's ``SessionManager.listAll``)."""
+def list_sessions_dirs(
+    sessions_root: str | os.PathLike[str],
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> list[dict[str, Any]]:
+    """Infos of every session in every directory under ``sessions_root``
+    (symlinked directories followed), newest first (pi's
+    ``SessionManager.listAll``).
+
+    Files are read newest mtime first (ties: newest file name first), and
+    the result is sorted stably by ``modified``. ``on_progress`` as
+    :func:`list_session_dir`, with ``partial`` on the first, every 100th
+    and the last call."""
     root = Path(sessions_root)
-    if not root.is_dir():
-        return []
-    infos: list[dict[str, Any] | None] = []
-    for sub in sorted(root.iterdir()):
-        if sub.is_dir():
-            infos.extend(_dir_infos(sub))
+    try:
+        subs = sorted(root.iterdir()) if root.is_dir() else []
+    except OSError:
+        subs = []
+    items: list[tuple[_DirIndex, str, os.stat_result | None]] = []
+    indexes: list[_DirIndex] = []
+    for sub in subs:
+        if not sub.is_dir():  # follows symlinks
+            continue
+        names = _jsonl_names(sub)
+        if names is None:
+            continue
+        index = _DirIndex(sub)
+        indexes.append(index)
+        items.extend((index, name, _stat(sub / name)) for name in names)
+    # newest mtime first, then newest name; unreadable stats last
+    items.sort(key=lambda it: it[1], reverse=True)
+    items.sort(key=lambda it: it[2].st_mtime_ns if it[2] is not None else float("-inf"), reverse=True)
+    infos = _load_infos(items, None, on_progress, _ALL_PUBLISH_INTERVAL)
+    for index in indexes:
+        index.save()
     return _sorted(infos)

@@ -1,25 +1,36 @@
-"""``SessionManager``: the one class that does session I/O (SPEC 4, 10).
+"""``SessionManager``: the one class that does session I/O (SPEC 4, 10;
+pi 1.6 delta §5).
 
 It mirrors pi's SessionManager: a session is an append-only tree of entries in
 a JSONL file; the leaf is the current position; appends create a child of the
 leaf and move the leaf to it. Differences from pi, all on the side of keeping
-data: a file whose first record is not a session header is refused instead of
-truncated; migration rewrites atomically and keeps a backup; damaged lines are
+data: migration rewrites atomically and keeps a backup; damaged lines are
 reported (:attr:`SessionManager.problems`) and left in the file; a parentId
-cycle is cut instead of looping forever; entries are never written twice.
+cycle is cut instead of looping forever; entries are never written twice; a
+new file appears whole (temp file + link) or not at all.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from . import context as _context
 from . import jsonio
-from .context import build_session_context, context_entries_from_path, context_from_path, projection_from_path
 from .ids import new_entry_id, new_session_id
-from .listing import list_session_dir, list_sessions_dirs
+from .listing import (
+    ProgressCallback,
+    list_session_dir,
+    list_sessions_dirs,
+    paths_equal,
+    read_session_header,
+    resolve_path,
+    session_cwd_matches,
+)
+from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
 from .records import CURRENT_SESSION_VERSION, SessionContext, SessionProjection
 from .storage import (
@@ -28,24 +39,55 @@ from .storage import (
     LineProblem,
     SessionFile,
     SessionFileError,
+    ConcurrentAppendError,
     append_lines,
+    append_lines_checked,
     create_file,
     ensure_dir,
     read_session_file,
     rewrite_records,
     _fsync_dir,
 )
-from .timestamps import file_timestamp, now_iso
+from .timestamps import file_timestamp, iso_to_ms, now_iso
 from .tree import SessionTree, TreeNode
 
-__all__ = ["SessionManager"]
+__all__ = ["SessionManager", "validate_session_id", "OMITTED"]
 
 
-def _is_assistant(record: Mapping[str, Any]) -> bool:
+_CONVERSATION_ROLES = ("user", "assistant")
+_EDITABLE_ROLES = ("user", "assistant", "toolResult")
+_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+_NEWLINES = re.compile(r"[\r\n]+")
+_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+"""The characters JavaScript's ``String.prototype.trim`` removes."""
+
+
+def _is_conversation(record: Mapping[str, Any]) -> bool:
+    """A user or assistant message entry: the first one makes a new session
+    file appear (pi 1.6; 0.73.1 waited for an assistant message)."""
     if record.get("type") != "message":
         return False
     message = record.get("message")
-    return isinstance(message, dict) and message.get("role") == "assistant"
+    return isinstance(message, dict) and message.get("role") in _CONVERSATION_ROLES
+
+
+def validate_session_id(session_id: Any) -> str:
+    """Check an explicitly chosen session id (pi 1.6's ``assertValidSessionId``):
+    letters, digits, ``.``, ``_`` and ``-``, starting and ending with a letter
+    or digit.
+
+    Returns:
+        The id.
+
+    Raises:
+        ValueError: the id does not have that form.
+    """
+    if not isinstance(session_id, str) or _SESSION_ID.fullmatch(session_id) is None:
+        raise ValueError(
+            f"invalid session id {session_id!r}: use letters, digits, '.', '_' and '-', "
+            "starting and ending with a letter or digit"
+        )
+    return session_id
 
 
 class _Omitted:
@@ -63,23 +105,37 @@ def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in entry.items() if v is not OMITTED}
 
 
+def _js_trim(text: str) -> str:
+    """``text.trim()`` as JavaScript does it."""
+    return text.strip(_JS_TRIM)
+
+
 class SessionManager:
     """A session: its header, entries, tree and leaf, and its file.
 
     Construct with :meth:`create`, :meth:`open`, :meth:`continue_recent`,
     :meth:`in_memory` or :meth:`fork_from`.
 
-    Write behaviour (as pi): nothing is written until the session holds an
-    assistant message; then everything not yet on disk is appended, one line
-    per entry, each with one ``write`` under an exclusive file lock (see
-    :func:`pi_session.storage.append_lines`). ``durability`` chooses a data sync
-    per entry (default), per :meth:`flush`, or never.
+    Write behaviour (pi 1.6 §5.2): a new session writes nothing until it
+    holds a user or assistant message; then the header and every entry are
+    written at once into a file that must not exist yet (exclusive create;
+    the file appears whole or not at all). From then on each entry is
+    appended as one line with one ``write`` under an exclusive file lock (see
+    :func:`pi_session.storage.append_lines`). An opened file counts as
+    written: appends go to it at once. If a write fails, the entry is taken
+    back out of memory and the leaf is where it was before the call, then the
+    error propagates. ``durability`` chooses a data sync per entry (default),
+    per :meth:`flush`, or never.
 
     Attributes:
         problems: damaged lines and tree problems found when the file was
             opened (:class:`pi_session.storage.LineProblem`).
         notes: one-line notes about repairs done while writing (a torn last
             line) and migrations.
+        file_version: the format version of the opened file as it was on
+            disk (1, 2 or 3; None for a session this manager started). A
+            read-only manager of a v1/v2 file holds migrated records but
+            leaves the file at this version.
     """
 
     def __init__(
@@ -91,37 +147,66 @@ class SessionManager:
         *,
         durability: Durability | str = Durability.ENTRY,
         read_only: bool = False,
+        session_id: str | None = None,
+        entries: Sequence[Mapping[str, Any]] | None = None,
+        concurrent: Literal["follow", "strict"] = "follow",
     ) -> None:
-        self._cwd = cwd
-        self._session_dir = Path(session_dir) if session_dir else None
+        if concurrent not in ("follow", "strict"):
+            raise ValueError(f"concurrent must be 'follow' or 'strict', not {concurrent!r}")
+        self.concurrent = concurrent
+        self._cwd = resolve_path(cwd)
+        self._session_dir = Path(resolve_path(session_dir)) if session_dir else None
         self._persist = persist
         self._read_only = read_only
         self.durability = Durability(durability)
         self._records: list[dict[str, Any]] = []
         self._tree = SessionTree()
         self._leaf_id: str | None = None
-        self._written = 0
-        self._has_assistant = False
+        self._written = 0  # records[:_written] are in the file
+        self._flushed = False  # the file exists and holds records[:_written]
+        self._known_size: int | None = None  # file size as last read or written by us
+        self._has_conversation = False
         self._session_id = ""
         self._session_file: Path | None = None
         self.problems: list[LineProblem] = []
         self.notes: list[str] = []
+        self.file_version: Any = None
         if persist and self._session_dir is not None and not read_only:
             ensure_dir(self._session_dir)
         if session_file is not None:
             self._set_session_file(Path(session_file))
+        elif entries:
+            self._load_entries(entries, session_id)
         else:
-            self.new_session()
+            self.new_session(id=session_id)
 
     # ------------------------------------------------------------------
     # construction
 
     @classmethod
-    def create(cls, cwd: str, session_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> SessionManager:
-        """A new persisted session for ``cwd`` in ``session_dir`` (default
+    def create(
+        cls,
+        cwd: str,
+        session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
+        **kwargs: Any,
+    ) -> SessionManager:
+        """A new persisted session for ``cwd`` (resolved: ``~`` expanded,
+        made absolute) in ``session_dir`` (default
         ``<agent dir>/sessions/<encoded cwd>/``, created 0700). The file is
-        written when the first assistant message is appended."""
-        return cls(cwd, session_dir or default_session_dir(cwd), None, True, **kwargs)
+        written when the first user or assistant message is appended.
+
+        Args:
+            id: the session id to use instead of a new UUIDv7 (pi 1.6's
+                ``{id}`` option; see :func:`validate_session_id`).
+
+        Raises:
+            ValueError: ``id`` is not a valid session id.
+        """
+        if id is not None:
+            validate_session_id(id)
+        return cls(cwd, session_dir or default_session_dir(resolve_path(cwd)), None, True, session_id=id, **kwargs)
 
     @classmethod
     def open(
@@ -133,41 +218,84 @@ class SessionManager:
         read_only: bool = False,
         **kwargs: Any,
     ) -> SessionManager:
-        """Open a session file (a missing file becomes a new session at that
-        path). v1/v2 files are migrated; unless ``read_only``, the file is
-        rewritten atomically with a backup ``<file>.v<N>.bak``.
+        """Open a session file (pi's ``open``; SPEC-pi-1.6 §3). A missing file
+        becomes a new session at that path (written at the first user or
+        assistant message); an empty file gets a fresh header written at
+        once. v1/v2 files are migrated; unless ``read_only``, the file is
+        rewritten atomically with a backup ``<file>.v<N>.bak``. The cwd is
+        ``cwd_override``, else the header's, else the process cwd.
 
         Args:
             path: the ``.jsonl`` file.
             session_dir: directory for branched sessions (default: the file's).
             cwd_override: use this cwd instead of the header's.
-            read_only: never write to the file (no migration rewrite; appends
-                raise).
+            read_only: never write to the file (no migration rewrite, no
+                header for an empty file; appends raise PermissionError).
+            concurrent (keyword, any constructor): what an append does when
+                another process appended to the file since this manager
+                last read or wrote it (checked under the append lock).
+                ``"follow"`` (default, beyond pi): load those entries and,
+                when this append continued the file's last entry as known,
+                chain it onto the real last entry instead, with a note in
+                :attr:`notes` (an append after a deliberate ``branch`` stays
+                on its branch). ``"strict"``: raise
+                :class:`pi_session.storage.ConcurrentAppendError` and write
+                nothing. pi appends onto the stale leaf silently, which puts
+                the other writer's turn on a side branch.
 
         Raises:
-            pi_session.storage.SessionFileError: unreadable, or the first
-                record is not a session header.
+            pi_session.storage.SessionFileError: unreadable, or a non-empty
+                file whose first record is not a session header (the file is
+                left alone, as pi 1.6 does).
         """
-        p = Path(path).expanduser()
-        manager = cls(cwd_override or os.getcwd(), session_dir or p.resolve().parent, p, True, read_only=read_only, **kwargs)
+        p = Path(resolve_path(Path(path).expanduser()))
+        manager = cls(cwd_override or os.getcwd(), session_dir or p.parent, p, True, read_only=read_only, **kwargs)
         if cwd_override is None:
             header = manager.get_header()
-            if header and isinstance(header.get("cwd"), str):
-                manager._cwd = header["cwd"]
+            if header and isinstance(header.get("cwd"), str) and header["cwd"]:
+                manager._cwd = resolve_path(header["cwd"])
         return manager
 
     @classmethod
     def continue_recent(cls, cwd: str, session_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> SessionManager:
-        """Open the most recently modified valid session of ``cwd`` (by file
-        mtime), or create a new one."""
-        directory = Path(session_dir or default_session_dir(cwd))
-        recent = _most_recent_session(directory)
+        """Open the most recently modified session of ``cwd`` (by file mtime;
+        files whose header cannot be read are passed over), or create a new
+        one. With an explicit ``session_dir`` that is not cwd's default
+        directory, only sessions whose header cwd is ``cwd`` count (pi 1.6)."""
+        resolved = resolve_path(cwd)
+        default = default_session_dir(resolved)
+        directory = Path(session_dir or default)
+        filter_cwd = session_dir is not None and not paths_equal(directory, default)
+        recent = _most_recent_session(directory, resolved if filter_cwd else None)
         return cls(cwd, directory, recent, True, **kwargs)
 
     @classmethod
-    def in_memory(cls, cwd: str | None = None) -> SessionManager:
-        """A session that is never written to disk."""
-        return cls(cwd if cwd is not None else os.getcwd(), None, None, False)
+    def in_memory(
+        cls,
+        cwd: str | None = None,
+        entries: Sequence[Mapping[str, Any]] | None = None,
+        *,
+        id: str | None = None,
+        **kwargs: Any,
+    ) -> SessionManager:
+        """A session that is never written to disk (pi's ``inMemory``).
+
+        Args:
+            cwd: default: the process cwd.
+            entries: records to start from (pi 1.6): when one of them is a
+                ``session`` header, it is the header (the first one; other
+                headers are dropped) and the records are migrated in memory;
+                without one, a fresh header is made and the records follow
+                it. Records that are not objects with a string ``type`` and
+                ``id`` are left out. The leaf is the last entry.
+            id: session id for the fresh header (see :func:`validate_session_id`).
+
+        Raises:
+            ValueError: ``id`` is not a valid session id.
+        """
+        if id is not None:
+            validate_session_id(id)
+        return cls(cwd if cwd is not None else os.getcwd(), None, None, False, session_id=id, entries=entries, **kwargs)
 
     @classmethod
     def fork_from(
@@ -175,22 +303,34 @@ class SessionManager:
         source_path: str | os.PathLike[str],
         target_cwd: str,
         session_dir: str | os.PathLike[str] | None = None,
+        *,
+        id: str | None = None,
         **kwargs: Any,
     ) -> SessionManager:
         """Copy every entry of ``source_path`` into a new session for
-        ``target_cwd`` (header ``parentSession`` = the source path), written
-        at once, and open it.
+        ``target_cwd`` (header ``parentSession`` = the resolved source
+        path), written at once into a file that must not exist yet, and
+        open it. Source and cwd are resolved first (pi 1.6). Beyond pi: a
+        v1/v2 source is migrated before copying (pi copies the old records
+        under a v3 header).
+
+        Args:
+            id: the new session's id (see :func:`validate_session_id`).
 
         Raises:
             pi_session.storage.SessionFileError: the source is unreadable,
                 empty or has no header.
+            ValueError: ``id`` is not a valid session id.
+            FileExistsError: the new file exists already.
         """
-        source = read_session_file(source_path)
+        source_file = resolve_path(Path(source_path).expanduser())
+        resolved_cwd = resolve_path(target_cwd)
+        source = read_session_file(source_file)
         if source.header is None:
-            raise SessionFileError(source_path, "cannot fork: the session file is empty")
-        directory = Path(session_dir or default_session_dir(target_cwd))
+            raise SessionFileError(source_file, "cannot fork: the session file is empty")
+        directory = Path(session_dir or default_session_dir(resolved_cwd))
         ensure_dir(directory)
-        session_id = new_session_id()
+        session_id = validate_session_id(id) if id is not None else new_session_id()
         timestamp = now_iso()
         new_file = directory / session_file_name(file_timestamp(timestamp), session_id)
         header = {
@@ -198,23 +338,82 @@ class SessionManager:
             "version": CURRENT_SESSION_VERSION,
             "id": session_id,
             "timestamp": timestamp,
-            "cwd": target_cwd,
-            "parentSession": str(source_path),
+            "cwd": resolved_cwd,
+            "parentSession": source_file,
         }
         lines = [jsonio.dumps_line(header)] + [jsonio.dumps_line(e) for e in source.entries]
         create_file(new_file, lines)
-        return cls(target_cwd, directory, new_file, True, **kwargs)
+        return cls(resolved_cwd, directory, new_file, True, **kwargs)
 
     @staticmethod
-    def list(cwd: str, session_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-        """Sessions of one directory, newest first (see
-        :func:`pi_session.listing.build_session_info` for the keys)."""
-        return list_session_dir(session_dir or default_session_dir(cwd))
+    def find_by_id(cwd: str, session_id: str, session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+        """The first ``*.jsonl`` file (in directory order) of ``session_dir``
+        (default: cwd's default directory) whose header ``id`` is
+        ``session_id`` (pi 1.6's ``findById``). Only the header is read (see
+        :func:`pi_session.listing.read_session_header`). When
+        ``session_dir`` is given and is not cwd's default directory, the
+        header's cwd must also be ``cwd``.
+
+        Returns:
+            The file's path, or None (also when the directory cannot be read).
+        """
+        resolved = resolve_path(cwd)
+        default = default_session_dir(resolved)
+        directory = Path(resolve_path(session_dir)) if session_dir else default
+        filter_cwd = session_dir is not None and not paths_equal(directory, default)
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return None
+        for name in names:
+            if not name.endswith(".jsonl"):
+                continue
+            path = directory / name
+            header = read_session_header(path)
+            if header is None or header.get("id") != session_id:
+                continue
+            if filter_cwd and not session_cwd_matches(header.get("cwd"), resolved):
+                continue
+            return path
+        return None
 
     @staticmethod
-    def list_all(agent_dir: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-        """Sessions of every project under ``<agent dir>/sessions``, newest first."""
-        return list_sessions_dirs(sessions_dir(agent_dir))
+    def list(
+        cwd: str,
+        session_dir: str | os.PathLike[str] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> list[dict[str, Any]]:
+        """Sessions of one directory, newest first (pi 1.6's ``list``; see
+        :func:`pi_session.listing.list_session_dir` for the order, the keys
+        and ``on_progress``). When ``session_dir`` is given and is not cwd's
+        default directory, only sessions whose header cwd resolves to
+        ``cwd`` are listed."""
+        resolved = resolve_path(cwd)
+        default = default_session_dir(resolved)
+        directory = session_dir or default
+        filter_cwd = session_dir is not None and not paths_equal(directory, default)
+        return list_session_dir(directory, cwd=resolved if filter_cwd else None, on_progress=on_progress)
+
+    @staticmethod
+    def list_all(
+        session_dir: str | os.PathLike[str] | None = None,
+        on_progress: ProgressCallback | None = None,
+        *,
+        agent_dir: str | os.PathLike[str] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Sessions of every project, newest first (pi's ``listAll``).
+
+        Args:
+            session_dir: list this one directory instead, without cwd
+                filtering (pi 1.6's ``listAll(dir)``; progress as
+                :meth:`list`).
+            on_progress: see :func:`pi_session.listing.list_sessions_dirs`.
+            agent_dir: whose ``sessions`` directory to list (default: the
+                agent dir).
+        """
+        if session_dir is not None:
+            return list_session_dir(session_dir, on_progress=on_progress)
+        return list_sessions_dirs(sessions_dir(agent_dir), on_progress=on_progress)
 
     # ------------------------------------------------------------------
     # files
@@ -228,12 +427,21 @@ class SessionManager:
         sf = read_session_file(self._session_file)
         self.problems = list(sf.problems)
         if sf.header is None:
-            # An empty file: start a session in it (nothing to lose).
+            if sf.size > 0:
+                # pi 1.6: a non-empty file without a header is not a session;
+                # it is refused and left alone
+                raise SessionFileError(self._session_file, "not a pi session file: it holds no session header")
+            # an empty file: a fresh session, its header written at once (pi)
             self.new_session()
             self._session_file = path.absolute()
+            if not self._read_only:
+                self.notes.extend(append_lines(self._session_file, [jsonio.dumps_line(self._records[0])], self.durability))
+                self._written = 1
+                self._flushed = True
             return
         self._session_id = sf.header["id"]
         self._records = [sf.header, *sf.entries]
+        self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
             if self._read_only:
                 self.notes.append(f"{self._session_file}: version {sf.migrated_from} file migrated in memory only")
@@ -242,13 +450,39 @@ class SessionManager:
                 self.notes.append(f"{self._session_file}: migrated from version {sf.migrated_from}; original kept as {backup}")
         self._build_index(sf)
         self._written = len(self._records)
+        self._flushed = True
+        self._known_size = sf.size
+
+    def _load_entries(self, entries: Sequence[Mapping[str, Any]], session_id: str | None) -> None:
+        """Start from given records (pi 1.6's ``inMemory(cwd, options, entries)``)."""
+        header = next((dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") == "session"), None)
+        rest = [dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") != "session"]
+        if header is not None:
+            records = [header, *rest]
+            migrate_session_entries(records)
+            self._records = [records[0]] + [r for r in records[1:] if isinstance(r.get("type"), str) and isinstance(r.get("id"), str)]
+            self._session_id = header.get("id") if isinstance(header.get("id"), str) else ""
+        else:
+            self.new_session(id=session_id)
+            self._records.extend(r for r in rest if isinstance(r.get("type"), str) and isinstance(r.get("id"), str))
+        self._build_index()
 
     def new_session(self, *, id: str | None = None, parent_session: str | None = None) -> Path | None:
         """Start a fresh session in this manager (pi's ``newSession``).
 
+        Args:
+            id: the session id (see :func:`validate_session_id`); default a
+                new UUIDv7.
+            parent_session: recorded as the header's ``parentSession``.
+
         Returns:
             The new session file path (persisted managers), else None.
+
+        Raises:
+            ValueError: ``id`` is not a valid session id.
         """
+        if id is not None:
+            validate_session_id(id)
         self._session_id = id or new_session_id()
         timestamp = now_iso()
         header: dict[str, Any] = {
@@ -264,7 +498,8 @@ class SessionManager:
         self._tree = SessionTree()
         self._leaf_id = None
         self._written = 0
-        self._has_assistant = False
+        self._flushed = False
+        self._has_conversation = False
         if self._persist and self._session_dir is not None:
             self._session_file = self._session_dir / session_file_name(file_timestamp(timestamp), self._session_id)
         return self._session_file if self._persist else None
@@ -291,49 +526,100 @@ class SessionManager:
         if sf is not None:
             self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
-        self._has_assistant = any(_is_assistant(r) for r in self._records)
+        self._has_conversation = any(_is_conversation(r) for r in self._records)
 
-    def _persist_pending(self) -> None:
-        """Write the entries not yet on disk (once the session holds an
-        assistant message): the first write of a new file creates it
-        atomically (it appears whole or not at all); later writes append one
-        line per entry under the file lock (:func:`append_lines`). On
-        failure, entries that did reach the file are not written again."""
+    def _persist_pending(self, *, force: bool = False) -> None:
+        """Write the records not yet on disk. The first write of a new file
+        (once the session holds a user or assistant message, or when
+        ``force``) creates it exclusively and atomically with every record;
+        later writes append one line per entry under the file lock
+        (:func:`append_lines`).
+
+        Raises:
+            FileExistsError: the new file's path is taken (pi 1.6 refuses it
+                too); nothing was written.
+            pi_session.storage.AppendError: an append failed; ``_written``
+                counts the lines that did reach the file.
+        """
         if not self._persist or self._session_file is None:
             return
         if self._read_only:
             raise PermissionError(f"{self._session_file}: opened read-only")
-        if not self._has_assistant or self._written >= len(self._records):
+        if self._written >= len(self._records):
             return
-        pending = self._records[self._written :]
-        lines = [jsonio.dumps_line(r) for r in pending]
-        if self._written == 0 and not os.path.lexists(self._session_file):
-            ensure_dir(self._session_file.parent)
-            try:
-                create_file(self._session_file, lines, self.durability)
-            except FileExistsError:
-                pass  # appeared meanwhile: append below
-            else:
-                self._written = len(self._records)
+        if not self._flushed:
+            if not (self._has_conversation or force):
                 return
+            lines = [jsonio.dumps_line(r) for r in self._records]
+            ensure_dir(self._session_file.parent)
+            create_file(self._session_file, lines, self.durability)
+            self._written = len(self._records)
+            self._flushed = True
+            self._known_size = sum(len(line) for line in lines)
+            return
+        lines = [jsonio.dumps_line(r) for r in self._records[self._written :]]
         try:
-            self.notes.extend(append_lines(self._session_file, lines, self.durability))
+            result = append_lines_checked(
+                self._session_file, lines, self.durability, expected_size=self._known_size, on_grown=self._on_foreign_lines
+            )
         except AppendError as exc:
             self._written += exc.lines_written
+            self._known_size = None  # unknown now: stop checking rather than misjudge
             raise
+        self.notes.extend(result.notes)
         self._written = len(self._records)
+        self._known_size = result.size
+
+    def _on_foreign_lines(self, lines: list[bytes]) -> list[bytes] | None:
+        """Called under the append lock when another writer appended to the
+        file since we last read or wrote it (the issue of stale leaves).
+
+        ``concurrent="strict"``: raise :class:`ConcurrentAppendError`
+        (nothing is written). ``"follow"`` (default): load the other
+        writer's entries, and when the entries being written continued the
+        file's last entry as we knew it, chain them onto the real last entry
+        instead (a deliberate branch from an earlier entry stays where it
+        is); a note says so. Returns the lines to write instead, or None."""
+        known = self._tree.by_id
+        pending = self._records[self._written :]
+        pending_ids = {r.get("id") for r in pending}
+        foreign: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                record = jsonio.loads(line)
+            except ValueError:
+                continue  # damage is reported by the next open/check, never guessed at here
+            if isinstance(record, dict) and record.get("type") != "session":
+                rid = record.get("id")
+                if isinstance(rid, str) and rid not in known and rid not in pending_ids:
+                    foreign.append(record)
+        if not foreign:
+            return None
+        if self.concurrent == "strict":
+            raise ConcurrentAppendError(self._session_file, len(foreign))  # type: ignore[arg-type]
+        tip = self._records[self._written - 1].get("id") if self._written > 1 else None
+        self._records[self._written : self._written] = foreign
+        self._written += len(foreign)
+        for record in foreign:
+            self._tree.add(record)
+        first = pending[0]
+        if first.get("parentId") == tip:
+            first["parentId"] = foreign[-1].get("id")
+            where = f"continues after them (from {foreign[-1].get('id')})"
+        else:
+            where = f"stays on its branch (from {first.get('parentId')})"
+        self.notes.append(
+            f"{self._session_file}: {len(foreign)} entr{'y was' if len(foreign) == 1 else 'ies were'} appended by another "
+            f"writer since this session was read; loaded, and entry {first.get('id')} {where}"
+        )
+        return [jsonio.dumps_line(r) for r in pending]
 
     def save(self) -> None:
         """Write every entry not yet on disk now, even before the first
-        assistant message (pi waits for one; the CLI's explicit commands
-        do not)."""
+        user or assistant message (pi waits for one; the CLI's explicit
+        commands do not)."""
         if self._persist and self._session_file is not None and self._written < len(self._records):
-            has_assistant = self._has_assistant
-            self._has_assistant = True
-            try:
-                self._persist_pending()
-            finally:
-                self._has_assistant = has_assistant
+            self._persist_pending(force=True)
 
     def flush(self) -> None:
         """Make appended entries durable (fsync of the file and its
@@ -349,14 +635,30 @@ class SessionManager:
             _fsync_dir(self._session_file.parent)
 
     def _append_entry(self, entry: dict[str, Any]) -> str:
+        """Add ``entry`` (its ``parentId`` already set), move the leaf to it
+        and write what is due. When the write fails before the entry
+        reached the file, the entry is taken back out and the leaf and the
+        write state are as before; the error propagates (pi 1.6 §5.2)."""
         if self._read_only:
             raise PermissionError(f"{self._session_file}: opened read-only")
+        had_conversation = self._has_conversation
         self._records.append(entry)
+        if not had_conversation and _is_conversation(entry):
+            self._has_conversation = True
+        try:
+            self._persist_pending()
+        except BaseException:
+            if self._written < len(self._records):
+                # not in the file: memory must not hold it either (a later
+                # entry would name a parent the file does not have)
+                self._records.pop()
+                self._has_conversation = had_conversation
+                raise
+            self._tree.add(entry)  # in the file after all (a failed sync)
+            self._leaf_id = entry["id"]
+            raise
         self._tree.add(entry)
         self._leaf_id = entry["id"]
-        if not self._has_assistant and _is_assistant(entry):
-            self._has_assistant = True
-        self._persist_pending()
         return entry["id"]
 
     def _new_entry(self, etype: str, **fields: Any) -> dict[str, Any]:
@@ -365,12 +667,15 @@ class SessionManager:
         return _drop_none(entry)
 
     # ------------------------------------------------------------------
-    # appends (each returns the new entry id)
+    # appends (each returns the new entry id, except append_usage)
 
     def append_message(self, message: Mapping[str, Any]) -> str:
         """Append an agent message (user, assistant, toolResult,
-        bashExecution, custom). Summaries go through :meth:`append_compaction`
-        and :meth:`branch_with_summary`."""
+        bashExecution, custom, and pi 1.6's ``system``: a change of the
+        system prompt or tool set, see SPEC-pi-1.6 §2.3). Summaries go
+        through :meth:`append_compaction` and :meth:`branch_with_summary`.
+        The first user or assistant message of a new session makes its file
+        appear."""
         return self._append_entry(self._new_entry("message", message=dict(message)))
 
     def append_thinking_level_change(self, thinking_level: str) -> str:
@@ -381,26 +686,83 @@ class SessionManager:
         """Append a ``model_change`` entry."""
         return self._append_entry(self._new_entry("model_change", provider=provider, modelId=model_id))
 
+    def append_usage(
+        self, kind: str, provider: str, model: str, usage: Mapping[str, Any], note: str | None = None
+    ) -> dict[str, Any]:
+        """Append a ``usage`` entry (pi 1.6 §2.2): usage of a request that is
+        not part of the conversation (pi writes ``kind="cache_warm"`` for
+        prompt-cache warming). Never in the model context; only cost totals
+        read it.
+
+        Args:
+            kind: free text.
+            provider, model: who served the request.
+            usage: pi's usage object (``input, output, cacheRead,
+                cacheWrite, totalTokens, cost{...}``), stored as given.
+            note: stored only when non-empty.
+
+        Returns:
+            The new entry itself (not its id; pi's ``appendUsage`` does the
+            same).
+        """
+        fields: dict[str, Any] = {"kind": kind, "provider": provider, "model": model, "usage": usage}
+        if note:
+            fields["note"] = note
+        entry = self._new_entry("usage", **fields)
+        self._append_entry(entry)
+        return entry
+
     def append_compaction(
         self,
         summary: str,
-        first_kept_entry_id: str,
+        first_kept_entry_id: str | None,
         tokens_before: int,
         details: Any = OMITTED,
         from_hook: bool | None = OMITTED,
+        usage: Any = OMITTED,
     ) -> str:
-        """Append a ``compaction`` entry (``details`` is pi's
-        ``{readFiles, modifiedFiles}``; ``tokens_before`` in tokens)."""
-        return self._append_entry(
-            self._new_entry(
-                "compaction",
-                summary=summary,
-                firstKeptEntryId=first_kept_entry_id,
-                tokensBefore=tokens_before,
-                details=details,
-                fromHook=from_hook,
-            )
+        """Append a ``compaction`` entry (pi 1.6 §5.1).
+
+        Args:
+            summary: the summary text.
+            first_kept_entry_id: the first entry kept verbatim; None means
+                "keep nothing" and is stored as the new entry's own id.
+            tokens_before: the context size before, in tokens.
+            details: pi's ``{readFiles, modifiedFiles}`` (omitted when not given).
+            from_hook: whether an extension made the summary.
+            usage: usage of the summary request(s).
+
+        The entry also records ``systemMessage``: the replayed system-prompt
+        state (:func:`pi_session.context.get_current_system_message`) of the
+        current context, with its ``timestamp`` set to the compaction's time
+        in ms; left out when the context has no system message and no tools.
+        Keys in pi's order: type, id, parentId, timestamp, summary,
+        firstKeptEntryId, tokensBefore, details, usage, fromHook,
+        systemMessage.
+
+        Returns:
+            The new entry id.
+        """
+        timestamp = now_iso()
+        system_message = _context.get_current_system_message(self.build_session_projection()["messages"])
+        entry_id = new_entry_id(self._tree.by_id)
+        entry = _drop_none(
+            {
+                "type": "compaction",
+                "id": entry_id,
+                "parentId": self._leaf_id,
+                "timestamp": timestamp,
+                "summary": summary,
+                "firstKeptEntryId": first_kept_entry_id if first_kept_entry_id is not None else entry_id,
+                "tokensBefore": tokens_before,
+                "details": details,
+                "usage": usage,
+                "fromHook": from_hook,
+            }
         )
+        if system_message:
+            entry["systemMessage"] = {**system_message, "timestamp": iso_to_ms(timestamp)}
+        return self._append_entry(entry)
 
     def append_custom_entry(self, custom_type: str, data: Any = OMITTED) -> str:
         """Append a ``custom`` entry (extension data, not in the context)."""
@@ -409,9 +771,10 @@ class SessionManager:
         return self._append_entry(entry)
 
     def append_session_info(self, name: str) -> str:
-        """Append a ``session_info`` entry naming the session (stripped; an
-        empty name clears it)."""
-        return self._append_entry(self._new_entry("session_info", name=name.strip()))
+        """Append a ``session_info`` entry naming the session: every run of
+        ``\\r``/``\\n`` becomes one space, then the name is trimmed (pi 1.6);
+        an empty name clears it."""
+        return self._append_entry(self._new_entry("session_info", name=_js_trim(_NEWLINES.sub(" ", name))))
 
     def append_custom_message_entry(self, custom_type: str, content: Any, display: bool, details: Any = OMITTED) -> str:
         """Append a ``custom_message`` entry (in the context as role ``custom``)."""
@@ -420,6 +783,50 @@ class SessionManager:
         )
         entry.update(id=new_entry_id(self._tree.by_id), parentId=self._leaf_id, timestamp=now_iso())
         return self._append_entry(entry)
+
+    def append_context_edit(self, target_id: str, replacement: Mapping[str, Any] | None) -> str:
+        """Append a ``context_edit`` entry (pi 1.6 §2.1, §5.1): on this
+        branch, the target's model-visible content is replaced (or, with
+        None, the target is left out of the context).
+
+        Checks, in pi's order: ``replacement`` is None or a mapping whose
+        ``content`` is a string or a list; the target exists; it is on the
+        current branch (root→leaf); it is a ``custom_message`` or a
+        user/assistant/toolResult message. A string replacement for an
+        assistant or toolResult target is stored as
+        ``[{"type": "text", "text": S}]``; otherwise the replacement is
+        stored as given.
+
+        Returns:
+            The new entry id.
+
+        Raises:
+            ValueError: one of the checks failed (the message says which).
+        """
+        if replacement is not None and (
+            not isinstance(replacement, Mapping)
+            or "content" not in replacement
+            or not isinstance(replacement["content"], (str, list))
+        ):
+            raise ValueError("context edit replacement must be None or a mapping whose 'content' is a string or a list")
+        target = self._tree.by_id.get(target_id)
+        if target is None:
+            raise ValueError(f"context edit target {target_id} not found")
+        if not any(e.get("id") == target_id for e in self.get_branch()):
+            raise ValueError(f"context edit target {target_id} is not on the current branch")
+        message = target.get("message") if target.get("type") == "message" else None
+        role = message.get("role") if isinstance(message, dict) else None
+        if not (target.get("type") == "custom_message" or role in _EDITABLE_ROLES):
+            kind = f"a {role} message" if role is not None else f"a {target.get('type')} entry"
+            raise ValueError(f"context edit target {target_id} is {kind}, whose model content cannot be edited")
+        stored: dict[str, Any] | None
+        if replacement is None:
+            stored = None
+        elif role in ("assistant", "toolResult") and isinstance(replacement["content"], str):
+            stored = {"content": [{"type": "text", "text": replacement["content"]}]}
+        else:
+            stored = dict(replacement)
+        return self._append_entry(self._new_entry("context_edit", targetId=target_id, replacement=stored))
 
     def append_label_change(self, target_id: str, label: str | None = OMITTED) -> str:
         """Set (or with None/"" clear) the label of an entry.
@@ -449,36 +856,44 @@ class SessionManager:
         self._leaf_id = None
 
     def branch_with_summary(
-        self, branch_from_id: str | None, summary: str, details: Any = OMITTED, from_hook: bool | None = OMITTED
+        self,
+        branch_from_id: str | None,
+        summary: str,
+        details: Any = OMITTED,
+        from_hook: bool | None = OMITTED,
+        usage: Any = OMITTED,
     ) -> str:
         """Move the leaf to ``branch_from_id`` (None: before the first entry)
-        and append a ``branch_summary`` there (``fromId`` = the id or ``"root"``).
+        and append a ``branch_summary`` there. Its ``fromId`` is the leaf
+        before the move, or ``"root"`` when there was none (pi 1.6; 0.73.1
+        recorded the target). ``usage``: of the summary request.
+
+        When the write fails, the leaf stays where it was before the call
+        (pi would leave it at ``branch_from_id``).
 
         Raises:
             KeyError: unknown id.
         """
         if branch_from_id is not None and branch_from_id not in self._tree.by_id:
             raise KeyError(f"Entry {branch_from_id} not found")
-        self._leaf_id = branch_from_id
-        return self._append_entry(
-            self._new_entry(
-                "branch_summary",
-                fromId=branch_from_id if branch_from_id is not None else "root",
-                summary=summary,
-                details=details,
-                fromHook=from_hook,
-            )
+        from_id = self._leaf_id if self._leaf_id is not None else "root"
+        entry = self._new_entry(
+            "branch_summary", fromId=from_id, summary=summary, details=details, usage=usage, fromHook=from_hook
         )
+        entry["parentId"] = branch_from_id
+        return self._append_entry(entry)
 
     def create_branched_session(self, leaf_id: str) -> Path | None:
         """Switch to a new session holding only the root→``leaf_id`` path,
         with labels on that path re-created as label entries at its end and
-        the old file as ``parentSession``. Beyond pi: an entry whose parent
-        was a label entry (left out of the copy) is linked to the previous
-        kept entry instead of dangling. A manager opened read-only may
-        branch: the opened file stays untouched, the new one is writable.
-        Written at once when the path has an assistant message, else on the
-        first assistant append.
+        the old file as ``parentSession`` (pi 1.6 §5.3). The kept entries
+        are re-chained (each one's parent is the kept entry before it, the
+        first is a root), so entries that hung under a dropped label entry
+        stay connected, and a compaction whose ``firstKeptEntryId`` named a
+        dropped label names the next kept entry instead. A manager opened
+        read-only may branch: the opened file stays untouched, the new one
+        is writable. Written at once when the path holds a user or assistant
+        message, else at the first one appended.
 
         Returns:
             The new file path (persisted), else None.
@@ -491,15 +906,21 @@ class SessionManager:
         if not path:
             raise KeyError(f"Entry {leaf_id} not found")
         kept: list[dict[str, Any]] = []
+        replaced_label: dict[str, str] = {}  # dropped label id -> the next kept entry
+        pending_labels: list[str] = []
         for entry in path:
             if entry.get("type") == "label":
+                pending_labels.append(entry["id"])
                 continue
+            for label_id in pending_labels:
+                replaced_label[label_id] = entry["id"]
+            pending_labels.clear()
             entry = dict(entry)
-            if kept and entry.get("parentId") != kept[-1]["id"]:
-                # beyond pi: its parent was a label entry left out of the copy;
-                # pi leaves a dangling parentId (the copy's context then starts
-                # here), we link it to the previous kept entry
-                entry["parentId"] = kept[-1]["id"]
+            entry["parentId"] = kept[-1]["id"] if kept else None
+            if entry.get("type") == "compaction":
+                first_kept = entry.get("firstKeptEntryId")
+                if first_kept != entry["id"] and first_kept in replaced_label:
+                    entry["firstKeptEntryId"] = replaced_label[first_kept]
             kept.append(entry)
         kept_ids = {e["id"] for e in kept}
         labels = [
@@ -532,13 +953,13 @@ class SessionManager:
         self._session_id = session_id
         self._build_index()
         self._written = 0
+        self._flushed = False
         if not self._persist:
             return None
         directory = self._session_dir or (previous_file.parent if previous_file else Path.cwd())
         self._session_file = directory / session_file_name(file_timestamp(timestamp), session_id)
-        if self._has_assistant:
-            create_file(self._session_file, [jsonio.dumps_line(r) for r in self._records], self.durability)
-            self._written = len(self._records)
+        if self._has_conversation:
+            self._persist_pending()
         return self._session_file
 
     # ------------------------------------------------------------------
@@ -549,10 +970,16 @@ class SessionManager:
         return self._persist
 
     def get_cwd(self) -> str:
+        """The session's cwd (resolved: absolute, ``~`` expanded)."""
         return self._cwd
 
     def get_session_dir(self) -> Path | None:
         return self._session_dir
+
+    def uses_default_session_dir(self) -> bool:
+        """Whether the session directory is cwd's default one (pi 1.6's
+        ``usesDefaultSessionDir``); False for in-memory sessions."""
+        return self._session_dir is not None and paths_equal(self._session_dir, default_session_dir(self._cwd))
 
     def get_session_id(self) -> str:
         return self._session_id
@@ -567,6 +994,11 @@ class SessionManager:
     def get_entries(self) -> list[dict[str, Any]]:
         """All entries in file order (header excluded); a new list."""
         return self._records[1:]
+
+    def get_entry_count(self) -> int:
+        """Number of entries (header excluded; an id that repeats counts
+        once, as pi counts its id index), without copying them."""
+        return len(self._tree.by_id)
 
     def get_entry(self, entry_id: str) -> dict[str, Any] | None:
         return self._tree.by_id.get(entry_id)  # type: ignore[return-value]
@@ -602,44 +1034,49 @@ class SessionManager:
         """The index behind the accessors."""
         return self._tree
 
-    def build_session_context(self) -> SessionContext:
-        """The context at the leaf (see :func:`pi_session.build_session_context`)."""
-        if self._leaf_id is None:
-            return build_session_context(self.get_entries(), None)
-        path = self.get_branch(self._leaf_id)
-        if not path:
-            return build_session_context([], None)
-        return context_from_path(path)
-
-    def build_session_projection(self) -> SessionProjection:
-        """Which entry contributes which messages at the leaf, after context
-        edits (pi 1.6; see :func:`pi_session.build_session_projection`)."""
-        return projection_from_path(self.get_branch(self._leaf_id) if self._leaf_id is not None else [])
+    def _leaf_path(self) -> list[dict[str, Any]]:
+        return self.get_branch(self._leaf_id) if self._leaf_id is not None else []
 
     def build_context_entries(self) -> list[dict[str, Any]]:
-        """The compaction-aware entry list at the leaf (pi 1.6; see
+        """The compaction-aware entry list at the leaf (pi 1.6's
+        ``buildContextEntries``; see
         :func:`pi_session.context.context_entries_from_path`)."""
-        path = self.get_branch(self._leaf_id) if self._leaf_id is not None else []
-        return context_entries_from_path(path)  # type: ignore[return-value]
+        return _context.context_entries_from_path(self._leaf_path())
+
+    def build_session_projection(self) -> SessionProjection:
+        """The projection at the leaf: each context entry with the messages
+        it contributes after context edits, plus ``messages``,
+        ``thinkingLevel`` and ``model`` (pi 1.6's ``buildSessionProjection``;
+        see :func:`pi_session.context.projection_from_path`)."""
+        return _context.projection_from_path(self._leaf_path())
+
+    def build_session_context(self) -> SessionContext:
+        """The context at the leaf: ``{messages, thinkingLevel, model}`` of
+        :meth:`build_session_projection` (see
+        :func:`pi_session.context.context_from_path`)."""
+        return _context.context_from_path(self._leaf_path())
 
 
-def _most_recent_session(directory: Path) -> Path | None:
-    if not directory.is_dir():
+def _most_recent_session(directory: Path, resolved_cwd: str | None = None) -> Path | None:
+    """The ``*.jsonl`` file of ``directory`` with the newest mtime whose
+    header can be read (and, with ``resolved_cwd``, whose header cwd is that
+    cwd), or None."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
         return None
-    best: tuple[int, Path] | None = None
-    for name in os.listdir(directory):
+    candidates: list[tuple[int, Path]] = []
+    for name in names:
         if not name.endswith(".jsonl"):
             continue
         path = directory / name
         try:
-            with open(path, "rb") as f:
-                first = f.read(512).split(b"\n", 1)[0]
-            header = jsonio.loads(first)
-            if not (isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str)):
-                continue
-            mtime = path.stat().st_mtime_ns
-        except (OSError, ValueError):
+            candidates.append((path.stat().st_mtime_ns, path))
+        except OSError:
             continue
-        if best is None or mtime > best[0]:
-            best = (mtime, path)
-    return best[1] if best else None
+    candidates.sort(key=lambda c: c[0], reverse=True)
+    for _mtime, path in candidates:
+        header = read_session_header(path)
+        if header is not None and (resolved_cwd is None or session_cwd_matches(header.get("cwd"), resolved_cwd)):
+            return path
+    return None

@@ -14,6 +14,7 @@ from ..context import entry_messages, get_current_system_message, projection_to_
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
+from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
@@ -23,12 +24,12 @@ from .render import (
     content_text,
     entry_line,
     iter_flat_tree_json,
-    iter_tree_json,
     one_line,
     sanitize,
     system_changes,
     tree_depth,
     tree_lines,
+    tree_value,
 )
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
@@ -76,7 +77,10 @@ def ls(
 
 
 def info(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
-    """Show a session's header, size, leaf, name and any problems."""
+    """Show a session's header, size, leaf, name and any problems.
+
+    version is the file's own format version; an older file is read as
+    version 3 (migrated in memory) and left unchanged."""
     manager = open_session(session, quiet=as_json)
     header = manager.get_header() or {}
     entries = manager.get_entries()
@@ -90,7 +94,7 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
     data = {
         "path": str(path),
         "id": manager.get_session_id(),
-        "version": header.get("version", 1),
+        "version": manager.file_version,
         "cwd": header.get("cwd"),
         "created": header.get("timestamp"),
         "parentSession": header.get("parentSession"),
@@ -113,7 +117,10 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
     rows: list[tuple[str, str]] = []
     for key in ("path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries", "leafId", "branchLength"):
         if data[key] is not None:
-            rows.append((key, str(data[key])))
+            value = str(data[key])
+            if key == "version" and data[key] != CURRENT_SESSION_VERSION:
+                value += f" (read as version {CURRENT_SESSION_VERSION}; `pi-session migrate` or any write rewrites the file, keeping a backup)"
+            rows.append((key, value))
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     if data["labels"]:
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
@@ -151,9 +158,7 @@ def tree(
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
-        for chunk in iter_tree_json(roots, manager.get_leaf_id(), indent=indent):
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
+        print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
     active = {e["id"] for e in manager.get_branch()}
     width = max(30, min(100, console.width - 30))

@@ -14,6 +14,7 @@ from ._common import (
     RetryPolicy,
     call_with_retries,
 )
+from ..text import well_formed
 from .base import SummarizerError, SummaryRequest
 
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
@@ -29,7 +30,9 @@ class AnthropicSummarizer:
 
     One request per summary: ``system=request.system_prompt`` and one
     ``user`` message with ``request.prompt``; ``max_tokens`` is
-    ``request.max_tokens``. The text blocks of the reply, joined with
+    ``request.max_tokens``. Both texts are sent well formed
+    (:func:`pi_session.text.well_formed`: a lone UTF-16 surrogate becomes
+    U+FFFD). The text blocks of the reply, joined with
     newlines and stripped, are the summary.
 
     Args:
@@ -107,8 +110,8 @@ class AnthropicSummarizer:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": int(request.max_tokens),
-            "system": request.system_prompt,
-            "messages": [{"role": "user", "content": request.prompt}],
+            "system": well_formed(request.system_prompt),
+            "messages": [{"role": "user", "content": well_formed(request.prompt)}],
         }
         if self.temperature is not None:
             params["temperature"] = self.temperature

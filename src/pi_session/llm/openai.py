@@ -25,6 +25,7 @@ from ._common import (
     host_of,
     one_line,
 )
+from ..text import well_formed
 from .base import SummarizerError, SummaryRequest
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
@@ -43,7 +44,10 @@ class OpenAISummarizer:
 
     One request per summary: a ``system`` message with
     ``request.system_prompt`` and a ``user`` message with ``request.prompt``;
-    the output budget is ``request.max_tokens`` tokens. The reply's message
+    the output budget is ``request.max_tokens`` tokens. Both texts are sent
+    well formed (:func:`pi_session.text.well_formed`: a lone UTF-16
+    surrogate becomes U+FFFD), so a session holding half an emoji can always
+    be summarized. The reply's message
     content, stripped of surrounding whitespace, is the summary.
 
     Args:
@@ -156,8 +160,8 @@ class OpenAISummarizer:
             params: dict[str, Any] = {
                 "model": model,
                 "messages": [
-                    {"role": "system", "content": request.system_prompt},
-                    {"role": "user", "content": request.prompt},
+                    {"role": "system", "content": well_formed(request.system_prompt)},
+                    {"role": "user", "content": well_formed(request.prompt)},
                 ],
                 self.token_param: int(request.max_tokens),
             }
