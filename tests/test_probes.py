@@ -465,3 +465,33 @@ def test_cli_scores_a_model_summary(tmp_path, fake_provider, provider):  # noqa:
     text = runner.invoke(app, args[:-1], env=env)
     assert text.exit_code == 0 and "MISSING" in text.stdout and f"Summarizer: {provider} (test-model)" in text.stdout
     assert f.read_bytes() == before
+
+
+def test_second_compaction_keeps_what_the_first_summary_held():
+    """An update summary: the first request and the constraints now live in
+    the previous summary; the probes ask for them and the extractive update
+    keeps them."""
+    _header, entries, _planted = planted_session(3, turns=80)
+    half = len(entries) // 2
+    first_path = entries[:half]
+    prep = prepare_compaction(first_path, CompactionSettings(True, 16384, 1500))
+    res = asyncio.run(compact(prep, make_summarizer("extractive")))
+    comp = {
+        "type": "compaction", "id": "comp0001", "parentId": first_path[-1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": res.summary, "firstKeptEntryId": res.first_kept_entry_id, "tokensBefore": res.tokens_before,
+        "details": res.details,
+    }
+    rest = [dict(e) for e in entries[half:]]
+    rest[0]["parentId"] = "comp0001"
+    path = [*first_path, comp, *rest]
+    prep2 = prepare_compaction(path, CompactionSettings(True, 16384, 1500))
+    assert prep2.previous_summary == res.summary
+    res2 = asyncio.run(compact(prep2, make_summarizer("extractive")))
+    ev = evaluate_compaction(path, prep2, res2, summarizer="extractive")
+    probes = [r.probe for r in ev.results]
+    first_request = entries[0]["message"]["content"][0]["text"]
+    assert kinds(probes, "first_request") == [first_request]
+    early = [c for c in CONSTRAINTS if c in res.summary]
+    assert early and all(c in kinds(probes, "constraint") for c in early)
+    assert all(r.where == "summary" for r in ev.results), [r.to_json() for r in ev.results if r.where != "summary"]
+    assert ev.summary_body_tokens <= BUDGET_TOKENS
