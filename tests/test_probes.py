@@ -495,3 +495,12 @@ def test_second_compaction_keeps_what_the_first_summary_held():
     assert early and all(c in kinds(probes, "constraint") for c in early)
     assert all(r.where == "summary" for r in ev.results), [r.to_json() for r in ev.results if r.where != "summary"]
     assert ev.summary_body_tokens <= BUDGET_TOKENS
+
+
+def test_a_broader_command_passing_resolves_a_narrower_failure_not_the_reverse():
+    fail_one = bash("c1", "pytest tests/test_a.py", "FAILED tests/test_a.py::t - boom", True)
+    all_pass = bash("c2", "pytest -q", "10 passed")
+    assert not analyze_history([user("run the tests"), *fail_one, *all_pass]).unresolved
+    fail_all = bash("c3", "pytest -q", "FAILED tests/test_b.py::u - boom", True)
+    one_pass = bash("c4", "pytest tests/test_a.py", "1 passed")
+    assert [e.target for e in analyze_history([user("run the tests"), *fail_all, *one_pass]).unresolved] == ["pytest -q"]

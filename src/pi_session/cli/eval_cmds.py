@@ -9,7 +9,7 @@ purpose so both commands behave the same).
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 from rich.table import Table

@@ -32,10 +32,11 @@ plus the previous summary when there is one):
   output stating a failure such as a ``FAILED`` test line or a traceback), a
   shell command the user ran that exited non-zero, or an assistant turn that
   ended in an error, with no later success on the same *target* (the file
-  path for file tools; for commands, the command without ``cd ... &&``,
-  redirections and trailing pipes, whose leading non-option words must equal
-  or extend those of the later success; for an assistant error, any later
-  assistant turn that did not fail). Failed look-ups (``read``, ``grep``,
+  path for file tools (``edit`` and ``write`` count as one); for commands,
+  the last command of a ``&&`` chain without ``cd``, pipes and redirections,
+  whose first three non-option words must equal or extend those of the later
+  success, so ``pytest`` passing resolves ``pytest tests/a.py`` failing; for
+  an assistant error, any later assistant turn that did not fail). Failed look-ups (``read``, ``grep``,
   ``find``, ``ls`` tools, and commands such as ``grep``, ``cat``, ``ls``,
   ``find``, ``head`` that exit 1 when nothing matches) and aborted commands
   are not errors. The last :data:`MAX_ERRORS` are kept; the expected text is
@@ -66,7 +67,6 @@ only by a kept message says so (``where="kept"``).
 
 from __future__ import annotations
 
-import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -75,7 +75,6 @@ from typing import Any
 
 from ..context import bash_execution_to_text, build_session_context, convert_to_llm
 from ..tokens import estimate_tokens
-from .file_ops import compute_file_lists
 
 __all__ = [
     "KEY_TOKEN_THRESHOLD",
@@ -384,8 +383,9 @@ def error_line(text: str, *, strict: bool = False) -> str:
 
 
 def _strip_command(command: str) -> str:
-    """A command without leading ``cd X &&`` parts, trailing pipes and
-    redirections: what it runs."""
+    """What a command runs: the last command of a ``&&`` / ``;`` chain
+    (``cd``, ``export`` and ``source`` steps skipped), without what follows
+    a pipe and without redirections."""
     cmd = collapse(command)
     parts = re.split(r"\s*(?:&&|;)\s*", cmd)
     parts = [p for p in parts if p and not re.match(r"^(?:cd|pushd|export|source|\.)\s", p)]
@@ -491,7 +491,7 @@ def plan_steps(text: str) -> list[str]:
 def is_decision(sentence: str) -> bool:
     """True when an assistant sentence states a choice (see module docs)."""
     s = collapse(sentence)
-    if not 4 <= len(s.split()) <= 50 or s.endswith("?") or _LIST_ITEM_RE.match(s) and len(s.split()) < 5:
+    if not 4 <= len(s.split()) <= 50 or s.endswith("?"):
         return False
     text = normalize(s)
     return bool(_DECISION_RE.search(text) or (_INSTEAD_RE.search(text) and _FIRST_PERSON_RE.search(text)))
