@@ -240,6 +240,13 @@ def test_short_probes_need_every_key_token():
     assert answer_probe(p2, "- no: never add globals").found
 
 
+def test_probes_without_key_tokens_need_the_text_itself():
+    p = probe("do it", kind="latest_request")
+    assert key_tokens(p.expected) == []
+    assert answer_probe(p, "- Latest request: do it").found
+    assert not answer_probe(p, "- it was done").found
+
+
 def test_kept_messages_answer_too():
     p = probe("Never load the whole table into memory")
     r = answer_probe(p, "## Goal\n- export", "earlier: never load the whole table into memory")

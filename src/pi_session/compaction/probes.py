@@ -22,25 +22,26 @@ plus the previous summary when there is one):
   *never*, *always*, *don't* / *do not*, *only* or *prefer*, in any case:
   *must* or *prefer* anywhere in the sentence; *never*, *always*, *don't*,
   *do not*, *only*, *make sure* at the start of a clause (after fillers such
-  as "please", "ok,", "and") or after "please", "you must", "should".
-  Duplicates (sharing 80% of their key tokens, see below) are dropped, the
-  later one kept; the previous summary's
-  constraints come first; the last :data:`MAX_CONSTRAINTS` are kept.
+  as "please", "ok,", "and") or after "please" or "should" (see
+  :func:`is_constraint`). Duplicates (sharing 80% of their key tokens, see
+  below) are dropped, the later one kept; the previous summary's constraints
+  come first; the last :data:`MAX_CONSTRAINTS` are kept.
 - ``modified_files`` / ``read_files``: the compaction's file lists
   (:func:`pi_session.compaction.compute_file_lists`), exact paths.
 - ``unresolved_error``: a tool call that failed (``isError``, or ``bash``
   output stating a failure such as a ``FAILED`` test line or a traceback), a
   shell command the user ran that exited non-zero, or an assistant turn that
-  ended in an error, with no later success on the same *target* (the file
-  path for file tools (``edit`` and ``write`` count as one); for commands,
-  the last command of a ``&&`` chain without ``cd``, pipes and redirections,
+  ended in an error, with no later success on the same *target*: the path
+  for file tools (``edit`` and ``write`` count as one); for commands, the
+  last command of a ``&&`` chain without ``cd``, pipes and redirections,
   whose first three non-option words must equal or extend those of the later
-  success, so ``pytest`` passing resolves ``pytest tests/a.py`` failing; for
-  an assistant error, any later assistant turn that did not fail). Failed look-ups (``read``, ``grep``,
-  ``find``, ``ls`` tools, and commands such as ``grep``, ``cat``, ``ls``,
-  ``find``, ``head`` that exit 1 when nothing matches) and aborted commands
-  are not errors. The last :data:`MAX_ERRORS` are kept; the expected text is
-  the target and the line of output that states the error.
+  success (``pytest`` passing resolves ``pytest tests/a.py`` failing, not
+  the reverse); for an assistant error, any later assistant turn that did
+  not fail. Failed look-ups (the ``read``, ``grep``, ``find``, ``ls`` tools,
+  and commands such as ``grep``, ``cat``, ``ls``, ``find``, ``head`` that
+  exit 1 when nothing matches) and aborted commands are not errors. The last
+  :data:`MAX_ERRORS` are kept; the expected text is the target and the line
+  of output that states the error (:func:`error_line`).
 - ``decision``: assistant sentences stating a choice ("I'll use ...",
   "let's go with ...", "we decided ...", "switching to ...", "... instead of
   ..." said in the first person); the last :data:`MAX_DECISIONS` distinct.
@@ -58,9 +59,9 @@ are the tokens of 3+ characters (or holding a digit) that are not common
 English words, lightly stemmed (``-ing``, ``-ed``, ``-es``, ``-s`` and a
 final ``-e`` dropped), at most the first :data:`MAX_KEY_TOKENS`. A text probe
 is answered by one *line* of the summary or of a kept message when that line
-contains the normalized expected text, or at least
-:data:`KEY_TOKEN_THRESHOLD` of its key tokens (all of them when it has 2 or
-fewer). A file-list probe is answered when every path occurs verbatim in the
+contains the normalized expected text (looked for whole only when it has
+8+ characters or no key tokens), or at least :data:`KEY_TOKEN_THRESHOLD` of
+its key tokens (all of them when it has 2 or fewer). A file-list probe is answered when every path occurs verbatim in the
 summary or the kept messages. The summary is searched first; a probe answered
 only by a kept message says so (``where="kept"``).
 """
@@ -889,9 +890,9 @@ def answer_probe(probe: Probe, summary: str, kept_text: str = "") -> ProbeResult
         score = 1.0 - len(missing) / len(probe.paths) if probe.paths else 1.0
         return ProbeResult(probe, found, where, score, "", missing)
     expected_norm = normalize(probe.expected)
-    if len(expected_norm) < 8:  # too short to look for as a whole
-        expected_norm = ""
     keys = key_tokens(probe.expected)
+    if len(expected_norm) < 8 and keys:  # too short to look for as a whole: "fix it" is in "fix item 3"
+        expected_norm = ""
     need = _needed(keys)
     best = (0.0, "", None)
     for where, text in (("summary", summary), ("kept", kept_text)):

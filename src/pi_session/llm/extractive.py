@@ -53,9 +53,11 @@ bounded number of them, so the text stays under :data:`HISTORY_MAX_TOKENS`
 (a turn prefix :data:`TURN_PREFIX_MAX_TOKENS`, together under 2,500 tokens,
 the file lists that :func:`pi_session.compaction.compact` appends not
 counted) however long the history, and under ``max_tokens`` when that is
-smaller (about 4 characters per token, UTF-16 units): items are shortened,
-then the least important dropped with an "omitted" marker. Same input, same
-output: no clock, no randomness.
+smaller (about 4 characters per token, UTF-16 units). Over budget, the
+least important items go first (Critical Context, Done, later goals, then
+the older decisions, failures and constraints; a marker says how many were
+omitted), then items are shortened, and as a last resort the text is cut.
+Same input, same output: no clock, no randomness.
 """
 
 from __future__ import annotations
