@@ -15,8 +15,12 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[models]'
 
+# llama-cpp-python (the slow test's local model server) builds from source
+# once; pip keeps the wheel in its cache (~/.cache/pip/wheels), so a second
+# `make test`, even in a fresh .venv, reuses it. Build on every core.
 install-test: $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[test,server]'
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
+		$(BIN)/pip install --quiet -e '.[test,server]'
 
 demo: install
 	@mkdir -p $(DEMO_DIR)

@@ -50,7 +50,8 @@ class RecordedRequest:
     names) and the decoded JSON body (``None`` for GET); ``received_at`` and
     ``answered_at`` are ``time.monotonic()`` values of the server process
     when the request was read and when the reply started (``None`` until
-    then), for checking that requests overlap."""
+    then), for checking that requests overlap; ``raw`` the body's bytes as
+    received."""
 
     method: str
     path: str
@@ -58,6 +59,7 @@ class RecordedRequest:
     json: Any
     received_at: float = 0.0
     answered_at: float | None = None
+    raw: bytes = b""
 
 
 def openai_error(status: int, message: str, code: str | None = None, type_: str = "invalid_request_error") -> FakeResponse:
@@ -152,7 +154,7 @@ class FakeProviderServer:
         except ValueError:
             body = None
         path = h.path.split("?", 1)[0]
-        record = RecordedRequest(method, path, {k.lower(): v for k, v in h.headers.items()}, body, time.monotonic())
+        record = RecordedRequest(method, path, {k.lower(): v for k, v in h.headers.items()}, body, time.monotonic(), raw=raw)
         with self._lock:
             self.requests.append(record)
         if method == "GET" and path.endswith("/models"):

@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_quick_bench_prints_a_table(tmp_path: Path) -> None:
-    start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, str(ROOT / "bench" / "run.py"), "--quick", "--no-pi", "--data", str(tmp_path), "--json", str(tmp_path / "r.json")],
         capture_output=True,
@@ -21,14 +19,12 @@ def test_quick_bench_prints_a_table(tmp_path: Path) -> None:
         timeout=60,
         cwd=ROOT,
     )
-    elapsed = time.monotonic() - start
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "pi-session vs pi" in out
     for label in ("open (parse + index)", "build context at leaf", "tree", "prepare compaction", "list dir, second call", "peak memory"):
         assert label in out, label
     assert "n/a" in out  # no pi columns without node
-    assert elapsed < 20, f"quick bench took {elapsed:.1f} s"
     import json
 
     data = json.loads((tmp_path / "r.json").read_text())

@@ -169,3 +169,10 @@ def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
     assert path.read_bytes() == before
     ctx = json.loads(run("context", path, "--json").stdout)
     assert [m["role"] for m in ctx["messages"]] == ["system"]  # e2 omits u1; e1 is ignored, not fatal
+
+
+@pytest.mark.parametrize("name", ["case-edits", "case-nested", "gen16-005", "gen16-021"])
+def test_tree_json_equals_pi_16(tmp_path, name):
+    result = run("tree", copy(tmp_path, name), "--json")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == dumps_pretty(golden(name)["<file>"]["tree"]["json"]) + "\n"

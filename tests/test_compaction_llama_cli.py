@@ -8,7 +8,6 @@ sections and file lists are there (written by the model or added)."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from llama_server import llama_server  # noqa: F401  (fixture)
@@ -44,13 +43,11 @@ def test_compact_with_llama_cpp_server(tmp_path, llama_server):
     plan = json.loads(plan.stdout)
     assert not plan["isSplitTurn"] and plan["messagesToSummarize"]
 
-    t0 = time.monotonic()
     res = run_cli(
         tmp_path, "compact", f, "--provider", "openai", "--base-url", llama_server,
         "--keep-recent-tokens", 10, "--reserve-tokens", 1024, "--timeout", 170, "--max-retries", 1, "--json",
         timeout=200,
     )  # fmt: skip
-    took = time.monotonic() - t0
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     out = json.loads(res.stdout)
@@ -85,4 +82,3 @@ def test_compact_with_llama_cpp_server(tmp_path, llama_server):
     assert messages[0]["role"] == "compactionSummary"
     assert messages[0]["summary"] == summary
     assert messages[1]["role"] == "user" and "README" in json.dumps(messages[1]["content"])
-    assert took < 180

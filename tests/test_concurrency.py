@@ -63,6 +63,11 @@ def test_concurrent_appenders(tmp_path: Path, processes: int, per_process: int) 
     ids = [e["id"] for e in sf.entries]
     assert len(set(ids)) == len(ids)
     assert not check_session(session).fixable
+    # every writer chained onto the real last entry: one path holds everything
+    from pi_session import SessionManager
+
+    reopened = SessionManager.open(session, read_only=True)
+    assert len(reopened.get_branch()) == len(sf.entries)
 
 
 REWRITER = r'''
@@ -130,3 +135,81 @@ def test_append_waiting_for_the_lock_follows_a_rename(tmp_path: Path) -> None:
         os.replace(tmp, session)
     worker.join(10)
     assert session.read_bytes() == replacement + line
+
+
+TURN_WRITER = r'''
+import os, sys, time
+from pi_session.manager import SessionManager
+from pi_session.storage import ConcurrentAppendError
+session, tag, mode, events = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
+
+def wait(name):
+    while not os.path.exists(os.path.join(events, name)):
+        time.sleep(0.001)
+
+def signal(name):
+    open(os.path.join(events, name), "w").close()
+
+m = SessionManager.open(session, concurrent=mode)
+signal(f"opened-{tag}")
+wait(f"go-{tag}")
+try:
+    m.append_message({"role": "user", "content": f"{tag} asks", "timestamp": 1})
+    m.append_message({"role": "assistant", "content": [{"type": "text", "text": f"{tag} answers"}], "api": "x", "provider": "p",
+                      "model": "m", "usage": {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2},
+                      "stopReason": "stop", "timestamp": 2})
+    print("notes", len(m.notes), flush=True)
+except ConcurrentAppendError as exc:
+    print("refused", exc.count, flush=True)
+signal(f"done-{tag}")
+'''
+
+
+def _two_writers(tmp_path: Path, mode_b: str) -> tuple[Path, str, str]:
+    """Processes A and B open one session; A writes a turn; then B, whose
+    leaf is now stale, writes its turn. Events are files, no sleeps."""
+    session = make_session(tmp_path / "s", n=2)
+    events = tmp_path / "events"
+    events.mkdir()
+    script = tmp_path / "writer.py"
+    script.write_text(TURN_WRITER)
+
+    def start(tag: str, mode: str) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, str(script), str(session), tag, mode, str(events)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def wait(name: str) -> None:
+        deadline = time.monotonic() + 120
+        while not (events / name).exists():
+            assert time.monotonic() < deadline, name
+            time.sleep(0.005)
+
+    a, b = start("A", "follow"), start("B", mode_b)
+    wait("opened-A")
+    wait("opened-B")  # both read the file before A writes
+    (events / "go-A").touch()
+    out_a, err_a = a.communicate(timeout=120)
+    assert a.returncode == 0, err_a.decode()
+    (events / "go-B").touch()
+    out_b, err_b = b.communicate(timeout=120)
+    assert b.returncode == 0, err_b.decode()
+    return session, out_a.decode(), out_b.decode()
+
+
+def test_a_stale_writer_chains_onto_the_real_last_entry(tmp_path: Path) -> None:
+    from pi_session import SessionManager
+
+    session, out_a, out_b = _two_writers(tmp_path, "follow")
+    assert out_a == "notes 0\n"
+    assert out_b == "notes 1\n"  # B was told
+    texts = [m["content"] if isinstance(m["content"], str) else m["content"][0]["text"]
+             for m in SessionManager.open(session, read_only=True).build_session_context()["messages"]]
+    assert texts[-4:] == ["A asks", "A answers", "B asks", "B answers"]  # A's turn is not on a side branch
+    assert not check_session(session).problems
+
+
+def test_a_strict_writer_refuses_and_writes_nothing(tmp_path: Path) -> None:
+    session, _out_a, out_b = _two_writers(tmp_path, "strict")
+    assert out_b == "refused 2\n"
+    text = session.read_text()
+    assert "A answers" in text and "B asks" not in text

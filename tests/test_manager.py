@@ -259,22 +259,22 @@ def test_failed_append_takes_the_entry_back_but_a_written_one_stays(tmp_path, mo
     a = sm.append_message(USER)
     path = sm.get_session_file()
 
-    def fails_before_writing(p, lines_, durability):
+    def fails_before_writing(p, lines_, durability, **checks):
         raise AppendError(path, 0, OSError(5, "I/O error"))
 
-    monkeypatch.setattr(manager_mod, "append_lines", fails_before_writing)
+    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_before_writing)
     with pytest.raises(AppendError):
         sm.append_message(ASSISTANT)
     with pytest.raises(AppendError):
         sm.branch_with_summary(None, "s")  # the failed move does not happen either
     assert sm.get_leaf_id() == a and len(sm.get_entries()) == 1 and len(lines(path)) == 2
 
-    def fails_after_writing(p, lines_, durability):
+    def fails_after_writing(p, lines_, durability, **checks):
         with open(p, "ab") as f:
             f.writelines(lines_)
         raise AppendError(path, len(lines_), OSError(5, "fsync failed"))
 
-    monkeypatch.setattr(manager_mod, "append_lines", fails_after_writing)
+    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_after_writing)
     with pytest.raises(AppendError):
         sm.append_message(ASSISTANT)
     # the line is in the file, so the entry stays in memory too

@@ -13,6 +13,7 @@ import pytest
 from conftest import GOLDENS
 from projection_cases import CASES
 from pi_session import SessionManager
+from pi_session.cli.render import tree_value
 from pi_session.context import (
     apply_context_edit,
     build_context_entries,
@@ -68,6 +69,9 @@ def test_matches_pi_16(name: str) -> None:
     checked = 0
     for leaf, by_cmd in goldens.items():
         manager = SessionManager.open(PROJECTION / f"{name}.jsonl", read_only=True)
+        if leaf == "<file>":
+            assert js_stringify(tree_value(manager.get_tree(), manager.get_leaf_id())) == js_stringify(by_cmd["tree"]["json"])
+            continue
         if leaf == "null":
             manager.reset_leaf()
         elif leaf != "<leaf>":

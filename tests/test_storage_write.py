@@ -161,13 +161,13 @@ def test_manager_does_not_rewrite_entries_after_partial_failure(tmp_path: Path, 
     path = m.get_session_file()
     real = storage.append_lines
 
-    def failing(p, lines, durability=Durability.ENTRY):
+    def failing(p, lines, durability=Durability.ENTRY, **checks):
         real(p, lines[:1], durability)
         raise AppendError(Path(p), 1, OSError(errno.EIO, "I/O error"))
 
     import pi_session.manager as manager_mod
 
-    monkeypatch.setattr(manager_mod, "append_lines", failing)
+    monkeypatch.setattr(manager_mod, "append_lines_checked", failing)
     m.save()  # nothing pending: no call
     ids = []
     m._has_assistant = True

@@ -53,6 +53,18 @@ after ``|`` of an OpenAI Responses ``call|item`` id is dropped) and kept
 unique; this is not reported. An empty tool result gets the text
 ``(no output)``.
 
+Text is always valid Unicode (**beyond pi**): a lone UTF-16 surrogate (half
+of a character, e.g. an emoji a tool cut in two, stored in the file as a
+JSON escape like ``\ud83d``) cannot be encoded as UTF-8, and the official
+SDKs raise ``UnicodeEncodeError`` before sending it. Every string of the
+request (texts, tool names, ids, tool-call arguments, also arguments parsed
+from JSON text, the system prompt) is made well formed with
+:func:`pi_session.text.well_formed`: a lone surrogate becomes U+FFFD, a
+surrogate pair its character (``lone_surrogates_replaced``, per message;
+``message_index`` None for the system prompt). The session is not changed.
+Every payload an adapter returns encodes as UTF-8; the validators report
+lone surrogates.
+
 These are pure functions: no I/O, inputs are never mutated.
 """
 
@@ -66,6 +78,7 @@ from typing import Any, Literal
 
 from .context import convert_to_llm
 from .jsonio import js_stringify
+from .text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
 
 __all__ = [
     "Repair",
@@ -109,7 +122,7 @@ class Repair:
             ``missing_call_id_assigned``, ``empty_assistant_dropped``,
             ``empty_user_dropped``, ``placeholder_user_inserted``,
             ``image_replaced``, ``arguments_coerced``,
-            ``invalid_message_dropped``).
+            ``invalid_message_dropped``, ``lone_surrogates_replaced``).
         tool_call_id: the (original) tool call id concerned, or None.
         message_index: index into the ``messages`` list given to the adapter
             of the message concerned (for an inserted result: the assistant
@@ -271,6 +284,45 @@ def _llm_messages_with_index(messages: Sequence[Any]) -> list[tuple[int, dict[st
     return out
 
 
+def _well_formed_message(m: dict[str, Any], src: int, repairs: list[Repair]) -> dict[str, Any]:
+    """``m`` with lone UTF-16 surrogates replaced by U+FFFD in every string
+    (:func:`pi_session.text.well_formed_deep`), reported as
+    ``lone_surrogates_replaced``; ``m`` itself when it holds none."""
+    fixed = well_formed_deep(m)
+    if fixed is not m:
+        n = len(find_lone_surrogates(m))
+        if n:
+            repairs.append(
+                Repair(
+                    "lone_surrogates_replaced",
+                    None,
+                    src,
+                    f"{n} lone UTF-16 surrogate(s) (half of a character, e.g. an emoji cut in two) "
+                    "were sent as U+FFFD",
+                )
+            )
+    return fixed
+
+
+def _system_text(system_prompt: str | None, repairs: list[Repair]) -> str | None:
+    """The system prompt made well formed (reported like message text, with
+    ``message_index`` None)."""
+    if not isinstance(system_prompt, str) or is_well_formed(system_prompt):
+        return system_prompt
+    n = len(lone_surrogates(system_prompt))
+    if n:
+        repairs.insert(
+            0,
+            Repair(
+                "lone_surrogates_replaced",
+                None,
+                None,
+                f"{n} lone UTF-16 surrogate(s) in the system prompt were sent as U+FFFD",
+            ),
+        )
+    return well_formed(system_prompt)
+
+
 def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[_Turn], list[Repair]]:
     if thinking not in ("drop", "text"):
         raise ValueError(f"thinking must be 'drop' or 'text', not {thinking!r}")
@@ -279,6 +331,7 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
         if not isinstance(m, Mapping):
             repairs.append(Repair("invalid_message_dropped", None, i, "a message that is not an object was dropped"))
     llm = _llm_messages_with_index(messages)
+    llm = [(src, _well_formed_message(m, src, repairs)) for src, m in llm]
 
     # Every call id made anywhere, to tell "result before its call" from "unknown call".
     all_call_ids: set[str] = set()
@@ -348,6 +401,7 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
                         uid = orig
                     used_uids.add(uid)
                     args, changed = _coerce_arguments(b.get("arguments"))
+                    args = well_formed_deep(args)  # arguments parsed from text may hold \\ud800 escapes
                     if changed:
                         repairs.append(
                             Repair("arguments_coerced", orig, src, "tool call arguments were not a JSON object")
@@ -510,6 +564,7 @@ def to_openai_chat(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
+    system_prompt = _system_text(system_prompt, repairs)
     ids = _IdMap(40)
     out: list[dict[str, Any]] = []
     if system_prompt:
@@ -542,7 +597,7 @@ def to_openai_chat(
             out.append({"role": "tool", "tool_call_id": ids(c.uid), "content": text})
         if images:
             out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES_TEXT}, *images]})
-    return AdapterResult("openai-chat", messages=out, system=system_prompt, repairs=repairs)
+    return AdapterResult("openai-chat", messages=well_formed_deep(out), system=system_prompt, repairs=repairs)
 
 
 def _chat_part(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -582,6 +637,7 @@ def to_openai_responses(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
+    system_prompt = _system_text(system_prompt, repairs)
     ids = _IdMap(64)
     items: list[dict[str, Any]] = []
     for turn in turns:
@@ -603,7 +659,7 @@ def to_openai_responses(
             else:
                 output = _joined_text(res.blocks, "\n") or EMPTY_RESULT_TEXT
             items.append({"type": "function_call_output", "call_id": ids(c.uid), "output": output})
-    return AdapterResult("openai-responses", input=items, system=system_prompt, repairs=repairs)
+    return AdapterResult("openai-responses", input=well_formed_deep(items), system=system_prompt, repairs=repairs)
 
 
 def _responses_part(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -647,6 +703,7 @@ def to_anthropic_messages(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
+    system_prompt = _system_text(system_prompt, repairs)
     ids = _IdMap(64)
     out: list[dict[str, Any]] = []
 
@@ -692,7 +749,7 @@ def to_anthropic_messages(
         last = out[-1]["content"][-1]
         if last["type"] == "text":
             out[-1]["content"][-1] = {"type": "text", "text": last["text"].rstrip()}
-    return AdapterResult("anthropic-messages", messages=out, system=system_prompt, repairs=repairs)
+    return AdapterResult("anthropic-messages", messages=well_formed_deep(out), system=system_prompt, repairs=repairs)
 
 
 def _anthropic_block(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -795,6 +852,49 @@ def _is_json_object_text(s: Any) -> bool:
         return False
 
 
+def _unicode_problems(value: Any, path: str, problems: list[str]) -> None:
+    """One line per string of ``value`` holding lone UTF-16 surrogates
+    (JSON text in tool-call ``arguments`` strings is parsed and checked too:
+    a ``\\ud83d`` escape there decodes to one)."""
+    grouped: dict[str, list[tuple[int, str]]] = {}
+    for where, index, code in find_lone_surrogates(value, path):
+        grouped.setdefault(where, []).append((index, code))
+    for where, found in grouped.items():
+        index, code = found[0]
+        problems.append(
+            f"{where}: {len(found)} lone UTF-16 surrogate(s) (first {code} at character {index}); "
+            "not valid Unicode, the SDKs cannot encode it"
+        )
+    for where, text in _argument_texts(value, path):
+        if "\\u" in text:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            found = find_lone_surrogates(parsed)
+            if found:
+                problems.append(
+                    f"{where}: the JSON text decodes to {len(found)} lone UTF-16 surrogate(s) "
+                    f"(first {found[0][2]}); not valid Unicode"
+                )
+
+
+def _argument_texts(value: Any, path: str) -> Iterable[tuple[str, str]]:
+    """(path, text) of every string under an ``arguments`` key."""
+    stack: list[tuple[str, Any]] = [(path, value)]
+    while stack:
+        where, v = stack.pop()
+        if isinstance(v, Mapping):
+            for k, item in v.items():
+                sub = f"{where}.{k}" if where else str(k)
+                if k == "arguments" and isinstance(item, str):
+                    yield sub, item
+                else:
+                    stack.append((sub, item))
+        elif isinstance(v, list):
+            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(v))
+
+
 def _nonblank(s: Any) -> bool:
     return isinstance(s, str) and bool(s.strip())
 
@@ -827,7 +927,9 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
         ``image_url`` parts); assistant has content or ``tool_calls``; call
         shape (id ≤ 40 chars, unique; type function; name; arguments a JSON
         object text); each assistant's calls answered by exactly the run of
-        ``tool`` messages directly after it; no other tool messages.
+        ``tool`` messages directly after it; no other tool messages; no
+        string (nor the JSON text of ``arguments``) holds a lone UTF-16
+        surrogate.
     """
     msgs = _payload_list(payload, "messages")
     problems: list[str] = []
@@ -926,6 +1028,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
         else:
             problems.append(f"{w}: unknown role {role!r}")
     close(f"messages[{len(msgs)}] (end)")
+    _unicode_problems(msgs, "messages", problems)
     return problems
 
 
@@ -944,7 +1047,9 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         ``function_call`` (call_id ``[A-Za-z0-9_-]``, ≤ 64 chars, unique;
         name; arguments a JSON object text); ``function_call_output``
         answers an earlier call exactly once, with only function call items
-        between the call and its output; every call answered.
+        between the call and its output; every call answered; no string
+        (``instructions`` and ``arguments`` JSON text included) holds a
+        lone UTF-16 surrogate.
     """
     items = _payload_list(payload, "input")
     problems: list[str] = []
@@ -1031,6 +1136,12 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         else:
             problems.append(f"{w}: unknown item type {itype!r}")
     close(f"input[{len(items)}] (end)")
+    instructions = payload.system if isinstance(payload, AdapterResult) else (
+        payload.get("instructions") if isinstance(payload, Mapping) else None
+    )
+    if instructions is not None:
+        _unicode_problems(instructions, "instructions", problems)
+    _unicode_problems(items, "input", problems)
     return problems
 
 
@@ -1052,7 +1163,8 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         assistant messages, each answered by exactly one ``tool_result`` in
         the very next (user) message; ``tool_result`` blocks only answer the
         previous assistant's calls and come before other blocks; a final
-        assistant message does not end with whitespace.
+        assistant message does not end with whitespace; no string (``system``
+        included) holds a lone UTF-16 surrogate.
     """
     msgs = _payload_list(payload, "messages")
     problems: list[str] = []
@@ -1172,6 +1284,9 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         )
         if isinstance(last, str) and last != last.rstrip():
             problems.append(f"messages[{len(msgs) - 1}]: final assistant content ends with whitespace")
+    if system is not None:
+        _unicode_problems(system, "system", problems)
+    _unicode_problems(msgs, "messages", problems)
     return problems
 
 

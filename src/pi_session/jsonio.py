@@ -15,7 +15,7 @@ import math
 import re
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -25,6 +25,8 @@ __all__ = [
     "dumps",
     "dumps_line",
     "dumps_pretty",
+    "iter_pretty",
+    "write_pretty",
     "js_stringify",
     "js_number",
     "js_len",
@@ -240,19 +242,49 @@ def js_key_order(value: Any) -> Any:
     """``value`` with object keys in the order a JavaScript object holds them:
     array-index keys (``"0"``, ``"12"``) first in ascending numeric order, then
     the other keys in insertion order. Returns ``value`` itself (no copy)
-    where nothing needs reordering."""
-    if isinstance(value, dict):
-        items = [(k, js_key_order(v)) for k, v in value.items()]
-        changed = any(v is not value[k] for k, v in items)
+    where nothing needs reordering. Iterative (an explicit stack), so any
+    nesting depth works."""
+    if not isinstance(value, (dict, list)):
+        return value
+
+    def start(v: Any, key: Any) -> list[Any] | None:
+        # frame: [original, children iterator, rebuilt children, is_dict, key in parent]
+        if isinstance(v, dict):
+            return [v, iter(v.items()), [], True, key]
+        if isinstance(v, list):
+            return [v, iter(v), [], False, key]
+        return None
+
+    def finish(frame: list[Any]) -> Any:
+        orig, _, items, is_dict, _ = frame
+        if not is_dict:
+            return items if any(a is not b for a, b in zip(items, orig)) else orig
+        changed = any(v is not orig[k] for k, v in items)
         if any(_is_array_index(k) for k, _ in items):
             index = sorted(((k, v) for k, v in items if _is_array_index(k)), key=lambda kv: int(kv[0]))
             items = index + [(k, v) for k, v in items if not _is_array_index(k)]
             changed = True
-        return dict(items) if changed else value
-    if isinstance(value, list):
-        items = [js_key_order(v) for v in value]
-        return items if any(a is not b for a, b in zip(items, value)) else value
-    return value
+        return dict(items) if changed else orig
+
+    stack: list[list[Any]] = [start(value, None)]  # type: ignore[list-item]
+    while True:
+        frame = stack[-1]
+        try:
+            item = next(frame[1])
+        except StopIteration:
+            stack.pop()
+            done = finish(frame)
+            if not stack:
+                return done
+            parent = stack[-1]
+            parent[2].append((frame[4], done) if parent[3] else done)
+            continue
+        key, child = item if frame[3] else (None, item)
+        sub = start(child, key)
+        if sub is not None:
+            stack.append(sub)
+        else:
+            frame[2].append((key, child) if frame[3] else child)
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -307,12 +339,17 @@ def _encode_iterative(value: Any, indent: int | None, exact_ints: bool = False) 
     handles as deep as ``JSON.parse`` reads). Same key order (array-index
     keys first), number formatting, string escaping, indentation and errors
     (TypeError for values JSON cannot hold, ValueError for cycles)."""
+    return "".join(_iter_encode(value, indent, exact_ints))
+
+
+def _iter_encode(value: Any, indent: int | None, exact_ints: bool = False) -> Iterator[str]:
+    """:func:`_encode_iterative`'s text in chunks. Every string of the
+    value (key or value) lies whole inside one chunk, so lone surrogates can
+    be escaped chunk by chunk. Lone surrogates are *not* escaped here."""
     encode_str = json.encoder.py_encode_basestring  # type: ignore[attr-defined]
     int_text = int.__repr__ if exact_ints else js_int
     pad = None if indent is None else " " * indent
     key_sep = ":" if indent is None else ": "
-    parts: list[str] = []
-    out = parts.append
     active: set[int] = set()
     # frames: [iterator, is_dict, level, first, id, closing bracket]
     stack: list[list[Any]] = []
@@ -332,23 +369,24 @@ def _encode_iterative(value: Any, indent: int | None, exact_ints: bool = False) 
             return int_text(key)
         raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
 
-    def begin(v: Any, level: int) -> None:
+    def begin(v: Any, level: int) -> str:
+        """The text that starts ``v`` (all of it for a scalar or an empty
+        container); a non-empty container gets a frame on the stack."""
         if isinstance(v, str):
-            out(encode_str(v))
-        elif v is None:
-            out("null")
-        elif v is True:
-            out("true")
-        elif v is False:
-            out("false")
-        elif isinstance(v, int):
-            out(int_text(v))
-        elif isinstance(v, float):
-            out(js_number(v))
-        elif isinstance(v, (list, tuple, dict)):
+            return encode_str(v)
+        if v is None:
+            return "null"
+        if v is True:
+            return "true"
+        if v is False:
+            return "false"
+        if isinstance(v, int):
+            return int_text(v)
+        if isinstance(v, float):
+            return js_number(v)
+        if isinstance(v, (list, tuple, dict)):
             if not v:
-                out("{}" if isinstance(v, dict) else "[]")
-                return
+                return "{}" if isinstance(v, dict) else "[]"
             if id(v) in active:
                 raise ValueError("Circular reference detected")
             active.add(id(v))
@@ -358,15 +396,13 @@ def _encode_iterative(value: Any, indent: int | None, exact_ints: bool = False) 
                 if index:
                     taken = set(index)
                     keys = index + [k for k in keys if k not in taken]
-                out("{")
                 stack.append([((k, v[k]) for k in keys), True, level + 1, True, id(v), "}"])
-            else:
-                out("[")
-                stack.append([iter(v), False, level + 1, True, id(v), "]"])
-        else:
-            _reject(v)
+                return "{"
+            stack.append([iter(v), False, level + 1, True, id(v), "]"])
+            return "["
+        return _reject(v)
 
-    begin(value, 0)
+    yield begin(value, 0)
     while stack:
         frame = stack[-1]
         try:
@@ -374,22 +410,19 @@ def _encode_iterative(value: Any, indent: int | None, exact_ints: bool = False) 
         except StopIteration:
             stack.pop()
             active.discard(frame[4])
-            if pad is not None:
-                out("\n" + pad * (frame[2] - 1))
-            out(frame[5])
+            yield frame[5] if pad is None else "\n" + pad * (frame[2] - 1) + frame[5]
             continue
         if frame[3]:
             frame[3] = False
+            lead = ""
         else:
-            out(",")
+            lead = ","
         if pad is not None:
-            out("\n" + pad * frame[2])
+            lead += "\n" + pad * frame[2]
         if frame[1]:
             key, item = item
-            out(encode_str(key_text(key)))
-            out(key_sep)
-        begin(item, frame[2])
-    return "".join(parts)
+            lead += encode_str(key_text(key)) + key_sep
+        yield lead + begin(item, frame[2])
 
 
 def _reject(value: Any) -> Any:
@@ -420,8 +453,54 @@ def dumps_line(value: Any) -> bytes:
 
 def dumps_pretty(value: Any) -> str:
     """Serialize like ``JSON.stringify(value, null, 1)`` (the oracle's output
-    format): one-space indentation, ``": "`` after keys."""
-    return _stdlib_js(value, 1)
+    format): one-space indentation, ``": "`` after keys. Same rules as
+    :func:`js_stringify`: JavaScript number formatting (integers beyond
+    ±2**53 rounded as ``JSON.parse`` rounds them), array-index keys first,
+    lone surrogates written as ``\\udXXX`` escapes (the text always encodes
+    as UTF-8), any nesting depth. ``"".join(iter_pretty(value))``.
+
+    Raises:
+        TypeError: a value JSON cannot hold; ValueError: a cycle.
+    """
+    return "".join(iter_pretty(value))
+
+
+def iter_pretty(value: Any, indent: int | None = 1) -> Iterator[str]:
+    """The text of :func:`dumps_pretty` in chunks, produced iteratively
+    (no recursion, memory for one chunk at a time besides the value), for
+    output too large to hold twice. Every ``--json`` output of the CLI goes
+    through this encoder (:func:`write_pretty`).
+
+    Args:
+        value: a JSON-compatible value.
+        indent: spaces per level (``JSON.stringify(v, null, indent)``), or
+            None for the compact ``JSON.stringify(v)`` layout.
+
+    Raises:
+        TypeError / ValueError: as :func:`dumps_pretty`, possibly after some
+            chunks were produced.
+    """
+    for chunk in _iter_encode(value, indent):
+        yield _escape_lone_surrogates(chunk)
+
+
+def write_pretty(value: Any, stream: Any, *, indent: int | None = 1, chunk_chars: int = 1 << 20) -> None:
+    """Write :func:`iter_pretty` ``(value, indent)`` (by default the text of
+    :func:`dumps_pretty`) and a newline to the text ``stream``, about
+    ``chunk_chars`` characters per ``write``, then flush. Never holds the
+    whole text (a dry run of a large session lists most of its messages)."""
+    buf: list[str] = []
+    size = 0
+    for chunk in iter_pretty(value, indent):
+        buf.append(chunk)
+        size += len(chunk)
+        if size >= chunk_chars:
+            stream.write("".join(buf))
+            buf.clear()
+            size = 0
+    buf.append("\n")
+    stream.write("".join(buf))
+    stream.flush()
 
 
 def js_len(text: str) -> int:

@@ -16,7 +16,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import context as _context
 from . import jsonio
@@ -39,7 +39,9 @@ from .storage import (
     LineProblem,
     SessionFile,
     SessionFileError,
+    ConcurrentAppendError,
     append_lines,
+    append_lines_checked,
     create_file,
     ensure_dir,
     read_session_file,
@@ -147,7 +149,11 @@ class SessionManager:
         read_only: bool = False,
         session_id: str | None = None,
         entries: Sequence[Mapping[str, Any]] | None = None,
+        concurrent: Literal["follow", "strict"] = "follow",
     ) -> None:
+        if concurrent not in ("follow", "strict"):
+            raise ValueError(f"concurrent must be 'follow' or 'strict', not {concurrent!r}")
+        self.concurrent = concurrent
         self._cwd = resolve_path(cwd)
         self._session_dir = Path(resolve_path(session_dir)) if session_dir else None
         self._persist = persist
@@ -158,6 +164,7 @@ class SessionManager:
         self._leaf_id: str | None = None
         self._written = 0  # records[:_written] are in the file
         self._flushed = False  # the file exists and holds records[:_written]
+        self._known_size: int | None = None  # file size as last read or written by us
         self._has_conversation = False
         self._session_id = ""
         self._session_file: Path | None = None
@@ -224,6 +231,17 @@ class SessionManager:
             cwd_override: use this cwd instead of the header's.
             read_only: never write to the file (no migration rewrite, no
                 header for an empty file; appends raise PermissionError).
+            concurrent (keyword, any constructor): what an append does when
+                another process appended to the file since this manager
+                last read or wrote it (checked under the append lock).
+                ``"follow"`` (default, beyond pi): load those entries and,
+                when this append continued the file's last entry as known,
+                chain it onto the real last entry instead, with a note in
+                :attr:`notes` (an append after a deliberate ``branch`` stays
+                on its branch). ``"strict"``: raise
+                :class:`pi_session.storage.ConcurrentAppendError` and write
+                nothing. pi appends onto the stale leaf silently, which puts
+                the other writer's turn on a side branch.
 
         Raises:
             pi_session.storage.SessionFileError: unreadable, or a non-empty
@@ -433,6 +451,7 @@ class SessionManager:
         self._build_index(sf)
         self._written = len(self._records)
         self._flushed = True
+        self._known_size = sf.size
 
     def _load_entries(self, entries: Sequence[Mapping[str, Any]], session_id: str | None) -> None:
         """Start from given records (pi 1.6's ``inMemory(cwd, options, entries)``)."""
@@ -536,14 +555,64 @@ class SessionManager:
             create_file(self._session_file, lines, self.durability)
             self._written = len(self._records)
             self._flushed = True
+            self._known_size = sum(len(line) for line in lines)
             return
         lines = [jsonio.dumps_line(r) for r in self._records[self._written :]]
         try:
-            self.notes.extend(append_lines(self._session_file, lines, self.durability))
+            result = append_lines_checked(
+                self._session_file, lines, self.durability, expected_size=self._known_size, on_grown=self._on_foreign_lines
+            )
         except AppendError as exc:
             self._written += exc.lines_written
+            self._known_size = None  # unknown now: stop checking rather than misjudge
             raise
+        self.notes.extend(result.notes)
         self._written = len(self._records)
+        self._known_size = result.size
+
+    def _on_foreign_lines(self, lines: list[bytes]) -> list[bytes] | None:
+        """Called under the append lock when another writer appended to the
+        file since we last read or wrote it (the issue of stale leaves).
+
+        ``concurrent="strict"``: raise :class:`ConcurrentAppendError`
+        (nothing is written). ``"follow"`` (default): load the other
+        writer's entries, and when the entries being written continued the
+        file's last entry as we knew it, chain them onto the real last entry
+        instead (a deliberate branch from an earlier entry stays where it
+        is); a note says so. Returns the lines to write instead, or None."""
+        known = self._tree.by_id
+        pending = self._records[self._written :]
+        pending_ids = {r.get("id") for r in pending}
+        foreign: list[dict[str, Any]] = []
+        for line in lines:
+            try:
+                record = jsonio.loads(line)
+            except ValueError:
+                continue  # damage is reported by the next open/check, never guessed at here
+            if isinstance(record, dict) and record.get("type") != "session":
+                rid = record.get("id")
+                if isinstance(rid, str) and rid not in known and rid not in pending_ids:
+                    foreign.append(record)
+        if not foreign:
+            return None
+        if self.concurrent == "strict":
+            raise ConcurrentAppendError(self._session_file, len(foreign))  # type: ignore[arg-type]
+        tip = self._records[self._written - 1].get("id") if self._written > 1 else None
+        self._records[self._written : self._written] = foreign
+        self._written += len(foreign)
+        for record in foreign:
+            self._tree.add(record)
+        first = pending[0]
+        if first.get("parentId") == tip:
+            first["parentId"] = foreign[-1].get("id")
+            where = f"continues after them (from {foreign[-1].get('id')})"
+        else:
+            where = f"stays on its branch (from {first.get('parentId')})"
+        self.notes.append(
+            f"{self._session_file}: {len(foreign)} entr{'y was' if len(foreign) == 1 else 'ies were'} appended by another "
+            f"writer since this session was read; loaded, and entry {first.get('id')} {where}"
+        )
+        return [jsonio.dumps_line(r) for r in pending]
 
     def save(self) -> None:
         """Write every entry not yet on disk now, even before the first

@@ -78,7 +78,8 @@ class Problem:
             targetId or a valid replacement), ``unknown-type`` (an entry
             type this tool does not know: kept, left out of the context); file
             kind ``leftover-temp`` (a temp file of an interrupted rewrite
-            beside the session; ``line`` is None).
+            beside the session; ``line`` is None); warning kind
+            ``lone-surrogate`` (only in :attr:`CheckReport.warnings`).
         message: one line saying what is wrong.
         fixable: True when :func:`repair_session` fixes it.
         entry_id: the entry concerned (tree problems).
@@ -107,6 +108,11 @@ class CheckReport:
         path: the file.
         problems: every problem, by line.
         notes: facts that are not problems (an old version, an empty file).
+        warnings: things worth knowing that are not problems of the file and
+            do not make it not ``ok``: ``lone-surrogate`` (a string holds
+            half of a UTF-16 surrogate pair, e.g. an emoji a tool cut in
+            two; pi reads and sends it, pi-session sends U+FFFD in its
+            place; never changed, not even by repair), by line.
         line_count: lines in the file; entry_count: usable entries;
         version: the header's version (0 for an empty file); size: bytes.
     """
@@ -114,6 +120,7 @@ class CheckReport:
     path: Path
     problems: list[Problem] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
     line_count: int = 0
     entry_count: int = 0
     version: int = 0
@@ -139,6 +146,7 @@ class CheckReport:
             "entries": self.entry_count,
             "sizeBytes": self.size,
             "problems": [p.to_json() for p in self.problems],
+            "warnings": [w.to_json() for w in self.warnings],
             "notes": list(self.notes),
         }
 
@@ -251,9 +259,41 @@ def _header_version(record: dict[str, Any]) -> int:
     return v if isinstance(v, int) and not isinstance(v, bool) else 1
 
 
-def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[str, Any] | None]:
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A JSON escape of a surrogate code point: only a line holding one can
+hold a lone surrogate (raw surrogate bytes are invalid UTF-8, read as U+FFFD)."""
+
+
+def _surrogate_warning(line_no: int, raw: bytes, record: dict[str, Any], is_header: bool) -> Problem | None:
+    """The ``lone-surrogate`` warning for one record, or None."""
+    if b"\\u" not in raw or not _SURROGATE_ESCAPE.search(raw):
+        return None
+    from .text import find_lone_surrogates
+
+    found = find_lone_surrogates(record)
+    if not found:
+        return None
+    where, index, code = found[0]
+    eid = record.get("id") if isinstance(record.get("id"), str) else None
+    what = "session header" if is_header else f"entry {eid}"
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    return Problem(
+        line_no,
+        "lone-surrogate",
+        f"{what}: {where} holds a lone UTF-16 surrogate ({code} at character {index}, half of a character){more}; "
+        "pi-session sends it to providers as U+FFFD and leaves the file as it is",
+        False,
+        None if is_header else eid,
+    )
+
+
+def _scan(
+    path: Path, warnings: list[Problem] | None = None
+) -> tuple[list[Problem], dict[int, _LineAction], int, dict[str, Any] | None]:
     """Classify every line. Returns (storage problems, actions for lines
-    that are not kept as they are, line count, header)."""
+    that are not kept as they are, line count, header). With ``warnings``,
+    a ``lone-surrogate`` warning is appended for every usable record that
+    holds a lone UTF-16 surrogate."""
     problems: list[Problem] = []
     actions: dict[int, _LineAction] = {}
     header: dict[str, Any] | None = None
@@ -310,6 +350,7 @@ def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[
             problems.append(Problem(line_no, "crlf", "CRLF line end; repair writes a plain newline", True))
         # what kind of record
         rtype = record.get("type")
+        is_header = header is None
         if header is None:
             if rtype != "session" or not isinstance(record.get("id"), str):
                 raise SessionFileError(path, "not a pi session: the first record is not a session header", line=line_no)
@@ -319,6 +360,10 @@ def _scan(path: Path) -> tuple[list[Problem], dict[int, _LineAction], int, dict[
             if issue is not None:
                 drop(*issue)
                 continue
+        if warnings is not None:
+            warning = _surrogate_warning(line_no, raw, record, is_header)
+            if warning is not None:
+                warnings.append(warning)
         if not had_newline:
             problems.append(Problem(line_no, "no-newline", "last line has no newline; repair adds one", True))
             actions[line_no] = _LineAction(clean, rejected, False)
@@ -661,7 +706,8 @@ def check_session(path: str | os.PathLike[str]) -> CheckReport:
     p = Path(path)
     sf_probe = read_session_file(p, migrate=False)  # raises for unreadable files
     try:
-        storage_problems, _actions, line_count, _header = _scan(p)
+        warnings: list[Problem] = []
+        storage_problems, _actions, line_count, _header = _scan(p, warnings)
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     tree_problems, entry_count, version, notes = _tree_problems(p)
@@ -670,6 +716,7 @@ def check_session(path: str | os.PathLike[str]) -> CheckReport:
         path=p,
         problems=problems,
         notes=notes,
+        warnings=warnings,
         line_count=line_count,
         entry_count=entry_count,
         version=version,

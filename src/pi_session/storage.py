@@ -21,7 +21,7 @@ import os
 import re
 import secrets
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -45,7 +45,10 @@ __all__ = [
     "read_session_file",
     "iter_lines",
     "append_lines",
+    "append_lines_checked",
+    "AppendResult",
     "AppendError",
+    "ConcurrentAppendError",
     "write_side_file",
     "free_side_path",
     "create_file",
@@ -833,6 +836,34 @@ def _repair_torn_tail(fd: int, path: Path, first_line: bytes | None = None) -> s
     return f"{path}: a torn last line ({len(tail)} bytes, no newline) was moved to {side.name}"
 
 
+class ConcurrentAppendError(SessionFileError):
+    """Raised in strict mode when another writer appended to the session
+    since this process last read or wrote it (see
+    :meth:`pi_session.SessionManager.open`'s ``concurrent`` option).
+    Nothing was written. ``count`` is the number of entries appended by the
+    other writer."""
+
+    def __init__(self, path: str | os.PathLike[str], count: int) -> None:
+        super().__init__(
+            path,
+            f"{count} entr{'y was' if count == 1 else 'ies were'} appended by another writer since this session was read; "
+            "nothing was written (reopen the session to continue from its real last entry)",
+        )
+        self.count = count
+
+
+@dataclass
+class AppendResult:
+    """What :func:`append_lines_checked` did: ``notes`` (repairs done
+    first), ``size`` (the file's size in bytes after the append, read under
+    the lock) and ``foreign`` (the lines another writer had appended since
+    ``expected_size``, as read under the lock)."""
+
+    notes: list[str]
+    size: int
+    foreign: list[bytes]
+
+
 def append_lines(
     path: str | os.PathLike[str],
     lines: Sequence[bytes],
@@ -864,12 +895,51 @@ def append_lines(
             how many of ``lines`` are in the file.
         SessionFileError: see :func:`_repair_torn_tail`.
     """
+    return append_lines_checked(path, lines, durability).notes
+
+
+def append_lines_checked(
+    path: str | os.PathLike[str],
+    lines: Sequence[bytes],
+    durability: Durability = Durability.ENTRY,
+    *,
+    expected_size: int | None = None,
+    on_grown: Callable[[list[bytes]], Sequence[bytes] | None] | None = None,
+) -> AppendResult:
+    """:func:`append_lines`, plus detection of other writers: under the
+    append lock, when the file holds bytes past ``expected_size`` (the size
+    this process last read or wrote), the complete lines from there (from
+    the start of the line holding ``expected_size`` when it is not a line
+    boundary) are passed to ``on_grown``, which returns the lines to write
+    instead (or None to keep ``lines``), or raises to write nothing. The
+    caller skips lines it already knows (a re-read line is harmless).
+
+    Returns:
+        An :class:`AppendResult`.
+
+    Raises:
+        AppendError, SessionFileError: as :func:`append_lines`; whatever
+            ``on_grown`` raises (nothing is written then).
+    """
     p = Path(path)
     notes: list[str] = []
+    foreign: list[bytes] = []
     with _locked_append_fd(p) as (fd, created):
         note = _repair_torn_tail(fd, p, lines[0] if lines else None)
         if note:
             notes.append(note)
+        if expected_size is not None and on_grown is not None:
+            size = os.fstat(fd).st_size
+            if size != expected_size:
+                start = min(expected_size, size)
+                if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+                    start = _last_line_start(fd, start)
+                tail = os.pread(fd, size - start, start) if size > start else b""
+                foreign = [line + b"\n" for line in tail.split(b"\n")[:-1] if line.strip()]
+                if foreign:
+                    replacement = on_grown(foreign)
+                    if replacement is not None:
+                        lines = replacement
         done = 0
         for line in lines:
             before = os.fstat(fd).st_size
@@ -885,9 +955,10 @@ def append_lines(
                 _data_sync(fd)
             except OSError as exc:
                 raise AppendError(p, done, exc) from exc
+        size = os.fstat(fd).st_size
     if created and durability is Durability.ENTRY:
         _fsync_dir(p.parent)
-    return notes
+    return AppendResult(notes, size, foreign)
 
 
 def create_file(path: str | os.PathLike[str], lines: Iterable[bytes], durability: Durability = Durability.ENTRY) -> None:

@@ -7,7 +7,7 @@ tests/sessiongen.py with ``pi16=True``; ``case-*.jsonl`` crafted around
 context edits, system messages and compaction snapshots) and for each
 ``<name>.golden.json.gz``: pi 1.6's ``projection``, ``context-entries``,
 ``context`` and ``tokens`` at the file's leaf, at ``null`` and at a few
-entry ids.
+entry ids, and its ``tree`` (under the key ``"<file>"``).
 """
 
 from __future__ import annotations
@@ -48,6 +48,8 @@ def main() -> None:
         r = random.Random(name)
         ids = [e["id"] for e in entries]
         leaves = ["<leaf>", "null", *sorted(set(r.sample(ids, min(4, len(ids)))), key=ids.index)]
+        calls.append(["tree", str(OUT / f"{name}.jsonl")])
+        keys.append((name, "<file>", "tree"))
         for leaf in leaves:
             for cmd in COMMANDS:
                 args = [cmd, str(OUT / f"{name}.jsonl")]

@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from . import check_cmds, common, compact_cmds, prompt_cmds, session_cmds
+from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds
 
 app = typer.Typer(
     name="pi-session",
@@ -45,7 +45,7 @@ def _root(
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
 
 
-for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds):
+for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds):
     module.register(app)
 
 

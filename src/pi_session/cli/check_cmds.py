@@ -42,6 +42,8 @@ def check(
 
     Exit status: 0 no problem left; 1 problems found (without --repair), or
     problems repair does not fix (tree problems); 2 unreadable file.
+    Warnings (a lone UTF-16 surrogate in a string: sent as U+FFFD) are
+    printed with their line and do not change the exit status.
     """
     path = _resolve(session)
     try:
@@ -62,6 +64,8 @@ def check(
         for problem in shown.problems:
             style = "yellow" if problem.fixable else "red"
             console.print(Text(sanitize(problem.format(path)), style=style), soft_wrap=True)
+        for warning in report.warnings:
+            console.print(Text(sanitize(f"{path}:{warning.line}: warning: {warning.message}"), style="yellow"), soft_wrap=True)
         for note in shown.notes:
             console.print(Text(sanitize(f"{path}: note: {note}"), style="dim"), soft_wrap=True)
         if result is not None:
@@ -79,7 +83,12 @@ def check(
             if report.problems:
                 console.print(f"{len(report.problems)} problem(s) left that repair does not fix", markup=False)
         elif report.ok:
-            console.print(sanitize(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines)"), markup=False, soft_wrap=True)
+            extra = f", {len(report.warnings)} warning(s)" if report.warnings else ""
+            console.print(
+                sanitize(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines{extra})"),
+                markup=False,
+                soft_wrap=True,
+            )
         elif not repair:
             console.print(f"{len(report.problems)} problem(s); {len(report.fixable)} fixable with --repair", markup=False)
     raise typer.Exit(0 if report.ok else 1)

@@ -9,7 +9,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from ..jsonio import dumps_pretty
+from ..jsonio import write_pretty
 
 # Width when the stream is not a terminal (a pipe, a file): wide enough that
 # tables and paths are not squeezed or cut at 80 columns.
@@ -65,10 +65,14 @@ def warn(message: str) -> None:
     err_console.print(f"warning: {sanitize(message)}", style="yellow", markup=False, soft_wrap=True)
 
 
-def print_json(value: Any) -> None:
-    """Print ``value`` as the oracle does (``JSON.stringify(v, null, 1)``)."""
-    sys.stdout.write(dumps_pretty(value) + "\n")
-    sys.stdout.flush()
+def print_json(value: Any, indent: int | None = 1) -> None:
+    """Print ``value`` as the oracle does (``JSON.stringify(v, null, 1)``)
+    and a newline, streamed (:func:`pi_session.jsonio.write_pretty`). Every
+    ``--json`` output goes through this one encoder: JavaScript's rules for
+    numbers (integers beyond ±2**53), lone surrogates (escaped, so the output
+    is always valid UTF-8) and any nesting depth. ``indent=None`` prints the
+    compact layout instead."""
+    write_pretty(value, sys.stdout, indent=indent)
 
 
 def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:

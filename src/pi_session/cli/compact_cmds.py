@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 import math
-import sys
 from collections.abc import Awaitable
 from typing import Any, Optional, TypeVar
 
@@ -132,37 +131,6 @@ def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
         llm_log.propagate = propagate
 
 
-def _print_json_streamed(value: Any, chunk_chars: int = 1 << 20) -> None:
-    """Print ``value`` exactly as :func:`print_json` does
-    (``JSON.stringify(v, null, 1)`` + newline) without holding the whole
-    text: a dry run of a large session lists most of its messages, and the
-    text would be as large as the file. Writes about ``chunk_chars``
-    characters at a time."""
-    import json
-
-    from ..jsonio import js_key_order, js_number
-
-    def reject(v: Any) -> Any:
-        raise TypeError(f"not JSON serializable: {type(v).__name__}")
-
-    chunks = json.encoder._make_iterencode(  # type: ignore[attr-defined]
-        {}, reject, json.encoder.py_encode_basestring, " ", js_number, ": ", ",", False, False, True  # type: ignore[attr-defined]
-    )(js_key_order(value), 0)
-    buf: list[str] = []
-    size = 0
-    out = sys.stdout
-    for chunk in chunks:
-        buf.append(chunk)
-        size += len(chunk)
-        if size >= chunk_chars:
-            out.write("".join(buf))
-            buf.clear()
-            size = 0
-    buf.append("\n")
-    out.write("".join(buf))
-    out.flush()
-
-
 # ---------------------------------------------------------------------------
 # tokens
 
@@ -286,7 +254,7 @@ def compact_cmd(
     prep = prepare_compaction(path, settings, keep_tool_pairs=not pi_exact)
     if dry_run:
         if as_json:
-            _print_json_streamed(prep.to_json() if prep else None)
+            print_json(prep.to_json() if prep else None)
             return
         if prep is None:
             console.print(_nothing_to_compact(path), markup=False)

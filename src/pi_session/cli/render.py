@@ -8,7 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..jsonio import js_stringify
+from ..jsonio import iter_pretty, js_stringify
 from ..tree import TreeNode
 
 ROLE_STYLES = {
@@ -213,46 +213,26 @@ layout indents every level, so its size grows with the square of the depth
 (a 50,000-entry chain would be gigabytes of spaces)."""
 
 
+def tree_value(roots: list[TreeNode], leaf_id: str | None) -> dict[str, Any]:
+    """The oracle's ``tree`` value: ``{leafId, roots: [{id, type, label,
+    children}]}``, built iteratively (a 100,000-deep chain needs no
+    recursion)."""
+    out_roots: list[dict[str, Any]] = []
+    stack: list[tuple[TreeNode, list[dict[str, Any]]]] = [(node, out_roots) for node in reversed(roots)]
+    while stack:
+        node, into = stack.pop()
+        children: list[dict[str, Any]] = []
+        into.append({"id": node.entry.get("id"), "type": node.entry.get("type"), "label": node.label, "children": children})
+        stack.extend((child, children) for child in reversed(node.children))
+    return {"leafId": leaf_id, "roots": out_roots}
+
+
 def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool = True) -> Iterator[str]:
-    """The oracle's ``tree`` output (``{leafId, roots: [{id, type, label,
-    children}]}`` as ``JSON.stringify(v, null, 1)``), produced in chunks and
-    iteratively, so a 100,000-deep chain needs no recursion and no more
-    memory than the tree itself. With ``indent=False`` the same JSON is
-    written without whitespace."""
-    nl = "\n" if indent else ""
-    sep = ": " if indent else ":"
-
-    def pad(depth: int) -> str:
-        return nl + " " * depth if indent else ""
-
-    yield "{" + pad(1) + '"leafId"' + sep + js_stringify(leaf_id) + "," + pad(1) + '"roots"' + sep
-    # iterative emitter: events are ("list", nodes, depth), ("node", node, depth) or ("text", str, 0)
-    events: list[tuple[str, Any, int]] = [("list", roots, 1)]
-    while events:
-        kind, payload, depth = events.pop()
-        if kind == "text":
-            yield payload
-        elif kind == "list":
-            if not payload:
-                yield "[]"
-                continue
-            yield "["
-            events.append(("text", pad(depth) + "]", 0))
-            for k in reversed(range(len(payload))):
-                events.append(("node", payload[k], depth + 1))
-                events.append(("text", ("," if k else "") + pad(depth + 1), 0))
-        elif kind == "node":
-            node: TreeNode = payload
-            inner = pad(depth + 1)
-            yield (
-                "{" + inner + '"id"' + sep + js_stringify(node.entry.get("id"))
-                + "," + inner + '"type"' + sep + js_stringify(node.entry.get("type"))
-                + "," + inner + '"label"' + sep + js_stringify(node.label)
-                + "," + inner + '"children"' + sep
-            )
-            events.append(("text", pad(depth) + "}", 0))
-            events.append(("list", node.children, depth + 1))
-    yield pad(0) + "}"
+    """The oracle's ``tree`` output (:func:`tree_value` as
+    ``JSON.stringify(v, null, 1)``) in chunks, through the one JSON encoder
+    of the CLI (:func:`pi_session.jsonio.iter_pretty`). With ``indent=False``
+    the same JSON is written without whitespace."""
+    return iter_pretty(tree_value(roots, leaf_id), 1 if indent else None)
 
 
 def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set[Any]) -> Iterator[str]:

@@ -24,12 +24,12 @@ from .render import (
     content_text,
     entry_line,
     iter_flat_tree_json,
-    iter_tree_json,
     one_line,
     sanitize,
     system_changes,
     tree_depth,
     tree_lines,
+    tree_value,
 )
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
@@ -158,9 +158,7 @@ def tree(
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
-        for chunk in iter_tree_json(roots, manager.get_leaf_id(), indent=indent):
-            sys.stdout.write(chunk)
-        sys.stdout.write("\n")
+        print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
     active = {e["id"] for e in manager.get_branch()}
     width = max(30, min(100, console.width - 30))

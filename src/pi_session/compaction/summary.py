@@ -46,6 +46,7 @@ from typing import Any, Union
 
 from ..context import convert_to_llm
 from ..llm.base import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
+from ..text import well_formed
 from .file_ops import compute_file_lists, format_file_operations
 from .prepare import CompactionPreparation
 from .serialize import serialize_conversation
@@ -391,7 +392,7 @@ def build_summary_request(
     return SummaryRequest(
         kind=kind,
         system_prompt=SUMMARY_SYSTEM_PROMPT,
-        prompt=prompt,
+        prompt=well_formed(prompt),  # lone surrogates -> U+FFFD (pi_session.text)
         max_tokens=max_tokens,
         messages=llm_messages,
         previous_summary=previous_summary if kind == "update" else None,

@@ -23,6 +23,7 @@ from ._common import (
     RetryPolicy,
     call_with_retries,
 )
+from ..text import well_formed
 from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
 
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
@@ -62,9 +63,10 @@ class AnthropicSummarizer:
     One request per summary: ``system=request.system_prompt`` and one
     ``user`` message with ``request.prompt``; ``max_tokens`` is
     ``request.max_tokens``, or :func:`output_limit` when that is ``None``.
-    The text blocks of the reply, joined with newlines and stripped, are the
-    summary (a :class:`~pi_session.llm.base.SummaryText` with the reply's
-    usage).
+    Both texts are sent well formed (:func:`pi_session.text.well_formed`: a
+    lone UTF-16 surrogate becomes U+FFFD). The text blocks of the reply,
+    joined with newlines and stripped, are the summary (a
+    :class:`~pi_session.llm.base.SummaryText` with the reply's usage).
 
     Args:
         model: model id; ``None`` means :data:`DEFAULT_ANTHROPIC_MODEL`.
@@ -141,8 +143,8 @@ class AnthropicSummarizer:
         params: dict[str, Any] = {
             "model": self.model,
             "max_tokens": output_limit(self.model) if request.max_tokens is None else int(request.max_tokens),
-            "system": request.system_prompt,
-            "messages": [{"role": "user", "content": request.prompt}],
+            "system": well_formed(request.system_prompt),
+            "messages": [{"role": "user", "content": well_formed(request.prompt)}],
         }
         if self.temperature is not None:
             params["temperature"] = self.temperature

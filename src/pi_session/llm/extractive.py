@@ -1,48 +1,82 @@
 """``ExtractiveSummarizer``: an offline, deterministic summarizer that needs no
 model (SPEC 12, **beyond pi**).
 
-It fills the structured summary format (the same section headings the model
-prompts ask for) with excerpts picked from the messages by simple rules:
+It fills the structured summary format (the section headings the model
+prompts ask for) with excerpts picked from the messages by fixed rules. The
+rules that find facts are those of the compaction probes
+(:mod:`pi_session.compaction.probes`: requests, constraints, unresolved
+errors, decisions, the next step), so the summary answers every probe that
+fits its size; what follows is how the sections are filled.
 
-- ``## Goal``: the user's substantive requests (first line of each).
-- ``## Constraints & Preferences``: user sentences with words such as
-  *must*, *never*, *always*, *prefer*, *avoid*, *don't*.
-- ``### Done``: successful file writes/edits and commands; ``### In
-  Progress``: an unanswered request or unfinished tool work at the end;
-  ``### Blocked``: failed tool calls not later repeated successfully and
-  assistant turns that ended in an error.
-- ``## Key Decisions``: assistant sentences such as "I'll use ...",
-  "instead of ...", "decided ...".
-- ``## Next Steps``: list items and forward-looking sentences of the last
-  assistant reply.
-- Failing tool results (``isError``, or ``bash`` output that states a
-  failure: a ``FAILED`` line, a Python traceback, ``SomeError: ...``) are
-  quoted by the line that carries the error: the first ``FAILED`` line, else
-  the exception line closing the last traceback, else the first line stating
-  an error (see :func:`_error_line`), not simply the first output line.
-- ``## Critical Context``: the last error text, the latest user message and
-  the latest assistant reply (cut short), the requested focus.
+- ``## Goal``: the first request (the previous summary's goals come first
+  when there is one), then the requests that *changed direction*, at most
+  :data:`GOAL_CHANGES` (the latest). A request changes direction when it is
+  not a question, reads as prose (not a paste), has at least 8 words, and at
+  least 4 of its key tokens, and 60% of them, appear in no earlier request.
+  Follow-ups, corrections and one-line tweaks are left out.
+- ``## Constraints & Preferences``: the user's imperative sentences with
+  must / never / always / don't / only / prefer
+  (:func:`pi_session.compaction.probes.is_constraint`), without duplicates,
+  the latest :data:`~pi_session.compaction.probes.MAX_CONSTRAINTS`.
+- ``### Done``: the files that ``edit``/``write`` calls changed successfully,
+  one line per file (latest :data:`DONE_FILES`), then the last
+  :data:`DONE_COMMANDS` distinct ``bash`` commands that succeeded, commands
+  that change something before look-ups (``grep``, ``cat``, ``ls`` ...).
+  Reads are not progress.
+- ``### In Progress``: the pending request (no assistant reply after the
+  latest request), or tool calls without results, or a note that tool work
+  was going on when the history was cut.
+- ``### Blocked``: failures with no later success on the same target, the
+  latest :data:`~pi_session.compaction.probes.MAX_ERRORS`, each quoted by
+  the line of output that states the error (a ``FAILED`` line, the exception
+  ending a traceback, ``Error: ...``). Failed look-ups (``grep`` finding
+  nothing) and aborted commands are not failures.
+- ``## Key Decisions``: the assistant's stated choices ("I'll use ...",
+  "let's go with ...", "... instead of ..." in the first person), the latest
+  :data:`~pi_session.compaction.probes.MAX_DECISIONS`.
+- ``## Next Steps``: the plan of the assistant's last reply (a numbered list
+  ending it, at most 3 items, or its last forward-looking sentence), else the
+  latest request (see :func:`pi_session.compaction.probes.plan_steps`).
+- ``## Critical Context``: the requested focus, the last unresolved error,
+  the latest request and the latest assistant reply (cut short).
 
-With a previous summary (kind ``update``, or ``<summary>`` blocks inside the
-messages) its items are kept and new ones added after them; an item that was
-in progress and is now done moves to Done. A turn prefix gets ``## Original
-Request``, ``## Progress So Far`` and ``## Context Needed to Continue`` (pi
-1.6's turn-prefix headings); a branch
-summary has no Critical Context section. The output starts with a note that it
-is extractive, and fits ``max_tokens`` at about 4 characters per token
-(items are cut, then the least important dropped with an "omitted" marker);
-without a budget (pi 1.6 sends none) the previous summary's items are never
-cut or dropped.
+With a previous summary (kind ``update``, or ``<summary>`` blocks in the
+messages) its items are kept before the new ones; its state lines ("Pending
+request", "Last error" ...) are replaced by the current ones; an item that
+was in progress and is now done moves to Done. A turn prefix gets ``##
+Original Request`` (the turn's request), ``## Progress So Far`` (files
+changed, decisions, failures) and ``## Context Needed to Continue`` (its
+constraints, state, next step and last error) — pi 1.6's turn-prefix
+headings; a branch summary has no Critical Context.
+
+**Size.** Items are cut to a few hundred characters and each section holds a
+bounded number of them, so the text stays under :data:`HISTORY_MAX_TOKENS`
+(a turn prefix :data:`TURN_PREFIX_MAX_TOKENS`, together under 2,500 tokens,
+the file lists that :func:`pi_session.compaction.compact` appends not
+counted) however long the history, and under ``max_tokens`` when that is
+smaller (about 4 characters per token, UTF-16 units). Over budget, the
+least important items go first (Critical Context, Done, later goals, then
+the older decisions, failures and constraints; a marker says how many were
+omitted), then items are shortened, and as a last resort the text is cut.
+
+**Earlier summaries are never lost (beyond pi).** When a request carries a
+previous summary and no ``max_tokens`` (what
+:func:`pi_session.compaction.compact` sends since pi 1.6), every item of the
+previous summary's Goal, Constraints, Done, Blocked, Key Decisions and
+Critical Context sections (and any text before its first heading, as
+Critical Context) is kept, whole and never dropped; only the new items are
+fitted to the size bound, so such a summary may be longer than the bound.
+Next Steps and In Progress are state the update rewrites (as the update
+prompt asks models to), and state lines are replaced as described above.
 Same input, same output: no clock, no randomness.
 """
 
 from __future__ import annotations
 
-import json
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..jsonio import js_len
 from .base import SummaryRequest
 
 EXTRACTIVE_NOTE = (
@@ -52,7 +86,18 @@ EXTRACTIVE_NOTE = (
 """First line of every extractive summary."""
 
 CHARS_PER_TOKEN = 4
-"""Characters per token assumed for the ``max_tokens`` budget."""
+"""Characters (UTF-16 code units) per token assumed for the budgets."""
+
+HISTORY_MAX_TOKENS = 1850
+"""Most tokens of a history, update or branch summary."""
+TURN_PREFIX_MAX_TOKENS = 600
+"""Most tokens of a turn-prefix summary."""
+GOAL_CHANGES = 4
+"""Most direction changes listed under Goal (the latest)."""
+DONE_FILES = 10
+"""Most changed files listed under Done (the latest)."""
+DONE_COMMANDS = 3
+"""Most successful commands listed under Done (the latest)."""
 
 # section keys, in output order
 GOAL, CONSTRAINTS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT, CRITICAL = (
@@ -67,7 +112,21 @@ GOAL, CONSTRAINTS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT, CRITICAL = (
 )
 _ORDER = [GOAL, CONSTRAINTS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT, CRITICAL]
 # which sections give up items first when the budget is tight
-_DROP_ORDER = [CRITICAL, DECISIONS, DONE, CONSTRAINTS, NEXT, BLOCKED, GOAL, IN_PROGRESS]
+_DROP_ORDER = [CRITICAL, DONE, GOAL, DECISIONS, BLOCKED, CONSTRAINTS, NEXT, IN_PROGRESS]
+# sections whose oldest items go first (the others keep their first item: the original goal)
+_KEEP_FIRST = {GOAL}
+# longest item per section (characters)
+_ITEM_CHARS = {
+    GOAL: 240,
+    CONSTRAINTS: 220,
+    DONE: 140,
+    IN_PROGRESS: 240,
+    BLOCKED: 240,
+    DECISIONS: 220,
+    NEXT: 240,
+    CRITICAL: 300,
+}
+_FIRST_GOAL_CHARS = 300
 
 _HEADING_KEYS = {
     "goal": GOAL,
@@ -89,50 +148,23 @@ _HEADING_KEYS = {
     "context needed to continue": CRITICAL,
 }
 
-_READ_ONLY_TOOLS = {"read", "ls", "grep", "find", "glob", "search"}
-_ACK_RE = re.compile(r"^(ok(ay)?|yes|no|y|n|thanks?( you)?|go( on| ahead)?|continue|sure|great|good|nice|cool|done)[.!]*$", re.I)
-_CONSTRAINT_RE = re.compile(
-    r"\b(must|mustn't|must not|should|shouldn't|should not|don't|do not|never|always|prefer|avoid|only"
-    r"|make sure|require[sd]?|keep it|no more than|at most|at least)\b",
-    re.I,
-)
-_DECISION_RE = re.compile(
-    r"\b(decided|decide to|chose|choose to|going with|go with|instead of|rather than|i'll use|i will use"
-    r"|we'll use|we will use|let's use|opted|switch(ed)? to|the approach|the plan is)\b",
-    re.I,
-)
-_NEXT_RE = re.compile(r"\b(next|then|todo|to do|remaining|still need|i'll|i will|we'll|we should|need to|will now)\b", re.I)
-_LIST_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?(.+)$")
-_FENCE_RE = re.compile(r"```.*?(?:```|$)", re.S)
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9`\"'(\[])|\n+")
 _SUMMARY_BLOCK_RE = re.compile(r"<summary>\s*(.*?)\s*</summary>", re.S)
 _FILE_BLOCK_RE = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.S)
+_MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?")
+_OMITTED_RE = re.compile(r"^\(\d+ (?:more|earlier) .*omitted.*\)$")
 _TRANSIENT_PREFIXES = (
+    "Pending request:",
     "Unanswered request:",
     "Waiting on tool calls:",
     "Tool work was still going on",
     "Last error:",
+    "Latest request:",
     "Latest user message:",
     "Latest assistant reply:",
     "Requested focus:",
+    "Next step:",
+    "Constraint:",
 )
-_IMAGE_PATH_RE = re.compile(r"""^['"]?[/~].*\.(png|jpe?g|gif|webp|bmp)['"]?$""", re.I)
-
-
-def _bash_prefix() -> str:
-    """How a user's shell command starts when turned into a user message by
-    :func:`pi_session.context.bash_execution_to_text` (derived from it, so
-    the wording lives in one place)."""
-    try:
-        from ..context import bash_execution_to_text
-
-        return bash_execution_to_text({"command": "\x00"}).split("\x00", 1)[0]
-    except Exception:  # pragma: no cover - context module unavailable
-        return "\x00never"
-
-
-_BASH_PREFIX = _bash_prefix()
-_MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?")
 
 
 # --------------------------------------------------------------------------- text helpers
@@ -153,117 +185,6 @@ def _key(item: str) -> str:
     return " ".join(item.lower().split()).rstrip(".")
 
 
-def _content_text(content: Any) -> str:
-    """Text of a message ``content`` (string or list of blocks; text blocks
-    joined with newlines, others ignored)."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(b.get("text", "")) for b in content if isinstance(b, Mapping) and b.get("type") == "text"
-        )
-    return ""
-
-
-def _prose(text: str) -> str:
-    """``text`` without fenced code blocks."""
-    return _FENCE_RE.sub(" ", text)
-
-
-def _sentences(text: str) -> list[str]:
-    """Sentences and lines of ``text`` (code fences removed, empty dropped)."""
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(_prose(text)) if s and s.strip()]
-
-
-def _first_line(text: str) -> str:
-    for line in _prose(text).splitlines():
-        if line.strip():
-            return line.strip()
-    return ""
-
-
-_FAILED_LINE_RE = re.compile(r"^\s*FAILED\b")
-_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
-# a line that states an error, e.g. "ValueError: bad", "Error: not found",
-# "error: could not compile", "src/a.c:3:1: error: ...", "npm ERR! ..."
-_ERROR_STATEMENT_RE = re.compile(
-    r"^\s*(?:[\w.]*(?:Error|Exception)|(?i:error|fatal))\s*:"  # ValueError: / Error: / error: / fatal:
-    r"|^\s*(?:ERROR|FATAL)\b|^\s*npm ERR!"  # test runners, npm
-    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error\b",  # compilers: file:line[:col]: error
-)
-_ERROR_WORD_RE = re.compile(r"\b(?:\w*Error|\w*Exception|error|failed|failure|fatal)\b", re.I)
-
-
-def _traceback_exception_line(lines: list[str]) -> str:
-    """The exception line ending the last Python traceback in ``lines``
-    (the first unindented line after the last ``Traceback (most recent call
-    last):``), or ``""``."""
-    start = None
-    for n, line in enumerate(lines):
-        if _TRACEBACK_RE.match(line):
-            start = n
-    if start is None:
-        return ""
-    for line in lines[start + 1 :]:
-        if line.strip() and not line[:1].isspace():
-            return line.strip()
-    return ""
-
-
-def _error_line(text: str, *, strict: bool = False) -> str:
-    """The line of tool output that carries the error, or ``""``.
-
-    In order of preference: the first line starting with ``FAILED`` (test
-    runners' summaries), the exception line of the last Python traceback,
-    the first line stating an error (``SomeError: ...``, ``Error: ...``,
-    ``error: ...``, ``file:line: error ...``). Unless ``strict``, then the
-    first line mentioning an error at all, and finally the first non-empty
-    line. ``strict`` (for output of a command that did not report failure)
-    returns ``""`` when no line clearly states an error."""
-    lines = text.splitlines()
-    for line in lines:
-        if _FAILED_LINE_RE.match(line):
-            return line.strip()
-    found = _traceback_exception_line(lines)
-    if found:
-        return found
-    for line in lines:
-        if _ERROR_STATEMENT_RE.match(line):
-            return line.strip()
-    if strict:
-        return ""
-    for line in lines:
-        if _ERROR_WORD_RE.search(line):
-            return line.strip()
-    return next((line.strip() for line in lines if line.strip()), "")
-
-
-def _arg_summary(name: str, args: Any) -> str:
-    """Short description of a tool call's arguments: the path or command,
-    else the first string argument, else compact JSON."""
-    if not isinstance(args, Mapping):
-        return ""
-    for k in ("path", "file_path", "command", "cmd", "pattern", "query", "url"):
-        v = args.get(k)
-        if isinstance(v, str) and v:
-            return v
-    for v in args.values():
-        if isinstance(v, str) and v:
-            return v
-    try:
-        return json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return ""
-
-
-def _call_label(name: str, args: Any) -> str:
-    arg = _clip(_arg_summary(name, args), 120)
-    verb = {"write": "Wrote", "edit": "Edited", "bash": "Ran"}.get(name)
-    if verb:
-        return f"{verb} `{arg}`" if arg else verb
-    return f"Used `{name}`" + (f" on `{arg}`" if arg else "")
-
-
 # --------------------------------------------------------------------------- summary parsing
 
 
@@ -278,8 +199,8 @@ def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[
     other non-empty lines are items too. File-list blocks, text before the
     first heading (unless ``keep_leading``: then its lines are ``critical``
     items, so a summary without headings loses nothing), ``---``
-    separators, bold-only labels and ``(none)`` placeholders are skipped.
-    Pure function.
+    separators, bold-only labels, "omitted" markers and ``(none)``
+    placeholders are skipped. Pure function.
     """
     summary = _FILE_BLOCK_RE.sub("", summary)
     out: dict[str, list[str]] = {k: [] for k in _ORDER}
@@ -303,143 +224,13 @@ def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[
         item = _MARKER_RE.sub("", line).strip()
         if not item or item.lower().strip("()_. ") in ("none", "none found", "n/a", "nothing"):
             continue
-        if item == EXTRACTIVE_NOTE:
+        if item == EXTRACTIVE_NOTE or _OMITTED_RE.match(item):
             continue
         out[current].append(item)
     return out
 
 
-# --------------------------------------------------------------------------- extraction
-
-
-@dataclass
-class _Facts:
-    """What the rules found in the messages (all lists oldest first)."""
-
-    requests: list[str] = field(default_factory=list)
-    constraints: list[str] = field(default_factory=list)
-    done: list[str] = field(default_factory=list)
-    in_progress: list[str] = field(default_factory=list)
-    blocked: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    next_steps: list[str] = field(default_factory=list)
-    critical: list[str] = field(default_factory=list)
-    embedded: list[dict[str, list[str]]] = field(default_factory=list)
-    first_request_full: str = ""
-
-
-def _extract(messages: Sequence[Mapping[str, Any]]) -> _Facts:
-    f = _Facts()
-    calls: dict[str, tuple[str, Any]] = {}
-    results: dict[str, bool] = {}  # toolCallId -> is_error
-    errors: list[tuple[int, str, str, str]] = []  # (index, tool, signature, text)
-    successes: list[tuple[int, str]] = []  # (index, signature)
-    last_user = ""
-    last_assistant_text = ""
-    last_error_text = ""
-    pending_calls: list[str] = []
-    last_role = ""
-
-    for i, msg in enumerate(messages):
-        role = msg.get("role")
-        if role == "user":
-            text = _content_text(msg.get("content"))
-            blocks = _SUMMARY_BLOCK_RE.findall(text)
-            if blocks:  # an earlier summary carried in the conversation
-                for b in blocks:
-                    f.embedded.append(parse_summary_sections(b))
-                continue
-            last_role = "user"
-            if _BASH_PREFIX and text.startswith(_BASH_PREFIX):  # a shell command the user ran
-                cmd = text[len(_BASH_PREFIX) :].split("\n", 1)[0].rstrip("`")
-                f.done.append(f"User ran `{_clip(cmd, 120)}`")
-                failure = _error_line(text.split("\n", 1)[1] if "\n" in text else "", strict=True)
-                if failure:
-                    last_error_text = _clip(failure, 200)
-                continue
-            line = _MARKER_RE.sub("", _first_line(text)).strip()
-            if not line:
-                continue
-            last_user = text
-            if not _ACK_RE.match(line) and len(line.split()) >= 2 and not _IMAGE_PATH_RE.match(line):
-                f.requests.append(line)
-                if not f.first_request_full:
-                    f.first_request_full = _prose(text).strip()
-            for s in _sentences(text):
-                s = _MARKER_RE.sub("", s).strip()
-                if s and _CONSTRAINT_RE.search(s):
-                    f.constraints.append(s)
-        elif role == "assistant":
-            last_role = "assistant"
-            content = msg.get("content") or []
-            text = _content_text(content)
-            if text.strip():
-                last_assistant_text = text
-                for s in _sentences(text):
-                    if _DECISION_RE.search(s):
-                        f.decisions.append(s)
-            pending_calls = []
-            if isinstance(content, list):
-                for b in content:
-                    if isinstance(b, Mapping) and b.get("type") == "toolCall":
-                        cid = str(b.get("id", ""))
-                        calls[cid] = (str(b.get("name", "")), b.get("arguments"))
-                        pending_calls.append(cid)
-            if msg.get("stopReason") == "error":
-                err = _clip(str(msg.get("errorMessage") or "unknown error"), 200)
-                f.blocked.append(f"Assistant turn failed: {err}")
-                last_error_text = err
-        elif role == "toolResult":
-            last_role = "toolResult"
-            cid = str(msg.get("toolCallId", ""))
-            name, args = calls.get(cid, (str(msg.get("toolName", "")), None))
-            sig = name + " " + _arg_summary(name, args)
-            is_error = bool(msg.get("isError"))
-            results[cid] = is_error
-            if cid in pending_calls:
-                pending_calls.remove(cid)
-            text = _content_text(msg.get("content"))
-            # a shell command can print a failure and still exit 0 (e.g. `pytest || true`)
-            failure = _error_line(text, strict=True) if not is_error and name == "bash" else ""
-            if is_error or failure:
-                line = _clip(failure or _error_line(text) or "error", 200)
-                errors.append((i, name, sig, line))
-                last_error_text = line
-            else:
-                successes.append((i, sig))
-                if name not in _READ_ONLY_TOOLS:
-                    f.done.append(_call_label(name, args))
-
-    # failures not later repeated successfully
-    for idx, name, sig, text in errors:
-        if not any(j > idx and s == sig for j, s in successes):
-            f.blocked.append(f"`{name}` failed ({_clip(sig.split(' ', 1)[1] if ' ' in sig else '', 80)}): {text}")
-
-    # where the conversation stopped
-    if last_role == "user" and last_user.strip():
-        f.in_progress.append(f"Unanswered request: {_first_line(last_user)}")
-    elif pending_calls:
-        labels = [_call_label(*calls[c]) for c in pending_calls if c in calls]
-        f.in_progress.append("Waiting on tool calls: " + "; ".join(labels))
-    elif last_role == "toolResult":
-        f.in_progress.append("Tool work was still going on when the conversation was cut")
-
-    # next steps from the last assistant reply
-    if last_assistant_text:
-        listed = [m.group(1).strip() for line in _prose(last_assistant_text).splitlines() if (m := _LIST_ITEM_RE.match(line))]
-        forward = [s for s in _sentences(last_assistant_text) if _NEXT_RE.search(s) and not _LIST_ITEM_RE.match(s)]
-        f.next_steps.extend(listed if listed else forward)
-
-    if last_error_text:
-        f.critical.append(f"Last error: {last_error_text}")
-    if last_user.strip():
-        f.critical.append(f"Latest user message: {_clip(_prose(last_user), 400)}")
-    if last_assistant_text.strip():
-        f.critical.append(f"Latest assistant reply: {_clip(_prose(last_assistant_text), 400)}")
-    return f
-
-
-# --------------------------------------------------------------------------- merging and rendering
+# --------------------------------------------------------------------------- rules
 
 
 def _merge(*lists: Iterable[str]) -> list[str]:
@@ -455,40 +246,183 @@ def _merge(*lists: Iterable[str]) -> list[str]:
     return out
 
 
+def _merge_latest(*lists: Iterable[str]) -> list[str]:
+    """Concatenate keeping the *last* of items equal under :func:`_key` (a
+    repeated item moves to the end)."""
+    out: dict[str, str] = {}
+    for lst in lists:
+        for item in lst:
+            k = _key(item)
+            if k:
+                out.pop(k, None)
+                out[k] = item
+    return list(out.values())
+
+
+def _direction_changes(requests: Sequence[str], known: Iterable[str]) -> list[str]:
+    """The requests that changed direction (module docs), oldest first;
+    ``known`` are goals already listed (their words are not new)."""
+    from ..compaction import probes
+
+    seen: set[str] = set()
+    for text in known:
+        seen.update(probes.key_tokens(text, None))
+    out: list[str] = []
+    for text in requests:
+        keys = probes.key_tokens(text, None)
+        novel = [k for k in keys if k not in seen]
+        head = text[:200]
+        if (
+            not text.rstrip().endswith("?")
+            and len(text.split()) >= 8
+            and len(novel) >= 4
+            and len(novel) >= 0.6 * len(keys)
+            and probes.is_prose_line(head)
+        ):
+            out.append(text)
+        seen.update(keys)
+    return out
+
+
+def _state(facts: Any) -> tuple[list[str], list[str]]:
+    """(in progress, critical) state lines from ``facts``."""
+    in_progress: list[str] = []
+    if facts.pending_request and facts.latest_request:
+        in_progress.append(f"Pending request: {facts.latest_request}")
+    elif facts.pending_calls:
+        in_progress.append("Waiting on tool calls: " + "; ".join(facts.pending_calls))
+    elif facts.last_role == "toolResult":
+        in_progress.append("Tool work was still going on when the conversation was cut")
+    critical: list[str] = []
+    unresolved = facts.unresolved
+    if unresolved:
+        critical.append(f"Last error: {unresolved[-1].line}")
+    if facts.latest_request and not facts.pending_request:
+        critical.append(f"Latest request: {facts.latest_request}")
+    if facts.last_assistant_text.strip():
+        from ..compaction.probes import prose
+
+        critical.append(f"Latest assistant reply: {_clip(prose(facts.last_assistant_text), 600)}")
+    return in_progress, critical
+
+
+def _done_items(facts: Any) -> list[str]:
+    files = [f"{verb} `{path}`" for path, verb, _count in facts.edits][-DONE_FILES:]
+    from ..compaction.probes import is_lookup_command
+
+    changing = [c for c in facts.commands if not is_lookup_command(c)]
+    lookups = [c for c in facts.commands if is_lookup_command(c)]
+    picked = changing[-DONE_COMMANDS:]
+    if len(picked) < DONE_COMMANDS:
+        picked += lookups[len(lookups) - (DONE_COMMANDS - len(picked)) :]
+    chosen = set(picked)
+    commands = [f"Ran `{_clip(c, 120)}`" for c in facts.commands if c in chosen]
+    return files + commands
+
+
 def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
-    f = _extract(request.messages)
+    from ..compaction import probes
+
+    facts = probes.analyze_history(request.messages, request.previous_summary)
     prev: dict[str, list[str]] = {k: [] for k in _ORDER}
-    sources = list(f.embedded)
+    sources = []
     if request.previous_summary:
-        sources.append(parse_summary_sections(request.previous_summary, keep_leading=True))
+        sources.append(parse_summary_sections(request.previous_summary))
+    for msg in request.messages:  # earlier summaries carried in the conversation
+        if isinstance(msg, Mapping) and msg.get("role") == "user":
+            for block in _SUMMARY_BLOCK_RE.findall(probes.content_text(msg.get("content"))):
+                sources.append(parse_summary_sections(block))
     for src in sources:
         for k in _ORDER:
             prev[k] = _merge(prev[k], src.get(k, []))
     if request.messages:  # state lines of an earlier extractive summary are superseded
         for k in _ORDER:
             prev[k] = [x for x in prev[k] if not x.startswith(_TRANSIENT_PREFIXES)]
-    focus = [f"Requested focus: {_clip(request.custom_instructions, 300)}"] if request.custom_instructions else []
+
+    requests = [r for _i, r in facts.requests]
+    if prev[GOAL]:
+        goal_head, known = prev[GOAL][:1], prev[GOAL]
+        changes = prev[GOAL][1:] + _direction_changes(requests, known)
+    else:
+        goal_head, known = requests[:1], requests[:1]
+        changes = _direction_changes(requests[1:], known)
+    changes = [c for c in _merge(changes) if _key(c) not in {_key(g) for g in goal_head}]
+    goal = goal_head + changes[-GOAL_CHANGES:]
+
+    in_progress, critical = _state(facts)
+    focus = [f"Requested focus: {request.custom_instructions}"] if request.custom_instructions else []
+    done = _merge_latest(prev[DONE], _done_items(facts))
+    blocked = _merge_latest(prev[BLOCKED], [e.describe() for e in facts.unresolved])
+    next_steps = facts.plan_steps or ([facts.plan] if facts.plan else prev[NEXT])
     sec = {
-        GOAL: _merge(prev[GOAL], f.requests),
-        CONSTRAINTS: _merge(prev[CONSTRAINTS], f.constraints),
-        DONE: _merge(prev[DONE], f.done),
-        IN_PROGRESS: _merge(prev[IN_PROGRESS], f.in_progress),
-        BLOCKED: _merge(prev[BLOCKED], f.blocked),
-        DECISIONS: _merge(prev[DECISIONS], f.decisions),
-        NEXT: _merge(prev[NEXT], f.next_steps),
-        CRITICAL: _merge(focus, prev[CRITICAL], f.critical),
+        GOAL: goal,
+        CONSTRAINTS: facts.constraints[-probes.MAX_CONSTRAINTS :],
+        DONE: done[-(DONE_FILES + DONE_COMMANDS) :],
+        IN_PROGRESS: _merge(prev[IN_PROGRESS][-2:], in_progress),
+        BLOCKED: blocked[-probes.MAX_ERRORS :],
+        DECISIONS: facts.decisions[-probes.MAX_DECISIONS :],
+        NEXT: next_steps[:3],
+        CRITICAL: _merge(focus, prev[CRITICAL][-3:], critical),
     }
+    for key, items in _kept_previous_items(request).items():
+        # beyond pi: every fact of the previous summary stays (module docs)
+        sec[key] = _merge(items, sec[key])
     done_keys = {_key(d) for d in sec[DONE]}
     sec[IN_PROGRESS] = [x for x in sec[IN_PROGRESS] if _key(x) not in done_keys]
     return sec
 
 
-def _render_items(kind: str, key: str, items: list[str], omitted: int, cap: int, keep: set[str] = frozenset()) -> list[str]:
+_KEPT_SECTIONS = (GOAL, CONSTRAINTS, DONE, BLOCKED, DECISIONS, CRITICAL)
+"""Sections whose previous items an uncapped update keeps whole."""
+
+
+def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
+    """The previous summary's items that an uncapped update must keep, by
+    section (empty when the request has a ``max_tokens`` or no previous
+    summary); state lines are not facts and are left out."""
+    if request.max_tokens is not None or not request.previous_summary or request.kind == "turn_prefix":
+        return {}
+    parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
+    return {
+        key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES)]
+        for key in _KEPT_SECTIONS
+    }
+
+
+def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
+    from ..compaction import probes
+
+    facts = probes.analyze_history(request.messages)
+    sec: dict[str, list[str]] = {k: [] for k in _ORDER}
+    sec[GOAL] = [r for _i, r in facts.requests][:1]
+    changed = [f"{verb} `{path}`" for path, verb, _c in facts.edits][-4:]
+    sec[DONE] = _merge(changed, facts.decisions[-3:], [e.describe() for e in facts.unresolved][-probes.MAX_ERRORS :])
+    in_progress, _critical = _state(facts)
+    context = [f"Constraint: {c}" for c in facts.constraints[-3:]]
+    context += [x for x in in_progress if not x.startswith("Pending request:")]
+    if facts.plan and (not sec[GOAL] or _key(facts.plan) != _key(sec[GOAL][0])):
+        context.append(f"Next step: {facts.plan}")
+    if facts.unresolved:
+        context.append(f"Last error: {facts.unresolved[-1].line}")
+    sec[CRITICAL] = _merge(context)
+    return sec
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def _render_items(
+    kind: str, key: str, items: list[str], omitted: int, cap: int, keep: frozenset[str] = frozenset()
+) -> list[str]:
     if not items:
         return ["- (none)"] if key in (CONSTRAINTS, CRITICAL, BLOCKED) else ["- (none found)"]
     lines = []
     for n, item in enumerate(items, 1):
-        text = item if _key(item) in keep else _clip(item, cap)
+        limit = min(cap, _FIRST_GOAL_CHARS if key == GOAL and n == 1 else _ITEM_CHARS[key])
+        if kind == "turn_prefix":
+            limit = min(cap, 400 if key == GOAL else 200)
+        bare = _MARKER_RE.sub("", item) or item
+        text = bare if _key(item) in keep else _clip(bare, limit)
         if key == DONE and kind != "turn_prefix":
             lines.append(f"- [x] {text}")
         elif key == IN_PROGRESS:
@@ -498,11 +432,14 @@ def _render_items(kind: str, key: str, items: list[str], omitted: int, cap: int,
         else:
             lines.append(f"- {text}")
     if omitted:
-        lines.insert(1, f"- ({omitted} more omitted to fit the size limit)")
+        marker = f"- ({omitted} earlier items omitted to fit the size limit)"
+        lines.insert(1 if key in _KEEP_FIRST else 0, marker)
     return lines
 
 
-def _render(kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: set[str] = frozenset()) -> str:
+def _render(
+    kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: frozenset[str] = frozenset()
+) -> str:
     def block(key: str) -> list[str]:
         return _render_items(kind, key, sec[key], omitted.get(key, 0), cap, keep)
 
@@ -524,27 +461,28 @@ def _render(kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: 
     return "\n".join(out)
 
 
-def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
-    f = _extract(request.messages)
-    sec = {k: [] for k in _ORDER}
-    sec[GOAL] = [f.first_request_full] if f.first_request_full else f.requests[:1]
-    sec[DONE] = _merge(f.done, f.decisions, f.blocked)
-    sec[CRITICAL] = _merge(f.in_progress, f.critical)
-    return sec
+def summary_budget(request: SummaryRequest) -> int:
+    """The most UTF-16 code units the summary of ``request`` may have:
+    ``max_tokens`` and :data:`HISTORY_MAX_TOKENS` (a turn prefix
+    :data:`TURN_PREFIX_MAX_TOKENS`), whichever is smaller, times
+    :data:`CHARS_PER_TOKEN`."""
+    cap = TURN_PREFIX_MAX_TOKENS if request.kind == "turn_prefix" else HISTORY_MAX_TOKENS
+    try:
+        tokens = int(request.max_tokens)
+    except (TypeError, ValueError, OverflowError):
+        tokens = cap
+    return max(0, min(tokens, cap)) * CHARS_PER_TOKEN
 
 
-DEFAULT_MAX_TOKENS = 12000
-"""Size budget (tokens) of a summary whose request sets no ``max_tokens``
-(compaction and branch summaries send none since pi 1.6)."""
-
-
-def _protected(request: SummaryRequest) -> set[str]:
-    """Keys of the previous summary's items, which an uncapped request never
-    drops or shortens (no fact of an earlier summary is lost)."""
-    if request.max_tokens is not None or not request.previous_summary:
-        return set()
-    parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
-    return {_key(item) for items in parsed.values() for item in items}
+def _cut(text: str, budget: int) -> str:
+    """``text`` cut to ``budget`` UTF-16 code units, ``...`` at the end."""
+    if js_len(text) <= budget:
+        return text
+    keep = max(0, budget - 3)
+    out = text[:keep]
+    while out and js_len(out) > keep:
+        out = out[:-1]
+    return (out.rstrip() + "...") if budget >= 3 else out[:budget]
 
 
 def extractive_summary(request: SummaryRequest) -> str:
@@ -557,50 +495,41 @@ def extractive_summary(request: SummaryRequest) -> str:
             ``custom_instructions`` and ``max_tokens``; ignores the prompts.
 
     Returns:
-        Markdown text. With a ``max_tokens`` budget, at most ``max_tokens *
-        4`` characters. Without one (``None``), new items are fitted into
-        :data:`DEFAULT_MAX_TOKENS` but every item of the previous summary is
-        kept whole (beyond pi: merging never loses an earlier fact), so the
-        text may be longer.
+        Markdown text of at most :func:`summary_budget` UTF-16 code units
+        (about ``min(max_tokens, 1850)`` tokens; 600 for a turn prefix) —
+        except that an uncapped update keeps every item of the previous
+        summary whole (module docs), which may make it longer.
     """
-    explicit = request.max_tokens is not None
-    budget = max(0, int(request.max_tokens if explicit else DEFAULT_MAX_TOKENS)) * CHARS_PER_TOKEN
-    keep = _protected(request)
+    budget = summary_budget(request)
     sec = _turn_prefix_sections(request) if request.kind == "turn_prefix" else _sections_for(request)
+    keep = frozenset(_key(x) for items in _kept_previous_items(request).values() for x in items)
     omitted: dict[str, int] = {}
-    cap = 600 if request.kind == "turn_prefix" else 300
+    cap = 600
     text = _render(request.kind, sec, omitted, cap, keep)
-    # 1) shorten long items, 2) drop items (keeping each section's first), 3) cut
-    while len(text) > budget and cap > 80:
-        cap = max(80, cap * 2 // 3)
-        text = _render(request.kind, sec, omitted, cap, keep)
 
-    def droppable(key: str, first: int) -> int | None:
-        return next((i for i in range(first, len(sec[key])) if _key(sec[key][i]) not in keep), None)
+    def victim_index(key: str, floor: int) -> int | None:
+        """The item of ``key`` to drop next (never a kept one), or None."""
+        order = range(1, len(sec[key])) if key in _KEEP_FIRST else range(len(sec[key]))
+        free = [i for i in order if _key(sec[key][i]) not in keep]
+        return free[0] if len(sec[key]) > floor and free else None
 
-    for first in (2, 1):  # first keep each section's oldest and newest item, then only the oldest
-        while len(text) > budget:
-            victim = next(
-                (k for k in _DROP_ORDER if len(sec[k]) > first and droppable(k, 1) is not None), None
-            )
+    # 1) drop the least important items, down to each section's first/latest two,
+    # 2) shorten items, 3) drop down to one item, 4) cut
+    for floor in (2, 1):
+        while js_len(text) > budget:
+            victim = next((k for k in _DROP_ORDER if victim_index(k, floor) is not None), None)
             if victim is None:
                 break
-            excess = len(text) - budget
-            removed = 0
-            while len(sec[victim]) > first and removed < excess:
-                i = droppable(victim, 1)
-                if i is None:
-                    break
-                removed += min(len(sec[victim][i]), cap) + 8
-                del sec[victim][i]
-                omitted[victim] = omitted.get(victim, 0) + 1
+            del sec[victim][victim_index(victim, floor)]
+            omitted[victim] = omitted.get(victim, 0) + 1
             text = _render(request.kind, sec, omitted, cap, keep)
-    while len(text) > budget and cap > 20:
+        while js_len(text) > budget and cap > 80:
+            cap = max(80, cap * 2 // 3)
+            text = _render(request.kind, sec, omitted, cap, keep)
+    while js_len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
         text = _render(request.kind, sec, omitted, cap, keep)
-    if len(text) > budget and not keep:
-        text = text[: max(0, budget - 3)].rstrip() + "..." if budget >= 3 else text[:budget]
-    return text
+    return text if keep else _cut(text, budget)
 
 
 class ExtractiveSummarizer:

@@ -32,6 +32,7 @@ from ._common import (
     host_of,
     one_line,
 )
+from ..text import well_formed
 from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
@@ -51,11 +52,13 @@ class OpenAISummarizer:
     One request per summary: a ``system`` message with
     ``request.system_prompt`` and a ``user`` message with ``request.prompt``;
     the output budget is ``request.max_tokens`` tokens (none sent when it is
-    ``None``). The reply's message content, stripped of surrounding
-    whitespace, is the summary, returned as a
-    :class:`~pi_session.llm.base.SummaryText` with the reply's usage
-    (``prompt_tokens`` minus cached ones as input, ``completion_tokens`` as
-    output, cached prompt tokens as cacheRead).
+    ``None``). Both texts are sent well formed
+    (:func:`pi_session.text.well_formed`: a lone UTF-16 surrogate becomes
+    U+FFFD), so a session holding half an emoji can always be summarized.
+    The reply's message content, stripped of surrounding whitespace, is the
+    summary, returned as a :class:`~pi_session.llm.base.SummaryText` with
+    the reply's usage (``prompt_tokens`` minus cached ones as input,
+    ``completion_tokens`` as output, cached prompt tokens as cacheRead).
 
     Args:
         model: model id. ``None``: :data:`DEFAULT_OPENAI_MODEL` for the
@@ -167,8 +170,8 @@ class OpenAISummarizer:
             params: dict[str, Any] = {
                 "model": model,
                 "messages": [
-                    {"role": "system", "content": request.system_prompt},
-                    {"role": "user", "content": request.prompt},
+                    {"role": "system", "content": well_formed(request.system_prompt)},
+                    {"role": "user", "content": well_formed(request.prompt)},
                 ],
             }
             if request.max_tokens is not None:

@@ -1,0 +1,146 @@
+"""``eval-compaction``: score a compaction with the probes of
+:mod:`pi_session.compaction.probes` (**beyond pi**).
+
+The summarizer options, the spinner and the error handling are those of
+``pi-session compact`` (:mod:`pi_session.cli.compact_cmds`; its private
+helpers ``_make_summarizer``, ``_run`` and ``_settings_for`` are imported on
+purpose so both commands behave the same).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import typer
+from rich.table import Table
+
+from ..compaction import CompactionCancelled, compact, prepare_compaction
+from ..compaction.probes import CompactionEvaluation, evaluate_compaction
+from ..settings import CompactionSettings
+from .common import apply_leaf, console, fail, open_session, print_json
+from .compact_cmds import (
+    BASE_URL_OPTION,
+    JSON_OPTION,
+    MAX_RETRIES_OPTION,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
+    TIMEOUT_OPTION,
+    _make_summarizer,
+    _run,
+    _settings_for,
+)
+from .render import sanitize
+
+_WHERE = {"summary": "summary", "kept": "kept msgs", None: "MISSING"}
+
+
+def eval_compaction(
+    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    keep_recent_tokens: Optional[int] = typer.Option(
+        None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000)."
+    ),
+    reserve_tokens: Optional[int] = typer.Option(
+        None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384)."
+    ),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Compact the path to this entry instead of the leaf."),
+    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    show_summary: bool = typer.Option(False, "--show-summary", help="Print the summary after the report."),
+    provider: Optional[str] = PROVIDER_OPTION,
+    model: Optional[str] = MODEL_OPTION,
+    base_url: Optional[str] = BASE_URL_OPTION,
+    timeout: Optional[float] = TIMEOUT_OPTION,
+    max_retries: Optional[int] = MAX_RETRIES_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Compact a session in memory and check, with mechanical probes, what the
+    summary kept: the first and latest requests, the user's constraints, the
+    files modified and read, unresolved errors, decisions and the next step.
+    The session file is opened read-only and never changed.
+
+    Each probe is answered against the summary plus the kept messages; the
+    report shows each probe, where it was found (or MISSING), and the
+    summary's size in tokens. Use --provider to score a model's summary the
+    same way.
+    """
+    if keep_recent_tokens is not None and keep_recent_tokens < 0:
+        fail("--keep-recent-tokens must be >= 0")
+    if reserve_tokens is not None and reserve_tokens < 0:
+        fail("--reserve-tokens must be >= 0")
+    manager = open_session(session, read_only=True, quiet=as_json)
+    apply_leaf(manager, leaf)
+    base = _settings_for(manager, as_json).compaction
+    settings = CompactionSettings(
+        base.enabled,
+        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
+        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+    )
+    path = manager.get_branch()
+    prep = prepare_compaction(path, settings)
+    if prep is None or (not prep.messages_to_summarize and not prep.turn_prefix_messages):
+        if as_json:
+            print_json(None)
+            return
+        console.print(
+            "Nothing to evaluate: no messages would be summarized (the session is empty, ends with a "
+            "compaction, or fits in --keep-recent-tokens).",
+            markup=False,
+        )
+        return
+    summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
+    name = str(getattr(summarizer, "name", "summarizer"))
+    try:
+        result = _run(
+            compact(prep, summarizer, custom_instructions=instructions),
+            f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages with {name}…",
+            as_json,
+        )
+    except CompactionCancelled:  # pragma: no cover - no hook here
+        fail("compaction cancelled")
+    model_id = getattr(summarizer, "model", None)
+    evaluation = evaluate_compaction(path, prep, result, summarizer=name, model=model_id if isinstance(model_id, str) else None)
+    if as_json:
+        print_json(evaluation.to_json())
+        return
+    print_report(evaluation, show_summary=show_summary)
+
+
+def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False) -> None:
+    """Print the human-readable report of ``evaluation`` to stdout."""
+    ev = evaluation
+    who = ev.summarizer + (f" ({ev.model})" if ev.model else "")
+    total = len(ev.results)
+    console.print(
+        f"Summarizer: {sanitize(who)}\n"
+        f"Summarized {ev.summarized_messages:,} messages, kept {ev.kept_messages:,}"
+        f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
+        f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
+        f"Probes answered: {ev.answered}/{total} ({ev.answered_by_summary} by the summary itself)",
+        markup=False,
+        soft_wrap=True,
+    )
+    table = Table(show_edge=False, pad_edge=False, expand=False)
+    table.add_column("found", no_wrap=True)
+    table.add_column("probe", no_wrap=True)
+    table.add_column("expected (from the summarized history)", overflow="fold")
+    for r in ev.results:
+        status = _WHERE.get(r.where, str(r.where))
+        expected = r.probe.expected
+        if r.probe.paths:
+            expected = f"{len(r.probe.paths)} paths"
+            if r.missing:
+                expected += "; missing: " + ", ".join(r.missing[:5]) + (" ..." if len(r.missing) > 5 else "")
+        else:
+            expected = expected if len(expected) <= 80 else expected[:77] + "..."
+            if not r.found:
+                expected += f"  [best line holds {r.score:.0%} of the key tokens]"
+        style = None if r.found else "bold red"
+        table.add_row(status, r.probe.kind.replace("_", " "), sanitize(expected), style=style)
+    console.print(table)
+    if show_summary:
+        console.print("")
+        console.print(sanitize(ev.summary), markup=False, soft_wrap=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``eval-compaction`` to the app."""
+    app.command("eval-compaction")(eval_compaction)
