@@ -323,3 +323,13 @@ def test_file_ops_from_nested_calls():
     assert ops.to_json() == {"read": ["a.py"], "written": ["b.py"], "edited": ["c.py"]}
     for bad in ({"role": "toolResult", "nestedCalls": None}, {"role": "toolResult", "nestedCalls": {"calls": "x"}}):
         extract_file_ops_from_message(bad, ops)  # never raises
+
+
+def test_malformed_roles_never_raise():
+    # a role that is a list (unhashable) or missing is no role: neither a cut point nor a turn start
+    entries = chain(m(0, "user"), {**m(0, "x"), "message": {"role": [], "content": "x"}},
+                    {**m(0, "x"), "message": {"content": "x"}}, m(0, "assistant", "y" * 400))
+    assert find_valid_cut_points(entries, 0, 4) == [0, 3]
+    assert find_turn_start_index(entries, 2, 0) == 0
+    assert find_cut_point(entries, 0, 4, 10).first_kept_entry_index == 3
+    assert prepare_compaction(entries, CompactionSettings(keep_recent_tokens=10)) is not None

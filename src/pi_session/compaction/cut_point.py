@@ -77,8 +77,15 @@ class CutPointResult:
         }
 
 
-def _roles(messages: Sequence[Any]) -> list[Any]:
-    return [m.get("role") if isinstance(m, Mapping) else None for m in messages]
+def _roles(messages: Sequence[Any]) -> list[str]:
+    """The string roles of ``messages`` (a malformed role, e.g. a list, is
+    no role)."""
+    out = []
+    for m in messages:
+        role = m.get("role") if isinstance(m, Mapping) else None
+        if isinstance(role, str):
+            out.append(role)
+    return out
 
 
 class _View:
