@@ -733,3 +733,26 @@ def test_anthropic_sdk_sends_messages_payload():
     client.messages.create(model="m", max_tokens=10, **res.payload())
     assert sent[-1]["messages"] == res.messages and sent[-1]["system"] == "sys"
     assert [m["role"] for m in res.messages] == ["user", "assistant", "user", "assistant", "user"]
+
+
+def test_pi16_system_messages_become_the_system_prompt():
+    """pi 1.6 system messages are replayed into one system prompt (what pi
+    sends to providers that take no system message mid-conversation); an
+    explicit system_prompt wins; no provider sees role system in place."""
+    from pi_session.adapters import to_anthropic_messages, to_openai_chat, to_openai_responses
+
+    messages = [
+        {"role": "system", "content": "", "sections": {"preamble": "Be brief.", "cwd": "<cwd>\n/x\n</cwd>"}, "timestamp": 1},
+        {"role": "user", "content": "hi", "timestamp": 2},
+        {"role": "system", "content": "Also: answer in French.", "sections": {"cwd": None}, "timestamp": 3},
+        {"role": "user", "content": "encore", "timestamp": 4},
+    ]
+    expected = "Also: answer in French.\n\nBe brief."
+    chat = to_openai_chat(messages).messages
+    assert chat[0] == {"role": "system", "content": expected}
+    assert [m["role"] for m in chat[1:]] == ["user"] or [m["role"] for m in chat[1:]] == ["user", "user"]
+    anthropic = to_anthropic_messages(messages)
+    assert anthropic.system == expected and all(m["role"] != "system" for m in anthropic.messages)
+    responses = to_openai_responses(messages).payload()
+    assert "Be brief." in json.dumps(responses)
+    assert to_openai_chat(messages, "mine").messages[0] == {"role": "system", "content": "mine"}

@@ -323,6 +323,20 @@ def _system_text(system_prompt: str | None, repairs: list[Repair]) -> str | None
     return well_formed(system_prompt)
 
 
+def _system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> str | None:
+    """The system prompt to send: ``system_prompt`` when given, else the
+    prompt the context's pi 1.6 system messages replay to
+    (:func:`pi_session.context.get_current_system_message`), as pi sends it
+    to providers that take no system message mid-conversation; None when
+    there is neither."""
+    if system_prompt is not None:
+        return system_prompt
+    from .context import get_current_system_message, system_message_text
+
+    replayed = get_current_system_message(m for m in messages if isinstance(m, Mapping))
+    return system_message_text(replayed) or None if replayed is not None else None
+
+
 def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[_Turn], list[Repair]]:
     if thinking not in ("drop", "text"):
         raise ValueError(f"thinking must be 'drop' or 'text', not {thinking!r}")
@@ -357,6 +371,8 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
 
     for src, m in llm:
         role = m.get("role")
+        if role == "system":
+            continue  # pi 1.6 system messages: replayed into the system prompt (see _system_prompt_for)
         if role == "user":
             open_calls = []
             blocks = _norm_user_blocks(m.get("content"), src, repairs, "a user message")
@@ -548,7 +564,8 @@ def to_openai_chat(
             ``convert_to_llm`` is applied here). Append the new user prompt
             to this list before calling, if there is one.
         system_prompt: sent as the first message (role ``system``) when
-            non-empty.
+            non-empty. When None, the prompt replayed from the context's
+            pi 1.6 ``system`` messages is sent (they never appear in place).
         thinking: ``"drop"`` (default) or ``"text"`` (thinking becomes text).
 
     Returns:
@@ -564,7 +581,7 @@ def to_openai_chat(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(system_prompt, repairs)
+    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
     ids = _IdMap(40)
     out: list[dict[str, Any]] = []
     if system_prompt:
@@ -637,7 +654,7 @@ def to_openai_responses(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(system_prompt, repairs)
+    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
     ids = _IdMap(64)
     items: list[dict[str, Any]] = []
     for turn in turns:
@@ -703,7 +720,7 @@ def to_anthropic_messages(
         ValueError: ``thinking`` is not "drop" or "text".
     """
     turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(system_prompt, repairs)
+    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
     ids = _IdMap(64)
     out: list[dict[str, Any]] = []
 

@@ -364,6 +364,8 @@ def _normalized(msg: dict[str, Any]) -> dict[str, Any]:
     if msg.get("content") is not None:
         return msg
     role = msg.get("role")
+    if role.__class__ is not str:  # a malformed role (a list, an object) is no known role
+        return msg
     if role in _EMPTY_CONTENT_ROLES:
         return {**msg, "content": []}
     if role == "system":
@@ -413,7 +415,7 @@ def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list
     out: list[dict[str, Any]] = []
     for msg in messages:
         role = msg.get("role") if isinstance(msg, dict) else None
-        if role not in _EDITABLE_ROLES:
+        if role.__class__ is not str or role not in _EDITABLE_ROLES:
             out.append(msg)
             continue
         edited = dict(msg)
@@ -702,7 +704,8 @@ _MISSING: Any = object()
 def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Turn agent messages into LLM messages (pi's ``convertToLlm``).
 
-    ``user``, ``assistant`` and ``toolResult`` pass through unchanged;
+    ``user``, ``assistant``, ``toolResult`` and (pi 1.6) ``system`` pass
+    through unchanged;
     ``bashExecution`` becomes a user text (dropped when
     ``excludeFromContext``); ``custom`` becomes a user message with its
     content (a string becomes one text block); ``branchSummary`` and
@@ -723,7 +726,7 @@ def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         if not isinstance(m, Mapping):
             continue
         role = m.get("role")
-        if role in ("user", "assistant", "toolResult"):
+        if role in ("user", "assistant", "toolResult", "system"):
             out.append(m)  # type: ignore[arg-type]
         elif role == "bashExecution":
             if m.get("excludeFromContext"):
