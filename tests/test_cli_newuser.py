@@ -142,3 +142,52 @@ def test_info_shows_the_files_own_version(fixture_copy):
     assert data["version"] == 1
     assert "version       1 (read as version 3" in run("info", path).stdout
     assert path.read_bytes() == before  # info never migrates
+
+
+def _v1_session(fixture_copy):
+    return fixture_copy("large-session.jsonl")
+
+
+def test_failed_compact_on_a_v1_file_really_leaves_it_unchanged(fixture_copy, tmp_path):
+    """A compact whose summary fails (no server) must not have migrated the
+    file first: 'the session file was not changed' is then true."""
+    path = _v1_session(fixture_copy)
+    before = path.read_bytes()
+    result = run("compact", path, "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+                 "--max-retries", "0", "--timeout", "5")
+    assert result.exit_code == 1
+    assert "the session file was not changed" in result.output
+    assert path.read_bytes() == before
+    assert not list(path.parent.glob("*.bak"))
+
+
+def test_compact_prints_a_short_report(fixture_copy):
+    path = _v1_session(fixture_copy)
+    result = run("compact", path, "--provider", "extractive", "--keep-recent-tokens", "2000")
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    assert "Compacted " in out and "Context: " in out
+    assert "--show-summary" in out
+    assert len(out.splitlines()) < 25  # not the whole summary
+    assert "migrated from version 1" in result.output  # what opening for the write did to the file
+    path = _v1_session(fixture_copy)  # a fresh copy
+    full = run("compact", path, "--provider", "extractive", "--keep-recent-tokens", "500", "--show-summary")
+    assert full.exit_code == 0 and "--show-summary" not in full.stdout and "## Next Steps" in full.stdout
+
+
+def test_tokens_window_must_be_positive_and_a_reserve_larger_than_it_is_explained(tmp_path):
+    path = chain(tmp_path, 3)
+    assert run("tokens", path, "--window", "0").exit_code != 0
+    out = run("tokens", path, "--window", "1000").stdout
+    assert "the reserve is larger than the window" in out and "would trigger on any context" in " ".join(out.split())
+
+
+def test_counts_use_the_right_number(tmp_path):
+    from pi_session.cli.render import plural
+
+    assert plural(1, "entry", "entries") == "1 entry"
+    assert plural(2, "entry", "entries") == "2 entries"
+    assert plural(1200, "message") == "1,200 messages"
+    path = chain(tmp_path, 1)
+    out = run("export", path, "--format", "md", "-o", tmp_path / "x.md").output
+    assert "exported 1 entry to" in out

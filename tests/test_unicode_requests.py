@@ -319,7 +319,7 @@ def test_check_warns_about_lone_surrogates_naming_the_line(tmp_path):
     assert res.returncode == 0, res.stdout + res.stderr
     assert f"{f}:{line}: warning: entry " in res.stdout
     assert "message.content[0].text holds a lone UTF-16 surrogate (U+D83D at character 7" in res.stdout
-    assert "1 warning(s)" in res.stdout
+    assert "1 warning" in res.stdout
     as_json = run_cli(tmp_path, "check", f, "--json")
     report = json.loads(as_json.stdout)
     assert as_json.returncode == 0 and report["ok"] and report["problems"] == []

@@ -21,7 +21,7 @@ from ..export import export_html, export_markdown
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
 from .common import CliError, console, err_console, fail, open_session, print_json, resolve_session, warn
-from .render import sanitize
+from .render import plural, sanitize
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
@@ -73,7 +73,7 @@ def check(
                 console.print(sanitize(f"deleted leftover temp file {tmp}"), markup=False, soft_wrap=True)
         if result is not None and result.changed:
             console.print(
-                sanitize(f"repaired {result.path}: {len(result.recovered_lines)} line(s) written clean, {len(result.removed_lines)} removed"),
+                sanitize(f"repaired {result.path}: {plural(len(result.recovered_lines), 'line')} written clean, {len(result.removed_lines):,} removed"),
                 markup=False,
                 soft_wrap=True,
             )
@@ -81,16 +81,16 @@ def check(
             if result.rejected:
                 console.print(sanitize(f"  removed bytes kept in {result.rejected}"), markup=False, soft_wrap=True)
             if report.problems:
-                console.print(f"{len(report.problems)} problem(s) left that repair does not fix", markup=False)
+                console.print(f"{plural(len(report.problems), 'problem')} left that repair does not fix", markup=False)
         elif report.ok:
-            extra = f", {len(report.warnings)} warning(s)" if report.warnings else ""
+            extra = f", {plural(len(report.warnings), 'warning')}" if report.warnings else ""
             console.print(
                 sanitize(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines{extra})"),
                 markup=False,
                 soft_wrap=True,
             )
         elif not repair:
-            console.print(f"{len(report.problems)} problem(s); {len(report.fixable)} fixable with --repair", markup=False)
+            console.print(f"{plural(len(report.problems), 'problem')}; {len(report.fixable):,} fixable with --repair", markup=False)
     raise typer.Exit(0 if report.ok else 1)
 
 
@@ -186,7 +186,7 @@ def export(
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {len(path_entries)} entries to {sanitize(str(output))}", markup=False, soft_wrap=True)
+    err_console.print(f"exported {plural(len(path_entries), 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

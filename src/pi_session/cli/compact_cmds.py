@@ -25,7 +25,7 @@ from ..settings import CompactionSettings, load_settings
 from ..tree import parent_id_of
 from ..tokens import estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens, should_compact
 from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
-from .render import sanitize
+from .render import plural, sanitize
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 PROVIDER_OPTION = typer.Option(
@@ -138,7 +138,7 @@ def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
 def tokens(
     session: str = typer.Argument(..., help="Session file or session id prefix."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
-    window: int = typer.Option(200000, "--window", min=0, help="Model context window, in tokens."),
+    window: int = typer.Option(200000, "--window", min=1, help="Model context window, in tokens."),
     reserve: Optional[int] = typer.Option(
         None, "--reserve", min=0, help="Tokens kept free (default: compaction.reserveTokens from settings, 16384)."
     ),
@@ -192,11 +192,17 @@ def tokens(
     table.add_row("messages in context", f"{len(messages):,}")
     table.add_row("context window", f"{window:,}")
     threshold = window - settings.reserve_tokens
-    table.add_row("compaction threshold", f"{threshold:,}")
+    table.add_row("compaction threshold", f"{threshold:,}" if threshold > 0 else f"{threshold:,} (the reserve is larger than the window)")
     table.add_row("would compact", "yes" if projected_trigger else "no")
     if not settings.enabled:
         table.add_row("", "(auto-compaction is disabled in settings)")
     console.print(table)
+    if threshold <= 0:
+        console.print(
+            f"note: the reserve ({settings.reserve_tokens:,} tokens, --reserve or compaction.reserveTokens) leaves no "
+            f"room in a {window:,}-token window, so compaction would trigger on any context.",
+            style="dim",
+        )
     if stale_usage:
         console.print(
             "note: the last reported usage is from before the latest compaction or context edit, so it "
@@ -236,14 +242,22 @@ def compact_cmd(
     base_url: Optional[str] = BASE_URL_OPTION,
     timeout: Optional[float] = TIMEOUT_OPTION,
     max_retries: Optional[int] = MAX_RETRIES_OPTION,
+    show_summary: bool = typer.Option(False, "--show-summary", help="Print the whole new summary (default: its first lines)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Summarize older messages into a compaction entry, keeping recent ones."""
+    """Summarize older messages into a compaction entry, keeping recent ones.
+
+    The file is only opened for writing once the summary is ready: if the
+    summary fails, the session file is left exactly as it was (an old
+    version-1/2 file is migrated only when the compaction is written)."""
     if keep_recent_tokens is not None and keep_recent_tokens < 0:
         fail("--keep-recent-tokens must be >= 0")
     if reserve_tokens is not None and reserve_tokens < 0:
         fail("--reserve-tokens must be >= 0")
-    manager = open_session(session, read_only=dry_run, quiet=as_json)
+    # Read-only until the compaction is written: a v1/v2 file is migrated
+    # in memory, and only rewritten (with a backup) when there is something
+    # to write, so a failure really leaves the file unchanged.
+    manager = open_session(session, read_only=True, quiet=as_json)
     base = _settings_for(manager, as_json).compaction
     settings = CompactionSettings(
         base.enabled,
@@ -284,16 +298,19 @@ def compact_cmd(
         extra["from_hook"] = True
     if result.usage is not None:
         extra["usage"] = result.usage  # the summary requests' usage, stored on the entry (pi 1.6)
-    new_id = manager.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
-    manager.save()
+    writer = _open_to_write(session, quiet=as_json)
+    new_id = writer.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
+    writer.save()
     # pure estimates: usage reported by kept assistant messages predates the compaction
-    after = sum(estimate_tokens(m) for m in manager.build_session_context()["messages"])
+    after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
     if as_json:
         print_json({"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)})
         return
+    summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
     console.print(
-        f"Compacted: {result.tokens_before:,} → ~{after:,} tokens; compaction entry {new_id}, "
-        f"kept from {sanitize(str(result.first_kept_entry_id))}.",
+        f"Compacted {plural(summarized, 'message')} into a summary of ~{plural(estimate_tokens({'role': 'compactionSummary', 'summary': result.summary}), 'token')} "
+        f"(compaction entry {new_id}); kept from {sanitize(str(result.first_kept_entry_id))}.\n"
+        f"Context: {result.tokens_before:,} → ~{after:,} tokens.",
         markup=False,
         soft_wrap=True,
     )
@@ -302,7 +319,33 @@ def compact_cmd(
             f"the context is now estimated larger than before ({result.tokens_before:,} → ~{after:,} tokens): "
             "the summary is longer than the messages it replaced, so compacting a session this small does not pay"
         )
-    console.print(sanitize(result.summary), markup=False, soft_wrap=True)
+    lines = sanitize(result.summary).splitlines()
+    if show_summary or len(lines) <= SUMMARY_PREVIEW_LINES:
+        console.print("\n".join(lines), markup=False, soft_wrap=True)
+    else:
+        console.print("\n".join(lines[:SUMMARY_PREVIEW_LINES]), markup=False, soft_wrap=True)
+        console.print(
+            f"… {plural(len(lines) - SUMMARY_PREVIEW_LINES, 'more line')} of the summary: run with --show-summary, "
+            "or see it with `pi-session context SESSION`.",
+            style="dim",
+            markup=False,
+            soft_wrap=True,
+        )
+
+
+SUMMARY_PREVIEW_LINES = 12
+"""Lines of a new summary `compact` prints (all with --show-summary)."""
+
+
+def _open_to_write(session: str, *, quiet: bool) -> Any:
+    """Open the session for writing once there is something to write; says
+    what opening did to the file (a migration rewrites an old file, keeping
+    a backup)."""
+    writer = open_session(session, read_only=False, quiet=True)
+    if not quiet:
+        for note in writer.notes:
+            warn(note)
+    return writer
 
 
 def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
@@ -374,8 +417,11 @@ def navigate(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Move the session's position to another entry, optionally summarizing
-    the branch left behind (stored as a branch_summary entry)."""
-    manager = open_session(session, read_only=False, quiet=as_json)
+    the branch left behind (stored as a branch_summary entry).
+
+    The file is only opened for writing once the summary is ready, so a
+    failed summary leaves it exactly as it was."""
+    manager = open_session(session, read_only=True, quiet=as_json)
     target = manager.get_entry(entry_id)
     if target is None:
         fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
@@ -426,6 +472,9 @@ def navigate(
     branch_extra: dict[str, Any] = {}
     if usage is not None:
         branch_extra["usage"] = usage  # the summary request's usage, stored on the entry (pi 1.6)
+    manager = _open_to_write(session, quiet=as_json)
+    if new_leaf is not None and manager.get_entry(new_leaf) is None:  # pragma: no cover - the file changed meanwhile
+        fail(f"{manager.get_session_file()}: entry {new_leaf} is gone; the session file was not changed")
     summary_id = manager.branch_with_summary(new_leaf, summary_text, details, **branch_extra) if details is not None else (
         manager.branch_with_summary(new_leaf, summary_text, **branch_extra)
     )
@@ -436,9 +485,11 @@ def navigate(
     # adapters answer them with an explicit error result).
     unanswered = unanswered_tool_calls(manager.build_session_context()["messages"])
     if unanswered and not as_json:
+        shown = unanswered[0]["toolCallId"] if len(unanswered) == 1 else None
         warn(
-            f"{len(unanswered)} tool call(s) at the new position have no result "
-            f"({', '.join(str(u['toolCallId']) for u in unanswered[:5])}); the provider adapters answer them with an error result"
+            (f"tool call {shown} at the new position has no result" if shown is not None else
+             f"{plural(len(unanswered), 'tool call')} at the new position have no results (`--json` lists them)")
+            + "; the provider adapters answer them with an error result"
         )
     if as_json:
         print_json(
@@ -457,7 +508,7 @@ def navigate(
     if summary_text:
         console.print(
             f"Moved the leaf from {sanitize(str(old_leaf))} to {where}, with a summary of the "
-            f"{len(collected.entries)} entries of the branch left (branch_summary entry {summary_id}):",
+            f"{plural(len(collected.entries), 'entry', 'entries')} of the branch left (branch_summary entry {summary_id}):",
             markup=False,
             soft_wrap=True,
         )

@@ -31,6 +31,12 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``"1 entry"``, ``"2 entries"``: the count (with thousands separators)
+    and the word in the right number (``many`` defaults to ``word + "s"``)."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
 def sanitize(text: str) -> str:
     """``text`` safe to write to a terminal: every control character except
     newline and tab (C0, DEL, C1 ``0x80-0x9f``) and every lone surrogate is

@@ -25,6 +25,7 @@ from .render import (
     entry_line,
     iter_flat_tree_json,
     one_line,
+    plural,
     sanitize,
     system_changes,
     tree_depth,
@@ -389,7 +390,7 @@ def clone(
     if as_json:
         print_json({"path": str(new_file), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
-        console.print(f"cloned {len(writer.get_entries())} entries to {sanitize(str(new_file))}", markup=False, soft_wrap=True)
+        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(new_file))}", markup=False, soft_wrap=True)
 
 
 def fork(
