@@ -111,6 +111,8 @@ def test_help_is_written_for_people():
         assert "``" not in out
     out = run("export", "--help").stdout
     assert "written atomically and never replaces a session file" in " ".join(out.split())
+    out = run("system-prompt", "--help").stdout
+    assert "list[" not in out and "--skill" in out
 
 
 def test_fork_defaults_to_the_current_directory(tmp_path, monkeypatch):

@@ -94,7 +94,9 @@ for _info in app.registered_commands:
 
 def _hide_flag_types() -> None:
     """Typer's help shows ``<bool>`` beside every on/off flag; flags take no
-    value, so show nothing there. Cosmetic: skipped if typer changes."""
+    value, so show nothing there. A repeatable option shows ``<str>``, not
+    ``<list[str]>`` (its help says it repeats). Cosmetic: skipped if typer
+    changes."""
     try:
         from typer.core import TyperOption
     except ImportError:  # pragma: no cover - other typer versions
@@ -106,7 +108,13 @@ def _hide_flag_types() -> None:
     def display_type_rich(self: Any, ctx: Any) -> Any:
         if getattr(self, "is_flag", False) and self.metavar is None:
             return None
-        return original(self, ctx)
+        shown = original(self, ctx)
+        # a repeatable option shows its item type, not Python's "list[str]"
+        if isinstance(shown, str) and shown.startswith("<list[") and shown.endswith("]>"):
+            return "<" + shown[len("<list[") : -len("]>")] + ">"
+        if isinstance(shown, str) and shown.startswith("list[") and shown.endswith("]"):
+            return "<" + shown[len("list[") : -1] + ">"
+        return shown
 
     display_type_rich._pi_session_patched = True  # type: ignore[attr-defined]
     TyperOption.display_type_rich = display_type_rich  # type: ignore[method-assign]
