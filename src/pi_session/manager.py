@@ -11,8 +11,10 @@ cycle is cut instead of looping forever; entries are never written twice.
 
 from __future__ import annotations
 
+import operator
 import os
 from collections.abc import Mapping
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +58,22 @@ class _Omitted:
 OMITTED: Any = _Omitted()
 """Default of optional entry fields: the key is left out (JavaScript's
 ``undefined``). Passing None writes an explicit ``null``, as pi does."""
+
+
+_get_parent_id = operator.methodcaller("get", "parentId")
+
+
+def _may_have_orphans(records: list[dict[str, Any]], by_id: Mapping[str, Any]) -> bool:
+    """False when every parentId of ``records[1:]`` (entries read from a
+    file) is null or absent or the id of an entry in ``by_id``: a check
+    without a Python loop per entry (decoded JSON holds no str subclasses,
+    so an id-equal parentId is a string)."""
+    try:
+        parents = set(map(_get_parent_id, islice(records, 1, None)))
+    except TypeError:  # an array or object parentId
+        return True
+    parents.discard(None)
+    return not parents <= by_id.keys()
 
 
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
@@ -274,7 +292,7 @@ class SessionManager:
         self._tree.find_cycles()
         # (entry id, kind, message) of each tree problem and orphan
         found = [(p.entry_id, p.kind, p.message) for p in self._tree.problems]
-        if sf is not None:
+        if sf is not None and _may_have_orphans(self._records, self._tree.by_id):
             by_id = self._tree.by_id
             for entry in self._records[1:]:
                 parent = entry.get("parentId")
