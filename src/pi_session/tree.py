@@ -181,7 +181,10 @@ class SessionTree:
         # parent_index[i] = i - 1 and run_start[i] = run_start[i - 1] where
         # entry i's parentId is entry i-1's id object (then it is a string;
         # exactly a str, non-empty, when every id is); the rest below
-        self._parent_index = parent_index = list(range(-1, n - 1))
+        # (the int objects of position's values, not n new ones: 2.8 MB less
+        # on 100,000 entries)
+        self._parent_index = parent_index = [-1, *position.values()]
+        parent_index.pop()
         if "" not in position and set(map(type, ids)) == {str}:
             others = list(compress(range(1, n), map(operator.is_not, parents[1:], ids)))
         else:
