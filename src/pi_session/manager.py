@@ -68,12 +68,12 @@ def _may_have_orphans(records: list[dict[str, Any]], by_id: Mapping[str, Any]) -
     file) is null or absent or the id of an entry in ``by_id``: a check
     without a Python loop per entry (decoded JSON holds no str subclasses,
     so an id-equal parentId is a string)."""
+    parents = list(map(_get_parent_id, islice(records, 1, None)))
     try:
-        parents = set(map(_get_parent_id, islice(records, 1, None)))
+        known = sum(map(by_id.__contains__, parents))
     except TypeError:  # an array or object parentId
         return True
-    parents.discard(None)
-    return not parents <= by_id.keys()
+    return known + parents.count(None) != len(parents)
 
 
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
