@@ -382,6 +382,12 @@ class SessionFile:
         ends_with_newline: False when the last line is torn (no ``\\n``).
         size: bytes; mtime_ns: modification time when read.
         migrated_from: the version the records were migrated from, if any.
+        entry_columns: ``(ids, parent_ids, labels)`` gathered while reading
+            (None when the entries were sorted out after a migration):
+            each entry's ``id`` and ``parentId`` (None when absent), in
+            ``entries`` order, and the entries of type ``label``; see
+            :class:`pi_session.tree.SessionTree`, which takes them instead
+            of going over 100,000 entries again.
     """
 
     path: Path | None
@@ -396,6 +402,7 @@ class SessionFile:
     size: int = 0
     mtime_ns: int = 0
     migrated_from: int | None = None
+    entry_columns: tuple[list[Any], list[Any], list[dict[str, Any]]] | None = None
 
     @property
     def version(self) -> int:
@@ -440,6 +447,12 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
         sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry has no id (skipped)"))
         return
     sf.entries.append(record)
+    if sf.entry_columns is not None:
+        ids, parent_ids, labels = sf.entry_columns
+        ids.append(record["id"])
+        parent_ids.append(record.get("parentId"))
+        if rtype == "label":
+            labels.append(record)
 
 
 def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> SessionFile:
@@ -639,6 +652,10 @@ def _compact_record(record: dict[str, Any], previous: dict[str, Any] | None, cal
     return share(record)
 
 
+def _no_columns(value: Any) -> None:  # pragma: no cover - never called
+    raise AssertionError("entry columns used before the header")
+
+
 def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     """The reading loop of :func:`read_session_file`.
 
@@ -646,7 +663,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     takes the fast path: decode, :func:`_compact_record`, and, once the
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
-    would do after the loop). Every other line (before the header, damaged,
+    would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
     not an object, the unterminated last one) takes :func:`_read_other`."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
@@ -658,6 +675,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     previous: dict[str, Any] | None = None
     call_ids: dict[str, str] = {}
     header_seen = False  # the fast path starts after the header
+    ids_append = parents_append = labels_append = _no_columns
     sorting = False  # sort records into entries while reading
     try:
         with open(p, "rb") as f:
@@ -683,8 +701,13 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                                 lines_append(line_no)
                                 if sorting:
                                     rtype = record.get("type")
-                                    if rtype.__class__ is str and rtype != "session" and record.get("id").__class__ is str:
+                                    rid = record.get("id")
+                                    if rtype.__class__ is str and rid.__class__ is str and rtype != "session":
                                         entries_append(record)
+                                        ids_append(rid)
+                                        parents_append(record.get("parentId"))
+                                        if rtype == "label":
+                                            labels_append(record)
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
@@ -695,6 +718,11 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                     elif sf.header is not None:
                         header_seen = True
                         sorting = not migrate or sf.version >= CURRENT_SESSION_VERSION
+                        if sorting:
+                            sf.entry_columns = ([], [], [])
+                            ids_append = sf.entry_columns[0].append
+                            parents_append = sf.entry_columns[1].append
+                            labels_append = sf.entry_columns[2].append
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     sf.line_count = line_no

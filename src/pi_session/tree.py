@@ -124,6 +124,10 @@ class SessionTree:
     Args:
         entries: session entries in file order (header excluded); each must
             have a string ``id``.
+        columns: optionally ``(ids, parent_ids, labels)`` as the reader
+            gathers them (``SessionFile.entry_columns``): ``entries[i]["id"]``
+            and ``entries[i].get("parentId")`` for each i, and the entries of
+            type ``label`` in order; spares going over every entry again.
 
     Attributes:
         by_id: id → entry (a later duplicate id replaces an earlier one, as in pi).
@@ -133,7 +137,11 @@ class SessionTree:
         problems: :class:`TreeProblem` list.
     """
 
-    def __init__(self, entries: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        entries: Sequence[Mapping[str, Any]] = (),
+        columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.entries: list[Mapping[str, Any]] = []
         self.by_id: dict[str, Mapping[str, Any]] = {}
         self.labels: dict[str, str] = {}
@@ -156,9 +164,13 @@ class SessionTree:
         self._run_start: list[int] = []
         if entries:
             with gc_paused():
-                self._bulk_index(entries)
+                self._bulk_index(entries, columns)
 
-    def _bulk_index(self, entries: Sequence[Mapping[str, Any]]) -> None:
+    def _bulk_index(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
         """Index many entries at once (what :meth:`add` does one by one).
 
         The common case costs no Python loop per entry: an entry whose
@@ -167,7 +179,12 @@ class SessionTree:
         linear run; only the others (run starts, branch points, forward or
         missing parents) are looked at one by one."""
         entries = list(entries)
-        ids = [e["id"] for e in entries]
+        if columns is not None and len(columns[0]) == len(entries) == len(columns[1]):
+            ids, parents, label_entries = columns
+            ids = list(ids)
+        else:
+            ids = [e["id"] for e in entries]
+            parents = label_entries = None
         position = dict(zip(ids, range(len(ids))))
         if len(position) != len(ids) or self.entries:
             for entry in entries:  # repeated ids: the careful way, in order
@@ -177,7 +194,8 @@ class SessionTree:
         self.entries = entries
         self.by_id = dict(zip(ids, entries))
         self._position = position
-        parents = [e.get("parentId") for e in entries]
+        if parents is None:
+            parents = [e.get("parentId") for e in entries]
         # parent_index[i] = i - 1 and run_start[i] = run_start[i - 1] where
         # entry i's parentId is entry i-1's id object (then it is a string;
         # exactly a str, non-empty, when every id is); the rest below
@@ -219,7 +237,9 @@ class SessionTree:
                 run_start[start:end] = [start] * (end - start)
         labels = self.labels
         label_timestamps = self.label_timestamps
-        for entry in [e for e in entries if e.get("type") == "label"]:
+        if label_entries is None:
+            label_entries = [e for e in entries if e.get("type") == "label"]
+        for entry in label_entries:
             target = entry.get("targetId")
             if entry.get("label"):
                 labels[target] = entry["label"]
