@@ -8,6 +8,10 @@ directory listings), plus model and thinking-level changes, labels, a session
 name, custom entries and a few compactions. ``branchy`` sessions also jump the
 leaf back now and then and leave branch summaries.
 
+A second shape, :func:`generate_spaced_session_file`, is the one of the pi
+1.6 compatibility issue's measurement: only message entries, written with a
+space after ``:`` and ``,`` (valid JSON, not ``JSON.stringify``'s bytes).
+
 Everything comes from ``random.Random(seed)``: the same arguments always give
 the same bytes. Text is cut from a pre-generated corpus, so 100 MB take
 seconds, not minutes.
@@ -15,6 +19,7 @@ seconds, not minutes.
 Usage::
 
     python bench/gen.py session OUT.jsonl --entries 100000 --mb 100 [--branchy]
+    python bench/gen.py spaced OUT.jsonl --entries 100000
     python bench/gen.py dir OUT_DIR --sessions 1000
 """
 
@@ -492,6 +497,10 @@ def main() -> None:
     s.add_argument("--mb", type=float, default=None)
     s.add_argument("--branchy", action="store_true")
     s.add_argument("--seed", type=int, default=1)
+    sp = sub.add_parser("spaced", help="one session of message entries in spaced JSON (the pi 1.6 issue's shape)")
+    sp.add_argument("out")
+    sp.add_argument("--entries", type=int, default=100_000)
+    sp.add_argument("--seed", type=int, default=1)
     d = sub.add_parser("dir", help="a directory of sessions")
     d.add_argument("out")
     d.add_argument("--sessions", type=int, default=1000)
@@ -499,6 +508,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "session":
         print(generate_session_file(args.out, args.entries, mb=args.mb, branchy=args.branchy, seed=args.seed))
+    elif args.cmd == "spaced":
+        print(generate_spaced_session_file(args.out, args.entries, seed=args.seed))
     else:
         print(generate_session_dir(args.out, args.sessions, seed=args.seed))
 
