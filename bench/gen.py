@@ -8,6 +8,10 @@ directory listings), plus model and thinking-level changes, labels, a session
 name, custom entries and a few compactions. ``branchy`` sessions also jump the
 leaf back now and then and leave branch summaries.
 
+A second shape, :func:`generate_spaced_session_file`, is the one of the pi
+1.6 compatibility issue's measurement: only message entries, written with a
+space after ``:`` and ``,`` (valid JSON, not ``JSON.stringify``'s bytes).
+
 Everything comes from ``random.Random(seed)``: the same arguments always give
 the same bytes. Text is cut from a pre-generated corpus, so 100 MB take
 seconds, not minutes.
@@ -15,12 +19,15 @@ seconds, not minutes.
 Usage::
 
     python bench/gen.py session OUT.jsonl --entries 100000 --mb 100 [--branchy]
+    python bench/gen.py spaced OUT.jsonl --entries 100000
     python bench/gen.py dir OUT_DIR --sessions 1000
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import os
 import random
 import uuid
@@ -29,7 +36,7 @@ from typing import Any
 
 import orjson
 
-__all__ = ["generate_session_file", "generate_session_dir"]
+__all__ = ["generate_session_file", "generate_spaced_session_file", "generate_session_dir"]
 
 _WORDS = (
     "the parser keeps line numbers when nested blocks close early so we check "
@@ -357,6 +364,105 @@ def generate_session_file(
     return {"path": str(p), "entries": w.count, "bytes": w.bytes, "leaf_depth": len(w.path())}
 
 
+def generate_spaced_session_file(
+    path: str | os.PathLike[str],
+    entries: int = 100_000,
+    *,
+    seed: int = 1,
+    cwd: str = "/home/user/project",
+) -> dict[str, Any]:
+    """Write one linear session of ``entries`` message entries in spaced JSON.
+
+    The shape of the pi 1.6 compatibility issue's measurement: turns of a
+    user message, an assistant message with one tool call and full usage
+    (tokens and cost), and the tool's result; every text block (and the
+    text argument of an edit or write call) 20 to 3,000 characters,
+    log-uniformly, half prose, half code: 100,000 entries make about
+    109 MB. Lines are written by Python's ``json.dumps`` with its default
+    separators, a space after ``:`` and ``,`` (``{"type": "message",
+    "id": ...}``), non-ASCII kept as UTF-8:
+    valid JSON that pi reads like any other, but not the bytes
+    ``JSON.stringify`` writes, so code that assumes compact lines is slow
+    or wrong on it.
+
+    Args:
+        path: output file (parent directories are created).
+        entries: number of message entries after the header (exact).
+        seed: random seed (same arguments, same bytes).
+        cwd: the header's cwd.
+
+    Returns:
+        ``{"path", "entries", "bytes", "leaf_depth"}``.
+    """
+    r = random.Random(seed)
+    c = _Corpus(r)
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    log_span = math.log(3000 / 20)
+
+    def size() -> int:
+        return min(3000, int(20 * math.exp(r.random() * log_span)))
+
+    def text() -> str:
+        # prose or code (code has newlines and quotes to escape)
+        n = size()
+        return c._cut(c.prose, n) if r.random() < 0.5 else c.output(n)
+
+    provider, model_id, api = _MODELS[0]
+    start = 1_765_000_000_000 + r.randrange(10**9)
+    tmp = p.with_name(p.name + ".tmp")
+    with open(tmp, "wb") as f:
+        w = _Writer(f, r, start)
+
+        def write(record: dict[str, Any]) -> None:
+            line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+            f.write(line)
+            w.bytes += len(line)
+
+        w.write = write  # type: ignore[method-assign]
+        session_id = str(uuid.UUID(int=r.getrandbits(128), version=4))
+        w.write({"type": "session", "version": 3, "id": session_id, "timestamp": w.iso(start), "cwd": cwd})
+        call: dict[str, Any] | None = None
+        while w.count < entries:
+            step = w.count % 3
+            if step == 0:
+                msg: dict[str, Any] = {"role": "user", "content": [{"type": "text", "text": text()}], "timestamp": w.tick()}
+            elif step == 1:
+                name = r.choice(["read", "bash", "edit", "write"])
+                arguments: dict[str, Any]
+                if name == "read":
+                    arguments = {"path": r.choice(_PATHS)}
+                elif name == "bash":
+                    arguments = {"command": r.choice(["npm test", "git status", "pytest -q", "rg -n cache src"]), "timeout": 120}
+                else:  # edit / write carry a text as big as the others
+                    arguments = {"path": r.choice(_PATHS), "newText" if name == "edit" else "content": text()}
+                call = {"type": "toolCall", "id": f"toolu_{w.new_id()}{w.new_id()}", "name": name, "arguments": arguments}
+                msg = {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": text()}, call],
+                    "api": api,
+                    "provider": provider,
+                    "model": model_id,
+                    "usage": _usage(r),
+                    "stopReason": "toolUse",
+                    "timestamp": w.tick(),
+                }
+            else:
+                assert call is not None
+                msg = {
+                    "role": "toolResult",
+                    "toolCallId": call["id"],
+                    "toolName": call["name"],
+                    "content": [{"type": "text", "text": text()}],
+                    "isError": r.random() < 0.05,
+                    "timestamp": w.tick(50, 3000),
+                }
+            w.tick()
+            w.append("message", msg["role"], message=msg)
+    os.replace(tmp, p)
+    return {"path": str(p), "entries": w.count, "bytes": w.bytes, "leaf_depth": len(w.path())}
+
+
 def generate_session_dir(
     directory: str | os.PathLike[str], sessions: int, *, seed: int = 7, cwd: str = "/home/user/project"
 ) -> dict[str, Any]:
@@ -391,6 +497,10 @@ def main() -> None:
     s.add_argument("--mb", type=float, default=None)
     s.add_argument("--branchy", action="store_true")
     s.add_argument("--seed", type=int, default=1)
+    sp = sub.add_parser("spaced", help="one session of message entries in spaced JSON (the pi 1.6 issue's shape)")
+    sp.add_argument("out")
+    sp.add_argument("--entries", type=int, default=100_000)
+    sp.add_argument("--seed", type=int, default=1)
     d = sub.add_parser("dir", help="a directory of sessions")
     d.add_argument("out")
     d.add_argument("--sessions", type=int, default=1000)
@@ -398,6 +508,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "session":
         print(generate_session_file(args.out, args.entries, mb=args.mb, branchy=args.branchy, seed=args.seed))
+    elif args.cmd == "spaced":
+        print(generate_spaced_session_file(args.out, args.entries, seed=args.seed))
     else:
         print(generate_session_dir(args.out, args.sessions, seed=args.seed))
 

@@ -1,19 +1,27 @@
-// Times pi's own session code (npm @mariozechner/pi-coding-agent, installed by
-// ../shared/pi-oracle/pi-oracle into ~/.cache/pi-oracle or $PI_ORACLE_HOME)
-// inside node with performance.now(), so node's start-up is not counted.
+// Times pi's own session code inside node with performance.now(), so node's
+// start-up is not counted. bench/run.py names the package to time in
+// PI_BENCH_PKG_DIR (the installed pi-coding-agent package directory, found the
+// way ../shared/pi-oracle/pi-oracle installs it: @mariozechner/pi-coding-agent
+// 0.73.1 in ~/.cache/pi-oracle, @earendil-works/pi-coding-agent 1.6.0 in
+// ~/.cache/pi-oracle-1.6.0, both under $PI_ORACLE_HOME when set) and runs
+// this script with the node that version needs. Without PI_BENCH_PKG_DIR it
+// times 0.73.1.
 //
 //   node bench/pi_bench.mjs file SESSION.jsonl REPEAT   -> JSON timings (ms), peak RSS
 //   node bench/pi_bench.mjs list DIR REPEAT             -> JSON timings (ms)
 //
 // Prints one JSON object on stdout.
-import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir, homedir } from "node:os";
 import { join, basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
 
-const home = process.env.PI_ORACLE_HOME || join(homedir(), ".cache", "pi-oracle");
-const dist = join(home, "node_modules", "@mariozechner", "pi-coding-agent", "dist", "core");
+const pkgDir =
+	process.env.PI_BENCH_PKG_DIR ||
+	join(process.env.PI_ORACLE_HOME || join(homedir(), ".cache", "pi-oracle"), "node_modules", "@mariozechner", "pi-coding-agent");
+const dist = join(pkgDir, "dist", "core");
+const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf8"));
 const t0 = performance.now();
 const { SessionManager } = await import(pathToFileURL(join(dist, "session-manager.js")).href);
 const { prepareCompaction, DEFAULT_COMPACTION_SETTINGS } = await import(
@@ -35,7 +43,7 @@ async function timeAsync(fn) {
 	return [performance.now() - start, value];
 }
 
-const out = { importMs };
+const out = { importMs, package: pkg.name, version: pkg.version, node: process.version };
 if (mode === "file") {
 	// each repetition: open a private copy, then context, tree, prepare and
 	// one append on it (copying is not timed)
@@ -68,9 +76,16 @@ if (mode === "file") {
 	out.ops = ops;
 } else if (mode === "list") {
 	const ops = { list_first: [], list_second: [] };
+	const listAllTakesDir = !pkg.name.startsWith("@mariozechner/");
 	for (let i = 0; i < repeat; i++) {
-		const [t1, a] = await timeAsync(() => SessionManager.list("/nonexistent", target));
-		const [t2] = await timeAsync(() => SessionManager.list("/nonexistent", target));
+		// every session of the directory: 0.73.1's list(cwd, dir) does not
+		// look at cwd; 1.6's keeps only sessions of cwd there, its
+		// listAll(dir) keeps them all (the oracle's `list` does the same)
+		const list = listAllTakesDir
+			? () => SessionManager.listAll(target)
+			: () => SessionManager.list("/nonexistent", target);
+		const [t1, a] = await timeAsync(list);
+		const [t2] = await timeAsync(list);
 		ops.list_first.push(t1);
 		ops.list_second.push(t2);
 		out.sessions = a.length;

@@ -140,3 +140,31 @@ def test_decoded_session_takes_less_memory_than_plain_decoding(tmp_path: Path) -
         tracemalloc.stop()
     assert len(sf.entries) == len(lines) - 1
     assert ours < 0.8 * plain_bytes, (ours, plain_bytes)
+
+
+def test_entry_columns_gathered_while_reading(tmp_path: Path) -> None:
+    """The reader's ``entry_columns`` (ids, parentIds, label entries) are
+    exactly what the entries hold, a damaged line and a label included, and
+    the tree built from them is the tree built from the entries alone; a
+    file that is migrated after reading gathers none."""
+    from pi_session.tree import SessionTree
+
+    path = _lines(tmp_path)
+    label = {"type": "label", "id": "l1", "parentId": "a0000004", "timestamp": "2025-01-01T00:00:05.000Z", "targetId": "a0000001", "label": "x"}
+    with open(path, "ab") as f:
+        f.write(b"{not json\n" + orjson.dumps(label) + b"\n" + b'{"type":"custom","id":"c1"}\n')
+    sf = read_session_file(path)
+    assert sf.entry_columns is not None
+    ids, parents, labels = sf.entry_columns
+    assert ids == [e["id"] for e in sf.entries] and len(ids) == 6
+    assert parents == [e.get("parentId") for e in sf.entries]
+    assert labels == [label] and labels[0] is sf.entries[4]
+    plain, fed = SessionTree(sf.entries), SessionTree(sf.entries, sf.entry_columns)
+    for attr in ("by_id", "_position", "_parent_index", "_run_start", "_unresolved", "labels", "label_timestamps"):
+        assert getattr(plain, attr) == getattr(fed, attr), attr
+    assert fed.branch("l1") == plain.branch("l1")
+
+    v2 = tmp_path / "v2.jsonl"
+    v2.write_bytes(path.read_bytes().replace(b'"version":3', b'"version":2', 1))
+    assert read_session_file(v2).entry_columns is None
+    assert [e["id"] for e in read_session_file(v2).entries] == ids

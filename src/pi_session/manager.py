@@ -12,6 +12,7 @@ new file appears whole (temp file + link) or not at all.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -98,6 +99,26 @@ class _Omitted:
 OMITTED: Any = _Omitted()
 """Default of optional entry fields: the key is left out (JavaScript's
 ``undefined``). Passing None writes an explicit ``null``, as pi does."""
+
+
+_get_parent_id = operator.methodcaller("get", "parentId")
+
+
+def _may_have_orphans(sf: SessionFile, entries: list[dict[str, Any]], by_id: Mapping[str, Any]) -> bool:
+    """False when every parentId of ``entries`` (read from the file ``sf``)
+    is null or absent or the id of an entry in ``by_id``: a check without
+    a Python loop per entry (decoded JSON holds no str subclasses, so an
+    id-equal parentId is a string). The parentIds come from
+    ``sf.entry_columns`` when the reader gathered them."""
+    if sf.entry_columns is not None and len(sf.entry_columns[1]) == len(entries):
+        parents = sf.entry_columns[1]
+    else:
+        parents = list(map(_get_parent_id, entries))
+    try:
+        known = sum(map(by_id.__contains__, parents))
+    except TypeError:  # an array or object parentId
+        return True
+    return known + parents.count(None) != len(parents)
 
 
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
@@ -505,11 +526,12 @@ class SessionManager:
         return self._session_file if self._persist else None
 
     def _build_index(self, sf: SessionFile | None = None) -> None:
-        self._tree = SessionTree(self._records[1:])
+        columns = sf.entry_columns if sf is not None else None
+        self._tree = SessionTree(self._records[1:], columns)
         self._tree.find_cycles()
         # (entry id, kind, message) of each tree problem and orphan
         found = [(p.entry_id, p.kind, p.message) for p in self._tree.problems]
-        if sf is not None:
+        if sf is not None and _may_have_orphans(sf, self._records[1:], self._tree.by_id):
             by_id = self._tree.by_id
             for entry in self._records[1:]:
                 parent = entry.get("parentId")

@@ -8,9 +8,11 @@ the loop, so that entry becomes a root.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
+from itertools import compress
 from typing import Any
 
 from ._gc import gc_paused
@@ -122,6 +124,10 @@ class SessionTree:
     Args:
         entries: session entries in file order (header excluded); each must
             have a string ``id``.
+        columns: optionally ``(ids, parent_ids, labels)`` as the reader
+            gathers them (``SessionFile.entry_columns``): ``entries[i]["id"]``
+            and ``entries[i].get("parentId")`` for each i, and the entries of
+            type ``label`` in order; spares going over every entry again.
 
     Attributes:
         by_id: id → entry (a later duplicate id replaces an earlier one, as in pi).
@@ -131,7 +137,11 @@ class SessionTree:
         problems: :class:`TreeProblem` list.
     """
 
-    def __init__(self, entries: Sequence[Mapping[str, Any]] = ()) -> None:
+    def __init__(
+        self,
+        entries: Sequence[Mapping[str, Any]] = (),
+        columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
         self.entries: list[Mapping[str, Any]] = []
         self.by_id: dict[str, Mapping[str, Any]] = {}
         self.labels: dict[str, str] = {}
@@ -154,51 +164,89 @@ class SessionTree:
         self._run_start: list[int] = []
         if entries:
             with gc_paused():
-                self._bulk_index(entries)
+                self._bulk_index(entries, columns)
 
-    def _bulk_index(self, entries: Sequence[Mapping[str, Any]]) -> None:
-        """Index many entries at once (what :meth:`add` does one by one)."""
+    def _bulk_index(
+        self,
+        entries: Sequence[Mapping[str, Any]],
+        columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
+    ) -> None:
+        """Index many entries at once (what :meth:`add` does one by one).
+
+        The common case costs no Python loop per entry: an entry whose
+        parentId is the very id object of the entry before it (as the
+        reader shares them, see :mod:`pi_session.storage`) continues a
+        linear run; only the others (run starts, branch points, forward or
+        missing parents) are looked at one by one."""
         entries = list(entries)
-        ids = [e["id"] for e in entries]
+        if columns is not None and len(columns[0]) == len(entries) == len(columns[1]):
+            ids, parents, label_entries = columns
+            ids = list(ids)
+        else:
+            ids = [e["id"] for e in entries]
+            parents = label_entries = None
         position = dict(zip(ids, range(len(ids))))
         if len(position) != len(ids) or self.entries:
             for entry in entries:  # repeated ids: the careful way, in order
                 self.add(entry)
             return
+        n = len(entries)
         self.entries = entries
         self.by_id = dict(zip(ids, entries))
         self._position = position
+        if parents is None:
+            parents = [e.get("parentId") for e in entries]
+        # parent_index[i] = i - 1 and run_start[i] = run_start[i - 1] where
+        # entry i's parentId is entry i-1's id object (then it is a string;
+        # exactly a str, non-empty, when every id is); the rest below
+        # (the int objects of position's values, not n new ones: 2.8 MB less
+        # on 100,000 entries)
+        self._parent_index = parent_index = [-1, *position.values()]
+        parent_index.pop()
+        if "" not in position and set(map(type, ids)) == {str}:
+            others = list(compress(range(1, n), map(operator.is_not, parents[1:], ids)))
+        else:
+            others = list(range(1, n))
+        if n:
+            others.insert(0, 0)
         unresolved = self._unresolved
-        parent_index = self._parent_index
-        run_start = self._run_start
-        for i, entry in enumerate(entries):
-            parent_id = entry.get("parentId")  # parent_id_of, inlined (once per entry)
+        starts: list[int] = []  # where a run of children-of-the-previous begins
+        for i in others:
+            parent_id = parents[i]  # parent_id_of, inlined
             if parent_id.__class__ is not str or not parent_id:
                 parent_id = None
             j = position.get(parent_id) if parent_id is not None else None
             if j is None:
                 if parent_id is not None:
                     unresolved.add(parent_id)
-                parent_index.append(-1)
-                run_start.append(i)
+                parent_index[i] = -1
+                starts.append(i)
             elif j >= i:
                 self._suspect = True
-                parent_index.append(-1)
-                run_start.append(i)
+                parent_index[i] = -1
+                starts.append(i)
             else:
-                parent_index.append(j)
-                run_start.append(run_start[j] if j == i - 1 else i)
+                parent_index[i] = j
+                if j != i - 1:
+                    starts.append(i)
+        run_start = self._run_start = [0] * n
+        starts.append(n)
+        for k in range(len(starts) - 1):
+            start, end = starts[k], starts[k + 1]
+            if start:
+                run_start[start:end] = [start] * (end - start)
         labels = self.labels
         label_timestamps = self.label_timestamps
-        for entry in entries:
-            if entry.get("type") == "label":
-                target = entry.get("targetId")
-                if entry.get("label"):
-                    labels[target] = entry["label"]
-                    label_timestamps[target] = entry.get("timestamp")
-                else:
-                    labels.pop(target, None)
-                    label_timestamps.pop(target, None)
+        if label_entries is None:
+            label_entries = [e for e in entries if e.get("type") == "label"]
+        for entry in label_entries:
+            target = entry.get("targetId")
+            if entry.get("label"):
+                labels[target] = entry["label"]
+                label_timestamps[target] = entry.get("timestamp")
+            else:
+                labels.pop(target, None)
+                label_timestamps.pop(target, None)
 
     # -- building -----------------------------------------------------------
 
