@@ -31,7 +31,7 @@ from pi_session.tree import SessionTree
 
 GOLDENS = Path(__file__).resolve().parent / "goldens" / "compaction"
 SESSIONS = GOLDENS / "sessions"
-ORACLE = Path(os.environ.get("PI_ORACLE", "/work/shared/pi-oracle/pi-oracle"))
+ORACLE = Path(os.environ.get("PI_ORACLE", str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle" / "pi-oracle")))
 
 
 def oracle_available() -> bool:

@@ -670,7 +670,7 @@ def test_cut_scenarios_cut_where_pi_cuts():
     assert [c["firstKeptEntryId"] for c in cuts["chained_compactions"]] == ["u2", "u2"]
 
 
-ORACLE = os.environ.get("PI_ORACLE", "/work/shared/pi-oracle/pi-oracle")
+ORACLE = os.environ.get("PI_ORACLE", str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle" / "pi-oracle"))
 
 
 @pytest.mark.oracle

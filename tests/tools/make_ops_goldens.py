@@ -25,6 +25,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(TESTS))
 from make_session_goldens import ORACLE, random_ops  # noqa: E402
 from opsgen import (  # noqa: E402
+    PROCESS_CWD,
     ASSISTANT,
     BASH,
     CUSTOM_ROLE,
@@ -311,7 +312,10 @@ def main() -> None:
     outs = run_batch(specs, OUT)
     for name, spec in specs.items():
         (OUT / f"{name}.spec.json").write_text(json.dumps(spec, indent=1, ensure_ascii=False) + "\n")
-        (OUT / f"{name}.out.json").write_text(json.dumps(outs[name], indent=1, ensure_ascii=False) + "\n")
+        # an empty file's new header takes the oracle process's cwd: store it
+        # as a placeholder (tests/opsgen.py maps the test process's cwd to it)
+        text = json.dumps(outs[name], indent=1, ensure_ascii=False).replace(json.dumps(os.getcwd())[1:-1], PROCESS_CWD)
+        (OUT / f"{name}.out.json").write_text(text + "\n")
     make_listing_golden()
 
 
