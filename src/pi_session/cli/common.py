@@ -37,6 +37,13 @@ console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
 
 
+JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
+"""The ``--json`` flag every command shares."""
+SESSION_ARGUMENT = typer.Argument(..., help="Session file or session id prefix.")
+"""The ``SESSION`` argument every session command shares: a path, or a
+unique prefix of a session id (see :func:`resolve_session`)."""
+
+
 class CliError(Exception):
     """An error reported to the user as one line, exit status 1."""
 

@@ -17,7 +17,18 @@ from ..migrate import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
-from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
+from .common import (
+    JSON_OPTION,
+    SESSION_ARGUMENT,
+    CliError,
+    apply_leaf,
+    console,
+    fail,
+    open_session,
+    print_json,
+    resolve_session,
+    warn,
+)
 from .render import (
     DEEP_TREE,
     ROLE_STYLES,
@@ -33,7 +44,6 @@ from .render import (
     tree_value,
 )
 
-JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
 
 def ls(
@@ -77,7 +87,7 @@ def ls(
     console.print(table)
 
 
-def info(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Show a session's header, size, leaf, name and any problems.
 
     version is the file's own format version; an older file is read as
@@ -134,7 +144,7 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
 
 
 def tree(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     as_json: bool = JSON_OPTION,
     flat: bool = typer.Option(
         False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
@@ -168,7 +178,7 @@ def tree(
 
 
 def context(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id to build the context at, or 'null' for none."),
     projection: bool = typer.Option(
         False, "--projection", help="Per context entry, the messages it contributes after context edits (pi 1.6's projection)."
@@ -291,7 +301,7 @@ def _open_for_write(session: str) -> SessionManager:
 
 
 def label(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry to label."),
     text: str = typer.Argument("", help="The label; empty clears it."),
     as_json: bool = JSON_OPTION,
@@ -314,7 +324,7 @@ def label(
 
 
 def edit(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch)."),
     replace: Optional[str] = typer.Option(None, "--replace", help="The text the model sees instead of the entry's content."),
     omit: bool = typer.Option(False, "--omit", help="Leave the entry out of the model context."),
@@ -351,7 +361,7 @@ def edit(
 
 
 def name(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -367,7 +377,7 @@ def name(
 
 
 def clone(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -394,7 +404,7 @@ def clone(
 
 
 def fork(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     cwd: Optional[str] = typer.Option(
         None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
     ),
@@ -416,7 +426,7 @@ def fork(
         console.print(f"forked to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
 
 
-def migrate(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Rewrite an old (v1/v2) session file as version 3, keeping a backup."""
     path = _resolve(session)
     try:
