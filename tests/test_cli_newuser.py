@@ -193,3 +193,28 @@ def test_counts_use_the_right_number(tmp_path):
     path = chain(tmp_path, 1)
     out = run("export", path, "--format", "md", "-o", tmp_path / "x.md").output
     assert "exported 1 entry to" in out
+
+
+def test_usage_from_before_a_compaction_is_not_trusted(tmp_path):
+    """Issue: after compact, tokens must not report the pre-compaction usage
+    (190,000) and 'would compact: yes' again, in the library and the CLI."""
+    from pi_session import SessionManager, should_compact
+
+    sm = SessionManager.create(str(tmp_path), tmp_path / "s")
+    for i in range(6):
+        sm.append_message({"role": "user", "content": f"question {i} " + "x" * 4000, "timestamp": i})
+        sm.append_message({"role": "assistant", "content": [{"type": "text", "text": "answer " * 300}], "api": "x",
+                           "provider": "p", "model": "m", "usage": {"input": 190000, "output": 10, "cacheRead": 0,
+                           "cacheWrite": 0, "totalTokens": 190000}, "stopReason": "stop", "timestamp": i})
+    settings = {"enabled": True, "reserveTokens": 16384}
+    assert should_compact(sm.estimate_context_tokens()["tokens"], 200000, settings)
+    path = sm.get_session_file()
+    assert run("compact", path, "--provider", "extractive", "--keep-recent-tokens", "2000").exit_code == 0
+    reopened = SessionManager.open(path, read_only=True)
+    est = reopened.estimate_context_tokens()
+    assert est["lastUsageIndex"] is None and est["tokens"] < 20000
+    assert not should_compact(est["tokens"], 200000, settings)
+    out = run("tokens", path).stdout
+    assert "would compact" in out and "no" in out.split("would compact")[1].split("\n")[0]
+    data = json.loads(run("tokens", path, "--json").stdout)
+    assert data["projectedShouldCompact"] is False
