@@ -75,8 +75,11 @@ class Problem:
             entry's message is not an object), ``unknown-role``,
             ``bad-content`` (content of the wrong type for the role),
             ``bad-context-edit`` (a pi 1.6 context edit without a string
-            targetId or a valid replacement), ``unknown-type`` (an entry
-            type this tool does not know: kept, left out of the context); file
+            targetId or a valid replacement), ``empty`` (a 0-byte file);
+            warnings (in :attr:`CheckReport.warnings`, not problems)
+            ``unknown-type`` (an entry type this tool does not know: kept,
+            left out of the context), ``idle-context-edit`` (an edit whose
+            target is missing, itself or not editable: it changes nothing); file
             kind ``leftover-temp`` (a temp file of an interrupted rewrite
             beside the session; ``line`` is None); warning kind
             ``lone-surrogate`` (only in :attr:`CheckReport.warnings`).
@@ -439,6 +442,10 @@ def _structure_problems(
     from .timestamps import iso_to_ms
 
     problems: list[Problem] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.get("id").__class__ is str:
+            by_id.setdefault(entry["id"], entry)
     for key in ("cwd", "timestamp"):
         if key in header and not isinstance(header[key], str):
             problems.append(
@@ -498,6 +505,10 @@ def _structure_problems(
             issue = _context_edit_issue(entry)
             if issue is not None:
                 problems.append(Problem(line, "bad-context-edit", f"context_edit entry {eid}: {issue}", False, eid))
+            else:
+                idle = _idle_edit_reason(entry, by_id)
+                if idle is not None:
+                    problems.append(Problem(line, "idle-context-edit", f"context_edit entry {eid}: {idle}", False, eid))
         elif etype not in ENTRY_TYPES:
             shown = repr(etype) if isinstance(etype, str) else _json_type(etype)
             problems.append(
@@ -512,6 +523,35 @@ def _structure_problems(
     return problems
 
 
+_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+
+
+def _idle_edit_reason(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
+    """Why a well-formed context edit can never change what the model sees
+    (its target is missing, itself, or an entry without editable content;
+    omitting works on any entry that contributes messages), or None."""
+    target_id = entry["targetId"]
+    target = by_id.get(target_id)
+    if target is None:
+        return f"its target {target_id!r} is not in the file (the edit changes nothing)"
+    if target is entry:
+        return "it targets itself (the edit changes nothing)"
+    ttype = target.get("type")
+    if entry.get("replacement") is None:
+        if ttype in ("message", "custom_message", "branch_summary", "compaction"):
+            return None
+        return f"its target {target_id} is a {ttype} entry, which shows the model nothing to omit (the edit changes nothing)"
+    if ttype == "custom_message":
+        return None
+    if ttype == "message":
+        msg = target.get("message")
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role.__class__ is str and role in _EDITABLE_ROLES:
+            return None
+        return f"its target {target_id} is a {role!r} message, whose content an edit does not replace (the edit changes nothing)"
+    return f"its target {target_id} is a {ttype} entry, whose content an edit does not replace (the edit changes nothing)"
+
+
 def _context_edit_issue(entry: dict[str, Any]) -> str | None:
     """What is wrong with a context_edit entry for pi 1.6, or None."""
     if not isinstance(entry.get("targetId"), str):
@@ -523,6 +563,9 @@ def _context_edit_issue(entry: dict[str, Any]) -> str | None:
         return None
     if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), (str, list)):
         return "replacement is neither null nor {\"content\": string or array} (the target's content is dropped)"
+    content = replacement["content"]
+    if isinstance(content, list) and not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
+        return "replacement content holds items that are not content blocks (objects with a \"type\")"
     return None
 
 
@@ -575,7 +618,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         elif etype == "compaction" and entry is by_id.get(eid):
             kept = entry.get("firstKeptEntryId")
             path_ids = {e["id"] for e in tree.branch(eid) if e is not entry}
-            if not _in_index(kept, path_ids):
+            if kept != eid and not _in_index(kept, path_ids):  # its own id: pi 1.6's "keep nothing"
                 where = "not in the file" if not _in_index(kept, by_id) else "not on its path"
                 problems.append(
                     Problem(
@@ -588,6 +631,10 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
                 )
     return problems, len(entries), version, notes
 
+
+WARNING_KINDS = frozenset(("unknown-type", "idle-context-edit"))
+"""Kinds :func:`check_session` reports as warnings: records pi reads without
+harm (an entry type from a newer pi, an edit that changes nothing)."""
 
 STALE_TEMP_SECONDS = 600
 """A temp file untouched this long (seconds) is no rewrite in progress."""
@@ -711,6 +758,13 @@ def check_session(path: str | os.PathLike[str]) -> CheckReport:
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     tree_problems, entry_count, version, notes = _tree_problems(p)
+    # what pi reads without harm is a warning, not a problem of the file
+    warnings.extend(pr for pr in tree_problems if pr.kind in WARNING_KINDS)
+    warnings.sort(key=lambda pr: pr.line or 0)
+    tree_problems = [pr for pr in tree_problems if pr.kind not in WARNING_KINDS]
+    if sf_probe.size == 0:
+        tree_problems.append(Problem(None, "empty", "empty file (0 bytes): no session in it yet (pi would start a new one in it)", False))
+        notes = [n for n in notes if not n.startswith("empty file")]
     problems = sorted(_temp_problems(p) + storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
     return CheckReport(
         path=p,

@@ -420,6 +420,10 @@ class SessionFile:
         return [p.format(self.path) for p in self.problems]
 
 
+_JSON_KINDS = {int: "a number", float: "a number", bool: "a boolean", list: "an array", dict: "an object"}
+"""How an error message names a decoded JSON value's kind."""
+
+
 def _collect_entries(sf: SessionFile) -> None:
     """Fill ``sf.entries`` from ``sf.records`` (after migration) and report
     records that cannot be entries."""
@@ -446,8 +450,10 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
     if not isinstance(rtype, str):
         sf.problems.append(LineProblem(line_no, "no-type", "record has no \"type\" (skipped)"))
         return
-    if not isinstance(record.get("id"), str):
-        sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry has no id (skipped)"))
+    rid = record.get("id")
+    if not isinstance(rid, str):
+        what = "has no id" if rid is None else f"id is {_JSON_KINDS.get(type(rid), 'not a string')}, not a string"
+        sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry {what} (skipped; `pi-session check` tells more)"))
         return
     sf.entries.append(record)
     if sf.entry_columns is not None:

@@ -417,13 +417,27 @@ def fork(
     session), use clone --leaf ID."""
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd or os.getcwd()))
+        project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    except OSError as exc:  # the current directory was deleted
+        fail(f"the current directory: {exc.strerror or exc} (give --cwd DIR)")
+    if not os.path.isdir(project):
+        fail(f"--cwd {cwd}: no such directory")
+    # Read the source first: lines it cannot read are not copied, and the
+    # user must hear of it (warnings name each line).
+    source = open_session(str(path), read_only=True, quiet=as_json)
+    skipped = [problem for problem in source.problems if not problem.recovered]
+    try:
+        manager = SessionManager.fork_from(os.path.abspath(path), project)
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
-        print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path)})
+        print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path),
+                    "entries": len(manager.get_entries()), "linesNotCopied": [p.line for p in skipped]})
     else:
-        console.print(f"forked to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
+        console.print(f"forked {plural(len(manager.get_entries()), 'entry', 'entries')} to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
+        if skipped:
+            warn(f"{plural(len(skipped), 'line')} of {path} could not be read as entries and {'was' if len(skipped) == 1 else 'were'} not copied "
+                 f"(listed above; `pi-session check {path}` tells more)")
 
 
 def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
