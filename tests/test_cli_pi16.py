@@ -204,3 +204,14 @@ def test_check_on_an_empty_file_says_so_and_fails(tmp_path):
     result = run("check", path)
     assert result.exit_code == 1 and "empty file" in result.output
     assert path.read_bytes() == b""
+
+
+def test_edited_away_text_is_not_shown_by_tree_or_projection(tmp_path):
+    path = _user_assistant_session(tmp_path)
+    assert run("edit", path, "u1", "--replace", "my key is [removed]").exit_code == 0
+    for args in (["tree"], ["context"], ["context", "--projection"], ["export", "--format", "md"]):
+        out = run(*args, path).stdout
+        assert "sk-SECRET" not in out, args
+    assert "edited by" in run("tree", path).stdout
+    assert run("edit", path, "a1", "--omit").exit_code == 0
+    assert "(omitted from the model's context by" in run("tree", path).stdout

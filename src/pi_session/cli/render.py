@@ -172,11 +172,26 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
 _ABSENT: Any = object()
 
 
-def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], width: int = 72) -> list[Text]:
+def tree_lines(
+    roots: list[TreeNode],
+    leaf_id: str | None,
+    active: set[str],
+    width: int = 72,
+    *,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+) -> list[Text]:
     """Render a session tree like pi's tree view: a chain stays at one
     indentation and only branch points indent their children, so a
     5,000-entry linear session is 5,000 flat lines. The leaf is marked,
-    entries on the active path carry a bullet, labels are shown."""
+    entries on the active path carry a bullet, labels are shown.
+
+    ``edits`` (target id → (edit id, replacement), from
+    :func:`pi_session.context.applied_context_edits`) marks entries a
+    context edit changes at the leaf: they are previewed as the model sees
+    them, and an omitted one without its text."""
+    from ..context import edited_entry
+
+    edits = edits or {}
     lines: list[Text] = []
     # stack items: (node, prefix for this node's line, prefix for its descendants)
     stack: list[tuple[TreeNode, str, str]] = []
@@ -199,7 +214,14 @@ def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], wid
         if eid == leaf_id:
             line.append(" ← leaf", style="bold green")
         line.append(" ")
-        line.append_text(entry_line(node.entry, width))
+        edit = edits.get(eid) if eid.__class__ is str else None
+        if edit is None:
+            line.append_text(entry_line(node.entry, width))
+        elif edit[1] is None:
+            line.append(f"{_s(node.entry.get('type'))} (omitted from the model's context by {_s(edit[0])})", style="dim")
+        else:
+            line.append_text(entry_line(edited_entry(node.entry, edit[1]), width))
+            line.append(f" (edited by {_s(edit[0])})", style="dim")
         lines.append(line)
         children = node.children
         if len(children) == 1:

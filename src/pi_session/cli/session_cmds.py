@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..context import entry_messages, get_current_system_message, projection_to_json, system_message_text
+from ..context import applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
@@ -171,9 +171,11 @@ def tree(
         indent = tree_depth(roots) <= DEEP_TREE
         print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
-    active = {e["id"] for e in manager.get_branch()}
+    branch = manager.get_branch()
+    active = {e["id"] for e in branch}
     width = max(30, min(100, console.width - 30))
-    for line in tree_lines(roots, manager.get_leaf_id(), active, width):
+    edits = applied_context_edits(branch) if manager.get_leaf_id() is not None else {}
+    for line in tree_lines(roots, manager.get_leaf_id(), active, width, edits=edits):
         console.print(line, overflow="ellipsis", no_wrap=True, crop=True)
 
 
@@ -215,7 +217,7 @@ def context(
         ),
         soft_wrap=True,
     )
-    edited_by = _edits_by_target(item["sourceEntry"] for item in proj["entries"])
+    edited_by = {target: edit_id for target, (edit_id, _r) in applied_context_edits(manager.get_branch() if leaf_id is not None else []).items()}
     rule_width = min(console.width, 80)
     index = 0
     for pos, item in enumerate(proj["entries"]):
@@ -223,7 +225,15 @@ def context(
         eid = entry.get("id")
         edit_id = edited_by.get(eid) if isinstance(eid, str) else None
         if projection:
-            console.print(Text(f"● {sanitize(str(eid))} ", style="bold") + entry_line(entry, 60), soft_wrap=True)
+            # an edited entry is described by what the model sees, never by
+            # the text the edit hid
+            head = Text(f"● {sanitize(str(eid))} ", style="bold")
+            if edit_id is None:
+                head.append_text(entry_line(entry, 60))
+            else:
+                what = "omitted" if not item["messages"] else "edited"
+                head.append(f"{sanitize(str(entry.get('type')))} ({what} by context edit {sanitize(edit_id)})", style="dim")
+            console.print(head, soft_wrap=True)
         if edit_id is not None and not item["messages"] and entry_messages(entry, leading=pos == 0):
             console.print(Text(f"── omitted: {sanitize(str(eid))} (context edit {sanitize(edit_id)})", style="dim italic"), soft_wrap=True)
         for message in item["messages"]:
@@ -241,17 +251,6 @@ def context(
 
 
 EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
-
-
-def _edits_by_target(entries: Any) -> dict[str, str]:
-    """target id → id of the context edit that decides it (the last one)."""
-    out: dict[str, str] = {}
-    for entry in entries:
-        if entry.get("type") == "context_edit" and "replacement" in entry:
-            target, eid = entry.get("targetId"), entry.get("id")
-            if isinstance(target, str) and isinstance(eid, str):
-                out[target] = eid
-    return out
 
 
 CONTEXT_BODY_LIMIT = 20_000  # characters of one message shown by `context`
@@ -420,8 +419,10 @@ def fork(
         project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     except OSError as exc:  # the current directory was deleted
         fail(f"the current directory: {exc.strerror or exc} (give --cwd DIR)")
+    if not cwd.strip() if cwd is not None else False:
+        fail("--cwd: give a directory")
     if not os.path.isdir(project):
-        fail(f"--cwd {cwd}: no such directory")
+        warn(f"--cwd {project}: no such directory here; the copy is filed under it anyway")
     # Read the source first: lines it cannot read are not copied, and the
     # user must hear of it (warnings name each line).
     source = open_session(str(path), read_only=True, quiet=as_json)
