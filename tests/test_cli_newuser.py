@@ -218,3 +218,26 @@ def test_usage_from_before_a_compaction_is_not_trusted(tmp_path):
     assert "would compact" in out and "no" in out.split("would compact")[1].split("\n")[0]
     data = json.loads(run("tokens", path, "--json").stdout)
     assert data["projectedShouldCompact"] is False
+
+
+def test_arguments_that_are_not_utf8_are_refused(tmp_path):
+    """Bytes that are not UTF-8 reach Python as lone surrogates; they must
+    never be written into a session (real console script: argv bytes)."""
+    import subprocess
+    import sys
+    from pathlib import Path as _P
+
+    path = chain(tmp_path, 2)
+    before = path.read_bytes()
+    exe = _P(sys.executable).parent / "pi-session"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    for args in ([b"name", bytes(path), b"bad\xff"], [b"edit", bytes(path), b"00000000", b"--replace", b"x\xfe"]):
+        res = subprocess.run([bytes(exe), *args], capture_output=True, env=env)
+        assert res.returncode == 1 and b"not valid UTF-8" in res.stderr, res.stderr
+    assert path.read_bytes() == before
+
+
+def test_sanitize_escapes_bidirectional_overrides():
+    from pi_session.cli.render import sanitize
+
+    assert sanitize("evil\u202eexe.txt") == "evil\\u202eexe.txt"

@@ -65,6 +65,19 @@ def fail(message: str, code: int = 1) -> NoReturn:
     raise typer.Exit(code)
 
 
+def text_argument(value: str, what: str) -> str:
+    """``value`` checked as text to store in a session: a command-line
+    argument holding bytes that are not UTF-8 reaches Python as lone
+    surrogates (``surrogateescape``), which must never be written to a
+    file. Fails with one line naming ``what``."""
+    for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            code = ord(ch)
+            shown = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+            fail(f"{what}: not valid UTF-8 text ({shown}); session files hold UTF-8 only")
+    return value
+
+
 def warn(message: str) -> None:
     """Print a one-line warning (sanitized for a terminal) on stderr."""
     from .render import sanitize

@@ -363,7 +363,9 @@ def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
         return "Nothing to compact: the session is empty."
     if path[-1].get("type") == "compaction":
         return "Nothing to compact: the session already ends with a compaction."
-    return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
+    if any(e.get("type") == "compaction" for e in path):
+        return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
+    return "Nothing to compact: the whole conversation fits in --keep-recent-tokens."
 
 
 def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:

@@ -23,7 +23,7 @@ ROLE_STYLES = {
 }
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -39,9 +39,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 def sanitize(text: str) -> str:
     """``text`` safe to write to a terminal: every control character except
-    newline and tab (C0, DEL, C1 ``0x80-0x9f``) and every lone surrogate is
-    replaced by a visible escape (``\\x1b``, ``\\ud800``), so session content
-    cannot move the cursor, retitle the window or clear the screen. Pure;
+    newline and tab (C0, DEL, C1 ``0x80-0x9f``), every bidirectional
+    override or isolate (U+200E/F, U+202A-202E, U+2066-2069: they make text
+    read in another order than it is) and every lone surrogate is replaced
+    by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
+    content cannot move the cursor, retitle the window, clear the screen or
+    disguise itself. Pure;
     the result is at most 6 times as long."""
     return _CONTROL.sub(_escape, text)
 

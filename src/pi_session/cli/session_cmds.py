@@ -28,6 +28,7 @@ from .common import (
     print_json,
     resolve_session,
     warn,
+    text_argument,
 )
 from .render import (
     DEEP_TREE,
@@ -306,6 +307,7 @@ def label(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (or clear, with an empty text) the label of an entry."""
+    text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
     if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
         fail(f"{resolve_session(session)}: no entry with id {entry_id}")
@@ -319,7 +321,7 @@ def label(
         print_json({"id": new_id, "targetId": entry_id, "label": text or None})
     else:
         done = f"{'labelled' if text else 'cleared label of'} {entry_id}" + (f": {text}" if text else "")
-        console.print(sanitize(done), markup=False, soft_wrap=True)
+        console.print(one_line(done, 200), markup=False, soft_wrap=True)
 
 
 def edit(
@@ -337,6 +339,10 @@ def edit(
     custom messages on the current branch can be edited."""
     if (replace is None) == (not omit):
         fail("give exactly one of --replace TEXT or --omit")
+    if replace is not None:
+        text_argument(replace, "--replace")
+        if not replace.strip():
+            fail("--replace: give the text the model should see (an empty text block is refused by some providers); to hide the entry, use --omit")
     replacement = None if omit else {"content": replace}
     # Validate before opening for writing (which may migrate an old file): a
     # read-only manager checks the edit as pi does, then refuses the write.
@@ -365,6 +371,7 @@ def name(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Name the session (a session_info entry)."""
+    text_argument(text, "TEXT")
     manager = _open_for_write(session)
     new_id = manager.append_session_info(text)
     manager.save()
@@ -372,7 +379,7 @@ def name(
         print_json({"id": new_id, "name": manager.get_session_name()})
     else:
         current = manager.get_session_name()
-        console.print(f"named: {sanitize(current)}" if current else "name cleared", markup=False, soft_wrap=True)
+        console.print(f"named: {one_line(current, 200)}" if current else "name cleared", markup=False, soft_wrap=True)
 
 
 def clone(
