@@ -594,7 +594,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         line = line_of.get(id(entry))
         if eid in seen:
             problems.append(
-                Problem(line, "duplicate-id", f"entry id {eid} also on line {seen[eid]}; pi uses the later one", False, eid)
+                Problem(line, "duplicate-id", f"entry id {eid} also on line {seen[eid]}; lookups by id find the later one (as in pi, whose id index keeps the last)", False, eid)
             )
         seen[eid] = line or 0
     tree = SessionTree(entries)

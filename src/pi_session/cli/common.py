@@ -115,6 +115,8 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
 
     from ..paths import sessions_dir
 
+    if not arg.strip():
+        raise CliError("no session given: pass a session file or a session id (prefix)")
     candidate = Path(arg).expanduser()
     if candidate.is_file():
         return Path(os.path.abspath(candidate))
