@@ -546,7 +546,7 @@ class _Rejoiner:
                         self.pending = []
                         return [], SplitRecord(first_no, line_no, record, clean, had_newline, kinds, raw_all), True
                     released = self.release()
-                elif status == _OPEN and had_newline and len(self.pending) < _SPLIT_MAX_LINES and self.size + len(raw) <= _SPLIT_MAX_BYTES:
+                elif status == _OPEN and had_newline and len(self.pending) + 1 < _SPLIT_MAX_LINES and self.size + len(raw) <= _SPLIT_MAX_BYTES:
                     self.pending.append((line_no, raw))
                     self.depth = depth
                     self.size += len(raw)
