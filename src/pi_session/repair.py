@@ -2,8 +2,9 @@
 
 :func:`check_session` lists every problem of a session file with its line
 number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
-line ends, a truncated record with a complete one glued after it, a torn last
-line, records that cannot be entries) and tree problems (duplicate ids,
+line ends, a truncated record with a complete one glued after it, a record
+split over several lines by raw newlines in its strings, a torn last line,
+records that cannot be entries) and tree problems (duplicate ids,
 parentId cycles and self-parents, orphans, labels of missing entries,
 compactions whose first kept entry is not on their path).
 
@@ -12,6 +13,9 @@ compactions whose first kept entry is not on their path).
 - every valid line is written back byte for byte;
 - a recoverable line (BOM, NUL runs, CRLF, invalid UTF-8, glued records, a
   complete last line without its newline) is written clean;
+- a record split over several lines (``split-record``, see
+  :func:`pi_session.storage.rejoin_split`) is written on one line, its
+  newlines escaped; its pieces never go to the side file;
 - every other line (and the truncated part of a glued line) is removed from
   the file and kept, byte for byte, in a side file ``<file>.rejected-<n>``;
 - the rewrite is atomic (:func:`pi_session.storage.atomic_rewrite`) and the
@@ -67,8 +71,9 @@ class Problem:
     Attributes:
         line: 1-based line number (None for a problem of the whole file).
         kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
-            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``torn-tail``,
-            ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
+            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
+            (reported on its first line, the message names the range
+            ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
             ``self-parent``, ``orphan``, ``label-target-missing``,
             ``compaction-first-kept-off-path``; structure warnings (never

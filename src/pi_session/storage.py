@@ -1,7 +1,9 @@
 """Session files on disk (SPEC 1-3): tolerant reading, appends, atomic rewrites.
 
 Reading never gives up on a damaged file: every line that cannot be used is
-reported with its line number and reason and left in the file. Only a file
+reported with its line number and reason and left in the file. A record a
+writer split over several lines (raw newlines inside its strings) is read
+whole (:func:`rejoin_split`; beyond pi, which drops the pieces). Only a file
 whose first record is not a session header is refused
 (:class:`SessionFileError`), where pi would truncate it.
 
