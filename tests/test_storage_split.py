@@ -395,3 +395,14 @@ def test_garbage_lines_never_crash(tmp_path_factory: pytest.TempPathFactory, gar
     if at > 0:
         ids = {e["id"] for e in sf.entries}
         assert {e["id"] for e in entries} <= ids
+
+
+@pytest.mark.oracle
+def test_pi_drops_the_pieces(tmp_path: Path, oracle) -> None:  # type: ignore[no-untyped-def]
+    # beyond pi: pi 1.6 leaves the split record out of the context (and the
+    # entry after it, whose parent is gone, starts the path); we keep it
+    path, record, _good = example(tmp_path)
+    theirs = orjson.loads(oracle("context", str(path)))["messages"]
+    ours = SessionManager.open(path, read_only=True).build_session_context()["messages"]
+    assert record["message"] not in theirs and record["message"] in ours
+    assert len(theirs) < len(ours)
