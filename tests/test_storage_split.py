@@ -395,6 +395,9 @@ def test_garbage_lines_never_crash(tmp_path_factory: pytest.TempPathFactory, gar
     if at > 0:
         ids = {e["id"] for e in sf.entries}
         assert {e["id"] for e in entries} <= ids
+        repair_session(path)
+        after = read_session_file(path)
+        assert [e for e in after.entries if e in entries] == entries
 
 
 @pytest.mark.oracle
