@@ -2,8 +2,9 @@
 
 :func:`check_session` lists every problem of a session file with its line
 number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
-line ends, a truncated record with a complete one glued after it, a torn last
-line, records that cannot be entries) and tree problems (duplicate ids,
+line ends, a truncated record with a complete one glued after it, a record
+split over several lines by raw newlines in its strings, a torn last line,
+records that cannot be entries) and tree problems (duplicate ids,
 parentId cycles and self-parents, orphans, labels of missing entries,
 compactions whose first kept entry is not on their path).
 
@@ -12,6 +13,9 @@ compactions whose first kept entry is not on their path).
 - every valid line is written back byte for byte;
 - a recoverable line (BOM, NUL runs, CRLF, invalid UTF-8, glued records, a
   complete last line without its newline) is written clean;
+- a record split over several lines (``split-record``, see
+  :func:`pi_session.storage.rejoin_split`) is written on one line, its
+  newlines escaped; its pieces never go to the side file;
 - every other line (and the truncated part of a glued line) is removed from
   the file and kept, byte for byte, in a side file ``<file>.rejected-<n>``;
 - the rewrite is atomic (:func:`pi_session.storage.atomic_rewrite`) and the
@@ -41,7 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from .storage import (
+    ParsedLine,
     SessionFileError,
+    SplitRecord,
+    _Rejoiner,
     _is_regular,
     _loads_js,
     atomic_rewrite,
@@ -64,8 +71,9 @@ class Problem:
     Attributes:
         line: 1-based line number (None for a problem of the whole file).
         kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
-            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``torn-tail``,
-            ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
+            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
+            (reported on its first line, the message names the range
+            ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
             ``self-parent``, ``orphan``, ``label-target-missing``,
             ``compaction-first-kept-off-path``; structure warnings (never
@@ -301,13 +309,40 @@ def _scan(
     actions: dict[int, _LineAction] = {}
     header: dict[str, Any] | None = None
     line_count = 0
-    for line_no, raw, had_newline in iter_lines(path):
-        line_count = line_no
-        parsed = parse_line(raw, line_no)
+    rejoiner = _Rejoiner()
+
+    def lines() -> Iterator[tuple[int, bytes, bool, ParsedLine | None, SplitRecord | None]]:
+        # every line as it is, except that the pieces of a split record come as one
+        nonlocal line_count
+        for line_no, raw, had_newline in iter_lines(path):
+            line_count = line_no
+            parsed = parse_line(raw, line_no)
+            released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and isinstance(parsed.record, dict))
+            for held_no, held in released:
+                yield held_no, held, True, parse_line(held, held_no), None
+            if joined is not None:
+                yield joined.first_line, joined.raw, had_newline, None, joined
+            elif not taken:
+                yield line_no, raw, had_newline, parsed, None
+        for held_no, held in rejoiner.release():
+            yield held_no, held, True, parse_line(held, held_no), None
+
+    for line_no, raw, had_newline, maybe_parsed, joined in lines():
+        if joined is not None:
+            split_problem = joined.problem()
+            parsed = ParsedLine(record=joined.record, ok=True)
+            for piece_no in range(joined.first_line + 1, joined.last_line + 1):
+                actions[piece_no] = _LineAction([], None, False)  # written with the first line
+        else:
+            assert maybe_parsed is not None
+            parsed = maybe_parsed
 
         def drop(kind: str, message: str) -> None:
             problems.append(Problem(line_no, kind, f"{message}; repair moves it to a side file", True))
             actions[line_no] = _LineAction([], raw if raw else None, True)
+            if joined is not None:
+                for piece_no in range(joined.first_line + 1, joined.last_line + 1):
+                    actions[piece_no] = _LineAction([], None, True)
 
         if not parsed.ok:
             assert parsed.problem is not None
@@ -326,7 +361,10 @@ def _scan(
             continue
         clean: list[bytes] = [raw]
         rejected: bytes | None = None
-        if parsed.problem is not None and parsed.problem.recovered:
+        if joined is not None:
+            clean = [joined.clean]
+            problems.append(Problem(line_no, "split-record", split_problem.message + "; repair writes it on one line", True))
+        elif parsed.problem is not None and parsed.problem.recovered:
             kind = parsed.problem.kind
             if kind == "glued":
                 # the cleaned line is the fragment followed by the complete record;
@@ -364,11 +402,12 @@ def _scan(
                 drop(*issue)
                 continue
         if warnings is not None:
-            warning = _surrogate_warning(line_no, raw, record, is_header)
+            warning = _surrogate_warning(line_no, clean[-1] if joined is not None else raw, record, is_header)
             if warning is not None:
                 warnings.append(warning)
         if not had_newline:
-            problems.append(Problem(line_no, "no-newline", "last line has no newline; repair adds one", True))
+            last_line = joined.last_line if joined is not None else line_no
+            problems.append(Problem(last_line, "no-newline", "last line has no newline; repair adds one", True))
             actions[line_no] = _LineAction(clean, rejected, False)
         elif clean != [raw] or rejected is not None:
             actions[line_no] = _LineAction(clean, rejected, False)
