@@ -241,3 +241,20 @@ def test_sanitize_escapes_bidirectional_overrides():
     from pi_session.cli.render import sanitize
 
     assert sanitize("evil\u202eexe.txt") == "evil\\u202eexe.txt"
+
+
+def test_compact_on_a_v1_file_says_once_what_happened_to_it(fixture_copy):
+    path = _v1_session(fixture_copy)
+    result = run("compact", path, "--provider", "extractive")
+    assert result.exit_code == 0, result.output
+    assert "migrated in memory only" not in result.output
+    assert result.output.count("migrated from version 1") == 1
+
+
+def test_write_commands_say_where_a_torn_line_went(tmp_path):
+    path = chain(tmp_path, 2)
+    with open(path, "ab") as f:
+        f.write(b'{"type":"message","id":"tor')  # a crash mid-append
+    result = run("name", path, "hello")
+    assert result.exit_code == 0, result.output
+    assert ".torn-" in result.output  # the command line hears of it, not just manager.notes

@@ -151,8 +151,11 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     return match
 
 
-def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
-    """Resolve and open a session for a command, printing damage warnings.
+def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes: bool = True):
+    """Resolve and open a session for a command, printing damage warnings
+    (and, unless ``notes`` is false, the manager's notes, such as "migrated
+    in memory only": a command that opens the file again to write says what
+    that did instead).
 
     Returns:
         A :class:`pi_session.SessionManager`.
@@ -182,9 +185,17 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False):
                 warn(problem.format(file))
             else:
                 warn(f"{file}: {problem.message}")
-        for note in manager.notes:
-            warn(note)
+        if notes:
+            for note in manager.notes:
+                warn(note)
     return manager
+
+
+def report_new_notes(manager: Any, seen: int) -> None:
+    """Print the notes a write added after the first ``seen`` (a torn last
+    line moved aside, another writer's entries loaded, ...)."""
+    for note in manager.notes[seen:]:
+        warn(note)
 
 
 def apply_leaf(manager: Any, leaf: str | None) -> None:

@@ -34,6 +34,7 @@ from .common import (
     open_session,
     print_json,
     warn,
+    report_new_notes,
 )
 from .render import plural, sanitize
 
@@ -265,7 +266,7 @@ def compact_cmd(
     # Read-only until the compaction is written: a v1/v2 file is migrated
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
-    manager = open_session(session, read_only=True, quiet=as_json)
+    manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
     base = _settings_for(manager, as_json).compaction
     settings = CompactionSettings(
         base.enabled,
@@ -307,8 +308,11 @@ def compact_cmd(
     if result.usage is not None:
         extra["usage"] = result.usage  # the summary requests' usage, stored on the entry (pi 1.6)
     writer = _open_to_write(session, quiet=as_json)
+    seen = len(writer.notes)
     new_id = writer.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
     writer.save()
+    if not as_json:
+        report_new_notes(writer, seen)
     # pure estimates: usage reported by kept assistant messages predates the compaction
     after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
     if as_json:
@@ -431,7 +435,7 @@ def navigate(
 
     The file is only opened for writing once the summary is ready, so a
     failed summary leaves it exactly as it was."""
-    manager = open_session(session, read_only=True, quiet=as_json)
+    manager = open_session(session, read_only=True, quiet=as_json, notes=False)
     target = manager.get_entry(entry_id)
     if target is None:
         fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
@@ -485,10 +489,13 @@ def navigate(
     manager = _open_to_write(session, quiet=as_json)
     if new_leaf is not None and manager.get_entry(new_leaf) is None:  # pragma: no cover - the file changed meanwhile
         fail(f"{manager.get_session_file()}: entry {new_leaf} is gone; the session file was not changed")
+    seen = len(manager.notes)
     summary_id = manager.branch_with_summary(new_leaf, summary_text, details, **branch_extra) if details is not None else (
         manager.branch_with_summary(new_leaf, summary_text, **branch_extra)
     )
     manager.save()
+    if not as_json:
+        report_new_notes(manager, seen)
     summary_entry = manager.get_entry(summary_id)
     # Navigating to an assistant message whose tool calls were answered on the
     # branch left behind leaves them unanswered; say so (the provider

@@ -23,7 +23,7 @@ ROLE_STYLES = {
 }
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -40,7 +40,8 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 def sanitize(text: str) -> str:
     """``text`` safe to write to a terminal: every control character except
     newline and tab (C0, DEL, C1 ``0x80-0x9f``), every bidirectional
-    override or isolate (U+200E/F, U+202A-202E, U+2066-2069: they make text
+    mark, override or isolate (U+061C, U+200E/F, U+202A-202E, U+2066-2069:
+    they make text
     read in another order than it is) and every lone surrogate is replaced
     by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
     content cannot move the cursor, retitle the window, clear the screen or
@@ -131,7 +132,11 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
     etype = entry.get("type")
     text = Text()
     if etype == "message":
-        message = entry.get("message") if isinstance(entry.get("message"), dict) else {}
+        if not isinstance(entry.get("message"), dict):
+            text.append("message", style="dim")
+            text.append(" (its message is not an object)")
+            return text
+        message = entry["message"]
         role = _s(message.get("role"))
         text.append(role, style=ROLE_STYLES.get(role, ""))
         text.append(" " + message_preview(message, width))

@@ -29,6 +29,7 @@ from .common import (
     resolve_session,
     warn,
     text_argument,
+    report_new_notes,
 )
 from .render import (
     DEEP_TREE,
@@ -261,7 +262,7 @@ TOOL_RESULT_LIMIT = 2_000  # characters of one tool result shown by `context`
 def _cut(text: str, limit: int) -> str:
     if len(text) <= limit:
         return text
-    return text[:limit] + f"\n… ({len(text) - limit:,} more characters; use --json for everything)"
+    return text[:limit] + f"\n… ({plural(len(text) - limit, 'more character')}; use --json for everything)"
 
 
 def _message_body(message: dict[str, Any]) -> str:
@@ -312,9 +313,11 @@ def label(
     if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
         fail(f"{resolve_session(session)}: no entry with id {entry_id}")
     manager = _open_for_write(session)
+    seen = len(manager.notes)
     try:
         new_id = manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
         manager.save()
+        report_new_notes(manager, seen)
     except KeyError:
         fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
     if as_json:
@@ -354,8 +357,10 @@ def edit(
     except (ValueError, KeyError) as exc:
         fail(f"{probe.get_session_file()}: {exc.args[0] if exc.args else exc}")
     manager = _open_for_write(session)
+    seen = len(manager.notes)
     new_id = manager.append_context_edit(entry_id, replacement)
     manager.save()
+    report_new_notes(manager, seen)
     if as_json:
         print_json(manager.get_entry(new_id))
     else:
@@ -373,8 +378,10 @@ def name(
     """Name the session (a session_info entry)."""
     text_argument(text, "TEXT")
     manager = _open_for_write(session)
+    seen = len(manager.notes)
     new_id = manager.append_session_info(text)
     manager.save()
+    report_new_notes(manager, seen)
     if as_json:
         print_json({"id": new_id, "name": manager.get_session_name()})
     else:
@@ -389,9 +396,10 @@ def clone(
 ) -> None:
     """Write a new session holding only the path root→leaf (or root→--leaf ID).
 
-    With --leaf this is pi's /fork (start again from an earlier message in a
-    new session file); without it, pi's /clone. To keep working in the same
-    file instead, use navigate."""
+    Without --leaf this is pi's /clone. pi's /fork (continue from just
+    before an earlier user message, its text in the editor) is navigate ID
+    in the same file, or clone --leaf PARENT_ID for a new file (--leaf ID
+    keeps the message itself)."""
     manager = open_session(session, read_only=True)
     source = manager.get_session_file()
     target = leaf or manager.get_leaf_id()
