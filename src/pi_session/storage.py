@@ -229,6 +229,17 @@ _KIND_TEXT = {
 }
 
 
+def _as_valid_utf8(data: bytes, kinds: list[str]) -> bytes:
+    """``data`` with invalid UTF-8 replaced by U+FFFD (noted as
+    ``invalid-utf8`` in ``kinds``), as a recovered line is written back."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        kinds.append("invalid-utf8")
+        return data.decode("utf-8", errors="replace").encode("utf-8")
+    return data
+
+
 def recover_line(raw: bytes) -> RecoveredLine | None:
     """Recover a record from a damaged line (without its ``\\n``); pure.
 
@@ -258,11 +269,7 @@ def recover_line(raw: bytes) -> RecoveredLine | None:
     data = data.strip(_JS_WS)
     if not data:
         return None
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        data = data.decode("utf-8", errors="replace").encode("utf-8")
-        kinds.append("invalid-utf8")
+    data = _as_valid_utf8(data, kinds)
     record = _loads_js(data)
     if record is not _NOT_JSON:
         return RecoveredLine(record, data, None, _ordered(kinds))
@@ -479,11 +486,7 @@ def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple
         parts.append(b"\\r" * crs + b"\\n")
     parts.append(tail)
     data = b"".join(parts)
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        data = data.decode("utf-8", errors="replace").encode("utf-8")
-        kinds.append("invalid-utf8")
+    data = _as_valid_utf8(data, kinds)
     record = _loads_js(data)
     if record.__class__ is not dict:
         return None
