@@ -29,6 +29,7 @@ __all__ = [
     "entry_messages",
     "collect_context_edits",
     "apply_context_edit",
+    "projected_messages",
     "get_current_system_message",
     "system_message_text",
     "convert_to_llm",
@@ -479,17 +480,33 @@ def projection_to_json(projection: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def projected_messages(entry: Mapping[str, Any], edits: Mapping[Any, Any], *, leading: bool) -> list[dict[str, Any]]:
+    """The messages one context entry contributes after context edits (one
+    item of :func:`build_session_projection`, computed on its own).
+
+    Args:
+        entry: a context entry (see :func:`context_entries_from_path`).
+        edits: the edits among the context entries
+            (:func:`collect_context_edits`).
+        leading: the entry is at position 0 of the context entries.
+
+    Returns:
+        :func:`entry_messages`, then :func:`apply_context_edit` with the
+        edit targeting the entry's id, if any."""
+    contributed = entry_messages(entry, leading=leading)
+    if edits:
+        eid = entry.get("id")
+        if eid.__hash__ is not None and eid in edits:
+            contributed = apply_context_edit(contributed, edits[eid])
+    return contributed
+
+
 def _contributions(path: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], list[dict[str, Any]]]]:
     """(context entry, its messages after edits) along a path."""
     context_entries = context_entries_from_path(path)
     edits = collect_context_edits(context_entries)
     for i, entry in enumerate(context_entries):
-        contributed = entry_messages(entry, leading=i == 0)
-        if edits:
-            eid = entry.get("id")
-            if eid.__hash__ is not None and eid in edits:
-                contributed = apply_context_edit(contributed, edits[eid])
-        yield entry, contributed
+        yield entry, projected_messages(entry, edits, leading=i == 0)
 
 
 def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:

@@ -12,6 +12,7 @@ __all__ = [
     "FileOps",
     "js_sorted",
     "extract_file_ops_from_message",
+    "extract_file_ops",
     "compute_file_lists",
     "format_file_operations",
 ]
@@ -87,7 +88,7 @@ _TOOL_KINDS = {"read": FileOps.add_read, "write": FileOps.add_written, "edit": F
 
 
 def _add_op(name: Any, args: Any, file_ops: FileOps) -> None:
-    if not isinstance(args, Mapping):
+    if not _is_map(args):
         return
     path = args.get("path")
     if not isinstance(path, str) or not path:
@@ -114,27 +115,36 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
     an object, ``content``/``nestedCalls``/``calls`` of the wrong type,
     ``arguments`` that are not an object). Mutates ``file_ops``; never
     raises."""
-    if not isinstance(message, Mapping):
-        return
-    role = message.get("role")
-    if role == "toolResult":
-        nested = message.get("nestedCalls")
-        calls = nested.get("calls") if isinstance(nested, Mapping) else None
-        for call in calls if isinstance(calls, list) else ():
-            if isinstance(call, Mapping):
-                _add_op(call.get("name"), call.get("arguments"), file_ops)
-        return
-    if role != "assistant":
-        return
-    content = message.get("content")
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
+    extract_file_ops((message,), file_ops)
+
+
+def _is_map(value: Any) -> bool:
+    return value.__class__ is dict or isinstance(value, Mapping)
+
+
+def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
+    """:func:`extract_file_ops_from_message` for each of ``messages`` in
+    order (one loop, for long conversations)."""
+    for message in messages:
+        if not _is_map(message):
             continue
-        if "arguments" not in block or "name" not in block:
-            continue
-        _add_op(block.get("name"), block.get("arguments"), file_ops)
+        role = message.get("role")
+        if role == "assistant":
+            content = message.get("content")
+            if not isinstance(content, list):
+                continue
+            for block in content:
+                if not _is_map(block) or block.get("type") != "toolCall":
+                    continue
+                if "arguments" not in block or "name" not in block:
+                    continue
+                _add_op(block.get("name"), block.get("arguments"), file_ops)
+        elif role == "toolResult":
+            nested = message.get("nestedCalls")
+            calls = nested.get("calls") if _is_map(nested) else None
+            for call in calls if isinstance(calls, list) else ():
+                if _is_map(call):
+                    _add_op(call.get("name"), call.get("arguments"), file_ops)
 
 
 def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:
