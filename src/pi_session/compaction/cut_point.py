@@ -77,12 +77,17 @@ class CutPointResult:
         }
 
 
+def _is_map(value: Any) -> bool:
+    """An object (a dict, fast, or any mapping)."""
+    return value.__class__ is dict or (value is not None and isinstance(value, Mapping))
+
+
 def _roles(messages: Sequence[Any]) -> list[str]:
     """The string roles of ``messages`` (a malformed role, e.g. a list, is
     no role)."""
     out = []
     for m in messages:
-        role = m.get("role") if m.__class__ is dict or isinstance(m, Mapping) else None
+        role = m.get("role") if _is_map(m) else None
         if isinstance(role, str):
             out.append(role)
     return out
@@ -106,6 +111,15 @@ class _View:
         for i in range(begin, end):
             for m in self.messages_of(i):
                 yield i, m
+
+    def messages_in(self, begin: int, end: int, *, without_system: bool = False) -> list[Any]:
+        """The messages of the entries in ``[begin, end)`` as one list,
+        ``system`` ones left out if asked."""
+        return [
+            m
+            for _i, m in self.iter_messages(begin, end)
+            if not (without_system and _is_map(m) and m.get("role") == "system")
+        ]
 
     def is_compaction(self, i: int) -> bool:
         return self.sources[i].get("type") == "compaction"
@@ -162,6 +176,28 @@ class _EntriesView(_View):
                         continue
             for m in self.messages_of(i):
                 yield i, m
+
+
+    def messages_in(self, begin: int, end: int, *, without_system: bool = False) -> list[Any]:
+        # iter_messages's fast path, without a generator
+        out: list[Any] = []
+        append = out.append
+        sources = self.sources
+        edits = self.edits
+        for i in range(begin, end):
+            entry = sources[i]
+            if entry.get("type") == "message":
+                msg = entry.get("message")
+                if msg.__class__ is dict and msg.get("content") is not None:
+                    eid = entry.get("id") if edits else None
+                    if not edits or eid.__hash__ is None or eid not in edits:
+                        if not (without_system and msg.get("role") == "system"):
+                            append(msg)
+                        continue
+            for m in self.messages_of(i):
+                if not (without_system and _is_map(m) and m.get("role") == "system"):
+                    append(m)
+        return out
 
 
 def _raw_view(entries: Sequence[Mapping[str, Any]]) -> _View:
@@ -328,17 +364,19 @@ def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:
     return CutPointResult(cut, turn_start, turn_start != -1)
 
 
-def _is_map(value: Any) -> bool:
-    return value.__class__ is dict or isinstance(value, Mapping)
-
-
-def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPointResult:
-    kept_results: set[str] = set()
-    for _i, msg in view.iter_messages(cut.first_kept_entry_index, end):
+def _kept_result_ids(view: _View, begin: int, end: int) -> set[str]:
+    """The (string) ``toolCallId`` of every toolResult message in ``[begin, end)``."""
+    ids: set[str] = set()
+    for _i, msg in view.iter_messages(begin, end):
         if _is_map(msg) and msg.get("role") == "toolResult":
             call_id = msg.get("toolCallId")
             if isinstance(call_id, str):
-                kept_results.add(call_id)
+                ids.add(call_id)
+    return ids
+
+
+def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPointResult:
+    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end)
     if not kept_results:
         return cut
     earliest = _first_call_of(view, start, cut.first_kept_entry_index, kept_results)

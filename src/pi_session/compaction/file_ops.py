@@ -119,14 +119,23 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
 
 
 def _is_map(value: Any) -> bool:
-    return value.__class__ is dict or isinstance(value, Mapping)
+    return value.__class__ is dict or (value is not None and isinstance(value, Mapping))
 
 
 def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
     """:func:`extract_file_ops_from_message` for each of ``messages`` in
     order (one loop, for long conversations)."""
+    _extract(messages, file_ops, frozenset())
+
+
+def _extract(messages: Iterable[Any], file_ops: FileOps, watched_call_ids: frozenset[str] | set[str]) -> bool:
+    """:func:`extract_file_ops`; also tells whether an assistant message
+    among ``messages`` makes a tool call whose (string) id is in
+    ``watched_call_ids`` (one pass for both, used by compaction planning)."""
+    watched = False
+    # (``x.__class__ is dict or _is_map(x)``: the common case without a call)
     for message in messages:
-        if not _is_map(message):
+        if not (message.__class__ is dict or _is_map(message)):
             continue
         role = message.get("role")
         if role == "assistant":
@@ -134,8 +143,11 @@ def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
             if not isinstance(content, list):
                 continue
             for block in content:
-                if not _is_map(block) or block.get("type") != "toolCall":
+                if not (block.__class__ is dict or _is_map(block)) or block.get("type") != "toolCall":
                     continue
+                if watched_call_ids and not watched:
+                    call_id = block.get("id")
+                    watched = isinstance(call_id, str) and call_id in watched_call_ids
                 if "arguments" not in block or "name" not in block:
                     continue
                 _add_op(block.get("name"), block.get("arguments"), file_ops)
@@ -145,6 +157,7 @@ def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
             for call in calls if isinstance(calls, list) else ():
                 if _is_map(call):
                     _add_op(call.get("name"), call.get("arguments"), file_ops)
+    return watched
 
 
 def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:

@@ -16,8 +16,8 @@ from typing import Any, overload
 from ..context import collect_context_edits, context_entries_from_path, get_current_system_message
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
-from .cut_point import _cut, _EntriesView, _keep_pairs, _View
-from .file_ops import FileOps, compute_file_lists, extract_file_ops
+from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
+from .file_ops import FileOps, _extract, compute_file_lists
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
@@ -137,19 +137,29 @@ class ProjectionItems(Sequence[dict[str, Any]]):
         return f"<ProjectionItems of {len(self)} entries>"
 
 
-def _summary_messages(view: _View, begin: int, end: int) -> list[dict[str, Any]]:
-    """What the items in ``[begin, end)`` give the summarizer: their
-    messages after edits without ``system`` ones (prompt state, not
+def _summary_spans(view: _View, start: int, cut: CutPointResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(messages to summarize, turn prefix) for ``cut``: the messages after
+    edits of the items in ``[start, history end)`` and, for a split turn,
+    ``[turn start, first kept)``, without ``system`` ones (prompt state, not
     conversation). A compaction contributes messages (its summary, which
     is the previous summary) only at position 0, which is never in the
     summarized span."""
-    out = []
-    append = out.append
-    for _i, m in view.iter_messages(begin, end):
-        if (m.__class__ is dict or isinstance(m, Mapping)) and m.get("role") == "system":
-            continue
-        append(m)
-    return out
+    first_kept = cut.first_kept_entry_index
+    if not cut.is_split_turn:
+        return view.messages_in(start, first_kept, without_system=True), []
+    return (
+        view.messages_in(start, cut.turn_start_index, without_system=True),
+        view.messages_in(cut.turn_start_index, first_kept, without_system=True),
+    )
+
+
+def _previous_file_ops(prev: Mapping[str, Any] | None) -> FileOps:
+    """File operations carried over from the previous compaction's
+    ``details`` (unless it came from a hook); empty without one."""
+    file_ops = FileOps()
+    if prev is not None and not prev.get("fromHook") and prev.get("details"):
+        file_ops.add_details(prev.get("details"))
+    return file_ops
 
 
 def _projected_tokens(view: _View, branch_entries: Sequence[Mapping[str, Any]]) -> int | float:
@@ -275,25 +285,24 @@ def prepare_compaction(
     end = len(context_entries)
     tokens_before = _projected_tokens(view, entries)
     cut = _cut(view, start, end, settings.keep_recent_tokens, projected=True)
-    if keep_tool_pairs:
+    # One pass over the summarized messages lists their file operations and
+    # (beyond pi, keep_tool_pairs) spots a call whose result is kept; only
+    # then does the cut move (rare) and the spans get worked out again.
+    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end) if keep_tool_pairs else set()
+    to_summarize, prefix = _summary_spans(view, start, cut)
+    file_ops = _previous_file_ops(prev)
+    if _extract([*to_summarize, *prefix], file_ops, kept_results):
         cut = _keep_pairs(view, start, end, cut)
+        to_summarize, prefix = _summary_spans(view, start, cut)
+        file_ops = _previous_file_ops(prev)
+        _extract([*to_summarize, *prefix], file_ops, frozenset())
     if cut.first_kept_entry_index >= end:
         return None
     first_kept_id = context_entries[cut.first_kept_entry_index].get("id")
     if not first_kept_id or not isinstance(first_kept_id, str):
         return None
-    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = _summary_messages(view, start, history_end)
-    prefix: list[dict[str, Any]] = []
-    if cut.is_split_turn:
-        prefix = _summary_messages(view, cut.turn_start_index, cut.first_kept_entry_index)
     if not to_summarize and not prefix:
         return None
-    file_ops = FileOps()
-    if prev is not None and not prev.get("fromHook") and prev.get("details"):
-        file_ops.add_details(prev.get("details"))
-    extract_file_ops(to_summarize, file_ops)
-    extract_file_ops(prefix, file_ops)
     return CompactionPreparation(
         first_kept_entry_id=first_kept_id,
         messages_to_summarize=to_summarize,
