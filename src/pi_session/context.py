@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
+from operator import indexOf, methodcaller
 from typing import Any
 
 from .jsonio import js_stringify
@@ -281,6 +282,11 @@ def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping
     return out
 
 
+_type_of = methodcaller("get", "type")
+"""``entry.get("type")``, for ``map`` (path scans that run in C)."""
+_id_of = methodcaller("get", "id")
+
+
 def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
     for i in range(len(path) - 1, -1, -1):
         if path[i].get("type") == "compaction":
@@ -292,10 +298,10 @@ def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int
     """Index of the compaction's first kept entry before it on the path, or
     ``compaction_index`` (nothing kept) when there is none."""
     first_kept = path[compaction_index].get("firstKeptEntryId")
-    for i in range(compaction_index):
-        if path[i].get("id") == first_kept:
-            return i
-    return compaction_index
+    try:
+        return indexOf(islice(map(_id_of, path), compaction_index), first_kept)
+    except ValueError:
+        return compaction_index
 
 
 def _path_at(
@@ -388,7 +394,10 @@ def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any
     An edit without a ``replacement`` key, or whose ``targetId`` cannot name
     an entry (an array or object), is ignored (pi throws on the first and
     no context can be built; we report it in ``check`` instead)."""
+    entries = entries if isinstance(entries, (list, tuple)) else list(entries)
     edits: dict[Any, Any] = {}
+    if "context_edit" not in map(_type_of, entries):
+        return edits
     for entry in entries:
         if entry.get("type") != "context_edit" or "replacement" not in entry:
             continue

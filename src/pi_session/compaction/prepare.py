@@ -197,23 +197,20 @@ def _all_messages(view: _View) -> Iterable[Any]:
 
 
 def _usage_trusted(source: Mapping[str, Any] | None, branch_entries: Sequence[Mapping[str, Any]]) -> bool:
-    """pi 1.6: an assistant's usage counts only when its entry comes after
-    the branch's last ``context_edit`` or ``compaction`` (or there is none)."""
-    barrier = -1
+    """pi 1.6: an assistant's usage counts only when its entry (``source``,
+    or an entry with its string id) comes after the branch's last
+    ``context_edit`` or ``compaction`` (or there is none). Walks back from
+    the end, so only the entries after the usage are read."""
+    source_id = source.get("id") if source is not None else None
+    if not isinstance(source_id, str):
+        source_id = _ABSENT
     for i in range(len(branch_entries) - 1, -1, -1):
-        if branch_entries[i].get("type") in ("context_edit", "compaction"):
-            barrier = i
-            break
-    if barrier < 0:
-        return True
-    if source is None:
-        return False
-    source_id = source.get("id")
-    for i in range(barrier + 1, len(branch_entries)):
         entry = branch_entries[i]
-        if entry is source or (isinstance(source_id, str) and entry.get("id") == source_id):
+        if entry.get("type") in ("context_edit", "compaction"):
+            return False
+        if source is not None and (entry is source or entry.get("id") == source_id):
             return True
-    return False
+    return True
 
 
 def prepare_compaction(
