@@ -161,25 +161,8 @@ class _EntriesView(_View):
     def messages_of(self, i: int) -> list[dict[str, Any]]:
         return projected_messages(self.sources[i], self.edits, leading=self.all_leading or i == 0)
 
-    def iter_messages(self, begin: int, end: int) -> Iterator[tuple[int, Any]]:
-        # fast path: an unedited message entry contributes its message as it is
-        sources = self.sources
-        edits = self.edits
-        for i in range(begin, end):
-            entry = sources[i]
-            if entry.get("type") == "message":
-                msg = entry.get("message")
-                if msg.__class__ is dict and msg.get("content") is not None:
-                    eid = entry.get("id") if edits else None
-                    if not edits or eid.__hash__ is None or eid not in edits:
-                        yield i, msg
-                        continue
-            for m in self.messages_of(i):
-                yield i, m
-
-
     def messages_in(self, begin: int, end: int, *, without_system: bool = False) -> list[Any]:
-        # iter_messages's fast path, without a generator
+        # fast path: an unedited message entry contributes its message as it is
         out: list[Any] = []
         append = out.append
         sources = self.sources

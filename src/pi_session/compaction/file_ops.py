@@ -132,8 +132,11 @@ def _extract(messages: Iterable[Any], file_ops: FileOps, watched_call_ids: froze
     """:func:`extract_file_ops`; also tells whether an assistant message
     among ``messages`` makes a tool call whose (string) id is in
     ``watched_call_ids`` (one pass for both, used by compaction planning)."""
+    # the path sets by tool name (what _add_op does, inlined: this loop runs
+    # over every summarized message); ``x.__class__ is dict`` first: the
+    # common case without a call
+    targets = {"read": file_ops.read, "write": file_ops.written, "edit": file_ops.edited}
     watched = False
-    # (``x.__class__ is dict or _is_map(x)``: the common case without a call)
     for message in messages:
         if not (message.__class__ is dict or _is_map(message)):
             continue
@@ -150,9 +153,19 @@ def _extract(messages: Iterable[Any], file_ops: FileOps, watched_call_ids: froze
                     watched = isinstance(call_id, str) and call_id in watched_call_ids
                 if "arguments" not in block or "name" not in block:
                     continue
-                _add_op(block.get("name"), block.get("arguments"), file_ops)
+                name = block.get("name")
+                target = targets.get(name) if isinstance(name, str) else None
+                if target is None:
+                    continue
+                args = block.get("arguments")
+                if args.__class__ is dict or _is_map(args):
+                    path = args.get("path")
+                    if isinstance(path, str) and path:
+                        target[path] = None
         elif role == "toolResult":
             nested = message.get("nestedCalls")
+            if nested is None:
+                continue
             calls = nested.get("calls") if _is_map(nested) else None
             for call in calls if isinstance(calls, list) else ():
                 if _is_map(call):

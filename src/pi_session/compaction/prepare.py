@@ -256,6 +256,13 @@ def prepare_compaction(
     calls of the summarized and turn-prefix messages and the ``nestedCalls``
     of their tool results.
 
+    Cost: the projection is not built; each entry's messages are worked
+    out where they are needed (the cut walks back from the end over the
+    kept entries only), so beyond a few scans of the path the work is one
+    pass over the summarized messages (collecting them and their file
+    operations). :attr:`CompactionPreparation.projection_entries` builds
+    its items when read.
+
     Beyond pi (``keep_tool_pairs``, on by default): when pi's cut would keep a
     tool result whose call is summarized away, the cut moves back to that
     call (see :func:`pi_session.compaction.cut_point.keep_tool_calls_with_results`).
