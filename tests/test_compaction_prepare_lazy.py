@@ -91,7 +91,8 @@ def test_lazy_plan_matches_the_plan_over_the_whole_projection(seed, keep, keep_t
         assert prep is None
         return
     got = prep.to_json()
-    for key in ("firstKeptEntryId", "messagesToSummarize", "turnPrefixMessages", "isSplitTurn", "tokensBefore", "fileOps"):
+    keys = ("firstKeptEntryId", "messagesToSummarize", "turnPrefixMessages", "isSplitTurn", "tokensBefore", "fileOps")
+    for key in keys:
         assert got[key] == want[key], key
     assert (prep.first_kept_entry_index, prep.turn_start_index, prep.boundary_start) == want["index"]
     assert (list(prep.file_ops.read), list(prep.file_ops.written), list(prep.file_ops.edited)) == want["fileOpsOrder"]

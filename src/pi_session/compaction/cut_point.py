@@ -28,7 +28,7 @@ All indices are positions in the list given; token counts are
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,14 +112,20 @@ class _View:
             for m in self.messages_of(i):
                 yield i, m
 
-    def messages_in(self, begin: int, end: int, *, without_system: bool = False) -> list[Any]:
+    def messages_in(
+        self, begin: int, end: int, *, without_system: bool = False, visit: Callable[[Any], None] | None = None
+    ) -> list[Any]:
         """The messages of the entries in ``[begin, end)`` as one list,
-        ``system`` ones left out if asked."""
-        return [
+        ``system`` ones left out if asked; ``visit`` is called on each."""
+        out = [
             m
             for _i, m in self.iter_messages(begin, end)
             if not (without_system and _is_map(m) and m.get("role") == "system")
         ]
+        if visit is not None:
+            for m in out:
+                visit(m)
+        return out
 
     def is_compaction(self, i: int) -> bool:
         return self.sources[i].get("type") == "compaction"
@@ -161,14 +167,20 @@ class _EntriesView(_View):
     def messages_of(self, i: int) -> list[dict[str, Any]]:
         return projected_messages(self.sources[i], self.edits, leading=self.all_leading or i == 0)
 
-    def messages_in(self, begin: int, end: int, *, without_system: bool = False) -> list[Any]:
-        # fast path: an unedited message entry contributes its message as it is
+    def messages_in(
+        self, begin: int, end: int, *, without_system: bool = False, visit: Callable[[Any], None] | None = None
+    ) -> list[Any]:
+        """As :meth:`_View.messages_in`, with ``visit`` called on each
+        message put in the list (in order), so that a caller reading the
+        messages anyway (compaction planning lists their file operations)
+        makes no second pass over them."""
         out: list[Any] = []
         append = out.append
         sources = self.sources
         edits = self.edits
         for i in range(begin, end):
             entry = sources[i]
+            # fast path: an unedited message entry contributes its message as it is
             if entry.get("type") == "message":
                 msg = entry.get("message")
                 if msg.__class__ is dict and msg.get("content") is not None:
@@ -176,10 +188,14 @@ class _EntriesView(_View):
                     if not edits or eid.__hash__ is None or eid not in edits:
                         if not (without_system and msg.get("role") == "system"):
                             append(msg)
+                            if visit is not None:
+                                visit(msg)
                         continue
             for m in self.messages_of(i):
                 if not (without_system and _is_map(m) and m.get("role") == "system"):
                     append(m)
+                    if visit is not None:
+                        visit(m)
         return out
 
 

@@ -13,6 +13,7 @@ __all__ = [
     "js_sorted",
     "extract_file_ops_from_message",
     "extract_file_ops",
+    "FileOpsCollector",
     "compute_file_lists",
     "format_file_operations",
 ]
@@ -125,32 +126,48 @@ def _is_map(value: Any) -> bool:
 def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
     """:func:`extract_file_ops_from_message` for each of ``messages`` in
     order (one loop, for long conversations)."""
-    _extract(messages, file_ops, frozenset())
-
-
-def _extract(messages: Iterable[Any], file_ops: FileOps, watched_call_ids: frozenset[str] | set[str]) -> bool:
-    """:func:`extract_file_ops`; also tells whether an assistant message
-    among ``messages`` makes a tool call whose (string) id is in
-    ``watched_call_ids`` (one pass for both, used by compaction planning)."""
-    # the path sets by tool name (what _add_op does, inlined: this loop runs
-    # over every summarized message); ``x.__class__ is dict`` first: the
-    # common case without a call
-    targets = {"read": file_ops.read, "write": file_ops.written, "edit": file_ops.edited}
-    watched = False
+    add = FileOpsCollector(file_ops).add
     for message in messages:
+        add(message)
+
+
+class FileOpsCollector:
+    """Records messages' file operations into a :class:`FileOps` (the rules
+    of :func:`extract_file_ops_from_message`), and can watch for tool calls
+    by id on the way: compaction planning reads the summarized messages
+    once for both.
+
+    Attributes:
+        file_ops: where the paths go.
+        watched_call_ids: tool-call ids to look out for.
+        watched_call_seen: an assistant message given to :meth:`add` made a
+            tool call whose (string) id is in ``watched_call_ids``.
+    """
+
+    def __init__(self, file_ops: FileOps, watched_call_ids: frozenset[str] | set[str] = frozenset()) -> None:
+        self.file_ops = file_ops
+        self.watched_call_ids = watched_call_ids
+        self.watched_call_seen = False
+        # the path sets by tool name (what _add_op does, inlined in add)
+        self._targets = {"read": file_ops.read, "write": file_ops.written, "edit": file_ops.edited}
+
+    def add(self, message: Any) -> None:
+        """Record one message's file operations; never raises."""
+        # ``x.__class__ is dict`` first: the common case without a call
         if not (message.__class__ is dict or _is_map(message)):
-            continue
+            return
         role = message.get("role")
         if role == "assistant":
             content = message.get("content")
             if not isinstance(content, list):
-                continue
+                return
+            targets = self._targets
             for block in content:
                 if not (block.__class__ is dict or _is_map(block)) or block.get("type") != "toolCall":
                     continue
-                if watched_call_ids and not watched:
+                if self.watched_call_ids and not self.watched_call_seen:
                     call_id = block.get("id")
-                    watched = isinstance(call_id, str) and call_id in watched_call_ids
+                    self.watched_call_seen = isinstance(call_id, str) and call_id in self.watched_call_ids
                 if "arguments" not in block or "name" not in block:
                     continue
                 name = block.get("name")
@@ -165,12 +182,11 @@ def _extract(messages: Iterable[Any], file_ops: FileOps, watched_call_ids: froze
         elif role == "toolResult":
             nested = message.get("nestedCalls")
             if nested is None:
-                continue
+                return
             calls = nested.get("calls") if _is_map(nested) else None
             for call in calls if isinstance(calls, list) else ():
                 if _is_map(call):
-                    _add_op(call.get("name"), call.get("arguments"), file_ops)
-    return watched
+                    _add_op(call.get("name"), call.get("arguments"), self.file_ops)
 
 
 def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:

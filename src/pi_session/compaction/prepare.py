@@ -17,7 +17,7 @@ from ..context import collect_context_edits, context_entries_from_path, get_curr
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
 from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
-from .file_ops import FileOps, _extract, compute_file_lists
+from .file_ops import FileOps, FileOpsCollector, compute_file_lists
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
@@ -137,20 +137,21 @@ class ProjectionItems(Sequence[dict[str, Any]]):
         return f"<ProjectionItems of {len(self)} entries>"
 
 
-def _summary_spans(view: _View, start: int, cut: CutPointResult) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def _summary_spans(
+    view: _View, start: int, cut: CutPointResult, file_ops: FileOpsCollector
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(messages to summarize, turn prefix) for ``cut``: the messages after
     edits of the items in ``[start, history end)`` and, for a split turn,
     ``[turn start, first kept)``, without ``system`` ones (prompt state, not
-    conversation). A compaction contributes messages (its summary, which
-    is the previous summary) only at position 0, which is never in the
-    summarized span."""
+    conversation); their file operations go to ``file_ops`` on the way. A
+    compaction contributes messages (its summary, which is the previous
+    summary) only at position 0, which is never in the summarized span."""
     first_kept = cut.first_kept_entry_index
+    history_end = cut.turn_start_index if cut.is_split_turn else first_kept
+    history = view.messages_in(start, history_end, without_system=True, visit=file_ops.add)
     if not cut.is_split_turn:
-        return view.messages_in(start, first_kept, without_system=True), []
-    return (
-        view.messages_in(start, cut.turn_start_index, without_system=True),
-        view.messages_in(cut.turn_start_index, first_kept, without_system=True),
-    )
+        return history, []
+    return history, view.messages_in(history_end, first_kept, without_system=True, visit=file_ops.add)
 
 
 def _previous_file_ops(prev: Mapping[str, Any] | None) -> FileOps:
@@ -293,13 +294,13 @@ def prepare_compaction(
     # (beyond pi, keep_tool_pairs) spots a call whose result is kept; only
     # then does the cut move (rare) and the spans get worked out again.
     kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end) if keep_tool_pairs else set()
-    to_summarize, prefix = _summary_spans(view, start, cut)
-    file_ops = _previous_file_ops(prev)
-    if _extract([*to_summarize, *prefix], file_ops, kept_results):
+    collector = FileOpsCollector(_previous_file_ops(prev), kept_results)
+    to_summarize, prefix = _summary_spans(view, start, cut, collector)
+    if collector.watched_call_seen:
         cut = _keep_pairs(view, start, end, cut)
-        to_summarize, prefix = _summary_spans(view, start, cut)
-        file_ops = _previous_file_ops(prev)
-        _extract([*to_summarize, *prefix], file_ops, frozenset())
+        collector = FileOpsCollector(_previous_file_ops(prev))
+        to_summarize, prefix = _summary_spans(view, start, cut, collector)
+    file_ops = collector.file_ops
     if cut.first_kept_entry_index >= end:
         return None
     first_kept_id = context_entries[cut.first_kept_entry_index].get("id")
