@@ -193,3 +193,51 @@ def test_counts_use_the_right_number(tmp_path):
     path = chain(tmp_path, 1)
     out = run("export", path, "--format", "md", "-o", tmp_path / "x.md").output
     assert "exported 1 entry to" in out
+
+
+def test_usage_from_before_a_compaction_is_not_trusted(tmp_path):
+    """Issue: after compact, tokens must not report the pre-compaction usage
+    (190,000) and 'would compact: yes' again, in the library and the CLI."""
+    from pi_session import SessionManager, should_compact
+
+    sm = SessionManager.create(str(tmp_path), tmp_path / "s")
+    for i in range(6):
+        sm.append_message({"role": "user", "content": f"question {i} " + "x" * 4000, "timestamp": i})
+        sm.append_message({"role": "assistant", "content": [{"type": "text", "text": "answer " * 300}], "api": "x",
+                           "provider": "p", "model": "m", "usage": {"input": 190000, "output": 10, "cacheRead": 0,
+                           "cacheWrite": 0, "totalTokens": 190000}, "stopReason": "stop", "timestamp": i})
+    settings = {"enabled": True, "reserveTokens": 16384}
+    assert should_compact(sm.estimate_context_tokens()["tokens"], 200000, settings)
+    path = sm.get_session_file()
+    assert run("compact", path, "--provider", "extractive", "--keep-recent-tokens", "2000").exit_code == 0
+    reopened = SessionManager.open(path, read_only=True)
+    est = reopened.estimate_context_tokens()
+    assert est["lastUsageIndex"] is None and est["tokens"] < 20000
+    assert not should_compact(est["tokens"], 200000, settings)
+    out = run("tokens", path).stdout
+    assert "would compact" in out and "no" in out.split("would compact")[1].split("\n")[0]
+    data = json.loads(run("tokens", path, "--json").stdout)
+    assert data["projectedShouldCompact"] is False
+
+
+def test_arguments_that_are_not_utf8_are_refused(tmp_path):
+    """Bytes that are not UTF-8 reach Python as lone surrogates; they must
+    never be written into a session (real console script: argv bytes)."""
+    import subprocess
+    import sys
+    from pathlib import Path as _P
+
+    path = chain(tmp_path, 2)
+    before = path.read_bytes()
+    exe = _P(sys.executable).parent / "pi-session"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    for args in ([b"name", bytes(path), b"bad\xff"], [b"edit", bytes(path), b"00000000", b"--replace", b"x\xfe"]):
+        res = subprocess.run([bytes(exe), *args], capture_output=True, env=env)
+        assert res.returncode == 1 and b"not valid UTF-8" in res.stderr, res.stderr
+    assert path.read_bytes() == before
+
+
+def test_sanitize_escapes_bidirectional_overrides():
+    from pi_session.cli.render import sanitize
+
+    assert sanitize("evil\u202eexe.txt") == "evil\\u202eexe.txt"

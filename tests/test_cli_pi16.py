@@ -163,9 +163,11 @@ def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
     before = path.read_bytes()
     result = run("check", path, "--json")
     assert result.exit_code == 1
-    problems = json.loads(result.stdout)["problems"]
-    kinds = {(p["line"], p["kind"]) for p in problems}
-    assert kinds == {(3, "bad-context-edit"), (4, "unknown-type")}, problems  # system, usage and a null edit are fine
+    report = json.loads(result.stdout)
+    kinds = {(p["line"], p["kind"]) for p in report["problems"]}
+    assert kinds == {(3, "bad-context-edit")}, report  # system, usage and a null edit are fine
+    # an entry type from a newer pi is read without harm: a warning, not a problem
+    assert {(w["line"], w["kind"]) for w in report["warnings"]} == {(4, "unknown-type")}
     assert path.read_bytes() == before
     ctx = json.loads(run("context", path, "--json").stdout)
     assert [m["role"] for m in ctx["messages"]] == ["system"]  # e2 omits u1; e1 is ignored, not fatal
@@ -176,3 +178,40 @@ def test_tree_json_equals_pi_16(tmp_path, name):
     result = run("tree", copy(tmp_path, name), "--json")
     assert result.exit_code == 0, result.output
     assert result.stdout == dumps_pretty(golden(name)["<file>"]["tree"]["json"]) + "\n"
+
+
+def test_check_accepts_keep_nothing_compactions_and_flags_idle_edits(tmp_path):
+    head = '{"type":"session","version":3,"id":"0192aaaa-bbbb-7ccc-8ddd-eeeeffff0000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+    t = '"timestamp":"2026-01-01T00:00:00.000Z"'
+    body = [
+        '{"type":"message","id":"u1","parentId":null,%s,"message":{"role":"user","content":"x","timestamp":1}}' % t,
+        '{"type":"compaction","id":"c1","parentId":"u1",%s,"summary":"S","firstKeptEntryId":"c1","tokensBefore":5}' % t,
+        '{"type":"context_edit","id":"e1","parentId":"c1",%s,"targetId":"e1","replacement":null}' % t,
+        '{"type":"context_edit","id":"e2","parentId":"e1",%s,"targetId":"gone","replacement":null}' % t,
+        '{"type":"context_edit","id":"e3","parentId":"e2",%s,"targetId":"c1","replacement":{"content":"x"}}' % t,
+        '{"type":"context_edit","id":"e4","parentId":"e3",%s,"targetId":"u1","replacement":{"content":[1,2]}}' % t,
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text(head + "\n".join(body) + "\n")
+    report = json.loads(run("check", path, "--json").stdout)
+    assert [(p["line"], p["kind"]) for p in report["problems"]] == [(7, "bad-context-edit")]  # keep-nothing is fine (pi 1.6)
+    assert [(w["line"], w["kind"]) for w in report["warnings"]] == [(4, "idle-context-edit"), (5, "idle-context-edit"), (6, "idle-context-edit")]
+
+
+def test_check_on_an_empty_file_says_so_and_fails(tmp_path):
+    path = tmp_path / "e.jsonl"
+    path.write_bytes(b"")
+    result = run("check", path)
+    assert result.exit_code == 1 and "empty file" in result.output
+    assert path.read_bytes() == b""
+
+
+def test_edited_away_text_is_not_shown_by_tree_or_projection(tmp_path):
+    path = _user_assistant_session(tmp_path)
+    assert run("edit", path, "u1", "--replace", "my key is [removed]").exit_code == 0
+    for args in (["tree"], ["context"], ["context", "--projection"], ["export", "--format", "md"]):
+        out = run(*args, path).stdout
+        assert "sk-SECRET" not in out, args
+    assert "edited by" in run("tree", path).stdout
+    assert run("edit", path, "a1", "--omit").exit_code == 0
+    assert "(omitted from the model's context by" in run("tree", path).stdout

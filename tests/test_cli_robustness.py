@@ -346,7 +346,7 @@ def test_compact_warns_when_the_context_grows(cli, tmp_path):
     sm = make_session(tmp_path / "tiny", turns=2, text="hi")
     res = cli("compact", str(sm.get_session_file()), "--provider", "extractive", "--keep-recent-tokens", "0")
     assert res.returncode == 0, res.stderr
-    assert "Compacted:" in res.stdout
+    assert "Compacted 3 messages" in res.stdout
     assert "larger than before" in res.stderr
 
 

@@ -173,3 +173,21 @@ def test_find_by_id_and_continue_recent_filter_by_cwd(tmp_path, monkeypatch):
     assert SessionManager.find_by_id("/p", default.get_session_id()) == default.get_session_file()
     assert SessionManager.find_by_id("/p", stray.get_session_id(), default.get_session_dir()) == stray.get_session_file()
     assert SessionManager.find_by_id("/q", default.get_session_id(), default.get_session_dir()) is None
+
+
+def test_listing_index_is_written_even_with_a_lone_surrogate(tmp_path):
+    """One session whose first message holds a lone surrogate must not keep
+    the directory's index from being written (review finding F23)."""
+    from pi_session.listing import INDEX_NAME, list_session_dir
+
+    d = tmp_path / "sessions"
+    d.mkdir()
+    header = '{"type":"session","version":3,"id":"0192aaaa-bbbb-7ccc-8ddd-eeeeffff0009","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'
+    msg = '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"half \\ud83d emoji","timestamp":1}}\n'
+    (d / "2026-01-01T00-00-00-000Z_0192aaaa-bbbb-7ccc-8ddd-eeeeffff0009.jsonl").write_text(header + msg)
+    first = list_session_dir(d)
+    assert (d / INDEX_NAME).exists()
+    assert list_session_dir(d) == first
+    (d / INDEX_NAME).write_bytes(b"garbage")
+    assert list_session_dir(d) == first
+    assert (d / INDEX_NAME).read_bytes() != b"garbage"  # a garbage index is rebuilt

@@ -31,6 +31,8 @@ __all__ = [
     "collect_context_edits",
     "apply_context_edit",
     "projected_messages",
+    "applied_context_edits",
+    "edited_entry",
     "get_current_system_message",
     "system_message_text",
     "convert_to_llm",
@@ -437,6 +439,33 @@ def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list
             edited["content"] = content
         out.append(edited)
     return out
+
+
+def applied_context_edits(path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """The context edits that decide what the model sees at the end of a
+    root→leaf path: target id → (id of the deciding edit, its replacement),
+    taken from the context entries as :func:`collect_context_edits` does
+    (for displays that mark edited and omitted entries)."""
+    out: dict[str, tuple[str, Any]] = {}
+    for entry in context_entries_from_path(path):
+        if entry.get("type") == "context_edit" and "replacement" in entry:
+            target = entry.get("targetId")
+            if target.__class__ is str:
+                out[target] = (str(entry.get("id")), entry["replacement"])
+    return out
+
+
+def edited_entry(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any]:
+    """``entry`` as the model sees it after a non-null context edit: a copy
+    whose message (or custom_message content) carries the replacement
+    content (see :func:`apply_context_edit`); other entries unchanged."""
+    etype = entry.get("type")
+    if etype == "message" and isinstance(entry.get("message"), dict):
+        return {**entry, "message": apply_context_edit([entry["message"]], replacement)[0]}
+    if etype == "custom_message":
+        edited = apply_context_edit([{"role": "custom", "content": entry.get("content")}], replacement)[0]
+        return {**entry, "content": edited.get("content")}
+    return entry
 
 
 def build_session_projection(

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .context import apply_context_edit, context_entries_from_path, system_message_text, text_content
+from .context import applied_context_edits, edited_entry, system_message_text, text_content
 from .jsonio import js_stringify
 
 __all__ = ["export_markdown", "export_html", "title_of"]
@@ -41,13 +41,13 @@ def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, An
     id."""
     if name:
         return name
-    edits = _applied_edits(entries)
+    edits = applied_context_edits(entries)
     for entry in entries:
         edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
         if edit is not None:
             if edit[1] is None:
                 continue
-            entry = _edited(entry, edit[1])
+            entry = edited_entry(entry, edit[1])
         message = entry.get("message") if entry.get("type") == "message" else None
         if isinstance(message, dict) and message.get("role") == "user":
             first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
@@ -61,32 +61,9 @@ def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, An
 _Block = tuple[str, list[tuple[str, Any]]]
 
 
-def _applied_edits(entries: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
-    """target id → (edit id, replacement) for the context edits pi 1.6 applies
-    at the end of this path (the last edit per target among the context
-    entries)."""
-    out: dict[str, tuple[str, Any]] = {}
-    for entry in context_entries_from_path(entries):
-        if entry.get("type") == "context_edit" and "replacement" in entry:
-            target = entry.get("targetId")
-            if isinstance(target, str):
-                out[target] = (str(entry.get("id")), entry["replacement"])
-    return out
-
-
-def _edited(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any]:
-    """``entry`` as the model sees it after a non-null context edit."""
-    if entry.get("type") == "message" and isinstance(entry.get("message"), dict):
-        return {**entry, "message": apply_context_edit([entry["message"]], replacement)[0]}
-    if entry.get("type") == "custom_message":
-        edited = apply_context_edit([{"role": "custom", "content": entry.get("content")}], replacement)[0]
-        return {**entry, "content": edited.get("content")}
-    return entry
-
-
 def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> list[_Block]:
     blocks: list[_Block] = []
-    edits = _applied_edits(entries)
+    edits = applied_context_edits(entries)
     for entry in entries:
         etype = entry.get("type")
         parts: list[tuple[str, Any]] = []
@@ -99,7 +76,7 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
                 what = entry.get("message", {}).get("role") if etype == "message" and isinstance(entry.get("message"), dict) else etype
                 blocks.append((f"{what}{suffix} (omitted from the model context by context edit {edit_id})", []))
                 continue
-            entry = _edited(entry, replacement)
+            entry = edited_entry(entry, replacement)
             suffix += f" (edited by context edit {edit_id})"
         if etype == "message" and isinstance(entry.get("message"), dict):
             message = entry["message"]

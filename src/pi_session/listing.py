@@ -277,8 +277,8 @@ def _load_index(path: Path) -> dict[str, list[Any]]:
     ``{}`` when it is missing, unreadable or not in the expected shape."""
     try:
         with open(path, "rb") as f:
-            data = orjson.loads(f.read())
-    except (OSError, orjson.JSONDecodeError):
+            data = jsonio.loads(f.read())
+    except (OSError, ValueError):
         return {}
     if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
         return {}
@@ -302,7 +302,9 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
     not writable (the listing itself does not need the index)."""
     tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
     try:
-        data = orjson.dumps({"version": _INDEX_VERSION, "files": files})
+        # jsonio, not orjson: a first message holding a lone surrogate must
+        # not keep the whole directory's index from being written
+        data = jsonio.dumps_line({"version": _INDEX_VERSION, "files": files})
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
         try:
             view = memoryview(data)
@@ -311,7 +313,7 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
         finally:
             os.close(fd)
         os.replace(tmp, path)
-    except (OSError, TypeError, orjson.JSONEncodeError):
+    except (OSError, TypeError, ValueError):
         with contextlib.suppress(OSError):
             os.unlink(tmp)
 
@@ -355,7 +357,7 @@ class _DirIndex:
         return {"path": str(path), **info} if info is not None else None
 
     def save(self) -> None:
-        if self.changed or len(self.new) != len(self.old):
+        if self.changed or len(self.new) != len(self.old) or (self.new and not self.old):
             _save_index(self.path, self.new)
 
 

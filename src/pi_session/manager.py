@@ -1078,6 +1078,22 @@ class SessionManager:
         :func:`pi_session.context.context_from_path`)."""
         return _context.context_from_path(self._leaf_path())
 
+    def estimate_context_tokens(self) -> dict[str, Any]:
+        """The context size at the leaf as pi 1.6 measures it for its
+        compaction trigger (:func:`pi_session.tokens.estimate_projected_context_tokens`):
+        usage an assistant reported before the branch's latest compaction or
+        context edit is not trusted, so right after a compaction this is an
+        estimate of the compacted context, not the old usage.
+
+        Returns:
+            ``{"tokens", "usageTokens", "trailingTokens", "lastUsageIndex"}``
+            (tokens). Use with :func:`pi_session.should_compact`.
+        """
+        from .tokens import estimate_projected_context_tokens
+
+        path = self._leaf_path()
+        return estimate_projected_context_tokens(_context.projection_from_path(path), path)
+
 
 def _most_recent_session(directory: Path, resolved_cwd: str | None = None) -> Path | None:
     """The ``*.jsonl`` file of ``directory`` with the newest mtime whose

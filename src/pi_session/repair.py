@@ -2,8 +2,9 @@
 
 :func:`check_session` lists every problem of a session file with its line
 number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
-line ends, a truncated record with a complete one glued after it, a torn last
-line, records that cannot be entries) and tree problems (duplicate ids,
+line ends, a truncated record with a complete one glued after it, a record
+split over several lines by raw newlines in its strings, a torn last line,
+records that cannot be entries) and tree problems (duplicate ids,
 parentId cycles and self-parents, orphans, labels of missing entries,
 compactions whose first kept entry is not on their path).
 
@@ -12,6 +13,9 @@ compactions whose first kept entry is not on their path).
 - every valid line is written back byte for byte;
 - a recoverable line (BOM, NUL runs, CRLF, invalid UTF-8, glued records, a
   complete last line without its newline) is written clean;
+- a record split over several lines (``split-record``, see
+  :func:`pi_session.storage.rejoin_split`) is written on one line, its
+  newlines escaped; its pieces never go to the side file;
 - every other line (and the truncated part of a glued line) is removed from
   the file and kept, byte for byte, in a side file ``<file>.rejected-<n>``;
 - the rewrite is atomic (:func:`pi_session.storage.atomic_rewrite`) and the
@@ -41,7 +45,10 @@ from pathlib import Path
 from typing import Any
 
 from .storage import (
+    ParsedLine,
     SessionFileError,
+    SplitRecord,
+    _Rejoiner,
     _is_regular,
     _loads_js,
     atomic_rewrite,
@@ -64,8 +71,9 @@ class Problem:
     Attributes:
         line: 1-based line number (None for a problem of the whole file).
         kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
-            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``torn-tail``,
-            ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
+            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
+            (reported on its first line, the message names the range
+            ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
             ``self-parent``, ``orphan``, ``label-target-missing``,
             ``compaction-first-kept-off-path``; structure warnings (never
@@ -75,8 +83,11 @@ class Problem:
             entry's message is not an object), ``unknown-role``,
             ``bad-content`` (content of the wrong type for the role),
             ``bad-context-edit`` (a pi 1.6 context edit without a string
-            targetId or a valid replacement), ``unknown-type`` (an entry
-            type this tool does not know: kept, left out of the context); file
+            targetId or a valid replacement), ``empty`` (a 0-byte file);
+            warnings (in :attr:`CheckReport.warnings`, not problems)
+            ``unknown-type`` (an entry type this tool does not know: kept,
+            left out of the context), ``idle-context-edit`` (an edit whose
+            target is missing, itself or not editable: it changes nothing); file
             kind ``leftover-temp`` (a temp file of an interrupted rewrite
             beside the session; ``line`` is None); warning kind
             ``lone-surrogate`` (only in :attr:`CheckReport.warnings`).
@@ -298,13 +309,40 @@ def _scan(
     actions: dict[int, _LineAction] = {}
     header: dict[str, Any] | None = None
     line_count = 0
-    for line_no, raw, had_newline in iter_lines(path):
-        line_count = line_no
-        parsed = parse_line(raw, line_no)
+    rejoiner = _Rejoiner()
+
+    def lines() -> Iterator[tuple[int, bytes, bool, ParsedLine | None, SplitRecord | None]]:
+        # every line as it is, except that the pieces of a split record come as one
+        nonlocal line_count
+        for line_no, raw, had_newline in iter_lines(path):
+            line_count = line_no
+            parsed = parse_line(raw, line_no)
+            released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and isinstance(parsed.record, dict))
+            for held_no, held in released:
+                yield held_no, held, True, parse_line(held, held_no), None
+            if joined is not None:
+                yield joined.first_line, joined.raw, had_newline, None, joined
+            elif not taken:
+                yield line_no, raw, had_newline, parsed, None
+        for held_no, held in rejoiner.release():
+            yield held_no, held, True, parse_line(held, held_no), None
+
+    for line_no, raw, had_newline, maybe_parsed, joined in lines():
+        if joined is not None:
+            split_problem = joined.problem()
+            parsed = ParsedLine(record=joined.record, ok=True)
+            for piece_no in range(joined.first_line + 1, joined.last_line + 1):
+                actions[piece_no] = _LineAction([], None, False)  # written with the first line
+        else:
+            assert maybe_parsed is not None
+            parsed = maybe_parsed
 
         def drop(kind: str, message: str) -> None:
             problems.append(Problem(line_no, kind, f"{message}; repair moves it to a side file", True))
             actions[line_no] = _LineAction([], raw if raw else None, True)
+            if joined is not None:
+                for piece_no in range(joined.first_line + 1, joined.last_line + 1):
+                    actions[piece_no] = _LineAction([], None, True)
 
         if not parsed.ok:
             assert parsed.problem is not None
@@ -323,7 +361,10 @@ def _scan(
             continue
         clean: list[bytes] = [raw]
         rejected: bytes | None = None
-        if parsed.problem is not None and parsed.problem.recovered:
+        if joined is not None:
+            clean = [joined.clean]
+            problems.append(Problem(line_no, "split-record", split_problem.message + "; repair writes it on one line", True))
+        elif parsed.problem is not None and parsed.problem.recovered:
             kind = parsed.problem.kind
             if kind == "glued":
                 # the cleaned line is the fragment followed by the complete record;
@@ -361,11 +402,12 @@ def _scan(
                 drop(*issue)
                 continue
         if warnings is not None:
-            warning = _surrogate_warning(line_no, raw, record, is_header)
+            warning = _surrogate_warning(line_no, clean[-1] if joined is not None else raw, record, is_header)
             if warning is not None:
                 warnings.append(warning)
         if not had_newline:
-            problems.append(Problem(line_no, "no-newline", "last line has no newline; repair adds one", True))
+            last_line = joined.last_line if joined is not None else line_no
+            problems.append(Problem(last_line, "no-newline", "last line has no newline; repair adds one", True))
             actions[line_no] = _LineAction(clean, rejected, False)
         elif clean != [raw] or rejected is not None:
             actions[line_no] = _LineAction(clean, rejected, False)
@@ -439,6 +481,10 @@ def _structure_problems(
     from .timestamps import iso_to_ms
 
     problems: list[Problem] = []
+    by_id: dict[str, dict[str, Any]] = {}
+    for entry in entries:
+        if entry.get("id").__class__ is str:
+            by_id.setdefault(entry["id"], entry)
     for key in ("cwd", "timestamp"):
         if key in header and not isinstance(header[key], str):
             problems.append(
@@ -498,6 +544,10 @@ def _structure_problems(
             issue = _context_edit_issue(entry)
             if issue is not None:
                 problems.append(Problem(line, "bad-context-edit", f"context_edit entry {eid}: {issue}", False, eid))
+            else:
+                idle = _idle_edit_reason(entry, by_id)
+                if idle is not None:
+                    problems.append(Problem(line, "idle-context-edit", f"context_edit entry {eid}: {idle}", False, eid))
         elif etype not in ENTRY_TYPES:
             shown = repr(etype) if isinstance(etype, str) else _json_type(etype)
             problems.append(
@@ -512,6 +562,35 @@ def _structure_problems(
     return problems
 
 
+_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+
+
+def _idle_edit_reason(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
+    """Why a well-formed context edit can never change what the model sees
+    (its target is missing, itself, or an entry without editable content;
+    omitting works on any entry that contributes messages), or None."""
+    target_id = entry["targetId"]
+    target = by_id.get(target_id)
+    if target is None:
+        return f"its target {target_id!r} is not in the file (the edit changes nothing)"
+    if target is entry:
+        return "it targets itself (the edit changes nothing)"
+    ttype = target.get("type")
+    if entry.get("replacement") is None:
+        if ttype in ("message", "custom_message", "branch_summary", "compaction"):
+            return None
+        return f"its target {target_id} is a {ttype} entry, which shows the model nothing to omit (the edit changes nothing)"
+    if ttype == "custom_message":
+        return None
+    if ttype == "message":
+        msg = target.get("message")
+        role = msg.get("role") if isinstance(msg, dict) else None
+        if role.__class__ is str and role in _EDITABLE_ROLES:
+            return None
+        return f"its target {target_id} is a {role!r} message, whose content an edit does not replace (the edit changes nothing)"
+    return f"its target {target_id} is a {ttype} entry, whose content an edit does not replace (the edit changes nothing)"
+
+
 def _context_edit_issue(entry: dict[str, Any]) -> str | None:
     """What is wrong with a context_edit entry for pi 1.6, or None."""
     if not isinstance(entry.get("targetId"), str):
@@ -523,6 +602,9 @@ def _context_edit_issue(entry: dict[str, Any]) -> str | None:
         return None
     if not isinstance(replacement, dict) or not isinstance(replacement.get("content"), (str, list)):
         return "replacement is neither null nor {\"content\": string or array} (the target's content is dropped)"
+    content = replacement["content"]
+    if isinstance(content, list) and not all(isinstance(b, dict) and isinstance(b.get("type"), str) for b in content):
+        return "replacement content holds items that are not content blocks (objects with a \"type\")"
     return None
 
 
@@ -551,7 +633,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         line = line_of.get(id(entry))
         if eid in seen:
             problems.append(
-                Problem(line, "duplicate-id", f"entry id {eid} also on line {seen[eid]}; pi uses the later one", False, eid)
+                Problem(line, "duplicate-id", f"entry id {eid} also on line {seen[eid]}; lookups by id find the later one (as in pi, whose id index keeps the last)", False, eid)
             )
         seen[eid] = line or 0
     tree = SessionTree(entries)
@@ -575,7 +657,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
         elif etype == "compaction" and entry is by_id.get(eid):
             kept = entry.get("firstKeptEntryId")
             path_ids = {e["id"] for e in tree.branch(eid) if e is not entry}
-            if not _in_index(kept, path_ids):
+            if kept != eid and not _in_index(kept, path_ids):  # its own id: pi 1.6's "keep nothing"
                 where = "not in the file" if not _in_index(kept, by_id) else "not on its path"
                 problems.append(
                     Problem(
@@ -588,6 +670,10 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
                 )
     return problems, len(entries), version, notes
 
+
+WARNING_KINDS = frozenset(("unknown-type", "idle-context-edit"))
+"""Kinds :func:`check_session` reports as warnings: records pi reads without
+harm (an entry type from a newer pi, an edit that changes nothing)."""
 
 STALE_TEMP_SECONDS = 600
 """A temp file untouched this long (seconds) is no rewrite in progress."""
@@ -711,6 +797,13 @@ def check_session(path: str | os.PathLike[str]) -> CheckReport:
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     tree_problems, entry_count, version, notes = _tree_problems(p)
+    # what pi reads without harm is a warning, not a problem of the file
+    warnings.extend(pr for pr in tree_problems if pr.kind in WARNING_KINDS)
+    warnings.sort(key=lambda pr: pr.line or 0)
+    tree_problems = [pr for pr in tree_problems if pr.kind not in WARNING_KINDS]
+    if sf_probe.size == 0:
+        tree_problems.append(Problem(None, "empty", "empty file (0 bytes): no session in it yet (pi would start a new one in it)", False))
+        notes = [n for n in notes if not n.startswith("empty file")]
     problems = sorted(_temp_problems(p) + storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
     return CheckReport(
         path=p,

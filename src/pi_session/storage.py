@@ -1,7 +1,9 @@
 """Session files on disk (SPEC 1-3): tolerant reading, appends, atomic rewrites.
 
 Reading never gives up on a damaged file: every line that cannot be used is
-reported with its line number and reason and left in the file. Only a file
+reported with its line number and reason and left in the file. A record a
+writer split over several lines (raw newlines inside its strings) is read
+whole (:func:`rejoin_split`; beyond pi, which drops the pieces). Only a file
 whose first record is not a session header is refused
 (:class:`SessionFileError`), where pi would truncate it.
 
@@ -42,6 +44,8 @@ __all__ = [
     "parse_line",
     "recover_line",
     "RecoveredLine",
+    "rejoin_split",
+    "SplitRecord",
     "parse_session_entries",
     "read_session_file",
     "iter_lines",
@@ -118,16 +122,20 @@ class LineProblem:
         line: 1-based line number in the file.
         kind: ``blank``, ``invalid-json``, ``not-object``, ``no-type``,
             ``no-id``, ``extra-header``, ``nul-bytes``, ``invalid-utf8``,
-            ``glued``, ``bom``, ``torn-tail``, ``duplicate-id``, ``cycle``.
+            ``glued``, ``bom``, ``torn-tail``, ``duplicate-id``, ``cycle``,
+            ``split-record`` (see :func:`rejoin_split`).
         message: what is wrong, one line.
         recovered: True when a record was still read from the line (with the
             damage removed); False when the line is skipped.
+        end_line: the last line of a record split over several lines
+            (``split-record``, lines ``line`` to ``end_line``); None otherwise.
     """
 
     line: int
     kind: str
     message: str
     recovered: bool = False
+    end_line: int | None = None
 
     def format(self, path: str | os.PathLike[str] | None) -> str:
         """``<path>:<line>: <message>``."""
@@ -302,6 +310,272 @@ def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
     )
 
 
+# --------------------------------------------------------------------------
+# records split over several lines (raw newlines inside their strings)
+
+_SPLIT_MAX_LINES = 10_000
+"""The most lines one split record may span (pi's own tool output is cut at
+2,000 lines, so a record longer than this is no split record of pi's)."""
+_SPLIT_MAX_BYTES = 32 << 20
+"""The most bytes (32 MiB) of pieces held while looking for a record's end."""
+
+_STRING_STOP = re.compile(rb'["\\]')
+# what JSON allows between strings: blanks, structure, numbers, true/false/null
+_OUTSIDE = re.compile(rb"[ \t\r{}\[\],:0-9.eE+\-truefalsn]*")
+_BRACKET = re.compile(rb"[{}\[\]]")
+_OPEN, _CLOSED, _BAD = 0, 1, 2
+
+
+def _scan_piece(data: bytes, in_string: bool, depth: int) -> tuple[int, int]:
+    """Follow JSON's string and bracket structure over one piece of a
+    record: starting ``in_string`` (or not) at bracket ``depth``.
+
+    Returns:
+        ``(_OPEN, depth)``: the piece ends inside a string (a raw newline
+        cut it); ``(_CLOSED, 0)``: the outermost object closes and only
+        blanks follow; ``(_BAD, depth)``: anything else (the piece ends
+        outside a string or right after a backslash, or holds bytes JSON
+        never has outside strings). Brackets are only counted, not matched:
+        parsing the joined text checks the rest.
+    """
+    pos = 0
+    size = len(data)
+    while True:
+        if in_string:
+            m = _STRING_STOP.search(data, pos)
+            if m is None:
+                return _OPEN, depth
+            pos = m.start()
+            if data[pos] == 0x5C:  # backslash: skip the escaped byte
+                if pos + 1 >= size:
+                    return _BAD, depth  # a backslash before the newline
+                pos += 2
+                continue
+            in_string = False
+            pos += 1
+            continue
+        end = _OUTSIDE.match(data, pos).end()  # type: ignore[union-attr]
+        for b in _BRACKET.finditer(data, pos, end):
+            if b.group() in (b"{", b"["):
+                depth += 1
+            else:
+                depth -= 1
+                if depth <= 0:
+                    if depth < 0 or data[b.end() :].strip(b"\x00" + _JS_WS):
+                        return _BAD, depth
+                    return _CLOSED, 0
+        if end >= size or data[end] != 0x22:  # a piece ends outside a string, or stray bytes
+            return _BAD, depth
+        in_string = True
+        pos = end + 1
+
+
+def _first_piece(raw: bytes) -> bytes | None:
+    """The bytes of a line that may be the first piece of a split record
+    (BOM, NULs and blanks at the start removed), or None."""
+    data = raw[3:] if raw.startswith(_BOM) else raw
+    data = data.lstrip(b"\x00" + _JS_WS)
+    if not data.startswith(b"{"):
+        return None
+    return data
+
+
+@dataclass(frozen=True)
+class SplitRecord:
+    """A record :func:`rejoin_split` put back together.
+
+    Attributes:
+        first_line, last_line: the 1-based lines it spanned.
+        record: the parsed object.
+        clean: the record on one line (without ``\\n``): the pieces joined
+            with escaped newlines (``\\r\\n`` where a piece ended in a
+            carriage return that is part of the text), BOM, NULs and
+            blanks around it removed, invalid UTF-8 replaced by U+FFFD.
+        had_newline: False when the last piece is the file's unterminated
+            last line.
+        kinds: further damage repaired (``invalid-utf8``, ``nul-bytes``,
+            ``bom``, ``crlf``).
+        raw: the lines as they are in the file, joined by ``\n``.
+    """
+
+    first_line: int
+    last_line: int
+    record: dict[str, Any]
+    clean: bytes
+    had_newline: bool
+    kinds: tuple[str, ...]
+    raw: bytes = b""
+
+    def problem(self) -> LineProblem:
+        """The ``split-record`` :class:`LineProblem` (recovered) naming the lines."""
+        extra = "".join(f"; {_KIND_TEXT[k]}" for k in self.kinds)
+        return LineProblem(
+            self.first_line,
+            "split-record",
+            f"lines {self.first_line}-{self.last_line} are one record split by unescaped newlines inside its strings; "
+            f"it was rejoined{extra}",
+            recovered=True,
+            end_line=self.last_line,
+        )
+
+
+def rejoin_split(pieces: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[str, ...]] | None:
+    """Join the pieces of one record that a writer split by putting raw
+    newlines inside its JSON strings (pure; beyond pi, which drops every
+    piece).
+
+    Each cut becomes the escape ``\\n``. A piece that ends in carriage
+    returns keeps them as ``\\r`` escapes (the text held CRLF), except
+    that when the record's own line ends in CRLF, one carriage return per
+    cut is taken for part of the line end (a text-mode writer turned every
+    newline into CRLF). So the decoded strings hold what the writer meant.
+
+    Args:
+        pieces: the lines (without ``\\n``), first to last; at least two.
+
+    Returns:
+        ``(record, clean line, kinds)`` (see :class:`SplitRecord`), or None
+        when the first piece does not open an object and stop inside a
+        string, every middle piece does not start and end inside a string,
+        the last one does not close the object, or the joined text is not
+        exactly one JSON object.
+    """
+    if len(pieces) < 2:
+        return None
+    first = _first_piece(pieces[0])
+    if first is None:
+        return None
+    status, depth = _scan_piece(first, False, 0)
+    if status != _OPEN:
+        return None
+    for piece in pieces[1:-1]:
+        status, depth = _scan_piece(piece, True, depth)
+        if status != _OPEN:
+            return None
+    if _scan_piece(pieces[-1], True, depth)[0] != _CLOSED:
+        return None
+    return _join_pieces(pieces[0], first, pieces[1:])
+
+
+def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[str, ...]] | None:
+    """The joined record of pieces that :func:`_scan_piece` accepted."""
+    kinds: list[str] = []
+    if raw_first.startswith(_BOM):
+        kinds.append("bom")
+    last = rest[-1]
+    tail = last.rstrip(b"\x00" + _JS_WS)
+    ends_crlf = last.rstrip(b"\x00 \t").endswith(b"\r")
+    if ends_crlf:
+        kinds.append("crlf")
+    if b"\x00" in raw_first[: len(raw_first) - len(first)] or b"\x00" in last[len(tail) :]:
+        kinds.append("nul-bytes")
+    parts: list[bytes] = []
+    for piece in (first, *rest[:-1]):
+        body = piece.rstrip(b"\r")
+        crs = len(piece) - len(body)
+        if ends_crlf and crs:
+            crs -= 1
+        parts.append(body)
+        parts.append(b"\\r" * crs + b"\\n")
+    parts.append(tail)
+    data = b"".join(parts)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        data = data.decode("utf-8", errors="replace").encode("utf-8")
+        kinds.append("invalid-utf8")
+    record = _loads_js(data)
+    if record.__class__ is not dict:
+        return None
+    return record, data, _ordered(kinds)
+
+
+class _Rejoiner:
+    """Finds split records in a stream of lines (see :func:`rejoin_split`).
+
+    Feed it every line that is not a usable record on its own, in order
+    (lines that are usable records may skip it: a gap in the line numbers
+    ends a pending record). A line can start a split record only when it
+    opens an object and stops inside a string; the following lines are held
+    while each starts and ends inside a string, until one closes the
+    object. A line that is a usable record alone is never a piece.
+
+    Cost: each line is scanned at most twice (a line that starts a record
+    can never continue one: it changes "inside a string" an odd number of
+    times, a middle piece an even number), so a damaged file costs time
+    linear in its size; a record is given up after
+    :data:`_SPLIT_MAX_LINES` lines or :data:`_SPLIT_MAX_BYTES` bytes.
+    """
+
+    __slots__ = ("pending", "depth", "size", "next_line")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[int, bytes]] = []
+        self.depth = 0
+        self.size = 0
+        self.next_line = 0
+
+    def feed(
+        self, line_no: int, raw: bytes, had_newline: bool, is_record: bool
+    ) -> tuple[list[tuple[int, bytes]], SplitRecord | None, bool]:
+        """Take one line.
+
+        Args:
+            line_no, raw, had_newline: the line (without ``\\n``).
+            is_record: the line is a usable object on its own.
+
+        Returns:
+            ``(released, joined, taken)``: ``released`` are held lines that
+            turned out not to be a split record (to be handled as ordinary
+            lines, before this one); ``joined`` is the record this line
+            completed; ``taken`` is False when the caller handles this line
+            itself (after ``released``).
+        """
+        released: list[tuple[int, bytes]] = []
+        if self.pending:
+            if line_no != self.next_line or is_record:
+                released = self.release()
+            else:
+                status, depth = _scan_piece(raw, True, self.depth)
+                if status == _CLOSED:
+                    first_no, first_raw = self.pending[0]
+                    first = _first_piece(first_raw)
+                    assert first is not None
+                    joined = _join_pieces(first_raw, first, [r for _n, r in self.pending[1:]] + [raw])
+                    if joined is not None:
+                        record, clean, kinds = joined
+                        raw_all = b"\n".join([r for _n, r in self.pending] + [raw])
+                        self.pending = []
+                        return [], SplitRecord(first_no, line_no, record, clean, had_newline, kinds, raw_all), True
+                    released = self.release()
+                elif status == _OPEN and had_newline and len(self.pending) + 1 < _SPLIT_MAX_LINES and self.size + len(raw) <= _SPLIT_MAX_BYTES:
+                    self.pending.append((line_no, raw))
+                    self.depth = depth
+                    self.size += len(raw)
+                    self.next_line = line_no + 1
+                    return [], None, True
+                else:
+                    released = self.release()
+        if is_record or not had_newline:
+            return released, None, False
+        first = _first_piece(raw)
+        if first is None:
+            return released, None, False
+        status, depth = _scan_piece(first, False, 0)
+        if status != _OPEN:
+            return released, None, False
+        self.pending = [(line_no, raw)]
+        self.depth = depth
+        self.size = len(raw)
+        self.next_line = line_no + 1
+        return released, None, True
+
+    def release(self) -> list[tuple[int, bytes]]:
+        """The held lines (none form a record), emptying the hold."""
+        released, self.pending = self.pending, []
+        return released
+
+
 def parse_session_entries(content: str | bytes) -> list[Any]:
     """Every JSON value of a JSONL text, malformed and blank lines skipped (pi's
     ``parseSessionEntries``).
@@ -378,6 +652,8 @@ class SessionFile:
         record_lines: the line number of each record.
         fragments: line number → unusable bytes of lines a record was
             recovered from (kept on rewrite).
+        spans: first line → last line of each record rejoined from several
+            lines (``split-record``; its ``record_lines`` entry is the first).
         entries: the usable entries (objects with a ``type`` and a string
             ``id``), header excluded, in file order.
         problems: :class:`LineProblem` list, by line.
@@ -398,6 +674,7 @@ class SessionFile:
     records: list[dict[str, Any]] = field(default_factory=list)
     record_lines: list[int] = field(default_factory=list)
     fragments: dict[int, bytes] = field(default_factory=dict)
+    spans: dict[int, int] = field(default_factory=dict)
     entries: list[dict[str, Any]] = field(default_factory=list)
     problems: list[LineProblem] = field(default_factory=list)
     line_count: int = 0
@@ -418,6 +695,10 @@ class SessionFile:
     def warnings(self) -> list[str]:
         """Every problem as ``<path>:<line>: <message>``."""
         return [p.format(self.path) for p in self.problems]
+
+
+_JSON_KINDS = {int: "a number", float: "a number", bool: "a boolean", list: "an array", dict: "an object"}
+"""How an error message names a decoded JSON value's kind."""
 
 
 def _collect_entries(sf: SessionFile) -> None:
@@ -446,8 +727,10 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
     if not isinstance(rtype, str):
         sf.problems.append(LineProblem(line_no, "no-type", "record has no \"type\" (skipped)"))
         return
-    if not isinstance(record.get("id"), str):
-        sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry has no id (skipped)"))
+    rid = record.get("id")
+    if not isinstance(rid, str):
+        what = "has no id" if rid is None else f"id is {_JSON_KINDS.get(type(rid), 'not a string')}, not a string"
+        sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry {what} (skipped; `pi-session check` tells more)"))
         return
     sf.entries.append(record)
     if sf.entry_columns is not None:
@@ -667,7 +950,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
-    not an object, the unterminated last one) takes :func:`_read_other`."""
+    not an object, the unterminated last one) takes :func:`_read_slow`."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     compact = _compact_record
@@ -680,14 +963,15 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     header_seen = False  # the fast path starts after the header
     ids_append = parents_append = labels_append = _no_columns
     sorting = False  # sort records into entries while reading
+    rejoiner = _Rejoiner()  # records split over lines (slow path only)
     try:
         with open(p, "rb") as f:
             for lines in _line_blocks(f):
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1
-                    record = _read_other(p, sf, lines[0], line_no, False)
+                    record, record_line = _read_slow(p, sf, rejoiner, lines[0], line_no, False)
                     if sorting and record is not None:
-                        _collect_other(sf, record, line_no)
+                        _collect_other(sf, record, record_line)
                     break
                 for raw in lines:
                     line_no += 1
@@ -714,10 +998,10 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
-                    record = _read_other(p, sf, raw, line_no, True)
+                    record, record_line = _read_slow(p, sf, rejoiner, raw, line_no, True)
                     if header_seen:
                         if sorting and record is not None:
-                            _collect_other(sf, record, line_no)
+                            _collect_other(sf, record, record_line)
                     elif sf.header is not None:
                         header_seen = True
                         sorting = not migrate or sf.version >= CURRENT_SESSION_VERSION
@@ -728,6 +1012,8 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
                             labels_append = sf.entry_columns[2].append
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
+    for held_no, held in rejoiner.release():  # lines of a record the file ends inside
+        _read_other(p, sf, held, held_no, True)
     sf.line_count = line_no
     if sf.header is None:
         unusable = [pr for pr in sf.problems if pr.kind != "blank"]
@@ -756,7 +1042,52 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     return sf
 
 
-def _read_other(p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline: bool) -> dict[str, Any] | None:
+def _read_slow(
+    p: Path, sf: SessionFile, rejoiner: _Rejoiner, raw: bytes, line_no: int, had_newline: bool
+) -> tuple[dict[str, Any] | None, int]:
+    """A line off the fast path: :func:`_read_other`, after ``rejoiner``
+    has had a look at it (it may hold the line as a piece of a split
+    record, complete such a record, or give back held lines that were not
+    one, which are reported here as ordinary lines).
+
+    Returns:
+        ``(record appended or None, its first line)``.
+    """
+    parsed = parse_line(raw, line_no)
+    released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and parsed.record.__class__ is dict)
+    for held_no, held in released:
+        _read_other(p, sf, held, held_no, True)
+    if joined is not None:
+        sf.line_count = line_no
+        sf.problems.append(joined.problem())
+        if not had_newline:
+            sf.ends_with_newline = False
+            sf.problems.append(
+                LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
+            )
+        sf.spans[joined.first_line] = line_no
+        return _accept(p, sf, joined.record, joined.first_line), joined.first_line
+    if taken:
+        sf.line_count = line_no
+        return None, line_no
+    return _read_other(p, sf, raw, line_no, had_newline, parsed), line_no
+
+
+def _accept(p: Path, sf: SessionFile, record: dict[str, Any], line_no: int) -> dict[str, Any]:
+    """Append a usable record read off the fast path; the first one must be
+    the session header (else :class:`SessionFileError`)."""
+    if sf.header is None and not sf.records:
+        if record.get("type") != "session" or not isinstance(record.get("id"), str):
+            raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
+        sf.header = record
+    sf.records.append(record)
+    sf.record_lines.append(line_no)
+    return record
+
+
+def _read_other(
+    p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline: bool, parsed: ParsedLine | None = None
+) -> dict[str, Any] | None:
     """One line off the fast path of :func:`_read_records`: parse it the
     careful way (:func:`parse_line`), report what is wrong with it, take
     the first record as the header (or refuse the file) and append a
@@ -769,13 +1100,14 @@ def _read_other(p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline:
         SessionFileError: the first record is not a session header.
     """
     sf.line_count = line_no
+    if parsed is None:
+        parsed = parse_line(raw, line_no)
     if not had_newline:
         sf.ends_with_newline = raw == b""
-        if raw and parse_line(raw, line_no).ok:
+        if raw and parsed.ok:
             sf.problems.append(
                 LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
             )
-    parsed = parse_line(raw, line_no)
     if parsed.problem is not None:
         if not had_newline and not parsed.ok and parsed.problem.kind != "blank":
             sf.problems.append(
@@ -791,13 +1123,7 @@ def _read_other(p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline:
         return None
     if parsed.fragment is not None:
         sf.fragments[line_no] = parsed.fragment
-    if sf.header is None and not sf.records:
-        if record.get("type") != "session" or not isinstance(record.get("id"), str):
-            raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
-        sf.header = record
-    sf.records.append(record)
-    sf.record_lines.append(line_no)
-    return record
+    return _accept(p, sf, record, line_no)
 
 
 def _is_regular(mode: int) -> bool:
@@ -976,12 +1302,32 @@ def _repair_torn_tail(fd: int, path: Path, first_line: bytes | None = None) -> s
     if recover_line(tail) is not None:
         os.write(fd, b"\n")
         return f"{path}: the last line had no newline; added one before appending"
+    if start > 0 and _ends_split_record(fd, start, tail):
+        os.write(fd, b"\n")
+        return f"{path}: the last line (the end of a record split over several lines) had no newline; added one before appending"
     if start == 0 and not (first_line or b"").startswith(b'{"type":"session"'):
         raise SessionFileError(path, "the file holds only a torn first line (no session header); not appending")
     side = write_side_file(path, f"torn-{start}", tail)
     os.ftruncate(fd, start)
     os.fsync(fd)
     return f"{path}: a torn last line ({len(tail)} bytes, no newline) was moved to {side.name}"
+
+
+def _ends_split_record(fd: int, start: int, tail: bytes) -> bool:
+    """Whether ``tail``, the unterminated last line starting at byte
+    ``start``, completes a record split over several lines (which the
+    reader rejoins, so it must stay). Reads back at most
+    :data:`_SPLIT_MAX_BYTES`; only called for a last line that is not a
+    record on its own."""
+    low = max(0, start - _SPLIT_MAX_BYTES)
+    lines = os.pread(fd, start - low, low).split(b"\n")[:-1]
+    if low > 0:
+        lines = lines[1:]  # may be cut
+    rejoiner = _Rejoiner()
+    for n, raw in enumerate(lines):
+        parsed = parse_line(raw, n + 1)
+        rejoiner.feed(n + 1, raw, True, parsed.ok and parsed.record.__class__ is dict)
+    return rejoiner.feed(len(lines) + 1, tail, False, False)[1] is not None
 
 
 class ConcurrentAppendError(SessionFileError):
@@ -1231,16 +1577,20 @@ def atomic_rewrite(
 def rewrite_records(sf: SessionFile, *, backup_tag: str) -> Path | None:
     """Rewrite ``sf.path`` with its (migrated) records serialized again, every
     other line kept byte for byte (unparseable lines, blank lines, the
-    fragments of recovered lines on a line of their own).
+    fragments of recovered lines on a line of their own); a record split
+    over several lines (``sf.spans``) becomes one line.
 
     Returns:
         The backup path.
     """
     assert sf.path is not None
     by_line = dict(zip(sf.record_lines, sf.records))
+    pieces = {n for first, last in sf.spans.items() for n in range(first + 1, last + 1)}
 
     def lines() -> Iterator[bytes]:
         for line_no, raw, _had_newline in iter_lines(sf.path):  # type: ignore[arg-type]
+            if line_no in pieces:
+                continue  # a later piece of a split record, written whole with its first line
             record = by_line.get(line_no)
             if record is None:
                 yield raw + b"\n"

@@ -20,10 +20,20 @@ from rich.text import Text
 from ..export import export_html, export_markdown
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
-from .common import CliError, console, err_console, fail, open_session, print_json, resolve_session, warn
+from .common import (
+    JSON_OPTION,
+    SESSION_ARGUMENT,
+    CliError,
+    console,
+    err_console,
+    fail,
+    open_session,
+    print_json,
+    resolve_session,
+    warn,
+)
 from .render import plural, sanitize
 
-JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
 
 def _resolve(session: str) -> Path:
@@ -34,7 +44,7 @@ def _resolve(session: str) -> Path:
 
 
 def check(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     repair: bool = typer.Option(False, "--repair", help="Fix damaged lines: atomic rewrite, original kept as <file>.repair.bak."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -150,7 +160,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
 
 
 def export(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     fmt: str = typer.Option("html", "--format", "-f", help="html or md."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output; '-' too)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),

@@ -37,6 +37,13 @@ console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
 
 
+JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
+"""The ``--json`` flag every command shares."""
+SESSION_ARGUMENT = typer.Argument(..., help="Session file or session id prefix.")
+"""The ``SESSION`` argument every session command shares: a path, or a
+unique prefix of a session id (see :func:`resolve_session`)."""
+
+
 class CliError(Exception):
     """An error reported to the user as one line, exit status 1."""
 
@@ -56,6 +63,19 @@ def fail(message: str, code: int = 1) -> NoReturn:
         interrupt_reported = True
     err_console.print(f"pi-session: {sanitize(message)}", markup=False, soft_wrap=True)
     raise typer.Exit(code)
+
+
+def text_argument(value: str, what: str) -> str:
+    """``value`` checked as text to store in a session: a command-line
+    argument holding bytes that are not UTF-8 reaches Python as lone
+    surrogates (``surrogateescape``), which must never be written to a
+    file. Fails with one line naming ``what``."""
+    for ch in value:
+        if "\ud800" <= ch <= "\udfff":
+            code = ord(ch)
+            shown = f"byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+            fail(f"{what}: not valid UTF-8 text ({shown}); session files hold UTF-8 only")
+    return value
 
 
 def warn(message: str) -> None:
@@ -95,6 +115,8 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
 
     from ..paths import sessions_dir
 
+    if not arg.strip():
+        raise CliError("no session given: pass a session file or a session id (prefix)")
     candidate = Path(arg).expanduser()
     if candidate.is_file():
         return Path(os.path.abspath(candidate))

@@ -24,14 +24,26 @@ from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
 from ..tree import parent_id_of
 from ..tokens import estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens, should_compact
-from .common import apply_leaf, console, err_console, fail, open_session, print_json, warn
+from .common import (
+    JSON_OPTION,
+    SESSION_ARGUMENT,
+    apply_leaf,
+    console,
+    err_console,
+    fail,
+    open_session,
+    print_json,
+    warn,
+)
 from .render import plural, sanitize
 
-JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 PROVIDER_OPTION = typer.Option(
     None, "--provider", help="Summarizer: openai, anthropic or extractive (default: by available API key)."
 )
 MODEL_OPTION = typer.Option(None, "--model", help="Model id for the summarizer.")
+KEEP_RECENT_OPTION = typer.Option(None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000).")
+RESERVE_OPTION = typer.Option(None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384).")
+INSTRUCTIONS_OPTION = typer.Option(None, "--instructions", help="Extra focus for the summary.")
 BASE_URL_OPTION = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp).")
 TIMEOUT_OPTION = typer.Option(
     None, "--timeout", help="Seconds one summary request may take (default 120).", metavar="SECONDS"
@@ -136,7 +148,7 @@ def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
 
 
 def tokens(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
     window: int = typer.Option(200000, "--window", min=1, help="Model context window, in tokens."),
     reserve: Optional[int] = typer.Option(
@@ -225,14 +237,10 @@ def _describe_messages(messages: list[dict[str, Any]]) -> str:
 
 
 def compact_cmd(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
-    keep_recent_tokens: Optional[int] = typer.Option(
-        None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000)."
-    ),
-    reserve_tokens: Optional[int] = typer.Option(
-        None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384)."
-    ),
-    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    session: str = SESSION_ARGUMENT,
+    keep_recent_tokens: Optional[int] = KEEP_RECENT_OPTION,
+    reserve_tokens: Optional[int] = RESERVE_OPTION,
+    instructions: Optional[str] = INSTRUCTIONS_OPTION,
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be summarized and kept; write nothing."),
     pi_exact: bool = typer.Option(
         False, "--pi-exact", help="Use pi's cut even where it would keep a tool result whose call is summarized away."
@@ -355,7 +363,9 @@ def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
         return "Nothing to compact: the session is empty."
     if path[-1].get("type") == "compaction":
         return "Nothing to compact: the session already ends with a compaction."
-    return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
+    if any(e.get("type") == "compaction" for e in path):
+        return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
+    return "Nothing to compact: the whole conversation fits in --keep-recent-tokens."
 
 
 def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
@@ -404,10 +414,10 @@ def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
 
 
 def navigate(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry to move to."),
     summarize: bool = typer.Option(False, "--summarize", help="Summarize the branch being left."),
-    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    instructions: Optional[str] = INSTRUCTIONS_OPTION,
     context_window: int = typer.Option(128000, "--window", min=1, help="Summarizer context window, in tokens."),
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,

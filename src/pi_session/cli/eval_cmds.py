@@ -17,13 +17,15 @@ from rich.table import Table
 from ..compaction import CompactionCancelled, compact, prepare_compaction
 from ..compaction.probes import CompactionEvaluation, evaluate_compaction
 from ..settings import CompactionSettings
-from .common import apply_leaf, console, fail, open_session, print_json
+from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from .compact_cmds import (
     BASE_URL_OPTION,
-    JSON_OPTION,
+    INSTRUCTIONS_OPTION,
+    KEEP_RECENT_OPTION,
     MAX_RETRIES_OPTION,
     MODEL_OPTION,
     PROVIDER_OPTION,
+    RESERVE_OPTION,
     TIMEOUT_OPTION,
     _make_summarizer,
     _run,
@@ -35,15 +37,11 @@ _WHERE = {"summary": "summary", "kept": "kept msgs", None: "MISSING"}
 
 
 def eval_compaction(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
-    keep_recent_tokens: Optional[int] = typer.Option(
-        None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000)."
-    ),
-    reserve_tokens: Optional[int] = typer.Option(
-        None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384)."
-    ),
+    session: str = SESSION_ARGUMENT,
+    keep_recent_tokens: Optional[int] = KEEP_RECENT_OPTION,
+    reserve_tokens: Optional[int] = RESERVE_OPTION,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Compact the path to this entry instead of the leaf."),
-    instructions: Optional[str] = typer.Option(None, "--instructions", help="Extra focus for the summary."),
+    instructions: Optional[str] = INSTRUCTIONS_OPTION,
     show_summary: bool = typer.Option(False, "--show-summary", help="Print the summary after the report."),
     provider: Optional[str] = PROVIDER_OPTION,
     model: Optional[str] = MODEL_OPTION,

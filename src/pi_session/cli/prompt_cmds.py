@@ -44,12 +44,26 @@ def _pairs(values: list[str], option: str, what: str) -> list[tuple[str, str]]:
 
 
 def _read_text_file(path: str, what: str) -> str:
-    """A prompt file as an editor wrote it: UTF-8, no byte-order mark, ``\\n`` line ends."""
+    """A prompt file as an editor wrote it: UTF-8, no byte-order mark, ``\\n``
+    line ends; a regular file of at most :data:`MAX_PROMPT_FILE` bytes (a
+    device such as /dev/urandom would never end)."""
+    import os
+    import stat
+
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as fh:
-            return normalize_text(fh.read())
+        with open(path, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                fail(f"{path}: cannot read {what}: not a regular file")
+            data = fh.read(MAX_PROMPT_FILE + 1)
     except OSError as exc:
         fail(f"{path}: cannot read {what}: {exc.strerror or exc}")
+    if len(data) > MAX_PROMPT_FILE:
+        fail(f"{path}: cannot read {what}: larger than {MAX_PROMPT_FILE // (1 << 20)} MiB")
+    return normalize_text(data.decode("utf-8", errors="replace"))
+
+
+MAX_PROMPT_FILE = 8 << 20
+"""Largest prompt file ``system-prompt`` reads, in bytes."""
 
 
 def _read_previous(path: str) -> dict[str, str | None]:

@@ -23,7 +23,7 @@ ROLE_STYLES = {
 }
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -39,9 +39,12 @@ def plural(count: int, word: str, many: str | None = None) -> str:
 
 def sanitize(text: str) -> str:
     """``text`` safe to write to a terminal: every control character except
-    newline and tab (C0, DEL, C1 ``0x80-0x9f``) and every lone surrogate is
-    replaced by a visible escape (``\\x1b``, ``\\ud800``), so session content
-    cannot move the cursor, retitle the window or clear the screen. Pure;
+    newline and tab (C0, DEL, C1 ``0x80-0x9f``), every bidirectional
+    override or isolate (U+200E/F, U+202A-202E, U+2066-2069: they make text
+    read in another order than it is) and every lone surrogate is replaced
+    by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
+    content cannot move the cursor, retitle the window, clear the screen or
+    disguise itself. Pure;
     the result is at most 6 times as long."""
     return _CONTROL.sub(_escape, text)
 
@@ -172,11 +175,26 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
 _ABSENT: Any = object()
 
 
-def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], width: int = 72) -> list[Text]:
+def tree_lines(
+    roots: list[TreeNode],
+    leaf_id: str | None,
+    active: set[str],
+    width: int = 72,
+    *,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+) -> list[Text]:
     """Render a session tree like pi's tree view: a chain stays at one
     indentation and only branch points indent their children, so a
     5,000-entry linear session is 5,000 flat lines. The leaf is marked,
-    entries on the active path carry a bullet, labels are shown."""
+    entries on the active path carry a bullet, labels are shown.
+
+    ``edits`` (target id → (edit id, replacement), from
+    :func:`pi_session.context.applied_context_edits`) marks entries a
+    context edit changes at the leaf: they are previewed as the model sees
+    them, and an omitted one without its text."""
+    from ..context import edited_entry
+
+    edits = edits or {}
     lines: list[Text] = []
     # stack items: (node, prefix for this node's line, prefix for its descendants)
     stack: list[tuple[TreeNode, str, str]] = []
@@ -199,7 +217,14 @@ def tree_lines(roots: list[TreeNode], leaf_id: str | None, active: set[str], wid
         if eid == leaf_id:
             line.append(" ← leaf", style="bold green")
         line.append(" ")
-        line.append_text(entry_line(node.entry, width))
+        edit = edits.get(eid) if eid.__class__ is str else None
+        if edit is None:
+            line.append_text(entry_line(node.entry, width))
+        elif edit[1] is None:
+            line.append(f"{_s(node.entry.get('type'))} (omitted from the model's context by {_s(edit[0])})", style="dim")
+        else:
+            line.append_text(entry_line(edited_entry(node.entry, edit[1]), width))
+            line.append(f" (edited by {_s(edit[0])})", style="dim")
         lines.append(line)
         children = node.children
         if len(children) == 1:

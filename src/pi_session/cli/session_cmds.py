@@ -10,14 +10,26 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..context import entry_messages, get_current_system_message, projection_to_json, system_message_text
+from ..context import applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
-from .common import CliError, apply_leaf, console, fail, open_session, print_json, resolve_session, warn
+from .common import (
+    JSON_OPTION,
+    SESSION_ARGUMENT,
+    CliError,
+    apply_leaf,
+    console,
+    fail,
+    open_session,
+    print_json,
+    resolve_session,
+    warn,
+    text_argument,
+)
 from .render import (
     DEEP_TREE,
     ROLE_STYLES,
@@ -33,7 +45,6 @@ from .render import (
     tree_value,
 )
 
-JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
 
 
 def ls(
@@ -77,7 +88,7 @@ def ls(
     console.print(table)
 
 
-def info(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Show a session's header, size, leaf, name and any problems.
 
     version is the file's own format version; an older file is read as
@@ -134,7 +145,7 @@ def info(session: str = typer.Argument(..., help="Session file or session id pre
 
 
 def tree(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     as_json: bool = JSON_OPTION,
     flat: bool = typer.Option(
         False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
@@ -161,14 +172,16 @@ def tree(
         indent = tree_depth(roots) <= DEEP_TREE
         print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
-    active = {e["id"] for e in manager.get_branch()}
+    branch = manager.get_branch()
+    active = {e["id"] for e in branch}
     width = max(30, min(100, console.width - 30))
-    for line in tree_lines(roots, manager.get_leaf_id(), active, width):
+    edits = applied_context_edits(branch) if manager.get_leaf_id() is not None else {}
+    for line in tree_lines(roots, manager.get_leaf_id(), active, width, edits=edits):
         console.print(line, overflow="ellipsis", no_wrap=True, crop=True)
 
 
 def context(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id to build the context at, or 'null' for none."),
     projection: bool = typer.Option(
         False, "--projection", help="Per context entry, the messages it contributes after context edits (pi 1.6's projection)."
@@ -205,7 +218,7 @@ def context(
         ),
         soft_wrap=True,
     )
-    edited_by = _edits_by_target(item["sourceEntry"] for item in proj["entries"])
+    edited_by = {target: edit_id for target, (edit_id, _r) in applied_context_edits(manager.get_branch() if leaf_id is not None else []).items()}
     rule_width = min(console.width, 80)
     index = 0
     for pos, item in enumerate(proj["entries"]):
@@ -213,7 +226,15 @@ def context(
         eid = entry.get("id")
         edit_id = edited_by.get(eid) if isinstance(eid, str) else None
         if projection:
-            console.print(Text(f"● {sanitize(str(eid))} ", style="bold") + entry_line(entry, 60), soft_wrap=True)
+            # an edited entry is described by what the model sees, never by
+            # the text the edit hid
+            head = Text(f"● {sanitize(str(eid))} ", style="bold")
+            if edit_id is None:
+                head.append_text(entry_line(entry, 60))
+            else:
+                what = "omitted" if not item["messages"] else "edited"
+                head.append(f"{sanitize(str(entry.get('type')))} ({what} by context edit {sanitize(edit_id)})", style="dim")
+            console.print(head, soft_wrap=True)
         if edit_id is not None and not item["messages"] and entry_messages(entry, leading=pos == 0):
             console.print(Text(f"── omitted: {sanitize(str(eid))} (context edit {sanitize(edit_id)})", style="dim italic"), soft_wrap=True)
         for message in item["messages"]:
@@ -231,17 +252,6 @@ def context(
 
 
 EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
-
-
-def _edits_by_target(entries: Any) -> dict[str, str]:
-    """target id → id of the context edit that decides it (the last one)."""
-    out: dict[str, str] = {}
-    for entry in entries:
-        if entry.get("type") == "context_edit" and "replacement" in entry:
-            target, eid = entry.get("targetId"), entry.get("id")
-            if isinstance(target, str) and isinstance(eid, str):
-                out[target] = eid
-    return out
 
 
 CONTEXT_BODY_LIMIT = 20_000  # characters of one message shown by `context`
@@ -291,12 +301,13 @@ def _open_for_write(session: str) -> SessionManager:
 
 
 def label(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry to label."),
     text: str = typer.Argument("", help="The label; empty clears it."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Set (or clear, with an empty text) the label of an entry."""
+    text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
     if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
         fail(f"{resolve_session(session)}: no entry with id {entry_id}")
@@ -310,11 +321,11 @@ def label(
         print_json({"id": new_id, "targetId": entry_id, "label": text or None})
     else:
         done = f"{'labelled' if text else 'cleared label of'} {entry_id}" + (f": {text}" if text else "")
-        console.print(sanitize(done), markup=False, soft_wrap=True)
+        console.print(one_line(done, 200), markup=False, soft_wrap=True)
 
 
 def edit(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch)."),
     replace: Optional[str] = typer.Option(None, "--replace", help="The text the model sees instead of the entry's content."),
     omit: bool = typer.Option(False, "--omit", help="Leave the entry out of the model context."),
@@ -328,6 +339,10 @@ def edit(
     custom messages on the current branch can be edited."""
     if (replace is None) == (not omit):
         fail("give exactly one of --replace TEXT or --omit")
+    if replace is not None:
+        text_argument(replace, "--replace")
+        if not replace.strip():
+            fail("--replace: give the text the model should see (an empty text block is refused by some providers); to hide the entry, use --omit")
     replacement = None if omit else {"content": replace}
     # Validate before opening for writing (which may migrate an old file): a
     # read-only manager checks the edit as pi does, then refuses the write.
@@ -351,11 +366,12 @@ def edit(
 
 
 def name(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Name the session (a session_info entry)."""
+    text_argument(text, "TEXT")
     manager = _open_for_write(session)
     new_id = manager.append_session_info(text)
     manager.save()
@@ -363,11 +379,11 @@ def name(
         print_json({"id": new_id, "name": manager.get_session_name()})
     else:
         current = manager.get_session_name()
-        console.print(f"named: {sanitize(current)}" if current else "name cleared", markup=False, soft_wrap=True)
+        console.print(f"named: {one_line(current, 200)}" if current else "name cleared", markup=False, soft_wrap=True)
 
 
 def clone(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -394,7 +410,7 @@ def clone(
 
 
 def fork(
-    session: str = typer.Argument(..., help="Session file or session id prefix."),
+    session: str = SESSION_ARGUMENT,
     cwd: Optional[str] = typer.Option(
         None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
     ),
@@ -407,16 +423,32 @@ def fork(
     session), use clone --leaf ID."""
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), os.path.abspath(cwd or os.getcwd()))
+        project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    except OSError as exc:  # the current directory was deleted
+        fail(f"the current directory: {exc.strerror or exc} (give --cwd DIR)")
+    if not cwd.strip() if cwd is not None else False:
+        fail("--cwd: give a directory")
+    if not os.path.isdir(project):
+        warn(f"--cwd {project}: no such directory here; the copy is filed under it anyway")
+    # Read the source first: lines it cannot read are not copied, and the
+    # user must hear of it (warnings name each line).
+    source = open_session(str(path), read_only=True, quiet=as_json)
+    skipped = [problem for problem in source.problems if not problem.recovered]
+    try:
+        manager = SessionManager.fork_from(os.path.abspath(path), project)
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
-        print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path)})
+        print_json({"path": str(manager.get_session_file()), "id": manager.get_session_id(), "parentSession": str(path),
+                    "entries": len(manager.get_entries()), "linesNotCopied": [p.line for p in skipped]})
     else:
-        console.print(f"forked to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
+        console.print(f"forked {plural(len(manager.get_entries()), 'entry', 'entries')} to {sanitize(str(manager.get_session_file()))}", markup=False, soft_wrap=True)
+        if skipped:
+            warn(f"{plural(len(skipped), 'line')} of {path} could not be read as entries and {'was' if len(skipped) == 1 else 'were'} not copied "
+                 f"(listed above; `pi-session check {path}` tells more)")
 
 
-def migrate(session: str = typer.Argument(..., help="Session file or session id prefix."), as_json: bool = JSON_OPTION) -> None:
+def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Rewrite an old (v1/v2) session file as version 3, keeping a backup."""
     path = _resolve(session)
     try:

@@ -74,6 +74,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..jsonio import js_stringify
 from ..context import bash_execution_to_text, build_session_context, convert_to_llm
 from ..tokens import estimate_tokens
 
@@ -922,8 +923,6 @@ def answer_probes(probes: Sequence[Probe], summary: str, kept_text: str = "") ->
 def kept_messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
     """Text a model sees of the kept messages: user and assistant text,
     tool-call names and arguments, tool results, one line per source line."""
-    import json
-
     parts: list[str] = []
     for msg in convert_to_llm(messages):
         role = msg.get("role")
@@ -938,7 +937,7 @@ def kept_messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
                     parts.append(b["text"])
                 elif b.get("type") == "toolCall":
                     try:
-                        args = json.dumps(b.get("arguments"), ensure_ascii=False, sort_keys=True)
+                        args = js_stringify(b.get("arguments"))  # iterative: any nesting depth
                     except (TypeError, ValueError):
                         args = ""
                     parts.append(f"{b.get('name')}({args})")
