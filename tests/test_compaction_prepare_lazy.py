@@ -17,7 +17,12 @@ from pi_session.compaction import (
     prepare_compaction,
 )
 from pi_session.compaction.prepare import ProjectionItems
-from pi_session.context import projection_from_path
+from pi_session.context import (
+    collect_context_edits,
+    context_entries_and_edits,
+    context_entries_from_path,
+    projection_from_path,
+)
 from pi_session.settings import CompactionSettings
 from pi_session.tokens import estimate_projected_context_tokens
 from pi_session.tree import SessionTree
@@ -116,3 +121,31 @@ def test_projection_items_behave_as_a_list():
         pass
     else:  # pragma: no cover
         raise AssertionError("no IndexError")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 10**6), st.booleans())
+def test_context_entries_and_edits_in_one_scan(seed, compactions):
+    _h, entries = sessiongen.generate_session(seed, pi16=True, compactions=compactions)
+    path = SessionTree(entries).branch(entries[-1]["id"])
+    got_entries, got_edits = context_entries_and_edits(path)
+    want_entries = context_entries_from_path(path)
+    assert [id(e) for e in got_entries] == [id(e) for e in want_entries]
+    assert got_edits == collect_context_edits(want_entries)
+
+
+def test_context_entries_and_edits_edge_cases():
+    def e(i, etype, **kw):
+        return {"type": etype, "id": f"x{i}", "parentId": f"x{i - 1}" if i else None, **kw}
+
+    msg = {"role": "user", "content": "hi"}
+    no_compaction = [e(0, "message", message=msg), e(1, "context_edit", targetId="x0", replacement=None)]
+    assert context_entries_and_edits(no_compaction) == (no_compaction, {"x0": None})
+    # an edit before the compaction, in its kept range, still counts
+    kept_edit = [
+        e(0, "message", message=msg),
+        e(1, "context_edit", targetId="x0", replacement=None),
+        e(2, "compaction", summary="s", firstKeptEntryId="x0", tokensBefore=1),
+    ]
+    assert context_entries_and_edits(kept_edit) == ([kept_edit[2], *kept_edit[:2]], {"x0": None})
+    assert context_entries_and_edits([]) == ([], {})

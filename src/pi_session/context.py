@@ -27,6 +27,7 @@ __all__ = [
     "projection_from_path",
     "projection_to_json",
     "context_entries_from_path",
+    "context_entries_and_edits",
     "entry_messages",
     "collect_context_edits",
     "apply_context_edit",
@@ -282,6 +283,25 @@ def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping
         out.append(entry)
     out.extend(islice(path, compaction_index + 1, None))
     return out
+
+
+def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], dict[Any, Any]]:
+    """:func:`context_entries_from_path` and :func:`collect_context_edits`
+    of them, for a long path: without a compaction on the path (then the
+    context entries are the whole path) one scan from the end finds both
+    that and whether there is any ``context_edit`` at all."""
+    saw_edit = False
+    for i in range(len(path) - 1, -1, -1):
+        etype = path[i].get("type")
+        if etype == "compaction":
+            break
+        if etype == "context_edit":
+            saw_edit = True
+    else:
+        entries = list(path)
+        return entries, collect_context_edits(entries) if saw_edit else {}
+    entries = context_entries_from_path(path)
+    return entries, collect_context_edits(entries)
 
 
 _type_of = methodcaller("get", "type")

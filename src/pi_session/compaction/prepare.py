@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from ..context import collect_context_edits, context_entries_from_path, get_current_system_message
+from ..context import context_entries_and_edits, get_current_system_message
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
 from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
@@ -276,8 +276,8 @@ def prepare_compaction(
     if entries and entries[-1].get("type") == "compaction":
         return None
     # the projection, each entry's messages worked out only when needed
-    context_entries = context_entries_from_path(entries)
-    view = _EntriesView(context_entries, collect_context_edits(context_entries), all_leading=False)
+    context_entries, edits = context_entries_and_edits(entries)
+    view = _EntriesView(context_entries, edits, all_leading=False)
     # the previous compaction counts when it contributes messages, which
     # only the one at position 0 can do
     previous_raw: Any = _ABSENT
