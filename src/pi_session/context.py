@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
+from operator import indexOf, methodcaller
 from typing import Any
 
 from .jsonio import js_stringify
@@ -26,9 +27,11 @@ __all__ = [
     "projection_from_path",
     "projection_to_json",
     "context_entries_from_path",
+    "context_entries_and_edits",
     "entry_messages",
     "collect_context_edits",
     "apply_context_edit",
+    "projected_messages",
     "applied_context_edits",
     "edited_entry",
     "get_current_system_message",
@@ -282,6 +285,30 @@ def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping
     return out
 
 
+def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], dict[Any, Any]]:
+    """:func:`context_entries_from_path` and :func:`collect_context_edits`
+    of them, for a long path: without a compaction on the path (then the
+    context entries are the whole path) one scan from the end finds both
+    that and whether there is any ``context_edit`` at all."""
+    saw_edit = False
+    for i in range(len(path) - 1, -1, -1):
+        etype = path[i].get("type")
+        if etype == "compaction":
+            break
+        if etype == "context_edit":
+            saw_edit = True
+    else:
+        entries = list(path)
+        return entries, collect_context_edits(entries) if saw_edit else {}
+    entries = context_entries_from_path(path)
+    return entries, collect_context_edits(entries)
+
+
+_type_of = methodcaller("get", "type")
+"""``entry.get("type")``, for ``map`` (path scans that run in C)."""
+_id_of = methodcaller("get", "id")
+
+
 def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
     for i in range(len(path) - 1, -1, -1):
         if path[i].get("type") == "compaction":
@@ -293,10 +320,10 @@ def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int
     """Index of the compaction's first kept entry before it on the path, or
     ``compaction_index`` (nothing kept) when there is none."""
     first_kept = path[compaction_index].get("firstKeptEntryId")
-    for i in range(compaction_index):
-        if path[i].get("id") == first_kept:
-            return i
-    return compaction_index
+    try:
+        return indexOf(islice(map(_id_of, path), compaction_index), first_kept)
+    except ValueError:
+        return compaction_index
 
 
 def _path_at(
@@ -389,7 +416,10 @@ def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any
     An edit without a ``replacement`` key, or whose ``targetId`` cannot name
     an entry (an array or object), is ignored (pi throws on the first and
     no context can be built; we report it in ``check`` instead)."""
+    entries = entries if isinstance(entries, (list, tuple)) else list(entries)
     edits: dict[Any, Any] = {}
+    if "context_edit" not in map(_type_of, entries):
+        return edits
     for entry in entries:
         if entry.get("type") != "context_edit" or "replacement" not in entry:
             continue
@@ -508,17 +538,33 @@ def projection_to_json(projection: Mapping[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def projected_messages(entry: Mapping[str, Any], edits: Mapping[Any, Any], *, leading: bool) -> list[dict[str, Any]]:
+    """The messages one context entry contributes after context edits (one
+    item of :func:`build_session_projection`, computed on its own).
+
+    Args:
+        entry: a context entry (see :func:`context_entries_from_path`).
+        edits: the edits among the context entries
+            (:func:`collect_context_edits`).
+        leading: the entry is at position 0 of the context entries.
+
+    Returns:
+        :func:`entry_messages`, then :func:`apply_context_edit` with the
+        edit targeting the entry's id, if any."""
+    contributed = entry_messages(entry, leading=leading)
+    if edits:
+        eid = entry.get("id")
+        if eid.__hash__ is not None and eid in edits:
+            contributed = apply_context_edit(contributed, edits[eid])
+    return contributed
+
+
 def _contributions(path: Sequence[Mapping[str, Any]]) -> Iterator[tuple[Mapping[str, Any], list[dict[str, Any]]]]:
     """(context entry, its messages after edits) along a path."""
     context_entries = context_entries_from_path(path)
     edits = collect_context_edits(context_entries)
     for i, entry in enumerate(context_entries):
-        contributed = entry_messages(entry, leading=i == 0)
-        if edits:
-            eid = entry.get("id")
-            if eid.__hash__ is not None and eid in edits:
-                contributed = apply_context_edit(contributed, edits[eid])
-        yield entry, contributed
+        yield entry, projected_messages(entry, edits, leading=i == 0)
 
 
 def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:

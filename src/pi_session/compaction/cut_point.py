@@ -28,11 +28,11 @@ All indices are positions in the list given; token counts are
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import entry_messages
+from ..context import entry_messages, projected_messages
 from ..tokens import estimate_tokens
 
 __all__ = [
@@ -77,23 +77,55 @@ class CutPointResult:
         }
 
 
+def _is_map(value: Any) -> bool:
+    """An object (a dict, fast, or any mapping)."""
+    return value.__class__ is dict or (value is not None and isinstance(value, Mapping))
+
+
 def _roles(messages: Sequence[Any]) -> list[str]:
     """The string roles of ``messages`` (a malformed role, e.g. a list, is
     no role)."""
     out = []
     for m in messages:
-        role = m.get("role") if isinstance(m, Mapping) else None
+        role = m.get("role") if _is_map(m) else None
         if isinstance(role, str):
             out.append(role)
     return out
 
 
 class _View:
-    """A sequence of entries seen as (source entry, messages) pairs."""
+    """A sequence of entries seen as (source entry, messages) pairs.
 
-    def __init__(self, sources: Sequence[Mapping[str, Any]], messages_of: Callable[[int], Sequence[Any]]) -> None:
-        self.sources = sources
-        self.messages_of = messages_of
+    Subclasses say where the messages come from (:meth:`messages_of`); the
+    searches below only look at the entries they need, so a cut near the
+    end of a long path costs little."""
+
+    sources: Sequence[Mapping[str, Any]]
+
+    def messages_of(self, i: int) -> Sequence[Any]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def iter_messages(self, begin: int, end: int) -> Iterator[tuple[int, Any]]:
+        """(index, message) for every message of the entries in
+        ``[begin, end)``, in order."""
+        for i in range(begin, end):
+            for m in self.messages_of(i):
+                yield i, m
+
+    def messages_in(
+        self, begin: int, end: int, *, without_system: bool = False, visit: Callable[[Any], None] | None = None
+    ) -> list[Any]:
+        """The messages of the entries in ``[begin, end)`` as one list,
+        ``system`` ones left out if asked; ``visit`` is called on each."""
+        out = [
+            m
+            for _i, m in self.iter_messages(begin, end)
+            if not (without_system and _is_map(m) and m.get("role") == "system")
+        ]
+        if visit is not None:
+            for m in out:
+                visit(m)
+        return out
 
     def is_compaction(self, i: int) -> bool:
         return self.sources[i].get("type") == "compaction"
@@ -105,22 +137,74 @@ class _View:
         return not self.is_compaction(i) and any(r in TURN_START_ROLES for r in _roles(self.messages_of(i)))
 
     def tokens(self, i: int) -> int:
-        return sum(estimate_tokens(m) if isinstance(m, Mapping) else 0 for m in self.messages_of(i))
+        return sum(estimate_tokens(m) for m in self.messages_of(i))
+
+
+class _ItemsView(_View):
+    """Projection items ``[{"sourceEntry", "messages"}, ...]`` as given."""
+
+    def __init__(self, items: Sequence[Mapping[str, Any]]) -> None:
+        self.items = items
+        self.sources = [item["sourceEntry"] for item in items]
+
+    def messages_of(self, i: int) -> Sequence[Any]:
+        return self.items[i]["messages"]
+
+
+class _EntriesView(_View):
+    """Entries whose messages are worked out when asked for, never kept:
+    :func:`pi_session.context.projected_messages` with ``edits`` (none for
+    raw entries); ``leading`` is every entry (raw: compactions count their
+    summary wherever they are) or only the first (a projection)."""
+
+    def __init__(
+        self, sources: Sequence[Mapping[str, Any]], edits: Mapping[Any, Any], *, all_leading: bool
+    ) -> None:
+        self.sources = sources
+        self.edits = edits
+        self.all_leading = all_leading
+
+    def messages_of(self, i: int) -> list[dict[str, Any]]:
+        return projected_messages(self.sources[i], self.edits, leading=self.all_leading or i == 0)
+
+    def messages_in(
+        self, begin: int, end: int, *, without_system: bool = False, visit: Callable[[Any], None] | None = None
+    ) -> list[Any]:
+        """As :meth:`_View.messages_in`, with ``visit`` called on each
+        message put in the list (in order), so that a caller reading the
+        messages anyway (compaction planning lists their file operations)
+        makes no second pass over them."""
+        out: list[Any] = []
+        append = out.append
+        sources = self.sources
+        edits = self.edits
+        for i in range(begin, end):
+            entry = sources[i]
+            # fast path: an unedited message entry contributes its message as it is
+            if entry.get("type") == "message":
+                msg = entry.get("message")
+                if msg.__class__ is dict and msg.get("content") is not None:
+                    eid = entry.get("id") if edits else None
+                    if not edits or eid.__hash__ is None or eid not in edits:
+                        if not (without_system and msg.get("role") == "system"):
+                            append(msg)
+                            if visit is not None:
+                                visit(msg)
+                        continue
+            for m in self.messages_of(i):
+                if not (without_system and _is_map(m) and m.get("role") == "system"):
+                    append(m)
+                    if visit is not None:
+                        visit(m)
+        return out
 
 
 def _raw_view(entries: Sequence[Mapping[str, Any]]) -> _View:
-    cache: dict[int, list[dict[str, Any]]] = {}
-
-    def messages_of(i: int) -> list[dict[str, Any]]:
-        if i not in cache:
-            cache[i] = entry_messages(entries[i], leading=True)
-        return cache[i]
-
-    return _View(entries, messages_of)
+    return _EntriesView(entries, {}, all_leading=True)
 
 
 def _projected_view(items: Sequence[Mapping[str, Any]]) -> _View:
-    return _View([item["sourceEntry"] for item in items], lambda i: items[i]["messages"])
+    return _ItemsView(items)
 
 
 def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
@@ -189,10 +273,7 @@ def find_projected_cut_point(
 
 
 def _cut(view: _View, start: int, end: int, keep: int, *, projected: bool) -> CutPointResult:
-    points = [i for i in range(start, end) if view.is_cut_point(i)]
-    if not points:
-        return CutPointResult(start, -1, False)
-    cut = points[0]
+    cut = -1
     total = 0
     exceeded = False
     for i in range(end - 1, start - 1, -1):
@@ -202,11 +283,34 @@ def _cut(view: _View, start: int, end: int, keep: int, *, projected: bool) -> Cu
         total += tokens
         if total >= keep:
             exceeded = True
-            cut = next((p for p in points if p >= i), points[-1])
+            # the first cut point at or after i, else the last one (before i)
+            cut = _next_cut_point(view, i, end)
+            if cut < 0:
+                cut = _previous_cut_point(view, i - 1, start)
             break
+    if not exceeded:
+        cut = _next_cut_point(view, start, end)
+    if cut < 0:  # no cut point in the range
+        return CutPointResult(start, -1, False)
     if projected and exceeded and _recovery_omission_suffix(view, cut + 1, end):
         cut += 1
     return _finish_cut(view, start, cut)
+
+
+def _next_cut_point(view: _View, begin: int, end: int) -> int:
+    """The first cut point in ``[begin, end)``, or -1."""
+    for i in range(begin, end):
+        if view.is_cut_point(i):
+            return i
+    return -1
+
+
+def _previous_cut_point(view: _View, last: int, start: int) -> int:
+    """The last cut point in ``[start, last]``, or -1."""
+    for i in range(last, start - 1, -1):
+        if view.is_cut_point(i):
+            return i
+    return -1
 
 
 def _recovery_omission_suffix(view: _View, begin: int, end: int) -> bool:
@@ -259,34 +363,42 @@ def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:
     return CutPointResult(cut, turn_start, turn_start != -1)
 
 
-def _tool_call_ids(messages: Sequence[Any]) -> list[str]:
-    ids: list[str] = []
-    for msg in messages:
-        if not isinstance(msg, Mapping) or msg.get("role") != "assistant" or not isinstance(msg.get("content"), list):
-            continue
-        ids += [
-            b["id"]
-            for b in msg["content"]
-            if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str)
-        ]
+def _kept_result_ids(view: _View, begin: int, end: int) -> set[str]:
+    """The (string) ``toolCallId`` of every toolResult message in ``[begin, end)``."""
+    ids: set[str] = set()
+    for _i, msg in view.iter_messages(begin, end):
+        if _is_map(msg) and msg.get("role") == "toolResult":
+            call_id = msg.get("toolCallId")
+            if isinstance(call_id, str):
+                ids.add(call_id)
     return ids
 
 
 def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPointResult:
-    kept_results: set[str] = set()
-    for i in range(cut.first_kept_entry_index, end):
-        for msg in view.messages_of(i):
-            if isinstance(msg, Mapping) and msg.get("role") == "toolResult" and isinstance(msg.get("toolCallId"), str):
-                kept_results.add(msg["toolCallId"])
+    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end)
     if not kept_results:
         return cut
-    earliest = None
-    for i in range(cut.first_kept_entry_index - 1, start - 1, -1):
-        if any(call_id in kept_results for call_id in _tool_call_ids(view.messages_of(i))):
-            earliest = i
-    if earliest is None:
+    earliest = _first_call_of(view, start, cut.first_kept_entry_index, kept_results)
+    if earliest < 0:
         return cut
     return _finish_cut(view, start, earliest)
+
+
+def _first_call_of(view: _View, begin: int, end: int, call_ids: set[str]) -> int:
+    """Index of the first entry in ``[begin, end)`` with an assistant message
+    making a tool call whose (string) id is in ``call_ids``, or -1."""
+    for i, msg in view.iter_messages(begin, end):
+        if not _is_map(msg) or msg.get("role") != "assistant":
+            continue
+        content = msg.get("content")
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if _is_map(block) and block.get("type") == "toolCall":
+                call_id = block.get("id")
+                if isinstance(call_id, str) and call_id in call_ids:
+                    return i
+    return -1
 
 
 def keep_tool_calls_with_results(

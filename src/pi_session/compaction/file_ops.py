@@ -12,6 +12,8 @@ __all__ = [
     "FileOps",
     "js_sorted",
     "extract_file_ops_from_message",
+    "extract_file_ops",
+    "FileOpsCollector",
     "compute_file_lists",
     "format_file_operations",
 ]
@@ -87,7 +89,7 @@ _TOOL_KINDS = {"read": FileOps.add_read, "write": FileOps.add_written, "edit": F
 
 
 def _add_op(name: Any, args: Any, file_ops: FileOps) -> None:
-    if not isinstance(args, Mapping):
+    if not _is_map(args):
         return
     path = args.get("path")
     if not isinstance(path, str) or not path:
@@ -114,27 +116,77 @@ def extract_file_ops_from_message(message: Mapping[str, Any], file_ops: FileOps)
     an object, ``content``/``nestedCalls``/``calls`` of the wrong type,
     ``arguments`` that are not an object). Mutates ``file_ops``; never
     raises."""
-    if not isinstance(message, Mapping):
-        return
-    role = message.get("role")
-    if role == "toolResult":
-        nested = message.get("nestedCalls")
-        calls = nested.get("calls") if isinstance(nested, Mapping) else None
-        for call in calls if isinstance(calls, list) else ():
-            if isinstance(call, Mapping):
-                _add_op(call.get("name"), call.get("arguments"), file_ops)
-        return
-    if role != "assistant":
-        return
-    content = message.get("content")
-    if not isinstance(content, list):
-        return
-    for block in content:
-        if not isinstance(block, Mapping) or block.get("type") != "toolCall":
-            continue
-        if "arguments" not in block or "name" not in block:
-            continue
-        _add_op(block.get("name"), block.get("arguments"), file_ops)
+    extract_file_ops((message,), file_ops)
+
+
+def _is_map(value: Any) -> bool:
+    return value.__class__ is dict or (value is not None and isinstance(value, Mapping))
+
+
+def extract_file_ops(messages: Iterable[Any], file_ops: FileOps) -> None:
+    """:func:`extract_file_ops_from_message` for each of ``messages`` in
+    order (one loop, for long conversations)."""
+    add = FileOpsCollector(file_ops).add
+    for message in messages:
+        add(message)
+
+
+class FileOpsCollector:
+    """Records messages' file operations into a :class:`FileOps` (the rules
+    of :func:`extract_file_ops_from_message`), and can watch for tool calls
+    by id on the way: compaction planning reads the summarized messages
+    once for both.
+
+    Attributes:
+        file_ops: where the paths go.
+        watched_call_ids: tool-call ids to look out for.
+        watched_call_seen: an assistant message given to :meth:`add` made a
+            tool call whose (string) id is in ``watched_call_ids``.
+    """
+
+    def __init__(self, file_ops: FileOps, watched_call_ids: frozenset[str] | set[str] = frozenset()) -> None:
+        self.file_ops = file_ops
+        self.watched_call_ids = watched_call_ids
+        self.watched_call_seen = False
+        # the path sets by tool name (what _add_op does, inlined in add)
+        self._targets = {"read": file_ops.read, "write": file_ops.written, "edit": file_ops.edited}
+
+    def add(self, message: Any) -> None:
+        """Record one message's file operations; never raises."""
+        # ``x.__class__ is dict`` first: the common case without a call
+        if not (message.__class__ is dict or _is_map(message)):
+            return
+        role = message.get("role")
+        if role == "assistant":
+            content = message.get("content")
+            if not isinstance(content, list):
+                return
+            targets = self._targets
+            for block in content:
+                if not (block.__class__ is dict or _is_map(block)) or block.get("type") != "toolCall":
+                    continue
+                if self.watched_call_ids and not self.watched_call_seen:
+                    call_id = block.get("id")
+                    self.watched_call_seen = isinstance(call_id, str) and call_id in self.watched_call_ids
+                if "arguments" not in block or "name" not in block:
+                    continue
+                name = block.get("name")
+                target = targets.get(name) if isinstance(name, str) else None
+                if target is None:
+                    continue
+                args = block.get("arguments")
+                if args.__class__ is dict or _is_map(args):
+                    path = args.get("path")
+                    if isinstance(path, str) and path:
+                        target[path] = None
+        elif role == "toolResult":
+            nested = message.get("nestedCalls")
+            if nested is None:
+                return
+            calls = nested.get("calls") if _is_map(nested) else None
+            for call in calls if isinstance(calls, list) else ():
+                if _is_map(call):
+                    _add_op(call.get("name"), call.get("arguments"), self.file_ops)
 
 
 def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:

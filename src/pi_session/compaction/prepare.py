@@ -9,17 +9,17 @@ which the compaction entry snapshots) are never summarized."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
-from ..context import projection_from_path
+from ..context import context_entries_and_edits, get_current_system_message
 from ..settings import CompactionSettings, coerce_compaction_settings
-from ..tokens import estimate_projected_context_tokens
-from .cut_point import find_projected_cut_point, keep_projected_tool_calls_with_results
-from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message
+from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
+from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
+from .file_ops import FileOps, FileOpsCollector, compute_file_lists
 
-__all__ = ["CompactionPreparation", "prepare_compaction"]
+__all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
 _ABSENT: Any = object()
 
@@ -46,7 +46,9 @@ class CompactionPreparation:
         turn_start_index: index there of the turn start (split turns), else -1.
         boundary_start: index there where the summarized span starts.
         projection_entries: the projection items (``{"sourceEntry",
-            "messages"}``) the plan was made on.
+            "messages"}``) the plan was made on, as a read-only sequence
+            that builds each item when it is read (a list when built by
+            hand).
     """
 
     first_kept_entry_id: str
@@ -60,7 +62,7 @@ class CompactionPreparation:
     first_kept_entry_index: int = 0
     turn_start_index: int = -1
     boundary_start: int = 0
-    projection_entries: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    projection_entries: Sequence[dict[str, Any]] = field(default_factory=list, repr=False)
     _previous_summary_raw: Any = field(default=_ABSENT, repr=False)
 
     @property
@@ -93,13 +95,123 @@ class CompactionPreparation:
         return out
 
 
-def _messages_for_summary(item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """What one projection item gives the summarizer: nothing for a
-    compaction (its summary is the previous summary), else its messages
-    after edits without ``system`` ones (prompt state, not conversation)."""
-    if item["sourceEntry"].get("type") == "compaction":
-        return []
-    return [m for m in item["messages"] if not (isinstance(m, Mapping) and m.get("role") == "system")]
+class ProjectionItems(Sequence[dict[str, Any]]):
+    """The items of a session projection (``{"sourceEntry", "messages"}``,
+    as :func:`pi_session.context.build_session_projection` gives them),
+    each built when it is read, so that planning a compaction of a long
+    path does not build one per entry. Compares equal to a list of the same
+    items."""
+
+    def __init__(self, view: _View) -> None:
+        self._view = view
+
+    def __len__(self) -> int:
+        return len(self._view.sources)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        if isinstance(index, slice):
+            return [self._item(i) for i in range(*index.indices(len(self)))]
+        n = len(self)
+        i = index + n if index < 0 else index
+        if not 0 <= i < n:
+            raise IndexError("projection item index out of range")
+        return self._item(i)
+
+    def _item(self, i: int) -> dict[str, Any]:
+        return {"sourceEntry": self._view.sources[i], "messages": self._view.messages_of(i)}
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ProjectionItems, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"<ProjectionItems of {len(self)} entries>"
+
+
+def _summary_spans(
+    view: _View, start: int, cut: CutPointResult, file_ops: FileOpsCollector
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(messages to summarize, turn prefix) for ``cut``: the messages after
+    edits of the items in ``[start, history end)`` and, for a split turn,
+    ``[turn start, first kept)``, without ``system`` ones (prompt state, not
+    conversation); their file operations go to ``file_ops`` on the way. A
+    compaction contributes messages (its summary, which is the previous
+    summary) only at position 0, which is never in the summarized span."""
+    first_kept = cut.first_kept_entry_index
+    history_end = cut.turn_start_index if cut.is_split_turn else first_kept
+    history = view.messages_in(start, history_end, without_system=True, visit=file_ops.add)
+    if not cut.is_split_turn:
+        return history, []
+    return history, view.messages_in(history_end, first_kept, without_system=True, visit=file_ops.add)
+
+
+def _previous_file_ops(prev: Mapping[str, Any] | None) -> FileOps:
+    """File operations carried over from the previous compaction's
+    ``details`` (unless it came from a hook); empty without one."""
+    file_ops = FileOps()
+    if prev is not None and not prev.get("fromHook") and prev.get("details"):
+        file_ops.add_details(prev.get("details"))
+    return file_ops
+
+
+def _projected_tokens(view: _View, branch_entries: Sequence[Mapping[str, Any]]) -> int | float:
+    """``estimate_projected_context_tokens(projection, branch_entries)["tokens"]``
+    (:func:`pi_session.tokens.estimate_projected_context_tokens`, pi 1.6's
+    ``estimateProjectedContextTokens``) for the projection ``view`` shows,
+    without building it: the walk back to the last usable usage only reads
+    the entries after it."""
+    sources = view.sources
+    usage = None
+    source = None
+    trailing = 0
+    for i in range(len(sources) - 1, -1, -1):
+        messages = view.messages_of(i)
+        for j in range(len(messages) - 1, -1, -1):
+            usage = get_assistant_usage(messages[j])
+            if usage:
+                source = sources[i]
+                break
+            trailing += estimate_tokens(messages[j])
+        if usage:
+            break
+    if usage and _usage_trusted(source, branch_entries):
+        return calculate_context_tokens(usage) + trailing
+    system = get_current_system_message(_all_messages(view))
+    tokens = estimate_tokens(system) if system is not None else 0
+    for _i, m in view.iter_messages(0, len(sources)):
+        if not ((m.__class__ is dict or isinstance(m, Mapping)) and m.get("role") == "system"):
+            tokens += estimate_tokens(m)
+    return tokens
+
+
+def _all_messages(view: _View) -> Iterable[Any]:
+    return (m for _i, m in view.iter_messages(0, len(view.sources)))
+
+
+def _usage_trusted(source: Mapping[str, Any] | None, branch_entries: Sequence[Mapping[str, Any]]) -> bool:
+    """pi 1.6: an assistant's usage counts only when its entry (``source``,
+    or an entry with its string id) comes after the branch's last
+    ``context_edit`` or ``compaction`` (or there is none). Walks back from
+    the end, so only the entries after the usage are read."""
+    source_id = source.get("id") if source is not None else None
+    if not isinstance(source_id, str):
+        source_id = _ABSENT
+    for i in range(len(branch_entries) - 1, -1, -1):
+        entry = branch_entries[i]
+        if entry.get("type") in ("context_edit", "compaction"):
+            return False
+        if source is not None and (entry is source or entry.get("id") == source_id):
+            return True
+    return True
 
 
 def prepare_compaction(
@@ -145,6 +257,13 @@ def prepare_compaction(
     calls of the summarized and turn-prefix messages and the ``nestedCalls``
     of their tool results.
 
+    Cost: the projection is not built; each entry's messages are worked
+    out where they are needed (the cut walks back from the end over the
+    kept entries only), so beyond a few scans of the path the work is one
+    pass over the summarized messages (collecting them and their file
+    operations). :attr:`CompactionPreparation.projection_entries` builds
+    its items when read.
+
     Beyond pi (``keep_tool_pairs``, on by default): when pi's cut would keep a
     tool result whose call is summarized away, the cut moves back to that
     call (see :func:`pi_session.compaction.cut_point.keep_tool_calls_with_results`).
@@ -156,45 +275,39 @@ def prepare_compaction(
     entries = list(path_entries)
     if entries and entries[-1].get("type") == "compaction":
         return None
-    projection = projection_from_path(entries)
-    items = projection["entries"]
-    prev_index = next(
-        (i for i, item in enumerate(items) if item["sourceEntry"].get("type") == "compaction" and item["messages"]),
-        -1,
-    )
+    # the projection, each entry's messages worked out only when needed
+    context_entries, edits = context_entries_and_edits(entries)
+    view = _EntriesView(context_entries, edits, all_leading=False)
+    # the previous compaction counts when it contributes messages, which
+    # only the one at position 0 can do
     previous_raw: Any = _ABSENT
+    prev: Mapping[str, Any] | None = None
     start = 0
-    if prev_index >= 0:
-        previous_raw = items[prev_index]["sourceEntry"].get("summary", _ABSENT)
-        start = prev_index + 1
-    end = len(items)
-    tokens_before = estimate_projected_context_tokens(projection, entries)["tokens"]
-    cut = find_projected_cut_point(items, start, end, settings.keep_recent_tokens)
-    if keep_tool_pairs:
-        cut = keep_projected_tool_calls_with_results(items, start, end, cut)
-    if cut.first_kept_entry_index >= len(items):
+    if context_entries and view.is_compaction(0) and view.messages_of(0):
+        prev = context_entries[0]
+        previous_raw = prev.get("summary", _ABSENT)
+        start = 1
+    end = len(context_entries)
+    tokens_before = _projected_tokens(view, entries)
+    cut = _cut(view, start, end, settings.keep_recent_tokens, projected=True)
+    # One pass over the summarized messages lists their file operations and
+    # (beyond pi, keep_tool_pairs) spots a call whose result is kept; only
+    # then does the cut move (rare) and the spans get worked out again.
+    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end) if keep_tool_pairs else set()
+    collector = FileOpsCollector(_previous_file_ops(prev), kept_results)
+    to_summarize, prefix = _summary_spans(view, start, cut, collector)
+    if collector.watched_call_seen:
+        cut = _keep_pairs(view, start, end, cut)
+        collector = FileOpsCollector(_previous_file_ops(prev))
+        to_summarize, prefix = _summary_spans(view, start, cut, collector)
+    file_ops = collector.file_ops
+    if cut.first_kept_entry_index >= end:
         return None
-    first_kept_id = items[cut.first_kept_entry_index]["sourceEntry"].get("id")
+    first_kept_id = context_entries[cut.first_kept_entry_index].get("id")
     if not first_kept_id or not isinstance(first_kept_id, str):
         return None
-    history_end = cut.turn_start_index if cut.is_split_turn else cut.first_kept_entry_index
-    to_summarize = [m for item in items[start:history_end] for m in _messages_for_summary(item)]
-    prefix: list[dict[str, Any]] = []
-    if cut.is_split_turn:
-        prefix = [
-            m for item in items[cut.turn_start_index : cut.first_kept_entry_index] for m in _messages_for_summary(item)
-        ]
     if not to_summarize and not prefix:
         return None
-    file_ops = FileOps()
-    if prev_index >= 0:
-        prev = items[prev_index]["sourceEntry"]
-        if not prev.get("fromHook") and prev.get("details"):
-            file_ops.add_details(prev.get("details"))
-    for msg in to_summarize:
-        extract_file_ops_from_message(msg, file_ops)
-    for msg in prefix:
-        extract_file_ops_from_message(msg, file_ops)
     return CompactionPreparation(
         first_kept_entry_id=first_kept_id,
         messages_to_summarize=to_summarize,
@@ -207,6 +320,6 @@ def prepare_compaction(
         first_kept_entry_index=cut.first_kept_entry_index,
         turn_start_index=cut.turn_start_index,
         boundary_start=start,
-        projection_entries=items,
+        projection_entries=ProjectionItems(view),
         _previous_summary_raw=previous_raw,
     )
