@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
-from operator import indexOf, methodcaller
+from operator import methodcaller
 from typing import Any
 
 from .jsonio import js_stringify
@@ -306,7 +306,6 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
 
 _type_of = methodcaller("get", "type")
 """``entry.get("type")``, for ``map`` (path scans that run in C)."""
-_id_of = methodcaller("get", "id")
 
 
 def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
@@ -318,12 +317,15 @@ def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
 
 def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int:
     """Index of the compaction's first kept entry before it on the path, or
-    ``compaction_index`` (nothing kept) when there is none."""
+    ``compaction_index`` (nothing kept) when there is none. Scans back from
+    the compaction: the kept entries are the recent ones, and the ids on a
+    path are unique (a repeated id would be a cycle, cut when walking), so
+    this finds the same entry as pi's forward search."""
     first_kept = path[compaction_index].get("firstKeptEntryId")
-    try:
-        return indexOf(islice(map(_id_of, path), compaction_index), first_kept)
-    except ValueError:
-        return compaction_index
+    for i in range(compaction_index - 1, -1, -1):
+        if path[i].get("id") == first_kept:
+            return i
+    return compaction_index
 
 
 def _path_at(
@@ -586,30 +588,31 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
 
 
 def _context_messages(path: Sequence[Mapping[str, Any]]) -> list[Any]:
-    """The projection's messages. Fast path for the usual case (a path
-    without context edits): one pass appending each message entry's
-    message as it is."""
-    has_edits = any(e.get("type") == "context_edit" for e in path)
-    if has_edits:
-        out: list[Any] = []
-        for _entry, contributed in _contributions(path):
-            out.extend(contributed)
-        return out
+    """The projection's messages. Fast path for the usual case (no context
+    edit among the context entries): one pass appending each message
+    entry's message as it is; the first ``context_edit`` met sends the
+    work to the projection's per-entry path instead."""
     context_entries = context_entries_from_path(path)
     messages: list[Any] = []
     append = messages.append
-    for i, entry in enumerate(context_entries):
+    first = context_entries[0] if context_entries else None
+    for entry in context_entries:
         etype = entry.get("type")
         if etype == "message":
             msg = entry.get("message")
-            if isinstance(msg, dict):
+            if msg.__class__ is dict or isinstance(msg, dict):
                 append(msg if msg.get("content") is not None else _normalized(msg))
+        elif etype == "context_edit":
+            out: list[Any] = []
+            for _entry, contributed in _contributions(path):
+                out.extend(contributed)
+            return out
         elif etype == "custom_message":
             append(create_custom_message(entry))
         elif etype == "branch_summary":
             if entry.get("summary"):
                 append(create_branch_summary_message(entry))
-        elif etype == "compaction" and i == 0:
+        elif etype == "compaction" and entry is first:
             messages.extend(entry_messages(entry, leading=True))
     return messages
 
