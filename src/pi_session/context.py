@@ -257,7 +257,9 @@ def build_context_entries(
     return context_entries_from_path(_path_at(entries, leaf_id, by_id))
 
 
-def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def context_entries_from_path(
+    path: Sequence[Mapping[str, Any]], compaction_index: int | None = None
+) -> list[Mapping[str, Any]]:
     """The entries of a root→leaf path that make up the model context (pi
     1.6's ``buildContextEntries``).
 
@@ -267,8 +269,11 @@ def context_entries_from_path(path: Sequence[Mapping[str, Any]]) -> list[Mapping
     when it is not found or is C's own id), leaving out ``system`` messages
     in that kept range, then every entry after C. Older compactions in the
     kept range stay in the list (they contribute no messages).
+    ``compaction_index`` (the last compaction's index on the path, -1 for
+    none) saves a scan when the caller knows it.
     """
-    compaction_index = _last_compaction_index(path)
+    if compaction_index is None:
+        compaction_index = _last_compaction_index(path)
     if compaction_index < 0:
         return list(path)
     compaction = path[compaction_index]
@@ -582,17 +587,19 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
         :func:`build_session_context`): the messages of
         :func:`projection_from_path`, built without the per-entry lists.
     """
-    context: dict[str, Any] = {"messages": _context_messages(path)}
-    context.update(_path_settings(path))
+    compaction_index, settings = _scan_back(path)
+    context: dict[str, Any] = {"messages": _context_messages(path, compaction_index)}
+    context.update(settings)
     return context  # type: ignore[return-value]
 
 
-def _context_messages(path: Sequence[Mapping[str, Any]]) -> list[Any]:
+def _context_messages(path: Sequence[Mapping[str, Any]], compaction_index: int | None = None) -> list[Any]:
     """The projection's messages. Fast path for the usual case (no context
     edit among the context entries): one pass appending each message
     entry's message as it is; the first ``context_edit`` met sends the
-    work to the projection's per-entry path instead."""
-    context_entries = context_entries_from_path(path)
+    work to the projection's per-entry path instead. ``compaction_index``:
+    the last compaction's index on the path when already known."""
+    context_entries = context_entries_from_path(path, compaction_index)
     messages: list[Any] = []
     append = messages.append
     first = context_entries[0] if context_entries else None
@@ -622,10 +629,17 @@ def _path_settings(path: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     thinking_level_change and the last model_change or assistant message
     (context edits and omissions do not change them). ``thinkingLevel`` is
     absent when the last change has no such key (pi's undefined)."""
+    return _scan_back(path)[1]
+
+
+def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
+    """One walk back along a path: (index of the last compaction or -1,
+    :func:`_path_settings`). Stops as soon as all three are known."""
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
     model_found = False
     thinking_found = False
+    compaction_index = -1
     for i in range(len(path) - 1, -1, -1):
         entry = path[i]
         etype = entry.get("type")
@@ -648,15 +662,19 @@ def _path_settings(path: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
                 continue
             thinking_level = entry.get("thinkingLevel", UNSET)
             thinking_found = True
+        elif etype == "compaction":
+            if compaction_index >= 0:
+                continue
+            compaction_index = i
         else:
             continue
-        if model_found and thinking_found:
+        if model_found and thinking_found and compaction_index >= 0:
             break
     out: dict[str, Any] = {}
     if thinking_level is not UNSET:
         out["thinkingLevel"] = thinking_level
     out["model"] = model
-    return out
+    return compaction_index, out
 
 
 def get_current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
