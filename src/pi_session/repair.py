@@ -285,6 +285,8 @@ def _surrogate_warning(line_no: int, raw: bytes, record: dict[str, Any], is_head
     if not found:
         return None
     where, index, code = found[0]
+    if len(where) > 200:  # a field deep inside nested data: keep the line readable
+        where = where[:80] + "…" + where[-100:]
     eid = record.get("id") if isinstance(record.get("id"), str) else None
     what = "session header" if is_header else f"entry {eid}"
     more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""

@@ -140,7 +140,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
         if real.is_dir():
             fail(f"{output}: is a directory")
         if real.exists() and _looks_like_session(real):
-            fail(f"{output}: is a pi session file; refusing to overwrite it")
+            fail(f"{output}: refusing to overwrite it: " + ("a .jsonl file may be a session" if real.suffix.lower() == ".jsonl" else "it is a pi session file"))
         if not force:
             fail(f"{output}: already exists (use --force to overwrite it)")
         target = real  # replace the file a symlink points to, keep the link
