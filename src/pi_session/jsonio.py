@@ -320,7 +320,7 @@ def _stdlib_js_recursive(value: Any, indent: int | None, exact_ints: bool = Fals
     chunks = json.encoder._make_iterencode(  # type: ignore[attr-defined]
         {},
         _reject,
-        json.encoder.py_encode_basestring,  # type: ignore[attr-defined]
+        json.encoder.py_encode_basestring,
         indent if indent is None else " " * indent,
         js_number,
         separators[1],
@@ -346,7 +346,7 @@ def _iter_encode(value: Any, indent: int | None, exact_ints: bool = False) -> It
     """:func:`_encode_iterative`'s text in chunks. Every string of the
     value (key or value) lies whole inside one chunk, so lone surrogates can
     be escaped chunk by chunk. Lone surrogates are *not* escaped here."""
-    encode_str = json.encoder.py_encode_basestring  # type: ignore[attr-defined]
+    encode_str = json.encoder.py_encode_basestring
     int_text = int.__repr__ if exact_ints else js_int
     pad = None if indent is None else " " * indent
     key_sep = ":" if indent is None else ": "
