@@ -345,11 +345,12 @@ def _path_at(
         whole = _whole_chain(entries, leaf_id)
         if whole is not None:
             return whole
-        by_id = {}
+        index: dict[Any, Mapping[str, Any]] = {}  # a damaged file's ids may be numbers
         for e in entries:
             eid = e.get("id")
             if eid.__hash__ is not None:  # an id that is an array/object can never be looked up
-                by_id[eid] = e
+                index[eid] = e
+        by_id = index
     leaf = _lookup(by_id, leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
         leaf = entries[-1]
