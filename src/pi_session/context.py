@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from operator import methodcaller
-from typing import Any
+from typing import Any, TypeVar
 
 from .jsonio import js_stringify
 from .records import SessionContext, SessionProjection
@@ -257,9 +257,11 @@ def build_context_entries(
     return context_entries_from_path(_path_at(entries, leaf_id, by_id))
 
 
-def context_entries_from_path(
-    path: Sequence[Mapping[str, Any]], compaction_index: int | None = None
-) -> list[Mapping[str, Any]]:
+_Entry = TypeVar("_Entry", bound=Mapping[str, Any])
+"""An entry type; the context entry list holds the path's own objects."""
+
+
+def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | None = None) -> list[_Entry]:
     """The entries of a root→leaf path that make up the model context (pi
     1.6's ``buildContextEntries``).
 
@@ -277,7 +279,7 @@ def context_entries_from_path(
     if compaction_index < 0:
         return list(path)
     compaction = path[compaction_index]
-    out: list[Mapping[str, Any]] = [compaction]
+    out: list[_Entry] = [compaction]
     start = _kept_start(path, compaction_index)
     for i in range(start, compaction_index):
         entry = path[i]
