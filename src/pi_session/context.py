@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from operator import methodcaller
-from typing import Any
+from typing import Any, TypeVar
 
 from .jsonio import js_stringify
 from .records import SessionContext, SessionProjection
@@ -257,9 +257,11 @@ def build_context_entries(
     return context_entries_from_path(_path_at(entries, leaf_id, by_id))
 
 
-def context_entries_from_path(
-    path: Sequence[Mapping[str, Any]], compaction_index: int | None = None
-) -> list[Mapping[str, Any]]:
+_Entry = TypeVar("_Entry", bound=Mapping[str, Any])
+"""An entry type; the context entry list holds the path's own objects."""
+
+
+def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | None = None) -> list[_Entry]:
     """The entries of a root→leaf path that make up the model context (pi
     1.6's ``buildContextEntries``).
 
@@ -277,7 +279,7 @@ def context_entries_from_path(
     if compaction_index < 0:
         return list(path)
     compaction = path[compaction_index]
-    out: list[Mapping[str, Any]] = [compaction]
+    out: list[_Entry] = [compaction]
     start = _kept_start(path, compaction_index)
     for i in range(start, compaction_index):
         entry = path[i]
@@ -345,11 +347,12 @@ def _path_at(
         whole = _whole_chain(entries, leaf_id)
         if whole is not None:
             return whole
-        by_id = {}
+        index: dict[Any, Mapping[str, Any]] = {}  # a damaged file's ids may be numbers
         for e in entries:
             eid = e.get("id")
             if eid.__hash__ is not None:  # an id that is an array/object can never be looked up
-                by_id[eid] = e
+                index[eid] = e
+        by_id = index
     leaf = _lookup(by_id, leaf_id) if isinstance(leaf_id, str) else None
     if leaf is None:
         leaf = entries[-1]

@@ -28,7 +28,7 @@ import os
 import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from . import jsonio
 
@@ -73,9 +73,9 @@ _MAX_DATE_MS = 8.64e15
 """JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
 
 
-def _valid_ms(ms: Any) -> bool:
+def _valid_ms(ms: Any) -> TypeGuard[float]:
     """A time in ms that can be shown as an ISO date (a finite number within
-    JavaScript's date range, and not a boolean)."""
+    JavaScript's date range, and not a boolean); narrows ``ms`` to a number."""
     return (
         isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms == ms and -_MAX_DATE_MS <= ms <= _MAX_DATE_MS
     )

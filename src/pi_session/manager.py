@@ -12,6 +12,7 @@ new file appears whole (temp file + link) or not at all.
 
 from __future__ import annotations
 
+import builtins
 import operator
 import os
 import re
@@ -398,6 +399,8 @@ class SessionManager:
             return path
         return None
 
+    # From here on the class body's ``list`` is this method, so annotations
+    # below name the built-in type as ``builtins.list``.
     @staticmethod
     def list(
         cwd: str,
@@ -421,7 +424,7 @@ class SessionManager:
         on_progress: ProgressCallback | None = None,
         *,
         agent_dir: str | os.PathLike[str] | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> builtins.list[dict[str, Any]]:
         """Sessions of every project, newest first (pi's ``listAll``).
 
         Args:
@@ -482,7 +485,8 @@ class SessionManager:
             records = [header, *rest]
             migrate_session_entries(records)
             self._records = [records[0]] + [r for r in records[1:] if isinstance(r.get("type"), str) and isinstance(r.get("id"), str)]
-            self._session_id = header.get("id") if isinstance(header.get("id"), str) else ""
+            header_id = header.get("id")
+            self._session_id = header_id if isinstance(header_id, str) else ""
         else:
             self.new_session(id=session_id)
             self._records.extend(r for r in rest if isinstance(r.get("type"), str) and isinstance(r.get("id"), str))
@@ -592,7 +596,7 @@ class SessionManager:
         self._written = len(self._records)
         self._known_size = result.size
 
-    def _on_foreign_lines(self, lines: list[bytes]) -> list[bytes] | None:
+    def _on_foreign_lines(self, lines: builtins.list[bytes]) -> builtins.list[bytes] | None:
         """Called under the append lock when another writer appended to the
         file since we last read or wrote it (the issue of stale leaves).
 
@@ -605,7 +609,7 @@ class SessionManager:
         known = self._tree.by_id
         pending = self._records[self._written :]
         pending_ids = {r.get("id") for r in pending}
-        foreign: list[dict[str, Any]] = []
+        foreign: builtins.list[dict[str, Any]] = []
         for line in lines:
             try:
                 record = jsonio.loads(line)
@@ -927,9 +931,9 @@ class SessionManager:
         path = self.get_branch(leaf_id)
         if not path:
             raise KeyError(f"Entry {leaf_id} not found")
-        kept: list[dict[str, Any]] = []
+        kept: builtins.list[dict[str, Any]] = []
         replaced_label: dict[str, str] = {}  # dropped label id -> the next kept entry
-        pending_labels: list[str] = []
+        pending_labels: builtins.list[str] = []
         for entry in path:
             if entry.get("type") == "label":
                 pending_labels.append(entry["id"])
@@ -1013,7 +1017,7 @@ class SessionManager:
         """The session header record."""
         return self._records[0] if self._records else None
 
-    def get_entries(self) -> list[dict[str, Any]]:
+    def get_entries(self) -> builtins.list[dict[str, Any]]:
         """All entries in file order (header excluded); a new list."""
         return self._records[1:]
 
@@ -1031,7 +1035,7 @@ class SessionManager:
     def get_leaf_entry(self) -> dict[str, Any] | None:
         return self.get_entry(self._leaf_id) if self._leaf_id else None
 
-    def get_children(self, parent_id: str | None) -> list[dict[str, Any]]:
+    def get_children(self, parent_id: str | None) -> builtins.list[dict[str, Any]]:
         """Direct children of an entry, in file order."""
         return self._tree.children(parent_id)  # type: ignore[return-value]
 
@@ -1042,12 +1046,12 @@ class SessionManager:
         """The name from the latest ``session_info`` entry, if any."""
         return self._tree.session_name()
 
-    def get_branch(self, from_id: str | None = None) -> list[dict[str, Any]]:
+    def get_branch(self, from_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Entries root→``from_id`` (default: the leaf)."""
         start = from_id if from_id is not None else self._leaf_id
         return self._tree.branch(start)  # type: ignore[return-value]
 
-    def get_tree(self) -> list[TreeNode]:
+    def get_tree(self) -> builtins.list[TreeNode]:
         """The whole tree (see :meth:`pi_session.tree.SessionTree.roots`)."""
         return self._tree.roots()
 
@@ -1056,10 +1060,10 @@ class SessionManager:
         """The index behind the accessors."""
         return self._tree
 
-    def _leaf_path(self) -> list[dict[str, Any]]:
+    def _leaf_path(self) -> builtins.list[dict[str, Any]]:
         return self.get_branch(self._leaf_id) if self._leaf_id is not None else []
 
-    def build_context_entries(self) -> list[dict[str, Any]]:
+    def build_context_entries(self) -> builtins.list[dict[str, Any]]:
         """The compaction-aware entry list at the leaf (pi 1.6's
         ``buildContextEntries``; see
         :func:`pi_session.context.context_entries_from_path`)."""

@@ -641,8 +641,8 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
     tree = SessionTree(entries)
     by_id = tree.by_id
     for tp in tree.find_cycles():
-        entry = by_id.get(tp.entry_id)
-        problems.append(Problem(line_of.get(id(entry)) if entry else None, tp.kind, tp.message, False, tp.entry_id))
+        cycle_entry = by_id.get(tp.entry_id)
+        problems.append(Problem(line_of.get(id(cycle_entry)) if cycle_entry else None, tp.kind, tp.message, False, tp.entry_id))
     for entry in entries:
         eid = entry["id"]
         line = line_of.get(id(entry))

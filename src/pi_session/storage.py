@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -707,7 +707,8 @@ _JSON_KINDS = {int: "a number", float: "a number", bool: "a boolean", list: "an 
 def _collect_entries(sf: SessionFile) -> None:
     """Fill ``sf.entries`` from ``sf.records`` (after migration) and report
     records that cannot be entries."""
-    sf.entries = entries = []
+    entries: list[dict[str, Any]] = []
+    sf.entries = entries
     append = entries.append
     for record, line_no in zip(sf.records, sf.record_lines):
         rtype = record.get("type")
@@ -819,7 +820,7 @@ def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
     ``update`` merges into a non-empty dict, entry by entry, instead of
     cloning ``d``'s own table)."""
     shape = tuple(d)
-    plan = _shapes.get(shape, False)
+    plan: tuple[type, str] | None | Literal[False] = _shapes.get(shape, False)
     if plan is False:
         return _new_shape(d, shape)
     if plan is None:
@@ -964,7 +965,9 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     previous: dict[str, Any] | None = None
     call_ids: dict[str, str] = {}
     header_seen = False  # the fast path starts after the header
-    ids_append = parents_append = labels_append = _no_columns
+    ids_append: Callable[[Any], None] = _no_columns
+    parents_append: Callable[[Any], None] = _no_columns
+    labels_append: Callable[[dict[str, Any]], None] = _no_columns
     sorting = False  # sort records into entries while reading
     rejoiner = _Rejoiner()  # records split over lines (slow path only)
     try:

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from itertools import compress
-from typing import Any
+from typing import Any, cast
 
 from ._gc import gc_paused
 from .timestamps import MISSING, iso_to_ms
@@ -51,7 +51,7 @@ def path_to_root(
     if not cut and by_id.get(leaf.get("id")) is leaf:  # type: ignore[arg-type]
         # Fast walk: no bookkeeping per step, but never more steps than there
         # are entries; a longer walk means a cycle, walked again carefully.
-        path = []
+        path: list[Mapping[str, Any]] = []
         append = path.append
         get = by_id.get
         limit = len(by_id)
@@ -64,7 +64,7 @@ def path_to_root(
             path.reverse()
             return path
     path = []
-    seen: set[str] = set()
+    seen: set[str | None] = set()  # a damaged leaf may lack its id
     current = leaf
     while current is not None:
         cid = current.get("id")
@@ -179,6 +179,8 @@ class SessionTree:
         linear run; only the others (run starts, branch points, forward or
         missing parents) are looked at one by one."""
         entries = list(entries)
+        parents: Sequence[Any] | None
+        label_entries: Sequence[Mapping[str, Any]] | None
         if columns is not None and len(columns[0]) == len(entries) == len(columns[1]):
             ids, parents, label_entries = columns
             ids = list(ids)
@@ -240,7 +242,9 @@ class SessionTree:
         if label_entries is None:
             label_entries = [e for e in entries if e.get("type") == "label"]
         for entry in label_entries:
-            target = entry.get("targetId")
+            # a label's targetId is a string in a well-formed file; a damaged
+            # one keys the maps under whatever it holds, which no id matches
+            target = cast(str, entry.get("targetId"))
             if entry.get("label"):
                 labels[target] = entry["label"]
                 label_timestamps[target] = entry.get("timestamp")
@@ -279,7 +283,9 @@ class SessionTree:
         self.entries.append(entry)
         self.by_id[eid] = entry
         if entry.get("type") == "label":
-            target = entry.get("targetId")
+            # a label's targetId is a string in a well-formed file; a damaged
+            # one keys the maps under whatever it holds, which no id matches
+            target = cast(str, entry.get("targetId"))
             if entry.get("label"):
                 self.labels[target] = entry["label"]
                 self.label_timestamps[target] = entry.get("timestamp")
