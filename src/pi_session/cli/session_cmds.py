@@ -55,6 +55,7 @@ def ls(
 ) -> None:
     """List sessions, newest first."""
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
     if all_:
         infos = SessionManager.list_all()
     else:
