@@ -382,7 +382,7 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
             turns.append(_Turn("user", blocks, src, from_string=isinstance(m.get("content"), str)))
         elif role == "assistant":
             open_calls = []
-            blocks: list[dict[str, Any]] = []
+            blocks = []  # list[dict[str, Any]], as declared in the user branch above
             calls: list[_Call] = []
             for b in _text_blocks_of(m.get("content")):
                 if not isinstance(b, Mapping):
@@ -422,7 +422,8 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
                         repairs.append(
                             Repair("arguments_coerced", orig, src, "tool call arguments were not a JSON object")
                         )
-                    name = b.get("name") if isinstance(b.get("name"), str) and b.get("name") else "unknown_tool"
+                    raw_name = b.get("name")
+                    name = raw_name if isinstance(raw_name, str) and raw_name else "unknown_tool"
                     call = _Call(orig, uid, name, args, src)
                     calls.append(call)
                     if orig is not None:
@@ -888,11 +889,11 @@ def _unicode_problems(value: Any, path: str, problems: list[str]) -> None:
                 parsed = json.loads(text)
             except ValueError:
                 continue
-            found = find_lone_surrogates(parsed)
-            if found:
+            decoded = find_lone_surrogates(parsed)
+            if decoded:
                 problems.append(
-                    f"{where}: the JSON text decodes to {len(found)} lone UTF-16 surrogate(s) "
-                    f"(first {found[0][2]}); not valid Unicode"
+                    f"{where}: the JSON text decodes to {len(decoded)} lone UTF-16 surrogate(s) "
+                    f"(first {decoded[0][2]}); not valid Unicode"
                 )
 
 

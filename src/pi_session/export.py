@@ -43,7 +43,8 @@ def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, An
         return name
     edits = applied_context_edits(entries)
     for entry in entries:
-        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        entry_id = entry.get("id")
+        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
         if edit is not None:
             if edit[1] is None:
                 continue
@@ -69,7 +70,8 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
         parts: list[tuple[str, Any]] = []
         label = labels.get(str(entry.get("id")))
         suffix = f" [{label}]" if label else ""
-        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        entry_id = entry.get("id")
+        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
         if edit is not None:
             edit_id, replacement = edit
             if replacement is None:
@@ -127,7 +129,8 @@ def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> 
             what = "omit" if entry.get("replacement") is None else "replace content of"
             blocks.append((f"context edit: {what} {entry.get('targetId')}{suffix}", []))
         elif etype == "usage":
-            usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+            raw_usage = entry.get("usage")
+            usage = raw_usage if isinstance(raw_usage, dict) else {}
             blocks.append((f"usage: {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens{suffix}", []))
     return blocks
 

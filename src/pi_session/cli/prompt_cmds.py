@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -14,11 +14,13 @@ from ..prompt import (
     DEFAULT_TOOL_SNIPPETS,
     DEFAULT_TOOLS,
     BuildSystemPromptOptions,
+    SkillDiagnostic,
     describe_system_prompt,
     load_project_context_files,
     load_skills,
 )
 from ..prompt._paths import normalize_text
+from ..prompt.context_files import ContextFileDiagnostic
 from .common import fail, print_json, warn
 
 
@@ -143,8 +145,9 @@ def system_prompt(
         guidelines.setdefault(tool, []).append(text)
     extra_sections = dict(_pairs(section, "--section", "NAME"))
 
-    diagnostics: list[dict[str, Any]] = []
-    context_files = [] if no_context_files else load_project_context_files(work_dir, agent, diagnostics=diagnostics)
+    context_diagnostics: list[ContextFileDiagnostic] = []
+    context_files = [] if no_context_files else load_project_context_files(work_dir, agent, diagnostics=context_diagnostics)
+    diagnostics: list[ContextFileDiagnostic | SkillDiagnostic] = list(context_diagnostics)
     skills = []
     if not no_skills or skill:
         # pi: --no-skills drops the default places, explicitly given paths still load

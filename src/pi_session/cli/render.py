@@ -84,7 +84,8 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
     """A one-line description of an agent message."""
     role = message.get("role")
     if role == "assistant":
-        content = message.get("content") if isinstance(message.get("content"), list) else []
+        raw_content = message.get("content")
+        content = raw_content if isinstance(raw_content, list) else []
         text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
         calls = [_s(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
         preview = one_line(text, width) if text.strip() else ""
@@ -170,7 +171,8 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
         else:
             text.append(f" {target} (malformed replacement)")
     elif etype == "usage":
-        usage = entry.get("usage") if isinstance(entry.get("usage"), dict) else {}
+        raw_usage = entry.get("usage")
+        usage = raw_usage if isinstance(raw_usage, dict) else {}
         text.append(f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}")
         if "totalTokens" in usage:
             text.append(f" {_s(usage.get('totalTokens'))} tokens")

@@ -55,6 +55,7 @@ def ls(
 ) -> None:
     """List sessions, newest first."""
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
     if all_:
         infos = SessionManager.list_all()
     else:
@@ -241,9 +242,10 @@ def context(
         for message in item["messages"]:
             role = sanitize(str(message.get("role")))
             note = f"(edited by {sanitize(edit_id)}) " if edit_id is not None and message.get("role") in EDITABLE_ROLES else ""
-            head = f"── [{index}] {role} {note}"
+            rule_head = f"── [{index}] {role} {note}"
             console.print(
-                Text(head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(head)), style="dim"), soft_wrap=True
+                Text(rule_head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(rule_head)), style="dim"),
+                soft_wrap=True,
             )
             # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
             # characters): soft_wrap leaves wrapping to the terminal, so a huge

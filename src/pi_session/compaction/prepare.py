@@ -36,7 +36,8 @@ class CompactionPreparation:
         turn_prefix_messages: for a split turn, the messages from the turn
             start up to the cut; else empty.
         is_split_turn: the cut falls inside a turn.
-        tokens_before: estimated context size (tokens) before compacting.
+        tokens_before: estimated context size (tokens) before compacting
+            (a float only when recorded usage numbers are fractional).
         previous_summary: the previous compaction's summary, or None.
         file_ops: read/written/edited paths from the summarized messages and
             the previous compaction's details (unless it came from a hook).
@@ -55,7 +56,7 @@ class CompactionPreparation:
     messages_to_summarize: list[dict[str, Any]]
     turn_prefix_messages: list[dict[str, Any]]
     is_split_turn: bool
-    tokens_before: int
+    tokens_before: int | float
     previous_summary: str | None
     file_ops: FileOps
     settings: CompactionSettings

@@ -76,6 +76,7 @@ from typing import Any
 
 from ..jsonio import js_stringify
 from ..context import bash_execution_to_text, build_session_context, convert_to_llm
+from ..records import AgentMessage
 from ..tokens import estimate_tokens
 
 __all__ = [
@@ -723,8 +724,8 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
                     commands.pop(target, None)
                     commands[target] = None
 
-    for err in f.errors:
-        err.resolved = any(j > err.index and _resolves(err, tool, key) for j, tool, key, _t in successes)
+    for fact in f.errors:
+        fact.resolved = any(j > fact.index and _resolves(fact, tool, key) for j, tool, key, _t in successes)
     f.edits = [(p, v, c) for p, (v, c) in edits.items()]
     f.commands = list(commands)
     f.pending_calls = [_call_label(*calls[c]) for c in f.pending_calls if c in calls]
@@ -905,7 +906,7 @@ def answer_probe(probe: Probe, summary: str, kept_text: str = "") -> ProbeResult
     if len(expected_norm) < 8 and keys:  # too short to look for as a whole: "fix it" is in "fix item 3"
         expected_norm = ""
     need = _needed(keys)
-    best = (0.0, "", None)
+    best: tuple[float, str, str | None] = (0.0, "", None)
     for where, text in (("summary", summary), ("kept", kept_text)):
         score, line = _line_match(expected_norm, keys, text.splitlines())
         if score >= need and (keys or score == 1.0):
@@ -968,7 +969,8 @@ class CompactionEvaluation:
         summary: the summary text written.
         summary_tokens: estimated tokens of the whole summary.
         summary_body_tokens: the same without the file lists.
-        tokens_before: estimated context tokens before the compaction.
+        tokens_before: estimated context tokens before the compaction (a
+            float only when recorded usage numbers are fractional).
         tokens_after: estimated context tokens after it (summary + kept).
         summarized_messages: how many messages were summarized (history +
             turn prefix).
@@ -983,7 +985,7 @@ class CompactionEvaluation:
     summary: str
     summary_tokens: int
     summary_body_tokens: int
-    tokens_before: int
+    tokens_before: int | float
     tokens_after: int
     summarized_messages: int
     kept_messages: int
@@ -1028,7 +1030,7 @@ class CompactionEvaluation:
         }
 
 
-def context_after(path_entries: Sequence[Mapping[str, Any]], result: Any) -> list[dict[str, Any]]:
+def context_after(path_entries: Sequence[Mapping[str, Any]], result: Any) -> list[AgentMessage]:
     """The context messages after appending ``result`` (a
     :class:`pi_session.compaction.CompactionResult`) as a compaction entry at
     the end of ``path_entries``. Pure: the entries are not changed."""

@@ -276,7 +276,8 @@ class CompactionResult:
     Attributes:
         summary: the summary text (with file lists appended).
         first_kept_entry_id: id of the first entry kept verbatim.
-        tokens_before: estimated context tokens before compacting.
+        tokens_before: estimated context tokens before compacting (a
+            float only when recorded usage numbers are fractional).
         details: ``{"readFiles": [...], "modifiedFiles": [...]}``, or None
             (a hook that supplied only text).
         from_hook: True when a hook supplied the summary.
@@ -287,7 +288,7 @@ class CompactionResult:
 
     summary: str
     first_kept_entry_id: str
-    tokens_before: int
+    tokens_before: int | float
     details: dict[str, Any] | None = None
     from_hook: bool = False
     usage: dict[str, Any] | None = None

@@ -468,7 +468,7 @@ def summary_budget(request: SummaryRequest) -> int:
     :data:`CHARS_PER_TOKEN`."""
     cap = TURN_PREFIX_MAX_TOKENS if request.kind == "turn_prefix" else HISTORY_MAX_TOKENS
     try:
-        tokens = int(request.max_tokens)
+        tokens = cap if request.max_tokens is None else int(request.max_tokens)
     except (TypeError, ValueError, OverflowError):
         tokens = cap
     return max(0, min(tokens, cap)) * CHARS_PER_TOKEN
@@ -517,10 +517,11 @@ def extractive_summary(request: SummaryRequest) -> str:
     # 2) shorten items, 3) drop down to one item, 4) cut
     for floor in (2, 1):
         while js_len(text) > budget:
-            victim = next((k for k in _DROP_ORDER if victim_index(k, floor) is not None), None)
-            if victim is None:
+            found = next(((k, i) for k in _DROP_ORDER if (i := victim_index(k, floor)) is not None), None)
+            if found is None:
                 break
-            del sec[victim][victim_index(victim, floor)]
+            victim, index = found
+            del sec[victim][index]
             omitted[victim] = omitted.get(victim, 0) + 1
             text = _render(request.kind, sec, omitted, cap, keep)
         while js_len(text) > budget and cap > 80:

@@ -353,7 +353,7 @@ def load_skill_from_file(
             warn("skill has no description (the frontmatter needs a non-empty 'description')")
         else:
             warn(f"skill has no description: 'description' must be text, not {_yaml_kind(description)}")
-    elif js_len(description) > MAX_DESCRIPTION_LENGTH:
+    elif isinstance(description, str) and js_len(description) > MAX_DESCRIPTION_LENGTH:
         warn(f"skill description is longer than {MAX_DESCRIPTION_LENGTH} characters ({js_len(description)})")
 
     raw_name = meta.get("name")
@@ -366,7 +366,7 @@ def load_skill_from_file(
             if key not in _KNOWN_FIELDS:
                 warn(f"unknown frontmatter field {key!r}")
 
-    if not has_description:
+    if not has_description or not isinstance(description, str):  # str test narrows for mypy
         return None, diagnostics
     skill = Skill(
         name=name,

@@ -233,7 +233,7 @@ def _without_trailing_lines(text: str) -> str:
     return body + tail[: min(breaks)] if breaks else text
 
 
-def format_context_files(context_files: Iterable[Mapping[str, str]]) -> str:
+def format_context_files(context_files: Iterable[ContextFile | Mapping[str, str]]) -> str:
     """The body of the ``project_context`` section: ``""`` for no files, else
     a heading line (our wording) and per file
     ``<project_instructions path="PATH">\\nCONTENT\\n</project_instructions>``,
