@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test test-fast test-slow install install-test clean bench
+.PHONY: demo test test-fast test-slow typecheck install install-test clean bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,13 +32,16 @@ demo: install
 	$(BIN)/pi-session tokens $(DEMO_DIR)/demo-session.jsonl
 	$(BIN)/pi-session context $(DEMO_DIR)/demo-session.jsonl | head -40
 
+typecheck: install-test
+	$(BIN)/mypy
+
 test-fast: install-test
 	$(BIN)/python -m pytest -q -m "not slow"
 
 test-slow: install-test
 	$(BIN)/python -m pytest -q -m slow
 
-test: test-fast test-slow
+test: typecheck test-fast test-slow
 
 bench: install
 	$(BIN)/python bench/run.py

@@ -103,5 +103,5 @@ def make_summarizer(
         raise SummarizerError(
             f"unknown summarizer provider '{provider}' (choose from {', '.join(PROVIDERS)})", kind="config"
         )
-    s.fallback_reason = fallback_reason  # type: ignore[attr-defined]
+    s.fallback_reason = fallback_reason
     return s
