@@ -24,7 +24,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-__all__ = ["REPLACEMENT", "is_well_formed", "well_formed", "well_formed_deep", "lone_surrogates", "find_lone_surrogates"]
+__all__ = [
+    "clip_line","REPLACEMENT", "is_well_formed", "well_formed", "well_formed_deep", "lone_surrogates", "find_lone_surrogates"]
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes in sent text (U+FFFD REPLACEMENT CHARACTER)."""
@@ -190,3 +191,14 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
         elif isinstance(v, (list, tuple)):
             for i in range(len(v) - 1, -1, -1):
                 stack.append((f"{where}[{i}]", v[i]))
+
+
+def clip_line(text: str, limit: int) -> str:
+    """``text`` on one line (whitespace runs, newlines included, become one
+    space) and at most ``limit`` characters, ending in ``...`` when cut."""
+    text = " ".join(str(text).split())
+    if len(text) <= limit:
+        return text
+    if limit <= 3:
+        return text[: max(limit, 0)]
+    return text[: limit - 3].rstrip() + "..."

@@ -74,9 +74,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..context import bash_execution_to_text, build_session_context, convert_to_llm, text_content
 from ..jsonio import js_stringify
-from ..context import bash_execution_to_text, build_session_context, convert_to_llm
 from ..records import AgentMessage
+from ..text import clip_line
 from ..tokens import estimate_tokens
 
 __all__ = [
@@ -166,15 +167,9 @@ _LIST_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?(.+)$")
 
 
 def content_text(content: Any) -> str:
-    """Text of a message ``content``: a string as is; the ``text`` of text
-    blocks joined by newlines; anything else ``""``."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            b["text"] for b in content if isinstance(b, Mapping) and b.get("type") == "text" and isinstance(b.get("text"), str)
-        )
-    return ""
+    """Text of a message ``content``, text blocks joined by newlines
+    (:func:`pi_session.context.text_content`)."""
+    return text_content(content, "\n")
 
 
 def prose(text: str) -> str:
@@ -188,11 +183,9 @@ def collapse(text: str) -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    """``text`` on one line, at most ``limit`` characters (``...`` when cut)."""
-    text = collapse(text)
-    if len(text) <= limit:
-        return text
-    return text[: max(0, limit - 3)].rstrip() + "..."
+    """``text`` on one line, at most ``limit`` characters (``...`` when cut;
+    :func:`pi_session.text.clip_line`)."""
+    return clip_line(text, limit)
 
 
 def sentences(text: str) -> list[str]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, TypeVar
 from urllib.parse import urlsplit
 
+from ..text import clip_line
 from .base import SummarizerError
 
 log = logging.getLogger("pi_session.llm")
@@ -90,12 +91,8 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    """Collapse whitespace (newlines included) to single spaces and cut to
-    ``limit`` characters (with ``...``)."""
-    text = " ".join(str(text).split())
-    if len(text) > limit:
-        text = text[: limit - 3].rstrip() + "..."
-    return text
+    """:func:`pi_session.text.clip_line` with a default limit of 300 characters."""
+    return clip_line(text, limit)
 
 
 def server_message(body: Any, fallback: str = "") -> str:

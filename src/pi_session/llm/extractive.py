@@ -77,6 +77,7 @@ import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..jsonio import js_len
+from ..text import clip_line
 from .base import SummaryRequest
 
 EXTRACTIVE_NOTE = (
@@ -168,14 +169,6 @@ _TRANSIENT_PREFIXES = (
 
 
 # --------------------------------------------------------------------------- text helpers
-
-
-def _clip(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters (``...`` when cut)."""
-    text = " ".join(text.split())
-    if limit <= 3:
-        return text[: max(limit, 0)]
-    return text if len(text) <= limit else text[: limit - 3].rstrip() + "..."
 
 
 def _key(item: str) -> str:
@@ -302,7 +295,7 @@ def _state(facts: Any) -> tuple[list[str], list[str]]:
     if facts.last_assistant_text.strip():
         from ..compaction.probes import prose
 
-        critical.append(f"Latest assistant reply: {_clip(prose(facts.last_assistant_text), 600)}")
+        critical.append(f"Latest assistant reply: {clip_line(prose(facts.last_assistant_text), 600)}")
     return in_progress, critical
 
 
@@ -316,7 +309,7 @@ def _done_items(facts: Any) -> list[str]:
     if len(picked) < DONE_COMMANDS:
         picked += lookups[len(lookups) - (DONE_COMMANDS - len(picked)) :]
     chosen = set(picked)
-    commands = [f"Ran `{_clip(c, 120)}`" for c in facts.commands if c in chosen]
+    commands = [f"Ran `{clip_line(c, 120)}`" for c in facts.commands if c in chosen]
     return files + commands
 
 
@@ -422,7 +415,7 @@ def _render_items(
         if kind == "turn_prefix":
             limit = min(cap, 400 if key == GOAL else 200)
         bare = _MARKER_RE.sub("", item) or item
-        text = bare if _key(item) in keep else _clip(bare, limit)
+        text = bare if _key(item) in keep else clip_line(bare, limit)
         if key == DONE and kind != "turn_prefix":
             lines.append(f"- [x] {text}")
         elif key == IN_PROGRESS:
