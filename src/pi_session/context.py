@@ -14,7 +14,7 @@ from operator import methodcaller
 from typing import Any, TypeVar
 
 from .jsonio import js_stringify
-from .records import SessionContext, SessionProjection
+from .records import UNDEFINED, SessionContext, SessionProjection
 from .timestamps import MISSING, iso_to_ms
 from .tree import path_to_root
 
@@ -50,12 +50,7 @@ __all__ = [
 ]
 
 
-class _Unset:
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-UNSET: Any = _Unset()
+UNSET: Any = UNDEFINED
 """Leaf argument meaning "not given": use the last entry (pi's ``undefined``)."""
 
 # Our own wording around the <summary> tags (the tags are the wire format).
@@ -414,7 +409,7 @@ def _normalized(msg: dict[str, Any]) -> dict[str, Any]:
 
 _EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
 _BLOCK_ROLES = frozenset(("assistant", "toolResult"))
-_NO_EDIT: Any = object()
+_NO_EDIT: Any = UNDEFINED
 
 
 def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
@@ -797,7 +792,7 @@ def _as_text(value: Any) -> str:
         return str(value)
 
 
-_MISSING: Any = object()
+_MISSING: Any = UNDEFINED
 
 
 def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:

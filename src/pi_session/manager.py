@@ -34,7 +34,7 @@ from .listing import (
 )
 from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, SessionContext, SessionProjection
+from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection
 from .storage import (
     AppendError,
     Durability,
@@ -92,12 +92,7 @@ def validate_session_id(session_id: Any) -> str:
     return session_id
 
 
-class _Omitted:
-    def __repr__(self) -> str:
-        return "OMITTED"
-
-
-OMITTED: Any = _Omitted()
+OMITTED: Any = UNDEFINED
 """Default of optional entry fields: the key is left out (JavaScript's
 ``undefined``). Passing None writes an explicit ``null``, as pi does."""
 

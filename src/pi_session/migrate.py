@@ -14,17 +14,15 @@ from pathlib import Path
 from typing import Any
 
 from .ids import new_entry_id
-from .records import CURRENT_SESSION_VERSION
+from .records import CURRENT_SESSION_VERSION, header_version
 
 __all__ = ["migrate_session_entries", "migrate_file", "MigrationResult"]
 
 
 def _header_version(records: list[dict[str, Any]]) -> int:
-    for record in records:
-        if record.get("type") == "session":
-            v = record.get("version")
-            return v if isinstance(v, int) and not isinstance(v, bool) else 1
-    return 1
+    """The version of the first session header among ``records`` (1 if none)."""
+    header = next((r for r in records if r.get("type") == "session"), None)
+    return header_version(header) if header is not None else 1
 
 
 def _stable_id(seed: str, index: int, taken: set[str]) -> str:

@@ -13,6 +13,27 @@ CURRENT_SESSION_VERSION = 3
 """The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
 its new entry types and fields need no migration."""
 
+class _Undefined:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNDEFINED"
+
+
+UNDEFINED: Any = _Undefined()
+"""JavaScript's ``undefined``: a key that is absent, or an argument that was
+not given (as opposed to an explicit ``null``/None). The one sentinel of the
+package: ``pi_session.UNSET``, ``SessionManager``'s ``OMITTED`` and
+``timestamps.MISSING`` are this object."""
+
+
+def header_version(header: Any) -> int:
+    """The format version a session header declares: its ``version`` when
+    that is an integer, else 1 (version-1 files have none)."""
+    version = header.get("version") if isinstance(header, dict) else None
+    return version if isinstance(version, int) and not isinstance(version, bool) else 1
+
+
 ENTRY_TYPES = (
     "message",
     "thinking_level_change",

@@ -58,7 +58,7 @@ from .storage import (
     recover_line,
     write_side_file,
 )
-from .records import ENTRY_TYPES
+from .records import ENTRY_TYPES, UNDEFINED, header_version
 from .tree import SessionTree
 
 __all__ = ["Problem", "CheckReport", "RepairResult", "STALE_TEMP_SECONDS", "check_session", "leftover_temps", "repair_session"]
@@ -253,7 +253,7 @@ def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
         if "type" in record:
             return "no-type", f'record "type" is not a string (it is {_json_type(rtype)})'
         return "no-type", 'record has no "type"'
-    if _header_version(header) >= 2 and not isinstance(record.get("id"), str):
+    if header_version(header) >= 2 and not isinstance(record.get("id"), str):
         if "id" in record and record["id"] is not None:
             return "no-id", f"{rtype} entry id is not a string (it is {_json_type(record['id'])})"
         return "no-id", f"{rtype} entry has no id"
@@ -263,11 +263,6 @@ def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
 def _json_type(value: Any) -> str:
     """The JSON type name of a parsed value (``object`` for dicts)."""
     return "object" if isinstance(value, dict) else _JSON_TYPE.get(type(value), "value")
-
-
-def _header_version(record: dict[str, Any]) -> int:
-    v = record.get("version")
-    return v if isinstance(v, int) and not isinstance(v, bool) else 1
 
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -470,7 +465,7 @@ def _content_issue(role: str, content: Any) -> str | None:
     return None
 
 
-_ABSENT: Any = object()
+_ABSENT: Any = UNDEFINED
 
 
 def _structure_problems(

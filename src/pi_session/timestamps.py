@@ -5,12 +5,13 @@ from __future__ import annotations
 import re
 from datetime import datetime, timezone
 from typing import Any
+from .records import UNDEFINED
 
 __all__ = ["MISSING", "iso_to_ms", "now_iso", "ms_to_iso", "file_timestamp"]
 
 _CANONICAL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$")
 
-MISSING: Any = type("Missing", (), {"__repr__": lambda self: "MISSING", "__slots__": ()})()
+MISSING: Any = UNDEFINED
 """Pass to :func:`iso_to_ms` for an absent field (JavaScript's ``undefined``,
 which gives NaN, where ``null`` gives 0)."""
 

@@ -10,6 +10,7 @@ from rich.text import Text
 
 from ..jsonio import iter_pretty, js_stringify
 from ..tree import TreeNode
+from ..records import UNDEFINED
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -179,7 +180,7 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
     return text
 
 
-_ABSENT: Any = object()
+_ABSENT: Any = UNDEFINED
 
 
 def tree_lines(

@@ -34,6 +34,7 @@ from typing import Any
 
 from ..context import entry_messages, projected_messages
 from ..tokens import estimate_tokens
+from ..records import UNDEFINED
 
 __all__ = [
     "CutPointResult",
@@ -344,7 +345,7 @@ def _recovery_omission_suffix(view: _View, begin: int, end: int) -> bool:
     return has_omitted_assistant
 
 
-_MISSING: Any = object()
+_MISSING: Any = UNDEFINED
 
 
 def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:

@@ -18,10 +18,11 @@ from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
 from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
 from .file_ops import FileOps, FileOpsCollector, compute_file_lists
+from ..records import UNDEFINED
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
-_ABSENT: Any = object()
+_ABSENT: Any = UNDEFINED
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..context import text_content
 from ..jsonio import js_key_order, js_len, js_stringify
+from ..records import UNDEFINED
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice", "slice_head"]
 
@@ -79,7 +80,7 @@ def _format_tool_call(block: Mapping[str, Any]) -> str:
     return f"{name_text}({', '.join(pairs)})"
 
 
-_MISSING: Any = object()
+_MISSING: Any = UNDEFINED
 
 
 def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
