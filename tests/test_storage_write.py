@@ -145,7 +145,7 @@ def test_partial_write_is_rolled_back(tmp_path: Path, monkeypatch: pytest.Monkey
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(storage.os, "write", flaky_write)
+    monkeypatch.setattr(storage.append.os, "write", flaky_write)
     line = b'{"type":"custom","customType":"x","id":"0000000%d","parentId":null,"timestamp":"t"}\n'
     with pytest.raises(AppendError) as info:
         append_lines(path, [line % 1, line % 2])
