@@ -145,7 +145,7 @@ def test_partial_write_is_rolled_back(tmp_path: Path, monkeypatch: pytest.Monkey
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(storage.os, "write", flaky_write)
+    monkeypatch.setattr(storage.append.os, "write", flaky_write)
     line = b'{"type":"custom","customType":"x","id":"0000000%d","parentId":null,"timestamp":"t"}\n'
     with pytest.raises(AppendError) as info:
         append_lines(path, [line % 1, line % 2])
@@ -223,3 +223,43 @@ def test_batch_durability_and_flush(tmp_path: Path) -> None:
         m.append_message(user(str(i)))
     m.flush()
     assert len(lines_of(m.get_session_file())) == 23
+
+
+def test_write_atomic_replaces_whole_with_mode_0600_and_no_temp_left(tmp_path: Path) -> None:
+    target = tmp_path / "out.txt"
+    target.write_bytes(b"old")
+    os.chmod(target, 0o644)
+    storage.write_atomic(target, [b"new ", b"content"])
+    assert target.read_bytes() == b"new content"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]
+
+
+def test_write_atomic_without_replace_refuses_an_existing_file(tmp_path: Path) -> None:
+    target = tmp_path / "s.jsonl"
+    target.write_bytes(b"keep")
+    with pytest.raises(FileExistsError):
+        storage.write_atomic(target, [b"other"], replace=False)
+    assert target.read_bytes() == b"keep"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+
+
+def test_write_atomic_guard_sees_the_written_temp_and_can_refuse(tmp_path: Path) -> None:
+    import contextlib
+
+    target = tmp_path / ".index"
+    target.write_bytes(b"old")
+    seen: list[str] = []
+
+    @contextlib.contextmanager
+    def refuse(tmp: Path):  # type: ignore[no-untyped-def]
+        seen.append(tmp.name)
+        assert tmp.read_bytes() == b"new"
+        raise RuntimeError("changed meanwhile")
+        yield
+
+    with pytest.raises(RuntimeError):
+        storage.write_atomic(target, [b"new"], guard=refuse)
+    assert target.read_bytes() == b"old"
+    assert len(seen) == 1 and seen[0].startswith(".index.") and seen[0].endswith(".tmp")  # no second dot
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".index"]

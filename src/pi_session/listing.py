@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeGuard
@@ -36,7 +35,7 @@ import orjson
 
 from ._gc import gc_paused
 from .context import text_content
-from .storage import iter_lines, parse_line
+from .storage import iter_lines, parse_line, write_atomic
 from .timestamps import iso_to_ms, ms_to_iso
 
 __all__ = [
@@ -300,22 +299,12 @@ def _load_index(path: Path) -> dict[str, list[Any]]:
 def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
     """Write the index atomically; silently gives up when the directory is
     not writable (the listing itself does not need the index)."""
-    tmp = path.with_name(f"{path.name}.{secrets.token_hex(4)}.tmp")
-    try:
+    with contextlib.suppress(OSError, TypeError, ValueError):
         # jsonio, not orjson: a first message holding a lone surrogate must
         # not keep the whole directory's index from being written
         data = jsonio.dumps_line({"version": _INDEX_VERSION, "files": files})
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except (OSError, TypeError, ValueError):
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
+        # no fsync: the index is a cache, rebuilt from the sessions if lost
+        write_atomic(path, [data], durable=False)
 
 
 class _DirIndex:

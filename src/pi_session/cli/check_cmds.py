@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..export import export_html, export_markdown
 from ..repair import check_session, repair_session
-from ..storage import SessionFileError
+from ..storage import SessionFileError, write_atomic
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
@@ -125,8 +125,6 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
     rename), mode 0600. Refuses (one-line error, exit 1) to write over the
     session being exported or any pi session, and over any other existing
     file unless ``force``."""
-    import tempfile
-
     target = Path(os.path.abspath(output))
     if os.path.lexists(target):
         real = Path(os.path.realpath(target))
@@ -144,19 +142,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
         if not force:
             fail(f"{output}: already exists (use --force to overwrite it)")
         target = real  # replace the file a symlink points to, keep the link
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    write_atomic(target, [text.encode("utf-8")])
 
 
 def export(

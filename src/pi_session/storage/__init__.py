@@ -1,0 +1,78 @@
+"""Session files on disk (SPEC 1-3): tolerant reading, appends, atomic rewrites.
+
+Reading never gives up on a damaged file: every line that cannot be used is
+reported with its line number and reason and left in the file. A record a
+writer split over several lines (raw newlines inside its strings) is read
+whole (:func:`rejoin_split`; beyond pi, which drops the pieces). Only a file
+whose first record is not a session header is refused
+(:class:`SessionFileError`), where pi would truncate it.
+
+Writing is append-only: each entry is one ``write`` of its complete line to a
+file opened for appending, under an exclusive ``fcntl`` lock. Rewrites
+(migration, repair) go through :func:`atomic_rewrite`: a temp file in the same
+directory, fsync, a backup hard link of the original, rename, fsync of the
+directory.
+
+The package re-exports its public names (and the private ones other
+modules of pi_session use); the modules own:
+
+- :mod:`.model`: modes, :class:`Durability`, :class:`SessionFileError`,
+  :class:`LineProblem`, :class:`ParsedLine`;
+- :mod:`.lines`: one line: parsing, recovery of damaged lines, rejoining
+  split records;
+- :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
+- :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
+  :func:`iter_lines`;
+- :mod:`.append`: appends, locking, torn tails, side files;
+- :mod:`.atomic`: :func:`~.atomic.write_atomic`, the one temp-and-rename
+  write, and durable-I/O primitives;
+- :mod:`.rewrite`: :func:`create_file`, :func:`atomic_rewrite`, backups,
+  :func:`rewrite_records`.
+"""
+
+from __future__ import annotations
+
+from .append import (
+    AppendError,
+    AppendResult,
+    ConcurrentAppendError,
+    _locked_append_fd,
+    append_lines,
+    append_lines_checked,
+    free_side_path,
+    write_side_file,
+)
+from .atomic import _fsync_dir, ensure_dir, write_atomic
+from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
+from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
+from .reader import SessionFile, _is_regular, iter_lines, parse_session_entries, read_session_file
+from .rewrite import atomic_rewrite, backup_path, create_file, rewrite_records
+
+__all__ = [
+    "Durability",
+    "LineProblem",
+    "ParsedLine",
+    "SessionFileError",
+    "SessionFile",
+    "parse_line",
+    "recover_line",
+    "RecoveredLine",
+    "rejoin_split",
+    "SplitRecord",
+    "parse_session_entries",
+    "read_session_file",
+    "iter_lines",
+    "append_lines",
+    "append_lines_checked",
+    "AppendResult",
+    "AppendError",
+    "ConcurrentAppendError",
+    "write_side_file",
+    "free_side_path",
+    "create_file",
+    "atomic_rewrite",
+    "backup_path",
+    "FILE_MODE",
+    "DIR_MODE",
+    "ensure_dir",
+]

@@ -1,0 +1,297 @@
+"""Appending to session files (SPEC 1-3): :func:`append_lines` and
+:func:`append_lines_checked` (one ``write`` per line, under an exclusive
+``flock``; detection of other writers), the repair of a torn last line
+left by a crash (:func:`_repair_torn_tail`), and side files next to a
+session (:func:`write_side_file`, :func:`free_side_path`)."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .atomic import _data_sync, _fsync_dir, _write_all
+from .lines import _SPLIT_MAX_BYTES, _Rejoiner, parse_line, recover_line
+from .model import FILE_MODE, Durability, SessionFileError
+
+class AppendError(OSError):
+    """An append failed part way. ``lines_written`` complete lines of the
+    batch are in the file (and stay there); the failed line was cut off
+    again, so the file still ends on a line boundary."""
+
+    def __init__(self, path: Path, lines_written: int, cause: OSError) -> None:
+        super().__init__(cause.errno, f"{path}: append failed after {lines_written} line(s): {cause.strerror or cause}")
+        self.lines_written = lines_written
+        self.path = path
+
+
+@contextlib.contextmanager
+def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
+    """An fd open for appending to ``path``, exclusively ``flock``-ed, and
+    still the file at ``path`` (a concurrent atomic rewrite replaces the
+    inode while we wait for the lock: then we reopen). Yields ``(fd,
+    created)``; ``created`` is True when this call created the file.
+
+    Raises:
+        FileNotFoundError: ``path`` is missing and ``create`` is False.
+        SessionFileError: the file keeps being replaced.
+    """
+    for _ in range(100):
+        created = False
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+        except FileNotFoundError:
+            if not create:
+                raise
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+                created = True
+            except FileExistsError:
+                continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                yield fd, created
+                return
+        finally:
+            os.close(fd)  # closing releases the lock
+    raise SessionFileError(path, "the file keeps being replaced while we try to append")
+
+
+def _last_line_start(fd: int, size: int) -> int:
+    start = size
+    chunk = 65536
+    while start > 0:
+        read_from = max(0, start - chunk)
+        block = os.pread(fd, start - read_from, read_from)
+        nl = block.rfind(b"\n")
+        if nl >= 0:
+            return read_from + nl + 1
+        start = read_from
+    return 0
+
+
+def free_side_path(path: str | os.PathLike[str], suffix: str) -> Path:
+    """A name ``<file>.<suffix>`` (or ``<file>.<suffix>.<n>``) that does not exist yet."""
+    p = Path(path)
+    candidate = p.with_name(f"{p.name}.{suffix}")
+    n = 1
+    while os.path.lexists(candidate):
+        candidate = p.with_name(f"{p.name}.{suffix}.{n}")
+        n += 1
+    return candidate
+
+
+def write_side_file(path: str | os.PathLike[str], suffix: str, data: bytes) -> Path:
+    """Write ``data`` to a new file next to ``path`` (mode 0600, fsync'd,
+    never replacing anything) named by :func:`free_side_path`.
+
+    Returns:
+        The side file's path.
+    """
+    for _ in range(100):
+        side = free_side_path(path, suffix)
+        try:
+            sfd = os.open(side, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+        except FileExistsError:
+            continue
+        try:
+            _write_all(sfd, data)
+            os.fsync(sfd)
+        finally:
+            os.close(sfd)
+        _fsync_dir(Path(path).parent)
+        return side
+    raise FileExistsError(errno.EEXIST, "no free side-file name", str(path))
+
+
+def _repair_torn_tail(fd: int, path: Path, first_line: bytes | None = None) -> str | None:
+    """Called under the append lock: if the file does not end in ``\\n``
+    (a crash mid-append), make the next append start on a line of its own.
+
+    A last line from which a record can be read (a complete record that only
+    lost its newline, or one :func:`recover_line` recovers) just gets its
+    newline. Anything else is a fragment: it is copied to a side file
+    ``<name>.torn-<offset>`` (fsync'd first) and cut off the file.
+
+    Args:
+        fd: the locked append fd.
+        path: the file's path (for the side file and messages).
+        first_line: the first line about to be appended; when the fragment
+            is the whole file and that line is not a session header, we
+            refuse rather than leave a file without a header.
+
+    Returns:
+        A one-line description of what was done, or None.
+
+    Raises:
+        SessionFileError: the whole file is one torn line and we are not
+            writing a header.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return None
+    start = _last_line_start(fd, size)
+    tail = os.pread(fd, size - start, start)
+    if recover_line(tail) is not None:
+        os.write(fd, b"\n")
+        return f"{path}: the last line had no newline; added one before appending"
+    if start > 0 and _ends_split_record(fd, start, tail):
+        os.write(fd, b"\n")
+        return f"{path}: the last line (the end of a record split over several lines) had no newline; added one before appending"
+    if start == 0 and not (first_line or b"").startswith(b'{"type":"session"'):
+        raise SessionFileError(path, "the file holds only a torn first line (no session header); not appending")
+    side = write_side_file(path, f"torn-{start}", tail)
+    os.ftruncate(fd, start)
+    os.fsync(fd)
+    return f"{path}: a torn last line ({len(tail)} bytes, no newline) was moved to {side.name}"
+
+
+def _ends_split_record(fd: int, start: int, tail: bytes) -> bool:
+    """Whether ``tail``, the unterminated last line starting at byte
+    ``start``, completes a record split over several lines (which the
+    reader rejoins, so it must stay). Reads back at most
+    :data:`_SPLIT_MAX_BYTES`; only called for a last line that is not a
+    record on its own."""
+    low = max(0, start - _SPLIT_MAX_BYTES)
+    lines = os.pread(fd, start - low, low).split(b"\n")[:-1]
+    if low > 0:
+        lines = lines[1:]  # may be cut
+    rejoiner = _Rejoiner()
+    for n, raw in enumerate(lines):
+        parsed = parse_line(raw, n + 1)
+        rejoiner.feed(n + 1, raw, True, parsed.ok and parsed.record.__class__ is dict)
+    return rejoiner.feed(len(lines) + 1, tail, False, False)[1] is not None
+
+
+class ConcurrentAppendError(SessionFileError):
+    """Raised in strict mode when another writer appended to the session
+    since this process last read or wrote it (see
+    :meth:`pi_session.SessionManager.open`'s ``concurrent`` option).
+    Nothing was written. ``count`` is the number of entries appended by the
+    other writer."""
+
+    def __init__(self, path: str | os.PathLike[str], count: int) -> None:
+        super().__init__(
+            path,
+            f"{count} entr{'y was' if count == 1 else 'ies were'} appended by another writer since this session was read; "
+            "nothing was written (reopen the session to continue from its real last entry)",
+        )
+        self.count = count
+
+
+@dataclass
+class AppendResult:
+    """What :func:`append_lines_checked` did: ``notes`` (repairs done
+    first), ``size`` (the file's size in bytes after the append, read under
+    the lock) and ``foreign`` (the lines another writer had appended since
+    ``expected_size``, as read under the lock)."""
+
+    notes: list[str]
+    size: int
+    foreign: list[bytes]
+
+
+def append_lines(
+    path: str | os.PathLike[str],
+    lines: Sequence[bytes],
+    durability: Durability = Durability.ENTRY,
+) -> list[str]:
+    """Append complete lines to a session file, each with one ``write``.
+
+    Opens the file with ``O_APPEND`` and holds an exclusive ``flock`` for the
+    duration, so that two processes appending to one session (both through
+    this function) never interleave bytes. A torn last line left by a crash
+    is repaired first (see :func:`_repair_torn_tail`). If a write fails part
+    way (disk full), the partial line is cut off again before raising, so
+    the file always ends on a line boundary.
+
+    Cost: see :class:`Durability`.
+
+    Args:
+        path: the session file (created with mode 0600 if missing).
+        lines: complete lines, each ending in ``\\n``.
+        durability: ``ENTRY`` syncs the file's data (``fdatasync``; and its
+            directory when the call created it) before returning;
+            ``BATCH``/``NONE`` do not.
+
+    Returns:
+        Notes about repairs done before appending (usually empty).
+
+    Raises:
+        AppendError: a write or the fsync failed; ``lines_written`` tells
+            how many of ``lines`` are in the file.
+        SessionFileError: see :func:`_repair_torn_tail`.
+    """
+    return append_lines_checked(path, lines, durability).notes
+
+
+def append_lines_checked(
+    path: str | os.PathLike[str],
+    lines: Sequence[bytes],
+    durability: Durability = Durability.ENTRY,
+    *,
+    expected_size: int | None = None,
+    on_grown: Callable[[list[bytes]], Sequence[bytes] | None] | None = None,
+) -> AppendResult:
+    """:func:`append_lines`, plus detection of other writers: under the
+    append lock, when the file holds bytes past ``expected_size`` (the size
+    this process last read or wrote), the complete lines from there (from
+    the start of the line holding ``expected_size`` when it is not a line
+    boundary) are passed to ``on_grown``, which returns the lines to write
+    instead (or None to keep ``lines``), or raises to write nothing. The
+    caller skips lines it already knows (a re-read line is harmless).
+
+    Returns:
+        An :class:`AppendResult`.
+
+    Raises:
+        AppendError, SessionFileError: as :func:`append_lines`; whatever
+            ``on_grown`` raises (nothing is written then).
+    """
+    p = Path(path)
+    notes: list[str] = []
+    foreign: list[bytes] = []
+    with _locked_append_fd(p) as (fd, created):
+        note = _repair_torn_tail(fd, p, lines[0] if lines else None)
+        if note:
+            notes.append(note)
+        if expected_size is not None and on_grown is not None:
+            size = os.fstat(fd).st_size
+            if size != expected_size:
+                start = min(expected_size, size)
+                if start > 0 and os.pread(fd, 1, start - 1) != b"\n":
+                    start = _last_line_start(fd, start)
+                tail = os.pread(fd, size - start, start) if size > start else b""
+                foreign = [line + b"\n" for line in tail.split(b"\n")[:-1] if line.strip()]
+                if foreign:
+                    replacement = on_grown(foreign)
+                    if replacement is not None:
+                        lines = replacement
+        done = 0
+        for line in lines:
+            before = os.fstat(fd).st_size
+            try:
+                _write_all(fd, line)
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, before)
+                raise AppendError(p, done, exc) from exc
+            done += 1
+        if durability is Durability.ENTRY:
+            try:
+                _data_sync(fd)
+            except OSError as exc:
+                raise AppendError(p, done, exc) from exc
+        size = os.fstat(fd).st_size
+    if created and durability is Durability.ENTRY:
+        _fsync_dir(p.parent)
+    return AppendResult(notes, size, foreign)

@@ -1,0 +1,120 @@
+"""Durable file-system primitives and THE atomic write: :func:`write_atomic`
+(temp file beside the target, write, fsync, rename, fsync of the directory;
+mode 0600), which every temp-and-rename of pi_session goes through (session
+creation and rewrites in :mod:`.rewrite`, the listing index, ``export``'s
+output file). Also :func:`ensure_dir` (0700 directories), :func:`_fsync_dir`,
+:data:`_data_sync` and :func:`_write_all`."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from pathlib import Path
+
+from .model import DIR_MODE, FILE_MODE
+
+def ensure_dir(directory: str | os.PathLike[str]) -> None:
+    """Create ``directory`` and any missing parents, each with mode 0700
+    (``os.makedirs`` would give the parents the umask's default); existing
+    directories keep their mode."""
+    missing: list[Path] = []
+    current = Path(directory)
+    while not current.is_dir():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, DIR_MODE)
+        except FileExistsError:
+            if not d.is_dir():
+                raise
+
+
+# fdatasync flushes the appended bytes and the new file size (what reading
+# them back needs) but not the modification time: about half an fsync's cost.
+_data_sync = getattr(os, "fdatasync", os.fsync)
+
+
+def _fsync_dir(directory: str | os.PathLike[str]) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until every byte of ``data`` is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _temp_path(target: Path) -> Path:
+    """``.<name>.<8 hex>.tmp`` beside ``target`` (a name that already starts
+    with a dot does not get a second one)."""
+    name = target.name if target.name.startswith(".") else f".{target.name}"
+    return target.with_name(f"{name}.{secrets.token_hex(4)}.tmp")
+
+
+def write_atomic(
+    path: str | os.PathLike[str],
+    chunks: Iterable[bytes],
+    *,
+    replace: bool = True,
+    durable: bool = True,
+    guard: Callable[[Path], AbstractContextManager[object]] | None = None,
+) -> None:
+    """Write a file so that it appears whole or not at all.
+
+    Steps: create a temp file ``.<name>.<8 hex>.tmp`` beside ``path``
+    (``O_EXCL``, mode 0600), write ``chunks`` to it, fsync it, rename it to
+    ``path`` (or hard-link it, see ``replace``), fsync the directory. The
+    temp file is removed whatever happens (a killed process may leave it
+    behind; :mod:`pi_session.repair` cleans those up beside sessions).
+
+    Args:
+        path: the file to write; its directory must exist.
+        chunks: the content, piece by piece (bytes).
+        replace: True: ``os.replace`` (an existing file is replaced).
+            False: ``os.link``, which refuses to replace anything
+            (FileExistsError, also when ``path`` appeared meanwhile).
+        durable: False skips both fsyncs (the content still appears whole;
+            a power loss may lose it).
+        guard: called with the temp file's path once it is written; the
+            context manager it returns is held around the rename and the
+            directory fsync (a lock, last checks that raise to write
+            nothing, a backup, the temp file's mode).
+
+    Raises:
+        OSError: on I/O failure (``path`` is then untouched);
+            FileExistsError when ``replace`` is False and ``path`` exists;
+            whatever ``guard`` raises.
+    """
+    target = Path(path)
+    tmp = _temp_path(target)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    try:
+        with os.fdopen(fd, "wb", closefd=True) as f:
+            for chunk in chunks:
+                f.write(chunk)
+            f.flush()
+            if durable:
+                os.fsync(f.fileno())
+        with guard(tmp) if guard is not None else contextlib.nullcontext():
+            if replace:
+                os.replace(tmp, target)
+            else:
+                os.link(tmp, target)  # fails if target exists: never clobber
+                os.unlink(tmp)  # before the directory fsync, which then covers both
+            if durable:
+                _fsync_dir(target.parent)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)

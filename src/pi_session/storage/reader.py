@@ -1,0 +1,418 @@
+"""Reading session files (SPEC 1-3): :func:`read_session_file` and its
+read loop (a fast path for ordinary lines, :mod:`.lines` for the rest),
+:class:`SessionFile` (what was read), :func:`iter_lines` (streaming a
+file's raw lines) and :func:`parse_session_entries` (pi's
+``parseSessionEntries``). Reading never modifies a file and never gives up
+on a damaged one: every unusable line is reported and left in place; only a
+file whose first record is not a session header is refused."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from .._gc import gc_paused
+from ..records import CURRENT_SESSION_VERSION
+from .decode import _compact_record
+from .lines import _Rejoiner, parse_line
+from .model import LineProblem, ParsedLine, SessionFileError
+
+def parse_session_entries(content: str | bytes) -> list[Any]:
+    """Every JSON value of a JSONL text, malformed and blank lines skipped (pi's
+    ``parseSessionEntries``).
+
+    Args:
+        content: the file's text (str) or bytes.
+
+    Returns:
+        The parsed values in line order (header included).
+    """
+    data = content.encode("utf-8", errors="surrogatepass") if isinstance(content, str) else content
+    records = []
+    for i, raw in enumerate(data.strip().split(b"\n"), start=1):
+        parsed = parse_line(raw, i)
+        if parsed.ok:
+            records.append(parsed.record)
+    return records
+
+
+_BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
+
+
+def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]:
+    """Lists of the complete lines (without ``\\n``) of a binary file, one
+    list per block read; an unterminated last line comes last, alone, as
+    ``[tail, None]``."""
+    pending: list[bytes] = []  # the start of a line that continues in the next block
+    while True:
+        block = f.read(block_size)
+        if not block:
+            break
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)  # a line longer than a block
+            continue
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending = []
+        tail = lines.pop()  # after the block's last newline (often empty)
+        yield lines
+        if tail:
+            pending.append(tail)
+    if pending:
+        yield [b"".join(pending), None]  # type: ignore[list-item]
+
+
+def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
+    """Stream a file's lines without holding the whole file (it is read in
+    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
+    ``had_newline`` is False only for an unterminated last line."""
+    line_no = 0
+    with open(path, "rb") as f:
+        for lines in _line_blocks(f):
+            if len(lines) == 2 and lines[1] is None:
+                line_no += 1
+                yield line_no, lines[0], False
+                return
+            for raw in lines:
+                line_no += 1
+                yield line_no, raw, True
+
+
+@dataclass
+class SessionFile:
+    """A session file as read: the records, the valid entries and what was
+    wrong with the rest.
+
+    Attributes:
+        path: the file (None for text parsed in memory).
+        header: the session header, or None for an empty file.
+        records: every parsed JSON object in line order (header included);
+            :func:`pi_session.migrate.migrate_session_entries` works on these.
+        record_lines: the line number of each record.
+        fragments: line number → unusable bytes of lines a record was
+            recovered from (kept on rewrite).
+        spans: first line → last line of each record rejoined from several
+            lines (``split-record``; its ``record_lines`` entry is the first).
+        entries: the usable entries (objects with a ``type`` and a string
+            ``id``), header excluded, in file order.
+        problems: :class:`LineProblem` list, by line.
+        line_count: number of lines.
+        ends_with_newline: False when the last line is torn (no ``\\n``).
+        size: bytes; mtime_ns: modification time when read.
+        migrated_from: the version the records were migrated from, if any.
+        entry_columns: ``(ids, parent_ids, labels)`` gathered while reading
+            (None when the entries were sorted out after a migration):
+            each entry's ``id`` and ``parentId`` (None when absent), in
+            ``entries`` order, and the entries of type ``label``; see
+            :class:`pi_session.tree.SessionTree`, which takes them instead
+            of going over 100,000 entries again.
+    """
+
+    path: Path | None
+    header: dict[str, Any] | None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    record_lines: list[int] = field(default_factory=list)
+    fragments: dict[int, bytes] = field(default_factory=dict)
+    spans: dict[int, int] = field(default_factory=dict)
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[LineProblem] = field(default_factory=list)
+    line_count: int = 0
+    ends_with_newline: bool = True
+    size: int = 0
+    mtime_ns: int = 0
+    migrated_from: int | None = None
+    entry_columns: tuple[list[Any], list[Any], list[dict[str, Any]]] | None = None
+
+    @property
+    def version(self) -> int:
+        """The header's ``version`` (1 when absent)."""
+        if self.header is None:
+            return 0
+        v = self.header.get("version")
+        return v if isinstance(v, int) and not isinstance(v, bool) else 1
+
+    def warnings(self) -> list[str]:
+        """Every problem as ``<path>:<line>: <message>``."""
+        return [p.format(self.path) for p in self.problems]
+
+
+_JSON_KINDS = {int: "a number", float: "a number", bool: "a boolean", list: "an array", dict: "an object"}
+"""How an error message names a decoded JSON value's kind."""
+
+
+def _collect_entries(sf: SessionFile) -> None:
+    """Fill ``sf.entries`` from ``sf.records`` (after migration) and report
+    records that cannot be entries."""
+    entries: list[dict[str, Any]] = []
+    sf.entries = entries
+    append = entries.append
+    for record, line_no in zip(sf.records, sf.record_lines):
+        rtype = record.get("type")
+        # fast path: an ordinary entry (string type other than "session", string id)
+        if rtype.__class__ is str and rtype != "session" and record.get("id").__class__ is str:
+            append(record)
+        else:
+            _collect_other(sf, record, line_no)
+
+
+def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> None:
+    """What :func:`_collect_entries` does with a record that is not an
+    ordinary entry: the header is skipped, a second header, a record
+    without a string ``type`` or without a string ``id`` is reported."""
+    rtype = record.get("type")
+    if rtype == "session":
+        if record is not sf.header:
+            sf.problems.append(LineProblem(line_no, "extra-header", "a second session header (ignored)"))
+        return
+    if not isinstance(rtype, str):
+        sf.problems.append(LineProblem(line_no, "no-type", "record has no \"type\" (skipped)"))
+        return
+    rid = record.get("id")
+    if not isinstance(rid, str):
+        what = "has no id" if rid is None else f"id is {_JSON_KINDS.get(type(rid), 'not a string')}, not a string"
+        sf.problems.append(LineProblem(line_no, "no-id", f"{rtype} entry {what} (skipped; `pi-session check` tells more)"))
+        return
+    sf.entries.append(record)
+    if sf.entry_columns is not None:
+        ids, parent_ids, labels = sf.entry_columns
+        ids.append(record["id"])
+        parent_ids.append(record.get("parentId"))
+        if rtype == "label":
+            labels.append(record)
+
+
+def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> SessionFile:
+    """Read and validate a session file; never modifies it.
+
+    Args:
+        path: the ``.jsonl`` file.
+        migrate: migrate v1/v2 records to v3 in memory (see
+            :mod:`pi_session.migrate`); the caller decides whether to rewrite.
+
+    Returns:
+        A :class:`SessionFile`. An empty file (no bytes, or only whitespace)
+        gives ``header=None``.
+
+    Raises:
+        SessionFileError: the file cannot be read (missing, a directory, no
+            permission) or its first record is not a session header with a
+            string id.
+    """
+    p = Path(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError:
+        raise SessionFileError(p, "no such session file") from None
+    except OSError as exc:
+        raise SessionFileError(p, exc.strerror or str(exc)) from None
+    if not _is_regular(st.st_mode):
+        raise SessionFileError(p, "not a regular file")
+    sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    # Parsing allocates about a million containers for a 100 MB file; the
+    # cyclic GC would scan the growing heap again and again (none of it can
+    # be garbage), so it is paused while reading (see pi_session._gc).
+    with gc_paused():
+        return _read_records(p, sf, migrate)
+
+
+def _no_columns(value: Any) -> None:  # pragma: no cover - never called
+    raise AssertionError("entry columns used before the header")
+
+
+def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
+    """The reading loop of :func:`read_session_file`.
+
+    Every terminated line after the header that orjson decodes to an object
+    takes the fast path: decode, :func:`_compact_record`, and, once the
+    header says no migration is coming (version 3, or ``migrate`` off),
+    sorting into ``sf.entries`` right away (what :func:`_collect_entries`
+    would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
+    not an object, the unterminated last one) takes :func:`_read_slow`."""
+    loads = orjson.loads
+    decode_error = orjson.JSONDecodeError
+    compact = _compact_record
+    records_append = sf.records.append
+    lines_append = sf.record_lines.append
+    entries_append = sf.entries.append
+    line_no = 0
+    previous: dict[str, Any] | None = None
+    call_ids: dict[str, str] = {}
+    header_seen = False  # the fast path starts after the header
+    ids_append: Callable[[Any], None] = _no_columns
+    parents_append: Callable[[Any], None] = _no_columns
+    labels_append: Callable[[dict[str, Any]], None] = _no_columns
+    sorting = False  # sort records into entries while reading
+    rejoiner = _Rejoiner()  # records split over lines (slow path only)
+    try:
+        with open(p, "rb") as f:
+            for lines in _line_blocks(f):
+                if lines[-1] is None:  # the unterminated last line
+                    line_no += 1
+                    record, record_line = _read_slow(p, sf, rejoiner, lines[0], line_no, False)
+                    if sorting and record is not None:
+                        _collect_other(sf, record, record_line)
+                    break
+                for raw in lines:
+                    line_no += 1
+                    if header_seen:
+                        try:
+                            record = loads(raw)
+                        except decode_error:
+                            pass
+                        else:
+                            if record.__class__ is dict:
+                                record = compact(record, previous, call_ids)
+                                previous = record
+                                records_append(record)
+                                lines_append(line_no)
+                                if sorting:
+                                    rtype = record.get("type")
+                                    rid = record.get("id")
+                                    if rtype.__class__ is str and rid.__class__ is str and rtype != "session":
+                                        entries_append(record)
+                                        ids_append(rid)
+                                        parents_append(record.get("parentId"))
+                                        if rtype == "label":
+                                            labels_append(record)
+                                    else:
+                                        _collect_other(sf, record, line_no)
+                                continue
+                    record, record_line = _read_slow(p, sf, rejoiner, raw, line_no, True)
+                    if header_seen:
+                        if sorting and record is not None:
+                            _collect_other(sf, record, record_line)
+                    elif sf.header is not None:
+                        header_seen = True
+                        sorting = not migrate or sf.version >= CURRENT_SESSION_VERSION
+                        if sorting:
+                            sf.entry_columns = ([], [], [])
+                            ids_append = sf.entry_columns[0].append
+                            parents_append = sf.entry_columns[1].append
+                            labels_append = sf.entry_columns[2].append
+    except OSError as exc:
+        raise SessionFileError(p, exc.strerror or str(exc)) from None
+    for held_no, held in rejoiner.release():  # lines of a record the file ends inside
+        _read_other(p, sf, held, held_no, True)
+    sf.line_count = line_no
+    if sf.header is None:
+        unusable = [pr for pr in sf.problems if pr.kind != "blank"]
+        if unusable:
+            first = unusable[0]
+            if all("bytes of NULs and blanks" in pr.message for pr in unusable):
+                reason = "the file holds only NUL bytes"
+            elif "not valid JSON" in first.message:
+                reason = f"line {first.line} is not JSON" + (
+                    " (binary data)" if "UTF-8" in first.message
+                    else " (cut short, no newline)" if first.kind == "torn-tail" else ""
+                )
+            else:
+                reason = f"no session header (line {first.line}: {first.message})"
+            raise SessionFileError(p, f"not a pi session: {reason}", line=first.line)
+        return sf
+    if not sorting:
+        if migrate:
+            from ..migrate import migrate_session_entries
+
+            version = sf.version
+            if migrate_session_entries(sf.records):
+                sf.migrated_from = version
+        _collect_entries(sf)
+    sf.problems.sort(key=lambda pr: pr.line)
+    return sf
+
+
+def _read_slow(
+    p: Path, sf: SessionFile, rejoiner: _Rejoiner, raw: bytes, line_no: int, had_newline: bool
+) -> tuple[dict[str, Any] | None, int]:
+    """A line off the fast path: :func:`_read_other`, after ``rejoiner``
+    has had a look at it (it may hold the line as a piece of a split
+    record, complete such a record, or give back held lines that were not
+    one, which are reported here as ordinary lines).
+
+    Returns:
+        ``(record appended or None, its first line)``.
+    """
+    parsed = parse_line(raw, line_no)
+    released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and parsed.record.__class__ is dict)
+    for held_no, held in released:
+        _read_other(p, sf, held, held_no, True)
+    if joined is not None:
+        sf.line_count = line_no
+        sf.problems.append(joined.problem())
+        if not had_newline:
+            sf.ends_with_newline = False
+            sf.problems.append(
+                LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
+            )
+        sf.spans[joined.first_line] = line_no
+        return _accept(p, sf, joined.record, joined.first_line), joined.first_line
+    if taken:
+        sf.line_count = line_no
+        return None, line_no
+    return _read_other(p, sf, raw, line_no, had_newline, parsed), line_no
+
+
+def _accept(p: Path, sf: SessionFile, record: dict[str, Any], line_no: int) -> dict[str, Any]:
+    """Append a usable record read off the fast path; the first one must be
+    the session header (else :class:`SessionFileError`)."""
+    if sf.header is None and not sf.records:
+        if record.get("type") != "session" or not isinstance(record.get("id"), str):
+            raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
+        sf.header = record
+    sf.records.append(record)
+    sf.record_lines.append(line_no)
+    return record
+
+
+def _read_other(
+    p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline: bool, parsed: ParsedLine | None = None
+) -> dict[str, Any] | None:
+    """One line off the fast path of :func:`_read_records`: parse it the
+    careful way (:func:`parse_line`), report what is wrong with it, take
+    the first record as the header (or refuse the file) and append a
+    usable record to ``sf.records``.
+
+    Returns:
+        The record appended, or None.
+
+    Raises:
+        SessionFileError: the first record is not a session header.
+    """
+    sf.line_count = line_no
+    if parsed is None:
+        parsed = parse_line(raw, line_no)
+    if not had_newline:
+        sf.ends_with_newline = raw == b""
+        if raw and parsed.ok:
+            sf.problems.append(
+                LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
+            )
+    if parsed.problem is not None:
+        if not had_newline and not parsed.ok and parsed.problem.kind != "blank":
+            sf.problems.append(
+                LineProblem(line_no, "torn-tail", f"last line is cut short ({len(raw)} bytes, no newline): {parsed.problem.message}")
+            )
+        else:
+            sf.problems.append(parsed.problem)
+    if not parsed.ok:
+        return None
+    record = parsed.record
+    if not isinstance(record, dict):
+        sf.problems.append(LineProblem(line_no, "not-object", f"JSON {type(record).__name__} instead of an object (skipped)"))
+        return None
+    if parsed.fragment is not None:
+        sf.fragments[line_no] = parsed.fragment
+    return _accept(p, sf, record, line_no)
+
+
+def _is_regular(mode: int) -> bool:
+    import stat
+
+    return stat.S_ISREG(mode)
