@@ -1131,8 +1131,8 @@ class SessionManager:
         target_id: str,
         *,
         summary: str | None = None,
-        details: Any = OMITTED,
-        usage: Any = OMITTED,
+        details: Any = None,
+        usage: Any = None,
     ) -> NavigationResult:
         """Move the leaf to ``target_id`` as pi's ``navigateTree`` does (see
         :meth:`plan_navigation`); the summary itself is the caller's (e.g.
@@ -1148,8 +1148,10 @@ class SessionManager:
                 append a ``branch_summary`` with it at the new position (see
                 :meth:`branch_with_summary`); an empty one records the move in
                 the file, and pi leaves it out of the context.
-            details, usage: stored on the ``branch_summary`` (left out when
-                OMITTED); ignored without ``summary``.
+            details, usage: stored on the ``branch_summary`` (the summary's
+                details, the summary request's usage); left out when None
+                (as a summarizer that has none reports them); ignored
+                without ``summary``.
 
         Returns:
             A :class:`pi_session.navigation.NavigationResult`, including the
@@ -1172,7 +1174,12 @@ class SessionManager:
             raise KeyError(f"Entry {new_leaf} not found")
         summary_id: str | None = None
         if summary is not None:
-            summary_id = self.branch_with_summary(new_leaf, summary, details, usage=usage)
+            summary_id = self.branch_with_summary(
+                new_leaf,
+                summary,
+                OMITTED if details is None else details,
+                usage=OMITTED if usage is None else usage,
+            )
         elif new_leaf is None:
             self.reset_leaf()
         else:

@@ -19,7 +19,6 @@ from ..compaction import (
 )
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
-from ..manager import OMITTED
 from ..tokens import (
     estimate_context_tokens,
     estimate_projected_context_tokens,
@@ -456,8 +455,8 @@ def navigate(
     editor_text = plan.editor_text
 
     summary_text = ""
-    details: Any = OMITTED
-    usage: Any = OMITTED
+    details: Any = None
+    usage: Any = None
     if summarize and branch_entries:
         branch_settings = _settings_for(manager, as_json).branch_summary
         summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
@@ -474,10 +473,8 @@ def navigate(
             as_json,
         )
         summary_text = result.summary
-        if result.details is not None:
-            details = result.details
-        if result.usage is not None:
-            usage = result.usage  # the summary request's usage, stored on the entry (pi 1.6)
+        details = result.details
+        usage = result.usage  # the summary request's usage, stored on the entry (pi 1.6)
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
     # (pi leaves empty branch summaries out of the context) without one.
