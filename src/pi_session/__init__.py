@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .llm import Summarizer, SummarizerError, SummaryRequest
     from .manager import SessionManager
     from .migrate import migrate_file, migrate_session_entries
+    from .navigation import NavigationPlan, NavigationResult, plan_navigation
     from .prompt import (
         BuildSystemPromptOptions,
         LoadSkillsResult,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
         load_skills,
     )
     from .records import CURRENT_SESSION_VERSION
+    from .stats import SessionStats
     from .storage import Durability, LineProblem, SessionFile, SessionFileError, parse_session_entries, read_session_file
     from .tokens import (
         calculate_context_tokens,
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
         estimate_tokens,
         get_last_assistant_usage,
         should_compact,
+        usage_is_stale,
     )
     from .tree import SessionTree, TreeNode
 
@@ -75,16 +78,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
     "manager": ("SessionManager",),
     "migrate": ("migrate_file", "migrate_session_entries"),
+    "navigation": ("NavigationPlan", "NavigationResult", "plan_navigation"),
     "prompt": (
         "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt", "build_system_prompt_sections",
         "build_system_prompt_state", "diff_system_prompt_sections", "format_skills_for_prompt",
         "load_project_context_files", "load_skills",
     ),
     "records": ("CURRENT_SESSION_VERSION",),
+    "stats": ("SessionStats",),
     "storage": ("Durability", "LineProblem", "SessionFile", "SessionFileError", "parse_session_entries", "read_session_file"),
     "tokens": (
         "calculate_context_tokens", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
-        "get_last_assistant_usage", "should_compact",
+        "get_last_assistant_usage", "should_compact", "usage_is_stale",
     ),
     "tree": ("SessionTree", "TreeNode"),
 }

@@ -53,6 +53,12 @@ from .storage import (
 from .timestamps import file_timestamp, iso_to_ms, now_iso
 from .tree import SessionTree, TreeNode
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the result types; their modules are imported where used
+    from .navigation import NavigationPlan, NavigationResult
+    from .stats import SessionStats
+
 __all__ = ["SessionManager", "validate_session_id", "OMITTED"]
 
 
@@ -1092,6 +1098,130 @@ class SessionManager:
 
         path = self._leaf_path()
         return estimate_projected_context_tokens(_context.projection_from_path(path), path)
+
+
+    # ------------------------------------------------------------------
+    # navigation (pi's navigateTree) and statistics
+
+    def plan_navigation(self, target_id: str) -> NavigationPlan:
+        """What moving the leaf to ``target_id`` would do, without writing
+        (pi's ``navigateTree`` before its summary step): where the leaf goes
+        (a user message or ``custom_message`` target: its parent, with the
+        target's text handed back for editing; else the target) and the
+        entries of the branch left behind, to summarize.
+
+        Returns:
+            A :class:`pi_session.navigation.NavigationPlan`; ``is_noop`` when
+            the target is the leaf.
+
+        Raises:
+            KeyError: ``target_id`` is not an entry of this session.
+        """
+        from .navigation import plan_navigation
+
+        return plan_navigation(self, self._leaf_id, target_id)
+
+    def navigate(
+        self,
+        target_id: str,
+        *,
+        summary: str | None = None,
+        details: Any = None,
+        usage: Any = None,
+    ) -> NavigationResult:
+        """Move the leaf to ``target_id`` as pi's ``navigateTree`` does (see
+        :meth:`plan_navigation`); the summary itself is the caller's (e.g.
+        :func:`pi_session.compaction.generate_branch_summary` over the
+        plan's ``entries_to_summarize``).
+
+        Args:
+            target_id: the entry to move to. When it is the leaf, nothing
+                happens (pi's no-op).
+            summary: None: just move the leaf, nothing is appended (pi
+                without a summary; a file-backed session keeps the move only
+                in memory, since a file's leaf is its last entry). A string:
+                append a ``branch_summary`` with it at the new position (see
+                :meth:`branch_with_summary`); an empty one records the move in
+                the file, and pi leaves it out of the context.
+            details, usage: stored on the ``branch_summary`` (the summary's
+                details, the summary request's usage); left out when None
+                (as a summarizer that has none reports them); ignored
+                without ``summary``.
+
+        Returns:
+            A :class:`pi_session.navigation.NavigationResult`, including the
+            tool calls left unanswered at the new position.
+
+        Raises:
+            KeyError: ``target_id`` (or the parent the leaf moves to) is not
+                an entry of this session; nothing changed.
+            pi_session.storage.AppendError: writing the entry failed (the
+                leaf stays where it was).
+        """
+        from .adapters import unanswered_tool_calls
+        from .navigation import NavigationResult
+
+        plan = self.plan_navigation(target_id)
+        if plan.is_noop:
+            return NavigationResult(target_id, plan.old_leaf_id, plan.old_leaf_id, None, None)
+        new_leaf = plan.new_leaf_id
+        if new_leaf is not None and new_leaf not in self._tree.by_id:
+            raise KeyError(f"Entry {new_leaf} not found")
+        summary_id: str | None = None
+        if summary is not None:
+            summary_id = self.branch_with_summary(
+                new_leaf,
+                summary,
+                OMITTED if details is None else details,
+                usage=OMITTED if usage is None else usage,
+            )
+        elif new_leaf is None:
+            self.reset_leaf()
+        else:
+            self.branch(new_leaf)
+        unanswered = unanswered_tool_calls(self.build_session_context()["messages"])
+        return NavigationResult(
+            target_id,
+            plan.old_leaf_id,
+            new_leaf,
+            summary_id,
+            plan.editor_text,
+            tuple(str(e.get("id")) for e in plan.entries_to_summarize) if summary else (),
+            tuple(u["toolCallId"] for u in unanswered),
+        )
+
+    def stats(self) -> SessionStats:
+        """The session's header facts, size and shape, as ``pi-session
+        info`` shows them (reads the file's size; no pi counterpart).
+
+        Returns:
+            A :class:`pi_session.stats.SessionStats` (``to_json()`` gives the
+            ``info --json`` object).
+        """
+        from .stats import SessionStats, count_entry_types
+
+        header = self.get_header() or {}
+        entries = self.get_entries()
+        path = self._session_file
+        return SessionStats(
+            path=str(path) if path is not None else None,
+            id=self._session_id,
+            version=self.file_version,
+            cwd=header.get("cwd"),
+            created=header.get("timestamp"),
+            parent_session=header.get("parentSession"),
+            name=self.get_session_name(),
+            size_bytes=path.stat().st_size if path and path.exists() else 0,
+            entries=len(entries),
+            counts=count_entry_types(entries),
+            leaf_id=self._leaf_id,
+            branch_length=len(self.get_branch()),
+            labels=dict(self._tree.labels),
+            problems=[
+                {"line": p.line or None, "kind": p.kind, "message": p.message, "recovered": p.recovered}
+                for p in self.problems
+            ],
+        )
 
 
 def _most_recent_session(directory: Path, resolved_cwd: str | None = None) -> Path | None:

@@ -31,6 +31,7 @@ __all__ = [
     "get_last_assistant_usage",
     "estimate_context_tokens",
     "estimate_projected_context_tokens",
+    "usage_is_stale",
     "should_compact",
 ]
 
@@ -276,6 +277,27 @@ def estimate_projected_context_tokens(
         estimate_tokens(m) for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")
     )
     return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
+
+
+def usage_is_stale(projection: Mapping[str, Any], branch_entries: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether the context holds reported usage that pi 1.6 does not trust:
+    an assistant reported usage, but only before the branch's latest
+    ``compaction`` or ``context_edit``, so it measured a context that no
+    longer exists and :func:`estimate_projected_context_tokens` estimates
+    every message instead (until the model answers again).
+
+    Args:
+        projection: a :class:`pi_session.records.SessionProjection`.
+        branch_entries: the raw root→leaf path the projection was built from.
+
+    Returns:
+        True when :func:`estimate_context_tokens` of the projection's messages
+        finds usage (``lastUsageIndex`` set) and
+        :func:`estimate_projected_context_tokens` does not.
+    """
+    if estimate_context_tokens(projection["messages"])["lastUsageIndex"] is None:
+        return False
+    return estimate_projected_context_tokens(projection, branch_entries)["lastUsageIndex"] is None
 
 
 def _source_of_message(projection: Mapping[str, Any], index: int) -> Mapping[str, Any] | None:

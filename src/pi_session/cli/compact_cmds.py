@@ -12,18 +12,20 @@ from rich.table import Table
 
 from ..compaction import (
     CompactionCancelled,
-    collect_entries_for_branch_summary,
     compact,
     generate_branch_summary,
     prepare_branch_entries,
     prepare_compaction,
 )
-from ..adapters import unanswered_tool_calls
-from ..context import text_content
 from ..llm.base import SummarizerError
 from ..settings import CompactionSettings, load_settings
-from ..tree import parent_id_of
-from ..tokens import estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens, should_compact
+from ..tokens import (
+    estimate_context_tokens,
+    estimate_projected_context_tokens,
+    estimate_tokens,
+    should_compact,
+    usage_is_stale,
+)
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
@@ -194,7 +196,7 @@ def tokens(
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_row("context tokens", f"{projected['tokens']:,}")
-    stale_usage = projected["lastUsageIndex"] is None and est["lastUsageIndex"] is not None
+    stale_usage = usage_is_stale(projection, path)
     if projected["lastUsageIndex"] is not None:
         table.add_row("  from last reported usage", f"{projected['usageTokens']:,}")
         table.add_row("  estimated after it", f"{projected['trailingTokens']:,}")
@@ -436,39 +438,32 @@ def navigate(
     The file is only opened for writing once the summary is ready, so a
     failed summary leaves it exactly as it was."""
     manager = open_session(session, read_only=True, quiet=as_json, notes=False)
-    target = manager.get_entry(entry_id)
-    if target is None:
+    try:
+        plan = manager.plan_navigation(entry_id)
+    except KeyError:
         fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
-    old_leaf = manager.get_leaf_id()
-    if entry_id == old_leaf:
+    old_leaf = plan.old_leaf_id
+    if plan.is_noop:
         if as_json:
             print_json({"oldLeafId": old_leaf, "newLeafId": old_leaf, "targetId": entry_id, "summaryEntry": None,
                         "editorText": None, "summarizedEntryIds": []})
         else:
             console.print(sanitize(f"Already at {entry_id}."), markup=False)
         return
-    collected = collect_entries_for_branch_summary(manager, old_leaf, entry_id)
-    # Where the leaf goes (pi's navigateTree): for a user message or a custom
-    # message, its parent (the text is handed back for editing); else the entry.
-    editor_text: str | None = None
-    new_leaf: str | None = entry_id
-    if target.get("type") == "message" and isinstance(target.get("message"), dict) and target["message"].get("role") == "user":
-        new_leaf = parent_id_of(target)
-        editor_text = text_content(target["message"].get("content"))
-    elif target.get("type") == "custom_message":
-        new_leaf = parent_id_of(target)
-        editor_text = text_content(target.get("content"))
+    branch_entries = list(plan.entries_to_summarize)
+    new_leaf = plan.new_leaf_id
+    editor_text = plan.editor_text
 
     summary_text = ""
     details: Any = None
     usage: Any = None
-    if summarize and collected.entries:
+    if summarize and branch_entries:
         branch_settings = _settings_for(manager, as_json).branch_summary
         summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
-        prep = prepare_branch_entries(collected.entries, context_window - branch_settings.reserve_tokens)
+        prep = prepare_branch_entries(branch_entries, context_window - branch_settings.reserve_tokens)
         result = _run(
             generate_branch_summary(
-                collected.entries,
+                branch_entries,
                 summarizer,
                 context_window=context_window,
                 reserve_tokens=branch_settings.reserve_tokens,
@@ -479,30 +474,27 @@ def navigate(
         )
         summary_text = result.summary
         details = result.details
-        usage = result.usage
+        usage = result.usage  # the summary request's usage, stored on the entry (pi 1.6)
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
     # (pi leaves empty branch summaries out of the context) without one.
-    branch_extra: dict[str, Any] = {}
-    if usage is not None:
-        branch_extra["usage"] = usage  # the summary request's usage, stored on the entry (pi 1.6)
     manager = _open_to_write(session, quiet=as_json)
-    if new_leaf is not None and manager.get_entry(new_leaf) is None:  # pragma: no cover - the file changed meanwhile
-        fail(f"{manager.get_session_file()}: entry {new_leaf} is gone; the session file was not changed")
     seen = len(manager.notes)
-    summary_id = manager.branch_with_summary(new_leaf, summary_text, details, **branch_extra) if details is not None else (
-        manager.branch_with_summary(new_leaf, summary_text, **branch_extra)
-    )
+    try:
+        moved = manager.navigate(entry_id, summary=summary_text, details=details, usage=usage)
+    except KeyError:  # pragma: no cover - the file changed meanwhile
+        fail(f"{manager.get_session_file()}: entry {new_leaf} is gone; the session file was not changed")
+    summary_id = moved.summary_entry_id
     manager.save()
     if not as_json:
         report_new_notes(manager, seen)
-    summary_entry = manager.get_entry(summary_id)
+    summary_entry = manager.get_entry(summary_id) if summary_id is not None else None
     # Navigating to an assistant message whose tool calls were answered on the
     # branch left behind leaves them unanswered; say so (the provider
     # adapters answer them with an explicit error result).
-    unanswered = unanswered_tool_calls(manager.build_session_context()["messages"])
+    unanswered = moved.unanswered_tool_call_ids
     if unanswered and not as_json:
-        shown = unanswered[0]["toolCallId"] if len(unanswered) == 1 else None
+        shown = unanswered[0] if len(unanswered) == 1 else None
         warn(
             (f"tool call {shown} at the new position has no result" if shown is not None else
              f"{plural(len(unanswered), 'tool call')} at the new position have no results (`--json` lists them)")
@@ -516,8 +508,8 @@ def navigate(
                 "targetId": entry_id,
                 "summaryEntry": summary_entry if summary_text else None,
                 "editorText": editor_text,
-                "summarizedEntryIds": [e.get("id") for e in collected.entries] if summary_text else [],
-                "unansweredToolCalls": [u["toolCallId"] for u in unanswered],
+                "summarizedEntryIds": [e.get("id") for e in branch_entries] if summary_text else [],
+                "unansweredToolCalls": list(unanswered),
             }
         )
         return
@@ -525,7 +517,7 @@ def navigate(
     if summary_text:
         console.print(
             f"Moved the leaf from {sanitize(str(old_leaf))} to {where}, with a summary of the "
-            f"{plural(len(collected.entries), 'entry', 'entries')} of the branch left (branch_summary entry {summary_id}):",
+            f"{plural(len(branch_entries), 'entry', 'entries')} of the branch left (branch_summary entry {summary_id}):",
             markup=False,
             soft_wrap=True,
         )

@@ -96,33 +96,9 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     version is the file's own format version; an older file is read as
     version 3 (migrated in memory) and left unchanged."""
     manager = open_session(session, quiet=as_json)
-    header = manager.get_header() or {}
-    entries = manager.get_entries()
-    counts: dict[str, int] = {}
-    for entry in entries:
-        key = entry.get("type", "?")
-        if key == "message" and isinstance(entry.get("message"), dict):
-            key = f"message:{entry['message'].get('role')}"
-        counts[key] = counts.get(key, 0) + 1
-    path = manager.get_session_file()
-    data = {
-        "path": str(path),
-        "id": manager.get_session_id(),
-        "version": manager.file_version,
-        "cwd": header.get("cwd"),
-        "created": header.get("timestamp"),
-        "parentSession": header.get("parentSession"),
-        "name": manager.get_session_name(),
-        "sizeBytes": path.stat().st_size if path and path.exists() else 0,
-        "entries": len(entries),
-        "counts": counts,
-        "leafId": manager.get_leaf_id(),
-        "branchLength": len(manager.get_branch()),
-        "labels": dict(manager.tree.labels),
-        "problems": [
-            {"line": p.line or None, "kind": p.kind, "message": p.message, "recovered": p.recovered} for p in manager.problems
-        ],
-    }
+    stats = manager.stats()
+    data = stats.to_json()
+    counts = stats.counts
     if as_json:
         print_json(data)
         return
@@ -138,7 +114,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     if data["labels"]:
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
-    rows.append(("problems", str(len(manager.problems))))
+    rows.append(("problems", str(len(stats.problems))))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         line = Text(key.ljust(pad), style="bold")
