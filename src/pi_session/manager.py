@@ -34,7 +34,7 @@ from .listing import (
 )
 from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection
+from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection, make_header
 from .storage import (
     AppendError,
     Durability,
@@ -356,14 +356,7 @@ class SessionManager:
         session_id = validate_session_id(id) if id is not None else new_session_id()
         timestamp = now_iso()
         new_file = directory / session_file_name(file_timestamp(timestamp), session_id)
-        header = {
-            "type": "session",
-            "version": CURRENT_SESSION_VERSION,
-            "id": session_id,
-            "timestamp": timestamp,
-            "cwd": resolved_cwd,
-            "parentSession": source_file,
-        }
+        header = make_header(session_id, resolved_cwd, timestamp, source_file)
         lines = [jsonio.dumps_line(header)] + [jsonio.dumps_line(e) for e in source.entries]
         create_file(new_file, lines)
         return cls(resolved_cwd, directory, new_file, True, **kwargs)
@@ -511,15 +504,7 @@ class SessionManager:
             validate_session_id(id)
         self._session_id = id or new_session_id()
         timestamp = now_iso()
-        header: dict[str, Any] = {
-            "type": "session",
-            "version": CURRENT_SESSION_VERSION,
-            "id": self._session_id,
-            "timestamp": timestamp,
-            "cwd": self._cwd,
-        }
-        if parent_session is not None:
-            header["parentSession"] = parent_session
+        header = make_header(self._session_id, self._cwd, timestamp, parent_session)
         self._records = [header]
         self._tree = SessionTree()
         self._leaf_id = None
@@ -957,15 +942,7 @@ class SessionManager:
         ]
         session_id = new_session_id()
         timestamp = now_iso()
-        header: dict[str, Any] = {
-            "type": "session",
-            "version": CURRENT_SESSION_VERSION,
-            "id": session_id,
-            "timestamp": timestamp,
-            "cwd": self._cwd,
-        }
-        if self._persist and previous_file is not None:
-            header["parentSession"] = str(previous_file)
+        header = make_header(session_id, self._cwd, timestamp, str(previous_file) if self._persist and previous_file is not None else None)
         taken = set(kept_ids)
         parent_id = kept[-1]["id"] if kept else None
         label_entries = []

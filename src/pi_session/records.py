@@ -34,6 +34,21 @@ def header_version(header: Any) -> int:
     return version if isinstance(version, int) and not isinstance(version, bool) else 1
 
 
+def make_header(session_id: str, cwd: str, timestamp: str, parent_session: str | None = None) -> dict[str, Any]:
+    """A version-3 session header as pi writes it (keys in pi's order:
+    type, version, id, timestamp, cwd, parentSession when given)."""
+    header: dict[str, Any] = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": session_id,
+        "timestamp": timestamp,
+        "cwd": cwd,
+    }
+    if parent_session is not None:
+        header["parentSession"] = parent_session
+    return header
+
+
 ENTRY_TYPES = (
     "message",
     "thinking_level_change",
