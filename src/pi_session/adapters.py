@@ -1,5 +1,7 @@
 """Provider request adapters that always produce a valid request (SPEC 5, **beyond pi**).
 
+Size (over 500 lines): three providers' renderers and validators over one canonical form. Splitting it into a package (canonical form, one renderer per provider, pairing repair, validation) is still to do.
+
 A session context (``build_session_context(...)["messages"]``) is a list of
 agent messages. Turning it into a provider request can fail in ways pi's own
 files make easy to hit: an assistant message that was aborted or errored

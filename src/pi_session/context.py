@@ -1,5 +1,7 @@
 """Building the LLM context from the session tree (SPEC 5).
 
+Size (over 500 lines): pi's context building is one concept (context entries, the projection, context edits, system-message replay, convert_to_llm), with fast paths that share its internals.
+
 Pure functions: :func:`build_session_context` walks from a leaf to the root
 and resolves compactions, branch summaries and custom messages into the list
 of agent messages pi would send; :func:`convert_to_llm` turns agent messages

@@ -1,5 +1,7 @@
 """JSON encoding and decoding with JavaScript's rules.
 
+Size (over 500 lines): one contract, JSON as JavaScript reads and writes it (decoding fallbacks, the iterative encoder, number formatting); split, it would be three halves of one rule set.
+
 pi writes session files with ``JSON.stringify`` and measures tool-call arguments
 by the length of ``JSON.stringify(arguments)`` in UTF-16 code units. This module
 reproduces both on top of orjson (fast path) and the standard library (fallback

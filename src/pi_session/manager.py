@@ -1,6 +1,8 @@
 """``SessionManager``: the one class that does session I/O (SPEC 4, 10;
 pi 1.6 delta §5).
 
+Size (over 500 lines): the one class that does session I/O mirrors pi's SessionManager API (about forty methods); its pure parts live in context, tree, navigation and stats.
+
 It mirrors pi's SessionManager: a session is an append-only tree of entries in
 a JSONL file; the leaf is the current position; appends create a child of the
 leaf and move the leaf to it. Differences from pi, all on the side of keeping

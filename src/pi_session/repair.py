@@ -1,5 +1,7 @@
 """Checking and repairing session files (beyond pi).
 
+Size (over 500 lines): check and repair share one classification of problems. Moving its line scan into the storage package (one scanner for reading and checking) is still to do.
+
 :func:`check_session` lists every problem of a session file with its line
 number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
 line ends, a truncated record with a complete one glued after it, a record

@@ -1,4 +1,7 @@
-"""Compaction commands: tokens, compact, navigate (SPEC 6-8, 11)."""
+"""Compaction commands: tokens, compact, navigate (SPEC 6-8, 11).
+
+Size (over 500 lines): three commands (tokens, compact, navigate) that share the summarizer options and the run/cancel handling.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,7 @@
 """Probes: did a compaction keep what the next turn needs? (**beyond pi**)
 
+Size (over 500 lines): every probe's rule sits next to its documentation; together they are the contract of ``eval-compaction``.
+
 A compaction replaces old messages by a summary. Whether the summary is any
 good is measured the way published evaluations of context compression do it:
 ask questions whose answers are in the summarized history, and check that

@@ -1,6 +1,8 @@
 """Writing the compaction summary (SPEC 7, pi 1.6 §10): prompts, the
 before-compact hook and :func:`compact`.
 
+Size (over 500 lines): the summary prompts, the section repair and :func:`compact` are one step of compaction and change together.
+
 The prompts are our own words; what is fixed is the summary *format* (the
 section headings), the ``<conversation>`` / ``<previous-summary>`` tags of
 the history request, the ``# Conversation`` / ``# Instructions`` headings and

@@ -1,6 +1,8 @@
 """``ExtractiveSummarizer``: an offline, deterministic summarizer that needs no
 model (SPEC 12, **beyond pi**).
 
+Size (over 500 lines): the summarizer is one algorithm whose rules are documented above; splitting it would separate rules from their documentation.
+
 It fills the structured summary format (the section headings the model
 prompts ask for) with excerpts picked from the messages by fixed rules. The
 rules that find facts are those of the compaction probes

@@ -1,6 +1,8 @@
 """Skills: discovery of ``SKILL.md`` files, frontmatter validation and the
 ``<available_skills>`` block of the system prompt (pi's ``core/skills.js``).
 
+Size (over 500 lines): reading frontmatter YAML exactly as pi's YAML 1.2 reader does is most of it; it belongs with the skill rules that use it.
+
 Discovery (per root directory):
 
 * if a directory holds a file ``SKILL.md`` (not excluded by ignore files), that
