@@ -37,6 +37,7 @@ from ._gc import gc_paused
 from .context import text_content
 from .storage import iter_lines, parse_line, write_atomic
 from .timestamps import iso_to_ms, ms_to_iso
+from .records import StrPath
 
 __all__ = [
     "INDEX_NAME",
@@ -91,7 +92,7 @@ def _iso_or_none(ms: Any) -> str | None:
         return None
 
 
-def resolve_path(path: str | os.PathLike[str]) -> str:
+def resolve_path(path: StrPath) -> str:
     """An absolute, normalized path as pi 1.6 resolves cwds and files
     (``resolvePath``): ``~`` and ``~/...`` expanded, a ``file://`` URL
     turned into its path, a relative path taken from the process cwd.
@@ -109,7 +110,7 @@ def resolve_path(path: str | os.PathLike[str]) -> str:
     return resolved
 
 
-def paths_equal(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+def paths_equal(a: StrPath, b: StrPath) -> bool:
     """pi's ``pathsEqual``: the same absolute, normalized path (no symlink
     resolution)."""
     return resolve_path(a) == resolve_path(b)
@@ -121,7 +122,7 @@ def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
     return isinstance(header_cwd, str) and header_cwd != "" and resolve_path(header_cwd) == resolved_cwd
 
 
-def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def read_session_header(path: StrPath) -> dict[str, Any] | None:
     """The session header of a file, for discovery (pi 1.6's
     ``readSessionHeader``): the first line that parses as JSON, scanning at
     most 1 MiB; blank and unparseable lines are skipped.
@@ -153,7 +154,7 @@ def read_session_header(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     return None
 
 
-def build_session_info(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+def build_session_info(path: StrPath) -> dict[str, Any] | None:
     """Summary of one session file for listings, with the keys pi's
     ``SessionInfo`` has: ``path, id, cwd, name?, parentSessionPath?, created,
     modified`` (ISO strings), ``messageCount, firstMessage, allMessagesText``.
@@ -388,7 +389,7 @@ def _load_infos(
 
 
 def list_session_dir(
-    directory: str | os.PathLike[str],
+    directory: StrPath,
     *,
     cwd: str | None = None,
     on_progress: ProgressCallback | None = None,
@@ -423,7 +424,7 @@ def list_session_dir(
 
 
 def list_sessions_dirs(
-    sessions_root: str | os.PathLike[str],
+    sessions_root: StrPath,
     *,
     on_progress: ProgressCallback | None = None,
 ) -> list[dict[str, Any]]:

@@ -36,7 +36,7 @@ from .listing import (
 )
 from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection, make_header
+from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection, StrPath, make_header
 from .storage import (
     AppendError,
     Durability,
@@ -166,8 +166,8 @@ class SessionManager:
     def __init__(
         self,
         cwd: str,
-        session_dir: str | os.PathLike[str] | None,
-        session_file: str | os.PathLike[str] | None,
+        session_dir: StrPath | None,
+        session_file: StrPath | None,
         persist: bool,
         *,
         durability: Durability | str = Durability.ENTRY,
@@ -212,7 +212,7 @@ class SessionManager:
     def create(
         cls,
         cwd: str,
-        session_dir: str | os.PathLike[str] | None = None,
+        session_dir: StrPath | None = None,
         *,
         id: str | None = None,
         **kwargs: Any,
@@ -236,8 +236,8 @@ class SessionManager:
     @classmethod
     def open(
         cls,
-        path: str | os.PathLike[str],
-        session_dir: str | os.PathLike[str] | None = None,
+        path: StrPath,
+        session_dir: StrPath | None = None,
         cwd_override: str | None = None,
         *,
         read_only: bool = False,
@@ -282,7 +282,7 @@ class SessionManager:
         return manager
 
     @classmethod
-    def continue_recent(cls, cwd: str, session_dir: str | os.PathLike[str] | None = None, **kwargs: Any) -> SessionManager:
+    def continue_recent(cls, cwd: str, session_dir: StrPath | None = None, **kwargs: Any) -> SessionManager:
         """Open the most recently modified session of ``cwd`` (by file mtime;
         files whose header cannot be read are passed over), or create a new
         one. With an explicit ``session_dir`` that is not cwd's default
@@ -325,9 +325,9 @@ class SessionManager:
     @classmethod
     def fork_from(
         cls,
-        source_path: str | os.PathLike[str],
+        source_path: StrPath,
         target_cwd: str,
-        session_dir: str | os.PathLike[str] | None = None,
+        session_dir: StrPath | None = None,
         *,
         id: str | None = None,
         **kwargs: Any,
@@ -364,7 +364,7 @@ class SessionManager:
         return cls(resolved_cwd, directory, new_file, True, **kwargs)
 
     @staticmethod
-    def find_by_id(cwd: str, session_id: str, session_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    def find_by_id(cwd: str, session_id: str, session_dir: StrPath | None = None) -> Path | None:
         """The first ``*.jsonl`` file (in directory order) of ``session_dir``
         (default: cwd's default directory) whose header ``id`` is
         ``session_id`` (pi 1.6's ``findById``). Only the header is read (see
@@ -400,7 +400,7 @@ class SessionManager:
     @staticmethod
     def list(
         cwd: str,
-        session_dir: str | os.PathLike[str] | None = None,
+        session_dir: StrPath | None = None,
         on_progress: ProgressCallback | None = None,
     ) -> list[dict[str, Any]]:
         """Sessions of one directory, newest first (pi 1.6's ``list``; see
@@ -416,10 +416,10 @@ class SessionManager:
 
     @staticmethod
     def list_all(
-        session_dir: str | os.PathLike[str] | None = None,
+        session_dir: StrPath | None = None,
         on_progress: ProgressCallback | None = None,
         *,
-        agent_dir: str | os.PathLike[str] | None = None,
+        agent_dir: StrPath | None = None,
     ) -> builtins.list[dict[str, Any]]:
         """Sessions of every project, newest first (pi's ``listAll``).
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .ids import new_entry_id
-from .records import CURRENT_SESSION_VERSION, header_version
+from .records import CURRENT_SESSION_VERSION, StrPath, header_version
 
 __all__ = ["migrate_session_entries", "migrate_file", "MigrationResult"]
 
@@ -99,7 +99,7 @@ class MigrationResult(dict):
     """``{"path", "from_version", "to_version", "backup", "problems"}``."""
 
 
-def migrate_file(path: str | os.PathLike[str]) -> MigrationResult:
+def migrate_file(path: StrPath) -> MigrationResult:
     """Migrate a session file on disk to the current version.
 
     The rewrite is atomic (temp file, fsync, rename), the original is kept

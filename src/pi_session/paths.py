@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from .records import StrPath
 
 __all__ = ["agent_dir", "sessions_dir", "encode_cwd", "default_session_dir", "session_file_name"]
 
@@ -19,7 +20,7 @@ def agent_dir() -> Path:
     return Path.home() / ".pi" / "agent"
 
 
-def sessions_dir(agent: str | os.PathLike[str] | None = None) -> Path:
+def sessions_dir(agent: StrPath | None = None) -> Path:
     """``<agent dir>/sessions``."""
     return Path(agent if agent is not None else agent_dir()) / "sessions"
 
@@ -32,7 +33,7 @@ def encode_cwd(cwd: str) -> str:
     return f"--{_SEPARATORS.sub('-', trimmed)}--"
 
 
-def default_session_dir(cwd: str, agent: str | os.PathLike[str] | None = None) -> Path:
+def default_session_dir(cwd: str, agent: StrPath | None = None) -> Path:
     """``<agent dir>/sessions/<encoded cwd>`` (not created here)."""
     return sessions_dir(agent) / encode_cwd(cwd)
 

@@ -7,11 +7,16 @@ checkers and readers. Optional keys are marked ``NotRequired``.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict, Union
+import os
+from typing import Any, Literal, NotRequired, TypedDict, TypeAlias, Union
 
 CURRENT_SESSION_VERSION = 3
 """The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
 its new entry types and fields need no migration."""
+
+StrPath: TypeAlias = "str | os.PathLike[str]"
+"""A file-system path argument: a string or any path-like object."""
+
 
 class _Undefined:
     __slots__ = ()

@@ -60,7 +60,7 @@ from .storage import (
     recover_line,
     write_side_file,
 )
-from .records import ENTRY_TYPES, UNDEFINED, header_version
+from .records import ENTRY_TYPES, UNDEFINED, StrPath, header_version
 from .tree import SessionTree
 
 __all__ = ["Problem", "CheckReport", "RepairResult", "STALE_TEMP_SECONDS", "check_session", "leftover_temps", "repair_session"]
@@ -104,7 +104,7 @@ class Problem:
     fixable: bool
     entry_id: str | None = None
 
-    def format(self, path: str | os.PathLike[str]) -> str:
+    def format(self, path: StrPath) -> str:
         """``<path>:<line>: <message>`` (``<path>: <message>`` without a line)."""
         return f"{path}:{self.line}: {self.message}" if self.line else f"{path}: {self.message}"
 
@@ -694,7 +694,7 @@ def _header_session_id(line: bytes) -> str | None:
     return None
 
 
-def leftover_temps(path: str | os.PathLike[str], *, now: float | None = None) -> list[tuple[Path, bool, str]]:
+def leftover_temps(path: StrPath, *, now: float | None = None) -> list[tuple[Path, bool, str]]:
     """Temp files an interrupted write left beside a session file.
 
     :func:`pi_session.storage.create_file` and
@@ -775,7 +775,7 @@ def _temp_problems(path: Path) -> list[Problem]:
     ]
 
 
-def check_session(path: str | os.PathLike[str]) -> CheckReport:
+def check_session(path: StrPath) -> CheckReport:
     """Find every problem of a session file; never modifies it.
 
     Args:
@@ -823,7 +823,7 @@ def _free_rejected_suffix(path: Path) -> str:
     return f"rejected-{n}"
 
 
-def repair_session(path: str | os.PathLike[str]) -> RepairResult:
+def repair_session(path: StrPath) -> RepairResult:
     """Fix a session file's storage problems, atomically, keeping a backup.
 
     Valid lines are kept byte for byte; recoverable lines are written clean;

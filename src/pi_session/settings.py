@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsonio
+from .records import StrPath
 
 __all__ = [
     "CompactionSettings",
@@ -274,7 +275,7 @@ def default_agent_dir() -> Path:
     return agent_dir()
 
 
-def load_settings(cwd: str | os.PathLike[str], agent_dir: str | os.PathLike[str] | None = None) -> LoadedSettings:
+def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSettings:
     """Load and merge the global and project settings (pi's
     ``SettingsManager.create(cwd, agentDir)``).
 

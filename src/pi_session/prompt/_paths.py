@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from urllib.parse import unquote, urlsplit
+from ..records import StrPath
 
 __all__ = ["resolve_path", "canonical_path", "normalize_text", "strip_bom"]
 
@@ -23,7 +24,7 @@ def _expand(path: str) -> str:
 
 
 def resolve_path(
-    path: str | os.PathLike[str], base: str | os.PathLike[str] | None = None, *, trim: bool = False
+    path: StrPath, base: StrPath | None = None, *, trim: bool = False
 ) -> str:
     """An absolute, normalised path as pi 1.6 resolves user-given paths:
     optionally trimmed; ``~`` and ``~/...`` expanded to the home directory

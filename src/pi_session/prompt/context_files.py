@@ -7,6 +7,7 @@ import os
 from typing import TypedDict
 
 from ._paths import canonical_path, normalize_text, resolve_path
+from ..records import StrPath
 
 __all__ = ["ContextFile", "ContextFileDiagnostic", "CONTEXT_FILE_NAMES", "load_project_context_files"]
 
@@ -119,8 +120,8 @@ def _shadowed_file(cwd: str) -> str | None:
 
 
 def load_project_context_files(
-    cwd: str | os.PathLike[str] | None = None,
-    agent_dir: str | os.PathLike[str] | None = None,
+    cwd: StrPath | None = None,
+    agent_dir: StrPath | None = None,
     *,
     diagnostics: list[ContextFileDiagnostic] | None = None,
 ) -> list[ContextFile]:

@@ -35,6 +35,7 @@ from typing import Any, Iterable, Literal, Mapping, TypedDict
 from ..jsonio import js_len
 from ._ignore import IgnoreMatcher
 from ._paths import canonical_path, normalize_text, resolve_path
+from ..records import StrPath
 
 __all__ = [
     "Skill",
@@ -475,7 +476,7 @@ def _load_dir(
 
 
 def load_skills_from_dir(
-    directory: str | os.PathLike[str], source: SkillSource = "path", *, warn_unknown_fields: bool = False
+    directory: StrPath, source: SkillSource = "path", *, warn_unknown_fields: bool = False
 ) -> tuple[list[Skill], list[SkillDiagnostic]]:
     """Discover skills under one root directory (see the module docstring).
 
@@ -494,9 +495,9 @@ def _is_under(target: str, root: str) -> bool:
 
 
 def load_skills(
-    cwd: str | os.PathLike[str] | None = None,
-    agent_dir: str | os.PathLike[str] | None = None,
-    skill_paths: Iterable[str | os.PathLike[str]] = (),
+    cwd: StrPath | None = None,
+    agent_dir: StrPath | None = None,
+    skill_paths: Iterable[StrPath] = (),
     include_defaults: bool = True,
     *,
     warn_unknown_fields: bool = False,

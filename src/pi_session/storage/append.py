@@ -17,6 +17,7 @@ from pathlib import Path
 from .atomic import _data_sync, _fsync_dir, _write_all
 from .lines import _SPLIT_MAX_BYTES, _Rejoiner, parse_line, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
+from ..records import StrPath
 
 class AppendError(OSError):
     """An append failed part way. ``lines_written`` complete lines of the
@@ -79,7 +80,7 @@ def _last_line_start(fd: int, size: int) -> int:
     return 0
 
 
-def free_side_path(path: str | os.PathLike[str], suffix: str) -> Path:
+def free_side_path(path: StrPath, suffix: str) -> Path:
     """A name ``<file>.<suffix>`` (or ``<file>.<suffix>.<n>``) that does not exist yet."""
     p = Path(path)
     candidate = p.with_name(f"{p.name}.{suffix}")
@@ -90,7 +91,7 @@ def free_side_path(path: str | os.PathLike[str], suffix: str) -> Path:
     return candidate
 
 
-def write_side_file(path: str | os.PathLike[str], suffix: str, data: bytes) -> Path:
+def write_side_file(path: StrPath, suffix: str, data: bytes) -> Path:
     """Write ``data`` to a new file next to ``path`` (mode 0600, fsync'd,
     never replacing anything) named by :func:`free_side_path`.
 
@@ -179,7 +180,7 @@ class ConcurrentAppendError(SessionFileError):
     Nothing was written. ``count`` is the number of entries appended by the
     other writer."""
 
-    def __init__(self, path: str | os.PathLike[str], count: int) -> None:
+    def __init__(self, path: StrPath, count: int) -> None:
         super().__init__(
             path,
             f"{count} entr{'y was' if count == 1 else 'ies were'} appended by another writer since this session was read; "
@@ -201,7 +202,7 @@ class AppendResult:
 
 
 def append_lines(
-    path: str | os.PathLike[str],
+    path: StrPath,
     lines: Sequence[bytes],
     durability: Durability = Durability.ENTRY,
 ) -> list[str]:
@@ -235,7 +236,7 @@ def append_lines(
 
 
 def append_lines_checked(
-    path: str | os.PathLike[str],
+    path: StrPath,
     lines: Sequence[bytes],
     durability: Durability = Durability.ENTRY,
     *,

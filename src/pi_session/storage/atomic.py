@@ -15,8 +15,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from .model import DIR_MODE, FILE_MODE
+from ..records import StrPath
 
-def ensure_dir(directory: str | os.PathLike[str]) -> None:
+def ensure_dir(directory: StrPath) -> None:
     """Create ``directory`` and any missing parents, each with mode 0700
     (``os.makedirs`` would give the parents the umask's default); existing
     directories keep their mode."""
@@ -40,7 +41,7 @@ def ensure_dir(directory: str | os.PathLike[str]) -> None:
 _data_sync = getattr(os, "fdatasync", os.fsync)
 
 
-def _fsync_dir(directory: str | os.PathLike[str]) -> None:
+def _fsync_dir(directory: StrPath) -> None:
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -64,7 +65,7 @@ def _temp_path(target: Path) -> Path:
 
 
 def write_atomic(
-    path: str | os.PathLike[str],
+    path: StrPath,
     chunks: Iterable[bytes],
     *,
     replace: bool = True,

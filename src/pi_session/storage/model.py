@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+from ..records import StrPath
 
 FILE_MODE = 0o600
 """Permissions of session files we create."""
@@ -45,7 +46,7 @@ class SessionFileError(Exception):
     """A session file that cannot be used: missing header, unreadable, not a
     regular file. ``str(error)`` is one line naming the file (and line)."""
 
-    def __init__(self, path: str | os.PathLike[str] | None, message: str, line: int | None = None) -> None:
+    def __init__(self, path: StrPath | None, message: str, line: int | None = None) -> None:
         self.path = str(path) if path is not None else None
         self.line = line
         self.reason = message
@@ -78,7 +79,7 @@ class LineProblem:
     recovered: bool = False
     end_line: int | None = None
 
-    def format(self, path: str | os.PathLike[str] | None) -> str:
+    def format(self, path: StrPath | None) -> str:
         """``<path>:<line>: <message>``."""
         return f"{path or '<session>'}:{self.line}: {self.message}"
 

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 
 from .._gc import gc_paused
-from ..records import CURRENT_SESSION_VERSION
+from ..records import CURRENT_SESSION_VERSION, StrPath
 from .decode import _compact_record
 from .lines import _Rejoiner, parse_line
 from .model import LineProblem, ParsedLine, SessionFileError
@@ -69,7 +69,7 @@ def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]
         yield [b"".join(pending), None]  # type: ignore[list-item]
 
 
-def iter_lines(path: str | os.PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
+def iter_lines(path: StrPath) -> Iterator[tuple[int, bytes, bool]]:
     """Stream a file's lines without holding the whole file (it is read in
     1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
     ``had_newline`` is False only for an unterminated last line."""
@@ -188,7 +188,7 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
             labels.append(record)
 
 
-def read_session_file(path: str | os.PathLike[str], *, migrate: bool = True) -> SessionFile:
+def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
     """Read and validate a session file; never modifies it.
 
     Args:

@@ -17,8 +17,9 @@ from .append import _locked_append_fd, free_side_path
 from .atomic import _write_all, ensure_dir, write_atomic
 from .model import FILE_MODE, Durability, SessionFileError
 from .reader import SessionFile, iter_lines
+from ..records import StrPath
 
-def create_file(path: str | os.PathLike[str], lines: Iterable[bytes], durability: Durability = Durability.ENTRY) -> None:
+def create_file(path: StrPath, lines: Iterable[bytes], durability: Durability = Durability.ENTRY) -> None:
     """Write a new session file atomically (temp file + hard link): it
     appears whole or not at all, mode 0600, in a directory created 0700.
     Refuses to replace an existing file.
@@ -33,7 +34,7 @@ def create_file(path: str | os.PathLike[str], lines: Iterable[bytes], durability
     write_atomic(p, lines, replace=False, durable=durability is not Durability.NONE)
 
 
-def backup_path(path: str | os.PathLike[str], tag: str) -> Path:
+def backup_path(path: StrPath, tag: str) -> Path:
     """A free name ``<file>.<tag>.bak`` (or ``.<tag>.bak.<n>``) next to ``path``."""
     return free_side_path(path, f"{tag}.bak")
 
@@ -60,7 +61,7 @@ def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
 
 
 def atomic_rewrite(
-    path: str | os.PathLike[str],
+    path: StrPath,
     lines: Iterable[bytes],
     *,
     backup_tag: str | None,
