@@ -3,98 +3,29 @@
 Owns: :func:`validate_openai_chat`, :func:`validate_openai_responses`,
 :func:`validate_anthropic_messages` and the checks they share (payload
 list, call ids, tool names, argument JSON text, non-blank text, image data
-URLs, lone UTF-16 surrogates). An adapter's output always validates clean.
+URLs, lone UTF-16 surrogates), which live in
+:mod:`pi_session.adapters.checks`. An adapter's output always validates clean.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from ..text import find_lone_surrogates
-from .canonical import SUPPORTED_IMAGE_TYPES, AdapterResult
-
-_SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
-
-
-def _payload_list(payload: Any, key: str) -> Any:
-    if isinstance(payload, AdapterResult):
-        return payload.input if key == "input" else payload.messages
-    if isinstance(payload, Mapping):
-        return payload.get(key)
-    return payload
-
-
-def _is_json_object_text(s: Any) -> bool:
-    if not isinstance(s, str):
-        return False
-    try:
-        return isinstance(json.loads(s), dict)
-    except ValueError:
-        return False
-
-
-def _unicode_problems(value: Any, path: str, problems: list[str]) -> None:
-    """One line per string of ``value`` holding lone UTF-16 surrogates
-    (JSON text in tool-call ``arguments`` strings is parsed and checked too:
-    a ``\\ud83d`` escape there decodes to one)."""
-    grouped: dict[str, list[tuple[int, str]]] = {}
-    for where, index, code in find_lone_surrogates(value, path):
-        grouped.setdefault(where, []).append((index, code))
-    for where, found in grouped.items():
-        index, code = found[0]
-        problems.append(
-            f"{where}: {len(found)} lone UTF-16 surrogate(s) (first {code} at character {index}); "
-            "not valid Unicode, the SDKs cannot encode it"
-        )
-    for where, text in _argument_texts(value, path):
-        if "\\u" in text:
-            try:
-                parsed = json.loads(text)
-            except ValueError:
-                continue
-            decoded = find_lone_surrogates(parsed)
-            if decoded:
-                problems.append(
-                    f"{where}: the JSON text decodes to {len(decoded)} lone UTF-16 surrogate(s) "
-                    f"(first {decoded[0][2]}); not valid Unicode"
-                )
-
-
-def _argument_texts(value: Any, path: str) -> Iterable[tuple[str, str]]:
-    """(path, text) of every string under an ``arguments`` key."""
-    stack: list[tuple[str, Any]] = [(path, value)]
-    while stack:
-        where, v = stack.pop()
-        if isinstance(v, Mapping):
-            for k, item in v.items():
-                sub = f"{where}.{k}" if where else str(k)
-                if k == "arguments" and isinstance(item, str):
-                    yield sub, item
-                else:
-                    stack.append((sub, item))
-        elif isinstance(v, list):
-            stack.extend((f"{where}[{i}]", item) for i, item in enumerate(v))
-
-
-def _nonblank(s: Any) -> bool:
-    return isinstance(s, str) and bool(s.strip())
-
-
-def _check_data_url(url: Any, where: str, problems: list[str]) -> None:
-    if not isinstance(url, str) or not url:
-        problems.append(f"{where}: image url missing")
-        return
-    if url.startswith("data:"):
-        m = re.match(r"^data:([^;,]+);base64,(.+)$", url, re.S)
-        if not m:
-            problems.append(f"{where}: malformed data URL")
-        elif m.group(1) not in SUPPORTED_IMAGE_TYPES:
-            problems.append(f"{where}: unsupported image type {m.group(1)}")
-    elif not url.startswith(("http://", "https://")):
-        problems.append(f"{where}: image url is neither a data URL nor http(s)")
+from .canonical import SUPPORTED_IMAGE_TYPES
+from .checks import (
+    _check_arguments_text,
+    _check_data_url,
+    _check_list,
+    _check_nonblank,
+    _check_object,
+    _check_text,
+    _check_unicode,
+    _check_unique_safe_id,
+    _nonblank,
+    _payload_list,
+    _payload_system,
+)
 
 
 def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]:
@@ -117,10 +48,8 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
     """
     msgs = _payload_list(payload, "messages")
     problems: list[str] = []
-    if not isinstance(msgs, list):
-        return ["messages: not a list"]
-    if not msgs and not allow_empty:
-        problems.append("messages: empty")
+    if not _check_list(msgs, "messages", allow_empty, problems):
+        return problems
     seen_ids: set[str] = set()
     expecting: list[str] | None = None  # call ids of the assistant whose tool run we are in
     answered: set[str] = set()
@@ -135,8 +64,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
 
     for i, m in enumerate(msgs):
         w = f"messages[{i}]"
-        if not isinstance(m, Mapping):
-            problems.append(f"{w}: not an object")
+        if not _check_object(m, w, problems):
             continue
         role = m.get("role")
         if role != "tool":
@@ -154,8 +82,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                     pw = f"{w}.content[{j}]"
                     ptype = part.get("type") if isinstance(part, Mapping) else None
                     if ptype == "text":
-                        if not isinstance(part.get("text"), str):
-                            problems.append(f"{pw}: text missing")
+                        _check_text(part.get("text"), pw, problems)
                     elif ptype == "image_url":
                         iu = part.get("image_url")
                         _check_data_url(iu.get("url") if isinstance(iu, Mapping) else None, pw, problems)
@@ -177,8 +104,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                 expecting, answered = [], set()
                 for j, c in enumerate(calls):
                     cw = f"{w}.tool_calls[{j}]"
-                    if not isinstance(c, Mapping):
-                        problems.append(f"{cw}: not an object")
+                    if not _check_object(c, cw, problems):
                         continue
                     cid = c.get("id")
                     if not isinstance(cid, str) or not cid:
@@ -193,10 +119,10 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                     if c.get("type") != "function":
                         problems.append(f"{cw}: type must be 'function'")
                     fn = c.get("function")
-                    if not isinstance(fn, Mapping) or not _nonblank(fn.get("name")):
+                    if not isinstance(fn, Mapping):
                         problems.append(f"{cw}: function name missing")
-                    elif not _is_json_object_text(fn.get("arguments")):
-                        problems.append(f"{cw}: arguments must be a JSON object encoded as a string")
+                    elif _check_nonblank(fn.get("name"), cw, "function name missing", problems):
+                        _check_arguments_text(fn.get("arguments"), cw, problems)
         elif role == "tool":
             tid = m.get("tool_call_id")
             if not isinstance(content, str) and not (isinstance(content, list) and content):
@@ -212,7 +138,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
         else:
             problems.append(f"{w}: unknown role {role!r}")
     close(f"messages[{len(msgs)}] (end)")
-    _unicode_problems(msgs, "messages", problems)
+    _check_unicode(problems, (msgs, "messages"))
     return problems
 
 
@@ -239,11 +165,9 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
     problems: list[str] = []
     if isinstance(payload, Mapping) and "instructions" in payload and not isinstance(payload["instructions"], str):
         problems.append("instructions: not a string")
-    if not isinstance(items, list):
-        return problems + ["input: not a list"]
-    if not items and not allow_empty:
-        problems.append("input: empty")
-    calls: dict[str, int] = {}
+    if not _check_list(items, "input", allow_empty, problems):
+        return problems
+    calls: set[str] = set()
     answered: set[str] = set()
     open_calls: set[str] = set()  # calls since the last message item
 
@@ -255,8 +179,7 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
 
     for i, it in enumerate(items):
         w = f"input[{i}]"
-        if not isinstance(it, Mapping):
-            problems.append(f"{w}: not an object")
+        if not _check_object(it, w, problems):
             continue
         itype = it.get("type", "message")
         if itype == "message":
@@ -277,23 +200,16 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
                         problems.append(f"{pw}: part type {ptype!r} not allowed for role {role}")
                     elif ptype == "input_image":
                         _check_data_url(part.get("image_url"), pw, problems)
-                    elif ptype in ("input_text", "output_text") and not isinstance(part.get("text"), str):
-                        problems.append(f"{pw}: text missing")
+                    elif ptype in ("input_text", "output_text"):
+                        _check_text(part.get("text"), pw, problems)
             else:
                 problems.append(f"{w}: content must be a non-empty string or part list")
         elif itype == "function_call":
             cid = it.get("call_id")
-            if not isinstance(cid, str) or not _SAFE_ID.match(cid) or len(cid) > 64:
-                problems.append(f"{w}: call_id must match [A-Za-z0-9_-]{{1,64}}")
-            elif cid in calls:
-                problems.append(f"{w}: duplicate call_id {cid}")
-            else:
-                calls[cid] = i
+            if _check_unique_safe_id(cid, w, "call_id", calls, problems):
                 open_calls.add(cid)
-            if not _nonblank(it.get("name")):
-                problems.append(f"{w}: name missing")
-            if not _is_json_object_text(it.get("arguments")):
-                problems.append(f"{w}: arguments must be a JSON object encoded as a string")
+            _check_nonblank(it.get("name"), w, "name missing", problems)
+            _check_arguments_text(it.get("arguments"), w, problems)
         elif itype == "function_call_output":
             cid = it.get("call_id")
             output = it.get("output")
@@ -320,12 +236,7 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         else:
             problems.append(f"{w}: unknown item type {itype!r}")
     close(f"input[{len(items)}] (end)")
-    instructions = payload.system if isinstance(payload, AdapterResult) else (
-        payload.get("instructions") if isinstance(payload, Mapping) else None
-    )
-    if instructions is not None:
-        _unicode_problems(instructions, "instructions", problems)
-    _unicode_problems(items, "input", problems)
+    _check_unicode(problems, (_payload_system(payload, "instructions"), "instructions"), (items, "input"))
     return problems
 
 
@@ -352,22 +263,17 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
     """
     msgs = _payload_list(payload, "messages")
     problems: list[str] = []
-    system = payload.system if isinstance(payload, AdapterResult) else (
-        payload.get("system") if isinstance(payload, Mapping) else None
-    )
+    system = _payload_system(payload, "system")
     if system is not None and not isinstance(system, (str, list)):
         problems.append("system: must be a string or text blocks")
-    if not isinstance(msgs, list):
-        return problems + ["messages: not a list"]
-    if not msgs and not allow_empty:
-        problems.append("messages: empty")
+    if not _check_list(msgs, "messages", allow_empty, problems):
+        return problems
     seen_ids: set[str] = set()
     prev_calls: list[str] = []
     prev_role: str | None = None
     for i, m in enumerate(msgs):
         w = f"messages[{i}]"
-        if not isinstance(m, Mapping):
-            problems.append(f"{w}: not an object")
+        if not _check_object(m, w, problems):
             prev_calls, prev_role = [], None
             continue
         role = m.get("role")
@@ -380,8 +286,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         content = m.get("content")
         blocks: list[Any]
         if isinstance(content, str):
-            if not content.strip():
-                problems.append(f"{w}: content is blank")
+            _check_nonblank(content, w, "content is blank", problems)
             blocks = [{"type": "text", "text": content}]
         elif isinstance(content, list):
             if not content:
@@ -397,8 +302,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
             bw = f"{w}.content[{j}]"
             btype = b.get("type") if isinstance(b, Mapping) else None
             if btype == "text":
-                if not _nonblank(b.get("text")):
-                    problems.append(f"{bw}: text block is blank")
+                _check_nonblank(b.get("text"), bw, "text block is blank", problems)
                 seen_other = True
             elif btype == "image":
                 _check_anthropic_image(b, bw, problems)
@@ -409,15 +313,9 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
                 if role != "assistant":
                     problems.append(f"{bw}: tool_use in a {role} message")
                 tid = b.get("id")
-                if not isinstance(tid, str) or not _SAFE_ID.match(tid) or len(tid) > 64:
-                    problems.append(f"{bw}: tool_use id must match [A-Za-z0-9_-]{{1,64}}")
-                elif tid in seen_ids:
-                    problems.append(f"{bw}: duplicate tool_use id {tid}")
-                else:
-                    seen_ids.add(tid)
+                if _check_unique_safe_id(tid, bw, "tool_use id", seen_ids, problems):
                     calls.append(tid)
-                if not _nonblank(b.get("name")):
-                    problems.append(f"{bw}: tool_use name missing")
+                _check_nonblank(b.get("name"), bw, "tool_use name missing", problems)
                 if not isinstance(b.get("input"), Mapping):
                     problems.append(f"{bw}: tool_use input must be an object")
             elif btype == "tool_result":
@@ -437,8 +335,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
                     for k, rb in enumerate(rc):
                         rbt = rb.get("type") if isinstance(rb, Mapping) else None
                         if rbt == "text":
-                            if not _nonblank(rb.get("text")):
-                                problems.append(f"{bw}.content[{k}]: text block is blank")
+                            _check_nonblank(rb.get("text"), f"{bw}.content[{k}]", "text block is blank", problems)
                         elif rbt == "image":
                             _check_anthropic_image(rb, f"{bw}.content[{k}]", problems)
                         else:
@@ -468,9 +365,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         )
         if isinstance(last, str) and last != last.rstrip():
             problems.append(f"messages[{len(msgs) - 1}]: final assistant content ends with whitespace")
-    if system is not None:
-        _unicode_problems(system, "system", problems)
-    _unicode_problems(msgs, "messages", problems)
+    _check_unicode(problems, (system, "system"), (msgs, "messages"))
     return problems
 
 
