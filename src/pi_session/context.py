@@ -409,7 +409,9 @@ def _normalized(msg: dict[str, Any]) -> dict[str, Any]:
     return msg
 
 
-_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
+"""Roles whose ``content`` a context edit replaces (pi 1.6); other roles keep
+theirs (an edit can still omit them)."""
 _BLOCK_ROLES = frozenset(("assistant", "toolResult"))
 _NO_EDIT: Any = UNDEFINED
 
@@ -424,17 +426,17 @@ def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any
     an entry (an array or object), is ignored (pi throws on the first and
     no context can be built; we report it in ``check`` instead)."""
     entries = entries if isinstance(entries, (list, tuple)) else list(entries)
-    edits: dict[Any, Any] = {}
     if "context_edit" not in map(_type_of, entries):
-        return edits
+        return {}
+    return {entry["targetId"]: entry["replacement"] for entry in _counted_edits(entries)}
+
+
+def _counted_edits(entries: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
+    """The ``context_edit`` entries among ``entries`` that count: with a
+    ``replacement`` key and a ``targetId`` that can name an entry."""
     for entry in entries:
-        if entry.get("type") != "context_edit" or "replacement" not in entry:
-            continue
-        target = entry.get("targetId")
-        if target.__hash__ is None:
-            continue
-        edits[target] = entry["replacement"]
-    return edits
+        if entry.get("type") == "context_edit" and "replacement" in entry and entry.get("targetId").__hash__ is not None:
+            yield entry
 
 
 def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
@@ -454,7 +456,7 @@ def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list
     out: list[dict[str, Any]] = []
     for msg in messages:
         role = msg.get("role") if isinstance(msg, dict) else None
-        if role.__class__ is not str or role not in _EDITABLE_ROLES:
+        if role.__class__ is not str or role not in EDITABLE_ROLES:
             out.append(msg)
             continue
         edited = dict(msg)
@@ -473,13 +475,11 @@ def applied_context_edits(path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[
     root→leaf path: target id → (id of the deciding edit, its replacement),
     taken from the context entries as :func:`collect_context_edits` does
     (for displays that mark edited and omitted entries)."""
-    out: dict[str, tuple[str, Any]] = {}
-    for entry in context_entries_from_path(path):
-        if entry.get("type") == "context_edit" and "replacement" in entry:
-            target = entry.get("targetId")
-            if target.__class__ is str:
-                out[target] = (str(entry.get("id")), entry["replacement"])
-    return out
+    return {
+        entry["targetId"]: (str(entry.get("id")), entry["replacement"])
+        for entry in _counted_edits(context_entries_from_path(path))
+        if entry["targetId"].__class__ is str
+    }
 
 
 def edited_entry(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any]:

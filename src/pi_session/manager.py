@@ -66,6 +66,8 @@ __all__ = ["SessionManager", "validate_session_id", "OMITTED"]
 
 _CONVERSATION_ROLES = ("user", "assistant")
 _EDITABLE_ROLES = ("user", "assistant", "toolResult")
+# what pi's appendContextEdit accepts as a target message (plus custom_message
+# entries); narrower than context.EDITABLE_ROLES, the roles an edit applies to
 _SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _NEWLINES = re.compile(r"[\r\n]+")
 _JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .context import EDITABLE_ROLES
 from .storage import (
     ParsedLine,
     SessionFileError,
@@ -561,9 +562,6 @@ def _structure_problems(
     return problems
 
 
-_EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
-
-
 def _idle_edit_reason(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -> str | None:
     """Why a well-formed context edit can never change what the model sees
     (its target is missing, itself, or an entry without editable content;
@@ -584,7 +582,7 @@ def _idle_edit_reason(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -
     if ttype == "message":
         msg = target.get("message")
         role = msg.get("role") if isinstance(msg, dict) else None
-        if role.__class__ is str and role in _EDITABLE_ROLES:
+        if role.__class__ is str and role in EDITABLE_ROLES:
             return None
         return f"its target {target_id} is a {role!r} message, whose content an edit does not replace (the edit changes nothing)"
     return f"its target {target_id} is a {ttype} entry, whose content an edit does not replace (the edit changes nothing)"

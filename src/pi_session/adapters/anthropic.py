@@ -24,6 +24,7 @@ from .canonical import (
 )
 from .pairing import _result_of
 
+
 def to_anthropic_messages(
     messages: Sequence[Mapping[str, Any]],
     system_prompt: str | None = None,

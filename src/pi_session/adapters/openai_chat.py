@@ -26,6 +26,7 @@ from .canonical import (
 )
 from .pairing import _result_of
 
+
 def to_openai_chat(
     messages: Sequence[Mapping[str, Any]],
     system_prompt: str | None = None,

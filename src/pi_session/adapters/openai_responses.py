@@ -25,6 +25,7 @@ from .canonical import (
 )
 from .pairing import _result_of
 
+
 def to_openai_responses(
     messages: Sequence[Mapping[str, Any]],
     system_prompt: str | None = None,

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..context import applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
+from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..migrate import migrate_file
@@ -228,9 +228,6 @@ def context(
             # message costs linear time
             console.print(Text(_message_body(message)), soft_wrap=True)
             index += 1
-
-
-EDITABLE_ROLES = ("user", "assistant", "toolResult", "custom")
 
 
 CONTEXT_BODY_LIMIT = 20_000  # characters of one message shown by `context`
