@@ -404,6 +404,8 @@ FCO = {"type": "function_call_output", "call_id": "c1", "output": "r"}
         ([{"role": "user", "content": [{"type": "output_text", "text": "x"}]}], "not allowed"),
         ([{"role": "user", "content": ""}], "content empty"),
         ([{"type": "reasoning"}], "unknown item type"),
+        ([FC, {**FCO, "call_id": ["c1"]}], "call_id must be a string"),
+        ([FC, {**FCO, "call_id": {"id": "c1"}}], "call_id must be a string"),
     ],
 )
 def test_validate_openai_responses_flags(items, expected):
@@ -756,3 +758,42 @@ def test_pi16_system_messages_become_the_system_prompt():
     responses = to_openai_responses(messages).payload()
     assert "Be brief." in json.dumps(responses)
     assert to_openai_chat(messages, "mine").messages[0] == {"role": "system", "content": "mine"}
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6) | st.sampled_from(["c1", "user", "assistant", "tool", "function_call", "function_call_output", "tool_use", "tool_result", "text"]),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+        st.sampled_from(["role", "type", "content", "call_id", "tool_call_id", "tool_use_id", "id", "name", "arguments", "output", "input", "text", "tool_calls", "function", "source"]),
+        inner, max_size=5),
+    max_leaves=30,
+)
+
+
+_ITEM = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(["message", "function_call", "function_call_output", "tool_use", "tool_result", "text"]),
+        "role": st.sampled_from(["user", "assistant", "tool", "system"]),
+        "content": _JSON,
+        "call_id": _JSON,
+        "tool_call_id": _JSON,
+        "id": _JSON,
+        "name": _JSON,
+        "arguments": _JSON,
+        "output": _JSON,
+        "tool_calls": _JSON,
+    },
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_ITEM | _JSON, max_size=6))
+def test_validators_report_never_raise_on_any_json(items):
+    """Whatever JSON a caller hands them, the validators answer with
+    problems; they never raise (a list as a call id once raised TypeError)."""
+    for problems in (
+        validate_openai_chat({"messages": items}),
+        validate_openai_responses({"input": items}),
+        validate_anthropic_messages({"messages": items}),
+    ):
+        assert isinstance(problems, list) and all(isinstance(p, str) for p in problems)

@@ -213,7 +213,9 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         elif itype == "function_call_output":
             cid = it.get("call_id")
             output = it.get("output")
-            if cid not in calls:
+            if not isinstance(cid, str):
+                problems.append(f"{w}: call_id must be a string, not {type(cid).__name__}")
+            elif cid not in calls:
                 problems.append(f"{w}: output for call {cid} that no earlier function_call made")
             elif cid in answered:
                 problems.append(f"{w}: second output for call {cid}")
