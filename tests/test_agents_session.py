@@ -237,6 +237,41 @@ def test_items_without_pi_equivalent_are_kept(tmp_path, oracle):
     assert context == _our_context(path)
 
 
+def test_chat_completions_items_are_stored_compactly(tmp_path):
+    """Items as the SDK's Chat Completions model makes them (logprobs,
+    provider_data) come back equal; the text is stored once."""
+    text = "A long answer. " * 50
+    item = {
+        "id": "__fake_id__",
+        "content": [{"annotations": [], "text": text, "type": "output_text", "logprobs": []}],
+        "role": "assistant",
+        "status": "completed",
+        "type": "message",
+        "provider_data": {"model": "m", "response_id": "chatcmpl-1"},
+    }
+    session = _session(tmp_path, "compact-store")
+    run(session.add_items([{"role": "user", "content": "hi"}, item]))
+    items = run(session.get_items())
+    assert items[1] == item
+    items[1]["content"][0]["text"] = "changed by the caller"
+    assert run(session.get_items())[1] == item
+    path = session.session_file
+    assert path is not None
+    assert path.read_text().count("A long answer.") == 50
+
+
+def test_concurrent_calls_are_serialized(tmp_path):
+    session = _session(tmp_path, "concurrent")
+
+    async def go() -> list[Any]:
+        await asyncio.gather(*(session.add_items([{"role": "user", "content": f"m{n}"}]) for n in range(20)))
+        return await session.get_items()
+
+    items = run(go())
+    assert sorted(i["content"] for i in items) == sorted(f"m{n}" for n in range(20))
+    assert len(SessionManager.open(session.session_file).get_entries()) == 20
+
+
 def test_get_items_is_always_a_valid_request(tmp_path):
     session = _session(tmp_path, "pairing")
     run(
@@ -467,4 +502,50 @@ def test_runner_with_run_config_and_session_settings(tmp_path):
         {"role": "user", "content": "three"},
         {"id": "msg_3", "type": "message", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "You said: three", "annotations": []}]},
         {"role": "user", "content": "four"},
-    ] or len(model.inputs[-1]) == 3
+    ]
+
+
+# ---------------------------------------------------------------------------
+# end to end: the example against a real local model (llama.cpp, SmolLM2)
+
+from llama_server import llama_server  # noqa: E402,F401  (session fixture)
+
+
+@pytest.mark.slow
+def test_example_agent_chat_against_a_local_model(llama_server, tmp_path, oracle):  # noqa: F811
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    sessions = tmp_path / "sessions"
+    cmd = [
+        sys.executable, str(root / "examples" / "agent_chat.py"),
+        "--base-url", llama_server, "--session", "e2e", "--session-dir", str(sessions),
+        # a threshold of 98 tokens: the second answer makes pi's trigger fire
+        "--context-window", "2048", "--reserve-tokens", "1950", "--keep-recent-tokens", "40", "--max-tokens", "48",
+        "Hello, who are you?", "What is 17 + 25?", "Name a colour.",
+    ]  # fmt: skip
+    env = {k: v for k, v in __import__("os").environ.items() if k not in ("OPENAI_API_KEY", "OPENAI_BASE_URL")}
+    env["PI_CODING_AGENT_DIR"] = str(tmp_path / "agent")
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    lines = out.stdout.splitlines()
+    assert sum(1 for line in lines if line.startswith("assistant: ")) == 3
+    assert any(line.startswith("[compacted: ") for line in lines), out.stdout
+    files = list(sessions.glob("*.jsonl"))
+    assert len(files) == 1
+    manager = SessionManager.open(files[0], read_only=True)
+    entries = manager.get_entries()
+    assert any(e["type"] == "compaction" for e in entries)
+    users = [e["message"]["content"] for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    assert users == ["Hello, who are you?", "What is 17 + 25?", "Name a colour."]
+    assert _pi_context(oracle, files[0]) == manager.build_session_context()["messages"]
+    # the last line's context size is what `pi-session tokens` counts
+    tokens = int(lines[-1].removeprefix("context tokens: "))
+    assert tokens == manager.estimate_context_tokens()["tokens"]
+    # running again continues the same session
+    again = subprocess.run(cmd[:-3] + ["Thanks!"], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert list(sessions.glob("*.jsonl")) == files
+    reopened = SessionManager.open(files[0], read_only=True).get_entries()
+    assert [e["message"]["content"] for e in reopened if e["type"] == "message" and e["message"]["role"] == "user"][-1] == "Thanks!"

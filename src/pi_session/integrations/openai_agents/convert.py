@@ -123,19 +123,46 @@ def item_kind(item: Mapping[str, Any]) -> str:
 
 
 def _overlay(item: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> dict[str, Any] | None:
-    diff = {k: v for k, v in item.items() if k not in rebuilt or rebuilt[k] != v}
+    """What turns ``rebuilt`` back into ``item``: ``{"set": {key: value},
+    "omit": [key], "sub": {key: overlay | {"items": [overlay | None]}}}``
+    (each part only when non-empty). Objects, and lists of objects of the
+    same length, are compared member by member, so one differing field
+    (e.g. ``logprobs`` of an output text) does not store the whole text again."""
+    sets: dict[str, Any] = {}
+    sub: dict[str, Any] = {}
+    for key, value in item.items():
+        if key not in rebuilt:
+            sets[key] = value
+            continue
+        other = rebuilt[key]
+        if other == value:
+            continue
+        if isinstance(value, Mapping) and isinstance(other, Mapping):
+            sub[key] = _overlay(value, other) or {}
+        elif (
+            isinstance(value, list)
+            and isinstance(other, list)
+            and len(value) == len(other)
+            and all(isinstance(a, Mapping) and isinstance(b, Mapping) for a, b in zip(value, other))
+        ):
+            sub[key] = {"items": [_overlay(a, b) for a, b in zip(value, other)]}
+        else:
+            sets[key] = value
     omit = [k for k in rebuilt if k not in item]
-    if not diff and not omit:
-        return None
     out: dict[str, Any] = {}
-    if diff:
-        out["set"] = diff
+    if sets:
+        out["set"] = sets
     if omit:
         out["omit"] = omit
-    return out
+    if sub:
+        out["sub"] = sub
+    return out or None
 
 
 def _apply_overlay(rebuilt: dict[str, Any], overlay: Any, *, edited: bool = False) -> dict[str, Any]:
+    """Apply an :func:`_overlay` to ``rebuilt`` (in place; returned). With
+    ``edited`` (a context edit replaced the content), the content keys
+    (:data:`CONTENT_KEYS`) keep the edited value."""
     if not isinstance(overlay, Mapping):
         return rebuilt
     sets = overlay.get("set")
@@ -148,6 +175,18 @@ def _apply_overlay(rebuilt: dict[str, Any], overlay: Any, *, edited: bool = Fals
         for k in omit:
             if isinstance(k, str) and not (edited and k in CONTENT_KEYS):
                 rebuilt.pop(k, None)
+    sub = overlay.get("sub")
+    if isinstance(sub, Mapping):
+        for k, inner in sub.items():
+            if edited and k in CONTENT_KEYS:
+                continue
+            value = rebuilt.get(k)
+            if isinstance(value, dict):
+                _apply_overlay(value, inner)
+            elif isinstance(value, list) and isinstance(inner, Mapping) and isinstance(inner.get("items"), list):
+                for element, element_overlay in zip(value, inner["items"]):
+                    if isinstance(element, dict):
+                        _apply_overlay(element, element_overlay)
     return rebuilt
 
 

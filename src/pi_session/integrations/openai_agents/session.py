@@ -11,6 +11,7 @@ thread) next to the async one. The item conversion lives in
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 import logging
 import os
@@ -518,7 +519,9 @@ class PiSession(_SessionBase):
     # synchronous parts (worker thread, under the lock)
 
     def _render_sync(self, limit: int | None) -> list[RenderedItem]:
-        return limit_items(render_items(self.manager.build_session_projection()), limit)
+        # copies: the caller may change the items; the session's entries must not change
+        rendered = limit_items(render_items(self.manager.build_session_projection()), limit)
+        return [RenderedItem(copy.deepcopy(r.item), r.entry_id, r.block) for r in rendered]
 
     def _usage_of(self, wrapper: Any) -> dict[str, Any] | None:
         usage = getattr(wrapper, "usage", None)
