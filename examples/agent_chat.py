@@ -22,10 +22,11 @@ import os
 import sys
 from typing import Any
 
-from agents import Agent, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
+from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, function_tool, set_tracing_disabled
 from openai import AsyncOpenAI
 
 from pi_session.integrations.openai_agents import CompactionEvent, PiSession
+from pi_session.llm import ExtractiveSummarizer, OpenAISummarizer, Summarizer
 
 
 @function_tool
@@ -46,6 +47,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--reserve-tokens", type=int, default=None, help="tokens kept free below the window (default: pi settings, 16384)")
     p.add_argument("--keep-recent-tokens", type=int, default=None, help="recent tokens kept verbatim (default: pi settings, 20000)")
     p.add_argument("--max-tokens", type=int, default=None, help="cap on each reply's tokens")
+    p.add_argument(
+        "--summarizer",
+        choices=("extractive", "server"),
+        default="extractive",
+        help="who writes compaction summaries: the offline extractive summarizer (default) or the chat model itself",
+    )
     p.add_argument("--no-tools", action="store_true", help="do not offer the add tool (for servers without tool support)")
     return p.parse_args(argv)
 
@@ -62,9 +69,6 @@ async def main(argv: list[str] | None = None) -> int:
     set_tracing_disabled(True)  # no trace uploads: everything stays on the given server
     client = AsyncOpenAI(base_url=args.base_url, api_key=args.api_key)
     model_name = args.model or await first_model(client)
-
-    from agents import ModelSettings
-
     agent = Agent(
         name="assistant",
         instructions="You are a helpful assistant. Answer briefly.",
@@ -81,8 +85,14 @@ async def main(argv: list[str] | None = None) -> int:
     def on_compaction(event: CompactionEvent) -> None:
         print(f"[compacted: {event.tokens_before} -> {event.tokens_after} tokens, entry {event.entry_id}]", flush=True)
 
+    summarizer: Summarizer = (
+        OpenAISummarizer(model_name, base_url=args.base_url, api_key=args.api_key)
+        if args.summarizer == "server"
+        else ExtractiveSummarizer()
+    )
     session = PiSession(
         args.session,
+        summarizer=summarizer,
         session_dir=args.session_dir,
         context_window=args.context_window,
         settings={"compaction": compaction} if compaction else None,

@@ -14,13 +14,15 @@ Example::
     session = PiSession("support-42", context_window=128_000)
     result = await session.run(agent, "Where is my order?")  # Runner.run + one retry on overflow
 
-Modules: :mod:`.convert` (items ⇄ pi messages, rendering the context),
-:mod:`.session` (the session class, compaction, branching).
+Modules: :mod:`.convert` (items ⇄ pi messages), :mod:`.overlay` (what
+the pi form cannot hold), :mod:`.render` (the context as items, pairing
+rules applied), :mod:`.session` (the session class, compaction, branching).
 """
 
 from __future__ import annotations
 
-from .convert import ITEM_CUSTOM_TYPE, ITEM_KEY, MARK_CUSTOM_TYPE, RenderedItem, render_items
+from .convert import ITEM_CUSTOM_TYPE, ITEM_KEY, MARK_CUSTOM_TYPE
+from .render import RenderedItem, render_items
 from .session import (
     CompactionEvent,
     CompactionListener,

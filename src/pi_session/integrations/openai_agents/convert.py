@@ -21,33 +21,26 @@ stores and reads back:
   ``custom`` entry of type :data:`ITEM_CUSTOM_TYPE` (not in pi's context).
 
 Whatever the pi form cannot hold (item ids, ``status``, annotations, the
-exact ``arguments`` text, ...) is kept in an overlay under
+exact ``arguments`` text, ...) is kept in an overlay (:mod:`.overlay`) under
 :data:`ITEM_KEY` on the message (user, toolResult) or on the block
-(assistant), holding only the keys that differ from what the pi form
-renders, so :func:`render_items` returns the items as they were added.
-
-:func:`render_items` turns a session projection back into items, using the
-adapters' pairing rules (:func:`pi_session.adapters.canonical._canonicalize`):
-orphan and duplicate outputs are dropped, an output separated from its call
-is moved next to it, a call without output gets an error output
-(:data:`pi_session.adapters.MISSING_RESULT_TEXT`).
+(assistant), holding only what differs from what the pi form renders, so
+:func:`.render.render_items` returns the items as they were added.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ... import jsonio
-from ...adapters.canonical import _canonicalize
 from ...adapters.pairing import MISSING_RESULT_TEXT
-from ...context import convert_to_llm
+from .overlay import apply_overlay, make_overlay
+
 
 ITEM_KEY = "agentsItem"
-"""Key of the overlay (``{"set": {...}, "omit": [...]}``) on a pi message or
-content block: the item keys the pi form does not reproduce."""
+"""Key of the overlay (see :mod:`.overlay`) on a pi message or content
+block: what of the item the pi form does not reproduce."""
 
 ITEM_CUSTOM_TYPE = "openai-agents:item"
 """``customType`` of the ``custom`` entries holding items with no pi
@@ -59,8 +52,6 @@ MARK_CUSTOM_TYPE = "openai-agents:leaf"
 so the move survives reopening (a file's leaf is its last entry)."""
 
 API = "openai-responses"
-CONTENT_KEYS = ("content", "output", "arguments", "summary")
-"""Overlay keys not applied to a message whose content a context edit replaced."""
 
 _ASSISTANT_TYPES = ("reasoning", "function_call")
 
@@ -119,78 +110,6 @@ def item_kind(item: Mapping[str, Any]) -> str:
 
 
 # --------------------------------------------------------------------------
-# overlays
-
-
-def _overlay(item: Mapping[str, Any], rebuilt: Mapping[str, Any]) -> dict[str, Any] | None:
-    """What turns ``rebuilt`` back into ``item``: ``{"set": {key: value},
-    "omit": [key], "sub": {key: overlay | {"items": [overlay | None]}}}``
-    (each part only when non-empty). Objects, and lists of objects of the
-    same length, are compared member by member, so one differing field
-    (e.g. ``logprobs`` of an output text) does not store the whole text again."""
-    sets: dict[str, Any] = {}
-    sub: dict[str, Any] = {}
-    for key, value in item.items():
-        if key not in rebuilt:
-            sets[key] = value
-            continue
-        other = rebuilt[key]
-        if other == value:
-            continue
-        if isinstance(value, Mapping) and isinstance(other, Mapping):
-            sub[key] = _overlay(value, other) or {}
-        elif (
-            isinstance(value, list)
-            and isinstance(other, list)
-            and len(value) == len(other)
-            and all(isinstance(a, Mapping) and isinstance(b, Mapping) for a, b in zip(value, other))
-        ):
-            sub[key] = {"items": [_overlay(a, b) for a, b in zip(value, other)]}
-        else:
-            sets[key] = value
-    omit = [k for k in rebuilt if k not in item]
-    out: dict[str, Any] = {}
-    if sets:
-        out["set"] = sets
-    if omit:
-        out["omit"] = omit
-    if sub:
-        out["sub"] = sub
-    return out or None
-
-
-def _apply_overlay(rebuilt: dict[str, Any], overlay: Any, *, edited: bool = False) -> dict[str, Any]:
-    """Apply an :func:`_overlay` to ``rebuilt`` (in place; returned). With
-    ``edited`` (a context edit replaced the content), the content keys
-    (:data:`CONTENT_KEYS`) keep the edited value."""
-    if not isinstance(overlay, Mapping):
-        return rebuilt
-    sets = overlay.get("set")
-    if isinstance(sets, Mapping):
-        for k, v in sets.items():
-            if not (edited and k in CONTENT_KEYS):
-                rebuilt[k] = v
-    omit = overlay.get("omit")
-    if isinstance(omit, list):
-        for k in omit:
-            if isinstance(k, str) and not (edited and k in CONTENT_KEYS):
-                rebuilt.pop(k, None)
-    sub = overlay.get("sub")
-    if isinstance(sub, Mapping):
-        for k, inner in sub.items():
-            if edited and k in CONTENT_KEYS:
-                continue
-            value = rebuilt.get(k)
-            if isinstance(value, dict):
-                _apply_overlay(value, inner)
-            elif isinstance(value, list) and isinstance(inner, Mapping) and isinstance(inner.get("items"), list):
-                for element, element_overlay in zip(value, inner["items"]):
-                    if isinstance(element, dict):
-                        _apply_overlay(element, element_overlay)
-    return rebuilt
-
-
-# --------------------------------------------------------------------------
 # parts
 
 
@@ -246,7 +165,7 @@ def user_to_pi(item: Mapping[str, Any], timestamp: int) -> dict[str, Any]:
     content = item.get("content")
     pi_content: Any = content if isinstance(content, str) else [_part_to_pi(p) for p in content or []]
     message: dict[str, Any] = {"role": "user", "content": pi_content, "timestamp": timestamp}
-    overlay = _overlay(item, user_from_pi(message))
+    overlay = make_overlay(item, user_from_pi(message))
     if overlay:
         message[ITEM_KEY] = overlay
     return message
@@ -324,7 +243,7 @@ def assistant_block_to_pi(item: Mapping[str, Any]) -> dict[str, Any]:
     """The pi content block for an assistant-side item (with its overlay)."""
     block = _bare_block(item)
     rebuilt = assistant_block_from_pi(block)
-    overlay = _overlay(item, rebuilt or {})
+    overlay = make_overlay(item, rebuilt or {})
     if overlay:
         block[ITEM_KEY] = overlay
     return block
@@ -380,7 +299,7 @@ def assistant_block_from_pi(block: Mapping[str, Any], call_id: str | None = None
         return None
     overlay = block.get(ITEM_KEY)
     if overlay is not None:
-        item = _apply_overlay(item, overlay)
+        item = apply_overlay(item, overlay)
         if call_id is not None and btype == "toolCall":
             item["call_id"] = call_id
     return item
@@ -418,7 +337,7 @@ def result_from_pi(message: Mapping[str, Any], call_id: str, *, edited: bool = F
     item: dict[str, Any] = {"type": "function_call_output", "call_id": call_id, "output": output}
     overlay = message.get(ITEM_KEY)
     if overlay is not None:
-        item = _apply_overlay(item, overlay, edited=edited)
+        item = apply_overlay(item, overlay, edited=edited)
         item["call_id"] = call_id
     return item
 
@@ -442,7 +361,7 @@ def result_to_pi(item: Mapping[str, Any], pi_call_id: str, tool_name: str, times
         "timestamp": timestamp,
     }
     raw_id = item.get("call_id")
-    overlay = _overlay(item, result_from_pi(message, raw_id if isinstance(raw_id, str) else ""))
+    overlay = make_overlay(item, result_from_pi(message, raw_id if isinstance(raw_id, str) else ""))
     if overlay:
         message[ITEM_KEY] = overlay
     return message
@@ -451,124 +370,3 @@ def result_to_pi(item: Mapping[str, Any], pi_call_id: str, tool_name: str, times
 def missing_result(call_id: str) -> dict[str, Any]:
     """The error output given to a call whose output was never recorded."""
     return {"type": "function_call_output", "call_id": call_id, "output": MISSING_RESULT_TEXT}
-
-
-# --------------------------------------------------------------------------
-# rendering a projection
-
-
-@dataclass(frozen=True)
-class RenderedItem:
-    """One item of the context and where it comes from.
-
-    Attributes:
-        item: the input item.
-        entry_id: the session entry holding it; None for an output inserted
-            by the pairing rules (a call without a recorded output).
-        block: for an assistant message, the index of its content block.
-    """
-
-    item: dict[str, Any]
-    entry_id: str | None
-    block: int | None = None
-
-
-def is_item_entry(entry: Mapping[str, Any]) -> bool:
-    """A ``custom`` entry holding an item with no pi equivalent."""
-    data = entry.get("data")
-    return (
-        entry.get("type") == "custom"
-        and entry.get("customType") == ITEM_CUSTOM_TYPE
-        and isinstance(data, Mapping)
-        and isinstance(data.get("item"), Mapping)
-    )
-
-
-def _edited(message: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
-    raw = entry.get("message") if entry.get("type") == "message" else None
-    return not isinstance(raw, Mapping) or raw.get("content") != message.get("content")
-
-
-def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
-    """The context of a projection as Responses input items, always a valid
-    request (see the module docs).
-
-    Args:
-        projection: a :class:`pi_session.records.SessionProjection`.
-
-    Returns:
-        :class:`RenderedItem` s in context order: a compaction or branch
-        summary as a user message (``<summary>`` text, as pi gives it to the
-        model), stored items as they were added, items of ``custom`` item
-        entries where they stand on the path.
-    """
-    units: list[tuple[str, Any]] = []
-    messages: list[dict[str, Any]] = []
-    sources: list[Mapping[str, Any]] = []
-    for row in projection["entries"]:
-        entry = row["sourceEntry"]
-        if is_item_entry(entry):
-            units.append(("raw", entry))
-            continue
-        for m in row["messages"]:
-            units.append(("msg", len(messages)))
-            messages.append(m)
-            sources.append(entry)
-    position = {idx: u for u, (kind, idx) in enumerate(units) if kind == "msg"}
-    raws = [(u, entry) for u, (kind, entry) in enumerate(units) if kind == "raw"]
-    turns, _repairs = _canonicalize(messages, "text")
-    out: list[RenderedItem] = []
-    r = 0
-
-    def flush_raw(before: int) -> None:
-        nonlocal r
-        while r < len(raws) and raws[r][0] < before:
-            entry = raws[r][1]
-            out.append(RenderedItem(dict(entry["data"]["item"]), entry.get("id")))
-            r += 1
-
-    for turn in turns:
-        flush_raw(position[turn.src])
-        message = messages[turn.src]
-        entry = sources[turn.src]
-        entry_id = entry.get("id")
-        if turn.role == "user":
-            for llm in convert_to_llm([message]):
-                item = user_from_pi(llm)
-                if message.get("role") == "user":
-                    item = _apply_overlay(item, message.get(ITEM_KEY), edited=_edited(message, entry))
-                out.append(RenderedItem(item, entry_id))
-            continue
-        uids = iter([c.uid for c in turn.calls])
-        content = message.get("content")
-        for index, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, Mapping):
-                continue
-            uid: str | None = next(uids, None) if block.get("type") == "toolCall" else None
-            rendered = assistant_block_from_pi(block, split_call_id(uid) if uid is not None else None)
-            if rendered is not None:
-                out.append(RenderedItem(rendered, entry_id, index))
-        if isinstance(content, str) and content.strip():
-            out.append(RenderedItem({"role": "assistant", "content": content}, entry_id))
-        for call in turn.calls:
-            call_id: str = split_call_id(call.uid)
-            if call.result is None or call.result.src is None:
-                out.append(RenderedItem(missing_result(call_id), None))
-                continue
-            src = call.result.src
-            result = messages[src]
-            out.append(RenderedItem(result_from_pi(result, call_id, edited=_edited(result, sources[src])), sources[src].get("id")))
-    flush_raw(len(units))
-    return out
-
-
-def limit_items(rendered: list[RenderedItem], limit: int | None) -> list[RenderedItem]:
-    """The latest ``limit`` items (all for None), without outputs at the
-    start whose call was cut off (so the slice is still a valid request)."""
-    if limit is None:
-        return rendered
-    if limit <= 0:
-        return []
-    tail = rendered[-limit:]
-    calls = {r.item.get("call_id") for r in tail if r.item.get("type") == "function_call"}
-    return [r for r in tail if not (r.item.get("type") == "function_call_output" and r.item.get("call_id") not in calls)]

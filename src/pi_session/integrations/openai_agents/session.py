@@ -5,7 +5,7 @@ Size (over 500 lines): the one class the SDK talks to; the SDK's four
 protocol methods, compaction (automatic, on overflow, manual) with its
 events, and branching each need their synchronous part (run in a worker
 thread) next to the async one. The item conversion lives in
-:mod:`.convert`.
+:mod:`.convert`, the context as items in :mod:`.render`.
 """
 
 from __future__ import annotations
@@ -44,22 +44,21 @@ from ...tokens import should_compact
 from .convert import (
     ITEM_CUSTOM_TYPE,
     MARK_CUSTOM_TYPE,
-    RenderedItem,
     assistant_block_from_pi,
     assistant_to_pi,
     item_kind,
-    limit_items,
     now_ms,
     plain_item,
-    render_items,
     result_to_pi,
     split_call_id,
     user_to_pi,
 )
+from .render import RenderedItem, limit_items, render_items
 
 if TYPE_CHECKING:
     from agents import Agent, RunResult
     from agents.items import TResponseInputItem
+    from agents.memory import SessionSettings
     from agents.run_context import RunContextWrapper
 
     from ...navigation import NavigationResult
@@ -211,6 +210,9 @@ class PiSession(_SessionBase):
         model, provider: recorded on the assistant messages (pi shows them
             as the session's model); default ``"unknown"``, ``"openai-agents"``.
         on_compaction: a first compaction listener (see :meth:`add_compaction_listener`).
+        session_settings: the SDK's ``SessionSettings`` (e.g. a history
+            ``limit`` the runner passes to :meth:`get_items`), as for the
+            SDK's own sessions.
 
     Raises:
         TypeError: ``session_id`` is not a string; ``store`` given but this
@@ -234,9 +236,10 @@ class PiSession(_SessionBase):
         model: str | None = None,
         provider: str | None = None,
         on_compaction: CompactionListener | None = None,
+        session_settings: SessionSettings | None = None,
     ) -> None:
         self.session_id = session_id
-        self.session_settings = None
+        self.session_settings = session_settings
         self.pi_session_id = pi_session_id_for(session_id)
         self.cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd is not None else os.getcwd()
         self.session_dir = session_dir
@@ -295,7 +298,7 @@ class PiSession(_SessionBase):
         """The context at the leaf as Responses input items (pi's context:
         after a compaction its summary first, as a user message, then the
         kept items), always a valid request (the adapters' pairing rules;
-        see :func:`.convert.render_items`).
+        see :func:`.render.render_items`).
 
         Args:
             limit: only the latest ``limit`` items (outputs at the start of
@@ -344,7 +347,9 @@ class PiSession(_SessionBase):
         a ``custom`` marker entry, or a copy of an assistant message without
         the popped block, so the move is in the file). An item kept verbatim
         by a compaction is left out with a ``context_edit`` instead, so the
-        compaction stays. Returns None when the context is empty."""
+        compaction stays. When only a summary is left, popping it moves the
+        leaf to before that compaction or branch summary. Returns None when
+        the context is empty."""
         item = await self._call(self._pop_sync)
         return item  # type: ignore[return-value]
 
