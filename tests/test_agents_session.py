@@ -549,3 +549,66 @@ def test_example_agent_chat_against_a_local_model(llama_server, tmp_path, oracle
     assert list(sessions.glob("*.jsonl")) == files
     reopened = SessionManager.open(files[0], read_only=True).get_entries()
     assert [e["message"]["content"] for e in reopened if e["type"] == "message" and e["message"]["role"] == "user"][-1] == "Thanks!"
+
+
+# ---------------------------------------------------------------------------
+# any well-formed conversation comes back as it was added
+
+from hypothesis import HealthCheck, given  # noqa: E402
+from hypothesis import settings as hsettings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+# whitespace-only messages are left out of the context, as the adapters do
+_text_st = st.text(min_size=1, max_size=30).filter(lambda t: t.strip() != "")
+
+
+@st.composite
+def _conversations(draw: Any) -> list[list[dict[str, Any]]]:
+    batches: list[list[dict[str, Any]]] = []
+    n = 0
+    for _turn in range(draw(st.integers(1, 4))):
+        user: dict[str, Any] = (
+            {"role": "user", "content": draw(_text_st)}
+            if draw(st.booleans())
+            else {"type": "message", "role": "user", "content": [{"type": "input_text", "text": draw(_text_st)}]}
+        )
+        batch = [user]
+        for _step in range(draw(st.integers(0, 2))):
+            n += 1
+            if draw(st.booleans()):
+                batch.append({"id": f"rs_{n}", "type": "reasoning", "summary": [{"type": "summary_text", "text": draw(_text_st)}]})
+            calls = []
+            for k in range(draw(st.integers(0, 2))):
+                args = draw(st.dictionaries(st.sampled_from(["a", "b", "path"]), st.integers() | _text_st, max_size=2))
+                call = {"type": "function_call", "call_id": f"call_{n}_{k}", "name": "tool", "arguments": json.dumps(args)}
+                if draw(st.booleans()):
+                    call.update(id=f"fc_{n}_{k}", status="completed")
+                calls.append(call)
+            batch.extend(calls)
+            batch.extend({"type": "function_call_output", "call_id": c["call_id"], "output": draw(st.text(max_size=30))} for c in calls)
+        text = draw(_text_st)
+        batch.append(
+            {"id": f"msg_{n}", "type": "message", "role": "assistant", "status": "completed",
+             "content": [{"type": "output_text", "text": text, "annotations": [], "logprobs": []}]}
+            if draw(st.booleans())
+            else {"role": "assistant", "content": text}
+        )  # fmt: skip
+        batches.append(batch)
+    return batches
+
+
+@hsettings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(batches=_conversations())
+def test_any_conversation_round_trips(tmp_path_factory, batches):
+    directory = tmp_path_factory.mktemp("prop")
+    session = PiSession("prop", cwd=str(directory), session_dir=directory, settings=CompactionSettings())
+    for batch in batches:
+        run(session.add_items(batch))
+    added = [item for batch in batches for item in batch]
+    assert run(session.get_items()) == added
+    again = PiSession("prop", cwd=str(directory), session_dir=directory, settings=CompactionSettings())
+    assert run(again.get_items()) == added
+    # popping every item gives them back newest first and leaves nothing
+    popped = [run(again.pop_item()) for _ in added]
+    assert popped == added[::-1]
+    assert run(again.get_items()) == [] and run(again.pop_item()) is None

@@ -29,6 +29,7 @@ exact ``arguments`` text, ...) is kept in an overlay (:mod:`.overlay`) under
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -74,11 +75,19 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+def _json_default(value: Any) -> Any:
+    if callable(getattr(value, "model_dump", None)):
+        return value.model_dump(mode="json", exclude_unset=True)
+    raise TypeError(f"session items must hold JSON values, not {type(value).__name__}")
+
+
 def plain_item(item: Any) -> dict[str, Any]:
-    """An input item as a plain JSON dict (a copy; pydantic models are dumped).
+    """An input item as a plain JSON dict (a deep copy; pydantic models,
+    also nested ones, are dumped as the SDK would send them).
 
     Raises:
-        TypeError: ``item`` is neither a mapping nor a model with ``model_dump``.
+        TypeError: ``item`` is neither a mapping nor a model with
+            ``model_dump``, or holds a value JSON cannot represent.
     """
     if isinstance(item, Mapping):
         data: Any = dict(item)
@@ -86,7 +95,7 @@ def plain_item(item: Any) -> dict[str, Any]:
         data = item.model_dump(mode="json", exclude_unset=True)
     else:
         raise TypeError(f"session items must be dicts (Responses input items), not {type(item).__name__}")
-    copied = jsonio.loads(jsonio.dumps(data))
+    copied = json.loads(json.dumps(data, default=_json_default))
     assert isinstance(copied, dict)
     return copied
 

@@ -70,7 +70,9 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
         :class:`RenderedItem` s in context order: a compaction or branch
         summary as a user message (``<summary>`` text, as pi gives it to the
         model), stored items as they were added, items of ``custom`` item
-        entries where they stand on the path.
+        entries where they stand on the path. As in the adapters, user and
+        assistant messages with no content but whitespace are left out
+        (some providers refuse them).
     """
     units: list[tuple[str, Any]] = []
     messages: list[dict[str, Any]] = []
