@@ -324,7 +324,7 @@ def test_compaction_from_a_small_context_window(tmp_path, oracle, cli):
 
     # the context starts with the summary, as pi places it
     items = run(session.get_items())
-    assert items[0]["role"] == "user" and "<summary>" in items[0]["content"][0]["text"]
+    assert items[0]["role"] == "user" and "<summary>" in items[0]["content"] and items[0]["content"].endswith("</summary>")
     assert valid_pairing(items)
     # the next run fed the model the compacted history
     assert any("<summary>" in json.dumps(inp[0]) for inp in model.inputs[1:])
@@ -424,7 +424,7 @@ def test_pop_of_an_item_kept_by_a_compaction_uses_a_context_edit(tmp_path, oracl
     popped = run(session.pop_item())
     assert popped == {"role": "assistant", "content": "answer 3"}
     after = run(session.get_items())
-    assert after == before[:-1] and "<summary>" in after[0]["content"][0]["text"]
+    assert after == before[:-1] and "<summary>" in after[0]["content"]
     path = session.session_file
     assert path is not None
     last = SessionManager.open(path).get_entries()[-1]
@@ -447,7 +447,7 @@ def test_branch_with_summary_and_fork(tmp_path, oracle):
     items = run(session.get_items())
     # back before the second question, with a summary of the branch left
     assert [i.get("role") for i in items] == ["user", "assistant", "user"]
-    assert "<summary>" in items[2]["content"][0]["text"]
+    assert "<summary>" in items[2]["content"]
 
     run(Runner.run(_agent(model), "What is the weather in Oslo?", session=session))
     items = run(session.get_items())

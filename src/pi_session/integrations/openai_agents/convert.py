@@ -161,12 +161,22 @@ def _blocks(content: Any) -> list[Mapping[str, Any]]:
 # user messages
 
 
-def user_from_pi(message: Mapping[str, Any]) -> dict[str, Any]:
-    """The user message item for an LLM user message (no overlay)."""
+def user_from_pi(message: Mapping[str, Any], *, plain_text: bool = False) -> dict[str, Any]:
+    """The user message item for an LLM user message (no overlay).
+
+    Args:
+        plain_text: when every block is text, send one string (the texts
+            joined by a blank line) instead of a list of parts; used for
+            the messages pi makes (summaries, custom and bash messages),
+            since some servers (llama.cpp) take only string content.
+    """
     content = message.get("content")
     if isinstance(content, str):
         return {"role": "user", "content": content}
-    return {"role": "user", "content": [_part_from_pi(b) for b in _blocks(content)]}
+    blocks = _blocks(content)
+    if plain_text and blocks and all(b.get("type") == "text" for b in blocks):
+        return {"role": "user", "content": "\n\n".join(str(b.get("text", "")) for b in blocks)}
+    return {"role": "user", "content": [_part_from_pi(b) for b in blocks]}
 
 
 def user_to_pi(item: Mapping[str, Any], timestamp: int) -> dict[str, Any]:

@@ -68,8 +68,8 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
 
     Returns:
         :class:`RenderedItem` s in context order: a compaction or branch
-        summary as a user message (``<summary>`` text, as pi gives it to the
-        model), stored items as they were added, items of ``custom`` item
+        summary as a user message with string content (the ``<summary>``
+        text pi gives the model), stored items as they were added, items of ``custom`` item
         entries where they stand on the path. As in the adapters, user and
         assistant messages with no content but whitespace are left out
         (some providers refuse them).
@@ -105,9 +105,10 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
         entry = sources[turn.src]
         entry_id = entry.get("id")
         if turn.role == "user":
+            from_item = message.get("role") == "user"
             for llm in convert_to_llm([message]):
-                item = user_from_pi(llm)
-                if message.get("role") == "user":
+                item = user_from_pi(llm, plain_text=not from_item)
+                if from_item:
                     item = apply_overlay(item, message.get(ITEM_KEY), edited=_edited(message, entry))
                 out.append(RenderedItem(item, entry_id))
             continue
