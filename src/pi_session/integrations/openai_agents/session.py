@@ -320,9 +320,10 @@ class PiSession(_SessionBase):
         one assistant message per run of reasoning/output/function-call
         items, tool results, and ``custom`` entries for the rest. When the
         SDK passes its run context, the last model request's token usage is
-        stored on the assistant message (pi's ``usage``). Then, with a
-        ``context_window``, pi's compaction trigger is checked and a
-        compaction made when it fires (a failed summary is logged and kept
+        stored on the assistant message (pi's ``usage``). Then, when the
+        items hold a model response (pi checks after each assistant turn)
+        and the session has a ``context_window``, pi's compaction trigger
+        is checked and a compaction made when it fires (a failed summary is logged and kept
         in :attr:`last_compaction_error`; the items stay stored).
 
         Raises:
@@ -332,8 +333,9 @@ class PiSession(_SessionBase):
         plain = [plain_item(i) for i in items]
         if not plain:
             return
-        usage = self._usage_of(wrapper) if any(item_kind(i) == "assistant" for i in plain) else None
-        fire = await self._call(self._add_sync, plain, usage)
+        response = any(item_kind(i) == "assistant" for i in plain)
+        usage = self._usage_of(wrapper) if response else None
+        fire = await self._call(self._add_sync, plain, usage, response)
         if fire:
             try:
                 await self.compact(reason="threshold")
@@ -564,7 +566,7 @@ class PiSession(_SessionBase):
                     calls[split_call_id(block["id"])] = (block["id"], str(block.get("name")))
         return calls
 
-    def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None) -> bool:
+    def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
         manager = self.manager
         groups: list[tuple[str, list[dict[str, Any]]]] = []
         for item in items:
@@ -598,7 +600,7 @@ class PiSession(_SessionBase):
                 manager.append_message(result_to_pi(group[0], pi_id, name, timestamp))
             else:
                 manager.append_custom_entry(ITEM_CUSTOM_TYPE, {"item": group[0]})
-        if self.context_window is None:
+        if self.context_window is None or not check:
             return False
         tokens = manager.estimate_context_tokens()["tokens"]
         return should_compact(tokens, self.context_window, self.compaction_settings)
