@@ -437,6 +437,28 @@ def test_pop_of_an_item_kept_by_a_compaction_uses_a_context_edit(tmp_path, oracl
     assert run(_session(tmp_path, "pop-kept", settings={"compaction": {"keepRecentTokens": 30}}).get_items()) == after
 
 
+def test_context_edits_made_in_pi_show_in_the_items(tmp_path):
+    session = _session(tmp_path, "edited")
+    user = {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "secret: 1234"}]}
+    answer = [
+        {"id": "rs_1", "type": "reasoning", "summary": [{"type": "summary_text", "text": "hmm"}]},
+        {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "noted 1234", "annotations": [], "logprobs": []}]},
+    ]  # fmt: skip
+    run(session.add_items([user, *answer]))
+    manager = session.manager
+    user_id, answer_id = (e["id"] for e in manager.get_entries())
+    manager.append_context_edit(user_id, {"content": "secret: (redacted)"})
+    manager.append_context_edit(answer_id, {"content": "noted"})
+    items = run(session.get_items())
+    assert items[0] == {"type": "message", "role": "user", "content": "secret: (redacted)"}
+    assert items[1]["type"] == "message" and items[1]["content"][0]["text"] == "noted"
+    assert "1234" not in json.dumps(items)
+    # popping the edited answer takes the whole entry out
+    assert run(session.pop_item()) == items[1]
+    assert run(session.get_items()) == items[:1]
+
+
 def test_branch_with_summary_and_fork(tmp_path, oracle):
     model = ScriptedModel()
     session = _session(tmp_path, "branching")

@@ -77,6 +77,8 @@ T = TypeVar("T")
 
 _ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/pi-session/openai-agents-session-id")
 _NO_LEAF: Any = object()
+_NEUTRAL_TYPES = frozenset({"custom", "label", "session_info", "usage"})
+"""Entry types that do not change the context: a leaf move may leave them behind."""
 
 
 def pi_session_id_for(session_id: str) -> str:
@@ -347,9 +349,10 @@ class PiSession(_SessionBase):
         """Take the latest item out of the context and return it; nothing is
         deleted. The leaf moves to the parent of the entry holding it (with
         a ``custom`` marker entry, or a copy of an assistant message without
-        the popped block, so the move is in the file). An item kept verbatim
-        by a compaction is left out with a ``context_edit`` instead, so the
-        compaction stays. When only a summary is left, popping it moves the
+        the popped block, so the move is in the file). When entries that
+        shape the context follow it on the path (a compaction keeping it,
+        context edits, model changes), the item is left out with a
+        ``context_edit`` instead, so they stay in force. When only a summary is left, popping it moves the
         leaf to before that compaction or branch summary. Returns None when
         the context is empty."""
         item = await self._call(self._pop_sync)
@@ -626,8 +629,18 @@ class PiSession(_SessionBase):
         entry_index = ids.index(last.entry_id) if last.entry_id in ids else len(ids)
         message = entry.get("message") if entry.get("type") == "message" else None
         remaining: dict[str, Any] | None = None
-        if isinstance(message, dict) and message.get("role") == "assistant" and last.block is not None:
-            content = list(message.get("content") or [])
+        content = message.get("content") if isinstance(message, dict) else None
+        if (
+            isinstance(message, dict)
+            and message.get("role") == "assistant"
+            and isinstance(content, list)
+            and last.block is not None
+            and last.block < len(content)
+            # the block as stored (a context edit may have replaced the content)
+            and isinstance(content[last.block], Mapping)
+            and assistant_block_from_pi(content[last.block]) == last.item
+        ):
+            content = list(content)
             del content[last.block]
             if any(isinstance(b, Mapping) and assistant_block_from_pi(b) is not None for b in content):
                 has_call = any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
@@ -635,7 +648,11 @@ class PiSession(_SessionBase):
         editable = entry.get("type") == "custom_message" or (
             isinstance(message, dict) and message.get("role") in ("user", "assistant", "toolResult")
         )
-        if entry_index < compaction_index and editable:
+        # entries after it that shape the context (a compaction, context
+        # edits, model or thinking changes) would be left behind by a leaf
+        # move: then the item is left out with a context edit instead
+        shaping = any(e.get("type") not in _NEUTRAL_TYPES for e in path[entry_index + 1 :])
+        if editable and (entry_index < compaction_index or shaping):
             replacement = {"content": remaining["content"]} if remaining is not None else None
             manager.append_context_edit(last.entry_id, replacement)
             return last.item
