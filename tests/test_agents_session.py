@@ -76,7 +76,7 @@ class ScriptedModel(Model):
         self.overflow_above = overflow_above
         self.n = 0
 
-    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs):  # type: ignore[no-untyped-def, override]
+    def _respond(self, input: Any) -> tuple[list[Any], int]:
         items = [input] if isinstance(input, str) else list(input)
         items = [{"role": "user", "content": i} if isinstance(i, str) else dict(i) for i in items]
         self.inputs.append(items)
@@ -90,9 +90,8 @@ class ScriptedModel(Model):
         self.n += 1
         last = items[-1]
         prompt = sum(len(json.dumps(i)) for i in items) // 4  # about what a tokenizer would count
-        usage = Usage(requests=1, input_tokens=prompt, output_tokens=20, total_tokens=prompt + 20)
         if last.get("type") == "function_call_output":
-            out = [_text(f"The tool said: {last['output']}", self.n)]
+            out: list[Any] = [_text(f"The tool said: {last['output']}", self.n)]
         else:
             content = last.get("content")
             text = content if isinstance(content, str) else " ".join(p.get("text", "") for p in content or [])
@@ -101,10 +100,31 @@ class ScriptedModel(Model):
                 out = [_reasoning(f"I should look up {city}.", self.n), _call("get_weather", {"city": city}, self.n)]
             else:
                 out = [_text(f"You said: {text}", self.n)]
+        return out, prompt
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs):  # type: ignore[no-untyped-def, override]
+        out, prompt = self._respond(input)
+        usage = Usage(requests=1, input_tokens=prompt, output_tokens=20, total_tokens=prompt + 20)
         return ModelResponse(output=out, usage=usage, response_id=None)
 
-    def stream_response(self, *args, **kwargs):  # type: ignore[no-untyped-def, override]
-        raise NotImplementedError
+    async def stream_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs, tracing, **kwargs):  # type: ignore[no-untyped-def, override]
+        """The whole response as one ``response.completed`` event."""
+        from openai.types.responses import Response, ResponseCompletedEvent, ResponseUsage
+        from openai.types.responses.response_usage import InputTokensDetails, OutputTokensDetails
+
+        out, prompt = self._respond(input)
+        usage = ResponseUsage(
+            input_tokens=prompt,
+            output_tokens=20,
+            total_tokens=prompt + 20,
+            input_tokens_details=InputTokensDetails(cached_tokens=0, cache_write_tokens=0),
+            output_tokens_details=OutputTokensDetails(reasoning_tokens=0),
+        )
+        response = Response(
+            id=f"resp_{self.n}", created_at=0, model="scripted", object="response", output=out, tool_choice="auto",
+            tools=[], top_p=None, parallel_tool_calls=False, status="completed", usage=usage,
+        )  # fmt: skip
+        yield ResponseCompletedEvent(type="response.completed", response=response, sequence_number=0)
 
 
 @function_tool
@@ -211,6 +231,27 @@ def test_multi_turn_with_tools_round_trips_and_opens_in_pi(tmp_path, oracle):
     # a limit that cuts a call from its output leaves the output out
     tail = run(again.get_items(limit=2))
     assert [i.get("type") for i in tail] == ["message"]
+
+
+def test_streamed_runs_store_the_same(tmp_path, oracle):
+    model = ScriptedModel()
+    session = _session(tmp_path, "streamed")
+
+    async def go() -> Any:
+        result = Runner.run_streamed(_agent(model), "What is the weather in Paris?", session=session)
+        async for _event in result.stream_events():
+            pass
+        return result.final_output
+
+    assert run(go()).startswith("The tool said: Sunny in Paris")
+    items = run(session.get_items())
+    assert [i.get("type", i.get("role")) for i in items] == ["user", "reasoning", "function_call", "function_call_output", "message"]
+    path = session.session_file
+    assert path is not None
+    ours = _our_context(path)
+    assert ours[1]["usage"]["totalTokens"] > 0
+    assert _pi_context(oracle, path) == ours
+    assert run(_session(tmp_path, "streamed").get_items()) == items
 
 
 def test_items_without_pi_equivalent_are_kept(tmp_path, oracle):
