@@ -411,12 +411,22 @@ class PiSession(_SessionBase):
         Returns:
             The compaction, or None when there was nothing to compact (the
             leaf is then where it was).
+
+        Raises:
+            pi_session.llm.SummarizerError: the summary failed (the leaf is
+                where it was).
         """
         previous = await self._call(lambda: self.manager.get_leaf_id())
-        if leaf_id is not _NO_LEAF and leaf_id != previous:
+        moved = leaf_id is not _NO_LEAF and leaf_id != previous
+        if moved:
             await self._call(self._move_leaf, leaf_id)
-        event = await self.compact(reason="overflow")
-        if event is None and leaf_id is not _NO_LEAF and leaf_id != previous:
+        try:
+            event = await self.compact(reason="overflow")
+        except BaseException:
+            if moved:
+                await self._call(self._move_leaf, previous)
+            raise
+        if event is None and moved:
             await self._call(self._move_leaf, previous)
         return event
 
