@@ -152,7 +152,11 @@ def export(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
 ) -> None:
-    """Export the conversation (root to leaf) as self-contained HTML or Markdown.
+    """Export the conversation as self-contained HTML or Markdown.
+
+    HTML is the viewer: one offline page with the whole tree in a sidebar
+    (click an entry to see the path to it), the path to the leaf (or
+    --leaf) shown first. Markdown is the path root to leaf (or --leaf).
 
     Control characters of the session text (terminal escapes) are shown as
     visible escapes such as ``\\x1b``. The output file is written atomically
@@ -168,8 +172,23 @@ def export(
         if leaf is not None and manager.get_entry(leaf) is None:
             fail(f"{manager.get_session_file()}: no entry with id {leaf}")
         path_entries = manager.get_branch(leaf)
-    render = export_html if kind == "html" else export_markdown
-    text = sanitize(render(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+    if kind == "html":
+        # the viewer: the whole tree, the path to the leaf (or --leaf) shown
+        # first; it makes every session string safe itself
+        all_entries = manager.get_entries()
+        selected = path_entries[-1].get("id") if path_entries else None
+        text = export_html(
+            manager.get_header(),
+            all_entries,
+            name=manager.get_session_name(),
+            roots=manager.get_tree(),
+            leaf_id=manager.get_leaf_id(),
+            selected_id=selected,
+        )
+        count = len(all_entries)
+    else:
+        text = sanitize(export_markdown(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+        count = len(path_entries)
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -182,7 +201,7 @@ def export(
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {plural(len(path_entries), 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+    err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
