@@ -196,19 +196,25 @@ def hostile_session(path: Path) -> Path:
     return write_session(path, header, b.entries)
 
 
-def write_readme_screenshot(out: Path, work: Path) -> Path:
+def write_readme_screenshot(out: Path, work: Path, browser: Any = None) -> Path:
     """Render the showcase session and screenshot it at 1280x1100 (light,
-    the page as it opens) into ``out``."""
-    from playwright.sync_api import sync_playwright
-
+    the page as it opens) into ``out``, with ``browser`` (default: a new
+    one)."""
     page_file = export_page(showcase_session(work / "showcase.jsonl"), work / "showcase.html")
-    with sync_playwright() as p:
-        browser = launch_browser(p)
-        page = browser.new_page(viewport={"width": 1280, "height": 1100}, color_scheme="light")
-        page.goto(page_file.as_uri())
-        out.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(out))
-        browser.close()
+    if browser is None:
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            own = launch_browser(p)
+            try:
+                return write_readme_screenshot(out, work, own)
+            finally:
+                own.close()
+    page = browser.new_page(viewport={"width": 1280, "height": 1100}, color_scheme="light")
+    page.goto(page_file.as_uri())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(out))
+    page.close()
     return out
 
 
