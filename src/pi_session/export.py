@@ -19,7 +19,7 @@ so it cannot close the fence or inject HTML or links.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
@@ -27,7 +27,7 @@ from .jsonio import js_stringify
 from .records import UNDEFINED as UNSET
 from .tree import TreeNode
 
-__all__ = ["export_markdown", "export_html", "title_of"]
+__all__ = ["export_markdown", "export_html", "iter_export_html", "title_of"]
 
 
 
@@ -193,6 +193,20 @@ def export_html(
     leaf_id: Any = UNSET,
     selected_id: Any = UNSET,
 ) -> str:
+    """:func:`iter_export_html` joined into one string."""
+    return "".join(iter_export_html(header, entries, labels=labels, name=name, roots=roots, leaf_id=leaf_id, selected_id=selected_id))
+
+
+def iter_export_html(
+    header: Mapping[str, Any] | None,
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    labels: Mapping[str, str] | None = None,
+    name: str | None = None,
+    roots: Sequence[TreeNode] | None = None,
+    leaf_id: Any = UNSET,
+    selected_id: Any = UNSET,
+) -> Iterator[str]:
     """Render a session as the HTML viewer (:mod:`pi_session.viewer`): one
     self-contained page with the whole tree, the path to the selected entry
     shown, every other entry one click away.
@@ -210,13 +224,14 @@ def export_html(
         selected_id: the entry whose path shows when the page opens (None:
             none); default: ``leaf_id``.
 
-    Returns:
-        The page (str). Every piece of session text is escaped or rendered
-        as Markdown with raw HTML off; a Content-Security-Policy lets only
-        the page's own style and script (by hash) and ``data:`` images in.
+    Yields:
+        The page in pieces (str, up to about 1 MB each). Every piece of
+        session text is escaped or rendered as Markdown with raw HTML off; a
+        Content-Security-Policy lets only the page's own style and script
+        (by hash) and ``data:`` images in.
     """
     from .tree import SessionTree
-    from .viewer import render_page
+    from .viewer import iter_page
 
     if roots is None:
         usable = [e for e in entries if isinstance(e.get("id"), str)]
@@ -229,4 +244,4 @@ def export_html(
         leaf_id = entries[-1].get("id") if entries else None
     if selected_id is UNSET:
         selected_id = leaf_id
-    return render_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)
+    return iter_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)

@@ -16,6 +16,6 @@ HTML), :mod:`.page` (assembly, policy, script); assets in ``assets/``.
 
 from __future__ import annotations
 
-from .page import render_page
+from .page import iter_page, render_page
 
-__all__ = ["render_page"]
+__all__ = ["render_page", "iter_page"]

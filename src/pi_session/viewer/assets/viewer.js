@@ -1,9 +1,11 @@
 (function () {
   "use strict";
-  // Shows the path root -> clicked entry. Entries on the current leaf's path
-  // are real elements in #path; the others are inert <template id="t<i>">
-  // elements rendered by the exporter. Nothing here reads session text: it
-  // only moves or clones elements and reads our numeric data-i/data-p.
+  // Shows the path root -> clicked entry. The entries on the path shown at
+  // load are elements in #path; every other entry's article, rendered and
+  // escaped by the exporter, waits in a comment "<i> <article...>" inside
+  // #store and is parsed into an inert <template> when first shown. Nothing
+  // here builds HTML from session text or reads it: it moves elements and
+  // reads our numeric data-i/data-p.
   var WINDOW = 200;
   var pathBox = document.getElementById("path");
   var info = document.getElementById("pathinfo");
@@ -17,14 +19,20 @@
   rows.forEach(function (row, i) {
     parent[i] = parseInt(row.getAttribute("data-p"), 10);
   });
-  pathBox.querySelectorAll(":scope > article").forEach(function (el) {
+  pathBox.querySelectorAll("article").forEach(function (el) {
     live.set(parseInt(el.getAttribute("data-i"), 10), el);
+  });
+  var stored = new Map();
+  document.getElementById("store").childNodes.forEach(function (c) {
+    if (c.nodeType === Node.COMMENT_NODE) stored.set(parseInt(c.data, 10), c);
   });
   function node(i) {
     var el = live.get(i);
     if (!el) {
-      var t = document.getElementById("t" + i);
-      el = t.content.firstElementChild.cloneNode(true);
+      var data = stored.get(i).data;
+      var t = document.createElement("template");
+      t.innerHTML = data.slice(data.indexOf(" ") + 1);
+      el = t.content.firstElementChild;
       live.set(i, el);
     }
     return el;
@@ -78,6 +86,6 @@
   if (start >= 0 && start < rows.length) {
     show(start, !!m);
     var nav = document.getElementById("tree");
-    if (!m) nav.scrollTop = Math.max(0, rows[start].offsetTop - nav.clientHeight / 2);
+    if (!m) nav.scrollTop += rows[start].getBoundingClientRect().top - nav.getBoundingClientRect().top - nav.clientHeight / 2;
   }
 })();
