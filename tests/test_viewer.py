@@ -252,7 +252,7 @@ def test_facts_header(tmp_path):
     assert f"<dt>tokens</dt><dd>{tokens:,} (input 23,100" in facts
     assert "<dt>cost</dt><dd>$0.0781</dd>" in facts
     assert "<dt>duration</dt><dd>2m 6s</dd>" in facts and "<dt>entries</dt><dd>19</dd>" in facts and "<dt>branches</dt><dd>2</dd>" in facts
-    assert "<title>Cent rounding fix</title>" in page
+    assert "<title>Cent rounding fix</title>" in page and '<summary><span class="sname">Cent rounding fix</span> · Tree: 19 entries, 2 branches</summary>' in page
 
 
 def test_leaf_option_selects_the_path(tmp_path):
@@ -274,3 +274,20 @@ def test_large_output_is_not_highlighted_or_parsed(tmp_path: Path):
     big = "| a |\n|---|\n" + "| x |\n" * 200_000
     html = markdown(big)
     assert html.startswith('<pre class="plain">')
+
+
+def test_html_bench_runs(tmp_path: Path):
+    """bench/html_export.py --quick --no-browser runs and reports (the
+    benchmark itself is run by hand)."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "html_export.py"), "--quick", "--no-browser", "--markdown", "--data", str(tmp_path)],
+        capture_output=True, text=True, timeout=300, cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "linear-2k: exported in" in proc.stdout and "branchy-2k: exported in" in proc.stdout
+    assert "| linear-2k | 2 MB |" in proc.stdout

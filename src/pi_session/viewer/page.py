@@ -220,6 +220,7 @@ def iter_page(
 
     facts = session_facts(header, entries, rows)
     css, js = page_assets()
+    session_name = f'<span class="sname">{esc(name)}</span> · ' if name else ""
     title = esc(_title(header, [rows[i].entry for i in shown] or leaf_path, name, hidden))
     out: list[str] = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
@@ -230,7 +231,7 @@ def iter_page(
         f'<body data-start="{start}">',
         f'<header class="top"><h1>{title}</h1>{_facts_html(facts)}</header>',
         '<div class="layout"><nav id="tree" aria-label="session tree">',
-        f'<details id="treebox" open><summary>Tree: {len(rows):,} entries, {facts.branches:,} branches</summary><div class="rows">',
+        f'<details id="treebox" open><summary>{session_name}Tree: {len(rows):,} entries, {facts.branches:,} branches</summary><div class="rows">',
     ]
     on_shown = set(shown)
     size = 0
