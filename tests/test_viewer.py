@@ -291,3 +291,26 @@ def test_html_bench_runs(tmp_path: Path):
     assert proc.returncode == 0, proc.stderr
     assert "linear-2k: exported in" in proc.stdout and "branchy-2k: exported in" in proc.stdout
     assert "| linear-2k | 2 MB |" in proc.stdout
+
+
+def test_malformed_entries_render_without_error():
+    weird = [
+        {"type": "message", "id": "a", "parentId": None, "timestamp": 5, "message": {"role": "assistant", "content": [
+            {"type": "toolCall", "id": 3, "name": None, "arguments": [1, 2]}, {"type": "text", "text": None}, 7, None], "usage": "x"}},
+        {"type": "message", "id": "b", "parentId": "a", "message": {"role": "toolResult", "toolCallId": None, "content": {"x": 1}}},
+        {"type": "message", "id": "c", "parentId": "b", "message": "not an object"},
+        {"type": "message", "id": "d", "parentId": "c", "message": {"role": None, "content": None}},
+        {"type": "compaction", "id": "e", "parentId": "d", "summary": None, "tokensBefore": None},
+        {"type": "context_edit", "id": "f", "parentId": "e", "targetId": "a", "replacement": {"content": 5}},
+        {"type": "context_edit", "id": "g", "parentId": "f", "targetId": ["x"], "replacement": None},
+        {"type": "usage", "id": "h", "parentId": "g", "usage": {"input": "x", "cost": {"total": float("nan")}}},
+        {"type": "message", "id": "i", "parentId": "h", "message": {"role": "system", "content": [1], "sections": {"a": None, "b": 3}, "toolsAdded": "x"}},
+        {"type": "message", "id": "j", "parentId": "i", "message": {"role": "toolResult", "toolCallId": "x", "nestedCalls": {"calls": [None, {"name": 1}]},
+                                                                   "content": [{"type": "image", "mimeType": "image/png", "data": "@@@"}]}},
+        {"type": None, "id": "k", "parentId": "j"},
+        {"type": ["x"], "id": "l", "parentId": "k"},
+    ]
+    page = export_html({"id": None}, weird)
+    _check_safe_page(page)
+    assert page.count('<a class="row') == len(weird)
+    assert "edited by context edit f" in page  # a replacement that is not text still hides the original

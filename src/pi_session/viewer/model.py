@@ -161,7 +161,7 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
     the tree rows (for the number of branches)."""
     header = header or {}
     facts = Facts(cwd=header.get("cwd"), session_id=header.get("id"), created=header.get("timestamp"))
-    facts.counts = count_entry_types(entries)
+    facts.counts = count_entry_types(e for e in entries if e.get("type", "?").__hash__ is not None)
     facts.entries = len(entries)
     has_child = {row.parent for row in rows}
     facts.branches = sum(1 for row in rows if row.index not in has_child)

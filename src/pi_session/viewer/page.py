@@ -119,10 +119,11 @@ def _facts_html(facts: Facts) -> str:
         items.append(("cost", f"${u.cost:,.4f}"))
     items.append(("entries", f"{facts.entries:,}"))
     items.append(("branches", f"{facts.branches:,}"))
-    messages = {k.split(":", 1)[1]: v for k, v in facts.counts.items() if k.startswith("message:")}
+    counts = {str(k): v for k, v in facts.counts.items()}  # a type may be any JSON value
+    messages = {k.split(":", 1)[1]: v for k, v in counts.items() if k.startswith("message:")}
     if messages:
         items.append(("messages", ", ".join(f"{esc(role)} {n:,}" for role, n in messages.items())))
-    others = {k: v for k, v in facts.counts.items() if not k.startswith("message:") and k != "message"}
+    others = {k: v for k, v in counts.items() if not k.startswith("message:") and k != "message"}
     if others:
         items.append(("other entries", ", ".join(f"{esc(kind)} {n:,}" for kind, n in others.items())))
     if facts.session_id is not None:
