@@ -129,6 +129,31 @@ def test_real_fixture_long_path_windowing_and_no_script(browser, tmp_path):
     w.close()
 
 
+def test_real_fixture_with_compactions(browser, tmp_path):
+    source = FIXTURES / "before-compaction.jsonl"
+    if not source.exists():
+        pytest.skip("pi fixtures absent (../shared)")
+    session = tmp_path / "bc.jsonl"
+    shutil.copy(source, session)
+    w = Watched(browser, export_page(session, tmp_path / "bc.html").as_uri(), viewport={"width": 1280, "height": 900})
+    page = w.page
+    rows = _rows(page)
+    compactions = page.eval_on_selector_all("#tree a.row.t-compaction", "rs => rs.map(r => +r.dataset.i)")
+    assert len(compactions) == 2
+    for i in compactions:
+        _click_row(page, i)
+        last = page.locator("#path > article").last
+        assert _shown(page) == _expected_path(rows, i)[-200:]
+        assert last.locator(".kind").inner_text() == "compaction"
+        summary = last.locator("details.summary")
+        assert summary.get_attribute("open") is None and "compaction summary (" in summary.locator("summary").inner_text()
+    leaf = max(i for i, _ in rows if i not in {p for _, p in rows})
+    _click_row(page, leaf)
+    assert page.locator("#path article.r-bashExecution").count() > 0 and page.locator("#path details.thinking").count() > 0
+    assert w.events == []
+    w.close()
+
+
 def test_markdown_and_collapsed_blocks_render(browser, tmp_path):
     w = Watched(browser, export_page(showcase_session(tmp_path / "s.jsonl"), tmp_path / "s.html").as_uri(), viewport={"width": 1280, "height": 900})
     page = w.page
