@@ -8,31 +8,27 @@ it, and an entry a context edit omits is marked with its content left out
 (an edit is how a user hides a secret or a huge output; an export must not
 bring it back). Pure functions: they take entries and return text.
 
-Safety: all session text is untrusted. In HTML every piece of it goes through
-``html.escape`` (quotes included) and sits inside ``<pre>``; the page carries
-a Content-Security-Policy that allows no script, no external resource and no
-form, and images are embedded only as ``data:`` URLs of a known image type
-with base64-only data. In Markdown every piece of session text sits in a
+HTML is the viewer of :mod:`pi_session.viewer` (the whole tree; see there
+for how it handles untrusted text and context edits).
+
+Safety: all session text is untrusted. In Markdown every piece of session text sits in a
 fenced code block whose fence is longer than any backtick run in the text,
 so it cannot close the fence or inject HTML or links.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import html
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
 from .jsonio import js_stringify
+from .records import UNDEFINED as UNSET
+from .tree import TreeNode
 
-__all__ = ["export_markdown", "export_html", "title_of"]
+__all__ = ["export_markdown", "export_html", "iter_export_html", "title_of"]
 
-_IMAGE_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
-_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], name: str | None = None) -> str:
@@ -187,64 +183,65 @@ def export_markdown(
     return "\n".join(out).rstrip("\n") + "\n"
 
 
-_CSS = """
-body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;color:#222;background:#fff}
-h1{font-size:1.4rem}h2{font-size:1rem;margin:1.5rem 0 .3rem;color:#555;text-transform:none}
-pre{white-space:pre-wrap;word-wrap:break-word;background:#f6f6f6;padding:.6rem;border-radius:4px;margin:.3rem 0}
-pre.text{background:#fff;border-left:3px solid #ddd;font-family:inherit}
-.user h2{color:#1a5fb4}.assistant h2{color:#26a269}.meta{color:#777;font-size:.9rem}
-img{max-width:100%}
-"""
-
-
-def _safe_image(mime: Any, data: Any) -> str | None:
-    if mime not in _IMAGE_TYPES or not isinstance(data, str) or not _BASE64.fullmatch(data):
-        return None
-    try:
-        base64.b64decode(data, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return f'<img alt="image" src="data:{mime};base64,{data}">'
-
-
 def export_html(
     header: Mapping[str, Any] | None,
     entries: Sequence[Mapping[str, Any]],
     *,
     labels: Mapping[str, str] | None = None,
     name: str | None = None,
+    roots: Sequence[TreeNode] | None = None,
+    leaf_id: Any = UNSET,
+    selected_id: Any = UNSET,
 ) -> str:
-    """Render a root→leaf path as one self-contained HTML page (inline CSS,
-    no script, no external resource).
+    """:func:`iter_export_html` joined into one string."""
+    return "".join(iter_export_html(header, entries, labels=labels, name=name, roots=roots, leaf_id=leaf_id, selected_id=selected_id))
 
-    Args: as :func:`export_markdown`.
 
-    Returns:
-        The page (str). Every piece of session text is ``html.escape``-d.
+def iter_export_html(
+    header: Mapping[str, Any] | None,
+    entries: Sequence[Mapping[str, Any]],
+    *,
+    labels: Mapping[str, str] | None = None,
+    name: str | None = None,
+    roots: Sequence[TreeNode] | None = None,
+    leaf_id: Any = UNSET,
+    selected_id: Any = UNSET,
+) -> Iterator[str]:
+    """Render a session as the HTML viewer (:mod:`pi_session.viewer`): one
+    self-contained page with the whole tree, the path to the selected entry
+    shown, every other entry one click away.
+
+    Args:
+        header: the session header.
+        entries: every entry in file order (a root→leaf path works too: it
+            is then the whole tree).
+        labels: entry id → label, used when ``roots`` is not given
+            (default: the label entries among ``entries``).
+        name: the session name (the title; default from the first message).
+        roots: the tree (``SessionManager.get_tree()``); default: built
+            from ``entries``.
+        leaf_id: the current leaf (marked); default: the last entry's id.
+        selected_id: the entry whose path shows when the page opens (None:
+            none); default: ``leaf_id``.
+
+    Yields:
+        The page in pieces (str, up to about 1 MB each). Every piece of
+        session text is escaped or rendered as Markdown with raw HTML off; a
+        Content-Security-Policy lets only the page's own style and script
+        (by hash) and ``data:`` images in.
     """
-    esc = html.escape
-    title = esc(title_of(header, entries, name))
-    out = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'none'; base-uri 'none'\">",
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{title}</title><style>{_CSS}</style></head><body>",
-        f"<h1>{title}</h1>",
-    ]
-    if header:
-        meta = " · ".join(f"{key}: {esc(str(header[key]))}" for key in ("id", "cwd", "timestamp") if header.get(key) is not None)
-        out.append(f'<p class="meta">{meta}</p>')
-    for heading, parts in _blocks(entries, labels or {}):
-        role = heading.split(" ", 1)[0].strip(":")
-        css = role if role in ("user", "assistant") else "other"
-        out.append(f'<section class="{css}"><h2>{esc(heading)}</h2>')
-        for kind, payload in parts:
-            if kind == "image":
-                img = _safe_image(*payload)
-                out.append(img if img else '<p class="meta">(image omitted: unknown type or invalid data)</p>')
-            else:
-                out.append(f'<pre class="{"text" if kind == "text" else "code"}">{esc(str(payload))}</pre>')
-        out.append("</section>")
-    out.append("</body></html>")
-    return "\n".join(out) + "\n"
+    from .tree import SessionTree
+    from .viewer import iter_page
+
+    if roots is None:
+        usable = [e for e in entries if isinstance(e.get("id"), str)]
+        tree = SessionTree(usable)
+        roots = tree.roots()
+        if labels is not None:
+            for node, _depth in tree.walk(roots):
+                node.label = labels.get(node.id)
+    if leaf_id is UNSET:
+        leaf_id = entries[-1].get("id") if entries else None
+    if selected_id is UNSET:
+        selected_id = leaf_id
+    return iter_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Optional
 
 import typer
 from rich.text import Text
 
-from ..export import export_html, export_markdown
+from ..export import export_markdown, iter_export_html
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError, write_atomic
 from .common import (
@@ -120,8 +121,8 @@ def _looks_like_session(path: Path) -> bool:
     return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
 
 
-def _write_export(output: Path, text: str, session_file: Path, force: bool) -> None:
-    """Write ``text`` to ``output`` atomically (a temp file beside it, fsync,
+def _write_export(output: Path, chunks: Iterable[bytes], session_file: Path, force: bool) -> None:
+    """Write ``chunks`` to ``output`` atomically (a temp file beside it, fsync,
     rename), mode 0600. Refuses (one-line error, exit 1) to write over the
     session being exported or any pi session, and over any other existing
     file unless ``force``."""
@@ -142,7 +143,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
         if not force:
             fail(f"{output}: already exists (use --force to overwrite it)")
         target = real  # replace the file a symlink points to, keep the link
-    write_atomic(target, [text.encode("utf-8")])
+    write_atomic(target, chunks)
 
 
 def export(
@@ -152,7 +153,11 @@ def export(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
 ) -> None:
-    """Export the conversation (root to leaf) as self-contained HTML or Markdown.
+    """Export the conversation as self-contained HTML or Markdown.
+
+    HTML is the viewer: one offline page with the whole tree in a sidebar
+    (click an entry to see the path to it), the path to the leaf (or
+    --leaf) shown first. Markdown is the path root to leaf (or --leaf).
 
     Control characters of the session text (terminal escapes) are shown as
     visible escapes such as ``\\x1b``. The output file is written atomically
@@ -168,21 +173,37 @@ def export(
         if leaf is not None and manager.get_entry(leaf) is None:
             fail(f"{manager.get_session_file()}: no entry with id {leaf}")
         path_entries = manager.get_branch(leaf)
-    render = export_html if kind == "html" else export_markdown
-    text = sanitize(render(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+    if kind == "html":
+        # the viewer: the whole tree, the path to the leaf (or --leaf) shown
+        # first; it makes every session string safe itself
+        all_entries = manager.get_entries()
+        selected = path_entries[-1].get("id") if path_entries else None
+        chunks: Iterable[str] = iter_export_html(
+            manager.get_header(),
+            all_entries,
+            name=manager.get_session_name(),
+            roots=manager.get_tree(),
+            leaf_id=manager.get_leaf_id(),
+            selected_id=selected,
+        )
+        count = len(all_entries)
+    else:
+        chunks = [sanitize(export_markdown(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))]
+        count = len(path_entries)
     if output is None or str(output) == "-":
-        sys.stdout.write(text)
+        for chunk in chunks:
+            sys.stdout.write(chunk)
         sys.stdout.flush()
         return
     parent = Path(os.path.abspath(output)).parent
     if not parent.is_dir():
         fail(f"{output}: directory {parent} does not exist")
     try:
-        _write_export(output, text, Path(os.path.abspath(manager.get_session_file())), force)
+        _write_export(output, (chunk.encode("utf-8") for chunk in chunks), Path(os.path.abspath(manager.get_session_file())), force)
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {plural(len(path_entries), 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+    err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

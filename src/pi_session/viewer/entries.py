@@ -1,0 +1,374 @@
+"""One entry as HTML: its article in the conversation and its sidebar line.
+
+Every piece of session text goes through :mod:`.markup` (escaped, or
+Markdown with raw HTML off and links filtered); images are embedded only as
+``data:`` URLs of a PNG, JPEG, GIF or WebP whose base64 data decodes.
+Long tool output, long tool arguments, thinking, system prompts and
+compaction/branch summaries are collapsed in ``<details>`` whose summary
+gives their size. Pure functions.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import html
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from ..context import edited_entry, system_message_text, text_content
+from ..jsonio import dumps_pretty, js_stringify
+from .markup import clean, code, esc, human_size, markdown
+
+__all__ = ["article", "row_preview", "collapsible", "image", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
+
+COLLAPSE_LINES = 12
+"""Tool output, bash output and tool arguments longer than this many lines
+are collapsed."""
+COLLAPSE_CHARS = 1200
+"""... or longer than this many characters."""
+
+_IMAGE_TYPES = frozenset(("image/png", "image/jpeg", "image/gif", "image/webp"))
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+ToolCalls = dict[str, tuple[str, Any]]
+"""toolCallId → (tool name, arguments), from the assistant messages."""
+
+
+def _size(text: str) -> str:
+    lines = text.count("\n") + 1 if text else 0
+    return f"{lines:,} line{'s' if lines != 1 else ''}, {human_size(len(text.encode('utf-8', 'surrogatepass')))}"
+
+
+def collapsible(title: str, body_html: str, text: str, *, force: bool = False, cls: str = "") -> str:
+    """``body_html`` inside a closed ``<details>`` titled ``title`` (already
+    escaped HTML) with the size of ``text`` (lines, bytes), when ``force``
+    or ``text`` is longer than :data:`COLLAPSE_LINES` lines or
+    :data:`COLLAPSE_CHARS` characters; else ``body_html`` as it is."""
+    if not force and len(text) <= COLLAPSE_CHARS and text.count("\n") < COLLAPSE_LINES:
+        return body_html
+    extra = f" {cls}" if cls else ""
+    return f'<details class="fold{extra}"><summary>{title} <span class="size">({_size(text)})</span></summary>{body_html}</details>'
+
+
+def image(mime: Any, data: Any) -> str:
+    """An ``<img>`` with a ``data:`` URL, or a note when the type is not
+    PNG/JPEG/GIF/WebP or the data is not valid base64."""
+    if mime in _IMAGE_TYPES and isinstance(data, str) and _BASE64.fullmatch(data):
+        try:
+            base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            pass
+        else:
+            return f'<img class="img" alt="image ({mime})" src="data:{mime};base64,{data}">'
+    return f'<p class="note">(image not shown: type {esc(mime)} is not an image type shown here, or its data is not base64)</p>'
+
+
+def _pre(text: str, cls: str = "out") -> str:
+    return f'<pre class="{cls}">{esc(text)}</pre>'
+
+
+def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
+    """Message content (string or blocks) as HTML: text as Markdown
+    (assistant, custom) or plain (user, toolResult), thinking collapsed,
+    tool calls with their arguments, images inline."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return ""
+    out = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            text = block.get("text")
+            text = text if isinstance(text, str) else ""
+            if role in ("assistant", "custom"):
+                out.append(f'<div class="md">{markdown(text)}</div>')
+            elif role == "toolResult":
+                out.append(collapsible("output", _pre(text), text))
+            else:
+                out.append(_pre(text, "text"))
+        elif btype == "thinking":
+            text = block.get("thinking")
+            text = text if isinstance(text, str) else ""
+            redacted = " (redacted)" if block.get("redacted") else ""
+            out.append(collapsible(f"thinking{redacted}", f'<div class="md">{markdown(text)}</div>', text, force=True, cls="thinking"))
+        elif btype == "toolCall" and tool_calls_shown:
+            out.append(_tool_call(block))
+        elif btype == "image":
+            out.append(image(block.get("mimeType"), block.get("data")))
+    return "".join(out)
+
+
+def _arg_text(value: Any) -> str:
+    return value if isinstance(value, str) else dumps_pretty(value)
+
+
+def args_summary(args: Any, width: int = 80) -> str:
+    """One line naming what a tool call works on: its ``path``, ``command``,
+    ``pattern`` or ``url`` argument, else its arguments as JSON; cut to
+    ``width`` characters (not escaped)."""
+    if isinstance(args, dict):
+        for key in ("path", "file_path", "command", "pattern", "url", "query"):
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                text = value
+                break
+        else:
+            text = js_stringify(args) if args else ""
+    else:
+        text = js_stringify(args) if args is not None else ""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _tool_call(block: Mapping[str, Any]) -> str:
+    name = block.get("name")
+    args = block.get("arguments")
+    rows = []
+    full = []
+    if isinstance(args, dict):
+        for key, value in args.items():
+            text = _arg_text(value)
+            full.append(text)
+            rows.append(f"<dt>{esc(key)}</dt><dd>{_pre(text, 'arg')}</dd>")
+        body = f'<dl class="args">{"".join(rows)}</dl>' if rows else ""
+    else:
+        text = _arg_text(args) if args is not None else ""
+        full.append(text)
+        body = _pre(text, "arg") if text else ""
+    joined = "\n".join(full)
+    args_html = collapsible("arguments", body, joined) if body else ""
+    return (
+        f'<div class="call"><div class="callhead"><span class="tool">{esc(name)}</span> '
+        f'<span class="summary">{esc(args_summary(args))}</span></div>{args_html}</div>'
+    )
+
+
+def _time(entry: Mapping[str, Any]) -> str:
+    ts = entry.get("timestamp")
+    if not isinstance(ts, str):
+        return ""
+    short = ts.replace("T", " ")[:19]
+    return f'<time title="{esc(ts)}">{esc(short)}</time>'
+
+
+def _kind(entry: Mapping[str, Any]) -> tuple[str, str]:
+    """(css kind, visible kind name) of an entry."""
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        role = message.get("role") if isinstance(message, dict) else None
+        role = role if isinstance(role, str) else "message"
+        return ("r-" + re.sub(r"[^A-Za-z]", "", role)[:20], role)
+    name = etype if isinstance(etype, str) else "?"
+    return ("t-" + re.sub(r"[^A-Za-z_]", "", name)[:30], name)
+
+
+def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
+    """(extra heading text, body HTML) of a message."""
+    role = message.get("role")
+    if role == "toolResult":
+        call_id = message.get("toolCallId")
+        call = calls.get(call_id) if isinstance(call_id, str) else None
+        name = message.get("toolName")
+        heading = f'<span class="tool">{esc(name)}</span>'
+        if call is not None:
+            heading += f' <span class="summary">{esc(args_summary(call[1]))}</span>'
+        if message.get("isError") is True:
+            heading += ' <span class="err">error</span>'
+        body = _blocks_html(message.get("content"), "toolResult")
+        nested = message.get("nestedCalls")
+        if isinstance(nested, dict) and isinstance(nested.get("calls"), list):
+            items = [
+                f'<li><span class="tool">{esc(c.get("name"))}</span> {esc(args_summary(c.get("arguments")))} <span class="st">{esc(c.get("status"))}</span></li>'
+                for c in nested["calls"]
+                if isinstance(c, dict)
+            ]
+            body += collapsible(f"nested calls: {len(items)}", f"<ul>{''.join(items)}</ul>", "", force=True)
+        return heading, body or '<p class="note">(no output)</p>'
+    if role == "bashExecution":
+        command = str(message.get("command", ""))
+        output = str(message.get("output", "") or "")
+        body = code(command, "bash")
+        if output:
+            body += collapsible("output", _pre(output), output)
+        notes = []
+        if message.get("exitCode") not in (0, None):
+            notes.append(f"exit code {esc(message.get('exitCode'))}")
+        if message.get("cancelled") is True:
+            notes.append("cancelled")
+        if message.get("truncated") is True:
+            notes.append("output truncated")
+        if message.get("excludeFromContext") is True:
+            notes.append("not sent to the model")
+        if notes:
+            body += f'<p class="note">{"; ".join(notes)}</p>'
+        return "", body
+    if role in ("branchSummary", "compactionSummary"):
+        summary = str(message.get("summary", ""))
+        return "", collapsible("summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
+    if role == "system":
+        text = system_message_text(message)
+        changes: list[str] = []
+        for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
+            tools = message.get(key)
+            if isinstance(tools, list):
+                changes.extend(sign + str(t.get("name")) for t in tools if isinstance(t, dict))
+        sections = message.get("sections")
+        if isinstance(sections, dict):
+            changes.extend(f"section {k}" + (" removed" if v is None else "") for k, v in sections.items())
+        head = f'<p class="note">{esc(", ".join(changes))}</p>' if changes else ""
+        return "", head + collapsible("system prompt", _pre(text), text, force=True, cls="system")
+    body = _blocks_html(message.get("content"), role if isinstance(role, str) else "")
+    if role == "assistant":
+        stop = message.get("stopReason")
+        if stop in ("aborted", "error", "length"):
+            body += f'<p class="note err">stopped: {esc(stop)}</p>'
+        if message.get("errorMessage"):
+            body += f'<p class="note err">{esc(message.get("errorMessage"))}</p>'
+        model = message.get("model")
+        heading = f'<span class="model">{esc(message.get("provider"))}/{esc(model)}</span>' if model else ""
+        return heading, body
+    return "", body
+
+
+def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict):
+            return "", '<p class="note">(its message is not an object)</p>'
+        return _message_body(message, calls)
+    if etype == "compaction":
+        summary = str(entry.get("summary", ""))
+        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
+        head = f'<span class="summary">{esc(entry.get("tokensBefore"))} tokens before{keeps}</span>'
+        return head, collapsible("compaction summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
+    if etype == "branch_summary":
+        summary = str(entry.get("summary", ""))
+        head = f'<span class="summary">from {esc(entry.get("fromId"))}</span>'
+        return head, collapsible("branch summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
+    if etype == "custom_message":
+        head = f'<span class="summary">{esc(entry.get("customType"))}</span>'
+        return head, _blocks_html(entry.get("content"), "custom")
+    if etype == "model_change":
+        return f'<span class="summary">{esc(entry.get("provider"))}/{esc(entry.get("modelId"))}</span>', ""
+    if etype == "thinking_level_change":
+        return f'<span class="summary">{esc(entry.get("thinkingLevel"))}</span>', ""
+    if etype == "label":
+        label = entry.get("label")
+        text = f"{entry.get('targetId')} = {label}" if label else f"{entry.get('targetId')} cleared"
+        return f'<span class="summary">{esc(text)}</span>', ""
+    if etype == "session_info":
+        return f'<span class="summary">name = {esc(entry.get("name"))}</span>', ""
+    if etype == "custom":
+        return f'<span class="summary">{esc(entry.get("customType"))}</span>', ""
+    if etype == "context_edit":
+        replacement = entry.get("replacement")
+        what = "omits" if replacement is None else "replaces the content of"
+        head = f'<span class="summary">{what} {esc(entry.get("targetId"))}</span>'
+        body = ""
+        if isinstance(replacement, dict) and "content" in replacement:
+            body = collapsible("new content", _pre(text_content(replacement["content"], "\n")), "", force=True)
+        return head, body
+    if etype == "usage":
+        raw = entry.get("usage")
+        usage = raw if isinstance(raw, dict) else {}
+        note = f" ({entry.get('note')})" if entry.get("note") else ""
+        text = f"{entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens{note}"
+        return f'<span class="summary">{esc(text)}</span>', ""
+    return "", ""
+
+
+def article(
+    index: int,
+    entry: Mapping[str, Any],
+    *,
+    label: str | None,
+    is_leaf: bool,
+    edit: tuple[str, Any] | None,
+    calls: ToolCalls,
+) -> str:
+    """The ``<article id="e<index>">`` of one entry: a heading line (kind,
+    label, leaf mark, time, id) and its body. ``edit`` is the context edit
+    hiding or replacing its content (see :mod:`.model`): an omitted entry
+    keeps only its heading and a note; an edited one shows the replacement
+    and a note. The original content of either is not written."""
+    css, kind = _kind(entry)
+    note = ""
+    if edit is not None:
+        edit_id, replacement = edit
+        if replacement is None:
+            extra, body = "", ""
+            note = f'<p class="edit">omitted from the model context by context edit {esc(edit_id)} (its content is not included in this page)</p>'
+            css += " omitted"
+        else:
+            changed = edited_entry(entry, replacement)
+            if changed is not entry:
+                note = f'<p class="edit">edited by context edit {esc(edit_id)} (shown as the model sees it; the original content is not included in this page)</p>'
+                css += " edited"
+                entry = changed
+            extra, body = _entry_body(entry, calls)
+    else:
+        extra, body = _entry_body(entry, calls)
+    parts = [f'<article class="entry {css}" id="e{index}" data-i="{index}"><div class="eh"><span class="kind">{esc(kind)}</span>']
+    if extra:
+        parts.append(" " + extra)
+    if label:
+        parts.append(f' <span class="lbl">{esc(label)}</span>')
+    if is_leaf:
+        parts.append(' <span class="leafmark">current leaf</span>')
+    parts.append(f'<span class="when">{_time(entry)} <span class="eid">{esc(entry.get("id"))}</span></span></div>')
+    parts.append(note)
+    if body:
+        parts.append(f'<div class="eb">{body}</div>')
+    parts.append("</article>")
+    return "".join(parts)
+
+
+def _one_line(text: str, width: int) -> str:
+    flat = " ".join(clean(text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: int = 90) -> tuple[str, str, str]:
+    """(css kind, kind name, one-line preview, not escaped) of an entry for
+    the sidebar, after the context edit that hides or replaces it."""
+    css, kind = _kind(entry)
+    if edit is not None:
+        if edit[1] is None:
+            return css, kind, f"(omitted by context edit {edit[0]})"
+        entry = edited_entry(entry, edit[1])
+    etype = entry.get("type")
+    if etype == "message" and isinstance(entry.get("message"), dict):
+        message = entry["message"]
+        role = message.get("role")
+        content = message.get("content")
+        if role == "assistant":
+            blocks = content if isinstance(content, list) else []
+            text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            names = [str(b.get("name")) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
+            preview = _one_line(text, width) if text.strip() else ""
+            if names:
+                preview = (preview + " " if preview else "") + f"[{', '.join(names)}]"
+            return css, kind, _one_line(preview, width) or "(empty)"
+        if role == "toolResult":
+            failed = "✗ " if message.get("isError") is True else ""
+            return css, kind, _one_line(f"{message.get('toolName')}: {failed}{text_content(content, ' ')}", width)
+        if role == "bashExecution":
+            return css, kind, _one_line(f"$ {message.get('command', '')}", width)
+        if role in ("branchSummary", "compactionSummary"):
+            return css, kind, _one_line(str(message.get("summary", "")), width)
+        if role == "system":
+            return css, kind, _one_line(system_message_text(message), width)
+        return css, kind, _one_line(text_content(content, " "), width)
+    if etype in ("compaction", "branch_summary"):
+        return css, kind, _one_line(str(entry.get("summary", "")), width)
+    if etype == "custom_message":
+        return css, kind, _one_line(f"{entry.get('customType')}: {text_content(entry.get('content'), ' ')}", width)
+    extra, _body = _entry_body(entry, {})
+    return css, kind, _one_line(html.unescape(re.sub(r"<[^>]*>", "", extra)), width)

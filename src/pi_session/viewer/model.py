@@ -1,0 +1,186 @@
+"""What the viewer shows, before any HTML: the tree in display order, the
+context edits that hide content, and the session's facts.
+
+Pure functions over plain entries and :class:`pi_session.tree.TreeNode`
+roots (``SessionManager.get_tree()``).
+
+Context edits: the page holds every branch, so an entry's content is
+rendered once for all views. An entry that *any* counted ``context_edit`` of
+the file targets (same rule as :func:`pi_session.context.collect_context_edits`)
+is shown as that edit leaves it: replaced content, or nothing when omitted.
+Its original text is never written to the page, even on a branch or at a
+point where the edit does not change the model's context: an edit is how a
+user removes a secret or a huge output, and a shared page must not bring it
+back. The deciding edit is the one that applies at the current leaf
+(:func:`pi_session.context.applied_context_edits`), else the last one in
+file order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import _counted_edits, applied_context_edits
+from ..stats import count_entry_types
+from ..timestamps import iso_to_ms
+from ..tree import TreeNode
+
+__all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals"]
+
+
+@dataclass(slots=True)
+class Row:
+    """One sidebar line: ``index`` (display order), ``parent`` (index of the
+    tree parent, -1 for a root), ``prefix`` (the ``├─``/``│`` guides of
+    ``pi-session tree``), ``entry``, ``label``, ``depth`` (branch depth: how
+    many forks lie above it)."""
+
+    index: int
+    parent: int
+    prefix: str
+    entry: Mapping[str, Any]
+    label: str | None
+    depth: int
+
+
+def tree_rows(roots: Sequence[TreeNode]) -> list[Row]:
+    """The tree in display order, laid out as ``pi-session tree`` does: a
+    chain stays at one indentation, only the children of a fork are indented
+    (with ``├─ ``/``└─ `` guides), several roots are drawn as siblings.
+    Iterative (any depth)."""
+    rows: list[Row] = []
+    stack: list[tuple[TreeNode, int, str, str, int]] = []
+    multi = len(roots) > 1
+    for i in reversed(range(len(roots))):
+        last = i == len(roots) - 1
+        if multi:
+            stack.append((roots[i], -1, "└─ " if last else "├─ ", "   " if last else "│  ", 1))
+        else:
+            stack.append((roots[i], -1, "", "", 0))
+    while stack:
+        node, parent, prefix, child_prefix, depth = stack.pop()
+        index = len(rows)
+        rows.append(Row(index, parent, prefix, node.entry, node.label, depth))
+        children = node.children
+        if len(children) == 1:
+            stack.append((children[0], index, child_prefix, child_prefix, depth))
+        else:
+            for j in reversed(range(len(children))):
+                last = j == len(children) - 1
+                stack.append(
+                    (children[j], index, child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "), depth + 1)
+                )
+    return rows
+
+
+def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
+    """Target id → (id of the deciding edit, replacement: None = omitted,
+    else ``{"content": ...}``) for every entry a counted context edit of
+    the file targets (see the module doc for the rule)."""
+    out: dict[str, tuple[str, Any]] = {}
+    for edit in _counted_edits(entries):
+        target = edit["targetId"]
+        if target.__class__ is str:
+            out[target] = (str(edit.get("id")), edit["replacement"])
+    if out and leaf_path:
+        out.update(applied_context_edits(leaf_path))
+    return out
+
+
+@dataclass
+class UsageTotals:
+    """Token and cost sums: ``input``, ``output``, ``cache_read``,
+    ``cache_write``, ``total`` (tokens; ``totalTokens``, else the sum of the
+    four), ``cost`` (``cost.total``, in the provider's currency, USD for
+    pi's built-in models), ``requests`` (usage objects counted)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total: int = 0
+    cost: float = 0.0
+    requests: int = 0
+
+    def add(self, usage: Any) -> None:
+        """Add one usage object (anything else is ignored)."""
+        if not isinstance(usage, dict):
+            return
+        parts = []
+        for key in ("input", "output", "cacheRead", "cacheWrite"):
+            value = usage.get(key)
+            parts.append(value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0)
+        self.input += int(parts[0])
+        self.output += int(parts[1])
+        self.cache_read += int(parts[2])
+        self.cache_write += int(parts[3])
+        total = usage.get("totalTokens")
+        self.total += int(total) if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0 else int(sum(parts))
+        cost = usage.get("cost")
+        if isinstance(cost, dict):
+            value = cost.get("total")
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value > 0:
+                self.cost += float(value)
+        self.requests += 1
+
+
+@dataclass
+class Facts:
+    """The session facts of the page header: ``cwd``, ``session_id``,
+    ``created`` (header timestamp), ``first_ms``/``last_ms`` (earliest and
+    latest entry timestamps, ms, None when none parse), ``models``
+    (``"provider/model"`` → assistant messages), ``usage`` (every paid
+    request in the file, all branches: assistant messages, ``usage``
+    entries, compaction and branch summary usage), ``counts``
+    (:func:`pi_session.stats.count_entry_types`), ``entries``, ``branches``
+    (leaves of the tree)."""
+
+    cwd: Any = None
+    session_id: Any = None
+    created: Any = None
+    first_ms: int | None = None
+    last_ms: int | None = None
+    models: dict[str, int] = field(default_factory=dict)
+    usage: UsageTotals = field(default_factory=UsageTotals)
+    counts: dict[str, int] = field(default_factory=dict)
+    entries: int = 0
+    branches: int = 0
+
+    @property
+    def duration_ms(self) -> int | None:
+        """Latest minus earliest entry time (ms), None when unknown."""
+        if self.first_ms is None or self.last_ms is None:
+            return None
+        return self.last_ms - self.first_ms
+
+
+def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], rows: Sequence[Row]) -> Facts:
+    """Collect :class:`Facts` from the header, every entry (file order) and
+    the tree rows (for the number of branches)."""
+    header = header or {}
+    facts = Facts(cwd=header.get("cwd"), session_id=header.get("id"), created=header.get("timestamp"))
+    facts.counts = count_entry_types(e for e in entries if e.get("type", "?").__hash__ is not None)
+    facts.entries = len(entries)
+    has_child = {row.parent for row in rows}
+    facts.branches = sum(1 for row in rows if row.index not in has_child)
+    first = last = None
+    usage = facts.usage
+    models = facts.models
+    for entry in entries:
+        ms = iso_to_ms(entry.get("timestamp"))
+        if ms is not None:
+            first = ms if first is None or ms < first else first
+            last = ms if last is None or ms > last else last
+        etype = entry.get("type")
+        if etype == "message":
+            message = entry.get("message")
+            if isinstance(message, dict) and message.get("role") == "assistant":
+                key = f"{message.get('provider', '?')}/{message.get('model', '?')}"
+                models[key] = models.get(key, 0) + 1
+                usage.add(message.get("usage"))
+        elif etype in ("usage", "compaction", "branch_summary"):
+            usage.add(entry.get("usage"))
+    facts.first_ms, facts.last_ms = first, last
+    return facts
