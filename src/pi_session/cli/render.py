@@ -233,10 +233,12 @@ def tree_row(
     width: int = 72,
     *,
     edits: Mapping[str, tuple[str, Any]] | None = None,
+    note: str | None = None,
 ) -> Text:
     """One row of the tree view: the guide ``prefix``, a bullet for entries
-    on the active path, the id, the label, the leaf marker and the entry's
-    preview (see :func:`tree_lines` for ``edits``)."""
+    on the active path, the id, the label, the leaf marker, ``note`` (e.g.
+    what a fold hides) and the entry's preview (see :func:`tree_lines` for
+    ``edits``)."""
     from ..context import edited_entry
 
     eid = entry.get("id")
@@ -248,6 +250,8 @@ def tree_row(
         line.append(f" [{_s(label)}]", style="bold magenta")
     if eid == leaf_id:
         line.append(" ← leaf", style="bold green")
+    if note:
+        line.append(f" {note}", style="bold yellow")
     line.append(" ")
     edit = edits.get(eid) if edits and eid.__class__ is str else None
     if edit is None:
