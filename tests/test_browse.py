@@ -448,8 +448,8 @@ def test_screenshot(tmp_path):
         await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
         s = screen(app)
         target = next(i for i, row in enumerate(s.rows) if row.node.label == "tax rounding decision")
-        app.screen.query_one(EntryList).cursor = target + 3
-        await pilot.press("down")
+        app.screen.query_one(EntryList).cursor = target - 3  # scrolls that row to the top
+        await pilot.press("down", "down", "down")  # the labelled branch point, its two branches below
         await pilot.pause()
         svg = Path(app.save_screenshot("browse.svg", str(tmp_path)))
         text = svg.read_text()

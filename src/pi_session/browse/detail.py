@@ -162,7 +162,8 @@ def detail_text(
     message = entry.get("message")
     role = message.get("role") if entry.get("type") == "message" and isinstance(message, Mapping) else None
     kind = sanitize(str(role if role is not None else entry.get("type")))
-    text = Text(kind, style=ROLE_STYLES.get(kind, "bold"))
+    text = Text()
+    text.append(kind, style=ROLE_STYLES.get(kind, "bold"))
     text.append(f"  {sanitize(str(entry.get('id')))}", style="dim")
     if label:
         text.append(f"  [{sanitize(label)}]", style="bold magenta")
@@ -174,12 +175,13 @@ def detail_text(
     if children > 1:
         text.append(f"  {children} branches start here", style="dim")
     for heading, body in entry_sections(entry):
-        text.append("\n")
+        style = "italic dim" if heading == "thinking" else ""
         if heading:
-            text.append(f"\n── {sanitize(heading)}\n", style="bold")
+            text.append(f"\n\n── {sanitize(heading)}", style="bold")
+            if body:
+                text.append("\n" + sanitize(_cut(body)), style=style)
         else:
-            text.append("\n")
-        text.append(sanitize(_cut(body)), style="italic dim" if heading == "thinking" else "")
+            text.append("\n\n" + sanitize(_cut(body)), style=style)
     return text
 
 

@@ -124,10 +124,9 @@ class EntryList(ScrollView, can_focus=True):
             text.truncate(width, overflow="ellipsis", pad=True)
             segments = list(text.render(self.app.console, end=""))
             base = self.rich_style
-            strip = Strip(Segment.apply_style(segments, base), width)
             if selected:
-                strip = strip.apply_style(self.get_component_rich_style("entry-list--cursor"))
-            strip = strip.crop_extend(0, width, base)
+                base = base + self.get_component_rich_style("entry-list--cursor")
+            strip = Strip(Segment.apply_style(segments, base), width).crop_extend(0, width, base)
             if len(self._cache) > 4096:
                 self._cache.clear()
             self._cache[key] = strip
