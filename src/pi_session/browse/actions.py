@@ -308,7 +308,8 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     what = "with a summary of the branch left" if summary is not None else "(an empty branch_summary entry records the move)"
     extra = list(notes)
     if moved.unanswered_tool_call_ids:
-        extra.append(f"{plural(len(moved.unanswered_tool_call_ids), 'tool call')} at the new position have no result")
+        count = len(moved.unanswered_tool_call_ids)
+        extra.append(f"{plural(count, 'tool call')} at the new position {'has' if count == 1 else 'have'} no result")
     return Outcome(f"moved the leaf to {where} {what}", tuple(extra), select_id=moved.summary_entry_id)
 
 

@@ -180,7 +180,8 @@ class SessionScreen(Screen[None]):
     def _show_detail(self, row: Row | None) -> None:
         detail = self.query_one("#detail", Static)
         if row is None:
-            detail.update(Text("(no entry shown: change the filter with f)", style="dim"))
+            empty = "(the session has no entries)" if not self.roots else "(no entry shown: change the filter with f)"
+            detail.update(Text(empty, style="dim"))
             return
         entry = row.node.entry
         if self.raw:
