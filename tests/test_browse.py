@@ -17,7 +17,7 @@ from textual.widgets import Input, Static  # noqa: E402
 
 from browse_helpers import LONG_OUTPUT, make_session, records, run, type_text, until  # noqa: E402
 from pi_session import SessionManager  # noqa: E402
-from pi_session.browse.actions import SummarizerConfig  # noqa: E402
+from pi_session.browse.summaries import SummarizerConfig  # noqa: E402
 from pi_session.browse.app import BrowseApp  # noqa: E402
 from pi_session.browse.dialogs import ConfirmDialog, InputDialog, ProgressDialog  # noqa: E402
 from pi_session.browse.entry_list import EntryList  # noqa: E402

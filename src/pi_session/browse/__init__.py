@@ -3,7 +3,9 @@
 Modules, UI apart from logic:
 
 - :mod:`~pi_session.browse.actions` -- what the browser does to sessions
-  (library calls, as the matching CLI commands make them; no UI);
+  (library calls, as the matching CLI commands make them; no UI), and
+  :mod:`~pi_session.browse.summaries` -- the actions that need a
+  summarizer (navigate, compact);
 - :mod:`~pi_session.browse.rows` -- filters, folds, layout and search of the
   tree rows (pure);
 - :mod:`~pi_session.browse.detail` -- one entry's full content (pure);

@@ -18,7 +18,8 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from .actions import ActionError, SummarizerConfig
+from .actions import ActionError
+from .summaries import SummarizerConfig
 
 __all__ = ["BrowseApp"]
 

@@ -25,7 +25,7 @@ from textual.widgets import Footer, Input, Static
 
 from ..cli.render import one_line, tree_row
 from ..context import applied_context_edits
-from . import actions
+from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
 from .dialogs import ConfirmDialog, InputDialog, ProgressDialog
 from .entry_list import EntryList
@@ -306,7 +306,7 @@ class SessionScreen(Screen[None]):
     async def _with_progress(self, what: str, make: Callable[[], Coroutine[Any, Any, Any]]) -> Any:
         """Run ``make()`` in a thread behind a progress dialog; returns its
         result, or ``_CANCELLED`` when the user cancelled."""
-        task = asyncio.ensure_future(actions.run_in_thread(make))
+        task = asyncio.ensure_future(summaries.run_in_thread(make))
         dialog = ProgressDialog(what, on_cancel=task.cancel)
         await self.app.push_screen(dialog)
         try:
@@ -358,7 +358,7 @@ class SessionScreen(Screen[None]):
             row = self._need_row()
             if row is None:
                 return
-            plan = actions.plan_navigation(self.path, row.id)
+            plan = summaries.plan_navigation(self.path, row.id)
             if plan.is_noop:
                 self.app.notify("this entry is the leaf already")
                 return
@@ -367,7 +367,7 @@ class SessionScreen(Screen[None]):
                 buttons.append(("summary", "Move + summary", "default"))
             buttons.append(("cancel", "Cancel", "default"))
             choice = await self.app.push_screen_wait(
-                ConfirmDialog(f"Navigate to {row.id}", actions.describe_navigation(plan), buttons)
+                ConfirmDialog(f"Navigate to {row.id}", summaries.describe_navigation(plan), buttons)
             )
             if choice not in ("move", "summary"):
                 return
@@ -377,12 +377,12 @@ class SessionScreen(Screen[None]):
                 cwd = self.manager.get_cwd()
                 summary = await self._with_progress(
                     f"Summarizing the branch left with {getattr(summarizer, 'name', 'summarizer')}…",
-                    lambda: actions.summarize_branch(cwd, plan, summarizer),
+                    lambda: summaries.summarize_branch(cwd, plan, summarizer),
                 )
                 if summary is _CANCELLED:
                     self.app.notify("cancelled; the session file was not changed", severity="warning")
                     return
-            self._done(actions.navigate(self.path, row.id, summary))
+            self._done(summaries.navigate(self.path, row.id, summary))
             if plan.editor_text is not None:
                 self.app.notify(one_line(plan.editor_text, 300), title="the message, to send again", markup=False, timeout=10)
 
@@ -439,7 +439,7 @@ class SessionScreen(Screen[None]):
     @work(group="action", exclusive=True, exit_on_error=False)
     async def action_compact(self) -> None:
         with self.browse_app.reporting():
-            prep, text = actions.plan_compaction(self.path)
+            prep, text = summaries.plan_compaction(self.path)
             if prep is None:
                 self.app.notify(text, markup=False)
                 return
@@ -451,9 +451,9 @@ class SessionScreen(Screen[None]):
             summarizer = self._summarizer()
             result = await self._with_progress(
                 f"Compacting with {getattr(summarizer, 'name', 'summarizer')}…",
-                lambda: actions.summarize_compaction(prep, summarizer),
+                lambda: summaries.summarize_compaction(prep, summarizer),
             )
             if result is _CANCELLED:
                 self.app.notify("cancelled; the session file was not changed", severity="warning")
                 return
-            self._done(actions.write_compaction(self.path, result))
+            self._done(summaries.write_compaction(self.path, result))

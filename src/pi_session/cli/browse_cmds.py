@@ -33,7 +33,8 @@ def browse(
     first. The summarizer options are those of navigate and compact."""
     import math
 
-    from ..browse.actions import ActionError, SummarizerConfig, open_read
+    from ..browse.actions import ActionError, open_read
+    from ..browse.summaries import SummarizerConfig
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail("browse needs a terminal (standard input and output must be a terminal)")
