@@ -35,6 +35,7 @@ def _agent_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("PI_SESSION_DEBUG", raising=False)
     monkeypatch.chdir(tmp_path)
 
 
@@ -128,6 +129,8 @@ def test_tree_filters_fold_and_detail(tmp_path):
         # filters: 3 = user messages only, 2 = no tool results, 4 = labelled only, f cycles
         await pilot.press("3")
         assert shown_ids(app) == [ids["u1"], ids["u2"], ids["u3"]]
+        # the hidden assistant messages pass their children up: still two branches
+        assert [row.prefix for row in s.rows] == ["", "├─ ", "└─ "]
         assert s.current_id() == ids["u3"]  # the leaf's nearest shown ancestor
         await pilot.press("2")
         assert ids["t1"] not in shown_ids(app) and len(shown_ids(app)) == 9
@@ -435,6 +438,41 @@ def test_errors_become_notifications_not_crashes(tmp_path, monkeypatch):
 
     run(app, body)
     assert app.crash is None and app.return_code in (0, None)
+
+
+def test_a_file_that_is_not_a_session_is_an_error_message(tmp_path):
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text('{"type": "message", "id": "x"}\n')
+    app = App(notes)
+
+    async def body(pilot):
+        await until(pilot, lambda: any(str(notes) in m for m in app.said), "the error")
+
+    run(app, body)
+    assert app.crash is None
+
+
+def test_a_bug_ends_the_app_without_a_traceback(tmp_path, monkeypatch):
+    """An unexpected error outside the actions ends the app (the terminal is
+    restored by Textual); it is kept for the command's one-line message and
+    Textual's traceback (which prints local variables, session text among
+    them) is not printed."""
+    path, _ids = make_session(tmp_path)
+
+    def bug(self: Any) -> None:
+        raise ZeroDivisionError("a bug")
+
+    monkeypatch.setattr(SessionScreen, "action_fold", bug)
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await pilot.press("space")
+
+    with pytest.raises(ZeroDivisionError):
+        run(app, body)
+    assert isinstance(app.crash, ZeroDivisionError)
+    assert app.return_code == 1 and app._exit_renderables == []
 
 
 def test_screenshot(tmp_path):

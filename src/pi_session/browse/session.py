@@ -86,7 +86,11 @@ class SessionScreen(Screen[None]):
         self.rows: list[Row] = []
         self._index: dict[Any, int] = {}
         self._search_cache: dict[Any, str] = {}
-        self.manager: Any = None
+        self.manager: Any = None  # None until the file is read
+        self.roots: list[Any] = []
+        self.leaf_id: Any = None
+        self.active: set[Any] = set()
+        self.edits: dict[str, Any] = {}
 
     @property
     def browse_app(self) -> BrowseApp:
@@ -104,34 +108,53 @@ class SessionScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        try:
-            self.reload(initial=True)
-        except actions.ActionError as exc:
-            self.browse_app.say_error(str(exc))
-            self.action_leave()
-            return
-        for note in actions.load_notes(self.manager):
-            self.app.notify(note, severity="warning", markup=False, timeout=8)
+        self.query_one("#title", Static).update(Text(f"reading {self.path.name}…", no_wrap=True, overflow="ellipsis"))
         self.query_one(EntryList).focus()
+        self.reload(initial=True)
 
     def reload(self, select_id: Any = None, *, initial: bool = False) -> None:
-        """Read the file again and show it, the cursor on ``select_id`` (or
-        the entry under the cursor, or the leaf)."""
-        current = self.current_id()
-        manager = actions.open_read(self.path)
+        """Read the file again (in a thread: a large session takes seconds)
+        and show it, the cursor on ``select_id`` (or the entry under the
+        cursor, or the leaf)."""
+        current = None if initial else self.current_id()
+        self._load(select_id if select_id is not None else current, initial)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load(self, select_id: Any, initial: bool) -> None:
+        with self.browse_app.reporting():
+            try:
+                manager = actions.open_read(self.path)
+            except actions.ActionError as exc:
+                self.app.call_from_thread(self._load_failed, str(exc), initial)
+                return
+            roots = manager.get_tree()
+            leaf_id = manager.get_leaf_id()
+            branch = manager.get_branch() if leaf_id is not None else []
+            edits = applied_context_edits(branch) if branch else {}
+            self.app.call_from_thread(self._loaded, manager, roots, branch, edits, select_id, initial)
+
+    def _load_failed(self, message: str, initial: bool) -> None:
+        self.browse_app.say_error(message)
+        if initial:
+            self.action_leave()
+
+    def _loaded(self, manager: Any, roots: Any, branch: Any, edits: Any, select_id: Any, initial: bool) -> None:
         self.manager = manager
-        self.roots = manager.get_tree()
+        self.roots = roots
         self.leaf_id = manager.get_leaf_id()
-        branch = manager.get_branch() if self.leaf_id is not None else []
         self.active = {e.get("id") for e in branch}
-        self.edits = applied_context_edits(branch) if branch else {}
+        self.edits = edits
         self._search_cache.clear()
-        target = select_id if select_id is not None else (self.leaf_id if initial or current is None else current)
-        self.rebuild(target)
+        self.rebuild(select_id if select_id is not None else self.leaf_id)
+        if initial:
+            for note in actions.load_notes(manager):
+                self.app.notify(note, severity="warning", markup=False, timeout=8)
 
     def rebuild(self, select_id: Any = None) -> None:
         """Lay the rows out again (filter, folds) with the cursor on
         ``select_id``, or on its nearest shown ancestor."""
+        if self.manager is None:
+            return
         self.rows = layout_rows(filtered_forest(self.roots, self.filter), self.folded)
         self._index = {row.id: i for i, row in enumerate(self.rows)}
         tree = self.query_one(EntryList)
@@ -298,6 +321,9 @@ class SessionScreen(Screen[None]):
         self.reload(outcome.select_id)
 
     def _need_row(self) -> Row | None:
+        if self.manager is None:
+            self.app.notify("still reading the session", severity="warning")
+            return None
         row = self.current_row()
         if row is None:
             self.app.notify("no entry selected", severity="warning")
@@ -346,6 +372,8 @@ class SessionScreen(Screen[None]):
     @work(group="action", exclusive=True, exit_on_error=False)
     async def action_rename(self) -> None:
         with self.browse_app.reporting():
+            if self.manager is None:
+                return
             value = await self.app.push_screen_wait(
                 InputDialog("Name the session", "An empty name clears it.", self.manager.get_session_name() or "", ok="Save name")
             )
@@ -439,6 +467,8 @@ class SessionScreen(Screen[None]):
     @work(group="action", exclusive=True, exit_on_error=False)
     async def action_compact(self) -> None:
         with self.browse_app.reporting():
+            if self.manager is None:
+                return
             prep, text = summaries.plan_compaction(self.path)
             if prep is None:
                 self.app.notify(text, markup=False)
