@@ -77,6 +77,7 @@ class PickerScreen(Screen[None]):
 
     @property
     def browse_app(self) -> BrowseApp:
+        """The app, with its options and error reporting."""
         return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:

@@ -61,6 +61,7 @@ class ViewNode:
 
     @property
     def id(self) -> Any:
+        """The entry's id."""
         return self.node.entry.get("id")
 
 
@@ -113,6 +114,7 @@ class Row:
 
     @property
     def id(self) -> Any:
+        """The entry's id."""
         return self.node.entry.get("id")
 
 

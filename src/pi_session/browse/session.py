@@ -94,6 +94,7 @@ class SessionScreen(Screen[None]):
 
     @property
     def browse_app(self) -> BrowseApp:
+        """The app, with its options and error reporting."""
         return self.app  # type: ignore[return-value]
 
     # ------------------------------------------------------------------
@@ -187,12 +188,14 @@ class SessionScreen(Screen[None]):
         return tree_row(row.node.entry, row.node.label, row.prefix, self.leaf_id, self.active, preview, edits=self.edits, note=note)
 
     def current_row(self) -> Row | None:
+        """The row under the cursor, or None when no row is shown."""
         if not self.rows:
             return None
         index = self.query_one(EntryList).cursor
         return self.rows[index] if 0 <= index < len(self.rows) else None
 
     def current_id(self) -> Any:
+        """The id of the entry under the cursor, or None."""
         row = self.current_row() if self.is_mounted else None
         return row.id if row is not None else None
 
