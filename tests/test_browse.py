@@ -10,21 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input, Static
 
-pytest.importorskip("textual")
-
-from textual.widgets import Input, Static  # noqa: E402
-
-from browse_helpers import LONG_OUTPUT, make_session, records, run, type_text, until  # noqa: E402
-from pi_session import SessionManager  # noqa: E402
-from pi_session.browse.summaries import SummarizerConfig  # noqa: E402
-from pi_session.browse.app import BrowseApp  # noqa: E402
-from pi_session.browse.dialogs import ConfirmDialog, InputDialog, ProgressDialog  # noqa: E402
-from pi_session.browse.entry_list import EntryList  # noqa: E402
-from pi_session.browse.picker import PickerScreen  # noqa: E402
-from pi_session.browse.rows import filtered_forest, layout_rows  # noqa: E402
-from pi_session.browse.session import SessionScreen  # noqa: E402
-from pi_session.cli.render import tree_lines, tree_row  # noqa: E402
+from browse_helpers import LONG_OUTPUT, make_session, records, run, type_text, until
+from pi_session import SessionManager
+from pi_session.browse.summaries import SummarizerConfig
+from pi_session.browse.app import BrowseApp
+from pi_session.browse.dialogs import ConfirmDialog, InputDialog, ProgressDialog
+from pi_session.browse.entry_list import EntryList
+from pi_session.browse.picker import PickerScreen
+from pi_session.browse.rows import filtered_forest, layout_rows
+from pi_session.browse.session import SessionScreen
+from pi_session.cli.render import tree_lines, tree_row
 
 ROOT = Path(__file__).resolve().parents[1]
 EXTRACTIVE = SummarizerConfig(provider="extractive")
