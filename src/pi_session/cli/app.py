@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds
+from . import browse_cmds
 
 app = typer.Typer(
     name="pi-session",
@@ -47,6 +48,7 @@ def _root(
 
 for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds):
     module.register(app)
+browse_cmds.register(app)
 
 
 def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:

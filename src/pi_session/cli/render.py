@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import operator
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from typing import Any, TypeVar
 
 from rich.text import Text
 
@@ -183,29 +184,27 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
 _ABSENT: Any = UNDEFINED
 
 
-def tree_lines(
-    roots: list[TreeNode],
-    leaf_id: str | None,
-    active: set[str],
-    width: int = 72,
-    *,
-    edits: Mapping[str, tuple[str, Any]] | None = None,
-) -> list[Text]:
-    """Render a session tree like pi's tree view: a chain stays at one
-    indentation and only branch points indent their children, so a
-    5,000-entry linear session is 5,000 flat lines. The leaf is marked,
-    entries on the active path carry a bullet, labels are shown.
+N = TypeVar("N")
 
-    ``edits`` (target id → (edit id, replacement), from
-    :func:`pi_session.context.applied_context_edits`) marks entries a
-    context edit changes at the leaf: they are previewed as the model sees
-    them, and an omitted one without its text."""
-    from ..context import edited_entry
 
-    edits = edits or {}
-    lines: list[Text] = []
+def iter_tree_layout(
+    roots: Sequence[N], children: Callable[[N], Sequence[N]] = operator.attrgetter("children")
+) -> Iterator[tuple[N, str]]:
+    """The layout of pi's tree view, node by node, depth first: a chain
+    stays at one indentation and only a branch point indents its children
+    (``├─``/``└─`` guides), so a 5,000-entry linear session is 5,000 flat
+    rows. Several roots each get a guide. Iterative: any depth works.
+
+    Args:
+        roots: the top nodes, in order.
+        children: a node's children in order (default: its ``children``);
+            return an empty list to hide a node's subtree (a fold).
+
+    Yields:
+        ``(node, prefix)``: the guide text drawn before the node's row.
+    """
     # stack items: (node, prefix for this node's line, prefix for its descendants)
-    stack: list[tuple[TreeNode, str, str]] = []
+    stack: list[tuple[N, str, str]] = []
     multi_root = len(roots) > 1
     for i in reversed(range(len(roots))):
         if multi_root:
@@ -215,35 +214,76 @@ def tree_lines(
             stack.append((roots[i], "", ""))
     while stack:
         node, prefix, child_prefix = stack.pop()
-        eid = node.entry.get("id")
-        line = Text(prefix, style="dim")
-        line.append("• " if eid in active else "  ", style="green")
-        line.append(_s(eid), style="dim")
-        # label and leaf marker before the preview, so cropping never hides them
-        if node.label:
-            line.append(f" [{_s(node.label)}]", style="bold magenta")
-        if eid == leaf_id:
-            line.append(" ← leaf", style="bold green")
-        line.append(" ")
-        edit = edits.get(eid) if eid.__class__ is str else None
-        if edit is None:
-            line.append_text(entry_line(node.entry, width))
-        elif edit[1] is None:
-            line.append(f"{_s(node.entry.get('type'))} (omitted from the model's context by {_s(edit[0])})", style="dim")
+        yield node, prefix
+        kids = children(node)
+        if len(kids) == 1:
+            stack.append((kids[0], child_prefix, child_prefix))
         else:
-            line.append_text(entry_line(edited_entry(node.entry, edit[1]), width))
-            line.append(f" (edited by {_s(edit[0])})", style="dim")
-        lines.append(line)
-        children = node.children
-        if len(children) == 1:
-            stack.append((children[0], child_prefix, child_prefix))
-        else:
-            for j in reversed(range(len(children))):
-                last = j == len(children) - 1
-                stack.append(
-                    (children[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "))
-                )
-    return lines
+            for j in reversed(range(len(kids))):
+                last = j == len(kids) - 1
+                stack.append((kids[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  ")))
+
+
+def tree_row(
+    entry: Mapping[str, Any],
+    label: str | None,
+    prefix: str,
+    leaf_id: str | None,
+    active: Container[Any],
+    width: int = 72,
+    *,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+    note: str | None = None,
+) -> Text:
+    """One row of the tree view: the guide ``prefix``, a bullet for entries
+    on the active path, the id, the label, the leaf marker, ``note`` (e.g.
+    what a fold hides) and the entry's preview (see :func:`tree_lines` for
+    ``edits``)."""
+    from ..context import edited_entry
+
+    eid = entry.get("id")
+    line = Text(prefix, style="dim")
+    line.append("• " if eid in active else "  ", style="green")
+    line.append(_s(eid), style="dim")
+    # label and leaf marker before the preview, so cropping never hides them
+    if label:
+        line.append(f" [{_s(label)}]", style="bold magenta")
+    if eid == leaf_id:
+        line.append(" ← leaf", style="bold green")
+    if note:
+        line.append(f" {note}", style="bold yellow")
+    line.append(" ")
+    edit = edits.get(eid) if edits and eid.__class__ is str else None
+    if edit is None:
+        line.append_text(entry_line(entry, width))
+    elif edit[1] is None:
+        line.append(f"{_s(entry.get('type'))} (omitted from the model's context by {_s(edit[0])})", style="dim")
+    else:
+        line.append_text(entry_line(edited_entry(entry, edit[1]), width))
+        line.append(f" (edited by {_s(edit[0])})", style="dim")
+    return line
+
+
+def tree_lines(
+    roots: list[TreeNode],
+    leaf_id: str | None,
+    active: set[str],
+    width: int = 72,
+    *,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+) -> list[Text]:
+    """Render a session tree like pi's tree view (layout:
+    :func:`iter_tree_layout`; rows: :func:`tree_row`). The leaf is marked,
+    entries on the active path carry a bullet, labels are shown.
+
+    ``edits`` (target id → (edit id, replacement), from
+    :func:`pi_session.context.applied_context_edits`) marks entries a
+    context edit changes at the leaf: they are previewed as the model sees
+    them, and an omitted one without its text."""
+    return [
+        tree_row(node.entry, node.label, prefix, leaf_id, active, width, edits=edits)
+        for node, prefix in iter_tree_layout(roots)
+    ]
 
 
 DEEP_TREE = 1000

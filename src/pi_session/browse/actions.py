@@ -1,0 +1,262 @@
+"""What ``pi-session browse`` does to sessions: library calls, no UI.
+
+Each action opens the session file as the matching CLI command does
+(``label``, ``name``, ``navigate``, ``clone``, ``export``, ``compact``), so
+the browser writes exactly what the command would: a session is read
+read-only, and the file is opened for writing only when there is something
+to write (an old v1/v2 file is migrated then, with its backup, and the note
+says so). Every failure is an :class:`ActionError` with a one-line message;
+the file is unchanged unless an :class:`Outcome` came back. The actions
+that need a summarizer (navigate, compact) are in
+:mod:`pi_session.browse.summaries`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cli.render import plural
+from ..manager import SessionManager
+from ..storage import SessionFileError
+
+__all__ = [
+    "ActionError",
+    "ExportExists",
+    "Outcome",
+    "open_read",
+    "list_sessions",
+    "load_notes",
+    "open_write",
+    "save",
+    "one_line",
+    "set_label",
+    "set_name",
+    "clone",
+    "default_export_path",
+    "export",
+]
+
+
+class ActionError(Exception):
+    """An action failed; ``str(exc)`` is one line for the user. The session
+    file was not changed."""
+
+
+class ExportExists(ActionError):
+    """The export's output file exists: ask, then call :func:`export` again
+    with ``overwrite=True``."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What an action did.
+
+    Attributes:
+        message: one line for the user.
+        notes: notes of the write (a migration with its backup, another
+            writer's entries loaded), one line each.
+        path: a file the action made (clone, export), else None.
+        select_id: the entry to select afterwards (the new leaf), or None.
+    """
+
+    message: str
+    notes: tuple[str, ...] = ()
+    path: Path | None = None
+    select_id: str | None = None
+
+
+def one_line(text: str) -> str:
+    """``text`` with every run of whitespace (newlines too) as one space."""
+    return " ".join(text.split())
+
+
+def open_read(path: Path) -> SessionManager:
+    """Open a session read-only (an old file is migrated in memory only).
+
+    Raises:
+        ActionError: missing, empty or unreadable file, or not a session.
+    """
+    try:
+        if path.stat().st_size == 0:
+            raise ActionError(f"{path}: empty file (0 bytes): no session in it yet")
+        return SessionManager.open(path, read_only=True)
+    except SessionFileError as exc:
+        raise ActionError(one_line(str(exc))) from None
+    except OSError as exc:
+        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+
+
+def list_sessions(cwd: str, *, all_projects: bool = False) -> list[dict[str, Any]]:
+    """The sessions of ``cwd`` (or of every project), newest first, as
+    ``pi-session ls [--all]`` lists them (pi's ``SessionInfo`` dicts)."""
+    return SessionManager.list_all() if all_projects else SessionManager.list(cwd)
+
+
+def load_notes(manager: SessionManager) -> list[str]:
+    """The damage and notes found when ``manager`` opened its file, one line
+    each (what the CLI prints as warnings)."""
+    file = manager.get_session_file()
+    lines = [p.format(file) if p.line else f"{file}: {p.message}" for p in manager.problems]
+    return [one_line(line) for line in [*lines, *manager.notes]]
+
+
+def open_write(path: Path) -> tuple[SessionManager, int]:
+    """The session opened for writing (a v1/v2 file is migrated now, with a
+    backup) and how many of its notes to skip when reporting (0: the
+    opening's own notes are reported too).
+
+    Raises:
+        ActionError: the file cannot be read or rewritten.
+    """
+    try:
+        manager = SessionManager.open(path, read_only=False)
+    except SessionFileError as exc:
+        raise ActionError(one_line(str(exc))) from None
+    except OSError as exc:
+        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+    return manager, 0
+
+
+def save(manager: SessionManager, seen: int) -> tuple[str, ...]:
+    """Write what is pending.
+
+    Returns:
+        The manager's notes after the first ``seen``, one line each.
+
+    Raises:
+        ActionError: the write failed.
+    """
+    try:
+        manager.save()
+    except OSError as exc:
+        raise ActionError(f"{manager.get_session_file()}: {exc.strerror or exc}") from None
+    return tuple(one_line(n) for n in manager.notes[seen:])
+
+
+def _check_text(text: str, what: str) -> None:
+    if any("\ud800" <= ch <= "\udfff" for ch in text):
+        raise ActionError(f"{what}: not valid Unicode text")
+
+
+def set_label(path: Path, entry_id: str, text: str) -> Outcome:
+    """Set the label of ``entry_id`` (empty ``text``: clear it), as
+    ``pi-session label``.
+
+    Raises:
+        ActionError: no such entry, or the write failed.
+    """
+    _check_text(text, "label")
+    text = text.strip()
+    if open_read(path).get_entry(entry_id) is None:
+        raise ActionError(f"{path}: no entry with id {entry_id}")
+    manager, seen = open_write(path)
+    try:
+        manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
+    except KeyError:
+        raise ActionError(f"{path}: no entry with id {entry_id}") from None
+    except OSError as exc:
+        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+    notes = save(manager, seen)
+    done = f"labelled {entry_id}: {text}" if text else f"cleared the label of {entry_id}"
+    return Outcome(one_line(done), notes, select_id=entry_id)
+
+
+def set_name(path: Path, text: str) -> Outcome:
+    """Name the session (empty ``text``: clear the name), as ``pi-session
+    name``.
+
+    Raises:
+        ActionError: the write failed.
+    """
+    _check_text(text, "name")
+    manager, seen = open_write(path)
+    try:
+        manager.append_session_info(text)
+    except OSError as exc:
+        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+    notes = save(manager, seen)
+    current = manager.get_session_name()
+    return Outcome(one_line(f"named: {current}") if current else "name cleared", notes)
+
+
+def clone(path: Path, entry_id: str) -> Outcome:
+    """Write a new session holding the path root→``entry_id``, as
+    ``pi-session clone --leaf``; the source stays untouched.
+
+    Raises:
+        ActionError: no such entry, or the write failed.
+    """
+    writer = open_read(path)
+    try:
+        new_file = writer.create_branched_session(entry_id)
+        writer.save()
+    except KeyError:
+        raise ActionError(f"{path}: no entry with id {entry_id}") from None
+    except (OSError, SessionFileError) as exc:
+        raise ActionError(one_line(f"clone failed: {exc}")) from None
+    count = len(writer.get_entries())
+    return Outcome(f"cloned {plural(count, 'entry', 'entries')} to {new_file}", path=new_file)
+
+
+def default_export_path(session: Path, directory: str | None = None) -> Path:
+    """Where an export goes unless the user says otherwise:
+    ``<directory or cwd>/<session file stem>.html``."""
+    return Path(directory or os.getcwd()) / f"{session.stem}.html"
+
+
+def _looks_like_session(path: Path) -> bool:
+    if path.suffix.lower() == ".jsonl":
+        return True
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
+
+
+def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = False) -> Outcome:
+    """Export the conversation root→``leaf_id`` (None: the leaf) to
+    ``output`` as ``pi-session export -o`` does: Markdown for a ``.md`` or
+    ``.markdown`` name, else HTML; written atomically; never over a session
+    file.
+
+    Raises:
+        ExportExists: ``output`` exists and ``overwrite`` is false.
+        ActionError: no such entry, a session file or a directory in the
+            way, a missing directory, or the write failed.
+    """
+    from ..cli.render import sanitize
+    from ..export import export_html, export_markdown
+    from ..storage import write_atomic
+
+    manager = open_read(path)
+    if leaf_id is not None and manager.get_entry(leaf_id) is None:
+        raise ActionError(f"{path}: no entry with id {leaf_id}")
+    target = Path(os.path.abspath(output.expanduser()))
+    if not target.parent.is_dir():
+        raise ActionError(f"{output}: directory {target.parent} does not exist")
+    if os.path.lexists(target):
+        real = Path(os.path.realpath(target))
+        try:
+            same = os.path.samefile(real, path)
+        except OSError:
+            same = False
+        if same or (real.exists() and _looks_like_session(real)):
+            raise ActionError(f"{output}: refusing to overwrite a session file")
+        if real.is_dir():
+            raise ActionError(f"{output}: is a directory")
+        if not overwrite:
+            raise ExportExists(f"{output} already exists")
+        target = real
+    entries = manager.get_branch(leaf_id)
+    render = export_markdown if target.suffix.lower() in (".md", ".markdown") else export_html
+    text = sanitize(render(manager.get_header(), entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+    try:
+        write_atomic(target, [text.encode("utf-8")])
+    except OSError as exc:
+        raise ActionError(f"{output}: {exc.strerror or exc}") from None
+    return Outcome(f"exported {plural(len(entries), 'entry', 'entries')} to {target}", path=target)

@@ -1,0 +1,190 @@
+"""The detail pane of ``pi-session browse``: one entry's full content.
+
+Pure: an entry in, text out. Every piece of session text goes through
+:func:`pi_session.cli.render.sanitize` (no terminal escapes reach the
+screen). :func:`entry_sections` gives the content as ``(heading, text)``
+pairs, which both the pane (:func:`detail_text`) and the search use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from rich.text import Text
+
+from ..cli.render import ROLE_STYLES, sanitize, system_changes
+from ..context import system_message_text, text_content
+from ..jsonio import dumps_pretty
+
+__all__ = ["DETAIL_LIMIT", "entry_sections", "entry_search_text", "detail_text", "entry_json"]
+
+DETAIL_LIMIT = 200_000
+"""Characters of one section the pane shows (the rest is cut, with a note:
+the raw view or ``pi-session context --json`` has everything)."""
+
+
+def _json(value: Any) -> str:
+    try:
+        return dumps_pretty(value)
+    except (TypeError, ValueError):  # not JSON data (an entry built in memory)
+        return repr(value)
+
+
+def _content_parts(content: Any) -> list[tuple[str, str]]:
+    """Text blocks as text, images as a one-line note."""
+    if isinstance(content, str):
+        return [("", content)]
+    parts: list[tuple[str, str]] = []
+    if not isinstance(content, list):
+        return parts
+    for block in content:
+        if not isinstance(block, Mapping):
+            continue
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(("", str(block.get("text", ""))))
+        elif kind == "image":
+            data = block.get("data")
+            size = f", {len(data):,} base64 characters" if isinstance(data, str) else ""
+            parts.append(("image", f"[image {block.get('mimeType', '')}{size}]"))
+    return parts
+
+
+def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
+    role = message.get("role")
+    out: list[tuple[str, str]] = []
+    if role == "assistant":
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, Mapping):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                out.append(("", str(block.get("text", ""))))
+            elif kind == "thinking":
+                out.append(("thinking", str(block.get("thinking", ""))))
+            elif kind == "toolCall":
+                out.append((f"tool call {block.get('name')} ({block.get('id')})", _json(block.get("arguments"))))
+        if message.get("errorMessage"):
+            out.append(("error", str(message.get("errorMessage"))))
+        facts = [f"{k}: {message.get(k)}" for k in ("provider", "model", "stopReason") if message.get(k) is not None]
+        usage = message.get("usage")
+        if isinstance(usage, Mapping):
+            facts.append("usage: " + ", ".join(f"{k} {v}" for k, v in usage.items() if not isinstance(v, Mapping)))
+        if facts:
+            out.append(("model", "\n".join(facts)))
+        return out
+    if role == "toolResult":
+        failed = " (failed)" if message.get("isError") is True else ""
+        out.append((f"result of {message.get('toolName')} ({message.get('toolCallId')}){failed}", ""))
+        out.extend(_content_parts(message.get("content")))
+        return out
+    if role == "bashExecution":
+        out.append(("command", str(message.get("command", ""))))
+        out.append(("output", str(message.get("output", ""))))
+        return out
+    if role in ("branchSummary", "compactionSummary"):
+        return [("summary", str(message.get("summary", "")))]
+    if role == "system":
+        changes = system_changes(message)
+        if changes:
+            out.append(("changes", changes))
+        out.append(("system prompt", system_message_text(message)))
+        return out
+    return _content_parts(message.get("content"))
+
+
+def entry_sections(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The full content of an entry as ``(heading, text)`` pairs (heading
+    ``""`` for plain message text), unsanitized: messages by role (text,
+    thinking, tool calls with their arguments, tool results, summaries),
+    compactions and branch summaries with their summary and details; any
+    other entry as its JSON fields."""
+    etype = entry.get("type")
+    if etype == "message":
+        message = entry.get("message")
+        if not isinstance(message, Mapping):
+            return [("message", "(its message is not an object)")]
+        return _message_sections(message)
+    if etype == "compaction":
+        sections = [("summary", str(entry.get("summary", "")))]
+        sections.append(("kept", f"first kept entry {entry.get('firstKeptEntryId')}; {entry.get('tokensBefore')} tokens before"))
+        if entry.get("details") is not None:
+            sections.append(("details", _json(entry.get("details"))))
+        return sections
+    if etype == "branch_summary":
+        sections = [("summary", str(entry.get("summary", "")) or "(empty: a move of the leaf, left out of the context)")]
+        sections.append(("from", str(entry.get("fromId"))))
+        if entry.get("details") is not None:
+            sections.append(("details", _json(entry.get("details"))))
+        return sections
+    if etype == "custom_message":
+        return [(f"custom message {entry.get('customType')}", ""), *_content_parts(entry.get("content"))]
+    if etype == "context_edit":
+        replacement = entry.get("replacement")
+        what = "omitted from the context" if replacement is None else "replaced by"
+        sections = [(f"context edit of {entry.get('targetId')}", what)]
+        if isinstance(replacement, Mapping):
+            sections.append(("replacement", text_content(replacement.get("content"), "\n")))
+        return sections
+    skip = {"type", "id", "parentId", "timestamp"}
+    fields = {k: v for k, v in entry.items() if k not in skip}
+    return [(str(etype), _json(fields) if fields else "")]
+
+
+def entry_search_text(entry: Mapping[str, Any], label: str | None = None) -> str:
+    """What the tree search looks in: the entry's id, type, role, label and
+    full content (see :func:`entry_sections`), one string."""
+    message = entry.get("message")
+    role = message.get("role") if isinstance(message, Mapping) else ""
+    head = f"{entry.get('id')} {entry.get('type')} {role} {label or ''}"
+    return "\n".join([head, *(f"{h}\n{t}" for h, t in entry_sections(entry))])
+
+
+def _cut(text: str) -> str:
+    if len(text) <= DETAIL_LIMIT:
+        return text
+    return text[:DETAIL_LIMIT] + f"\n… ({len(text) - DETAIL_LIMIT:,} more characters; press j for the raw entry)"
+
+
+def detail_text(
+    entry: Mapping[str, Any],
+    *,
+    label: str | None = None,
+    is_leaf: bool = False,
+    on_path: bool = False,
+    children: int = 0,
+) -> Text:
+    """The pane's text for one entry: a heading line (type or role, id,
+    label, leaf and path markers, time), then every section of
+    :func:`entry_sections`, sanitized."""
+    message = entry.get("message")
+    role = message.get("role") if entry.get("type") == "message" and isinstance(message, Mapping) else None
+    kind = sanitize(str(role if role is not None else entry.get("type")))
+    text = Text()
+    text.append(kind, style=ROLE_STYLES.get(kind, "bold"))
+    text.append(f"  {sanitize(str(entry.get('id')))}", style="dim")
+    if label:
+        text.append(f"  [{sanitize(label)}]", style="bold magenta")
+    if is_leaf:
+        text.append("  ← leaf", style="bold green")
+    elif on_path:
+        text.append("  • on the current branch", style="green")
+    text.append(f"\n{sanitize(str(entry.get('timestamp', '')))}", style="dim")
+    if children > 1:
+        text.append(f"  {children} branches start here", style="dim")
+    for heading, body in entry_sections(entry):
+        style = "italic dim" if heading == "thinking" else ""
+        if heading:
+            text.append(f"\n\n── {sanitize(heading)}", style="bold")
+            if body:
+                text.append("\n" + sanitize(_cut(body)), style=style)
+        else:
+            text.append("\n\n" + sanitize(_cut(body)), style=style)
+    return text
+
+
+def entry_json(entry: Mapping[str, Any]) -> Text:
+    """The entry as indented JSON (the raw view), sanitized."""
+    return Text(sanitize(_cut(_json(entry))))
