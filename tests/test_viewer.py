@@ -192,7 +192,7 @@ def test_real_and_generated_pages_are_safe_and_complete(tmp_path):
     for i, source in enumerate(sources):
         page = export_page(source, tmp_path / f"p{i}.html").read_text()
         parser = _check_safe_page(page)
-        manager = SessionManager.open(str(source), session_dir=str(tmp_path))
+        manager = SessionManager.open(str(source), session_dir=str(tmp_path), read_only=True)
         n = len(manager.get_entries())
         rows = re.findall(r'<a class="row[^"]*" href="#e(\d+)" data-i="(\d+)" data-p="(-?\d+)"', page)
         assert [int(r[0]) for r in rows] == list(range(n)) and all(a == b for a, b, _ in rows)
