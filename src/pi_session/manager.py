@@ -72,9 +72,9 @@ def _store_of(store: StoreArg) -> SessionStore | None:
     """The store object for a ``store=`` argument (None stays None)."""
     if store is None:
         return None
-    from .stores import open_store
+    from .stores import shared_store
 
-    return open_store(store)
+    return shared_store(store)
 
 
 def _file_root(store: SessionStore | None) -> Path | None:
