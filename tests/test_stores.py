@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
