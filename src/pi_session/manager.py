@@ -224,7 +224,7 @@ class SessionManager:
         self.notes: list[str] = []
         self.file_version: Any = None
         # a database store (never a FileStore: files go through the paths)
-        self._store: SessionStore | None = store
+        self._store: SessionStore | None = store if persist else None
         if persist and self._session_dir is not None and not read_only:
             ensure_dir(self._session_dir)
         if session_file is not None:
@@ -328,7 +328,8 @@ class SessionManager:
 
             store (keyword): open a session of this store
                 (:class:`pi_session.stores.SessionStore` or its URL);
-                ``path`` is then its id or a unique id prefix.
+                ``path`` is then its id or a unique id prefix (with a
+                FileStore, an existing file path still names that file).
 
         Raises:
             pi_session.storage.SessionFileError: unreadable, or a non-empty
@@ -339,6 +340,8 @@ class SessionManager:
                 (:class:`~pi_session.stores.AmbiguousSessionError`).
         """
         store = _store_of(kwargs.pop("store", None))
+        if store is not None and _file_root(store) is not None and Path(path).expanduser().is_file():
+            store = None  # a file path with a FileStore: that file
         if store is not None:
             session_id = store.resolve(os.fspath(path))
             root = _file_root(store)
