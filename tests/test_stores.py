@@ -543,3 +543,17 @@ def test_store_argument_checks(tmp_path):
     assert shared_store(url) is shared_store(url)
     assert SessionManager.create("/w", store=url).get_store() is shared_store(url)
     assert SessionManager.create("/w").get_store() is None
+
+
+def test_file_store_import_refuses_a_taken_file_name(tmp_path):
+    store = FileStore(tmp_path / "sessions")
+    a = tmp_path / "a" / "same.jsonl"
+    b = tmp_path / "b" / "same.jsonl"
+    a.parent.mkdir()
+    b.parent.mkdir()
+    a.write_bytes(_header("first"))
+    b.write_bytes(_header("second"))
+    assert import_file(store, a).status == "imported"
+    result = import_file(store, b)
+    assert result.status == "failed" and "exists" in result.message
+    assert b"first" in store.path_of("first").read_bytes()
