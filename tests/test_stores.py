@@ -557,3 +557,13 @@ def test_file_store_import_refuses_a_taken_file_name(tmp_path):
     result = import_file(store, b)
     assert result.status == "failed" and "exists" in result.message
     assert b"first" in store.path_of("first").read_bytes()
+
+
+def test_open_by_locator(tmp_path):
+    url = f"sqlite:///{tmp_path}/s.db"
+    manager = SessionManager.create("/w", store=url)
+    manager.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    fork = SessionManager.fork_from(manager.get_session_id(), "/w2", store=url)
+    parent = SessionManager.open(fork.get_header()["parentSession"], read_only=True)
+    assert parent.get_session_id() == manager.get_session_id()
+    assert SessionManager.open(manager.get_session_location()).get_entries() == manager.get_entries()

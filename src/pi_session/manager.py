@@ -330,6 +330,11 @@ class SessionManager:
                 (:class:`pi_session.stores.SessionStore` or its URL);
                 ``path`` is then its id or a unique id prefix (with a
                 FileStore, an existing file path still names that file).
+                Without ``store``, ``path`` may also be a database
+                session's locator, ``<store url>#<id>`` (what
+                :meth:`get_session_location` and ``parentSession`` hold;
+                its password is masked, so a PostgreSQL login then comes
+                from libpq's environment).
 
         Raises:
             pi_session.storage.SessionFileError: unreadable, or a non-empty
@@ -339,7 +344,13 @@ class SessionManager:
                 or an ambiguous prefix
                 (:class:`~pi_session.stores.AmbiguousSessionError`).
         """
-        store = _store_of(kwargs.pop("store", None))
+        store_arg = kwargs.pop("store", None)
+        text = os.fspath(path)
+        if store_arg is None and isinstance(text, str) and "://" in text and "#" in text:
+            # a database session's locator (get_session_location, parentSession)
+            store_arg, text = text.rsplit("#", 1)
+            path = text
+        store = _store_of(store_arg)
         if store is not None and _file_root(store) is not None and Path(path).expanduser().is_file():
             store = None  # a file path with a FileStore: that file
         if store is not None:
