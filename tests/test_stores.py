@@ -567,3 +567,13 @@ def test_open_by_locator(tmp_path):
     parent = SessionManager.open(fork.get_header()["parentSession"], read_only=True)
     assert parent.get_session_id() == manager.get_session_id()
     assert SessionManager.open(manager.get_session_location()).get_entries() == manager.get_entries()
+
+
+def test_an_old_session_put_in_a_database_directly_opens_read_only(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    store.create([dumps_line(r) for r in V1])  # not through import, which migrates
+    manager = SessionManager.open("old-v1", store=store)
+    assert manager.file_version == 1 and any("read-only" in n for n in manager.notes)
+    assert [e["type"] for e in manager.get_entries()] == ["message", "message", "compaction"]
+    with pytest.raises(PermissionError):
+        manager.append_message({"role": "user", "content": "new", "timestamp": 5})

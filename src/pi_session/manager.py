@@ -612,8 +612,9 @@ class SessionManager:
 
     def _load_from_store(self, session_id: str) -> None:
         """Open a session of the database store (as :meth:`_set_session_file`
-        opens a file). A v1/v2 session (stored without migration) is
-        migrated in memory only."""
+        opens a file). A v1/v2 session (stored without migration, which
+        ``import`` never does) is migrated in memory only and opened
+        read-only: version 3 entries must not follow old records."""
         assert self._store is not None
         sf = self._store.read(session_id)
         self.problems = list(sf.problems)
@@ -622,7 +623,11 @@ class SessionManager:
         self._records = [sf.header, *sf.entries]
         self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
-            self.notes.append(f"{self._store.locator(session_id)}: version {sf.migrated_from} session migrated in memory only")
+            self._read_only = True
+            self.notes.append(
+                f"{self._store.locator(session_id)}: version {sf.migrated_from} session migrated in memory only, "
+                "opened read-only (export it and import it again to migrate it)"
+            )
         self._build_index(sf)
         self._written = len(self._records)
         self._flushed = True
