@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds
+from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds, store_cmds
 from . import browse_cmds
 
 app = typer.Typer(
@@ -42,11 +42,13 @@ def _root(
     version: Optional[bool] = typer.Option(
         None, "--version", help="Print the version and exit.", is_eager=True, callback=_version_callback
     ),
+    store: Optional[str] = typer.Option(None, "--store", envvar="PI_SESSION_STORE", metavar="URL", help=common.STORE_HELP),
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
+    common.set_store_url(store)
 
 
-for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds):
+for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, store_cmds):
     module.register(app)
 browse_cmds.register(app)
 
@@ -179,6 +181,7 @@ def main() -> None:
     re-raises it for a traceback). Usage errors stay typer's.
     """
     from ..storage import SessionFileError
+    from ..stores.base import StoreError
 
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
     try:
@@ -190,7 +193,7 @@ def main() -> None:
     except KeyboardInterrupt:
         _say_interrupted()
         sys.exit(130)
-    except SessionFileError as exc:
+    except (SessionFileError, StoreError) as exc:
         _say(_one_line(str(exc)))
         sys.exit(1)
     except OSError as exc:

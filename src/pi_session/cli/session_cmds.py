@@ -17,9 +17,15 @@ from ..migrate import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
+from ..listing import resolve_path
+from ..stores import StoreError
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
+    STORE_OPTION,
+    active_store,
+    database_store,
+    set_store_url,
     CliError,
     apply_leaf,
     console,
@@ -52,19 +58,34 @@ def ls(
     all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
     as_json: bool = JSON_OPTION,
+    store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first.
+
+    With a database store (--store, PI_SESSION_STORE) the table comes from
+    the store's listing columns, without reading any session."""
+    if store:
+        set_store_url(store)
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
-    if all_:
-        infos = SessionManager.list_all()
+    chosen = active_store()
+    db = database_store()
+    if db is not None:
+        try:
+            infos = db.list(cwd=None if all_ else resolve_path(project), with_text=as_json)
+        except StoreError as exc:
+            fail(str(exc))
+    elif all_:
+        infos = SessionManager.list_all(store=chosen)
     else:
-        infos = SessionManager.list(project)
+        infos = SessionManager.list(project, store=chosen)
     if as_json:
         print_json(infos)
         return
     if not infos:
-        where = sessions_dir() if all_ else default_session_dir(project)
+        where: Any = sessions_dir() if all_ else default_session_dir(project)
+        if chosen is not None:
+            where = chosen.url if db is not None or all_ else chosen.session_dir(resolve_path(project))
         console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
@@ -285,8 +306,9 @@ def label(
     """Set (or clear, with an empty text) the label of an entry."""
     text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
-    if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
-        fail(f"{resolve_session(session)}: no entry with id {entry_id}")
+    probe = open_session(session, read_only=True, quiet=True)
+    if probe.get_entry(entry_id) is None:
+        fail(f"{probe.get_session_location()}: no entry with id {entry_id}")
     manager = _open_for_write(session)
     seen = len(manager.notes)
     try:
@@ -294,7 +316,7 @@ def label(
         manager.save()
         report_new_notes(manager, seen)
     except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
+        fail(f"{manager.get_session_location()}: no entry with id {entry_id}")
     if as_json:
         print_json({"id": new_id, "targetId": entry_id, "label": text or None})
     else:
@@ -330,7 +352,7 @@ def edit(
     except PermissionError:
         pass
     except (ValueError, KeyError) as exc:
-        fail(f"{probe.get_session_file()}: {exc.args[0] if exc.args else exc}")
+        fail(f"{probe.get_session_location()}: {exc.args[0] if exc.args else exc}")
     manager = _open_for_write(session)
     seen = len(manager.notes)
     new_id = manager.append_context_edit(entry_id, replacement)
@@ -376,20 +398,25 @@ def clone(
     in the same file, or clone --leaf PARENT_ID for a new file (--leaf ID
     keeps the message itself)."""
     manager = open_session(session, read_only=True)
-    source = manager.get_session_file()
+    db = manager.get_store()
+    source: Any = manager.get_session_file() if db is None else manager.get_session_location()
     target = leaf or manager.get_leaf_id()
     if target is None:
         fail(f"{source}: the session has no entries to clone")
-    writer = SessionManager.open(source, read_only=True)  # the source stays untouched
+    if db is not None:  # the source stays untouched
+        writer = SessionManager.open(manager.get_session_id(), store=db, read_only=True)
+    else:
+        writer = SessionManager.open(source, read_only=True)
     try:
         new_file = writer.create_branched_session(target)
     except KeyError:
         fail(f"{source}: no entry with id {target}")
     writer.save()
+    shown = new_file if new_file is not None else writer.get_session_location()
     if as_json:
-        print_json({"path": str(new_file), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
+        print_json({"path": str(shown), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
-        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(new_file))}", markup=False, soft_wrap=True)
+        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(shown))}", markup=False, soft_wrap=True)
 
 
 def fork(
@@ -403,7 +430,11 @@ def fork(
     current directory's (pi's --fork <path|id>).
 
     To start again from an earlier message instead (pi's /fork in a
-    session), use clone --leaf ID."""
+    session), use clone --leaf ID. With a database store (--store) the
+    copy is a new session of that store."""
+    if database_store() is not None:
+        _fork_in_store(session, cwd, as_json)
+        return
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
         project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
@@ -429,6 +460,23 @@ def fork(
         if skipped:
             warn(f"{plural(len(skipped), 'line')} of {path} could not be read as entries and {'was' if len(skipped) == 1 else 'were'} not copied "
                  f"(listed above; `pi-session check {path}` tells more)")
+
+
+def _fork_in_store(session: str, cwd: Optional[str], as_json: bool) -> None:
+    """``fork`` within a database store."""
+    project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    source = open_session(session, read_only=True, quiet=as_json)
+    db = source.get_store()
+    try:
+        manager = SessionManager.fork_from(source.get_session_id(), project, store=db)
+    except (StoreError, SessionFileError) as exc:
+        fail(str(exc))
+    skipped = [problem for problem in source.problems if not problem.recovered]
+    if as_json:
+        print_json({"path": manager.get_session_location(), "id": manager.get_session_id(), "parentSession": source.get_session_location(),
+                    "entries": len(manager.get_entries()), "linesNotCopied": [p.line for p in skipped]})
+    else:
+        console.print(f"forked {plural(len(manager.get_entries()), 'entry', 'entries')} to {sanitize(str(manager.get_session_location()))}", markup=False, soft_wrap=True)
 
 
 def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
