@@ -92,3 +92,17 @@ def cli(tmp_path):
         )
 
     return run
+
+
+@pytest.fixture(params=["file", "sqlite", "postgres"])
+def store_url(request, tmp_path):
+    """A fresh empty session store's URL, per backend: a directory (files),
+    ``sqlite:///…``, and a fresh PostgreSQL database (``postgres_url``)."""
+    if request.param == "file":
+        return str(tmp_path / "sessions")
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path}/sessions.db"
+    try:
+        return request.getfixturevalue("postgres_url")
+    except pytest.FixtureLookupError:
+        pytest.skip("no postgres_url fixture here (it comes with the PostgreSQL backend)")

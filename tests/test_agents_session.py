@@ -544,14 +544,38 @@ def test_branch_with_summary_and_fork(tmp_path, oracle):
     assert run(PiSession(forked.session_id, cwd=str(tmp_path), session_dir=tmp_path / "sessions").get_items()) == run(forked.get_items())
 
 
-def test_store_needs_a_manager_with_stores(tmp_path):
-    import inspect
+def test_sessions_live_in_any_store(tmp_path, store_url):
+    """The same conversation on files, SQLite and PostgreSQL: reopened by
+    the same id from the store with the same items, and forked inside it."""
+    from pi_session.stores import open_store
 
-    if "store" in inspect.signature(SessionManager.__init__).parameters:
-        pytest.skip("this SessionManager takes store=; the store tests cover it")
-    session = PiSession("with-store", cwd=str(tmp_path), session_dir=tmp_path, store=object(), settings=CompactionSettings())
-    with pytest.raises(TypeError, match="store="):
-        run(session.get_items())
+    model = ScriptedModel()
+    agent = _agent(model)
+    session = PiSession("chat-store", cwd=str(tmp_path), store=store_url, settings=CompactionSettings())
+
+    async def go() -> None:
+        await Runner.run(agent, "What is the weather in Rome?", session=session)
+        await Runner.run(agent, "Thanks, noted", session=session)
+
+    run(go())
+    items = run(session.get_items())
+    assert [i.get("type", i.get("role")) for i in items] == [
+        "user", "reasoning", "function_call", "function_call_output", "message", "user", "message",
+    ]  # fmt: skip
+    store = open_store(store_url)
+    try:
+        assert store.exists("chat-store")
+        again = PiSession("chat-store", cwd=str(tmp_path), store=store_url, settings=CompactionSettings())
+        assert run(again.get_items()) == items
+        # a session whose id merely starts with ours is another session
+        other = PiSession("chat-store-2", cwd=str(tmp_path), store=store_url, settings=CompactionSettings())
+        run(Runner.run(agent, "Hello there", session=other))
+        assert run(PiSession("chat-store", cwd=str(tmp_path), store=store_url, settings=CompactionSettings()).get_items()) == items
+        forked = run(again.fork())
+        assert forked.session_id != "chat-store" and store.exists(forked.manager.get_session_id())
+        assert run(forked.get_items()) == items
+    finally:
+        store.close()
 
 
 def test_session_ids(tmp_path):

@@ -39,19 +39,6 @@ GOLDEN_GEN = sorted(p.stem for p in SESSIONS.glob("gen-*.jsonl"))[:6]
 FIXTURE_FILES = sorted(FIXTURES.glob("*.jsonl"))
 
 
-@pytest.fixture(params=["file", "sqlite", "postgres"])
-def store_url(request, tmp_path):
-    """A fresh empty store's URL, per backend."""
-    if request.param == "file":
-        return str(tmp_path / "sessions")
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/sessions.db"
-    try:
-        return request.getfixturevalue("postgres_url")
-    except pytest.FixtureLookupError:
-        pytest.skip("no postgres_url fixture here (it comes with the PostgreSQL backend)")
-
-
 @pytest.fixture
 def store(store_url):
     s = open_store(store_url)

@@ -155,14 +155,6 @@ CompactionListener = Callable[[CompactionEvent], "Awaitable[None] | None"]
 """Called (and awaited when it returns an awaitable) after each compaction."""
 
 
-def _accepts(func: Any, name: str) -> bool:
-    try:
-        params = inspect.signature(func).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params
-
-
 def _resolve_settings(settings: Any, cwd: str) -> tuple[CompactionSettings, BranchSummarySettings]:
     if settings is None:
         loaded = load_settings(cwd)
@@ -195,8 +187,10 @@ class PiSession(_SessionBase):
         session_dir: where session files live (default: pi's
             ``<agent dir>/sessions/<encoded cwd>/``, where ``pi --resume``
             finds them).
-        store: passed to :class:`SessionManager` as ``store=`` (a database
-            store); needs a pi-session whose SessionManager takes ``store``.
+        store: where the session lives instead of ``session_dir``: a
+            :class:`pi_session.stores.SessionStore` or its URL
+            (``sqlite:///…``, ``postgresql://…``, a directory); the session
+            with exactly the pi id is reopened, else created there.
         context_window: the model's context window in tokens. With it,
             pi's trigger (context tokens > context window − reserve tokens)
             is checked after every ``add_items`` and compacts; None: only
@@ -217,8 +211,7 @@ class PiSession(_SessionBase):
             SDK's own sessions.
 
     Raises:
-        TypeError: ``session_id`` is not a string; ``store`` given but this
-            SessionManager has no ``store`` support (raised on first use).
+        TypeError: ``session_id`` is not a string.
 
     All methods are safe to call from several tasks: the blocking work
     (file reads and writes, context building) runs in a worker thread,
@@ -267,13 +260,13 @@ class PiSession(_SessionBase):
             if path is not None:
                 return SessionManager.open(path, directory)
             return SessionManager.create(cwd, directory, id=pi_id)
-        if not _accepts(SessionManager.__init__, "store"):
-            raise TypeError("store= needs a pi-session whose SessionManager takes store= (database stores)")
-        if _accepts(SessionManager.find_by_id, "store"):
-            found = SessionManager.find_by_id(cwd, pi_id, directory, store=self.store)  # type: ignore[call-arg]
-            if found is not None:
-                return SessionManager.open(found, directory, store=self.store)
-        return SessionManager.create(cwd, directory, id=pi_id, store=self.store)
+        from ...stores import open_store
+
+        store = open_store(self.store) if isinstance(self.store, (str, os.PathLike)) else self.store
+        self.store = store
+        if store.exists(pi_id):  # exactly this id (never a prefix match)
+            return SessionManager.open(pi_id, store=store)
+        return SessionManager.create(cwd, id=pi_id, store=store)
 
     @property
     def manager(self) -> SessionManager:
@@ -494,18 +487,18 @@ class PiSession(_SessionBase):
 
         Raises:
             KeyError: unknown entry id.
-            NotImplementedError: a store-backed session.
         """
-        if self.store is not None:
-            raise NotImplementedError("fork() of a store-backed session")
 
         def make() -> SessionManager:
             source = self.manager
             source.save()
             path = source.get_session_file()
-            if path is None:
+            if self.store is not None:
+                other = SessionManager.open(source.get_session_id(), store=self.store)
+            elif path is None:
                 raise RuntimeError("this session has no file to fork")
-            other = SessionManager.open(path, source.get_session_dir())
+            else:
+                other = SessionManager.open(path, source.get_session_dir())
             leaf = entry_id if entry_id is not None else source.get_leaf_id()
             if leaf is None:
                 other.new_session(parent_session=str(path))
@@ -518,6 +511,7 @@ class PiSession(_SessionBase):
             other.get_session_id(),
             cwd=self.cwd,
             session_dir=self.session_dir,
+            store=self.store,
             context_window=self.context_window,
             summarizer=self.summarizer,
             settings=self.compaction_settings,
