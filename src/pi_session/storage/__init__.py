@@ -20,9 +20,12 @@ modules of pi_session use); the modules own:
   :class:`LineProblem`, :class:`ParsedLine`;
 - :mod:`.lines`: one line: parsing, recovery of damaged lines, rejoining
   split records;
+- :mod:`.scan`: the one line scanner (:class:`LineScanner`,
+  :func:`scan_lines`): every line classified once, for reading, checking
+  and repairing;
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
 - :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
-  :func:`iter_lines`;
+  :class:`SessionFileBuilder`, :func:`iter_lines`;
 - :mod:`.append`: appends, locking, torn tails, side files;
 - :mod:`.atomic`: :func:`~.atomic.write_atomic`, the one temp-and-rename
   write, and durable-I/O primitives;
@@ -45,7 +48,16 @@ from .append import (
 from .atomic import _fsync_dir, ensure_dir, write_atomic
 from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
-from .reader import SessionFile, _is_regular, iter_lines, parse_session_entries, read_session_file
+from .reader import (
+    SessionFile,
+    SessionFileBuilder,
+    _is_regular,
+    iter_lines,
+    parse_session_entries,
+    read_session_file,
+    scan_session_file,
+)
+from .scan import LineScanner, ScannedLine, ScanStatus, scan_lines
 from .rewrite import atomic_rewrite, backup_path, create_file, rewrite_records
 
 __all__ = [
@@ -62,6 +74,12 @@ __all__ = [
     "parse_session_entries",
     "read_session_file",
     "iter_lines",
+    "SessionFileBuilder",
+    "scan_session_file",
+    "LineScanner",
+    "ScannedLine",
+    "ScanStatus",
+    "scan_lines",
     "append_lines",
     "append_lines_checked",
     "AppendResult",
