@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_session.manager import SessionManager
+from pi_session.problems import PROBLEM_KINDS
 from pi_session.repair import check_session, repair_session
 from pi_session.storage import SessionFileError, read_session_file, scan_session_file
 from storage_helpers import make_session
@@ -247,6 +248,7 @@ def test_fuzz_damaged_files(ops: list[tuple]) -> None:
         fast, scanned = read_session_file(path), scan_session_file(path)
         for name in ("header", "records", "record_lines", "fragments", "spans", "entries", "problems", "line_count", "ends_with_newline", "migrated_from"):
             assert getattr(scanned, name) == getattr(fast, name), name
+        assert {p.kind for p in report.problems + report.warnings} <= PROBLEM_KINDS
         result = repair_session(path)
         repaired = path.read_bytes()
         kept = set(repaired.split(b"\n"))

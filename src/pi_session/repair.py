@@ -61,6 +61,7 @@ from .storage import (
     scan_session_file,
     write_side_file,
 )
+from .problems import ProblemKind
 from .records import ENTRY_TYPES, UNDEFINED, StrPath, header_version
 from .tree import SessionTree
 
@@ -73,7 +74,7 @@ class Problem:
 
     Attributes:
         line: 1-based line number (None for a problem of the whole file).
-        kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
+        kind: a :data:`pi_session.problems.ProblemKind`: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
             ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
             (reported on its first line, the message names the range
             ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
@@ -100,7 +101,7 @@ class Problem:
     """
 
     line: int | None
-    kind: str
+    kind: ProblemKind
     message: str
     fixable: bool
     entry_id: str | None = None
@@ -245,7 +246,7 @@ def _split_glued(data: bytes) -> tuple[list[bytes], list[bytes]]:
 _JSON_TYPE = {type(None): "null", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
-def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
+def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[ProblemKind, str] | None:
     """Why a record after the header cannot be an entry, or None."""
     if not isinstance(record, dict):
         return "not-object", "not an object"
@@ -325,7 +326,7 @@ class _Classifier:
             for piece_no in range(joined.first_line + 1, joined.last_line + 1):
                 actions[piece_no] = _LineAction([], None, False)  # written with the first line
 
-        def drop(kind: str, message: str) -> None:
+        def drop(kind: ProblemKind, message: str) -> None:
             problems.append(Problem(line_no, kind, f"{message}; repair moves it to a side file", True))
             actions[line_no] = _LineAction([], raw if raw else None, True)
             if joined is not None:
@@ -649,7 +650,7 @@ def _tree_problems(sf: SessionFile) -> tuple[list[Problem], int, int, list[str]]
     return problems, len(entries), version, notes
 
 
-WARNING_KINDS = frozenset(("unknown-type", "idle-context-edit"))
+WARNING_KINDS: frozenset[ProblemKind] = frozenset(("unknown-type", "idle-context-edit"))
 """Kinds :func:`check_session` reports as warnings: records pi reads without
 harm (an entry type from a newer pi, an edit that changes nothing)."""
 
