@@ -194,12 +194,13 @@ def test_timeout_fails(fake_provider, provider):
     fake_provider.default = FakeResponse(delay=6.0)
     # 1.5 s leaves a loaded machine time to deliver the request before the deadline
     s = make(provider, fake_provider, timeout=1.5, max_retries=0)
-    t0 = time.monotonic()
     with pytest.raises(SummarizerError) as ei:
         run(s.summarize(REQ))
-    assert time.monotonic() - t0 < 5.0  # the SDKs are imported: this is the request, not start-up
+    ended = time.monotonic()
     assert ei.value.kind == "timeout" and "1.5s" in str(ei.value)
-    assert len(fake_provider.posts()) == 1
+    (post,) = fake_provider.posts()
+    # measured from the request's arrival (one monotonic clock for both processes), not from start-up
+    assert ended - post.received_at < 4.0
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
