@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test test-fast test-slow typecheck install install-test clean bench
+.PHONY: demo test test-fast test-slow typecheck install install-test clean bench coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ test-slow: install-test
 	$(BIN)/python -m pytest -q -m slow
 
 test: typecheck test-fast test-slow
+
+# Line coverage of the fast suite (subprocesses included; see
+# [tool.coverage.run] in pyproject.toml). Not run in CI: it takes minutes.
+coverage: install-test
+	$(BIN)/python -m pytest -q -m "not slow" --cov --cov-report=term
 
 bench: install
 	$(BIN)/python bench/run.py

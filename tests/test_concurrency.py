@@ -1,11 +1,14 @@
 """Several processes appending to one session at once (issue 5): every entry
-present exactly once, every line valid JSON, no interleaved bytes."""
+present exactly once, every line valid JSON, no interleaved bytes.
+
+No sleeps: a worker process says ``ready`` on its stdout once it has opened
+the session and waits for ``go`` on its stdin (a pipe is the barrier); the
+thread test waits for an event set when the thread reaches the lock."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import orjson
@@ -16,17 +19,31 @@ from pi_session.storage import read_session_file
 from storage_helpers import make_session
 
 APPENDER = r'''
-import os, sys, time
+import sys
 from pi_session.manager import SessionManager
-session, go, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+session, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 m = SessionManager.open(session, durability="none")
-while not os.path.exists(go):
-    time.sleep(0.001)
+print("ready", flush=True)
+sys.stdin.readline()  # go
 for i in range(n):
     # sizes vary so that some lines are larger than a pipe buffer / page
     m.append_message({"role": "user", "content": f"{tag}:{i}:" + "y" * ((i * 7919) % 9000), "timestamp": 1})
 print("done", flush=True)
 '''
+
+
+def _start(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _ready_then_go(procs: list[subprocess.Popen]) -> None:
+    """Wait until every worker said ``ready``, then let them all go at once."""
+    for proc in procs:
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        assert line == b"ready\n", (line, proc.stderr.read().decode()[-2000:] if proc.poll() is not None else "")  # type: ignore[union-attr]
+    for proc in procs:
+        proc.stdin.write(b"go\n")  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize("processes, per_process", [(2, 400), (8, 150)])
@@ -35,14 +52,8 @@ def test_concurrent_appenders(tmp_path: Path, processes: int, per_process: int) 
     before = len(read_session_file(session).entries)
     script = tmp_path / "appender.py"
     script.write_text(APPENDER)
-    go = tmp_path / "go"
-    procs = [
-        subprocess.Popen([sys.executable, str(script), str(session), str(go), f"p{k}", str(per_process)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for k in range(processes)
-    ]
-    time.sleep(0.5)  # let them import and open the session
-    go.write_text("go")
+    procs = [_start(str(script), str(session), f"p{k}", str(per_process)) for k in range(processes)]
+    _ready_then_go(procs)
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()[-2000:]
@@ -71,11 +82,11 @@ def test_concurrent_appenders(tmp_path: Path, processes: int, per_process: int) 
 
 
 REWRITER = r'''
-import os, sys, time
+import sys
 from pi_session.storage import SessionFileError, atomic_rewrite, iter_lines, read_session_file
-session, go, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-while not os.path.exists(go):
-    time.sleep(0.001)
+session, n = sys.argv[1], int(sys.argv[2])
+print("ready", flush=True)
+sys.stdin.readline()  # go
 done = refused = 0
 while done < n:
     sf = read_session_file(session, migrate=False)
@@ -93,18 +104,11 @@ def test_appends_survive_concurrent_atomic_rewrites(tmp_path: Path) -> None:
     """An append racing an atomic rewrite (migration, repair) must land in
     the new file, never in the replaced inode."""
     session = make_session(tmp_path / "s", n=2)
-    go = tmp_path / "go"
     (tmp_path / "appender.py").write_text(APPENDER)
     (tmp_path / "rewriter.py").write_text(REWRITER)
-    appenders = [
-        subprocess.Popen([sys.executable, str(tmp_path / "appender.py"), str(session), str(go), f"p{k}", "300"],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for k in range(3)
-    ]
-    rewriter = subprocess.Popen([sys.executable, str(tmp_path / "rewriter.py"), str(session), str(go), "60"],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(0.5)
-    go.write_text("go")
+    appenders = [_start(str(tmp_path / "appender.py"), str(session), f"p{k}", "300") for k in range(3)]
+    rewriter = _start(str(tmp_path / "rewriter.py"), str(session), "60")
+    _ready_then_go([*appenders, rewriter])
     for proc in [*appenders, rewriter]:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err.decode()[-2000:]
@@ -114,45 +118,52 @@ def test_appends_survive_concurrent_atomic_rewrites(tmp_path: Path) -> None:
     assert len([c for c in contents if isinstance(c, str) and c.startswith("p")]) == 900
 
 
-def test_append_waiting_for_the_lock_follows_a_rename(tmp_path: Path) -> None:
+def test_append_waiting_for_the_lock_follows_a_rename(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Deterministic version of the race above: an append blocked on the lock
     while the file is replaced must reopen and write to the new file."""
+    import fcntl
     import os
     import threading
 
     from pi_session import storage
 
     session = make_session(tmp_path / "s", n=2)
+    old_inode = session.stat().st_ino
     replacement = session.read_bytes()
     line = b'{"type":"custom","customType":"x","id":"0000abcd","parentId":null,"timestamp":"t"}\n'
+    at_lock = threading.Event()  # set when the worker asks for the lock
+    locked_inodes: list[int] = []
+    real_flock = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        if threading.current_thread() is worker and operation == fcntl.LOCK_EX:
+            locked_inodes.append(os.fstat(fd).st_ino)
+            at_lock.set()
+        real_flock(fd, operation)
+
+    worker = threading.Thread(target=storage.append_lines, args=(session, [line]))
+    monkeypatch.setattr(fcntl, "flock", flock)
     with storage._locked_append_fd(session) as (_fd, _created):
-        worker = threading.Thread(target=storage.append_lines, args=(session, [line]))
         worker.start()
-        time.sleep(0.3)  # the worker now waits for the lock on the old inode
-        assert worker.is_alive()
+        assert at_lock.wait(60)  # the worker opened the old inode and waits for its lock
         tmp = session.with_name("replacement.tmp")
         tmp.write_bytes(replacement)
         os.replace(tmp, session)
-    worker.join(10)
+    worker.join(60)
+    assert not worker.is_alive()
+    assert locked_inodes[0] == old_inode and locked_inodes[-1] == session.stat().st_ino != old_inode
     assert session.read_bytes() == replacement + line
 
 
 TURN_WRITER = r'''
-import os, sys, time
+import sys
 from pi_session.manager import SessionManager
 from pi_session.storage import ConcurrentAppendError
-session, tag, mode, events = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
-
-def wait(name):
-    while not os.path.exists(os.path.join(events, name)):
-        time.sleep(0.001)
-
-def signal(name):
-    open(os.path.join(events, name), "w").close()
+session, tag, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 
 m = SessionManager.open(session, concurrent=mode)
-signal(f"opened-{tag}")
-wait(f"go-{tag}")
+print("ready", flush=True)
+sys.stdin.readline()  # go
 try:
     m.append_message({"role": "user", "content": f"{tag} asks", "timestamp": 1})
     m.append_message({"role": "assistant", "content": [{"type": "text", "text": f"{tag} answers"}], "api": "x", "provider": "p",
@@ -161,37 +172,22 @@ try:
     print("notes", len(m.notes), flush=True)
 except ConcurrentAppendError as exc:
     print("refused", exc.count, flush=True)
-signal(f"done-{tag}")
 '''
 
 
 def _two_writers(tmp_path: Path, mode_b: str) -> tuple[Path, str, str]:
     """Processes A and B open one session; A writes a turn; then B, whose
-    leaf is now stale, writes its turn. Events are files, no sleeps."""
+    leaf is now stale, writes its turn. Pipes are the barriers, no sleeps."""
     session = make_session(tmp_path / "s", n=2)
-    events = tmp_path / "events"
-    events.mkdir()
     script = tmp_path / "writer.py"
     script.write_text(TURN_WRITER)
-
-    def start(tag: str, mode: str) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, str(script), str(session), tag, mode, str(events)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def wait(name: str) -> None:
-        deadline = time.monotonic() + 120
-        while not (events / name).exists():
-            assert time.monotonic() < deadline, name
-            time.sleep(0.005)
-
-    a, b = start("A", "follow"), start("B", mode_b)
-    wait("opened-A")
-    wait("opened-B")  # both read the file before A writes
-    (events / "go-A").touch()
-    out_a, err_a = a.communicate(timeout=120)
+    a, b = _start(str(script), str(session), "A", "follow"), _start(str(script), str(session), "B", mode_b)
+    for proc in (a, b):  # both read the file before A writes
+        line = proc.stdout.readline()  # type: ignore[union-attr]
+        assert line == b"ready\n", proc.stderr.read().decode()[-2000:] if proc.poll() is not None else line  # type: ignore[union-attr]
+    out_a, err_a = a.communicate(b"go\n", timeout=120)
     assert a.returncode == 0, err_a.decode()
-    (events / "go-B").touch()
-    out_b, err_b = b.communicate(timeout=120)
+    out_b, err_b = b.communicate(b"go\n", timeout=120)
     assert b.returncode == 0, err_b.decode()
     return session, out_a.decode(), out_b.decode()
 

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from llama_server import llama_server  # noqa: F401  (fixture)
 
-from pi_session.llm import OpenAISummarizer, RetryPolicy, SummarizerError, SummaryRequest
+from pi_session.llm import OpenAISummarizer, SummarizerError, SummaryRequest
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +21,7 @@ PROMPT = (
 
 
 def test_openai_summarizer_against_llama_cpp(llama_server):
-    s = OpenAISummarizer(base_url=llama_server, timeout=120, retry=RetryPolicy(max_retries=1, initial_delay=0.1))
+    s = OpenAISummarizer(base_url=llama_server, timeout=120, max_retries=1)
     assert s.token_param == "max_tokens"  # a compatible server gets max_tokens
     try:
         text = asyncio.run(s.summarize(SummaryRequest("history", SYSTEM, PROMPT, max_tokens=48)))
@@ -37,7 +37,7 @@ def test_openai_summarizer_against_llama_cpp(llama_server):
 
 
 def test_context_overflow_from_real_server(llama_server):
-    s = OpenAISummarizer(base_url=llama_server, timeout=120, retry=RetryPolicy(max_retries=0))
+    s = OpenAISummarizer(base_url=llama_server, timeout=120, max_retries=0)
     huge = "[User]: " + "lorem ipsum dolor sit amet " * 2000  # far beyond n_ctx=2048
     with pytest.raises(SummarizerError) as ei:
         asyncio.run(s.summarize(SummaryRequest("history", SYSTEM, huge, max_tokens=16)))

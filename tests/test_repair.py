@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pi_session.manager import SessionManager
+from pi_session.problems import PROBLEM_KINDS
 from pi_session.repair import check_session, repair_session
-from pi_session.storage import SessionFileError, read_session_file
+from pi_session.storage import SessionFileError, read_session_file, scan_session_file
 from storage_helpers import make_session
 
 ENTRY = b'{"type":"custom","customType":"t","id":"%s","parentId":%s,"timestamp":"2025-01-01T00:00:0%d.000Z"}'
@@ -243,6 +244,11 @@ def test_fuzz_damaged_files(ops: list[tuple]) -> None:
                 repair_session(path)
             assert path.read_bytes() == damaged
             return
+        # one read: the session as check sees it is the session as the reader reads it
+        fast, scanned = read_session_file(path), scan_session_file(path)
+        for name in ("header", "records", "record_lines", "fragments", "spans", "entries", "problems", "line_count", "ends_with_newline", "migrated_from"):
+            assert getattr(scanned, name) == getattr(fast, name), name
+        assert {p.kind for p in report.problems + report.warnings} <= PROBLEM_KINDS
         result = repair_session(path)
         repaired = path.read_bytes()
         kept = set(repaired.split(b"\n"))
@@ -253,6 +259,8 @@ def test_fuzz_damaged_files(ops: list[tuple]) -> None:
             assert result.backup is not None and result.backup.read_bytes() == damaged
         after = check_session(path)
         assert not after.fixable, after.problems
+        # repair checks the lines as it writes them: the same report as reading them back
+        assert result.after.to_json() == after.to_json()
         assert not repair_session(path).changed
         SessionManager.open(path, read_only=True)
     finally:
@@ -290,3 +298,33 @@ def test_repaired_file_opens_in_pi_live(tmp_path: Path, oracle) -> None:
     path = _repaired_copy(tmp_path)
     live = orjson.loads(oracle("entries", str(path)))
     assert live == orjson.loads((GOLDENS / "damaged.repaired.oracle-entries.json").read_bytes())
+
+
+def test_check_reads_the_file_once_and_repair_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """check reads the session file once (one scan for the lines and the
+    tree); repair reads it once more, to write the repaired copy (whose
+    check is made from the lines as they are written)."""
+    import builtins
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(
+        b"\n".join([HEADER, entry("aaaaaaaa", None), b"", b'{"type":"mess', entry("bbbbbbbb", "aaaaaaaa") + b"\r"]) + b"\n"
+    )
+    opened: list[str] = []
+    real_open = builtins.open
+
+    def counting_open(file, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if os.path.realpath(file) == os.path.realpath(path):
+            opened.append(args[0] if args else kwargs.get("mode", "r"))
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    report = check_session(path)
+    assert {p.kind for p in report.problems} == {"blank", "invalid-json", "crlf"}
+    assert opened == ["rb"]
+    opened.clear()
+    result = repair_session(path)
+    assert result.changed and result.after.ok
+    assert opened == ["rb", "rb"]
+    monkeypatch.undo()
+    assert result.after.to_json() == check_session(path).to_json()

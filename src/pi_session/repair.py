@@ -1,6 +1,6 @@
 """Checking and repairing session files (beyond pi).
 
-Size (over 500 lines): check and repair share one classification of problems. Moving its line scan into the storage package (one scanner for reading and checking) is still to do.
+Size (over 500 lines): check and repair share one classification of problems (per line, on top of the storage package's one line scanner, :mod:`pi_session.storage.scan`; per entry; per tree).
 
 :func:`check_session` lists every problem of a session file with its line
 number: damaged lines (blank, not JSON, NUL runs, invalid UTF-8, a BOM, CRLF
@@ -42,25 +42,26 @@ import os
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .context import EDITABLE_ROLES
 from .storage import (
-    ParsedLine,
+    LineScanner,
+    ScannedLine,
+    SessionFile,
+    SessionFileBuilder,
     SessionFileError,
-    SplitRecord,
-    _Rejoiner,
     _is_regular,
     _loads_js,
     atomic_rewrite,
     iter_lines,
-    parse_line,
-    read_session_file,
     recover_line,
+    scan_session_file,
     write_side_file,
 )
+from .problems import ProblemKind
 from .records import ENTRY_TYPES, UNDEFINED, StrPath, header_version
 from .tree import SessionTree
 
@@ -73,7 +74,7 @@ class Problem:
 
     Attributes:
         line: 1-based line number (None for a problem of the whole file).
-        kind: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
+        kind: a :data:`pi_session.problems.ProblemKind`: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
             ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
             (reported on its first line, the message names the range
             ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
@@ -100,7 +101,7 @@ class Problem:
     """
 
     line: int | None
-    kind: str
+    kind: ProblemKind
     message: str
     fixable: bool
     entry_id: str | None = None
@@ -245,7 +246,7 @@ def _split_glued(data: bytes) -> tuple[list[bytes], list[bytes]]:
 _JSON_TYPE = {type(None): "null", list: "array", str: "string", int: "number", float: "number", bool: "boolean"}
 
 
-def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[str, str] | None:
+def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[ProblemKind, str] | None:
     """Why a record after the header cannot be an entry, or None."""
     if not isinstance(record, dict):
         return "not-object", "not an object"
@@ -298,83 +299,68 @@ def _surrogate_warning(line_no: int, raw: bytes, record: dict[str, Any], is_head
     )
 
 
-def _scan(
-    path: Path, warnings: list[Problem] | None = None
-) -> tuple[list[Problem], dict[int, _LineAction], int, dict[str, Any] | None]:
-    """Classify every line. Returns (storage problems, actions for lines
-    that are not kept as they are, line count, header). With ``warnings``,
-    a ``lone-surrogate`` warning is appended for every usable record that
-    holds a lone UTF-16 surrogate."""
-    problems: list[Problem] = []
-    actions: dict[int, _LineAction] = {}
-    header: dict[str, Any] | None = None
-    line_count = 0
-    rejoiner = _Rejoiner()
+class _Classifier:
+    """What check and repair make of each line the storage scanner
+    classified (:class:`pi_session.storage.ScannedLine`): the storage
+    problems (worded for check, saying what repair does), repair's action
+    for every line not kept as it is, and (with ``warnings``) a
+    ``lone-surrogate`` warning for every usable record that holds a lone
+    UTF-16 surrogate. Feed :meth:`take` every scanned line in order."""
 
-    def lines() -> Iterator[tuple[int, bytes, bool, ParsedLine | None, SplitRecord | None]]:
-        # every line as it is, except that the pieces of a split record come as one
-        nonlocal line_count
-        for line_no, raw, had_newline in iter_lines(path):
-            line_count = line_no
-            parsed = parse_line(raw, line_no)
-            released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and isinstance(parsed.record, dict))
-            for held_no, held in released:
-                yield held_no, held, True, parse_line(held, held_no), None
-            if joined is not None:
-                yield joined.first_line, joined.raw, had_newline, None, joined
-            elif not taken:
-                yield line_no, raw, had_newline, parsed, None
-        for held_no, held in rejoiner.release():
-            yield held_no, held, True, parse_line(held, held_no), None
+    def __init__(self, path: Path, warnings: list[Problem] | None = None) -> None:
+        self.path = path
+        self.warnings = warnings
+        self.problems: list[Problem] = []
+        self.actions: dict[int, _LineAction] = {}
+        self.header: dict[str, Any] | None = None
 
-    for line_no, raw, had_newline, maybe_parsed, joined in lines():
+    def take(self, s: ScannedLine) -> None:
+        """Classify one scanned line (see the class docstring).
+
+        Raises:
+            SessionFileError: the first record is not a session header.
+        """
+        problems, actions = self.problems, self.actions
+        line_no, raw, had_newline, joined = s.line, s.raw, s.had_newline, s.split
         if joined is not None:
-            split_problem = joined.problem()
-            parsed = ParsedLine(record=joined.record, ok=True)
             for piece_no in range(joined.first_line + 1, joined.last_line + 1):
                 actions[piece_no] = _LineAction([], None, False)  # written with the first line
-        else:
-            assert maybe_parsed is not None
-            parsed = maybe_parsed
 
-        def drop(kind: str, message: str) -> None:
+        def drop(kind: ProblemKind, message: str) -> None:
             problems.append(Problem(line_no, kind, f"{message}; repair moves it to a side file", True))
             actions[line_no] = _LineAction([], raw if raw else None, True)
             if joined is not None:
                 for piece_no in range(joined.first_line + 1, joined.last_line + 1):
                     actions[piece_no] = _LineAction([], None, True)
 
-        if not parsed.ok:
-            assert parsed.problem is not None
-            kind, message = parsed.problem.kind, parsed.problem.message
-            if kind == "blank":
-                problems.append(Problem(line_no, "blank", "blank line; repair removes it", True))
-                actions[line_no] = _LineAction([], raw if raw.strip() else None, True)
-            elif not had_newline:
-                drop("torn-tail", f"last line is cut short ({len(raw)} bytes, no newline): {message}")
-            else:
-                drop(kind, message)
-            continue
-        record = parsed.record
+        if s.status == "blank":
+            problems.append(Problem(line_no, "blank", "blank line; repair removes it", True))
+            actions[line_no] = _LineAction([], raw if raw.strip() else None, True)
+            return
+        if s.status == "damaged":
+            assert s.problem is not None  # torn-tail for an unterminated last line
+            drop(s.problem.kind, s.problem.message)
+            return
+        record = s.record
         if not isinstance(record, dict):
             drop("not-object", f"JSON {_JSON_TYPE.get(type(record), 'value')} instead of an object")
-            continue
+            return
         clean: list[bytes] = [raw]
         rejected: bytes | None = None
         if joined is not None:
             clean = [joined.clean]
-            problems.append(Problem(line_no, "split-record", split_problem.message + "; repair writes it on one line", True))
-        elif parsed.problem is not None and parsed.problem.recovered:
-            kind = parsed.problem.kind
+            problems.append(Problem(line_no, "split-record", joined.problem().message + "; repair writes it on one line", True))
+        elif s.problem is not None and s.problem.recovered:
+            kind = s.problem.kind
             if kind == "glued":
                 # the cleaned line is the fragment followed by the complete record;
                 # the fragment may hold complete records of its own
-                records, junk = _split_glued((parsed.fragment or b"") + (parsed.clean or b""))
-                # the complete record is what parse_line read; earlier ones must be usable entries
+                records, junk = _split_glued((s.fragment or b"") + (s.clean or b""))
+                # the complete record is what the scanner read; earlier ones must be usable entries
                 usable = []
                 for rec_bytes in records[:-1]:
                     rec = _loads_js(rec_bytes)
-                    if header is not None and _entry_issue(rec, header) is None:
+                    if self.header is not None and _entry_issue(rec, self.header) is None:
                         usable.append(rec_bytes)
                     else:
                         junk.append(rec_bytes)
@@ -382,36 +368,33 @@ def _scan(
                 clean = records
                 rejected = b"\n".join(junk) if junk else None
                 extra = f" ({len(records)} records recovered)" if len(records) > 1 else ""
-                problems.append(Problem(line_no, kind, parsed.problem.message + extra + "; repair keeps the complete record(s) and moves the rest to a side file", True))
+                problems.append(Problem(line_no, kind, s.problem.message + extra + "; repair keeps the complete record(s) and moves the rest to a side file", True))
             else:
-                clean = [parsed.clean if parsed.clean is not None else raw]
-                problems.append(Problem(line_no, kind, parsed.problem.message + "; repair writes the record clean", True))
+                clean = [s.clean if s.clean is not None else raw]
+                problems.append(Problem(line_no, kind, s.problem.message + "; repair writes the record clean", True))
         elif raw.endswith(b"\r"):
             clean = [raw.rstrip(b"\r")]
             problems.append(Problem(line_no, "crlf", "CRLF line end; repair writes a plain newline", True))
         # what kind of record
-        rtype = record.get("type")
-        is_header = header is None
-        if header is None:
-            if rtype != "session" or not isinstance(record.get("id"), str):
-                raise SessionFileError(path, "not a pi session: the first record is not a session header", line=line_no)
-            header = record
+        is_header = self.header is None
+        if self.header is None:
+            if record.get("type") != "session" or not isinstance(record.get("id"), str):
+                raise SessionFileError(self.path, "not a pi session: the first record is not a session header", line=line_no)
+            self.header = record
         else:
-            issue = _entry_issue(record, header)
+            issue = _entry_issue(record, self.header)
             if issue is not None:
                 drop(*issue)
-                continue
-        if warnings is not None:
+                return
+        if self.warnings is not None:
             warning = _surrogate_warning(line_no, clean[-1] if joined is not None else raw, record, is_header)
             if warning is not None:
-                warnings.append(warning)
+                self.warnings.append(warning)
         if not had_newline:
-            last_line = joined.last_line if joined is not None else line_no
-            problems.append(Problem(last_line, "no-newline", "last line has no newline; repair adds one", True))
+            problems.append(Problem(s.end_line, "no-newline", "last line has no newline; repair adds one", True))
             actions[line_no] = _LineAction(clean, rejected, False)
         elif clean != [raw] or rejected is not None:
             actions[line_no] = _LineAction(clean, rejected, False)
-    return problems, actions, line_count, header
 
 
 CURRENT_VERSION = 3
@@ -611,10 +594,9 @@ def _in_index(value: Any, index: Any) -> bool:
     return value.__class__ is str and value in index
 
 
-def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
-    """Tree problems of the (migrated) entries: (problems, entry count,
-    version, notes)."""
-    sf = read_session_file(path, migrate=True)
+def _tree_problems(sf: SessionFile) -> tuple[list[Problem], int, int, list[str]]:
+    """Tree problems of the (migrated) entries of ``sf``: (problems, entry
+    count, version, notes)."""
     notes: list[str] = []
     if sf.header is None:
         return [], 0, 0, ["empty file: pi starts a new session in it"]
@@ -668,7 +650,7 @@ def _tree_problems(path: Path) -> tuple[list[Problem], int, int, list[str]]:
     return problems, len(entries), version, notes
 
 
-WARNING_KINDS = frozenset(("unknown-type", "idle-context-edit"))
+WARNING_KINDS: frozenset[ProblemKind] = frozenset(("unknown-type", "idle-context-edit"))
 """Kinds :func:`check_session` reports as warnings: records pi reads without
 harm (an entry type from a newer pi, an edit that changes nothing)."""
 
@@ -774,7 +756,8 @@ def _temp_problems(path: Path) -> list[Problem]:
 
 
 def check_session(path: StrPath) -> CheckReport:
-    """Find every problem of a session file; never modifies it.
+    """Find every problem of a session file; never modifies it. The file is
+    read once (:func:`pi_session.storage.scan_session_file`).
 
     Args:
         path: the ``.jsonl`` file.
@@ -786,31 +769,39 @@ def check_session(path: StrPath) -> CheckReport:
         SessionFileError: the file cannot be read, is not a regular file, or
             its first record is not a session header.
     """
-    p = Path(path)
-    sf_probe = read_session_file(p, migrate=False)  # raises for unreadable files
-    try:
-        warnings: list[Problem] = []
-        storage_problems, _actions, line_count, _header = _scan(p, warnings)
-    except OSError as exc:
-        raise SessionFileError(p, exc.strerror or str(exc)) from None
-    tree_problems, entry_count, version, notes = _tree_problems(p)
+    return _check(Path(path))[0]
+
+
+def _check(p: Path) -> tuple[CheckReport, dict[int, _LineAction], SessionFile]:
+    """:func:`check_session`, also returning repair's actions and the
+    session as read."""
+    warnings: list[Problem] = []
+    classifier = _Classifier(p, warnings)
+    sf = scan_session_file(p, classifier.take, migrate=True)
+    return _report(p, sf, classifier, warnings), classifier.actions, sf
+
+
+def _report(p: Path, sf: SessionFile, classifier: _Classifier, warnings: list[Problem]) -> CheckReport:
+    """The :class:`CheckReport` of a session read (``sf``) and classified
+    line by line (``classifier``), plus leftover temp files beside it."""
+    tree_problems, entry_count, version, notes = _tree_problems(sf)
     # what pi reads without harm is a warning, not a problem of the file
     warnings.extend(pr for pr in tree_problems if pr.kind in WARNING_KINDS)
     warnings.sort(key=lambda pr: pr.line or 0)
     tree_problems = [pr for pr in tree_problems if pr.kind not in WARNING_KINDS]
-    if sf_probe.size == 0:
+    if sf.size == 0:
         tree_problems.append(Problem(None, "empty", "empty file (0 bytes): no session in it yet (pi would start a new one in it)", False))
         notes = [n for n in notes if not n.startswith("empty file")]
-    problems = sorted(_temp_problems(p) + storage_problems + tree_problems, key=lambda pr: (pr.line or 0))
+    problems = sorted(_temp_problems(p) + classifier.problems + tree_problems, key=lambda pr: (pr.line or 0))
     return CheckReport(
         path=p,
         problems=problems,
         notes=notes,
         warnings=warnings,
-        line_count=line_count,
+        line_count=sf.line_count,
         entry_count=entry_count,
         version=version,
-        size=sf_probe.size,
+        size=sf.size,
     )
 
 
@@ -842,7 +833,7 @@ def repair_session(path: StrPath) -> RepairResult:
             is untouched).
     """
     p = Path(os.path.realpath(path))  # through a symlink, the file it names is repaired
-    before = check_session(p)
+    before, actions, sf = _check(p)  # the one read of the file before the rewrite
     removed_temps: list[Path] = []
     for tmp, safe, _why in leftover_temps(p):
         if safe:
@@ -853,30 +844,40 @@ def repair_session(path: StrPath) -> RepairResult:
             except OSError as exc:
                 raise SessionFileError(p, f"cannot delete leftover temp file {tmp.name}: {exc.strerror or exc}") from None
             removed_temps.append(tmp)
-    try:
-        st = os.stat(p)
-        _problems, actions, _count, _header = _scan(p)
-    except OSError as exc:
-        raise SessionFileError(p, exc.strerror or str(exc)) from None
     if not actions:
-        after = check_session(p) if removed_temps else before
+        after = before
+        if removed_temps:  # the file is as it was; only the temp files changed
+            after = replace(before, problems=sorted(
+                _temp_problems(p) + [pr for pr in before.problems if pr.kind != "leftover-temp"], key=lambda pr: (pr.line or 0)
+            ))
         return RepairResult(p, False, None, None, [], [], before, after, removed_temps)
     rejected_bytes = b"".join(a.rejected + b"\n" for _n, a in sorted(actions.items()) if a.rejected is not None)
     rejected: Path | None = None
     if rejected_bytes:
         rejected = write_side_file(p, _free_rejected_suffix(p), rejected_bytes)
+    # the check after the repair looks at the lines as they are written
+    after_warnings: list[Problem] = []
+    after_lines = _Classifier(p, after_warnings)
+    after_file = SessionFileBuilder(p)
+    scanner = LineScanner()
+    written = [0, 0]  # lines, bytes
+
+    def check_line(scanned: ScannedLine) -> None:
+        after_file.add(scanned)
+        after_lines.take(scanned)
 
     def lines() -> Iterator[bytes]:
         for line_no, raw, _had_newline in iter_lines(p):
             action = actions.get(line_no)
-            if action is None:
-                yield raw + b"\n"
-            else:
-                for out in action.out:
-                    yield out + b"\n"
+            for out in (raw,) if action is None else action.out:
+                written[0] += 1
+                written[1] += len(out) + 1
+                for scanned in scanner.feed(written[0], out, True):
+                    check_line(scanned)
+                yield out + b"\n"
 
     try:
-        backup = atomic_rewrite(p, lines(), backup_tag="repair", expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
+        backup = atomic_rewrite(p, lines(), backup_tag="repair", expect_size=sf.size, expect_mtime_ns=sf.mtime_ns)
     except BaseException:
         if rejected is not None:
             try:
@@ -884,7 +885,10 @@ def repair_session(path: StrPath) -> RepairResult:
             except OSError:
                 pass
         raise
-    after = check_session(p)
+    for scanned in scanner.finish():
+        check_line(scanned)
+    after_file.sf.line_count, after_file.sf.size = written
+    after = _report(p, after_file.finish(migrate=True), after_lines, after_warnings)
     return RepairResult(
         path=p,
         changed=True,

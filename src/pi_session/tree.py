@@ -16,6 +16,7 @@ from itertools import compress
 from typing import Any, cast
 
 from ._gc import gc_paused
+from .problems import ProblemKind
 from .timestamps import MISSING, iso_to_ms
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "parent_id_of", "path_to_root"]
@@ -104,7 +105,7 @@ class TreeProblem:
     """A structural problem found while indexing: ``kind`` is ``"cycle"``,
     ``"self-parent"`` or ``"duplicate-id"``; ``entry_id`` names the entry."""
 
-    kind: str
+    kind: ProblemKind
     entry_id: str
     message: str
 
@@ -321,7 +322,7 @@ class SessionTree:
                 if parent_id is None or parent_id not in by_id:
                     break
                 if state.get(parent_id) == 1:
-                    kind = "self-parent" if parent_id == current else "cycle"
+                    kind: ProblemKind = "self-parent" if parent_id == current else "cycle"
                     what = "is its own parent" if kind == "self-parent" else f"closes a parentId cycle through {parent_id}"
                     problem = TreeProblem(kind, current, f"entry {current} {what}; treated as a root")
                     self.cut.add(current)

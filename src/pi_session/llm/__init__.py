@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ._common import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, RetryPolicy
+from ._common import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from .anthropic import DEFAULT_ANTHROPIC_MODEL, AnthropicSummarizer
 from .base import Summarizer, SummarizerError, SummaryRequest
 from .extractive import EXTRACTIVE_NOTE, ExtractiveSummarizer
@@ -28,7 +28,6 @@ __all__ = [
     "OpenAISummarizer",
     "AnthropicSummarizer",
     "ExtractiveSummarizer",
-    "RetryPolicy",
     "make_summarizer",
     "PROVIDERS",
     "DEFAULT_OPENAI_MODEL",
@@ -49,8 +48,6 @@ def make_summarizer(
     timeout: float = DEFAULT_TIMEOUT,
     max_retries: int = DEFAULT_MAX_RETRIES,
     api_key: str | None = None,
-    *,
-    retry: RetryPolicy | None = None,
 ) -> Summarizer:
     """Build a summarizer.
 
@@ -62,9 +59,9 @@ def make_summarizer(
         model: model id (``None``: the provider's default, see module docs).
         base_url: API root for the model provider (ignored by extractive).
         timeout: seconds per request.
-        max_retries: retries on 429/5xx/connection errors.
+        max_retries: retries the SDK makes on connection errors, timeouts,
+            408/409/429/5xx (see :mod:`pi_session.llm._common`).
         api_key: key instead of the environment variable.
-        retry: a full :class:`RetryPolicy` (overrides ``max_retries``).
 
     Returns:
         A :class:`Summarizer`. Every returned object has ``fallback_reason``:
@@ -91,11 +88,11 @@ def make_summarizer(
     s: Summarizer
     if name == "openai":
         s = OpenAISummarizer(
-            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries, retry=retry
+            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
         )
     elif name == "anthropic":
         s = AnthropicSummarizer(
-            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries, retry=retry
+            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
         )
     elif name == "extractive":
         s = ExtractiveSummarizer()

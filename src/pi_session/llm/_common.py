@@ -1,18 +1,23 @@
-"""Shared machinery for the model-backed summarizers: the retry policy with
-exponential backoff, classification of SDK errors into one-line
-:class:`SummarizerError` messages, and redaction of secrets.
+"""Shared machinery for the model-backed summarizers: classification of
+SDK errors into one-line :class:`SummarizerError` messages, and redaction of
+secrets.
 
-Both official SDKs (``openai`` and ``anthropic``) raise the same shapes of
-exception (``APIStatusError`` with ``status_code``/``response``/``body``,
-``APIConnectionError``, ``APITimeoutError``), so one classifier serves both.
-The SDKs' own retries are switched off (``max_retries=0``) and this module
-retries instead, so that both providers behave the same, the backoff is
-configurable (tests use milliseconds) and every failure ends in one line.
+Retries are the official SDKs' own (``max_retries`` of the ``openai`` and
+``anthropic`` clients): connection errors, timeouts, 408, 409, 429 and 5xx
+(Anthropic's 529 included) are retried with exponential backoff (0.5 s
+doubling up to 8 s, with jitter), a server's ``Retry-After`` /
+``retry-after-ms`` is honoured instead (the OpenAI SDK does not retry when
+it asks for more than two minutes; the Anthropic SDK waits as asked) and an
+``x-should-retry`` header is obeyed.
+
+Both SDKs raise the same shapes of exception (``APIStatusError`` with
+``status_code``/``response``/``body``, ``APIConnectionError``,
+``APITimeoutError``), so one classifier (:func:`classify`) turns the error
+the SDK finally raises into one line.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 import re
 import time
@@ -23,43 +28,13 @@ from urllib.parse import urlsplit
 from ..text import clip_line
 from .base import SummarizerError
 
-log = logging.getLogger("pi_session.llm")
-
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT = 120.0
 """Seconds one request may take before it fails (summaries are long, non-streamed answers)."""
 
 DEFAULT_MAX_RETRIES = 3
-"""Retries after the first attempt on 408/409/429/5xx and connection errors."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before retrying a failed request.
-
-    Attributes:
-        max_retries: retries after the first attempt (0 = no retries).
-        initial_delay: seconds before the first retry; doubled each retry.
-        max_delay: upper bound in seconds for one computed backoff.
-        max_retry_after: a server-sent ``Retry-After`` (seconds) is honoured
-            up to this many seconds; a longer one fails at once instead of
-            hanging the CLI.
-        retry_timeouts: whether a request that timed out is retried (off by
-            default: a model too slow once is usually too slow again, and
-            retrying would multiply the wait).
-    """
-
-    max_retries: int = DEFAULT_MAX_RETRIES
-    initial_delay: float = 0.5
-    max_delay: float = 8.0
-    max_retry_after: float = 60.0
-    retry_timeouts: bool = False
-
-    def backoff(self, retry_index: int) -> float:
-        """Seconds to wait before retry number ``retry_index`` (0-based)
-        when the server gave no ``Retry-After``."""
-        return min(self.initial_delay * (2.0**retry_index), self.max_delay)
+"""Retries the SDK makes after the first attempt (see the module docstring)."""
 
 
 # ---------------------------------------------------------------------------
@@ -335,49 +310,41 @@ def classify(exc: BaseException, sdk: Any, info: CallInfo) -> Failure | None:
     return None
 
 
-async def call_with_retries(
-    attempt: Callable[[], Awaitable[T]],
-    *,
-    sdk: Any,
-    info: CallInfo,
-    policy: RetryPolicy,
-) -> T:
-    """Run ``attempt`` until it succeeds, retrying retryable failures with
-    exponential backoff (or the server's ``Retry-After``).
+def _retries_taken(exc: BaseException) -> int:
+    """How many retries the SDK made before ``exc``: the SDKs number each
+    attempt in the ``x-stainless-retry-count`` request header."""
+    request = getattr(getattr(exc, "response", None), "request", None) or getattr(exc, "request", None)
+    try:
+        return int(request.headers.get("x-stainless-retry-count", 0)) if request is not None else 0
+    except (AttributeError, RuntimeError, TypeError, ValueError):
+        return 0
 
-    Each attempt is also bounded by ``info.timeout`` seconds with
-    ``asyncio.timeout`` (a backstop for servers that trickle bytes).
+
+async def call_sdk(attempt: Callable[[], Awaitable[T]], *, sdk: Any, info: CallInfo) -> T:
+    """Run one SDK call (which retries on its own, see the module
+    docstring) and turn its final error into a one-line
+    :class:`SummarizerError`.
 
     Returns:
         What ``attempt`` returns.
 
     Raises:
-        SummarizerError: a one-line message when retries are exhausted or
-            the failure is not retryable.
-        asyncio.CancelledError: propagates untouched (also during backoff).
+        SummarizerError: a one-line message (saying how many retries were
+            made, or how long the server asked to wait when the SDK did not
+            retry).
+        asyncio.CancelledError: propagates untouched (also during the SDK's
+            backoff).
     """
-    import asyncio  # imported here: importing pi_session stays light
-
-    retries = 0
-    while True:
-        try:
-            async with asyncio.timeout(info.timeout):
-                return await attempt()
-        except Exception as exc:  # CancelledError is a BaseException: not caught
-            failure = classify(exc, sdk, info)
-            if failure is None:
-                raise
-            retryable = failure.retryable or (failure.kind == "timeout" and policy.retry_timeouts)
-            wait = failure.retry_after if failure.retry_after is not None else policy.backoff(retries)
-            if retryable and failure.retry_after is not None and failure.retry_after > policy.max_retry_after:
-                raise SummarizerError(
-                    f"{failure.message} (the server asks to wait {failure.retry_after:g}s; giving up)",
-                    kind=failure.kind,
-                    status=failure.status,
-                ) from None
-            if not retryable or retries >= policy.max_retries:
-                suffix = f" (after {retries} {'retry' if retries == 1 else 'retries'})" if retries else ""
-                raise SummarizerError(failure.message + suffix, kind=failure.kind, status=failure.status) from None
-            retries += 1
-            log.warning("%s; retry %d/%d in %.2fs", failure.message, retries, policy.max_retries, wait)
-            await asyncio.sleep(wait)
+    try:
+        return await attempt()
+    except Exception as exc:  # CancelledError is a BaseException: not caught
+        failure = classify(exc, sdk, info)
+        if failure is None:
+            raise
+        retries = _retries_taken(exc)
+        suffix = ""
+        if retries:
+            suffix = f" (after {retries} {'retry' if retries == 1 else 'retries'})"
+        elif failure.retryable and failure.retry_after is not None:
+            suffix = f" (the server asks to wait {failure.retry_after:g}s; giving up)"
+        raise SummarizerError(failure.message + suffix, kind=failure.kind, status=failure.status) from None

@@ -20,8 +20,7 @@ from ._common import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     CallInfo,
-    RetryPolicy,
-    call_with_retries,
+    call_sdk,
 )
 from ..text import well_formed
 from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
@@ -75,9 +74,9 @@ class AnthropicSummarizer:
         api_key: key; ``None`` reads ``ANTHROPIC_API_KEY``. For a
             ``base_url`` on this machine a dummy key is used when none is set.
         timeout: seconds per request.
-        max_retries: retries on 408/409/429/5xx (529 overloaded included)
-            and connection errors.
-        retry: full :class:`RetryPolicy` (overrides ``max_retries``).
+        max_retries: retries the SDK makes (connection errors, timeouts,
+            408/409/429/5xx, 529 overloaded included; see
+            :mod:`pi_session.llm._common`).
         temperature: sampling temperature or ``None`` for the default.
 
     Raises:
@@ -96,7 +95,6 @@ class AnthropicSummarizer:
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
-        retry: RetryPolicy | None = None,
         temperature: float | None = None,
     ) -> None:
         self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
@@ -104,7 +102,7 @@ class AnthropicSummarizer:
         self._api_key = key
         self.model = model or DEFAULT_ANTHROPIC_MODEL
         self.timeout = float(timeout)
-        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.max_retries = int(max_retries)
         self.temperature = temperature
 
     def __repr__(self) -> str:  # never show the key
@@ -117,7 +115,7 @@ class AnthropicSummarizer:
             api_key=self._api_key,
             base_url=self.base_url,
             timeout=self.timeout,
-            max_retries=0,  # retries are ours (pi_session.llm._common)
+            max_retries=self.max_retries,  # the SDK retries (see pi_session.llm._common)
         )
 
     async def summarize(self, request: SummaryRequest) -> str:
@@ -153,7 +151,7 @@ class AnthropicSummarizer:
             async def attempt() -> Any:
                 return await client.messages.create(**params)
 
-            message = await call_with_retries(attempt, sdk=anthropic, info=info, policy=self.retry)
+            message = await call_sdk(attempt, sdk=anthropic, info=info)
         blocks = getattr(message, "content", None) or []
         if any(getattr(b, "type", "") in ("tool_use", "server_tool_use") for b in blocks):
             raise SummarizerError(

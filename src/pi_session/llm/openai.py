@@ -27,8 +27,7 @@ from ._common import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     CallInfo,
-    RetryPolicy,
-    call_with_retries,
+    call_sdk,
     host_of,
     one_line,
 )
@@ -71,8 +70,8 @@ class OpenAISummarizer:
         api_key: key; ``None`` reads ``OPENAI_API_KEY``. For a ``base_url`` on
             this machine a dummy key is used when none is set.
         timeout: seconds per request.
-        max_retries: retries on 408/409/429/5xx and connection errors.
-        retry: full :class:`RetryPolicy` (overrides ``max_retries``).
+        max_retries: retries the SDK makes (connection errors, timeouts,
+            408/409/429/5xx; see :mod:`pi_session.llm._common`).
         token_param: ``"auto"`` (see module docs), ``"max_tokens"`` or
             ``"max_completion_tokens"``.
         temperature: sampling temperature, or ``None`` to leave the server's
@@ -94,7 +93,6 @@ class OpenAISummarizer:
         api_key: str | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_MAX_RETRIES,
-        retry: RetryPolicy | None = None,
         token_param: TokenParam = "auto",
         temperature: float | None = None,
     ) -> None:
@@ -104,7 +102,7 @@ class OpenAISummarizer:
         self.official = self.base_url is None or OFFICIAL_OPENAI_HOST in host_of(self.base_url)
         self.model = model or (DEFAULT_OPENAI_MODEL if self.official else None)
         self.timeout = float(timeout)
-        self.retry = retry or RetryPolicy(max_retries=max_retries)
+        self.max_retries = int(max_retries)
         if token_param == "auto":
             token_param = "max_completion_tokens" if self.official else "max_tokens"
         if token_param not in ("max_tokens", "max_completion_tokens"):
@@ -122,7 +120,7 @@ class OpenAISummarizer:
             api_key=self._api_key,
             base_url=self.base_url,
             timeout=self.timeout,
-            max_retries=0,  # retries are ours (pi_session.llm._common)
+            max_retries=self.max_retries,  # the SDK retries (see pi_session.llm._common)
         )
 
     def _info(self, model: str | None) -> CallInfo:
@@ -143,7 +141,7 @@ class OpenAISummarizer:
         async def list_models() -> Any:
             return await client.models.list()
 
-        page = await call_with_retries(list_models, sdk=openai, info=self._info(None), policy=self.retry)
+        page = await call_sdk(list_models, sdk=openai, info=self._info(None))
         data = list(getattr(page, "data", None) or [])
         if not data:
             raise SummarizerError(
@@ -182,7 +180,7 @@ class OpenAISummarizer:
             async def attempt() -> Any:
                 return await client.chat.completions.create(**params)
 
-            completion = await call_with_retries(attempt, sdk=openai, info=self._info(model), policy=self.retry)
+            completion = await call_sdk(attempt, sdk=openai, info=self._info(model))
         choices = getattr(completion, "choices", None) or []
         if not choices:
             raise SummarizerError(f"openai: model '{model}' returned no choices", kind="empty")

@@ -7,6 +7,13 @@ This module covers the gitignore syntax that matters in practice: ``*``, ``?``,
 patterns ending in ``/``, anchoring by an inner ``/``, case-insensitive
 matching (the ``ignore`` package's default) and "a path inside an excluded
 directory is excluded, whatever later rules say".
+
+Why not ``pathspec``: its gitignore pattern (``GitIgnoreSpecPattern``,
+a.k.a. ``gitwildmatch``) compiles ``a/**`` to ``^a/``, which matches the
+directory ``a/`` itself; git and the ``ignore`` package match only what is
+inside it, so with pathspec a later ``!a/b/`` could no longer bring back a
+subdirectory (tests/test_prompt_skills.py::test_ignore_matcher, case
+``a/**`` / ``a/``). It is also case-sensitive only.
 """
 
 from __future__ import annotations

@@ -163,7 +163,15 @@ def _yaml12_loader() -> type:
     duplicate mapping keys are an error, ``<<`` is an ordinary key (no merge),
     a tab may separate tokens within a line, and a node with a tag the loader
     does not know is read as if untagged. Built on first use (PyYAML is only
-    imported when a skill has frontmatter)."""
+    imported when a skill has frontmatter).
+
+    Why not ``ruamel.yaml`` (a YAML 1.2 reader): with ``typ="safe"`` and
+    version 1.2 it reads 18 of the frontmatter variants of
+    tests/test_prompt_trees.py (``YAML_VARIANTS``, golden
+    tests/goldens/prompt/skills.json) differently from pi: ``1_000``,
+    ``0b101``, ``-0o7`` become numbers and ``2024-01-01`` a date (pi: strings);
+    it merges ``<<`` keys and refuses ``<<: x`` and ``=``; it refuses unknown
+    tags (``!custom``, ``!!python/str``) and tabs between tokens."""
     import yaml
 
     class Yaml12Loader(yaml.SafeLoader):

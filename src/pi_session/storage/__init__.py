@@ -20,9 +20,12 @@ modules of pi_session use); the modules own:
   :class:`LineProblem`, :class:`ParsedLine`;
 - :mod:`.lines`: one line: parsing, recovery of damaged lines, rejoining
   split records;
+- :mod:`.scan`: the one line scanner (:class:`LineScanner`,
+  :func:`scan_lines`): every line classified once, for reading, checking
+  and repairing;
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
 - :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
-  :func:`iter_lines`;
+  :class:`SessionFileBuilder`, :func:`iter_lines`;
 - :mod:`.append`: appends, locking, torn tails, side files;
 - :mod:`.atomic`: :func:`~.atomic.write_atomic`, the one temp-and-rename
   write, and durable-I/O primitives;
@@ -45,8 +48,18 @@ from .append import (
 from .atomic import _fsync_dir, ensure_dir, write_atomic
 from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
-from .reader import SessionFile, _is_regular, iter_lines, parse_session_entries, read_session_file, read_session_lines
+from .reader import (
+    SessionFile,
+    SessionFileBuilder,
+    _is_regular,
+    iter_lines,
+    parse_session_entries,
+    read_session_file,
+    read_session_lines,
+    scan_session_file,
+)
 from .rewrite import atomic_rewrite, backup_path, create_file, rewrite_records, rewritten_lines
+from .scan import LineScanner, ScannedLine, ScanStatus, scan_lines
 
 __all__ = [
     "Durability",
@@ -63,6 +76,12 @@ __all__ = [
     "read_session_file",
     "read_session_lines",
     "iter_lines",
+    "SessionFileBuilder",
+    "scan_session_file",
+    "LineScanner",
+    "ScannedLine",
+    "ScanStatus",
+    "scan_lines",
     "append_lines",
     "append_lines_checked",
     "AppendResult",

@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import _data_sync, _fsync_dir, _write_all
-from .lines import _SPLIT_MAX_BYTES, _Rejoiner, parse_line, recover_line
+from .lines import _SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
+from .scan import LineScanner
 from ..records import StrPath
 
 class AppendError(OSError):
@@ -166,11 +167,10 @@ def _ends_split_record(fd: int, start: int, tail: bytes) -> bool:
     lines = os.pread(fd, start - low, low).split(b"\n")[:-1]
     if low > 0:
         lines = lines[1:]  # may be cut
-    rejoiner = _Rejoiner()
+    scanner = LineScanner()
     for n, raw in enumerate(lines):
-        parsed = parse_line(raw, n + 1)
-        rejoiner.feed(n + 1, raw, True, parsed.ok and parsed.record.__class__ is dict)
-    return rejoiner.feed(len(lines) + 1, tail, False, False)[1] is not None
+        scanner.feed(n + 1, raw, True)
+    return any(s.status == "split" for s in scanner.feed(len(lines) + 1, tail, False))
 
 
 class ConcurrentAppendError(SessionFileError):

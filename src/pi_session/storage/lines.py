@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from .. import jsonio
+from ..problems import ProblemKind
 from .model import LineProblem, ParsedLine
 
 _BOM = b"\xef\xbb\xbf"
@@ -86,10 +87,10 @@ class RecoveredLine:
     record: Any
     clean: bytes
     fragment: bytes | None
-    kinds: tuple[str, ...]
+    kinds: tuple[ProblemKind, ...]
 
 
-_KIND_TEXT = {
+_KIND_TEXT: dict[ProblemKind, str] = {
     "glued": "a truncated record before a complete one (the complete one was read)",
     "invalid-utf8": "invalid UTF-8 replaced by U+FFFD",
     "nul-bytes": "NUL bytes around a record removed",
@@ -98,7 +99,7 @@ _KIND_TEXT = {
 }
 
 
-def _as_valid_utf8(data: bytes, kinds: list[str]) -> bytes:
+def _as_valid_utf8(data: bytes, kinds: list[ProblemKind]) -> bytes:
     """``data`` with invalid UTF-8 replaced by U+FFFD (noted as
     ``invalid-utf8`` in ``kinds``), as a recovered line is written back."""
     try:
@@ -123,7 +124,7 @@ def recover_line(raw: bytes) -> RecoveredLine | None:
         A :class:`RecoveredLine`, or None when nothing can be recovered
         (also for lines holding only NULs and blanks).
     """
-    kinds: list[str] = []
+    kinds: list[ProblemKind] = []
     data = raw
     if data.startswith(_BOM):
         data = data[3:]
@@ -155,8 +156,8 @@ def recover_line(raw: bytes) -> RecoveredLine | None:
     return None
 
 
-def _ordered(kinds: list[str]) -> tuple[str, ...]:
-    order = ("glued", "invalid-utf8", "nul-bytes", "bom", "crlf")
+def _ordered(kinds: list[ProblemKind]) -> tuple[ProblemKind, ...]:
+    order: tuple[ProblemKind, ...] = ("glued", "invalid-utf8", "nul-bytes", "bom", "crlf")
     return tuple(k for k in order if k in kinds)
 
 
@@ -279,7 +280,7 @@ class SplitRecord:
     record: dict[str, Any]
     clean: bytes
     had_newline: bool
-    kinds: tuple[str, ...]
+    kinds: tuple[ProblemKind, ...]
     raw: bytes = b""
 
     def problem(self) -> LineProblem:
@@ -295,7 +296,7 @@ class SplitRecord:
         )
 
 
-def rejoin_split(pieces: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[str, ...]] | None:
+def rejoin_split(pieces: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[ProblemKind, ...]] | None:
     """Join the pieces of one record that a writer split by putting raw
     newlines inside its JSON strings (pure; beyond pi, which drops every
     piece).
@@ -333,9 +334,9 @@ def rejoin_split(pieces: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[
     return _join_pieces(pieces[0], first, pieces[1:])
 
 
-def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[str, ...]] | None:
+def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[ProblemKind, ...]] | None:
     """The joined record of pieces that :func:`_scan_piece` accepted."""
-    kinds: list[str] = []
+    kinds: list[ProblemKind] = []
     if raw_first.startswith(_BOM):
         kinds.append("bom")
     last = rest[-1]

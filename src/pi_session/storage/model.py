@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any
+from ..problems import ProblemKind
 from ..records import StrPath
 
 FILE_MODE = 0o600
@@ -62,9 +63,10 @@ class LineProblem:
 
     Attributes:
         line: 1-based line number in the file.
-        kind: ``blank``, ``invalid-json``, ``not-object``, ``no-type``,
-            ``no-id``, ``extra-header``, ``nul-bytes``, ``invalid-utf8``,
-            ``glued``, ``bom``, ``torn-tail``, ``duplicate-id``, ``cycle``,
+        kind: a :data:`pi_session.problems.ProblemKind`: ``blank``,
+            ``invalid-json``, ``not-object``, ``no-type``, ``no-id``,
+            ``extra-header``, ``nul-bytes``, ``invalid-utf8``, ``glued``,
+            ``bom``, ``crlf``, ``torn-tail``, ``no-newline``,
             ``split-record`` (see :func:`rejoin_split`).
         message: what is wrong, one line.
         recovered: True when a record was still read from the line (with the
@@ -74,7 +76,7 @@ class LineProblem:
     """
 
     line: int
-    kind: str
+    kind: ProblemKind
     message: str
     recovered: bool = False
     end_line: int | None = None

@@ -1,5 +1,6 @@
 """Reading session files (SPEC 1-3): :func:`read_session_file` and its
-read loop (a fast path for ordinary lines, :mod:`.lines` for the rest),
+read loop (a fast path for ordinary lines, the line scanner of :mod:`.scan`
+for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
 :class:`SessionFile` (what was read), :func:`iter_lines` (streaming a
 file's raw lines) and :func:`parse_session_entries` (pi's
 ``parseSessionEntries``). Reading never modifies a file and never gives up
@@ -20,8 +21,9 @@ import orjson
 from .._gc import gc_paused
 from ..records import CURRENT_SESSION_VERSION, StrPath
 from .decode import _compact_record
-from .lines import _Rejoiner, parse_line
-from .model import LineProblem, ParsedLine, SessionFileError
+from .lines import parse_line
+from .model import LineProblem, SessionFileError
+from .scan import LineScanner, ScannedLine, scan_lines
 
 def parse_session_entries(content: str | bytes) -> list[Any]:
     """Every JSON value of a JSONL text, malformed and blank lines skipped (pi's
@@ -211,6 +213,21 @@ def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
             string id.
     """
     p = Path(path)
+    st = _stat_session(p)
+    sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    # Parsing allocates about a million containers for a 100 MB file; the
+    # cyclic GC would scan the growing heap again and again (none of it can
+    # be garbage), so it is paused while reading (see pi_session._gc).
+    with gc_paused():
+        return _read_records(p, sf, migrate)
+
+
+def _stat_session(p: Path) -> os.stat_result:
+    """``os.stat`` of a session file about to be read.
+
+    Raises:
+        SessionFileError: missing, unreadable, or not a regular file.
+    """
     try:
         st = os.stat(p)
     except FileNotFoundError:
@@ -219,12 +236,43 @@ def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     if not _is_regular(st.st_mode):
         raise SessionFileError(p, "not a regular file")
-    sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
-    # Parsing allocates about a million containers for a 100 MB file; the
-    # cyclic GC would scan the growing heap again and again (none of it can
-    # be garbage), so it is paused while reading (see pi_session._gc).
+    return st
+
+
+def scan_session_file(
+    path: StrPath, on_line: Callable[[ScannedLine], None] | None = None, *, migrate: bool = True
+) -> SessionFile:
+    """Read a session file with every line going through the line scanner
+    (no fast path), handing each :class:`~.scan.ScannedLine` to ``on_line``
+    after the reader took it: one read for callers that look at every line
+    as well as at the session (:func:`pi_session.repair.check_session`).
+
+    Args:
+        path: the ``.jsonl`` file.
+        on_line: called once per scanned line, in line order.
+        migrate: as for :func:`read_session_file`.
+
+    Returns:
+        The same :class:`SessionFile` as :func:`read_session_file` (without
+        ``entry_columns`` and the memory-saving decoding).
+
+    Raises:
+        SessionFileError: as :func:`read_session_file`; also what
+            ``on_line`` raises.
+    """
+    p = Path(path)
+    st = _stat_session(p)
+    builder = SessionFileBuilder(p, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    add = builder.add
     with gc_paused():
-        return _read_records(p, sf, migrate)
+        try:
+            for line in scan_lines(iter_lines(p)):
+                add(line)
+                if on_line is not None:
+                    on_line(line)
+        except OSError as exc:
+            raise SessionFileError(p, exc.strerror or str(exc)) from None
+        return builder.finish(migrate=migrate)
 
 
 def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migrate: bool = True) -> SessionFile:
@@ -272,7 +320,8 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
-    not an object, the unterminated last one) takes :func:`_read_slow`."""
+    not an object, the unterminated last one) goes through the line scanner
+    (:class:`~.scan.LineScanner`) and :func:`_take`."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     compact = _compact_record
@@ -287,15 +336,16 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
     parents_append: Callable[[Any], None] = _no_columns
     labels_append: Callable[[dict[str, Any]], None] = _no_columns
     sorting = False  # sort records into entries while reading
-    rejoiner = _Rejoiner()  # records split over lines (slow path only)
+    scanner = LineScanner()  # every line off the fast path
     try:
         with open(p, "rb") if source is None else source as f:
             for lines in _line_blocks(f):
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1
-                    record, record_line = _read_slow(p, sf, rejoiner, lines[0], line_no, False)
-                    if sorting and record is not None:
-                        _collect_other(sf, record, record_line)
+                    for scanned in scanner.feed(line_no, lines[0], False):
+                        record = _take(p, sf, scanned)
+                        if sorting and record is not None:
+                            _collect_other(sf, record, scanned.line)
                     break
                 for raw in lines:
                     line_no += 1
@@ -322,11 +372,11 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
-                    record, record_line = _read_slow(p, sf, rejoiner, raw, line_no, True)
-                    if header_seen:
-                        if sorting and record is not None:
-                            _collect_other(sf, record, record_line)
-                    elif sf.header is not None:
+                    for scanned in scanner.feed(line_no, raw, True):
+                        record = _take(p, sf, scanned)
+                        if header_seen and sorting and record is not None:
+                            _collect_other(sf, record, scanned.line)
+                    if not header_seen and sf.header is not None:
                         header_seen = True
                         sorting = not migrate or sf.version >= CURRENT_SESSION_VERSION
                         if sorting:
@@ -336,9 +386,108 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
                             labels_append = sf.entry_columns[2].append
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
-    for held_no, held in rejoiner.release():  # lines of a record the file ends inside
-        _read_other(p, sf, held, held_no, True)
+    for scanned in scanner.finish():  # lines of a record the file ends inside
+        _take(p, sf, scanned)
     sf.line_count = line_no
+    return _finish(p, sf, migrate, sorted_out=sorting)
+
+
+def _take(p: Path | None, sf: SessionFile, s: ScannedLine) -> dict[str, Any] | None:
+    """One line off the fast path of :func:`_read_records`, as
+    :class:`~.scan.LineScanner` classified it: report what is wrong with it,
+    take the first record as the header (or refuse the file) and append a
+    usable record to ``sf.records``.
+
+    Returns:
+        The record appended, or None.
+
+    Raises:
+        SessionFileError: the first record is not a session header.
+    """
+    if s.status == "split":
+        assert s.problem is not None
+        sf.problems.append(s.problem)
+        if not s.had_newline:
+            sf.ends_with_newline = False
+            sf.problems.append(_no_newline(s.end_line))
+        sf.spans[s.line] = s.end_line
+        return _accept(p, sf, s.record, s.line)
+    ok = s.status in ("record", "recovered")
+    if not s.had_newline:
+        sf.ends_with_newline = s.raw == b""
+        if s.raw and ok:
+            sf.problems.append(_no_newline(s.line))
+    if s.problem is not None:
+        sf.problems.append(s.problem)
+    if not ok:
+        return None
+    record = s.record
+    if not isinstance(record, dict):
+        sf.problems.append(LineProblem(s.line, "not-object", f"JSON {type(record).__name__} instead of an object (skipped)"))
+        return None
+    if s.fragment is not None:
+        sf.fragments[s.line] = s.fragment
+    return _accept(p, sf, record, s.line)
+
+
+def _no_newline(line_no: int) -> LineProblem:
+    """The ``no-newline`` problem of a usable unterminated last line."""
+    return LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
+
+
+def _accept(p: Path | None, sf: SessionFile, record: dict[str, Any], line_no: int) -> dict[str, Any]:
+    """Append a usable record read off the fast path; the first one must be
+    the session header (else :class:`SessionFileError`)."""
+    if sf.header is None and not sf.records:
+        if record.get("type") != "session" or not isinstance(record.get("id"), str):
+            raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
+        sf.header = record
+    sf.records.append(record)
+    sf.record_lines.append(line_no)
+    return record
+
+
+class SessionFileBuilder:
+    """Builds a :class:`SessionFile` from lines classified by
+    :class:`~.scan.LineScanner`, pushed one at a time: what
+    :func:`read_session_file` does, without its fast path, for callers that
+    see every line anyway (:func:`pi_session.repair.check_session` reads a
+    file once for both; :func:`pi_session.repair.repair_session` checks
+    the lines it writes).
+
+    Usage: :meth:`add` every scanned line in order, then :meth:`finish`.
+    """
+
+    def __init__(self, path: StrPath | None, *, size: int = 0, mtime_ns: int = 0) -> None:
+        """``path`` names the file in errors and problems; ``size`` (bytes)
+        and ``mtime_ns`` are recorded in the :class:`SessionFile`."""
+        p = Path(path) if path is not None else None
+        self.sf = SessionFile(path=p, header=None, size=size, mtime_ns=mtime_ns)
+
+    def add(self, line: ScannedLine) -> dict[str, Any] | None:
+        """Take one scanned line; returns the record appended, or None.
+
+        Raises:
+            SessionFileError: the first record is not a session header.
+        """
+        self.sf.line_count = line.end_line
+        return _take(self.sf.path, self.sf, line)
+
+    def finish(self, *, migrate: bool = True) -> SessionFile:
+        """The :class:`SessionFile` (migrated to v3 in memory when
+        ``migrate``; entries sorted out).
+
+        Raises:
+            SessionFileError: no record at all is usable and the file is not
+                empty (see :func:`read_session_file`).
+        """
+        return _finish(self.sf.path, self.sf, migrate, sorted_out=False)
+
+
+def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool) -> SessionFile:
+    """The end of reading: refuse a file without a header (unless it holds
+    nothing usable at all, see :func:`read_session_file`), migrate and sort
+    the records into entries unless the read loop did (``sorted_out``)."""
     if sf.header is None:
         unusable = [pr for pr in sf.problems if pr.kind != "blank"]
         if unusable:
@@ -354,7 +503,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
                 reason = f"no session header (line {first.line}: {first.message})"
             raise SessionFileError(p, f"not a pi session: {reason}", line=first.line)
         return sf
-    if not sorting:
+    if not sorted_out:
         if migrate:
             from ..migrate import migrate_session_entries
 
@@ -364,90 +513,6 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
         _collect_entries(sf)
     sf.problems.sort(key=lambda pr: pr.line)
     return sf
-
-
-def _read_slow(
-    p: Path, sf: SessionFile, rejoiner: _Rejoiner, raw: bytes, line_no: int, had_newline: bool
-) -> tuple[dict[str, Any] | None, int]:
-    """A line off the fast path: :func:`_read_other`, after ``rejoiner``
-    has had a look at it (it may hold the line as a piece of a split
-    record, complete such a record, or give back held lines that were not
-    one, which are reported here as ordinary lines).
-
-    Returns:
-        ``(record appended or None, its first line)``.
-    """
-    parsed = parse_line(raw, line_no)
-    released, joined, taken = rejoiner.feed(line_no, raw, had_newline, parsed.ok and parsed.record.__class__ is dict)
-    for held_no, held in released:
-        _read_other(p, sf, held, held_no, True)
-    if joined is not None:
-        sf.line_count = line_no
-        sf.problems.append(joined.problem())
-        if not had_newline:
-            sf.ends_with_newline = False
-            sf.problems.append(
-                LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
-            )
-        sf.spans[joined.first_line] = line_no
-        return _accept(p, sf, joined.record, joined.first_line), joined.first_line
-    if taken:
-        sf.line_count = line_no
-        return None, line_no
-    return _read_other(p, sf, raw, line_no, had_newline, parsed), line_no
-
-
-def _accept(p: Path, sf: SessionFile, record: dict[str, Any], line_no: int) -> dict[str, Any]:
-    """Append a usable record read off the fast path; the first one must be
-    the session header (else :class:`SessionFileError`)."""
-    if sf.header is None and not sf.records:
-        if record.get("type") != "session" or not isinstance(record.get("id"), str):
-            raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
-        sf.header = record
-    sf.records.append(record)
-    sf.record_lines.append(line_no)
-    return record
-
-
-def _read_other(
-    p: Path, sf: SessionFile, raw: bytes, line_no: int, had_newline: bool, parsed: ParsedLine | None = None
-) -> dict[str, Any] | None:
-    """One line off the fast path of :func:`_read_records`: parse it the
-    careful way (:func:`parse_line`), report what is wrong with it, take
-    the first record as the header (or refuse the file) and append a
-    usable record to ``sf.records``.
-
-    Returns:
-        The record appended, or None.
-
-    Raises:
-        SessionFileError: the first record is not a session header.
-    """
-    sf.line_count = line_no
-    if parsed is None:
-        parsed = parse_line(raw, line_no)
-    if not had_newline:
-        sf.ends_with_newline = raw == b""
-        if raw and parsed.ok:
-            sf.problems.append(
-                LineProblem(line_no, "no-newline", "last line has no newline (a newline is added before the next append)", recovered=True)
-            )
-    if parsed.problem is not None:
-        if not had_newline and not parsed.ok and parsed.problem.kind != "blank":
-            sf.problems.append(
-                LineProblem(line_no, "torn-tail", f"last line is cut short ({len(raw)} bytes, no newline): {parsed.problem.message}")
-            )
-        else:
-            sf.problems.append(parsed.problem)
-    if not parsed.ok:
-        return None
-    record = parsed.record
-    if not isinstance(record, dict):
-        sf.problems.append(LineProblem(line_no, "not-object", f"JSON {type(record).__name__} instead of an object (skipped)"))
-        return None
-    if parsed.fragment is not None:
-        sf.fragments[line_no] = parsed.fragment
-    return _accept(p, sf, record, line_no)
 
 
 def _is_regular(mode: int) -> bool:
