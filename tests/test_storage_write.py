@@ -263,3 +263,35 @@ def test_write_atomic_guard_sees_the_written_temp_and_can_refuse(tmp_path: Path)
     assert target.read_bytes() == b"old"
     assert len(seen) == 1 and seen[0].startswith(".index.") and seen[0].endswith(".tmp")  # no second dot
     assert sorted(p.name for p in tmp_path.iterdir()) == [".index"]
+
+
+def test_a_read_only_file_is_never_written_even_by_root(tmp_path: Path) -> None:
+    """``chmod a-w`` means "keep this as it is": opening a read-only v1 file
+    migrates it in memory only (no rewrite, no backup, a note), appends and
+    repairs refuse with PermissionError, and the bytes never change, also
+    for root (who could write it; this suite runs as root in CI)."""
+    v1 = tmp_path / "old.jsonl"
+    data = (b'{"type":"session","id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}\n'
+            b'{"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}\n')
+    v1.write_bytes(data)
+    os.chmod(v1, 0o444)
+    m = SessionManager.open(v1)
+    assert m.file_version == 1 and [e["type"] for e in m.get_entries()] == ["message"]
+    assert any("migrated in memory only" in n and "read-only" in n for n in m.notes), m.notes
+    with pytest.raises(PermissionError):
+        m.append_message({"role": "user", "content": "more", "timestamp": 2})
+    with pytest.raises(PermissionError):
+        append_lines(v1, [b'{"type":"custom","id":"c1","parentId":null,"timestamp":"2025-01-01T00:00:02.000Z","customType":"x"}\n'])
+    with pytest.raises(PermissionError):
+        migrate_file(v1)
+    assert v1.read_bytes() == data and mode(v1) == 0o444
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl"]  # no backup, no temp file left
+    # a v3 file: reading works, appends refuse
+    v3 = make_session(tmp_path / "s")
+    before = v3.read_bytes()
+    os.chmod(v3, 0o400)
+    m3 = SessionManager.open(v3)
+    assert m3.build_session_context()["messages"]
+    with pytest.raises(PermissionError):
+        m3.append_message({"role": "user", "content": "more", "timestamp": 2})
+    assert v3.read_bytes() == before and m3.get_leaf_id() == m3.get_entries()[-1]["id"]

@@ -603,8 +603,19 @@ class SessionManager:
             if self._read_only:
                 self.notes.append(f"{self._session_file}: version {sf.migrated_from} file migrated in memory only")
             else:
-                backup = rewrite_records(sf, backup_tag=f"v{sf.migrated_from}")
-                self.notes.append(f"{self._session_file}: migrated from version {sf.migrated_from}; original kept as {backup}")
+                try:
+                    backup = rewrite_records(sf, backup_tag=f"v{sf.migrated_from}")
+                except PermissionError as exc:
+                    # a file its owner made read-only (or that is not ours
+                    # to write) stays as it is: migrated in memory, and the
+                    # manager is read-only (beyond pi, which fails to open it)
+                    self._read_only = True
+                    self.notes.append(
+                        f"{self._session_file}: version {sf.migrated_from} file migrated in memory only "
+                        f"({exc.strerror or 'not writable'}); opened read-only"
+                    )
+                else:
+                    self.notes.append(f"{self._session_file}: migrated from version {sf.migrated_from}; original kept as {backup}")
         self._build_index(sf)
         self._written = len(self._records)
         self._flushed = True

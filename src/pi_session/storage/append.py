@@ -38,14 +38,23 @@ def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int,
     inode while we wait for the lock: then we reopen). Yields ``(fd,
     created)``; ``created`` is True when this call created the file.
 
+    A file whose mode gives nobody write permission (``chmod a-w``) is
+    never written, not even by root, who could: the mode is the owner's
+    "keep this as it is" (beyond pi).
+
     Raises:
         FileNotFoundError: ``path`` is missing and ``create`` is False.
+        PermissionError: the file is not writable (by its mode, or for
+            this user).
         SessionFileError: the file keeps being replaced.
     """
     for _ in range(100):
         created = False
         try:
             fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+            if not os.fstat(fd).st_mode & 0o222:
+                os.close(fd)
+                raise PermissionError(errno.EACCES, "the file is read-only (no write permission in its mode)", str(path))
         except FileNotFoundError:
             if not create:
                 raise
