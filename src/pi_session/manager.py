@@ -1,7 +1,7 @@
 """``SessionManager``: the one class that does session I/O (SPEC 4, 10;
 pi 1.6 delta §5).
 
-Size (over 500 lines): the one class that does session I/O mirrors pi's SessionManager API (about forty methods); its pure parts live in context, tree, navigation and stats.
+Size (over 500 lines): the one class that does session I/O mirrors pi's SessionManager API (about forty methods) on files and on database stores; its pure parts live in context, tree, navigation and stats, the storage itself in storage/ and stores/.
 
 It mirrors pi's SessionManager: a session is an append-only tree of entries in
 a JSONL file; the leaf is the current position; appends create a child of the

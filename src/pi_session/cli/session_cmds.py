@@ -1,4 +1,8 @@
-"""Session commands: ls, info, tree, context, label, edit, name, clone, fork, migrate."""
+"""Session commands: ls, info, tree, context, label, edit, name, clone, fork, migrate.
+
+Size (over 500 lines): ten small commands, each only parsing options and
+printing; every rule they apply lives in the library (manager, context,
+listing, stats)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,12 @@ for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
 file's raw lines) and :func:`parse_session_entries` (pi's
 ``parseSessionEntries``). Reading never modifies a file and never gives up
 on a damaged one: every unusable line is reported and left in place; only a
-file whose first record is not a session header is refused."""
+file whose first record is not a session header is refused.
+
+Size (over 500 lines): the read loop's fast path is hand-tuned (the
+100k-entry benchmark) and must sit beside the slow path and the builder
+it shares its rules with; the line classification itself lives in
+:mod:`.scan` and :mod:`.lines`."""
 
 from __future__ import annotations
 
