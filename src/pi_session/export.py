@@ -31,13 +31,25 @@ __all__ = ["export_markdown", "export_html", "iter_export_html", "title_of"]
 
 
 
-def title_of(header: Mapping[str, Any] | None, entries: Sequence[Mapping[str, Any]], name: str | None = None) -> str:
+def title_of(
+    header: Mapping[str, Any] | None,
+    entries: Sequence[Mapping[str, Any]],
+    name: str | None = None,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+) -> str:
     """The session name, else the first user message's first line (≤ 80
     characters) as the model sees it after context edits, else the session
-    id."""
+    id.
+
+    Args:
+        edits: target id → (edit id, replacement or None for omitted); by
+            default the edits that apply on ``entries``
+            (:func:`pi_session.context.applied_context_edits`).
+    """
     if name:
         return name
-    edits = applied_context_edits(entries)
+    if edits is None:
+        edits = applied_context_edits(entries)
     for entry in entries:
         entry_id = entry.get("id")
         edit = edits.get(entry_id) if isinstance(entry_id, str) else None

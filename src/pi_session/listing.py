@@ -408,3 +408,19 @@ def list_sessions_dirs(
     for index in indexes:
         index.save()
     return _sorted(infos)
+
+
+def looks_like_session_file(path: StrPath) -> bool:
+    """Whether ``path`` is, or may be, a pi session file: a ``.jsonl`` name,
+    or a first line holding a session header (BOM and leading whitespace
+    skipped; only the first 4,096 bytes are read). Never raises. Used to
+    refuse writing an export over a session."""
+    p = Path(path)
+    if p.suffix.lower() == ".jsonl":
+        return True
+    try:
+        with open(p, "rb") as fh:
+            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+    except OSError:
+        return False
+    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")

@@ -58,6 +58,7 @@ from .tree import SessionTree, TreeNode
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the result types; their modules are imported where used
+    from .compaction import CompactionResult
     from .navigation import NavigationPlan, NavigationResult
     from .stats import SessionStats
     from .stores import SessionStore
@@ -993,6 +994,25 @@ class SessionManager:
         if system_message:
             entry["systemMessage"] = {**system_message, "timestamp": iso_to_ms(timestamp)}
         return self._append_entry(entry)
+
+    def append_compaction_result(self, result: CompactionResult) -> str:
+        """Append the compaction entry of a finished
+        :class:`pi_session.compaction.CompactionResult` (what ``pi-session
+        compact`` stores): its summary, first kept entry and tokens before,
+        and ``details``, ``usage`` and ``fromHook`` when set. See
+        :meth:`append_compaction`.
+
+        Returns:
+            The new entry id.
+        """
+        return self.append_compaction(
+            result.summary,
+            result.first_kept_entry_id,
+            result.tokens_before,  # type: ignore[arg-type]  # a float only when recorded usage was fractional; stored as it is
+            details=result.details if result.details is not None else OMITTED,
+            from_hook=True if result.from_hook else OMITTED,
+            usage=result.usage if result.usage is not None else OMITTED,
+        )
 
     def append_custom_entry(self, custom_type: str, data: Any = OMITTED) -> str:
         """Append a ``custom`` entry (extension data, not in the context)."""

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cli.render import plural
+from ..listing import looks_like_session_file
 from ..manager import SessionManager
 from ..storage import SessionFileError
 
@@ -207,15 +208,6 @@ def default_export_path(session: Path, directory: str | None = None) -> Path:
     return Path(directory or os.getcwd()) / f"{session.stem}.html"
 
 
-def _looks_like_session(path: Path) -> bool:
-    if path.suffix.lower() == ".jsonl":
-        return True
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
 
 
 def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = False) -> Outcome:
@@ -245,7 +237,7 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
             same = os.path.samefile(real, path)
         except OSError:
             same = False
-        if same or (real.exists() and _looks_like_session(real)):
+        if same or (real.exists() and looks_like_session_file(real)):
             raise ActionError(f"{output}: refusing to overwrite a session file")
         if real.is_dir():
             raise ActionError(f"{output}: is a directory")

@@ -232,16 +232,8 @@ def write_compaction(path: Path, result: CompactionResult) -> Outcome:
         ActionError: the write failed.
     """
     manager, seen = _open_write(path)
-    extra: dict[str, Any] = {}
-    if result.details is not None:
-        extra["details"] = result.details
-    if result.from_hook:
-        extra["from_hook"] = True
-    if result.usage is not None:
-        extra["usage"] = result.usage
     try:
-        # tokensBefore is a float only when recorded usage was fractional; stored as it is (as `compact` does)
-        new_id = manager.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)  # type: ignore[arg-type]
+        new_id = manager.append_compaction_result(result)
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
     notes = _save(manager, seen)

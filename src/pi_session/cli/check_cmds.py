@@ -19,6 +19,7 @@ import typer
 from rich.text import Text
 
 from ..export import export_markdown, iter_export_html
+from ..listing import looks_like_session_file
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError, write_atomic
 from .common import (
@@ -111,17 +112,6 @@ def check(
 EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md", "jsonl": "jsonl"}
 
 
-def _looks_like_session(path: Path) -> bool:
-    """Whether ``path`` is a pi session file (a ``.jsonl`` name, or a first
-    line holding a session header); never raises."""
-    if path.suffix.lower() == ".jsonl":
-        return True
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
-    except OSError:
-        return False
-    return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
 
 
 def _write_export(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool) -> None:
@@ -141,7 +131,7 @@ def _write_export(output: Path, chunks: Iterable[bytes], session_file: Path | No
             fail(f"{output}: that is the session being exported; refusing to overwrite it")
         if real.is_dir():
             fail(f"{output}: is a directory")
-        if real.exists() and _looks_like_session(real):
+        if real.exists() and looks_like_session_file(real):
             fail(f"{output}: refusing to overwrite it: " + ("a .jsonl file may be a session" if real.suffix.lower() == ".jsonl" else "it is a pi session file"))
         if not force:
             fail(f"{output}: already exists (use --force to overwrite it)")
@@ -204,21 +194,29 @@ def export(
     else:
         chunks = [sanitize(export_markdown(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))]
         count = len(path_entries)
+    session_file = manager.get_session_file()
+    if _emit(output, (chunk.encode("utf-8") for chunk in chunks), session_file, force):
+        err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+
+
+def _emit(output: Optional[Path], chunks: Iterable[bytes], session_file: Path | None, force: bool) -> bool:
+    """Write an export to standard output (``output`` None or ``-``) or to
+    the file ``output`` (see :func:`_write_export`; errors end the command
+    with one line). Returns True when a file was written."""
     if output is None or str(output) == "-":
         for chunk in chunks:
-            sys.stdout.write(chunk)
+            sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
-        return
+        return False
     parent = Path(os.path.abspath(output)).parent
     if not parent.is_dir():
         fail(f"{output}: directory {parent} does not exist")
     try:
-        session_file = manager.get_session_file()
-        _write_export(output, (chunk.encode("utf-8") for chunk in chunks), Path(os.path.abspath(session_file)) if session_file is not None else None, force)
+        _write_export(output, chunks, Path(os.path.abspath(session_file)) if session_file is not None else None, force)
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+    return True
 
 
 def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
@@ -238,18 +236,8 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
         fail(str(exc))
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
-    if output is None or str(output) == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-        return
-    parent = Path(os.path.abspath(output)).parent
-    if not parent.is_dir():
-        fail(f"{output}: directory {parent} does not exist")
-    try:
-        _write_export(output, [data], session_file, force)
-    except OSError as exc:
-        fail(f"{output}: {exc.strerror or exc}")
-    err_console.print(f"exported {len(data):,} bytes to {sanitize(str(output))}", markup=False, soft_wrap=True)
+    if _emit(output, [data], session_file, force):
+        err_console.print(f"exported {len(data):,} bytes to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

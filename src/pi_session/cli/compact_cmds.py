@@ -305,16 +305,9 @@ def compact_cmd(
         )
     except CompactionCancelled:
         fail("compaction cancelled; the session file was not changed")
-    extra: dict[str, Any] = {}
-    if result.details is not None:
-        extra["details"] = result.details
-    if result.from_hook:
-        extra["from_hook"] = True
-    if result.usage is not None:
-        extra["usage"] = result.usage  # the summary requests' usage, stored on the entry (pi 1.6)
     writer = _open_to_write(session, quiet=as_json)
     seen = len(writer.notes)
-    new_id = writer.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
+    new_id = writer.append_compaction_result(result)
     writer.save()
     if not as_json:
         report_new_notes(writer, seen)

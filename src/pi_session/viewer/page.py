@@ -37,7 +37,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ..context import edited_entry, text_content
+from ..context import edited_entry
+from ..export import title_of
 from ..tree import TreeNode
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
@@ -69,23 +70,6 @@ def csp_for(css: str, js: str) -> str:
         f"default-src 'none'; img-src data:; style-src '{_sha256(css)}'; script-src '{_sha256(js)}'; "
         "base-uri 'none'; form-action 'none'"
     )
-
-
-def _title(header: Mapping[str, Any] | None, path: Sequence[Mapping[str, Any]], name: str | None, hidden: Mapping[str, tuple[str, Any]]) -> str:
-    if name:
-        return name
-    for entry in path:
-        edit = hidden.get(entry.get("id"))  # type: ignore[arg-type]
-        if edit is not None:
-            if edit[1] is None:
-                continue
-            entry = edited_entry(entry, edit[1])
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "user":
-            first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
-            if first:
-                return first[:80]
-    return f"Session {header.get('id') if header else ''}".strip()
 
 
 def _duration(ms: int | None) -> str:
@@ -222,7 +206,7 @@ def iter_page(
     facts = session_facts(header, entries, rows)
     css, js = page_assets()
     session_name = f'<span class="sname">{esc(name)}</span> · ' if name else ""
-    title = esc(_title(header, [rows[i].entry for i in shown] or leaf_path, name, hidden))
+    title = esc(title_of(header, [rows[i].entry for i in shown] or leaf_path, name, hidden))
     out: list[str] = [
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">',
         f'<meta http-equiv="Content-Security-Policy" content="{csp_for(css, js)}">',

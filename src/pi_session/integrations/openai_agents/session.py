@@ -686,12 +686,7 @@ class PiSession(_SessionBase):
         if manager.get_leaf_id() != leaf_id:
             log.warning("compaction dropped: the session changed while the summary was written")
             return None
-        extra: dict[str, Any] = {}
-        if result.details is not None:
-            extra["details"] = result.details
-        if result.usage is not None:
-            extra["usage"] = result.usage
-        entry_id = manager.append_compaction(result.summary, result.first_kept_entry_id, result.tokens_before, **extra)
+        entry_id = manager.append_compaction_result(result)
         manager.save()
         return CompactionEvent(
             entry_id=entry_id,
