@@ -60,6 +60,29 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the result types; their modules are imported where used
     from .navigation import NavigationPlan, NavigationResult
     from .stats import SessionStats
+    from .stores import SessionStore
+
+StoreArg = Any
+"""A ``store=`` argument: a :class:`pi_session.stores.SessionStore`, its URL
+or directory (see :func:`pi_session.stores.open_store`), or None (files, as
+without stores)."""
+
+
+def _store_of(store: StoreArg) -> SessionStore | None:
+    """The store object for a ``store=`` argument (None stays None)."""
+    if store is None:
+        return None
+    from .stores import open_store
+
+    return open_store(store)
+
+
+def _file_root(store: SessionStore | None) -> Path | None:
+    """The sessions root of a :class:`pi_session.stores.FileStore` (with
+    which a manager works on files exactly as without a store), else None."""
+    from .stores.file import FileStore
+
+    return store.root if isinstance(store, FileStore) else None
 
 __all__ = ["SessionManager", "validate_session_id", "OMITTED"]
 
@@ -177,6 +200,8 @@ class SessionManager:
         session_id: str | None = None,
         entries: Sequence[Mapping[str, Any]] | None = None,
         concurrent: Literal["follow", "strict"] = "follow",
+        store: SessionStore | None = None,
+        store_session: str | None = None,
     ) -> None:
         if concurrent not in ("follow", "strict"):
             raise ValueError(f"concurrent must be 'follow' or 'strict', not {concurrent!r}")
@@ -198,10 +223,14 @@ class SessionManager:
         self.problems: list[LineProblem] = []
         self.notes: list[str] = []
         self.file_version: Any = None
+        # a database store (never a FileStore: files go through the paths)
+        self._store: SessionStore | None = store
         if persist and self._session_dir is not None and not read_only:
             ensure_dir(self._session_dir)
         if session_file is not None:
             self._set_session_file(Path(session_file))
+        elif store_session is not None:
+            self._load_from_store(store_session)
         elif entries:
             self._load_entries(entries, session_id)
         else:
@@ -228,12 +257,39 @@ class SessionManager:
             id: the session id to use instead of a new UUIDv7 (pi 1.6's
                 ``{id}`` option; see :func:`validate_session_id`).
 
+            store: where the session lives: a
+                :class:`pi_session.stores.SessionStore` or its URL (a
+                directory: files under that sessions root; ``sqlite:///...``,
+                ``postgresql://...``); not with ``session_dir``.
+
         Raises:
             ValueError: ``id`` is not a valid session id.
         """
         if id is not None:
             validate_session_id(id)
+        db, session_dir = cls._pick_store(kwargs, session_dir, cwd)
+        if db is not None:
+            return cls(cwd, None, None, True, session_id=id, store=db, **kwargs)
         return cls(cwd, session_dir or default_session_dir(resolve_path(cwd)), None, True, session_id=id, **kwargs)
+
+    @staticmethod
+    def _pick_store(kwargs: dict[str, Any], session_dir: StrPath | None, cwd: str | None) -> tuple[SessionStore | None, StrPath | None]:
+        """Take ``store`` out of ``kwargs``: a database store comes back as
+        the first item; a FileStore becomes the session directory of ``cwd``
+        (or its root when ``cwd`` is None)."""
+        store = _store_of(kwargs.pop("store", None))
+        if store is None:
+            return None, session_dir
+        if session_dir is not None:
+            raise ValueError("give either session_dir or store, not both")
+        root = _file_root(store)
+        if root is None:
+            return store, None
+        if cwd is None:
+            return None, root
+        from .paths import encode_cwd
+
+        return None, root / encode_cwd(resolve_path(cwd))
 
     @classmethod
     def open(
@@ -270,11 +326,35 @@ class SessionManager:
                 nothing. pi appends onto the stale leaf silently, which puts
                 the other writer's turn on a side branch.
 
+            store (keyword): open a session of this store
+                (:class:`pi_session.stores.SessionStore` or its URL);
+                ``path`` is then its id or a unique id prefix.
+
         Raises:
             pi_session.storage.SessionFileError: unreadable, or a non-empty
                 file whose first record is not a session header (the file is
                 left alone, as pi 1.6 does).
+            pi_session.stores.SessionNotFoundError: (store) no such session,
+                or an ambiguous prefix
+                (:class:`~pi_session.stores.AmbiguousSessionError`).
         """
+        store = _store_of(kwargs.pop("store", None))
+        if store is not None:
+            session_id = store.resolve(os.fspath(path))
+            root = _file_root(store)
+            if root is None:
+                if session_dir is not None:
+                    raise ValueError("give either session_dir or store, not both")
+                manager = cls(cwd_override or os.getcwd(), None, None, True, read_only=read_only, store=store, store_session=session_id, **kwargs)
+                if cwd_override is None:
+                    header = manager.get_header()
+                    if header and isinstance(header.get("cwd"), str) and header["cwd"]:
+                        manager._cwd = resolve_path(header["cwd"])
+                return manager
+            from .stores.file import FileStore
+
+            assert isinstance(store, FileStore)
+            path = store.path_of(session_id)
         p = Path(resolve_path(Path(path).expanduser()))
         manager = cls(cwd_override or os.getcwd(), session_dir or p.parent, p, True, read_only=read_only, **kwargs)
         if cwd_override is None:
@@ -288,8 +368,16 @@ class SessionManager:
         """Open the most recently modified session of ``cwd`` (by file mtime;
         files whose header cannot be read are passed over), or create a new
         one. With an explicit ``session_dir`` that is not cwd's default
-        directory, only sessions whose header cwd is ``cwd`` count (pi 1.6)."""
+        directory, only sessions whose header cwd is ``cwd`` count (pi 1.6).
+        With ``store=`` (keyword): the most recently modified session of
+        ``cwd`` in that store."""
+        db, session_dir = cls._pick_store(kwargs, session_dir, cwd)
         resolved = resolve_path(cwd)
+        if db is not None:
+            recent_id = db.most_recent(resolved)
+            if recent_id is None:
+                return cls(cwd, None, None, True, store=db, **kwargs)
+            return cls(cwd, None, None, True, store=db, store_session=recent_id, **kwargs)
         default = default_session_dir(resolved)
         directory = Path(session_dir or default)
         filter_cwd = session_dir is not None and not paths_equal(directory, default)
@@ -349,9 +437,21 @@ class SessionManager:
                 empty or has no header.
             ValueError: ``id`` is not a valid session id.
             FileExistsError: the new file exists already.
+
+        With ``store=`` (keyword): ``source_path`` is a session id (or
+        unique prefix) of that store, and the new session is created there
+        (``parentSession`` = the source's locator).
         """
-        source_file = resolve_path(Path(source_path).expanduser())
+        db, session_dir = cls._pick_store(kwargs, session_dir, target_cwd)
         resolved_cwd = resolve_path(target_cwd)
+        if db is not None:
+            source_id = db.resolve(os.fspath(source_path))
+            source = db.read(source_id)
+            session_id = validate_session_id(id) if id is not None else new_session_id()
+            header = make_header(session_id, resolved_cwd, now_iso(), db.locator(source_id))
+            db.create([jsonio.dumps_line(header)] + [jsonio.dumps_line(e) for e in source.entries])
+            return cls(resolved_cwd, None, None, True, store=db, store_session=session_id, **kwargs)
+        source_file = resolve_path(Path(source_path).expanduser())
         source = read_session_file(source_file)
         if source.header is None:
             raise SessionFileError(source_file, "cannot fork: the session file is empty")
@@ -404,12 +504,19 @@ class SessionManager:
         cwd: str,
         session_dir: StrPath | None = None,
         on_progress: ProgressCallback | None = None,
+        *,
+        store: StoreArg = None,
     ) -> list[dict[str, Any]]:
         """Sessions of one directory, newest first (pi 1.6's ``list``; see
         :func:`pi_session.listing.list_session_dir` for the order, the keys
         and ``on_progress``). When ``session_dir`` is given and is not cwd's
         default directory, only sessions whose header cwd resolves to
-        ``cwd`` are listed."""
+        ``cwd`` are listed. With ``store``: the sessions of ``cwd`` in that
+        store (:meth:`pi_session.stores.SessionStore.list`; a database
+        answers from its listing columns, ``on_progress`` is not called)."""
+        db, session_dir = SessionManager._pick_store({"store": store}, session_dir, cwd)
+        if db is not None:
+            return db.list(cwd=resolve_path(cwd))
         resolved = resolve_path(cwd)
         default = default_session_dir(resolved)
         directory = session_dir or default
@@ -422,8 +529,10 @@ class SessionManager:
         on_progress: ProgressCallback | None = None,
         *,
         agent_dir: StrPath | None = None,
+        store: StoreArg = None,
     ) -> builtins.list[dict[str, Any]]:
         """Sessions of every project, newest first (pi's ``listAll``).
+        With ``store``: every session of that store.
 
         Args:
             session_dir: list this one directory instead, without cwd
@@ -433,6 +542,12 @@ class SessionManager:
             agent_dir: whose ``sessions`` directory to list (default: the
                 agent dir).
         """
+        db = _store_of(store)
+        if db is not None:
+            root = _file_root(db)
+            if root is None:
+                return db.list()
+            return list_sessions_dirs(root, on_progress=on_progress)
         if session_dir is not None:
             return list_session_dir(session_dir, on_progress=on_progress)
         return list_sessions_dirs(sessions_dir(agent_dir), on_progress=on_progress)
@@ -474,6 +589,43 @@ class SessionManager:
         self._written = len(self._records)
         self._flushed = True
         self._known_size = sf.size
+
+    def _load_from_store(self, session_id: str) -> None:
+        """Open a session of the database store (as :meth:`_set_session_file`
+        opens a file). A v1/v2 session (stored without migration) is
+        migrated in memory only."""
+        assert self._store is not None
+        sf = self._store.read(session_id)
+        self.problems = list(sf.problems)
+        assert sf.header is not None  # a stored session starts with its header
+        self._session_id = sf.header["id"]
+        self._records = [sf.header, *sf.entries]
+        self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
+        if sf.migrated_from is not None:
+            self.notes.append(f"{self._store.locator(session_id)}: version {sf.migrated_from} session migrated in memory only")
+        self._build_index(sf)
+        self._written = len(self._records)
+        self._flushed = True
+        self._known_size = sf.size
+
+    def _where(self) -> str:
+        """How messages name this session: its file, or its store locator."""
+        if self._store is not None:
+            return f"{self._store.url}#{self._session_id}"
+        return str(self._session_file)
+
+    def get_session_location(self) -> str | None:
+        """Where the session is (or will be) stored: the file path, or
+        ``<store url>#<id>`` for a database store (password masked); None
+        for an in-memory session."""
+        if self._store is not None:
+            return self._where()
+        return str(self._session_file) if self._session_file is not None else None
+
+    def get_store(self) -> SessionStore | None:
+        """The database store this session lives in (None for files and
+        in-memory sessions)."""
+        return self._store
 
     def _load_entries(self, entries: Sequence[Mapping[str, Any]], session_id: str | None) -> None:
         """Start from given records (pi 1.6's ``inMemory(cwd, options, entries)``)."""
@@ -557,12 +709,16 @@ class SessionManager:
             pi_session.storage.AppendError: an append failed; ``_written``
                 counts the lines that did reach the file.
         """
-        if not self._persist or self._session_file is None:
+        if not self._persist or (self._session_file is None and self._store is None):
             return
         if self._read_only:
-            raise PermissionError(f"{self._session_file}: opened read-only")
+            raise PermissionError(f"{self._where()}: opened read-only")
         if self._written >= len(self._records):
             return
+        if self._store is not None:
+            self._persist_to_store(force)
+            return
+        assert self._session_file is not None
         if not self._flushed:
             if not (self._has_conversation or force):
                 return
@@ -582,6 +738,28 @@ class SessionManager:
             self._written += exc.lines_written
             self._known_size = None  # unknown now: stop checking rather than misjudge
             raise
+        self.notes.extend(result.notes)
+        self._written = len(self._records)
+        self._known_size = result.size
+
+    def _persist_to_store(self, force: bool) -> None:
+        """:meth:`_persist_pending` for a database store: the first write
+        creates the session (exclusively, every record at once), later ones
+        append in one transaction with the same stale-leaf rule as files."""
+        assert self._store is not None
+        if not self._flushed:
+            if not (self._has_conversation or force):
+                return
+            lines = [jsonio.dumps_line(r) for r in self._records]
+            self._store.create(lines, durability=self.durability)
+            self._written = len(self._records)
+            self._flushed = True
+            self._known_size = sum(len(line) for line in lines)
+            return
+        lines = [jsonio.dumps_line(r) for r in self._records[self._written :]]
+        result = self._store.append(
+            self._session_id, lines, durability=self.durability, expected_size=self._known_size, on_grown=self._on_foreign_lines
+        )
         self.notes.extend(result.notes)
         self._written = len(self._records)
         self._known_size = result.size
@@ -612,7 +790,7 @@ class SessionManager:
         if not foreign:
             return None
         if self.concurrent == "strict":
-            raise ConcurrentAppendError(self._session_file, len(foreign))  # type: ignore[arg-type]
+            raise ConcurrentAppendError(self._where(), len(foreign))
         tip = self._records[self._written - 1].get("id") if self._written > 1 else None
         self._records[self._written : self._written] = foreign
         self._written += len(foreign)
@@ -625,7 +803,7 @@ class SessionManager:
         else:
             where = f"stays on its branch (from {first.get('parentId')})"
         self.notes.append(
-            f"{self._session_file}: {len(foreign)} entr{'y was' if len(foreign) == 1 else 'ies were'} appended by another "
+            f"{self._where()}: {len(foreign)} entr{'y was' if len(foreign) == 1 else 'ies were'} appended by another "
             f"writer since this session was read; loaded, and entry {first.get('id')} {where}"
         )
         return [jsonio.dumps_line(r) for r in pending]
@@ -634,7 +812,7 @@ class SessionManager:
         """Write every entry not yet on disk now, even before the first
         user or assistant message (pi waits for one; the CLI's explicit
         commands do not)."""
-        if self._persist and self._session_file is not None and self._written < len(self._records):
+        if self._persist and (self._session_file is not None or self._store is not None) and self._written < len(self._records):
             self._persist_pending(force=True)
 
     def flush(self) -> None:
@@ -656,7 +834,7 @@ class SessionManager:
         reached the file, the entry is taken back out and the leaf and the
         write state are as before; the error propagates (pi 1.6 §5.2)."""
         if self._read_only:
-            raise PermissionError(f"{self._session_file}: opened read-only")
+            raise PermissionError(f"{self._where()}: opened read-only")
         had_conversation = self._has_conversation
         self._records.append(entry)
         if not had_conversation and _is_conversation(entry):
@@ -911,8 +1089,12 @@ class SessionManager:
         is writable. Written at once when the path holds a user or assistant
         message, else at the first one appended.
 
+        In a database store the new session is created in the same store
+        (``parentSession`` = the old one's :meth:`get_session_location`).
+
         Returns:
-            The new file path (persisted), else None.
+            The new file path (persisted to files), else None (in memory, or
+            a database store: :meth:`get_session_id` names the new session).
 
         Raises:
             KeyError: unknown id.
@@ -946,7 +1128,8 @@ class SessionManager:
         ]
         session_id = new_session_id()
         timestamp = now_iso()
-        header = make_header(session_id, self._cwd, timestamp, str(previous_file) if self._persist and previous_file is not None else None)
+        previous = self._where() if self._store is not None else str(previous_file) if self._persist and previous_file is not None else None
+        header = make_header(session_id, self._cwd, timestamp, previous)
         taken = set(kept_ids)
         parent_id = kept[-1]["id"] if kept else None
         label_entries = []
@@ -964,6 +1147,10 @@ class SessionManager:
         self._flushed = False
         if not self._persist:
             return None
+        if self._store is not None:
+            if self._has_conversation:
+                self._persist_pending()
+            return None
         directory = self._session_dir or (previous_file.parent if previous_file else Path.cwd())
         self._session_file = directory / session_file_name(file_timestamp(timestamp), session_id)
         if self._has_conversation:
@@ -974,7 +1161,7 @@ class SessionManager:
     # accessors
 
     def is_persisted(self) -> bool:
-        """True for file-backed sessions."""
+        """True for sessions that are stored (in files or a store)."""
         return self._persist
 
     def get_cwd(self) -> str:
@@ -1185,14 +1372,14 @@ class SessionManager:
         entries = self.get_entries()
         path = self._session_file
         return SessionStats(
-            path=str(path) if path is not None else None,
+            path=self.get_session_location(),
             id=self._session_id,
             version=self.file_version,
             cwd=header.get("cwd"),
             created=header.get("timestamp"),
             parent_session=header.get("parentSession"),
             name=self.get_session_name(),
-            size_bytes=path.stat().st_size if path and path.exists() else 0,
+            size_bytes=path.stat().st_size if path and path.exists() else (self._known_size or 0) if self._store is not None else 0,
             entries=len(entries),
             counts=count_entry_types(entries),
             leaf_id=self._leaf_id,

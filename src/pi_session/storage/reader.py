@@ -8,11 +8,12 @@ file whose first record is not a session header is refused."""
 
 from __future__ import annotations
 
+import io
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -107,6 +108,9 @@ class SessionFile:
         ends_with_newline: False when the last line is torn (no ``\\n``).
         size: bytes; mtime_ns: modification time when read.
         migrated_from: the version the records were migrated from, if any.
+        name: how messages name a session read from lines
+            (:func:`read_session_lines`), e.g. a store's locator; None for
+            a file.
         entry_columns: ``(ids, parent_ids, labels)`` gathered while reading
             (None when the entries were sorted out after a migration):
             each entry's ``id`` and ``parentId`` (None when absent), in
@@ -129,6 +133,7 @@ class SessionFile:
     mtime_ns: int = 0
     migrated_from: int | None = None
     entry_columns: tuple[list[Any], list[Any], list[dict[str, Any]]] | None = None
+    name: str | None = None
 
     @property
     def version(self) -> int:
@@ -140,7 +145,7 @@ class SessionFile:
 
     def warnings(self) -> list[str]:
         """Every problem as ``<path>:<line>: <message>``."""
-        return [p.format(self.path) for p in self.problems]
+        return [p.format(self.path or self.name) for p in self.problems]
 
 
 _JSON_KINDS = {int: "a number", float: "a number", bool: "a boolean", list: "an array", dict: "an object"}
@@ -222,11 +227,44 @@ def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
         return _read_records(p, sf, migrate)
 
 
+def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migrate: bool = True) -> SessionFile:
+    """Read a session given as its lines (a session store's records) exactly
+    as :func:`read_session_file` reads a file holding them: the same
+    tolerant parsing, problems, rejoined split records and in-memory
+    migration.
+
+    Args:
+        lines: the session's raw lines in order, each with its ``\\n``
+            (an unterminated last line without); concatenated they are the
+            file.
+        name: how errors and :meth:`SessionFile.warnings` name the session
+            (``SessionFile.path`` is None).
+        migrate: as for :func:`read_session_file`.
+
+    Returns:
+        A :class:`SessionFile` whose ``size`` is the byte count of ``lines``
+        (``mtime_ns`` 0).
+
+    Raises:
+        SessionFileError: the first record is not a session header with a
+            string id (named by ``name``).
+    """
+    data = b"".join(lines)
+    sf = SessionFile(path=None, header=None, size=len(data), name=name)
+    try:
+        with gc_paused():
+            _read_records(Path(name or "<session>"), sf, migrate, io.BytesIO(data))
+    except SessionFileError as exc:
+        raise SessionFileError(name, exc.reason, line=exc.line) from None
+    sf.path = None
+    return sf
+
+
 def _no_columns(value: Any) -> None:  # pragma: no cover - never called
     raise AssertionError("entry columns used before the header")
 
 
-def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
+def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None) -> SessionFile:
     """The reading loop of :func:`read_session_file`.
 
     Every terminated line after the header that orjson decodes to an object
@@ -251,7 +289,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool) -> SessionFile:
     sorting = False  # sort records into entries while reading
     rejoiner = _Rejoiner()  # records split over lines (slow path only)
     try:
-        with open(p, "rb") as f:
+        with open(p, "rb") if source is None else source as f:
             for lines in _line_blocks(f):
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1

@@ -1,0 +1,120 @@
+"""Listing infos kept up to date line by line, for stores that answer
+``ls`` from columns (the SQL stores): :class:`InfoState` gathers from each
+record what :func:`pi_session.listing.build_session_info` gathers from a
+file (session name, message count, first user text, last activity, the
+text of each message), and :func:`info_dict` turns it into the same dict.
+Pure: no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..context import text_content
+from ..listing import _iso_or_none, _valid_ms
+from ..timestamps import iso_to_ms, ms_to_iso
+
+__all__ = ["InfoState", "info_dict", "header_ms"]
+
+_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+@dataclass
+class InfoState:
+    """What a listing needs from a session's records after its header, as
+    :func:`pi_session.listing.build_session_info` reads them.
+
+    Attributes:
+        name: the latest ``session_info`` name (trimmed; None when empty).
+        message_count: ``message`` records.
+        first_message: the text of the first user message with text ("" if none).
+        last_activity: the newest user/assistant message time (ms), or None.
+    """
+
+    name: str | None = None
+    message_count: int = 0
+    first_message: str = ""
+    last_activity: float | None = None
+
+    def add(self, record: Any) -> str | None:
+        """Take one decoded record (after the header; anything that is not
+        an object is ignored).
+
+        Returns:
+            The text this record adds to ``allMessagesText`` (a user or
+            assistant message with text), or None.
+        """
+        if not isinstance(record, dict):
+            return None
+        rtype = record.get("type")
+        if rtype == "session_info":
+            value = record.get("name")
+            self.name = value.strip(_JS_TRIM) or None if isinstance(value, str) else None
+        if rtype != "message":
+            return None
+        self.message_count += 1
+        message = record.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
+            return None
+        role = message["role"]
+        if role not in ("user", "assistant"):
+            return None
+        ts = message.get("timestamp")
+        if _valid_ms(ts):
+            self.last_activity = max(self.last_activity or 0, ts)
+        else:
+            ms = iso_to_ms(record.get("timestamp")) if isinstance(record.get("timestamp"), str) else None
+            if _valid_ms(ms):
+                self.last_activity = max(self.last_activity or 0, ms)
+        text = text_content(message.get("content"), " ")
+        if not text:
+            return None
+        if not self.first_message and role == "user":
+            self.first_message = text
+        return text
+
+
+def header_ms(header: dict[str, Any]) -> int | None:
+    """The header's ``timestamp`` in ms, or None."""
+    ts = header.get("timestamp")
+    return iso_to_ms(ts) if isinstance(ts, str) else None
+
+
+def modified_iso(state: InfoState, header_time_ms: int | None, written_ms: int) -> str:
+    """``modified`` as :func:`pi_session.listing.build_session_info`
+    computes it, with ``written_ms`` (the last write) standing in for the
+    file's mtime."""
+    last = state.last_activity
+    return (
+        (_iso_or_none(last) if last is not None and last > 0 else None)
+        or _iso_or_none(header_time_ms)
+        or ms_to_iso(written_ms)
+    )
+
+
+def info_dict(
+    path: str,
+    header: dict[str, Any],
+    state: InfoState,
+    written_ms: int,
+    all_text: str | None,
+) -> dict[str, Any]:
+    """The listing info (keys and order of
+    :func:`pi_session.listing.build_session_info`); ``allMessagesText`` is
+    left out when ``all_text`` is None."""
+    info: dict[str, Any] = {
+        "path": path,
+        "id": header.get("id"),
+        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else "",
+    }
+    if state.name is not None:
+        info["name"] = state.name
+    if isinstance(header.get("parentSession"), str):
+        info["parentSessionPath"] = header.get("parentSession")
+    info["created"] = _iso_or_none(iso_to_ms(header.get("timestamp")))
+    info["modified"] = modified_iso(state, header_ms(header), written_ms)
+    info["messageCount"] = state.message_count
+    info["firstMessage"] = state.first_message or "(no messages)"
+    if all_text is not None:
+        info["allMessagesText"] = all_text
+    return info

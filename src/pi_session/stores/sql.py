@@ -1,0 +1,477 @@
+"""The SQL layer shared by the database stores (SQLite, PostgreSQL): the
+schema, every query, the transaction logic of create / append / delete and
+the listing columns kept up to date on each append. A backend is a thin
+subclass of :class:`SQLStore`.
+
+Schema (table names prefixed ``pi_``):
+
+- ``pi_sessions``: one row per session, the listing columns ``ls`` answers
+  from (``id`` primary key, ``cwd``, ``cwd_key`` = the resolved cwd,
+  ``created``, ``modified`` / ``modified_ms``, ``name``, ``parent_session``,
+  ``message_count``, ``first_message``, ``last_activity``) and the append
+  state (``size_bytes`` = the session's byte count, the position appends
+  compare with; ``record_count``; ``last_terminated`` = whether the last
+  line ends in ``\\n``; ``written_ms``; the original ``file_name``).
+- ``pi_records``: one row per line: ``session_id``, ``seq`` (0 = the
+  header; append order), ``byte_offset`` (where the line starts in the
+  session's file), ``entry_id``, ``parent_id``, ``type``, ``timestamp``
+  (from the record, when it parses and they are strings), ``damaged`` (1:
+  the line does not parse as a JSON object; stored as it is), ``msg_text``
+  (the text a user/assistant message adds to ``allMessagesText``) and
+  ``line``: the exact bytes, ``\\n`` included.
+- ``pi_meta``: ``key``/``value`` (the schema version).
+
+What a dialect (subclass) must provide:
+
+- :meth:`SQLStore._transaction` ``(write: bool)``: a context manager
+  yielding a DB-API cursor inside one transaction, committed when the block
+  ends and rolled back when it raises. ``write=True`` is used by every
+  transaction that writes; a dialect that has no row locks takes its
+  database write lock there (SQLite: ``BEGIN IMMEDIATE``).
+- :attr:`SQLStore.placeholder`: the parameter marker (``?`` for sqlite3,
+  ``%s`` for psycopg); queries are written with ``?`` and translated (no
+  query holds a literal ``?`` or ``%``).
+- :attr:`SQLStore.lock_clause`: appended to the ``SELECT`` of the session
+  row that starts an append or a delete (PostgreSQL: ``FOR UPDATE``;
+  SQLite: empty, ``BEGIN IMMEDIATE`` serialises writers already).
+- :attr:`SQLStore.blob_type`: the column type of raw bytes (``BLOB`` /
+  ``BYTEA``); :attr:`SQLStore.real_type` for float columns.
+- :attr:`SQLStore.integrity_errors`: the exception classes of a unique
+  violation (a concurrent create of the same id).
+- optionally :meth:`SQLStore._blob` (a fetched bytes value to ``bytes``) and
+  :attr:`SQLStore.schema_lock_sql` (run first in the schema transaction, so
+  that processes creating the schema at once wait for each other, e.g.
+  ``SELECT pg_advisory_xact_lock(...)``).
+- ``url``: set by the constructor (masked with :func:`mask_url`); then call
+  :meth:`SQLStore._ensure_schema`.
+
+Every query is parameterised; identifiers are constants of this module.
+"""
+
+from __future__ import annotations
+
+import builtins
+import time
+from abc import abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+from .. import jsonio
+from ..listing import _iso_or_none, resolve_path
+from ..storage import AppendResult, Durability, parse_line
+from ..timestamps import iso_to_ms
+from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .info import InfoState, header_ms, info_dict, modified_iso
+
+__all__ = ["SQLStore", "SCHEMA_VERSION", "LineColumns", "line_columns"]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS pi_meta (
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS pi_sessions (
+        id TEXT PRIMARY KEY,
+        cwd TEXT NOT NULL,
+        cwd_key TEXT,
+        created TEXT,
+        header_ms BIGINT,
+        modified TEXT NOT NULL,
+        modified_ms BIGINT NOT NULL,
+        name TEXT,
+        parent_session TEXT,
+        message_count INTEGER NOT NULL,
+        first_message TEXT NOT NULL,
+        last_activity {real},
+        version INTEGER,
+        file_name TEXT,
+        size_bytes BIGINT NOT NULL,
+        record_count INTEGER NOT NULL,
+        last_terminated SMALLINT NOT NULL,
+        written_ms BIGINT NOT NULL,
+        header {blob} NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS pi_sessions_modified ON pi_sessions (modified_ms, id)",
+    "CREATE INDEX IF NOT EXISTS pi_sessions_cwd_modified ON pi_sessions (cwd_key, modified_ms, id)",
+    """CREATE TABLE IF NOT EXISTS pi_records (
+        session_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        byte_offset BIGINT NOT NULL,
+        entry_id TEXT,
+        parent_id TEXT,
+        type TEXT,
+        timestamp TEXT,
+        damaged SMALLINT NOT NULL,
+        msg_text TEXT,
+        line {blob} NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    )""",
+    "CREATE UNIQUE INDEX IF NOT EXISTS pi_records_offset ON pi_records (session_id, byte_offset)",
+    "CREATE INDEX IF NOT EXISTS pi_records_entry ON pi_records (session_id, entry_id)",
+)
+
+_SESSION_COLUMNS = (
+    "id, cwd, cwd_key, created, header_ms, modified, modified_ms, name, parent_session, message_count, "
+    "first_message, last_activity, version, file_name, size_bytes, record_count, last_terminated, written_ms, header"
+)
+_INSERT_SESSION = f"INSERT INTO pi_sessions ({_SESSION_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_INSERT_RECORD = (
+    "INSERT INTO pi_records (session_id, seq, byte_offset, entry_id, parent_id, type, timestamp, damaged, msg_text, line) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_APPEND_STATE = (
+    "SELECT size_bytes, record_count, last_terminated, name, message_count, first_message, last_activity, "
+    "header_ms FROM pi_sessions WHERE id = ?"
+)
+_LIST_COLUMNS = "id, cwd, name, parent_session, created, modified, message_count, first_message"
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+@dataclass
+class LineColumns:
+    """The indexed columns of one stored line (see :func:`line_columns`)."""
+
+    record: Any
+    entry_id: str | None
+    parent_id: str | None
+    type: str | None
+    timestamp: str | None
+    damaged: bool
+
+
+def line_columns(line: bytes, line_no: int = 1) -> LineColumns:
+    """Parse one stored line (with or without its ``\\n``) as the reader
+    parses it (:func:`pi_session.storage.parse_line`, which recovers what it
+    can) and take its columns; a line that gives no JSON object is
+    ``damaged`` (kept, never interpreted)."""
+    raw = line[:-1] if line.endswith(b"\n") else line
+    parsed = parse_line(raw, line_no)
+    record = parsed.record if parsed.ok else None
+    if not isinstance(record, dict):
+        return LineColumns(None, None, None, None, None, True)
+    return LineColumns(
+        record,
+        _str_or_none(record.get("id")),
+        _str_or_none(record.get("parentId")),
+        _str_or_none(record.get("type")),
+        _str_or_none(record.get("timestamp")),
+        False,
+    )
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SQLStore(SessionStore):
+    """A store in a SQL database (see the module docstring for the schema
+    and what a dialect provides)."""
+
+    placeholder: str = "?"
+    lock_clause: str = ""
+    blob_type: str = "BLOB"
+    real_type: str = "REAL"
+    integrity_errors: tuple[type[BaseException], ...] = ()
+    schema_lock_sql: str | None = None
+
+    # ------------------------------------------------------------------
+    # dialect hooks
+
+    @abstractmethod
+    def _transaction(self, *, write: bool) -> AbstractContextManager[Any]:
+        """A cursor inside one transaction (see the module docstring)."""
+
+    def _blob(self, value: Any) -> bytes:
+        """A fetched raw-bytes value as ``bytes``."""
+        return value if isinstance(value, bytes) else bytes(value)
+
+    # ------------------------------------------------------------------
+    # helpers
+
+    def _sql(self, query: str) -> str:
+        return query if self.placeholder == "?" else query.replace("?", self.placeholder)
+
+    def _exec(self, cur: Any, query: str, params: Sequence[Any] = ()) -> Any:
+        cur.execute(self._sql(query), tuple(params))
+        return cur
+
+    def _ensure_schema(self) -> None:
+        """Create the tables and indexes when missing (idempotent; safe
+        when several processes do it at once)."""
+        with self._transaction(write=True) as cur:
+            if self.schema_lock_sql:
+                self._exec(cur, self.schema_lock_sql)
+            for ddl in _SCHEMA:
+                self._exec(cur, ddl.format(blob=self.blob_type, real=self.real_type))
+            self._exec(
+                cur,
+                "INSERT INTO pi_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING",
+                ("schema_version", str(SCHEMA_VERSION)),
+            )
+            row = self._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("schema_version",)).fetchone()
+        if row is None or row[0] != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.url}: database schema version {row[0] if row else None}, expected {SCHEMA_VERSION}")
+
+    def locator(self, session_id: str) -> str:
+        return f"{self.url}#{session_id}"
+
+    # ------------------------------------------------------------------
+    # writing
+
+    def create(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        file_name: str | None = None,
+    ) -> str:
+        """See :meth:`SessionStore.create`. Lines before the header that
+        hold no record (blank, damaged) are kept as damaged lines."""
+        columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
+        first = next((i for i, c in enumerate(columns) if not c.damaged), None)
+        header = columns[first].record if first is not None else None
+        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
+            raise StoreError(f"{self.url}: cannot create a session: the first record is not a session header with a string id")
+        session_id: str = header["id"]
+        state = InfoState()
+        texts: list[str | None] = []
+        for i, col in enumerate(columns):
+            texts.append(state.add(col.record) if first is not None and i > first else None)
+        written = _now_ms()
+        h_ms = header_ms(header)
+        modified = modified_iso(state, h_ms, written)
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        version = header.get("version")
+        size = sum(len(line) for line in lines)
+        session_row = (
+            session_id,
+            cwd,
+            resolve_path(cwd) if cwd else None,
+            _iso_or_none(iso_to_ms(header.get("timestamp"))),
+            h_ms,
+            modified,
+            iso_to_ms(modified) or 0,
+            state.name,
+            _str_or_none(header.get("parentSession")),
+            state.message_count,
+            state.first_message,
+            state.last_activity,
+            version if isinstance(version, int) and not isinstance(version, bool) else None,
+            file_name,
+            size,
+            len(lines),
+            1 if not lines or lines[-1].endswith(b"\n") else 0,
+            written,
+            jsonio.dumps(header).encode("utf-8", "surrogatepass"),
+        )
+        rows = []
+        offset = 0
+        for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
+            rows.append(self._record_row(session_id, seq, offset, line, col, text))
+            offset += len(line)
+        try:
+            with self._transaction(write=True) as cur:
+                self._exec(cur, _INSERT_SESSION, session_row)
+                cur.executemany(self._sql(_INSERT_RECORD), rows)
+        except self.integrity_errors:
+            raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already") from None
+        return session_id
+
+    @staticmethod
+    def _record_row(session_id: str, seq: int, offset: int, line: bytes, col: LineColumns, text: str | None) -> tuple[Any, ...]:
+        return (session_id, seq, offset, col.entry_id, col.parent_id, col.type, col.timestamp, int(col.damaged), text, line)
+
+    def append(
+        self,
+        session_id: str,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        """See :meth:`SessionStore.append`: one transaction that locks the
+        session row (:attr:`lock_clause`, or the dialect's write lock),
+        hands other writers' lines to ``on_grown``, inserts the lines and
+        updates the listing columns."""
+        notes: list[str] = []
+        foreign: list[bytes] = []
+        with self._transaction(write=True) as cur:
+            row = self._exec(cur, _APPEND_STATE + self.lock_clause, (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"{self.url}: no session {session_id}")
+            size, count, terminated, name, message_count, first_message, last_activity, h_ms = row
+            if expected_size is not None and on_grown is not None and size != expected_size:
+                found = self._exec(
+                    cur,
+                    "SELECT line FROM pi_records WHERE session_id = ? AND byte_offset >= "
+                    "(SELECT COALESCE(MAX(byte_offset), 0) FROM pi_records WHERE session_id = ? AND byte_offset <= ?) "
+                    "ORDER BY seq",
+                    (session_id, session_id, min(expected_size, size)),
+                ).fetchall()
+                for (raw,) in found:
+                    data = self._blob(raw)
+                    if not data.endswith(b"\n"):
+                        continue  # an unterminated last line: not a complete record
+                    if data.strip():
+                        foreign.append(data)
+                if foreign:
+                    replacement = on_grown(foreign)
+                    if replacement is not None:
+                        lines = replacement
+            if not lines:
+                return AppendResult(notes, size, foreign)
+            if not terminated:
+                # an imported file's torn last line: it gets its newline, so
+                # the appended lines start on lines of their own
+                (last,) = self._exec(
+                    cur, "SELECT line FROM pi_records WHERE session_id = ? AND seq = ?", (session_id, count - 1)
+                ).fetchone()
+                self._exec(
+                    cur,
+                    "UPDATE pi_records SET line = ? WHERE session_id = ? AND seq = ?",
+                    (self._blob(last) + b"\n", session_id, count - 1),
+                )
+                size += 1
+                notes.append(f"{self.locator(session_id)}: the last line had no newline; added one before appending")
+            state = InfoState(name, message_count, first_message, last_activity)
+            rows = []
+            for i, line in enumerate(lines):
+                col = line_columns(line, count + i + 1)
+                text = state.add(col.record)
+                rows.append(self._record_row(session_id, count + i, size, line, col, text))
+                size += len(line)
+            cur.executemany(self._sql(_INSERT_RECORD), rows)
+            written = _now_ms()
+            modified = modified_iso(state, h_ms, written)
+            self._exec(
+                cur,
+                "UPDATE pi_sessions SET size_bytes = ?, record_count = ?, last_terminated = ?, name = ?, message_count = ?, "
+                "first_message = ?, last_activity = ?, modified = ?, modified_ms = ?, written_ms = ? WHERE id = ?",
+                (
+                    size,
+                    count + len(lines),
+                    1 if lines[-1].endswith(b"\n") else 0,
+                    state.name,
+                    state.message_count,
+                    state.first_message,
+                    state.last_activity,
+                    modified,
+                    iso_to_ms(modified) or 0,
+                    written,
+                    session_id,
+                ),
+            )
+        return AppendResult(notes, size, foreign)
+
+    def delete(self, session_id: str) -> bool:
+        """See :meth:`SessionStore.delete` (one transaction)."""
+        with self._transaction(write=True) as cur:
+            row = self._exec(cur, "SELECT id FROM pi_sessions WHERE id = ?" + self.lock_clause, (session_id,)).fetchone()
+            if row is None:
+                return False
+            self._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
+            self._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
+        return True
+
+    # ------------------------------------------------------------------
+    # reading
+
+    def exists(self, session_id: str) -> bool:
+        with self._transaction(write=False) as cur:
+            return self._exec(cur, "SELECT 1 FROM pi_sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+    def read_lines(self, session_id: str) -> Iterator[bytes]:
+        """See :meth:`SessionStore.read_lines` (one query: a consistent
+        snapshot)."""
+        with self._transaction(write=False) as cur:
+            rows = self._exec(cur, "SELECT line FROM pi_records WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        if not rows:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id}")
+        blob = self._blob
+        return iter([blob(r[0]) for r in rows])
+
+    def file_name(self, session_id: str) -> str | None:
+        """The file name the session was imported from, or None."""
+        with self._transaction(write=False) as cur:
+            row = self._exec(cur, "SELECT file_name FROM pi_sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFoundError(f"{self.url}: no session {session_id}")
+        return row[0]  # type: ignore[no-any-return,unused-ignore]
+
+    def list(self, *, cwd: str | None = None, with_text: bool = True) -> list[dict[str, Any]]:
+        """See :meth:`SessionStore.list`: one query on ``pi_sessions``
+        (``cwd_key``/``modified_ms`` indexed), plus one over the messages'
+        text when ``with_text``."""
+        query = f"SELECT {_LIST_COLUMNS} FROM pi_sessions"
+        params: tuple[Any, ...] = ()
+        if cwd is not None:
+            query += " WHERE cwd_key = ?"
+            params = (cwd,)
+        query += " ORDER BY modified_ms DESC, id DESC"
+        with self._transaction(write=False) as cur:
+            rows = self._exec(cur, query, params).fetchall()
+            texts: dict[str, builtins.list[str]] = {}
+            if with_text and rows:
+                text_query = "SELECT r.session_id, r.msg_text FROM pi_records r"
+                if cwd is not None:
+                    text_query += " JOIN pi_sessions s ON s.id = r.session_id WHERE s.cwd_key = ? AND r.msg_text IS NOT NULL"
+                else:
+                    text_query += " WHERE r.msg_text IS NOT NULL"
+                text_query += " ORDER BY r.session_id, r.seq"
+                for sid, text in self._exec(cur, text_query, params).fetchall():
+                    texts.setdefault(sid, []).append(text)
+        infos = []
+        for sid, scwd, name, parent, created, modified, message_count, first_message in rows:
+            info: dict[str, Any] = {"path": self.locator(sid), "id": sid, "cwd": scwd}
+            if name is not None:
+                info["name"] = name
+            if parent is not None:
+                info["parentSessionPath"] = parent
+            info["created"] = created
+            info["modified"] = modified
+            info["messageCount"] = message_count
+            info["firstMessage"] = first_message or "(no messages)"
+            if with_text:
+                info["allMessagesText"] = " ".join(texts.get(sid, ()))
+            infos.append(info)
+        return infos
+
+    def find(self, prefix: str, *, limit: int = 20) -> builtins.list[str]:
+        """See :meth:`SessionStore.find`."""
+        with self._transaction(write=False) as cur:
+            rows = self._exec(
+                cur,
+                "SELECT id FROM pi_sessions WHERE substr(id, 1, length(?)) = ? ORDER BY id LIMIT ?",
+                (prefix, prefix, limit),
+            ).fetchall()
+        return [r[0] for r in rows]
+
+    def session_info(self, session_id: str) -> dict[str, Any]:
+        """One session's listing info (with ``allMessagesText``), rebuilt
+        from its header and lines (for checks; ``list`` answers from the
+        columns)."""
+        lines = list(self.read_lines(session_id))
+        state = InfoState()
+        header: dict[str, Any] | None = None
+        texts = []
+        for n, line in enumerate(lines, 1):
+            col = line_columns(line, n)
+            if header is None:
+                if col.record is not None:
+                    header = col.record
+                continue
+            text = state.add(col.record)
+            if text:
+                texts.append(text)
+        with self._transaction(write=False) as cur:
+            row = self._exec(cur, "SELECT written_ms FROM pi_sessions WHERE id = ?", (session_id,)).fetchone()
+        assert header is not None
+        return info_dict(self.locator(session_id), header, state, row[0] if row else 0, " ".join(texts))

@@ -1,0 +1,97 @@
+"""The SQLite store: one database file, stdlib :mod:`sqlite3`, WAL journal
+(readers never wait for the writer), ``synchronous=FULL`` (a committed
+append survives a power loss), a busy timeout for writers waiting on each
+other. Each thread of each process has its own connection (a connection
+is never used across ``fork``). Writers are serialised by ``BEGIN
+IMMEDIATE`` (SQLite has no row locks). Everything else is
+:class:`pi_session.stores.sql.SQLStore`."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from ..storage import ensure_dir
+from .base import StoreError
+from .sql import SQLStore
+
+__all__ = ["SQLiteStore"]
+
+
+class SQLiteStore(SQLStore):
+    """Sessions in one SQLite file.
+
+    Args:
+        path: the database file (created, mode 0600, in a directory created
+            0700, when missing).
+        busy_timeout: seconds a writer waits for another's transaction
+            before giving up (default 60).
+
+    Raises:
+        StoreError: the file cannot be opened or is not a database.
+    """
+
+    placeholder = "?"
+    lock_clause = ""
+    blob_type = "BLOB"
+    real_type = "REAL"
+    integrity_errors = (sqlite3.IntegrityError,)
+
+    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 60.0) -> None:
+        self.path = Path(path)
+        self.url = f"sqlite:///{self.path}"
+        self.busy_timeout = busy_timeout
+        self._local = threading.local()
+        try:
+            if not self.path.exists():
+                ensure_dir(self.path.parent)
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                os.close(fd)
+            self._ensure_schema()
+        except (sqlite3.Error, OSError) as exc:
+            raise StoreError(f"{self.url}: cannot open the database: {exc}") from None
+
+    def _connection(self) -> sqlite3.Connection:
+        """This thread's connection (a new one after a fork)."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            return conn
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=True)
+        conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = FULL")
+        self._local.conn = conn
+        self._local.pid = os.getpid()
+        return conn
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Any]:
+        """A cursor in ``BEGIN IMMEDIATE`` (write: takes the database's write
+        lock at once, so a read-then-write transaction cannot deadlock) or
+        ``BEGIN`` (a read snapshot); commit at the end, rollback on error."""
+        conn = self._connection()
+        try:
+            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.url}: {exc}") from None
+        cur = conn.cursor()
+        try:
+            yield cur
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+        finally:
+            cur.close()
+
+    def close(self) -> None:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is not None and self._local.pid == os.getpid():
+            conn.close()
+        self._local = threading.local()
