@@ -18,6 +18,7 @@ its password masked (:func:`pi_session.stores.base.mask_url`).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -75,6 +76,7 @@ class PostgresStore(SQLStore):
     real_type = "DOUBLE PRECISION"
     integrity_errors = (pg_errors.UniqueViolation,)
     schema_lock_sql = f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})"
+    text_unsafe = re.compile("[\x00\ud800-\udfff]")  # TEXT holds no NUL
 
     def __init__(
         self,
