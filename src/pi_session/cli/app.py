@@ -17,7 +17,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds
+from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds, store_cmds
 
 app = typer.Typer(
     name="pi-session",
@@ -41,11 +41,13 @@ def _root(
     version: Optional[bool] = typer.Option(
         None, "--version", help="Print the version and exit.", is_eager=True, callback=_version_callback
     ),
+    store: Optional[str] = typer.Option(None, "--store", envvar="PI_SESSION_STORE", metavar="URL", help=common.STORE_HELP),
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
+    common.set_store_url(store)
 
 
-for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds):
+for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, store_cmds):
     module.register(app)
 
 

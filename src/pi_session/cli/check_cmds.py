@@ -23,7 +23,10 @@ from ..storage import SessionFileError, write_atomic
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
+    STORE_OPTION,
     CliError,
+    database_store,
+    set_store_url,
     console,
     err_console,
     fail,
@@ -104,7 +107,7 @@ def check(
     raise typer.Exit(0 if report.ok else 1)
 
 
-EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md"}
+EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md", "jsonl": "jsonl"}
 
 
 def _looks_like_session(path: Path) -> bool:
@@ -120,7 +123,7 @@ def _looks_like_session(path: Path) -> bool:
     return head.startswith(b"{") and b'"type":"session"' in head.split(b"\n", 1)[0].replace(b" ", b"")
 
 
-def _write_export(output: Path, text: str, session_file: Path, force: bool) -> None:
+def _write_export(output: Path, text: str | bytes, session_file: Path | None, force: bool) -> None:
     """Write ``text`` to ``output`` atomically (a temp file beside it, fsync,
     rename), mode 0600. Refuses (one-line error, exit 1) to write over the
     session being exported or any pi session, and over any other existing
@@ -130,7 +133,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
         real = Path(os.path.realpath(target))
         same = False
         try:
-            same = os.path.samefile(real, session_file)
+            same = session_file is not None and os.path.samefile(real, session_file)
         except OSError:
             pass
         if same:
@@ -142,7 +145,7 @@ def _write_export(output: Path, text: str, session_file: Path, force: bool) -> N
         if not force:
             fail(f"{output}: already exists (use --force to overwrite it)")
         target = real  # replace the file a symlink points to, keep the link
-    write_atomic(target, [text.encode("utf-8")])
+    write_atomic(target, [text.encode("utf-8") if isinstance(text, str) else text])
 
 
 def export(
@@ -151,22 +154,32 @@ def export(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output; '-' too)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
+    store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """Export the conversation (root to leaf) as self-contained HTML or Markdown.
+    """Export the conversation (root to leaf) as self-contained HTML or
+    Markdown, or the whole session as its JSONL file (``--format jsonl``:
+    byte-identical to the file imported into a store).
 
     Control characters of the session text (terminal escapes) are shown as
     visible escapes such as ``\\x1b``. The output file is written atomically
     and never replaces a session file."""
+    if store:
+        set_store_url(store)
     kind = EXPORT_FORMATS.get(fmt.lower())
     if kind is None:
-        fail(f"--format: unknown format {fmt!r} (formats: html, md)")
+        fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
+    if kind == "jsonl":
+        if leaf is not None:
+            fail("--leaf: not with --format jsonl (the whole session is exported)")
+        _export_jsonl(session, output, force)
+        return
     manager = open_session(session, read_only=True)
     if leaf == "null":
         path_entries = []
         warn("--leaf null: the context is empty; exporting an empty conversation")
     else:
         if leaf is not None and manager.get_entry(leaf) is None:
-            fail(f"{manager.get_session_file()}: no entry with id {leaf}")
+            fail(f"{manager.get_session_location()}: no entry with id {leaf}")
         path_entries = manager.get_branch(leaf)
     render = export_html if kind == "html" else export_markdown
     text = sanitize(render(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
@@ -178,11 +191,43 @@ def export(
     if not parent.is_dir():
         fail(f"{output}: directory {parent} does not exist")
     try:
-        _write_export(output, text, Path(os.path.abspath(manager.get_session_file())), force)
+        session_file = manager.get_session_file()
+        _write_export(output, text, Path(os.path.abspath(session_file)) if session_file is not None else None, force)
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
     err_console.print(f"exported {plural(len(path_entries), 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+
+
+def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
+    """``export --format jsonl``: the session's lines exactly as stored."""
+    from ..stores import StoreError
+    from ..stores.transfer import export_lines
+
+    db = database_store()
+    session_file: Path | None = None
+    try:
+        if db is not None:
+            data = b"".join(export_lines(db, db.resolve(session)))
+        else:
+            session_file = _resolve(session)
+            data = session_file.read_bytes()
+    except StoreError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{session}: {exc.strerror or exc}")
+    if output is None or str(output) == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        return
+    parent = Path(os.path.abspath(output)).parent
+    if not parent.is_dir():
+        fail(f"{output}: directory {parent} does not exist")
+    try:
+        _write_export(output, data, session_file, force)
+    except OSError as exc:
+        fail(f"{output}: {exc.strerror or exc}")
+    err_console.print(f"exported {len(data):,} bytes to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -48,6 +48,54 @@ class CliError(Exception):
     """An error reported to the user as one line, exit status 1."""
 
 
+STORE_HELP = (
+    "Session store: a sessions directory, sqlite:///FILE or postgresql://USER@HOST/DB "
+    "(default: $PI_SESSION_STORE, else the files under ~/.pi/agent/sessions)."
+)
+"""Help of the ``--store`` options."""
+STORE_OPTION = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)
+"""The ``--store URL`` option of the commands that name it after themselves
+(``ls``, ``import``, ``export``); the global ``pi-session --store URL
+COMMAND`` works for every command."""
+
+_store_url: str | None = None
+_store_cache: dict[str, Any] = {}
+
+
+def set_store_url(url: str | None) -> None:
+    """Set the store the session commands use (the global ``--store`` /
+    ``PI_SESSION_STORE``; None or empty: files as without a store)."""
+    global _store_url
+    _store_url = url or None
+
+
+def active_store(url: str | None = None) -> Any:
+    """The :class:`pi_session.stores.SessionStore` of ``url`` (default: the
+    global ``--store``), opened once per URL, or None when no store is
+    given. Fails with one line (password masked) when it cannot be opened."""
+    from ..stores import StoreError, open_store
+
+    url = url or _store_url
+    if not url:
+        return None
+    store = _store_cache.get(url)
+    if store is None:
+        try:
+            store = open_store(url)
+        except StoreError as exc:
+            fail(str(exc))
+        _store_cache[url] = store
+    return store
+
+
+def database_store(url: str | None = None) -> Any:
+    """:func:`active_store` when it is a database (not a FileStore), else None."""
+    from ..stores.file import FileStore
+
+    store = active_store(url)
+    return None if store is None or isinstance(store, FileStore) else store
+
+
 interrupt_reported = False
 """True once a line about Ctrl-C was printed (exit status 130), so the
 entry point does not print a second one."""
@@ -115,13 +163,25 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
 
     from ..paths import sessions_dir
 
+    from ..stores import SessionNotFoundError
+    from ..stores.file import FileStore
+
     if not arg.strip():
         raise CliError("no session given: pass a session file or a session id (prefix)")
+    store = active_store()
+    if store is not None and not isinstance(store, FileStore):
+        raise CliError(f"{arg}: this command works on session files, and the store is the database {store.url} "
+                       "(export the session with `export SESSION --format jsonl -o FILE` first)")
     candidate = Path(arg).expanduser()
     if candidate.is_file():
         return Path(os.path.abspath(candidate))
     if candidate.exists():
         raise CliError(f"{arg}: not a session file")
+    if store is not None:
+        try:
+            return store.path_of(store.resolve(arg))
+        except SessionNotFoundError as exc:
+            raise CliError(str(exc)) from None
     if not re.fullmatch(r"[0-9A-Za-z-]+", arg):
         raise CliError(f"{arg}: no such session file")
     root = sessions_dir(agent_dir)
@@ -162,7 +222,19 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     """
     from ..manager import SessionManager
     from ..storage import SessionFileError
+    from ..stores import StoreError
 
+    db = database_store()
+    try:
+        if db is not None:
+            if not arg.strip():
+                raise CliError("no session given: pass a session id (prefix)")
+            manager = SessionManager.open(arg, store=db, read_only=read_only)
+            if not quiet:
+                _print_problems(manager, notes)
+            return manager
+    except (CliError, StoreError, SessionFileError) as exc:
+        fail(str(exc))
     try:
         path = resolve_session(arg)
         if path.stat().st_size == 0:
@@ -179,16 +251,21 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     except OSError as exc:
         fail(f"{arg}: {exc.strerror or exc}")
     if not quiet:
-        file = manager.get_session_file()
-        for problem in manager.problems:
-            if problem.line:
-                warn(problem.format(file))
-            else:
-                warn(f"{file}: {problem.message}")
-        if notes:
-            for note in manager.notes:
-                warn(note)
+        _print_problems(manager, notes)
     return manager
+
+
+def _print_problems(manager: Any, notes: bool) -> None:
+    """The warnings of :func:`open_session`."""
+    file = manager.get_session_location()
+    for problem in manager.problems:
+        if problem.line:
+            warn(problem.format(file))
+        else:
+            warn(f"{file}: {problem.message}")
+    if notes:
+        for note in manager.notes:
+            warn(note)
 
 
 def report_new_notes(manager: Any, seen: int) -> None:
@@ -210,4 +287,4 @@ def apply_leaf(manager: Any, leaf: str | None) -> None:
     try:
         manager.branch(leaf)
     except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {leaf}")
+        fail(f"{manager.get_session_location()}: no entry with id {leaf}")

@@ -17,9 +17,15 @@ from ..migrate import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
+from ..listing import resolve_path
+from ..stores import StoreError
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
+    STORE_OPTION,
+    active_store,
+    database_store,
+    set_store_url,
     CliError,
     apply_leaf,
     console,
@@ -52,19 +58,34 @@ def ls(
     all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
     as_json: bool = JSON_OPTION,
+    store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first."""
+    """List sessions, newest first.
+
+    With a database store (--store, PI_SESSION_STORE) the table comes from
+    the store's listing columns, without reading any session."""
+    if store:
+        set_store_url(store)
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
-    if all_:
-        infos = SessionManager.list_all()
+    chosen = active_store()
+    db = database_store()
+    if db is not None:
+        try:
+            infos = db.list(cwd=None if all_ else resolve_path(project), with_text=as_json)
+        except StoreError as exc:
+            fail(str(exc))
+    elif all_:
+        infos = SessionManager.list_all(store=chosen)
     else:
-        infos = SessionManager.list(project)
+        infos = SessionManager.list(project, store=chosen)
     if as_json:
         print_json(infos)
         return
     if not infos:
-        where = sessions_dir() if all_ else default_session_dir(project)
+        where: Any = sessions_dir() if all_ else default_session_dir(project)
+        if chosen is not None:
+            where = chosen.url if db is not None or all_ else chosen.session_dir(resolve_path(project))
         console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
         return
     table = Table(show_edge=False, pad_edge=False, header_style="bold")
@@ -376,20 +397,25 @@ def clone(
     in the same file, or clone --leaf PARENT_ID for a new file (--leaf ID
     keeps the message itself)."""
     manager = open_session(session, read_only=True)
-    source = manager.get_session_file()
+    db = manager.get_store()
+    source: Any = manager.get_session_file() if db is None else manager.get_session_location()
     target = leaf or manager.get_leaf_id()
     if target is None:
         fail(f"{source}: the session has no entries to clone")
-    writer = SessionManager.open(source, read_only=True)  # the source stays untouched
+    if db is not None:  # the source stays untouched
+        writer = SessionManager.open(manager.get_session_id(), store=db, read_only=True)
+    else:
+        writer = SessionManager.open(source, read_only=True)
     try:
         new_file = writer.create_branched_session(target)
     except KeyError:
         fail(f"{source}: no entry with id {target}")
     writer.save()
+    shown = new_file if new_file is not None else writer.get_session_location()
     if as_json:
-        print_json({"path": str(new_file), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
+        print_json({"path": str(shown), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
-        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(new_file))}", markup=False, soft_wrap=True)
+        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(shown))}", markup=False, soft_wrap=True)
 
 
 def fork(

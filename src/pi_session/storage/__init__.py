@@ -46,7 +46,7 @@ from .atomic import _fsync_dir, ensure_dir, write_atomic
 from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
 from .reader import SessionFile, _is_regular, iter_lines, parse_session_entries, read_session_file, read_session_lines
-from .rewrite import atomic_rewrite, backup_path, create_file, rewrite_records
+from .rewrite import atomic_rewrite, backup_path, create_file, rewrite_records, rewritten_lines
 
 __all__ = [
     "Durability",

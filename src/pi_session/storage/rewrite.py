@@ -129,22 +129,27 @@ def rewrite_records(sf: SessionFile, *, backup_tag: str) -> Path | None:
         The backup path.
     """
     assert sf.path is not None
+    return atomic_rewrite(
+        sf.path, rewritten_lines(sf), backup_tag=backup_tag, expect_size=sf.size, expect_mtime_ns=sf.mtime_ns
+    )
+
+
+def rewritten_lines(sf: SessionFile) -> Iterator[bytes]:
+    """The lines :func:`rewrite_records` writes for ``sf`` (read from
+    ``sf.path``): its records serialized again, every other line byte for
+    byte (the import of a migrated file into a session store uses them
+    too)."""
+    assert sf.path is not None
     by_line = dict(zip(sf.record_lines, sf.records))
     pieces = {n for first, last in sf.spans.items() for n in range(first + 1, last + 1)}
-
-    def lines() -> Iterator[bytes]:
-        for line_no, raw, _had_newline in iter_lines(sf.path):  # type: ignore[arg-type]
-            if line_no in pieces:
-                continue  # a later piece of a split record, written whole with its first line
-            record = by_line.get(line_no)
-            if record is None:
-                yield raw + b"\n"
-                continue
-            fragment = sf.fragments.get(line_no)
-            if fragment:
-                yield fragment + b"\n"
-            yield jsonio.dumps_line(record)
-
-    return atomic_rewrite(
-        sf.path, lines(), backup_tag=backup_tag, expect_size=sf.size, expect_mtime_ns=sf.mtime_ns
-    )
+    for line_no, raw, _had_newline in iter_lines(sf.path):
+        if line_no in pieces:
+            continue  # a later piece of a split record, written whole with its first line
+        record = by_line.get(line_no)
+        if record is None:
+            yield raw + b"\n"
+            continue
+        fragment = sf.fragments.get(line_no)
+        if fragment:
+            yield fragment + b"\n"
+        yield jsonio.dumps_line(record)

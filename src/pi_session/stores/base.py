@@ -243,6 +243,17 @@ class SessionStore(ABC):
         """How messages and listings name a session: the file path for a
         FileStore, ``<masked url>#<id>`` for a database."""
 
+    def file_name(self, session_id: str) -> str | None:
+        """The file name the session had when it was imported (or has, in a
+        FileStore), or None when unknown.
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        if not self.exists(session_id):
+            raise SessionNotFoundError(f"{self.url}: no session {session_id}")
+        return None
+
     # ------------------------------------------------------------------
     # derived
 

@@ -96,6 +96,9 @@ class FileStore(SessionStore):
     def locator(self, session_id: str) -> str:
         return str(self.path_of(session_id))
 
+    def file_name(self, session_id: str) -> str | None:
+        return self.path_of(session_id).name
+
     # ------------------------------------------------------------------
     # writing
 

@@ -1,0 +1,157 @@
+"""Moving sessions between files and stores, losslessly: :func:`import_file`
+(a pi session file into a store; idempotent by session id; v1/v2 migrated
+on the way, damaged lines kept as they are), :func:`copy_session` (store to
+store, byte for byte), :func:`export_lines` / :func:`export_file` (a stored
+session back as its file, byte-identical to what was imported)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..storage import LineProblem, SessionFileError, iter_lines, read_session_file, rewritten_lines, write_atomic
+from .base import SessionExistsError, SessionStore
+
+__all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
+
+ImportStatus = Literal["imported", "unchanged", "conflict", "skipped", "failed"]
+
+
+@dataclass
+class ImportResult:
+    """What importing one session did.
+
+    Attributes:
+        source: the file (or ``<url>#<id>``) imported from.
+        status: ``imported``; ``unchanged`` (the store holds this session
+            with the same lines already: nothing to do); ``conflict`` (the
+            store holds a session with this id whose lines differ: left
+            alone, nothing written); ``skipped`` (an empty file: no session
+            in it); ``failed`` (not a session file, unreadable: ``message``).
+        session_id: the session's id (None when not known).
+        problems: the damaged lines of the file (stored as they are).
+        migrated_from: the version a v1/v2 file was migrated from.
+        message: one line for ``skipped``/``failed``/``conflict``.
+    """
+
+    source: str
+    status: ImportStatus
+    session_id: str | None = None
+    problems: list[LineProblem] = field(default_factory=list)
+    migrated_from: int | None = None
+    message: str = ""
+
+
+def _same(store: SessionStore, session_id: str, lines: list[bytes]) -> bool:
+    return b"".join(store.read_lines(session_id)) == b"".join(lines)
+
+
+def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResult:
+    """Import one session file into ``store``.
+
+    The file is read as every reader reads it
+    (:func:`pi_session.storage.read_session_file`): its lines are stored
+    byte for byte, damaged ones included (reported in ``problems``). A v1/v2
+    file is migrated first: the stored lines are those a migration rewrite
+    writes (:func:`pi_session.storage.rewritten_lines`). The original file
+    is never changed.
+
+    Idempotent: a session id the store holds already is not written again
+    (``unchanged``, or ``conflict`` when its lines differ).
+
+    Returns:
+        An :class:`ImportResult`; never raises for a bad file.
+    """
+    p = Path(path)
+    source = str(p)
+    try:
+        sf = read_session_file(p)
+    except SessionFileError as exc:
+        return ImportResult(source, "failed", message=str(exc))
+    if sf.header is None:
+        return ImportResult(source, "skipped", problems=list(sf.problems), message=f"{p}: empty file, no session in it")
+    session_id = str(sf.header["id"])
+    try:
+        if sf.migrated_from is not None:
+            lines = list(rewritten_lines(sf))
+        else:
+            lines = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(p)]
+    except OSError as exc:
+        return ImportResult(source, "failed", session_id, message=f"{p}: {exc.strerror or exc}")
+    result = ImportResult(source, "imported", session_id, list(sf.problems), sf.migrated_from)
+    _store_lines(store, lines, p.name, result)
+    return result
+
+
+def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult) -> None:
+    """Create the session unless the store has it (then compare)."""
+    session_id = result.session_id
+    assert session_id is not None
+    if store.exists(session_id):
+        created = False
+    else:
+        try:
+            store.create(lines, file_name=file_name)
+            created = True
+        except SessionExistsError:  # another importer was first
+            created = False
+    if not created:
+        if _same(store, session_id, lines):
+            result.status = "unchanged"
+        else:
+            result.status = "conflict"
+            result.message = (
+                f"{result.source}: {store.url} holds a session with id {session_id} whose lines differ; left as it is"
+            )
+
+
+def copy_session(source: SessionStore, target: SessionStore, session_id: str) -> ImportResult:
+    """Copy one session from store to store, byte for byte (idempotent as
+    :func:`import_file`)."""
+    lines = list(source.read_lines(session_id))
+    result = ImportResult(source.locator(session_id), "imported", session_id)
+    _store_lines(target, lines, source.file_name(session_id), result)
+    return result
+
+
+def session_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """The session files named by ``paths``: a file as it is, a directory's
+    ``*.jsonl`` files at any depth (sorted; hidden files and the listing
+    index skipped)."""
+    for item in paths:
+        p = Path(item)
+        if p.is_dir():
+            for root, dirs, names in os.walk(p, followlinks=True):
+                dirs.sort()
+                for name in sorted(names):
+                    if name.endswith(".jsonl") and not name.startswith("."):
+                        yield Path(root) / name
+        else:
+            yield p
+
+
+def import_paths(store: SessionStore, paths: Iterable[str | os.PathLike[str]]) -> Iterator[ImportResult]:
+    """:func:`import_file` for every file of :func:`session_files`."""
+    for path in session_files(paths):
+        yield import_file(store, path)
+
+
+def export_lines(store: SessionStore, session_id: str) -> Iterator[bytes]:
+    """A stored session's file content, line by line (byte-identical to an
+    imported undamaged file)."""
+    return store.read_lines(session_id)
+
+
+def export_file(store: SessionStore, session_id: str, output: str | os.PathLike[str]) -> Path:
+    """Write a stored session to ``output`` as its JSONL file, atomically
+    (temp file, fsync, rename; mode 0600), replacing ``output``.
+
+    Returns:
+        The file written.
+    """
+    target = Path(output)
+    write_atomic(target, export_lines(store, session_id))
+    return target
