@@ -28,7 +28,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .base import StoreError, mask_url
-from .sql import SQLStore
+from .sql import SCHEMA_VERSION, SQLStore
 
 __all__ = ["PostgresStore"]
 
@@ -112,6 +112,19 @@ class PostgresStore(SQLStore):
             self._probe = None
             conn.close()
         self._pool = self._new_pool()
+
+    def _ensure_schema(self) -> None:
+        """Create the schema unless it is there already (a read first: the
+        ``CREATE INDEX IF NOT EXISTS`` of the shared layer locks the tables
+        even when the index exists, and would deadlock with writers
+        appending at that moment). DDL is transactional in PostgreSQL, so
+        a ``pi_meta`` with our version means the whole schema exists."""
+        with self._transaction(write=False) as cur:
+            exists = cur.execute("SELECT to_regclass('pi_meta') IS NOT NULL").fetchone()[0]
+            version = cur.execute("SELECT value FROM pi_meta WHERE key = %s", ("schema_version",)).fetchone() if exists else None
+        if version is not None and version[0] == str(SCHEMA_VERSION):
+            return
+        super()._ensure_schema()
 
     def _new_pool(self) -> ConnectionPool[Any]:
         pool: ConnectionPool[Any] = ConnectionPool(
