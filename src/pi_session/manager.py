@@ -442,6 +442,12 @@ class SessionManager:
         unique prefix) of that store, and the new session is created there
         (``parentSession`` = the source's locator).
         """
+        store = kwargs["store"] = _store_of(kwargs.get("store"))
+        if store is not None and _file_root(store) is not None:
+            from .stores.file import FileStore
+
+            assert isinstance(store, FileStore)
+            source_path = store.path_of(store.resolve(os.fspath(source_path)))
         db, session_dir = cls._pick_store(kwargs, session_dir, target_cwd)
         resolved_cwd = resolve_path(target_cwd)
         if db is not None:
