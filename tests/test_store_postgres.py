@@ -143,3 +143,29 @@ def test_a_closed_store_says_so(postgres_url: str) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.list()
+
+
+def test_ls_reads_only_the_sessions_table(postgres_url: str) -> None:
+    """``list(with_text=False)`` (what ``ls`` asks for) answers from
+    ``pi_sessions`` alone: a role that may not read ``pi_records`` can list;
+    asking for the messages' text needs ``pi_records``."""
+    with open_store(postgres_url) as store:
+        store.create(_session("s-a", "first"))
+        store.create(_session("s-b", "second"))
+    role = "pi_lister_" + urlsplit(postgres_url).path.rsplit("_", 1)[1][:8]
+    with psycopg.connect(postgres_url, autocommit=True) as conn:
+        conn.execute(f'CREATE ROLE "{role}" LOGIN')
+        conn.execute(f'GRANT SELECT ON pi_sessions, pi_meta TO "{role}"')
+    try:
+        parts = urlsplit(postgres_url)
+        lister_url = parts._replace(netloc=f"{role}@{parts.hostname or ''}").geturl()
+        with open_store(lister_url) as store:
+            infos = store.list(with_text=False)
+            assert sorted(i["firstMessage"] for i in infos) == ["first", "second"]
+            assert all("allMessagesText" not in i for i in infos)
+            with pytest.raises(StoreError, match="permission denied"):
+                store.list(with_text=True)
+    finally:
+        with psycopg.connect(postgres_url, autocommit=True) as conn:
+            conn.execute(f'DROP OWNED BY "{role}"')
+            conn.execute(f'DROP ROLE "{role}"')

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -190,3 +191,20 @@ class PostgresStore(SQLStore):
         pool, self._pool = self._pool, None
         if pool is not None and self._pid == os.getpid():
             pool.close()
+
+    def __del__(self) -> None:
+        # A store dropped without close() (e.g. a SessionManager given a URL):
+        # close its pool here, in the thread that drops the store. Left to
+        # itself, the pool would be collected later in one of its own
+        # threads, which cannot join itself (psycopg_pool warns).
+        pool = getattr(self, "_pool", None)
+        if pool is None or getattr(self, "_pid", None) != os.getpid():
+            return
+        self._pool = None
+        try:
+            pool.close(timeout=5.0)
+        except RuntimeError:  # dropped in one of the pool's threads
+            try:
+                threading.Thread(target=pool.close, daemon=True).start()
+            except RuntimeError:  # interpreter shutdown: the process ends anyway
+                pass
