@@ -8,6 +8,7 @@ file whose first record is not a session header is refused."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 from collections.abc import Callable, Iterable, Iterator
@@ -249,23 +250,62 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
         SessionFileError: the first record is not a session header with a
             string id (named by ``name``).
     """
-    data = b"".join(lines)
-    sf = SessionFile(path=None, header=None, size=len(data), name=name)
+    stored = lines if isinstance(lines, list) else list(lines)
+    sf = SessionFile(path=None, header=None, size=sum(map(len, stored)), name=name)
+    blocks: Iterable[list[Any]] | None = None
+    if _one_line_each(stored):
+        blocks = _stored_line_blocks(stored)  # no concatenation, no copies
     try:
         with gc_paused():
-            _read_records(Path(name or "<session>"), sf, migrate, io.BytesIO(data))
+            if blocks is None:  # lines that are not one line each: cut as a file would be
+                _read_records(Path(name or "<session>"), sf, migrate, io.BytesIO(b"".join(stored)))
+            else:
+                _read_records(Path(name or "<session>"), sf, migrate, blocks=blocks)
     except SessionFileError as exc:
         raise SessionFileError(name, exc.reason, line=exc.line) from None
     sf.path = None
     return sf
 
 
+def _one_line_each(lines: list[bytes]) -> bool:
+    """Whether every stored line is one line of the file: a single ``\n``,
+    at its end (the last line may have none)."""
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        count = line.count(b"\n")
+        if count != 1 or line[-1:] != b"\n":
+            if not (i == last and count == 0 and line):
+                return False
+    return True
+
+
+def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
+    """What :func:`_line_blocks` gives for a file holding ``lines`` (each
+    one line, see :func:`_one_line_each`), without concatenating them: lists
+    of lines without their ``\n``, as memoryviews (no copy; the read loop's
+    slow path takes ``bytes`` of them), and an unterminated last line alone
+    as ``[tail, None]``."""
+    end = len(lines)
+    tail: bytes | None = None
+    if lines and not lines[-1].endswith(b"\n"):
+        end -= 1
+        tail = lines[-1]
+    for start in range(0, end, block):
+        yield [memoryview(line)[:-1] for line in lines[start : min(start + block, end)]]
+    if tail is not None:
+        yield [tail, None]
+
+
 def _no_columns(value: Any) -> None:  # pragma: no cover - never called
     raise AssertionError("entry columns used before the header")
 
 
-def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None) -> SessionFile:
-    """The reading loop of :func:`read_session_file`.
+def _read_records(
+    p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None, blocks: Iterable[list[Any]] | None = None
+) -> SessionFile:
+    """The reading loop of :func:`read_session_file` (of ``source`` instead
+    of the file when given, or of line ``blocks`` as :func:`_line_blocks`
+    gives them).
 
     Every terminated line after the header that orjson decodes to an object
     takes the fast path: decode, :func:`_compact_record`, and, once the
@@ -289,8 +329,10 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
     sorting = False  # sort records into entries while reading
     rejoiner = _Rejoiner()  # records split over lines (slow path only)
     try:
-        with open(p, "rb") if source is None else source as f:
-            for lines in _line_blocks(f):
+        with contextlib.ExitStack() as stack:
+            if blocks is None:
+                blocks = _line_blocks(stack.enter_context(open(p, "rb") if source is None else source))
+            for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1
                     record, record_line = _read_slow(p, sf, rejoiner, lines[0], line_no, False)
@@ -322,7 +364,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
-                    record, record_line = _read_slow(p, sf, rejoiner, raw, line_no, True)
+                    record, record_line = _read_slow(p, sf, rejoiner, bytes(raw), line_no, True)
                     if header_seen:
                         if sorting and record is not None:
                             _collect_other(sf, record, record_line)
