@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -511,3 +509,71 @@ def test_cli_store_errors_are_one_line(cli, tmp_path):
     assert missing.returncode == 1 and "nope" in missing.stderr and "Traceback" not in missing.stderr
     no_store = cli("import", str(tmp_path))
     assert no_store.returncode == 1 and "--store" in no_store.stderr
+
+
+def test_cli_session_commands_write_into_the_database(cli, tmp_path):
+    url = f"sqlite:///{tmp_path}/s.db"
+    manager = SessionManager.create("/work/cli", store=url)
+    first = manager.append_message({"role": "user", "content": "one", "timestamp": 1})
+    manager.append_message({"role": "assistant", "content": [{"type": "text", "text": "two"}], "timestamp": 2})
+    sid = manager.get_session_id()
+    env = {"PI_SESSION_STORE": url}
+    labelled = cli("label", sid[:13], first, "start", env=env)
+    assert labelled.returncode == 0, labelled.stderr
+    assert SessionManager.open(sid, store=url).get_label(first) == "start"
+    cloned = cli("clone", sid[:13], "--leaf", first, "--json", env=env)
+    assert cloned.returncode == 0, cloned.stderr
+    clone = json.loads(cloned.stdout)
+    assert clone["path"].startswith("sqlite:///") and clone["entries"] >= 1
+    assert [e["id"] for e in SessionManager.open(clone["id"], store=url).get_entries()][0] == first
+    forked = cli("fork", sid[:13], "--cwd", str(tmp_path), "--json", env=env)
+    assert forked.returncode == 0, forked.stderr
+    fork = json.loads(forked.stdout)
+    assert SessionManager.open(fork["id"], store=url).get_cwd() == str(tmp_path)
+    ids = {i["id"] for i in json.loads(cli("ls", "--all", "--json", env=env).stdout)}
+    assert ids == {sid, clone["id"], fork["id"]}
+
+
+def test_store_argument_checks(tmp_path):
+    url = f"sqlite:///{tmp_path}/s.db"
+    with pytest.raises(ValueError):
+        SessionManager.create("/w", tmp_path / "dir", store=url)
+    from pi_session.stores import shared_store
+
+    assert shared_store(url) is shared_store(url)
+    assert SessionManager.create("/w", store=url).get_store() is shared_store(url)
+    assert SessionManager.create("/w").get_store() is None
+
+
+def test_file_store_import_refuses_a_taken_file_name(tmp_path):
+    store = FileStore(tmp_path / "sessions")
+    a = tmp_path / "a" / "same.jsonl"
+    b = tmp_path / "b" / "same.jsonl"
+    a.parent.mkdir()
+    b.parent.mkdir()
+    a.write_bytes(_header("first"))
+    b.write_bytes(_header("second"))
+    assert import_file(store, a).status == "imported"
+    result = import_file(store, b)
+    assert result.status == "failed" and "exists" in result.message
+    assert b"first" in store.path_of("first").read_bytes()
+
+
+def test_open_by_locator(tmp_path):
+    url = f"sqlite:///{tmp_path}/s.db"
+    manager = SessionManager.create("/w", store=url)
+    manager.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    fork = SessionManager.fork_from(manager.get_session_id(), "/w2", store=url)
+    parent = SessionManager.open(fork.get_header()["parentSession"], read_only=True)
+    assert parent.get_session_id() == manager.get_session_id()
+    assert SessionManager.open(manager.get_session_location()).get_entries() == manager.get_entries()
+
+
+def test_an_old_session_put_in_a_database_directly_opens_read_only(tmp_path):
+    store = SQLiteStore(tmp_path / "s.db")
+    store.create([dumps_line(r) for r in V1])  # not through import, which migrates
+    manager = SessionManager.open("old-v1", store=store)
+    assert manager.file_version == 1 and any("read-only" in n for n in manager.notes)
+    assert [e["type"] for e in manager.get_entries()] == ["message", "message", "compaction"]
+    with pytest.raises(PermissionError):
+        manager.append_message({"role": "user", "content": "new", "timestamp": 5})

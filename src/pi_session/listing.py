@@ -34,7 +34,6 @@ from . import jsonio
 import orjson
 
 from ._gc import gc_paused
-from .context import text_content
 from .storage import iter_lines, parse_line, write_atomic
 from .timestamps import iso_to_ms, ms_to_iso
 from .records import StrPath
@@ -65,9 +64,6 @@ INDEX_NAME = ".pi-session-index"
 """File name of the per-directory listing index."""
 _INDEX_VERSION = 1
 
-
-_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-"""The characters JavaScript's ``String.prototype.trim`` removes."""
 
 _MAX_DATE_MS = 8.64e15
 """JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
@@ -171,19 +167,20 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
     entry timestamps that are not valid times are ignored; content that is
     neither a string nor a list of blocks, and text blocks whose ``text``
     is not a string, give no text. (pi's own listing would throw on some of
-    these; one bad file must not hide the others.)
+    these; one bad file must not hide the others.) The rules per record
+    are :class:`pi_session.stores.info.InfoState`'s, which the database
+    stores apply on each append.
 
     Returns:
         The info dict, or None for a file that is not a session (empty, no
         header first) or cannot be read.
     """
+    from .stores.info import InfoState, info_dict
+
     p = Path(path)
     header: dict[str, Any] | None = None
-    name: str | None = None
-    message_count = 0
-    first_message = ""
+    state = InfoState()
     texts: list[str] = []
-    last_activity: float | None = None
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     try:
@@ -200,63 +197,15 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
                     return None
                 header = record
                 continue
-            if not isinstance(record, dict):
-                continue
-            rtype = record.get("type")
-            if rtype == "session_info":
-                value = record.get("name")
-                name = value.strip(_JS_TRIM) or None if isinstance(value, str) else None
-            if rtype != "message":
-                continue
-            message_count += 1
-            message = record.get("message")
-            if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
-                continue
-            role = message["role"]
-            if role not in ("user", "assistant"):
-                continue
-            ts = message.get("timestamp")
-            if _valid_ms(ts):
-                last_activity = max(last_activity or 0, ts)
-            else:
-                ms = iso_to_ms(record.get("timestamp")) if isinstance(record.get("timestamp"), str) else None
-                if _valid_ms(ms):
-                    last_activity = max(last_activity or 0, ms)
-            text = text_content(message.get("content"), " ")
-            if not text:
-                continue
-            texts.append(text)
-            if not first_message and role == "user":
-                first_message = text
+            text = state.add(record)
+            if text:
+                texts.append(text)
         st = os.stat(p)
     except OSError:
         return None
     if header is None:
         return None
-    header_ms = iso_to_ms(header.get("timestamp")) if isinstance(header.get("timestamp"), str) else None
-    modified = (
-        (_iso_or_none(last_activity) if last_activity is not None and last_activity > 0 else None)
-        or _iso_or_none(header_ms)
-        or ms_to_iso(st.st_mtime_ns // 1_000_000)
-    )
-    info: dict[str, Any] = {
-        "path": str(p),
-        "id": header.get("id"),
-        "cwd": header.get("cwd") if isinstance(header.get("cwd"), str) else "",
-    }
-    if name is not None:
-        info["name"] = name
-    if isinstance(header.get("parentSession"), str):
-        info["parentSessionPath"] = header.get("parentSession")
-    info.update(
-        {
-            "created": _iso_or_none(iso_to_ms(header.get("timestamp"))),
-            "modified": modified,
-            "messageCount": message_count,
-            "firstMessage": first_message or "(no messages)",
-            "allMessagesText": " ".join(texts),
-        }
-    )
+    info = info_dict(str(p), header, state, st.st_mtime_ns // 1_000_000, " ".join(texts))
     return info
 
 

@@ -72,9 +72,9 @@ def _store_of(store: StoreArg) -> SessionStore | None:
     """The store object for a ``store=`` argument (None stays None)."""
     if store is None:
         return None
-    from .stores import open_store
+    from .stores import shared_store
 
-    return open_store(store)
+    return shared_store(store)
 
 
 def _file_root(store: SessionStore | None) -> Path | None:
@@ -224,7 +224,7 @@ class SessionManager:
         self.notes: list[str] = []
         self.file_version: Any = None
         # a database store (never a FileStore: files go through the paths)
-        self._store: SessionStore | None = store
+        self._store: SessionStore | None = store if persist else None
         if persist and self._session_dir is not None and not read_only:
             ensure_dir(self._session_dir)
         if session_file is not None:
@@ -328,7 +328,13 @@ class SessionManager:
 
             store (keyword): open a session of this store
                 (:class:`pi_session.stores.SessionStore` or its URL);
-                ``path`` is then its id or a unique id prefix.
+                ``path`` is then its id or a unique id prefix (with a
+                FileStore, an existing file path still names that file).
+                Without ``store``, ``path`` may also be a database
+                session's locator, ``<store url>#<id>`` (what
+                :meth:`get_session_location` and ``parentSession`` hold;
+                its password is masked, so a PostgreSQL login then comes
+                from libpq's environment).
 
         Raises:
             pi_session.storage.SessionFileError: unreadable, or a non-empty
@@ -338,7 +344,15 @@ class SessionManager:
                 or an ambiguous prefix
                 (:class:`~pi_session.stores.AmbiguousSessionError`).
         """
-        store = _store_of(kwargs.pop("store", None))
+        store_arg = kwargs.pop("store", None)
+        text = os.fspath(path)
+        if store_arg is None and isinstance(text, str) and "://" in text and "#" in text:
+            # a database session's locator (get_session_location, parentSession)
+            store_arg, text = text.rsplit("#", 1)
+            path = text
+        store = _store_of(store_arg)
+        if store is not None and _file_root(store) is not None and Path(path).expanduser().is_file():
+            store = None  # a file path with a FileStore: that file
         if store is not None:
             session_id = store.resolve(os.fspath(path))
             root = _file_root(store)
@@ -598,8 +612,9 @@ class SessionManager:
 
     def _load_from_store(self, session_id: str) -> None:
         """Open a session of the database store (as :meth:`_set_session_file`
-        opens a file). A v1/v2 session (stored without migration) is
-        migrated in memory only."""
+        opens a file). A v1/v2 session (stored without migration, which
+        ``import`` never does) is migrated in memory only and opened
+        read-only: version 3 entries must not follow old records."""
         assert self._store is not None
         sf = self._store.read(session_id)
         self.problems = list(sf.problems)
@@ -608,7 +623,11 @@ class SessionManager:
         self._records = [sf.header, *sf.entries]
         self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
-            self.notes.append(f"{self._store.locator(session_id)}: version {sf.migrated_from} session migrated in memory only")
+            self._read_only = True
+            self.notes.append(
+                f"{self._store.locator(session_id)}: version {sf.migrated_from} session migrated in memory only, "
+                "opened read-only (export it and import it again to migrate it)"
+            )
         self._build_index(sf)
         self._written = len(self._records)
         self._flushed = True

@@ -179,6 +179,7 @@ def main() -> None:
     re-raises it for a traceback). Usage errors stay typer's.
     """
     from ..storage import SessionFileError
+    from ..stores.base import StoreError
 
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
     try:
@@ -190,7 +191,7 @@ def main() -> None:
     except KeyboardInterrupt:
         _say_interrupted()
         sys.exit(130)
-    except SessionFileError as exc:
+    except (SessionFileError, StoreError) as exc:
         _say(_one_line(str(exc)))
         sys.exit(1)
     except OSError as exc:

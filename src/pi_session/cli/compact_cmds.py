@@ -444,7 +444,7 @@ def navigate(
     try:
         plan = manager.plan_navigation(entry_id)
     except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
+        fail(f"{manager.get_session_location()}: no entry with id {entry_id}")
     old_leaf = plan.old_leaf_id
     if plan.is_noop:
         if as_json:
@@ -486,7 +486,7 @@ def navigate(
     try:
         moved = manager.navigate(entry_id, summary=summary_text, details=details, usage=usage)
     except KeyError:  # pragma: no cover - the file changed meanwhile
-        fail(f"{manager.get_session_file()}: entry {new_leaf} is gone; the session file was not changed")
+        fail(f"{manager.get_session_location()}: entry {new_leaf} is gone; the session file was not changed")
     summary_id = moved.summary_entry_id
     manager.save()
     if not as_json:

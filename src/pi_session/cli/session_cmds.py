@@ -306,8 +306,9 @@ def label(
     """Set (or clear, with an empty text) the label of an entry."""
     text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
-    if open_session(session, read_only=True, quiet=True).get_entry(entry_id) is None:
-        fail(f"{resolve_session(session)}: no entry with id {entry_id}")
+    probe = open_session(session, read_only=True, quiet=True)
+    if probe.get_entry(entry_id) is None:
+        fail(f"{probe.get_session_location()}: no entry with id {entry_id}")
     manager = _open_for_write(session)
     seen = len(manager.notes)
     try:
@@ -315,7 +316,7 @@ def label(
         manager.save()
         report_new_notes(manager, seen)
     except KeyError:
-        fail(f"{manager.get_session_file()}: no entry with id {entry_id}")
+        fail(f"{manager.get_session_location()}: no entry with id {entry_id}")
     if as_json:
         print_json({"id": new_id, "targetId": entry_id, "label": text or None})
     else:
@@ -351,7 +352,7 @@ def edit(
     except PermissionError:
         pass
     except (ValueError, KeyError) as exc:
-        fail(f"{probe.get_session_file()}: {exc.args[0] if exc.args else exc}")
+        fail(f"{probe.get_session_location()}: {exc.args[0] if exc.args else exc}")
     manager = _open_for_write(session)
     seen = len(manager.notes)
     new_id = manager.append_context_edit(entry_id, replacement)
@@ -429,7 +430,11 @@ def fork(
     current directory's (pi's --fork <path|id>).
 
     To start again from an earlier message instead (pi's /fork in a
-    session), use clone --leaf ID."""
+    session), use clone --leaf ID. With a database store (--store) the
+    copy is a new session of that store."""
+    if database_store() is not None:
+        _fork_in_store(session, cwd, as_json)
+        return
     path = _resolve(session)  # absolute: stored as the new header's parentSession
     try:
         project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
@@ -455,6 +460,23 @@ def fork(
         if skipped:
             warn(f"{plural(len(skipped), 'line')} of {path} could not be read as entries and {'was' if len(skipped) == 1 else 'were'} not copied "
                  f"(listed above; `pi-session check {path}` tells more)")
+
+
+def _fork_in_store(session: str, cwd: Optional[str], as_json: bool) -> None:
+    """``fork`` within a database store."""
+    project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    source = open_session(session, read_only=True, quiet=as_json)
+    db = source.get_store()
+    try:
+        manager = SessionManager.fork_from(source.get_session_id(), project, store=db)
+    except (StoreError, SessionFileError) as exc:
+        fail(str(exc))
+    skipped = [problem for problem in source.problems if not problem.recovered]
+    if as_json:
+        print_json({"path": manager.get_session_location(), "id": manager.get_session_id(), "parentSession": source.get_session_location(),
+                    "entries": len(manager.get_entries()), "linesNotCopied": [p.line for p in skipped]})
+    else:
+        console.print(f"forked {plural(len(manager.get_entries()), 'entry', 'entries')} to {sanitize(str(manager.get_session_location()))}", markup=False, soft_wrap=True)
 
 
 def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:

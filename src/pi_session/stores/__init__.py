@@ -20,6 +20,7 @@ from .base import (
     StoreError,
     mask_url,
     open_store,
+    shared_store,
 )
 
 if TYPE_CHECKING:
@@ -38,6 +39,7 @@ __all__ = [
     "StoreError",
     "mask_url",
     "open_store",
+    "shared_store",
 ]
 
 

@@ -51,6 +51,7 @@ __all__ = [
     "AmbiguousSessionError",
     "OnGrown",
     "open_store",
+    "shared_store",
     "mask_url",
     "STORE_ENV",
 ]
@@ -335,6 +336,23 @@ def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: An
 
         return FileStore(resolve_path(text), **options)
     raise StoreError(f"{mask_url(text)}: unknown store URL scheme {scheme!r} (use a directory, sqlite:///FILE or postgresql://...)")
+
+
+_shared: dict[tuple[int, str], SessionStore] = {}
+
+
+def shared_store(url_or_path: str | os.PathLike[str] | SessionStore) -> SessionStore:
+    """:func:`open_store`, opened once per URL and process (a store object
+    is returned as it is): what ``SessionManager``'s ``store=`` uses for a
+    URL, so managers of one process share one connection pool. A forked
+    child opens its own."""
+    if isinstance(url_or_path, SessionStore):
+        return url_or_path
+    key = (os.getpid(), os.fspath(url_or_path))
+    store = _shared.get(key)
+    if store is None:
+        store = _shared[key] = open_store(url_or_path)
+    return store
 
 
 def sqlite_path(url: str) -> Path:

@@ -63,7 +63,6 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from .. import jsonio
 from ..listing import _iso_or_none, resolve_path
 from ..storage import AppendResult, Durability, parse_line
 from ..timestamps import iso_to_ms
@@ -97,8 +96,7 @@ _SCHEMA = (
         size_bytes BIGINT NOT NULL,
         record_count INTEGER NOT NULL,
         last_terminated SMALLINT NOT NULL,
-        written_ms BIGINT NOT NULL,
-        header {blob} NOT NULL
+        written_ms BIGINT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS pi_sessions_modified ON pi_sessions (modified_ms, id)",
     "CREATE INDEX IF NOT EXISTS pi_sessions_cwd_modified ON pi_sessions (cwd_key, modified_ms, id)",
@@ -121,9 +119,9 @@ _SCHEMA = (
 
 _SESSION_COLUMNS = (
     "id, cwd, cwd_key, created, header_ms, modified, modified_ms, name, parent_session, message_count, "
-    "first_message, last_activity, version, file_name, size_bytes, record_count, last_terminated, written_ms, header"
+    "first_message, last_activity, version, file_name, size_bytes, record_count, last_terminated, written_ms"
 )
-_INSERT_SESSION = f"INSERT INTO pi_sessions ({_SESSION_COLUMNS}) VALUES ({', '.join('?' * 19)})"
+_INSERT_SESSION = f"INSERT INTO pi_sessions ({_SESSION_COLUMNS}) VALUES ({', '.join('?' * 18)})"
 _INSERT_RECORD = (
     "INSERT INTO pi_records (session_id, seq, byte_offset, entry_id, parent_id, type, timestamp, damaged, msg_text, line) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -284,7 +282,6 @@ class SQLStore(SessionStore):
             len(lines),
             1 if not lines or lines[-1].endswith(b"\n") else 0,
             written,
-            jsonio.dumps(header).encode("utf-8", "surrogatepass"),
         )
         rows = []
         offset = 0

@@ -82,11 +82,17 @@ class SQLiteStore(SQLStore):
         cur = conn.cursor()
         try:
             yield cur
-        except BaseException:
+        except BaseException as exc:
             conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error) and not isinstance(exc, sqlite3.IntegrityError):
+                raise StoreError(f"{self.url}: {exc}") from exc
             raise
         else:
-            conn.execute("COMMIT")
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                conn.execute("ROLLBACK")
+                raise StoreError(f"{self.url}: {exc}") from exc
         finally:
             cur.close()
 

@@ -96,7 +96,11 @@ def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None,
         try:
             store.create(lines, file_name=file_name)
             created = True
-        except SessionExistsError:  # another importer was first
+        except SessionExistsError as exc:  # another importer was first, or a file name is taken
+            if not store.exists(session_id):
+                result.status = "failed"
+                result.message = f"{result.source}: {exc}"
+                return
             created = False
     if not created:
         if _same(store, session_id, lines):
