@@ -74,3 +74,27 @@ def test_lines_holding_several_lines_read_as_the_file() -> None:
         merged = [lines[0] + lines[1], *lines[2:-1], lines[-1] + b'{"type":"torn']
         plain = [*lines[:-1], lines[-1], b'{"type":"torn']
         assert _fields(read_session_lines(merged, name="x")) == _fields(read_session_lines(plain, name="x"))
+
+
+def test_stored_line_blocks_cut_as_the_file_whatever_the_batch() -> None:
+    """Batches of one-line lines and batches of other lines, mixed, give
+    the lines the file holding them gives."""
+    import io
+
+    from pi_session.storage.reader import _line_blocks, _stored_line_blocks
+
+    def flat(blocks) -> list:
+        return [bytes(x) if x is not None else None for b in blocks for x in b]
+
+    cases = [
+        [b"a\n", b"b\n", b"c\n", b"d\n"],
+        [b"a\n", b"b", b"c\n", b"d\n", b"e\n", b"f\n"],  # a line continued by the next
+        [b"a\nb\n", b"c\n", b"d\n", b"e"],  # two lines in one; a torn tail
+        [b"a\n", b"", b"\n", b"x\n", b"y\n", b"z"],
+        [b"only"],
+        [],
+    ]
+    for lines in cases:
+        expected = flat(_line_blocks(io.BytesIO(b"".join(lines))))
+        for block in (1, 2, 3, 4096):
+            assert flat(_stored_line_blocks(lines, block)) == expected, (lines, block)

@@ -9,10 +9,10 @@ file whose first record is not a session header is refused."""
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -252,48 +252,42 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
     """
     stored = lines if isinstance(lines, list) else list(lines)
     sf = SessionFile(path=None, header=None, size=sum(map(len, stored)), name=name)
-    blocks: Iterable[list[Any]] | None = None
-    if _one_line_each(stored):
-        blocks = _stored_line_blocks(stored)  # no concatenation, no copies
     try:
         with gc_paused():
-            if blocks is None:  # lines that are not one line each: cut as a file would be
-                _read_records(Path(name or "<session>"), sf, migrate, io.BytesIO(b"".join(stored)))
-            else:
-                _read_records(Path(name or "<session>"), sf, migrate, blocks=blocks)
+            _read_records(Path(name or "<session>"), sf, migrate, blocks=_stored_line_blocks(stored))
     except SessionFileError as exc:
         raise SessionFileError(name, exc.reason, line=exc.line) from None
     sf.path = None
     return sf
 
 
-def _one_line_each(lines: list[bytes]) -> bool:
-    """Whether every stored line is one line of the file: a single ``\n``,
-    at its end (the last line may have none)."""
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        count = line.count(b"\n")
-        if count != 1 or line[-1:] != b"\n":
-            if not (i == last and count == 0 and line):
-                return False
-    return True
-
-
 def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
-    """What :func:`_line_blocks` gives for a file holding ``lines`` (each
-    one line, see :func:`_one_line_each`), without concatenating them: lists
-    of lines without their ``\n``, as memoryviews (no copy; the read loop's
-    slow path takes ``bytes`` of them), and an unterminated last line alone
-    as ``[tail, None]``."""
-    end = len(lines)
-    tail: bytes | None = None
-    if lines and not lines[-1].endswith(b"\n"):
-        end -= 1
-        tail = lines[-1]
-    for start in range(0, end, block):
-        yield [memoryview(line)[:-1] for line in lines[start : min(start + block, end)]]
-    if tail is not None:
-        yield [tail, None]
+    """What :func:`_line_blocks` gives for a file holding ``lines``
+    concatenated, without concatenating them: lists of lines without their
+    ``\n``, and an unterminated last line alone as ``[tail, None]``. A
+    batch of lines that are one line each (a single ``\n``, at the end:
+    what stores hold) is given as memoryviews, without copying (the read
+    loop's slow path takes ``bytes`` of them); any other batch is cut as
+    the file would be."""
+    newline = b"\n"
+    pending = b""  # the start of a line that continues in the next batch
+    for start in range(0, len(lines), block):
+        batch = lines[start : start + block]
+        # each line's first newline is at most its last byte: the sums are
+        # equal only when every line's one newline is its last byte
+        if (
+            not pending
+            and all(map(bytes.endswith, batch, repeat(newline)))
+            and sum(map(bytes.find, batch, repeat(newline))) == sum(map(len, batch)) - len(batch)
+        ):
+            yield [memoryview(line)[:-1] for line in batch]
+            continue
+        cut = (pending + b"".join(batch)).split(newline)
+        pending = cut.pop()
+        if cut:
+            yield cut
+    if pending:
+        yield [pending, None]
 
 
 def _no_columns(value: Any) -> None:  # pragma: no cover - never called
