@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -227,19 +227,22 @@ class PostgresStore(SQLStore):
         if pool is not None and self._pid == os.getpid():
             pool.close()
 
-    def __del__(self) -> None:
+    def __del__(self, _getpid: Callable[[], int] = os.getpid, _thread: type[threading.Thread] = threading.Thread) -> None:
         # A store dropped without close() (e.g. a SessionManager given a URL):
         # close its pool here, in the thread that drops the store. Left to
         # itself, the pool would be collected later in one of its own
-        # threads, which cannot join itself (psycopg_pool warns).
+        # threads, which cannot join itself (psycopg_pool warns). Module
+        # globals may be gone at interpreter exit: what is needed is bound.
         pool = getattr(self, "_pool", None)
-        if pool is None or getattr(self, "_pid", None) != os.getpid():
+        if pool is None or getattr(self, "_pid", None) != _getpid():
             return
         self._pool = None
         try:
             pool.close(timeout=5.0)
         except RuntimeError:  # dropped in one of the pool's threads
             try:
-                threading.Thread(target=pool.close, daemon=True).start()
+                _thread(target=pool.close, daemon=True).start()
             except RuntimeError:  # interpreter shutdown: the process ends anyway
                 pass
+        except Exception:  # noqa: BLE001 - never raise from a finalizer
+            pass
