@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -132,7 +132,7 @@ def _import_backends() -> None:
     import pi_session.stores.sqlite  # noqa: F401
 
 
-WORKERS = {"open-context": worker_open_context, "append": worker_append, "list": worker_list}
+WORKERS: dict[str, Callable[..., dict[str, Any]]] = {"open-context": worker_open_context, "append": worker_append, "list": worker_list}
 
 
 def run_worker(kind: str, *args: str) -> dict[str, Any]:
