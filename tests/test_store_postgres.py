@@ -71,14 +71,18 @@ def test_queries_are_parameterised(postgres_url: str) -> None:
         assert store.delete(evil) and store.list() == []
 
 
-def test_text_postgres_cannot_hold_is_kept_in_the_line(postgres_url: str) -> None:
-    """TEXT columns hold neither NUL nor lone surrogates: the listing shows
-    U+FFFD there, the stored line keeps the exact bytes."""
+@pytest.mark.parametrize("backend", ["postgres", "sqlite"])
+def test_text_a_database_cannot_hold_is_kept_in_the_line(backend: str, request: pytest.FixtureRequest, tmp_path) -> None:
+    """Text columns hold no lone surrogates (not UTF-8) and, in PostgreSQL,
+    no NUL: the listing shows U+FFFD there, the stored line keeps the exact
+    bytes (a shared-layer rule, so SQLite is checked too)."""
+    url = request.getfixturevalue("postgres_url") if backend == "postgres" else f"sqlite:///{tmp_path}/s.db"
     lines = _session("odd", text="a\x00b \ud800 c")
-    with open_store(postgres_url) as store:
+    with open_store(url) as store:
         store.create(lines)
         assert list(store.read_lines("odd")) == lines
-        assert store.list()[0]["firstMessage"] == "a\ufffdb \ufffd c"
+        first = store.list()[0]["firstMessage"]
+        assert first == ("a\ufffdb \ufffd c" if backend == "postgres" else "a\x00b \ufffd c")
         assert store.read("odd").entries[0]["message"]["content"] == "a\x00b \ud800 c"
 
 
