@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import time
 from urllib.parse import parse_qs, urlsplit
 
 import psycopg
@@ -177,3 +178,27 @@ def test_ls_reads_only_the_sessions_table(postgres_url: str) -> None:
         with psycopg.connect(postgres_url, autocommit=True) as conn:
             conn.execute(f'DROP OWNED BY "{role}"')
             conn.execute(f'DROP ROLE "{role}"')
+
+
+def test_connections_the_server_dropped_are_replaced(postgres_url: str) -> None:
+    """A server restart or failover ends pooled connections; the next
+    operation gets a fresh one instead of an error."""
+    with open_store(postgres_url) as store:
+        assert isinstance(store, PostgresStore)
+        store.create(_session("before"))
+        dropped = _backend_pid(store)
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            pids = [r[0] for r in admin.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )]
+            assert dropped in pids
+            for pid in pids:
+                admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+            deadline = time.monotonic() + 30
+            while admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)).fetchone()[0]:
+                assert time.monotonic() < deadline, "backends not terminated"
+                time.sleep(0.01)
+        assert store.exists("before")  # no error
+        store.create(_session("after"))
+        assert _backend_pid(store) != dropped
+        assert sorted(i["id"] for i in store.list()) == ["after", "before"]

@@ -5,7 +5,9 @@ stale-leaf rule) is :class:`pi_session.stores.sql.SQLStore`; this module
 supplies the dialect: ``%s`` parameters, ``BYTEA`` lines, the session row
 locked with ``SELECT ... FOR UPDATE`` at the start of every append (writers
 of one session queue on that row; writers of different sessions do not wait
-for each other), and an advisory lock around schema creation.
+for each other), and an advisory lock around schema creation. Pooled
+connections are checked before use (one empty round trip), so one the
+server dropped (restart, failover) is replaced instead of failing.
 
 Credentials come from the URL (``postgresql://user:password@host:port/db``,
 any libpq URL or ``key=value`` conninfo) or from libpq's environment
@@ -169,6 +171,9 @@ class PostgresStore(SQLStore):
             min_size=1,
             max_size=self.max_connections,
             timeout=self.timeout,
+            # a connection the server dropped (restart, failover, idle
+            # timeout) is replaced before use, not reported as an error
+            check=ConnectionPool.check_connection,
             num_workers=1,
             open=False,
             name="pi-session",
