@@ -35,8 +35,16 @@ demo: install
 typecheck: install-test
 	$(BIN)/mypy
 
+# Two workers (pytest-xdist), whole test files per worker (module fixtures
+# such as the browser start once). The oracle installs pi's npm package on
+# its first call: warm it up once here, not in two workers at the same time.
+ORACLE = ../shared/pi-oracle/pi-oracle
+PYTEST_WORKERS ?= 2
+
 test-fast: install-test
-	$(BIN)/python -m pytest -q -m "not slow"
+	@if [ -x $(ORACLE) ] && command -v node >/dev/null; then \
+		PI_ORACLE_PI=1.6.0 $(ORACLE) version >/dev/null || echo "oracle warm-up failed (its tests will say why)"; fi
+	$(BIN)/python -m pytest -q -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile
 
 test-slow: install-test
 	$(BIN)/python -m pytest -q -m slow

@@ -94,6 +94,38 @@ def cli(tmp_path):
     return run
 
 
+# --- PostgreSQL (the store suite's "postgres" backend) -------------------
+# A real server: PI_SESSION_TEST_POSTGRES (exported by .ci/run), else a private
+# cluster started by scripts/pg-test-cluster for this pytest run, else skip
+# (fail instead when PI_SESSION_REQUIRE_POSTGRES=1). See tests/postgres_cluster.py.
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The test PostgreSQL server (a ``postgres_cluster.Server``; ``.url``)."""
+    import postgres_cluster
+
+    try:
+        server = postgres_cluster.start()
+    except postgres_cluster.Unavailable as exc:
+        if postgres_cluster.required():
+            pytest.fail(f"PostgreSQL required ({postgres_cluster.ENV_REQUIRE}=1) but unavailable: {exc}")
+        pytest.skip(str(exc))
+    except RuntimeError as exc:  # given or installed, but not working: no traceback (it would show the URL)
+        pytest.fail(str(exc), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """A fresh empty database on the test server, as a ``postgresql://`` URL;
+    dropped after the test."""
+    url = postgres_server.create_database()
+    yield url
+    postgres_server.drop_database(url)
+
+
 @pytest.fixture(params=["file", "sqlite", "postgres"])
 def store_url(request, tmp_path):
     """A fresh empty session store's URL, per backend: a directory (files),
@@ -102,7 +134,4 @@ def store_url(request, tmp_path):
         return str(tmp_path / "sessions")
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path}/sessions.db"
-    try:
-        return request.getfixturevalue("postgres_url")
-    except pytest.FixtureLookupError:
-        pytest.skip("no postgres_url fixture here (it comes with the PostgreSQL backend)")
+    return request.getfixturevalue("postgres_url")

@@ -14,10 +14,11 @@ it shares its rules with; the line classification itself lives in
 
 from __future__ import annotations
 
-import io
+import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -302,23 +303,56 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
         SessionFileError: the first record is not a session header with a
             string id (named by ``name``).
     """
-    data = b"".join(lines)
-    sf = SessionFile(path=None, header=None, size=len(data), name=name)
+    stored = lines if isinstance(lines, list) else list(lines)
+    sf = SessionFile(path=None, header=None, size=sum(map(len, stored)), name=name)
     try:
         with gc_paused():
-            _read_records(Path(name or "<session>"), sf, migrate, io.BytesIO(data))
+            _read_records(Path(name or "<session>"), sf, migrate, blocks=_stored_line_blocks(stored))
     except SessionFileError as exc:
         raise SessionFileError(name, exc.reason, line=exc.line) from None
     sf.path = None
     return sf
 
 
+def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
+    """What :func:`_line_blocks` gives for a file holding ``lines``
+    concatenated, without concatenating them: lists of lines without their
+    ``\n``, and an unterminated last line alone as ``[tail, None]``. A
+    batch of lines that are one line each (a single ``\n``, at the end:
+    what stores hold) is given as memoryviews, without copying (the read
+    loop's slow path takes ``bytes`` of them); any other batch is cut as
+    the file would be."""
+    newline = b"\n"
+    pending = b""  # the start of a line that continues in the next batch
+    for start in range(0, len(lines), block):
+        batch = lines[start : start + block]
+        # each line's first newline is at most its last byte: the sums are
+        # equal only when every line's one newline is its last byte
+        if (
+            not pending
+            and all(map(bytes.endswith, batch, repeat(newline)))
+            and sum(map(bytes.find, batch, repeat(newline))) == sum(map(len, batch)) - len(batch)
+        ):
+            yield [memoryview(line)[:-1] for line in batch]
+            continue
+        cut = (pending + b"".join(batch)).split(newline)
+        pending = cut.pop()
+        if cut:
+            yield cut
+    if pending:
+        yield [pending, None]
+
+
 def _no_columns(value: Any) -> None:  # pragma: no cover - never called
     raise AssertionError("entry columns used before the header")
 
 
-def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None) -> SessionFile:
-    """The reading loop of :func:`read_session_file`.
+def _read_records(
+    p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None, blocks: Iterable[list[Any]] | None = None
+) -> SessionFile:
+    """The reading loop of :func:`read_session_file` (of ``source`` instead
+    of the file when given, or of line ``blocks`` as :func:`_line_blocks`
+    gives them).
 
     Every terminated line after the header that orjson decodes to an object
     takes the fast path: decode, :func:`_compact_record`, and, once the
@@ -343,11 +377,13 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
     sorting = False  # sort records into entries while reading
     scanner = LineScanner()  # every line off the fast path
     try:
-        with open(p, "rb") if source is None else source as f:
-            for lines in _line_blocks(f):
+        with contextlib.ExitStack() as stack:
+            if blocks is None:
+                blocks = _line_blocks(stack.enter_context(open(p, "rb") if source is None else source))
+            for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1
-                    for scanned in scanner.feed(line_no, lines[0], False):
+                    for scanned in scanner.feed(line_no, bytes(lines[0]), False):
                         record = _take(p, sf, scanned)
                         if sorting and record is not None:
                             _collect_other(sf, record, scanned.line)
@@ -377,7 +413,7 @@ def _read_records(p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | No
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
-                    for scanned in scanner.feed(line_no, raw, True):
+                    for scanned in scanner.feed(line_no, bytes(raw), True):
                         record = _take(p, sf, scanned)
                         if header_seen and sorting and record is not None:
                             _collect_other(sf, record, scanned.line)

@@ -38,6 +38,10 @@ What a dialect (subclass) must provide:
   ``BYTEA``); :attr:`SQLStore.real_type` for float columns.
 - :attr:`SQLStore.integrity_errors`: the exception classes of a unique
   violation (a concurrent create of the same id).
+- optionally :attr:`SQLStore.text_unsafe`: the characters its text columns
+  cannot hold (default: lone surrogates, which are not UTF-8; PostgreSQL
+  adds NUL); they become U+FFFD in the indexed and listing columns only
+  (the stored line keeps the exact bytes).
 - optionally :meth:`SQLStore._blob` (a fetched bytes value to ``bytes``) and
   :attr:`SQLStore.schema_lock_sql` (run first in the schema transaction, so
   that processes creating the schema at once wait for each other, e.g.
@@ -51,6 +55,7 @@ Every query is parameterised; identifiers are constants of this module.
 from __future__ import annotations
 
 import builtins
+import re
 import time
 from abc import abstractmethod
 from collections.abc import Iterator, Sequence
@@ -178,6 +183,7 @@ class SQLStore(SessionStore):
     real_type: str = "REAL"
     integrity_errors: tuple[type[BaseException], ...] = ()
     schema_lock_sql: str | None = None
+    text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
 
     # ------------------------------------------------------------------
     # dialect hooks
@@ -196,9 +202,18 @@ class SQLStore(SessionStore):
     def _sql(self, query: str) -> str:
         return query if self.placeholder == "?" else query.replace("?", self.placeholder)
 
+    def _params(self, params: Sequence[Any]) -> tuple[Any, ...]:
+        """``params`` with :attr:`text_unsafe` characters of string values
+        replaced by U+FFFD (derived columns; lines are bytes)."""
+        bad = self.text_unsafe
+        return tuple(bad.sub("\ufffd", v) if isinstance(v, str) and bad.search(v) else v for v in params)
+
     def _exec(self, cur: Any, query: str, params: Sequence[Any] = ()) -> Any:
-        cur.execute(self._sql(query), tuple(params))
+        cur.execute(self._sql(query), self._params(params))
         return cur
+
+    def _executemany(self, cur: Any, query: str, rows: Sequence[Sequence[Any]]) -> None:
+        cur.executemany(self._sql(query), [self._params(row) for row in rows])
 
     def _ensure_schema(self) -> None:
         """Create the tables and indexes when missing (idempotent; safe
@@ -276,7 +291,7 @@ class SQLStore(SessionStore):
         try:
             with self._transaction(write=True) as cur:
                 self._exec(cur, _INSERT_SESSION, session_row)
-                cur.executemany(self._sql(_INSERT_RECORD), rows)
+                self._executemany(cur, _INSERT_RECORD, rows)
         except self.integrity_errors:
             raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already") from None
         return session_id
@@ -345,7 +360,7 @@ class SQLStore(SessionStore):
                 text = state.add(col.record)
                 rows.append(self._record_row(session_id, count + i, size, line, col, text))
                 size += len(line)
-            cur.executemany(self._sql(_INSERT_RECORD), rows)
+            self._executemany(cur, _INSERT_RECORD, rows)
             written = _now_ms()
             modified = modified_iso(state, h_ms, written)
             self._exec(
