@@ -69,6 +69,18 @@ def _settings_for(manager: Any, quiet: bool) -> Any:
     return loaded
 
 
+def _compaction_settings(manager: Any, quiet: bool, reserve_tokens: int | None, keep_recent_tokens: int | None) -> CompactionSettings:
+    """The compaction settings of the session's cwd (settings files; their
+    warnings printed unless ``quiet``) with the command line's
+    ``--reserve-tokens`` / ``--keep-recent-tokens`` (None: keep the file's)."""
+    base = _settings_for(manager, quiet).compaction
+    return CompactionSettings(
+        base.enabled,
+        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
+        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+    )
+
+
 def _make_summarizer(
     provider: str | None,
     model: str | None,
@@ -272,12 +284,7 @@ def compact_cmd(
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
     manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
-    base = _settings_for(manager, as_json).compaction
-    settings = CompactionSettings(
-        base.enabled,
-        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
-        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
-    )
+    settings = _compaction_settings(manager, as_json, reserve_tokens, keep_recent_tokens)
     path = manager.get_branch()
     prep = prepare_compaction(path, settings, keep_tool_pairs=not pi_exact)
     if dry_run:

@@ -3,7 +3,7 @@
 
 The summarizer options, the spinner and the error handling are those of
 ``pi-session compact`` (:mod:`pi_session.cli.compact_cmds`; its private
-helpers ``_make_summarizer``, ``_run`` and ``_settings_for`` are imported on
+helpers ``_make_summarizer``, ``_run`` and ``_compaction_settings`` are imported on
 purpose so both commands behave the same).
 """
 
@@ -16,7 +16,6 @@ from rich.table import Table
 
 from ..compaction import CompactionCancelled, compact, prepare_compaction
 from ..compaction.probes import CompactionEvaluation, evaluate_compaction
-from ..settings import CompactionSettings
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from .compact_cmds import (
     BASE_URL_OPTION,
@@ -29,7 +28,7 @@ from .compact_cmds import (
     TIMEOUT_OPTION,
     _make_summarizer,
     _run,
-    _settings_for,
+    _compaction_settings,
 )
 from .render import sanitize
 
@@ -66,12 +65,7 @@ def eval_compaction(
         fail("--reserve-tokens must be >= 0")
     manager = open_session(session, read_only=True, quiet=as_json)
     apply_leaf(manager, leaf)
-    base = _settings_for(manager, as_json).compaction
-    settings = CompactionSettings(
-        base.enabled,
-        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
-        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
-    )
+    settings = _compaction_settings(manager, as_json, reserve_tokens, keep_recent_tokens)
     path = manager.get_branch()
     prep = prepare_compaction(path, settings)
     if prep is None or (not prep.messages_to_summarize and not prep.turn_prefix_messages):
