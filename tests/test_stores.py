@@ -564,3 +564,28 @@ def test_an_old_session_put_in_a_database_directly_opens_read_only(tmp_path):
     assert [e["type"] for e in manager.get_entries()] == ["message", "message", "compaction"]
     with pytest.raises(PermissionError):
         manager.append_message({"role": "user", "content": "new", "timestamp": 5})
+
+
+def test_file_store_lists_a_directory_again_only_when_it_changed(tmp_path, monkeypatch):
+    """Creating N sessions in one project directory lists it O(1) times per
+    create, not once per session already there (an import was quadratic),
+    and a file another writer adds, or removes, is still seen."""
+    import os as _os
+
+    from pi_session.stores import file as file_store
+
+    store = FileStore(tmp_path / "root")
+    listings: list[str] = []
+    real_listdir = _os.listdir
+    monkeypatch.setattr(file_store.os, "listdir", lambda p: (listings.append(str(p)), real_listdir(p))[1])
+    for i in range(60):
+        store.create([_header(f"s-{i:03d}", ts=f"2025-01-01T00:00:{i:02d}.000Z"), _message(f"e{i}", None, "hi")])
+    assert len(listings) <= 2, len(listings)  # the first listing (and a directory made by the first create)
+    assert store.exists("s-000") and store.exists("s-059") and not store.exists("s-999")
+    # another writer adds a session file (a new directory mtime): seen
+    other = FileStore(tmp_path / "root")
+    other.create([_header("zz-other", ts="2025-01-02T00:00:00.000Z"), _message("o1", None, "other")])
+    assert store.exists("zz-other") and store.resolve("zz") == "zz-other"
+    # ... and deletes one: gone
+    assert other.delete("s-001") and not store.exists("s-001")
+    assert len(store.find("s-")) == 20  # find's limit

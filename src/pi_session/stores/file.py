@@ -38,6 +38,10 @@ class FileStore(SessionStore):
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.url = str(self.root)
+        # id -> file of each project directory, with the directory's mtime
+        # when it was listed (see _dir_ids)
+        self._listed: dict[Path, tuple[int, dict[str, Path]]] = {}
+        self._subs: tuple[int, list[Path]] | None = None  # the root's mtime and directories
 
     # ------------------------------------------------------------------
     # where
@@ -46,50 +50,92 @@ class FileStore(SessionStore):
         """The directory of a (resolved) cwd's sessions: ``<root>/<encoded cwd>``."""
         return self.root / encode_cwd(cwd)
 
-    def _files(self) -> Iterator[Path]:
+    def _ids(self) -> Iterator[tuple[str, Path]]:
+        """``(session id, file)`` of every session file, in directory and
+        name order: the id from a ``<timestamp>_<id>.jsonl`` name (as the
+        CLI resolves ids), else from the header (files without one are
+        passed over)."""
+        for _sub, ids in self._dir_ids():
+            yield from ids.items()
+
+    def _dir_ids(self) -> Iterator[tuple[Path, dict[str, Path]]]:
+        """``(project directory, {id: file})`` per directory of the root.
+        A directory is listed again only when its mtime changed since it
+        was last listed by this store (creating or deleting a file changes
+        it; this store's own creates and deletes update the memo), so
+        looking up ids costs a ``stat`` per directory, not a listing of
+        every file: importing N sessions is linear, not quadratic."""
         try:
-            subs = sorted(self.root.iterdir())
+            root_mtime = self.root.stat().st_mtime_ns
+            if self._subs is None or self._subs[0] != root_mtime:
+                self._subs = (root_mtime, sorted(p for p in self.root.iterdir() if p.is_dir()))
         except OSError:
+            self._listed.clear()
+            self._subs = None
             return
+        subs = self._subs[1]
+        for gone in set(self._listed) - set(subs):
+            del self._listed[gone]
         for sub in subs:
-            if not sub.is_dir():
-                continue
             try:
-                names = sorted(os.listdir(sub))
+                mtime = sub.stat().st_mtime_ns
             except OSError:
                 continue
-            for name in names:
-                if name.endswith(".jsonl"):
-                    yield sub / name
+            memo = self._listed.get(sub)
+            if memo is None or memo[0] != mtime:
+                memo = (mtime, self._list_dir(sub))
+                self._listed[sub] = memo
+            yield sub, memo[1]
 
-    def _ids(self) -> Iterator[tuple[str, Path]]:
-        """``(session id, file)`` of every session file: the id from a
-        ``<timestamp>_<id>.jsonl`` name (as the CLI resolves ids), else
-        from the header (files without one are passed over)."""
-        for path in self._files():
-            match = _NAMED.fullmatch(path.name)
+    @staticmethod
+    def _list_dir(sub: Path) -> dict[str, Path]:
+        ids: dict[str, Path] = {}
+        try:
+            names = sorted(os.listdir(sub))
+        except OSError:
+            return ids
+        for name in names:
+            if not name.endswith(".jsonl"):
+                continue
+            path = sub / name
+            match = _NAMED.fullmatch(name)
             if match is not None:
-                yield match[1], path
+                ids.setdefault(match[1], path)
                 continue
             header = read_session_header(path)
             if header is not None:
-                yield header["id"], path
+                ids.setdefault(header["id"], path)
+        return ids
+
+    def _remember(self, sub: Path, session_id: str, path: Path | None) -> None:
+        """Update the memo of ``sub`` after this store created (``path``)
+        or deleted (None) a session file there, when it was current."""
+        memo = self._listed.get(sub)
+        if memo is None:
+            return
+        try:
+            mtime = sub.stat().st_mtime_ns
+        except OSError:
+            self._listed.pop(sub, None)
+            return
+        ids = memo[1]
+        if path is None:
+            ids.pop(session_id, None)
+        else:
+            ids.setdefault(session_id, path)
+        self._listed[sub] = (mtime, ids)
 
     def path_of(self, session_id: str) -> Path:
-        """The file of a session (a file named ``..._<id>.jsonl`` is tried
-        first, then every header).
+        """The file of a session: the first file (in directory and name
+        order) named ``<timestamp>_<id>.jsonl``, else whose header has the
+        id.
 
         Raises:
             SessionNotFoundError: none.
         """
-        suffix = f"_{session_id}.jsonl"
-        named = [p for p in self._files() if p.name.endswith(suffix)]
-        for path in named:
-            header = read_session_header(path)
-            if header is not None and header.get("id") == session_id:
-                return path
-        for sid, path in self._ids():
-            if sid == session_id:
+        for _sub, ids in self._dir_ids():
+            path = ids.get(session_id)
+            if path is not None and path.exists():
                 return path
         raise SessionNotFoundError(f"{self.url}: no session {session_id}")
 
@@ -134,6 +180,7 @@ class FileStore(SessionStore):
             create_file(directory / file_name, lines, durability)
         except FileExistsError:
             raise SessionExistsError(f"{directory / file_name}: the file exists already") from None
+        self._remember(directory, session_id, directory / file_name)
         return session_id
 
     def append(
@@ -157,6 +204,7 @@ class FileStore(SessionStore):
         except SessionNotFoundError:
             return False
         path.unlink()
+        self._remember(path.parent, session_id, None)
         return True
 
     # ------------------------------------------------------------------
