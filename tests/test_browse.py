@@ -354,7 +354,9 @@ def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):
 
     run(app, body)
     html = (tmp_path / f"{path.stem}.html").read_text()
-    assert "<html" in html.lower() and "nested done" in html and "tokenizer" not in html
+    # HTML is the viewer, as `export --leaf` writes it: the whole tree (the
+    # other branch too), opened at the selected entry
+    assert "<html" in html.lower() and "nested done" in html and "tokenizer" in html
     markdown = out.read_text()
     assert "nested done" in markdown and "Approach A" in markdown
     assert path.read_bytes() == before

@@ -148,6 +148,29 @@ def test_export_shows_edits_and_hides_omitted_content(tmp_path, fmt):
     assert "SUM" not in text  # the omitted compaction's summary stays out
 
 
+@pytest.mark.parametrize("fmt", ["md", "html"])
+def test_export_hides_text_an_edit_on_another_branch_hides(tmp_path, fmt):
+    """An entry on the exported path that a context edit on *another*
+    branch omits: the model on this path still sees it, but an export is
+    made to be shared, so neither format writes the text (as the viewer)."""
+    from pi_session import SessionManager
+
+    m = SessionManager.create("/p", session_dir=tmp_path / "s")
+    u1 = m.append_message({"role": "user", "content": "my key is TOPSECRET", "timestamp": 1})
+    m.append_message({"role": "assistant", "content": [{"type": "text", "text": "noted"}], "stopReason": "stop", "timestamp": 2})
+    m.append_context_edit(u1, None)  # this branch hides the key ...
+    a1 = m.get_entries()[1]["id"]
+    m.branch(a1)  # ... the other branch (the leaf's) does not
+    m.append_message({"role": "user", "content": "go on", "timestamp": 3})
+    path = m.get_session_file()
+    assert "TOPSECRET" in json.dumps(SessionManager.open(path, read_only=True).build_session_context()["messages"])
+    out = tmp_path / f"x.{fmt}"
+    assert run("export", path, "--format", fmt, "-o", out).exit_code == 0
+    text = out.read_text()
+    assert "TOPSECRET" not in text and "go on" in text
+    assert "omitted from the model context by context edit" in text
+
+
 def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
     path = tmp_path / "s.jsonl"
     head = '{"type":"session","version":3,"id":"0192aaaa-bbbb-7ccc-8ddd-eeeeffff0000","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}\n'

@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
 from .jsonio import js_stringify
 from .records import UNDEFINED as UNSET
 from .tree import TreeNode
 
-__all__ = ["export_markdown", "export_html", "iter_export_html", "title_of"]
+if TYPE_CHECKING:
+    from .manager import SessionManager
+
+__all__ = ["export_markdown", "export_html", "iter_export_html", "export_session", "title_of"]
 
 
 
@@ -70,9 +73,8 @@ def title_of(
 _Block = tuple[str, list[tuple[str, Any]]]
 
 
-def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> list[_Block]:
+def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str], edits: Mapping[str, tuple[str, Any]]) -> list[_Block]:
     blocks: list[_Block] = []
-    edits = applied_context_edits(entries)
     for entry in entries:
         etype = entry.get("type")
         parts: list[tuple[str, Any]] = []
@@ -162,6 +164,7 @@ def export_markdown(
     *,
     labels: Mapping[str, str] | None = None,
     name: str | None = None,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
 ) -> str:
     """Render a root→leaf path as Markdown.
 
@@ -170,18 +173,25 @@ def export_markdown(
         entries: the path, root first (``SessionManager.get_branch()``).
         labels: entry id → label, shown after the heading.
         name: the session name (the title; default from the first message).
+        edits: target id → (edit id, replacement or None for omitted): the
+            context edits to show applied; default: those that apply on
+            the path (:func:`pi_session.context.applied_context_edits`).
+            :func:`export_session` passes every edit of the file, as the
+            HTML viewer shows them.
 
     Returns:
         The document (str). All session text is inside fenced code blocks or
         backslash-escaped, so it renders as text.
     """
-    out = [f"# {_md_inline(title_of(header, entries, name))}", ""]
+    if edits is None:
+        edits = applied_context_edits(entries)
+    out = [f"# {_md_inline(title_of(header, entries, name, edits))}", ""]
     if header:
         for key in ("id", "cwd", "timestamp"):
             if header.get(key) is not None:
                 out.append(f"- {key}: {_md_inline(str(header[key]))}")
         out.append("")
-    for heading, parts in _blocks(entries, labels or {}):
+    for heading, parts in _blocks(entries, labels or {}, edits):
         out.append(f"## {_md_inline(heading)}")
         out.append("")
         for kind, payload in parts:
@@ -257,3 +267,51 @@ def iter_export_html(
     if selected_id is UNSET:
         selected_id = leaf_id
     return iter_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)
+
+
+def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[str, Any]]) -> tuple[Iterator[str], int]:
+    """What ``pi-session export`` (and ``browse``'s export) writes for a
+    session: ``kind`` ``"html"``, the viewer (the whole tree, ``path``'s
+    last entry selected), or ``"md"``, the Markdown of ``path``. Both show
+    text as every context edit of the file leaves it, on every branch
+    (:func:`pi_session.viewer.model.hiding_edits`): an export is made to be
+    shared, and an edit is how a user removes a secret.
+
+    Args:
+        manager: the session.
+        kind: ``"html"`` or ``"md"``.
+        path: the entries root→selected entry (``manager.get_branch(id)``;
+            empty for none).
+
+    Returns:
+        ``(chunks, count)``: the document in str pieces, and how many
+        entries it holds (all for HTML, the path's for Markdown).
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    from .viewer.model import hiding_edits
+
+    if kind == "html":
+        entries = manager.get_entries()
+        return (
+            iter_export_html(
+                manager.get_header(),
+                entries,
+                name=manager.get_session_name(),
+                roots=manager.get_tree(),
+                leaf_id=manager.get_leaf_id(),
+                selected_id=path[-1].get("id") if path else None,
+            ),
+            len(entries),
+        )
+    if kind == "md":
+        text = export_markdown(
+            manager.get_header(),
+            path,
+            labels=dict(manager.tree.labels),
+            name=manager.get_session_name(),
+            edits=hiding_edits(manager.get_entries(), path),
+        )
+        return iter([text]), len(path)
+    raise ValueError(f"unknown export kind {kind!r} (html, md)")

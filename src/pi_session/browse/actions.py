@@ -211,10 +211,11 @@ def default_export_path(session: Path, directory: str | None = None) -> Path:
 
 
 def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = False) -> Outcome:
-    """Export the conversation root→``leaf_id`` (None: the leaf) to
-    ``output`` as ``pi-session export -o`` does: Markdown for a ``.md`` or
-    ``.markdown`` name, else HTML; written atomically; never over a session
-    file.
+    """Export as ``pi-session export --leaf leaf_id -o output`` does
+    (:func:`pi_session.export.export_session`): Markdown of the
+    conversation root→``leaf_id`` (None: the leaf) for a ``.md`` or
+    ``.markdown`` name, else the HTML viewer (the whole tree, opened at
+    ``leaf_id``); written atomically; never over a session file.
 
     Raises:
         ExportExists: ``output`` exists and ``overwrite`` is false.
@@ -222,7 +223,7 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
             way, a missing directory, or the write failed.
     """
     from ..cli.render import sanitize
-    from ..export import export_html, export_markdown
+    from ..export import export_session
     from ..storage import write_atomic
 
     manager = open_read(path)
@@ -245,10 +246,10 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
             raise ExportExists(f"{output} already exists")
         target = real
     entries = manager.get_branch(leaf_id)
-    render = export_markdown if target.suffix.lower() in (".md", ".markdown") else export_html
-    text = sanitize(render(manager.get_header(), entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))
+    kind = "md" if target.suffix.lower() in (".md", ".markdown") else "html"
+    chunks, count = export_session(manager, kind, entries)
     try:
-        write_atomic(target, [text.encode("utf-8")])
+        write_atomic(target, ((sanitize(c) if kind == "md" else c).encode("utf-8") for c in chunks))
     except OSError as exc:
         raise ActionError(f"{output}: {exc.strerror or exc}") from None
-    return Outcome(f"exported {plural(len(entries), 'entry', 'entries')} to {target}", path=target)
+    return Outcome(f"exported {plural(count, 'entry', 'entries')} to {target}", path=target)

@@ -18,7 +18,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from ..export import export_markdown, iter_export_html
+from ..export import export_session
 from ..listing import looks_like_session_file
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError, write_atomic
@@ -177,23 +177,9 @@ def export(
         if leaf is not None and manager.get_entry(leaf) is None:
             fail(f"{manager.get_session_location()}: no entry with id {leaf}")
         path_entries = manager.get_branch(leaf)
-    if kind == "html":
-        # the viewer: the whole tree, the path to the leaf (or --leaf) shown
-        # first; it makes every session string safe itself
-        all_entries = manager.get_entries()
-        selected = path_entries[-1].get("id") if path_entries else None
-        chunks: Iterable[str] = iter_export_html(
-            manager.get_header(),
-            all_entries,
-            name=manager.get_session_name(),
-            roots=manager.get_tree(),
-            leaf_id=manager.get_leaf_id(),
-            selected_id=selected,
-        )
-        count = len(all_entries)
-    else:
-        chunks = [sanitize(export_markdown(manager.get_header(), path_entries, labels=dict(manager.tree.labels), name=manager.get_session_name()))]
-        count = len(path_entries)
+    chunks, count = export_session(manager, kind, path_entries)
+    if kind == "md":
+        chunks = (sanitize(chunk) for chunk in chunks)  # terminal escapes shown, as everywhere
     session_file = manager.get_session_file()
     if _emit(output, (chunk.encode("utf-8") for chunk in chunks), session_file, force):
         err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
