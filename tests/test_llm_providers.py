@@ -378,3 +378,22 @@ def test_parse_retry_after():
     assert parse_retry_after({"retry-after": "garbage"}) is None
     assert parse_retry_after({}) is None
     assert 0 <= parse_retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}) <= 0.0 + 1e-9
+
+
+@pytest.mark.parametrize("provider", PROVIDERS)
+def test_a_call_has_a_deadline_even_when_the_server_asks_to_wait_an_hour(fake_provider, provider):
+    """The Anthropic SDK would wait the hour a Retry-After asks for (the
+    OpenAI SDK gives up at once); the call's deadline ends it either way."""
+    from pi_session.llm._common import call_deadline
+
+    assert call_deadline(120, 3) == 120 * 4 + 8 * 3 + 2  # the default: about 8.5 minutes
+    fake_provider.default = FakeResponse(429, {"error": {"message": "quota"}}, {"retry-after": "3600"})
+    s = make(provider, fake_provider)
+    s.deadline = 1.0
+    started = time.monotonic()
+    with pytest.raises(SummarizerError) as ei:
+        run(s.summarize(REQ))
+    assert time.monotonic() - started < 30
+    assert ei.value.kind in ("timeout", "rate_limited") and "\n" not in str(ei.value)
+    if provider == "anthropic":
+        assert ei.value.kind == "timeout" and "within 1s" in str(ei.value)

@@ -10,6 +10,11 @@ doubling up to 8 s, with jitter), a server's ``Retry-After`` /
 it asks for more than two minutes; the Anthropic SDK waits as asked) and an
 ``x-should-retry`` header is obeyed.
 
+Beyond the SDKs: one call (all its attempts and waits) has a deadline,
+:func:`call_deadline` (by default ``(timeout + 8 s) × (retries + 1) + 2 s``,
+about 8.5 minutes with the defaults), so a server that asks to be retried in
+an hour, which the Anthropic SDK would wait for, fails the summary instead.
+
 Both SDKs raise the same shapes of exception (``APIStatusError`` with
 ``status_code``/``response``/``body``, ``APIConnectionError``,
 ``APITimeoutError``), so one classifier (:func:`classify`) turns the error
@@ -18,6 +23,7 @@ the SDK finally raises into one line.
 
 from __future__ import annotations
 
+import asyncio
 import math
 import re
 import time
@@ -213,6 +219,20 @@ class CallInfo:
     timeout: float
     key_env: str
     secrets: tuple[str | None, ...] = ()
+    max_retries: int = 0
+    deadline: float | None = None  # seconds for the whole call; None: call_deadline()
+
+
+_BACKOFF_MAX = 8.0
+"""The SDKs' longest wait between attempts (seconds)."""
+
+
+def call_deadline(timeout: float, max_retries: int) -> float:
+    """Seconds one SDK call may take with all its attempts: each attempt's
+    ``timeout``, the SDKs' longest backoff (8 s) before each retry, and 2 s
+    to spare."""
+    retries = max(0, max_retries)
+    return timeout * (retries + 1) + _BACKOFF_MAX * retries + 2.0
 
 
 def resolve_api_key(provider: str, api_key: str | None, env_var: str, base_url: str | None, dummy_key: str) -> str:
@@ -335,8 +355,15 @@ async def call_sdk(attempt: Callable[[], Awaitable[T]], *, sdk: Any, info: CallI
         asyncio.CancelledError: propagates untouched (also during the SDK's
             backoff).
     """
+    deadline = info.deadline if info.deadline is not None else call_deadline(info.timeout, info.max_retries)
     try:
-        return await attempt()
+        return await asyncio.wait_for(attempt(), deadline)
+    except asyncio.TimeoutError:
+        raise SummarizerError(
+            f"{info.provider}: no answer from {host_of(info.base_url)} within {deadline:g}s "
+            "(the server kept the request waiting or asked to be retried later); giving up",
+            kind="timeout",
+        ) from None
     except Exception as exc:  # CancelledError is a BaseException: not caught
         failure = classify(exc, sdk, info)
         if failure is None:

@@ -103,6 +103,9 @@ class AnthropicSummarizer:
         self.model = model or DEFAULT_ANTHROPIC_MODEL
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
+        self.deadline: float | None = None
+        """Seconds the whole call (all attempts and waits) may take; None:
+        :func:`pi_session.llm._common.call_deadline` of timeout and retries."""
         self.temperature = temperature
 
     def __repr__(self) -> str:  # never show the key
@@ -137,6 +140,8 @@ class AnthropicSummarizer:
             timeout=self.timeout,
             key_env="ANTHROPIC_API_KEY",
             secrets=(self._api_key,),
+            max_retries=self.max_retries,
+            deadline=self.deadline,
         )
         params: dict[str, Any] = {
             "model": self.model,

@@ -103,6 +103,9 @@ class OpenAISummarizer:
         self.model = model or (DEFAULT_OPENAI_MODEL if self.official else None)
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
+        self.deadline: float | None = None
+        """Seconds the whole call (all attempts and waits) may take; None:
+        :func:`pi_session.llm._common.call_deadline` of timeout and retries."""
         if token_param == "auto":
             token_param = "max_completion_tokens" if self.official else "max_tokens"
         if token_param not in ("max_tokens", "max_completion_tokens"):
@@ -131,6 +134,8 @@ class OpenAISummarizer:
             timeout=self.timeout,
             key_env="OPENAI_API_KEY",
             secrets=(self._api_key,),
+            max_retries=self.max_retries,
+            deadline=self.deadline,
         )
 
     async def _resolve_model(self, client: Any) -> str:
