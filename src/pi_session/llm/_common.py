@@ -23,7 +23,6 @@ the SDK finally raises into one line.
 
 from __future__ import annotations
 
-import asyncio
 import math
 import re
 import time
@@ -355,6 +354,8 @@ async def call_sdk(attempt: Callable[[], Awaitable[T]], *, sdk: Any, info: CallI
         asyncio.CancelledError: propagates untouched (also during the SDK's
             backoff).
     """
+    import asyncio  # here: importing pi_session loads no asyncio (start-up time)
+
     deadline = info.deadline if info.deadline is not None else call_deadline(info.timeout, info.max_retries)
     try:
         return await asyncio.wait_for(attempt(), deadline)
