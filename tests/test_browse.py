@@ -494,3 +494,19 @@ def test_screenshot(tmp_path):
             shutil.copy(svg, ROOT / "docs" / "images" / "browse.svg")
 
     run(app, body)
+
+
+def test_detail_of_deeply_nested_arguments_stays_small():
+    """The detail pane and the raw view show deeply nested JSON compact
+    (pretty-printed, 3,000 levels would be about 9 MB of indentation)."""
+    from pi_session.browse.detail import entry_json, entry_sections
+
+    deep: Any = "bottom"
+    for _ in range(3000):
+        deep = [deep]
+    entry = {"type": "message", "id": "a", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+             "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "x", "arguments": {"deep": deep}}]}}
+    sections = entry_sections(entry)
+    assert sum(len(text) for _, text in sections) < 50_000
+    assert any("[" * 3000 + '"bottom"' in text for _, text in sections)
+    assert len(entry_json(entry).plain) < 50_000
