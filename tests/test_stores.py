@@ -498,6 +498,24 @@ def test_cli_store_errors_are_one_line(cli, tmp_path):
     assert no_store.returncode == 1 and "--store" in no_store.stderr
 
 
+def test_a_files_store_that_is_a_file_is_refused(cli, tmp_path):
+    """A sessions root that exists as a regular file is an error naming it,
+    not an empty store (``ls``: "No sessions") or a misleading "the file
+    exists already" for each imported session."""
+    not_dir = tmp_path / "sessions.txt"
+    not_dir.write_text("x")
+    with pytest.raises(StoreError, match="not a directory"):
+        open_store(str(not_dir))
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "s.jsonl").write_bytes(_header("s1") + _message("a", None, "hi"))
+    for args in (("ls", "--all", "--store", str(not_dir)), ("import", str(src), "--store", str(not_dir))):
+        result = cli(*args)
+        assert result.returncode == 1, result
+        assert result.stderr.strip() == f"pi-session: {not_dir}: not a directory", result.stderr
+    assert not_dir.read_text() == "x"
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)
