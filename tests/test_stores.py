@@ -516,6 +516,18 @@ def test_a_files_store_that_is_a_file_is_refused(cli, tmp_path):
     assert not_dir.read_text() == "x"
 
 
+def test_import_names_why_a_source_cannot_be_read(cli, tmp_path):
+    """A symlink loop is not "no such file or directory"."""
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    url = f"sqlite:///{tmp_path}/s.db"
+    result = cli("import", str(tmp_path / "loop1"), str(tmp_path / "missing.jsonl"), "--store", url)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert f"warning: {tmp_path / 'loop1'}: too many levels of symbolic links" in lines, lines
+    assert f"warning: {tmp_path / 'missing.jsonl'}: no such file or directory" in lines, lines
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)

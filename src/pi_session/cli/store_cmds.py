@@ -5,7 +5,7 @@ the other exports in :mod:`.check_cmds`."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any, Optional
 
 import typer
@@ -83,8 +83,11 @@ def import_(
                 for info in origin.list(with_text=False):
                     done(copy_session(origin, target, str(info["id"])))
                 continue
-            if not Path(source).exists():
-                done(ImportResult(source, "failed", message=f"{source}: no such file or directory"))
+            try:
+                os.stat(source)
+            except OSError as exc:  # missing, a dangling symlink, a symlink loop, no permission
+                reason = exc.strerror or "cannot be read"
+                done(ImportResult(source, "failed", message=f"{source}: {reason[:1].lower()}{reason[1:]}"))
                 continue
             for path in session_files([source]):
                 done(import_file(target, path))
