@@ -528,6 +528,22 @@ def test_import_names_why_a_source_cannot_be_read(cli, tmp_path):
     assert f"warning: {tmp_path / 'missing.jsonl'}: no such file or directory" in lines, lines
 
 
+def test_a_file_path_with_a_database_store_says_why_it_is_not_opened(cli, tmp_path):
+    """With PI_SESSION_STORE naming a database (as the README sets it), a
+    session file's path is not an id; the error says the store is why,
+    instead of "no session id starts with 'dir/file.jsonl'"."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(_header("s1") + _message("a", None, "hi"))
+    env = {"PI_SESSION_STORE": f"sqlite:///{tmp_path}/db.sqlite"}
+    for args in (("tree", str(session)), ("check", str(session))):
+        result = cli(*args, env=env)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"pi-session: {session}: "), lines
+        assert "a file, and the store is the database" in lines[0] and "PI_SESSION_STORE" in lines[0], lines
+    assert session.read_bytes() == _header("s1") + _message("a", None, "hi")
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)

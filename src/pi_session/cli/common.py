@@ -170,6 +170,9 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
         raise CliError("no session given: pass a session file or a session id (prefix)")
     store = active_store()
     if store is not None and not isinstance(store, FileStore):
+        if os.path.isfile(os.path.expanduser(arg)):
+            raise CliError(f"{arg}: a file, and the store is the database {store.url} (--store or PI_SESSION_STORE): "
+                           "run this command without a database store to work on the file")
         raise CliError(f"{arg}: this command works on session files, and the store is the database {store.url} "
                        "(export the session with `export SESSION --format jsonl -o FILE` first)")
     candidate = Path(arg).expanduser()
@@ -220,16 +223,24 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     Returns:
         A :class:`pi_session.SessionManager`.
     """
+    import os
+
     from ..manager import SessionManager
     from ..storage import SessionFileError
-    from ..stores import StoreError
+    from ..stores import SessionNotFoundError, StoreError
 
     db = database_store()
     try:
         if db is not None:
             if not arg.strip():
                 raise CliError("no session given: pass a session id (prefix)")
-            manager = SessionManager.open(arg, store=db, read_only=read_only)
+            try:
+                manager = SessionManager.open(arg, store=db, read_only=read_only)
+            except SessionNotFoundError:
+                if os.path.isfile(os.path.expanduser(arg)):
+                    raise CliError(f"{arg}: a file, and the store is the database {db.url} (--store or PI_SESSION_STORE), "
+                                   "where SESSION is a session id: run without a database store to open the file") from None
+                raise
             if not quiet:
                 _print_problems(manager, notes)
             return manager
