@@ -492,6 +492,7 @@ def test_cli_import_export_ls_with_store_option_and_env(cli, tmp_path):
 def test_cli_store_errors_are_one_line(cli, tmp_path):
     bad = cli("ls", "--store", "postgresql://bob:s3cret@127.0.0.1:1/none")
     assert bad.returncode != 0 and "s3cret" not in bad.stderr + bad.stdout and "Traceback" not in bad.stderr
+    open_store(f"sqlite:///{tmp_path}/s.db").close()
     missing = cli("--store", f"sqlite:///{tmp_path}/s.db", "info", "nope")
     assert missing.returncode == 1 and "nope" in missing.stderr and "Traceback" not in missing.stderr
     no_store = cli("import", str(tmp_path))
@@ -535,6 +536,7 @@ def test_a_file_path_with_a_database_store_says_why_it_is_not_opened(cli, tmp_pa
     session = tmp_path / "s.jsonl"
     session.write_bytes(_header("s1") + _message("a", None, "hi"))
     env = {"PI_SESSION_STORE": f"sqlite:///{tmp_path}/db.sqlite"}
+    open_store(env["PI_SESSION_STORE"]).close()
     for args in (("tree", str(session)), ("check", str(session))):
         result = cli(*args, env=env)
         assert result.returncode != 0 and "Traceback" not in result.stderr
@@ -542,6 +544,23 @@ def test_a_file_path_with_a_database_store_says_why_it_is_not_opened(cli, tmp_pa
         assert len(lines) == 1 and lines[0].startswith(f"pi-session: {session}: "), lines
         assert "a file, and the store is the database" in lines[0] and "PI_SESSION_STORE" in lines[0], lines
     assert session.read_bytes() == _header("s1") + _message("a", None, "hi")
+
+
+def test_only_import_creates_a_sqlite_database(cli, tmp_path):
+    """A mistyped (or relative, from another directory) sqlite URL is an
+    error for commands that read, and leaves no empty database behind;
+    ``import`` into a new database creates it."""
+    url = f"sqlite:///{tmp_path}/typo/sesions.db"
+    for args in (("--store", url, "ls"), ("ls", "--all", "--store", url), ("--store", url, "tree", "abc"),
+                 ("import", url, "--store", str(tmp_path / "out")), ("import", url, "--store", f"sqlite:///{tmp_path}/out.db")):
+        result = cli(*args)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result
+        assert result.stderr.strip() == f"pi-session: {url}: no such database file ({tmp_path}/typo/sesions.db)", result.stderr
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "out").exists() and not (tmp_path / "out.db").exists()
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(_header("s1") + _message("a", None, "hi"))
+    assert cli("import", str(src), "--store", url).returncode == 0
+    assert "s1" in cli("--store", url, "ls", "--all").stdout
 
 
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):

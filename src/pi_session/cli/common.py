@@ -69,10 +69,31 @@ def set_store_url(url: str | None) -> None:
     _store_url = url or None
 
 
-def active_store(url: str | None = None) -> Any:
+def refuse_missing_sqlite(url: str) -> None:
+    """Fail with one line when ``url`` is a ``sqlite:///`` URL whose file
+    does not exist: only ``import`` creates a database (a mistyped or
+    relative URL must not leave an empty one behind and list nothing)."""
+    import os
+
+    from ..stores import StoreError
+    from ..stores.base import sqlite_path
+
+    if not url.lower().startswith("sqlite://"):
+        return
+    try:
+        path = sqlite_path(url)
+    except StoreError as exc:
+        fail(str(exc))
+    if not os.path.exists(path):
+        fail(f"{url}: no such database file ({path})")
+
+
+def active_store(url: str | None = None, *, create: bool = False) -> Any:
     """The :class:`pi_session.stores.SessionStore` of ``url`` (default: the
     global ``--store``), opened once per URL, or None when no store is
-    given. Fails with one line (password masked) when it cannot be opened."""
+    given. Fails with one line (password masked) when it cannot be opened,
+    or when it is a SQLite file that does not exist, unless ``create``
+    (``import``'s target)."""
     from ..stores import StoreError, open_store
 
     url = url or _store_url
@@ -80,6 +101,8 @@ def active_store(url: str | None = None) -> Any:
         return None
     store = _store_cache.get(url)
     if store is None:
+        if not create:
+            refuse_missing_sqlite(url)
         try:
             store = open_store(url)
         except StoreError as exc:

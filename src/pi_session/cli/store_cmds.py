@@ -56,7 +56,10 @@ def import_(
     url = store or common._store_url
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
-    target = common.active_store(url)
+    for source in sources:  # before the target is created
+        if source.lower().startswith(_STORE_SCHEMES):
+            common.refuse_missing_sqlite(source)
+    target = common.active_store(url, create=True)
     results: list[ImportResult] = []
 
     def done(result: ImportResult) -> None:
