@@ -563,6 +563,18 @@ def test_only_import_creates_a_sqlite_database(cli, tmp_path):
     assert "s1" in cli("--store", url, "ls", "--all").stdout
 
 
+def test_browse_refuses_a_database_store_in_one_line(cli, tmp_path):
+    """browse reads files only: with a database store its picker must not
+    show the default sessions directory instead, as if the store were empty."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    open_store(url).close()
+    for args in (("--store", url, "browse"), ("--store", url, "browse", "abc")):
+        result = cli(*args)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.startswith(f"pi-session: browse works on session files, and the store is the database sqlite:///{tmp_path}/s.db"), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)
