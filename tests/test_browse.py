@@ -229,6 +229,27 @@ def test_picker_lists_newest_first_searches_and_opens(tmp_path, monkeypatch):
     run(app, body)
 
 
+def test_picker_lists_the_sessions_of_a_files_store(tmp_path):
+    """``pi-session --store DIR browse`` lists DIR's sessions, as ``ls``
+    does, not the default sessions directory's."""
+    from pi_session.stores import open_store
+
+    make_session(tmp_path, default_dir=True, first="in the default directory")
+    root = tmp_path / "elsewhere-root"
+    elsewhere = SessionManager.create(str(tmp_path / "project"), store=str(root))
+    elsewhere.append_message({"role": "user", "content": "in the store", "timestamp": 1})
+    app = App(None, cwd=str(tmp_path / "project"), store=open_store(str(root)))
+
+    async def body(pilot):
+        picker = await until(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.shown and app.screen, "the list")
+        assert [info["firstMessage"] for info in picker.shown] == ["in the store"]
+        await pilot.press("a")  # all projects: still the store's
+        await until(pilot, lambda: picker.all_projects, "all projects")
+        assert [info["firstMessage"] for info in picker.shown] == ["in the store"]
+
+    run(app, body)
+
+
 # ---------------------------------------------------------------------------
 # actions
 

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import CliError, database_store, fail, resolve_session
+from .common import CliError, active_store, database_store, fail, resolve_session
 from .compact_cmds import BASE_URL_OPTION, MAX_RETRIES_OPTION, MODEL_OPTION, PROVIDER_OPTION, TIMEOUT_OPTION
 
 
@@ -61,7 +61,7 @@ def browse(
         fail(str(exc))
     from ..browse.app import BrowseApp
 
-    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config)
+    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=active_store())
     app.run()
     if app.crash is not None:
         message = " ".join(f"internal error: {type(app.crash).__name__}: {app.crash}".split())
