@@ -575,6 +575,25 @@ def test_browse_refuses_a_database_store_in_one_line(cli, tmp_path):
         assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_import_walks_each_directory_once_through_symlink_loops(tmp_path):
+    """Two links to ``.`` make 2**40 paths before the OS says ELOOP: each
+    directory is walked once, so each file is found once (followed links
+    to other directories are still walked)."""
+    from pi_session.stores.transfer import session_files
+
+    root = tmp_path / "sessions"
+    (root / "p").mkdir(parents=True)
+    (root / "p" / "s.jsonl").write_bytes(_header("s1") + _message("a", None, "hi"))
+    (root / "p" / "a").symlink_to(".")
+    (root / "p" / "b").symlink_to("..")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "t.jsonl").write_bytes(_header("t1") + _message("a", None, "hi"))
+    (root / "linked").symlink_to(other)
+    found = list(session_files([root]))
+    assert sorted(p.name for p in found) == ["s.jsonl", "t.jsonl"], found
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)

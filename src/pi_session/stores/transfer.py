@@ -124,11 +124,22 @@ def copy_session(source: SessionStore, target: SessionStore, session_id: str) ->
 def session_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """The session files named by ``paths``: a file as it is, a directory's
     ``*.jsonl`` files at any depth (sorted; hidden files and the listing
-    index skipped)."""
+    index skipped). Symbolic links to directories are followed, each
+    directory walked once (so a link to ``.`` or to a parent adds nothing)."""
+    seen: set[tuple[int, int]] = set()
     for item in paths:
         p = Path(item)
         if p.is_dir():
             for root, dirs, names in os.walk(p, followlinks=True):
+                try:
+                    st = os.stat(root)
+                except OSError:
+                    dirs.clear()
+                    continue
+                if (st.st_dev, st.st_ino) in seen:
+                    dirs.clear()
+                    continue
+                seen.add((st.st_dev, st.st_ino))
                 dirs.sort()
                 for name in sorted(names):
                     if name.endswith(".jsonl") and not name.startswith("."):
