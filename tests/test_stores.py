@@ -594,6 +594,27 @@ def test_import_walks_each_directory_once_through_symlink_loops(tmp_path):
     assert sorted(p.name for p in found) == ["s.jsonl", "t.jsonl"], found
 
 
+def test_ids_that_cannot_name_a_file_fail_that_session_only(cli, tmp_path):
+    """A database session without a stored file name is written to files as
+    ``<timestamp>_<id>.jsonl``; an id holding ``/``, ``\\`` or NUL (a
+    hand-made or shared database) fails that session with one line, never
+    a path outside the store or an internal error, and the others go on."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_store(url) as db:
+        for sid in ("ok-1", "../../up", "a/b", "x\x00y", "back\\slash"):
+            db.create([_header(sid), _message("a", None, "hi")])
+        db._connection().execute("UPDATE pi_sessions SET file_name = NULL")
+    out = tmp_path / "out"
+    with pytest.raises(StoreError, match="cannot name a file"):
+        FileStore(out).create([_header("a/b"), _message("a", None, "hi")])
+    result = cli("import", url, "--store", str(out))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert len([line for line in result.stderr.splitlines() if "cannot name a file" in line]) == 4, result.stderr
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert [p.name.endswith("_ok-1.jsonl") for p in written] == [True], written
+    assert not (tmp_path / "up").exists()
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)

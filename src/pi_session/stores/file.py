@@ -21,10 +21,15 @@ from ..timestamps import file_timestamp, now_iso
 from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .sql import line_columns
 
-__all__ = ["FileStore"]
+__all__ = ["FileStore", "UnnamableSessionError"]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
 _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
+
+
+class UnnamableSessionError(StoreError):
+    """A session whose id cannot be part of a file name (``/``, ``\\``, NUL),
+    to be written without a file name of its own (:meth:`FileStore.create`)."""
 
 
 class FileStore(SessionStore):
@@ -111,7 +116,14 @@ class FileStore(SessionStore):
     ) -> str:
         """See :meth:`SessionStore.create`: a new file in the header cwd's
         directory (:func:`pi_session.storage.create_file`: whole or not at
-        all), named ``file_name`` or ``<header timestamp>_<id>.jsonl``."""
+        all), named ``file_name`` or ``<header timestamp>_<id>.jsonl``.
+
+        Raises:
+            SessionExistsError: the id or the file exists already.
+            StoreError: no session header; UnnamableSessionError (a
+                StoreError): no ``file_name`` and an id that cannot be part
+                of a file name (``/``, ``\\``, NUL).
+        """
         header: Any = None
         for n, line in enumerate(lines, 1):
             col = line_columns(line, n)
@@ -130,6 +142,9 @@ class FileStore(SessionStore):
         if file_name is None or not _SAFE_NAME.fullmatch(file_name):
             ts = header.get("timestamp")
             file_name = session_file_name(file_timestamp(ts if isinstance(ts, str) else now_iso()), session_id)
+            if not _SAFE_NAME.fullmatch(file_name):
+                # pi never makes such an id; a hand-made or shared database can hold one
+                raise UnnamableSessionError(f"{self.url}: session id {session_id!r} cannot name a file (it holds '/', '\\' or NUL)")
         try:
             create_file(directory / file_name, lines, durability)
         except FileExistsError:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..storage import LineProblem, SessionFileError, iter_lines, read_session_file, rewritten_lines, write_atomic
 from .base import SessionExistsError, SessionStore
+from .file import UnnamableSessionError
 
 __all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
@@ -102,6 +103,10 @@ def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None,
                 result.message = f"{result.source}: {exc}"
                 return
             created = False
+        except UnnamableSessionError as exc:
+            result.status = "failed"
+            result.message = f"{result.source}: {exc}"
+            return
     if not created:
         if _same(store, session_id, lines):
             result.status = "unchanged"
