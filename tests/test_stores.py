@@ -613,6 +613,10 @@ def test_ids_that_cannot_name_a_file_fail_that_session_only(cli, tmp_path):
     written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
     assert [p.name.endswith("_ok-1.jsonl") for p in written] == [True], written
     assert not (tmp_path / "up").exists()
+    with pytest.raises(StoreError, match="cannot name a directory"):
+        FileStore(out).create([_header("nul-cwd", cwd="/w\x00x")])
+    with pytest.raises(StoreError, match="file name too long"):
+        FileStore(out).create([_header("long-cwd", cwd="/" + "x" * 300)])
 
 
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):

@@ -8,6 +8,7 @@ FileStore works on the files exactly as without a store."""
 from __future__ import annotations
 
 import builtins
+import errno
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -28,8 +29,10 @@ _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
 
 
 class UnnamableSessionError(StoreError):
-    """A session whose id cannot be part of a file name (``/``, ``\\``, NUL),
-    to be written without a file name of its own (:meth:`FileStore.create`)."""
+    """A session that cannot be written as a file (:meth:`FileStore.create`):
+    no file name of its own and an id that cannot be part of one (``/``,
+    ``\\``, NUL), a cwd holding NUL, or a name longer than the file system
+    allows."""
 
 
 class FileStore(SessionStore):
@@ -122,7 +125,8 @@ class FileStore(SessionStore):
             SessionExistsError: the id or the file exists already.
             StoreError: no session header; UnnamableSessionError (a
                 StoreError): no ``file_name`` and an id that cannot be part
-                of a file name (``/``, ``\\``, NUL).
+                of a file name (``/``, ``\\``, NUL), a cwd holding NUL, a
+                name too long.
         """
         header: Any = None
         for n, line in enumerate(lines, 1):
@@ -138,6 +142,8 @@ class FileStore(SessionStore):
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
         from ..listing import resolve_path
 
+        if isinstance(cwd, str) and "\x00" in cwd:
+            raise UnnamableSessionError(f"{self.url}: session {session_id!r}: its cwd {cwd!r} cannot name a directory (it holds NUL)")
         directory = self.session_dir(resolve_path(cwd) if cwd else "/")
         if file_name is None or not _SAFE_NAME.fullmatch(file_name):
             ts = header.get("timestamp")
@@ -149,6 +155,10 @@ class FileStore(SessionStore):
             create_file(directory / file_name, lines, durability)
         except FileExistsError:
             raise SessionExistsError(f"{directory / file_name}: the file exists already") from None
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise UnnamableSessionError(f"{directory / file_name}: file name too long for session {session_id!r}") from None
         return session_id
 
     def append(
