@@ -619,6 +619,17 @@ def test_ids_that_cannot_name_a_file_fail_that_session_only(cli, tmp_path):
         FileStore(out).create([_header("long-cwd", cwd="/" + "x" * 300)])
 
 
+def test_import_of_a_sqlite_file_path_names_the_url_to_use(cli, tmp_path):
+    """A database file given as a path (not a sqlite:/// URL) is not read
+    as a damaged session: the warning says which URL imports from it."""
+    db_path = tmp_path / "old.db"
+    with open_store(f"sqlite:///{db_path}") as db:
+        db.create([_header("s1"), _message("a", None, "hi")])
+    result = cli("import", str(db_path), "--store", str(tmp_path / "out"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"warning: {db_path}: a SQLite database, not a session file: import from it as sqlite:///{db_path}" in result.stderr.splitlines(), result.stderr
+
+
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):
     url = f"sqlite:///{tmp_path}/s.db"
     manager = SessionManager.create("/work/cli", store=url)

@@ -92,6 +92,10 @@ def import_(
                 reason = exc.strerror or "cannot be read"
                 done(ImportResult(source, "failed", message=f"{source}: {reason[:1].lower()}{reason[1:]}"))
                 continue
+            if _is_sqlite_file(source):
+                done(ImportResult(source, "failed", message=f"{source}: a SQLite database, not a session file: "
+                                                            f"import from it as sqlite:///{os.path.abspath(source)}"))
+                continue
             for path in session_files([source]):
                 done(import_file(target, path))
     except StoreError as exc:
@@ -121,6 +125,17 @@ def import_(
             soft_wrap=True,
         )
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
+
+
+def _is_sqlite_file(path: str) -> bool:
+    """Whether ``path`` is a regular file starting with SQLite's header."""
+    if not os.path.isfile(path):  # never open a FIFO or a device
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def register(app: typer.Typer) -> None:
