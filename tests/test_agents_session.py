@@ -590,6 +590,20 @@ def test_session_ids(tmp_path):
     assert run(again.get_items()) == [{"role": "user", "content": "hi"}]
 
 
+def test_session_ids_holding_lone_surrogates_map_too():
+    """Any string maps to a fixed id, even one that is not valid Unicode (a
+    lone surrogate, e.g. from a cut emoji), and valid strings keep their
+    uuid5 mapping."""
+    import uuid
+
+    from pi_session.integrations.openai_agents.session import _ID_NAMESPACE
+
+    odd = pi_session_id_for("chat \ud83d")
+    assert odd == pi_session_id_for("chat \ud83d") and odd != pi_session_id_for("chat \ud83e")
+    assert uuid.UUID(odd).version == 5
+    assert pi_session_id_for("user@x/1") == str(uuid.uuid5(_ID_NAMESPACE, "user@x/1"))
+
+
 def test_runner_with_run_config_and_session_settings(tmp_path):
     """The SDK's own session options (a history limit) work with PiSession."""
     from agents.memory import SessionSettings

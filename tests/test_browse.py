@@ -229,6 +229,27 @@ def test_picker_lists_newest_first_searches_and_opens(tmp_path, monkeypatch):
     run(app, body)
 
 
+def test_picker_lists_the_sessions_of_a_files_store(tmp_path):
+    """``pi-session --store DIR browse`` lists DIR's sessions, as ``ls``
+    does, not the default sessions directory's."""
+    from pi_session.stores import open_store
+
+    make_session(tmp_path, default_dir=True, first="in the default directory")
+    root = tmp_path / "elsewhere-root"
+    elsewhere = SessionManager.create(str(tmp_path / "project"), store=str(root))
+    elsewhere.append_message({"role": "user", "content": "in the store", "timestamp": 1})
+    app = App(None, cwd=str(tmp_path / "project"), store=open_store(str(root)))
+
+    async def body(pilot):
+        picker = await until(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.shown and app.screen, "the list")
+        assert [info["firstMessage"] for info in picker.shown] == ["in the store"]
+        await pilot.press("a")  # all projects: still the store's
+        await until(pilot, lambda: picker.all_projects, "all projects")
+        assert [info["firstMessage"] for info in picker.shown] == ["in the store"]
+
+    run(app, body)
+
+
 # ---------------------------------------------------------------------------
 # actions
 
@@ -496,3 +517,19 @@ def test_screenshot(tmp_path):
             shutil.copy(svg, ROOT / "docs" / "images" / "browse.svg")
 
     run(app, body)
+
+
+def test_detail_of_deeply_nested_arguments_stays_small():
+    """The detail pane and the raw view show deeply nested JSON compact
+    (pretty-printed, 3,000 levels would be about 9 MB of indentation)."""
+    from pi_session.browse.detail import entry_json, entry_sections
+
+    deep: Any = "bottom"
+    for _ in range(3000):
+        deep = [deep]
+    entry = {"type": "message", "id": "a", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+             "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "x", "arguments": {"deep": deep}}]}}
+    sections = entry_sections(entry)
+    assert sum(len(text) for _, text in sections) < 50_000
+    assert any("[" * 3000 + '"bottom"' in text for _, text in sections)
+    assert len(entry_json(entry).plain) < 50_000

@@ -41,6 +41,25 @@ def test_password_never_shown_in_errors() -> None:
     assert "cannot connect" in message and "\n" not in message
 
 
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        ("postgresql://alice:s3cr3t  pw@db.invalid/x", "s3cr3t"),  # libpq refuses the spaces, quoting the password
+        ("postgresql://alice:s3cr3t%zz@db.invalid/x", "s3cr3t"),  # a bad percent escape, quoted too
+        ("postgresql://alice@db.invalid/x?password=s3cr3t%zz", "s3cr3t"),
+        ("postgresql://alice:s3cr3t%20pw@/x?host=/nonexistent-pi-session-dir&bogus=1", "s3cr3t"),
+    ],
+)
+def test_password_never_shown_when_the_url_does_not_parse(url: str, secret: str) -> None:
+    """libpq quotes the part of a URL it cannot parse, which can be the
+    password itself; no server is needed to see it."""
+    with pytest.raises(StoreError) as info:
+        open_store(url)
+    message = str(info.value)
+    assert secret not in message, message
+    assert "cannot connect" in message and "\n" not in message
+
+
 def test_store_url_is_masked(postgres_url: str) -> None:
     parts = urlsplit(postgres_url)
     with_password = parts._replace(netloc=f"{parts.username}:hunter2@{parts.hostname or ''}").geturl()

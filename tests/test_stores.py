@@ -492,10 +492,142 @@ def test_cli_import_export_ls_with_store_option_and_env(cli, tmp_path):
 def test_cli_store_errors_are_one_line(cli, tmp_path):
     bad = cli("ls", "--store", "postgresql://bob:s3cret@127.0.0.1:1/none")
     assert bad.returncode != 0 and "s3cret" not in bad.stderr + bad.stdout and "Traceback" not in bad.stderr
+    open_store(f"sqlite:///{tmp_path}/s.db").close()
     missing = cli("--store", f"sqlite:///{tmp_path}/s.db", "info", "nope")
     assert missing.returncode == 1 and "nope" in missing.stderr and "Traceback" not in missing.stderr
     no_store = cli("import", str(tmp_path))
     assert no_store.returncode == 1 and "--store" in no_store.stderr
+
+
+def test_a_files_store_that_is_a_file_is_refused(cli, tmp_path):
+    """A sessions root that exists as a regular file is an error naming it,
+    not an empty store (``ls``: "No sessions") or a misleading "the file
+    exists already" for each imported session."""
+    not_dir = tmp_path / "sessions.txt"
+    not_dir.write_text("x")
+    with pytest.raises(StoreError, match="not a directory"):
+        open_store(str(not_dir))
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "s.jsonl").write_bytes(_header("s1") + _message("a", None, "hi"))
+    for args in (("ls", "--all", "--store", str(not_dir)), ("import", str(src), "--store", str(not_dir))):
+        result = cli(*args)
+        assert result.returncode == 1, result
+        assert result.stderr.strip() == f"pi-session: {not_dir}: not a directory", result.stderr
+    assert not_dir.read_text() == "x"
+
+
+def test_import_names_why_a_source_cannot_be_read(cli, tmp_path):
+    """A symlink loop is not "no such file or directory"."""
+    (tmp_path / "loop1").symlink_to(tmp_path / "loop2")
+    (tmp_path / "loop2").symlink_to(tmp_path / "loop1")
+    url = f"sqlite:///{tmp_path}/s.db"
+    result = cli("import", str(tmp_path / "loop1"), str(tmp_path / "missing.jsonl"), "--store", url)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert f"warning: {tmp_path / 'loop1'}: too many levels of symbolic links" in lines, lines
+    assert f"warning: {tmp_path / 'missing.jsonl'}: no such file or directory" in lines, lines
+
+
+def test_a_file_path_with_a_database_store_says_why_it_is_not_opened(cli, tmp_path):
+    """With PI_SESSION_STORE naming a database (as the README sets it), a
+    session file's path is not an id; the error says the store is why,
+    instead of "no session id starts with 'dir/file.jsonl'"."""
+    session = tmp_path / "s.jsonl"
+    session.write_bytes(_header("s1") + _message("a", None, "hi"))
+    env = {"PI_SESSION_STORE": f"sqlite:///{tmp_path}/db.sqlite"}
+    open_store(env["PI_SESSION_STORE"]).close()
+    for args in (("tree", str(session)), ("check", str(session))):
+        result = cli(*args, env=env)
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        lines = result.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith(f"pi-session: {session}: "), lines
+        assert "a file, and the store is the database" in lines[0] and "PI_SESSION_STORE" in lines[0], lines
+    assert session.read_bytes() == _header("s1") + _message("a", None, "hi")
+
+
+def test_only_import_creates_a_sqlite_database(cli, tmp_path):
+    """A mistyped (or relative, from another directory) sqlite URL is an
+    error for commands that read, and leaves no empty database behind;
+    ``import`` into a new database creates it."""
+    url = f"sqlite:///{tmp_path}/typo/sesions.db"
+    for args in (("--store", url, "ls"), ("ls", "--all", "--store", url), ("--store", url, "tree", "abc"),
+                 ("import", url, "--store", str(tmp_path / "out")), ("import", url, "--store", f"sqlite:///{tmp_path}/out.db")):
+        result = cli(*args)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result
+        assert result.stderr.strip() == f"pi-session: {url}: no such database file ({tmp_path}/typo/sesions.db)", result.stderr
+    assert not (tmp_path / "typo").exists() and not (tmp_path / "out").exists() and not (tmp_path / "out.db").exists()
+    src = tmp_path / "in.jsonl"
+    src.write_bytes(_header("s1") + _message("a", None, "hi"))
+    assert cli("import", str(src), "--store", url).returncode == 0
+    assert "s1" in cli("--store", url, "ls", "--all").stdout
+
+
+def test_browse_refuses_a_database_store_in_one_line(cli, tmp_path):
+    """browse reads files only: with a database store its picker must not
+    show the default sessions directory instead, as if the store were empty."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    open_store(url).close()
+    for args in (("--store", url, "browse"), ("--store", url, "browse", "abc")):
+        result = cli(*args)
+        assert result.returncode == 1 and "Traceback" not in result.stderr
+        assert result.stderr.startswith(f"pi-session: browse works on session files, and the store is the database sqlite:///{tmp_path}/s.db"), result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_import_walks_each_directory_once_through_symlink_loops(tmp_path):
+    """Two links to ``.`` make 2**40 paths before the OS says ELOOP: each
+    directory is walked once, so each file is found once (followed links
+    to other directories are still walked)."""
+    from pi_session.stores.transfer import session_files
+
+    root = tmp_path / "sessions"
+    (root / "p").mkdir(parents=True)
+    (root / "p" / "s.jsonl").write_bytes(_header("s1") + _message("a", None, "hi"))
+    (root / "p" / "a").symlink_to(".")
+    (root / "p" / "b").symlink_to("..")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "t.jsonl").write_bytes(_header("t1") + _message("a", None, "hi"))
+    (root / "linked").symlink_to(other)
+    found = list(session_files([root]))
+    assert sorted(p.name for p in found) == ["s.jsonl", "t.jsonl"], found
+
+
+def test_ids_that_cannot_name_a_file_fail_that_session_only(cli, tmp_path):
+    """A database session without a stored file name is written to files as
+    ``<timestamp>_<id>.jsonl``; an id holding ``/``, ``\\`` or NUL (a
+    hand-made or shared database) fails that session with one line, never
+    a path outside the store or an internal error, and the others go on."""
+    url = f"sqlite:///{tmp_path}/s.db"
+    with open_store(url) as db:
+        for sid in ("ok-1", "../../up", "a/b", "x\x00y", "back\\slash"):
+            db.create([_header(sid), _message("a", None, "hi")])
+        db._connection().execute("UPDATE pi_sessions SET file_name = NULL")
+    out = tmp_path / "out"
+    with pytest.raises(StoreError, match="cannot name a file"):
+        FileStore(out).create([_header("a/b"), _message("a", None, "hi")])
+    result = cli("import", url, "--store", str(out))
+    assert result.returncode == 1 and "Traceback" not in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert len([line for line in result.stderr.splitlines() if "cannot name a file" in line]) == 4, result.stderr
+    written = sorted(p.relative_to(out) for p in out.rglob("*") if p.is_file())
+    assert [p.name.endswith("_ok-1.jsonl") for p in written] == [True], written
+    assert not (tmp_path / "up").exists()
+    with pytest.raises(StoreError, match="cannot name a directory"):
+        FileStore(out).create([_header("nul-cwd", cwd="/w\x00x")])
+    with pytest.raises(StoreError, match="file name too long"):
+        FileStore(out).create([_header("long-cwd", cwd="/" + "x" * 300)])
+
+
+def test_import_of_a_sqlite_file_path_names_the_url_to_use(cli, tmp_path):
+    """A database file given as a path (not a sqlite:/// URL) is not read
+    as a damaged session: the warning says which URL imports from it."""
+    db_path = tmp_path / "old.db"
+    with open_store(f"sqlite:///{db_path}") as db:
+        db.create([_header("s1"), _message("a", None, "hi")])
+    result = cli("import", str(db_path), "--store", str(tmp_path / "out"))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert f"warning: {db_path}: a SQLite database, not a session file: import from it as sqlite:///{db_path}" in result.stderr.splitlines(), result.stderr
 
 
 def test_cli_session_commands_write_into_the_database(cli, tmp_path):

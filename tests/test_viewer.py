@@ -314,3 +314,21 @@ def test_malformed_entries_render_without_error():
     _check_safe_page(page)
     assert page.count('<a class="row') == len(weird)
     assert "edited by context edit f" in page  # a replacement that is not text still hides the original
+
+
+def test_deeply_nested_arguments_do_not_blow_up_the_page():
+    """Pretty-printed JSON grows with the square of its depth: a tool call
+    whose arguments nest 3,000 levels (18 KB in the file) would become
+    about 9 MB of indentation; the viewer shows such arguments compact."""
+    deep: object = "bottom"
+    for _ in range(3000):
+        deep = [deep]
+    entries = [
+        {"type": "message", "id": "a", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+         "message": {"role": "assistant", "content": [{"type": "toolCall", "id": "t", "name": "x", "arguments": {"deep": deep, "flat": [1, 2]}}]}},
+    ]
+    page = export_html({"id": "s", "cwd": "/w"}, entries)
+    _check_safe_page(page)
+    assert len(page) < 200_000
+    assert "[" * 3000 + "&quot;bottom&quot;" in page  # the arguments are all there, compact
+    assert "[\n 1,\n 2\n]" in page  # small arguments stay pretty-printed

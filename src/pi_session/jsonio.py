@@ -27,6 +27,7 @@ __all__ = [
     "dumps",
     "dumps_line",
     "dumps_pretty",
+    "dumps_readable",
     "iter_pretty",
     "write_pretty",
     "js_stringify",
@@ -465,6 +466,29 @@ def dumps_pretty(value: Any) -> str:
         TypeError: a value JSON cannot hold; ValueError: a cycle.
     """
     return "".join(iter_pretty(value))
+
+
+def dumps_readable(value: Any, *, slack: int = 4096) -> str:
+    """:func:`dumps_pretty` for people to read (the HTML viewer, the
+    browser's detail pane), unless its indentation would make the text more
+    than 4 times the compact ``JSON.stringify`` text plus ``slack``
+    characters: then the compact text. Indentation grows with the square of
+    the nesting depth, so a 60 KB record nested 30,000 levels deep would
+    otherwise become about 900 MB of text.
+
+    Raises:
+        TypeError / ValueError: as :func:`dumps_pretty`.
+    """
+    compact = "".join(iter_pretty(value, None))
+    limit = 4 * len(compact) + slack
+    parts: list[str] = []
+    size = 0
+    for chunk in iter_pretty(value):
+        size += len(chunk)
+        if size > limit:
+            return compact
+        parts.append(chunk)
+    return "".join(parts)
 
 
 def iter_pretty(value: Any, indent: int | None = 1) -> Iterator[str]:

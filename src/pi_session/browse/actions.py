@@ -90,10 +90,11 @@ def open_read(path: Path) -> SessionManager:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
 
 
-def list_sessions(cwd: str, *, all_projects: bool = False) -> list[dict[str, Any]]:
+def list_sessions(cwd: str, *, all_projects: bool = False, store: Any = None) -> list[dict[str, Any]]:
     """The sessions of ``cwd`` (or of every project), newest first, as
-    ``pi-session ls [--all]`` lists them (pi's ``SessionInfo`` dicts)."""
-    return SessionManager.list_all() if all_projects else SessionManager.list(cwd)
+    ``pi-session ls [--all]`` lists them (pi's ``SessionInfo`` dicts), from
+    ``store`` (a files store; None: pi's sessions directory)."""
+    return SessionManager.list_all(store=store) if all_projects else SessionManager.list(cwd, store=store)
 
 
 def load_notes(manager: SessionManager) -> list[str]:

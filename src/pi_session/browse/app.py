@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
 from textual.binding import Binding
@@ -33,6 +34,8 @@ class BrowseApp(App[None]):
             (default: the process cwd); exports go there too.
         all_projects: start the picker on every project's sessions.
         summarizer: the summarizer for branch summaries and compactions.
+        store: the files store (``--store DIR``) whose sessions the picker
+            lists; None: pi's sessions directory.
     """
 
     TITLE = "pi-session browse"
@@ -49,8 +52,10 @@ class BrowseApp(App[None]):
         cwd: str | None = None,
         all_projects: bool = False,
         summarizer: SummarizerConfig | None = None,
+        store: Any = None,
     ) -> None:
         super().__init__()
+        self.store = store
         self.session = session
         self.cwd = cwd or os.getcwd()
         self.all_projects = all_projects

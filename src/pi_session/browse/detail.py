@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ..cli.render import ROLE_STYLES, sanitize, system_changes
 from ..context import system_message_text, text_content
-from ..jsonio import dumps_pretty
+from ..jsonio import dumps_readable
 
 __all__ = ["DETAIL_LIMIT", "entry_sections", "entry_search_text", "detail_text", "entry_json"]
 
@@ -26,7 +26,7 @@ the raw view or ``pi-session context --json`` has everything)."""
 
 def _json(value: Any) -> str:
     try:
-        return dumps_pretty(value)
+        return dumps_readable(value)
     except (TypeError, ValueError):  # not JSON data (an entry built in memory)
         return repr(value)
 

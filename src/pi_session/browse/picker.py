@@ -100,7 +100,7 @@ class PickerScreen(Screen[None]):
         """List the sessions in a thread (a large agent dir takes a while)."""
         self.app.call_from_thread(self._set_title, f"loading the sessions of {self._where()}…")
         with self.browse_app.reporting():
-            infos = actions.list_sessions(self.browse_app.cwd, all_projects=self.all_projects)
+            infos = actions.list_sessions(self.browse_app.cwd, all_projects=self.all_projects, store=self.browse_app.store)
             self.app.call_from_thread(self._loaded, infos)
 
     def _set_title(self, text: str) -> None:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import CliError, fail, resolve_session
+from .common import CliError, active_store, database_store, fail, resolve_session
 from .compact_cmds import BASE_URL_OPTION, MAX_RETRIES_OPTION, MODEL_OPTION, PROVIDER_OPTION, TIMEOUT_OPTION
 
 
@@ -36,6 +36,10 @@ def browse(
     from ..browse.actions import ActionError, open_read
     from ..browse.summaries import SummarizerConfig
 
+    db = database_store()
+    if db is not None:
+        fail(f"browse works on session files, and the store is the database {db.url} (--store or PI_SESSION_STORE); "
+             "export a session with `export SESSION --format jsonl -o FILE` to browse it")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         fail("browse needs a terminal (standard input and output must be a terminal)")
     if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
@@ -57,7 +61,7 @@ def browse(
         fail(str(exc))
     from ..browse.app import BrowseApp
 
-    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config)
+    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=active_store())
     app.run()
     if app.crash is not None:
         message = " ".join(f"internal error: {type(app.crash).__name__}: {app.crash}".split())

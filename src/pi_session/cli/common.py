@@ -69,10 +69,31 @@ def set_store_url(url: str | None) -> None:
     _store_url = url or None
 
 
-def active_store(url: str | None = None) -> Any:
+def refuse_missing_sqlite(url: str) -> None:
+    """Fail with one line when ``url`` is a ``sqlite:///`` URL whose file
+    does not exist: only ``import`` creates a database (a mistyped or
+    relative URL must not leave an empty one behind and list nothing)."""
+    import os
+
+    from ..stores import StoreError
+    from ..stores.base import sqlite_path
+
+    if not url.lower().startswith("sqlite://"):
+        return
+    try:
+        path = sqlite_path(url)
+    except StoreError as exc:
+        fail(str(exc))
+    if not os.path.exists(path):
+        fail(f"{url}: no such database file ({path})")
+
+
+def active_store(url: str | None = None, *, create: bool = False) -> Any:
     """The :class:`pi_session.stores.SessionStore` of ``url`` (default: the
     global ``--store``), opened once per URL, or None when no store is
-    given. Fails with one line (password masked) when it cannot be opened."""
+    given. Fails with one line (password masked) when it cannot be opened,
+    or when it is a SQLite file that does not exist, unless ``create``
+    (``import``'s target)."""
     from ..stores import StoreError, open_store
 
     url = url or _store_url
@@ -80,6 +101,8 @@ def active_store(url: str | None = None) -> Any:
         return None
     store = _store_cache.get(url)
     if store is None:
+        if not create:
+            refuse_missing_sqlite(url)
         try:
             store = open_store(url)
         except StoreError as exc:
@@ -170,6 +193,9 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
         raise CliError("no session given: pass a session file or a session id (prefix)")
     store = active_store()
     if store is not None and not isinstance(store, FileStore):
+        if os.path.isfile(os.path.expanduser(arg)):
+            raise CliError(f"{arg}: a file, and the store is the database {store.url} (--store or PI_SESSION_STORE): "
+                           "run this command without a database store to work on the file")
         raise CliError(f"{arg}: this command works on session files, and the store is the database {store.url} "
                        "(export the session with `export SESSION --format jsonl -o FILE` first)")
     candidate = Path(arg).expanduser()
@@ -220,16 +246,24 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     Returns:
         A :class:`pi_session.SessionManager`.
     """
+    import os
+
     from ..manager import SessionManager
     from ..storage import SessionFileError
-    from ..stores import StoreError
+    from ..stores import SessionNotFoundError, StoreError
 
     db = database_store()
     try:
         if db is not None:
             if not arg.strip():
                 raise CliError("no session given: pass a session id (prefix)")
-            manager = SessionManager.open(arg, store=db, read_only=read_only)
+            try:
+                manager = SessionManager.open(arg, store=db, read_only=read_only)
+            except SessionNotFoundError:
+                if os.path.isfile(os.path.expanduser(arg)):
+                    raise CliError(f"{arg}: a file, and the store is the database {db.url} (--store or PI_SESSION_STORE), "
+                                   "where SESSION is a session id: run without a database store to open the file") from None
+                raise
             if not quiet:
                 _print_problems(manager, notes)
             return manager

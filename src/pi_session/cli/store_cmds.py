@@ -5,7 +5,7 @@ the other exports in :mod:`.check_cmds`."""
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 from typing import Any, Optional
 
 import typer
@@ -56,7 +56,10 @@ def import_(
     url = store or common._store_url
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
-    target = common.active_store(url)
+    for source in sources:  # before the target is created
+        if source.lower().startswith(_STORE_SCHEMES):
+            common.refuse_missing_sqlite(source)
+    target = common.active_store(url, create=True)
     results: list[ImportResult] = []
 
     def done(result: ImportResult) -> None:
@@ -83,8 +86,15 @@ def import_(
                 for info in origin.list(with_text=False):
                     done(copy_session(origin, target, str(info["id"])))
                 continue
-            if not Path(source).exists():
-                done(ImportResult(source, "failed", message=f"{source}: no such file or directory"))
+            try:
+                os.stat(source)
+            except OSError as exc:  # missing, a dangling symlink, a symlink loop, no permission
+                reason = exc.strerror or "cannot be read"
+                done(ImportResult(source, "failed", message=f"{source}: {reason[:1].lower()}{reason[1:]}"))
+                continue
+            if _is_sqlite_file(source):
+                done(ImportResult(source, "failed", message=f"{source}: a SQLite database, not a session file: "
+                                                            f"import from it as sqlite:///{os.path.abspath(source)}"))
                 continue
             for path in session_files([source]):
                 done(import_file(target, path))
@@ -115,6 +125,17 @@ def import_(
             soft_wrap=True,
         )
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
+
+
+def _is_sqlite_file(path: str) -> bool:
+    """Whether ``path`` is a regular file starting with SQLite's header."""
+    if not os.path.isfile(path):  # never open a FIFO or a device
+        return False
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def register(app: typer.Typer) -> None:

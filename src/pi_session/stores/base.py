@@ -313,8 +313,9 @@ def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: An
         options: passed to the backend's constructor.
 
     Raises:
-        StoreError: an unknown URL scheme, or the backend cannot be opened
-            (the message shows the URL with its password masked).
+        StoreError: an unknown URL scheme, a sessions root that is not a
+            directory, or the backend cannot be opened (the message shows
+            the URL with its password masked).
     """
     if isinstance(url_or_path, SessionStore):
         return url_or_path
@@ -334,7 +335,10 @@ def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: An
         from ..listing import resolve_path
         from .file import FileStore
 
-        return FileStore(resolve_path(text), **options)
+        root = resolve_path(text)
+        if os.path.exists(root) and not os.path.isdir(root):
+            raise StoreError(f"{root}: not a directory")
+        return FileStore(root, **options)
     raise StoreError(f"{mask_url(text)}: unknown store URL scheme {scheme!r} (use a directory, sqlite:///FILE or postgresql://...)")
 
 

@@ -8,6 +8,7 @@ FileStore works on the files exactly as without a store."""
 from __future__ import annotations
 
 import builtins
+import errno
 import os
 import re
 from collections.abc import Iterator, Sequence
@@ -21,10 +22,17 @@ from ..timestamps import file_timestamp, now_iso
 from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .sql import line_columns
 
-__all__ = ["FileStore"]
+__all__ = ["FileStore", "UnnamableSessionError"]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
 _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
+
+
+class UnnamableSessionError(StoreError):
+    """A session that cannot be written as a file (:meth:`FileStore.create`):
+    no file name of its own and an id that cannot be part of one (``/``,
+    ``\\``, NUL), a cwd holding NUL, or a name longer than the file system
+    allows."""
 
 
 class FileStore(SessionStore):
@@ -157,7 +165,15 @@ class FileStore(SessionStore):
     ) -> str:
         """See :meth:`SessionStore.create`: a new file in the header cwd's
         directory (:func:`pi_session.storage.create_file`: whole or not at
-        all), named ``file_name`` or ``<header timestamp>_<id>.jsonl``."""
+        all), named ``file_name`` or ``<header timestamp>_<id>.jsonl``.
+
+        Raises:
+            SessionExistsError: the id or the file exists already.
+            StoreError: no session header; UnnamableSessionError (a
+                StoreError): no ``file_name`` and an id that cannot be part
+                of a file name (``/``, ``\\``, NUL), a cwd holding NUL, a
+                name too long.
+        """
         header: Any = None
         for n, line in enumerate(lines, 1):
             col = line_columns(line, n)
@@ -172,14 +188,23 @@ class FileStore(SessionStore):
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
         from ..listing import resolve_path
 
+        if isinstance(cwd, str) and "\x00" in cwd:
+            raise UnnamableSessionError(f"{self.url}: session {session_id!r}: its cwd {cwd!r} cannot name a directory (it holds NUL)")
         directory = self.session_dir(resolve_path(cwd) if cwd else "/")
         if file_name is None or not _SAFE_NAME.fullmatch(file_name):
             ts = header.get("timestamp")
             file_name = session_file_name(file_timestamp(ts if isinstance(ts, str) else now_iso()), session_id)
+            if not _SAFE_NAME.fullmatch(file_name):
+                # pi never makes such an id; a hand-made or shared database can hold one
+                raise UnnamableSessionError(f"{self.url}: session id {session_id!r} cannot name a file (it holds '/', '\\' or NUL)")
         try:
             create_file(directory / file_name, lines, durability)
         except FileExistsError:
             raise SessionExistsError(f"{directory / file_name}: the file exists already") from None
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise UnnamableSessionError(f"{directory / file_name}: file name too long for session {session_id!r}") from None
         self._remember(directory, session_id, directory / file_name)
         return session_id
 

@@ -25,12 +25,13 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import unquote
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .base import SessionNotFoundError, StoreError, mask_url
+from .base import _QUERY_PASSWORD, _URL_PASSWORD, SessionNotFoundError, StoreError, mask_url
 from .sql import SCHEMA_VERSION, SQLStore
 
 __all__ = ["PostgresStore"]
@@ -44,10 +45,36 @@ _SCHEMA_LOCK_KEY = 0x70695F73  # "pi_s"
 _INHERITED: list[ConnectionPool[Any]] = []
 
 
-def _one_line(exc: BaseException, secret: str | None) -> str:
-    """An error's message on one line, with the password (if any) masked."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    if secret:
+def _secrets(url: str) -> tuple[str, ...]:
+    """The password(s) a URL or conninfo string holds, in every form an
+    error message may quote them: as libpq reads it, and as written in the
+    text (libpq quotes a password it cannot parse, e.g. one with spaces or
+    a bad percent escape, and then ``conninfo_to_dict`` fails too)."""
+    found: list[str] = []
+    try:
+        password = psycopg.conninfo.conninfo_to_dict(url).get("password")
+        if isinstance(password, str):
+            found.append(password)
+    except psycopg.Error:
+        pass
+    for match in _URL_PASSWORD.finditer(url):
+        found.append(match["password"])
+    for match in _QUERY_PASSWORD.finditer(url):
+        found.append(match["value"])
+    for raw in list(found):
+        found.append(unquote(raw))
+        found.append(" ".join(raw.split()))
+    # longest first, so a password is masked whole before any part of it
+    return tuple(sorted({s for s in found if s}, key=len, reverse=True))
+
+
+def _one_line(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    """An error's message on one line, with the password(s) masked."""
+    text = str(exc)
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    text = " ".join(text.split()) or type(exc).__name__
+    for secret in secrets:
         text = text.replace(secret, "***")
     return mask_url(text)
 
@@ -91,10 +118,7 @@ class PostgresStore(SQLStore):
     ) -> None:
         self.url = mask_url(url)
         self._conninfo = url
-        try:
-            self._secret: str | None = psycopg.conninfo.conninfo_to_dict(url).get("password")  # type: ignore[assignment]
-        except psycopg.Error:
-            self._secret = None
+        self._secret = _secrets(url)
         self.max_connections = max(1, max_connections)
         self.connect_timeout = connect_timeout
         self.timeout = timeout

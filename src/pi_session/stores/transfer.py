@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..storage import LineProblem, SessionFileError, iter_lines, read_session_file, rewritten_lines, write_atomic
 from .base import SessionExistsError, SessionStore
+from .file import UnnamableSessionError
 
 __all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
@@ -102,6 +103,10 @@ def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None,
                 result.message = f"{result.source}: {exc}"
                 return
             created = False
+        except UnnamableSessionError as exc:
+            result.status = "failed"
+            result.message = f"{result.source}: {exc}"
+            return
     if not created:
         if _same(store, session_id, lines):
             result.status = "unchanged"
@@ -124,11 +129,22 @@ def copy_session(source: SessionStore, target: SessionStore, session_id: str) ->
 def session_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
     """The session files named by ``paths``: a file as it is, a directory's
     ``*.jsonl`` files at any depth (sorted; hidden files and the listing
-    index skipped)."""
+    index skipped). Symbolic links to directories are followed, each
+    directory walked once (so a link to ``.`` or to a parent adds nothing)."""
+    seen: set[tuple[int, int]] = set()
     for item in paths:
         p = Path(item)
         if p.is_dir():
             for root, dirs, names in os.walk(p, followlinks=True):
+                try:
+                    st = os.stat(root)
+                except OSError:
+                    dirs.clear()
+                    continue
+                if (st.st_dev, st.st_ino) in seen:
+                    dirs.clear()
+                    continue
+                seen.add((st.st_dev, st.st_ino))
                 dirs.sort()
                 for name in sorted(names):
                     if name.endswith(".jsonl") and not name.startswith("."):

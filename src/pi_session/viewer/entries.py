@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..context import edited_entry, system_message_text, text_content
-from ..jsonio import dumps_pretty, js_stringify
+from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 
 __all__ = ["article", "row_preview", "collapsible", "image", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
@@ -104,7 +104,7 @@ def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
 
 
 def _arg_text(value: Any) -> str:
-    return value if isinstance(value, str) else dumps_pretty(value)
+    return value if isinstance(value, str) else dumps_readable(value)
 
 
 def args_summary(args: Any, width: int = 80) -> str:

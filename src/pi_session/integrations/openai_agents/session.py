@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import hashlib
 import inspect
 import logging
 import os
@@ -98,7 +99,11 @@ def pi_session_id_for(session_id: str) -> str:
     try:
         return validate_session_id(session_id)
     except ValueError:
-        return str(uuid.uuid5(_ID_NAMESPACE, session_id))
+        # uuid5 by hand: the same value as uuid.uuid5(_ID_NAMESPACE, id) for
+        # valid text, and a lone surrogate (which uuid5 cannot encode) is
+        # hashed as its surrogatepass bytes instead of raising
+        digest = hashlib.sha1(_ID_NAMESPACE.bytes + session_id.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+        return str(uuid.UUID(bytes=digest[:16], version=5))
 
 
 def is_context_overflow_error(exc: BaseException) -> bool:
