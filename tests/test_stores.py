@@ -226,6 +226,33 @@ def test_import_is_idempotent_and_reports_conflicts(store, tmp_path):
     assert statuses == {"s.jsonl": "conflict", "empty.jsonl": "skipped", "junk.jsonl": "failed"}
 
 
+def test_reimport_appends_what_pi_wrote_since(store, tmp_path):
+    """pi goes on writing a session file after it was imported: importing
+    it again appends the new lines (``updated``), the store's copy equals
+    the file byte for byte, and a store copy that was itself continued in
+    the meantime is a conflict, never overwritten or interleaved."""
+    tmp_path = tmp_path / "src"
+    tmp_path.mkdir()
+    src = tmp_path / "s.jsonl"
+    first = _header("grow") + _message("a1", None, "one")
+    src.write_bytes(first)
+    assert import_file(store, src).status == "imported"
+    more = _message("a2", "a1", "two", ms=1735689700000) + _message("a3", "a2", "three", ms=1735689800000)
+    src.write_bytes(first + more)
+    result = import_file(store, src)
+    assert (result.status, result.appended) == ("updated", 2)
+    assert b"".join(store.read_lines("grow")) == src.read_bytes()
+    assert [e["id"] for e in store.read("grow").entries] == ["a1", "a2", "a3"]
+    assert import_file(store, src).status == "unchanged"
+    # the stored session went on elsewhere (another worker appended): the
+    # file's new lines do not continue it any more
+    sf = store.read("grow")
+    store.append("grow", [_message("w1", "a3", "worker", ms=1735689900000)], expected_size=sf.size)
+    src.write_bytes(src.read_bytes() + _message("a4", "a3", "four", ms=1735690000000))
+    assert import_file(store, src).status == "conflict"
+    assert [e["id"] for e in store.read("grow").entries] == ["a1", "a2", "a3", "w1"]
+
+
 # ----------------------------------------------------------------------
 # SessionManager on a store
 

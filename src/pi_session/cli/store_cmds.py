@@ -45,11 +45,13 @@ def import_(
     ``check`` reports them), so ``export --format jsonl`` gives the file
     back byte for byte; a v1/v2 file is migrated to version 3 on the way.
     Idempotent: a session the store holds already is left alone
-    (``unchanged``; ``conflict`` when its lines differ). The source files
-    are never changed.
+    (``unchanged``), but for the lines a file gained since it was imported,
+    which are appended (``updated``: pi went on with the session); other
+    differences are a ``conflict``, left alone. The source files are never
+    changed.
 
-    Exit status: 0 all imported (or unchanged); 1 a source failed or
-    conflicted."""
+    Exit status: 0 all imported (or unchanged, updated); 1 a source failed
+    or conflicted."""
     from ..stores import StoreError, open_store
     from ..stores.transfer import ImportResult, copy_session, import_file, session_files
 
@@ -66,11 +68,13 @@ def import_(
         results.append(result)
         if as_json:
             return
-        if result.problems and result.status in ("imported", "unchanged") and not result.source.startswith(_STORE_SCHEMES):
+        if result.problems and result.status in ("imported", "updated", "unchanged") and not result.source.startswith(_STORE_SCHEMES):
             _report_problems(result.source)
         line = f"{result.status}: {result.source}" + (f" -> {result.session_id}" if result.session_id else "")
         if result.migrated_from is not None:
             line += f" (migrated from version {result.migrated_from})"
+        if result.status == "updated":
+            line += f" ({plural(result.appended, 'new line')} appended)"
         if result.status in ("failed", "conflict", "skipped"):
             warn(result.message or line)
         else:
@@ -111,6 +115,7 @@ def import_(
                     "status": r.status,
                     "id": r.session_id,
                     "migratedFrom": r.migrated_from,
+                    **({"appended": r.appended} if r.status == "updated" else {}),
                     "problems": [{"line": p.line, "kind": p.kind, "message": p.message, "recovered": p.recovered} for p in r.problems],
                     **({"message": r.message} if r.message else {}),
                 }
@@ -118,7 +123,7 @@ def import_(
             ]
         )
     else:
-        summary: list[Any] = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
+        summary: list[Any] = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
         console.print(
             sanitize(f"{plural(len(results), 'session')} into {target.url}: " + (", ".join(summary) or "nothing to import")),
             markup=False,

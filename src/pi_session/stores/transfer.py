@@ -18,7 +18,7 @@ from .file import UnnamableSessionError
 
 __all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
-ImportStatus = Literal["imported", "unchanged", "conflict", "skipped", "failed"]
+ImportStatus = Literal["imported", "updated", "unchanged", "conflict", "skipped", "failed"]
 
 
 @dataclass
@@ -28,9 +28,12 @@ class ImportResult:
     Attributes:
         source: the file (or ``<url>#<id>``) imported from.
         status: ``imported``; ``unchanged`` (the store holds this session
-            with the same lines already: nothing to do); ``conflict`` (the
-            store holds a session with this id whose lines differ: left
-            alone, nothing written); ``skipped`` (an empty file: no session
+            with the same lines already: nothing to do); ``updated`` (the
+            store holds the session's earlier lines, a prefix of the
+            source's, as when pi went on writing the file since the last
+            import: the new lines were appended, ``appended`` says how
+            many); ``conflict`` (the store holds a session with this id
+            whose lines differ otherwise: left alone, nothing written); ``skipped`` (an empty file: no session
             in it); ``failed`` (not a session file, unreadable: ``message``).
         session_id: the session's id (None when not known).
         problems: the damaged lines of the file (stored as they are).
@@ -44,10 +47,7 @@ class ImportResult:
     problems: list[LineProblem] = field(default_factory=list)
     migrated_from: int | None = None
     message: str = ""
-
-
-def _same(store: SessionStore, session_id: str, lines: list[bytes]) -> bool:
-    return b"".join(store.read_lines(session_id)) == b"".join(lines)
+    appended: int = 0
 
 
 def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResult:
@@ -61,7 +61,9 @@ def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResu
     is never changed.
 
     Idempotent: a session id the store holds already is not written again
-    (``unchanged``, or ``conflict`` when its lines differ).
+    (``unchanged``), except for the lines a file gained since it was
+    imported (``updated``: they are appended, as an append of the session
+    would); other differences are a ``conflict``, left alone.
 
     Returns:
         An :class:`ImportResult`; never raises for a bad file.
@@ -108,13 +110,49 @@ def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None,
             result.message = f"{result.source}: {exc}"
             return
     if not created:
-        if _same(store, session_id, lines):
+        stored = b"".join(store.read_lines(session_id))
+        data = b"".join(lines)
+        if stored == data:
             result.status = "unchanged"
+        elif _append_rest(store, session_id, stored, lines, result):
+            result.status = "updated"
         else:
             result.status = "conflict"
             result.message = (
                 f"{result.source}: {store.url} holds a session with id {session_id} whose lines differ; left as it is"
             )
+
+
+class _Grown(Exception):
+    """Another writer appended to the stored session during the update."""
+
+
+def _append_rest(store: SessionStore, session_id: str, stored: bytes, lines: list[bytes], result: ImportResult) -> bool:
+    """When ``stored`` is a whole-line prefix of ``lines``, append the rest
+    to the stored session (checked against the stored size: if anybody
+    appended in between, nothing is written) and return True."""
+    if not stored.endswith(b"\n"):
+        return False  # an unterminated last line that has grown since: not a plain continuation
+    size = 0
+    for i, line in enumerate(lines):
+        if size == len(stored):
+            rest = lines[i:]
+            break
+        size += len(line)
+    else:
+        return False
+    if b"".join(lines[:i]) != stored:
+        return False
+
+    def grown(_foreign: list[bytes]) -> list[bytes] | None:
+        raise _Grown
+
+    try:
+        store.append(session_id, rest, expected_size=len(stored), on_grown=grown)
+    except _Grown:
+        return False
+    result.appended = len(rest)
+    return True
 
 
 def copy_session(source: SessionStore, target: SessionStore, session_id: str) -> ImportResult:
