@@ -86,7 +86,7 @@ def test_create_read_append_list_find_delete(store):
     assert one["allMessagesText"] == "hello again" and one["created"] == "2025-01-01T00:00:00.000Z"
     assert [i["id"] for i in store.list(cwd="/work/q")] == ["s-two"]
     assert store.find("s-") == ["s-one", "s-two"] and store.find("s-t") == ["s-two"] and store.find("S-") == []
-    assert store.resolve("s-o") == "s-one"
+    assert store.resolve("s-o") == "s-one" and store.resolve("S-O") == "s-one"
     with pytest.raises(AmbiguousSessionError):
         store.resolve("s-")
     with pytest.raises(SessionNotFoundError):

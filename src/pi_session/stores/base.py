@@ -260,7 +260,7 @@ class SessionStore(ABC):
 
     def resolve(self, id_or_prefix: str) -> str:
         """The id of the one session whose id is ``id_or_prefix`` or starts
-        with it.
+        with it (or, when none does, with its lower-case form).
 
         Raises:
             SessionNotFoundError: none does.
@@ -271,6 +271,10 @@ class SessionStore(ABC):
         if self.exists(id_or_prefix):
             return id_or_prefix
         matches = self.find(id_or_prefix, limit=6)
+        if not matches and id_or_prefix != id_or_prefix.lower():
+            # pi's ids are lower-case UUIDs; a prefix typed in capitals finds
+            # them, as the file lookup of the CLI does
+            matches = self.find(id_or_prefix.lower(), limit=6)
         if not matches:
             raise SessionNotFoundError(f"{self.url}: no session id starts with {id_or_prefix!r}")
         if len(matches) > 1:
