@@ -748,3 +748,36 @@ def test_file_store_lists_a_directory_again_only_when_it_changed(tmp_path, monke
     # ... and deletes one: gone
     assert other.delete("s-001") and not store.exists("s-001")
     assert len(store.find("s-")) == 20  # find's limit
+
+
+def test_a_sqlite_database_that_cannot_be_written_is_read_only(tmp_path):
+    """A database on read-only media or without write permission (here by
+    its mode, which even root respects) is read, listed and exported; every
+    write fails with one line, and the file never changes."""
+    import os as _os
+
+    directory = tmp_path / "ro"
+    url = f"sqlite:///{directory}/s.db"
+    store = open_store(url)
+    store.create([_header("ro-one"), _message("a1", None, "hello")])
+    store.close()
+    db = directory / "s.db"
+    before = db.read_bytes()
+    _os.chmod(db, 0o444)
+    _os.chmod(directory, 0o555)
+    try:
+        ro = SQLiteStore(db)
+        assert ro.read_only
+        assert [i["id"] for i in ro.list()] == ["ro-one"] and ro.resolve("ro") == "ro-one"
+        assert [e["id"] for e in ro.read("ro-one").entries] == ["a1"]
+        with pytest.raises(StoreError, match="read-only"):
+            ro.create([_header("ro-two")])
+        with pytest.raises(StoreError, match="read-only"):
+            ro.append("ro-one", [_message("a2", "a1", "more")])
+        ro.close()
+        manager = SessionManager.open("ro-one", store=url, read_only=True)
+        assert manager.build_session_context()["messages"][0]["content"] == "hello"
+        assert db.read_bytes() == before
+    finally:
+        _os.chmod(directory, 0o755)
+        _os.chmod(db, 0o644)
