@@ -727,3 +727,19 @@ def test_any_conversation_round_trips(tmp_path_factory, batches):
     popped = [run(again.pop_item()) for _ in added]
     assert popped == added[::-1]
     assert run(again.get_items()) == [] and run(again.pop_item()) is None
+
+
+def test_a_valid_id_too_long_for_a_file_name_maps_to_a_fixed_id(tmp_path):
+    """``<timestamp>_<id>.jsonl`` and its temp file must fit in 255 bytes:
+    an id of over 200 characters (which failed at the first write to a
+    file store from about 211 on) maps to its uuid5 instead."""
+    fits, too_long = "a" * 200, "a" * 240
+    assert pi_session_id_for(fits) == fits
+    mapped = pi_session_id_for(too_long)
+    assert mapped != too_long and len(mapped) == 36 and mapped == pi_session_id_for(too_long)
+    for sid in (fits, too_long):
+        session = PiSession(sid, cwd=str(tmp_path), session_dir=tmp_path / "s", settings=CompactionSettings())
+        run(session.add_items([{"role": "user", "content": "hi"}]))
+        assert session.session_file is not None and session.session_file.exists()
+        again = PiSession(sid, cwd=str(tmp_path), session_dir=tmp_path / "s", settings=CompactionSettings())
+        assert run(again.get_items()) == [{"role": "user", "content": "hi"}]

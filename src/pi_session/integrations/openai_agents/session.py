@@ -82,14 +82,23 @@ _NEUTRAL_TYPES = frozenset({"custom", "label", "session_info", "usage"})
 """Entry types that do not change the context: a leaf move may leave them behind."""
 
 
+_MAX_FILE_ID = 200
+"""The longest id used as it is: ``<timestamp>_<id>.jsonl`` (25 + id + 6
+characters) must leave room in a 255-byte file name for the temp file of
+an atomic write (``.<name>.<8 hex>.tmp``) and side files (``.torn-<offset>``)."""
+
+
 def pi_session_id_for(session_id: str) -> str:
     """The pi session id of an SDK session id.
 
     A valid pi session id (letters, digits, ``.``, ``_``, ``-``, starting
     and ending with a letter or digit; see
     :func:`pi_session.manager.validate_session_id`) is used as it is. Any
-    other string maps to ``uuid5(NS, session_id)`` (a fixed namespace), so
-    the same SDK id always opens the same pi session.
+    other string, and a valid one too long to name a session file safely
+    (over 200 characters: the file name and its temp and side files must
+    fit in 255 bytes), maps
+    to ``uuid5(NS, session_id)`` (a fixed namespace), so the same SDK id
+    always opens the same pi session, on files and in databases alike.
 
     Raises:
         TypeError: ``session_id`` is not a string.
@@ -97,6 +106,8 @@ def pi_session_id_for(session_id: str) -> str:
     if not isinstance(session_id, str):
         raise TypeError(f"session_id must be a string, not {type(session_id).__name__}")
     try:
+        if len(session_id) > _MAX_FILE_ID:
+            raise ValueError("too long to name a session file")
         return validate_session_id(session_id)
     except ValueError:
         # uuid5 by hand: the same value as uuid.uuid5(_ID_NAMESPACE, id) for
