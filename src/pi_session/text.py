@@ -193,6 +193,25 @@ def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:
                 stack.append((f"{where}[{i}]", v[i]))
 
 
+_INVISIBLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _visible_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def show_controls(text: str) -> str:
+    """``text`` with every control character except newline and tab (C0,
+    DEL, C1 ``0x80-0x9f``), every bidirectional mark, override or isolate
+    (U+061C, U+200E/F, U+2028/9, U+202A-202E, U+2066-2069: they make text
+    read in another order than it is) and every lone surrogate replaced by a
+    visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``). What the terminal
+    output and the HTML viewer show of session text; at most 6 times as
+    long."""
+    return _INVISIBLE.sub(_visible_escape, text)
+
+
 def clip_line(text: str, limit: int) -> str:
     """``text`` on one line (whitespace runs, newlines included, become one
     space) and at most ``limit`` characters, ending in ``...`` when cut."""

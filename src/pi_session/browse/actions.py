@@ -22,6 +22,7 @@ from ..cli.render import plural
 from ..listing import looks_like_session_file
 from ..manager import SessionManager
 from ..storage import SessionFileError
+from ..text import is_well_formed
 
 __all__ = [
     "ActionError",
@@ -139,7 +140,7 @@ def save(manager: SessionManager, seen: int) -> tuple[str, ...]:
 
 
 def _check_text(text: str, what: str) -> None:
-    if any("\ud800" <= ch <= "\udfff" for ch in text):
+    if not is_well_formed(text):
         raise ActionError(f"{what}: not valid Unicode text")
 
 

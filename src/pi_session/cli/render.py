@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import operator
-import re
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from rich.text import Text
 
 from ..jsonio import iter_pretty, js_stringify
+from ..text import show_controls
 from ..tree import TreeNode
 from ..records import UNDEFINED
 
@@ -23,14 +23,6 @@ ROLE_STYLES = {
     "compactionSummary": "bold blue",
     "system": "bold red",
 }
-
-
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -48,8 +40,8 @@ def sanitize(text: str) -> str:
     by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
     content cannot move the cursor, retitle the window, clear the screen or
     disguise itself. Pure;
-    the result is at most 6 times as long."""
-    return _CONTROL.sub(_escape, text)
+    the result is at most 6 times as long (:func:`pi_session.text.show_controls`)."""
+    return show_controls(text)
 
 
 def _s(value: Any) -> str:

@@ -21,7 +21,6 @@ Pure functions; markdown-it-py and Pygments do the parsing.
 from __future__ import annotations
 
 import html
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -33,9 +32,10 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
+from ..text import show_controls
+
 __all__ = ["clean", "esc", "markdown", "code", "pygments_css", "human_size", "safe_href", "HIGHLIGHT_LIMIT", "MARKDOWN_LIMIT"]
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
 HIGHLIGHT_LIMIT = 100_000
 """Code blocks longer than this (characters) are shown without highlighting
@@ -46,11 +46,6 @@ MARKDOWN_LIMIT = 500_000
 Markdown."""
 
 
-def _escape(match: re.Match[str]) -> str:
-    code_point = ord(match.group())
-    return f"\\x{code_point:02x}" if code_point < 0x100 else f"\\u{code_point:04x}"
-
-
 def clean(text: str) -> str:
     """``text`` with every control character but newline and tab, every
     bidirectional mark/override/isolate and every lone surrogate replaced by
@@ -58,7 +53,7 @@ def clean(text: str) -> str:
     of CRLF line ends are dropped first."""
     if "\r\n" in text:
         text = text.replace("\r\n", "\n")
-    return _CONTROL.sub(_escape, text)
+    return show_controls(text)
 
 
 def esc(value: Any) -> str:
