@@ -106,28 +106,26 @@ def load_notes(manager: SessionManager) -> list[str]:
     return [one_line(line) for line in [*lines, *manager.notes]]
 
 
-def open_write(path: Path) -> tuple[SessionManager, int]:
+def open_write(path: Path) -> SessionManager:
     """The session opened for writing (a v1/v2 file is migrated now, with a
-    backup) and how many of its notes to skip when reporting (0: the
-    opening's own notes are reported too).
+    backup; :func:`save` reports the notes of that too).
 
     Raises:
         ActionError: the file cannot be read or rewritten.
     """
     try:
-        manager = SessionManager.open(path, read_only=False)
+        return SessionManager.open(path, read_only=False)
     except SessionFileError as exc:
         raise ActionError(one_line(str(exc))) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    return manager, 0
 
 
-def save(manager: SessionManager, seen: int) -> tuple[str, ...]:
+def save(manager: SessionManager) -> tuple[str, ...]:
     """Write what is pending.
 
     Returns:
-        The manager's notes after the first ``seen``, one line each.
+        The manager's notes (opening and writing), one line each.
 
     Raises:
         ActionError: the write failed.
@@ -136,7 +134,7 @@ def save(manager: SessionManager, seen: int) -> tuple[str, ...]:
         manager.save()
     except OSError as exc:
         raise ActionError(f"{manager.get_session_file()}: {exc.strerror or exc}") from None
-    return tuple(one_line(n) for n in manager.notes[seen:])
+    return tuple(one_line(n) for n in manager.notes)
 
 
 def _check_text(text: str, what: str) -> None:
@@ -155,14 +153,14 @@ def set_label(path: Path, entry_id: str, text: str) -> Outcome:
     text = text.strip()
     if open_read(path).get_entry(entry_id) is None:
         raise ActionError(f"{path}: no entry with id {entry_id}")
-    manager, seen = open_write(path)
+    manager = open_write(path)
     try:
         manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
     except KeyError:
         raise ActionError(f"{path}: no entry with id {entry_id}") from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = save(manager, seen)
+    notes = save(manager)
     done = f"labelled {entry_id}: {text}" if text else f"cleared the label of {entry_id}"
     return Outcome(one_line(done), notes, select_id=entry_id)
 
@@ -175,12 +173,12 @@ def set_name(path: Path, text: str) -> Outcome:
         ActionError: the write failed.
     """
     _check_text(text, "name")
-    manager, seen = open_write(path)
+    manager = open_write(path)
     try:
         manager.append_session_info(text)
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = save(manager, seen)
+    notes = save(manager)
     current = manager.get_session_name()
     return Outcome(one_line(f"named: {current}") if current else "name cleared", notes)
 

@@ -141,7 +141,7 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     Raises:
         ActionError: no such entry (anymore), or the write failed.
     """
-    manager, seen = _open_write(path)
+    manager = _open_write(path)
     try:
         moved = manager.navigate(
             entry_id,
@@ -153,7 +153,7 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         raise ActionError(f"{path}: entry {entry_id} is gone; the session file was not changed") from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = _save(manager, seen)
+    notes = _save(manager)
     if moved.summary_entry_id is None:
         return Outcome(f"already at {entry_id}", notes, select_id=entry_id)
     where = moved.new_leaf_id if moved.new_leaf_id is not None else "the start of the session"
@@ -231,12 +231,12 @@ def write_compaction(path: Path, result: CompactionResult) -> Outcome:
     Raises:
         ActionError: the write failed.
     """
-    manager, seen = _open_write(path)
+    manager = _open_write(path)
     try:
         new_id = manager.append_compaction_result(result)
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = _save(manager, seen)
+    notes = _save(manager)
     return Outcome(f"compacted: compaction entry {new_id}, kept from {result.first_kept_entry_id}", notes, select_id=new_id)
 
 
