@@ -59,7 +59,6 @@ STORE_OPTION = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)
 COMMAND`` works for every command."""
 
 _store_url: str | None = None
-_store_cache: dict[str, Any] = {}
 
 
 def set_store_url(url: str | None) -> None:
@@ -90,25 +89,22 @@ def refuse_missing_sqlite(url: str) -> None:
 
 def active_store(url: str | None = None, *, create: bool = False) -> Any:
     """The :class:`pi_session.stores.SessionStore` of ``url`` (default: the
-    global ``--store``), opened once per URL, or None when no store is
+    global ``--store``), opened once per URL and process
+    (:func:`pi_session.stores.shared_store`), or None when no store is
     given. Fails with one line (password masked) when it cannot be opened,
     or when it is a SQLite file that does not exist, unless ``create``
     (``import``'s target)."""
-    from ..stores import StoreError, open_store
+    from ..stores import StoreError, shared_store
 
     url = url or _store_url
     if not url:
         return None
-    store = _store_cache.get(url)
-    if store is None:
-        if not create:
-            refuse_missing_sqlite(url)
-        try:
-            store = open_store(url)
-        except StoreError as exc:
-            fail(str(exc))
-        _store_cache[url] = store
-    return store
+    if not create:
+        refuse_missing_sqlite(url)
+    try:
+        return shared_store(url)  # the one the managers of this process use too
+    except StoreError as exc:
+        fail(str(exc))
 
 
 def database_store(url: str | None = None) -> Any:
