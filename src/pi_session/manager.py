@@ -44,6 +44,7 @@ from .storage import (
     SessionFile,
     SessionFileError,
     ConcurrentAppendError,
+    LeafMovedError,
     append_lines,
     append_lines_checked,
     create_file,
@@ -224,6 +225,7 @@ class SessionManager:
         self.problems: list[LineProblem] = []
         self.notes: list[str] = []
         self.file_version: Any = None
+        self._planned_leaf: Any = OMITTED  # see append_compaction_result(planned_leaf_id=)
         # a database store (never a FileStore: files go through the paths)
         self._store: SessionStore | None = store if persist else None
         if persist and self._session_dir is not None and not read_only:
@@ -829,6 +831,18 @@ class SessionManager:
         if self.concurrent == "strict":
             raise ConcurrentAppendError(self._where(), len(foreign))
         tip = self._records[self._written - 1].get("id") if self._written > 1 else None
+        if self._planned_leaf is not OMITTED and pending[0].get("parentId") == tip:
+            # an entry planned at this leaf (a compaction) may follow the
+            # other writer only along the path it was planned on
+            foreign_by_id = {r.get("id"): r for r in foreign}
+            node: Mapping[str, Any] | None = foreign[-1]
+            seen: set[Any] = set()
+            while node is not None and node.get("id") != tip and node.get("id") not in seen:
+                seen.add(node.get("id"))
+                parent = node.get("parentId")
+                node = foreign_by_id.get(parent) or known.get(parent)
+            if node is None or node.get("id") != tip:
+                raise LeafMovedError(self._where(), tip, foreign[-1].get("id"), len(foreign))
         self._records[self._written : self._written] = foreign
         self._written += len(foreign)
         for record in foreign:
@@ -995,16 +1009,37 @@ class SessionManager:
             entry["systemMessage"] = {**system_message, "timestamp": iso_to_ms(timestamp)}
         return self._append_entry(entry)
 
-    def append_compaction_result(self, result: CompactionResult) -> str:
+    def append_compaction_result(self, result: CompactionResult, *, planned_leaf_id: Any = OMITTED) -> str:
         """Append the compaction entry of a finished
         :class:`pi_session.compaction.CompactionResult` (what ``pi-session
         compact`` stores): its summary, first kept entry and tokens before,
         and ``details``, ``usage`` and ``fromHook`` when set. See
         :meth:`append_compaction`.
 
+        Args:
+            planned_leaf_id: the leaf the compaction was prepared at. When
+                given, the entry is written only if it still continues that
+                path: the leaf here is that entry, and entries another
+                writer appended meanwhile (seen under the append lock)
+                continue it. Otherwise nothing is written (beyond pi, which
+                chains a stale plan onto whatever branch is last).
+
+        Raises:
+            pi_session.storage.LeafMovedError: the leaf moved off the
+                planned path (nothing was written).
+
         Returns:
             The new entry id.
         """
+        if planned_leaf_id is not OMITTED and planned_leaf_id != self._leaf_id:
+            raise LeafMovedError(self._where(), planned_leaf_id, self._leaf_id)
+        self._planned_leaf = planned_leaf_id
+        try:
+            return self._append_compaction_of(result)
+        finally:
+            self._planned_leaf = OMITTED
+
+    def _append_compaction_of(self, result: CompactionResult) -> str:
         return self.append_compaction(
             result.summary,
             result.first_kept_entry_id,

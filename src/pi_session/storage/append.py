@@ -198,6 +198,25 @@ class ConcurrentAppendError(SessionFileError):
         self.count = count
 
 
+class LeafMovedError(ConcurrentAppendError):
+    """Raised when an entry planned at one leaf (a compaction) would land
+    on another branch: the leaf was moved, in this process or by another
+    writer, off the path the entry was planned on. Nothing was written.
+    ``planned_leaf_id`` is the leaf the entry was planned at,
+    ``leaf_id`` the session's leaf now (None when unknown)."""
+
+    def __init__(self, path: StrPath, planned_leaf_id: str | None, leaf_id: str | None, count: int = 0) -> None:
+        SessionFileError.__init__(
+            self,
+            path,
+            f"the leaf moved from {planned_leaf_id} to {leaf_id} while this entry was being prepared, "
+            "onto a path that does not continue it; nothing was written (plan again on the current branch)",
+        )
+        self.count = count
+        self.planned_leaf_id = planned_leaf_id
+        self.leaf_id = leaf_id
+
+
 @dataclass
 class AppendResult:
     """What :func:`append_lines_checked` did: ``notes`` (repairs done
