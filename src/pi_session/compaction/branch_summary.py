@@ -16,7 +16,8 @@ from ..llm.base import Summarizer, usage_of
 from ..tokens import estimate_tokens
 from ..tree import parent_id_of
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
-from .summary import build_summary_request, ensure_sections, structured_instructions
+from .summary import build_summary_request, structured_instructions
+from .summary_format import ensure_sections
 
 __all__ = [
     "BRANCH_SUMMARY_PREAMBLE",

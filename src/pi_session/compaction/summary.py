@@ -1,10 +1,9 @@
-"""Writing the compaction summary (SPEC 7, pi 1.6 §10): prompts, the
+"""Writing the compaction summary (pi 1.6 compact): prompts, the
 before-compact hook and :func:`compact`.
 
-Size (over 500 lines): the summary prompts, the section repair and :func:`compact` are one step of compaction and change together.
-
 The prompts are our own words; what is fixed is the summary *format* (the
-section headings), the ``<conversation>`` / ``<previous-summary>`` tags of
+section headings, one table in :mod:`pi_session.compaction.summary_format`,
+which the prompts show with :func:`~pi_session.compaction.summary_format.format_template`), the ``<conversation>`` / ``<previous-summary>`` tags of
 the history request, the ``# Conversation`` / ``# Instructions`` headings and
 the ``## Original Request`` / ``## Progress So Far`` / ``## Context Needed to
 Continue`` sections of the turn-prefix request, the ``---`` separator with the
@@ -41,7 +40,6 @@ the new compaction:
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
@@ -52,6 +50,14 @@ from ..text import well_formed
 from .file_ops import compute_file_lists, format_file_operations
 from .prepare import CompactionPreparation
 from .serialize import serialize_conversation
+from .summary_format import (
+    MISSING_SECTION_PLACEHOLDER,
+    SECTIONS,
+    SUMMARY_SECTIONS,
+    TURN_PREFIX_SECTIONS,
+    ensure_sections,
+    format_template,
+)
 
 __all__ = [
     "SUMMARY_SYSTEM_PROMPT",
@@ -81,135 +87,7 @@ SUMMARY_SYSTEM_PROMPT = (
     "answer questions in it, do not carry on with its tasks, and write nothing except the summary."
 )
 
-SUMMARY_SECTIONS = (
-    "## Goal",
-    "## Constraints & Preferences",
-    "## Progress",
-    "### Done",
-    "### In Progress",
-    "### Blocked",
-    "## Key Decisions",
-    "## Next Steps",
-    "## Critical Context",
-)
-"""The headings of the structured summary format, in order."""
-
-MISSING_SECTION_PLACEHOLDER = "- (not provided by the summarizer)"
-"""Body given to a heading of :data:`SUMMARY_SECTIONS` that a model left out."""
-
-_HEADING_LINE_RE = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
-_FENCE_RE = re.compile(r"^\s{0,3}(```|~~~)")
-
-
-def _heading_key(title: str) -> str:
-    """Normalized heading title: bold markers, a trailing colon and case dropped."""
-    title = title.strip().rstrip(":").strip().strip("*_").strip().rstrip(":")
-    return " ".join(title.lower().split())
-
-
-def ensure_sections(
-    text: str,
-    sections: Sequence[str] = SUMMARY_SECTIONS,
-    placeholder: str = MISSING_SECTION_PLACEHOLDER,
-) -> str:
-    """Return ``text`` with every heading of ``sections`` present.
-
-    A model (a small one especially) may leave sections out of the
-    structured format. The model's text is kept as written; each missing
-    heading is added with ``placeholder`` as its body, in the canonical
-    order: just before the next heading of ``sections`` that the text does
-    have, or at the end when none follows. A heading followed by deeper
-    ones in ``sections`` (``## Progress``) gets no body of its own. A heading counts as present when
-    a line outside code fences is a markdown heading (any level) whose
-    title matches, ignoring case, bold markers and a trailing colon (so
-    ``## goal:`` or ``### **Done**`` count). Pure function.
-
-    Args:
-        text: the summary written by a model.
-        sections: headings in their canonical order (``"## Goal"`` ...).
-        placeholder: body line(s) for an added heading.
-
-    Returns:
-        The completed text (``text`` unchanged when nothing is missing).
-    """
-    wanted = [(h, _heading_key(h.lstrip("#"))) for h in sections]
-    lines = text.split("\n")
-    found: dict[str, int] = {}
-    in_fence = False
-    for i, line in enumerate(lines):
-        if _FENCE_RE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        m = _HEADING_LINE_RE.match(line)
-        if m:
-            found.setdefault(_heading_key(m.group(2)), i)
-    missing = [k for k, (_h, key) in enumerate(wanted) if key not in found]
-    if not missing:
-        return text
-    # line index -> headings to insert before it (None: at the end)
-    inserts: dict[int | None, list[str]] = {}
-    for k in missing:
-        before = next((found[key] for _h, key in wanted[k + 1 :] if key in found), None)
-        inserts.setdefault(before, []).append(wanted[k][0])
-
-    def level(heading: str) -> int:
-        return len(heading) - len(heading.lstrip("#"))
-
-    # a heading directly followed by deeper ones (## Progress) has no body of its own
-    containers = {
-        h for h, nxt in zip(sections, list(sections[1:])) if level(nxt) > level(h)
-    }
-
-    def block(headings: list[str]) -> list[str]:
-        out: list[str] = []
-        for h in headings:
-            out += [h] if h in containers else [h, placeholder, ""]
-        return out
-
-    result: list[str] = []
-    for i, line in enumerate(lines):
-        if i in inserts:
-            if result and result[-1].strip() and not _HEADING_LINE_RE.match(result[-1]):
-                result.append("")
-            result += block(inserts[i])
-        result.append(line)
-    if None in inserts:
-        while result and not result[-1].strip():
-            result.pop()
-        if result:
-            result.append("")
-        result += block(inserts[None])
-        if result and not result[-1]:
-            result.pop()  # no blank line after the last placeholder
-    return "\n".join(result)
-
-_FORMAT = """## Goal
-<what the user wants done; list several goals if the session moved between tasks>
-
-## Constraints & Preferences
-- <requirements, limits and preferences the user stated; write "(none)" if there were none>
-
-## Progress
-### Done
-- [x] <finished work and changes made>
-
-### In Progress
-- [ ] <work under way at the end of the transcript>
-
-### Blocked
-- <anything stopping progress; leave empty if nothing is>
-
-## Key Decisions
-- **<decision>**: <why it was made, in a few words>
-
-## Next Steps
-1. <the next actions, in the order they should happen>
-
-## Critical Context
-- <facts, data, examples or references needed to carry on; write "(none)" if there are none>"""
-
+_FORMAT = format_template(SECTIONS)
 
 
 def structured_instructions(lead: str) -> str:
@@ -243,20 +121,14 @@ UPDATE_INSTRUCTIONS = (
     "Be brief in every section."
 )
 
-TURN_PREFIX_INSTRUCTIONS = """The conversation above is the opening part of one turn that is still going on; everything after it is kept word for word and is not yours to rewrite. Write a short checkpoint of this opening part, to be placed in front of the kept messages so that the work can carry on from them.
-
-Use these sections:
-
-## Original Request
-<what the user asked for in this turn>
-
-## Progress So Far
-- <work done and decisions made in the part shown>
-
-## Context Needed to Continue
-- <what someone reading only the kept messages would need to know>
-
-Report only what the part shown contains; do not guess at or recreate the messages that follow it."""
+TURN_PREFIX_INSTRUCTIONS = (
+    "The conversation above is the opening part of one turn that is still going on; everything after "
+    "it is kept word for word and is not yours to rewrite. Write a short checkpoint of this opening "
+    "part, to be placed in front of the kept messages so that the work can carry on from them.\n\n"
+    "Use these sections:\n\n"
+    f"{format_template(TURN_PREFIX_SECTIONS)}\n\n"
+    "Report only what the part shown contains; do not guess at or recreate the messages that follow it."
+)
 
 SPLIT_TURN_SEPARATOR = "\n\n---\n\n**Turn Context (split turn):**\n\n"
 """Joins the history summary and the turn-prefix summary of a split turn."""

@@ -1,12 +1,11 @@
 """``ExtractiveSummarizer``: an offline, deterministic summarizer that needs no
-model (SPEC 12, **beyond pi**).
+model (**beyond pi**).
 
-Size (over 500 lines): the summarizer is one algorithm whose rules are documented above; splitting it would separate rules from their documentation.
-
-It fills the structured summary format (the section headings the model
-prompts ask for) with excerpts picked from the messages by fixed rules. The
-rules that find facts are those of the compaction probes
-(:mod:`pi_session.compaction.probes`: requests, constraints, unresolved
+It fills the structured summary format (the table of
+:mod:`pi_session.compaction.summary_format`: headings, item markers, limits,
+which items give way first) with excerpts picked from the messages by fixed
+rules. The rules that find facts are those the compaction probes use
+(:mod:`pi_session.compaction.facts`: requests, constraints, unresolved
 errors, decisions, the next step), so the summary answers every probe that
 fits its size; what follows is how the sections are filled.
 
@@ -18,8 +17,8 @@ fits its size; what follows is how the sections are filled.
   Follow-ups, corrections and one-line tweaks are left out.
 - ``## Constraints & Preferences``: the user's imperative sentences with
   must / never / always / don't / only / prefer
-  (:func:`pi_session.compaction.probes.is_constraint`), without duplicates,
-  the latest :data:`~pi_session.compaction.probes.MAX_CONSTRAINTS`.
+  (:func:`pi_session.compaction.facts.is_constraint`), without duplicates,
+  the latest :data:`~pi_session.compaction.facts.MAX_CONSTRAINTS`.
 - ``### Done``: the files that ``edit``/``write`` calls changed successfully,
   one line per file (latest :data:`DONE_FILES`), then the last
   :data:`DONE_COMMANDS` distinct ``bash`` commands that succeeded, commands
@@ -29,16 +28,16 @@ fits its size; what follows is how the sections are filled.
   latest request), or tool calls without results, or a note that tool work
   was going on when the history was cut.
 - ``### Blocked``: failures with no later success on the same target, the
-  latest :data:`~pi_session.compaction.probes.MAX_ERRORS`, each quoted by
+  latest :data:`~pi_session.compaction.facts.MAX_ERRORS`, each quoted by
   the line of output that states the error (a ``FAILED`` line, the exception
   ending a traceback, ``Error: ...``). Failed look-ups (``grep`` finding
   nothing) and aborted commands are not failures.
 - ``## Key Decisions``: the assistant's stated choices ("I'll use ...",
   "let's go with ...", "... instead of ..." in the first person), the latest
-  :data:`~pi_session.compaction.probes.MAX_DECISIONS`.
+  :data:`~pi_session.compaction.facts.MAX_DECISIONS`.
 - ``## Next Steps``: the plan of the assistant's last reply (a numbered list
   ending it, at most 3 items, or its last forward-looking sentence), else the
-  latest request (see :func:`pi_session.compaction.probes.plan_steps`).
+  latest request (see :func:`pi_session.compaction.facts.plan_steps`).
 - ``## Critical Context``: the requested focus, the last unresolved error,
   the latest request and the latest assistant reply (cut short).
 
@@ -75,86 +74,80 @@ Same input, same output: no clock, no randomness.
 
 from __future__ import annotations
 
-import re
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
+from ..compaction.facts import (
+    MAX_CONSTRAINTS,
+    MAX_DECISIONS,
+    MAX_ERRORS,
+    HistoryFacts,
+    analyze_history,
+    is_lookup_command,
+    summary_blocks,
+)
+from ..compaction.keywords import content_text, is_prose_line, key_tokens, prose
+from ..compaction.summary_format import (
+    BLOCKED,
+    CONSTRAINTS,
+    CRITICAL,
+    DECISIONS,
+    DONE,
+    EXTRACTIVE_NOTE,
+    GOAL,
+    HISTORY_FORMAT,
+    IN_PROGRESS,
+    NEXT,
+    SECTIONS,
+    TURN_PREFIX_FORMAT,
+    SummaryFormat,
+    SummarySection,
+    item_sections,
+    parse_summary_sections,
+    section,
+    section_keys,
+    strip_marker,
+)
 from ..jsonio import js_len
 from ..text import clip_line
 from .base import SummaryRequest
 
-EXTRACTIVE_NOTE = (
-    "_Extractive summary: put together offline from excerpts of the conversation "
-    "by fixed rules, without a language model._"
-)
-"""First line of every extractive summary."""
+__all__ = [
+    "EXTRACTIVE_NOTE",
+    "CHARS_PER_TOKEN",
+    "HISTORY_MAX_TOKENS",
+    "TURN_PREFIX_MAX_TOKENS",
+    "GOAL_CHANGES",
+    "DONE_FILES",
+    "DONE_COMMANDS",
+    "ExtractiveSummarizer",
+    "extractive_summary",
+    "parse_summary_sections",
+    "summary_budget",
+]
 
 CHARS_PER_TOKEN = 4
 """Characters (UTF-16 code units) per token assumed for the budgets."""
 
-HISTORY_MAX_TOKENS = 1850
+HISTORY_MAX_TOKENS = HISTORY_FORMAT.max_tokens
 """Most tokens of a history, update or branch summary."""
-TURN_PREFIX_MAX_TOKENS = 600
+TURN_PREFIX_MAX_TOKENS = TURN_PREFIX_FORMAT.max_tokens
 """Most tokens of a turn-prefix summary."""
-GOAL_CHANGES = 4
-"""Most direction changes listed under Goal (the latest)."""
-DONE_FILES = 10
-"""Most changed files listed under Done (the latest)."""
+GOAL_CHANGES = (section(GOAL).max_items or 1) - 1
+"""Most direction changes listed under Goal (the latest; the first goal
+comes before them)."""
 DONE_COMMANDS = 3
 """Most successful commands listed under Done (the latest)."""
+DONE_FILES = (section(DONE).max_items or DONE_COMMANDS) - DONE_COMMANDS
+"""Most changed files listed under Done (the latest)."""
 
 # section keys, in output order
-GOAL, CONSTRAINTS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT, CRITICAL = (
-    "goal",
-    "constraints",
-    "done",
-    "in_progress",
-    "blocked",
-    "decisions",
-    "next",
-    "critical",
-)
-_ORDER = [GOAL, CONSTRAINTS, DONE, IN_PROGRESS, BLOCKED, DECISIONS, NEXT, CRITICAL]
+_ORDER = section_keys(SECTIONS)
 # which sections give up items first when the budget is tight
-_DROP_ORDER = [CRITICAL, DONE, GOAL, DECISIONS, BLOCKED, CONSTRAINTS, NEXT, IN_PROGRESS]
+_DROP_ORDER = [s.key for s in sorted(item_sections(SECTIONS), key=lambda s: s.drop_rank)]
 # sections whose oldest items go first (the others keep their first item: the original goal)
-_KEEP_FIRST = {GOAL}
-# longest item per section (characters)
-_ITEM_CHARS = {
-    GOAL: 240,
-    CONSTRAINTS: 220,
-    DONE: 140,
-    IN_PROGRESS: 240,
-    BLOCKED: 240,
-    DECISIONS: 220,
-    NEXT: 240,
-    CRITICAL: 300,
-}
-_FIRST_GOAL_CHARS = 300
-
-_HEADING_KEYS = {
-    "goal": GOAL,
-    "constraints & preferences": CONSTRAINTS,
-    "constraints and preferences": CONSTRAINTS,
-    "constraints": CONSTRAINTS,
-    "done": DONE,
-    "in progress": IN_PROGRESS,
-    "blocked": BLOCKED,
-    "key decisions": DECISIONS,
-    "decisions": DECISIONS,
-    "next steps": NEXT,
-    "critical context": CRITICAL,
-    # turn-prefix sections fold into the main ones
-    "original request": GOAL,
-    "early progress": DONE,
-    "context for suffix": CRITICAL,
-    "progress so far": DONE,
-    "context needed to continue": CRITICAL,
-}
-
-_SUMMARY_BLOCK_RE = re.compile(r"<summary>\s*(.*?)\s*</summary>", re.S)
-_FILE_BLOCK_RE = re.compile(r"<(read-files|modified-files)>.*?</\1>", re.S)
-_MARKER_RE = re.compile(r"^\s*(?:\d+[.)]|[-*+])\s+(?:\[[ xX]\]\s*)?")
-_OMITTED_RE = re.compile(r"^\(\d+ (?:more|earlier) .*omitted.*\)$")
+_KEEP_FIRST = {s.key for s in SECTIONS if s.keep_first}
+# sections whose previous items an uncapped update keeps whole
+_KEPT_SECTIONS = tuple(s.key for s in item_sections(SECTIONS) if s.carried)
 _TRANSIENT_PREFIXES = (
     "Pending request:",
     "Unanswered request:",
@@ -170,59 +163,11 @@ _TRANSIENT_PREFIXES = (
 )
 
 
-# --------------------------------------------------------------------------- text helpers
-
-
 def _key(item: str) -> str:
     """Normalized form for de-duplication: no list markers, bold, case or spacing."""
-    item = _MARKER_RE.sub("", item)
+    item = strip_marker(item)
     item = item.replace("**", "").replace("`", "")
     return " ".join(item.lower().split()).rstrip(".")
-
-
-# --------------------------------------------------------------------------- summary parsing
-
-
-def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[str, list[str]]:
-    """Items of a structured summary by section key (``goal``,
-    ``constraints``, ``done``, ``in_progress``, ``blocked``, ``decisions``,
-    ``next``, ``critical``).
-
-    Headings are recognised case-insensitively at levels ``##``/``###``
-    (turn-prefix headings fold into the main sections; unknown headings go
-    to ``critical``). List markers (``-``, ``1.``, ``[x]``) are removed;
-    other non-empty lines are items too. File-list blocks, text before the
-    first heading (unless ``keep_leading``: then its lines are ``critical``
-    items, so a summary without headings loses nothing), ``---``
-    separators, bold-only labels, "omitted" markers and ``(none)``
-    placeholders are skipped. Pure function.
-    """
-    summary = _FILE_BLOCK_RE.sub("", summary)
-    out: dict[str, list[str]] = {k: [] for k in _ORDER}
-    current: str | None = CRITICAL if keep_leading else None
-    for raw in summary.splitlines():
-        line = raw.strip()
-        if not line or line == "---":
-            continue
-        m = re.match(r"^(#{1,6})\s+(.*)$", line)
-        if m:
-            title = m.group(2).strip().strip("*").strip().lower()
-            if title == "progress":
-                current = None
-                continue
-            current = _HEADING_KEYS.get(title, CRITICAL)
-            continue
-        if current is None:
-            continue
-        if re.fullmatch(r"\*\*[^*]+\*\*:?", line):
-            continue
-        item = _MARKER_RE.sub("", line).strip()
-        if not item or item.lower().strip("()_. ") in ("none", "none found", "n/a", "nothing"):
-            continue
-        if item == EXTRACTIVE_NOTE or _OMITTED_RE.match(item):
-            continue
-        out[current].append(item)
-    return out
 
 
 # --------------------------------------------------------------------------- rules
@@ -257,14 +202,12 @@ def _merge_latest(*lists: Iterable[str]) -> list[str]:
 def _direction_changes(requests: Sequence[str], known: Iterable[str]) -> list[str]:
     """The requests that changed direction (module docs), oldest first;
     ``known`` are goals already listed (their words are not new)."""
-    from ..compaction import probes
-
     seen: set[str] = set()
     for text in known:
-        seen.update(probes.key_tokens(text, None))
+        seen.update(key_tokens(text, None))
     out: list[str] = []
     for text in requests:
-        keys = probes.key_tokens(text, None)
+        keys = key_tokens(text, None)
         novel = [k for k in keys if k not in seen]
         head = text[:200]
         if (
@@ -272,14 +215,14 @@ def _direction_changes(requests: Sequence[str], known: Iterable[str]) -> list[st
             and len(text.split()) >= 8
             and len(novel) >= 4
             and len(novel) >= 0.6 * len(keys)
-            and probes.is_prose_line(head)
+            and is_prose_line(head)
         ):
             out.append(text)
         seen.update(keys)
     return out
 
 
-def _state(facts: Any) -> tuple[list[str], list[str]]:
+def _state(facts: HistoryFacts) -> tuple[list[str], list[str]]:
     """(in progress, critical) state lines from ``facts``."""
     in_progress: list[str] = []
     if facts.pending_request and facts.latest_request:
@@ -295,16 +238,12 @@ def _state(facts: Any) -> tuple[list[str], list[str]]:
     if facts.latest_request and not facts.pending_request:
         critical.append(f"Latest request: {facts.latest_request}")
     if facts.last_assistant_text.strip():
-        from ..compaction.probes import prose
-
         critical.append(f"Latest assistant reply: {clip_line(prose(facts.last_assistant_text), 600)}")
     return in_progress, critical
 
 
-def _done_items(facts: Any) -> list[str]:
+def _done_items(facts: HistoryFacts) -> list[str]:
     files = [f"{verb} `{path}`" for path, verb, _count in facts.edits][-DONE_FILES:]
-    from ..compaction.probes import is_lookup_command
-
     changing = [c for c in facts.commands if not is_lookup_command(c)]
     lookups = [c for c in facts.commands if is_lookup_command(c)]
     picked = changing[-DONE_COMMANDS:]
@@ -316,16 +255,14 @@ def _done_items(facts: Any) -> list[str]:
 
 
 def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
-    from ..compaction import probes
-
-    facts = probes.analyze_history(request.messages, request.previous_summary)
+    facts = analyze_history(request.messages, request.previous_summary)
     prev: dict[str, list[str]] = {k: [] for k in _ORDER}
     sources = []
     if request.previous_summary:
         sources.append(parse_summary_sections(request.previous_summary))
     for msg in request.messages:  # earlier summaries carried in the conversation
         if isinstance(msg, Mapping) and msg.get("role") == "user":
-            for block in _SUMMARY_BLOCK_RE.findall(probes.content_text(msg.get("content"))):
+            for block in summary_blocks(content_text(msg.get("content"))):
                 sources.append(parse_summary_sections(block))
     for src in sources:
         for k in _ORDER:
@@ -351,12 +288,12 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     next_steps = facts.plan_steps or ([facts.plan] if facts.plan else prev[NEXT])
     sec = {
         GOAL: goal,
-        CONSTRAINTS: facts.constraints[-probes.MAX_CONSTRAINTS :],
+        CONSTRAINTS: facts.constraints[-MAX_CONSTRAINTS :],
         DONE: done[-(DONE_FILES + DONE_COMMANDS) :],
         IN_PROGRESS: _merge(prev[IN_PROGRESS][-2:], in_progress),
-        BLOCKED: blocked[-probes.MAX_ERRORS :],
-        DECISIONS: facts.decisions[-probes.MAX_DECISIONS :],
-        NEXT: next_steps[:3],
+        BLOCKED: blocked[-MAX_ERRORS :],
+        DECISIONS: facts.decisions[-MAX_DECISIONS :],
+        NEXT: next_steps[: section(NEXT).max_items],
         CRITICAL: _merge(focus, prev[CRITICAL][-3:], critical),
     }
     for key, items in _kept_previous_items(request).items():
@@ -365,10 +302,6 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     done_keys = {_key(d) for d in sec[DONE]}
     sec[IN_PROGRESS] = [x for x in sec[IN_PROGRESS] if _key(x) not in done_keys]
     return sec
-
-
-_KEPT_SECTIONS = (GOAL, CONSTRAINTS, DONE, BLOCKED, DECISIONS, CRITICAL)
-"""Sections whose previous items an uncapped update keeps whole."""
 
 
 def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
@@ -385,13 +318,11 @@ def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
 
 
 def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
-    from ..compaction import probes
-
-    facts = probes.analyze_history(request.messages)
+    facts = analyze_history(request.messages)
     sec: dict[str, list[str]] = {k: [] for k in _ORDER}
     sec[GOAL] = [r for _i, r in facts.requests][:1]
     changed = [f"{verb} `{path}`" for path, verb, _c in facts.edits][-4:]
-    sec[DONE] = _merge(changed, facts.decisions[-3:], [e.describe() for e in facts.unresolved][-probes.MAX_ERRORS :])
+    sec[DONE] = _merge(changed, facts.decisions[-3:], [e.describe() for e in facts.unresolved][-MAX_ERRORS :])
     in_progress, _critical = _state(facts)
     context = [f"Constraint: {c}" for c in facts.constraints[-3:]]
     context += [x for x in in_progress if not x.startswith("Pending request:")]
@@ -407,52 +338,45 @@ def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
 
 
 def _render_items(
-    kind: str, key: str, items: list[str], omitted: int, cap: int, keep: frozenset[str] = frozenset()
+    row: SummarySection, items: list[str], omitted: int, cap: int, keep: frozenset[str] = frozenset()
 ) -> list[str]:
+    """The lines of one section: its items with the row's marker, cut to the
+    row's item length (and ``cap``), or the row's empty line."""
     if not items:
-        return ["- (none)"] if key in (CONSTRAINTS, CRITICAL, BLOCKED) else ["- (none found)"]
+        return [row.empty]
     lines = []
     for n, item in enumerate(items, 1):
-        limit = min(cap, _FIRST_GOAL_CHARS if key == GOAL and n == 1 else _ITEM_CHARS[key])
-        if kind == "turn_prefix":
-            limit = min(cap, 400 if key == GOAL else 200)
-        bare = _MARKER_RE.sub("", item) or item
+        limit = min(cap, row.first_item_chars if n == 1 and row.first_item_chars else row.item_chars)
+        bare = strip_marker(item) or item
         text = bare if _key(item) in keep else clip_line(bare, limit)
-        if key == DONE and kind != "turn_prefix":
-            lines.append(f"- [x] {text}")
-        elif key == IN_PROGRESS:
-            lines.append(f"- [ ] {text}")
-        elif key == NEXT:
-            lines.append(f"{n}. {text}")
-        else:
-            lines.append(f"- {text}")
+        marker = f"{n}. " if row.bullet == "1. " else row.bullet
+        lines.append(f"{marker}{text}")
     if omitted:
         marker = f"- ({omitted} earlier items omitted to fit the size limit)"
-        lines.insert(1 if key in _KEEP_FIRST else 0, marker)
+        lines.insert(1 if row.key in _KEEP_FIRST else 0, marker)
     return lines
+
+
+def _format_of(kind: str) -> SummaryFormat:
+    return TURN_PREFIX_FORMAT if kind == "turn_prefix" else HISTORY_FORMAT
 
 
 def _render(
     kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: frozenset[str] = frozenset()
 ) -> str:
-    def block(key: str) -> list[str]:
-        return _render_items(kind, key, sec[key], omitted.get(key, 0), cap, keep)
-
-    out = [EXTRACTIVE_NOTE, ""]
-    if kind == "turn_prefix":
-        out += ["## Original Request", *block(GOAL), ""]
-        out += ["## Progress So Far", *block(DONE), ""]
-        out += ["## Context Needed to Continue", *block(CRITICAL)]
-        return "\n".join(out)
-    out += ["## Goal", *block(GOAL), ""]
-    out += ["## Constraints & Preferences", *block(CONSTRAINTS), ""]
-    out += ["## Progress", "### Done", *block(DONE), ""]
-    out += ["### In Progress", *block(IN_PROGRESS), ""]
-    out += ["### Blocked", *block(BLOCKED), ""]
-    out += ["## Key Decisions", *block(DECISIONS), ""]
-    out += ["## Next Steps", *block(NEXT)]
-    if kind != "branch":
-        out += ["", "## Critical Context", *block(CRITICAL)]
+    """The summary text: :data:`EXTRACTIVE_NOTE`, then the sections of the
+    format of ``kind`` in order (a branch summary without the sections that
+    are not ``in_branch``), a blank line between sections."""
+    out = [EXTRACTIVE_NOTE]
+    pending: list[str] = []
+    for row in _format_of(kind).sections:
+        if kind == "branch" and not row.in_branch:
+            continue
+        if row.container:
+            pending.append(row.heading)
+            continue
+        out += ["", *pending, row.heading, *_render_items(row, sec[row.key], omitted.get(row.key, 0), cap, keep)]
+        pending = []
     return "\n".join(out)
 
 
