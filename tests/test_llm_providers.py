@@ -19,7 +19,7 @@ from pi_session.llm import (
     SummaryRequest,
     make_summarizer,
 )
-from pi_session.llm._common import parse_retry_after, redact
+from pi_session.llm.sdk import parse_retry_after, redact
 
 QUICK = {"retry-after-ms": "10"}
 """Headers of a retryable reply asking the SDK to retry after 10 ms (instead of its 0.5 s backoff)."""
@@ -384,7 +384,7 @@ def test_parse_retry_after():
 def test_a_call_has_a_deadline_even_when_the_server_asks_to_wait_an_hour(fake_provider, provider):
     """The Anthropic SDK would wait the hour a Retry-After asks for (the
     OpenAI SDK gives up at once); the call's deadline ends it either way."""
-    from pi_session.llm._common import call_deadline
+    from pi_session.llm.sdk import call_deadline
 
     assert call_deadline(120, 3) == 120 * 4 + 8 * 3 + 2  # the default: about 8.5 minutes
     fake_provider.default = FakeResponse(429, {"error": {"message": "quota"}}, {"retry-after": "3600"})

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import apply_context_edit, entry_messages, message_from_entry
-from ..llm.base import Summarizer, usage_of
+from .summarizer import Summarizer, usage_of
 from ..tokens import estimate_tokens
 from ..tree import parent_id_of
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations

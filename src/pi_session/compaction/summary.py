@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from typing import Any, Union
 
 from ..context import convert_to_llm
-from ..llm.base import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
+from .summarizer import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
 from ..text import well_formed
 from .file_ops import compute_file_lists, format_file_operations
 from .prepare import CompactionPreparation

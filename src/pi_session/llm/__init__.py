@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from ._common import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from .sdk import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from .anthropic import DEFAULT_ANTHROPIC_MODEL, AnthropicSummarizer
 from .base import Summarizer, SummarizerError, SummaryRequest
 from .extractive import EXTRACTIVE_NOTE, ExtractiveSummarizer
@@ -60,7 +60,7 @@ def make_summarizer(
         base_url: API root for the model provider (ignored by extractive).
         timeout: seconds per request.
         max_retries: retries the SDK makes on connection errors, timeouts,
-            408/409/429/5xx (see :mod:`pi_session.llm._common`).
+            408/409/429/5xx (see :mod:`pi_session.llm.sdk`).
         api_key: key instead of the environment variable.
 
     Returns:

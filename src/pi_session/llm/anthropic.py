@@ -12,18 +12,11 @@ The summary carries the reply's usage.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from ._common import (
-    resolve_api_key,
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    CallInfo,
-    call_sdk,
-)
 from ..text import well_formed
-from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
+from .base import ModelSummarizer, SummarizerError, SummaryRequest, SummaryText, make_usage, usage_count
+from .sdk import call_sdk, refused_length, refused_tool_call
 
 DEFAULT_ANTHROPIC_MODEL = "claude-haiku-4-5"
 """Model used when none is given (fast and inexpensive; summaries need no
@@ -56,7 +49,7 @@ def output_limit(model: str) -> int:
     return DEFAULT_OUTPUT_LIMIT
 
 
-class AnthropicSummarizer:
+class AnthropicSummarizer(ModelSummarizer):
     """Writes summaries with the Anthropic Messages API.
 
     One request per summary: ``system=request.system_prompt`` and one
@@ -76,7 +69,7 @@ class AnthropicSummarizer:
         timeout: seconds per request.
         max_retries: retries the SDK makes (connection errors, timeouts,
             408/409/429/5xx, 529 overloaded included; see
-            :mod:`pi_session.llm._common`).
+            :mod:`pi_session.llm.sdk`).
         temperature: sampling temperature or ``None`` for the default.
 
     Raises:
@@ -85,41 +78,16 @@ class AnthropicSummarizer:
     """
 
     name = "anthropic"
-    fallback_reason: str | None = None
-
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        temperature: float | None = None,
-    ) -> None:
-        self.base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        key = resolve_api_key("anthropic", api_key, "ANTHROPIC_API_KEY", self.base_url, LOCAL_DUMMY_KEY)
-        self._api_key = key
-        self.model = model or DEFAULT_ANTHROPIC_MODEL
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.deadline: float | None = None
-        """Seconds the whole call (all attempts and waits) may take; None:
-        :func:`pi_session.llm._common.call_deadline` of timeout and retries."""
-        self.temperature = temperature
-
-    def __repr__(self) -> str:  # never show the key
-        return f"AnthropicSummarizer(model={self.model!r}, base_url={self.base_url!r})"
+    key_env = "ANTHROPIC_API_KEY"
+    base_url_env = "ANTHROPIC_BASE_URL"
+    dummy_key = LOCAL_DUMMY_KEY
+    default_url = ANTHROPIC_DEFAULT_URL
+    default_model = DEFAULT_ANTHROPIC_MODEL
 
     def _client(self) -> Any:
         import anthropic
 
-        return anthropic.AsyncAnthropic(
-            api_key=self._api_key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,  # the SDK retries (see pi_session.llm._common)
-        )
+        return anthropic.AsyncAnthropic(**self.client_options())
 
     async def summarize(self, request: SummaryRequest) -> str:
         """Return the model's summary for ``request`` (see class docs).
@@ -133,19 +101,11 @@ class AnthropicSummarizer:
         """
         import anthropic
 
-        info = CallInfo(
-            provider="anthropic",
-            model=self.model,
-            base_url=self.base_url or ANTHROPIC_DEFAULT_URL,
-            timeout=self.timeout,
-            key_env="ANTHROPIC_API_KEY",
-            secrets=(self._api_key,),
-            max_retries=self.max_retries,
-            deadline=self.deadline,
-        )
+        model = self.model or DEFAULT_ANTHROPIC_MODEL
+        info = self.call_info(model)
         params: dict[str, Any] = {
-            "model": self.model,
-            "max_tokens": output_limit(self.model) if request.max_tokens is None else int(request.max_tokens),
+            "model": model,
+            "max_tokens": output_limit(model) if request.max_tokens is None else int(request.max_tokens),
             "system": well_formed(request.system_prompt),
             "messages": [{"role": "user", "content": well_formed(request.prompt)}],
         }
@@ -159,21 +119,16 @@ class AnthropicSummarizer:
             message = await call_sdk(attempt, sdk=anthropic, info=info)
         blocks = getattr(message, "content", None) or []
         if any(getattr(b, "type", "") in ("tool_use", "server_tool_use") for b in blocks):
-            raise SummarizerError(
-                f"anthropic: model '{self.model}' answered with a tool call instead of a summary", kind="tool_call"
-            )
+            raise refused_tool_call(self.name, model)
         parts = [getattr(b, "text", "") for b in (getattr(message, "content", None) or []) if getattr(b, "type", "") == "text"]
         text = "\n".join(parts).strip()
         if not text:
             reason = getattr(message, "stop_reason", None)
             raise SummarizerError(
-                f"anthropic: model '{self.model}' returned an empty summary (stop reason: {reason})", kind="empty"
+                f"anthropic: model '{model}' returned an empty summary (stop reason: {reason})", kind="empty"
             )
         if getattr(message, "stop_reason", None) == "max_tokens":
-            raise SummarizerError(
-                f"anthropic: model '{self.model}' stopped at its output limit; the summary would be incomplete",
-                kind="length",
-            )
+            raise refused_length(self.name, model)
         return SummaryText(text, _usage(getattr(message, "usage", None)))
 
 
@@ -182,10 +137,9 @@ def _usage(usage: Any) -> dict[str, Any] | None:
     if usage is None:
         return None
 
-    def count(name: str) -> int:
-        v = getattr(usage, name, None)
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
     return make_usage(
-        count("input_tokens"), count("output_tokens"), count("cache_read_input_tokens"), count("cache_creation_input_tokens")
+        usage_count(usage, "input_tokens"),
+        usage_count(usage, "output_tokens"),
+        usage_count(usage, "cache_read_input_tokens"),
+        usage_count(usage, "cache_creation_input_tokens"),
     )

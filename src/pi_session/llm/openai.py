@@ -19,20 +19,20 @@ The summary carries the reply's usage (:class:`~pi_session.llm.base.SummaryText`
 
 from __future__ import annotations
 
-import os
 from typing import Any, Literal
 
-from ._common import (
-    resolve_api_key,
+from ..text import well_formed
+from .base import ModelSummarizer, SummarizerError, SummaryRequest, SummaryText, make_usage, usage_count
+from .sdk import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
     CallInfo,
     call_sdk,
     host_of,
     one_line,
+    refused_length,
+    refused_tool_call,
 )
-from ..text import well_formed
-from .base import SummarizerError, SummaryRequest, SummaryText, make_usage
 
 DEFAULT_OPENAI_MODEL = "gpt-4.1-mini"
 """Model used for the official OpenAI API when none is given."""
@@ -45,7 +45,7 @@ servers ignore it; the SDK insists on one)."""
 TokenParam = Literal["auto", "max_tokens", "max_completion_tokens"]
 
 
-class OpenAISummarizer:
+class OpenAISummarizer(ModelSummarizer):
     """Writes summaries with an OpenAI-compatible Chat Completions endpoint.
 
     One request per summary: a ``system`` message with
@@ -71,7 +71,7 @@ class OpenAISummarizer:
             this machine a dummy key is used when none is set.
         timeout: seconds per request.
         max_retries: retries the SDK makes (connection errors, timeouts,
-            408/409/429/5xx; see :mod:`pi_session.llm._common`).
+            408/409/429/5xx; see :mod:`pi_session.llm.sdk`).
         token_param: ``"auto"`` (see module docs), ``"max_tokens"`` or
             ``"max_completion_tokens"``.
         temperature: sampling temperature, or ``None`` to leave the server's
@@ -83,7 +83,10 @@ class OpenAISummarizer:
     """
 
     name = "openai"
-    fallback_reason: str | None = None
+    key_env = "OPENAI_API_KEY"
+    base_url_env = "OPENAI_BASE_URL"
+    dummy_key = LOCAL_DUMMY_KEY
+    default_url = f"https://{OFFICIAL_OPENAI_HOST}/v1"
 
     def __init__(
         self,
@@ -96,47 +99,24 @@ class OpenAISummarizer:
         token_param: TokenParam = "auto",
         temperature: float | None = None,
     ) -> None:
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        key = resolve_api_key("openai", api_key, "OPENAI_API_KEY", self.base_url, LOCAL_DUMMY_KEY)
-        self._api_key = key
+        super().__init__(
+            model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries, temperature=temperature
+        )
         self.official = self.base_url is None or OFFICIAL_OPENAI_HOST in host_of(self.base_url)
         self.model = model or (DEFAULT_OPENAI_MODEL if self.official else None)
-        self.timeout = float(timeout)
-        self.max_retries = int(max_retries)
-        self.deadline: float | None = None
-        """Seconds the whole call (all attempts and waits) may take; None:
-        :func:`pi_session.llm._common.call_deadline` of timeout and retries."""
         if token_param == "auto":
             token_param = "max_completion_tokens" if self.official else "max_tokens"
         if token_param not in ("max_tokens", "max_completion_tokens"):
             raise SummarizerError(f"openai: unknown token_param {token_param!r}", kind="config")
         self.token_param: str = token_param
-        self.temperature = temperature
-
-    def __repr__(self) -> str:  # never show the key
-        return f"OpenAISummarizer(model={self.model!r}, base_url={self.base_url!r})"
 
     def _client(self) -> Any:
         import openai
 
-        return openai.AsyncOpenAI(
-            api_key=self._api_key,
-            base_url=self.base_url,
-            timeout=self.timeout,
-            max_retries=self.max_retries,  # the SDK retries (see pi_session.llm._common)
-        )
+        return openai.AsyncOpenAI(**self.client_options())
 
     def _info(self, model: str | None) -> CallInfo:
-        return CallInfo(
-            provider="openai",
-            model=model or "?",
-            base_url=self.base_url or f"https://{OFFICIAL_OPENAI_HOST}/v1",
-            timeout=self.timeout,
-            key_env="OPENAI_API_KEY",
-            secrets=(self._api_key,),
-            max_retries=self.max_retries,
-            deadline=self.deadline,
-        )
+        return self.call_info(model)
 
     async def _resolve_model(self, client: Any) -> str:
         if self.model:
@@ -192,9 +172,7 @@ class OpenAISummarizer:
         message = choices[0].message
         reason = getattr(choices[0], "finish_reason", None)
         if message is not None and getattr(message, "tool_calls", None):
-            raise SummarizerError(
-                f"openai: model '{model}' answered with a tool call instead of a summary", kind="tool_call"
-            )
+            raise refused_tool_call(self.name, model)
         text = message.content if message is not None else None
         if isinstance(text, list):  # some compatible servers send content parts
             text = "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in text)
@@ -206,10 +184,7 @@ class OpenAISummarizer:
                 f"openai: model '{model}' returned an empty summary{hint}{extra}", kind="empty"
             )
         if reason == "length":
-            raise SummarizerError(
-                f"openai: model '{model}' stopped at its output limit; the summary would be incomplete",
-                kind="length",
-            )
+            raise refused_length(self.name, model)
         return SummaryText(str(text).strip(), _usage(getattr(completion, "usage", None)))
 
 
@@ -219,10 +194,6 @@ def _usage(usage: Any) -> dict[str, Any] | None:
     if usage is None:
         return None
 
-    def count(obj: Any, name: str) -> int:
-        v = getattr(obj, name, None) if obj is not None else None
-        return v if isinstance(v, int) and not isinstance(v, bool) and v > 0 else 0
-
-    prompt = count(usage, "prompt_tokens")
-    cached = min(prompt, count(getattr(usage, "prompt_tokens_details", None), "cached_tokens"))
-    return make_usage(prompt - cached, count(usage, "completion_tokens"), cached, 0)
+    prompt = usage_count(usage, "prompt_tokens")
+    cached = min(prompt, usage_count(getattr(usage, "prompt_tokens_details", None), "cached_tokens"))
+    return make_usage(prompt - cached, usage_count(usage, "completion_tokens"), cached, 0)
