@@ -1,4 +1,4 @@
-"""Compaction and branch summaries (SPEC 7, 8; as of pi 1.6, SPEC-pi-1.6 §8-§12).
+"""Compaction and branch summaries (pi 1.6 compaction and branch summarization).
 
 Pure planning (:func:`find_cut_point`, :func:`prepare_compaction`,
 :func:`prepare_branch_entries`, :func:`serialize_conversation`) and the async

@@ -1,4 +1,4 @@
-"""Branch summaries (SPEC 8): when the user navigates away from a branch, the
+"""Branch summaries (pi 1.6 branch summarization): when the user navigates away from a branch, the
 part of it not shared with the target is summarized and stored at the
 navigation point (pi's ``core/compaction/branch-summarization.js``, as of pi
 1.6: context edits among the branch's entries are honoured, no output cap is

@@ -1,7 +1,7 @@
 """Where to cut a session for compaction (pi 1.6's ``findCutPoint``, its
 projected cut, and helpers).
 
-Two flavours share the rules (SPEC-pi-1.6 §8):
+Two flavours share the rules (pi 1.6 compaction):
 
 - the raw cut (:func:`find_cut_point`, pi's exported ``findCutPoint``) over
   raw entries, each seen through the messages it contributes before context
@@ -10,7 +10,8 @@ Two flavours share the rules (SPEC-pi-1.6 §8):
   ``prepareCompaction`` uses; pi does not export it) over the items of a
   :func:`pi_session.context.build_session_projection` — messages after
   edits, so an omitted entry is neither a cut point nor a turn start and
-  adds no tokens — with the recovery-omission rule of §8.3.
+  adds no tokens — with pi 1.6's recovery-omission rule (a cut that would
+  keep only an omitted failed attempt moves past it).
 
 Rules: cut points are entries (not compactions) with a user, assistant,
 bashExecution, custom, branchSummary or compactionSummary message; turn
@@ -44,6 +45,12 @@ __all__ = [
     "find_projected_cut_point",
     "keep_tool_calls_with_results",
     "keep_projected_tool_calls_with_results",
+    "EntryView",
+    "ItemsView",
+    "EntriesView",
+    "cut_in_view",
+    "kept_result_ids",
+    "keep_pairs_in_view",
 ]
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
@@ -94,7 +101,7 @@ def _roles(messages: Sequence[Any]) -> list[str]:
     return out
 
 
-class _View:
+class EntryView:
     """A sequence of entries seen as (source entry, messages) pairs.
 
     Subclasses say where the messages come from (:meth:`messages_of`); the
@@ -141,7 +148,7 @@ class _View:
         return sum(estimate_tokens(m) for m in self.messages_of(i))
 
 
-class _ItemsView(_View):
+class ItemsView(EntryView):
     """Projection items ``[{"sourceEntry", "messages"}, ...]`` as given."""
 
     def __init__(self, items: Sequence[Mapping[str, Any]]) -> None:
@@ -152,7 +159,7 @@ class _ItemsView(_View):
         return self.items[i]["messages"]
 
 
-class _EntriesView(_View):
+class EntriesView(EntryView):
     """Entries whose messages are worked out when asked for, never kept:
     :func:`pi_session.context.projected_messages` with ``edits`` (none for
     raw entries); ``leading`` is every entry (raw: compactions count their
@@ -171,7 +178,7 @@ class _EntriesView(_View):
     def messages_in(
         self, begin: int, end: int, *, without_system: bool = False, visit: Callable[[Any], None] | None = None
     ) -> list[Any]:
-        """As :meth:`_View.messages_in`, with ``visit`` called on each
+        """As :meth:`EntryView.messages_in`, with ``visit`` called on each
         message put in the list (in order), so that a caller reading the
         messages anyway (compaction planning lists their file operations)
         makes no second pass over them."""
@@ -200,12 +207,12 @@ class _EntriesView(_View):
         return out
 
 
-def _raw_view(entries: Sequence[Mapping[str, Any]]) -> _View:
-    return _EntriesView(entries, {}, all_leading=True)
+def _raw_view(entries: Sequence[Mapping[str, Any]]) -> EntryView:
+    return EntriesView(entries, {}, all_leading=True)
 
 
-def _projected_view(items: Sequence[Mapping[str, Any]]) -> _View:
-    return _ItemsView(items)
+def _projected_view(items: Sequence[Mapping[str, Any]]) -> EntryView:
+    return ItemsView(items)
 
 
 def find_valid_cut_points(entries: Sequence[Mapping[str, Any]], start: int, end: int) -> list[int]:
@@ -227,7 +234,7 @@ def find_turn_start_index(entries: Sequence[Mapping[str, Any]], entry_index: int
     return _turn_start(_raw_view(entries), entry_index, start)
 
 
-def _turn_start(view: _View, entry_index: int, start: int) -> int:
+def _turn_start(view: EntryView, entry_index: int, start: int) -> int:
     for i in range(entry_index, start - 1, -1):
         if view.is_turn_start(i):
             return i
@@ -247,13 +254,13 @@ def find_cut_point(
         A :class:`CutPointResult`; with no valid cut point in the range,
         ``(start, -1, False)``.
     """
-    return _cut(_raw_view(entries), start, end, keep_recent_tokens, projected=False)
+    return cut_in_view(_raw_view(entries), start, end, keep_recent_tokens, projected=False)
 
 
 def find_projected_cut_point(
     items: Sequence[Mapping[str, Any]], start: int, end: int, keep_recent_tokens: int
 ) -> CutPointResult:
-    """The cut pi 1.6's ``prepareCompaction`` makes (SPEC-pi-1.6 §8.3), over
+    """The cut pi 1.6's ``prepareCompaction`` makes, over
     the items ``[{"sourceEntry", "messages"}, ...]`` of a session projection
     (messages after context edits).
 
@@ -270,10 +277,16 @@ def find_projected_cut_point(
     Returns:
         A :class:`CutPointResult` of item indices.
     """
-    return _cut(_projected_view(items), start, end, keep_recent_tokens, projected=True)
+    return cut_in_view(_projected_view(items), start, end, keep_recent_tokens, projected=True)
 
 
-def _cut(view: _View, start: int, end: int, keep: int, *, projected: bool) -> CutPointResult:
+def cut_in_view(view: EntryView, start: int, end: int, keep: int, *, projected: bool) -> CutPointResult:
+    """The cut point of ``view`` in ``[start, end)`` keeping at least
+    ``keep`` tokens (pi 1.6 findCutPoint): walking back from the end, the
+    first cut point at or after the entry where the kept tokens reach
+    ``keep`` (else the last one before it); all of the range when it never
+    does. ``projected``: a trailing recovery-omission entry moves the cut
+    one further. Indices are the view's."""
     cut = -1
     total = 0
     exceeded = False
@@ -298,7 +311,7 @@ def _cut(view: _View, start: int, end: int, keep: int, *, projected: bool) -> Cu
     return _finish_cut(view, start, cut)
 
 
-def _next_cut_point(view: _View, begin: int, end: int) -> int:
+def _next_cut_point(view: EntryView, begin: int, end: int) -> int:
     """The first cut point in ``[begin, end)``, or -1."""
     for i in range(begin, end):
         if view.is_cut_point(i):
@@ -306,7 +319,7 @@ def _next_cut_point(view: _View, begin: int, end: int) -> int:
     return -1
 
 
-def _previous_cut_point(view: _View, last: int, start: int) -> int:
+def _previous_cut_point(view: EntryView, last: int, start: int) -> int:
     """The last cut point in ``[start, last]``, or -1."""
     for i in range(last, start - 1, -1):
         if view.is_cut_point(i):
@@ -314,8 +327,8 @@ def _previous_cut_point(view: _View, last: int, start: int) -> int:
     return -1
 
 
-def _recovery_omission_suffix(view: _View, begin: int, end: int) -> bool:
-    """§8.3: the items in ``[begin, end)`` are only a failed attempt that was
+def _recovery_omission_suffix(view: EntryView, begin: int, end: int) -> bool:
+    """pi 1.6 prepareCompaction's recovery-omission rule: the items in ``[begin, end)`` are only a failed attempt that was
     omitted from the context, and the edits that omitted it."""
 
     def intrinsically_visible(i: int) -> bool:
@@ -348,7 +361,7 @@ def _recovery_omission_suffix(view: _View, begin: int, end: int) -> bool:
 _MISSING: Any = UNDEFINED
 
 
-def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:
+def _finish_cut(view: EntryView, start: int, cut: int) -> CutPointResult:
     """Move a cut back over entries without messages (stopping at a
     compaction) and work out its turn."""
     while cut > start:
@@ -364,7 +377,7 @@ def _finish_cut(view: _View, start: int, cut: int) -> CutPointResult:
     return CutPointResult(cut, turn_start, turn_start != -1)
 
 
-def _kept_result_ids(view: _View, begin: int, end: int) -> set[str]:
+def kept_result_ids(view: EntryView, begin: int, end: int) -> set[str]:
     """The (string) ``toolCallId`` of every toolResult message in ``[begin, end)``."""
     ids: set[str] = set()
     for _i, msg in view.iter_messages(begin, end):
@@ -375,8 +388,10 @@ def _kept_result_ids(view: _View, begin: int, end: int) -> set[str]:
     return ids
 
 
-def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPointResult:
-    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end)
+def keep_pairs_in_view(view: EntryView, start: int, end: int, cut: CutPointResult) -> CutPointResult:
+    """``cut`` moved back so that every tool result it keeps also keeps the
+    assistant message that made the call (``cut`` itself when nothing moves)."""
+    kept_results = kept_result_ids(view, cut.first_kept_entry_index, end)
     if not kept_results:
         return cut
     earliest = _first_call_of(view, start, cut.first_kept_entry_index, kept_results)
@@ -385,7 +400,7 @@ def _keep_pairs(view: _View, start: int, end: int, cut: CutPointResult) -> CutPo
     return _finish_cut(view, start, earliest)
 
 
-def _first_call_of(view: _View, begin: int, end: int, call_ids: set[str]) -> int:
+def _first_call_of(view: EntryView, begin: int, end: int, call_ids: set[str]) -> int:
     """Index of the first entry in ``[begin, end)`` with an assistant message
     making a tool call whose (string) id is in ``call_ids``, or -1."""
     for i, msg in view.iter_messages(begin, end):
@@ -422,7 +437,7 @@ def keep_tool_calls_with_results(
         ``cut`` itself when no result is orphaned (pi's choice), else the
         moved cut.
     """
-    return _keep_pairs(_raw_view(entries), start, end, cut)
+    return keep_pairs_in_view(_raw_view(entries), start, end, cut)
 
 
 def keep_projected_tool_calls_with_results(
@@ -430,4 +445,4 @@ def keep_projected_tool_calls_with_results(
 ) -> CutPointResult:
     """:func:`keep_tool_calls_with_results` over projection items (the calls
     and results as the context shows them, after edits)."""
-    return _keep_pairs(_projected_view(items), start, end, cut)
+    return keep_pairs_in_view(_projected_view(items), start, end, cut)

@@ -1,4 +1,4 @@
-"""Planning a compaction (pi 1.6's ``prepareCompaction``, SPEC-pi-1.6 §9):
+"""Planning a compaction (pi 1.6's ``prepareCompaction``):
 what to summarize, what to keep, and the file operations to list. Pure; no
 model calls.
 
@@ -16,7 +16,7 @@ from typing import Any, overload
 from ..context import context_entries_and_edits, get_current_system_message
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
-from .cut_point import CutPointResult, _cut, _EntriesView, _keep_pairs, _kept_result_ids, _View
+from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
 from .file_ops import FileOps, FileOpsCollector, compute_file_lists
 from ..records import UNDEFINED
 
@@ -104,7 +104,7 @@ class ProjectionItems(Sequence[dict[str, Any]]):
     path does not build one per entry. Compares equal to a list of the same
     items."""
 
-    def __init__(self, view: _View) -> None:
+    def __init__(self, view: EntryView) -> None:
         self._view = view
 
     def __len__(self) -> int:
@@ -140,7 +140,7 @@ class ProjectionItems(Sequence[dict[str, Any]]):
 
 
 def _summary_spans(
-    view: _View, start: int, cut: CutPointResult, file_ops: FileOpsCollector
+    view: EntryView, start: int, cut: CutPointResult, file_ops: FileOpsCollector
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(messages to summarize, turn prefix) for ``cut``: the messages after
     edits of the items in ``[start, history end)`` and, for a split turn,
@@ -165,7 +165,7 @@ def _previous_file_ops(prev: Mapping[str, Any] | None) -> FileOps:
     return file_ops
 
 
-def _projected_tokens(view: _View, branch_entries: Sequence[Mapping[str, Any]]) -> int | float:
+def _projected_tokens(view: EntryView, branch_entries: Sequence[Mapping[str, Any]]) -> int | float:
     """``estimate_projected_context_tokens(projection, branch_entries)["tokens"]``
     (:func:`pi_session.tokens.estimate_projected_context_tokens`, pi 1.6's
     ``estimateProjectedContextTokens``) for the projection ``view`` shows,
@@ -195,7 +195,7 @@ def _projected_tokens(view: _View, branch_entries: Sequence[Mapping[str, Any]]) 
     return tokens
 
 
-def _all_messages(view: _View) -> Iterable[Any]:
+def _all_messages(view: EntryView) -> Iterable[Any]:
     return (m for _i, m in view.iter_messages(0, len(view.sources)))
 
 
@@ -244,7 +244,7 @@ def prepare_compaction(
     Never raises on malformed entries (wrong-typed fields count as absent;
     see :mod:`pi_session.tokens` and :func:`pi_session.context.build_session_projection`).
 
-    How (SPEC-pi-1.6 §9): the path's projection is built; the previous
+    How (pi 1.6 prepareCompaction): the path's projection is built; the previous
     compaction is the one at projection position 0 when it contributes
     messages (one omitted by a context edit is ignored), its summary is
     ``previous_summary`` and the span starts right after it, at its kept
@@ -279,7 +279,7 @@ def prepare_compaction(
         return None
     # the projection, each entry's messages worked out only when needed
     context_entries, edits = context_entries_and_edits(entries)
-    view = _EntriesView(context_entries, edits, all_leading=False)
+    view = EntriesView(context_entries, edits, all_leading=False)
     # the previous compaction counts when it contributes messages, which
     # only the one at position 0 can do
     previous_raw: Any = _ABSENT
@@ -291,15 +291,15 @@ def prepare_compaction(
         start = 1
     end = len(context_entries)
     tokens_before = _projected_tokens(view, entries)
-    cut = _cut(view, start, end, settings.keep_recent_tokens, projected=True)
+    cut = cut_in_view(view, start, end, settings.keep_recent_tokens, projected=True)
     # One pass over the summarized messages lists their file operations and
     # (beyond pi, keep_tool_pairs) spots a call whose result is kept; only
     # then does the cut move (rare) and the spans get worked out again.
-    kept_results = _kept_result_ids(view, cut.first_kept_entry_index, end) if keep_tool_pairs else set()
+    kept_results = kept_result_ids(view, cut.first_kept_entry_index, end) if keep_tool_pairs else set()
     collector = FileOpsCollector(_previous_file_ops(prev), kept_results)
     to_summarize, prefix = _summary_spans(view, start, cut, collector)
     if collector.watched_call_seen:
-        cut = _keep_pairs(view, start, end, cut)
+        cut = keep_pairs_in_view(view, start, end, cut)
         collector = FileOpsCollector(_previous_file_ops(prev))
         to_summarize, prefix = _summary_spans(view, start, cut, collector)
     file_ops = collector.file_ops

@@ -1,4 +1,4 @@
-"""Summarizers: the models that write compaction and branch summaries (SPEC 12).
+"""Summarizers: the models that write compaction and branch summaries (pi 1.6 compaction calls a model; we add an offline one).
 
 - :class:`OpenAISummarizer` -- Chat Completions via the ``openai`` SDK; with
   ``base_url`` any compatible server (Ollama, vLLM, llama.cpp).
