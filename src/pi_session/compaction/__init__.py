@@ -1,5 +1,10 @@
 """Compaction and branch summaries (pi 1.6 compaction and branch summarization).
 
+The summary format is one table (:mod:`~pi_session.compaction.summary_format`:
+:data:`SECTIONS`); the summarizer interface is
+:mod:`~pi_session.compaction.summarizer` (implemented by
+:mod:`pi_session.llm`, which depends on this package, never the reverse).
+
 Pure planning (:func:`find_cut_point`, :func:`prepare_compaction`,
 :func:`prepare_branch_entries`, :func:`serialize_conversation`) and the async
 summary writers (:func:`compact`, :func:`generate_branch_summary`) that call a
@@ -34,6 +39,19 @@ from .cut_point import (
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
 from .prepare import CompactionPreparation, prepare_compaction
 from .serialize import TOOL_RESULT_MAX_CHARS, serialize_conversation, truncate_for_summary
+from .summarizer import Summarizer, SummarizerError, SummaryRequest, SummaryText
+from .summary_format import (
+    FILE_LIST_TAGS,
+    HISTORY_FORMAT,
+    SECTIONS,
+    TURN_PREFIX_FORMAT,
+    TURN_PREFIX_SECTIONS,
+    SummaryFormat,
+    SummarySection,
+    ensure_sections,
+    format_template,
+    parse_summary_sections,
+)
 from .summary import (
     SPLIT_TURN_SEPARATOR,
     SUMMARY_SECTIONS,
@@ -46,6 +64,20 @@ from .summary import (
 )
 
 __all__ = [
+    "FILE_LIST_TAGS",
+    "HISTORY_FORMAT",
+    "SECTIONS",
+    "TURN_PREFIX_FORMAT",
+    "TURN_PREFIX_SECTIONS",
+    "Summarizer",
+    "SummarizerError",
+    "SummaryFormat",
+    "SummaryRequest",
+    "SummarySection",
+    "SummaryText",
+    "ensure_sections",
+    "format_template",
+    "parse_summary_sections",
     "BRANCH_SUMMARY_PREAMBLE",
     "SPLIT_TURN_SEPARATOR",
     "SUMMARY_SECTIONS",

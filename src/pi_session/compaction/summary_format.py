@@ -56,6 +56,7 @@ __all__ = [
     "item_sections",
     "section_keys",
     "heading_title",
+    "strip_marker",
     "heading_key",
     "title_to_key",
     "format_template",
@@ -375,7 +376,12 @@ def strip_marker(item: str) -> str:
     return _MARKER_RE.sub("", item)
 
 
-def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[str, list[str]]:
+def parse_summary_sections(
+    summary: str,
+    *,
+    keep_leading: bool = False,
+    formats: Sequence[Sequence[SummarySection]] = (SECTIONS, TURN_PREFIX_SECTIONS),
+) -> dict[str, list[str]]:
     """Items of a structured summary by section key (``goal``,
     ``constraints``, ``done``, ``in_progress``, ``blocked``, ``decisions``,
     ``next``, ``critical``: :func:`section_keys`).
@@ -390,10 +396,13 @@ def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[
     separators, bold-only labels, "omitted" markers, the
     :data:`EXTRACTIVE_NOTE` and ``(none)`` placeholders are skipped. Pure
     function.
+
+    ``formats`` are the tables read (the first one gives the keys of the
+    result); the default is the summary format and the turn-prefix one.
     """
     summary = _FILE_BLOCK_RE.sub("", summary)
-    titles = title_to_key()
-    out: dict[str, list[str]] = {k: [] for k in section_keys()}
+    titles = title_to_key(formats)
+    out: dict[str, list[str]] = {k: [] for k in section_keys(formats[0])}
     current: str | None = CRITICAL if keep_leading else None
     for raw in summary.splitlines():
         line = raw.strip()
@@ -413,7 +422,7 @@ def parse_summary_sections(summary: str, *, keep_leading: bool = False) -> dict[
             continue
         if item == EXTRACTIVE_NOTE or _OMITTED_RE.match(item):
             continue
-        out[current].append(item)
+        out.setdefault(current, []).append(item)
     return out
 
 

@@ -12,34 +12,11 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..compaction.summarizer import (
-    COST_FIELDS,
-    USAGE_COUNTS,
-    Summarizer,
-    SummarizerError,
-    SummaryKind,
-    SummaryRequest,
-    SummaryText,
-    combine_usage,
-    make_usage,
-    usage_of,
-)
+from ..compaction import summarizer as interface
+from ..compaction.summarizer import *  # noqa: F403  (the interface's names, re-exported)
 from .sdk import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, CallInfo, resolve_api_key
 
-__all__ = [
-    "SummaryKind",
-    "SummaryRequest",
-    "USAGE_COUNTS",
-    "COST_FIELDS",
-    "make_usage",
-    "combine_usage",
-    "SummaryText",
-    "usage_of",
-    "SummarizerError",
-    "Summarizer",
-    "ModelSummarizer",
-    "usage_count",
-]
+__all__ = [*interface.__all__, "ModelSummarizer", "usage_count"]
 
 
 def usage_count(obj: Any, name: str) -> int:
