@@ -2,13 +2,12 @@
 before-compact hook and :func:`compact`.
 
 The prompts are our own words; what is fixed is the summary *format* (the
-section headings, one table in :mod:`pi_session.compaction.summary_format`,
-which the prompts show with :func:`~pi_session.compaction.summary_format.format_template`), the ``<conversation>`` / ``<previous-summary>`` tags of
-the history request, the ``# Conversation`` / ``# Instructions`` headings and
-the ``## Original Request`` / ``## Progress So Far`` / ``## Context Needed to
-Continue`` sections of the turn-prefix request, the ``---`` separator with the
-split-turn heading, and the file-list blocks appended at the end — pi reads
-those back.
+section headings: one table, :mod:`pi_session.compaction.summary_format`,
+shown to the model by its ``format_template``), the ``<conversation>`` /
+``<previous-summary>`` tags of the history request, the ``# Conversation`` /
+``# Instructions`` headings and the turn-prefix sections of the turn-prefix
+request, the ``---`` separator with the split-turn heading, and the
+file-list blocks appended at the end — pi reads those back.
 
 As in pi 1.6: no output-token cap is sent (the model's own limit applies); a
 reply cut at that limit, or one calling a tool, is a failure and nothing is
