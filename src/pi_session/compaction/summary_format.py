@@ -29,6 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 __all__ = [
@@ -341,6 +342,11 @@ def title_to_key(
     return out
 
 
+@lru_cache(maxsize=16)
+def _titles(formats: tuple[tuple[SummarySection, ...], ...]) -> dict[str, str | None]:
+    return title_to_key(formats)
+
+
 def format_template(sections: Sequence[SummarySection] = SECTIONS) -> str:
     """The sections as the prompt shows them: each heading with its hint
     below, a blank line between sections, a container heading directly
@@ -401,7 +407,7 @@ def parse_summary_sections(
     result); the default is the summary format and the turn-prefix one.
     """
     summary = _FILE_BLOCK_RE.sub("", summary)
-    titles = title_to_key(formats)
+    titles = _titles(tuple(tuple(f) for f in formats))
     out: dict[str, list[str]] = {k: [] for k in section_keys(formats[0])}
     current: str | None = CRITICAL if keep_leading else None
     for raw in summary.splitlines():
