@@ -96,7 +96,7 @@ class AnthropicSummarizer(ModelSummarizer):
             SummarizerError: one-line message (kinds: ``auth``,
                 ``model_not_found``, ``context_overflow``, ``rate_limited``,
                 ``server``, ``connection``, ``timeout``, ``bad_request``,
-                ``empty``).
+                ``empty``, ``length``, ``tool_call``).
             asyncio.CancelledError: when the task is cancelled.
         """
         import anthropic

@@ -142,7 +142,7 @@ class OpenAISummarizer(ModelSummarizer):
             SummarizerError: one-line message (kinds: ``auth``,
                 ``model_not_found``, ``context_overflow``, ``rate_limited``,
                 ``server``, ``connection``, ``timeout``, ``bad_request``,
-                ``empty``).
+                ``empty``, ``length``, ``tool_call``).
             asyncio.CancelledError: when the task is cancelled; the HTTP
                 request is abandoned and nothing is returned.
         """
