@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..context import convert_to_llm
+from ..context import convert_to_llm, get_current_system_message, system_message_text
 from ..text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
 
 SUPPORTED_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -278,8 +278,6 @@ def system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> str
     there is neither."""
     if system_prompt is not None:
         return system_prompt
-    from ..context import get_current_system_message, system_message_text
-
     replayed = get_current_system_message(m for m in messages if isinstance(m, Mapping))
     return system_message_text(replayed) or None if replayed is not None else None
 
