@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test test-fast test-slow typecheck install install-test clean bench coverage
+.PHONY: demo test check-imports test-fast test-slow typecheck install install-test clean bench coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -41,7 +41,7 @@ typecheck: install-test
 ORACLE = ../shared/pi-oracle/pi-oracle
 PYTEST_WORKERS ?= 2
 
-test-fast: install-test
+test-fast: install-test check-imports
 	@if [ -x $(ORACLE) ] && command -v node >/dev/null; then \
 		PI_ORACLE_PI=1.6.0 $(ORACLE) version >/dev/null || echo "oracle warm-up failed (its tests will say why)"; fi
 	$(BIN)/python -m pytest -q -m "not slow" -n $(PYTEST_WORKERS) --dist loadfile
@@ -49,7 +49,12 @@ test-fast: install-test
 test-slow: install-test
 	$(BIN)/python -m pytest -q -m slow
 
-test: typecheck test-fast test-slow
+# Layout: no import cycles, no new cross-module private imports (also in
+# tests), sizes. Standard library only, so it runs before the install.
+check-imports:
+	$(PYTHON) scripts/check_imports.py
+
+test: check-imports typecheck test-fast test-slow
 
 # Line coverage of the fast suite (subprocesses included; see
 # [tool.coverage.run] in pyproject.toml). Not run in CI: it takes minutes.

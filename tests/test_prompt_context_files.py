@@ -85,20 +85,21 @@ def test_directory_candidate_is_skipped_silently(tree: Path) -> None:
 def test_unreadable_candidate_warns_and_falls_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import builtins
 
-    from pi_session.prompt import context_files as module
-
     (tmp_path / "AGENTS.md").write_text("secret")
     (tmp_path / "CLAUDE.md").write_text("fallback")
     denied = str(tmp_path / "AGENTS.md")
 
-    def fake_open(path, *args, **kwargs):  # root reads any file, so deny by hand
-        if os.fspath(path) == denied:
-            raise PermissionError(13, "Permission denied", denied)
-        return builtins.open(path, *args, **kwargs)
+    real_open = builtins.open
 
-    monkeypatch.setattr(module, "open", fake_open, raising=False)
+    def fake_open(path, *args, **kwargs):  # root reads any file, so the OS denies by hand
+        if isinstance(path, (str, os.PathLike)) and os.fspath(path) == denied:
+            raise PermissionError(13, "Permission denied", denied)
+        return real_open(path, *args, **kwargs)
+
     diags: list = []
-    files = load_project_context_files(tmp_path, tmp_path / "none", diagnostics=diags)
+    with monkeypatch.context() as patched:
+        patched.setattr(builtins, "open", fake_open)
+        files = load_project_context_files(tmp_path, tmp_path / "none", diagnostics=diags)
     assert files[-1] == {"path": str(tmp_path / "CLAUDE.md"), "content": "fallback"}
     assert [(d["type"], d["path"]) for d in diags] == [("warning", denied)]
     assert "Permission denied" in diags[0]["message"]

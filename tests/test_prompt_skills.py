@@ -25,7 +25,7 @@ from pi_session.prompt import (
     load_skills_from_dir,
     parse_frontmatter,
 )
-from pi_session.prompt._ignore import IgnoreMatcher
+from pi_session.prompt.ignore import IgnoreMatcher
 from pi_session.prompt.skills import FrontmatterError
 from test_prompt_trees import GOLDENS, ORACLE, SKILL_SCENARIOS, build_all, normalise, skill_args, skill_md
 

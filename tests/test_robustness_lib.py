@@ -4,6 +4,7 @@ extractive summarizer."""
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from pathlib import Path
@@ -13,7 +14,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from pi_session import jsonio
-from pi_session.jsonio import _encode_iterative, _stdlib_js_recursive, dumps_line, dumps_pretty, js_stringify, loads
+from pi_session.jsonio import dumps_line, dumps_pretty, iter_pretty, js_stringify, loads
 
 DEPTH = 10_000
 
@@ -53,7 +54,7 @@ def test_deep_values_encode_like_json_stringify():
     assert jsonio.dumps(value) == expected
     assert dumps_line(value) == (expected + "\n").encode()
     pretty = dumps_pretty(loads(_deep_text(300)))
-    assert pretty == _stdlib_js_recursive(loads(_deep_text(300)), 1)
+    assert pretty == _reindent(js_stringify(loads(_deep_text(300))), 1)
     deep_pretty = dumps_pretty(value)
     assert deep_pretty.startswith('{\n "k": {\n  "k": {')
     assert deep_pretty.endswith("\n  }\n }\n}")
@@ -69,19 +70,62 @@ _json_values = st.recursive(
 )
 
 
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:,]|[^{}\[\]:,"]+')
+
+
+def _reindent(compact: str, indent: int) -> str:
+    """``JSON.stringify(v, null, indent)``'s layout of ``JSON.stringify(v)``'s text:
+    the reference the encoders are held to (written from the layout rules,
+    independently of the package)."""
+    out: list[str] = []
+    level = 0
+    tokens = _TOKEN.findall(compact)
+    for i, token in enumerate(tokens):
+        if token in "{[" and len(token) == 1:
+            if tokens[i + 1] in ("}", "]"):
+                out.append(token)
+                continue
+            level += 1
+            out.append(token + "\n" + " " * indent * level)
+        elif token in "}]" and len(token) == 1:
+            if tokens[i - 1] in ("{", "["):
+                out.append(token)
+                continue
+            level -= 1
+            out.append("\n" + " " * indent * level + token)
+        elif token == ",":
+            out.append(",\n" + " " * indent * level)
+        elif token == ":":
+            out.append(": ")
+        else:
+            out.append(token)
+    return "".join(out)
+
+
+def test_reindent_reference_is_the_javascript_layout():
+    # JSON.stringify({"a": [], "b": {}, "c": [1, {"d": "x,y:{"}]}, null, 1), from node
+    node = '{\n "a": [],\n "b": {},\n "c": [\n  1,\n  {\n   "d": "x,y:{"\n  }\n ]\n}'
+    assert _reindent('{"a":[],"b":{},"c":[1,{"d":"x,y:{"}]}', 1) == node
+
+
 @settings(max_examples=300, deadline=None)
 @given(_json_values, st.sampled_from([None, 1, 2]))
-def test_iterative_encoder_writes_what_the_recursive_one_writes(value, indent):
-    assert _encode_iterative(value, indent) == _stdlib_js_recursive(value, indent)
+def test_streamed_encoder_writes_what_json_stringify_writes(value, indent):
+    # iter_pretty is the iterative encoder; js_stringify goes through orjson or
+    # the standard library's recursive encoder
+    compact = js_stringify(value)
+    expected = compact if indent is None else _reindent(compact, indent)
+    assert "".join(iter_pretty(value, indent)) == expected
 
 
-def test_iterative_encoder_errors_match():
-    with pytest.raises(TypeError):
-        _encode_iterative({"a": object()}, None)
+def test_encoder_errors_match():
     cyc: list = []
     cyc.append(cyc)
-    with pytest.raises(ValueError):
-        _encode_iterative(cyc, None)
+    for encode in (js_stringify, dumps_pretty, lambda v: "".join(iter_pretty(v, None))):
+        with pytest.raises(TypeError):
+            encode({"a": object()})
+        with pytest.raises(ValueError):
+            encode(cyc)
 
 
 def _write_deep_session(path: Path, version: int = 3) -> list[str]:

@@ -1,7 +1,5 @@
 """JSON encoding and decoding with JavaScript's rules.
 
-Size (over 500 lines): one contract, JSON as JavaScript reads and writes it (decoding fallbacks, the iterative encoder, number formatting); split, it would be three halves of one rule set.
-
 pi writes session files with ``JSON.stringify`` and measures tool-call arguments
 by the length of ``JSON.stringify(arguments)`` in UTF-16 code units. This module
 reproduces both on top of orjson (fast path) and the standard library (fallback
@@ -198,8 +196,10 @@ def _needs_js_encoder(value: Any, exact_ints: bool = False) -> bool:
     """True when orjson would write ``value`` differently from JSON.stringify:
     it holds a float (``1.0`` vs ``1``, exponent formats), an integer beyond
     ±2**53 (JavaScript rounds it; unless ``exact_ints``) or an object with
-    array-index keys (JavaScript puts them first)."""
+    array-index keys (JavaScript puts them first). A container met twice
+    (shared, or a cycle, which the encoders then refuse) is walked once."""
     stack = [value]
+    seen: set[int] = set()
     while stack:
         v = stack.pop()
         if isinstance(v, float):
@@ -207,11 +207,17 @@ def _needs_js_encoder(value: Any, exact_ints: bool = False) -> bool:
         if not exact_ints and v.__class__ is int and not -_SAFE_INT <= v <= _SAFE_INT:
             return True
         if isinstance(v, dict):
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
             for k in v:
                 if k[:1].isdigit() and _is_array_index(k):
                     return True
             stack.extend(v.values())
         elif isinstance(v, list):
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
             stack.extend(v)
     return False
 
@@ -246,17 +252,26 @@ def js_key_order(value: Any) -> Any:
     array-index keys (``"0"``, ``"12"``) first in ascending numeric order, then
     the other keys in insertion order. Returns ``value`` itself (no copy)
     where nothing needs reordering. Iterative (an explicit stack), so any
-    nesting depth works."""
+    nesting depth works.
+
+    Raises:
+        ValueError: ``value`` contains itself (a cycle).
+    """
     if not isinstance(value, (dict, list)):
         return value
 
+    active: set[int] = set()  # containers being walked: meeting one again is a cycle
+
     def start(v: Any, key: Any) -> list[Any] | None:
         # frame: [original, children iterator, rebuilt children, is_dict, key in parent]
+        if not isinstance(v, (dict, list)):
+            return None
+        if id(v) in active:
+            raise ValueError("Circular reference detected")
+        active.add(id(v))
         if isinstance(v, dict):
             return [v, iter(v.items()), [], True, key]
-        if isinstance(v, list):
-            return [v, iter(v), [], False, key]
-        return None
+        return [v, iter(v), [], False, key]
 
     def finish(frame: list[Any]) -> Any:
         orig, _, items, is_dict, _ = frame
@@ -276,6 +291,7 @@ def js_key_order(value: Any) -> Any:
             item = next(frame[1])
         except StopIteration:
             stack.pop()
+            active.discard(id(frame[0]))
             done = finish(frame)
             if not stack:
                 return done
@@ -357,26 +373,8 @@ def _iter_encode(value: Any, indent: int | None, exact_ints: bool = False) -> It
     # frames: [iterator, is_dict, level, first, id, closing bracket]
     stack: list[list[Any]] = []
 
-    def key_text(key: Any) -> str:
-        if isinstance(key, str):
-            return key
-        if isinstance(key, float):
-            return js_number(key)
-        if key is True:
-            return "true"
-        if key is False:
-            return "false"
-        if key is None:
-            return "null"
-        if isinstance(key, int):
-            return int_text(key)
-        raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
-
-    def begin(v: Any, level: int) -> str:
-        """The text that starts ``v`` (all of it for a scalar or an empty
-        container); a non-empty container gets a frame on the stack."""
-        if isinstance(v, str):
-            return encode_str(v)
+    def scalar_text(v: Any) -> str | None:
+        """``null``/``true``/``false``/a number's text; None for anything else."""
         if v is None:
             return "null"
         if v is True:
@@ -387,6 +385,24 @@ def _iter_encode(value: Any, indent: int | None, exact_ints: bool = False) -> It
             return int_text(v)
         if isinstance(v, float):
             return js_number(v)
+        return None
+
+    def key_text(key: Any) -> str:
+        if isinstance(key, str):
+            return key
+        text = scalar_text(key)
+        if text is None:
+            raise TypeError(f"keys must be str, int, float, bool or None, not {key.__class__.__name__}")
+        return text
+
+    def begin(v: Any, level: int) -> str:
+        """The text that starts ``v`` (all of it for a scalar or an empty
+        container); a non-empty container gets a frame on the stack."""
+        if isinstance(v, str):
+            return encode_str(v)
+        text = scalar_text(v)
+        if text is not None:
+            return text
         if isinstance(v, (list, tuple, dict)):
             if not v:
                 return "{}" if isinstance(v, dict) else "[]"

@@ -1,4 +1,4 @@
-"""Tree navigation as pi's ``navigateTree`` does it (SPEC 8; pi 1.6 §15):
+"""Tree navigation as pi 1.6's ``AgentSession.navigateTree`` does it:
 where the leaf goes when the user picks an entry, and what the branch left
 behind holds for a summary.
 

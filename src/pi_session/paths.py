@@ -1,10 +1,11 @@
-"""Where pi keeps things (SPEC 1): the agent dir and session directories."""
+"""Where pi keeps things: the agent dir (pi's ``getAgentDir``) and the session directories."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+
 from .records import StrPath
 
 __all__ = ["agent_dir", "sessions_dir", "encode_cwd", "default_session_dir", "session_file_name"]

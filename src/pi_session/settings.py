@@ -1,4 +1,4 @@
-"""Compaction and branch-summary settings (SPEC 1, 6, 7, 8).
+"""Compaction and branch-summary settings, read as pi's ``SettingsManager`` reads them.
 
 pi reads ``<agent dir>/settings.json`` (global) and ``<cwd>/.pi/settings.json``
 (project) and merges them with ``deepMergeSettings``: a project key replaces
@@ -16,9 +16,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from . import jsonio
+from . import jsonio, paths
 from .records import StrPath
 
 __all__ = [
@@ -130,6 +130,31 @@ def _flag_field(value: Mapping[str, Any], camel: str, snake: str, default: bool)
     return default
 
 
+_S = TypeVar("_S", "CompactionSettings", "BranchSummarySettings")
+
+
+def _coerce(
+    settings: Any,
+    cls: type[_S],
+    from_mapping: Callable[[Mapping[str, Any]], _S],
+    attributes: Mapping[str, str],
+    what: str,
+) -> _S:
+    """The one coercion rule of both settings kinds: None gives ``cls()``, a
+    ``cls`` is returned as is, a mapping goes through ``from_mapping``, an
+    object with all ``attributes`` (attribute -> pi's key) is read as that
+    mapping; anything else raises ``TypeError``."""
+    if settings is None:
+        return cls()
+    if isinstance(settings, cls):
+        return settings
+    if isinstance(settings, Mapping):
+        return from_mapping(settings)
+    if all(hasattr(settings, name) for name in attributes):
+        return from_mapping({key: getattr(settings, name) for name, key in attributes.items()})
+    raise TypeError(f"{what} settings must be a mapping or {cls.__name__}, not {type(settings).__name__}")
+
+
 def coerce_compaction_settings(settings: Any) -> CompactionSettings:
     """Compaction settings from whatever a caller passes.
 
@@ -148,27 +173,17 @@ def coerce_compaction_settings(settings: Any) -> CompactionSettings:
     Raises:
         TypeError: ``settings`` is none of the above.
     """
-    if settings is None:
-        return CompactionSettings()
-    if isinstance(settings, CompactionSettings):
-        return settings
-    if isinstance(settings, Mapping):
-        return CompactionSettings(
-            enabled=_flag_field(settings, "enabled", "enabled", True),
-            reserve_tokens=_number_field(settings, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
-            keep_recent_tokens=_number_field(
-                settings, "keepRecentTokens", "keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS
-            ),
-        )
-    if all(hasattr(settings, a) for a in ("enabled", "reserve_tokens", "keep_recent_tokens")):
-        return coerce_compaction_settings(
-            {
-                "enabled": settings.enabled,
-                "reserveTokens": settings.reserve_tokens,
-                "keepRecentTokens": settings.keep_recent_tokens,
-            }
-        )
-    raise TypeError(f"compaction settings must be a mapping or CompactionSettings, not {type(settings).__name__}")
+    return _coerce(
+        settings,
+        CompactionSettings,
+        lambda value: CompactionSettings(
+            enabled=_flag_field(value, "enabled", "enabled", True),
+            reserve_tokens=_number_field(value, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
+            keep_recent_tokens=_number_field(value, "keepRecentTokens", "keep_recent_tokens", DEFAULT_KEEP_RECENT_TOKENS),
+        ),
+        {"enabled": "enabled", "reserve_tokens": "reserveTokens", "keep_recent_tokens": "keepRecentTokens"},
+        "compaction",
+    )
 
 
 def coerce_branch_summary_settings(settings: Any) -> BranchSummarySettings:
@@ -180,20 +195,16 @@ def coerce_branch_summary_settings(settings: Any) -> BranchSummarySettings:
     Raises:
         TypeError: ``settings`` is none of these.
     """
-    if settings is None:
-        return BranchSummarySettings()
-    if isinstance(settings, BranchSummarySettings):
-        return settings
-    if isinstance(settings, Mapping):
-        return BranchSummarySettings(
-            reserve_tokens=_number_field(settings, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
-            skip_prompt=_flag_field(settings, "skipPrompt", "skip_prompt", False),
-        )
-    if all(hasattr(settings, a) for a in ("reserve_tokens", "skip_prompt")):
-        return coerce_branch_summary_settings(
-            {"reserveTokens": settings.reserve_tokens, "skipPrompt": settings.skip_prompt}
-        )
-    raise TypeError(f"branch summary settings must be a mapping or BranchSummarySettings, not {type(settings).__name__}")
+    return _coerce(
+        settings,
+        BranchSummarySettings,
+        lambda value: BranchSummarySettings(
+            reserve_tokens=_number_field(value, "reserveTokens", "reserve_tokens", DEFAULT_RESERVE_TOKENS),
+            skip_prompt=_flag_field(value, "skipPrompt", "skip_prompt", False),
+        ),
+        {"reserve_tokens": "reserveTokens", "skip_prompt": "skipPrompt"},
+        "branch summary",
+    )
 
 
 @dataclass
@@ -269,10 +280,8 @@ def read_settings_file(path: Path) -> dict[str, Any]:
 
 
 def default_agent_dir() -> Path:
-    """``$PI_CODING_AGENT_DIR`` if set, else ``~/.pi/agent`` (SPEC 1)."""
-    from .paths import agent_dir
-
-    return agent_dir()
+    """``$PI_CODING_AGENT_DIR`` if set, else ``~/.pi/agent`` (:func:`pi_session.paths.agent_dir`)."""
+    return paths.agent_dir()
 
 
 def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSettings:
@@ -293,11 +302,11 @@ def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSetti
         instead of being used as is.
     """
     agent = Path(agent_dir) if agent_dir is not None else default_agent_dir()
-    paths = [agent / "settings.json", Path(cwd) / ".pi" / "settings.json"]
+    candidates = [agent / "settings.json", Path(cwd) / ".pi" / "settings.json"]
     merged: dict[str, Any] = {}
     warnings: list[str] = []
     files: list[Path] = []
-    for path in paths:
+    for path in candidates:
         if path.exists():
             files.append(path)
         try:

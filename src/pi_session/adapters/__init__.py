@@ -1,4 +1,4 @@
-"""Provider request adapters that always produce a valid request (SPEC 5, **beyond pi**).
+"""Provider request adapters that always produce a valid request (**beyond pi**).
 
 A session context (``build_session_context(...)["messages"]``) is a list of
 agent messages. Turning it into a provider request can fail in ways pi's own

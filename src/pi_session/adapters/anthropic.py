@@ -1,8 +1,8 @@
-"""Renderer for the Anthropic Messages ``messages`` (SPEC 5, **beyond pi**).
+"""Anthropic Messages: :func:`to_anthropic_messages` renders canonical turns as ``messages``.
 
-Owns: :func:`to_anthropic_messages` and the part/block rendering for this API. Input is the
-canonical form (:func:`pi_session.adapters.canonical._canonicalize`); tool
-results come from :func:`pi_session.adapters.pairing._result_of`.
+Beyond pi (pi sends what the session holds): roles alternate, starting with
+the user; starts from :func:`pi_session.adapters.canonical.prepare`, each
+``tool_result`` block from :func:`pi_session.adapters.pairing.result_of`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,9 @@ from .canonical import (
     AdapterResult,
     Repair,
     ThinkingMode,
-    _canonicalize,
-    _IdMap,
-    _system_prompt_for,
-    _system_text,
+    prepare,
 )
-from .pairing import _result_of
+from .pairing import result_of
 
 
 def to_anthropic_messages(
@@ -54,9 +51,8 @@ def to_anthropic_messages(
     Raises:
         ValueError: ``thinking`` is not "drop" or "text".
     """
-    turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
-    ids = _IdMap(64)
+    rendering = prepare(messages, system_prompt, thinking, 64)
+    turns, repairs, system_prompt, ids = rendering.turns, rendering.repairs, rendering.system, rendering.ids
     out: list[dict[str, Any]] = []
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
@@ -75,7 +71,7 @@ def to_anthropic_messages(
         if turn.calls:
             results = []
             for c in turn.calls:
-                res = _result_of(c)
+                res = result_of(c)
                 block: dict[str, Any] = {
                     "type": "tool_result",
                     "tool_use_id": ids(c.uid),

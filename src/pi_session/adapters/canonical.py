@@ -1,8 +1,8 @@
-"""The canonical form every provider renderer starts from (SPEC 5, **beyond pi**).
+"""The canonical form every provider renderer starts from (**beyond pi**).
 
 Owns: the public result types (:class:`Repair`, :class:`AdapterResult`),
-the shared constants, the turn/call/result model (``_Turn``, ``_Call``,
-``_Result``), :func:`_canonicalize` (agent messages → user and assistant
+the shared constants, the turn/call/result model (``Turn``, ``Call``,
+``CallResult``), :func:`canonicalize` (agent messages → user and assistant
 turns whose calls carry at most one result, with every repair reported),
 the lone-surrogate handling of messages and of the system prompt, the
 replay of pi 1.6 ``system`` messages into the system prompt, and the small
@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..context import convert_to_llm
+from ..context import convert_to_llm, get_current_system_message, system_message_text
 from ..text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
 
 SUPPORTED_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
@@ -112,33 +112,46 @@ class AdapterResult:
 
 
 @dataclass
-class _Result:
+class CallResult:
+    """The one result a canonical call is rendered with: normalized ``text``/``image``
+    blocks, pi's ``isError``, and the index of the toolResult message it came
+    from (None for an inserted one)."""
+
     blocks: list[dict[str, Any]]  # normalized text/image blocks
     is_error: bool
     src: int | None
 
 
 @dataclass
-class _Call:
+class Call:
+    """A tool call of an assistant turn: its original id (None when it had none),
+    a context-unique ``uid``, name, arguments (always an object), the index of
+    its assistant message, and its result once paired."""
+
     orig_id: str | None
     uid: str  # unique across the context
     name: str
     arguments: dict[str, Any]
     src: int
-    result: _Result | None = None
+    result: CallResult | None = None
     moved_from: int | None = None  # src of a result that arrived out of position
 
 
 @dataclass
-class _Turn:
+class Turn:
+    """A user or assistant turn of the canonical form: ``blocks`` (user: text and
+    images; assistant: text), the index of its message, the assistant's calls."""
+
     role: str  # "user" | "assistant"
     blocks: list[dict[str, Any]]  # user: text/image; assistant: text
     src: int
-    calls: list[_Call] = field(default_factory=list)
+    calls: list[Call] = field(default_factory=list)
     from_string: bool = False  # user content was a plain string
 
 
-def _text_blocks_of(content: Any) -> list[Any]:
+def content_blocks(content: Any) -> list[Any]:
+    """The blocks of a message ``content``: a string is one ``text`` block, a list is
+    itself, anything else has none."""
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
@@ -146,17 +159,28 @@ def _text_blocks_of(content: Any) -> list[Any]:
     return []
 
 
+def _typed_blocks(content: Any) -> Iterator[tuple[Any, Mapping[str, Any]]]:
+    """``(type, block)`` for each object block of a message content (a string is one text block)."""
+    for block in content_blocks(content):
+        if isinstance(block, Mapping):
+            yield block.get("type"), block
+
+
+def _text_block(text: Any) -> dict[str, Any] | None:
+    """A ``text`` block for a non-blank string, else None (empty and whitespace-only text is dropped)."""
+    if isinstance(text, str) and text.strip():
+        return {"type": "text", "text": text}
+    return None
+
+
 def _norm_user_blocks(content: Any, src: int, repairs: list[Repair], what: str) -> list[dict[str, Any]]:
     """Text and image blocks of a user/tool-result content, empties removed."""
     out: list[dict[str, Any]] = []
-    for block in _text_blocks_of(content):
-        if not isinstance(block, Mapping):
-            continue
-        btype = block.get("type")
+    for btype, block in _typed_blocks(content):
         if btype == "text":
-            text = block.get("text")
-            if isinstance(text, str) and text.strip():
-                out.append({"type": "text", "text": text})
+            text = _text_block(block.get("text"))
+            if text is not None:
+                out.append(text)
         elif btype == "image":
             mime = block.get("mimeType")
             data = block.get("data")
@@ -195,7 +219,9 @@ def _coerce_arguments(args: Any) -> tuple[dict[str, Any], bool]:
     return {"value": args}, True
 
 
-def _llm_messages_with_index(messages: Sequence[Any]) -> list[tuple[int, dict[str, Any]]]:
+def llm_messages_with_index(messages: Sequence[Any]) -> list[tuple[int, dict[str, Any]]]:
+    """``(index into messages, LLM message)`` after pi's ``convertToLlm``
+    (:func:`pi_session.context.convert_to_llm`); non-object messages are skipped."""
     out: list[tuple[int, dict[str, Any]]] = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
@@ -225,7 +251,7 @@ def _well_formed_message(m: dict[str, Any], src: int, repairs: list[Repair]) -> 
     return fixed
 
 
-def _system_text(system_prompt: str | None, repairs: list[Repair]) -> str | None:
+def well_formed_system_prompt(system_prompt: str | None, repairs: list[Repair]) -> str | None:
     """The system prompt made well formed (reported like message text, with
     ``message_index`` None)."""
     if not isinstance(system_prompt, str) or is_well_formed(system_prompt):
@@ -244,7 +270,7 @@ def _system_text(system_prompt: str | None, repairs: list[Repair]) -> str | None
     return well_formed(system_prompt)
 
 
-def _system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> str | None:
+def system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> str | None:
     """The system prompt to send: ``system_prompt`` when given, else the
     prompt the context's pi 1.6 system messages replay to
     (:func:`pi_session.context.get_current_system_message`), as pi sends it
@@ -252,34 +278,41 @@ def _system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> st
     there is neither."""
     if system_prompt is not None:
         return system_prompt
-    from ..context import get_current_system_message, system_message_text
-
     replayed = get_current_system_message(m for m in messages if isinstance(m, Mapping))
     return system_message_text(replayed) or None if replayed is not None else None
 
 
-def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[_Turn], list[Repair]]:
+def canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[Turn], list[Repair]]:
+    """Agent messages → canonical turns whose calls carry at most one result each.
+
+    Applies the pairing rules of :mod:`pi_session.adapters` and reports every
+    repair (sorted by ``message_index``); a call left without a result keeps
+    ``result`` None (:func:`pi_session.adapters.pairing.result_of` answers it).
+
+    Raises:
+        ValueError: ``thinking`` is not "drop" or "text".
+    """
     if thinking not in ("drop", "text"):
         raise ValueError(f"thinking must be 'drop' or 'text', not {thinking!r}")
     repairs: list[Repair] = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
             repairs.append(Repair("invalid_message_dropped", None, i, "a message that is not an object was dropped"))
-    llm = _llm_messages_with_index(messages)
+    llm = llm_messages_with_index(messages)
     llm = [(src, _well_formed_message(m, src, repairs)) for src, m in llm]
 
     # Every call id made anywhere, to tell "result before its call" from "unknown call".
     all_call_ids: set[str] = set()
     for _, m in llm:
         if m.get("role") == "assistant":
-            for b in _text_blocks_of(m.get("content")):
+            for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str):
                     all_call_ids.add(b["id"])
 
-    turns: list[_Turn] = []
+    turns: list[Turn] = []
     used_uids: set[str] = set()
-    calls_by_id: dict[str, list[_Call]] = {}
-    open_calls: list[_Call] = []  # calls of the latest assistant turn, until another turn starts
+    calls_by_id: dict[str, list[Call]] = {}
+    open_calls: list[Call] = []  # calls of the latest assistant turn, until another turn starts
     counter = 0
 
     def fresh_uid(base: str) -> str:
@@ -293,30 +326,23 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
     for src, m in llm:
         role = m.get("role")
         if role == "system":
-            continue  # pi 1.6 system messages: replayed into the system prompt (see _system_prompt_for)
+            continue  # pi 1.6 system messages: replayed into the system prompt (see system_prompt_for)
         if role == "user":
             open_calls = []
             blocks = _norm_user_blocks(m.get("content"), src, repairs, "a user message")
             if not blocks:
                 repairs.append(Repair("empty_user_dropped", None, src, "a user message with no content was dropped"))
                 continue
-            turns.append(_Turn("user", blocks, src, from_string=isinstance(m.get("content"), str)))
+            turns.append(Turn("user", blocks, src, from_string=isinstance(m.get("content"), str)))
         elif role == "assistant":
             open_calls = []
             blocks = []  # list[dict[str, Any]], as declared in the user branch above
-            calls: list[_Call] = []
-            for b in _text_blocks_of(m.get("content")):
-                if not isinstance(b, Mapping):
-                    continue
-                btype = b.get("type")
-                if btype == "text":
-                    text = b.get("text")
-                    if isinstance(text, str) and text.strip():
-                        blocks.append({"type": "text", "text": text})
-                elif btype == "thinking":
-                    text = b.get("thinking")
-                    if thinking == "text" and isinstance(text, str) and text.strip():
-                        blocks.append({"type": "text", "text": text})
+            calls: list[Call] = []
+            for btype, b in _typed_blocks(m.get("content")):
+                if btype == "text" or (btype == "thinking" and thinking == "text"):
+                    text = _text_block(b.get("text" if btype == "text" else "thinking"))
+                    if text is not None:
+                        blocks.append(text)
                 elif btype == "toolCall":
                     orig = b.get("id") if isinstance(b.get("id"), str) and b.get("id") else None
                     if orig is None:
@@ -345,7 +371,7 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
                         )
                     raw_name = b.get("name")
                     name = raw_name if isinstance(raw_name, str) and raw_name else "unknown_tool"
-                    call = _Call(orig, uid, name, args, src)
+                    call = Call(orig, uid, name, args, src)
                     calls.append(call)
                     if orig is not None:
                         calls_by_id.setdefault(orig, []).append(call)
@@ -356,12 +382,12 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
                     Repair("empty_assistant_dropped", None, src, f"an assistant message with no text or tool calls{note} was dropped")
                 )
                 continue
-            turns.append(_Turn("assistant", blocks, src, calls=calls))
+            turns.append(Turn("assistant", blocks, src, calls=calls))
             open_calls = calls
         elif role == "toolResult":
             tid = m.get("toolCallId")
             tid = tid if isinstance(tid, str) else None
-            result = _Result(
+            result = CallResult(
                 _norm_user_blocks(m.get("content"), src, repairs, "a tool result"), m.get("isError") is True, src
             )
             candidates = calls_by_id.get(tid, []) if tid is not None else []
@@ -436,7 +462,7 @@ def _canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 
-class _IdMap:
+class IdMap:
     """Maps canonical call uids to provider-safe, unique ids."""
 
     def __init__(self, max_len: int) -> None:
@@ -460,9 +486,46 @@ class _IdMap:
         return candidate
 
 
-def _joined_text(blocks: Iterable[Mapping[str, Any]], sep: str) -> str:
+def joined_text(blocks: Iterable[Mapping[str, Any]], sep: str) -> str:
+    """The texts of the ``text`` blocks joined with ``sep`` (images are skipped)."""
     return sep.join(b["text"] for b in blocks if b.get("type") == "text")
 
 
-def _data_url(block: Mapping[str, Any]) -> str:
+def data_url(block: Mapping[str, Any]) -> str:
+    """``data:<mimeType>;base64,<data>`` of a normalized image block."""
     return f"data:{block['mimeType']};base64,{block['data']}"
+
+
+
+@dataclass
+class Rendering:
+    """What every provider renderer starts from (see :func:`prepare`)."""
+
+    turns: list[Turn]
+    repairs: list[Repair]
+    system: str | None
+    ids: IdMap
+
+
+def prepare(
+    messages: Sequence[Any], system_prompt: str | None, thinking: ThinkingMode, max_id_len: int
+) -> Rendering:
+    """Canonicalize ``messages``, pick the system prompt and make it well formed.
+
+    Args:
+        messages: agent messages as given to an adapter.
+        system_prompt: the caller's prompt, or None to replay the context's
+            pi 1.6 ``system`` messages (:func:`system_prompt_for`).
+        thinking: ``"drop"`` or ``"text"``.
+        max_id_len: the provider's longest tool-call id (40 for Chat, else 64).
+
+    Returns:
+        A :class:`Rendering`: the turns, the repairs (a lone-surrogate repair
+        of the system prompt first), the system prompt, a fresh :class:`IdMap`.
+
+    Raises:
+        ValueError: ``thinking`` is not "drop" or "text".
+    """
+    turns, repairs = canonicalize(messages, thinking)
+    system = well_formed_system_prompt(system_prompt_for(messages, system_prompt), repairs)
+    return Rendering(turns, repairs, system, IdMap(max_id_len))

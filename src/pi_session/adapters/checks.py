@@ -1,4 +1,4 @@
-"""Checks the three validators share (SPEC 5, **beyond pi**).
+"""Checks the three validators share (**beyond pi**).
 
 Owns: reading the list and system prompt out of a payload, and the rules
 common to all providers' payloads: the payload list, items being objects,
@@ -22,7 +22,9 @@ from .canonical import SUPPORTED_IMAGE_TYPES, AdapterResult
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
-def _payload_list(payload: Any, key: str) -> Any:
+def payload_list(payload: Any, key: str) -> Any:
+    """The list a payload carries: an :class:`AdapterResult`'s ``input`` or
+    ``messages``, a dict's ``key``, else the payload itself (unchecked)."""
     if isinstance(payload, AdapterResult):
         return payload.input if key == "input" else payload.messages
     if isinstance(payload, Mapping):
@@ -82,11 +84,13 @@ def _argument_texts(value: Any, path: str) -> Iterable[tuple[str, str]]:
             stack.extend((f"{where}[{i}]", item) for i, item in enumerate(v))
 
 
-def _nonblank(s: Any) -> bool:
+def nonblank(s: Any) -> bool:
+    """True for a string with a non-whitespace character."""
     return isinstance(s, str) and bool(s.strip())
 
 
-def _check_data_url(url: Any, where: str, problems: list[str]) -> None:
+def check_data_url(url: Any, where: str, problems: list[str]) -> None:
+    """An image URL: a base64 data URL of a supported type, or http(s)."""
     if not isinstance(url, str) or not url:
         problems.append(f"{where}: image url missing")
         return
@@ -106,7 +110,7 @@ def _check_data_url(url: Any, where: str, problems: list[str]) -> None:
 # --------------------------------------------------------------------------
 
 
-def _check_list(items: Any, key: str, allow_empty: bool, problems: list[str]) -> bool:
+def check_list(items: Any, key: str, allow_empty: bool, problems: list[str]) -> bool:
     """The payload's message/item list: ``{key}: not a list`` (returns False,
     the validator stops there) or, when ``allow_empty`` is False,
     ``{key}: empty``. Returns True when ``items`` is a list."""
@@ -118,7 +122,7 @@ def _check_list(items: Any, key: str, allow_empty: bool, problems: list[str]) ->
     return True
 
 
-def _check_object(item: Any, where: str, problems: list[str]) -> bool:
+def check_object(item: Any, where: str, problems: list[str]) -> bool:
     """An item of the list must be an object; returns whether it is."""
     if not isinstance(item, Mapping):
         problems.append(f"{where}: not an object")
@@ -126,7 +130,7 @@ def _check_object(item: Any, where: str, problems: list[str]) -> bool:
     return True
 
 
-def _check_unique_safe_id(cid: Any, where: str, label: str, seen: set[str], problems: list[str]) -> bool:
+def check_unique_safe_id(cid: Any, where: str, label: str, seen: set[str], problems: list[str]) -> bool:
     """A call id made of ``[A-Za-z0-9_-]``, 1 to 64 characters, not in
     ``seen``. Returns True (and adds it to ``seen``) for a new valid id."""
     if not isinstance(cid, str) or not _SAFE_ID.match(cid) or len(cid) > 64:
@@ -139,28 +143,42 @@ def _check_unique_safe_id(cid: Any, where: str, label: str, seen: set[str], prob
     return True
 
 
-def _check_nonblank(text: Any, where: str, what: str, problems: list[str]) -> bool:
+def check_nonblank(text: Any, where: str, what: str, problems: list[str]) -> bool:
     """``text`` must be a string with a non-whitespace character
     (``{where}: {what}`` otherwise); returns whether it is."""
-    if not _nonblank(text):
+    if not nonblank(text):
         problems.append(f"{where}: {what}")
         return False
     return True
 
 
-def _check_text(text: Any, where: str, problems: list[str]) -> None:
+def check_answer(
+    call_id: Any, calls: Iterable[Any], answered: set[Any], problems: list[str], *, unknown: str, second: str
+) -> None:
+    """A tool result for ``call_id``: it must answer one of ``calls`` (else the
+    ``unknown`` line) and only once (else the ``second`` line); a valid answer
+    is added to ``answered``."""
+    if call_id not in calls:
+        problems.append(unknown)
+    elif call_id in answered:
+        problems.append(second)
+    else:
+        answered.add(call_id)
+
+
+def check_text(text: Any, where: str, problems: list[str]) -> None:
     """A text part's ``text`` must be a string."""
     if not isinstance(text, str):
         problems.append(f"{where}: text missing")
 
 
-def _check_arguments_text(arguments: Any, where: str, problems: list[str]) -> None:
+def check_arguments_text(arguments: Any, where: str, problems: list[str]) -> None:
     """OpenAI call arguments must be a JSON object encoded as a string."""
     if not _is_json_object_text(arguments):
         problems.append(f"{where}: arguments must be a JSON object encoded as a string")
 
 
-def _payload_system(payload: Any, key: str) -> Any:
+def payload_system(payload: Any, key: str) -> Any:
     """The system prompt a payload carries: an :class:`AdapterResult`'s
     ``system``, a dict's ``key`` (``instructions`` / ``system``), else None."""
     if isinstance(payload, AdapterResult):
@@ -168,7 +186,7 @@ def _payload_system(payload: Any, key: str) -> Any:
     return payload.get(key) if isinstance(payload, Mapping) else None
 
 
-def _check_unicode(problems: list[str], *parts: tuple[Any, str]) -> None:
+def check_unicode(problems: list[str], *parts: tuple[Any, str]) -> None:
     """Lone UTF-16 surrogates in each ``(value, path)`` whose value is not None."""
     for value, path in parts:
         if value is not None:

@@ -1,8 +1,9 @@
-"""Renderer for the OpenAI Chat Completions ``messages`` (SPEC 5, **beyond pi**).
+"""OpenAI Chat Completions: :func:`to_openai_chat` renders canonical turns as ``messages``.
 
-Owns: :func:`to_openai_chat` and the part/block rendering for this API. Input is the
-canonical form (:func:`pi_session.adapters.canonical._canonicalize`); tool
-results come from :func:`pi_session.adapters.pairing._result_of`.
+Beyond pi (pi sends what the session holds): starts from
+:func:`pi_session.adapters.canonical.prepare`; a call's ``tool`` message
+comes from :func:`pi_session.adapters.pairing.result_of`; tool-result images,
+which ``tool`` messages cannot carry, follow as one user message.
 """
 
 from __future__ import annotations
@@ -17,14 +18,11 @@ from .canonical import (
     TOOL_IMAGES_TEXT,
     AdapterResult,
     ThinkingMode,
-    _canonicalize,
-    _data_url,
-    _IdMap,
-    _joined_text,
-    _system_prompt_for,
-    _system_text,
+    data_url,
+    joined_text,
+    prepare,
 )
-from .pairing import _result_of
+from .pairing import result_of
 
 
 def to_openai_chat(
@@ -56,20 +54,19 @@ def to_openai_chat(
     Raises:
         ValueError: ``thinking`` is not "drop" or "text".
     """
-    turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
-    ids = _IdMap(40)
+    rendering = prepare(messages, system_prompt, thinking, 40)
+    turns, repairs, system_prompt, ids = rendering.turns, rendering.repairs, rendering.system, rendering.ids
     out: list[dict[str, Any]] = []
     if system_prompt:
         out.append({"role": "system", "content": system_prompt})
     for turn in turns:
         if turn.role == "user":
             if turn.from_string and all(b["type"] == "text" for b in turn.blocks):
-                out.append({"role": "user", "content": _joined_text(turn.blocks, "\n")})
+                out.append({"role": "user", "content": joined_text(turn.blocks, "\n")})
             else:
                 out.append({"role": "user", "content": [_chat_part(b) for b in turn.blocks]})
             continue
-        msg: dict[str, Any] = {"role": "assistant", "content": _joined_text(turn.blocks, "\n\n") or None}
+        msg: dict[str, Any] = {"role": "assistant", "content": joined_text(turn.blocks, "\n\n") or None}
         if turn.calls:
             msg["tool_calls"] = [
                 {
@@ -82,8 +79,8 @@ def to_openai_chat(
         out.append(msg)
         images: list[dict[str, Any]] = []
         for c in turn.calls:
-            res = _result_of(c)
-            text = _joined_text(res.blocks, "\n")
+            res = result_of(c)
+            text = joined_text(res.blocks, "\n")
             images.extend(_chat_part(b) for b in res.blocks if b["type"] == "image")
             if not text:
                 text = "(see the attached image)" if any(b["type"] == "image" for b in res.blocks) else EMPTY_RESULT_TEXT
@@ -96,5 +93,5 @@ def to_openai_chat(
 def _chat_part(block: Mapping[str, Any]) -> dict[str, Any]:
     if block["type"] == "text":
         return {"type": "text", "text": block["text"]}
-    return {"type": "image_url", "image_url": {"url": _data_url(block)}}
+    return {"type": "image_url", "image_url": {"url": data_url(block)}}
 

@@ -1,8 +1,8 @@
-"""Renderer for the OpenAI Responses ``input`` items (SPEC 5, **beyond pi**).
+"""OpenAI Responses: :func:`to_openai_responses` renders canonical turns as ``input`` items.
 
-Owns: :func:`to_openai_responses` and the part/block rendering for this API. Input is the
-canonical form (:func:`pi_session.adapters.canonical._canonicalize`); tool
-results come from :func:`pi_session.adapters.pairing._result_of`.
+Beyond pi (pi sends what the session holds): stateless items (no item ids,
+no reasoning items); starts from :func:`pi_session.adapters.canonical.prepare`,
+each ``function_call_output`` from :func:`pi_session.adapters.pairing.result_of`.
 """
 
 from __future__ import annotations
@@ -16,14 +16,11 @@ from .canonical import (
     EMPTY_RESULT_TEXT,
     AdapterResult,
     ThinkingMode,
-    _canonicalize,
-    _data_url,
-    _IdMap,
-    _joined_text,
-    _system_prompt_for,
-    _system_text,
+    data_url,
+    joined_text,
+    prepare,
 )
-from .pairing import _result_of
+from .pairing import result_of
 
 
 def to_openai_responses(
@@ -51,15 +48,14 @@ def to_openai_responses(
     Raises:
         ValueError: ``thinking`` is not "drop" or "text".
     """
-    turns, repairs = _canonicalize(messages, thinking)
-    system_prompt = _system_text(_system_prompt_for(messages, system_prompt), repairs)
-    ids = _IdMap(64)
+    rendering = prepare(messages, system_prompt, thinking, 64)
+    turns, repairs, system_prompt, ids = rendering.turns, rendering.repairs, rendering.system, rendering.ids
     items: list[dict[str, Any]] = []
     for turn in turns:
         if turn.role == "user":
             items.append({"role": "user", "content": [_responses_part(b) for b in turn.blocks]})
             continue
-        text = _joined_text(turn.blocks, "\n\n")
+        text = joined_text(turn.blocks, "\n\n")
         if text:
             items.append({"role": "assistant", "content": text})
         for c in turn.calls:
@@ -67,12 +63,12 @@ def to_openai_responses(
                 {"type": "function_call", "call_id": ids(c.uid), "name": c.name, "arguments": js_stringify(c.arguments)}
             )
         for c in turn.calls:
-            res = _result_of(c)
+            res = result_of(c)
             output: Any
             if any(b["type"] == "image" for b in res.blocks):
                 output = [_responses_part(b) for b in res.blocks]
             else:
-                output = _joined_text(res.blocks, "\n") or EMPTY_RESULT_TEXT
+                output = joined_text(res.blocks, "\n") or EMPTY_RESULT_TEXT
             items.append({"type": "function_call_output", "call_id": ids(c.uid), "output": output})
     return AdapterResult("openai-responses", input=well_formed_deep(items), system=system_prompt, repairs=repairs)
 
@@ -80,5 +76,5 @@ def to_openai_responses(
 def _responses_part(block: Mapping[str, Any]) -> dict[str, Any]:
     if block["type"] == "text":
         return {"type": "input_text", "text": block["text"]}
-    return {"type": "input_image", "detail": "auto", "image_url": _data_url(block)}
+    return {"type": "input_image", "detail": "auto", "image_url": data_url(block)}
 

@@ -1,9 +1,9 @@
 """Tool-call pairing: which calls go unanswered, which results are orphans,
-and the result a call is rendered with (SPEC 5, **beyond pi**).
+and the result a call is rendered with (**beyond pi**).
 
 Owns: :func:`unanswered_tool_calls` and :func:`orphan_tool_results` (checks
 on agent messages, used by the session manager and the CLI), and
-:func:`_result_of` with :data:`MISSING_RESULT_TEXT` (a call whose result was
+:func:`result_of` with :data:`MISSING_RESULT_TEXT` (a call whose result was
 never recorded is answered with an error result). The repairs themselves are
 made while canonicalizing (:mod:`pi_session.adapters.canonical`).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .canonical import _Call, _llm_messages_with_index, _Result, _text_blocks_of
+from .canonical import Call, CallResult, content_blocks, llm_messages_with_index
 
 MISSING_RESULT_TEXT = (
     "Error: this tool call has no recorded result (the run was interrupted or the "
@@ -22,11 +22,12 @@ MISSING_RESULT_TEXT = (
 """Text of the error result inserted for a call that never got one."""
 
 
-def _result_of(call: _Call) -> _Result:
+def result_of(call: Call) -> CallResult:
+    """The result ``call`` is rendered with: its paired one, else an error result
+    with :data:`MISSING_RESULT_TEXT` (pi records none for an aborted run)."""
     if call.result is not None:
         return call.result
-    return _Result([{"type": "text", "text": MISSING_RESULT_TEXT}], True, None)
-
+    return CallResult([{"type": "text", "text": MISSING_RESULT_TEXT}], True, None)
 
 
 def unanswered_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -54,7 +55,7 @@ def unanswered_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[dict[st
             if cid not in answered:
                 out.append({"index": idx, "toolCallId": cid, "name": name})
 
-    for i, m in _llm_messages_with_index(messages):
+    for i, m in llm_messages_with_index(messages):
         role = m.get("role")
         if role == "toolResult":
             answered.add(m.get("toolCallId"))
@@ -62,7 +63,7 @@ def unanswered_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[dict[st
         flush()
         pending, answered = [], set()
         if role == "assistant":
-            for b in _text_blocks_of(m.get("content")):
+            for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
                     pending.append((i, b.get("id"), b.get("name")))
     flush()
@@ -83,10 +84,10 @@ def orphan_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[dict[str,
     """
     seen: set[Any] = set()
     out: list[dict[str, Any]] = []
-    for i, m in _llm_messages_with_index(messages):
+    for i, m in llm_messages_with_index(messages):
         role = m.get("role")
         if role == "assistant":
-            for b in _text_blocks_of(m.get("content")):
+            for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
                     seen.add(b.get("id"))
         elif role == "toolResult" and m.get("toolCallId") not in seen:

@@ -1,4 +1,4 @@
-"""Validators: the rules a provider payload breaks (SPEC 5, **beyond pi**).
+"""Validators: the rules a provider payload breaks (**beyond pi**).
 
 Owns: :func:`validate_openai_chat`, :func:`validate_openai_responses`,
 :func:`validate_anthropic_messages` and the checks they share (payload
@@ -14,17 +14,18 @@ from typing import Any
 
 from .canonical import SUPPORTED_IMAGE_TYPES
 from .checks import (
-    _check_arguments_text,
-    _check_data_url,
-    _check_list,
-    _check_nonblank,
-    _check_object,
-    _check_text,
-    _check_unicode,
-    _check_unique_safe_id,
-    _nonblank,
-    _payload_list,
-    _payload_system,
+    check_answer,
+    check_arguments_text,
+    check_data_url,
+    check_list,
+    check_nonblank,
+    check_object,
+    check_text,
+    check_unicode,
+    check_unique_safe_id,
+    nonblank,
+    payload_list,
+    payload_system,
 )
 
 
@@ -46,9 +47,9 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
         string (nor the JSON text of ``arguments``) holds a lone UTF-16
         surrogate.
     """
-    msgs = _payload_list(payload, "messages")
+    msgs = payload_list(payload, "messages")
     problems: list[str] = []
-    if not _check_list(msgs, "messages", allow_empty, problems):
+    if not check_list(msgs, "messages", allow_empty, problems):
         return problems
     seen_ids: set[str] = set()
     expecting: list[str] | None = None  # call ids of the assistant whose tool run we are in
@@ -64,14 +65,14 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
 
     for i, m in enumerate(msgs):
         w = f"messages[{i}]"
-        if not _check_object(m, w, problems):
+        if not check_object(m, w, problems):
             continue
         role = m.get("role")
         if role != "tool":
             close(w)
         content = m.get("content")
         if role in ("system", "developer"):
-            if not _nonblank(content) and not (isinstance(content, list) and content):
+            if not nonblank(content) and not (isinstance(content, list) and content):
                 problems.append(f"{w}: {role} content empty")
         elif role == "user":
             if isinstance(content, str):
@@ -82,10 +83,10 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                     pw = f"{w}.content[{j}]"
                     ptype = part.get("type") if isinstance(part, Mapping) else None
                     if ptype == "text":
-                        _check_text(part.get("text"), pw, problems)
+                        check_text(part.get("text"), pw, problems)
                     elif ptype == "image_url":
                         iu = part.get("image_url")
-                        _check_data_url(iu.get("url") if isinstance(iu, Mapping) else None, pw, problems)
+                        check_data_url(iu.get("url") if isinstance(iu, Mapping) else None, pw, problems)
                     else:
                         problems.append(f"{pw}: unknown part type {ptype!r}")
             else:
@@ -104,7 +105,7 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                 expecting, answered = [], set()
                 for j, c in enumerate(calls):
                     cw = f"{w}.tool_calls[{j}]"
-                    if not _check_object(c, cw, problems):
+                    if not check_object(c, cw, problems):
                         continue
                     cid = c.get("id")
                     if not isinstance(cid, str) or not cid:
@@ -121,24 +122,27 @@ def validate_openai_chat(payload: Any, *, allow_empty: bool = True) -> list[str]
                     fn = c.get("function")
                     if not isinstance(fn, Mapping):
                         problems.append(f"{cw}: function name missing")
-                    elif _check_nonblank(fn.get("name"), cw, "function name missing", problems):
-                        _check_arguments_text(fn.get("arguments"), cw, problems)
+                    elif check_nonblank(fn.get("name"), cw, "function name missing", problems):
+                        check_arguments_text(fn.get("arguments"), cw, problems)
         elif role == "tool":
             tid = m.get("tool_call_id")
             if not isinstance(content, str) and not (isinstance(content, list) and content):
                 problems.append(f"{w}: tool content must be a string or text parts")
             if expecting is None:
                 problems.append(f"{w}: tool message {tid} does not directly follow an assistant message with tool_calls")
-            elif tid not in expecting:
-                problems.append(f"{w}: tool message {tid} answers no call of the preceding assistant message")
-            elif tid in answered:
-                problems.append(f"{w}: second tool message for call {tid}")
             else:
-                answered.add(tid)
+                check_answer(
+                    tid,
+                    expecting,
+                    answered,
+                    problems,
+                    unknown=f"{w}: tool message {tid} answers no call of the preceding assistant message",
+                    second=f"{w}: second tool message for call {tid}",
+                )
         else:
             problems.append(f"{w}: unknown role {role!r}")
     close(f"messages[{len(msgs)}] (end)")
-    _check_unicode(problems, (msgs, "messages"))
+    check_unicode(problems, (msgs, "messages"))
     return problems
 
 
@@ -161,11 +165,11 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         (``instructions`` and ``arguments`` JSON text included) holds a
         lone UTF-16 surrogate.
     """
-    items = _payload_list(payload, "input")
+    items = payload_list(payload, "input")
     problems: list[str] = []
     if isinstance(payload, Mapping) and "instructions" in payload and not isinstance(payload["instructions"], str):
         problems.append("instructions: not a string")
-    if not _check_list(items, "input", allow_empty, problems):
+    if not check_list(items, "input", allow_empty, problems):
         return problems
     calls: set[str] = set()
     answered: set[str] = set()
@@ -179,7 +183,7 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
 
     for i, it in enumerate(items):
         w = f"input[{i}]"
-        if not _check_object(it, w, problems):
+        if not check_object(it, w, problems):
             continue
         itype = it.get("type", "message")
         if itype == "message":
@@ -199,17 +203,17 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
                     if ptype not in allowed:
                         problems.append(f"{pw}: part type {ptype!r} not allowed for role {role}")
                     elif ptype == "input_image":
-                        _check_data_url(part.get("image_url"), pw, problems)
+                        check_data_url(part.get("image_url"), pw, problems)
                     elif ptype in ("input_text", "output_text"):
-                        _check_text(part.get("text"), pw, problems)
+                        check_text(part.get("text"), pw, problems)
             else:
                 problems.append(f"{w}: content must be a non-empty string or part list")
         elif itype == "function_call":
             cid = it.get("call_id")
-            if _check_unique_safe_id(cid, w, "call_id", calls, problems):
+            if check_unique_safe_id(cid, w, "call_id", calls, problems):
                 open_calls.add(cid)
-            _check_nonblank(it.get("name"), w, "name missing", problems)
-            _check_arguments_text(it.get("arguments"), w, problems)
+            check_nonblank(it.get("name"), w, "name missing", problems)
+            check_arguments_text(it.get("arguments"), w, problems)
         elif itype == "function_call_output":
             cid = it.get("call_id")
             output = it.get("output")
@@ -228,7 +232,7 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
                     pw = f"{w}.output[{j}]"
                     ptype = part.get("type") if isinstance(part, Mapping) else None
                     if ptype == "input_image":
-                        _check_data_url(part.get("image_url"), pw, problems)
+                        check_data_url(part.get("image_url"), pw, problems)
                     elif ptype != "input_text" or not isinstance(part.get("text"), str):
                         problems.append(f"{pw}: output part must be input_text or input_image")
                 if not output:
@@ -238,7 +242,7 @@ def validate_openai_responses(payload: Any, *, allow_empty: bool = True) -> list
         else:
             problems.append(f"{w}: unknown item type {itype!r}")
     close(f"input[{len(items)}] (end)")
-    _check_unicode(problems, (_payload_system(payload, "instructions"), "instructions"), (items, "input"))
+    check_unicode(problems, (payload_system(payload, "instructions"), "instructions"), (items, "input"))
     return problems
 
 
@@ -263,19 +267,19 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         assistant message does not end with whitespace; no string (``system``
         included) holds a lone UTF-16 surrogate.
     """
-    msgs = _payload_list(payload, "messages")
+    msgs = payload_list(payload, "messages")
     problems: list[str] = []
-    system = _payload_system(payload, "system")
+    system = payload_system(payload, "system")
     if system is not None and not isinstance(system, (str, list)):
         problems.append("system: must be a string or text blocks")
-    if not _check_list(msgs, "messages", allow_empty, problems):
+    if not check_list(msgs, "messages", allow_empty, problems):
         return problems
     seen_ids: set[str] = set()
     prev_calls: list[str] = []
     prev_role: str | None = None
     for i, m in enumerate(msgs):
         w = f"messages[{i}]"
-        if not _check_object(m, w, problems):
+        if not check_object(m, w, problems):
             prev_calls, prev_role = [], None
             continue
         role = m.get("role")
@@ -288,7 +292,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         content = m.get("content")
         blocks: list[Any]
         if isinstance(content, str):
-            _check_nonblank(content, w, "content is blank", problems)
+            check_nonblank(content, w, "content is blank", problems)
             blocks = [{"type": "text", "text": content}]
         elif isinstance(content, list):
             if not content:
@@ -297,14 +301,14 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         else:
             problems.append(f"{w}: content must be a string or a block list")
             blocks = []
-        results: list[str] = []
+        results: set[str] = set()
         calls: list[str] = []
         seen_other = False
         for j, b in enumerate(blocks):
             bw = f"{w}.content[{j}]"
             btype = b.get("type") if isinstance(b, Mapping) else None
             if btype == "text":
-                _check_nonblank(b.get("text"), bw, "text block is blank", problems)
+                check_nonblank(b.get("text"), bw, "text block is blank", problems)
                 seen_other = True
             elif btype == "image":
                 _check_anthropic_image(b, bw, problems)
@@ -315,9 +319,9 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
                 if role != "assistant":
                     problems.append(f"{bw}: tool_use in a {role} message")
                 tid = b.get("id")
-                if _check_unique_safe_id(tid, bw, "tool_use id", seen_ids, problems):
+                if check_unique_safe_id(tid, bw, "tool_use id", seen_ids, problems):
                     calls.append(tid)
-                _check_nonblank(b.get("name"), bw, "tool_use name missing", problems)
+                check_nonblank(b.get("name"), bw, "tool_use name missing", problems)
                 if not isinstance(b.get("input"), Mapping):
                     problems.append(f"{bw}: tool_use input must be an object")
             elif btype == "tool_result":
@@ -326,18 +330,20 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
                 if seen_other:
                     problems.append(f"{bw}: tool_result after other content (tool results must come first)")
                 tid = b.get("tool_use_id")
-                if tid not in prev_calls:
-                    problems.append(f"{bw}: tool_result {tid} answers no tool_use of the previous assistant message")
-                elif tid in results:
-                    problems.append(f"{bw}: second tool_result for {tid}")
-                else:
-                    results.append(tid)
+                check_answer(
+                    tid,
+                    prev_calls,
+                    results,
+                    problems,
+                    unknown=f"{bw}: tool_result {tid} answers no tool_use of the previous assistant message",
+                    second=f"{bw}: second tool_result for {tid}",
+                )
                 rc = b.get("content")
                 if isinstance(rc, list):
                     for k, rb in enumerate(rc):
                         rbt = rb.get("type") if isinstance(rb, Mapping) else None
                         if rbt == "text":
-                            _check_nonblank(rb.get("text"), f"{bw}.content[{k}]", "text block is blank", problems)
+                            check_nonblank(rb.get("text"), f"{bw}.content[{k}]", "text block is blank", problems)
                         elif rbt == "image":
                             _check_anthropic_image(rb, f"{bw}.content[{k}]", problems)
                         else:
@@ -367,7 +373,7 @@ def validate_anthropic_messages(payload: Any, *, allow_empty: bool = True) -> li
         )
         if isinstance(last, str) and last != last.rstrip():
             problems.append(f"messages[{len(msgs) - 1}]: final assistant content ends with whitespace")
-    _check_unicode(problems, (system, "system"), (msgs, "messages"))
+    check_unicode(problems, (system, "system"), (msgs, "messages"))
     return problems
 
 

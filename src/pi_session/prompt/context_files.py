@@ -6,8 +6,9 @@ from __future__ import annotations
 import os
 from typing import TypedDict
 
-from ._paths import canonical_path, normalize_text, resolve_path
+from .. import paths
 from ..records import StrPath
+from ._paths import canonical_path, normalize_text, resolve_path
 
 __all__ = ["ContextFile", "ContextFileDiagnostic", "CONTEXT_FILE_NAMES", "load_project_context_files"]
 
@@ -147,10 +148,8 @@ def load_project_context_files(
     the same as the plain one).
 
     Returns ``[{path, content}, ...]``. Never raises for unreadable files."""
-    from ..paths import agent_dir as default_agent_dir
-
     cwd_s = resolve_path(cwd if cwd is not None else os.getcwd())
-    agent_s = resolve_path(agent_dir if agent_dir is not None else default_agent_dir())
+    agent_s = resolve_path(agent_dir if agent_dir is not None else paths.agent_dir())
 
     found: list[ContextFile] = []
     seen: set[str] = set()

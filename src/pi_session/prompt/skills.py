@@ -1,7 +1,8 @@
 """Skills: discovery of ``SKILL.md`` files, frontmatter validation and the
 ``<available_skills>`` block of the system prompt (pi's ``core/skills.js``).
 
-Size (over 500 lines): reading frontmatter YAML exactly as pi's YAML 1.2 reader does is most of it; it belongs with the skill rules that use it.
+Frontmatter parsing (YAML 1.2, as pi reads it) lives in
+:mod:`pi_session.prompt.frontmatter`.
 
 Discovery (per root directory):
 
@@ -24,18 +25,18 @@ and CRLF line ends; they read like the plain file.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Mapping, TypedDict
 
-
 from ..jsonio import js_len
-from ._ignore import IgnoreMatcher
-from ._paths import canonical_path, normalize_text, resolve_path
+from .. import paths
 from ..records import StrPath
+from ._paths import canonical_path, resolve_path
+from .frontmatter import FrontmatterError, parse_frontmatter
+from .ignore import IgnoreMatcher
 
 __all__ = [
     "Skill",
@@ -146,156 +147,6 @@ class LoadSkillsResult:
     def to_dict(self) -> dict[str, Any]:
         """``{skills: [pi skill JSON], diagnostics: [...]}``."""
         return {"skills": [s.to_dict() for s in self.skills], "diagnostics": list(self.diagnostics)}
-
-
-# --------------------------------------------------------------------------- YAML
-
-
-class FrontmatterError(ValueError):
-    """The frontmatter block is not valid YAML (message names the problem)."""
-
-
-@functools.cache
-def _yaml12_loader() -> type:
-    """PyYAML's safe loader narrowed to YAML 1.2 core-schema scalars, as the
-    JavaScript ``yaml`` package reads them: only ``true``/``false`` are booleans
-    (``yes``/``on`` stay strings), dates stay strings, ``012`` is twelve,
-    duplicate mapping keys are an error, ``<<`` is an ordinary key (no merge),
-    a tab may separate tokens within a line, and a node with a tag the loader
-    does not know is read as if untagged. Built on first use (PyYAML is only
-    imported when a skill has frontmatter).
-
-    Why not ``ruamel.yaml`` (a YAML 1.2 reader): with ``typ="safe"`` and
-    version 1.2 it reads 18 of the frontmatter variants of
-    tests/test_prompt_trees.py (``YAML_VARIANTS``, golden
-    tests/goldens/prompt/skills.json) differently from pi: ``1_000``,
-    ``0b101``, ``-0o7`` become numbers and ``2024-01-01`` a date (pi: strings);
-    it merges ``<<`` keys and refuses ``<<: x`` and ``=``; it refuses unknown
-    tags (``!custom``, ``!!python/str``) and tabs between tokens."""
-    import yaml
-
-    class Yaml12Loader(yaml.SafeLoader):
-        def scan_to_next_token(self) -> None:
-            # PyYAML's own loop, which also passes over tabs that do not indent a line.
-            if self.index == 0 and self.peek() == "\ufeff":
-                self.forward()
-            while True:
-                while self.peek() == " " or (self.peek() == "\t" and (self.column > 0 or self.flow_level)):
-                    self.forward()
-                if self.peek() == "#":
-                    while self.peek() not in "\0\r\n\x85\u2028\u2029":
-                        self.forward()
-                if not self.scan_line_break():
-                    return
-                if not self.flow_level:
-                    self.allow_simple_key = True
-
-        def scan_plain_spaces(self, indent: int, start_mark: Any) -> Any:
-            # Tabs between the words of a plain scalar belong to it (PyYAML stops at them).
-            length = 0
-            while self.peek(length) in " \t":
-                length += 1
-            if "\t" in self.prefix(length) and self.peek(length) not in "\0\r\n\x85\u2028\u2029#":
-                whitespace = self.prefix(length)
-                self.forward(length)
-                return [whitespace]
-            return super().scan_plain_spaces(indent, start_mark)
-
-    Yaml12Loader.yaml_implicit_resolvers = {
-        first: [
-            (tag, rx)
-            for tag, rx in resolvers
-            if not tag.endswith((":bool", ":int", ":float", ":timestamp", ":merge", ":value"))
-        ]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-    Yaml12Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:bool", re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF")
-    )
-    Yaml12Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:int", re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789")
-    )
-    Yaml12Loader.add_implicit_resolver(
-        "tag:yaml.org,2002:float",
-        re.compile(
-            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
-        ),
-        list("-+.0123456789"),
-    )
-
-    def construct_int(loader: Any, node: Any) -> int:
-        text = str(loader.construct_scalar(node))
-        if text.startswith("0o"):
-            return int(text[2:], 8)
-        if text.startswith("0x"):
-            return int(text[2:], 16)
-        return int(text, 10)
-
-    def construct_mapping(loader: Any, node: Any) -> dict[Any, Any]:
-        result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
-            key = loader.construct_object(key_node, deep=True)
-            try:
-                hash(key)
-            except TypeError:
-                key = repr(key)
-            if key in result:
-                raise yaml.constructor.ConstructorError(None, None, f"duplicate key {key!r}", key_node.start_mark)
-            result[key] = loader.construct_object(value_node, deep=True)
-        return result
-
-    def construct_untagged(loader: Any, node: Any) -> Any:
-        if isinstance(node, yaml.MappingNode):
-            return construct_mapping(loader, node)
-        if isinstance(node, yaml.SequenceNode):
-            return [loader.construct_object(child, deep=True) for child in node.value]
-        return loader.construct_scalar(node)
-
-    Yaml12Loader.add_constructor("tag:yaml.org,2002:int", construct_int)
-    Yaml12Loader.add_constructor("tag:yaml.org,2002:map", construct_mapping)
-    Yaml12Loader.add_constructor(None, construct_untagged)
-    return Yaml12Loader
-
-
-def _split_frontmatter(text: str) -> tuple[str | None, str]:
-    normalized = normalize_text(text)
-    if not normalized.startswith("---"):
-        return None, normalized
-    end = normalized.find("\n---", 3)
-    if end == -1:
-        return None, normalized
-    return normalized[4:end], normalized[end + 4 :].strip()
-
-
-def parse_frontmatter(text: str) -> tuple[Any, str]:
-    """Split a markdown file into ``(frontmatter, body)`` as pi 1.6 does.
-
-    A leading byte-order mark is dropped and line ends are normalised to
-    ``\n`` first. The frontmatter is the text between a leading ``---`` and
-    the next line starting with ``---``, parsed as YAML 1.2 (see
-    :func:`_yaml12_loader`). As in pi's YAML reader, a block scalar (``|``,
-    ``>``) that ends the block keeps its final line break although the block
-    text stops before it. Returns ``({}, text)`` when there is no (or an
-    empty) block; the parsed value may be any YAML value (callers treat
-    non-mappings as ``{}``). Pure function.
-
-    Raises :class:`FrontmatterError` when the YAML is invalid."""
-    block, body = _split_frontmatter(text)
-    if not block:
-        return {}, body
-    import yaml
-
-    if not block.endswith("\n"):
-        block += "\n"
-    try:
-        parsed = yaml.load(block, Loader=_yaml12_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
-        raise FrontmatterError(f"invalid YAML frontmatter: {problem}{where}") from None
-    return ({} if parsed is None else parsed), body
 
 
 # --------------------------------------------------------------------------- validation
@@ -443,6 +294,12 @@ def _load_dir(
     except OSError:
         return skills, diagnostics
 
+    def load_file(path: str) -> None:
+        skill, diags = load_skill_from_file(path, source, warn_unknown_fields=warn_unknown_fields)
+        if skill is not None:
+            skills.append(skill)
+        diagnostics.extend(diags)
+
     for entry in entries:
         if entry.name != "SKILL.md":
             continue
@@ -452,10 +309,7 @@ def _load_dir(
             continue
         if not kind[1] or matcher.ignores(_posix_rel(full, root)):
             continue
-        skill, diags = load_skill_from_file(full, source, warn_unknown_fields=warn_unknown_fields)
-        if skill is not None:
-            skills.append(skill)
-        diagnostics.extend(diags)
+        load_file(full)
         return skills, diagnostics
 
     for entry in entries:
@@ -476,10 +330,7 @@ def _load_dir(
             continue
         if not is_file or not include_root_files or not entry.name.endswith(".md"):
             continue
-        skill, diags = load_skill_from_file(full, source, warn_unknown_fields=warn_unknown_fields)
-        if skill is not None:
-            skills.append(skill)
-        diagnostics.extend(diags)
+        load_file(full)
     return skills, diagnostics
 
 
@@ -524,10 +375,8 @@ def load_skills(
     name already taken (the first skill wins). A file reached a second time
     (same real path, e.g. through a symlink) is skipped without diagnostic. Never raises for bad
     files; only reads the filesystem."""
-    from ..paths import agent_dir as default_agent_dir
-
     cwd_s = resolve_path(cwd if cwd is not None else os.getcwd())
-    agent_s = resolve_path(agent_dir if agent_dir is not None else default_agent_dir())
+    agent_s = resolve_path(agent_dir if agent_dir is not None else paths.agent_dir())
     by_name: dict[str, Skill] = {}
     seen_real: set[str] = set()
     diagnostics: list[SkillDiagnostic] = []

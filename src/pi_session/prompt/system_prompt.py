@@ -38,24 +38,6 @@ from typing import Any, Iterable, Mapping, Sequence
 from .context_files import ContextFile
 from .skills import Skill, format_skills_for_prompt
 
-__all__ = [
-    "BuildSystemPromptOptions",
-    "DocsLocations",
-    "DEFAULT_TOOLS",
-    "DEFAULT_TOOL_SNIPPETS",
-    "DEFAULT_TOOL_GUIDELINES",
-    "SECTION_NAME_RE",
-    "build_system_prompt",
-    "build_system_prompt_sections",
-    "build_system_prompt_state",
-    "default_docs_locations",
-    "describe_system_prompt",
-    "diff_system_prompt_sections",
-    "format_context_files",
-    "render_system_prompt_state",
-    "skill_read_tool",
-]
-
 DEFAULT_TOOLS: tuple[str, ...] = ("read", "bash", "edit", "write")
 """Tools assumed when the caller selects none (pi's default set)."""
 
