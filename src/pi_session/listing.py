@@ -36,7 +36,8 @@ import orjson
 from ._gc import gc_paused
 from .storage import iter_lines, parse_line, write_atomic
 from .timestamps import iso_to_ms, ms_to_iso
-from .records import StrPath
+from .paths import paths_equal, resolve_path
+from .records import StrPath, is_session_header
 
 __all__ = [
     "INDEX_NAME",
@@ -44,9 +45,9 @@ __all__ = [
     "build_session_info",
     "list_session_dir",
     "list_sessions_dirs",
-    "paths_equal",
+    "paths_equal",  # pi_session.paths.paths_equal, named here for the stores
     "read_session_header",
-    "resolve_path",
+    "resolve_path",  # pi_session.paths.resolve_path, named here for the stores
     "session_cwd_matches",
 ]
 
@@ -88,34 +89,18 @@ def _iso_or_none(ms: Any) -> str | None:
         return None
 
 
-def resolve_path(path: StrPath) -> str:
-    """An absolute, normalized path as pi 1.6 resolves cwds and files
-    (``resolvePath``): ``~`` and ``~/...`` expanded, a ``file://`` URL
-    turned into its path, a relative path taken from the process cwd.
-    Symlinks are not resolved."""
-    text = os.fspath(path)
-    if text == "~" or text.startswith("~/"):
-        text = os.path.expanduser(text)
-    elif text.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        text = unquote(urlparse(text).path)
-    resolved = os.path.abspath(text)
-    if resolved.startswith("//"):
-        resolved = "/" + resolved.lstrip("/")  # node: one leading slash
-    return resolved
-
-
-def paths_equal(a: StrPath, b: StrPath) -> bool:
-    """pi's ``pathsEqual``: the same absolute, normalized path (no symlink
-    resolution)."""
-    return resolve_path(a) == resolve_path(b)
-
-
 def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
-    """pi's ``sessionCwdMatches``: a non-empty string cwd that resolves to
-    ``resolved_cwd``."""
-    return isinstance(header_cwd, str) and header_cwd != "" and resolve_path(header_cwd) == resolved_cwd
+    """pi's ``sessionCwdMatches``: a non-empty string cwd that resolves
+    (:func:`pi_session.paths.resolve_path`) to ``resolved_cwd``. A header
+    cwd pi cannot resolve (``file://host/x``) matches nothing; pi 1.6's
+    listing throws on it instead (beyond pi: one bad file must not hide the
+    others)."""
+    if not isinstance(header_cwd, str) or header_cwd == "":
+        return False
+    try:
+        return resolve_path(header_cwd) == resolved_cwd
+    except ValueError:
+        return False
 
 
 def read_session_header(path: StrPath) -> dict[str, Any] | None:
@@ -144,9 +129,7 @@ def read_session_header(path: StrPath) -> dict[str, Any] | None:
             record = jsonio.loads(raw)
         except ValueError:
             continue
-        if isinstance(record, dict) and record.get("type") == "session" and isinstance(record.get("id"), str):
-            return record
-        return None
+        return record if is_session_header(record) else None
     return None
 
 
@@ -193,7 +176,7 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
                     continue
                 record = parsed.record
             if header is None:
-                if not isinstance(record, dict) or record.get("type") != "session" or not isinstance(record.get("id"), str):
+                if not is_session_header(record):
                     return None
                 header = record
                 continue

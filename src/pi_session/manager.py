@@ -53,6 +53,7 @@ from .storage import (
     rewrite_records,
     _fsync_dir,
 )
+from .text import js_trim
 from .timestamps import file_timestamp, iso_to_ms, now_iso
 from .tree import SessionTree, TreeNode
 
@@ -95,8 +96,6 @@ _EDITABLE_ROLES = ("user", "assistant", "toolResult")
 # entries); narrower than context.EDITABLE_ROLES, the roles an edit applies to
 _SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _NEWLINES = re.compile(r"[\r\n]+")
-_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-"""The characters JavaScript's ``String.prototype.trim`` removes."""
 
 
 def _is_conversation(record: Mapping[str, Any]) -> bool:
@@ -155,11 +154,6 @@ def _may_have_orphans(sf: SessionFile, entries: list[dict[str, Any]], by_id: Map
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
     """Drop keys left at :data:`OMITTED` (JSON.stringify drops ``undefined``)."""
     return {k: v for k, v in entry.items() if v is not OMITTED}
-
-
-def _js_trim(text: str) -> str:
-    """``text.trim()`` as JavaScript does it."""
-    return text.strip(_JS_TRIM)
 
 
 class SessionManager:
@@ -1059,7 +1053,7 @@ class SessionManager:
         """Append a ``session_info`` entry naming the session: every run of
         ``\\r``/``\\n`` becomes one space, then the name is trimmed (pi 1.6);
         an empty name clears it."""
-        return self._append_entry(self._new_entry("session_info", name=_js_trim(_NEWLINES.sub(" ", name))))
+        return self._append_entry(self._new_entry("session_info", name=js_trim(_NEWLINES.sub(" ", name))))
 
     def append_custom_message_entry(self, custom_type: str, content: Any, display: bool, details: Any = OMITTED) -> str:
         """Append a ``custom_message`` entry (in the context as role ``custom``)."""

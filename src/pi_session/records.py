@@ -8,7 +8,7 @@ checkers and readers. Optional keys are marked ``NotRequired``.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, NotRequired, TypedDict, TypeAlias, Union
+from typing import Any, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Union
 
 CURRENT_SESSION_VERSION = 3
 """The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
@@ -30,6 +30,19 @@ UNDEFINED: Any = _Undefined()
 not given (as opposed to an explicit ``null``/None). The one sentinel of the
 package: ``pi_session.UNSET``, ``SessionManager``'s ``OMITTED`` and
 ``timestamps.MISSING`` are this object."""
+
+
+HEADER_TYPE = "session"
+"""The ``type`` of a session header record (every other record is an entry)."""
+
+
+def is_session_header(record: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a decoded record is a usable session header: an object with
+    ``type`` ``"session"`` and a string ``id`` (pi 1.6 ``loadEntriesFromFile``
+    and ``readSessionHeader`` refuse a file whose first record is not one).
+    A record of type ``"session"`` later in a file is an *extra* header,
+    tested with ``record.get("type") == HEADER_TYPE``."""
+    return isinstance(record, dict) and record.get("type") == HEADER_TYPE and isinstance(record.get("id"), str)
 
 
 def header_version(header: Any) -> int:

@@ -62,7 +62,7 @@ from .storage import (
     write_side_file,
 )
 from .problems import ProblemKind
-from .records import ENTRY_TYPES, UNDEFINED, StrPath, header_version
+from .records import ENTRY_TYPES, HEADER_TYPE, UNDEFINED, StrPath, header_version, is_session_header
 from .tree import SessionTree
 
 __all__ = ["Problem", "CheckReport", "RepairResult", "STALE_TEMP_SECONDS", "check_session", "leftover_temps", "repair_session"]
@@ -251,7 +251,7 @@ def _entry_issue(record: Any, header: dict[str, Any]) -> tuple[ProblemKind, str]
     if not isinstance(record, dict):
         return "not-object", "not an object"
     rtype = record.get("type")
-    if rtype == "session":
+    if rtype == HEADER_TYPE:
         return "extra-header", "a second session header (pi would read it as an entry)"
     if not isinstance(rtype, str):
         if "type" in record:
@@ -378,7 +378,7 @@ class _Classifier:
         # what kind of record
         is_header = self.header is None
         if self.header is None:
-            if record.get("type") != "session" or not isinstance(record.get("id"), str):
+            if not is_session_header(record):
                 raise SessionFileError(self.path, "not a pi session: the first record is not a session header", line=line_no)
             self.header = record
         else:
@@ -669,9 +669,7 @@ def _header_session_id(line: bytes) -> str | None:
     if not line.endswith(b"\n"):
         return None
     header = _loads_js(line.strip().lstrip(b"\xef\xbb\xbf"))  # _NOT_JSON when not JSON
-    if isinstance(header, dict) and header.get("type") == "session" and isinstance(header.get("id"), str):
-        return header["id"]
-    return None
+    return header["id"] if is_session_header(header) else None
 
 
 def leftover_temps(path: StrPath, *, now: float | None = None) -> list[tuple[Path, bool, str]]:

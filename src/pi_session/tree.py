@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from ._gc import gc_paused
 from .problems import ProblemKind
+from .text import js_trim
 from .timestamps import MISSING, iso_to_ms
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "parent_id_of", "path_to_root"]
@@ -471,9 +472,11 @@ class SessionTree:
             stack.extend((child, depth + 1) for child in reversed(node.children))
 
     def session_name(self) -> str | None:
-        """The latest ``session_info`` name (stripped), None if cleared or absent."""
+        """The latest ``session_info`` name, trimmed as JavaScript trims
+        (:func:`pi_session.text.js_trim`, pi 1.6 ``getSessionName``); None if
+        cleared or absent."""
         for entry in reversed(self.entries):
             if entry.get("type") == "session_info":
                 name = entry.get("name")
-                return name.strip() or None if isinstance(name, str) else None
+                return js_trim(name) or None if isinstance(name, str) else None
         return None

@@ -25,7 +25,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._gc import gc_paused
-from ..records import CURRENT_SESSION_VERSION, StrPath
+from ..migrate import migrate_session_entries
+from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import _compact_record
 from .lines import parse_line
 from .model import LineProblem, SessionFileError
@@ -148,8 +149,7 @@ class SessionFile:
         """The header's ``version`` (1 when absent)."""
         if self.header is None:
             return 0
-        v = self.header.get("version")
-        return v if isinstance(v, int) and not isinstance(v, bool) else 1
+        return header_version(self.header)
 
     def warnings(self) -> list[str]:
         """Every problem as ``<path>:<line>: <message>``."""
@@ -169,7 +169,7 @@ def _collect_entries(sf: SessionFile) -> None:
     for record, line_no in zip(sf.records, sf.record_lines):
         rtype = record.get("type")
         # fast path: an ordinary entry (string type other than "session", string id)
-        if rtype.__class__ is str and rtype != "session" and record.get("id").__class__ is str:
+        if rtype.__class__ is str and rtype != HEADER_TYPE and record.get("id").__class__ is str:
             append(record)
         else:
             _collect_other(sf, record, line_no)
@@ -180,7 +180,7 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
     ordinary entry: the header is skipped, a second header, a record
     without a string ``type`` or without a string ``id`` is reported."""
     rtype = record.get("type")
-    if rtype == "session":
+    if rtype == HEADER_TYPE:
         if record is not sf.header:
             sf.problems.append(LineProblem(line_no, "extra-header", "a second session header (ignored)"))
         return
@@ -404,7 +404,7 @@ def _read_records(
                                 if sorting:
                                     rtype = record.get("type")
                                     rid = record.get("id")
-                                    if rtype.__class__ is str and rid.__class__ is str and rtype != "session":
+                                    if rtype.__class__ is str and rid.__class__ is str and rtype != HEADER_TYPE:
                                         entries_append(record)
                                         ids_append(rid)
                                         parents_append(record.get("parentId"))
@@ -480,7 +480,7 @@ def _accept(p: Path | None, sf: SessionFile, record: dict[str, Any], line_no: in
     """Append a usable record read off the fast path; the first one must be
     the session header (else :class:`SessionFileError`)."""
     if sf.header is None and not sf.records:
-        if record.get("type") != "session" or not isinstance(record.get("id"), str):
+        if not is_session_header(record):
             raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
         sf.header = record
     sf.records.append(record)
@@ -546,8 +546,6 @@ def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool)
         return sf
     if not sorted_out:
         if migrate:
-            from ..migrate import migrate_session_entries
-
             version = sf.version
             if migrate_session_entries(sf.records):
                 sf.migrated_from = version

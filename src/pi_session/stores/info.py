@@ -12,11 +12,11 @@ from typing import Any
 
 from ..context import text_content
 from ..listing import _iso_or_none, _valid_ms
+from ..text import js_trim
 from ..timestamps import iso_to_ms, ms_to_iso
 
 __all__ = ["InfoState", "info_dict", "header_ms"]
 
-_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 
 
 @dataclass
@@ -49,7 +49,7 @@ class InfoState:
         rtype = record.get("type")
         if rtype == "session_info":
             value = record.get("name")
-            self.name = value.strip(_JS_TRIM) or None if isinstance(value, str) else None
+            self.name = js_trim(value) or None if isinstance(value, str) else None
         if rtype != "message":
             return None
         self.message_count += 1
