@@ -16,7 +16,7 @@ from .rewrite import rewrite_records
 __all__ = ["MigrationResult", "migrate_file"]
 
 
-class MigrationResult(dict):  # type: ignore[type-arg]
+class MigrationResult(dict):
     """``{"path", "from_version", "to_version", "backup", "problems"}``."""
 
 
