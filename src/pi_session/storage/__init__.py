@@ -48,13 +48,13 @@ from .append import (
     write_side_file,
 )
 from .atomic import _fsync_dir, ensure_dir, write_atomic
-from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
+from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
 from .reader import (
     SessionFile,
     SessionFileBuilder,
-    _is_regular,
+    is_regular_mode,
     iter_lines,
     parse_session_entries,
     read_session_file,
@@ -74,6 +74,10 @@ __all__ = [
     "recover_line",
     "RecoveredLine",
     "rejoin_split",
+    "Rejoiner",
+    "loads_js",
+    "NOT_JSON",
+    "is_regular_mode",
     "SplitRecord",
     "parse_session_entries",
     "read_session_file",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -27,7 +28,7 @@ import orjson
 from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
-from .decode import _compact_record
+from .decode import compact_record
 from .lines import parse_line
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -240,7 +241,7 @@ def _stat_session(p: Path) -> os.stat_result:
         raise SessionFileError(p, "no such session file") from None
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
-    if not _is_regular(st.st_mode):
+    if not is_regular_mode(st.st_mode):
         raise SessionFileError(p, "not a regular file")
     return st
 
@@ -355,7 +356,7 @@ def _read_records(
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
-    takes the fast path: decode, :func:`_compact_record`, and, once the
+    takes the fast path: decode, :func:`compact_record`, and, once the
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
@@ -363,7 +364,7 @@ def _read_records(
     (:class:`~.scan.LineScanner`) and :func:`_take`."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
-    compact = _compact_record
+    compact = compact_record
     records_append = sf.records.append
     lines_append = sf.record_lines.append
     entries_append = sf.entries.append
@@ -554,7 +555,6 @@ def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool)
     return sf
 
 
-def _is_regular(mode: int) -> bool:
-    import stat
-
+def is_regular_mode(mode: int) -> bool:
+    """Whether an ``st_mode`` is a regular file's (session files must be)."""
     return stat.S_ISREG(mode)
