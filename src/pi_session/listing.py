@@ -27,7 +27,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from . import jsonio
 
@@ -35,9 +35,10 @@ import orjson
 
 from ._gc import gc_paused
 from .storage import iter_lines, parse_line, write_atomic
-from .timestamps import iso_to_ms, ms_to_iso
+from .timestamps import iso_to_ms
 from .paths import paths_equal, resolve_path
 from .records import StrPath, is_session_header
+from .session_info import InfoState, info_dict
 
 __all__ = [
     "INDEX_NAME",
@@ -64,29 +65,6 @@ _ALL_PUBLISH_INTERVAL = 100
 INDEX_NAME = ".pi-session-index"
 """File name of the per-directory listing index."""
 _INDEX_VERSION = 1
-
-
-_MAX_DATE_MS = 8.64e15
-"""JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
-
-
-def _valid_ms(ms: Any) -> TypeGuard[float]:
-    """A time in ms that can be shown as an ISO date (a finite number within
-    JavaScript's date range, and not a boolean); narrows ``ms`` to a number."""
-    return (
-        isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms == ms and -_MAX_DATE_MS <= ms <= _MAX_DATE_MS
-    )
-
-
-def _iso_or_none(ms: Any) -> str | None:
-    """:func:`ms_to_iso` of ``ms``, or None when it is not a showable time
-    (or the platform cannot show it, e.g. years before 1 or after 9999)."""
-    if not _valid_ms(ms):
-        return None
-    try:
-        return ms_to_iso(ms)
-    except (OverflowError, OSError, ValueError):
-        return None
 
 
 def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
@@ -151,15 +129,13 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
     neither a string nor a list of blocks, and text blocks whose ``text``
     is not a string, give no text. (pi's own listing would throw on some of
     these; one bad file must not hide the others.) The rules per record
-    are :class:`pi_session.stores.info.InfoState`'s, which the database
+    are :class:`pi_session.session_info.InfoState`'s, which the database
     stores apply on each append.
 
     Returns:
         The info dict, or None for a file that is not a session (empty, no
         header first) or cannot be read.
     """
-    from .stores.info import InfoState, info_dict
-
     p = Path(path)
     header: dict[str, Any] | None = None
     state = InfoState()
