@@ -30,7 +30,7 @@ WRITER = r'''
 import os, shutil, sys
 from pathlib import Path
 from pi_session.manager import SessionManager
-from pi_session.migrate import migrate_file
+from pi_session.storage import migrate_file
 from pi_session.repair import repair_session
 from pi_session.storage import atomic_rewrite, iter_lines, read_session_file, Durability
 

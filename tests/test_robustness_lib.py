@@ -143,7 +143,7 @@ def _write_deep_session(path: Path, version: int = 3) -> list[str]:
 
 
 def test_deep_entries_are_read_kept_by_repair_and_rewritten_identically(tmp_path):
-    from pi_session.migrate import migrate_file
+    from pi_session.storage import migrate_file
     from pi_session.repair import check_session, repair_session
     from pi_session.storage import read_session_file
 

@@ -12,7 +12,7 @@ import pytest
 
 from pi_session import storage
 from pi_session.manager import SessionManager
-from pi_session.migrate import migrate_file
+from pi_session.storage import migrate_file
 from pi_session.storage import (
     AppendError,
     Durability,

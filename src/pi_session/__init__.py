@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     )
     from .llm import Summarizer, SummarizerError, SummaryRequest
     from .manager import SessionManager
-    from .migrate import migrate_file, migrate_session_entries
+    from .migrate import migrate_session_entries
     from .navigation import NavigationPlan, NavigationResult, plan_navigation
     from .prompt import (
         BuildSystemPromptOptions,
@@ -52,7 +52,15 @@ if TYPE_CHECKING:
     )
     from .records import CURRENT_SESSION_VERSION
     from .stats import SessionStats
-    from .storage import Durability, LineProblem, SessionFile, SessionFileError, parse_session_entries, read_session_file
+    from .storage import (
+        Durability,
+        LineProblem,
+        SessionFile,
+        SessionFileError,
+        migrate_file,
+        parse_session_entries,
+        read_session_file,
+    )
     from .tokens import (
         calculate_context_tokens,
         estimate_context_tokens,
@@ -77,7 +85,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
     "manager": ("SessionManager",),
-    "migrate": ("migrate_file", "migrate_session_entries"),
+    "migrate": ("migrate_session_entries",),
     "navigation": ("NavigationPlan", "NavigationResult", "plan_navigation"),
     "prompt": (
         "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt", "build_system_prompt_sections",
@@ -86,7 +94,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "records": ("CURRENT_SESSION_VERSION",),
     "stats": ("SessionStats",),
-    "storage": ("Durability", "LineProblem", "SessionFile", "SessionFileError", "parse_session_entries", "read_session_file"),
+    "storage": (
+        "Durability", "LineProblem", "SessionFile", "SessionFileError", "migrate_file", "parse_session_entries",
+        "read_session_file",
+    ),
     "tokens": (
         "calculate_context_tokens", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
         "get_last_assistant_usage", "should_compact", "usage_is_stale",

@@ -1,23 +1,46 @@
-"""Building the LLM context from the session tree (SPEC 5).
-
-Size (over 500 lines): pi's context building is one concept (context entries, the projection, context edits, system-message replay, convert_to_llm), with fast paths that share its internals.
+"""Building the model context from the session tree (pi 1.6's
+``buildSessionContext``, ``buildContextEntries`` and
+``buildSessionProjection``).
 
 Pure functions: :func:`build_session_context` walks from a leaf to the root
-and resolves compactions, branch summaries and custom messages into the list
-of agent messages pi would send; :func:`convert_to_llm` turns agent messages
-into the three roles a model API knows (user, assistant, toolResult).
+and resolves compactions, branch summaries, custom messages and context
+edits into the list of agent messages pi would send;
+:func:`build_session_projection` says which entry contributes which of
+them. The pieces live in their own modules and are named here too:
+:mod:`pi_session.messages` (the messages of one entry, ``convert_to_llm``),
+:mod:`pi_session.context_edits` and :mod:`pi_session.system_messages`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
-from operator import methodcaller
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
-from .jsonio import js_stringify
-from .records import UNDEFINED, SessionContext, SessionProjection
-from .timestamps import MISSING, iso_to_ms
+from .context_edits import (
+    EDITABLE_ROLES,
+    apply_context_edit,
+    collect_context_edits,
+    counted_edits,
+    edited_entry,
+)
+from .messages import (
+    BRANCH_SUMMARY_PREFIX,
+    BRANCH_SUMMARY_SUFFIX,
+    COMPACTION_SUMMARY_PREFIX,
+    COMPACTION_SUMMARY_SUFFIX,
+    bash_execution_to_text,
+    convert_to_llm,
+    create_branch_summary_message,
+    create_compaction_summary_message,
+    create_custom_message,
+    entry_messages,
+    message_from_entry,
+    normalized_message,
+    text_content,
+)
+from .records import UNDEFINED, SessionContext, SessionProjection, Undefined
+from .system_messages import get_current_system_message, system_message_text
 from .tree import path_to_root
 
 __all__ = [
@@ -30,12 +53,15 @@ __all__ = [
     "projection_to_json",
     "context_entries_from_path",
     "context_entries_and_edits",
-    "entry_messages",
-    "collect_context_edits",
-    "apply_context_edit",
-    "projected_messages",
     "applied_context_edits",
+    "projected_messages",
+    # named here from their modules (see the module docstring)
+    "EDITABLE_ROLES",
+    "apply_context_edit",
+    "collect_context_edits",
+    "counted_edits",
     "edited_entry",
+    "entry_messages",
     "get_current_system_message",
     "system_message_text",
     "convert_to_llm",
@@ -52,108 +78,14 @@ __all__ = [
 ]
 
 
-UNSET: Any = UNDEFINED
-"""Leaf argument meaning "not given": use the last entry (pi's ``undefined``)."""
-
-# Our own wording around the <summary> tags (the tags are the wire format).
-COMPACTION_SUMMARY_PREFIX = (
-    "Earlier parts of this conversation were condensed to save context. "
-    "What happened before this point is summarized here:\n\n<summary>\n"
-)
-COMPACTION_SUMMARY_SUFFIX = "\n</summary>"
-BRANCH_SUMMARY_PREFIX = (
-    "The conversation returned here from another branch that was explored and left. "
-    "What happened on that branch is summarized here:\n\n<summary>\n"
-)
-BRANCH_SUMMARY_SUFFIX = "</summary>"
-
-
-def create_custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``custom`` agent message for a ``custom_message`` entry.
-
-    Keys follow pi's order (role, customType, content, display, details,
-    timestamp); a null or missing ``content`` is ``[]`` (pi 1.6), other keys
-    absent from the entry are absent from the message, as
-    ``JSON.stringify`` drops undefined values. ``timestamp`` is Unix ms
-    (None where JavaScript's ``new Date(timestamp)`` is invalid, see
-    :func:`pi_session.timestamps.iso_to_ms`).
-    """
-    msg: dict[str, Any] = {"role": "custom"}
-    if "customType" in entry:
-        msg["customType"] = entry["customType"]
-    content = entry.get("content")
-    msg["content"] = [] if content is None else content
-    for key in ("display", "details"):
-        if key in entry:
-            msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
-    return msg
-
-
-def create_branch_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``branchSummary`` agent message for a ``branch_summary`` entry:
-    ``{role, summary, fromId, timestamp (Unix ms)}``."""
-    msg: dict[str, Any] = {"role": "branchSummary"}
-    for key in ("summary", "fromId"):
-        if key in entry:
-            msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
-    return msg
-
-
-def create_compaction_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``compactionSummary`` agent message for a ``compaction`` entry:
-    ``{role, summary, tokensBefore, timestamp (Unix ms)}``."""
-    msg: dict[str, Any] = {"role": "compactionSummary"}
-    for key in ("summary", "tokensBefore"):
-        if key in entry:
-            msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp", MISSING))
-    return msg
-
-
-def message_from_entry(entry: Mapping[str, Any], *, include_compaction: bool = True) -> dict[str, Any] | None:
-    """The agent message an entry contributes, or None.
-
-    ``message`` entries give their message; ``custom_message``,
-    ``branch_summary`` and (unless ``include_compaction`` is false)
-    ``compaction`` entries give a constructed message. This is pi's
-    ``getMessageFromEntry`` used by compaction and branch summaries; note
-    that context building skips empty branch summaries, this does not.
-    """
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message")
-        return msg if isinstance(msg, dict) else None
-    if etype == "custom_message":
-        return create_custom_message(entry)
-    if etype == "branch_summary":
-        return create_branch_summary_message(entry)
-    if etype == "compaction" and include_compaction:
-        return create_compaction_summary_message(entry)
-    return None
-
-
-def text_content(content: Any, separator: str = "") -> str:
-    """The text of a message content: a string as it is, or the ``text`` of
-    its text blocks joined by ``separator`` (other blocks, and text that is
-    not a string, are skipped); anything else gives ``""``."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return separator.join(
-        text
-        for block in content
-        if isinstance(block, Mapping) and block.get("type") == "text"
-        for text in (block.get("text"),)
-        if isinstance(text, str)
-    )
+UNSET: Final[Undefined] = UNDEFINED
+"""Leaf argument meaning "not given": use the last entry (pi's ``undefined``;
+the package's one :data:`pi_session.records.UNDEFINED`)."""
 
 
 def build_session_context(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | None = UNSET,
+    leaf_id: str | None | Undefined = UNSET,
     by_id: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> SessionContext:
     """Resolve the messages, thinking level and model at a leaf (pi's
@@ -243,7 +175,7 @@ def _whole_chain(entries: Sequence[Mapping[str, Any]], leaf_id: Any) -> list[Map
 
 def build_context_entries(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | None = UNSET,
+    leaf_id: str | None | Undefined = UNSET,
     by_id: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> list[Mapping[str, Any]]:
     """The compaction-aware entry list at a leaf (pi 1.6's
@@ -308,10 +240,6 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
     return entries, collect_context_edits(entries)
 
 
-_type_of = methodcaller("get", "type")
-"""``entry.get("type")``, for ``map`` (path scans that run in C)."""
-
-
 def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
     for i in range(len(path) - 1, -1, -1):
         if path[i].get("type") == "compaction":
@@ -359,117 +287,6 @@ def _path_at(
         return _walk_to_root(leaf, by_id)
 
 
-def entry_messages(entry: Mapping[str, Any], *, leading: bool = False) -> list[dict[str, Any]]:
-    """The messages one context entry contributes before context edits (pi
-    1.6's ``sessionEntryToContextMessages``).
-
-    - ``message``: the message; a user/assistant/toolResult message whose
-      ``content`` is null or missing gets ``content: []`` (a copy; a
-      ``system`` one gets ``""``). A ``message`` that is not an object
-      contributes nothing (beyond pi, which would pass it on).
-    - ``custom_message``: one ``custom`` message (null content → ``[]``).
-    - ``branch_summary`` with a non-empty summary: one ``branchSummary``.
-    - ``compaction``, only when ``leading`` (position 0 of the context
-      entries): its ``systemMessage`` (when it is an object) then its
-      ``compactionSummary``; elsewhere ``[]``.
-    - anything else (``context_edit``, ``usage``, labels, ...): ``[]``.
-    """
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message")
-        if not isinstance(msg, dict):
-            return []
-        return [_normalized(msg)]
-    if etype == "custom_message":
-        return [create_custom_message(entry)]
-    if etype == "branch_summary":
-        return [create_branch_summary_message(entry)] if entry.get("summary") else []
-    if etype == "compaction" and leading:
-        system = entry.get("systemMessage")
-        summary = create_compaction_summary_message(entry)
-        return [system, summary] if isinstance(system, dict) else [summary]
-    return []
-
-
-_EMPTY_CONTENT_ROLES = frozenset(("user", "assistant", "toolResult"))
-
-
-def _normalized(msg: dict[str, Any]) -> dict[str, Any]:
-    """``msg`` itself, or a copy whose null or missing ``content`` is ``[]``
-    (``""`` for a system message), as pi 1.6 sends it."""
-    if msg.get("content") is not None:
-        return msg
-    role = msg.get("role")
-    if role.__class__ is not str:  # a malformed role (a list, an object) is no known role
-        return msg
-    if role in _EMPTY_CONTENT_ROLES:
-        return {**msg, "content": []}
-    if role == "system":
-        return {**msg, "content": ""}
-    return msg
-
-
-EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
-"""Roles whose ``content`` a context edit replaces (pi 1.6); other roles keep
-theirs (an edit can still omit them)."""
-_BLOCK_ROLES = frozenset(("assistant", "toolResult"))
-_NO_EDIT: Any = UNDEFINED
-
-
-def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any]:
-    """The context edits that apply among ``entries`` (pi 1.6): target id →
-    replacement (None = omit, else the ``{"content": ...}`` value as
-    written). For each target the last edit in order wins, wherever it
-    stands relative to its target.
-
-    An edit without a ``replacement`` key, or whose ``targetId`` cannot name
-    an entry (an array or object), is ignored (pi throws on the first and
-    no context can be built; we report it in ``check`` instead)."""
-    entries = entries if isinstance(entries, (list, tuple)) else list(entries)
-    if "context_edit" not in map(_type_of, entries):
-        return {}
-    return {entry["targetId"]: entry["replacement"] for entry in _counted_edits(entries)}
-
-
-def _counted_edits(entries: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str, Any]]:
-    """The ``context_edit`` entries among ``entries`` that count: with a
-    ``replacement`` key and a ``targetId`` that can name an entry."""
-    for entry in entries:
-        if entry.get("type") == "context_edit" and "replacement" in entry and entry.get("targetId").__hash__ is not None:
-            yield entry
-
-
-def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
-    """The messages an entry contributes once a context edit applies (pi 1.6).
-
-    ``replacement`` None omits them all. Otherwise each user, assistant,
-    toolResult and custom message gets a copy whose ``content`` is the
-    replacement's ``content``: a string stays a string for user and custom
-    messages and becomes one text block for assistant and toolResult ones;
-    other values are used as given, and a replacement without ``content``
-    (or that is not an object) drops the key, as pi's spread of
-    ``undefined`` does. Messages of other roles (system, bashExecution,
-    summaries) are unchanged. Never mutates its input."""
-    if replacement is None:
-        return []
-    content = replacement.get("content", _NO_EDIT) if isinstance(replacement, dict) else _NO_EDIT
-    out: list[dict[str, Any]] = []
-    for msg in messages:
-        role = msg.get("role") if isinstance(msg, dict) else None
-        if role.__class__ is not str or role not in EDITABLE_ROLES:
-            out.append(msg)
-            continue
-        edited = dict(msg)
-        if content is _NO_EDIT:
-            edited.pop("content", None)
-        elif isinstance(content, str) and role in _BLOCK_ROLES:
-            edited["content"] = [{"type": "text", "text": content}]
-        else:
-            edited["content"] = content
-        out.append(edited)
-    return out
-
-
 def applied_context_edits(path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:
     """The context edits that decide what the model sees at the end of a
     root→leaf path: target id → (id of the deciding edit, its replacement),
@@ -477,27 +294,14 @@ def applied_context_edits(path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[
     (for displays that mark edited and omitted entries)."""
     return {
         entry["targetId"]: (str(entry.get("id")), entry["replacement"])
-        for entry in _counted_edits(context_entries_from_path(path))
+        for entry in counted_edits(context_entries_from_path(path))
         if entry["targetId"].__class__ is str
     }
 
 
-def edited_entry(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any]:
-    """``entry`` as the model sees it after a non-null context edit: a copy
-    whose message (or custom_message content) carries the replacement
-    content (see :func:`apply_context_edit`); other entries unchanged."""
-    etype = entry.get("type")
-    if etype == "message" and isinstance(entry.get("message"), dict):
-        return {**entry, "message": apply_context_edit([entry["message"]], replacement)[0]}
-    if etype == "custom_message":
-        edited = apply_context_edit([{"role": "custom", "content": entry.get("content")}], replacement)[0]
-        return {**entry, "content": edited.get("content")}
-    return entry
-
-
 def build_session_projection(
     entries: Sequence[Mapping[str, Any]],
-    leaf_id: str | None = UNSET,
+    leaf_id: str | None | Undefined = UNSET,
     by_id: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> SessionProjection:
     """Which entry contributes which model-visible messages at a leaf (pi
@@ -608,7 +412,7 @@ def _context_messages(path: Sequence[Mapping[str, Any]], compaction_index: int |
         if etype == "message":
             msg = entry.get("message")
             if msg.__class__ is dict or isinstance(msg, dict):
-                append(msg if msg.get("content") is not None else _normalized(msg))
+                append(msg if msg.get("content") is not None else normalized_message(msg))
         elif etype == "context_edit":
             out: list[Any] = []
             for _entry, contributed in _contributions(path):
@@ -648,19 +452,19 @@ def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
                 continue
             msg = entry.get("message")
             if isinstance(msg, dict) and msg.get("role") == "assistant":
-                model = _model_ref(msg.get("provider", UNSET), msg.get("model", UNSET))
+                model = _model_ref(msg.get("provider", UNDEFINED), msg.get("model", UNDEFINED))
                 model_found = True
             else:
                 continue
         elif etype == "model_change":
             if model_found:
                 continue
-            model = _model_ref(entry.get("provider", UNSET), entry.get("modelId", UNSET))
+            model = _model_ref(entry.get("provider", UNDEFINED), entry.get("modelId", UNDEFINED))
             model_found = True
         elif etype == "thinking_level_change":
             if thinking_found:
                 continue
-            thinking_level = entry.get("thinkingLevel", UNSET)
+            thinking_level = entry.get("thinkingLevel", UNDEFINED)
             thinking_found = True
         elif etype == "compaction":
             if compaction_index >= 0:
@@ -671,178 +475,16 @@ def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
         if model_found and thinking_found and compaction_index >= 0:
             break
     out: dict[str, Any] = {}
-    if thinking_level is not UNSET:
+    if thinking_level is not UNDEFINED:
         out["thinkingLevel"] = thinking_level
     out["model"] = model
     return compaction_index, out
 
 
-def get_current_system_message(messages: Iterable[Any]) -> dict[str, Any] | None:
-    """The prompt state a message list replays to (pi-ai's
-    ``getCurrentSystemMessage``, pi 1.6), or None without system messages.
-
-    Walks every ``system`` message in order: non-empty content texts (a
-    string, or text blocks joined by ``"\n"``) are joined by a blank line;
-    ``sections`` patches one ordered map (a replaced name keeps its place, a
-    None value removes the name, a name added after a removal goes to the
-    end); ``toolsRemoved`` then ``toolsAdded`` change the tool set by name.
-
-    Returns:
-        ``{"role": "system", "content", "sections"?, "toolsAdded"?,
-        "timestamp"?}``: sections only if any remain, ``toolsAdded`` the
-        current tools only if any, ``timestamp`` the first one found.
-    """
-    seen = False
-    texts: list[str] = []
-    sections: dict[str, Any] = {}
-    tools: dict[Any, Any] = {}
-    timestamp: Any = None
-    for msg in messages:
-        if not isinstance(msg, dict) or msg.get("role") != "system":
-            continue
-        seen = True
-        text = _system_content_text(msg.get("content"))
-        if text:
-            texts.append(text)
-        patch = msg.get("sections")
-        if isinstance(patch, dict):
-            for name, value in patch.items():
-                if value is None:
-                    sections.pop(name, None)
-                else:
-                    sections[name] = value
-        removed = msg.get("toolsRemoved")
-        for tool in removed if isinstance(removed, list) else ():
-            if isinstance(tool, dict) and tool.get("name").__hash__ is not None:
-                tools.pop(tool.get("name"), None)
-        added = msg.get("toolsAdded")
-        for tool in added if isinstance(added, list) else ():
-            if isinstance(tool, dict) and tool.get("name").__hash__ is not None:
-                tools[tool.get("name")] = tool
-        if timestamp is None:
-            timestamp = msg.get("timestamp")
-    if not seen:
-        return None
-    out: dict[str, Any] = {"role": "system", "content": "\n\n".join(texts)}
-    if sections:
-        out["sections"] = sections
-    if tools:
-        out["toolsAdded"] = list(tools.values())
-    if timestamp is not None:
-        out["timestamp"] = timestamp
-    return out
-
-
-def _system_content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    return text_content(content, "\n")
-
-
-def system_message_text(message: Mapping[str, Any]) -> str:
-    """The prompt text of a (replayed) system message: its content, then
-    every non-null section value, non-empty parts joined by a blank line
-    (pi 1.6's rendering of a prompt state)."""
-    parts = [_system_content_text(message.get("content"))]
-    sections = message.get("sections")
-    if isinstance(sections, dict):
-        parts.extend(v for v in sections.values() if isinstance(v, str))
-    return "\n\n".join(p for p in parts if p)
-
-
 def _model_ref(provider: Any, model_id: Any) -> dict[str, Any]:
     ref: dict[str, Any] = {}
-    if provider is not UNSET:
+    if provider is not UNDEFINED:
         ref["provider"] = provider
-    if model_id is not UNSET:
+    if model_id is not UNDEFINED:
         ref["modelId"] = model_id
     return ref
-
-
-def bash_execution_to_text(msg: Mapping[str, Any]) -> str:
-    """The user-message text a ``bashExecution`` message becomes for the model:
-    the command, its output in a code fence (or a note that there was none),
-    and notes for cancellation, a non-zero exit code and truncated output."""
-    text = f"The user ran the shell command `{_as_text(msg.get('command', ''))}`\n"
-    output = msg.get("output")
-    if output:
-        text += f"```\n{_as_text(output)}\n```"
-    else:
-        text += "(it printed nothing)"
-    exit_code = msg.get("exitCode")
-    if msg.get("cancelled"):
-        text += "\n\n(the command was cancelled before it finished)"
-    elif exit_code is not None and exit_code != 0:
-        text += f"\n\nExit code: {_as_text(exit_code)}"
-    if msg.get("truncated") and msg.get("fullOutputPath"):
-        text += f"\n\n[The output above is cut short; all of it is in {_as_text(msg['fullOutputPath'])}]"
-    return text
-
-
-def _as_text(value: Any) -> str:
-    """A field as text in a message we build: strings as they are; other
-    values (malformed fields) as their JSON, ``undefined`` for a missing
-    one, as JavaScript string concatenation would show numbers, booleans
-    and null."""
-    if isinstance(value, str):
-        return value
-    if value is _MISSING:
-        return "undefined"
-    try:
-        return js_stringify(value)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-_MISSING: Any = UNDEFINED
-
-
-def convert_to_llm(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Turn agent messages into LLM messages (pi's ``convertToLlm``).
-
-    ``user``, ``assistant``, ``toolResult`` and (pi 1.6) ``system`` pass
-    through unchanged;
-    ``bashExecution`` becomes a user text (dropped when
-    ``excludeFromContext``); ``custom`` becomes a user message with its
-    content (a string becomes one text block); ``branchSummary`` and
-    ``compactionSummary`` become user texts wrapping the summary in
-    ``<summary>`` tags. Unknown roles are dropped.
-
-    Malformed input never raises: items that are not objects and messages
-    without a known ``role`` are dropped; a custom message's ``content``
-    that is neither a string nor a list becomes ``[]``; summary and bash
-    fields that are not strings are written as JSON (``undefined`` when
-    missing), where JavaScript concatenation would stringify them.
-
-    Returns:
-        A new list; passed-through messages are the same dict objects.
-    """
-    out: list[dict[str, Any]] = []
-    for m in messages:
-        if not isinstance(m, Mapping):
-            continue
-        role = m.get("role")
-        if role in ("user", "assistant", "toolResult", "system"):
-            out.append(m)  # type: ignore[arg-type]
-        elif role == "bashExecution":
-            if m.get("excludeFromContext"):
-                continue
-            out.append(_user_text(bash_execution_to_text(m), m))
-        elif role == "custom":
-            content = m.get("content")
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            elif not isinstance(content, list):
-                content = []
-            out.append({"role": "user", "content": content, "timestamp": m.get("timestamp")})
-        elif role == "branchSummary":
-            out.append(_user_text(BRANCH_SUMMARY_PREFIX + _as_text(m.get("summary", _MISSING)) + BRANCH_SUMMARY_SUFFIX, m))
-        elif role == "compactionSummary":
-            out.append(
-                _user_text(COMPACTION_SUMMARY_PREFIX + _as_text(m.get("summary", _MISSING)) + COMPACTION_SUMMARY_SUFFIX, m)
-            )
-    return out
-
-
-def _user_text(text: str, source: Mapping[str, Any]) -> dict[str, Any]:
-    return {"role": "user", "content": [{"type": "text", "text": text}], "timestamp": source.get("timestamp")}

@@ -27,7 +27,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeGuard
+from typing import Any
 
 from . import jsonio
 
@@ -35,8 +35,10 @@ import orjson
 
 from ._gc import gc_paused
 from .storage import iter_lines, parse_line, write_atomic
-from .timestamps import iso_to_ms, ms_to_iso
-from .records import StrPath
+from .timestamps import iso_to_ms
+from .paths import paths_equal, resolve_path
+from .records import StrPath, is_session_header
+from .session_info import InfoState, info_dict
 
 __all__ = [
     "INDEX_NAME",
@@ -44,9 +46,9 @@ __all__ = [
     "build_session_info",
     "list_session_dir",
     "list_sessions_dirs",
-    "paths_equal",
+    "paths_equal",  # pi_session.paths.paths_equal, named here for the stores
     "read_session_header",
-    "resolve_path",
+    "resolve_path",  # pi_session.paths.resolve_path, named here for the stores
     "session_cwd_matches",
 ]
 
@@ -65,57 +67,18 @@ INDEX_NAME = ".pi-session-index"
 _INDEX_VERSION = 1
 
 
-_MAX_DATE_MS = 8.64e15
-"""JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
-
-
-def _valid_ms(ms: Any) -> TypeGuard[float]:
-    """A time in ms that can be shown as an ISO date (a finite number within
-    JavaScript's date range, and not a boolean); narrows ``ms`` to a number."""
-    return (
-        isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms == ms and -_MAX_DATE_MS <= ms <= _MAX_DATE_MS
-    )
-
-
-def _iso_or_none(ms: Any) -> str | None:
-    """:func:`ms_to_iso` of ``ms``, or None when it is not a showable time
-    (or the platform cannot show it, e.g. years before 1 or after 9999)."""
-    if not _valid_ms(ms):
-        return None
-    try:
-        return ms_to_iso(ms)
-    except (OverflowError, OSError, ValueError):
-        return None
-
-
-def resolve_path(path: StrPath) -> str:
-    """An absolute, normalized path as pi 1.6 resolves cwds and files
-    (``resolvePath``): ``~`` and ``~/...`` expanded, a ``file://`` URL
-    turned into its path, a relative path taken from the process cwd.
-    Symlinks are not resolved."""
-    text = os.fspath(path)
-    if text == "~" or text.startswith("~/"):
-        text = os.path.expanduser(text)
-    elif text.startswith("file://"):
-        from urllib.parse import unquote, urlparse
-
-        text = unquote(urlparse(text).path)
-    resolved = os.path.abspath(text)
-    if resolved.startswith("//"):
-        resolved = "/" + resolved.lstrip("/")  # node: one leading slash
-    return resolved
-
-
-def paths_equal(a: StrPath, b: StrPath) -> bool:
-    """pi's ``pathsEqual``: the same absolute, normalized path (no symlink
-    resolution)."""
-    return resolve_path(a) == resolve_path(b)
-
-
 def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
-    """pi's ``sessionCwdMatches``: a non-empty string cwd that resolves to
-    ``resolved_cwd``."""
-    return isinstance(header_cwd, str) and header_cwd != "" and resolve_path(header_cwd) == resolved_cwd
+    """pi's ``sessionCwdMatches``: a non-empty string cwd that resolves
+    (:func:`pi_session.paths.resolve_path`) to ``resolved_cwd``. A header
+    cwd pi cannot resolve (``file://host/x``) matches nothing; pi 1.6's
+    listing throws on it instead (beyond pi: one bad file must not hide the
+    others)."""
+    if not isinstance(header_cwd, str) or header_cwd == "":
+        return False
+    try:
+        return resolve_path(header_cwd) == resolved_cwd
+    except ValueError:
+        return False
 
 
 def read_session_header(path: StrPath) -> dict[str, Any] | None:
@@ -144,9 +107,7 @@ def read_session_header(path: StrPath) -> dict[str, Any] | None:
             record = jsonio.loads(raw)
         except ValueError:
             continue
-        if isinstance(record, dict) and record.get("type") == "session" and isinstance(record.get("id"), str):
-            return record
-        return None
+        return record if is_session_header(record) else None
     return None
 
 
@@ -168,15 +129,13 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
     neither a string nor a list of blocks, and text blocks whose ``text``
     is not a string, give no text. (pi's own listing would throw on some of
     these; one bad file must not hide the others.) The rules per record
-    are :class:`pi_session.stores.info.InfoState`'s, which the database
+    are :class:`pi_session.session_info.InfoState`'s, which the database
     stores apply on each append.
 
     Returns:
         The info dict, or None for a file that is not a session (empty, no
         header first) or cannot be read.
     """
-    from .stores.info import InfoState, info_dict
-
     p = Path(path)
     header: dict[str, Any] | None = None
     state = InfoState()
@@ -193,7 +152,7 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
                     continue
                 record = parsed.record
             if header is None:
-                if not isinstance(record, dict) or record.get("type") != "session" or not isinstance(record.get("id"), str):
+                if not is_session_header(record):
                     return None
                 header = record
                 continue

@@ -15,7 +15,6 @@ new file appears whole (temp file + link) or not at all.
 from __future__ import annotations
 
 import builtins
-import operator
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -36,7 +35,7 @@ from .listing import (
 )
 from .migrate import migrate_session_entries
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import CURRENT_SESSION_VERSION, UNDEFINED, SessionContext, SessionProjection, StrPath, make_header
+from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, UNDEFINED, SessionContext, SessionProjection, StrPath, make_header
 from .storage import (
     AppendError,
     Durability,
@@ -53,8 +52,9 @@ from .storage import (
     rewrite_records,
     _fsync_dir,
 )
+from .text import js_trim
 from .timestamps import file_timestamp, iso_to_ms, now_iso
-from .tree import SessionTree, TreeNode
+from .tree import SessionTree, TreeNode, find_orphans
 
 from typing import TYPE_CHECKING
 
@@ -95,8 +95,6 @@ _EDITABLE_ROLES = ("user", "assistant", "toolResult")
 # entries); narrower than context.EDITABLE_ROLES, the roles an edit applies to
 _SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
 _NEWLINES = re.compile(r"[\r\n]+")
-_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-"""The characters JavaScript's ``String.prototype.trim`` removes."""
 
 
 def _is_conversation(record: Mapping[str, Any]) -> bool:
@@ -132,34 +130,9 @@ OMITTED: Any = UNDEFINED
 ``undefined``). Passing None writes an explicit ``null``, as pi does."""
 
 
-_get_parent_id = operator.methodcaller("get", "parentId")
-
-
-def _may_have_orphans(sf: SessionFile, entries: list[dict[str, Any]], by_id: Mapping[str, Any]) -> bool:
-    """False when every parentId of ``entries`` (read from the file ``sf``)
-    is null or absent or the id of an entry in ``by_id``: a check without
-    a Python loop per entry (decoded JSON holds no str subclasses, so an
-    id-equal parentId is a string). The parentIds come from
-    ``sf.entry_columns`` when the reader gathered them."""
-    if sf.entry_columns is not None and len(sf.entry_columns[1]) == len(entries):
-        parents = sf.entry_columns[1]
-    else:
-        parents = list(map(_get_parent_id, entries))
-    try:
-        known = sum(map(by_id.__contains__, parents))
-    except TypeError:  # an array or object parentId
-        return True
-    return known + parents.count(None) != len(parents)
-
-
 def _drop_none(entry: dict[str, Any]) -> dict[str, Any]:
     """Drop keys left at :data:`OMITTED` (JSON.stringify drops ``undefined``)."""
     return {k: v for k, v in entry.items() if v is not OMITTED}
-
-
-def _js_trim(text: str) -> str:
-    """``text.trim()`` as JavaScript does it."""
-    return text.strip(_JS_TRIM)
 
 
 class SessionManager:
@@ -668,8 +641,8 @@ class SessionManager:
 
     def _load_entries(self, entries: Sequence[Mapping[str, Any]], session_id: str | None) -> None:
         """Start from given records (pi 1.6's ``inMemory(cwd, options, entries)``)."""
-        header = next((dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") == "session"), None)
-        rest = [dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") != "session"]
+        header = next((dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") == HEADER_TYPE), None)
+        rest = [dict(r) for r in entries if isinstance(r, Mapping) and r.get("type") != HEADER_TYPE]
         if header is not None:
             records = [header, *rest]
             migrate_session_entries(records)
@@ -716,13 +689,9 @@ class SessionManager:
         self._tree.find_cycles()
         # (entry id, kind, message) of each tree problem and orphan
         found = [(p.entry_id, p.kind, p.message) for p in self._tree.problems]
-        if sf is not None and _may_have_orphans(sf, self._records[1:], self._tree.by_id):
-            by_id = self._tree.by_id
-            for entry in self._records[1:]:
-                parent = entry.get("parentId")
-                if parent is not None and (parent.__class__ is not str or parent not in by_id):
-                    what = f"parent {parent!r} is not in the file" if isinstance(parent, str) else f"parentId {jsonio.dumps(parent)} is not an id"
-                    found.append((entry["id"], "orphan", f"entry {entry['id']}: {what}; shown as a root"))
+        if sf is not None:
+            orphans = find_orphans(self._records[1:], self._tree.by_id, columns[1] if columns is not None else None)
+            found.extend((p.entry_id, p.kind, p.message) for p in orphans)
         if found:
             # line numbers are looked up only when there is something to
             # report (the map costs ~5 MB on a 100,000-entry session)
@@ -822,7 +791,7 @@ class SessionManager:
                 record = jsonio.loads(line)
             except ValueError:
                 continue  # damage is reported by the next open/check, never guessed at here
-            if isinstance(record, dict) and record.get("type") != "session":
+            if isinstance(record, dict) and record.get("type") != HEADER_TYPE:
                 rid = record.get("id")
                 if isinstance(rid, str) and rid not in known and rid not in pending_ids:
                     foreign.append(record)
@@ -1059,7 +1028,7 @@ class SessionManager:
         """Append a ``session_info`` entry naming the session: every run of
         ``\\r``/``\\n`` becomes one space, then the name is trimmed (pi 1.6);
         an empty name clears it."""
-        return self._append_entry(self._new_entry("session_info", name=_js_trim(_NEWLINES.sub(" ", name))))
+        return self._append_entry(self._new_entry("session_info", name=js_trim(_NEWLINES.sub(" ", name))))
 
     def append_custom_message_entry(self, custom_type: str, content: Any, display: bool, details: Any = OMITTED) -> str:
         """Append a ``custom_message`` entry (in the context as role ``custom``)."""
@@ -1476,10 +1445,7 @@ class SessionManager:
             leaf_id=self._leaf_id,
             branch_length=len(self.get_branch()),
             labels=dict(self._tree.labels),
-            problems=[
-                {"line": p.line or None, "kind": p.kind, "message": p.message, "recovered": p.recovered}
-                for p in self.problems
-            ],
+            problems=[p.to_json() for p in self.problems],
         )
 
 

@@ -1,27 +1,26 @@
-"""Session format migration v1 → v2 → v3 (SPEC 3).
+"""Session format migration v1 → v2 → v3 (pi's ``migrateSessionEntries``).
 
 v1 files have no ids (a linear list; compactions point at the first kept
 entry by index); v2 adds ``id``/``parentId``; v3 renames the message role
-``hookMessage`` to ``custom``. :func:`migrate_session_entries` works in memory;
-:func:`migrate_file` rewrites a file atomically and keeps a backup.
+``hookMessage`` to ``custom``. :func:`migrate_session_entries` works on
+records in memory (pure: the storage reader applies it);
+:func:`pi_session.storage.migrate_file` rewrites a file.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-from pathlib import Path
 from typing import Any
 
 from .ids import new_entry_id
-from .records import CURRENT_SESSION_VERSION, StrPath, header_version
+from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, header_version
 
-__all__ = ["migrate_session_entries", "migrate_file", "MigrationResult"]
+__all__ = ["migrate_session_entries"]
 
 
 def _header_version(records: list[dict[str, Any]]) -> int:
     """The version of the first session header among ``records`` (1 if none)."""
-    header = next((r for r in records if r.get("type") == "session"), None)
+    header = next((r for r in records if r.get("type") == HEADER_TYPE), None)
     return header_version(header) if header is not None else 1
 
 
@@ -40,10 +39,10 @@ def _stable_id(seed: str, index: int, taken: set[str]) -> str:
 def _v1_to_v2(records: list[dict[str, Any]]) -> None:
     taken: set[str] = set()
     prev_id: str | None = None
-    header = next((r for r in records if r.get("type") == "session"), {})
+    header = next((r for r in records if r.get("type") == HEADER_TYPE), {})
     seed = str(header.get("id", ""))
     for index, record in enumerate(records):
-        if record.get("type") == "session":
+        if record.get("type") == HEADER_TYPE:
             record["version"] = 2
             continue
         record["id"] = _stable_id(seed, index, taken)
@@ -54,7 +53,7 @@ def _v1_to_v2(records: list[dict[str, Any]]) -> None:
             index = record["firstKeptEntryIndex"]
             if isinstance(index, int) and not isinstance(index, bool):
                 target = records[index] if 0 <= index < len(records) else None
-                if target is not None and target.get("type") != "session":
+                if target is not None and target.get("type") != HEADER_TYPE:
                     # the target precedes the compaction, so it has its id already
                     record["firstKeptEntryId"] = target.get("id")
                 del record["firstKeptEntryIndex"]
@@ -62,7 +61,7 @@ def _v1_to_v2(records: list[dict[str, Any]]) -> None:
 
 def _v2_to_v3(records: list[dict[str, Any]]) -> None:
     for record in records:
-        if record.get("type") == "session":
+        if record.get("type") == HEADER_TYPE:
             record["version"] = 3
         elif record.get("type") == "message":
             message = record.get("message")
@@ -93,39 +92,3 @@ def migrate_session_entries(records: list[dict[str, Any]]) -> bool:
     if version < 3:
         _v2_to_v3(records)
     return True
-
-
-class MigrationResult(dict):
-    """``{"path", "from_version", "to_version", "backup", "problems"}``."""
-
-
-def migrate_file(path: StrPath) -> MigrationResult:
-    """Migrate a session file on disk to the current version.
-
-    The rewrite is atomic (temp file, fsync, rename), the original is kept
-    next to it as ``<file>.v<N>.bak``, and lines that could not be parsed are
-    written back unchanged at their place.
-
-    Returns:
-        A :class:`MigrationResult`; ``backup`` is None when the file was
-        already current (nothing written).
-
-    Raises:
-        pi_session.storage.SessionFileError: unreadable file or no header.
-    """
-    from .storage import SessionFileError, read_session_file, rewrite_records
-
-    sf = read_session_file(path, migrate=True)
-    if sf.header is None:
-        raise SessionFileError(path, "empty file: nothing to migrate")
-    result = MigrationResult(
-        path=str(Path(path)),
-        from_version=sf.migrated_from or sf.version,
-        to_version=CURRENT_SESSION_VERSION,
-        backup=None,
-        problems=sf.warnings(),
-    )
-    if sf.migrated_from is not None:
-        backup = rewrite_records(sf, backup_tag=f"v{sf.migrated_from}")
-        result["backup"] = str(backup) if backup else None
-    return result

@@ -1,16 +1,125 @@
-"""Where pi keeps things: the agent dir (pi's ``getAgentDir``) and the session directories."""
+"""Paths as pi reads and keeps them: pi 1.6's ``resolvePath`` and
+``pathsEqual`` (``utils/paths.js``), the agent dir and session directories.
+Pure apart from reading the home directory, the process cwd and
+``$PI_CODING_AGENT_DIR``."""
 
 from __future__ import annotations
 
 import os
 import re
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from .records import StrPath
+from .text import js_trim
 
-__all__ = ["agent_dir", "sessions_dir", "encode_cwd", "default_session_dir", "session_file_name"]
+__all__ = [
+    "agent_dir",
+    "default_session_dir",
+    "encode_cwd",
+    "paths_equal",
+    "resolve_path",
+    "session_file_name",
+    "sessions_dir",
+]
 
 _SEPARATORS = re.compile(r"[/\\:]")
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_URL_TRAILING = "".join(map(chr, range(0x21)))  # C0 controls and space
+
+
+def _file_url_path(url: str) -> str:
+    """node's ``fileURLToPath`` on POSIX, for a string starting ``file://``.
+
+    Raises:
+        ValueError: a host other than ``localhost`` (node:
+            ``ERR_INVALID_FILE_URL_HOST``), an encoded ``/`` in the path
+            (``ERR_INVALID_FILE_URL_PATH``), or a percent escape that does
+            not decode to UTF-8 (``URIError``).
+    """
+    # the WHATWG URL parser drops tabs and newlines and trailing controls,
+    # and reads a backslash as a slash in file URLs
+    text = url.replace("\t", "").replace("\n", "").replace("\r", "").rstrip(_URL_TRAILING).replace("\\", "/")
+    parts = urlsplit(text)
+    if parts.netloc.lower() not in ("", "localhost"):
+        raise ValueError(f"{url!r}: a file URL's host must be \"localhost\" or empty (pi 1.6 refuses it)")
+    path = parts.path or "/"
+    if "%2f" in path.lower():
+        raise ValueError(f"{url!r}: a file URL's path must not hold an encoded '/' (pi 1.6 refuses it)")
+    if _BAD_PERCENT.search(path):
+        raise ValueError(f"{url!r}: malformed percent escape (pi 1.6 refuses it)")
+    try:
+        return unquote(path, errors="strict")
+    except UnicodeDecodeError:
+        raise ValueError(f"{url!r}: a percent escape is not UTF-8 (pi 1.6 refuses it)") from None
+
+
+def _normalize(text: str) -> str:
+    """pi 1.6's ``normalizePath`` (without its options): ``~`` and ``~/...``
+    expanded to the home directory (``~user`` is not), a ``file://`` URL
+    turned into its path."""
+    if text == "~":
+        return os.path.expanduser("~")
+    if text.startswith("~/"):
+        return os.path.join(os.path.expanduser("~"), text[2:])
+    if text.startswith("file://"):
+        return _file_url_path(text)
+    return text
+
+
+def _node_resolve(text: str) -> str:
+    """node's ``path.resolve`` of an absolute path: normalized, one leading
+    slash (POSIX ``normpath`` keeps two), no trailing slash."""
+    resolved = os.path.normpath(text)
+    if resolved.startswith("//"):
+        resolved = "/" + resolved.lstrip("/")
+    return resolved
+
+
+def resolve_path(path: StrPath, base: StrPath | None = None, *, trim: bool = False) -> str:
+    """An absolute, normalized path as pi 1.6 resolves cwds, session files
+    and user-given paths (``resolvePath(input, baseDir, {trim})``).
+
+    ``~`` and ``~/...`` expand to the home directory (``~user`` stays a
+    relative name); a ``file://`` URL becomes its path (``localhost`` or no
+    host; percent escapes decoded); a relative path is taken from ``base``
+    (itself expanded, default: the process cwd). The result has exactly one
+    leading slash (``//srv/x`` is ``/srv/x``, as node's ``path.resolve``
+    gives), no ``.``/``..`` parts and no trailing slash. Symlinks are not
+    followed.
+
+    Args:
+        path: the path (str or path-like).
+        base: the directory a relative ``path`` is taken from.
+        trim: first remove JavaScript whitespace from both ends
+            (:func:`pi_session.text.js_trim`; pi trims skill paths).
+
+    Returns:
+        The absolute path.
+
+    Raises:
+        ValueError: a ``file://`` URL pi refuses too (node's
+            ``fileURLToPath`` throws): another host (``file://host/x``), an
+            encoded ``/``, a bad percent escape.
+    """
+    text = os.fspath(path)
+    if trim:
+        text = js_trim(text)
+    text = _normalize(text)
+    if not os.path.isabs(text):
+        root = _normalize(os.fspath(base)) if base is not None else os.getcwd()
+        text = os.path.join(os.getcwd(), root, text)
+    return _node_resolve(text)
+
+
+def paths_equal(a: StrPath, b: StrPath) -> bool:
+    """pi 1.6's ``pathsEqual`` on POSIX: the same :func:`resolve_path` (no
+    symlink resolution).
+
+    Raises:
+        ValueError: see :func:`resolve_path`.
+    """
+    return resolve_path(a) == resolve_path(b)
 
 
 def agent_dir() -> Path:

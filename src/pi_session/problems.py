@@ -1,13 +1,19 @@
-"""Every kind of problem pi-session reports about a session file, in one
-place: :data:`ProblemKind`, the ``kind`` of
+"""Every problem pi-session reports about a session file, in one place:
+:data:`ProblemKind` and :class:`Problem`, the base of
 :class:`pi_session.storage.LineProblem` (damaged lines),
 :class:`pi_session.tree.TreeProblem` (the parentId tree) and
-:class:`pi_session.repair.Problem` (``check``). Kind names are stable:
+:class:`pi_session.repair.CheckProblem` (``check``), with the one
+:meth:`Problem.format` and :meth:`Problem.to_json`. Kind names are stable:
 they appear in ``pi-session check --json`` output."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, get_args
+
+from .records import StrPath
+
+__all__ = ["PROBLEM_KINDS", "CheckProblem", "Problem", "ProblemKind"]
 
 ProblemKind = Literal[
     # one line (storage): skipped or recovered
@@ -54,3 +60,82 @@ lowercase name."""
 
 PROBLEM_KINDS: frozenset[str] = frozenset(get_args(ProblemKind))
 """Every :data:`ProblemKind`, for checks at run time."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of a session file.
+
+    Attributes:
+        line: 1-based line number; None (or 0) when the problem has no line
+            (a file-level problem, an entry not read from a file).
+        kind: a :data:`ProblemKind`.
+        message: what is wrong, one line.
+
+    Subclasses add their own fields and name, in :attr:`JSON_FIELDS`, the
+    ones :meth:`to_json` writes after the three above.
+    """
+
+    line: int | None
+    kind: ProblemKind
+    message: str
+
+    JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = ()
+    """``(attribute, JSON key)`` of the fields :meth:`to_json` adds."""
+
+    def format(self, path: StrPath | None) -> str:
+        """``<path>:<line>: <message>``, or ``<path>: <message>`` without a
+        line (``<session>`` when ``path`` is None or empty)."""
+        where = path or "<session>"
+        return f"{where}:{self.line}: {self.message}" if self.line else f"{where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"line", "kind", "message", ...}`` then the subclass's
+        :attr:`JSON_FIELDS`; ``line`` is null when there is none (0 counts
+        as none)."""
+        out: dict[str, Any] = {"line": self.line or None, "kind": self.kind, "message": self.message}
+        for attribute, key in self.JSON_FIELDS:
+            out[key] = getattr(self, attribute)
+        return out
+
+
+@dataclass(frozen=True)
+class CheckProblem(Problem):
+    """One problem :func:`pi_session.repair.check_session` reports (a
+    :class:`Problem`).
+
+    Attributes:
+        line: 1-based line number (None for a problem of the whole file).
+        kind: a :data:`ProblemKind`: storage kinds ``blank``, ``invalid-json``, ``nul-bytes``,
+            ``invalid-utf8``, ``bom``, ``crlf``, ``glued``, ``split-record``
+            (reported on its first line, the message names the range
+            ``lines 4-6``), ``torn-tail``, ``no-newline``, ``not-object``, ``no-type``, ``no-id``,
+            ``extra-header``; tree kinds ``duplicate-id``, ``cycle``,
+            ``self-parent``, ``orphan``, ``label-target-missing``,
+            ``compaction-first-kept-off-path``; structure warnings (never
+            fixable) ``bad-header`` (cwd/timestamp not a string or missing,
+            version not a number), ``unknown-version`` (newer than 3),
+            ``bad-timestamp`` (not an ISO date), ``bad-message`` (a message
+            entry's message is not an object), ``unknown-role``,
+            ``bad-content`` (content of the wrong type for the role),
+            ``bad-context-edit`` (a pi 1.6 context edit without a string
+            targetId or a valid replacement), ``empty`` (a 0-byte file);
+            warnings (in :attr:`pi_session.repair.CheckReport.warnings`, not
+            problems) ``unknown-type`` (an entry type this tool does not
+            know: kept, left out of the context), ``idle-context-edit`` (an
+            edit whose target is missing, itself or not editable: it changes
+            nothing), ``lone-surrogate``; file kind ``leftover-temp`` (a temp
+            file of an interrupted rewrite beside the session; ``line`` is
+            None).
+        message: one line saying what is wrong.
+        fixable: True when :func:`pi_session.repair.repair_session` fixes it.
+        entry_id: the entry concerned (tree problems).
+
+    JSON (:meth:`Problem.to_json`): ``{"line", "kind", "message", "fixable",
+    "entryId"}``.
+    """
+
+    fixable: bool
+    entry_id: str | None = None
+
+    JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (("fixable", "fixable"), ("entry_id", "entryId"))

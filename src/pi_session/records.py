@@ -8,7 +8,7 @@ checkers and readers. Optional keys are marked ``NotRequired``.
 from __future__ import annotations
 
 import os
-from typing import Any, Literal, NotRequired, TypedDict, TypeAlias, Union
+from typing import Any, ClassVar, Final, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Union
 
 CURRENT_SESSION_VERSION = 3
 """The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
@@ -18,18 +18,44 @@ StrPath: TypeAlias = "str | os.PathLike[str]"
 """A file-system path argument: a string or any path-like object."""
 
 
-class _Undefined:
+class Undefined:
+    """The type of :data:`UNDEFINED`, JavaScript's ``undefined``: a key that
+    is absent, or an argument that was not given (as opposed to an explicit
+    ``null``/None). It has one instance; test with ``value is UNDEFINED``.
+    Copying or pickling gives the same object."""
+
     __slots__ = ()
+    _instance: ClassVar[Undefined | None] = None
+
+    def __new__(cls) -> Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
 
     def __repr__(self) -> str:
         return "UNDEFINED"
 
+    def __reduce__(self) -> str:
+        return "UNDEFINED"
 
-UNDEFINED: Any = _Undefined()
-"""JavaScript's ``undefined``: a key that is absent, or an argument that was
-not given (as opposed to an explicit ``null``/None). The one sentinel of the
-package: ``pi_session.UNSET``, ``SessionManager``'s ``OMITTED`` and
+
+UNDEFINED: Final[Undefined] = Undefined()
+"""The one "undefined/omitted" object of the package (see :class:`Undefined`):
+``pi_session.UNSET``, ``SessionManager``'s ``OMITTED`` and
 ``timestamps.MISSING`` are this object."""
+
+
+HEADER_TYPE = "session"
+"""The ``type`` of a session header record (every other record is an entry)."""
+
+
+def is_session_header(record: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a decoded record is a usable session header: an object with
+    ``type`` ``"session"`` and a string ``id`` (pi 1.6 ``loadEntriesFromFile``
+    and ``readSessionHeader`` refuse a file whose first record is not one).
+    A record of type ``"session"`` later in a file is an *extra* header,
+    tested with ``record.get("type") == HEADER_TYPE``."""
+    return isinstance(record, dict) and record.get("type") == HEADER_TYPE and isinstance(record.get("id"), str)
 
 
 def header_version(header: Any) -> int:

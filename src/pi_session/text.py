@@ -25,7 +25,36 @@ from collections.abc import Iterator
 from typing import Any
 
 __all__ = [
-    "clip_line","REPLACEMENT", "is_well_formed", "well_formed", "well_formed_deep", "lone_surrogates", "find_lone_surrogates"]
+    "JS_WHITESPACE",
+    "REPLACEMENT",
+    "clip_line",
+    "find_lone_surrogates",
+    "is_well_formed",
+    "js_trim",
+    "lone_surrogates",
+    "show_controls",
+    "well_formed",
+    "well_formed_deep",
+]
+
+JS_WHITESPACE = (
+    "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+"""The characters JavaScript's ``String.prototype.trim`` removes (its
+WhiteSpace and LineTerminator sets). Python's ``str.strip()`` differs: it
+also removes U+001C-U+001F and U+0085 and keeps U+FEFF, so pi's trimming
+uses this table."""
+
+
+def js_trim(text: str) -> str:
+    """``text.trim()`` as JavaScript does it: :data:`JS_WHITESPACE` removed
+    from both ends, nothing else. pi 1.6 trims session names with it
+    (``getSessionName``, ``appendSessionInfo``, the session listing) and the
+    paths of ``resolvePath(path, base, {trim: true})``: a session name
+    ``"\\x1cname"`` stays ``"\\x1cname"``."""
+    return text.strip(JS_WHITESPACE)
+
 
 REPLACEMENT = "\ufffd"
 """What a lone surrogate becomes in sent text (U+FFFD REPLACEMENT CHARACTER)."""

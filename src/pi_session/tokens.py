@@ -21,7 +21,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .jsonio import js_len, js_stringify
+from .records import UNDEFINED
 from .settings import coerce_compaction_settings
+from .system_messages import get_current_system_message
 
 __all__ = [
     "IMAGE_CHARS",
@@ -32,6 +34,7 @@ __all__ = [
     "estimate_context_tokens",
     "estimate_projected_context_tokens",
     "usage_is_stale",
+    "usage_trusted",
     "should_compact",
 ]
 
@@ -251,32 +254,45 @@ def estimate_projected_context_tokens(
         counted once) plus every non-system message, with usageTokens 0 and
         lastUsageIndex None.
     """
-    from .context import get_current_system_message
+
 
     messages = projection["messages"]
     estimate = estimate_context_tokens(messages)
     index = estimate["lastUsageIndex"]
-    if index is not None:
-        source = _source_of_message(projection, index)
-        barrier = -1
-        for i in range(len(branch_entries) - 1, -1, -1):
-            if branch_entries[i].get("type") in ("context_edit", "compaction"):
-                barrier = i
-                break
-        if barrier < 0:
-            return estimate
-        if source is not None:
-            source_id = source.get("id")
-            for i in range(barrier + 1, len(branch_entries)):
-                entry = branch_entries[i]
-                if entry is source or (isinstance(source_id, str) and entry.get("id") == source_id):
-                    return estimate
+    if index is not None and usage_trusted(_source_of_message(projection, index), branch_entries):
+        return estimate
     system = get_current_system_message(messages)
     tokens = estimate_tokens(system) if system is not None else 0
     tokens += sum(
         estimate_tokens(m) for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")
     )
     return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
+
+
+def usage_trusted(source: Mapping[str, Any] | None, branch_entries: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether pi 1.6 trusts the usage an assistant reported (pi's
+    ``estimateProjectedContextTokens``): its entry ``source`` (or an entry
+    with ``source``'s string id) comes after the branch's last
+    ``context_edit`` or ``compaction``, or the branch has neither. Usage
+    recorded before a compaction or an edit measured a context that no
+    longer exists. Walks back from the end of ``branch_entries`` (the raw
+    root→leaf path), so only the entries after the usage are read.
+
+    Args:
+        source: the context entry that contributed the assistant message
+            (None: not known, trusted only without any edit or compaction).
+        branch_entries: the root→leaf path.
+    """
+    source_id = source.get("id") if source is not None else None
+    if not isinstance(source_id, str):
+        source_id = UNDEFINED  # matches no entry's id
+    for i in range(len(branch_entries) - 1, -1, -1):
+        entry = branch_entries[i]
+        if entry.get("type") in ("context_edit", "compaction"):
+            return False
+        if source is not None and (entry is source or entry.get("id") == source_id):
+            return True
+    return True
 
 
 def usage_is_stale(projection: Mapping[str, Any], branch_entries: Sequence[Mapping[str, Any]]) -> bool:

@@ -13,13 +13,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from itertools import compress
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
+from . import jsonio
 from ._gc import gc_paused
-from .problems import ProblemKind
+from .problems import Problem, ProblemKind
+from .text import js_trim
 from .timestamps import MISSING, iso_to_ms
 
-__all__ = ["TreeNode", "TreeProblem", "SessionTree", "parent_id_of", "path_to_root"]
+__all__ = ["TreeNode", "TreeProblem", "SessionTree", "find_orphans", "parent_id_of", "path_to_root"]
 
 def parent_id_of(entry: Mapping[str, Any]) -> str | None:
     """The id of the entry's parent, or None for no parent: as pi reads
@@ -101,13 +103,62 @@ class TreeNode:
 
 
 @dataclass(frozen=True)
-class TreeProblem:
-    """A structural problem found while indexing: ``kind`` is ``"cycle"``,
-    ``"self-parent"`` or ``"duplicate-id"``; ``entry_id`` names the entry."""
+class TreeProblem(Problem):
+    """A problem of the parentId tree (a :class:`pi_session.problems.Problem`):
+    ``kind`` is ``"cycle"``, ``"self-parent"``, ``"duplicate-id"`` (found
+    while indexing) or ``"orphan"`` (:func:`find_orphans`); ``entry_id``
+    names the entry; ``line`` is its line when known, else None.
 
-    kind: ProblemKind
+    JSON (:meth:`~pi_session.problems.Problem.to_json`): ``{"line", "kind",
+    "message", "entryId"}``."""
+
     entry_id: str
-    message: str
+
+    JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (("entry_id", "entryId"),)
+
+
+def find_orphans(
+    entries: Sequence[Mapping[str, Any]],
+    by_id: Mapping[str, Any],
+    parent_ids: Sequence[Any] | None = None,
+    lines: Sequence[int | None] | None = None,
+) -> list[TreeProblem]:
+    """The ``orphan`` problems of ``entries``: every entry whose ``parentId``
+    is neither null/absent nor the id of an entry in ``by_id`` (an id that is
+    not a string, e.g. an array, names no entry). pi 1.6 shows such an entry
+    as a root (``getTree``); so does :meth:`SessionTree.roots`.
+
+    Args:
+        entries: the entries in file order (earlier duplicates of an id
+            included).
+        by_id: id → entry (:attr:`SessionTree.by_id`).
+        parent_ids: ``entries[i].get("parentId")`` for each i, when already
+            gathered (``SessionFile.entry_columns[1]``).
+        lines: the line of each entry, for :attr:`TreeProblem.line`.
+
+    Returns:
+        One :class:`TreeProblem` per orphan, in file order. The common case
+        (no orphan) costs no Python loop per entry.
+    """
+    if parent_ids is None or len(parent_ids) != len(entries):
+        parent_ids = [e.get("parentId") for e in entries]
+    try:
+        known = sum(map(by_id.__contains__, parent_ids))
+    except TypeError:  # an array or object parentId
+        known = -1
+    if known + parent_ids.count(None) == len(parent_ids):
+        return []
+    found: list[TreeProblem] = []
+    for i, (entry, parent) in enumerate(zip(entries, parent_ids)):
+        if parent is None or (parent.__class__ is str and parent in by_id):
+            continue
+        eid: str = entry["id"]
+        if parent.__class__ is str:
+            message = f"entry {eid} has parentId {parent!r}, which is not in the file; it is read as a root"
+        else:
+            message = f"entry {eid} has parentId {jsonio.dumps(parent)}, which is not an id; it is read as a root"
+        found.append(TreeProblem(lines[i] if lines is not None else None, "orphan", message, eid))
+    return found
 
 
 def _ts_compare(a: TreeNode, b: TreeNode) -> int:
@@ -261,7 +312,7 @@ class SessionTree:
         if eid in self.by_id:
             self._suspect = True
             self.problems.append(
-                TreeProblem("duplicate-id", eid, f"entry id {eid} appears more than once; the last one is used")
+                TreeProblem(None, "duplicate-id", f"entry id {eid} appears more than once; the last one is used", eid)
             )
         parent_id = parent_id_of(entry)
         if parent_id is not None and parent_id not in self.by_id:
@@ -324,7 +375,7 @@ class SessionTree:
                 if state.get(parent_id) == 1:
                     kind: ProblemKind = "self-parent" if parent_id == current else "cycle"
                     what = "is its own parent" if kind == "self-parent" else f"closes a parentId cycle through {parent_id}"
-                    problem = TreeProblem(kind, current, f"entry {current} {what}; treated as a root")
+                    problem = TreeProblem(None, kind, f"entry {current} {what}; treated as a root", current)
                     self.cut.add(current)
                     self.problems.append(problem)
                     found.append(problem)
@@ -471,9 +522,11 @@ class SessionTree:
             stack.extend((child, depth + 1) for child in reversed(node.children))
 
     def session_name(self) -> str | None:
-        """The latest ``session_info`` name (stripped), None if cleared or absent."""
+        """The latest ``session_info`` name, trimmed as JavaScript trims
+        (:func:`pi_session.text.js_trim`, pi 1.6 ``getSessionName``); None if
+        cleared or absent."""
         for entry in reversed(self.entries):
             if entry.get("type") == "session_info":
                 name = entry.get("name")
-                return name.strip() or None if isinstance(name, str) else None
+                return js_trim(name) or None if isinstance(name, str) else None
         return None

@@ -17,7 +17,7 @@ from rich.text import Text
 from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
-from ..migrate import migrate_file
+from ..storage import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError

@@ -116,7 +116,7 @@ def import_(
                     "id": r.session_id,
                     "migratedFrom": r.migrated_from,
                     **({"appended": r.appended} if r.status == "updated" else {}),
-                    "problems": [{"line": p.line, "kind": p.kind, "message": p.message, "recovered": p.recovered} for p in r.problems],
+                    "problems": [p.to_json() for p in r.problems],
                     **({"message": r.message} if r.message else {}),
                 }
                 for r in results

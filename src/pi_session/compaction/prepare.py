@@ -15,7 +15,7 @@ from typing import Any, overload
 
 from ..context import context_entries_and_edits, get_current_system_message
 from ..settings import CompactionSettings, coerce_compaction_settings
-from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage
+from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage, usage_trusted
 from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
 from .file_ops import FileOps, FileOpsCollector, compute_file_lists
 from ..records import UNDEFINED
@@ -185,7 +185,7 @@ def _projected_tokens(view: EntryView, branch_entries: Sequence[Mapping[str, Any
             trailing += estimate_tokens(messages[j])
         if usage:
             break
-    if usage and _usage_trusted(source, branch_entries):
+    if usage and usage_trusted(source, branch_entries):
         return calculate_context_tokens(usage) + trailing
     system = get_current_system_message(_all_messages(view))
     tokens = estimate_tokens(system) if system is not None else 0
@@ -197,23 +197,6 @@ def _projected_tokens(view: EntryView, branch_entries: Sequence[Mapping[str, Any
 
 def _all_messages(view: EntryView) -> Iterable[Any]:
     return (m for _i, m in view.iter_messages(0, len(view.sources)))
-
-
-def _usage_trusted(source: Mapping[str, Any] | None, branch_entries: Sequence[Mapping[str, Any]]) -> bool:
-    """pi 1.6: an assistant's usage counts only when its entry (``source``,
-    or an entry with its string id) comes after the branch's last
-    ``context_edit`` or ``compaction`` (or there is none). Walks back from
-    the end, so only the entries after the usage are read."""
-    source_id = source.get("id") if source is not None else None
-    if not isinstance(source_id, str):
-        source_id = _ABSENT
-    for i in range(len(branch_entries) - 1, -1, -1):
-        entry = branch_entries[i]
-        if entry.get("type") in ("context_edit", "compaction"):
-            return False
-        if source is not None and (entry is source or entry.get("id") == source_id):
-            return True
-    return True
 
 
 def prepare_compaction(

@@ -1,45 +1,15 @@
 """Path helpers shared by the context-file and skill loaders (pi 1.6's
-``resolvePath`` and ``canonicalizePath`` in ``utils/paths.js``), and the
+``canonicalizePath`` in ``utils/paths.js``; its ``resolvePath`` is
+:func:`pi_session.paths.resolve_path`, named here for the loaders), and the
 text clean-up both loaders apply to what they read."""
 
 from __future__ import annotations
 
 import os
-from urllib.parse import unquote, urlsplit
-from ..records import StrPath
+
+from ..paths import resolve_path
 
 __all__ = ["resolve_path", "canonical_path", "normalize_text", "strip_bom"]
-
-
-def _expand(path: str) -> str:
-    if path == "~":
-        return os.path.expanduser("~")
-    if path.startswith("~/"):
-        return os.path.join(os.path.expanduser("~"), path[2:])
-    if path.startswith("file://"):
-        parts = urlsplit(path)
-        if parts.netloc in ("", "localhost"):
-            return unquote(parts.path)
-    return path
-
-
-def resolve_path(
-    path: StrPath, base: StrPath | None = None, *, trim: bool = False
-) -> str:
-    """An absolute, normalised path as pi 1.6 resolves user-given paths:
-    optionally trimmed; ``~`` and ``~/...`` expanded to the home directory
-    (``~user`` is not: it stays a relative name); a ``file://`` URL turned
-    into its path; a relative path resolved against ``base`` (itself resolved
-    the same way; default: the process's cwd). Symlinks are not followed.
-    Pure apart from reading the home directory and cwd."""
-    text = os.fspath(path)
-    if trim:
-        text = text.strip()
-    text = _expand(text)
-    if os.path.isabs(text):
-        return os.path.normpath(text)
-    root = resolve_path(base) if base is not None else os.getcwd()
-    return os.path.normpath(os.path.join(root, text))
 
 
 def canonical_path(path: str) -> str:

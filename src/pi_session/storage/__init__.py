@@ -30,7 +30,8 @@ modules of pi_session use); the modules own:
 - :mod:`.atomic`: :func:`~.atomic.write_atomic`, the one temp-and-rename
   write, and durable-I/O primitives;
 - :mod:`.rewrite`: :func:`create_file`, :func:`atomic_rewrite`, backups,
-  :func:`rewrite_records`.
+  :func:`rewrite_records`;
+- :mod:`.migration`: :func:`migrate_file`.
 """
 
 from __future__ import annotations
@@ -47,12 +48,13 @@ from .append import (
     write_side_file,
 )
 from .atomic import _fsync_dir, ensure_dir, write_atomic
-from .lines import RecoveredLine, SplitRecord, _loads_js, _Rejoiner, parse_line, recover_line, rejoin_split
+from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
+from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
 from .reader import (
     SessionFile,
     SessionFileBuilder,
-    _is_regular,
+    is_regular_mode,
     iter_lines,
     parse_session_entries,
     read_session_file,
@@ -72,6 +74,10 @@ __all__ = [
     "recover_line",
     "RecoveredLine",
     "rejoin_split",
+    "Rejoiner",
+    "loads_js",
+    "NOT_JSON",
+    "is_regular_mode",
     "SplitRecord",
     "parse_session_entries",
     "read_session_file",
@@ -93,6 +99,8 @@ __all__ = [
     "free_side_path",
     "create_file",
     "atomic_rewrite",
+    "migrate_file",
+    "MigrationResult",
     "backup_path",
     "FILE_MODE",
     "DIR_MODE",

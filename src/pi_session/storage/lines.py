@@ -1,7 +1,7 @@
 """One line of a session file (SPEC 1-3): :func:`parse_line`, the
 recovery of damaged lines (:func:`recover_line`: BOM, NUL bytes, invalid
 UTF-8, records glued together) and the rejoining of a record a writer split
-over several lines (:func:`rejoin_split`, :class:`_Rejoiner`, beyond pi,
+over several lines (:func:`rejoin_split`, :class:`Rejoiner`, beyond pi,
 which drops the pieces). Pure functions of bytes: no file access."""
 
 from __future__ import annotations
@@ -52,11 +52,12 @@ def parse_line(raw: bytes, line_no: int) -> ParsedLine:
     return _parse_damaged(raw, line_no, first_error)
 
 
-_NOT_JSON = object()
+NOT_JSON = object()
+"""What :func:`loads_js` returns for bytes that are not JSON."""
 
 
-def _loads_js(data: bytes) -> Any:
-    """``JSON.parse`` of valid UTF-8 bytes, or :data:`_NOT_JSON`. orjson
+def loads_js(data: bytes) -> Any:
+    """``JSON.parse`` of valid UTF-8 bytes, or :data:`NOT_JSON`. orjson
     first; the standard library for what orjson refuses but JavaScript
     accepts (lone surrogate escapes, integers wider than 64 bits)."""
     try:
@@ -67,7 +68,7 @@ def _loads_js(data: bytes) -> Any:
         # jsonio.loads also reads texts nested deeper than orjson's 1024 levels
         return jsonio.loads(data.decode("utf-8"))
     except (ValueError, RecursionError):
-        return _NOT_JSON
+        return NOT_JSON
 
 
 @dataclass(frozen=True)
@@ -140,8 +141,8 @@ def recover_line(raw: bytes) -> RecoveredLine | None:
     if not data:
         return None
     data = _as_valid_utf8(data, kinds)
-    record = _loads_js(data)
-    if record is not _NOT_JSON:
+    record = loads_js(data)
+    if record is not NOT_JSON:
         return RecoveredLine(record, data, None, _ordered(kinds))
     # a torn record with a whole record glued after it
     for match in reversed(list(_GLUED.finditer(data))):
@@ -149,7 +150,7 @@ def recover_line(raw: bytes) -> RecoveredLine | None:
         if start == 0:
             break
         tail = data[start:]
-        record = _loads_js(tail)
+        record = loads_js(tail)
         if isinstance(record, dict):
             kinds.append("glued")
             return RecoveredLine(record, tail, data[:start], _ordered(kinds))
@@ -357,13 +358,13 @@ def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple
     parts.append(tail)
     data = b"".join(parts)
     data = _as_valid_utf8(data, kinds)
-    record = _loads_js(data)
+    record = loads_js(data)
     if record.__class__ is not dict:
         return None
     return record, data, _ordered(kinds)
 
 
-class _Rejoiner:
+class Rejoiner:
     """Finds split records in a stream of lines (see :func:`rejoin_split`).
 
     Feed it every line that is not a usable record on its own, in order

@@ -5,11 +5,11 @@ on these; this one imports none of them."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
-from ..problems import ProblemKind
+from typing import Any, ClassVar
+
+from ..problems import Problem
 from ..records import StrPath
 
 FILE_MODE = 0o600
@@ -58,11 +58,12 @@ class SessionFileError(Exception):
 
 
 @dataclass(frozen=True)
-class LineProblem:
-    """A line we could not use as it is.
+class LineProblem(Problem):
+    """A line we could not use as it is (a :class:`pi_session.problems.Problem`).
 
     Attributes:
-        line: 1-based line number in the file.
+        line: 1-based line number in the file (0: not known, e.g. a tree
+            problem of entries not read from a file).
         kind: a :data:`pi_session.problems.ProblemKind`: ``blank``,
             ``invalid-json``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``, ``nul-bytes``, ``invalid-utf8``, ``glued``,
@@ -73,17 +74,16 @@ class LineProblem:
             damage removed); False when the line is skipped.
         end_line: the last line of a record split over several lines
             (``split-record``, lines ``line`` to ``end_line``); None otherwise.
+
+    JSON (:meth:`~pi_session.problems.Problem.to_json`): ``{"line", "kind",
+    "message", "recovered"}``.
     """
 
     line: int
-    kind: ProblemKind
-    message: str
     recovered: bool = False
     end_line: int | None = None
 
-    def format(self, path: StrPath | None) -> str:
-        """``<path>:<line>: <message>``."""
-        return f"{path or '<session>'}:{self.line}: {self.message}"
+    JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (("recovered", "recovered"),)
 
 
 @dataclass

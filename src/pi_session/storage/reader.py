@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -25,8 +26,9 @@ from typing import Any, BinaryIO
 import orjson
 
 from .._gc import gc_paused
-from ..records import CURRENT_SESSION_VERSION, StrPath
-from .decode import _compact_record
+from ..migrate import migrate_session_entries
+from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
+from .decode import compact_record
 from .lines import parse_line
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -148,8 +150,7 @@ class SessionFile:
         """The header's ``version`` (1 when absent)."""
         if self.header is None:
             return 0
-        v = self.header.get("version")
-        return v if isinstance(v, int) and not isinstance(v, bool) else 1
+        return header_version(self.header)
 
     def warnings(self) -> list[str]:
         """Every problem as ``<path>:<line>: <message>``."""
@@ -169,7 +170,7 @@ def _collect_entries(sf: SessionFile) -> None:
     for record, line_no in zip(sf.records, sf.record_lines):
         rtype = record.get("type")
         # fast path: an ordinary entry (string type other than "session", string id)
-        if rtype.__class__ is str and rtype != "session" and record.get("id").__class__ is str:
+        if rtype.__class__ is str and rtype != HEADER_TYPE and record.get("id").__class__ is str:
             append(record)
         else:
             _collect_other(sf, record, line_no)
@@ -180,7 +181,7 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
     ordinary entry: the header is skipped, a second header, a record
     without a string ``type`` or without a string ``id`` is reported."""
     rtype = record.get("type")
-    if rtype == "session":
+    if rtype == HEADER_TYPE:
         if record is not sf.header:
             sf.problems.append(LineProblem(line_no, "extra-header", "a second session header (ignored)"))
         return
@@ -240,7 +241,7 @@ def _stat_session(p: Path) -> os.stat_result:
         raise SessionFileError(p, "no such session file") from None
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
-    if not _is_regular(st.st_mode):
+    if not is_regular_mode(st.st_mode):
         raise SessionFileError(p, "not a regular file")
     return st
 
@@ -355,7 +356,7 @@ def _read_records(
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
-    takes the fast path: decode, :func:`_compact_record`, and, once the
+    takes the fast path: decode, :func:`compact_record`, and, once the
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
@@ -363,7 +364,7 @@ def _read_records(
     (:class:`~.scan.LineScanner`) and :func:`_take`."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
-    compact = _compact_record
+    compact = compact_record
     records_append = sf.records.append
     lines_append = sf.record_lines.append
     entries_append = sf.entries.append
@@ -404,7 +405,7 @@ def _read_records(
                                 if sorting:
                                     rtype = record.get("type")
                                     rid = record.get("id")
-                                    if rtype.__class__ is str and rid.__class__ is str and rtype != "session":
+                                    if rtype.__class__ is str and rid.__class__ is str and rtype != HEADER_TYPE:
                                         entries_append(record)
                                         ids_append(rid)
                                         parents_append(record.get("parentId"))
@@ -480,7 +481,7 @@ def _accept(p: Path | None, sf: SessionFile, record: dict[str, Any], line_no: in
     """Append a usable record read off the fast path; the first one must be
     the session header (else :class:`SessionFileError`)."""
     if sf.header is None and not sf.records:
-        if record.get("type") != "session" or not isinstance(record.get("id"), str):
+        if not is_session_header(record):
             raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
         sf.header = record
     sf.records.append(record)
@@ -546,8 +547,6 @@ def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool)
         return sf
     if not sorted_out:
         if migrate:
-            from ..migrate import migrate_session_entries
-
             version = sf.version
             if migrate_session_entries(sf.records):
                 sf.migrated_from = version
@@ -556,7 +555,6 @@ def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool)
     return sf
 
 
-def _is_regular(mode: int) -> bool:
-    import stat
-
+def is_regular_mode(mode: int) -> bool:
+    """Whether an ``st_mode`` is a regular file's (session files must be)."""
     return stat.S_ISREG(mode)

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .lines import SplitRecord, _Rejoiner, parse_line
+from .lines import SplitRecord, Rejoiner, parse_line
 from .model import LineProblem, ParsedLine
 
 ScanStatus = Literal["record", "recovered", "split", "damaged", "blank"]
@@ -101,7 +101,7 @@ class LineScanner:
     __slots__ = ("_rejoiner",)
 
     def __init__(self) -> None:
-        self._rejoiner = _Rejoiner()
+        self._rejoiner = Rejoiner()
 
     def feed(self, line_no: int, raw: bytes, had_newline: bool) -> list[ScannedLine]:
         """Take line ``line_no`` (``raw`` without its ``\\n``; ``had_newline``

@@ -63,11 +63,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from ..listing import _iso_or_none, resolve_path
+from ..paths import resolve_path
 from ..storage import AppendResult, Durability, parse_line
 from ..timestamps import iso_to_ms
 from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
-from .info import InfoState, header_ms, info_dict, modified_iso
+from ..session_info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
 __all__ = ["SQLStore", "SCHEMA_VERSION", "LineColumns", "line_columns"]
 
@@ -267,7 +267,7 @@ class SQLStore(SessionStore):
             session_id,
             cwd,
             resolve_path(cwd) if cwd else None,
-            _iso_or_none(iso_to_ms(header.get("timestamp"))),
+            iso_or_none(iso_to_ms(header.get("timestamp"))),
             h_ms,
             modified,
             iso_to_ms(modified) or 0,

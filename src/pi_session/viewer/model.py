@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import _counted_edits, applied_context_edits
+from ..context import applied_context_edits, counted_edits
 from ..stats import count_entry_types
 from ..timestamps import iso_to_ms
 from ..tree import TreeNode
@@ -80,7 +80,7 @@ def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mappi
     else ``{"content": ...}``) for every entry a counted context edit of
     the file targets (see the module doc for the rule)."""
     out: dict[str, tuple[str, Any]] = {}
-    for edit in _counted_edits(entries):
+    for edit in counted_edits(entries):
         target = edit["targetId"]
         if target.__class__ is str:
             out[target] = (str(edit.get("id")), edit["replacement"])

@@ -1,22 +1,44 @@
-"""Listing infos kept up to date line by line, for stores that answer
-``ls`` from columns (the SQL stores): :class:`InfoState` gathers from each
-record what :func:`pi_session.listing.build_session_info` gathers from a
-file (session name, message count, first user text, last activity, the
-text of each message), and :func:`info_dict` turns it into the same dict.
-Pure: no I/O."""
+"""The listing info of a session (pi 1.6's ``SessionInfo``), record by
+record: :class:`InfoState` gathers from each record what a listing shows
+(session name, message count, first user text, last activity, the text of
+each message) and :func:`info_dict` turns it into the info dict. The one
+home of that dict: :func:`pi_session.listing.build_session_info` reads a
+file through it, and the SQL stores keep its columns up to date on each
+append. Pure: no I/O."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
-from ..context import text_content
-from ..listing import _iso_or_none, _valid_ms
-from ..timestamps import iso_to_ms, ms_to_iso
+from .messages import text_content
+from .text import js_trim
+from .timestamps import iso_to_ms, ms_to_iso
 
-__all__ = ["InfoState", "info_dict", "header_ms"]
+__all__ = ["InfoState", "header_ms", "info_dict", "iso_or_none", "modified_iso", "valid_ms"]
 
-_JS_TRIM = "\t\n\v\f\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+_MAX_DATE_MS = 8.64e15
+"""JavaScript dates reach ±8.64e15 ms; ``toISOString`` throws beyond."""
+
+
+def valid_ms(ms: Any) -> TypeGuard[float]:
+    """A time in ms that can be shown as an ISO date (a finite number within
+    JavaScript's date range, and not a boolean); narrows ``ms`` to a number."""
+    return (
+        isinstance(ms, (int, float)) and not isinstance(ms, bool) and ms == ms and -_MAX_DATE_MS <= ms <= _MAX_DATE_MS
+    )
+
+
+def iso_or_none(ms: Any) -> str | None:
+    """:func:`ms_to_iso` of ``ms``, or None when it is not a showable time
+    (or the platform cannot show it, e.g. years before 1 or after 9999)."""
+    if not valid_ms(ms):
+        return None
+    try:
+        return ms_to_iso(ms)
+    except (OverflowError, OSError, ValueError):
+        return None
 
 
 @dataclass
@@ -49,7 +71,7 @@ class InfoState:
         rtype = record.get("type")
         if rtype == "session_info":
             value = record.get("name")
-            self.name = value.strip(_JS_TRIM) or None if isinstance(value, str) else None
+            self.name = js_trim(value) or None if isinstance(value, str) else None
         if rtype != "message":
             return None
         self.message_count += 1
@@ -60,11 +82,11 @@ class InfoState:
         if role not in ("user", "assistant"):
             return None
         ts = message.get("timestamp")
-        if _valid_ms(ts):
+        if valid_ms(ts):
             self.last_activity = max(self.last_activity or 0, ts)
         else:
             ms = iso_to_ms(record.get("timestamp")) if isinstance(record.get("timestamp"), str) else None
-            if _valid_ms(ms):
+            if valid_ms(ms):
                 self.last_activity = max(self.last_activity or 0, ms)
         text = text_content(message.get("content"), " ")
         if not text:
@@ -86,8 +108,8 @@ def modified_iso(state: InfoState, header_time_ms: int | None, written_ms: int) 
     file's mtime."""
     last = state.last_activity
     return (
-        (_iso_or_none(last) if last is not None and last > 0 else None)
-        or _iso_or_none(header_time_ms)
+        (iso_or_none(last) if last is not None and last > 0 else None)
+        or iso_or_none(header_time_ms)
         or ms_to_iso(written_ms)
     )
 
@@ -111,7 +133,7 @@ def info_dict(
         info["name"] = state.name
     if isinstance(header.get("parentSession"), str):
         info["parentSessionPath"] = header.get("parentSession")
-    info["created"] = _iso_or_none(iso_to_ms(header.get("timestamp")))
+    info["created"] = iso_or_none(iso_to_ms(header.get("timestamp")))
     info["modified"] = modified_iso(state, header_ms(header), written_ms)
     info["messageCount"] = state.message_count
     info["firstMessage"] = state.first_message or "(no messages)"
