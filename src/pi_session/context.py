@@ -439,6 +439,10 @@ def _counted_edits(entries: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str
             yield entry
 
 
+counted_edits = _counted_edits
+"""The ``context_edit`` entries that count (public name, for the viewer)."""
+
+
 def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
     """The messages an entry contributes once a context edit applies (pi 1.6).
 

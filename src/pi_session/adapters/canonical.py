@@ -466,3 +466,8 @@ def _joined_text(blocks: Iterable[Mapping[str, Any]], sep: str) -> str:
 
 def _data_url(block: Mapping[str, Any]) -> str:
     return f"data:{block['mimeType']};base64,{block['data']}"
+
+
+canonicalize = _canonicalize
+"""Public name of the canonical pairing pass (agent messages → turns, with
+the repairs made), for the OpenAI Agents rendering."""

@@ -9,7 +9,6 @@ session (a one-line error on stderr).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from collections.abc import Iterable

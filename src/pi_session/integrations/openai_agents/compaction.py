@@ -29,8 +29,8 @@ def is_context_overflow_error(exc: BaseException) -> bool:
     the ``openai`` SDK (or any exception with ``status_code``/``body``) whose
     status, code or message says so (OpenAI ``context_length_exceeded``,
     llama.cpp/vLLM "exceeds the context window", HTTP 413; see
-    :func:`pi_session.llm._common.is_context_overflow`)."""
-    from ...llm._common import is_context_overflow
+    :func:`pi_session.llm.is_context_overflow`)."""
+    from ...llm import is_context_overflow
 
     seen: set[int] = set()
     current: BaseException | None = exc

@@ -1,7 +1,7 @@
 """The context of a session as Responses input items (**beyond pi**).
 
 :func:`render_items` turns a session projection into items with the
-adapters' pairing rules (:func:`pi_session.adapters.canonical._canonicalize`):
+adapters' pairing rules (:func:`pi_session.adapters.canonical.canonicalize`):
 orphan and duplicate outputs are dropped, an output separated from its call
 is moved next to it, a call without output gets an error output
 (:data:`pi_session.adapters.MISSING_RESULT_TEXT`). Pure.
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...adapters.canonical import _canonicalize
+from ...adapters.canonical import canonicalize
 from ...context import convert_to_llm
 from .convert import (
     ITEM_CUSTOM_TYPE,
@@ -88,7 +88,7 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
             sources.append(entry)
     position = {idx: u for u, (kind, idx) in enumerate(units) if kind == "msg"}
     raws = [(u, entry) for u, (kind, entry) in enumerate(units) if kind == "raw"]
-    turns, _repairs = _canonicalize(messages, "text")
+    turns, _repairs = canonicalize(messages, "text")
     out: list[RenderedItem] = []
     r = 0
 
