@@ -19,36 +19,23 @@ from ..compaction.probes import CompactionEvaluation, evaluate_compaction
 from ..operations import plan_compaction, summarize_compaction
 from ..terminal import sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
-from .summarizing import (
-    BASE_URL_OPTION,
-    INSTRUCTIONS_OPTION,
-    KEEP_RECENT_OPTION,
-    MAX_RETRIES_OPTION,
-    MODEL_OPTION,
-    PROVIDER_OPTION,
-    RESERVE_OPTION,
-    TIMEOUT_OPTION,
-    check_token_options,
-    compaction_settings_for,
-    make_summarizer,
-    run_summary,
-)
+from . import summarizing as opts
 
 _WHERE = {"summary": "summary", "kept": "kept msgs", None: "MISSING"}
 
 
 def eval_compaction(
     session: str = SESSION_ARGUMENT,
-    keep_recent_tokens: Optional[int] = KEEP_RECENT_OPTION,
-    reserve_tokens: Optional[int] = RESERVE_OPTION,
+    keep_recent_tokens: Optional[int] = opts.KEEP_RECENT_OPTION,
+    reserve_tokens: Optional[int] = opts.RESERVE_OPTION,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Compact the path to this entry instead of the leaf."),
-    instructions: Optional[str] = INSTRUCTIONS_OPTION,
+    instructions: Optional[str] = opts.INSTRUCTIONS_OPTION,
     show_summary: bool = typer.Option(False, "--show-summary", help="Print the summary after the report."),
-    provider: Optional[str] = PROVIDER_OPTION,
-    model: Optional[str] = MODEL_OPTION,
-    base_url: Optional[str] = BASE_URL_OPTION,
-    timeout: Optional[float] = TIMEOUT_OPTION,
-    max_retries: Optional[int] = MAX_RETRIES_OPTION,
+    provider: Optional[str] = opts.PROVIDER_OPTION,
+    model: Optional[str] = opts.MODEL_OPTION,
+    base_url: Optional[str] = opts.BASE_URL_OPTION,
+    timeout: Optional[float] = opts.TIMEOUT_OPTION,
+    max_retries: Optional[int] = opts.MAX_RETRIES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compact a session in memory and check, with mechanical probes, what the
@@ -61,10 +48,10 @@ def eval_compaction(
     summary's size in tokens. Use --provider to score a model's summary the
     same way.
     """
-    check_token_options(keep_recent_tokens, reserve_tokens)
+    opts.check_token_options(keep_recent_tokens, reserve_tokens)
     manager = open_session(session, read_only=True, quiet=as_json)
     apply_leaf(manager, leaf)
-    settings = compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
+    settings = opts.compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
     plan = plan_compaction(manager, settings)
     path, prep = list(plan.path), plan.preparation
     if prep is None or (not prep.messages_to_summarize and not prep.turn_prefix_messages):
@@ -77,10 +64,10 @@ def eval_compaction(
             markup=False,
         )
         return
-    summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
+    summarizer = opts.make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     name = str(getattr(summarizer, "name", "summarizer"))
     try:
-        result = run_summary(
+        result = opts.run_summary(
             summarize_compaction(plan, summarizer, custom_instructions=instructions),
             f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages with {name}…",
             as_json,

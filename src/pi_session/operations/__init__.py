@@ -43,31 +43,6 @@ from .importing import STORE_SCHEMES, import_sessions, is_store_url
 from .navigating import navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes
 
-__all__ = [
-    "OperationError",
-    "LeafMoved",
-    "OutputExists",
-    "one_line",
-    "open_for_reading",
-    "open_for_writing",
-    "session_notes",
-    "save",
-    "SummarizerConfig",
-    "compaction_settings",
-    "CompactionPlan",
-    "CompactionDone",
-    "plan_compaction",
-    "nothing_to_compact",
-    "summarize_compaction",
-    "commit_compaction",
-    "compact_session",
-    "plan_navigation",
-    "summarize_branch",
-    "navigate_session",
-    "check_export_target",
-    "export_chunks",
-    "write_export",
-    "STORE_SCHEMES",
-    "is_store_url",
-    "import_sessions",
-]
+from . import compacting, errors, exporting, importing, navigating, opening
+
+__all__ = [*errors.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__, *importing.__all__]

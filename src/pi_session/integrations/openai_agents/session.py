@@ -262,12 +262,23 @@ class PiSession(_SessionBase):
 
     async def compact(self, *, reason: str = "manual", custom_instructions: str | None = None) -> CompactionEvent | None:
         """Compact the context now (pi's ``compact`` with this session's
-        settings and summarizer) and tell the listeners.
+        settings and summarizer, through
+        :func:`pi_session.operations.compact_session`) and tell the listeners.
+
+        The compaction is written only if the leaf is still where it was
+        planned, or the path continues it (entries appended meanwhile, by
+        this process or another, are kept after the summary's first kept
+        entry). When the leaf moved to another branch (a leaf move here, or
+        another process writing on another branch), nothing is written: the
+        :class:`pi_session.operations.LeafMoved` is kept in
+        :attr:`last_compaction_error` and logged, and, when another writer
+        moved it, the session is opened again (the next call sees its
+        entries; compact again to compact that branch).
 
         Returns:
             The :class:`CompactionEvent`, or None when there is nothing to
             compact (see :func:`pi_session.compaction.prepare_compaction`) or
-            the session changed while the summary was written.
+            the leaf moved off the planned path while the summary was written.
 
         Raises:
             pi_session.llm.SummarizerError: the summary failed (nothing stored).
