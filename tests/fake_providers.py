@@ -17,7 +17,10 @@ Endpoints: ``POST /v1/chat/completions``, ``GET /v1/models``,
 ``body=None`` is a success in the endpoint's format carrying
 ``reply_text``. Models outside ``known_models`` get a 404 in the provider's
 error format; prompts longer than ``context_limit_chars`` get the
-provider's context-overflow 400.
+provider's context-overflow 400. ``on_post`` (when set) is called with each
+POST's :class:`RecordedRequest` before the reply is sent, in the server's
+thread: a test can hold the reply until something else happened (another
+process wrote to the session), with no sleeps.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -83,6 +86,7 @@ class FakeProviderServer:
         self.known_models: set[str] | None = {"test-model", "gpt-4.1-mini", "claude-haiku-4-5"}
         self.context_limit_chars: int | None = None
         self.requests: list[RecordedRequest] = []
+        self.on_post: Callable[[RecordedRequest], None] | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
@@ -168,6 +172,8 @@ class FakeProviderServer:
             resp = self.script.pop(0) if self.script else self.default
         if resp is None:
             resp = self._natural(body or {}, anthropic)
+        if self.on_post is not None:
+            self.on_post(record)
         if resp.delay:
             self._stopping.wait(resp.delay)
         if resp.status == 200 and resp.body is None:

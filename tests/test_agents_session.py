@@ -596,12 +596,12 @@ def test_session_ids_holding_lone_surrogates_map_too():
     uuid5 mapping."""
     import uuid
 
-    from pi_session.integrations.openai_agents.session import _ID_NAMESPACE
+    from pi_session.integrations.openai_agents.ids import ID_NAMESPACE
 
     odd = pi_session_id_for("chat \ud83d")
     assert odd == pi_session_id_for("chat \ud83d") and odd != pi_session_id_for("chat \ud83e")
     assert uuid.UUID(odd).version == 5
-    assert pi_session_id_for("user@x/1") == str(uuid.uuid5(_ID_NAMESPACE, "user@x/1"))
+    assert pi_session_id_for("user@x/1") == str(uuid.uuid5(ID_NAMESPACE, "user@x/1"))
 
 
 def test_runner_with_run_config_and_session_settings(tmp_path):

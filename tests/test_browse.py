@@ -371,7 +371,7 @@ def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):
         await until(pilot, lambda: out.read_text() != "mine", "the overwrite")
         await pilot.press("e")
         await answer_input(pilot, str(path))  # never over a session
-        await until(pilot, lambda: any("refusing to overwrite a session file" in m for m in app.said), "the refusal")
+        await until(pilot, lambda: any("refusing to overwrite" in m for m in app.said), "the refusal")
 
     run(app, body)
     html = (tmp_path / f"{path.stem}.html").read_text()

@@ -9,7 +9,9 @@ it, and an entry a context edit omits is marked with its content left out
 bring it back). Pure functions: they take entries and return text.
 
 HTML is the viewer of :mod:`pi_session.viewer` (the whole tree; see there
-for how it handles untrusted text and context edits).
+for how it handles untrusted text and context edits). This module depends
+on the viewer, never the other way round (the title both show is
+:func:`pi_session.viewer.model.title_of`, re-exported here).
 
 Safety: all session text is untrusted. In Markdown every piece of session text sits in a
 fenced code block whose fence is longer than any backtick run in the text,
@@ -25,47 +27,15 @@ from typing import TYPE_CHECKING, Any
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
 from .jsonio import js_stringify
 from .records import UNDEFINED as UNSET
-from .tree import TreeNode
+from .tree import SessionTree, TreeNode
+from .viewer import iter_page
+from .viewer.model import hiding_edits, title_of
 
 if TYPE_CHECKING:
     from .manager import SessionManager
 
 __all__ = ["export_markdown", "export_html", "iter_export_html", "export_session", "title_of"]
 
-
-
-def title_of(
-    header: Mapping[str, Any] | None,
-    entries: Sequence[Mapping[str, Any]],
-    name: str | None = None,
-    edits: Mapping[str, tuple[str, Any]] | None = None,
-) -> str:
-    """The session name, else the first user message's first line (≤ 80
-    characters) as the model sees it after context edits, else the session
-    id.
-
-    Args:
-        edits: target id → (edit id, replacement or None for omitted); by
-            default the edits that apply on ``entries``
-            (:func:`pi_session.context.applied_context_edits`).
-    """
-    if name:
-        return name
-    if edits is None:
-        edits = applied_context_edits(entries)
-    for entry in entries:
-        entry_id = entry.get("id")
-        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
-        if edit is not None:
-            if edit[1] is None:
-                continue
-            entry = edited_entry(entry, edit[1])
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "user":
-            first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
-            if first:
-                return first[:80]
-    return f"Session {header.get('id') if header else ''}".strip()
 
 
 # A block is (heading, [(kind, payload)]) where kind is "text" (plain text),
@@ -252,9 +222,6 @@ def iter_export_html(
         Content-Security-Policy lets only the page's own style and script
         (by hash) and ``data:`` images in.
     """
-    from .tree import SessionTree
-    from .viewer import iter_page
-
     if roots is None:
         usable = [e for e in entries if isinstance(e.get("id"), str)]
         tree = SessionTree(usable)
@@ -290,8 +257,6 @@ def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[st
     Raises:
         ValueError: an unknown ``kind``.
     """
-    from .viewer.model import hiding_edits
-
     if kind == "html":
         entries = manager.get_entries()
         return (

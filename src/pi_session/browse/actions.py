@@ -1,11 +1,13 @@
 """What ``pi-session browse`` does to sessions: library calls, no UI.
 
-Each action opens the session file as the matching CLI command does
-(``label``, ``name``, ``navigate``, ``clone``, ``export``, ``compact``), so
-the browser writes exactly what the command would: a session is read
-read-only, and the file is opened for writing only when there is something
-to write (an old v1/v2 file is migrated then, with its backup, and the note
-says so). Every failure is an :class:`ActionError` with a one-line message;
+Each action opens the session file through :mod:`pi_session.operations`,
+as the matching CLI command does (``label``, ``name``, ``navigate``,
+``clone``, ``export``, ``compact``), so the browser writes exactly what the
+command would: a session is read read-only, and the file is opened for
+writing only when there is something to write (an old v1/v2 file is
+migrated then, with its backup, and the note says so). Every failure is an
+:class:`ActionError` (the workflow layer's
+:class:`~pi_session.operations.OperationError`) with a one-line message;
 the file is unchanged unless an :class:`Outcome` came back. The actions
 that need a summarizer (navigate, compact) are in
 :mod:`pi_session.browse.summaries`.
@@ -18,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cli.render import plural
-from ..listing import looks_like_session_file
+from .. import operations
 from ..manager import SessionManager
 from ..storage import SessionFileError
+from ..operations import OperationError, OutputExists, one_line
+from ..terminal import plural
 from ..text import is_well_formed
 
 __all__ = [
@@ -42,14 +45,13 @@ __all__ = [
 ]
 
 
-class ActionError(Exception):
-    """An action failed; ``str(exc)`` is one line for the user. The session
-    file was not changed."""
+ActionError = OperationError
+"""An action failed; ``str(exc)`` is one line for the user. The session
+file was not changed."""
 
-
-class ExportExists(ActionError):
-    """The export's output file exists: ask, then call :func:`export` again
-    with ``overwrite=True``."""
+ExportExists = OutputExists
+"""The export's output file exists: ask, then call :func:`export` again
+with ``overwrite=True``."""
 
 
 @dataclass(frozen=True)
@@ -70,25 +72,17 @@ class Outcome:
     select_id: str | None = None
 
 
-def one_line(text: str) -> str:
-    """``text`` with every run of whitespace (newlines too) as one space."""
-    return " ".join(text.split())
-
-
 def open_read(path: Path) -> SessionManager:
-    """Open a session read-only (an old file is migrated in memory only).
+    """Open a session read-only (an old file is migrated in memory only;
+    :func:`pi_session.operations.open_for_reading`).
 
     Raises:
         ActionError: missing, empty or unreadable file, or not a session.
     """
     try:
-        if path.stat().st_size == 0:
-            raise ActionError(f"{path}: empty file (0 bytes): no session in it yet")
-        return SessionManager.open(path, read_only=True)
-    except SessionFileError as exc:
+        return operations.open_for_reading(path)
+    except OperationError as exc:
         raise ActionError(one_line(str(exc))) from None
-    except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
 
 
 def list_sessions(cwd: str, *, all_projects: bool = False, store: Any = None) -> list[dict[str, Any]]:
@@ -101,9 +95,7 @@ def list_sessions(cwd: str, *, all_projects: bool = False, store: Any = None) ->
 def load_notes(manager: SessionManager) -> list[str]:
     """The damage and notes found when ``manager`` opened its file, one line
     each (what the CLI prints as warnings)."""
-    file = manager.get_session_file()
-    lines = [p.format(file) if p.line else f"{file}: {p.message}" for p in manager.problems]
-    return [one_line(line) for line in [*lines, *manager.notes]]
+    return [one_line(line) for line in operations.session_notes(manager)]
 
 
 def open_write(path: Path) -> SessionManager:
@@ -114,15 +106,13 @@ def open_write(path: Path) -> SessionManager:
         ActionError: the file cannot be read or rewritten.
     """
     try:
-        return SessionManager.open(path, read_only=False)
-    except SessionFileError as exc:
+        return operations.open_for_writing(path)
+    except OperationError as exc:
         raise ActionError(one_line(str(exc))) from None
-    except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
 
 
 def save(manager: SessionManager) -> tuple[str, ...]:
-    """Write what is pending.
+    """Write what is pending (:func:`pi_session.operations.save`).
 
     Returns:
         The manager's notes (opening and writing), one line each.
@@ -130,11 +120,7 @@ def save(manager: SessionManager) -> tuple[str, ...]:
     Raises:
         ActionError: the write failed.
     """
-    try:
-        manager.save()
-    except OSError as exc:
-        raise ActionError(f"{manager.get_session_file()}: {exc.strerror or exc}") from None
-    return tuple(one_line(n) for n in manager.notes)
+    return operations.save(manager)
 
 
 def _check_text(text: str, what: str) -> None:
@@ -222,34 +208,11 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
         ActionError: no such entry, a session file or a directory in the
             way, a missing directory, or the write failed.
     """
-    from ..cli.render import sanitize
-    from ..export import export_session
-    from ..storage import write_atomic
-
     manager = open_read(path)
-    if leaf_id is not None and manager.get_entry(leaf_id) is None:
-        raise ActionError(f"{path}: no entry with id {leaf_id}")
-    target = Path(os.path.abspath(output.expanduser()))
-    if not target.parent.is_dir():
-        raise ActionError(f"{output}: directory {target.parent} does not exist")
-    if os.path.lexists(target):
-        real = Path(os.path.realpath(target))
-        try:
-            same = os.path.samefile(real, path)
-        except OSError:
-            same = False
-        if same or (real.exists() and looks_like_session_file(real)):
-            raise ActionError(f"{output}: refusing to overwrite a session file")
-        if real.is_dir():
-            raise ActionError(f"{output}: is a directory")
-        if not overwrite:
-            raise ExportExists(f"{output} already exists")
-        target = real
-    entries = manager.get_branch(leaf_id)
-    kind = "md" if target.suffix.lower() in (".md", ".markdown") else "html"
-    chunks, count = export_session(manager, kind, entries)
+    chunks, count = operations.export_chunks(manager, "md" if output.suffix.lower() in (".md", ".markdown") else "html", leaf_id)
+    target = operations.check_export_target(output, path, overwrite=overwrite)
     try:
-        write_atomic(target, ((sanitize(c) if kind == "md" else c).encode("utf-8") for c in chunks))
+        operations.write_export(target, chunks)
     except OSError as exc:
         raise ActionError(f"{output}: {exc.strerror or exc}") from None
     return Outcome(f"exported {plural(count, 'entry', 'entries')} to {target}", path=target)

@@ -1,7 +1,7 @@
 """The detail pane of ``pi-session browse``: one entry's full content.
 
 Pure: an entry in, text out. Every piece of session text goes through
-:func:`pi_session.cli.render.sanitize` (no terminal escapes reach the
+:func:`pi_session.terminal.sanitize` (no terminal escapes reach the
 screen). :func:`entry_sections` gives the content as ``(heading, text)``
 pairs, which both the pane (:func:`detail_text`) and the search use.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from rich.text import Text
 
-from ..cli.render import ROLE_STYLES, sanitize, system_changes
+from ..terminal import ROLE_STYLES, sanitize, system_changes
 from ..context import system_message_text, text_content
 from ..jsonio import dumps_readable
 

@@ -14,7 +14,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ..cli.render import one_line, sanitize
+from ..terminal import one_line, sanitize
 from . import actions
 from .rows import matching
 from .session import SessionScreen

@@ -2,7 +2,7 @@
 search over a session tree, laid out as ``pi-session tree`` lays it out.
 
 Pure: plain data in, plain data out; no Textual, no I/O. The layout is
-:func:`pi_session.cli.render.iter_tree_layout` (a chain stays flat, only
+:func:`pi_session.terminal.iter_tree_layout` (a chain stays flat, only
 branch points indent), applied to the tree left after filtering: an entry
 a filter hides passes its children up to its nearest shown ancestor, so
 what is shown keeps its place in the tree (as pi's ``/tree`` filters do).
@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..cli.render import iter_tree_layout
+from ..terminal import iter_tree_layout
 from ..tree import TreeNode
 
 __all__ = ["FILTERS", "Row", "ViewNode", "entry_shown", "filtered_forest", "layout_rows", "find_match", "matching"]

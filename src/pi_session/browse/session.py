@@ -23,7 +23,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from ..cli.render import one_line, tree_row
+from ..terminal import one_line, tree_row
 from ..context import applied_context_edits
 from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
@@ -413,7 +413,7 @@ class SessionScreen(Screen[None]):
                 if summary is _CANCELLED:
                     self.app.notify("cancelled; the session file was not changed", severity="warning")
                     return
-            self._done(summaries.navigate(self.path, row.id, summary))
+            self._done(summaries.navigate(self.path, row.id, summary, plan))
             if plan.editor_text is not None:
                 self.app.notify(one_line(plan.editor_text, 300), title="the message, to send again", markup=False, timeout=10)
 
@@ -472,8 +472,8 @@ class SessionScreen(Screen[None]):
         with self.browse_app.reporting():
             if self.manager is None:
                 return
-            prep, text = summaries.plan_compaction(self.path)
-            if prep is None:
+            plan, text = summaries.plan_compaction(self.path)
+            if plan is None:
                 self.app.notify(text, markup=False)
                 return
             choice = await self.app.push_screen_wait(
@@ -482,11 +482,11 @@ class SessionScreen(Screen[None]):
             if choice != "compact":
                 return
             summarizer = self._summarizer()
-            result = await self._with_progress(
+            outcome = await self._with_progress(
                 f"Compacting with {getattr(summarizer, 'name', 'summarizer')}…",
-                lambda: summaries.summarize_compaction(prep, summarizer),
+                lambda: summaries.compact(self.path, plan, summarizer),
             )
-            if result is _CANCELLED:
+            if outcome is _CANCELLED:
                 self.app.notify("cancelled; the session file was not changed", severity="warning")
                 return
-            self._done(summaries.write_compaction(self.path, result))
+            self._done(outcome)

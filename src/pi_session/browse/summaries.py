@@ -13,15 +13,16 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..cli.render import plural
-from .actions import ActionError, Outcome, one_line as _one_line, open_read, open_write as _open_write, save as _save
+from .. import operations
+from ..operations import CompactionPlan, OperationError, SummarizerConfig, one_line
+from ..terminal import plural
+from .actions import ActionError, Outcome, open_read, open_write, save
 
 if TYPE_CHECKING:
-    from ..compaction import BranchSummaryResult, CompactionPreparation, CompactionResult
+    from ..compaction import BranchSummaryResult
     from ..llm import Summarizer
     from ..navigation import NavigationPlan
 
@@ -33,49 +34,11 @@ __all__ = [
     "navigate",
     "plan_compaction",
     "describe_compaction",
-    "summarize_compaction",
-    "write_compaction",
+    "compact",
     "run_in_thread",
 ]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class SummarizerConfig:
-    """The summarizer options of ``navigate --summarize`` and ``compact``:
-    provider (None: by API key, else extractive), model, base URL, seconds
-    per request and retries (None: the defaults)."""
-
-    provider: str | None = None
-    model: str | None = None
-    base_url: str | None = None
-    timeout: float | None = None
-    max_retries: int | None = None
-
-    def make(self) -> tuple[Summarizer, str | None]:
-        """Build the summarizer as the CLI does.
-
-        Returns:
-            ``(summarizer, note)``: the note says why the extractive
-            summarizer was chosen, when it was chosen for lack of a key.
-
-        Raises:
-            ActionError: unknown provider, or a provider without its key.
-        """
-        from ..llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, SummarizerError, make_summarizer
-
-        try:
-            summarizer = make_summarizer(
-                self.provider,
-                self.model,
-                self.base_url,
-                timeout=DEFAULT_TIMEOUT if self.timeout is None else self.timeout,
-                max_retries=DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries,
-            )
-        except SummarizerError as exc:
-            raise ActionError(str(exc)) from None
-        return summarizer, getattr(summarizer, "fallback_reason", None)
 
 
 def plan_navigation(path: Path, entry_id: str) -> NavigationPlan:
@@ -84,10 +47,7 @@ def plan_navigation(path: Path, entry_id: str) -> NavigationPlan:
     Raises:
         ActionError: no such entry.
     """
-    try:
-        return open_read(path).plan_navigation(entry_id)
-    except KeyError:
-        raise ActionError(f"{path}: no entry with id {entry_id}") from None
+    return operations.plan_navigation(open_read(path), entry_id)
 
 
 def describe_navigation(plan: NavigationPlan) -> str:
@@ -111,7 +71,8 @@ async def summarize_branch(
     cwd: str, plan: NavigationPlan, summarizer: Summarizer, *, context_window: int = 128000
 ) -> BranchSummaryResult | None:
     """Summarize the branch a move leaves behind, as ``pi-session navigate
-    --summarize`` does (branch-summary settings of ``cwd``).
+    --summarize`` does (:func:`pi_session.operations.summarize_branch` with
+    the branch-summary settings of ``cwd``).
 
     Returns:
         The summary, or None when the branch has nothing to summarize.
@@ -119,41 +80,42 @@ async def summarize_branch(
     Raises:
         ActionError: the summarizer failed.
     """
-    from ..compaction import generate_branch_summary
     from ..llm import SummarizerError
     from ..settings import load_settings
 
-    entries = list(plan.entries_to_summarize)
-    if not entries:
+    if not plan.entries_to_summarize:
         return None
     reserve = load_settings(cwd).branch_summary.reserve_tokens
     try:
-        return await generate_branch_summary(entries, summarizer, context_window=context_window, reserve_tokens=reserve)
+        return await operations.summarize_branch(plan, summarizer, reserve_tokens=reserve, context_window=context_window)
     except SummarizerError as exc:
-        raise ActionError(f"summary failed: {_one_line(str(exc))}; the session file was not changed") from None
+        raise ActionError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
 
 
-def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = None) -> Outcome:
+def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = None, plan: NavigationPlan | None = None) -> Outcome:
     """Move the leaf to ``entry_id`` and record the move as a
     ``branch_summary`` entry at the new position, with ``summary`` or empty
-    (as ``pi-session navigate``: a file's leaf is its last entry).
+    (as ``pi-session navigate``: :func:`pi_session.operations.navigate_session`).
+
+    Args:
+        plan: the plan ``summary`` was written for (default: planned now);
+            with a summary, nothing is written when the leaf moved since.
 
     Raises:
-        ActionError: no such entry (anymore), or the write failed.
+        ActionError: no such entry (anymore), the leaf moved, or the write failed.
     """
-    manager = _open_write(path)
+    if plan is None:
+        plan = plan_navigation(path, entry_id)
+    if plan.is_noop:
+        return Outcome(f"already at {entry_id}", select_id=entry_id)
+    manager = open_write(path)
     try:
-        moved = manager.navigate(
-            entry_id,
-            summary=summary.summary if summary is not None else "",
-            details=summary.details if summary is not None else None,
-            usage=summary.usage if summary is not None else None,
-        )
-    except KeyError:
-        raise ActionError(f"{path}: entry {entry_id} is gone; the session file was not changed") from None
+        moved = operations.navigate_session(manager, plan, summary)
+    except OperationError as exc:
+        raise ActionError(one_line(str(exc))) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = _save(manager)
+    notes = save(manager)
     if moved.summary_entry_id is None:
         return Outcome(f"already at {entry_id}", notes, select_id=entry_id)
     where = moved.new_leaf_id if moved.new_leaf_id is not None else "the start of the session"
@@ -165,39 +127,34 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     return Outcome(f"moved the leaf to {where} {what}", tuple(extra), select_id=moved.summary_entry_id)
 
 
-def plan_compaction(path: Path) -> tuple[CompactionPreparation | None, str]:
+def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
     """What ``pi-session compact`` would do at the leaf, with the
-    compaction settings of the session's cwd.
+    compaction settings of the session's cwd
+    (:func:`pi_session.operations.plan_compaction`).
 
     Returns:
-        ``(preparation, text)``: the text describes the plan for a
-        confirmation, or says why there is nothing to compact
-        (preparation None).
+        ``(plan, text)``: the text describes the plan for a confirmation,
+        or says why there is nothing to compact (plan None).
     """
-    from ..compaction import prepare_compaction
-    from ..settings import load_settings
-    from ..tokens import estimate_tokens
-
     manager = open_read(path)
-    settings = load_settings(manager.get_cwd()).compaction
-    branch = manager.get_branch()
-    prep = prepare_compaction(branch, settings)
-    if prep is None:
-        if not branch:
-            return None, "Nothing to compact: the session is empty."
-        if branch[-1].get("type") == "compaction":
-            return None, "Nothing to compact: the session already ends with a compaction."
-        return None, "Nothing to compact: the recent messages fit in the kept tokens (compaction.keepRecentTokens)."
-    return prep, describe_compaction(prep, estimate_tokens)
+    settings, _warnings = operations.compaction_settings(manager.get_cwd())
+    plan = operations.plan_compaction(manager, settings)
+    if plan.preparation is None:
+        return None, operations.nothing_to_compact(plan.path, "the kept tokens (compaction.keepRecentTokens)")
+    return plan, describe_compaction(plan)
 
 
-def describe_compaction(prep: CompactionPreparation, estimate: Callable[[Any], int]) -> str:
+def describe_compaction(plan: CompactionPlan) -> str:
     """The confirmation text for a compaction plan: what is summarized, what
     is kept, the tokens before."""
+    from ..tokens import estimate_tokens
+
+    prep = plan.preparation
+    assert prep is not None
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
     kept_items = prep.projection_entries[prep.first_kept_entry_index :]
     kept = sum(len(item["messages"]) for item in kept_items)
-    kept_tokens = sum(estimate(m) for item in kept_items for m in item["messages"])
+    kept_tokens = sum(estimate_tokens(m) for item in kept_items for m in item["messages"])
     lines = [
         f"Summarize {plural(summarized, 'message')} of the current branch into a compaction entry "
         f"({prep.tokens_before:,} tokens before).",
@@ -208,36 +165,33 @@ def describe_compaction(prep: CompactionPreparation, estimate: Callable[[Any], i
     return "\n".join(lines)
 
 
-async def summarize_compaction(prep: CompactionPreparation, summarizer: Summarizer) -> CompactionResult:
-    """Write the compaction summary (nothing is written to the session).
+async def compact(path: Path, plan: CompactionPlan, summarizer: Summarizer) -> Outcome:
+    """Summarize and write the compaction of ``plan``, as ``pi-session
+    compact`` does (:func:`pi_session.operations.compact_session`): the
+    file is opened for writing only once the summary is ready, and the
+    entry is written only if the leaf is still where the plan was made (or
+    the path continues it).
 
     Raises:
-        ActionError: the summarizer failed.
+        ActionError: the summarizer failed or a hook cancelled; the leaf
+            moved meanwhile; the write failed (the file is unchanged).
     """
-    from ..compaction import CompactionCancelled, compact
+    from ..compaction import CompactionCancelled
     from ..llm import SummarizerError
 
     try:
-        return await compact(prep, summarizer)
+        done = await operations.compact_session(plan.manager or open_read(path), summarizer, plan=plan, open_writer=lambda: open_write(path))
     except SummarizerError as exc:
-        raise ActionError(f"summary failed: {_one_line(str(exc))}; the session file was not changed") from None
+        raise ActionError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
     except CompactionCancelled:
         raise ActionError("compaction cancelled; the session file was not changed") from None
-
-
-def write_compaction(path: Path, result: CompactionResult) -> Outcome:
-    """Append the compaction entry, as ``pi-session compact`` does.
-
-    Raises:
-        ActionError: the write failed.
-    """
-    manager = _open_write(path)
-    try:
-        new_id = manager.append_compaction_result(result)
+    except OperationError as exc:
+        raise ActionError(one_line(str(exc))) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
-    notes = _save(manager)
-    return Outcome(f"compacted: compaction entry {new_id}, kept from {result.first_kept_entry_id}", notes, select_id=new_id)
+    assert done is not None  # the plan has a preparation
+    notes = tuple(one_line(n) for n in done.manager.notes)
+    return Outcome(f"compacted: compaction entry {done.entry_id}, kept from {done.result.first_kept_entry_id}", notes, select_id=done.entry_id)
 
 
 async def run_in_thread(make: Callable[[], Coroutine[Any, Any, T]]) -> T:

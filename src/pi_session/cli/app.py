@@ -167,7 +167,7 @@ def _say_interrupted() -> None:
 
 
 def _one_line(text: str) -> str:
-    from .render import sanitize
+    from ..terminal import sanitize
 
     return " ".join(sanitize(text).split())
 

@@ -9,7 +9,6 @@ session (a one-line error on stderr).
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from collections.abc import Iterable
@@ -18,10 +17,9 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from ..export import export_session
-from ..listing import looks_like_session_file
+from ..operations import OperationError, check_export_target, export_chunks, write_export
 from ..repair import check_session, repair_session
-from ..storage import SessionFileError, write_atomic
+from ..storage import SessionFileError
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
@@ -37,7 +35,7 @@ from .common import (
     resolve_session,
     warn,
 )
-from .render import plural, sanitize
+from ..terminal import plural, sanitize
 
 
 
@@ -114,31 +112,6 @@ EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md", "jsonl": "jsonl"
 
 
 
-def _write_export(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool) -> None:
-    """Write ``chunks`` to ``output`` atomically (a temp file beside it, fsync,
-    rename), mode 0600. Refuses (one-line error, exit 1) to write over the
-    session being exported or any pi session, and over any other existing
-    file unless ``force``."""
-    target = Path(os.path.abspath(output))
-    if os.path.lexists(target):
-        real = Path(os.path.realpath(target))
-        same = False
-        try:
-            same = session_file is not None and os.path.samefile(real, session_file)
-        except OSError:
-            pass
-        if same:
-            fail(f"{output}: that is the session being exported; refusing to overwrite it")
-        if real.is_dir():
-            fail(f"{output}: is a directory")
-        if real.exists() and looks_like_session_file(real):
-            fail(f"{output}: refusing to overwrite it: " + ("a .jsonl file may be a session" if real.suffix.lower() == ".jsonl" else "it is a pi session file"))
-        if not force:
-            fail(f"{output}: already exists (use --force to overwrite it)")
-        target = real  # replace the file a symlink points to, keep the link
-    write_atomic(target, chunks)
-
-
 def export(
     session: str = SESSION_ARGUMENT,
     fmt: str = typer.Option("html", "--format", "-f", help="html or md."),
@@ -171,34 +144,31 @@ def export(
         return
     manager = open_session(session, read_only=True)
     if leaf == "null":
-        path_entries = []
         warn("--leaf null: the context is empty; exporting an empty conversation")
-    else:
-        if leaf is not None and manager.get_entry(leaf) is None:
-            fail(f"{manager.get_session_location()}: no entry with id {leaf}")
-        path_entries = manager.get_branch(leaf)
-    chunks, count = export_session(manager, kind, path_entries)
-    if kind == "md":
-        chunks = (sanitize(chunk) for chunk in chunks)  # terminal escapes shown, as everywhere
-    session_file = manager.get_session_file()
-    if _emit(output, (chunk.encode("utf-8") for chunk in chunks), session_file, force):
+    try:
+        chunks, count = export_chunks(manager, kind, leaf)
+    except OperationError as exc:
+        fail(str(exc))
+    if _emit(output, chunks, manager.get_session_file(), force):
         err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
 def _emit(output: Optional[Path], chunks: Iterable[bytes], session_file: Path | None, force: bool) -> bool:
     """Write an export to standard output (``output`` None or ``-``) or to
-    the file ``output`` (see :func:`_write_export`; errors end the command
-    with one line). Returns True when a file was written."""
+    the file ``output`` (:func:`pi_session.operations.check_export_target`:
+    never over a session file, an existing file only with ``force``; errors
+    end the command with one line). Returns True when a file was written."""
     if output is None or str(output) == "-":
         for chunk in chunks:
             sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
         return False
-    parent = Path(os.path.abspath(output)).parent
-    if not parent.is_dir():
-        fail(f"{output}: directory {parent} does not exist")
     try:
-        _write_export(output, chunks, Path(os.path.abspath(session_file)) if session_file is not None else None, force)
+        target = check_export_target(output, session_file, overwrite=force)
+    except OperationError as exc:
+        fail(str(exc))
+    try:
+        write_export(target, chunks)
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")

@@ -61,6 +61,11 @@ COMMAND`` works for every command."""
 _store_url: str | None = None
 
 
+def store_url() -> str | None:
+    """The store the session commands use (see :func:`set_store_url`), or None."""
+    return _store_url
+
+
 def set_store_url(url: str | None) -> None:
     """Set the store the session commands use (the global ``--store`` /
     ``PI_SESSION_STORE``; None or empty: files as without a store)."""
@@ -123,7 +128,7 @@ entry point does not print a second one."""
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``pi-session: <message>`` (sanitized for a terminal) on stderr
     and exit with ``code`` (130 is reserved for Ctrl-C)."""
-    from .render import sanitize
+    from ..terminal import sanitize
 
     global interrupt_reported
     if code == 130:
@@ -147,7 +152,7 @@ def text_argument(value: str, what: str) -> str:
 
 def warn(message: str) -> None:
     """Print a one-line warning (sanitized for a terminal) on stderr."""
-    from .render import sanitize
+    from ..terminal import sanitize
 
     err_console.print(f"warning: {sanitize(message)}", style="yellow", markup=False, soft_wrap=True)
 
@@ -234,52 +239,38 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
 
 
 def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes: bool = True):
-    """Resolve and open a session for a command, printing damage warnings
-    (and, unless ``notes`` is false, the manager's notes, such as "migrated
-    in memory only": a command that opens the file again to write says what
-    that did instead).
+    """Resolve and open a session for a command
+    (:func:`pi_session.operations.open_for_reading` / ``open_for_writing``:
+    the policy every front end shares), printing damage warnings (and,
+    unless ``notes`` is false, the manager's notes, such as "migrated in
+    memory only": a command that opens the file again to write says what
+    that did instead). Any failure ends the command with one line.
 
     Returns:
         A :class:`pi_session.SessionManager`.
     """
     import os
 
-    from ..manager import SessionManager
-    from ..storage import SessionFileError
+    from ..operations import OperationError, open_for_reading, open_for_writing
     from ..stores import SessionNotFoundError, StoreError
 
+    opener = open_for_reading if read_only else open_for_writing
     db = database_store()
     try:
         if db is not None:
             if not arg.strip():
                 raise CliError("no session given: pass a session id (prefix)")
             try:
-                manager = SessionManager.open(arg, store=db, read_only=read_only)
+                manager = opener(arg, store=db)
             except SessionNotFoundError:
                 if os.path.isfile(os.path.expanduser(arg)):
                     raise CliError(f"{arg}: a file, and the store is the database {db.url} (--store or PI_SESSION_STORE), "
                                    "where SESSION is a session id: run without a database store to open the file") from None
                 raise
-            if not quiet:
-                _print_problems(manager, notes)
-            return manager
-    except (CliError, StoreError, SessionFileError) as exc:
+        else:
+            manager = opener(resolve_session(arg), shown_as=arg)
+    except (CliError, StoreError, OperationError) as exc:
         fail(str(exc))
-    try:
-        path = resolve_session(arg)
-        if path.stat().st_size == 0:
-            # pi (and SessionManager.open) would start a new session in it:
-            # a command that shows a session must not invent one
-            raise CliError(f"{path}: empty file (0 bytes): no session in it yet")
-        manager = SessionManager.open(path, read_only=read_only)
-    except CliError as exc:
-        fail(str(exc))
-    except SessionFileError as exc:
-        fail(str(exc))
-    except PermissionError as exc:
-        fail(f"{arg}: permission denied ({exc.strerror or exc})")
-    except OSError as exc:
-        fail(f"{arg}: {exc.strerror or exc}")
     if not quiet:
         _print_problems(manager, notes)
     return manager
@@ -287,15 +278,11 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
 
 def _print_problems(manager: Any, notes: bool) -> None:
     """The warnings of :func:`open_session`."""
-    file = manager.get_session_location()
-    for problem in manager.problems:
-        if problem.line:
-            warn(problem.format(file))
-        else:
-            warn(f"{file}: {problem.message}")
-    if notes:
-        for note in manager.notes:
-            warn(note)
+    from ..operations import session_notes
+
+    lines = session_notes(manager)
+    for line in lines if notes else lines[: len(lines) - len(manager.notes)]:
+        warn(line)
 
 
 def report_new_notes(manager: Any, seen: int) -> None:

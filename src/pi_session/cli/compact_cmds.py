@@ -1,27 +1,29 @@
-"""Compaction commands: tokens, compact, navigate (SPEC 6-8, 11).
+"""Compaction commands: tokens, compact, navigate.
 
-Size (over 500 lines): three commands (tokens, compact, navigate) that share the summarizer options and the run/cancel handling.
+The workflows are :mod:`pi_session.operations` (plan, summarize, commit
+only if the leaf did not move); the shared summarizer options and the
+spinner are in :mod:`.summarizing`. These commands parse and print.
 """
 
 from __future__ import annotations
 
-import logging
-import math
-from collections.abc import Awaitable
-from typing import Any, Optional, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
 
-from ..compaction import (
-    CompactionCancelled,
-    compact,
-    generate_branch_summary,
-    prepare_branch_entries,
-    prepare_compaction,
+from ..compaction import CompactionCancelled, prepare_branch_entries
+from ..operations import (
+    OperationError,
+    compact_session,
+    navigate_session,
+    plan_compaction,
+    plan_navigation,
+    summarize_branch,
 )
-from ..llm.base import SummarizerError
-from ..settings import CompactionSettings, load_settings
+from ..settings import CompactionSettings
+from ..terminal import plural, sanitize
 from ..tokens import (
     estimate_context_tokens,
     estimate_projected_context_tokens,
@@ -34,131 +36,26 @@ from .common import (
     SESSION_ARGUMENT,
     apply_leaf,
     console,
-    err_console,
     fail,
     open_session,
     print_json,
     warn,
-    report_new_notes,
 )
-from .render import plural, sanitize
-
-PROVIDER_OPTION = typer.Option(
-    None, "--provider", help="Summarizer: openai, anthropic or extractive (default: by available API key)."
+from .summarizing import (
+    BASE_URL_OPTION,
+    INSTRUCTIONS_OPTION,
+    KEEP_RECENT_OPTION,
+    MAX_RETRIES_OPTION,
+    MODEL_OPTION,
+    PROVIDER_OPTION,
+    RESERVE_OPTION,
+    TIMEOUT_OPTION,
+    check_token_options,
+    compaction_settings_for,
+    make_summarizer,
+    run_summary,
+    settings_for,
 )
-MODEL_OPTION = typer.Option(None, "--model", help="Model id for the summarizer.")
-KEEP_RECENT_OPTION = typer.Option(None, "--keep-recent-tokens", help="Recent tokens kept verbatim (default: settings, 20000).")
-RESERVE_OPTION = typer.Option(None, "--reserve-tokens", help="Tokens reserved for the summary (default: settings, 16384).")
-INSTRUCTIONS_OPTION = typer.Option(None, "--instructions", help="Extra focus for the summary.")
-BASE_URL_OPTION = typer.Option(None, "--base-url", help="OpenAI-compatible server URL (Ollama, vLLM, llama.cpp).")
-TIMEOUT_OPTION = typer.Option(
-    None, "--timeout", help="Seconds one summary request may take (default 120).", metavar="SECONDS"
-)
-MAX_RETRIES_OPTION = typer.Option(
-    None, "--max-retries", help="Retries on 429, 5xx and connection errors, with backoff (default 3).", metavar="N"
-)
-
-T = TypeVar("T")
-
-
-def _settings_for(manager: Any, quiet: bool) -> Any:
-    loaded = load_settings(manager.get_cwd())
-    if not quiet:
-        for message in loaded.warnings:
-            warn(message)
-    return loaded
-
-
-def _compaction_settings(manager: Any, quiet: bool, reserve_tokens: int | None, keep_recent_tokens: int | None) -> CompactionSettings:
-    """The compaction settings of the session's cwd (settings files; their
-    warnings printed unless ``quiet``) with the command line's
-    ``--reserve-tokens`` / ``--keep-recent-tokens`` (None: keep the file's)."""
-    base = _settings_for(manager, quiet).compaction
-    return CompactionSettings(
-        base.enabled,
-        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
-        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
-    )
-
-
-def _make_summarizer(
-    provider: str | None,
-    model: str | None,
-    base_url: str | None,
-    quiet: bool,
-    timeout: float | None = None,
-    max_retries: int | None = None,
-) -> Any:
-    from ..llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, make_summarizer
-
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
-        fail("--timeout must be a positive number of seconds")
-    if max_retries is not None and max_retries < 0:
-        fail("--max-retries must be >= 0")
-    try:
-        summarizer = make_summarizer(
-            provider,
-            model,
-            base_url,
-            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-            max_retries=DEFAULT_MAX_RETRIES if max_retries is None else max_retries,
-        )
-    except SummarizerError as exc:
-        fail(str(exc))
-    reason = getattr(summarizer, "fallback_reason", None)
-    if reason:
-        warn(reason)
-    return summarizer
-
-
-class _RetryNotes(logging.Handler):
-    """Shows the summarizers' retry notes (``pi_session.llm`` warnings) in the
-    spinner line instead of printing them, so stderr keeps one line per
-    outcome."""
-
-    def __init__(self, status: Any, what: str) -> None:
-        super().__init__(logging.WARNING)
-        self.status = status
-        self.what = what
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if self.status is None:
-            return
-        try:
-            self.status.update(f"{self.what} ({record.getMessage()})")
-        except Exception:  # never let a display problem break the summary
-            pass
-
-
-def _run(coro: Awaitable[T], what: str, quiet: bool) -> T:
-    """Run a summary coroutine with a spinner on stderr.
-
-    Nothing is written to the session here: the caller appends only after
-    this returns. Ctrl-C (SIGINT) cancels the requests and exits 130 with a
-    one-line message; a :class:`SummarizerError` exits 1 with its one-line
-    message. Retry notes from the summarizers update the spinner text.
-    """
-    import asyncio  # only the commands that call a model need it
-
-    llm_log = logging.getLogger("pi_session.llm")
-    handler = _RetryNotes(None, what)
-    llm_log.addHandler(handler)
-    propagate = llm_log.propagate
-    llm_log.propagate = False  # no stray lines from logging's last-resort handler
-    try:
-        if quiet:
-            return asyncio.run(coro)  # type: ignore[arg-type]
-        with err_console.status(what) as status:
-            handler.status = status
-            return asyncio.run(coro)  # type: ignore[arg-type]
-    except KeyboardInterrupt:
-        fail("cancelled (interrupted); the session file was not changed", 130)
-    except SummarizerError as exc:
-        fail(f"summary failed: {exc}; the session file was not changed")
-    finally:
-        handler.status = None
-        llm_log.removeHandler(handler)
-        llm_log.propagate = propagate
 
 
 # ---------------------------------------------------------------------------
@@ -177,7 +74,7 @@ def tokens(
     """Estimate the context size in tokens and whether compaction would trigger."""
     manager = open_session(session, quiet=as_json)
     apply_leaf(manager, leaf)
-    settings = _settings_for(manager, as_json).compaction
+    settings = settings_for(manager, as_json).compaction
     if reserve is not None:
         settings = CompactionSettings(settings.enabled, reserve, settings.keep_recent_tokens)
     per_entry = [
@@ -276,48 +173,49 @@ def compact_cmd(
     The file is only opened for writing once the summary is ready: if the
     summary fails, the session file is left exactly as it was (an old
     version-1/2 file is migrated only when the compaction is written)."""
-    if keep_recent_tokens is not None and keep_recent_tokens < 0:
-        fail("--keep-recent-tokens must be >= 0")
-    if reserve_tokens is not None and reserve_tokens < 0:
-        fail("--reserve-tokens must be >= 0")
+    check_token_options(keep_recent_tokens, reserve_tokens)
     # Read-only until the compaction is written: a v1/v2 file is migrated
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
     manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
-    settings = _compaction_settings(manager, as_json, reserve_tokens, keep_recent_tokens)
-    path = manager.get_branch()
-    prep = prepare_compaction(path, settings, keep_tool_pairs=not pi_exact)
-    if dry_run:
-        if as_json:
-            print_json(prep.to_json() if prep else None)
-            return
-        if prep is None:
-            console.print(_nothing_to_compact(path), markup=False)
-            return
-        _print_plan(path, prep)
-        return
+    settings = compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
+    plan = plan_compaction(manager, settings, keep_tool_pairs=not pi_exact)
+    prep = plan.preparation
     if prep is None:
         if as_json:
             print_json(None)
         else:
-            console.print(_nothing_to_compact(path), markup=False)
+            console.print(plan.reason, markup=False)
         return
-    summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
+    if dry_run:
+        if as_json:
+            print_json(prep.to_json())
+        else:
+            _print_plan(plan.path, prep)
+        return
+    summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     try:
-        result = _run(
-            compact(prep, summarizer, custom_instructions=instructions),
+        done = run_summary(
+            compact_session(
+                manager,
+                summarizer,
+                plan=plan,
+                open_writer=lambda: _open_to_write(session, quiet=as_json),
+                custom_instructions=instructions,
+            ),
             f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages "
             f"with {getattr(summarizer, 'name', 'summarizer')}…",
             as_json,
         )
     except CompactionCancelled:
         fail("compaction cancelled; the session file was not changed")
-    writer = _open_to_write(session, quiet=as_json)
-    seen = len(writer.notes)
-    new_id = writer.append_compaction_result(result)
-    writer.save()
+    except OperationError as exc:  # the leaf moved (another writer): nothing written
+        fail(str(exc))
+    assert done is not None  # there was a plan
+    writer, new_id, result = done.manager, done.entry_id, done.result
     if not as_json:
-        report_new_notes(writer, seen)
+        for note in done.notes:
+            warn(note)
     # pure estimates: usage reported by kept assistant messages predates the compaction
     after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
     if as_json:
@@ -365,19 +263,7 @@ def _open_to_write(session: str, *, quiet: bool) -> Any:
     return writer
 
 
-def _nothing_to_compact(path: list[dict[str, Any]]) -> str:
-    """Why there is no plan (pi 1.6 refuses with "already compacted" /
-    "nothing to compact")."""
-    if not path:
-        return "Nothing to compact: the session is empty."
-    if path[-1].get("type") == "compaction":
-        return "Nothing to compact: the session already ends with a compaction."
-    if any(e.get("type") == "compaction" for e in path):
-        return "Nothing to compact: everything since the last compaction fits in --keep-recent-tokens."
-    return "Nothing to compact: the whole conversation fits in --keep-recent-tokens."
-
-
-def _print_plan(path: list[dict[str, Any]], prep: Any) -> None:
+def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     kept_index = prep.first_kept_entry_index
     # the messages that stay: what the context holds from the first kept entry on
     items = prep.projection_entries
@@ -442,9 +328,9 @@ def navigate(
     failed summary leaves it exactly as it was."""
     manager = open_session(session, read_only=True, quiet=as_json, notes=False)
     try:
-        plan = manager.plan_navigation(entry_id)
-    except KeyError:
-        fail(f"{manager.get_session_location()}: no entry with id {entry_id}")
+        plan = plan_navigation(manager, entry_id)
+    except OperationError as exc:
+        fail(str(exc))
     old_leaf = plan.old_leaf_id
     if plan.is_noop:
         if as_json:
@@ -457,40 +343,37 @@ def navigate(
     new_leaf = plan.new_leaf_id
     editor_text = plan.editor_text
 
-    summary_text = ""
-    details: Any = None
-    usage: Any = None
+    summary = None
     if summarize and branch_entries:
-        branch_settings = _settings_for(manager, as_json).branch_summary
-        summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
+        branch_settings = settings_for(manager, as_json).branch_summary
+        summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
         prep = prepare_branch_entries(branch_entries, context_window - branch_settings.reserve_tokens)
-        result = _run(
-            generate_branch_summary(
-                branch_entries,
+        summary = run_summary(
+            summarize_branch(
+                plan,
                 summarizer,
-                context_window=context_window,
                 reserve_tokens=branch_settings.reserve_tokens,
+                context_window=context_window,
                 custom_instructions=instructions,
             ),
             f"Summarizing {len(prep.messages)} messages of the branch with {getattr(summarizer, 'name', 'summarizer')}…",
             as_json,
         )
-        summary_text = result.summary
-        details = result.details
-        usage = result.usage  # the summary request's usage, stored on the entry (pi 1.6)
+    summary_text = summary.summary if summary is not None else ""
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
     # (pi leaves empty branch summaries out of the context) without one.
     manager = _open_to_write(session, quiet=as_json)
     seen = len(manager.notes)
     try:
-        moved = manager.navigate(entry_id, summary=summary_text, details=details, usage=usage)
-    except KeyError:  # pragma: no cover - the file changed meanwhile
-        fail(f"{manager.get_session_location()}: entry {new_leaf} is gone; the session file was not changed")
+        moved = navigate_session(manager, plan, summary)
+    except OperationError as exc:  # the target is gone, or the leaf moved: nothing written
+        fail(str(exc))
     summary_id = moved.summary_entry_id
     manager.save()
     if not as_json:
-        report_new_notes(manager, seen)
+        for note in manager.notes[seen:]:
+            warn(note)
     summary_entry = manager.get_entry(summary_id) if summary_id is not None else None
     # Navigating to an assistant message whose tool calls were answered on the
     # branch left behind leaves them unanswered; say so (the provider

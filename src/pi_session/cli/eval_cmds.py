@@ -2,9 +2,9 @@
 :mod:`pi_session.compaction.probes` (**beyond pi**).
 
 The summarizer options, the spinner and the error handling are those of
-``pi-session compact`` (:mod:`pi_session.cli.compact_cmds`; its private
-helpers ``_make_summarizer``, ``_run`` and ``_compaction_settings`` are imported on
-purpose so both commands behave the same).
+``pi-session compact`` (:mod:`.summarizing`), and the plan is
+:func:`pi_session.operations.plan_compaction`, so both commands behave the
+same.
 """
 
 from __future__ import annotations
@@ -14,39 +14,28 @@ from typing import Optional
 import typer
 from rich.table import Table
 
-from ..compaction import CompactionCancelled, compact, prepare_compaction
+from ..compaction import CompactionCancelled
 from ..compaction.probes import CompactionEvaluation, evaluate_compaction
+from ..operations import plan_compaction, summarize_compaction
+from ..terminal import sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
-from .compact_cmds import (
-    BASE_URL_OPTION,
-    INSTRUCTIONS_OPTION,
-    KEEP_RECENT_OPTION,
-    MAX_RETRIES_OPTION,
-    MODEL_OPTION,
-    PROVIDER_OPTION,
-    RESERVE_OPTION,
-    TIMEOUT_OPTION,
-    _make_summarizer,
-    _run,
-    _compaction_settings,
-)
-from .render import sanitize
+from . import summarizing as opts
 
 _WHERE = {"summary": "summary", "kept": "kept msgs", None: "MISSING"}
 
 
 def eval_compaction(
     session: str = SESSION_ARGUMENT,
-    keep_recent_tokens: Optional[int] = KEEP_RECENT_OPTION,
-    reserve_tokens: Optional[int] = RESERVE_OPTION,
+    keep_recent_tokens: Optional[int] = opts.KEEP_RECENT_OPTION,
+    reserve_tokens: Optional[int] = opts.RESERVE_OPTION,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Compact the path to this entry instead of the leaf."),
-    instructions: Optional[str] = INSTRUCTIONS_OPTION,
+    instructions: Optional[str] = opts.INSTRUCTIONS_OPTION,
     show_summary: bool = typer.Option(False, "--show-summary", help="Print the summary after the report."),
-    provider: Optional[str] = PROVIDER_OPTION,
-    model: Optional[str] = MODEL_OPTION,
-    base_url: Optional[str] = BASE_URL_OPTION,
-    timeout: Optional[float] = TIMEOUT_OPTION,
-    max_retries: Optional[int] = MAX_RETRIES_OPTION,
+    provider: Optional[str] = opts.PROVIDER_OPTION,
+    model: Optional[str] = opts.MODEL_OPTION,
+    base_url: Optional[str] = opts.BASE_URL_OPTION,
+    timeout: Optional[float] = opts.TIMEOUT_OPTION,
+    max_retries: Optional[int] = opts.MAX_RETRIES_OPTION,
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compact a session in memory and check, with mechanical probes, what the
@@ -59,15 +48,12 @@ def eval_compaction(
     summary's size in tokens. Use --provider to score a model's summary the
     same way.
     """
-    if keep_recent_tokens is not None and keep_recent_tokens < 0:
-        fail("--keep-recent-tokens must be >= 0")
-    if reserve_tokens is not None and reserve_tokens < 0:
-        fail("--reserve-tokens must be >= 0")
+    opts.check_token_options(keep_recent_tokens, reserve_tokens)
     manager = open_session(session, read_only=True, quiet=as_json)
     apply_leaf(manager, leaf)
-    settings = _compaction_settings(manager, as_json, reserve_tokens, keep_recent_tokens)
-    path = manager.get_branch()
-    prep = prepare_compaction(path, settings)
+    settings = opts.compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
+    plan = plan_compaction(manager, settings)
+    path, prep = list(plan.path), plan.preparation
     if prep is None or (not prep.messages_to_summarize and not prep.turn_prefix_messages):
         if as_json:
             print_json(None)
@@ -78,11 +64,11 @@ def eval_compaction(
             markup=False,
         )
         return
-    summarizer = _make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
+    summarizer = opts.make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     name = str(getattr(summarizer, "name", "summarizer"))
     try:
-        result = _run(
-            compact(prep, summarizer, custom_instructions=instructions),
+        result = opts.run_summary(
+            summarize_compaction(plan, summarizer, custom_instructions=instructions),
             f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages with {name}…",
             as_json,
         )

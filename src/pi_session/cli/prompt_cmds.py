@@ -19,7 +19,7 @@ from ..prompt import (
     load_project_context_files,
     load_skills,
 )
-from ..prompt._paths import normalize_text
+from ..prompt import normalize_text
 from ..prompt.context_files import ContextFileDiagnostic
 from .common import fail, print_json, warn
 

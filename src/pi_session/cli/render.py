@@ -1,281 +1,51 @@
-"""Human-readable renderings of entries, trees and contexts (rich)."""
+"""JSON renderings of the tree for the CLI (the oracle's ``tree`` output).
+
+The terminal renderings (previews, tree rows, :func:`sanitize`) live in
+:mod:`pi_session.terminal`, shared with ``browse``; they are re-exported here
+for the commands."""
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
-
-from rich.text import Text
+from collections.abc import Iterator
+from typing import Any
 
 from ..jsonio import iter_pretty, js_stringify
-from ..text import show_controls
+from ..terminal import (
+    ROLE_STYLES,
+    content_text,
+    entry_line,
+    iter_tree_layout,
+    message_preview,
+    one_line,
+    plural,
+    sanitize,
+    system_changes,
+    system_preview,
+    tree_lines,
+    tree_row,
+)
 from ..tree import TreeNode
-from ..records import UNDEFINED
 
-ROLE_STYLES = {
-    "user": "bold cyan",
-    "assistant": "bold green",
-    "toolResult": "yellow",
-    "bashExecution": "magenta",
-    "custom": "blue",
-    "branchSummary": "bold blue",
-    "compactionSummary": "bold blue",
-    "system": "bold red",
-}
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``"1 entry"``, ``"2 entries"``: the count (with thousands separators)
-    and the word in the right number (``many`` defaults to ``word + "s"``)."""
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
-
-
-def sanitize(text: str) -> str:
-    """``text`` safe to write to a terminal: every control character except
-    newline and tab (C0, DEL, C1 ``0x80-0x9f``), every bidirectional
-    mark, override or isolate (U+061C, U+200E/F, U+202A-202E, U+2066-2069:
-    they make text
-    read in another order than it is) and every lone surrogate is replaced
-    by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
-    content cannot move the cursor, retitle the window, clear the screen or
-    disguise itself. Pure;
-    the result is at most 6 times as long (:func:`pi_session.text.show_controls`)."""
-    return show_controls(text)
-
-
-def _s(value: Any) -> str:
-    return sanitize(str(value))
-
-
-def one_line(text: str, width: int = 72) -> str:
-    """``text`` sanitized (see :func:`sanitize`) and on one line, cut to
-    ``width`` characters with an ellipsis."""
-    flat = " ".join(sanitize(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
-
-
-def content_text(content: Any) -> str:
-    """The text of a message content (string or blocks), sanitized for a
-    terminal (see :func:`sanitize`); images as ``[image <mimeType>]``."""
-    if isinstance(content, str):
-        return sanitize(content)
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            parts.append(str(block.get("text", "")))
-        elif btype == "image":
-            parts.append(f"[image {block.get('mimeType', '')}]")
-    return sanitize(" ".join(parts))
-
-
-def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
-    """A one-line description of an agent message."""
-    role = message.get("role")
-    if role == "assistant":
-        raw_content = message.get("content")
-        content = raw_content if isinstance(raw_content, list) else []
-        text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
-        calls = [_s(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
-        preview = one_line(text, width) if text.strip() else ""
-        if calls:
-            preview = (preview + " " if preview else "") + f"[{', '.join(calls)}]"
-        if message.get("stopReason") in ("aborted", "error"):
-            preview = (preview + " " if preview else "") + f"({_s(message.get('stopReason'))})"
-        return preview or "(empty)"
-    if role == "toolResult":
-        failed = "✗ failed: " if message.get("isError") is True else ""
-        return f"{_s(message.get('toolName'))}: {failed}{one_line(content_text(message.get('content')), width)}"
-    if role == "bashExecution":
-        return f"$ {one_line(str(message.get('command', '')), width)}"
-    if role in ("branchSummary", "compactionSummary"):
-        return one_line(str(message.get("summary", "")), width)
-    if role == "system":
-        return one_line(system_preview(message), width)
-    return one_line(content_text(message.get("content")), width)
-
-
-def system_preview(message: Mapping[str, Any]) -> str:
-    """What a system message changes: its text, the sections it sets or
-    removes and the tools it adds or removes (pi 1.6)."""
-    text = content_text(message.get("content")).strip()
-    changes = system_changes(message)
-    return "; ".join(part for part in (text, changes) if part) or "(empty)"
-
-
-def system_changes(message: Mapping[str, Any]) -> str:
-    """The sections a system message sets (``-name`` removes) and the tools
-    it adds (``+name``) or removes (``-name``); ``""`` when none."""
-    parts = []
-    sections = message.get("sections")
-    if isinstance(sections, dict) and sections:
-        parts.append("sections " + ", ".join(_s(k) if v is not None else f"-{_s(k)}" for k, v in sections.items()))
-    for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
-        tools = message.get(key)
-        if isinstance(tools, list) and tools:
-            parts.append("tools " + ", ".join(sign + _s(t.get("name")) for t in tools if isinstance(t, dict)))
-    return "; ".join(parts)
-
-
-def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
-    """``<kind> <preview>`` for one entry, styled."""
-    etype = entry.get("type")
-    text = Text()
-    if etype == "message":
-        if not isinstance(entry.get("message"), dict):
-            text.append("message", style="dim")
-            text.append(" (its message is not an object)")
-            return text
-        message = entry["message"]
-        role = _s(message.get("role"))
-        text.append(role, style=ROLE_STYLES.get(role, ""))
-        text.append(" " + message_preview(message, width))
-        return text
-    text.append(_s(etype), style="bold blue" if etype in ("compaction", "branch_summary") else "dim")
-    if etype == "compaction":
-        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
-        text.append(f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(str(entry.get("summary", "")), width))
-    elif etype == "branch_summary":
-        text.append(" " + one_line(str(entry.get("summary", "")), width))
-    elif etype == "model_change":
-        text.append(f" {_s(entry.get('provider'))}/{_s(entry.get('modelId'))}")
-    elif etype == "thinking_level_change":
-        text.append(f" {_s(entry.get('thinkingLevel'))}")
-    elif etype == "label":
-        target = _s(entry.get("targetId"))
-        text.append(f" {target} = {_s(repr(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared")
-    elif etype == "session_info":
-        text.append(f" name = {_s(repr(entry.get('name', '')))}")
-    elif etype == "custom":
-        text.append(f" {_s(entry.get('customType'))}")
-    elif etype == "custom_message":
-        text.append(f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}")
-    elif etype == "context_edit":
-        replacement = entry.get("replacement", _ABSENT)
-        target = _s(entry.get("targetId"))
-        if replacement is None:
-            text.append(f" {target} omitted")
-        elif isinstance(replacement, dict) and "content" in replacement:
-            text.append(f" {target} replaced: {one_line(content_text(replacement['content']), width)}")
-        else:
-            text.append(f" {target} (malformed replacement)")
-    elif etype == "usage":
-        raw_usage = entry.get("usage")
-        usage = raw_usage if isinstance(raw_usage, dict) else {}
-        text.append(f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}")
-        if "totalTokens" in usage:
-            text.append(f" {_s(usage.get('totalTokens'))} tokens")
-    return text
-
-
-_ABSENT: Any = UNDEFINED
-
-
-N = TypeVar("N")
-
-
-def iter_tree_layout(
-    roots: Sequence[N], children: Callable[[N], Sequence[N]] = operator.attrgetter("children")
-) -> Iterator[tuple[N, str]]:
-    """The layout of pi's tree view, node by node, depth first: a chain
-    stays at one indentation and only a branch point indents its children
-    (``├─``/``└─`` guides), so a 5,000-entry linear session is 5,000 flat
-    rows. Several roots each get a guide. Iterative: any depth works.
-
-    Args:
-        roots: the top nodes, in order.
-        children: a node's children in order (default: its ``children``);
-            return an empty list to hide a node's subtree (a fold).
-
-    Yields:
-        ``(node, prefix)``: the guide text drawn before the node's row.
-    """
-    # stack items: (node, prefix for this node's line, prefix for its descendants)
-    stack: list[tuple[N, str, str]] = []
-    multi_root = len(roots) > 1
-    for i in reversed(range(len(roots))):
-        if multi_root:
-            last = i == len(roots) - 1
-            stack.append((roots[i], "└─ " if last else "├─ ", "   " if last else "│  "))
-        else:
-            stack.append((roots[i], "", ""))
-    while stack:
-        node, prefix, child_prefix = stack.pop()
-        yield node, prefix
-        kids = children(node)
-        if len(kids) == 1:
-            stack.append((kids[0], child_prefix, child_prefix))
-        else:
-            for j in reversed(range(len(kids))):
-                last = j == len(kids) - 1
-                stack.append((kids[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  ")))
-
-
-def tree_row(
-    entry: Mapping[str, Any],
-    label: str | None,
-    prefix: str,
-    leaf_id: str | None,
-    active: Container[Any],
-    width: int = 72,
-    *,
-    edits: Mapping[str, tuple[str, Any]] | None = None,
-    note: str | None = None,
-) -> Text:
-    """One row of the tree view: the guide ``prefix``, a bullet for entries
-    on the active path, the id, the label, the leaf marker, ``note`` (e.g.
-    what a fold hides) and the entry's preview (see :func:`tree_lines` for
-    ``edits``)."""
-    from ..context import edited_entry
-
-    eid = entry.get("id")
-    line = Text(prefix, style="dim")
-    line.append("• " if eid in active else "  ", style="green")
-    line.append(_s(eid), style="dim")
-    # label and leaf marker before the preview, so cropping never hides them
-    if label:
-        line.append(f" [{_s(label)}]", style="bold magenta")
-    if eid == leaf_id:
-        line.append(" ← leaf", style="bold green")
-    if note:
-        line.append(f" {note}", style="bold yellow")
-    line.append(" ")
-    edit = edits.get(eid) if edits and eid.__class__ is str else None
-    if edit is None:
-        line.append_text(entry_line(entry, width))
-    elif edit[1] is None:
-        line.append(f"{_s(entry.get('type'))} (omitted from the model's context by {_s(edit[0])})", style="dim")
-    else:
-        line.append_text(entry_line(edited_entry(entry, edit[1]), width))
-        line.append(f" (edited by {_s(edit[0])})", style="dim")
-    return line
-
-
-def tree_lines(
-    roots: list[TreeNode],
-    leaf_id: str | None,
-    active: set[str],
-    width: int = 72,
-    *,
-    edits: Mapping[str, tuple[str, Any]] | None = None,
-) -> list[Text]:
-    """Render a session tree like pi's tree view (layout:
-    :func:`iter_tree_layout`; rows: :func:`tree_row`). The leaf is marked,
-    entries on the active path carry a bullet, labels are shown.
-
-    ``edits`` (target id → (edit id, replacement), from
-    :func:`pi_session.context.applied_context_edits`) marks entries a
-    context edit changes at the leaf: they are previewed as the model sees
-    them, and an omitted one without its text."""
-    return [
-        tree_row(node.entry, node.label, prefix, leaf_id, active, width, edits=edits)
-        for node, prefix in iter_tree_layout(roots)
-    ]
+__all__ = [
+    "ROLE_STYLES",
+    "content_text",
+    "entry_line",
+    "iter_tree_layout",
+    "message_preview",
+    "one_line",
+    "plural",
+    "sanitize",
+    "system_changes",
+    "system_preview",
+    "tree_lines",
+    "tree_row",
+    "DEEP_TREE",
+    "tree_value",
+    "iter_tree_json",
+    "iter_flat_tree_json",
+    "tree_depth",
+    "tree_json",
+]
 
 
 DEEP_TREE = 1000

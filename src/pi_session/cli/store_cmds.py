@@ -5,17 +5,16 @@ the other exports in :mod:`.check_cmds`."""
 
 from __future__ import annotations
 
-import os
 from typing import Any, Optional
 
 import typer
 from rich.text import Text
 
+from ..operations import is_store_url
 from . import common
 from .common import JSON_OPTION, STORE_OPTION, console, fail, print_json, warn
-from .render import plural, sanitize
+from ..terminal import plural, sanitize
 
-_STORE_SCHEMES = ("sqlite://", "postgresql://", "postgres://")
 
 
 def _report_problems(source: str) -> None:
@@ -52,14 +51,15 @@ def import_(
 
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""
-    from ..stores import StoreError, open_store
-    from ..stores.transfer import ImportResult, copy_session, import_file, session_files
+    from ..operations import import_sessions
+    from ..stores import StoreError
+    from ..stores.transfer import ImportResult
 
-    url = store or common._store_url
+    url = store or common.store_url()
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
     for source in sources:  # before the target is created
-        if source.lower().startswith(_STORE_SCHEMES):
+        if is_store_url(source):
             common.refuse_missing_sqlite(source)
     target = common.active_store(url, create=True)
     results: list[ImportResult] = []
@@ -68,7 +68,7 @@ def import_(
         results.append(result)
         if as_json:
             return
-        if result.problems and result.status in ("imported", "updated", "unchanged") and not result.source.startswith(_STORE_SCHEMES):
+        if result.problems and result.status in ("imported", "updated", "unchanged") and not is_store_url(result.source):
             _report_problems(result.source)
         line = f"{result.status}: {result.source}" + (f" -> {result.session_id}" if result.session_id else "")
         if result.migrated_from is not None:
@@ -81,27 +81,8 @@ def import_(
             console.print(sanitize(line), markup=False, soft_wrap=True)
 
     try:
-        for source in sources:
-            if source.lower().startswith(_STORE_SCHEMES):
-                try:
-                    origin = open_store(source)
-                except StoreError as exc:
-                    fail(str(exc))
-                for info in origin.list(with_text=False):
-                    done(copy_session(origin, target, str(info["id"])))
-                continue
-            try:
-                os.stat(source)
-            except OSError as exc:  # missing, a dangling symlink, a symlink loop, no permission
-                reason = exc.strerror or "cannot be read"
-                done(ImportResult(source, "failed", message=f"{source}: {reason[:1].lower()}{reason[1:]}"))
-                continue
-            if _is_sqlite_file(source):
-                done(ImportResult(source, "failed", message=f"{source}: a SQLite database, not a session file: "
-                                                            f"import from it as sqlite:///{os.path.abspath(source)}"))
-                continue
-            for path in session_files([source]):
-                done(import_file(target, path))
+        for result in import_sessions(sources, target):
+            done(result)
     except StoreError as exc:
         fail(str(exc))
     counts: dict[str, int] = {}
@@ -130,17 +111,6 @@ def import_(
             soft_wrap=True,
         )
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
-
-
-def _is_sqlite_file(path: str) -> bool:
-    """Whether ``path`` is a regular file starting with SQLite's header."""
-    if not os.path.isfile(path):  # never open a FIFO or a device
-        return False
-    try:
-        with open(path, "rb") as f:
-            return f.read(16) == b"SQLite format 3\x00"
-    except OSError:
-        return False
 
 
 def register(app: typer.Typer) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 
-from .sdk import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from .sdk import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, is_context_overflow
 from .anthropic import DEFAULT_ANTHROPIC_MODEL, AnthropicSummarizer
 from .base import Summarizer, SummarizerError, SummaryRequest
 from .extractive import EXTRACTIVE_NOTE, ExtractiveSummarizer
@@ -35,6 +35,7 @@ __all__ = [
     "DEFAULT_TIMEOUT",
     "DEFAULT_MAX_RETRIES",
     "EXTRACTIVE_NOTE",
+    "is_context_overflow",
 ]
 
 PROVIDERS = ("openai", "anthropic", "extractive")

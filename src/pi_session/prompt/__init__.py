@@ -2,6 +2,7 @@
 prompt (pi 1.6's ``core/system-prompt.js``, ``core/skills.js`` and
 ``loadProjectContextFiles``)."""
 
+from ._paths import normalize_text
 from .context_files import CONTEXT_FILE_NAMES, ContextFile, load_project_context_files
 from .skills import (
     SKILL_READ_TOOLS,
@@ -34,6 +35,7 @@ from .system_prompt import (
 )
 
 __all__ = [
+    "normalize_text",
     "CONTEXT_FILE_NAMES",
     "ContextFile",
     "load_project_context_files",

@@ -69,6 +69,21 @@ def _pre(text: str, cls: str = "out") -> str:
     return f'<pre class="{cls}">{esc(text)}</pre>'
 
 
+def _label_line(entry: Mapping[str, Any]) -> str:
+    label = entry.get("label")
+    return f"{entry.get('targetId')} = {label}" if label else f"{entry.get('targetId')} cleared"
+
+
+_ONE_LINE: dict[str, Any] = {
+    "model_change": lambda e: f"{e.get('provider')}/{e.get('modelId')}",
+    "thinking_level_change": lambda e: str(e.get("thinkingLevel")),
+    "label": _label_line,
+    "session_info": lambda e: f"name = {e.get('name')}",
+    "custom": lambda e: str(e.get("customType")),
+}
+"""Entry types shown as one line of text (escaped as a whole) and no body."""
+
+
 def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
     """Message content (string or blocks) as HTML: text as Markdown
     (assistant, custom) or plain (user, toolResult), thinking collapsed,
@@ -255,18 +270,9 @@ def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
     if etype == "custom_message":
         head = f'<span class="summary">{esc(entry.get("customType"))}</span>'
         return head, _blocks_html(entry.get("content"), "custom")
-    if etype == "model_change":
-        return f'<span class="summary">{esc(entry.get("provider"))}/{esc(entry.get("modelId"))}</span>', ""
-    if etype == "thinking_level_change":
-        return f'<span class="summary">{esc(entry.get("thinkingLevel"))}</span>', ""
-    if etype == "label":
-        label = entry.get("label")
-        text = f"{entry.get('targetId')} = {label}" if label else f"{entry.get('targetId')} cleared"
-        return f'<span class="summary">{esc(text)}</span>', ""
-    if etype == "session_info":
-        return f'<span class="summary">name = {esc(entry.get("name"))}</span>', ""
-    if etype == "custom":
-        return f'<span class="summary">{esc(entry.get("customType"))}</span>', ""
+    one_line = _ONE_LINE.get(etype) if etype.__class__ is str else None
+    if one_line is not None:
+        return f'<span class="summary">{esc(one_line(entry))}</span>', ""
     if etype == "context_edit":
         replacement = entry.get("replacement")
         what = "omits" if replacement is None else "replaces the content of"

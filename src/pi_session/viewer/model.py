@@ -22,12 +22,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import applied_context_edits, counted_edits
+from ..context import applied_context_edits, counted_edits, edited_entry, text_content
 from ..stats import count_entry_types
 from ..timestamps import iso_to_ms
 from ..tree import TreeNode
 
-__all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals"]
+__all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
 
 
 @dataclass(slots=True)
@@ -184,3 +184,37 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
             usage.add(entry.get("usage"))
     facts.first_ms, facts.last_ms = first, last
     return facts
+
+
+def title_of(
+    header: Mapping[str, Any] | None,
+    entries: Sequence[Mapping[str, Any]],
+    name: str | None = None,
+    edits: Mapping[str, tuple[str, Any]] | None = None,
+) -> str:
+    """The session name, else the first user message's first line (≤ 80
+    characters) as the model sees it after context edits, else the session
+    id.
+
+    Args:
+        edits: target id → (edit id, replacement or None for omitted); by
+            default the edits that apply on ``entries``
+            (:func:`pi_session.context.applied_context_edits`).
+    """
+    if name:
+        return name
+    if edits is None:
+        edits = applied_context_edits(entries)
+    for entry in entries:
+        entry_id = entry.get("id")
+        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
+        if edit is not None:
+            if edit[1] is None:
+                continue
+            entry = edited_entry(entry, edit[1])
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "user":
+            first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
+            if first:
+                return first[:80]
+    return f"Session {header.get('id') if header else ''}".strip()

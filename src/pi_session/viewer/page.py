@@ -38,11 +38,10 @@ from importlib import resources
 from typing import Any
 
 from ..context import edited_entry
-from ..export import title_of
 from ..tree import TreeNode
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
-from .model import Facts, hiding_edits, session_facts, tree_rows
+from .model import Facts, hiding_edits, session_facts, title_of, tree_rows
 
 __all__ = ["render_page", "iter_page", "page_assets", "csp_for", "ROW_CHUNK", "PATH_CHUNK", "PATH_INLINE"]
 

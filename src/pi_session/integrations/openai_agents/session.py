@@ -1,25 +1,24 @@
 """``PiSession``: an OpenAI Agents SDK session stored as a pi session tree
 (**beyond pi**).
 
-Size (over 500 lines): the one class the SDK talks to; the SDK's four
-protocol methods, compaction (automatic, on overflow, manual) with its
-events, and branching each need their synchronous part (run in a worker
-thread) next to the async one. The item conversion lives in
-:mod:`.convert`, the context as items in :mod:`.render`.
+The one class the SDK talks to: the SDK's four protocol methods,
+compaction (automatic, on overflow, manual) and branching, each an async
+method whose blocking part runs in a worker thread. The workflows are
+:mod:`pi_session.operations` (compaction: :func:`~pi_session.operations.compact_session`),
+the item conversion :mod:`.convert` and :mod:`.entries`, the context as
+items :mod:`.render`, the ids :mod:`.ids`, the events and settings
+:mod:`.compaction`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
-import hashlib
 import inspect
 import logging
 import os
 import threading
-import uuid
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -28,32 +27,15 @@ try:  # the SDK's base class, where the installed version has it
 except ImportError:  # pragma: no cover - older SDKs: the protocol is structural
     _SessionBase = object  # type: ignore[assignment,misc]
 
-from ...compaction import compact as _compact
-from ...compaction import generate_branch_summary, prepare_compaction
 from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
-from ...manager import SessionManager, validate_session_id
-from ...settings import (
-    BranchSummarySettings,
-    CompactionSettings,
-    LoadedSettings,
-    coerce_branch_summary_settings,
-    coerce_compaction_settings,
-    load_settings,
-)
+from ...manager import SessionManager
+from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
-from .convert import (
-    ITEM_CUSTOM_TYPE,
-    MARK_CUSTOM_TYPE,
-    assistant_block_from_pi,
-    assistant_to_pi,
-    item_kind,
-    now_ms,
-    plain_item,
-    result_to_pi,
-    split_call_id,
-    user_to_pi,
-)
+from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings
+from .convert import MARK_CUSTOM_TYPE, item_kind, plain_item
+from .entries import append_items, move_leaf, pop_last_item, usage_of_run
+from .ids import pi_session_id_for
 from .render import RenderedItem, limit_items, render_items
 
 if TYPE_CHECKING:
@@ -76,117 +58,7 @@ log = logging.getLogger("pi_session.integrations.openai_agents")
 
 T = TypeVar("T")
 
-_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "https://github.com/pi-session/openai-agents-session-id")
 _NO_LEAF: Any = object()
-_NEUTRAL_TYPES = frozenset({"custom", "label", "session_info", "usage"})
-"""Entry types that do not change the context: a leaf move may leave them behind."""
-
-
-_MAX_FILE_ID = 200
-"""The longest id used as it is: ``<timestamp>_<id>.jsonl`` (25 + id + 6
-characters) must leave room in a 255-byte file name for the temp file of
-an atomic write (``.<name>.<8 hex>.tmp``) and side files (``.torn-<offset>``)."""
-
-
-def pi_session_id_for(session_id: str) -> str:
-    """The pi session id of an SDK session id.
-
-    A valid pi session id (letters, digits, ``.``, ``_``, ``-``, starting
-    and ending with a letter or digit; see
-    :func:`pi_session.manager.validate_session_id`) is used as it is. Any
-    other string, and a valid one too long to name a session file safely
-    (over 200 characters: the file name and its temp and side files must
-    fit in 255 bytes), maps
-    to ``uuid5(NS, session_id)`` (a fixed namespace), so the same SDK id
-    always opens the same pi session, on files and in databases alike.
-
-    Raises:
-        TypeError: ``session_id`` is not a string.
-    """
-    if not isinstance(session_id, str):
-        raise TypeError(f"session_id must be a string, not {type(session_id).__name__}")
-    try:
-        if len(session_id) > _MAX_FILE_ID:
-            raise ValueError("too long to name a session file")
-        return validate_session_id(session_id)
-    except ValueError:
-        # uuid5 by hand: the same value as uuid.uuid5(_ID_NAMESPACE, id) for
-        # valid text, and a lone surrogate (which uuid5 cannot encode) is
-        # hashed as its surrogatepass bytes instead of raising
-        digest = hashlib.sha1(_ID_NAMESPACE.bytes + session_id.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
-        return str(uuid.UUID(bytes=digest[:16], version=5))
-
-
-def is_context_overflow_error(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an exception it was raised from) is a provider's
-    "the request does not fit the context window" error: an HTTP error of
-    the ``openai`` SDK (or any exception with ``status_code``/``body``) whose
-    status, code or message says so (OpenAI ``context_length_exceeded``,
-    llama.cpp/vLLM "exceeds the context window", HTTP 413; see
-    :func:`pi_session.llm._common.is_context_overflow`)."""
-    from ...llm._common import is_context_overflow
-
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        status = getattr(current, "status_code", None)
-        body = getattr(current, "body", None)
-        if status is not None or body is not None:
-            message = getattr(current, "message", None)
-            if is_context_overflow(status if isinstance(status, int) else None, body, str(message or current)):
-                return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-@dataclass(frozen=True)
-class CompactionEvent:
-    """A compaction the session made.
-
-    Attributes:
-        entry_id: the new ``compaction`` entry.
-        reason: ``"threshold"`` (pi's trigger fired after ``add_items``),
-            ``"overflow"`` (the model refused the context) or ``"manual"``.
-        tokens_before: the context size before, in tokens.
-        tokens_after: the context size after, in tokens. Both are
-            :meth:`SessionManager.estimate_context_tokens` (pi 1.6's
-            projected estimate), the "context tokens" ``pi-session tokens``
-            shows at the leaf before and after.
-        first_kept_entry_id: the first entry kept verbatim.
-        summary: the summary text stored.
-        summarizer: the summarizer's ``name``.
-    """
-
-    entry_id: str
-    reason: str
-    tokens_before: int
-    tokens_after: int
-    first_kept_entry_id: str
-    summary: str
-    summarizer: str
-
-
-CompactionListener = Callable[[CompactionEvent], "Awaitable[None] | None"]
-"""Called (and awaited when it returns an awaitable) after each compaction."""
-
-
-def _resolve_settings(settings: Any, cwd: str) -> tuple[CompactionSettings, BranchSummarySettings]:
-    if settings is None:
-        loaded = load_settings(cwd)
-        for warning in loaded.warnings:
-            log.warning("%s", warning)
-        return loaded.compaction, loaded.branch_summary
-    if isinstance(settings, LoadedSettings):
-        return settings.compaction, settings.branch_summary
-    if isinstance(settings, CompactionSettings):
-        return settings, BranchSummarySettings()
-    if isinstance(settings, Mapping) and ("compaction" in settings or "branchSummary" in settings):
-        return (
-            coerce_compaction_settings(settings.get("compaction")),
-            coerce_branch_summary_settings(settings.get("branchSummary")),
-        )
-    return coerce_compaction_settings(settings), BranchSummarySettings()
 
 
 class PiSession(_SessionBase):
@@ -257,7 +129,7 @@ class PiSession(_SessionBase):
         self.store = store
         self.context_window = context_window
         self.summarizer: Summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
-        self.compaction_settings, self.branch_summary_settings = _resolve_settings(settings, self.cwd)
+        self.compaction_settings, self.branch_summary_settings = resolve_settings(settings, self.cwd)
         self.model = model or "unknown"
         self.provider = provider or "openai-agents"
         self.last_compaction_error: BaseException | None = None
@@ -345,7 +217,9 @@ class PiSession(_SessionBase):
         if not plain:
             return
         response = any(item_kind(i) == "assistant" for i in plain)
-        usage = self._usage_of(wrapper) if response else None
+        usage = None
+        if response:
+            usage, self._usage_seen = usage_of_run(wrapper, self._usage_seen)
         fire = await self._call(self._add_sync, plain, usage, response)
         if fire:
             try:
@@ -364,7 +238,7 @@ class PiSession(_SessionBase):
         ``context_edit`` instead, so they stay in force. When only a summary is left, popping it moves the
         leaf to before that compaction or branch summary. Returns None when
         the context is empty."""
-        item = await self._call(self._pop_sync)
+        item = await self._call(lambda: pop_last_item(self.manager))
         return item  # type: ignore[return-value]
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
@@ -388,27 +262,56 @@ class PiSession(_SessionBase):
 
     async def compact(self, *, reason: str = "manual", custom_instructions: str | None = None) -> CompactionEvent | None:
         """Compact the context now (pi's ``compact`` with this session's
-        settings and summarizer) and tell the listeners.
+        settings and summarizer, through
+        :func:`pi_session.operations.compact_session`) and tell the listeners.
+
+        The compaction is written only if the leaf is still where it was
+        planned, or the path continues it (entries appended meanwhile, by
+        this process or another, are kept after the summary's first kept
+        entry). When the leaf moved to another branch (a leaf move here, or
+        another process writing on another branch), nothing is written: the
+        :class:`pi_session.operations.LeafMoved` is kept in
+        :attr:`last_compaction_error` and logged, and, when another writer
+        moved it, the session is opened again (the next call sees its
+        entries; compact again to compact that branch).
 
         Returns:
             The :class:`CompactionEvent`, or None when there is nothing to
             compact (see :func:`pi_session.compaction.prepare_compaction`) or
-            the session changed while the summary was written.
+            the leaf moved off the planned path while the summary was written.
 
         Raises:
             pi_session.llm.SummarizerError: the summary failed (nothing stored).
         """
-        state = await self._call(self._prepare_sync)
+        state = await self._call(self._plan_sync)
         if state is None:
             return None
-        prep, leaf_id, tokens_before = state
-        result = await _compact(prep, self.summarizer, custom_instructions)
-        event = await self._call(self._commit_sync, leaf_id, tokens_before, result, reason)
-        if event is not None:
-            for listener in list(self._listeners):
-                outcome = listener(event)
-                if inspect.isawaitable(outcome):
-                    await outcome
+        plan, tokens_before = state
+        try:
+            done = await compact_session(
+                self.manager, self.summarizer, plan=plan, custom_instructions=custom_instructions, run_blocking=self._call
+            )
+        except LeafMoved as exc:
+            self.last_compaction_error = exc
+            log.warning("compaction dropped: %s", exc)
+            if exc.by_other_writer:
+                await self._call(self._reload)
+            return None
+        if done is None:  # pragma: no cover - the plan had a preparation
+            return None
+        event = CompactionEvent(
+            entry_id=done.entry_id,
+            reason=reason,
+            tokens_before=tokens_before,
+            tokens_after=await self.context_tokens(),
+            first_kept_entry_id=done.result.first_kept_entry_id,
+            summary=done.result.summary,
+            summarizer=str(getattr(self.summarizer, "name", type(self.summarizer).__name__)),
+        )
+        for listener in list(self._listeners):
+            outcome = listener(event)
+            if inspect.isawaitable(outcome):
+                await outcome
         return event
 
     async def recover_from_overflow(self, leaf_id: Any = _NO_LEAF) -> CompactionEvent | None:
@@ -481,16 +384,16 @@ class PiSession(_SessionBase):
             pi_session.llm.SummarizerError: the summary failed (nothing changed).
         """
         plan = await self._call(lambda: self.manager.plan_navigation(entry_id))
-        summary, details, usage = "", None, None
-        if summarize and not plan.is_noop and plan.entries_to_summarize:
-            result = await generate_branch_summary(
-                plan.entries_to_summarize,
+        result = None
+        if summarize:
+            result = await summarize_branch(
+                plan,
                 self.summarizer,
                 context_window=self.context_window or 128000,
                 reserve_tokens=self.branch_summary_settings.reserve_tokens,
                 custom_instructions=custom_instructions,
             )
-            summary, details, usage = result.summary, result.details, result.usage
+        summary, details, usage = (result.summary, result.details, result.usage) if result is not None else ("", None, None)
         return await self._call(
             lambda: self.manager.navigate(entry_id, summary=summary, details=details, usage=usage)
         )
@@ -553,135 +456,22 @@ class PiSession(_SessionBase):
         rendered = limit_items(render_items(self.manager.build_session_projection()), limit)
         return [RenderedItem(copy.deepcopy(r.item), r.entry_id, r.block) for r in rendered]
 
-    def _usage_of(self, wrapper: Any) -> dict[str, Any] | None:
-        usage = getattr(wrapper, "usage", None)
-        entries = getattr(usage, "request_usage_entries", None)
-        if not entries:
-            return None
-        key = (id(usage), len(entries))
-        if key == self._usage_seen:
-            return None
-        self._usage_seen = key
-        last = entries[-1]
-        details = getattr(last, "input_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0)
-        input_tokens = int(getattr(last, "input_tokens", 0) or 0)
-        output_tokens = int(getattr(last, "output_tokens", 0) or 0)
-        total = int(getattr(last, "total_tokens", 0) or 0) or input_tokens + output_tokens
-        return {
-            "input": max(input_tokens - cached, 0),
-            "output": output_tokens,
-            "cacheRead": cached,
-            "cacheWrite": 0,
-            "totalTokens": total,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        }
-
-    def _known_calls(self) -> dict[str, tuple[str, str]]:
-        calls: dict[str, tuple[str, str]] = {}
-        for entry in self.manager.get_branch():
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if not isinstance(message, dict) or message.get("role") != "assistant":
-                continue
-            content = message.get("content")
-            for block in content if isinstance(content, list) else []:
-                if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                    calls[split_call_id(block["id"])] = (block["id"], str(block.get("name")))
-        return calls
-
     def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
         manager = self.manager
-        groups: list[tuple[str, list[dict[str, Any]]]] = []
-        for item in items:
-            kind = item_kind(item)
-            if kind == "assistant" and groups and groups[-1][0] == "assistant":
-                groups[-1][1].append(item)
-            else:
-                groups.append((kind, [item]))
-        last_assistant = max((i for i, (kind, _) in enumerate(groups) if kind == "assistant"), default=-1)
-        calls = self._known_calls()
-        for index, (kind, group) in enumerate(groups):
-            timestamp = now_ms()
-            if kind == "assistant":
-                message = assistant_to_pi(
-                    group,
-                    provider=self.provider,
-                    model=self.model,
-                    timestamp=timestamp,
-                    usage=usage if index == last_assistant else None,
-                )
-                for block in message["content"]:
-                    if block["type"] == "toolCall":
-                        calls[split_call_id(block["id"])] = (block["id"], block["name"])
-                manager.append_message(message)
-            elif kind == "user":
-                manager.append_message(user_to_pi(group[0], timestamp))
-            elif kind == "result":
-                call_id = group[0].get("call_id")
-                call_id = call_id if isinstance(call_id, str) else ""
-                pi_id, name = calls.get(call_id, (call_id, "unknown_tool"))
-                manager.append_message(result_to_pi(group[0], pi_id, name, timestamp))
-            else:
-                manager.append_custom_entry(ITEM_CUSTOM_TYPE, {"item": group[0]})
+        append_items(manager, items, usage, provider=self.provider, model=self.model)
         if self.context_window is None or not check:
             return False
         tokens = manager.estimate_context_tokens()["tokens"]
         return should_compact(tokens, self.context_window, self.compaction_settings)
 
     def _move_leaf(self, leaf_id: str | None) -> None:
-        if leaf_id is None:
-            self.manager.reset_leaf()
-        else:
-            self.manager.branch(leaf_id)
+        move_leaf(self.manager, leaf_id)
 
-    def _pop_sync(self) -> dict[str, Any] | None:
-        manager = self.manager
-        rendered = render_items(manager.build_session_projection())
-        last = next((r for r in reversed(rendered) if r.entry_id is not None), None)
-        if last is None or last.entry_id is None:
-            return None
-        entry = manager.get_entry(last.entry_id)
-        if entry is None:
-            return None
-        path = manager.get_branch()
-        ids = [e.get("id") for e in path]
-        compaction_index = max((i for i, e in enumerate(path) if e.get("type") == "compaction"), default=-1)
-        entry_index = ids.index(last.entry_id) if last.entry_id in ids else len(ids)
-        message = entry.get("message") if entry.get("type") == "message" else None
-        remaining: dict[str, Any] | None = None
-        content = message.get("content") if isinstance(message, dict) else None
-        if (
-            isinstance(message, dict)
-            and message.get("role") == "assistant"
-            and isinstance(content, list)
-            and last.block is not None
-            and last.block < len(content)
-            # the block as stored (a context edit may have replaced the content)
-            and isinstance(content[last.block], Mapping)
-            and assistant_block_from_pi(content[last.block]) == last.item
-        ):
-            content = list(content)
-            del content[last.block]
-            if any(isinstance(b, Mapping) and assistant_block_from_pi(b) is not None for b in content):
-                has_call = any(isinstance(b, Mapping) and b.get("type") == "toolCall" for b in content)
-                remaining = {**message, "content": content, "stopReason": "toolUse" if has_call else "stop"}
-        editable = entry.get("type") == "custom_message" or (
-            isinstance(message, dict) and message.get("role") in ("user", "assistant", "toolResult")
-        )
-        # entries after it that shape the context (a compaction, context
-        # edits, model or thinking changes) would be left behind by a leaf
-        # move: then the item is left out with a context edit instead
-        shaping = any(e.get("type") not in _NEUTRAL_TYPES for e in path[entry_index + 1 :])
-        if editable and (entry_index < compaction_index or shaping):
-            replacement = {"content": remaining["content"]} if remaining is not None else None
-            manager.append_context_edit(last.entry_id, replacement)
-            return last.item
-        self._move_leaf(entry.get("parentId"))
-        if remaining is not None:
-            manager.append_message(remaining)
-        else:
-            manager.append_custom_entry(MARK_CUSTOM_TYPE, {"op": "pop", "entryId": last.entry_id})
-        return last.item
+    def _reload(self) -> None:
+        """Open the session again (another writer changed it: what this
+        process holds is stale)."""
+        self._manager = None
+        _ = self.manager
 
     def _clear_sync(self) -> None:
         manager = self.manager
@@ -690,26 +480,9 @@ class PiSession(_SessionBase):
         manager.reset_leaf()
         manager.append_custom_entry(MARK_CUSTOM_TYPE, {"op": "clear"})
 
-    def _prepare_sync(self) -> tuple[Any, str | None, int] | None:
+    def _plan_sync(self) -> tuple[CompactionPlan, int] | None:
         manager = self.manager
-        prep = prepare_compaction(manager.get_branch(), self.compaction_settings)
-        if prep is None:
+        plan = plan_compaction(manager, self.compaction_settings)
+        if plan.preparation is None:
             return None
-        return prep, manager.get_leaf_id(), int(manager.estimate_context_tokens()["tokens"])
-
-    def _commit_sync(self, leaf_id: str | None, tokens_before: int, result: Any, reason: str) -> CompactionEvent | None:
-        manager = self.manager
-        if manager.get_leaf_id() != leaf_id:
-            log.warning("compaction dropped: the session changed while the summary was written")
-            return None
-        entry_id = manager.append_compaction_result(result)
-        manager.save()
-        return CompactionEvent(
-            entry_id=entry_id,
-            reason=reason,
-            tokens_before=tokens_before,
-            tokens_after=int(manager.estimate_context_tokens()["tokens"]),
-            first_kept_entry_id=result.first_kept_entry_id,
-            summary=result.summary,
-            summarizer=str(getattr(self.summarizer, "name", type(self.summarizer).__name__)),
-        )
+        return plan, int(manager.estimate_context_tokens()["tokens"])

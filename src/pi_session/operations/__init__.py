@@ -1,0 +1,48 @@
+"""The workflows of pi-session, once, under every front end: the CLI
+(:mod:`pi_session.cli`), the browser (:mod:`pi_session.browse`) and the
+OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
+
+- **Opening** (:func:`open_for_reading`, :func:`open_for_writing`): one
+  policy. A session is read read-only (an old v1/v2 file is migrated in
+  memory only) and opened for writing only once there is something to write
+  (then a v1/v2 file is migrated on disk, with its backup, and the
+  manager's notes say so). An empty file is refused for reading (pi would
+  start a new session in it). Failures are an :class:`OperationError` with
+  one line naming the session.
+- **Compaction** (:func:`plan_compaction`, :func:`compact_session`,
+  :func:`commit_compaction`): prepare, summarize, then commit only if the
+  leaf is still where the plan was made (see :func:`commit_compaction` for
+  the policy when it moved).
+- **Navigation** with a branch summary (:func:`plan_navigation`,
+  :func:`summarize_branch`, :func:`navigate_session`).
+- **Export** (:func:`check_export_target`, :func:`export_chunks`,
+  :func:`write_export`) and **import** (:func:`import_sessions`).
+
+Front ends parse arguments, call these, and print. Nothing here prints.
+
+Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
+:mod:`.navigating`, :mod:`.exporting`, :mod:`.importing`.
+"""
+
+from __future__ import annotations
+
+from .compacting import (
+    CompactionDone,
+    CompactionPlan,
+    SummarizerConfig,
+    commit_compaction,
+    compact_session,
+    compaction_settings,
+    nothing_to_compact,
+    plan_compaction,
+    summarize_compaction,
+)
+from .errors import LeafMoved, OperationError, OutputExists, one_line
+from .exporting import check_export_target, export_chunks, write_export
+from .importing import STORE_SCHEMES, import_sessions, is_store_url
+from .navigating import navigate_session, plan_navigation, summarize_branch
+from .opening import open_for_reading, open_for_writing, save, session_notes
+
+from . import compacting, errors, exporting, importing, navigating, opening
+
+__all__ = [*errors.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__, *importing.__all__]

@@ -1,0 +1,293 @@
+"""Compaction as a workflow: the summarizer and settings of a session,
+prepare at the leaf, summarize, and commit only on the planned path."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..manager import SessionManager
+from ..settings import CompactionSettings, load_settings
+from ..storage import LeafMovedError
+from .errors import LeafMoved, OperationError
+
+if TYPE_CHECKING:
+    from ..compaction import CompactionPreparation, CompactionResult
+    from ..llm import Summarizer
+
+__all__ = [
+    "SummarizerConfig",
+    "compaction_settings",
+    "CompactionPlan",
+    "CompactionDone",
+    "plan_compaction",
+    "nothing_to_compact",
+    "summarize_compaction",
+    "commit_compaction",
+    "compact_session",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class SummarizerConfig:
+    """The summarizer options of ``compact``, ``navigate --summarize`` and
+    ``browse``: provider (None: by available API key, else extractive),
+    model, base URL, seconds per request and retries (None: the defaults of
+    :mod:`pi_session.llm`)."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+
+    def make(self) -> tuple[Summarizer, str | None]:
+        """Build the summarizer (:func:`pi_session.llm.make_summarizer`).
+
+        Returns:
+            ``(summarizer, note)``: the note says why the extractive
+            summarizer was chosen, when it was chosen for lack of a key.
+
+        Raises:
+            OperationError: unknown provider, or a provider without its key.
+        """
+        from ..llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, SummarizerError, make_summarizer
+
+        try:
+            summarizer = make_summarizer(
+                self.provider,
+                self.model,
+                self.base_url,
+                timeout=DEFAULT_TIMEOUT if self.timeout is None else self.timeout,
+                max_retries=DEFAULT_MAX_RETRIES if self.max_retries is None else self.max_retries,
+            )
+        except SummarizerError as exc:
+            raise OperationError(str(exc)) from None
+        return summarizer, getattr(summarizer, "fallback_reason", None)
+
+
+def compaction_settings(
+    cwd: str, reserve_tokens: int | None = None, keep_recent_tokens: int | None = None
+) -> tuple[CompactionSettings, list[str]]:
+    """The compaction settings of ``cwd`` (pi's settings files) with
+    ``reserve_tokens`` / ``keep_recent_tokens`` in tokens instead of the
+    files' values when given.
+
+    Returns:
+        ``(settings, warnings)``: the warnings of the settings files, one
+        line each.
+    """
+    loaded = load_settings(cwd)
+    base = loaded.compaction
+    settings = CompactionSettings(
+        base.enabled,
+        base.reserve_tokens if reserve_tokens is None else reserve_tokens,
+        base.keep_recent_tokens if keep_recent_tokens is None else keep_recent_tokens,
+    )
+    return settings, list(loaded.warnings)
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """A compaction prepared at one leaf.
+
+    Attributes:
+        location: the session (file path or store id), for messages.
+        leaf_id: the leaf the plan was made at (None: an empty session).
+        path: the entries root→leaf the plan was made on.
+        preparation: what to summarize and keep
+            (:func:`pi_session.compaction.prepare_compaction`), or None when
+            there is nothing to compact (:attr:`reason` says why).
+        reason: why there is nothing to compact ("" when there is a plan).
+        manager: the session the plan was made on.
+    """
+
+    location: str
+    leaf_id: str | None
+    path: tuple[Mapping[str, Any], ...]
+    preparation: CompactionPreparation | None
+    reason: str = ""
+    manager: SessionManager | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class CompactionDone:
+    """A compaction written.
+
+    Attributes:
+        entry_id: the new ``compaction`` entry.
+        result: the summary and first kept entry.
+        plan: the plan it was made from.
+        manager: the session written to (its leaf is the new entry).
+        notes: notes of the write (a migration, another writer's entries
+            loaded and followed), one line each.
+    """
+
+    entry_id: str
+    result: CompactionResult
+    plan: CompactionPlan
+    manager: SessionManager
+    notes: tuple[str, ...] = ()
+
+
+def nothing_to_compact(path: Sequence[Mapping[str, Any]], keep_setting: str = "--keep-recent-tokens") -> str:
+    """Why a path has no compaction plan (pi 1.6 refuses with "already
+    compacted" / "nothing to compact"), one line; ``keep_setting`` names
+    where the kept tokens come from."""
+    if not path:
+        return "Nothing to compact: the session is empty."
+    if path[-1].get("type") == "compaction":
+        return "Nothing to compact: the session already ends with a compaction."
+    if any(e.get("type") == "compaction" for e in path):
+        return f"Nothing to compact: everything since the last compaction fits in {keep_setting}."
+    return f"Nothing to compact: the whole conversation fits in {keep_setting}."
+
+
+def plan_compaction(manager: SessionManager, settings: CompactionSettings, *, keep_tool_pairs: bool = True) -> CompactionPlan:
+    """Prepare a compaction of the path to ``manager``'s leaf (nothing is
+    written): pi 1.6's ``prepareCompaction``, with ``keep_tool_pairs``
+    (beyond pi: never keep a tool result whose call is summarized away)."""
+    from ..compaction import prepare_compaction
+
+    path = tuple(manager.get_branch())
+    prep = prepare_compaction(path, settings, keep_tool_pairs=keep_tool_pairs)
+    return CompactionPlan(
+        str(manager.get_session_location()),
+        manager.get_leaf_id(),
+        path,
+        prep,
+        "" if prep is not None else nothing_to_compact(path),
+        manager,
+    )
+
+
+async def summarize_compaction(plan: CompactionPlan, summarizer: Summarizer, *, custom_instructions: str | None = None) -> CompactionResult:
+    """Write the summary of a plan (pi's ``compact``); nothing is written to
+    the session.
+
+    Raises:
+        ValueError: the plan has nothing to compact.
+        pi_session.llm.SummarizerError: the summarizer failed.
+        pi_session.compaction.CompactionCancelled: a hook cancelled it.
+    """
+    from ..compaction import compact
+
+    if plan.preparation is None:
+        raise ValueError(plan.reason or "nothing to compact")
+    return await compact(plan.preparation, summarizer, custom_instructions=custom_instructions)
+
+
+def _continues(manager: SessionManager, planned_leaf_id: str | None) -> bool:
+    """Whether the path to ``manager``'s leaf passes through
+    ``planned_leaf_id`` with no compaction after it (entries another writer
+    added on the same path)."""
+    path = manager.get_branch()
+    ids = [e.get("id") for e in path]
+    if planned_leaf_id is None:
+        start = 0
+    elif planned_leaf_id in ids:
+        start = ids.index(planned_leaf_id) + 1
+    else:
+        return False
+    return not any(e.get("type") == "compaction" for e in path[start:])
+
+
+def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: SessionManager) -> CompactionDone:
+    """Append the compaction entry of ``result``, planned by ``plan``, to
+    ``writer`` (the session opened for writing; the same manager the plan
+    was made on, or one opened since).
+
+    The policy when the leaf moved (**refuse**, beyond pi, which chains a
+    stale plan onto whatever branch is last):
+
+    - the leaf still is the planned one, or the path now continues it
+      (another writer, or this process, appended after the planned leaf,
+      none of it a compaction): the entry is written, after those entries
+      (its first kept entry is on the path);
+    - otherwise (the leaf is on another branch, or moved back): nothing is
+      written and :class:`LeafMoved` is raised. The same check runs again
+      under the append lock for appends made by another process between
+      opening and writing. The plan is not made again: a summary of the
+      branch the user did not ask about is never written without asking;
+      the caller says so (the CLI prints the one line and exits 1) and the
+      user runs it again on the current branch.
+
+    Raises:
+        LeafMoved: see above (nothing written).
+        OSError: the write failed (:class:`pi_session.storage.AppendError`).
+    """
+    leaf = writer.get_leaf_id()
+    if leaf != plan.leaf_id and not _continues(writer, plan.leaf_id):
+        raise LeafMoved(plan.location, plan.leaf_id, leaf, by_other_writer=writer is not plan.manager)
+    seen = len(writer.notes)
+    try:
+        entry_id = writer.append_compaction_result(result, planned_leaf_id=leaf)
+        writer.save()
+    except LeafMovedError as exc:
+        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, by_other_writer=exc.count > 0) from None
+    return CompactionDone(entry_id, result, plan, writer, tuple(writer.notes[seen:]))
+
+
+async def compact_session(
+    manager: SessionManager,
+    summarizer: Summarizer,
+    *,
+    settings: CompactionSettings | None = None,
+    plan: CompactionPlan | None = None,
+    open_writer: Callable[[], SessionManager] | None = None,
+    custom_instructions: str | None = None,
+    keep_tool_pairs: bool = True,
+    run_blocking: Callable[[Callable[[], Any]], Awaitable[Any]] | None = None,
+) -> CompactionDone | None:
+    """Compact a session: prepare at the leaf, summarize, and commit only if
+    the leaf is still where it was planned (or the path continues it; see
+    :func:`commit_compaction` for the policy: otherwise refuse).
+
+    Args:
+        manager: the session, opened for reading (the plan is made on it).
+        summarizer: writes the summary.
+        settings: compaction settings (default: the session cwd's).
+        plan: a plan made already (e.g. shown for a confirmation or a dry
+            run); default: :func:`plan_compaction` now.
+        open_writer: opens the session for writing once the summary is
+            ready (default: write through ``manager``, which must be
+            writable).
+        custom_instructions: extra focus for the summary.
+        keep_tool_pairs: see :func:`plan_compaction`.
+        run_blocking: runs the blocking parts (planning, opening, writing),
+            e.g. in a worker thread under a lock; default: directly.
+
+    Returns:
+        The compaction written, or None when there is nothing to compact.
+
+    Raises:
+        LeafMoved: the leaf moved off the planned path (nothing written).
+        pi_session.llm.SummarizerError: the summary failed (nothing written).
+        pi_session.compaction.CompactionCancelled: a hook cancelled it.
+        OperationError: opening for writing failed.
+    """
+
+    async def blocking(func: Callable[[], T]) -> T:
+        if run_blocking is None:
+            return func()
+        return await run_blocking(func)
+
+    if plan is None:
+        def make_plan() -> CompactionPlan:
+            used = settings if settings is not None else compaction_settings(manager.get_cwd())[0]
+            return plan_compaction(manager, used, keep_tool_pairs=keep_tool_pairs)
+
+        plan = await blocking(make_plan)
+    if plan.preparation is None:
+        return None
+    result = await summarize_compaction(plan, summarizer, custom_instructions=custom_instructions)
+    chosen = plan
+
+    def commit() -> CompactionDone:
+        writer = open_writer() if open_writer is not None else manager
+        return commit_compaction(chosen, result, writer)
+
+    return await blocking(commit)
