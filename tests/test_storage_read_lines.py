@@ -76,25 +76,21 @@ def test_lines_holding_several_lines_read_as_the_file() -> None:
         assert _fields(read_session_lines(merged, name="x")) == _fields(read_session_lines(plain, name="x"))
 
 
-def test_stored_line_blocks_cut_as_the_file_whatever_the_batch() -> None:
-    """Batches of one-line lines and batches of other lines, mixed, give
-    the lines the file holding them gives."""
-    import io
-
-    from pi_session.storage.reader import _line_blocks, _stored_line_blocks
-
-    def flat(blocks) -> list:
-        return [bytes(x) if x is not None else None for b in blocks for x in b]
-
+def test_stored_lines_cut_as_the_file_holding_them(tmp_path) -> None:
+    """Stored lines, however they are cut (a line continued by the next,
+    two lines in one, empty items, a torn tail), read as the file holding
+    their bytes reads."""
+    h = b'{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/x"}'
+    e1 = b'{"type":"custom","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","customType":"t"}'
+    e2 = b'{"type":"custom","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","customType":"t"}'
     cases = [
-        [b"a\n", b"b\n", b"c\n", b"d\n"],
-        [b"a\n", b"b", b"c\n", b"d\n", b"e\n", b"f\n"],  # a line continued by the next
-        [b"a\nb\n", b"c\n", b"d\n", b"e"],  # two lines in one; a torn tail
-        [b"a\n", b"", b"\n", b"x\n", b"y\n", b"z"],
-        [b"only"],
-        [],
+        [h + b"\n", e1 + b"\n", e2 + b"\n"],
+        [h + b"\n", e1[:20], e1[20:] + b"\n", e2 + b"\n"],  # a line continued by the next
+        [h + b"\n" + e1 + b"\n", e2 + b"\n", b"{\"type\":\"torn"],  # two lines in one; a torn tail
+        [h + b"\n", b"", b"\n", e1 + b"\n", b"not json\n", e2],
+        [h],
     ]
-    for lines in cases:
-        expected = flat(_line_blocks(io.BytesIO(b"".join(lines))))
-        for block in (1, 2, 3, 4096):
-            assert flat(_stored_line_blocks(lines, block)) == expected, (lines, block)
+    for n, lines in enumerate(cases):
+        path = tmp_path / f"case{n}.jsonl"
+        path.write_bytes(b"".join(lines))
+        assert _fields(read_session_lines(lines, name="x")) == _fields(read_session_file(path)), lines
