@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import _data_sync, _fsync_dir, _write_all
+from .atomic import data_sync, fsync_dir, write_all
 from .lines import _SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
 from .scan import LineScanner
@@ -32,9 +32,10 @@ class AppendError(OSError):
 
 
 @contextlib.contextmanager
-def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
+def locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
     """An fd open for appending to ``path``, exclusively ``flock``-ed, and
-    still the file at ``path`` (a concurrent atomic rewrite replaces the
+    still the file at ``path`` (the append lock every writer of the file
+    holds; a concurrent atomic rewrite replaces the
     inode while we wait for the lock: then we reopen). Yields ``(fd,
     created)``; ``created`` is True when this call created the file.
 
@@ -115,11 +116,11 @@ def write_side_file(path: StrPath, suffix: str, data: bytes) -> Path:
         except FileExistsError:
             continue
         try:
-            _write_all(sfd, data)
+            write_all(sfd, data)
             os.fsync(sfd)
         finally:
             os.close(sfd)
-        _fsync_dir(Path(path).parent)
+        fsync_dir(Path(path).parent)
         return side
     raise FileExistsError(errno.EEXIST, "no free side-file name", str(path))
 
@@ -289,7 +290,7 @@ def append_lines_checked(
     p = Path(path)
     notes: list[str] = []
     foreign: list[bytes] = []
-    with _locked_append_fd(p) as (fd, created):
+    with locked_append_fd(p) as (fd, created):
         note = _repair_torn_tail(fd, p, lines[0] if lines else None)
         if note:
             notes.append(note)
@@ -309,7 +310,7 @@ def append_lines_checked(
         for line in lines:
             before = os.fstat(fd).st_size
             try:
-                _write_all(fd, line)
+                write_all(fd, line)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, before)
@@ -317,10 +318,10 @@ def append_lines_checked(
             done += 1
         if durability is Durability.ENTRY:
             try:
-                _data_sync(fd)
+                data_sync(fd)
             except OSError as exc:
                 raise AppendError(p, done, exc) from exc
         size = os.fstat(fd).st_size
     if created and durability is Durability.ENTRY:
-        _fsync_dir(p.parent)
+        fsync_dir(p.parent)
     return AppendResult(notes, size, foreign)
