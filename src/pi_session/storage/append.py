@@ -1,4 +1,4 @@
-"""Appending to session files (SPEC 1-3): :func:`append_lines` and
+"""Appending to session files: :func:`append_lines` and
 :func:`append_lines_checked` (one ``write`` per line, under an exclusive
 ``flock``; detection of other writers), the repair of a torn last line
 left by a crash (:func:`_repair_torn_tail`), and side files next to a
