@@ -143,7 +143,7 @@ def test_append_waiting_for_the_lock_follows_a_rename(tmp_path: Path, monkeypatc
 
     worker = threading.Thread(target=storage.append_lines, args=(session, [line]))
     monkeypatch.setattr(fcntl, "flock", flock)
-    with storage._locked_append_fd(session) as (_fd, _created):
+    with storage.locked_append_fd(session) as (_fd, _created):
         worker.start()
         assert at_lock.wait(60)  # the worker opened the old inode and waits for its lock
         tmp = session.with_name("replacement.tmp")

@@ -231,55 +231,43 @@ def test_tree_problems_carry_line_numbers_and_orphans_are_reported(tmp_path):
 SYSTEM = {"role": "system", "content": "", "sections": {"p": "P"}, "timestamp": 1}
 
 
-def test_failed_first_write_takes_the_entry_back(tmp_path, monkeypatch):
-    import pi_session.manager as manager_mod
+def test_failed_first_write_takes_the_entry_back(tmp_path):
+    from pi_session.stores import FailingHandle, FileHandle
 
-    sm = SessionManager.create("/proj", tmp_path)
+    handle = FailingHandle(FileHandle(tmp_path / "s.jsonl"))
+    sm = SessionManager.open(handle)
     a = sm.append_model_change("p", "m")
-
-    def broken(*args, **kwargs):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(manager_mod, "create_file", broken)
+    handle.fail("create", OSError(28, "No space left on device"))
     with pytest.raises(OSError, match="No space"):
         sm.append_message(USER)
     assert sm.get_leaf_id() == a and [e["id"] for e in sm.get_entries()] == [a]
     assert sm.get_entry_count() == 1 and not sm.get_session_file().exists()
-    monkeypatch.undo()
     b = sm.append_message(USER)
     assert sm.get_entry(b)["parentId"] == a
     assert [r.get("id") for r in lines(sm.get_session_file())][1:] == [a, b]
 
 
-def test_failed_append_takes_the_entry_back_but_a_written_one_stays(tmp_path, monkeypatch):
-    import pi_session.manager as manager_mod
+def test_failed_append_takes_the_entry_back_but_a_written_one_stays(tmp_path):
     from pi_session.storage import AppendError
+    from pi_session.stores import FailingHandle, FileHandle
 
-    sm = SessionManager.create("/proj", tmp_path)
+    handle = FailingHandle(FileHandle(tmp_path / "s.jsonl"))
+    sm = SessionManager.open(handle)
     a = sm.append_message(USER)
     path = sm.get_session_file()
-
-    def fails_before_writing(p, lines_, durability, **checks):
-        raise AppendError(path, 0, OSError(5, "I/O error"))
-
-    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_before_writing)
+    handle.fail("append", OSError(5, "I/O error"))
     with pytest.raises(AppendError):
         sm.append_message(ASSISTANT)
+    handle.fail("append", OSError(5, "I/O error"))
     with pytest.raises(AppendError):
         sm.branch_with_summary(None, "s")  # the failed move does not happen either
     assert sm.get_leaf_id() == a and len(sm.get_entries()) == 1 and len(lines(path)) == 2
 
-    def fails_after_writing(p, lines_, durability, **checks):
-        with open(p, "ab") as f:
-            f.writelines(lines_)
-        raise AppendError(path, len(lines_), OSError(5, "fsync failed"))
-
-    monkeypatch.setattr(manager_mod, "append_lines_checked", fails_after_writing)
+    handle.fail("append", OSError(5, "fsync failed"), after_writing=True)
     with pytest.raises(AppendError):
         sm.append_message(ASSISTANT)
     # the line is in the file, so the entry stays in memory too
     assert len(sm.get_entries()) == 2 and sm.get_leaf_id() == lines(path)[-1]["id"]
-    monkeypatch.undo()
     c = sm.append_message(USER)
     assert [r["id"] for r in lines(path)[1:]] == [e["id"] for e in sm.get_entries()] and lines(path)[-1]["id"] == c
 

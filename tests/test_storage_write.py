@@ -154,29 +154,38 @@ def test_partial_write_is_rolled_back(tmp_path: Path, monkeypatch: pytest.Monkey
     assert path.read_bytes() == good + line % 1
 
 
-def test_manager_does_not_rewrite_entries_after_partial_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    m = SessionManager.create("/p", session_dir=tmp_path)
+def test_manager_does_not_rewrite_entries_after_partial_failure(tmp_path: Path) -> None:
+    from pi_session.stores import FailingHandle, FileHandle, SessionHandle
+    from pi_session.storage import AppendResult
+
+    class WritesOneLineThenFails(FailingHandle):
+        """The first line of the next append reaches the file, then the disk fails."""
+
+        broken = False
+
+        def append(self, lines, **options) -> AppendResult:  # type: ignore[override]
+            if not self.broken:
+                return super().append(lines, **options)
+            self.broken = False
+            self.inner.append(lines[:1], durability=options.get("durability", Durability.ENTRY))
+            raise AppendError(Path(self.location), 1, OSError(errno.EIO, "I/O error"))
+
+    handle = WritesOneLineThenFails(FileHandle(tmp_path / "s.jsonl"))
+    assert isinstance(handle, SessionHandle)
+    m = SessionManager.open(handle)
     m.append_message(user("q"))
     m.append_message(assistant("a"))
     path = m.get_session_file()
-    real = storage.append_lines
-
-    def failing(p, lines, durability=Durability.ENTRY, **checks):
-        real(p, lines[:1], durability)
-        raise AppendError(Path(p), 1, OSError(errno.EIO, "I/O error"))
-
-    import pi_session.manager as manager_mod
-
-    monkeypatch.setattr(manager_mod, "append_lines_checked", failing)
+    calls = len(handle.calls)
     m.save()  # nothing pending: no call
-    ids = []
-    m._has_assistant = True
+    assert len(handle.calls) == calls
+    handle.broken = True
     with pytest.raises(AppendError):
-        ids.append(m.append_message(user("one")))
-    monkeypatch.undo()
+        m.append_message(user("one"))
     m.append_message(user("two"))
     texts = [orjson.loads(l).get("message", {}).get("content") for l in lines_of(path)]
     assert texts.count("one") == 1 and texts.count("two") == 1
+    assert [e["id"] for e in m.get_entries()] == [orjson.loads(l)["id"] for l in lines_of(path)[1:]]
 
 
 def test_create_file_never_clobbers(tmp_path: Path) -> None:

@@ -41,13 +41,13 @@ from .append import (
     AppendResult,
     ConcurrentAppendError,
     LeafMovedError,
-    _locked_append_fd,
     append_lines,
     append_lines_checked,
     free_side_path,
+    locked_append_fd,
     write_side_file,
 )
-from .atomic import _fsync_dir, ensure_dir, write_atomic
+from .atomic import data_sync, ensure_dir, fsync_dir, write_all, write_atomic
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
@@ -105,4 +105,9 @@ __all__ = [
     "FILE_MODE",
     "DIR_MODE",
     "ensure_dir",
+    "fsync_dir",
+    "data_sync",
+    "write_all",
+    "write_atomic",
+    "locked_append_fd",
 ]

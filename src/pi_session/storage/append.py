@@ -1,4 +1,4 @@
-"""Appending to session files (SPEC 1-3): :func:`append_lines` and
+"""Appending to session files: :func:`append_lines` and
 :func:`append_lines_checked` (one ``write`` per line, under an exclusive
 ``flock``; detection of other writers), the repair of a torn last line
 left by a crash (:func:`_repair_torn_tail`), and side files next to a
@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import _data_sync, _fsync_dir, _write_all
-from .lines import _SPLIT_MAX_BYTES, recover_line
+from .atomic import data_sync, fsync_dir, write_all
+from .lines import SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
 from .scan import LineScanner
 from ..records import StrPath
@@ -32,9 +32,10 @@ class AppendError(OSError):
 
 
 @contextlib.contextmanager
-def _locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
+def locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, bool]]:
     """An fd open for appending to ``path``, exclusively ``flock``-ed, and
-    still the file at ``path`` (a concurrent atomic rewrite replaces the
+    still the file at ``path`` (the append lock every writer of the file
+    holds; a concurrent atomic rewrite replaces the
     inode while we wait for the lock: then we reopen). Yields ``(fd,
     created)``; ``created`` is True when this call created the file.
 
@@ -115,11 +116,11 @@ def write_side_file(path: StrPath, suffix: str, data: bytes) -> Path:
         except FileExistsError:
             continue
         try:
-            _write_all(sfd, data)
+            write_all(sfd, data)
             os.fsync(sfd)
         finally:
             os.close(sfd)
-        _fsync_dir(Path(path).parent)
+        fsync_dir(Path(path).parent)
         return side
     raise FileExistsError(errno.EEXIST, "no free side-file name", str(path))
 
@@ -170,9 +171,9 @@ def _ends_split_record(fd: int, start: int, tail: bytes) -> bool:
     """Whether ``tail``, the unterminated last line starting at byte
     ``start``, completes a record split over several lines (which the
     reader rejoins, so it must stay). Reads back at most
-    :data:`_SPLIT_MAX_BYTES`; only called for a last line that is not a
+    :data:`SPLIT_MAX_BYTES`; only called for a last line that is not a
     record on its own."""
-    low = max(0, start - _SPLIT_MAX_BYTES)
+    low = max(0, start - SPLIT_MAX_BYTES)
     lines = os.pread(fd, start - low, low).split(b"\n")[:-1]
     if low > 0:
         lines = lines[1:]  # may be cut
@@ -289,7 +290,7 @@ def append_lines_checked(
     p = Path(path)
     notes: list[str] = []
     foreign: list[bytes] = []
-    with _locked_append_fd(p) as (fd, created):
+    with locked_append_fd(p) as (fd, created):
         note = _repair_torn_tail(fd, p, lines[0] if lines else None)
         if note:
             notes.append(note)
@@ -309,7 +310,7 @@ def append_lines_checked(
         for line in lines:
             before = os.fstat(fd).st_size
             try:
-                _write_all(fd, line)
+                write_all(fd, line)
             except OSError as exc:
                 with contextlib.suppress(OSError):
                     os.ftruncate(fd, before)
@@ -317,10 +318,10 @@ def append_lines_checked(
             done += 1
         if durability is Durability.ENTRY:
             try:
-                _data_sync(fd)
+                data_sync(fd)
             except OSError as exc:
                 raise AppendError(p, done, exc) from exc
         size = os.fstat(fd).st_size
     if created and durability is Durability.ENTRY:
-        _fsync_dir(p.parent)
+        fsync_dir(p.parent)
     return AppendResult(notes, size, foreign)

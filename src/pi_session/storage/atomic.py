@@ -2,8 +2,8 @@
 (temp file beside the target, write, fsync, rename, fsync of the directory;
 mode 0600), which every temp-and-rename of pi_session goes through (session
 creation and rewrites in :mod:`.rewrite`, the listing index, ``export``'s
-output file). Also :func:`ensure_dir` (0700 directories), :func:`_fsync_dir`,
-:data:`_data_sync` and :func:`_write_all`."""
+output file). Also :func:`ensure_dir` (0700 directories), :func:`fsync_dir`,
+:data:`data_sync` and :func:`write_all`."""
 
 from __future__ import annotations
 
@@ -38,10 +38,12 @@ def ensure_dir(directory: StrPath) -> None:
 
 # fdatasync flushes the appended bytes and the new file size (what reading
 # them back needs) but not the modification time: about half an fsync's cost.
-_data_sync = getattr(os, "fdatasync", os.fsync)
+data_sync = getattr(os, "fdatasync", os.fsync)
 
 
-def _fsync_dir(directory: StrPath) -> None:
+def fsync_dir(directory: StrPath) -> None:
+    """fsync a directory (making a created, renamed or removed name in it
+    durable); errors are ignored (some file systems cannot)."""
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -50,7 +52,7 @@ def _fsync_dir(directory: StrPath) -> None:
             os.close(fd)
 
 
-def _write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes) -> None:
     """``os.write`` until every byte of ``data`` is written (a write may be short)."""
     view = memoryview(data)
     while view:
@@ -115,7 +117,7 @@ def write_atomic(
                 os.link(tmp, target)  # fails if target exists: never clobber
                 os.unlink(tmp)  # before the directory fsync, which then covers both
             if durable:
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

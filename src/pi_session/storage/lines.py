@@ -194,7 +194,7 @@ def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
 _SPLIT_MAX_LINES = 10_000
 """The most lines one split record may span (pi's own tool output is cut at
 2,000 lines, so a record longer than this is no split record of pi's)."""
-_SPLIT_MAX_BYTES = 32 << 20
+SPLIT_MAX_BYTES = 32 << 20
 """The most bytes (32 MiB) of pieces held while looking for a record's end."""
 
 _STRING_STOP = re.compile(rb'["\\]')
@@ -378,7 +378,7 @@ class Rejoiner:
     can never continue one: it changes "inside a string" an odd number of
     times, a middle piece an even number), so a damaged file costs time
     linear in its size; a record is given up after
-    :data:`_SPLIT_MAX_LINES` lines or :data:`_SPLIT_MAX_BYTES` bytes.
+    :data:`_SPLIT_MAX_LINES` lines or :data:`SPLIT_MAX_BYTES` bytes.
     """
 
     __slots__ = ("pending", "depth", "size", "next_line")
@@ -422,7 +422,7 @@ class Rejoiner:
                         self.pending = []
                         return [], SplitRecord(first_no, line_no, record, clean, had_newline, kinds, raw_all), True
                     released = self.release()
-                elif status == _OPEN and had_newline and len(self.pending) + 1 < _SPLIT_MAX_LINES and self.size + len(raw) <= _SPLIT_MAX_BYTES:
+                elif status == _OPEN and had_newline and len(self.pending) + 1 < _SPLIT_MAX_LINES and self.size + len(raw) <= SPLIT_MAX_BYTES:
                     self.pending.append((line_no, raw))
                     self.depth = depth
                     self.size += len(raw)

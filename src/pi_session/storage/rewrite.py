@@ -13,8 +13,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from .. import jsonio
-from .append import _locked_append_fd, free_side_path
-from .atomic import _write_all, ensure_dir, write_atomic
+from .append import locked_append_fd, free_side_path
+from .atomic import write_all, ensure_dir, write_atomic
 from .model import FILE_MODE, Durability, SessionFileError
 from .reader import SessionFile, iter_lines
 from ..records import StrPath
@@ -53,7 +53,7 @@ def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
         data = src.read(fd_size)
     bfd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
     try:
-        _write_all(bfd, data)
+        write_all(bfd, data)
         os.fsync(bfd)
     finally:
         os.close(bfd)
@@ -103,7 +103,7 @@ def atomic_rewrite(
     def locked(tmp: Path) -> Iterator[None]:
         # under the append lock: no append lands between the check and the rename
         nonlocal backup
-        with _locked_append_fd(p, create=False) as (lock_fd, _created):
+        with locked_append_fd(p, create=False) as (lock_fd, _created):
             st = os.fstat(lock_fd)
             if (expect_size is not None and st.st_size != expect_size) or (
                 expect_mtime_ns is not None and st.st_mtime_ns != expect_mtime_ns

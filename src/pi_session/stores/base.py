@@ -1,5 +1,6 @@
-"""The session store interface (:class:`SessionStore`), its errors, URL
-masking, and :func:`open_store`, which picks a backend by URL.
+"""The session store interface (:class:`SessionStore`), its errors and URL
+masking. It imports no backend: :func:`pi_session.stores.open_store` picks
+one by URL.
 
 A store holds sessions as pi's session files do: each session is an
 append-only sequence of *lines*, the exact bytes pi would write (one JSON
@@ -35,13 +36,14 @@ import builtins
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..storage import AppendResult, Durability, SessionFile
+from ..storage import AppendResult, Durability, SessionFile, parse_line
+from .handle import OnGrown, SessionHandle
 
 __all__ = [
     "SessionStore",
@@ -50,22 +52,16 @@ __all__ = [
     "SessionNotFoundError",
     "AmbiguousSessionError",
     "OnGrown",
-    "open_store",
-    "shared_store",
     "mask_url",
+    "session_header",
+    "sqlite_path",
     "STORE_ENV",
+    "URL_PASSWORD",
+    "QUERY_PASSWORD",
 ]
 
 STORE_ENV = "PI_SESSION_STORE"
 """The environment variable the CLI reads a store URL from (``--store`` wins)."""
-
-OnGrown = Callable[[list[bytes]], Sequence[bytes] | None]
-"""``on_grown(foreign_lines) -> lines | None``: called inside an append,
-while the session is locked, with the lines other writers appended since
-``expected_size``; returns the lines to write instead, None to keep them, or
-raises to write nothing (exactly as for
-:func:`pi_session.storage.append_lines_checked`)."""
-
 
 class StoreError(Exception):
     """A store cannot do what was asked; ``str(error)`` is one line (URLs
@@ -89,16 +85,18 @@ class AmbiguousSessionError(SessionNotFoundError):
         self.matches = list(matches)
 
 
-_URL_PASSWORD = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@?#]*):(?P<password>[^@/?#]*)@")
-_QUERY_PASSWORD = re.compile(r"(?i)(?P<key>(?:^|[?&;\s])password=)(?P<value>[^&;\s]*)")
+URL_PASSWORD = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@?#]*):(?P<password>[^@/?#]*)@")
+QUERY_PASSWORD = re.compile(r"(?i)(?P<key>(?:^|[?&;\s])password=)(?P<value>[^&;\s]*)")
+"""The password of ``scheme://user:password@`` (``URL_PASSWORD``) and of a
+``password=`` query or conninfo parameter (``QUERY_PASSWORD``)."""
 
 
 def mask_url(url: str) -> str:
     """``url`` with any password replaced by ``***``: the one in
     ``scheme://user:password@host`` and a ``password=`` query or conninfo
     parameter. Everything else is kept (for messages and listings)."""
-    masked = _URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
-    return _QUERY_PASSWORD.sub(lambda m: f"{m['key']}***", masked)
+    masked = URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
+    return QUERY_PASSWORD.sub(lambda m: f"{m['key']}***", masked)
 
 
 class SessionStore(ABC):
@@ -106,20 +104,54 @@ class SessionStore(ABC):
     processes (and machines, for PostgreSQL) may use one store at once: each
     append is atomic and sees the others' appends.
 
-    Subclasses implement the abstract methods; :meth:`read`,
-    :meth:`resolve`, :meth:`most_recent` and the context manager have
-    default implementations built on them.
+    Subclasses implement the abstract methods; every write goes through
+    the session handles they hand out (:meth:`handle`, :meth:`new_handle`;
+    :mod:`pi_session.stores.handle`), so :meth:`create`, :meth:`append` and
+    :meth:`read` are built on them, as are :meth:`resolve`,
+    :meth:`most_recent` and the context manager.
 
     Attributes:
         url: the store's URL or path as shown to users (password masked).
     """
 
     url: str = ""
+    holds_files: bool = False
+    """True for a store of session files (:class:`pi_session.stores.FileStore`):
+    a :class:`pi_session.SessionManager` given it works on those files
+    exactly as without a store (see :meth:`session_dir`)."""
+
+    # ------------------------------------------------------------------
+    # handles: the one writer of each backend
+
+    @abstractmethod
+    def handle(self, session_id: str) -> SessionHandle:
+        """The handle of the stored session ``session_id`` (an exact id;
+        see :meth:`resolve`), through which it is read and appended to.
+
+        Raises:
+            SessionNotFoundError: (files) no such session; a database
+                handle raises it on first use instead.
+        """
+
+    @abstractmethod
+    def new_handle(self, header: dict[str, Any], *, file_name: str | None = None) -> SessionHandle:
+        """The handle a new session with this header (``type`` ``session``,
+        a string ``id``) is created through; nothing is written yet.
+
+        Args:
+            file_name: the file name the session had (import), kept so an
+                export to a directory restores it; a FileStore names the
+                file so instead of ``<timestamp>_<id>.jsonl``.
+
+        Raises:
+            SessionExistsError: the store holds a session with that id.
+            StoreError: the session cannot be stored here (a FileStore: an
+                id or cwd that cannot name a file).
+        """
 
     # ------------------------------------------------------------------
     # writing
 
-    @abstractmethod
     def create(
         self,
         lines: Sequence[bytes],
@@ -128,29 +160,37 @@ class SessionStore(ABC):
         file_name: str | None = None,
     ) -> str:
         """Create a session from its lines, exclusively and atomically (all
-        lines or none).
+        lines or none), through :meth:`new_handle`.
 
         Args:
             lines: the session's lines, each ending in ``\\n`` (only an
                 imported file's unterminated last line may lack it); the
-                first one is the session header (``type`` ``session`` with a
-                string ``id``). Lines that do not parse (an imported damaged
-                line) are stored as they are.
+                first record is the session header (``type`` ``session``
+                with a string ``id``). Lines that do not parse (an imported
+                damaged line) are stored as they are.
             durability: as for session files (a database commits every
                 transaction durably, whatever this says).
-            file_name: the file name the session had (import), kept so an
-                export to a directory restores it; FileStore writes the file
-                under that name instead of ``<timestamp>_<id>.jsonl``.
+            file_name: see :meth:`new_handle`.
 
         Returns:
             The session id.
 
         Raises:
             SessionExistsError: the store holds a session with that id.
-            StoreError: the first line is not a session header.
+            StoreError: the first record is not a session header.
         """
+        header = session_header(lines)
+        if header is None:
+            raise StoreError(f"{self.url}: cannot create a session: the first record is not a session header with a string id")
+        handle = self.new_handle(header, file_name=file_name)
+        try:
+            handle.create(lines, durability=durability)
+        except SessionExistsError:
+            raise
+        except FileExistsError:
+            raise SessionExistsError(f"{handle.location}: a session with id {header['id']} exists already") from None
+        return str(header["id"])
 
-    @abstractmethod
     def append(
         self,
         session_id: str,
@@ -160,9 +200,9 @@ class SessionStore(ABC):
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
     ) -> AppendResult:
-        """Append complete lines to a session, atomically (all or none; a
-        file store writes line by line under its lock, see
-        :func:`pi_session.storage.append_lines_checked`).
+        """Append complete lines to a session (:meth:`SessionHandle.append`
+        of :meth:`handle`): a file store writes line by line under its
+        lock, a database in one transaction.
 
         With ``expected_size`` (the size this process last read or wrote)
         and ``on_grown``: while the session is locked, when other writers
@@ -178,6 +218,7 @@ class SessionStore(ABC):
             SessionNotFoundError: no such session.
             pi_session.storage.AppendError: (files) a write failed part way.
         """
+        return self.handle(session_id).append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
 
     @abstractmethod
     def delete(self, session_id: str) -> bool:
@@ -205,23 +246,22 @@ class SessionStore(ABC):
         """
 
     def read(self, session_id: str, *, migrate: bool = True) -> SessionFile:
-        """Read a session into the :class:`pi_session.storage.SessionFile`
-        the file reader returns (same records, entries, problems and
-        in-memory migration; ``path`` is the file for a FileStore, else
-        None with ``name`` = :meth:`locator`); ``size`` is the position to
-        pass back as ``expected_size``.
+        """Read a session (:meth:`SessionHandle.read` of :meth:`handle`)
+        into the :class:`pi_session.storage.SessionFile` the file reader
+        returns (same records, entries, problems and in-memory migration;
+        ``path`` is the file for a FileStore, else None with ``name`` =
+        :meth:`locator`); ``size`` is the position to pass back as
+        ``expected_size``.
 
         Raises:
             SessionNotFoundError: no such session.
             pi_session.storage.SessionFileError: its first record is not a
                 session header.
         """
-        from ..storage import read_session_lines
-
-        return read_session_lines(self.read_lines(session_id), name=self.locator(session_id), migrate=migrate)
+        return self.handle(session_id).read(migrate=migrate)
 
     @abstractmethod
-    def list(self, *, cwd: str | None = None, with_text: bool = True) -> list[dict[str, Any]]:
+    def list(self, *, cwd: str | None = None, with_text: bool = True, on_progress: Any = None) -> list[dict[str, Any]]:
         """Infos of the store's sessions, newest ``modified`` first, with the
         keys of :func:`pi_session.listing.build_session_info` (``path`` is
         :meth:`locator`).
@@ -232,6 +272,9 @@ class SessionStore(ABC):
             with_text: include ``allMessagesText`` (a database then reads
                 every message's text; False answers from the sessions
                 table alone and leaves the key out).
+            on_progress: (files) called as the files are read (see
+                :func:`pi_session.listing.list_sessions_dirs`); a database
+                answers at once and does not call it.
         """
 
     @abstractmethod
@@ -282,6 +325,12 @@ class SessionStore(ABC):
             raise AmbiguousSessionError(f"{self.url}: ambiguous session id prefix {id_or_prefix!r} ({shown})", matches)
         return matches[0]
 
+    def session_dir(self, cwd: str) -> Path | None:
+        """The directory a (resolved) cwd's session files live in, for a
+        store of files (what a :class:`pi_session.SessionManager` given this
+        store works in, as without a store); None for a database."""
+        return None
+
     def most_recent(self, cwd: str | None = None) -> str | None:
         """The id of the session modified last (of ``cwd``, a resolved
         path, when given), or None (``continue_recent``)."""
@@ -302,65 +351,17 @@ class SessionStore(ABC):
         return f"{type(self).__name__}({self.url!r})"
 
 
-def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: Any) -> SessionStore:
-    """A store for a URL (a store object is returned as it is).
-
-    - ``sqlite:///path/to/sessions.db`` (``sqlite:////abs/path`` or
-      ``sqlite:///relative``; ``~`` is expanded): :class:`SQLiteStore`,
-      the file created when missing;
-    - ``postgresql://user:password@host:port/db`` (or ``postgres://``):
-      ``PostgresStore`` (needs the ``psycopg`` package);
-    - ``file://...`` or any other string: a directory, the sessions root
-      (:class:`FileStore`; like ``~/.pi/agent/sessions``).
-
-    Args:
-        options: passed to the backend's constructor.
-
-    Raises:
-        StoreError: an unknown URL scheme, a sessions root that is not a
-            directory, or the backend cannot be opened (the message shows
-            the URL with its password masked).
-    """
-    if isinstance(url_or_path, SessionStore):
-        return url_or_path
-    text = os.fspath(url_or_path)
-    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
-    if scheme == "sqlite":
-        from .sqlite import SQLiteStore
-
-        return SQLiteStore(sqlite_path(text), **options)
-    if scheme in ("postgresql", "postgres"):
-        try:
-            from .postgres import PostgresStore  # type: ignore[import-not-found,unused-ignore]
-        except ImportError as exc:
-            raise StoreError(f"{mask_url(text)}: PostgreSQL stores need psycopg 3 ({exc})") from None
-        return PostgresStore(text, **options)  # type: ignore[no-any-return,unused-ignore]
-    if scheme in ("", "file"):
-        from ..listing import resolve_path
-        from .file import FileStore
-
-        root = resolve_path(text)
-        if os.path.exists(root) and not os.path.isdir(root):
-            raise StoreError(f"{root}: not a directory")
-        return FileStore(root, **options)
-    raise StoreError(f"{mask_url(text)}: unknown store URL scheme {scheme!r} (use a directory, sqlite:///FILE or postgresql://...)")
-
-
-_shared: dict[tuple[int, str], SessionStore] = {}
-
-
-def shared_store(url_or_path: str | os.PathLike[str] | SessionStore) -> SessionStore:
-    """:func:`open_store`, opened once per URL and process (a store object
-    is returned as it is): what ``SessionManager``'s ``store=`` uses for a
-    URL, so managers of one process share one connection pool. A forked
-    child opens its own."""
-    if isinstance(url_or_path, SessionStore):
-        return url_or_path
-    key = (os.getpid(), os.fspath(url_or_path))
-    store = _shared.get(key)
-    if store is None:
-        store = _shared[key] = open_store(url_or_path)
-    return store
+def session_header(lines: Sequence[bytes]) -> dict[str, Any] | None:
+    """The session header a session's lines start with: the first line that
+    parses as a JSON object (:func:`pi_session.storage.parse_line`, which
+    recovers what it can), when it is a ``session`` record with a string
+    ``id``; else None."""
+    for n, line in enumerate(lines, 1):
+        parsed = parse_line(line[:-1] if line.endswith(b"\n") else line, n)
+        record = parsed.record if parsed.ok else None
+        if isinstance(record, dict):
+            return record if record.get("type") == "session" and isinstance(record.get("id"), str) else None
+    return None
 
 
 def sqlite_path(url: str) -> Path:

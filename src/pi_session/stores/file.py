@@ -3,7 +3,10 @@ wrapper of :mod:`pi_session.storage` and :mod:`pi_session.listing` (no
 behaviour of its own): sessions live under a sessions root (like
 ``~/.pi/agent/sessions``) as ``<root>/<encoded cwd>/<timestamp>_<id>.jsonl``,
 byte-compatible with pi. A :class:`pi_session.SessionManager` given a
-FileStore works on the files exactly as without a store."""
+FileStore works on the files exactly as without a store: both read and
+write through :class:`FileHandle`, the one writer of session files (also
+for any file path, without a store), and pick the file to continue with
+:func:`most_recent_file`."""
 
 from __future__ import annotations
 
@@ -15,14 +18,24 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..listing import list_session_dir, list_sessions_dirs, read_session_header
+from ..listing import list_session_dir, list_sessions_dirs, read_session_header, resolve_path, session_cwd_matches
 from ..paths import encode_cwd, session_file_name
-from ..storage import AppendResult, Durability, SessionFile, append_lines_checked, create_file, iter_lines, read_session_file
+from ..storage import (
+    AppendResult,
+    Durability,
+    SessionFile,
+    append_lines_checked,
+    create_file,
+    fsync_dir,
+    iter_lines,
+    read_session_file,
+    rewrite_records,
+)
 from ..timestamps import file_timestamp, now_iso
-from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
-from .sql import line_columns
+from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .handle import OnGrown, SessionHandle
 
-__all__ = ["FileStore", "UnnamableSessionError"]
+__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file"]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
 _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
@@ -43,6 +56,8 @@ class FileStore(SessionStore):
             project cwd); created 0700 when a session is first written.
     """
 
+    holds_files = True
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.url = str(self.root)
@@ -50,6 +65,19 @@ class FileStore(SessionStore):
         # when it was listed (see _dir_ids)
         self._listed: dict[Path, tuple[int, dict[str, Path]]] = {}
         self._subs: tuple[int, list[Path]] | None = None  # the root's mtime and directories
+
+    @classmethod
+    def at(cls, root: str, **options: Any) -> FileStore:
+        """The store of a sessions root given as text (``~`` expanded, made
+        absolute; a ``file://`` URL is a path).
+
+        Raises:
+            StoreError: the root exists and is not a directory.
+        """
+        path = resolve_path(root)
+        if os.path.exists(path) and not os.path.isdir(path):
+            raise StoreError(f"{path}: not a directory")
+        return cls(path, **options)
 
     # ------------------------------------------------------------------
     # where
@@ -154,40 +182,31 @@ class FileStore(SessionStore):
         return self.path_of(session_id).name
 
     # ------------------------------------------------------------------
-    # writing
+    # handles
 
-    def create(
-        self,
-        lines: Sequence[bytes],
-        *,
-        durability: Durability = Durability.ENTRY,
-        file_name: str | None = None,
-    ) -> str:
-        """See :meth:`SessionStore.create`: a new file in the header cwd's
-        directory (:func:`pi_session.storage.create_file`: whole or not at
-        all), named ``file_name`` or ``<header timestamp>_<id>.jsonl``.
+    def handle(self, session_id: str) -> FileHandle:
+        """The :class:`FileHandle` of the session's file (:meth:`path_of`).
 
         Raises:
-            SessionExistsError: the id or the file exists already.
-            StoreError: no session header; UnnamableSessionError (a
-                StoreError): no ``file_name`` and an id that cannot be part
-                of a file name (``/``, ``\\``, NUL), a cwd holding NUL, a
-                name too long.
+            SessionNotFoundError: no such session.
         """
-        header: Any = None
-        for n, line in enumerate(lines, 1):
-            col = line_columns(line, n)
-            if not col.damaged:
-                header = col.record
-                break
-        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
-            raise StoreError(f"{self.url}: cannot create a session: the first record is not a session header with a string id")
+        return FileHandle(self.path_of(session_id), store=self, session_id=session_id)
+
+    def new_handle(self, header: dict[str, Any], *, file_name: str | None = None) -> FileHandle:
+        """See :meth:`SessionStore.new_handle`: a new file in the header
+        cwd's directory, named ``file_name`` or ``<header
+        timestamp>_<id>.jsonl``.
+
+        Raises:
+            SessionExistsError: the id exists already.
+            UnnamableSessionError (a StoreError): no ``file_name`` and an
+                id that cannot be part of a file name (``/``, ``\\``, NUL),
+                or a cwd holding NUL.
+        """
         session_id: str = header["id"]
         if self.exists(session_id):
             raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already")
         cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        from ..listing import resolve_path
-
         if isinstance(cwd, str) and "\x00" in cwd:
             raise UnnamableSessionError(f"{self.url}: session {session_id!r}: its cwd {cwd!r} cannot name a directory (it holds NUL)")
         directory = self.session_dir(resolve_path(cwd) if cwd else "/")
@@ -197,31 +216,7 @@ class FileStore(SessionStore):
             if not _SAFE_NAME.fullmatch(file_name):
                 # pi never makes such an id; a hand-made or shared database can hold one
                 raise UnnamableSessionError(f"{self.url}: session id {session_id!r} cannot name a file (it holds '/', '\\' or NUL)")
-        try:
-            create_file(directory / file_name, lines, durability)
-        except FileExistsError:
-            raise SessionExistsError(f"{directory / file_name}: the file exists already") from None
-        except OSError as exc:
-            if exc.errno != errno.ENAMETOOLONG:
-                raise
-            raise UnnamableSessionError(f"{directory / file_name}: file name too long for session {session_id!r}") from None
-        self._remember(directory, session_id, directory / file_name)
-        return session_id
-
-    def append(
-        self,
-        session_id: str,
-        lines: Sequence[bytes],
-        *,
-        durability: Durability = Durability.ENTRY,
-        expected_size: int | None = None,
-        on_grown: OnGrown | None = None,
-    ) -> AppendResult:
-        """See :meth:`SessionStore.append`
-        (:func:`pi_session.storage.append_lines_checked`)."""
-        return append_lines_checked(
-            self.path_of(session_id), lines, durability, expected_size=expected_size, on_grown=on_grown
-        )
+        return FileHandle(directory / file_name, store=self, session_id=session_id)
 
     def delete(self, session_id: str) -> bool:
         try:
@@ -246,17 +241,13 @@ class FileStore(SessionStore):
         path = self.path_of(session_id)
         return (raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path))
 
-    def read(self, session_id: str, *, migrate: bool = True) -> SessionFile:
-        """:func:`pi_session.storage.read_session_file` of the session's file."""
-        return read_session_file(self.path_of(session_id), migrate=migrate)
-
-    def list(self, *, cwd: str | None = None, with_text: bool = True) -> builtins.list[dict[str, Any]]:
+    def list(self, *, cwd: str | None = None, with_text: bool = True, on_progress: Any = None) -> builtins.list[dict[str, Any]]:
         """:func:`pi_session.listing.list_session_dir` of the cwd's directory
         (:func:`~pi_session.listing.list_sessions_dirs` of the root without
         a cwd); ``allMessagesText`` is always there."""
         if cwd is not None:
-            return list_session_dir(self.session_dir(cwd))
-        return list_sessions_dirs(self.root)
+            return list_session_dir(self.session_dir(cwd), on_progress=on_progress)
+        return list_sessions_dirs(self.root, on_progress=on_progress)
 
     def find(self, prefix: str, *, limit: int = 20) -> builtins.list[str]:
         return sorted({sid for sid, _path in self._ids() if sid.startswith(prefix)})[:limit]
@@ -266,10 +257,134 @@ class FileStore(SessionStore):
         :meth:`pi_session.SessionManager.continue_recent` picks it)."""
         if cwd is None:
             return super().most_recent(cwd)
-        from ..manager import _most_recent_session
-
-        path = _most_recent_session(self.session_dir(cwd))
+        path = most_recent_file(self.session_dir(cwd))
         if path is None:
             return None
         header = read_session_header(path)
         return str(header["id"]) if header else None
+
+
+class FileHandle(SessionHandle):
+    """A session file (any path; a :class:`FileStore` hands them out for its
+    sessions): reads with :func:`pi_session.storage.read_session_file`,
+    creates with :func:`~pi_session.storage.create_file` (temp file + hard
+    link: whole or not at all, never over an existing file), appends with
+    :func:`~pi_session.storage.append_lines_checked` (one ``write`` per
+    line under an exclusive ``flock``, torn tails repaired first).
+
+    Args:
+        path: the ``.jsonl`` file (it need not exist yet).
+        store: the FileStore the file belongs to, if any: its create errors
+            are then the store's (:class:`SessionExistsError`,
+            :class:`UnnamableSessionError`) and its directory memo is kept
+            up to date.
+        session_id: the session's id (with ``store``).
+    """
+
+    path: Path
+
+    def __init__(self, path: str | os.PathLike[str], *, store: FileStore | None = None, session_id: str | None = None) -> None:
+        self.path = Path(path).absolute()
+        self.location = str(self.path)
+        self.store = store
+        self.session_id = session_id
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def read(self, *, migrate: bool = True) -> SessionFile:
+        return read_session_file(self.path, migrate=migrate)
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        """See :meth:`SessionHandle.create` (the directory is created 0700
+        when missing)."""
+        if self.store is None:
+            create_file(self.path, lines, durability)
+            return sum(len(line) for line in lines)
+        try:
+            create_file(self.path, lines, durability)
+        except FileExistsError:
+            raise SessionExistsError(f"{self.path}: the file exists already") from None
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise UnnamableSessionError(f"{self.path}: file name too long for session {self.session_id!r}") from None
+        if self.session_id is not None:
+            self.store._remember(self.path.parent, self.session_id, self.path)
+        return sum(len(line) for line in lines)
+
+    def append(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        """See :meth:`SessionHandle.append`
+        (:func:`pi_session.storage.append_lines_checked`; the file is
+        created when missing)."""
+        if self.store is not None and not self.path.exists():
+            raise SessionNotFoundError(f"{self.store.url}: no session {self.session_id}")
+        return append_lines_checked(self.path, lines, durability, expected_size=expected_size, on_grown=on_grown)
+
+    def size(self) -> int | None:
+        try:
+            return self.path.stat().st_size
+        except FileNotFoundError:
+            return None
+
+    def flush(self) -> None:
+        """fsync the file and its directory (when the file exists)."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.path.parent)
+
+    def keep_migration(self, sf: SessionFile, *, read_only: bool) -> tuple[str, bool]:
+        """Rewrite the migrated file atomically, keeping the original as
+        ``<file>.v<N>.bak`` (:func:`pi_session.storage.rewrite_records`),
+        unless ``read_only``. A file its owner made read-only (or that is
+        not ours to write) stays as it is and is opened read-only (beyond
+        pi, which fails to open it)."""
+        version = sf.migrated_from
+        if read_only:
+            return f"{self.path}: version {version} file migrated in memory only", True
+        try:
+            backup = rewrite_records(sf, backup_tag=f"v{version}")
+        except PermissionError as exc:
+            return (
+                f"{self.path}: version {version} file migrated in memory only ({exc.strerror or 'not writable'}); opened read-only",
+                True,
+            )
+        return f"{self.path}: migrated from version {version}; original kept as {backup}", False
+
+
+def most_recent_file(directory: Path, resolved_cwd: str | None = None) -> Path | None:
+    """The ``*.jsonl`` file of ``directory`` with the newest mtime whose
+    header can be read (and, with ``resolved_cwd``, whose header cwd is that
+    cwd), or None (pi's ``continueRecent``)."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return None
+    candidates: list[tuple[int, Path]] = []
+    for name in names:
+        if not name.endswith(".jsonl"):
+            continue
+        path = directory / name
+        try:
+            candidates.append((path.stat().st_mtime_ns, path))
+        except OSError:
+            continue
+    candidates.sort(key=lambda c: c[0], reverse=True)
+    for _mtime, path in candidates:
+        header = read_session_header(path)
+        if header is not None and (resolved_cwd is None or session_cwd_matches(header.get("cwd"), resolved_cwd)):
+            return path
+    return None

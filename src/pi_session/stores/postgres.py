@@ -31,7 +31,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .base import _QUERY_PASSWORD, _URL_PASSWORD, SessionNotFoundError, StoreError, mask_url
+from .base import QUERY_PASSWORD, URL_PASSWORD, SessionNotFoundError, StoreError, mask_url
 from .sql import SCHEMA_VERSION, SQLStore
 
 __all__ = ["PostgresStore"]
@@ -57,9 +57,9 @@ def _secrets(url: str) -> tuple[str, ...]:
             found.append(password)
     except psycopg.Error:
         pass
-    for match in _URL_PASSWORD.finditer(url):
+    for match in URL_PASSWORD.finditer(url):
         found.append(match["password"])
-    for match in _QUERY_PASSWORD.finditer(url):
+    for match in QUERY_PASSWORD.finditer(url):
         found.append(match["value"])
     for raw in list(found):
         found.append(unquote(raw))

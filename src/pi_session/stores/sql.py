@@ -64,12 +64,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..paths import resolve_path
-from ..storage import AppendResult, Durability, parse_line
+from ..storage import AppendResult, Durability, SessionFile, parse_line, read_session_lines
 from ..timestamps import iso_to_ms
-from .base import OnGrown, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .handle import OnGrown, SessionHandle
 from ..session_info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
-__all__ = ["SQLStore", "SCHEMA_VERSION", "LineColumns", "line_columns"]
+__all__ = ["SQLStore", "SQLHandle", "SCHEMA_VERSION", "LineColumns", "line_columns"]
 
 SCHEMA_VERSION = 1
 
@@ -236,152 +237,20 @@ class SQLStore(SessionStore):
         return f"{self.url}#{session_id}"
 
     # ------------------------------------------------------------------
-    # writing
+    # handles
 
-    def create(
-        self,
-        lines: Sequence[bytes],
-        *,
-        durability: Durability = Durability.ENTRY,
-        file_name: str | None = None,
-    ) -> str:
-        """See :meth:`SessionStore.create`. Lines before the header that
-        hold no record (blank, damaged) are kept as damaged lines."""
-        columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
-        first = next((i for i, c in enumerate(columns) if not c.damaged), None)
-        header = columns[first].record if first is not None else None
-        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
-            raise StoreError(f"{self.url}: cannot create a session: the first record is not a session header with a string id")
-        session_id: str = header["id"]
-        state = InfoState()
-        texts: list[str | None] = []
-        for i, col in enumerate(columns):
-            texts.append(state.add(col.record) if first is not None and i > first else None)
-        written = _now_ms()
-        h_ms = header_ms(header)
-        modified = modified_iso(state, h_ms, written)
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        version = header.get("version")
-        size = sum(len(line) for line in lines)
-        session_row = (
-            session_id,
-            cwd,
-            resolve_path(cwd) if cwd else None,
-            iso_or_none(iso_to_ms(header.get("timestamp"))),
-            h_ms,
-            modified,
-            iso_to_ms(modified) or 0,
-            state.name,
-            _str_or_none(header.get("parentSession")),
-            state.message_count,
-            state.first_message,
-            state.last_activity,
-            version if isinstance(version, int) and not isinstance(version, bool) else None,
-            file_name,
-            size,
-            len(lines),
-            1 if not lines or lines[-1].endswith(b"\n") else 0,
-            written,
-        )
-        rows = []
-        offset = 0
-        for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
-            rows.append(self._record_row(session_id, seq, offset, line, col, text))
-            offset += len(line)
-        try:
-            with self._transaction(write=True) as cur:
-                self._exec(cur, _INSERT_SESSION, session_row)
-                self._executemany(cur, _INSERT_RECORD, rows)
-        except self.integrity_errors:
-            raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already") from None
-        return session_id
+    def handle(self, session_id: str) -> SQLHandle:
+        """The :class:`SQLHandle` of a session (checked when used)."""
+        return SQLHandle(self, session_id)
+
+    def new_handle(self, header: dict[str, Any], *, file_name: str | None = None) -> SQLHandle:
+        """See :meth:`SessionStore.new_handle` (an id the store holds is
+        refused when the session is created, in its transaction)."""
+        return SQLHandle(self, str(header["id"]), file_name=file_name)
 
     @staticmethod
     def _record_row(session_id: str, seq: int, offset: int, line: bytes, col: LineColumns, text: str | None) -> tuple[Any, ...]:
         return (session_id, seq, offset, col.entry_id, col.parent_id, col.type, col.timestamp, int(col.damaged), text, line)
-
-    def append(
-        self,
-        session_id: str,
-        lines: Sequence[bytes],
-        *,
-        durability: Durability = Durability.ENTRY,
-        expected_size: int | None = None,
-        on_grown: OnGrown | None = None,
-    ) -> AppendResult:
-        """See :meth:`SessionStore.append`: one transaction that locks the
-        session row (:attr:`lock_clause`, or the dialect's write lock),
-        hands other writers' lines to ``on_grown``, inserts the lines and
-        updates the listing columns."""
-        notes: list[str] = []
-        foreign: list[bytes] = []
-        with self._transaction(write=True) as cur:
-            row = self._exec(cur, _APPEND_STATE + self.lock_clause, (session_id,)).fetchone()
-            if row is None:
-                raise SessionNotFoundError(f"{self.url}: no session {session_id}")
-            size, count, terminated, name, message_count, first_message, last_activity, h_ms = row
-            if expected_size is not None and on_grown is not None and size != expected_size:
-                found = self._exec(
-                    cur,
-                    "SELECT line FROM pi_records WHERE session_id = ? AND byte_offset >= "
-                    "(SELECT COALESCE(MAX(byte_offset), 0) FROM pi_records WHERE session_id = ? AND byte_offset <= ?) "
-                    "ORDER BY seq",
-                    (session_id, session_id, min(expected_size, size)),
-                ).fetchall()
-                for (raw,) in found:
-                    data = self._blob(raw)
-                    if not data.endswith(b"\n"):
-                        continue  # an unterminated last line: not a complete record
-                    if data.strip():
-                        foreign.append(data)
-                if foreign:
-                    replacement = on_grown(foreign)
-                    if replacement is not None:
-                        lines = replacement
-            if not lines:
-                return AppendResult(notes, size, foreign)
-            if not terminated:
-                # an imported file's torn last line: it gets its newline, so
-                # the appended lines start on lines of their own
-                (last,) = self._exec(
-                    cur, "SELECT line FROM pi_records WHERE session_id = ? AND seq = ?", (session_id, count - 1)
-                ).fetchone()
-                self._exec(
-                    cur,
-                    "UPDATE pi_records SET line = ? WHERE session_id = ? AND seq = ?",
-                    (self._blob(last) + b"\n", session_id, count - 1),
-                )
-                size += 1
-                notes.append(f"{self.locator(session_id)}: the last line had no newline; added one before appending")
-            state = InfoState(name, message_count, first_message, last_activity)
-            rows = []
-            for i, line in enumerate(lines):
-                col = line_columns(line, count + i + 1)
-                text = state.add(col.record)
-                rows.append(self._record_row(session_id, count + i, size, line, col, text))
-                size += len(line)
-            self._executemany(cur, _INSERT_RECORD, rows)
-            written = _now_ms()
-            modified = modified_iso(state, h_ms, written)
-            self._exec(
-                cur,
-                "UPDATE pi_sessions SET size_bytes = ?, record_count = ?, last_terminated = ?, name = ?, message_count = ?, "
-                "first_message = ?, last_activity = ?, modified = ?, modified_ms = ?, written_ms = ? WHERE id = ?",
-                (
-                    size,
-                    count + len(lines),
-                    1 if lines[-1].endswith(b"\n") else 0,
-                    state.name,
-                    state.message_count,
-                    state.first_message,
-                    state.last_activity,
-                    modified,
-                    iso_to_ms(modified) or 0,
-                    written,
-                    session_id,
-                ),
-            )
-        return AppendResult(notes, size, foreign)
 
     def delete(self, session_id: str) -> bool:
         """See :meth:`SessionStore.delete` (one transaction)."""
@@ -418,7 +287,7 @@ class SQLStore(SessionStore):
             raise SessionNotFoundError(f"{self.url}: no session {session_id}")
         return row[0]  # type: ignore[no-any-return,unused-ignore]
 
-    def list(self, *, cwd: str | None = None, with_text: bool = True) -> list[dict[str, Any]]:
+    def list(self, *, cwd: str | None = None, with_text: bool = True, on_progress: Any = None) -> list[dict[str, Any]]:
         """See :meth:`SessionStore.list`: one query on ``pi_sessions``
         (``cwd_key``/``modified_ms`` indexed), plus one over the messages'
         text when ``with_text``."""
@@ -487,3 +356,182 @@ class SQLStore(SessionStore):
             row = self._exec(cur, "SELECT written_ms FROM pi_sessions WHERE id = ?", (session_id,)).fetchone()
         assert header is not None
         return info_dict(self.locator(session_id), header, state, row[0] if row else 0, " ".join(texts))
+
+
+class SQLHandle(SessionHandle):
+    """One session of a :class:`SQLStore`: create and append are single
+    transactions (the append locks the session row first, so the stale-leaf
+    check and the insert see the same state).
+
+    Args:
+        store: the store.
+        session_id: the session's id.
+        file_name: the file name to record at create (import).
+    """
+
+    def __init__(self, store: SQLStore, session_id: str, *, file_name: str | None = None) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.file_name = file_name
+        self.location = store.locator(session_id)
+
+    def exists(self) -> bool:
+        return self.store.exists(self.session_id)
+
+    def read(self, *, migrate: bool = True) -> SessionFile:
+        return read_session_lines(self.store.read_lines(self.session_id), name=self.location, migrate=migrate)
+
+    def size(self) -> int | None:
+        store = self.store
+        with store._transaction(write=False) as cur:
+            row = store._exec(cur, "SELECT size_bytes FROM pi_sessions WHERE id = ?", (self.session_id,)).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        """See :meth:`SessionHandle.create`: one transaction inserting the
+        session row and every line. Lines before the header that hold no
+        record (blank, damaged) are kept as damaged lines.
+
+        Raises:
+            SessionExistsError: the store holds a session with that id.
+            StoreError: no session header.
+        """
+        store = self.store
+        columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
+        first = next((i for i, c in enumerate(columns) if not c.damaged), None)
+        header = columns[first].record if first is not None else None
+        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
+            raise StoreError(f"{store.url}: cannot create a session: the first record is not a session header with a string id")
+        session_id: str = header["id"]
+        self.session_id = session_id
+        self.location = store.locator(session_id)
+        state = InfoState()
+        texts: list[str | None] = []
+        for i, col in enumerate(columns):
+            texts.append(state.add(col.record) if first is not None and i > first else None)
+        written = _now_ms()
+        h_ms = header_ms(header)
+        modified = modified_iso(state, h_ms, written)
+        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        version = header.get("version")
+        size = sum(len(line) for line in lines)
+        session_row = (
+            session_id,
+            cwd,
+            resolve_path(cwd) if cwd else None,
+            iso_or_none(iso_to_ms(header.get("timestamp"))),
+            h_ms,
+            modified,
+            iso_to_ms(modified) or 0,
+            state.name,
+            _str_or_none(header.get("parentSession")),
+            state.message_count,
+            state.first_message,
+            state.last_activity,
+            version if isinstance(version, int) and not isinstance(version, bool) else None,
+            self.file_name,
+            size,
+            len(lines),
+            1 if not lines or lines[-1].endswith(b"\n") else 0,
+            written,
+        )
+        rows = []
+        offset = 0
+        for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
+            rows.append(store._record_row(session_id, seq, offset, line, col, text))
+            offset += len(line)
+        try:
+            with store._transaction(write=True) as cur:
+                store._exec(cur, _INSERT_SESSION, session_row)
+                store._executemany(cur, _INSERT_RECORD, rows)
+        except store.integrity_errors:
+            raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
+        return size
+
+    def append(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        """See :meth:`SessionHandle.append`: one transaction that locks the
+        session row (:attr:`SQLStore.lock_clause`, or the dialect's write
+        lock), hands other writers' lines to ``on_grown``, inserts the
+        lines and updates the listing columns.
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        store = self.store
+        session_id = self.session_id
+        notes: list[str] = []
+        foreign: list[bytes] = []
+        with store._transaction(write=True) as cur:
+            row = store._exec(cur, _APPEND_STATE + store.lock_clause, (session_id,)).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"{store.url}: no session {session_id}")
+            size, count, terminated, name, message_count, first_message, last_activity, h_ms = row
+            if expected_size is not None and on_grown is not None and size != expected_size:
+                found = store._exec(
+                    cur,
+                    "SELECT line FROM pi_records WHERE session_id = ? AND byte_offset >= "
+                    "(SELECT COALESCE(MAX(byte_offset), 0) FROM pi_records WHERE session_id = ? AND byte_offset <= ?) "
+                    "ORDER BY seq",
+                    (session_id, session_id, min(expected_size, size)),
+                ).fetchall()
+                for (raw,) in found:
+                    data = store._blob(raw)
+                    if not data.endswith(b"\n"):
+                        continue  # an unterminated last line: not a complete record
+                    if data.strip():
+                        foreign.append(data)
+                if foreign:
+                    replacement = on_grown(foreign)
+                    if replacement is not None:
+                        lines = replacement
+            if not lines:
+                return AppendResult(notes, size, foreign)
+            if not terminated:
+                # an imported file's torn last line: it gets its newline, so
+                # the appended lines start on lines of their own
+                (last,) = store._exec(
+                    cur, "SELECT line FROM pi_records WHERE session_id = ? AND seq = ?", (session_id, count - 1)
+                ).fetchone()
+                store._exec(
+                    cur,
+                    "UPDATE pi_records SET line = ? WHERE session_id = ? AND seq = ?",
+                    (store._blob(last) + b"\n", session_id, count - 1),
+                )
+                size += 1
+                notes.append(f"{self.location}: the last line had no newline; added one before appending")
+            state = InfoState(name, message_count, first_message, last_activity)
+            rows = []
+            for i, line in enumerate(lines):
+                col = line_columns(line, count + i + 1)
+                text = state.add(col.record)
+                rows.append(store._record_row(session_id, count + i, size, line, col, text))
+                size += len(line)
+            store._executemany(cur, _INSERT_RECORD, rows)
+            written = _now_ms()
+            modified = modified_iso(state, h_ms, written)
+            store._exec(
+                cur,
+                "UPDATE pi_sessions SET size_bytes = ?, record_count = ?, last_terminated = ?, name = ?, message_count = ?, "
+                "first_message = ?, last_activity = ?, modified = ?, modified_ms = ?, written_ms = ? WHERE id = ?",
+                (
+                    size,
+                    count + len(lines),
+                    1 if lines[-1].endswith(b"\n") else 0,
+                    state.name,
+                    state.message_count,
+                    state.first_message,
+                    state.last_activity,
+                    modified,
+                    iso_to_ms(modified) or 0,
+                    written,
+                    session_id,
+                ),
+            )
+        return AppendResult(notes, size, foreign)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..storage import LineProblem, SessionFileError, iter_lines, read_session_file, rewritten_lines, write_atomic
-from .base import SessionExistsError, SessionStore
+from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
 
 __all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
@@ -90,16 +90,20 @@ def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResu
 
 
 def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult) -> None:
-    """Create the session unless the store has it (then compare)."""
+    """Create the session through its new handle unless the store has it
+    (then compare)."""
     session_id = result.session_id
     assert session_id is not None
     if store.exists(session_id):
         created = False
     else:
+        header = session_header(lines)
+        if header is None:
+            raise StoreError(f"{store.url}: cannot create a session: the first record is not a session header with a string id")
         try:
-            store.create(lines, file_name=file_name)
+            store.new_handle(header, file_name=file_name).create(lines)
             created = True
-        except SessionExistsError as exc:  # another importer was first, or a file name is taken
+        except FileExistsError as exc:  # another importer was first, or a file name is taken (SessionExistsError)
             if not store.exists(session_id):
                 result.status = "failed"
                 result.message = f"{result.source}: {exc}"
@@ -148,7 +152,7 @@ def _append_rest(store: SessionStore, session_id: str, stored: bytes, lines: lis
         raise _Grown
 
     try:
-        store.append(session_id, rest, expected_size=len(stored), on_grown=grown)
+        store.handle(session_id).append(rest, expected_size=len(stored), on_grown=grown)
     except _Grown:
         return False
     result.appended = len(rest)

@@ -1,0 +1,296 @@
+"""One session of a store: :class:`SessionHandle`, what
+:class:`pi_session.SessionManager` reads and writes through, whatever the
+store (a file, a database row set, memory). A store hands them out
+(:meth:`pi_session.stores.SessionStore.handle`, ``new_handle``).
+
+Also the in-memory handle (:class:`MemoryHandle`, behind
+:meth:`pi_session.SessionManager.in_memory`) and :class:`FailingHandle`, a
+wrapper that makes the next create or append of any handle fail, before or
+after writing: the seam tests inject write failures through (as httpx tests
+use ``MockTransport``), e.g. ``SessionManager.open(FailingHandle(handle))``.
+
+The contract every handle keeps (the stale-leaf protocol of pi-session's
+``concurrent`` option, beyond pi):
+
+- :meth:`~SessionHandle.create` writes the whole session or nothing and
+  refuses one that exists (:class:`FileExistsError`; a store's
+  :class:`~pi_session.stores.SessionExistsError` is one);
+- :meth:`~SessionHandle.append` writes complete lines atomically per line
+  (files) or per call (databases); with ``expected_size`` and ``on_grown``
+  it hands the lines other writers appended since to ``on_grown`` while the
+  session is locked, and writes what that returns (or nothing, if it raises);
+- positions are byte counts of the session's lines (the file size).
+"""
+
+from __future__ import annotations
+
+import errno
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Literal
+
+from ..storage import AppendError, AppendResult, Durability, SessionFile, read_session_lines
+
+__all__ = ["SessionHandle", "MemoryHandle", "FailingHandle", "OnGrown", "foreign_lines"]
+
+OnGrown = Callable[[list[bytes]], Sequence[bytes] | None]
+"""``on_grown(foreign_lines) -> lines | None``: called inside an append,
+while the session is locked, with the lines other writers appended since
+``expected_size``; returns the lines to write instead, None to keep them, or
+raises to write nothing (exactly as for
+:func:`pi_session.storage.append_lines_checked`)."""
+
+
+class SessionHandle(ABC):
+    """One session in a store, named or still to be created.
+
+    Attributes:
+        location: how messages name the session: its file path, its
+            locator ``<store url>#<id>`` (password masked), or
+            ``<memory>``.
+        path: the session's file, for a file handle; else None.
+    """
+
+    location: str = ""
+    path: Path | None = None
+
+    @abstractmethod
+    def exists(self) -> bool:
+        """Whether the session exists (was created) already."""
+
+    @abstractmethod
+    def read(self, *, migrate: bool = True) -> SessionFile:
+        """The session as the tolerant reader reads it
+        (:func:`pi_session.storage.read_session_file` /
+        :func:`~pi_session.storage.read_session_lines`: records, damage
+        reports, in-memory migration of v1/v2); ``size`` is the position to
+        pass back as ``expected_size``.
+
+        Raises:
+            FileNotFoundError, pi_session.stores.SessionNotFoundError: it
+                does not exist.
+            pi_session.storage.SessionFileError: unreadable, or its first
+                record is not a session header.
+        """
+
+    @abstractmethod
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        """Create the session from its lines (the header first), exclusively
+        and atomically: all lines or none.
+
+        Returns:
+            The session's size in bytes.
+
+        Raises:
+            FileExistsError: the session exists already (nothing written).
+            OSError, pi_session.stores.StoreError: the write failed
+                (nothing written).
+        """
+
+    @abstractmethod
+    def append(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        """Append complete lines (each ending in ``\\n``); see the module
+        docstring for ``expected_size`` / ``on_grown``.
+
+        Returns:
+            :class:`pi_session.storage.AppendResult` (``notes`` of repairs,
+            the new ``size``, the ``foreign`` lines seen).
+
+        Raises:
+            pi_session.storage.AppendError: a write failed part way;
+                ``lines_written`` of ``lines`` are stored.
+            whatever ``on_grown`` raises (nothing written).
+        """
+
+    @abstractmethod
+    def size(self) -> int | None:
+        """The session's size in bytes now, or None when it does not exist."""
+
+    def flush(self) -> None:
+        """Make appended lines durable (``durability="batch"``); a no-op
+        where every write is durable or nothing is on disk."""
+
+    def keep_migration(self, sf: SessionFile, *, read_only: bool) -> tuple[str, bool]:
+        """Called after :meth:`read` migrated a v1/v2 session in memory
+        (``sf.migrated_from``): store the migration when the handle can and
+        ``read_only`` is False (files: an atomic rewrite with a backup).
+
+        Returns:
+            ``(note, read_only)``: a one-line note for
+            :attr:`pi_session.SessionManager.notes`, and whether the session
+            must be opened read-only (its stored records are still old).
+        """
+        return (
+            f"{self.location}: version {sf.migrated_from} session migrated in memory only, opened read-only "
+            "(export it and import it again to migrate it)",
+            True,
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.location!r})"
+
+
+def foreign_lines(data: bytes, expected_size: int) -> list[bytes]:
+    """The complete, non-blank lines of a session's content ``data`` from
+    ``expected_size`` on (from the start of the line holding it, when it is
+    not a line boundary): what other writers appended since."""
+    start = min(expected_size, len(data))
+    if start > 0 and data[start - 1 : start] != b"\n":
+        start = data.rfind(b"\n", 0, start) + 1
+    return [line + b"\n" for line in data[start:].split(b"\n")[:-1] if line.strip()]
+
+
+class MemoryHandle(SessionHandle):
+    """A session held as lines in memory (never on disk): what
+    :meth:`pi_session.SessionManager.in_memory` writes to, and a store a
+    test can look into.
+
+    Args:
+        lines: the session's lines when it exists already (the header
+            first); None for a session still to be created.
+        location: how messages name it.
+
+    Attributes:
+        lines: the stored lines (None until created).
+    """
+
+    def __init__(self, lines: Sequence[bytes] | None = None, *, location: str = "<memory>") -> None:
+        self.lines: list[bytes] | None = list(lines) if lines is not None else None
+        self.location = location
+
+    def exists(self) -> bool:
+        return self.lines is not None
+
+    def read(self, *, migrate: bool = True) -> SessionFile:
+        if self.lines is None:
+            raise FileNotFoundError(errno.ENOENT, "no such session", self.location)
+        return read_session_lines(self.lines, name=self.location, migrate=migrate)
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        if self.lines is not None:
+            raise FileExistsError(errno.EEXIST, "session exists", self.location)
+        self.lines = list(lines)
+        return sum(map(len, self.lines))
+
+    def append(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        if self.lines is None:
+            self.lines = []
+        foreign: list[bytes] = []
+        if expected_size is not None and on_grown is not None:
+            data = b"".join(self.lines)
+            if len(data) != expected_size:
+                foreign = foreign_lines(data, expected_size)
+                if foreign:
+                    replacement = on_grown(foreign)
+                    if replacement is not None:
+                        lines = replacement
+        self.lines.extend(lines)
+        return AppendResult([], sum(map(len, self.lines)), foreign)
+
+    def size(self) -> int | None:
+        return sum(map(len, self.lines)) if self.lines is not None else None
+
+
+class FailingHandle(SessionHandle):
+    """A handle that forwards to ``inner`` but makes chosen writes fail:
+    the fault-injection seam of the tests.
+
+    Example::
+
+        handle = FailingHandle(MemoryHandle())
+        manager = SessionManager.open(handle)
+        handle.fail("create", OSError(errno.ENOSPC, "No space left on device"))
+
+    Attributes:
+        inner: the handle written to.
+        calls: ``(operation, lines)`` of every create and append asked for.
+    """
+
+    def __init__(self, inner: SessionHandle) -> None:
+        self.inner = inner
+        self.location = inner.location
+        self.path = inner.path
+        self.calls: list[tuple[str, list[bytes]]] = []
+        self._failures: list[tuple[str, BaseException, bool]] = []
+
+    def fail(
+        self,
+        operation: Literal["create", "append"],
+        error: BaseException | None = None,
+        *,
+        after_writing: bool = False,
+    ) -> None:
+        """Make the next ``operation`` raise ``error`` (default: an
+        ``EIO`` OSError; for an append, wrapped in
+        :class:`pi_session.storage.AppendError` as the file writer does).
+        ``after_writing`` (appends only): the lines are written first, then
+        the error is raised with ``lines_written`` = all of them (a failed
+        sync). Calls queue up: each failure is used once."""
+        if after_writing and operation != "append":
+            raise ValueError("a create writes everything or nothing: it can only fail before writing")
+        self._failures.append((operation, error or OSError(errno.EIO, "Input/output error"), after_writing))
+
+    def _take(self, operation: str) -> tuple[BaseException, bool] | None:
+        for i, (op, error, after) in enumerate(self._failures):
+            if op == operation:
+                del self._failures[i]
+                return error, after
+        return None
+
+    def exists(self) -> bool:
+        return self.inner.exists()
+
+    def read(self, *, migrate: bool = True) -> SessionFile:
+        return self.inner.read(migrate=migrate)
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        self.calls.append(("create", list(lines)))
+        failure = self._take("create")
+        if failure is not None:
+            raise failure[0]
+        return self.inner.create(lines, durability=durability)
+
+    def append(
+        self,
+        lines: Sequence[bytes],
+        *,
+        durability: Durability = Durability.ENTRY,
+        expected_size: int | None = None,
+        on_grown: OnGrown | None = None,
+    ) -> AppendResult:
+        self.calls.append(("append", list(lines)))
+        failure = self._take("append")
+        if failure is None:
+            return self.inner.append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
+        error, after = failure
+        written = 0
+        if after:
+            self.inner.append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
+            written = len(lines)
+        if isinstance(error, OSError) and not isinstance(error, AppendError):
+            raise AppendError(Path(self.location), written, error) from error
+        raise error
+
+    def size(self) -> int | None:
+        return self.inner.size()
+
+    def flush(self) -> None:
+        self.inner.flush()
+
+    def keep_migration(self, sf: SessionFile, *, read_only: bool) -> tuple[str, bool]:
+        return self.inner.keep_migration(sf, read_only=read_only)
