@@ -1,5 +1,5 @@
 """Session listings and discovery (pi 1.6's ``SessionManager.list`` /
-``listAll``, SPEC-pi-1.6 §5.4; header discovery for ``findById`` and
+``listAll``; header discovery for ``findById`` and
 ``continueRecent``).
 
 As pi 1.6: a directory's files are read in descending file-name order and

@@ -1,4 +1,4 @@
-"""Session records (SPEC 2): the header, the entry types and agent messages.
+"""Session records as pi 1.6 writes them: the header, the entry types and agent messages.
 
 Records stay plain dicts, exactly as decoded from the file, so that a round
 trip never drops a key; these TypedDicts document their shape for type
@@ -11,7 +11,8 @@ import os
 from typing import Any, ClassVar, Final, Literal, NotRequired, TypeAlias, TypedDict, TypeGuard, Union
 
 CURRENT_SESSION_VERSION = 3
-"""The session file format version pi writes (SPEC 3). pi 1.6 still writes 3:
+"""The session file format version pi writes (``CURRENT_SESSION_VERSION``), the
+one place it is named. pi 1.6 still writes 3:
 its new entry types and fields need no migration."""
 
 StrPath: TypeAlias = "str | os.PathLike[str]"

@@ -1,4 +1,5 @@
-"""Token estimates and the compaction trigger (SPEC 6).
+"""Token estimates and the compaction trigger (pi 1.6 ``estimateTokens``,
+``estimateProjectedContextTokens``, ``shouldCompact``).
 
 Pure functions implementing pi's ``estimateTokens``, ``calculateContextTokens``,
 ``getLastAssistantUsage``, ``estimateContextTokens`` and ``shouldCompact``

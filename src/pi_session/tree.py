@@ -1,4 +1,5 @@
-"""The session tree (SPEC 4): entries linked by parentId, labels and names.
+"""The session tree (pi 1.6 ``getTree``, ``getBranch``): entries linked by
+parentId, labels and names.
 
 Everything here is iterative: a 100,000-entry chain never meets Python's
 recursion limit. A parentId cycle or a self-parent (which would make pi loop

@@ -1,4 +1,4 @@
-"""Session files on disk (SPEC 1-3): tolerant reading, appends, atomic rewrites.
+"""Session files on disk (pi 1.6's JSONL session files): tolerant reading, appends, atomic rewrites.
 
 Reading never gives up on a damaged file: every line that cannot be used is
 reported with its line number and reason and left in the file. A record a

@@ -1,4 +1,4 @@
-"""One line of a session file (SPEC 1-3): :func:`parse_line`, the
+"""One line of a session file (as pi 1.6 ``parseSessionEntries`` reads it): :func:`parse_line`, the
 recovery of damaged lines (:func:`recover_line`: BOM, NUL bytes, invalid
 UTF-8, records glued together) and the rejoining of a record a writer split
 over several lines (:func:`rejoin_split`, :class:`Rejoiner`, beyond pi,

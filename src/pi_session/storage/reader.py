@@ -1,16 +1,11 @@
-"""Reading session files (SPEC 1-3): :func:`read_session_file` and its
+"""Reading session files (pi 1.6 ``loadEntriesFromFile``): :func:`read_session_file` and its
 read loop (a fast path for ordinary lines, the line scanner of :mod:`.scan`
 for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
 :class:`SessionFile` (what was read), :func:`iter_lines` (streaming a
 file's raw lines) and :func:`parse_session_entries` (pi's
 ``parseSessionEntries``). Reading never modifies a file and never gives up
 on a damaged one: every unusable line is reported and left in place; only a
-file whose first record is not a session header is refused.
-
-Size (over 500 lines): the read loop's fast path is hand-tuned (the
-100k-entry benchmark) and must sit beside the slow path and the builder
-it shares its rules with; the line classification itself lives in
-:mod:`.scan` and :mod:`.lines`."""
+file whose first record is not a session header is refused."""
 
 from __future__ import annotations
 
