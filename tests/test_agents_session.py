@@ -657,7 +657,7 @@ def test_example_agent_chat_against_a_local_model(llama_server, tmp_path, oracle
     assert _pi_context(oracle, files[0]) == manager.build_session_context()["messages"]
     # the last line's context size is what `pi-session tokens` counts
     tokens = int(lines[-1].removeprefix("context tokens: "))
-    assert tokens == manager.estimate_context_tokens()["tokens"]
+    assert tokens == manager.estimate_projected_context_tokens()["tokens"]
     # running again continues the same session
     again = subprocess.run(cmd[:-3] + ["Thanks!"], capture_output=True, text=True, timeout=900, env=env, cwd=tmp_path)
     assert again.returncode == 0, again.stderr[-2000:]

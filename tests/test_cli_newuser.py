@@ -207,11 +207,11 @@ def test_usage_from_before_a_compaction_is_not_trusted(tmp_path):
                            "provider": "p", "model": "m", "usage": {"input": 190000, "output": 10, "cacheRead": 0,
                            "cacheWrite": 0, "totalTokens": 190000}, "stopReason": "stop", "timestamp": i})
     settings = {"enabled": True, "reserveTokens": 16384}
-    assert should_compact(sm.estimate_context_tokens()["tokens"], 200000, settings)
+    assert should_compact(sm.estimate_projected_context_tokens()["tokens"], 200000, settings)
     path = sm.get_session_file()
     assert run("compact", path, "--provider", "extractive", "--keep-recent-tokens", "2000").exit_code == 0
     reopened = SessionManager.open(path, read_only=True)
-    est = reopened.estimate_context_tokens()
+    est = reopened.estimate_projected_context_tokens()
     assert est["lastUsageIndex"] is None and est["tokens"] < 20000
     assert not should_compact(est["tokens"], 200000, settings)
     out = run("tokens", path).stdout

@@ -270,13 +270,13 @@ def test_scanning_a_damaged_file_is_linear(tmp_path: Path, monkeypatch: pytest.M
     path = tmp_path / "s.jsonl"
     path.write_bytes(header + body)
     scanned = []
-    real = storage.lines._scan_piece
+    real = storage.lines.scan_piece
 
     def counting(data: bytes, in_string: bool, depth: int) -> tuple[int, int]:
         scanned.append(len(data))
         return real(data, in_string, depth)
 
-    monkeypatch.setattr(storage.lines, "_scan_piece", counting)
+    monkeypatch.setattr(storage.lines, "scan_piece", counting)
     sf = read_session_file(path)
     assert sf.spans == {} and len(sf.problems) == 900
     assert sum(scanned) <= 2 * len(body)
@@ -284,10 +284,10 @@ def test_scanning_a_damaged_file_is_linear(tmp_path: Path, monkeypatch: pytest.M
 
 def test_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path, record, _good = example(tmp_path)
-    monkeypatch.setattr(storage.lines, "_SPLIT_MAX_LINES", 2)
+    monkeypatch.setattr(storage.lines, "SPLIT_MAX_LINES", 2)
     sf = read_session_file(path)
     assert record not in sf.entries and [p.kind for p in sf.problems] == ["invalid-json"] * 3
-    monkeypatch.setattr(storage.lines, "_SPLIT_MAX_LINES", 3)
+    monkeypatch.setattr(storage.lines, "SPLIT_MAX_LINES", 3)
     assert record in read_session_file(path).entries
 
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
 from .jsonio import js_stringify
-from .records import UNDEFINED as UNSET
+from .records import UNDEFINED
 from .tree import SessionTree, TreeNode
 from .viewer import iter_page
 from .viewer.model import hiding_edits, title_of
@@ -182,8 +182,8 @@ def export_html(
     labels: Mapping[str, str] | None = None,
     name: str | None = None,
     roots: Sequence[TreeNode] | None = None,
-    leaf_id: Any = UNSET,
-    selected_id: Any = UNSET,
+    leaf_id: Any = UNDEFINED,
+    selected_id: Any = UNDEFINED,
 ) -> str:
     """:func:`iter_export_html` joined into one string."""
     return "".join(iter_export_html(header, entries, labels=labels, name=name, roots=roots, leaf_id=leaf_id, selected_id=selected_id))
@@ -196,8 +196,8 @@ def iter_export_html(
     labels: Mapping[str, str] | None = None,
     name: str | None = None,
     roots: Sequence[TreeNode] | None = None,
-    leaf_id: Any = UNSET,
-    selected_id: Any = UNSET,
+    leaf_id: Any = UNDEFINED,
+    selected_id: Any = UNDEFINED,
 ) -> Iterator[str]:
     """Render a session as the HTML viewer (:mod:`pi_session.viewer`): one
     self-contained page with the whole tree, the path to the selected entry
@@ -229,9 +229,9 @@ def iter_export_html(
         if labels is not None:
             for node, _depth in tree.walk(roots):
                 node.label = labels.get(node.id)
-    if leaf_id is UNSET:
+    if leaf_id is UNDEFINED:
         leaf_id = entries[-1].get("id") if entries else None
-    if selected_id is UNSET:
+    if selected_id is UNDEFINED:
         selected_id = leaf_id
     return iter_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)
 

@@ -74,26 +74,27 @@ def create_custom_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     return msg
 
 
-def create_branch_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ``branchSummary`` agent message for a ``branch_summary`` entry:
-    ``{role, summary, fromId, timestamp (Unix ms)}``."""
-    msg: dict[str, Any] = {"role": "branchSummary"}
-    for key in ("summary", "fromId"):
+def _summary_message(role: str, entry: Mapping[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    """``{role, <keys present in entry>, timestamp (Unix ms)}``: keys that
+    the entry lacks stay absent, as pi's object spread leaves them."""
+    msg: dict[str, Any] = {"role": role}
+    for key in keys:
         if key in entry:
             msg[key] = entry[key]
     msg["timestamp"] = iso_to_ms(entry.get("timestamp", UNDEFINED))
     return msg
+
+
+def create_branch_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``branchSummary`` agent message for a ``branch_summary`` entry:
+    ``{role, summary, fromId, timestamp (Unix ms)}``."""
+    return _summary_message("branchSummary", entry, ("summary", "fromId"))
 
 
 def create_compaction_summary_message(entry: Mapping[str, Any]) -> dict[str, Any]:
     """The ``compactionSummary`` agent message for a ``compaction`` entry:
     ``{role, summary, tokensBefore, timestamp (Unix ms)}``."""
-    msg: dict[str, Any] = {"role": "compactionSummary"}
-    for key in ("summary", "tokensBefore"):
-        if key in entry:
-            msg[key] = entry[key]
-    msg["timestamp"] = iso_to_ms(entry.get("timestamp", UNDEFINED))
-    return msg
+    return _summary_message("compactionSummary", entry, ("summary", "tokensBefore"))
 
 
 def message_from_entry(entry: Mapping[str, Any], *, include_compaction: bool = True) -> dict[str, Any] | None:

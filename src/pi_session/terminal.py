@@ -159,7 +159,7 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
     elif etype == "custom_message":
         text.append(f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}")
     elif etype == "context_edit":
-        replacement = entry.get("replacement", _ABSENT)
+        replacement = entry.get("replacement", UNDEFINED)
         target = _s(entry.get("targetId"))
         if replacement is None:
             text.append(f" {target} omitted")
@@ -176,7 +176,6 @@ def entry_line(entry: Mapping[str, Any], width: int = 72) -> Text:
     return text
 
 
-_ABSENT: Any = UNDEFINED
 
 
 N = TypeVar("N")

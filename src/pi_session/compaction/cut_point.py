@@ -342,7 +342,7 @@ def _recovery_omission_suffix(view: EntryView, begin: int, end: int) -> bool:
     omitted_ids = {view.sources[i].get("id") for i in suffix if omitted(i)}
     for i in suffix:
         source = view.sources[i]
-        if source.get("type") == "context_edit" and source.get("replacement", _MISSING) is not None:
+        if source.get("type") == "context_edit" and source.get("replacement", UNDEFINED) is not None:
             target = source.get("targetId")
             if target.__hash__ is None or target not in omitted_ids:
                 return False
@@ -358,7 +358,6 @@ def _recovery_omission_suffix(view: EntryView, begin: int, end: int) -> bool:
     return has_omitted_assistant
 
 
-_MISSING: Any = UNDEFINED
 
 
 def _finish_cut(view: EntryView, start: int, cut: int) -> CutPointResult:

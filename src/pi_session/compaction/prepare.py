@@ -22,7 +22,6 @@ from ..records import UNDEFINED
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
-_ABSENT: Any = UNDEFINED
 
 
 @dataclass
@@ -65,7 +64,7 @@ class CompactionPreparation:
     turn_start_index: int = -1
     boundary_start: int = 0
     projection_entries: Sequence[dict[str, Any]] = field(default_factory=list, repr=False)
-    _previous_summary_raw: Any = field(default=_ABSENT, repr=False)
+    _previous_summary_raw: Any = field(default=UNDEFINED, repr=False)
 
     @property
     def file_lists(self) -> dict[str, list[Any]]:
@@ -86,7 +85,7 @@ class CompactionPreparation:
             "tokensBefore": self.tokens_before,
         }
         raw = self._previous_summary_raw
-        if raw is _ABSENT:  # built by hand, or no previous summary on the path
+        if raw is UNDEFINED:  # built by hand, or no previous summary on the path
             if self.previous_summary is not None:
                 out["previousSummary"] = self.previous_summary
         else:  # as found in the previous compaction entry (may be null)
@@ -265,12 +264,12 @@ def prepare_compaction(
     view = EntriesView(context_entries, edits, all_leading=False)
     # the previous compaction counts when it contributes messages, which
     # only the one at position 0 can do
-    previous_raw: Any = _ABSENT
+    previous_raw: Any = UNDEFINED
     prev: Mapping[str, Any] | None = None
     start = 0
     if context_entries and view.is_compaction(0) and view.messages_of(0):
         prev = context_entries[0]
-        previous_raw = prev.get("summary", _ABSENT)
+        previous_raw = prev.get("summary", UNDEFINED)
         start = 1
     end = len(context_entries)
     tokens_before = _projected_tokens(view, entries)

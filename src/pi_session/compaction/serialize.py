@@ -69,9 +69,9 @@ def _format_tool_call(block: Mapping[str, Any]) -> str:
     if isinstance(args, Mapping):
         for key, value in js_key_order(dict(args)).items():
             pairs.append(f"{key}={js_stringify(value)}")
-    name = block.get("name", _MISSING)
+    name = block.get("name", UNDEFINED)
     # a template literal writes a missing name as "undefined", null as "null"
-    if name is _MISSING:
+    if name is UNDEFINED:
         name_text = "undefined"
     elif isinstance(name, str):
         name_text = name
@@ -80,7 +80,6 @@ def _format_tool_call(block: Mapping[str, Any]) -> str:
     return f"{name_text}({', '.join(pairs)})"
 
 
-_MISSING: Any = UNDEFINED
 
 
 def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:

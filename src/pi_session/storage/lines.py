@@ -191,7 +191,7 @@ def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
 # --------------------------------------------------------------------------
 # records split over several lines (raw newlines inside their strings)
 
-_SPLIT_MAX_LINES = 10_000
+SPLIT_MAX_LINES = 10_000
 """The most lines one split record may span (pi's own tool output is cut at
 2,000 lines, so a record longer than this is no split record of pi's)."""
 SPLIT_MAX_BYTES = 32 << 20
@@ -204,7 +204,7 @@ _BRACKET = re.compile(rb"[{}\[\]]")
 _OPEN, _CLOSED, _BAD = 0, 1, 2
 
 
-def _scan_piece(data: bytes, in_string: bool, depth: int) -> tuple[int, int]:
+def scan_piece(data: bytes, in_string: bool, depth: int) -> tuple[int, int]:
     """Follow JSON's string and bracket structure over one piece of a
     record: starting ``in_string`` (or not) at bracket ``depth``.
 
@@ -323,20 +323,20 @@ def rejoin_split(pieces: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[
     first = _first_piece(pieces[0])
     if first is None:
         return None
-    status, depth = _scan_piece(first, False, 0)
+    status, depth = scan_piece(first, False, 0)
     if status != _OPEN:
         return None
     for piece in pieces[1:-1]:
-        status, depth = _scan_piece(piece, True, depth)
+        status, depth = scan_piece(piece, True, depth)
         if status != _OPEN:
             return None
-    if _scan_piece(pieces[-1], True, depth)[0] != _CLOSED:
+    if scan_piece(pieces[-1], True, depth)[0] != _CLOSED:
         return None
     return _join_pieces(pieces[0], first, pieces[1:])
 
 
 def _join_pieces(raw_first: bytes, first: bytes, rest: Sequence[bytes]) -> tuple[dict[str, Any], bytes, tuple[ProblemKind, ...]] | None:
-    """The joined record of pieces that :func:`_scan_piece` accepted."""
+    """The joined record of pieces that :func:`scan_piece` accepted."""
     kinds: list[ProblemKind] = []
     if raw_first.startswith(_BOM):
         kinds.append("bom")
@@ -378,7 +378,7 @@ class Rejoiner:
     can never continue one: it changes "inside a string" an odd number of
     times, a middle piece an even number), so a damaged file costs time
     linear in its size; a record is given up after
-    :data:`_SPLIT_MAX_LINES` lines or :data:`SPLIT_MAX_BYTES` bytes.
+    :data:`SPLIT_MAX_LINES` lines or :data:`SPLIT_MAX_BYTES` bytes.
     """
 
     __slots__ = ("pending", "depth", "size", "next_line")
@@ -410,7 +410,7 @@ class Rejoiner:
             if line_no != self.next_line or is_record:
                 released = self.release()
             else:
-                status, depth = _scan_piece(raw, True, self.depth)
+                status, depth = scan_piece(raw, True, self.depth)
                 if status == _CLOSED:
                     first_no, first_raw = self.pending[0]
                     first = _first_piece(first_raw)
@@ -422,7 +422,7 @@ class Rejoiner:
                         self.pending = []
                         return [], SplitRecord(first_no, line_no, record, clean, had_newline, kinds, raw_all), True
                     released = self.release()
-                elif status == _OPEN and had_newline and len(self.pending) + 1 < _SPLIT_MAX_LINES and self.size + len(raw) <= SPLIT_MAX_BYTES:
+                elif status == _OPEN and had_newline and len(self.pending) + 1 < SPLIT_MAX_LINES and self.size + len(raw) <= SPLIT_MAX_BYTES:
                     self.pending.append((line_no, raw))
                     self.depth = depth
                     self.size += len(raw)
@@ -435,7 +435,7 @@ class Rejoiner:
         first = _first_piece(raw)
         if first is None:
             return released, None, False
-        status, depth = _scan_piece(first, False, 0)
+        status, depth = scan_piece(first, False, 0)
         if status != _OPEN:
             return released, None, False
         self.pending = [(line_no, raw)]

@@ -43,6 +43,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..storage import AppendResult, Durability, SessionFile, parse_line
+from ..records import is_session_header
 from .handle import OnGrown, SessionHandle
 
 __all__ = [
@@ -360,7 +361,7 @@ def session_header(lines: Sequence[bytes]) -> dict[str, Any] | None:
         parsed = parse_line(line[:-1] if line.endswith(b"\n") else line, n)
         record = parsed.record if parsed.ok else None
         if isinstance(record, dict):
-            return record if record.get("type") == "session" and isinstance(record.get("id"), str) else None
+            return record if is_session_header(record) else None
     return None
 
 

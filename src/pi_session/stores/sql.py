@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..paths import resolve_path
+from ..records import is_session_header
 from ..storage import AppendResult, Durability, SessionFile, parse_line, read_session_lines
 from ..timestamps import iso_to_ms
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
@@ -400,7 +401,7 @@ class SQLHandle(SessionHandle):
         columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
         first = next((i for i, c in enumerate(columns) if not c.damaged), None)
         header = columns[first].record if first is not None else None
-        if not isinstance(header, dict) or header.get("type") != "session" or not isinstance(header.get("id"), str):
+        if not is_session_header(header):
             raise StoreError(f"{store.url}: cannot create a session: the first record is not a session header with a string id")
         session_id: str = header["id"]
         self.session_id = session_id

@@ -30,6 +30,7 @@ except ImportError:  # pragma: no cover - older SDKs: the protocol is structural
 from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
 from ...manager import SessionManager
+from ...records import UNDEFINED
 from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings
@@ -58,7 +59,6 @@ log = logging.getLogger("pi_session.integrations.openai_agents")
 
 T = TypeVar("T")
 
-_NO_LEAF: Any = object()
 
 
 class PiSession(_SessionBase):
@@ -258,7 +258,7 @@ class PiSession(_SessionBase):
     async def context_tokens(self) -> int:
         """The context size at the leaf in tokens, as ``pi-session tokens``
         shows it (:meth:`SessionManager.estimate_context_tokens`)."""
-        return await self._call(lambda: int(self.manager.estimate_context_tokens()["tokens"]))
+        return await self._call(lambda: int(self.manager.estimate_projected_context_tokens()["tokens"]))
 
     async def compact(self, *, reason: str = "manual", custom_instructions: str | None = None) -> CompactionEvent | None:
         """Compact the context now (pi's ``compact`` with this session's
@@ -314,7 +314,7 @@ class PiSession(_SessionBase):
                 await outcome
         return event
 
-    async def recover_from_overflow(self, leaf_id: Any = _NO_LEAF) -> CompactionEvent | None:
+    async def recover_from_overflow(self, leaf_id: Any = UNDEFINED) -> CompactionEvent | None:
         """After the model refused the context as too long: move the leaf
         back to ``leaf_id`` (the leaf before the failed run; its items stay
         in the file on a side branch) and compact there, so the same input
@@ -329,7 +329,7 @@ class PiSession(_SessionBase):
                 where it was).
         """
         previous = await self._call(lambda: self.manager.get_leaf_id())
-        moved = leaf_id is not _NO_LEAF and leaf_id != previous
+        moved = leaf_id is not UNDEFINED and leaf_id != previous
         if moved:
             await self._call(self._move_leaf, leaf_id)
         try:
@@ -461,7 +461,7 @@ class PiSession(_SessionBase):
         append_items(manager, items, usage, provider=self.provider, model=self.model)
         if self.context_window is None or not check:
             return False
-        tokens = manager.estimate_context_tokens()["tokens"]
+        tokens = manager.estimate_projected_context_tokens()["tokens"]
         return should_compact(tokens, self.context_window, self.compaction_settings)
 
     def _move_leaf(self, leaf_id: str | None) -> None:
@@ -485,4 +485,4 @@ class PiSession(_SessionBase):
         plan = plan_compaction(manager, self.compaction_settings)
         if plan.preparation is None:
             return None
-        return plan, int(manager.estimate_context_tokens()["tokens"])
+        return plan, int(manager.estimate_projected_context_tokens()["tokens"])
