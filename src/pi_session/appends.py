@@ -76,7 +76,7 @@ class EntryAppends:
     def append_usage(
         self, kind: str, provider: str, model: str, usage: Mapping[str, Any], note: str | None = None
     ) -> dict[str, Any]:
-        """Append a ``usage`` entry (pi 1.6 §2.2): usage of a request that is
+        """Append a ``usage`` entry (pi 1.6 appendUsage): usage of a request that is
         not part of the conversation (pi writes ``kind="cache_warm"`` for
         prompt-cache warming). Never in the model context; only cost totals
         read it.
@@ -108,7 +108,7 @@ class EntryAppends:
         from_hook: bool | None = OMITTED,
         usage: Any = OMITTED,
     ) -> str:
-        """Append a ``compaction`` entry (pi 1.6 §5.1).
+        """Append a ``compaction`` entry (pi 1.6 appendCompaction).
 
         Args:
             summary: the summary text.
@@ -206,7 +206,7 @@ class EntryAppends:
         return self._append_entry(entry)
 
     def append_context_edit(self, target_id: str, replacement: Mapping[str, Any] | None) -> str:
-        """Append a ``context_edit`` entry (pi 1.6 §2.1, §5.1): on this
+        """Append a ``context_edit`` entry (pi 1.6 appendContextEdit): on this
         branch, the target's model-visible content is replaced (or, with
         None, the target is left out of the context).
 

@@ -375,7 +375,7 @@ class SessionManager(SessionOpening, EntryAppends):
     def create_branched_session(self, leaf_id: str) -> Path | None:
         """Switch to a new session holding only the root→``leaf_id`` path,
         with labels on that path re-created as label entries at its end and
-        the old file as ``parentSession`` (pi 1.6 §5.3). The kept entries
+        the old file as ``parentSession`` (pi 1.6 createBranchedSession). The kept entries
         are re-chained (each one's parent is the kept entry before it, the
         first is a root), so entries that hung under a dropped label entry
         stay connected, and a compaction whose ``firstKeptEntryId`` named a

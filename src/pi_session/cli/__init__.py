@@ -1,4 +1,4 @@
-"""The ``pi-session`` command line (SPEC 11).
+"""The ``pi-session`` command line.
 
 This module stays tiny so that :func:`main` is running before the command
 line's own modules load: Ctrl-C during that first tenth of a second ends

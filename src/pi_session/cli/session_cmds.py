@@ -1,8 +1,6 @@
-"""Session commands: ls, info, tree, context, label, edit, name, clone, fork, migrate.
-
-Size (over 500 lines): ten small commands, each only parsing options and
-printing; every rule they apply lives in the library (manager, context,
-listing, stats)."""
+"""Session commands: ls, info, tree, context, label, edit, name, clone, fork,
+migrate. Each parses its options and prints; the rules they apply live in
+the library (manager, operations, context, listing, stats)."""
 
 from __future__ import annotations
 
