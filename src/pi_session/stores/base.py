@@ -59,6 +59,7 @@ __all__ = [
     "STORE_ENV",
     "URL_PASSWORD",
     "QUERY_PASSWORD",
+    "KEYWORD_PASSWORD",
 ]
 
 STORE_ENV = "PI_SESSION_STORE"
@@ -86,17 +87,32 @@ class AmbiguousSessionError(SessionNotFoundError):
         self.matches = list(matches)
 
 
-URL_PASSWORD = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@?#]*):(?P<password>[^@/?#]*)@")
-QUERY_PASSWORD = re.compile(r"(?i)(?P<key>(?:^|[?&;\s])password=)(?P<value>[^&;\s]*)")
-"""The password of ``scheme://user:password@`` (``URL_PASSWORD``) and of a
-``password=`` query or conninfo parameter (``QUERY_PASSWORD``)."""
+URL_PASSWORD = re.compile(
+    r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*://)(?P<user>[^:/@?#\s]*):"
+    r"(?P<password>\*\*\*(?=@)|[^\n]*)@(?=[^@\s]*(?:\s|$))"
+)
+QUERY_PASSWORD = re.compile(r"(?i)(?P<key>[?&]password=)(?P<value>[^&\s]*)")
+KEYWORD_PASSWORD = re.compile(
+    r"(?i)(?P<key>(?:^|(?<=\s))password\s*=\s*)(?P<value>'(?:[^'\\]|\\.?)*'?|(?:[^\s\\]|\\.?)*)"
+)
+"""The password of ``scheme://user:password@host`` (``URL_PASSWORD``: up to
+the *last* ``@`` before the host, so ``#``, ``?``, ``/``, ``:``, spaces and
+raw ``@`` in it are masked too; an ``@`` later in the URL's query masks more
+than the password, never less), of a ``password=`` URL query parameter
+(``QUERY_PASSWORD``: up to ``&``) and of a ``password=`` keyword of a libpq
+conninfo string (``KEYWORD_PASSWORD``: ``password = value``, a value quoted
+with ``'...'`` and backslash escapes, or unquoted up to white space)."""
 
 
 def mask_url(url: str) -> str:
     """``url`` with any password replaced by ``***``: the one in
-    ``scheme://user:password@host`` and a ``password=`` query or conninfo
-    parameter. Everything else is kept (for messages and listings)."""
+    ``scheme://user:password@host``, a ``password=`` query parameter and a
+    ``password=`` conninfo keyword, in every form libpq accepts (see
+    :data:`URL_PASSWORD`). Everything else is kept (for messages and
+    listings). Tested by tests/test_stores_attack.py
+    (``test_password_with_any_character_*``)."""
     masked = URL_PASSWORD.sub(lambda m: f"{m['scheme']}{m['user']}:***@", url)
+    masked = KEYWORD_PASSWORD.sub(lambda m: f"{m['key']}***", masked)
     return QUERY_PASSWORD.sub(lambda m: f"{m['key']}***", masked)
 
 

@@ -31,7 +31,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .base import QUERY_PASSWORD, URL_PASSWORD, SessionNotFoundError, StoreError, mask_url
+from .base import KEYWORD_PASSWORD, QUERY_PASSWORD, URL_PASSWORD, SessionNotFoundError, StoreError, mask_url
 from .sql import SCHEMA_VERSION, SQLStore
 
 __all__ = ["PostgresStore"]
@@ -61,11 +61,32 @@ def _secrets(url: str) -> tuple[str, ...]:
         found.append(match["password"])
     for match in QUERY_PASSWORD.finditer(url):
         found.append(match["value"])
+    for match in KEYWORD_PASSWORD.finditer(url):
+        value = match["value"]
+        found.append(value)
+        if value.startswith("'"):
+            found.append(re.sub(r"\\(.)", r"\1", value[1:-1] if value.endswith("'") and len(value) > 1 else value[1:]))
     for raw in list(found):
         found.append(unquote(raw))
         found.append(" ".join(raw.split()))
     # longest first, so a password is masked whole before any part of it
     return tuple(sorted({s for s in found if s}, key=len, reverse=True))
+
+
+def _misread(url: str) -> str | None:
+    """Why libpq would not read the password of a ``scheme://user:password@``
+    URL as written, or None. libpq ends the user info at the *first* ``@``
+    and the authority at the first ``/``: a raw ``@`` in the password makes
+    the rest of it the host name (looked up in DNS), a raw ``/`` makes it the
+    port and database name."""
+    if "://" not in url or URL_PASSWORD.match(url) is None:
+        return None
+    authority = url.split("://", 1)[1].split("/", 1)[0]
+    if authority.count("@") > 1:
+        return "a raw '@' (write it %40)"
+    if "@" not in authority:
+        return "a raw '/' (write it %2F)"
+    return None
 
 
 def _one_line(exc: BaseException, secrets: tuple[str, ...]) -> str:
@@ -97,7 +118,9 @@ class PostgresStore(SQLStore):
     Raises:
         StoreError: the server cannot be reached, refuses the login, or the
             database holds another schema version (the message shows the
-            URL with its password masked).
+            URL with its password masked); a URL whose password holds a raw
+            ``@`` or ``/`` (libpq would read part of it as the host or the
+            database: percent-encode them) is refused before connecting.
     """
 
     placeholder = "%s"
@@ -123,6 +146,9 @@ class PostgresStore(SQLStore):
         self.connect_timeout = connect_timeout
         self.timeout = timeout
         self._pool: ConnectionPool[Any] | None = None
+        misread = _misread(url)
+        if misread is not None:
+            raise StoreError(f"{self.url}: the password holds {misread}: libpq would read part of it as the host or database")
         self._pid = os.getpid()
         self._probe: psycopg.Connection[Any] | None = None
         # One direct connection first: a wrong password or host fails at
