@@ -71,11 +71,12 @@ from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreE
 from .handle import OnGrown, SessionHandle
 from ..session_info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
-__all__ = ["SQLStore", "SQLHandle", "SCHEMA_VERSION", "LineColumns", "line_columns"]
+__all__ = ["SQLStore", "SQLHandle", "SCHEMA", "SCHEMA_VERSION", "LineColumns", "line_columns"]
 
 SCHEMA_VERSION = 1
 
-_SCHEMA = (
+#: The tables and indexes (``{blob}``/``{real}``: the dialect's column types).
+SCHEMA = (
     """CREATE TABLE IF NOT EXISTS pi_meta (
         key TEXT PRIMARY KEY,
         value TEXT NOT NULL
@@ -223,7 +224,7 @@ class SQLStore(SessionStore):
         with self._transaction(write=True) as cur:
             if self.schema_lock_sql:
                 self._exec(cur, self.schema_lock_sql)
-            for ddl in _SCHEMA:
+            for ddl in SCHEMA:
                 self._exec(cur, ddl.format(blob=self.blob_type, real=self.real_type))
             self._exec(
                 cur,
