@@ -195,6 +195,9 @@ class SQLiteStore(SQLStore):
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is not None and self._local.pid == os.getpid():
             conn.close()
+        empty: sqlite3.Connection | None = getattr(self._local, "empty", None)
+        if empty is not None:
+            empty.close()
         self._local = threading.local()
 
 
