@@ -743,3 +743,90 @@ def test_a_valid_id_too_long_for_a_file_name_maps_to_a_fixed_id(tmp_path):
         assert session.session_file is not None and session.session_file.exists()
         again = PiSession(sid, cwd=str(tmp_path), session_dir=tmp_path / "s", settings=CompactionSettings())
         assert run(again.get_items()) == [{"role": "user", "content": "hi"}]
+
+
+# ---------------------------------------------------------------------------
+# behaving as the SDK's own sessions do (issue 22)
+
+
+def _users(n: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"m{k}"} for k in range(n)]
+
+
+def test_session_settings_are_coerced_and_applied_as_by_sqlite_session(tmp_path):
+    """``session_settings`` as the SDK's ``SQLiteSession`` takes it: a dict
+    becomes a ``SessionSettings``, its ``limit`` applies to ``get_items()``,
+    an explicit ``limit`` wins (also 0 and negative values, as SQLite's
+    ``LIMIT``), and the default is ``SessionSettings()``."""
+    from agents import SQLiteSession
+    from agents.memory import SessionSettings
+
+    async def answers(session: Any) -> list[Any]:
+        await session.add_items(_users(5))
+        out = [await session.get_items()]
+        for limit in (None, 1, 3, 0, -1, 9):
+            out.append(await session.get_items(limit=limit))
+        return out
+
+    for settings in ({"limit": 2}, SessionSettings(limit=2), {}, None):
+        ours = _session(tmp_path, f"settings-{len(str(settings))}-{type(settings).__name__}", session_settings=settings)
+        theirs = SQLiteSession("x", session_settings=settings)
+        assert type(ours.session_settings) is SessionSettings
+        assert ours.session_settings == theirs.session_settings
+        assert run(answers(ours)) == run(answers(theirs))
+    assert run(answers(_session(tmp_path, "limit-2", session_settings={"limit": 2})))[0] == _users(5)[-2:]
+
+
+def test_session_settings_with_unknown_keys_are_refused_as_by_the_sdk(tmp_path):
+    from agents import SQLiteSession
+
+    for bad in ({"limt": 2}, 5):
+        with pytest.raises(TypeError) as theirs:
+            SQLiteSession("x", session_settings=bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError) as ours:
+            _session(tmp_path, "bad", session_settings=bad)
+        assert str(ours.value) == str(theirs.value) and "\n" not in str(ours.value)
+
+
+def test_runner_with_session_settings_given_as_a_dict(tmp_path):
+    """A dict ``{"limit": 2}`` (kept as a dict, ``Runner.run`` raised
+    ``AttributeError``) limits the history the runner sends."""
+    session = _session(tmp_path, "dict-settings", session_settings={"limit": 2})
+    model = ScriptedModel()
+    for word in ("one", "two", "three"):
+        run(Runner.run(_agent(model), word, session=session))
+    assert [i.get("content") if i.get("role") == "user" else i["id"] for i in model.inputs[-1]] == ["two", "msg_2", "three"]
+
+
+def test_items_holding_lone_surrogates_are_given_to_the_sdk_well_formed(tmp_path):
+    """A lone surrogate stored in a session (a tool cut an emoji in half;
+    in the file as the JSON escape ``\\ud83d``) reaches the SDK as U+FFFD,
+    so ``Runner.run`` can encode its request; the file keeps what was written."""
+    session = _session(tmp_path, "surrogates")
+    run(
+        session.add_items(
+            [
+                {"role": "user", "content": "half \ud83d emoji"},
+                {"type": "function_call", "call_id": "c\udc00", "name": "t", "arguments": '{"q": "\ud800"}'},
+                {"type": "function_call_output", "call_id": "c\udc00", "output": "cut \udfff"},
+            ]
+        )
+    )
+    path = session.session_file
+    assert path is not None
+    raw = path.read_bytes()
+    assert b"\\ud83d" in raw and b"\\ud800" in raw
+    reopened = _session(tmp_path, "surrogates")
+    for s in (session, reopened):
+        items = run(s.get_items())
+        json.dumps(items, ensure_ascii=False).encode("utf-8")
+        assert items[0]["content"] == "half \ufffd emoji"
+        assert items[2]["output"] == "cut \ufffd" and items[1]["call_id"] == items[2]["call_id"] == "c\ufffd"
+        json.dumps(run(s.get_items_with_entry_ids()), ensure_ascii=False).encode("utf-8")
+    assert path.read_bytes() == raw
+    model = ScriptedModel()
+    run(Runner.run(_agent(model), "next", session=reopened))
+    json.dumps(model.inputs[-1], ensure_ascii=False).encode("utf-8")
+    popped = run(reopened.pop_item())
+    json.dumps(popped, ensure_ascii=False).encode("utf-8")
+    assert path.read_bytes().startswith(raw)  # appended to, never rewritten

@@ -31,6 +31,7 @@ from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
 from ...manager import SessionManager
 from ...records import UNDEFINED
+from ...text import well_formed_deep
 from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings
@@ -59,6 +60,18 @@ log = logging.getLogger("pi_session.integrations.openai_agents")
 
 T = TypeVar("T")
 
+
+
+def _coerce_session_settings(value: Any) -> Any:
+    """``session_settings`` as the SDK's ``SQLiteSession`` stores it: a
+    ``SessionSettings`` (None: the default one; a dict: its fields, unknown
+    keys refused with the SDK's ``TypeError``). Without the SDK the value is
+    kept as it is."""
+    try:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+    except ImportError:  # pragma: no cover - the SDK is not installed
+        return value
+    return SessionSettings() if value is None else coerce_session_settings(value)
 
 
 class PiSession(_SessionBase):
@@ -94,12 +107,16 @@ class PiSession(_SessionBase):
         model, provider: recorded on the assistant messages (pi shows them
             as the session's model); default ``"unknown"``, ``"openai-agents"``.
         on_compaction: a first compaction listener (see :meth:`add_compaction_listener`).
-        session_settings: the SDK's ``SessionSettings`` (e.g. a history
-            ``limit`` the runner passes to :meth:`get_items`), as for the
-            SDK's own sessions.
+        session_settings: the SDK's ``SessionSettings`` or a dict of its
+            fields (``{"limit": 2}``), coerced as the SDK's own sessions do
+            (``SQLiteSession``): kept as a ``SessionSettings`` (default
+            ``SessionSettings()``); its ``limit`` is what :meth:`get_items`
+            returns when called without one.
 
     Raises:
-        TypeError: ``session_id`` is not a string.
+        TypeError: ``session_id`` is not a string; ``session_settings`` is
+            neither a ``SessionSettings`` nor a dict, or names an unknown
+            setting (the SDK's message, e.g. ``Unknown session settings: limt``).
 
     All methods are safe to call from several tasks: the blocking work
     (file reads and writes, context building) runs in a worker thread,
@@ -119,10 +136,10 @@ class PiSession(_SessionBase):
         model: str | None = None,
         provider: str | None = None,
         on_compaction: CompactionListener | None = None,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
-        self.session_settings = session_settings
+        self.session_settings = _coerce_session_settings(session_settings)
         self.pi_session_id = pi_session_id_for(session_id)
         self.cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd is not None else os.getcwd()
         self.session_dir = session_dir
@@ -181,21 +198,27 @@ class PiSession(_SessionBase):
         """The context at the leaf as Responses input items (pi's context:
         after a compaction its summary first, as a user message, then the
         kept items), always a valid request (the adapters' pairing rules;
-        see :func:`.render.render_items`).
+        see :func:`.render.render_items`) of valid Unicode: a lone surrogate
+        stored in the session comes back as U+FFFD (the adapters' rule,
+        :func:`pi_session.text.well_formed`; the file keeps what was
+        written), as it does from :meth:`pop_item`.
 
         Args:
             limit: only the latest ``limit`` items (outputs at the start of
-                the slice whose call fell outside it are left out); None: all.
+                the slice whose call fell outside it are left out); 0: none;
+                negative: all (SQLite's ``LIMIT``, as ``SQLiteSession``);
+                None: ``session_settings.limit`` (None there: all), the
+                precedence of the SDK's ``resolve_session_limit``.
             wrapper: the SDK's run context (unused here).
         """
-        rendered = await self._call(self._render_sync, limit)
+        rendered = await self._call(self._render_sync, self._limit(limit))
         return [r.item for r in rendered]  # type: ignore[misc]
 
     async def get_items_with_entry_ids(self, limit: int | None = None) -> list[tuple[str | None, dict[str, Any]]]:
         """:meth:`get_items` with the id of the session entry each item
         comes from (None for an error output the pairing rules inserted),
         e.g. to offer :meth:`branch` targets."""
-        rendered = await self._call(self._render_sync, limit)
+        rendered = await self._call(self._render_sync, self._limit(limit))
         return [(r.entry_id, r.item) for r in rendered]
 
     async def add_items(self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None) -> None:
@@ -237,9 +260,9 @@ class PiSession(_SessionBase):
         context edits, model changes), the item is left out with a
         ``context_edit`` instead, so they stay in force. When only a summary is left, popping it moves the
         leaf to before that compaction or branch summary. Returns None when
-        the context is empty."""
+        the context is empty; the item is valid Unicode as in :meth:`get_items`."""
         item = await self._call(lambda: pop_last_item(self.manager))
-        return item  # type: ignore[return-value]
+        return well_formed_deep(item)  # type: ignore[no-any-return]
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Start over with an empty context: the leaf is reset and a
@@ -448,13 +471,20 @@ class PiSession(_SessionBase):
         session is written; blocking on first use, see :attr:`manager`)."""
         return self.manager.get_session_file()
 
+    def _limit(self, limit: int | None) -> int | None:
+        """An explicit ``limit`` first, else ``session_settings.limit``."""
+        if limit is not None:
+            return limit
+        return getattr(self.session_settings, "limit", None)
+
     # ------------------------------------------------------------------
     # synchronous parts (worker thread, under the lock)
 
     def _render_sync(self, limit: int | None) -> list[RenderedItem]:
-        # copies: the caller may change the items; the session's entries must not change
+        # copies: the caller may change the items; the session's entries must not change.
+        # Well formed (lone surrogates -> U+FFFD, pi_session.text): the SDK encodes them as UTF-8.
         rendered = limit_items(render_items(self.manager.build_session_projection()), limit)
-        return [RenderedItem(copy.deepcopy(r.item), r.entry_id, r.block) for r in rendered]
+        return [RenderedItem(well_formed_deep(copy.deepcopy(r.item)), r.entry_id, r.block) for r in rendered]
 
     def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
         manager = self.manager
