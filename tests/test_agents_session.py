@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -830,3 +831,29 @@ def test_items_holding_lone_surrogates_are_given_to_the_sdk_well_formed(tmp_path
     popped = run(reopened.pop_item())
     json.dumps(popped, ensure_ascii=False).encode("utf-8")
     assert path.read_bytes().startswith(raw)  # appended to, never rewritten
+
+
+def test_a_context_window_too_small_for_the_compaction_settings_warns_once(tmp_path, caplog):
+    """pi's defaults (reserve 16,384, keep 20,000) with a 3,000-token window
+    never compact (everything is "recent"): one warning per session object
+    says so and names the settings; sane settings, no window or compaction
+    disabled: no warning."""
+    caplog.set_level(logging.WARNING, logger="pi_session.integrations.openai_agents")
+    session = _session(tmp_path, "small", context_window=3000)
+    model = ScriptedModel()
+    for word in ("one", "two", "three"):
+        run(Runner.run(_agent(model), word, session=session))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    message = warnings[0].getMessage()
+    assert "\n" not in message
+    for part in ("'small'", "context_window 3000", "keepRecentTokens 20000", "reserveTokens 16384", "never compacted"):
+        assert part in message, message
+    caplog.clear()
+    _session(tmp_path, "sane", context_window=3000, settings={"compaction": {"reserveTokens": 750, "keepRecentTokens": 1500}})
+    _session(tmp_path, "no-window")
+    _session(tmp_path, "disabled", context_window=3000, settings={"compaction": {"enabled": False}})
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    caplog.clear()
+    _session(tmp_path, "small", context_window=3000)  # another object on the same id warns again
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1

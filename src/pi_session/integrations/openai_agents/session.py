@@ -74,6 +74,25 @@ def _coerce_session_settings(value: Any) -> Any:
     return SessionSettings() if value is None else coerce_session_settings(value)
 
 
+def _warn_about_small_window(session_id: str, context_window: int | None, settings: Any) -> None:
+    """One warning when the compaction settings cannot work within
+    ``context_window`` (see :class:`PiSession`'s ``context_window``)."""
+    if not context_window or not settings.enabled:
+        return
+    keep, reserve = settings.keep_recent_tokens, settings.reserve_tokens
+    problems = []
+    if keep >= context_window:
+        problems.append(f"keepRecentTokens {keep} >= it, so the context is never compacted (it is all recent)")
+    if reserve >= context_window:
+        problems.append(f"reserveTokens {reserve} >= it, so pi's trigger fires after every response")
+    if problems:
+        log.warning(
+            "PiSession %r: context_window %d: %s; pass settings={'compaction': {'reserveTokens': ..., "
+            "'keepRecentTokens': ...}} smaller than the window (e.g. %d and %d)",
+            session_id, context_window, "; ".join(problems), context_window // 4, context_window // 2,
+        )  # fmt: skip
+
+
 class PiSession(_SessionBase):
     """An OpenAI Agents SDK session (``Runner.run(agent, input,
     session=PiSession("chat-1"))``) kept as a pi session: an append-only
@@ -96,6 +115,13 @@ class PiSession(_SessionBase):
             pi's trigger (context tokens > context window − reserve tokens)
             is checked after every ``add_items`` and compacts; None: only
             :meth:`compact` and :meth:`run`'s overflow recovery compact.
+            The settings are used as given, never scaled (as pi does): when
+            ``keepRecentTokens`` or ``reserveTokens`` is not smaller than
+            the window (pi's defaults, 20,000 and 16,384, with a small
+            model), the constructor logs one warning (logger
+            ``pi_session.integrations.openai_agents``) naming them, since
+            nothing would ever be compacted, or the trigger would fire after
+            every response.
         summarizer: writes compaction and branch summaries (a
             :class:`pi_session.llm.Summarizer`; default: the offline
             :class:`~pi_session.llm.ExtractiveSummarizer`).
@@ -147,6 +173,7 @@ class PiSession(_SessionBase):
         self.context_window = context_window
         self.summarizer: Summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
         self.compaction_settings, self.branch_summary_settings = resolve_settings(settings, self.cwd)
+        _warn_about_small_window(session_id, context_window, self.compaction_settings)
         self.model = model or "unknown"
         self.provider = provider or "openai-agents"
         self.last_compaction_error: BaseException | None = None
