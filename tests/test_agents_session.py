@@ -857,3 +857,72 @@ def test_a_context_window_too_small_for_the_compaction_settings_warns_once(tmp_p
     caplog.clear()
     _session(tmp_path, "small", context_window=3000)  # another object on the same id warns again
     assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+
+
+def _contents(items: list[Any]) -> list[Any]:
+    return [i.get("content") for i in items]
+
+
+def test_two_objects_on_one_id_see_each_others_writes_and_pops(tmp_path, store_url):
+    """An open ``PiSession`` answers from the session as stored now: another
+    object's appends and pops show at its next read, and two objects never
+    pop the same item (in files and in every store)."""
+
+    def make(where: str) -> PiSession:
+        if where == "dir":
+            return _session(tmp_path, "shared")
+        return PiSession("shared", cwd=str(tmp_path), store=store_url, settings=CompactionSettings())
+
+    for where in ("dir", "store"):
+        a, b = make(where), make(where)
+        run(a.add_items(_users(2)))
+        assert _contents(run(b.get_items())) == ["m0", "m1"]
+        run(a.add_items([{"role": "user", "content": "m2"}]))
+        assert _contents(run(b.get_items())) == ["m0", "m1", "m2"]
+        assert [e[1]["content"] for e in run(b.get_items_with_entry_ids())] == ["m0", "m1", "m2"]
+        assert run(a.pop_item())["content"] == "m2"
+        assert run(b.pop_item())["content"] == "m1"
+        assert _contents(run(a.get_items())) == _contents(run(b.get_items())) == ["m0"]
+        run(b.add_items([{"role": "user", "content": "m3"}]))
+        assert _contents(run(a.get_items())) == ["m0", "m3"]
+
+
+_POPPER = """
+import asyncio, json, sys
+from pi_session.integrations.openai_agents import PiSession
+from pi_session.settings import CompactionSettings
+cwd, session_dir = sys.argv[1], sys.argv[2]
+session = PiSession("raced", cwd=cwd, session_dir=session_dir, settings=CompactionSettings())
+asyncio.run(session.get_items())  # opened and read: the state both processes start from
+print("ready", flush=True)
+sys.stdin.readline()
+item = asyncio.run(session.pop_item())
+print(json.dumps(item), flush=True)
+"""
+
+
+def test_two_processes_popping_at_once_pop_different_items(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    session = _session(tmp_path, "raced")
+    run(session.add_items(_users(4)))
+    args = [sys.executable, "-c", _POPPER, str(tmp_path), str(tmp_path / "sessions")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
+    for round_ in (1, 2):  # each round: both processes read m0..m3 as stored, then pop at once
+        procs = [subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        popped = []
+        for p in procs:
+            out, _ = p.communicate(timeout=60)
+            assert p.returncode == 0
+            popped.append(json.loads(out)["content"])
+        remaining = _contents(run(_session(tmp_path, "raced").get_items()))
+        assert sorted(popped) == [f"m{4 - 2 * round_}", f"m{5 - 2 * round_}"], popped
+        assert remaining == [f"m{k}" for k in range(4 - 2 * round_)]

@@ -31,6 +31,7 @@ from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
 from ...manager import SessionManager
 from ...records import UNDEFINED
+from ...storage import ConcurrentAppendError
 from ...text import well_formed_deep
 from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
@@ -59,6 +60,10 @@ __all__ = [
 log = logging.getLogger("pi_session.integrations.openai_agents")
 
 T = TypeVar("T")
+
+_POP_ATTEMPTS = 100
+"""How often :meth:`PiSession.pop_item` reads again when other writers
+appended between its read and its write."""
 
 
 
@@ -224,7 +229,9 @@ class PiSession(_SessionBase):
     ) -> list[TResponseInputItem]:
         """The context at the leaf as Responses input items (pi's context:
         after a compaction its summary first, as a user message, then the
-        kept items), always a valid request (the adapters' pairing rules;
+        kept items) of the session as stored now (when another object or
+        process wrote to it since this one read it, the size of the stored
+        session tells, and it is read again), always a valid request (the adapters' pairing rules;
         see :func:`.render.render_items`) of valid Unicode: a lone surrogate
         stored in the session comes back as U+FFFD (the adapters' rule,
         :func:`pi_session.text.well_formed`; the file keeps what was
@@ -287,9 +294,20 @@ class PiSession(_SessionBase):
         context edits, model changes), the item is left out with a
         ``context_edit`` instead, so they stay in force. When only a summary is left, popping it moves the
         leaf to before that compaction or branch summary. Returns None when
-        the context is empty; the item is valid Unicode as in :meth:`get_items`."""
-        item = await self._call(lambda: pop_last_item(self.manager))
-        return well_formed_deep(item)  # type: ignore[no-any-return]
+        the context is empty; the item is valid Unicode as in :meth:`get_items`.
+
+        The pop is atomic among writers: it reads the session as stored now
+        (as :meth:`get_items`), and its one entry is appended only if nobody
+        appended since (checked under the store's lock); else it reads again
+        and pops what is latest then, so two objects or processes never pop
+        the same item.
+
+        Raises:
+            pi_session.storage.ConcurrentAppendError: other writers appended
+                before every one of 100 attempts.
+        """
+        item = await self._call(self._pop_sync)
+        return well_formed_deep(item)
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Start over with an empty context: the leaf is reset and a
@@ -507,10 +525,34 @@ class PiSession(_SessionBase):
     # ------------------------------------------------------------------
     # synchronous parts (worker thread, under the lock)
 
+    def _current(self) -> SessionManager:
+        """The manager, opened again when the stored session changed since
+        it was read or written (:meth:`SessionManager.is_stale`: one size
+        check). Every leaf move of this class is written, so the reopened
+        leaf (the last entry) is where this object left it, or after
+        another writer's entries."""
+        if self.manager.is_stale():
+            self._reload()
+        return self.manager
+
+    def _pop_sync(self) -> dict[str, Any] | None:
+        for attempt in range(_POP_ATTEMPTS):
+            manager = self._current()
+            concurrent, manager.concurrent = manager.concurrent, "strict"
+            try:
+                return pop_last_item(manager)
+            except ConcurrentAppendError:
+                self._reload()  # nothing was written: pop from what is stored now
+                if attempt == _POP_ATTEMPTS - 1:
+                    raise
+            finally:
+                manager.concurrent = concurrent
+        return None  # pragma: no cover - the loop returns or raises
+
     def _render_sync(self, limit: int | None) -> list[RenderedItem]:
         # copies: the caller may change the items; the session's entries must not change.
         # Well formed (lone surrogates -> U+FFFD, pi_session.text): the SDK encodes them as UTF-8.
-        rendered = limit_items(render_items(self.manager.build_session_projection()), limit)
+        rendered = limit_items(render_items(self._current().build_session_projection()), limit)
         return [RenderedItem(well_formed_deep(copy.deepcopy(r.item)), r.entry_id, r.block) for r in rendered]
 
     def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
