@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -743,3 +744,185 @@ def test_a_valid_id_too_long_for_a_file_name_maps_to_a_fixed_id(tmp_path):
         assert session.session_file is not None and session.session_file.exists()
         again = PiSession(sid, cwd=str(tmp_path), session_dir=tmp_path / "s", settings=CompactionSettings())
         assert run(again.get_items()) == [{"role": "user", "content": "hi"}]
+
+
+# ---------------------------------------------------------------------------
+# behaving as the SDK's own sessions do (issue 22)
+
+
+def _users(n: int) -> list[dict[str, Any]]:
+    return [{"role": "user", "content": f"m{k}"} for k in range(n)]
+
+
+def test_session_settings_are_coerced_and_applied_as_by_sqlite_session(tmp_path):
+    """``session_settings`` as the SDK's ``SQLiteSession`` takes it: a dict
+    becomes a ``SessionSettings``, its ``limit`` applies to ``get_items()``,
+    an explicit ``limit`` wins (also 0 and negative values, as SQLite's
+    ``LIMIT``), and the default is ``SessionSettings()``."""
+    from agents import SQLiteSession
+    from agents.memory import SessionSettings
+
+    async def answers(session: Any) -> list[Any]:
+        await session.add_items(_users(5))
+        out = [await session.get_items()]
+        for limit in (None, 1, 3, 0, -1, 9):
+            out.append(await session.get_items(limit=limit))
+        return out
+
+    for settings in ({"limit": 2}, SessionSettings(limit=2), {}, None):
+        ours = _session(tmp_path, f"settings-{len(str(settings))}-{type(settings).__name__}", session_settings=settings)
+        theirs = SQLiteSession("x", session_settings=settings)
+        assert type(ours.session_settings) is SessionSettings
+        assert ours.session_settings == theirs.session_settings
+        assert run(answers(ours)) == run(answers(theirs))
+    assert run(answers(_session(tmp_path, "limit-2", session_settings={"limit": 2})))[0] == _users(5)[-2:]
+
+
+def test_session_settings_with_unknown_keys_are_refused_as_by_the_sdk(tmp_path):
+    from agents import SQLiteSession
+
+    for bad in ({"limt": 2}, 5):
+        with pytest.raises(TypeError) as theirs:
+            SQLiteSession("x", session_settings=bad)  # type: ignore[arg-type]
+        with pytest.raises(TypeError) as ours:
+            _session(tmp_path, "bad", session_settings=bad)
+        assert str(ours.value) == str(theirs.value) and "\n" not in str(ours.value)
+
+
+def test_runner_with_session_settings_given_as_a_dict(tmp_path):
+    """A dict ``{"limit": 2}`` (kept as a dict, ``Runner.run`` raised
+    ``AttributeError``) limits the history the runner sends."""
+    session = _session(tmp_path, "dict-settings", session_settings={"limit": 2})
+    model = ScriptedModel()
+    for word in ("one", "two", "three"):
+        run(Runner.run(_agent(model), word, session=session))
+    assert [i.get("content") if i.get("role") == "user" else i["id"] for i in model.inputs[-1]] == ["two", "msg_2", "three"]
+
+
+def test_items_holding_lone_surrogates_are_given_to_the_sdk_well_formed(tmp_path):
+    """A lone surrogate stored in a session (a tool cut an emoji in half;
+    in the file as the JSON escape ``\\ud83d``) reaches the SDK as U+FFFD,
+    so ``Runner.run`` can encode its request; the file keeps what was written."""
+    session = _session(tmp_path, "surrogates")
+    run(
+        session.add_items(
+            [
+                {"role": "user", "content": "half \ud83d emoji"},
+                {"type": "function_call", "call_id": "c\udc00", "name": "t", "arguments": '{"q": "\ud800"}'},
+                {"type": "function_call_output", "call_id": "c\udc00", "output": "cut \udfff"},
+            ]
+        )
+    )
+    path = session.session_file
+    assert path is not None
+    raw = path.read_bytes()
+    assert b"\\ud83d" in raw and b"\\ud800" in raw
+    reopened = _session(tmp_path, "surrogates")
+    for s in (session, reopened):
+        items = run(s.get_items())
+        json.dumps(items, ensure_ascii=False).encode("utf-8")
+        assert items[0]["content"] == "half \ufffd emoji"
+        assert items[2]["output"] == "cut \ufffd" and items[1]["call_id"] == items[2]["call_id"] == "c\ufffd"
+        json.dumps(run(s.get_items_with_entry_ids()), ensure_ascii=False).encode("utf-8")
+    assert path.read_bytes() == raw
+    model = ScriptedModel()
+    run(Runner.run(_agent(model), "next", session=reopened))
+    json.dumps(model.inputs[-1], ensure_ascii=False).encode("utf-8")
+    popped = run(reopened.pop_item())
+    json.dumps(popped, ensure_ascii=False).encode("utf-8")
+    assert path.read_bytes().startswith(raw)  # appended to, never rewritten
+
+
+def test_a_context_window_too_small_for_the_compaction_settings_warns_once(tmp_path, caplog):
+    """pi's defaults (reserve 16,384, keep 20,000) with a 3,000-token window
+    never compact (everything is "recent"): one warning per session object
+    says so and names the settings; sane settings, no window or compaction
+    disabled: no warning."""
+    caplog.set_level(logging.WARNING, logger="pi_session.integrations.openai_agents")
+    session = _session(tmp_path, "small", context_window=3000)
+    model = ScriptedModel()
+    for word in ("one", "two", "three"):
+        run(Runner.run(_agent(model), word, session=session))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1, [r.getMessage() for r in warnings]
+    message = warnings[0].getMessage()
+    assert "\n" not in message
+    for part in ("'small'", "context_window 3000", "keepRecentTokens 20000", "reserveTokens 16384", "never compacted"):
+        assert part in message, message
+    caplog.clear()
+    _session(tmp_path, "sane", context_window=3000, settings={"compaction": {"reserveTokens": 750, "keepRecentTokens": 1500}})
+    _session(tmp_path, "no-window")
+    _session(tmp_path, "disabled", context_window=3000, settings={"compaction": {"enabled": False}})
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    caplog.clear()
+    _session(tmp_path, "small", context_window=3000)  # another object on the same id warns again
+    assert len([r for r in caplog.records if r.levelno == logging.WARNING]) == 1
+
+
+def _contents(items: list[Any]) -> list[Any]:
+    return [i.get("content") for i in items]
+
+
+def test_two_objects_on_one_id_see_each_others_writes_and_pops(tmp_path, store_url):
+    """An open ``PiSession`` answers from the session as stored now: another
+    object's appends and pops show at its next read, and two objects never
+    pop the same item (in files and in every store)."""
+
+    def make(where: str) -> PiSession:
+        if where == "dir":
+            return _session(tmp_path, "shared")
+        return PiSession("shared", cwd=str(tmp_path), store=store_url, settings=CompactionSettings())
+
+    for where in ("dir", "store"):
+        a, b = make(where), make(where)
+        run(a.add_items(_users(2)))
+        assert _contents(run(b.get_items())) == ["m0", "m1"]
+        run(a.add_items([{"role": "user", "content": "m2"}]))
+        assert _contents(run(b.get_items())) == ["m0", "m1", "m2"]
+        assert [e[1]["content"] for e in run(b.get_items_with_entry_ids())] == ["m0", "m1", "m2"]
+        assert run(a.pop_item())["content"] == "m2"
+        assert run(b.pop_item())["content"] == "m1"
+        assert _contents(run(a.get_items())) == _contents(run(b.get_items())) == ["m0"]
+        run(b.add_items([{"role": "user", "content": "m3"}]))
+        assert _contents(run(a.get_items())) == ["m0", "m3"]
+
+
+_POPPER = """
+import asyncio, json, sys
+from pi_session.integrations.openai_agents import PiSession
+from pi_session.settings import CompactionSettings
+cwd, session_dir = sys.argv[1], sys.argv[2]
+session = PiSession("raced", cwd=cwd, session_dir=session_dir, settings=CompactionSettings())
+asyncio.run(session.get_items())  # opened and read: the state both processes start from
+print("ready", flush=True)
+sys.stdin.readline()
+item = asyncio.run(session.pop_item())
+print(json.dumps(item), flush=True)
+"""
+
+
+def test_two_processes_popping_at_once_pop_different_items(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    session = _session(tmp_path, "raced")
+    run(session.add_items(_users(4)))
+    args = [sys.executable, "-c", _POPPER, str(tmp_path), str(tmp_path / "sessions")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
+    for round_ in (1, 2):  # each round: both processes read m0..m3 as stored, then pop at once
+        procs = [subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write("go\n")
+            p.stdin.flush()
+        popped = []
+        for p in procs:
+            out, _ = p.communicate(timeout=60)
+            assert p.returncode == 0
+            popped.append(json.loads(out)["content"])
+        remaining = _contents(run(_session(tmp_path, "raced").get_items()))
+        assert sorted(popped) == [f"m{4 - 2 * round_}", f"m{5 - 2 * round_}"], popped
+        assert remaining == [f"m{k}" for k in range(4 - 2 * round_)]

@@ -444,6 +444,18 @@ class SessionManager(SessionOpening, EntryAppends):
     # ------------------------------------------------------------------
     # accessors
 
+    def is_stale(self) -> bool:
+        """Whether the stored session changed since this manager last read
+        or wrote it (another writer appended: its size, one
+        :meth:`SessionHandle.size() <pi_session.stores.SessionHandle.size>`
+        call, is not the one known); open it again to see the change.
+        False for a session not stored yet, in memory, or whose size is
+        unknown (after a failed append)."""
+        writer = self._writer
+        if not self._persist or not writer.created or writer.known_size is None:
+            return False
+        return writer.handle.size() != writer.known_size
+
     def is_persisted(self) -> bool:
         """True for sessions that are stored (in files or a store)."""
         return self._persist

@@ -136,11 +136,13 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
 
 
 def limit_items(rendered: list[RenderedItem], limit: int | None) -> list[RenderedItem]:
-    """The latest ``limit`` items (all for None), without outputs at the
-    start whose call was cut off (so the slice is still a valid request)."""
-    if limit is None:
+    """The latest ``limit`` items (all for None or a negative limit, none
+    for 0: SQLite's ``LIMIT``, as the SDK's ``SQLiteSession``), without
+    outputs at the start whose call was cut off (so the slice is still a
+    valid request)."""
+    if limit is None or limit < 0:
         return rendered
-    if limit <= 0:
+    if limit == 0:
         return []
     tail = rendered[-limit:]
     calls = {r.item.get("call_id") for r in tail if r.item.get("type") == "function_call"}

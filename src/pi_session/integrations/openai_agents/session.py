@@ -31,6 +31,8 @@ from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
 from ...manager import SessionManager
 from ...records import UNDEFINED
+from ...storage import ConcurrentAppendError
+from ...text import well_formed_deep
 from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings
@@ -59,6 +61,41 @@ log = logging.getLogger("pi_session.integrations.openai_agents")
 
 T = TypeVar("T")
 
+_POP_ATTEMPTS = 100
+"""How often :meth:`PiSession.pop_item` reads again when other writers
+appended between its read and its write."""
+
+
+
+def _coerce_session_settings(value: Any) -> Any:
+    """``session_settings`` as the SDK's ``SQLiteSession`` stores it: a
+    ``SessionSettings`` (None: the default one; a dict: its fields, unknown
+    keys refused with the SDK's ``TypeError``). Without the SDK the value is
+    kept as it is."""
+    try:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+    except ImportError:  # pragma: no cover - the SDK is not installed
+        return value
+    return SessionSettings() if value is None else coerce_session_settings(value)
+
+
+def _warn_about_small_window(session_id: str, context_window: int | None, settings: Any) -> None:
+    """One warning when the compaction settings cannot work within
+    ``context_window`` (see :class:`PiSession`'s ``context_window``)."""
+    if not context_window or not settings.enabled:
+        return
+    keep, reserve = settings.keep_recent_tokens, settings.reserve_tokens
+    problems = []
+    if keep >= context_window:
+        problems.append(f"keepRecentTokens {keep} >= it, so the context is never compacted (it is all recent)")
+    if reserve >= context_window:
+        problems.append(f"reserveTokens {reserve} >= it, so pi's trigger fires after every response")
+    if problems:
+        log.warning(
+            "PiSession %r: context_window %d: %s; pass settings={'compaction': {'reserveTokens': ..., "
+            "'keepRecentTokens': ...}} smaller than the window (e.g. %d and %d)",
+            session_id, context_window, "; ".join(problems), context_window // 4, context_window // 2,
+        )  # fmt: skip
 
 
 class PiSession(_SessionBase):
@@ -83,6 +120,13 @@ class PiSession(_SessionBase):
             pi's trigger (context tokens > context window − reserve tokens)
             is checked after every ``add_items`` and compacts; None: only
             :meth:`compact` and :meth:`run`'s overflow recovery compact.
+            The settings are used as given, never scaled (as pi does): when
+            ``keepRecentTokens`` or ``reserveTokens`` is not smaller than
+            the window (pi's defaults, 20,000 and 16,384, with a small
+            model), the constructor logs one warning (logger
+            ``pi_session.integrations.openai_agents``) naming them, since
+            nothing would ever be compacted, or the trigger would fire after
+            every response.
         summarizer: writes compaction and branch summaries (a
             :class:`pi_session.llm.Summarizer`; default: the offline
             :class:`~pi_session.llm.ExtractiveSummarizer`).
@@ -94,12 +138,16 @@ class PiSession(_SessionBase):
         model, provider: recorded on the assistant messages (pi shows them
             as the session's model); default ``"unknown"``, ``"openai-agents"``.
         on_compaction: a first compaction listener (see :meth:`add_compaction_listener`).
-        session_settings: the SDK's ``SessionSettings`` (e.g. a history
-            ``limit`` the runner passes to :meth:`get_items`), as for the
-            SDK's own sessions.
+        session_settings: the SDK's ``SessionSettings`` or a dict of its
+            fields (``{"limit": 2}``), coerced as the SDK's own sessions do
+            (``SQLiteSession``): kept as a ``SessionSettings`` (default
+            ``SessionSettings()``); its ``limit`` is what :meth:`get_items`
+            returns when called without one.
 
     Raises:
-        TypeError: ``session_id`` is not a string.
+        TypeError: ``session_id`` is not a string; ``session_settings`` is
+            neither a ``SessionSettings`` nor a dict, or names an unknown
+            setting (the SDK's message, e.g. ``Unknown session settings: limt``).
 
     All methods are safe to call from several tasks: the blocking work
     (file reads and writes, context building) runs in a worker thread,
@@ -119,10 +167,10 @@ class PiSession(_SessionBase):
         model: str | None = None,
         provider: str | None = None,
         on_compaction: CompactionListener | None = None,
-        session_settings: SessionSettings | None = None,
+        session_settings: SessionSettings | dict[str, Any] | None = None,
     ) -> None:
         self.session_id = session_id
-        self.session_settings = session_settings
+        self.session_settings = _coerce_session_settings(session_settings)
         self.pi_session_id = pi_session_id_for(session_id)
         self.cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd is not None else os.getcwd()
         self.session_dir = session_dir
@@ -130,6 +178,7 @@ class PiSession(_SessionBase):
         self.context_window = context_window
         self.summarizer: Summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
         self.compaction_settings, self.branch_summary_settings = resolve_settings(settings, self.cwd)
+        _warn_about_small_window(session_id, context_window, self.compaction_settings)
         self.model = model or "unknown"
         self.provider = provider or "openai-agents"
         self.last_compaction_error: BaseException | None = None
@@ -180,22 +229,30 @@ class PiSession(_SessionBase):
     ) -> list[TResponseInputItem]:
         """The context at the leaf as Responses input items (pi's context:
         after a compaction its summary first, as a user message, then the
-        kept items), always a valid request (the adapters' pairing rules;
-        see :func:`.render.render_items`).
+        kept items) of the session as stored now (when another object or
+        process wrote to it since this one read it, the size of the stored
+        session tells, and it is read again), always a valid request (the adapters' pairing rules;
+        see :func:`.render.render_items`) of valid Unicode: a lone surrogate
+        stored in the session comes back as U+FFFD (the adapters' rule,
+        :func:`pi_session.text.well_formed`; the file keeps what was
+        written), as it does from :meth:`pop_item`.
 
         Args:
             limit: only the latest ``limit`` items (outputs at the start of
-                the slice whose call fell outside it are left out); None: all.
+                the slice whose call fell outside it are left out); 0: none;
+                negative: all (SQLite's ``LIMIT``, as ``SQLiteSession``);
+                None: ``session_settings.limit`` (None there: all), the
+                precedence of the SDK's ``resolve_session_limit``.
             wrapper: the SDK's run context (unused here).
         """
-        rendered = await self._call(self._render_sync, limit)
+        rendered = await self._call(self._render_sync, self._limit(limit))
         return [r.item for r in rendered]  # type: ignore[misc]
 
     async def get_items_with_entry_ids(self, limit: int | None = None) -> list[tuple[str | None, dict[str, Any]]]:
         """:meth:`get_items` with the id of the session entry each item
         comes from (None for an error output the pairing rules inserted),
         e.g. to offer :meth:`branch` targets."""
-        rendered = await self._call(self._render_sync, limit)
+        rendered = await self._call(self._render_sync, self._limit(limit))
         return [(r.entry_id, r.item) for r in rendered]
 
     async def add_items(self, items: list[TResponseInputItem], *, wrapper: RunContextWrapper[Any] | None = None) -> None:
@@ -237,9 +294,20 @@ class PiSession(_SessionBase):
         context edits, model changes), the item is left out with a
         ``context_edit`` instead, so they stay in force. When only a summary is left, popping it moves the
         leaf to before that compaction or branch summary. Returns None when
-        the context is empty."""
-        item = await self._call(lambda: pop_last_item(self.manager))
-        return item  # type: ignore[return-value]
+        the context is empty; the item is valid Unicode as in :meth:`get_items`.
+
+        The pop is atomic among writers: it reads the session as stored now
+        (as :meth:`get_items`), and its one entry is appended only if nobody
+        appended since (checked under the store's lock); else it reads again
+        and pops what is latest then, so two objects or processes never pop
+        the same item.
+
+        Raises:
+            pi_session.storage.ConcurrentAppendError: other writers appended
+                before every one of 100 attempts.
+        """
+        item = await self._call(self._pop_sync)
+        return well_formed_deep(item)
 
     async def clear_session(self, *, wrapper: RunContextWrapper[Any] | None = None) -> None:
         """Start over with an empty context: the leaf is reset and a
@@ -448,13 +516,44 @@ class PiSession(_SessionBase):
         session is written; blocking on first use, see :attr:`manager`)."""
         return self.manager.get_session_file()
 
+    def _limit(self, limit: int | None) -> int | None:
+        """An explicit ``limit`` first, else ``session_settings.limit``."""
+        if limit is not None:
+            return limit
+        return getattr(self.session_settings, "limit", None)
+
     # ------------------------------------------------------------------
     # synchronous parts (worker thread, under the lock)
 
+    def _current(self) -> SessionManager:
+        """The manager, opened again when the stored session changed since
+        it was read or written (:meth:`SessionManager.is_stale`: one size
+        check). Every leaf move of this class is written, so the reopened
+        leaf (the last entry) is where this object left it, or after
+        another writer's entries."""
+        if self.manager.is_stale():
+            self._reload()
+        return self.manager
+
+    def _pop_sync(self) -> dict[str, Any] | None:
+        for attempt in range(_POP_ATTEMPTS):
+            manager = self._current()
+            concurrent, manager.concurrent = manager.concurrent, "strict"
+            try:
+                return pop_last_item(manager)
+            except ConcurrentAppendError:
+                self._reload()  # nothing was written: pop from what is stored now
+                if attempt == _POP_ATTEMPTS - 1:
+                    raise
+            finally:
+                manager.concurrent = concurrent
+        return None  # pragma: no cover - the loop returns or raises
+
     def _render_sync(self, limit: int | None) -> list[RenderedItem]:
-        # copies: the caller may change the items; the session's entries must not change
-        rendered = limit_items(render_items(self.manager.build_session_projection()), limit)
-        return [RenderedItem(copy.deepcopy(r.item), r.entry_id, r.block) for r in rendered]
+        # copies: the caller may change the items; the session's entries must not change.
+        # Well formed (lone surrogates -> U+FFFD, pi_session.text): the SDK encodes them as UTF-8.
+        rendered = limit_items(render_items(self._current().build_session_projection()), limit)
+        return [RenderedItem(well_formed_deep(copy.deepcopy(r.item)), r.entry_id, r.block) for r in rendered]
 
     def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
         manager = self.manager
