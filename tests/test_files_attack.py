@@ -98,3 +98,64 @@ def test_rewrite_that_cannot_keep_the_owner_says_so(tmp_path: Path) -> None:
     st = os.stat(path)
     assert (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode)) == (0, 0, 0o640)
     assert f"could not keep owner {UID}:{GID}" in proc.stderr and str(path) in proc.stderr
+
+
+# ---------------------------------------------------------------- item 8
+
+
+def _bounded(*cmd: str) -> subprocess.CompletedProcess[str]:
+    """Run ``cmd`` with a 60 s timeout and 2 GiB of address space, so a
+    listing that blocks on a FIFO or reads /dev/zero for ever fails the
+    test instead of hanging it (or eating the machine's memory)."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run(list(cmd), capture_output=True, text=True, timeout=60, env=env, preexec_fn=limit)
+
+
+@pytest.fixture
+def hostile_dir(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
+    """A sessions root whose /proj directory holds two real sessions, a
+    FIFO ``x.jsonl`` (newest mtime), a FIFO named like a session file and
+    a symlink ``zero.jsonl`` to /dev/zero."""
+    from pi_session.paths import encode_cwd
+
+    root = tmp_path / "root"
+    directory = root / encode_cwd("/proj")
+    real = [make_session(directory, n=2), make_session(directory, n=4)]
+    os.mkfifo(directory / "x.jsonl")
+    os.mkfifo(directory / "2030-01-01T00-00-00-000Z_fifo-session.jsonl")
+    os.symlink("/dev/zero", directory / "zero.jsonl")
+    future = 4_000_000_000
+    os.utime(directory / "x.jsonl", (future, future))
+    return root, directory, real
+
+
+@pytest.mark.parametrize("scope", [["--cwd", "/proj"], ["--all"]])
+def test_ls_skips_fifos_and_devices(hostile_dir: tuple[Path, Path, list[Path]], scope: list[str]) -> None:
+    root, _directory, real = hostile_dir
+    proc = _bounded(str(BIN), "--store", str(root), "ls", "--json", *scope)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    listed = json.loads(proc.stdout)
+    assert sorted(s["path"] for s in listed) == sorted(str(p) for p in real)
+
+
+def test_continue_recent_skips_fifos_and_devices(hostile_dir: tuple[Path, Path, list[Path]]) -> None:
+    root, directory, real = hostile_dir
+    script = (
+        "import sys; from pi_session import SessionManager; "
+        "m = SessionManager.continue_recent('/proj', session_dir=sys.argv[1]); print(m.get_session_file())"
+    )
+    proc = _bounded(sys.executable, "-c", script, str(directory))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() in {str(p) for p in real}
+    store_script = (
+        "import sys; from pi_session.stores import FileStore; s = FileStore(sys.argv[1]); "
+        "print(s.most_recent('/proj')); print(sorted(s.find('')))"
+    )
+    proc = _bounded(sys.executable, "-c", store_script, str(root))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] != "None" and "fifo-session" not in proc.stdout
