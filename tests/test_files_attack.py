@@ -159,3 +159,58 @@ def test_continue_recent_skips_fifos_and_devices(hostile_dir: tuple[Path, Path, 
     proc = _bounded(sys.executable, "-c", store_script, str(root))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] != "None" and "fifo-session" not in proc.stdout
+
+
+# ---------------------------------------------------------------- item 9
+
+LIBRARY_IDS = ["user_123", "chat.v2", "Support-42"]
+
+
+@pytest.fixture
+def id_sessions(tmp_path: Path) -> tuple[Path, dict[str, Path]]:
+    """An agent dir whose sessions have ids the library accepts but that
+    are not UUIDs (``SessionManager.create(id=...)``)."""
+    from pi_session import SessionManager
+    from storage_helpers import user
+
+    agent = tmp_path / "agent"
+    files: dict[str, Path] = {}
+    for sid in LIBRARY_IDS:
+        m = SessionManager.create("/proj", agent / "sessions" / "--proj--", id=sid)
+        m.append_message(user(f"hello from {sid}"))
+        path = m.get_session_file()
+        assert path is not None
+        files[sid] = path
+    return agent, files
+
+
+def _info(agent: Path, arg: str, *store: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1", "PI_CODING_AGENT_DIR": str(agent)}
+    env.pop("PI_SESSION_STORE", None)
+    return subprocess.run([str(BIN), *store, "info", "--json", arg], capture_output=True, text=True, timeout=120, env=env)
+
+
+@pytest.mark.parametrize("with_store", [False, True], ids=["agent-dir", "store"])
+@pytest.mark.parametrize(
+    ("arg", "sid"),
+    [("user_123", "user_123"), ("user", "user_123"), ("user_", "user_123"), ("chat.v2", "chat.v2"), ("chat.", "chat.v2"),
+     ("Support-42", "Support-42"), ("Supp", "Support-42"), ("USER_1", "user_123")],
+)
+def test_cli_opens_every_id_the_library_accepts(id_sessions: tuple[Path, dict[str, Path]], arg: str, sid: str,
+                                                with_store: bool) -> None:
+    agent, files = id_sessions
+    store = ["--store", str(agent / "sessions")] if with_store else []
+    proc = _info(agent, arg, *store)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert json.loads(proc.stdout)["id"] == sid
+    assert str(files[sid]) in proc.stdout
+
+
+@pytest.mark.parametrize("with_store", [False, True], ids=["agent-dir", "store"])
+@pytest.mark.parametrize("arg", ["123", "v2", "42", "_123", "Z_user", "support", "user_1234"])
+def test_cli_never_matches_the_end_of_an_id(id_sessions: tuple[Path, dict[str, Path]], arg: str, with_store: bool) -> None:
+    agent, _files = id_sessions
+    store = ["--store", str(agent / "sessions")] if with_store else []
+    proc = _info(agent, arg, *store)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr and len(proc.stderr.strip().splitlines()) == 1, proc.stderr

@@ -36,10 +36,19 @@ from ..timestamps import file_timestamp, now_iso
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
 
-__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file"]
+__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file", "session_id_of_file_name"]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
-_NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
+_NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\.jsonl")
+
+
+def session_id_of_file_name(name: str) -> str | None:
+    """The session id a file name ``<timestamp>_<id>.jsonl`` gives: the
+    WHOLE rest of the name after the timestamp (``..._user_123.jsonl`` is
+    ``user_123``, never ``123``), when it has the form
+    :func:`pi_session.ids.validate_session_id` accepts; else None."""
+    match = _NAMED.fullmatch(name)
+    return match[1] if match is not None else None
 
 
 class UnnamableSessionError(StoreError):
@@ -140,9 +149,9 @@ class FileStore(SessionStore):
                     continue  # a FIFO or a device named *.jsonl is no session
             except OSError:
                 continue
-            match = _NAMED.fullmatch(name)
-            if match is not None:
-                ids.setdefault(match[1], path)
+            named = session_id_of_file_name(name)
+            if named is not None:
+                ids.setdefault(named, path)
                 continue
             header = read_session_header(path)
             if header is not None:
