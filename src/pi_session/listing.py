@@ -19,22 +19,27 @@ never stale; files that are gone are dropped from it. The index is written
 atomically (temp file + rename) only when something changed; a missing,
 unreadable or corrupt index is ignored and rebuilt; a directory we cannot
 write to is listed without one. pi ignores the file (it lists ``*.jsonl``).
+
+**beyond pi**: only regular files are read (:func:`open_regular`): a FIFO,
+a device or a symlink to one named ``*.jsonl`` is passed over, so a listing
+never blocks on a FIFO nor reads ``/dev/zero`` for ever.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable
+import stat
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from . import jsonio
 
 import orjson
 
 from ._gc import gc_paused
-from .storage import iter_lines, parse_line, write_atomic
+from .storage import parse_line, write_atomic
 from .timestamps import iso_to_ms
 from .paths import paths_equal, resolve_path
 from .records import StrPath, is_session_header
@@ -46,6 +51,7 @@ __all__ = [
     "build_session_info",
     "list_session_dir",
     "list_sessions_dirs",
+    "open_regular",
     "paths_equal",  # pi_session.paths.paths_equal, named here for the stores
     "read_session_header",
     "resolve_path",  # pi_session.paths.resolve_path, named here for the stores
@@ -81,6 +87,36 @@ def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
         return False
 
 
+def open_regular(path: StrPath) -> IO[bytes] | None:
+    """Open ``path`` for reading if it is a regular file (a symlink is
+    followed), else None (missing, unreadable, a FIFO, a device, a
+    directory). It is ``stat``-ed first (nothing else is opened: opening a
+    device may do something), then opened with ``O_NONBLOCK`` (a FIFO put
+    there meanwhile does not block the open) and ``fstat``-ed again (what
+    was opened is what is read)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _file_lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+    """``(line number, line without its newline)`` of an open file."""
+    for line_no, raw in enumerate(f, 1):
+        yield line_no, raw[:-1] if raw.endswith(b"\n") else raw
+
+
 def read_session_header(path: StrPath) -> dict[str, Any] | None:
     """The session header of a file, for discovery (pi 1.6's
     ``readSessionHeader``): the first line that parses as JSON, scanning at
@@ -89,10 +125,14 @@ def read_session_header(path: StrPath) -> dict[str, Any] | None:
     Returns:
         The header, or None when the first parsed record is not a session
         header with a string ``id``, when there is none within 1 MiB, or
-        when the file cannot be read.
+        when the file cannot be read or is not a regular file
+        (:func:`open_regular`).
     """
     try:
-        with open(path, "rb") as f:
+        f = open_regular(path)
+        if f is None:
+            return None
+        with f:
             data = f.read(_HEADER_SCAN_BYTES + 1)
     except OSError:
         return None
@@ -134,7 +174,8 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
 
     Returns:
         The info dict, or None for a file that is not a session (empty, no
-        header first) or cannot be read.
+        header first), cannot be read or is not a regular file
+        (:func:`open_regular`: a FIFO or a device is never read).
     """
     p = Path(path)
     header: dict[str, Any] | None = None
@@ -142,24 +183,28 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
     texts: list[str] = []
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
+    f = open_regular(p)
+    if f is None:
+        return None
     try:
-        for line_no, raw, _nl in iter_lines(p):
-            try:
-                record = loads(raw)
-            except decode_error:
-                parsed = parse_line(raw, line_no)
-                if not parsed.ok:
+        with f:
+            for line_no, raw in _file_lines(f):
+                try:
+                    record = loads(raw)
+                except decode_error:
+                    parsed = parse_line(raw, line_no)
+                    if not parsed.ok:
+                        continue
+                    record = parsed.record
+                if header is None:
+                    if not is_session_header(record):
+                        return None
+                    header = record
                     continue
-                record = parsed.record
-            if header is None:
-                if not is_session_header(record):
-                    return None
-                header = record
-                continue
-            text = state.add(record)
-            if text:
-                texts.append(text)
-        st = os.stat(p)
+                text = state.add(record)
+                if text:
+                    texts.append(text)
+            st = os.fstat(f.fileno())
     except OSError:
         return None
     if header is None:
@@ -237,6 +282,8 @@ class _DirIndex:
         if st is None:
             self.changed = True
             return None
+        if not stat.S_ISREG(st.st_mode):
+            return None  # a FIFO, a device: never read, not indexed
         key = [st.st_size, st.st_mtime_ns, st.st_ino]
         item = self.old.get(name)
         if item is not None and item[:3] == key:
@@ -378,7 +425,10 @@ def looks_like_session_file(path: StrPath) -> bool:
     if p.suffix.lower() == ".jsonl":
         return True
     try:
-        with open(p, "rb") as fh:
+        fh = open_regular(p)
+        if fh is None:
+            return False
+        with fh:
             head = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
     except OSError:
         return False

@@ -173,10 +173,16 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     A path to an existing file is made absolute (symlinks are kept, not
     resolved), so paths printed and stored (``parentSession``) are
     absolute. Anything else must be a
-    (unique prefix of a) session id: it may contain only letters, digits and
-    ``-`` (so it can never address a path outside the sessions directory),
-    and it is matched against the ``<timestamp>_<id>.jsonl`` files under
-    ``<agent dir>/sessions``.
+    (unique prefix of a) session id: any id
+    :func:`pi_session.ids.validate_session_id` accepts (``user_123``,
+    ``chat.v2``, ``Support-42``) or a prefix of one (letters, digits, ``.``,
+    ``_``, ``-``, starting with a letter or digit, so it can never address a
+    path outside the sessions directory). It is matched against the WHOLE id
+    of the ``<timestamp>_<id>.jsonl`` files under ``<agent dir>/sessions``
+    (:func:`pi_session.stores.file.session_id_of_file_name`: ``123`` never
+    finds ``user_123``); when no id starts with it, its lower-case form is
+    tried (pi's ids are lower-case UUIDs), as the stores'
+    ``resolve`` does.
 
     Raises:
         CliError: no such file, unknown id, or an ambiguous prefix.
@@ -188,7 +194,7 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     from ..paths import sessions_dir
 
     from ..stores import SessionNotFoundError
-    from ..stores.file import FileStore
+    from ..stores.file import FileStore, session_id_of_file_name
 
     if not arg.strip():
         raise CliError("no session given: pass a session file or a session id (prefix)")
@@ -209,10 +215,10 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
             return store.path_of(store.resolve(arg))
         except SessionNotFoundError as exc:
             raise CliError(str(exc)) from None
-    if not re.fullmatch(r"[0-9A-Za-z-]+", arg):
+    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._-]*", arg):
         raise CliError(f"{arg}: no such session file")
     root = sessions_dir(agent_dir)
-    matches: list[Path] = []
+    named: list[tuple[str, Path]] = []
     if root.is_dir():
         for sub in root.iterdir():
             if not sub.is_dir():
@@ -222,15 +228,17 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
             except OSError:
                 continue
             for name in names:
-                if not name.endswith(".jsonl") or "_" not in name:
-                    continue
-                session_id = name[:-6].rsplit("_", 1)[1]
-                if session_id.startswith(arg.lower()) or session_id == arg:
-                    matches.append(sub / name)
+                session_id = session_id_of_file_name(name)
+                if session_id is not None:
+                    named.append((session_id, sub / name))
+    exact = [path for session_id, path in named if session_id == arg]
+    matches = exact or [path for session_id, path in named if session_id.startswith(arg)]
+    if not matches and arg != arg.lower():
+        matches = [path for session_id, path in named if session_id.startswith(arg.lower())]
     if not matches:
         raise CliError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
     if len(matches) > 1:
-        shown = ", ".join(m.name[:-6].rsplit("_", 1)[1] for m in sorted(matches)[:5])
+        shown = ", ".join(str(session_id_of_file_name(m.name)) for m in sorted(matches)[:5])
         raise CliError(f"{arg}: ambiguous session id prefix ({len(matches)} sessions: {shown}{', ...' if len(matches) > 5 else ''})")
     match = matches[0]
     if not match.resolve().is_relative_to(root.resolve()):

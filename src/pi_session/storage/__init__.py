@@ -47,7 +47,7 @@ from .append import (
     locked_append_fd,
     write_side_file,
 )
-from .atomic import data_sync, ensure_dir, fsync_dir, write_all, write_atomic
+from .atomic import OwnershipWarning, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
@@ -109,5 +109,7 @@ __all__ = [
     "data_sync",
     "write_all",
     "write_atomic",
+    "OwnershipWarning",
+    "keep_ownership",
     "locked_append_fd",
 ]

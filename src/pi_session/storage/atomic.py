@@ -1,6 +1,6 @@
 """Durable file-system primitives and THE atomic write: :func:`write_atomic`
 (temp file beside the target, write, fsync, rename, fsync of the directory;
-mode 0600), which every temp-and-rename of pi_session goes through (session
+mode 0600; a replaced file's owner and group), which every temp-and-rename of pi_session goes through (session
 creation and rewrites in :mod:`.rewrite`, the listing index, ``export``'s
 output file). Also :func:`ensure_dir` (0700 directories), :func:`fsync_dir`,
 :data:`data_sync` and :func:`write_all`."""
@@ -10,6 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
+import warnings
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -66,19 +68,55 @@ def _temp_path(target: Path) -> Path:
     return target.with_name(f"{name}.{secrets.token_hex(4)}.tmp")
 
 
+class OwnershipWarning(UserWarning):
+    """A rewritten file could not keep its owner or group (the process may
+    not give a file away: only root may, or an owner to a group of its
+    own); the file now belongs to the process that rewrote it."""
+
+
+def keep_ownership(fd: int, original: os.stat_result, path: StrPath, *, mode: bool = True) -> None:
+    """Give the open file ``fd`` the owner and group of ``original`` (the
+    stat of the file it is about to replace, or a backup's original) and,
+    with ``mode``, its permission bits: ``os.fchown`` when they differ (root
+    may, and an owner may change the group to one of its own), then
+    ``os.fchmod`` (after the chown, which clears set-id bits). An owner that
+    cannot be kept is said with an :class:`OwnershipWarning` naming
+    ``path``; the write goes on."""
+    current = os.fstat(fd)
+    want = (original.st_uid, original.st_gid)
+    if (current.st_uid, current.st_gid) != want:
+        try:
+            os.fchown(fd, *want)
+        except OSError as exc:
+            warnings.warn(
+                f"{path}: could not keep owner {want[0]}:{want[1]} "
+                f"(now {current.st_uid}:{current.st_gid}): {exc.strerror or exc}",
+                OwnershipWarning,
+                stacklevel=3,
+            )
+    if mode:
+        with contextlib.suppress(OSError):
+            os.fchmod(fd, stat.S_IMODE(original.st_mode))
+
+
 def write_atomic(
     path: StrPath,
     chunks: Iterable[bytes],
     *,
     replace: bool = True,
     durable: bool = True,
+    keep_mode: bool = False,
     guard: Callable[[Path], AbstractContextManager[object]] | None = None,
 ) -> None:
     """Write a file so that it appears whole or not at all.
 
     Steps: create a temp file ``.<name>.<8 hex>.tmp`` beside ``path``
     (``O_EXCL``, mode 0600), write ``chunks`` to it, fsync it, rename it to
-    ``path`` (or hard-link it, see ``replace``), fsync the directory. The
+    ``path`` (or hard-link it, see ``replace``), fsync the directory. A file
+    replaced keeps its owner and group (:func:`keep_ownership`: the temp
+    file gets them before the rename, so root rewriting a user's file leaves
+    it the user's; an :class:`OwnershipWarning` when the owner cannot be
+    kept), and its mode with ``keep_mode``; a new file is the process's. The
     temp file is removed whatever happens (a killed process may leave it
     behind; :mod:`pi_session.repair` cleans those up beside sessions).
 
@@ -90,6 +128,8 @@ def write_atomic(
             (FileExistsError, also when ``path`` appeared meanwhile).
         durable: False skips both fsyncs (the content still appears whole;
             a power loss may lose it).
+        keep_mode: a replaced file keeps its permission bits (session
+            rewrites); False: the result is 0600 (an export's output).
         guard: called with the temp file's path once it is written; the
             context manager it returns is held around the rename and the
             directory fsync (a lock, last checks that raise to write
@@ -104,6 +144,14 @@ def write_atomic(
     tmp = _temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
     try:
+        if replace:
+            try:
+                original = os.stat(target)
+            except FileNotFoundError:
+                pass
+            else:
+                if stat.S_ISREG(original.st_mode):
+                    keep_ownership(fd, original, target, mode=keep_mode)
         with os.fdopen(fd, "wb", closefd=True) as f:
             for chunk in chunks:
                 f.write(chunk)

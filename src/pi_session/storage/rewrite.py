@@ -14,7 +14,7 @@ from pathlib import Path
 
 from .. import jsonio
 from .append import locked_append_fd, free_side_path
-from .atomic import write_all, ensure_dir, write_atomic
+from .atomic import keep_ownership, write_all, ensure_dir, write_atomic
 from .model import FILE_MODE, Durability, SessionFileError
 from .reader import SessionFile, iter_lines
 from ..records import StrPath
@@ -41,7 +41,9 @@ def backup_path(path: StrPath, tag: str) -> Path:
 
 def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
     """Keep the current content of ``path`` as a backup: a hard link (free,
-    and the old inode survives the rename), else a fsync'd 0600 copy."""
+    the old inode survives the rename, and keeps its owner, group and
+    mode), else a fsync'd copy given the original's owner, group and mode
+    (:func:`~.atomic.keep_ownership`)."""
     backup = backup_path(path, tag)
     try:
         os.link(path, backup)
@@ -50,9 +52,11 @@ def _make_backup(path: Path, tag: str, fd_size: int) -> Path:
         if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK):
             raise
     with open(path, "rb") as src:
+        original = os.fstat(src.fileno())
         data = src.read(fd_size)
     bfd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
     try:
+        keep_ownership(bfd, original, backup)
         write_all(bfd, data)
         os.fsync(bfd)
     finally:
@@ -71,7 +75,9 @@ def atomic_rewrite(
     """Replace a file's content atomically, keeping the original as a backup.
 
     Steps: write ``lines`` to a temp file ``.<name>.<random>.tmp`` in the
-    same directory (mode 0600, or the original's mode) and fsync it; under
+    same directory (with the original's owner, group and mode, see
+    :func:`~.atomic.write_atomic`; an ``OwnershipWarning`` when the owner
+    cannot be kept) and fsync it; under
     the append lock, check the file did not change since it was read
     (``expect_size``/``expect_mtime_ns``), hard-link the original to the
     backup name, rename the temp file over the original, fsync the
@@ -109,13 +115,11 @@ def atomic_rewrite(
                 expect_mtime_ns is not None and st.st_mtime_ns != expect_mtime_ns
             ):
                 raise SessionFileError(p, "the file changed while it was being rewritten; nothing was changed")
-            with contextlib.suppress(OSError):
-                os.chmod(tmp, st.st_mode & 0o777)
             if backup_tag is not None:
                 backup = _make_backup(p, backup_tag, st.st_size)
             yield
 
-    write_atomic(p, lines, guard=locked)
+    write_atomic(p, lines, keep_mode=True, guard=locked)
     return backup
 
 

@@ -14,6 +14,7 @@ import builtins
 import errno
 import os
 import re
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -35,10 +36,19 @@ from ..timestamps import file_timestamp, now_iso
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
 
-__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file"]
+__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file", "session_id_of_file_name"]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
-_NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_(.+)\.jsonl")
+_NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\.jsonl")
+
+
+def session_id_of_file_name(name: str) -> str | None:
+    """The session id a file name ``<timestamp>_<id>.jsonl`` gives: the
+    WHOLE rest of the name after the timestamp (``..._user_123.jsonl`` is
+    ``user_123``, never ``123``), when it has the form
+    :func:`pi_session.ids.validate_session_id` accepts; else None."""
+    match = _NAMED.fullmatch(name)
+    return match[1] if match is not None else None
 
 
 class UnnamableSessionError(StoreError):
@@ -90,7 +100,7 @@ class FileStore(SessionStore):
         """``(session id, file)`` of every session file, in directory and
         name order: the id from a ``<timestamp>_<id>.jsonl`` name (as the
         CLI resolves ids), else from the header (files without one are
-        passed over)."""
+        passed over, and so is anything that is not a regular file)."""
         for _sub, ids in self._dir_ids():
             yield from ids.items()
 
@@ -134,9 +144,14 @@ class FileStore(SessionStore):
             if not name.endswith(".jsonl"):
                 continue
             path = sub / name
-            match = _NAMED.fullmatch(name)
-            if match is not None:
-                ids.setdefault(match[1], path)
+            try:
+                if not stat.S_ISREG(os.stat(path).st_mode):
+                    continue  # a FIFO or a device named *.jsonl is no session
+            except OSError:
+                continue
+            named = session_id_of_file_name(name)
+            if named is not None:
+                ids.setdefault(named, path)
                 continue
             header = read_session_header(path)
             if header is not None:
@@ -368,7 +383,9 @@ class FileHandle(SessionHandle):
 def most_recent_file(directory: Path, resolved_cwd: str | None = None) -> Path | None:
     """The ``*.jsonl`` file of ``directory`` with the newest mtime whose
     header can be read (and, with ``resolved_cwd``, whose header cwd is that
-    cwd), or None (pi's ``continueRecent``)."""
+    cwd), or None (pi's ``continueRecent``). Only regular files count: a
+    FIFO or a device (or a symlink to one) named ``*.jsonl`` is passed over
+    without being opened (beyond pi)."""
     try:
         names = os.listdir(directory)
     except OSError:
@@ -379,9 +396,11 @@ def most_recent_file(directory: Path, resolved_cwd: str | None = None) -> Path |
             continue
         path = directory / name
         try:
-            candidates.append((path.stat().st_mtime_ns, path))
+            st = path.stat()
         except OSError:
             continue
+        if stat.S_ISREG(st.st_mode):
+            candidates.append((st.st_mtime_ns, path))
     candidates.sort(key=lambda c: c[0], reverse=True)
     for _mtime, path in candidates:
         header = read_session_header(path)
