@@ -13,6 +13,7 @@ import errno
 import functools
 import os
 import sys
+import warnings
 from typing import Any, Callable, Optional
 
 import typer
@@ -172,6 +173,12 @@ def _one_line(text: str) -> str:
     return " ".join(sanitize(text).split())
 
 
+def _show_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None, line: str | None = None) -> None:
+    """Library warnings (e.g. an ownership a rewrite could not keep) as one
+    ``pi-session: warning: ...`` line, without Python's source location."""
+    _say(f"warning: {_one_line(str(message))}")
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -184,6 +191,8 @@ def main() -> None:
     from ..stores.base import StoreError
 
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
+    if not debug:
+        warnings.showwarning = _show_warning
     try:
         app()
     except SystemExit as exc:
