@@ -36,3 +36,19 @@ def make_session(directory: Path, n: int = 6, cwd: str = "/proj") -> Path:
     path = m.get_session_file()
     assert path is not None and path.exists()
     return path
+
+
+def stored_session_lines(session_id: str, text: str = "hello") -> list[bytes]:
+    """The lines of a two-record session (header + one user message) for
+    putting straight into a store."""
+    from pi_session import jsonio
+
+    header = {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-02T03:04:05.000Z", "cwd": "/work/p"}
+    user = {
+        "type": "message",
+        "id": "e1",
+        "parentId": None,
+        "timestamp": "2025-01-02T03:04:06.000Z",
+        "message": {"role": "user", "content": text, "timestamp": 1735787046000},
+    }
+    return [jsonio.dumps_line(header), jsonio.dumps_line(user)]

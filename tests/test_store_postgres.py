@@ -15,20 +15,12 @@ import psycopg
 import pytest
 
 from pi_session import jsonio
+from storage_helpers import stored_session_lines
 from pi_session.stores import StoreError, open_store
 from pi_session.stores.postgres import PostgresStore
 
 
-def _session(session_id: str, text: str = "hello") -> list[bytes]:
-    header = {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-02T03:04:05.000Z", "cwd": "/work/p"}
-    user = {
-        "type": "message",
-        "id": "e1",
-        "parentId": None,
-        "timestamp": "2025-01-02T03:04:06.000Z",
-        "message": {"role": "user", "content": text, "timestamp": 1735787046000},
-    }
-    return [jsonio.dumps_line(header), jsonio.dumps_line(user)]
+_session = stored_session_lines
 
 
 def test_password_never_shown_in_errors() -> None:
