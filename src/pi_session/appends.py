@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import context as _context
 from .ids import new_entry_id
 from .records import UNDEFINED
+from .stale_leaf import continues_plan
 from .storage import LeafMovedError
 from .timestamps import iso_to_ms, now_iso
 
@@ -160,11 +161,13 @@ class EntryAppends:
 
         Args:
             planned_leaf_id: the leaf the compaction was prepared at. When
-                given, the entry is written only if it still continues that
-                path: the leaf here is that entry, and entries another
-                writer appended meanwhile (seen under the append lock)
-                continue it. Otherwise nothing is written (beyond pi, which
-                chains a stale plan onto whatever branch is last).
+                given, the entry is written only if the plan still holds
+                (:func:`pi_session.stale_leaf.continues_plan`): the path to
+                the leaf here, and to the last of the entries another writer
+                appended meanwhile (seen under the append lock), passes
+                through that entry with no compaction after it. Otherwise
+                nothing is written (beyond pi, which chains a stale plan onto
+                whatever branch is last).
 
         Raises:
             pi_session.storage.LeafMovedError: the leaf moved off the
@@ -173,7 +176,7 @@ class EntryAppends:
         Returns:
             The new entry id.
         """
-        if planned_leaf_id is not OMITTED and planned_leaf_id != self._leaf_id:
+        if planned_leaf_id is not OMITTED and not continues_plan(self.get_branch(), planned_leaf_id):
             raise LeafMovedError(self._where(), planned_leaf_id, self._leaf_id)
         self._writer.planned_leaf = planned_leaf_id
         try:

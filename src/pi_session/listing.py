@@ -313,7 +313,10 @@ def _stat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _jsonl_names(directory: Path) -> list[str] | None:
+def jsonl_names(directory: StrPath) -> list[str] | None:
+    """The names ending in ``.jsonl`` in ``directory``, in directory order
+    (what every session-directory scan starts from), or None when the
+    directory cannot be read. Nothing is opened or stat'ed."""
     try:
         with os.scandir(directory) as it:
             return [e.name for e in it if e.name.endswith(".jsonl")]
@@ -366,7 +369,7 @@ def list_session_dir(
             first) on the first, every 10th and the last call, else None.
     """
     d = Path(directory)
-    names = _jsonl_names(d) if d.is_dir() else None
+    names = jsonl_names(d) if d.is_dir() else None
     if names is None:
         return []
     names.sort(reverse=True)
@@ -401,7 +404,7 @@ def list_sessions_dirs(
     for sub in subs:
         if not sub.is_dir():  # follows symlinks
             continue
-        names = _jsonl_names(sub)
+        names = jsonl_names(sub)
         if names is None:
             continue
         index = _DirIndex(sub)

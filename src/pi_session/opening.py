@@ -24,6 +24,7 @@ from . import jsonio
 from .ids import new_session_id, validate_session_id
 from .listing import (
     ProgressCallback,
+    jsonl_names,
     list_session_dir,
     list_sessions_dirs,
     paths_equal,
@@ -151,13 +152,7 @@ def find_session_file(directory: Path, session_id: str, resolved_cwd: str | None
     whose header ``id`` is ``session_id`` (and, with ``resolved_cwd``,
     whose header cwd is it), or None (also when the directory cannot be
     read). Only headers are read."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return None
-    for name in names:
-        if not name.endswith(".jsonl"):
-            continue
+    for name in jsonl_names(directory) or ():
         path = directory / name
         header = read_session_header(path)
         if header is None or header.get("id") != session_id:

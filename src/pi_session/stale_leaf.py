@@ -62,6 +62,24 @@ def foreign_entries(lines: Sequence[bytes], known: Mapping[str, Any], pending_id
     return foreign
 
 
+def continues_plan(path: Sequence[Mapping[str, Any]], planned_leaf_id: str | None) -> bool:
+    """Whether a compaction planned at ``planned_leaf_id`` may still be
+    written at the end of ``path`` (root→leaf entries, or the part of it
+    from the planned leaf on): the planned leaf is on it (None: planned on
+    a session of only its header) and no compaction follows it. Entries
+    appended after the planned leaf on the same path are kept after the
+    summary's first kept entry, so the plan still holds (beyond pi, which
+    chains a stale plan onto whatever branch is last)."""
+    ids = [entry.get("id") for entry in path]
+    if planned_leaf_id is None:
+        start = 0
+    elif planned_leaf_id in ids:
+        start = ids.index(planned_leaf_id) + 1
+    else:
+        return False
+    return not any(entry.get("type") == "compaction" for entry in path[start:])
+
+
 def follow_foreign_lines(
     lines: Sequence[bytes],
     *,
@@ -110,7 +128,8 @@ def follow_foreign_lines(
             seen.add(node.get("id"))
             parent = node.get("parentId")
             node = foreign_by_id.get(parent) or (known.get(parent) if isinstance(parent, str) else None)
-        if node is None or node.get("id") != tip:
+        chain = [n for n in foreign if n.get("id") in seen]
+        if node is None or node.get("id") != tip or not continues_plan([node, *chain], tip):
             raise LeafMovedError(where, tip, foreign[-1].get("id"), len(foreign))
     last = foreign[-1].get("id")
     if continues:

@@ -180,21 +180,6 @@ async def summarize_compaction(plan: CompactionPlan, summarizer: Summarizer, *, 
     return await compact(plan.preparation, summarizer, custom_instructions=custom_instructions)
 
 
-def _continues(manager: SessionManager, planned_leaf_id: str | None) -> bool:
-    """Whether the path to ``manager``'s leaf passes through
-    ``planned_leaf_id`` with no compaction after it (entries another writer
-    added on the same path)."""
-    path = manager.get_branch()
-    ids = [e.get("id") for e in path]
-    if planned_leaf_id is None:
-        start = 0
-    elif planned_leaf_id in ids:
-        start = ids.index(planned_leaf_id) + 1
-    else:
-        return False
-    return not any(e.get("type") == "compaction" for e in path[start:])
-
-
 def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: SessionManager) -> CompactionDone:
     """Append the compaction entry of ``result``, planned by ``plan``, to
     ``writer`` (the session opened for writing; the same manager the plan
@@ -219,15 +204,13 @@ def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: Se
         LeafMoved: see above (nothing written).
         OSError: the write failed (:class:`pi_session.storage.AppendError`).
     """
-    leaf = writer.get_leaf_id()
-    if leaf != plan.leaf_id and not _continues(writer, plan.leaf_id):
-        raise LeafMoved(plan.location, plan.leaf_id, leaf, by_other_writer=writer is not plan.manager)
     seen = len(writer.notes)
     try:
-        entry_id = writer.append_compaction_result(result, planned_leaf_id=leaf)
+        entry_id = writer.append_compaction_result(result, planned_leaf_id=plan.leaf_id)
         writer.save()
     except LeafMovedError as exc:
-        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, by_other_writer=exc.count > 0) from None
+        by_other_writer = exc.count > 0 or writer is not plan.manager
+        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, by_other_writer=by_other_writer) from None
     return CompactionDone(entry_id, result, plan, writer, tuple(writer.notes[seen:]))
 
 

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..listing import list_session_dir, list_sessions_dirs, read_session_header, resolve_path, session_cwd_matches
+from ..listing import jsonl_names, list_session_dir, list_sessions_dirs, read_session_header, resolve_path, session_cwd_matches
 from ..paths import encode_cwd, session_file_name
 from ..storage import (
     AppendResult,
@@ -136,13 +136,7 @@ class FileStore(SessionStore):
     @staticmethod
     def _list_dir(sub: Path) -> dict[str, Path]:
         ids: dict[str, Path] = {}
-        try:
-            names = sorted(os.listdir(sub))
-        except OSError:
-            return ids
-        for name in names:
-            if not name.endswith(".jsonl"):
-                continue
+        for name in sorted(jsonl_names(sub) or ()):
             path = sub / name
             try:
                 if not stat.S_ISREG(os.stat(path).st_mode):
@@ -386,14 +380,8 @@ def most_recent_file(directory: Path, resolved_cwd: str | None = None) -> Path |
     cwd), or None (pi's ``continueRecent``). Only regular files count: a
     FIFO or a device (or a symlink to one) named ``*.jsonl`` is passed over
     without being opened (beyond pi)."""
-    try:
-        names = os.listdir(directory)
-    except OSError:
-        return None
     candidates: list[tuple[int, Path]] = []
-    for name in names:
-        if not name.endswith(".jsonl"):
-            continue
+    for name in jsonl_names(directory) or ():
         path = directory / name
         try:
             st = path.stat()
