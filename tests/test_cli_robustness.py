@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -426,3 +427,44 @@ def test_ctrl_c_while_the_cli_is_still_loading_prints_no_traceback(session, tmp_
         elif code != 130:
             early = delay
     assert any(code == 130 for _delay, code in outcomes), outcomes  # signals did land while our code ran
+
+
+def test_ctrl_c_wrapped_by_class_creation_during_start_up_is_still_an_interrupt(tmp_path):
+    """A Ctrl-C that lands inside class creation reaches the entry point as
+    ``RuntimeError: Error calling __set_name__`` caused by KeyboardInterrupt
+    (seen on CI when the signal hit ``platform.uname_result``). The entry
+    point follows the cause chain: one line, status 130, no traceback."""
+    script = textwrap.dedent(
+        """
+        import sys
+        class WrappedInterrupt:
+            def find_spec(self, name, path=None, target=None):
+                if name == "pi_session.cli.app":
+                    try:
+                        raise KeyboardInterrupt
+                    except KeyboardInterrupt as exc:
+                        raise RuntimeError("Error calling __set_name__ on 'cached_property'") from exc
+                return None
+        sys.meta_path.insert(0, WrappedInterrupt())
+        from pi_session.cli import main
+        main()
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script, "tree", "x.jsonl"], capture_output=True, text=True, cwd=tmp_path)
+    assert result.returncode == 130, result.stderr
+    assert result.stderr == "pi-session: interrupted\n"
+
+
+def test_interrupted_by_follows_causes_but_not_other_errors():
+    from pi_session.cli.interrupts import interrupted_by
+
+    try:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as exc:
+        wrapped = exc
+    assert interrupted_by(wrapped)
+    assert interrupted_by(KeyboardInterrupt())
+    assert not interrupted_by(RuntimeError("plain"))

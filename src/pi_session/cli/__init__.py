@@ -8,6 +8,8 @@ with one line and status 130, like Ctrl-C at any later point.
 from __future__ import annotations
 
 import sys
+
+from .interrupts import interrupted_by
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 if TYPE_CHECKING:
@@ -20,7 +22,9 @@ def main() -> None:
     """Console-script entry point (see :func:`pi_session.cli.app.main`)."""
     try:
         from .app import main as run
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        if not interrupted_by(exc):
+            raise
         try:
             sys.stderr.write("pi-session: interrupted\n")
         except (OSError, ValueError):

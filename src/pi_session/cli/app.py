@@ -20,6 +20,7 @@ import typer
 
 from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds, store_cmds
 from . import browse_cmds
+from .interrupts import interrupted_by
 
 app = typer.Typer(
     name="pi-session",
@@ -222,6 +223,9 @@ def main() -> None:
         _say(_one_line(f"{os.fsdecode(where)}: {reason}" if where is not None else reason))
         sys.exit(1)
     except Exception as exc:
+        if interrupted_by(exc):  # a Ctrl-C wrapped by an import or class creation
+            _say_interrupted()
+            sys.exit(130)
         if debug:
             raise
         _say(
