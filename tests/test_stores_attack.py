@@ -238,3 +238,19 @@ def test_threads_opening_a_new_sqlite_store_at_once(tmp_path: Path) -> None:
         assert errors == [], f"round {round_}: {errors[0]}"
         with open_store(url) as store:
             assert sorted(store.find("t")) == ["t0", "t1"]
+
+
+@pytest.mark.parametrize("conninfo", ["host=/tmp dbname=pi", "dbname=pi password=hunter2", " service = pi"])
+def test_a_libpq_connection_string_is_refused_not_taken_as_a_directory(tmp_path: Path, conninfo: str) -> None:
+    """``--store "host=/tmp dbname=pi"`` would create a directory ``host=``
+    (with ``tmp dbname=pi`` inside) and import into it: refused with one
+    line that shows the URL form instead, password masked."""
+    with pytest.raises(StoreError, match="connection string is not a store URL"):
+        open_store(conninfo)
+    result = _run("import", str(tmp_path / "nothing"), "--store", conninfo, cwd=tmp_path)
+    assert result.returncode == 1 and "postgresql://" in result.stderr and "Traceback" not in result.stderr
+    assert "hunter2" not in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    # a real directory of that name (or a path object) is still a directory
+    (tmp_path / "host=x").mkdir()
+    assert open_store(str(tmp_path / "host=x")) is not None

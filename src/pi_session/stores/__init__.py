@@ -83,7 +83,9 @@ def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: An
         options: passed to the backend's constructor.
 
     Raises:
-        StoreError: an unknown URL scheme, a sessions root that is not a
+        StoreError: an unknown URL scheme, a libpq ``key=value``
+            connection string (refused: it would be taken as a directory
+            named ``host=``), a sessions root that is not a
             directory, or the backend cannot be opened (the message shows
             the URL with its password masked).
     """
@@ -102,10 +104,28 @@ def open_store(url_or_path: str | os.PathLike[str] | SessionStore, **options: An
             raise StoreError(f"{mask_url(text)}: PostgreSQL stores need psycopg 3 ({exc})") from None
         return PostgresStore(text, **options)  # type: ignore[no-any-return,unused-ignore]
     if scheme in ("", "file"):
+        if not isinstance(url_or_path, os.PathLike) and _looks_like_conninfo(text) and not os.path.exists(text):
+            raise StoreError(
+                f"{mask_url(text)}: a libpq connection string is not a store URL; "
+                "write it as postgresql://?KEY=VALUE&... (e.g. postgresql:///DB?host=/run/postgresql)"
+            )
         from .file import FileStore
 
         return FileStore.at(text, **options)
     raise StoreError(f"{mask_url(text)}: unknown store URL scheme {scheme!r} (use a directory, sqlite:///FILE or postgresql://...)")
+
+
+_CONNINFO_KEYWORDS = frozenset(
+    "host hostaddr port dbname user password passfile service sslmode options application_name connect_timeout".split()
+)
+
+
+def _looks_like_conninfo(text: str) -> bool:
+    """Whether ``text`` starts as a libpq ``key=value`` connection string
+    (``host=/tmp dbname=x``): taken as a directory it would create one
+    named ``host=``."""
+    key, sep, _rest = text.strip().partition("=")
+    return bool(sep) and key.strip().lower() in _CONNINFO_KEYWORDS
 
 
 _shared: dict[tuple[int, str], SessionStore] = {}
