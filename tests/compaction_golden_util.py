@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,11 +29,11 @@ from pi_session.tree import SessionTree
 
 GOLDENS = Path(__file__).resolve().parent / "goldens" / "compaction"
 SESSIONS = GOLDENS / "sessions"
-ORACLE = Path(os.environ.get("PI_ORACLE", str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle" / "pi-oracle")))
+from shared_paths import ORACLE, oracle_missing  # noqa: E402
 
 
 def oracle_available() -> bool:
-    return ORACLE.exists() and shutil.which("node") is not None
+    return oracle_missing() is None
 
 
 def load_session(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,12 +12,11 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 GOLDENS = TESTS / "goldens"
-SHARED = ROOT.parent / "shared"
-FIXTURES = SHARED / "fixtures" / "pi"
-ORACLE = SHARED / "pi-oracle" / "pi-oracle"
 
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
+
+from shared_paths import FIXTURES, ORACLE, SHARED, oracle_missing, shared_missing  # noqa: E402,F401
 
 # Property tests draw the same examples on every run ("default": CI is
 # reproducible, a failure seen once is seen again). HYPOTHESIS_PROFILE=explore
@@ -31,7 +29,7 @@ _hypothesis_settings.register_profile("explore", derandomize=False, max_examples
 _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 def oracle_available() -> bool:
-    return ORACLE.exists() and shutil.which("node") is not None and shutil.which("npm") is not None
+    return oracle_missing() is None
 
 
 # Live oracle tests run against the current pi, 1.6.0, unless PI_ORACLE_PI
@@ -54,8 +52,9 @@ def run_oracle(*args: str, pi: str | None = None) -> str:
 @pytest.fixture
 def oracle():
     """The oracle runner; skips the test when node or the oracle is absent."""
-    if not oracle_available():
-        pytest.skip("pi-oracle (node + npm) not available")
+    reason = oracle_missing()
+    if reason is not None:
+        pytest.skip(reason)
     return run_oracle
 
 
@@ -65,8 +64,9 @@ def fixture_copy(tmp_path):
 
     def copy(name: str) -> Path:
         src = FIXTURES / name
-        if not src.exists():
-            pytest.skip(f"{src} not present")
+        reason = shared_missing(src)
+        if reason is not None:
+            pytest.skip(reason)
         dst = tmp_path / name
         dst.write_bytes(src.read_bytes())
         return dst

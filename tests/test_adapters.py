@@ -12,8 +12,6 @@ import copy
 import hashlib
 import importlib.util
 import json
-import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -672,11 +670,11 @@ def test_cut_scenarios_cut_where_pi_cuts():
     assert [c["firstKeptEntryId"] for c in cuts["chained_compactions"]] == ["u2", "u2"]
 
 
-ORACLE = os.environ.get("PI_ORACLE", str(Path(__file__).resolve().parents[2] / "shared" / "pi-oracle" / "pi-oracle"))
+from shared_paths import ORACLE, needs_oracle  # noqa: E402
 
 
 @pytest.mark.oracle
-@pytest.mark.skipif(not (shutil.which("node") and os.path.exists(ORACLE)), reason="needs node and pi-oracle")
+@needs_oracle
 @pytest.mark.parametrize("scenario", SCENARIOS[:3], ids=[s["name"] for s in SCENARIOS[:3]])
 def test_cut_scenarios_live_oracle(scenario, tmp_path):
     path = tmp_path / "entries.json"

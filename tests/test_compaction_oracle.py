@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 
 import sessiongen
 from compaction_gen16 import enrich
-from compaction_golden_util import as_oracle_json, js_output_text, oracle_available, ours
+from compaction_golden_util import as_oracle_json, js_output_text, ours
 from conftest import run_oracle
+from shared_paths import needs_oracle
 from pi_session.compaction import serialize_conversation
 
 pytestmark = [
     pytest.mark.oracle,
-    pytest.mark.skipif(not oracle_available(), reason="pi-oracle or node not available"),
+    needs_oracle,
 ]
 
 SLOW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, GOLDENS
+from shared_paths import shared_missing
 from pi_session import SessionManager
 from pi_session.cli.render import tree_json
 from pi_session.jsonio import dumps_pretty
@@ -50,7 +51,7 @@ def test_goldens_present():
 def test_context_matches_pi(name):
     path = _session_path(name)
     if not path.exists():
-        pytest.skip(f"{path} missing")
+        pytest.skip(shared_missing(path) or "")
     goldens = json.loads((SESSIONS / f"{name}.context.json").read_text())
     assert "<leaf>" in goldens and "null" in goldens
     stable_ids = not name.startswith("fixture-")
@@ -73,7 +74,7 @@ def test_fixture_contexts_through_cli(cli, tmp_path):
     for name in ("before-compaction", "large-session"):
         src = FIXTURES / f"{name}.jsonl"
         if not src.exists():
-            pytest.skip("fixtures absent")
+            pytest.skip(shared_missing(src) or "")
         copy = tmp_path / src.name
         copy.write_bytes(src.read_bytes())
         result = cli("context", str(copy), "--json")

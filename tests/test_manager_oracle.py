@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from conftest import ORACLE, oracle_available
+from conftest import ORACLE, oracle_missing
 from opsgen import USER, ASSISTANT, normalize, random_ops16, run_ops
 from pi_session import SessionManager
 from pi_session.context import projection_to_json
@@ -43,8 +43,9 @@ def batch16(calls: list[list[str]], tmp: Path) -> list[dict]:
 
 @pytest.fixture(autouse=True)
 def _need_oracle():
-    if not oracle_available():
-        pytest.skip("pi-oracle (node + npm) not available")
+    reason = oracle_missing()
+    if reason is not None:
+        pytest.skip(reason)
 
 
 @settings(max_examples=1, phases=[Phase.explicit, Phase.generate], deadline=None,

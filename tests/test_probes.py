@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import FIXTURES
+from shared_paths import shared_missing
 from fake_providers import fake_provider  # noqa: F401  (fixture)
 from pi_session.cli.app import app
 from pi_session.compaction import compact, prepare_compaction
@@ -383,7 +384,7 @@ def test_summaries_that_drop_facts_miss_probes():
 def test_real_sessions_every_probe_answered_within_budget(name):
     src = FIXTURES / name
     if not src.exists():
-        pytest.skip(f"{src} not present")
+        pytest.skip(shared_missing(src) or "")
     from pi_session.manager import SessionManager
 
     path = SessionManager.open(src, read_only=True).get_branch()

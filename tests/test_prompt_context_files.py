@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_session.prompt import CONTEXT_FILE_NAMES, load_project_context_files
+from shared_paths import needs_oracle
 from test_prompt_trees import CONTEXT_SCENARIOS, GOLDENS, ORACLE, build_context_tree, normalise, scenario_path
 
 GOLDEN = json.loads((GOLDENS / "context_files.json").read_text())
@@ -157,7 +157,7 @@ def test_one_file_per_level_outermost_first(levels: list[str | None]) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
+@needs_oracle
 def test_live_oracle_context_files(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = [["context-files", "--cwd", str(tree / c), "--agent-dir", str(tree / a)]
              for c, a in CONTEXT_SCENARIOS.values() if c[0] not in "~@" and a[0] not in "~@"]

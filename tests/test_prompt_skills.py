@@ -7,7 +7,6 @@ from __future__ import annotations
 import html
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from pi_session.prompt import (
 )
 from pi_session.prompt.ignore import IgnoreMatcher
 from pi_session.prompt.skills import FrontmatterError
+from shared_paths import needs_oracle
 from test_prompt_trees import GOLDENS, ORACLE, SKILL_SCENARIOS, build_all, normalise, skill_args, skill_md
 
 GOLDEN = json.loads((GOLDENS / "skills.json").read_text())
@@ -394,7 +394,7 @@ def test_frontmatter_round_trip_and_validation(tmp_path_factory: pytest.TempPath
 
 
 @pytest.mark.oracle
-@pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
+@needs_oracle
 def test_live_oracle_skills(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The oracle's install stays where it is ($PI_ORACLE_HOME, else under the real home).
     env = dict(os.environ, PI_ORACLE_PI="1.6.0", HOME=str(tree / "home"))

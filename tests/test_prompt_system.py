@@ -11,7 +11,6 @@ used, and the patch's keys."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from pi_session.prompt import (
     render_system_prompt_state,
     skill_read_tool,
 )
+from shared_paths import needs_oracle
 from test_prompt_trees import GOLDENS, ORACLE, PATCH_SCENARIOS, PROMPT_SCENARIOS, SKILLS
 
 GOLDEN = json.loads((GOLDENS / "system_prompt.json").read_text())
@@ -393,7 +393,7 @@ def test_diff_property(previous: dict, current: dict) -> None:
 
 
 @pytest.mark.oracle
-@pytest.mark.skipif(shutil.which("node") is None or not ORACLE.exists(), reason="node or pi-oracle missing")
+@needs_oracle
 def test_live_oracle_structure(tmp_path: Path) -> None:
     """Every scenario (and one more) through the live pi 1.6 oracle, in one batch."""
     import os

@@ -22,7 +22,7 @@ from pathlib import Path
 from pi_session.prompt import DEFAULT_TOOL_GUIDELINES, DEFAULT_TOOL_SNIPPETS
 
 GOLDENS = Path(__file__).parent / "goldens" / "prompt"
-ORACLE = Path("/work/shared/pi-oracle/pi-oracle")
+from shared_paths import ORACLE  # noqa: E402 - ../shared beside the repository, wherever it is
 GEN_ROOT = Path("/tmp/pi-session-prompt-goldens/root")
 ROOT_TOKEN = "<ROOT>"
 ORACLE_VERSION = "1.6.0"

@@ -43,7 +43,7 @@ def _variants(data: bytes) -> list[bytes]:
 def _files() -> list[Path]:
     files = sorted(FIXTURES.glob("**/*.jsonl"))[:12] + sorted((ROOT / "tests" / "goldens").glob("**/*.jsonl"))[:12]
     if not files:
-        pytest.skip("no session files to compare")
+        pytest.skip(f"no session files to compare (needs {FIXTURES} from the ../shared checkout beside this repository)")
     return files
 
 

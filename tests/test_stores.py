@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, GOLDENS
+from shared_paths import shared_missing
 from pi_session import SessionManager, read_session_file
 from pi_session.cli.render import tree_json
 from pi_session.jsonio import dumps_line, dumps_pretty
@@ -131,7 +132,7 @@ def test_listing_infos_equal_the_file_listing(store, tmp_path):
 def test_import_export_pi_fixtures(store, tmp_path, fixture):
     src = FIXTURES / fixture
     if not src.exists():
-        pytest.skip("pi fixtures absent")
+        pytest.skip(shared_missing(src) or "")
     before = src.read_bytes()
     result = import_file(store, src)
     assert result.status == "imported", result.message

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES, ROOT
+from shared_paths import shared_missing
 from sessiongen import generate_session, write_session
 from viewer_pages import CHROMIUM, export_page, hostile_session, launch_browser, showcase_session, write_readme_screenshot
 
@@ -108,7 +109,7 @@ def test_every_branch_is_reachable_by_clicking(browser, tmp_path):
 def test_real_fixture_long_path_windowing_and_no_script(browser, tmp_path):
     source = FIXTURES / "large-session.jsonl"
     if not source.exists():
-        pytest.skip("pi fixtures absent (../shared)")
+        pytest.skip(shared_missing(source) or "")
     session = tmp_path / "large.jsonl"
     shutil.copy(source, session)
     w = Watched(browser, export_page(session, tmp_path / "large.html").as_uri(), viewport={"width": 1280, "height": 900})
@@ -132,7 +133,7 @@ def test_real_fixture_long_path_windowing_and_no_script(browser, tmp_path):
 def test_real_fixture_with_compactions(browser, tmp_path):
     source = FIXTURES / "before-compaction.jsonl"
     if not source.exists():
-        pytest.skip("pi fixtures absent (../shared)")
+        pytest.skip(shared_missing(source) or "")
     session = tmp_path / "bc.jsonl"
     shutil.copy(source, session)
     w = Watched(browser, export_page(session, tmp_path / "bc.html").as_uri(), viewport={"width": 1280, "height": 900})
