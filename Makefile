@@ -19,6 +19,7 @@ install: $(BIN)/python
 # once; pip keeps the wheel in its cache (~/.cache/pip/wheels), so a second
 # `make test`, even in a fresh .venv, reuses it. Build on every core.
 install-test: $(BIN)/python
+	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || echo "Installing the test extras into $(VENV). The first time, pip builds llama-cpp-python (the slow test's local model server) from source: 10-25 minutes on 2 cores, with no output meanwhile; later runs reuse the wheel in pip's cache."
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
 		$(BIN)/pip install --quiet -e '.[test,server]'
 
