@@ -11,9 +11,12 @@ messages a compaction summarizes (plus the previous summary, if any):
 - *constraints and preferences*: user sentences (prose, not questions, 3 to
   60 words) that are imperatives with *must*, *never*, *always*, *don't* /
   *do not*, *only* or *prefer*, in any case: *must* or *prefer* anywhere in
-  the sentence; *never*, *always*, *don't*, *do not*, *only*, *make sure* at
-  the start of a clause (after fillers such as "please", "ok,", "and") or
-  after "please" or "should" (:func:`is_constraint`). Duplicates (sharing
+  the sentence; *never*, *always*, *don't*, *do not*, *only*, *avoid*,
+  *stop* at the start of a clause (after fillers such as "please", "ok,",
+  "and") or after "please" or "should"; *make sure* anywhere; a rule said
+  of a thing ("setTheme should return an error", not "we should", "i think
+  it should" or "where it should go"); a short prohibition with "!" ("no
+  console logs!") (:func:`is_constraint`). Duplicates (sharing
   80% of their key tokens, :func:`pi_session.compaction.keywords.key_tokens`)
   are dropped, the later one kept; the previous summary's constraints come
   first.
@@ -29,11 +32,15 @@ messages a compaction summarizes (plus the previous summary, if any):
   assistant turn that did not fail. Failed look-ups (the ``read``, ``grep``,
   ``find``, ``ls`` tools, and commands such as ``grep``, ``cat``, ``ls``,
   ``find``, ``head`` that exit 1 when nothing matches,
-  :func:`is_lookup_command`) and aborted commands are not errors. Each is
-  quoted by the line of output that states the error (:func:`error_line`).
+  :func:`is_lookup_command`) and aborted commands (also when "Command
+  aborted" ends the output) are not errors. Each is quoted by the line of
+  output that states the error (:func:`.failures.error_line`); lines that state
+  nothing, such as "Debugger attached." or a runtime warning, never are.
 - *decisions*: assistant sentences stating a choice ("I'll use ...",
   "let's go with ...", "we decided ...", "switching to ...", "... instead of
-  ..." said in the first person; :func:`is_decision`), distinct.
+  ..." said in the first person; :func:`is_decision`), distinct. Narration
+  of the next action ("Let me ...", a sentence ending with ``:`` before a
+  tool call) is not a decision.
 - *the next step*: when the latest request has an assistant reply after it,
   the plan in the last assistant text (the first item of a numbered list
   ending it, else its last forward-looking sentence: "next", "then", "let
@@ -41,7 +48,9 @@ messages a compaction summarizes (plus the previous summary, if any):
   :func:`plan_steps`); otherwise (or when there is no plan) the latest
   request, pending or in progress.
 - *work done*: files changed by successful ``edit``/``write`` calls and
-  ``bash`` commands that succeeded; tool calls still without a result.
+  ``bash`` commands that succeeded; tool calls still without a result. A
+  branch summary's input has no tool results (pi leaves them out): there
+  every tool call counts as done (``tool_results=False``).
 
 How many of each the summaries hold and the probes ask about is a limit of
 the summary format (:mod:`pi_session.compaction.summary_format`).
@@ -55,6 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import bash_execution_to_text
+from .failures import LOOKUP_TOOLS, ErrorFact, command_key, error_line, is_aborted_output, is_lookup_command, is_noise_line
 from .keywords import clip, collapse, content_text, is_prose_line, key_tokens, normalize, prose, sentences
 from .summary_format import BLOCKED, CONSTRAINTS, DECISIONS, parse_summary_sections, section
 
@@ -74,6 +84,7 @@ __all__ = [
     "is_lookup_command",
     "command_key",
     "error_line",
+    "is_noise_line",
 ]
 
 MAX_CONSTRAINTS: int = section(CONSTRAINTS).max_items or 0
@@ -110,29 +121,55 @@ BASH_PREFIX = _bash_prefix()
 
 _LEAD = r"(?:(?:please|and|but|also|so|then|just|ok|okay|oh|yes|no|again|remember|note|btw|and also)[,:]?\s+)*"
 _CLAUSE_START_RE = re.compile(
-    r"^" + _LEAD + r"(?:never|always|do not|only|must|prefer|make sure)\b", re.I
+    r"^" + _LEAD + r"(?:never|always|do not|only|must|prefer|make sure|avoid|stop)\b", re.I
 )
 _ANYWHERE_RE = re.compile(
-    r"\b(?:must|prefer|preferably)\b"
+    r"\b(?:must|prefer|preferably|make sure)\b"
     r"|\bplease\s+(?:never|always|do not|only|make sure)\b"
     r"|\bshould\s+(?:never|always|only)\b"
     r"|\b(?:i|we)\s+(?:would\s+)?(?:always|only)\s+want\b",
     re.I,
 )
 _CLAUSE_SPLIT_RE = re.compile(r"\s*(?:[,;]|\s-\s|\s—\s)\s*")
+# "setTheme should return an error", "the block should stay as is": a rule
+# about the work, said of a thing (not "we should be good", not "where
+# those modules should go", not after "i think")
+_SHOULD_RE = re.compile(r"^(?:the |a |an |this |that |these |those |every |each |all )?(?:[\w.'/-]+ ){0,5}?should\b", re.I)
+_SHOULD_SUBJECT_STOP = frozenset(
+    "i we you it they he she there where which what how when why if whether who that think guess maybe probably "
+    "perhaps then".split()
+)
+# "no console logs!", "no rgb indices!": a short prohibition with "!"
+_NO_BANG_RE = re.compile(
+    r"^no\s+(?!(?:worries|problem|problems|idea|clue|way|need|rush|thanks|doubt|kidding|luck)\b)[\w.'-]+(?:\s+[\w.'-]+){0,3}\s*!+$",
+    re.I,
+)
+
+
+def _should_rule(clause: str) -> bool:
+    m = _SHOULD_RE.match(clause)
+    if not m:
+        return False
+    subject = clause[: m.end()].split()[:-1]
+    return bool(subject) and not any(w.lower().strip(",.") in _SHOULD_SUBJECT_STOP for w in subject)
 
 
 def is_constraint(sentence: str) -> bool:
     """True when a user sentence is a constraint or preference (see module
-    docs): an imperative with must / never / always / don't / only / prefer,
-    in any case; questions and non-prose lines are not."""
+    docs): an imperative with must / never / always / don't / only / prefer /
+    make sure / avoid, in any case; a rule said of a thing ("setTheme should
+    return an error"); a short prohibition ("no console logs!"). Questions
+    and non-prose lines are not."""
     s = collapse(sentence)
     words = s.split()
+    if s.endswith("!") and _NO_BANG_RE.match(_CLAUSE_SPLIT_RE.split(s)[-1]):
+        return True
     if not 3 <= len(words) <= 60 or s.endswith("?") or not is_prose_line(s):
         return False
     if _ANYWHERE_RE.search(normalize(s)):
         return True
-    return any(_CLAUSE_START_RE.match(normalize(clause)) for clause in _CLAUSE_SPLIT_RE.split(s))
+    clauses = [normalize(clause) for clause in _CLAUSE_SPLIT_RE.split(s)]
+    return any(_CLAUSE_START_RE.match(c) or _should_rule(re.sub("^" + _LEAD, "", c)) for c in clauses)
 
 
 def user_request_text(message: Mapping[str, Any]) -> str | None:
@@ -150,129 +187,6 @@ def user_request_text(message: Mapping[str, Any]) -> str | None:
     return body
 
 
-# --------------------------------------------------------------------------- rules: errors
-
-_FAILED_LINE_RE = re.compile(r"^\s*FAILED\b")
-_TRACEBACK_RE = re.compile(r"^\s*Traceback \(most recent call last\):")
-_ERROR_STATEMENT_RE = re.compile(
-    r"^\s*(?:[\w.]*(?:Error|Exception)|(?i:error|fatal))\s*:"
-    r"|^\s*(?:ERROR|FATAL)\b|^\s*npm ERR!"
-    r"|^\S+:\d+(?::\d+)?:\s*(?:fatal )?error\b",
-)
-_ERROR_WORD_RE = re.compile(r"\b(?:\w*Error|\w*Exception|error|failed|failure|fatal)\b", re.I)
-_LOOKUP_TOOLS = frozenset({"read", "ls", "grep", "find", "glob", "search"})
-_LOOKUP_COMMANDS = frozenset(
-    {"grep", "rg", "ag", "ack", "find", "fd", "ls", "cat", "head", "tail", "wc", "which", "type", "file", "stat",
-     "tree", "less", "more", "diff", "cmp", "test", "["}
-)
-_ABORTED_RE = re.compile(r"^\s*(?:command|operation|request)?\s*(?:was\s+)?(?:aborted|cancell?ed|interrupted)\b", re.I)
-
-
-def _traceback_exception_line(lines: list[str]) -> str:
-    start = None
-    for n, line in enumerate(lines):
-        if _TRACEBACK_RE.match(line):
-            start = n
-    if start is None:
-        return ""
-    for line in lines[start + 1 :]:
-        if line.strip() and not line[:1].isspace():
-            return line.strip()
-    return ""
-
-
-def error_line(text: str, *, strict: bool = False) -> str:
-    """The line of tool output that carries the error, or ``""``.
-
-    In order: the first line starting with ``FAILED``; the exception line of
-    the last Python traceback; the first line stating an error
-    (``SomeError: ...``, ``Error: ...``, ``error: ...``, ``npm ERR!``,
-    ``file:line: error ...``). Unless ``strict``: then the first line that
-    mentions an error, and finally the first non-empty line. ``strict`` (for
-    output of a command that did not report failure) gives ``""`` when no
-    line clearly states an error."""
-    lines = text.splitlines()
-    for line in lines:
-        if _FAILED_LINE_RE.match(line):
-            return line.strip()
-    found = _traceback_exception_line(lines)
-    if found:
-        return found
-    for line in lines:
-        if _ERROR_STATEMENT_RE.match(line):
-            return line.strip()
-    if strict:
-        return ""
-    for line in lines:
-        if _ERROR_WORD_RE.search(line):
-            return line.strip()
-    return next((line.strip() for line in lines if line.strip()), "")
-
-
-def _strip_command(command: str) -> str:
-    """What a command runs: the last command of a ``&&`` / ``;`` chain
-    (``cd``, ``export`` and ``source`` steps skipped), without what follows
-    a pipe and without redirections."""
-    cmd = collapse(command)
-    parts = re.split(r"\s*(?:&&|;)\s*", cmd)
-    parts = [p for p in parts if p and not re.match(r"^(?:cd|pushd|export|source|\.)\s", p)]
-    cmd = parts[-1] if parts else cmd
-    cmd = cmd.split(" | ", 1)[0].split("|", 1)[0] if "|" in cmd else cmd
-    cmd = re.sub(r"\s*\d?>&?\d?\s*\S*$", "", cmd) if re.search(r"\d?>", cmd) else cmd
-    cmd = re.sub(r"\s+\d>&\d", "", cmd)
-    return cmd.strip()
-
-
-def command_key(command: str) -> tuple[str, ...]:
-    """The target of a command: the first three non-option words of
-    :func:`_strip_command` (``npm run check``, ``pytest tests/x.py``)."""
-    words = [w for w in _strip_command(command).split() if not w.startswith("-")]
-    return tuple(words[:3])
-
-
-def is_lookup_command(command: str) -> bool:
-    """True for a command that only looks things up (``grep``, ``cat``,
-    ``ls``, ``find``, ``head``, ``sed -n``, ``git status/log/diff`` ...), judged
-    by what :func:`_strip_command` leaves."""
-    words = _strip_command(command).split()
-    if not words:
-        return False
-    prog = words[0].rsplit("/", 1)[-1]
-    if prog == "sed" and "-n" in words:
-        return True
-    if prog == "git" and len(words) > 1 and words[1] in ("status", "log", "diff", "show", "grep", "ls-files"):
-        return True
-    return prog in _LOOKUP_COMMANDS
-
-
-@dataclass
-class ErrorFact:
-    """A failure found in the history.
-
-    Attributes:
-        index: index of the failing message in the history.
-        tool: tool name, ``"user shell"`` for a command the user ran, or
-            ``"assistant"`` for a failed assistant turn.
-        target: the path or command (``""`` for an assistant turn).
-        line: the line stating the error (at most 200 characters).
-        resolved: a later success on the same target was found.
-    """
-
-    index: int
-    tool: str
-    target: str
-    line: str
-    key: tuple[str, ...] = ()
-    resolved: bool = False
-
-    def describe(self) -> str:
-        """One line: ``tool `target`: error line``."""
-        if self.tool == "assistant":
-            return f"assistant turn failed: {self.line}"
-        where = f" `{clip(self.target, 100)}`" if self.target else ""
-        return f"{self.tool}{where} failed: {self.line}"
-
-
 # --------------------------------------------------------------------------- rules: decisions and plans
 
 _DECISION_RE = re.compile(
@@ -283,7 +197,8 @@ _DECISION_RE = re.compile(
     r"|\bswitch(?:ed|ing)? to\b",
     re.I,
 )
-_FIRST_PERSON_RE = re.compile(r"\b(?:i will|we will|let us|let me|i am going to|we are going to)\b", re.I)
+_FIRST_PERSON_RE = re.compile(r"\b(?:i will|we will|let us|i am going to|we are going to)\b", re.I)
+_NARRATION_RE = re.compile(r"^(?:\w+\s+){0,2}?(?:let me|i will now|i am going to now|now i will|first,? let me)\b", re.I)
 _INSTEAD_RE = re.compile(r"\b(?:instead of|rather than)\b", re.I)
 _FORWARD_RE = re.compile(
     r"\b(?:next|then|let me|let us|i will|we will|going to|now i|todo|to do|still need|remaining|plan)\b", re.I
@@ -316,11 +231,17 @@ def plan_steps(text: str) -> list[str]:
 
 
 def is_decision(sentence: str) -> bool:
-    """True when an assistant sentence states a choice (see module docs)."""
+    """True when an assistant sentence states a choice (see module docs).
+
+    Narration of the next action is not a decision: a sentence that starts
+    "Let me ..." / "Now let me ..." or introduces a tool call (ends with
+    ``:``), even when it says "instead of"."""
     s = collapse(sentence)
-    if not 4 <= len(s.split()) <= 50 or s.endswith("?"):
+    if not 4 <= len(s.split()) <= 50 or s.endswith(("?", ":")):
         return False
     text = normalize(s)
+    if _NARRATION_RE.match(text):
+        return False
     return bool(_DECISION_RE.search(text) or (_INSTEAD_RE.search(text) and _FIRST_PERSON_RE.search(text)))
 
 
@@ -431,7 +352,19 @@ def _resolves(err: ErrorFact, tool: str, key: tuple[str, ...]) -> bool:
     return key == err.key
 
 
-def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str | None = None) -> HistoryFacts:
+def _record_success(edits: dict[str, tuple[str, int]], commands: dict[str, None], name: str, target: str) -> None:
+    """Count a successful ``edit``/``write`` (by path) or ``bash`` command."""
+    if name in ("edit", "write") and target:
+        _verb, count = edits.pop(target, ("", 0))
+        edits[target] = ("Wrote" if name == "write" else "Edited", count + 1)
+    elif name == "bash" and target:
+        commands.pop(target, None)
+        commands[target] = None
+
+
+def analyze_history(
+    messages: Sequence[Mapping[str, Any]], previous_summary: str | None = None, *, tool_results: bool = True
+) -> HistoryFacts:
     """Apply the rules of the module docs to LLM ``messages`` (``user``,
     ``assistant``, ``toolResult``; after ``convert_to_llm``). Pure and
     deterministic; never raises on malformed messages (they are skipped).
@@ -440,6 +373,10 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
         messages: the history, oldest first.
         previous_summary: the summary this history continues, if any; its
             constraints and decisions count before the messages' ones.
+        tool_results: False when the history leaves tool results out by
+            design (a branch summary's input, as pi prepares it): every
+            tool call then counts as done work (files changed, commands
+            run) instead of a call still waiting for its result.
     """
     f = HistoryFacts()
     if previous_summary:
@@ -502,8 +439,12 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
             for b in content if isinstance(content, list) else ():
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
                     cid = str(b.get("id", ""))
-                    calls[cid] = (str(b.get("name", "")), b.get("arguments"))
-                    f.pending_calls.append(cid)
+                    name, args = str(b.get("name", "")), b.get("arguments")
+                    calls[cid] = (name, args)
+                    if tool_results:
+                        f.pending_calls.append(cid)
+                    else:
+                        _record_success(edits, commands, name, _call_target(name, args))
             stop = msg.get("stopReason")
             if stop == "error":
                 err = clip(str(msg.get("errorMessage") or "unknown error"), 200)
@@ -522,19 +463,14 @@ def analyze_history(messages: Sequence[Mapping[str, Any]], previous_summary: str
             failure = error_line(text, strict=True) if not is_error and name == "bash" else ""
             key = command_key(target) if name == "bash" else ("file" if name in ("edit", "write") else name, target)
             if is_error or failure:
-                lookup = name in _LOOKUP_TOOLS or (name == "bash" and is_lookup_command(target))
-                aborted = bool(_ABORTED_RE.match(text.strip() or "x")) and not failure
+                lookup = name in LOOKUP_TOOLS or (name == "bash" and is_lookup_command(target))
+                aborted = is_aborted_output(text) and not failure
                 if not lookup and not aborted:
                     line = clip(failure or error_line(text) or "error", 200)
                     f.errors.append(ErrorFact(i, name or "tool", target, line, key))
             else:
                 successes.append((i, name, key, target))
-                if name in ("edit", "write") and target:
-                    _verb, count = edits.pop(target, ("", 0))
-                    edits[target] = ("Wrote" if name == "write" else "Edited", count + 1)
-                elif name == "bash" and target:
-                    commands.pop(target, None)
-                    commands[target] = None
+                _record_success(edits, commands, name, target)
 
     for fact in f.errors:
         fact.resolved = any(j > fact.index and _resolves(fact, tool, key) for j, tool, key, _t in successes)

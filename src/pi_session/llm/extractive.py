@@ -9,7 +9,8 @@ rules. The rules that find facts are those the compaction probes use
 errors, decisions, the next step), so the summary answers every probe that
 fits its size; what follows is how the sections are filled.
 
-- ``## Goal``: the first request (the previous summary's goals come first
+- ``## Goal``: the first request that reads as prose (a pasted terminal
+  screen or log is not a goal; the previous summary's goals come first
   when there is one), then the requests that *changed direction*, at most
   :data:`GOAL_CHANGES` (the latest). A request changes direction when it is
   not a question, reads as prose (not a paste), has at least 8 words, and at
@@ -36,8 +37,12 @@ fits its size; what follows is how the sections are filled.
   "let's go with ...", "... instead of ..." in the first person), the latest
   :data:`~pi_session.compaction.facts.MAX_DECISIONS`.
 - ``## Next Steps``: the plan of the assistant's last reply (a numbered list
-  ending it, at most 3 items, or its last forward-looking sentence), else the
-  latest request (see :func:`pi_session.compaction.facts.plan_steps`).
+  ending it, at most 3 items, or its last forward-looking sentence; see
+  :func:`pi_session.compaction.facts.plan_steps`), else the request still
+  waiting for a reply, else the question the last reply ends with ("Waiting
+  for the user's answer: ..."). An answered request is not a next step, and
+  no step is one that Done (or a context line saying it is done) already
+  covers.
 - ``## Critical Context``: the requested focus, the last unresolved error,
   the latest request and the latest assistant reply (cut short).
 
@@ -74,6 +79,7 @@ Same input, same output: no clock, no randomness.
 
 from __future__ import annotations
 
+import re
 from typing import Iterable, Mapping, Sequence
 
 from ..compaction.facts import (
@@ -85,7 +91,7 @@ from ..compaction.facts import (
     is_lookup_command,
     summary_blocks,
 )
-from ..compaction.keywords import content_text, is_prose_line, key_tokens, prose
+from ..compaction.keywords import content_text, is_prose_line, key_tokens, prose, sentences
 from ..compaction.summary_format import (
     BLOCKED,
     CONSTRAINTS,
@@ -222,6 +228,15 @@ def _direction_changes(requests: Sequence[str], known: Iterable[str]) -> list[st
     return out
 
 
+def _first_prose_request(requests: Sequence[str]) -> int:
+    """Index of the first request whose beginning reads as prose (not a
+    pasted terminal screen, log or diff); 0 when none does."""
+    for n, text in enumerate(requests):
+        if is_prose_line(text[:200]):
+            return n
+    return 0
+
+
 def _state(facts: HistoryFacts) -> tuple[list[str], list[str]]:
     """(in progress, critical) state lines from ``facts``."""
     in_progress: list[str] = []
@@ -242,6 +257,48 @@ def _state(facts: HistoryFacts) -> tuple[list[str], list[str]]:
     return in_progress, critical
 
 
+_DONE_WORDS_RE = re.compile(r"\b(?:done|complete[d]?|finished|fixed|implemented|passing|pass(?:es|ed)?)\b", re.I)
+
+
+def _already_done(item: str, done: Sequence[str]) -> bool:
+    """True when ``item`` names work a Done item (or a context line saying
+    it is done) already covers: 60% of its key tokens are in one of them."""
+    keys = set(key_tokens(item, None))
+    if not keys:
+        return False
+    for line in done:
+        if line.startswith(_TRANSIENT_PREFIXES):
+            continue
+        if strip_marker(line).startswith(("Edited ", "Wrote ", "Ran ")) or _DONE_WORDS_RE.search(line):
+            if len(keys & set(key_tokens(line, None))) >= 0.6 * len(keys):
+                return True
+    return False
+
+
+def _next_steps(facts: HistoryFacts, previous: Sequence[str], done: Sequence[str]) -> list[str]:
+    """Next Steps: the plan of the last assistant reply; else the pending
+    request; else, when the last reply asks the user something, that
+    question; else, when no request came since, the previous summary's
+    steps. A step the summary lists
+    as done is never a next step, and an answered request is not one
+    either: with no plan after it, the section stays empty."""
+    if facts.plan_steps:
+        steps = list(facts.plan_steps)
+    elif facts.pending_request and facts.latest_request:
+        steps = [facts.latest_request]
+    else:
+        question = _closing_question(facts.last_assistant_text)
+        # an earlier summary's steps hold only while no request came since
+        steps = [f"Waiting for the user's answer: {question}"] if question else ([] if facts.requests else list(previous))
+    return [s for s in steps if not _already_done(s, done)]
+
+
+def _closing_question(text: str) -> str:
+    """The question a reply ends with, or ``""``."""
+    found = [s for s in sentences(text) if s.strip()]
+    return clip_line(found[-1], 300) if found and found[-1].rstrip().endswith("?") else ""
+
+
 def _done_items(facts: HistoryFacts) -> list[str]:
     files = [f"{verb} `{path}`" for path, verb, _count in facts.edits][-DONE_FILES:]
     changing = [c for c in facts.commands if not is_lookup_command(c)]
@@ -255,7 +312,8 @@ def _done_items(facts: HistoryFacts) -> list[str]:
 
 
 def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
-    facts = analyze_history(request.messages, request.previous_summary)
+    # pi leaves tool results out of a branch summary's input
+    facts = analyze_history(request.messages, request.previous_summary, tool_results=request.kind != "branch")
     prev: dict[str, list[str]] = {k: [] for k in _ORDER}
     sources = []
     if request.previous_summary:
@@ -276,8 +334,9 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
         goal_head, known = prev[GOAL][:1], prev[GOAL]
         changes = prev[GOAL][1:] + _direction_changes(requests, known)
     else:
-        goal_head, known = requests[:1], requests[:1]
-        changes = _direction_changes(requests[1:], known)
+        first = _first_prose_request(requests)
+        goal_head, known = requests[first : first + 1], requests[first : first + 1]
+        changes = _direction_changes(requests[first + 1 :], known)
     changes = [c for c in _merge(changes) if _key(c) not in {_key(g) for g in goal_head}]
     goal = goal_head + changes[-GOAL_CHANGES:]
 
@@ -285,7 +344,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     focus = [f"Requested focus: {request.custom_instructions}"] if request.custom_instructions else []
     done = _merge_latest(prev[DONE], _done_items(facts))
     blocked = _merge_latest(prev[BLOCKED], [e.describe() for e in facts.unresolved])
-    next_steps = facts.plan_steps or ([facts.plan] if facts.plan else prev[NEXT])
+    next_steps = _next_steps(facts, prev[NEXT], done + prev[CRITICAL])
     sec = {
         GOAL: goal,
         CONSTRAINTS: facts.constraints[-MAX_CONSTRAINTS :],
@@ -320,7 +379,9 @@ def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
 def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
     facts = analyze_history(request.messages)
     sec: dict[str, list[str]] = {k: [] for k in _ORDER}
-    sec[GOAL] = [r for _i, r in facts.requests][:1]
+    turn_requests = [r for _i, r in facts.requests]
+    first = _first_prose_request(turn_requests)
+    sec[GOAL] = turn_requests[first : first + 1]
     changed = [f"{verb} `{path}`" for path, verb, _c in facts.edits][-4:]
     sec[DONE] = _merge(changed, facts.decisions[-3:], [e.describe() for e in facts.unresolved][-MAX_ERRORS :])
     in_progress, _critical = _state(facts)
