@@ -81,9 +81,16 @@ def test_reopen_continues_appending(tmp_path):
     assert lines(path)[-1]["parentId"] == sm.get_leaf_id()
 
 
-def test_open_missing_file_starts_a_session_there(tmp_path):
+def test_open_missing_file_raises_unless_asked_to_create(tmp_path):
+    """A mistyped path is an error naming it (issue 27, item 13); pi's
+    behaviour, a new session at that path, is ``create=True``."""
     path = tmp_path / "new.jsonl"
-    sm = SessionManager.open(path)
+    with pytest.raises(FileNotFoundError, match="create=True") as info:
+        SessionManager.open(path)
+    assert info.value.filename == str(path) and not path.exists()
+    with pytest.raises(FileNotFoundError):
+        SessionManager.open(path, read_only=True, create=True)
+    sm = SessionManager.open(path, create=True)
     assert sm.get_session_file() == path and not path.exists()
     sm.append_message(USER)
     sm.append_message(ASSISTANT)
