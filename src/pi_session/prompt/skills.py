@@ -15,10 +15,13 @@ Discovery (per root directory):
   ``node_modules`` are skipped; symlinks are followed, broken ones skipped);
 * ``.gitignore`` / ``.ignore`` / ``.fdignore`` files along the way exclude paths.
 
-Roots, in order: ``<agent dir>/skills`` (source "user"), ``<cwd>/.pi/skills``
-(source "project") when defaults are included, then each given path (a
-directory, or a single ``.md`` file). A name that is already taken keeps the
-first skill and yields a ``collision`` diagnostic; the same file reached twice
+Roots, in order: ``<cwd>/.pi/skills`` (source "project") and
+``<agent dir>/skills`` (source "user") when defaults are included, then each
+given path (a directory, or a single ``.md`` file). A project skill thus wins
+a name shared with a user skill, as in the skills pi 1.6 lists at run time (its
+resource loader); ``resource_loader=False`` gives the order of pi's exported
+``loadSkills`` (user first). A name that is already taken keeps the first
+skill and yields a ``collision`` diagnostic; the same file reached twice
 (same real path) is loaded once, silently. Files may carry a byte-order mark
 and CRLF line ends; they read like the plain file.
 """
@@ -359,6 +362,7 @@ def load_skills(
     skill_paths: Iterable[StrPath] = (),
     include_defaults: bool = True,
     *,
+    resource_loader: bool = True,
     warn_unknown_fields: bool = False,
 ) -> LoadSkillsResult:
     """Load skills from all configured places (pi's ``loadSkills``).
@@ -368,7 +372,12 @@ def load_skills(
     relative paths); ``skill_paths`` (directories or ``.md`` files; trimmed,
     ``~`` and ``~/`` expanded, ``file://`` URLs accepted, relative ones
     resolved against ``cwd``); ``include_defaults`` (search
-    ``<agent dir>/skills`` and ``<cwd>/.pi/skills`` first).
+    ``<cwd>/.pi/skills`` and ``<agent dir>/skills`` first); ``resource_loader``
+    (default ``True``: as pi 1.6's resource loader decides what its system
+    prompt lists: the project directory before the user one, so a project
+    skill wins a shared name, and a file reached twice counts once even when
+    it lost a name collision the first time; ``False``: as pi's exported
+    ``loadSkills``: user first, and only a loaded file is remembered).
 
     Returns :class:`LoadSkillsResult`. Diagnostics: ``warning`` for invalid
     skill files, missing paths and non-markdown files; ``collision`` for a
@@ -390,6 +399,8 @@ def load_skills(
                 continue
             winner = by_name.get(skill.name)
             if winner is not None:
+                if resource_loader:  # pi's run time drops repeated files before loading any
+                    seen_real.add(real)
                 collisions.append(
                     {
                         "type": "collision",
@@ -410,8 +421,9 @@ def load_skills(
     user_dir = _join(agent_s, "skills")
     project_dir = os.path.abspath(os.path.join(cwd_s, CONFIG_DIR_NAME, "skills"))
     if include_defaults:
-        add(*load_skills_from_dir(user_dir, "user", warn_unknown_fields=warn_unknown_fields))
-        add(*load_skills_from_dir(project_dir, "project", warn_unknown_fields=warn_unknown_fields))
+        roots: list[tuple[str, SkillSource]] = [(user_dir, "user"), (project_dir, "project")]
+        for root, source in reversed(roots) if resource_loader else roots:
+            add(*load_skills_from_dir(root, source, warn_unknown_fields=warn_unknown_fields))
 
     def source_for(resolved: str) -> SkillSource:
         if not include_defaults:
