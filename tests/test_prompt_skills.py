@@ -190,6 +190,38 @@ def test_valid_skill(tmp_path: Path) -> None:
     }
 
 
+PI_SKILL_FIXTURES = Path("/work/shared/fixtures/pi-tests/skills")
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        # what pi 1.6's loadSkillsFromDir({dir, source}) puts in sourceInfo (checked with node)
+        ("test", ("test", "temporary")),
+        ("cli", ("cli", "temporary")),
+        ("npm:foo", ("npm:foo", "temporary")),
+        ("user", ("local", "user")),
+        ("project", ("local", "project")),
+        ("path", ("local", "temporary")),
+    ],
+)
+def test_load_skills_from_dir_keeps_the_source_name(tmp_path: Path, source: str, expected: tuple[str, str]) -> None:
+    if PI_SKILL_FIXTURES.is_dir():
+        shutil.copytree(PI_SKILL_FIXTURES, tmp_path / "skills")
+    else:  # pi's fixtures live in ../shared; one skill is enough to hold the promise
+        (tmp_path / "skills" / "valid-skill").mkdir(parents=True)
+        (tmp_path / "skills" / "valid-skill" / "SKILL.md").write_text(skill_md("valid-skill", "d"))
+    skills, _ = load_skills_from_dir(tmp_path / "skills", source)
+    assert skills
+    for skill in skills:
+        info = skill.to_dict()["sourceInfo"]
+        assert (info["source"], info["scope"]) == expected
+        assert info["origin"] == "top-level" and info["baseDir"] == skill.base_dir
+        assert Skill.from_dict(skill.to_dict()).to_dict() == skill.to_dict()  # the name survives pi's JSON
+    one_file, _ = load_skill_from_file(skills[0].file_path, source)
+    assert one_file is not None and one_file.to_dict()["sourceInfo"]["source"] == expected[0]
+
+
 @pytest.mark.parametrize(
     "dirname,text,loaded,n_warnings",
     [

@@ -32,7 +32,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping, TypedDict
+from typing import Any, Iterable, Mapping, TypedDict
 
 from ..jsonio import js_len
 from .. import paths
@@ -65,7 +65,12 @@ MAX_DESCRIPTION_LENGTH = 1024
 CONFIG_DIR_NAME = ".pi"
 """Per-project configuration directory; project skills live in ``<cwd>/.pi/skills``."""
 
-SkillSource = Literal["user", "project", "path"]
+SkillSource = str
+"""Where a skill was found: ``"user"`` (``<agent dir>/skills``), ``"project"``
+(``<cwd>/.pi/skills``), ``"path"`` (a path given by the caller), or any other
+name a caller passes (pi's ``loadSkillsFromDir({source})``: e.g. ``"cli"`` or a
+package name), kept as ``sourceInfo.source``."""
+_LOCAL_SOURCES = frozenset({"user", "project", "path"})
 _KNOWN_FIELDS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools", "disable-model-invocation"}
 )
@@ -100,13 +105,15 @@ class Skill:
 
     @property
     def source_info(self) -> dict[str, str]:
-        """pi's ``sourceInfo``: ``{path, source: "local", scope, origin, baseDir}``
-        where scope is ``user``/``project`` for the default roots, else ``temporary``."""
-        scope = {"user": "user", "project": "project"}.get(self.source, "temporary")
+        """pi 1.6's ``sourceInfo``: ``{path, source, scope, origin: "top-level", baseDir}``.
+        For ``user`` and ``project`` skills source is ``"local"`` and scope that
+        name; for ``path`` source ``"local"`` and scope ``"temporary"``; any other
+        source name is kept as ``source``, with scope ``"temporary"``."""
+        local = self.source in _LOCAL_SOURCES
         return {
             "path": self.file_path,
-            "source": "local",
-            "scope": scope,
+            "source": "local" if local else self.source,
+            "scope": self.source if self.source in ("user", "project") else "temporary",
             "origin": "top-level",
             "baseDir": self.base_dir,
         }
@@ -124,9 +131,19 @@ class Skill:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Skill":
-        """Build a skill from pi's JSON shape (or from snake_case keys)."""
-        scope = (data.get("sourceInfo") or {}).get("scope")
-        source: SkillSource = scope if scope in ("user", "project") else data.get("source", "path")
+        """Build a skill from pi's JSON shape (or from snake_case keys).
+
+        The source comes from ``sourceInfo``: a ``"local"`` one gives ``user`` or
+        ``project`` by its scope, else ``path``; another source name is kept.
+        Without ``sourceInfo``, a ``source`` key (default ``"path"``)."""
+        info = data.get("sourceInfo") or {}
+        source: SkillSource
+        if info.get("source") == "local":
+            source = info["scope"] if info.get("scope") in ("user", "project") else "path"
+        elif isinstance(info.get("source"), str) and info["source"]:
+            source = info["source"]
+        else:
+            source = data.get("source", "path")
         return cls(
             name=data["name"],
             description=data["description"],
@@ -342,6 +359,8 @@ def load_skills_from_dir(
 ) -> tuple[list[Skill], list[SkillDiagnostic]]:
     """Discover skills under one root directory (see the module docstring).
 
+    ``source`` names where the skills come from and is kept in each skill's
+    ``sourceInfo`` (see :attr:`Skill.source_info`; pi's ``loadSkillsFromDir``).
     Returns ``(skills, diagnostics)`` in discovery order (entries sorted by
     name, byte order). A missing directory gives nothing. Never raises."""
     root = os.fspath(directory)
