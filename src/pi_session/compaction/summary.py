@@ -25,7 +25,9 @@ the new compaction:
   merge it (pi does the same);
 - split turn with nothing new before the turn (the plan is only a turn
   prefix): nothing is asked of the model about the history, so the previous
-  summary is carried verbatim as the history part. pi 1.6 does the same;
+  summary is carried verbatim as the history part, less the file-list
+  blocks at its end (the new summary's one cumulative block lists those
+  files; pi 1.6 keeps them and so lists them twice). pi 1.6 carries it too;
   pi 0.73.1 put its fixed "No prior history." text there and so dropped
   every earlier fact from the context;
 - repeated compactions: each one starts from the previous summary by the
@@ -56,6 +58,7 @@ from .summary_format import (
     TURN_PREFIX_SECTIONS,
     ensure_sections,
     format_template,
+    strip_trailing_file_lists,
 )
 
 __all__ = [
@@ -322,9 +325,10 @@ async def compact(
         the turn-prefix summary (its own headings; ``custom_instructions``
         passed to it too); the history request comes first, then the
         prefix request, one after the other. With nothing before the turn
-        the history part is the previous summary verbatim, or
-        :data:`NO_PRIOR_HISTORY` when there is none. Then the
-        ``<read-files>`` / ``<modified-files>`` blocks. No output cap is
+        the history part is the previous summary verbatim without its
+        trailing file-list blocks, or :data:`NO_PRIOR_HISTORY` when there
+        is none. Then one ``<read-files>`` / ``<modified-files>`` block each
+        (cumulative: the previous compaction's files are in ``file_ops``). No output cap is
         sent. ``usage`` is the field-by-field sum of the usages the
         summarizer reported.
 
@@ -360,8 +364,10 @@ async def compact(
             history_text = await history_summary()
         else:
             # Nothing new before the turn: the model is not asked about the
-            # history, so the previous summary is carried as it is.
-            history_text = previous if previous is not None else NO_PRIOR_HISTORY
+            # history, so the previous summary is carried as it is, less its
+            # file lists: the one block appended below holds them (pi 1.6 keeps
+            # them, and its summary then lists the files twice).
+            history_text = strip_trailing_file_lists(previous) if previous is not None else NO_PRIOR_HISTORY
         prefix_request = build_summary_request(
             "turn_prefix", preparation.turn_prefix_messages, custom_instructions=custom_instructions
         )

@@ -62,6 +62,7 @@ __all__ = [
     "title_to_key",
     "format_template",
     "strip_file_lists",
+    "strip_trailing_file_lists",
     "parse_summary_sections",
     "ensure_sections",
 ]
@@ -375,6 +376,14 @@ def strip_file_lists(summary: str) -> str:
     them removed too)."""
     tags = "|".join(re.escape(t) for t in FILE_LIST_TAGS)
     return re.sub(r"\n*<(" + tags + r")>.*?</\1>", "", summary, flags=re.S)
+
+
+def strip_trailing_file_lists(summary: str) -> str:
+    """``summary`` without the file-list blocks at its end (as
+    :func:`pi_session.compaction.compact` appends them), and the blank lines
+    before them; a block elsewhere in the text stays."""
+    tags = "|".join(re.escape(t) for t in FILE_LIST_TAGS)
+    return re.sub(r"(?:\s*<(" + tags + r")>.*?</\1>)+\s*\Z", "", summary, flags=re.S)
 
 
 def strip_marker(item: str) -> str:

@@ -15,10 +15,13 @@ Discovery (per root directory):
   ``node_modules`` are skipped; symlinks are followed, broken ones skipped);
 * ``.gitignore`` / ``.ignore`` / ``.fdignore`` files along the way exclude paths.
 
-Roots, in order: ``<agent dir>/skills`` (source "user"), ``<cwd>/.pi/skills``
-(source "project") when defaults are included, then each given path (a
-directory, or a single ``.md`` file). A name that is already taken keeps the
-first skill and yields a ``collision`` diagnostic; the same file reached twice
+Roots, in order: ``<cwd>/.pi/skills`` (source "project") and
+``<agent dir>/skills`` (source "user") when defaults are included, then each
+given path (a directory, or a single ``.md`` file). A project skill thus wins
+a name shared with a user skill, as in the skills pi 1.6 lists at run time (its
+resource loader); ``resource_loader=False`` gives the order of pi's exported
+``loadSkills`` (user first). A name that is already taken keeps the first
+skill and yields a ``collision`` diagnostic; the same file reached twice
 (same real path) is loaded once, silently. Files may carry a byte-order mark
 and CRLF line ends; they read like the plain file.
 """
@@ -29,7 +32,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Literal, Mapping, TypedDict
+from typing import Any, Iterable, Mapping, TypedDict
 
 from ..jsonio import js_len
 from .. import paths
@@ -62,7 +65,12 @@ MAX_DESCRIPTION_LENGTH = 1024
 CONFIG_DIR_NAME = ".pi"
 """Per-project configuration directory; project skills live in ``<cwd>/.pi/skills``."""
 
-SkillSource = Literal["user", "project", "path"]
+SkillSource = str
+"""Where a skill was found: ``"user"`` (``<agent dir>/skills``), ``"project"``
+(``<cwd>/.pi/skills``), ``"path"`` (a path given by the caller), or any other
+name a caller passes (pi's ``loadSkillsFromDir({source})``: e.g. ``"cli"`` or a
+package name), kept as ``sourceInfo.source``."""
+_LOCAL_SOURCES = frozenset({"user", "project", "path"})
 _KNOWN_FIELDS = frozenset(
     {"name", "description", "license", "compatibility", "metadata", "allowed-tools", "disable-model-invocation"}
 )
@@ -97,13 +105,15 @@ class Skill:
 
     @property
     def source_info(self) -> dict[str, str]:
-        """pi's ``sourceInfo``: ``{path, source: "local", scope, origin, baseDir}``
-        where scope is ``user``/``project`` for the default roots, else ``temporary``."""
-        scope = {"user": "user", "project": "project"}.get(self.source, "temporary")
+        """pi 1.6's ``sourceInfo``: ``{path, source, scope, origin: "top-level", baseDir}``.
+        For ``user`` and ``project`` skills source is ``"local"`` and scope that
+        name; for ``path`` source ``"local"`` and scope ``"temporary"``; any other
+        source name is kept as ``source``, with scope ``"temporary"``."""
+        local = self.source in _LOCAL_SOURCES
         return {
             "path": self.file_path,
-            "source": "local",
-            "scope": scope,
+            "source": "local" if local else self.source,
+            "scope": self.source if self.source in ("user", "project") else "temporary",
             "origin": "top-level",
             "baseDir": self.base_dir,
         }
@@ -121,9 +131,19 @@ class Skill:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "Skill":
-        """Build a skill from pi's JSON shape (or from snake_case keys)."""
-        scope = (data.get("sourceInfo") or {}).get("scope")
-        source: SkillSource = scope if scope in ("user", "project") else data.get("source", "path")
+        """Build a skill from pi's JSON shape (or from snake_case keys).
+
+        The source comes from ``sourceInfo``: a ``"local"`` one gives ``user`` or
+        ``project`` by its scope, else ``path``; another source name is kept.
+        Without ``sourceInfo``, a ``source`` key (default ``"path"``)."""
+        info = data.get("sourceInfo") or {}
+        source: SkillSource
+        if info.get("source") == "local":
+            source = info["scope"] if info.get("scope") in ("user", "project") else "path"
+        elif isinstance(info.get("source"), str) and info["source"]:
+            source = info["source"]
+        else:
+            source = data.get("source", "path")
         return cls(
             name=data["name"],
             description=data["description"],
@@ -339,6 +359,8 @@ def load_skills_from_dir(
 ) -> tuple[list[Skill], list[SkillDiagnostic]]:
     """Discover skills under one root directory (see the module docstring).
 
+    ``source`` names where the skills come from and is kept in each skill's
+    ``sourceInfo`` (see :attr:`Skill.source_info`; pi's ``loadSkillsFromDir``).
     Returns ``(skills, diagnostics)`` in discovery order (entries sorted by
     name, byte order). A missing directory gives nothing. Never raises."""
     root = os.fspath(directory)
@@ -359,6 +381,7 @@ def load_skills(
     skill_paths: Iterable[StrPath] = (),
     include_defaults: bool = True,
     *,
+    resource_loader: bool = True,
     warn_unknown_fields: bool = False,
 ) -> LoadSkillsResult:
     """Load skills from all configured places (pi's ``loadSkills``).
@@ -368,7 +391,12 @@ def load_skills(
     relative paths); ``skill_paths`` (directories or ``.md`` files; trimmed,
     ``~`` and ``~/`` expanded, ``file://`` URLs accepted, relative ones
     resolved against ``cwd``); ``include_defaults`` (search
-    ``<agent dir>/skills`` and ``<cwd>/.pi/skills`` first).
+    ``<cwd>/.pi/skills`` and ``<agent dir>/skills`` first); ``resource_loader``
+    (default ``True``: as pi 1.6's resource loader decides what its system
+    prompt lists: the project directory before the user one, so a project
+    skill wins a shared name, and a file reached twice counts once even when
+    it lost a name collision the first time; ``False``: as pi's exported
+    ``loadSkills``: user first, and only a loaded file is remembered).
 
     Returns :class:`LoadSkillsResult`. Diagnostics: ``warning`` for invalid
     skill files, missing paths and non-markdown files; ``collision`` for a
@@ -390,6 +418,8 @@ def load_skills(
                 continue
             winner = by_name.get(skill.name)
             if winner is not None:
+                if resource_loader:  # pi's run time drops repeated files before loading any
+                    seen_real.add(real)
                 collisions.append(
                     {
                         "type": "collision",
@@ -410,8 +440,9 @@ def load_skills(
     user_dir = _join(agent_s, "skills")
     project_dir = os.path.abspath(os.path.join(cwd_s, CONFIG_DIR_NAME, "skills"))
     if include_defaults:
-        add(*load_skills_from_dir(user_dir, "user", warn_unknown_fields=warn_unknown_fields))
-        add(*load_skills_from_dir(project_dir, "project", warn_unknown_fields=warn_unknown_fields))
+        roots: list[tuple[str, SkillSource]] = [(user_dir, "user"), (project_dir, "project")]
+        for root, source in reversed(roots) if resource_loader else roots:
+            add(*load_skills_from_dir(root, source, warn_unknown_fields=warn_unknown_fields))
 
     def source_for(resolved: str) -> SkillSource:
         if not include_defaults:
