@@ -354,9 +354,9 @@ class FileHandle(SessionHandle):
             if self.store is None:
                 raise
             other = exc.filename if exc.filename and exc.filename != str(self.path) else None
-            raise SessionExistsError(
-                f"{self.path}: the file exists already" if other is None else f"{self.store.url}: a session with id {self.session_id} exists already: {other}"
-            ) from None
+            if other is None:
+                raise SessionExistsError(f"{self.path}: the file exists already") from None
+            raise SessionExistsError(f"{self.store.url}: a session with id {self.session_id} exists already: {other}") from None
         except OSError as exc:
             if exc.errno != errno.ENAMETOOLONG or self.store is None:
                 raise
