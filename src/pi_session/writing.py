@@ -214,8 +214,8 @@ class SessionWriter:
         if concurrent == "strict":
             raise ConcurrentAppendError(winner.location, len(sf.entries))
         pending = records[1:]
-        taken = {e.get("id") for e in sf.entries}
-        in_use = taken | {e.get("id") for e in pending}
+        taken: set[Any] = {e.get("id") for e in sf.entries}
+        in_use: set[Any] = taken | {e.get("id") for e in pending}
         renamed: dict[str, str] = {}
         for entry in pending:
             if entry.get("id") in taken:
