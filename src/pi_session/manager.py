@@ -63,7 +63,12 @@ class SessionManager(SessionOpening, EntryAppends):
     Write behaviour (pi 1.6 SessionManager): a new session writes nothing
     until it holds a user or assistant message; then the header and every
     entry are written at once into a session that must not exist yet
-    (exclusive create; a file appears whole or not at all). From then on
+    (exclusive create; a file appears whole or not at all). When another
+    writer created a session with the same id first (two writers starting
+    one new id at once; a file ``<timestamp>_<id>.jsonl`` in the directory,
+    or the id in a store), the first write continues that session instead:
+    its entries are loaded and this manager's follow its last entry
+    (beyond pi, which writes a second file; see :mod:`pi_session.writing`). From then on
     each entry is appended as one line with one ``write`` under an
     exclusive file lock (see :func:`pi_session.storage.append_lines`), or
     in one transaction of a database store. An opened session counts as
@@ -259,21 +264,39 @@ class SessionManager(SessionOpening, EntryAppends):
         the first write creates the session once it holds a user or
         assistant message (or when ``force``), later ones append.
 
+        When the first write continued a session another writer created
+        with the same id first (:mod:`.writing`), the records now start with
+        that session's header and entries: the index is rebuilt and the
+        leaf kept (under its new id, when it was given one).
+
         Raises:
             PermissionError: the manager is read-only.
-            FileExistsError: the new session exists already; nothing written.
+            FileExistsError: the new session exists already and is not a
+                session with this id; nothing written.
             pi_session.storage.AppendError: an append failed part way.
         """
         if self._read_only:
             raise PermissionError(f"{self._where()}: opened read-only")
-        self._writer.write(
-            self._records,
-            self._tree,
-            self.notes,
-            due=self._has_conversation or force,
-            durability=self.durability,
-            concurrent=self.concurrent,
-        )
+        try:
+            self._writer.write(
+                self._records,
+                self._tree,
+                self.notes,
+                due=self._has_conversation or force,
+                durability=self.durability,
+                concurrent=self.concurrent,
+            )
+        finally:
+            renamed = self._writer.take_joined()
+            if renamed is not None:
+                leaf = self._leaf_id
+                self._reindex(renamed.get(leaf, leaf) if leaf is not None else None)
+
+    def _reindex(self, leaf_id: str | None) -> None:
+        """Index the records again (they changed under the index), with
+        the leaf at ``leaf_id``."""
+        self._build_index()
+        self._leaf_id = leaf_id
 
     def save(self) -> None:
         """Write every entry not yet on disk now, even before the first
@@ -308,13 +331,20 @@ class SessionManager(SessionOpening, EntryAppends):
                 # entry would name a parent the store does not have)
                 self._records.pop()
                 self._has_conversation = had_conversation
+                if self._tree.by_id.get(entry["id"]) is entry:  # indexed again with it
+                    self._reindex(self._leaf_id)
                 raise
-            self._tree.add(entry)  # stored after all (a failed sync)
-            self._leaf_id = entry["id"]
+            self._index_appended(entry)  # stored after all (a failed sync)
             raise
-        self._tree.add(entry)
-        self._leaf_id = entry["id"]
+        self._index_appended(entry)
         return entry["id"]
+
+    def _index_appended(self, entry: dict[str, Any]) -> None:
+        """Index a stored entry (unless the write indexed every record
+        again, see :meth:`_persist_pending`) and move the leaf to it."""
+        if self._tree.by_id.get(entry["id"]) is not entry:
+            self._tree.add(entry)
+        self._leaf_id = entry["id"]
 
     def _new_entry(self, etype: str, **fields: Any) -> dict[str, Any]:
         entry: dict[str, Any] = {"type": etype, "id": new_entry_id(self._tree.by_id), "parentId": self._leaf_id, "timestamp": now_iso()}

@@ -182,7 +182,9 @@ class SessionOpening:
         """A new persisted session for ``cwd`` (resolved: ``~`` expanded,
         made absolute) in ``session_dir`` (default
         ``<agent dir>/sessions/<encoded cwd>/``, created 0700). The file is
-        written when the first user or assistant message is appended.
+        written when the first user or assistant message is appended; when
+        a session with ``id`` exists by then (another writer created it
+        first), that session is continued (see :class:`pi_session.SessionManager`).
 
         Args:
             id: the session id to use instead of a new UUIDv7 (pi 1.6's

@@ -8,6 +8,16 @@ The rules, once for files, databases and memory:
   or assistant message (or :meth:`pi_session.SessionManager.save`); then the
   header and every entry are created at once, exclusively and atomically
   (:meth:`~pi_session.stores.SessionHandle.create`);
+- creating is idempotent under races (beyond pi, which writes a second
+  file with the same id): when the create finds that another writer created
+  the session id first (:meth:`~pi_session.stores.SessionHandle.existing`
+  names it, and its header has the id), the winner's session is loaded and
+  the pending entries are appended onto its last entry, under the store's
+  append lock like any later write: this writer's header is dropped, its
+  first entry gets the winner's last entry as parent, and an entry id the
+  winner holds already gets a new id (references to it follow). Only
+  ``concurrent="strict"`` refuses instead
+  (:class:`~pi_session.storage.ConcurrentAppendError`, nothing written);
 - later writes append the entries not yet stored, one line each, under the
   store's lock, with the size last read or written as ``expected_size``: the
   stale-leaf rule (:mod:`pi_session.stale_leaf`) decides what happens when
@@ -23,15 +33,20 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from . import jsonio
+from .ids import new_entry_id
 from .records import UNDEFINED
 from .stale_leaf import follow_foreign_lines
-from .storage import AppendError, Durability
+from .storage import AppendError, ConcurrentAppendError, Durability, SessionFileError
+from .stores.base import StoreError
 from .stores.handle import SessionHandle
 from .tree import SessionTree
 
 __all__ = ["SessionWriter", "is_conversation"]
 
 _CONVERSATION_ROLES = ("user", "assistant")
+
+_ID_REFERENCES = ("parentId", "targetId", "firstKeptEntryId", "fromId")
+"""The fields of an entry that name another entry of the session."""
 
 
 def is_conversation(record: Mapping[str, Any]) -> bool:
@@ -59,6 +74,10 @@ class SessionWriter:
         planned_leaf: the leaf an entry being written was planned at (see
             :func:`pi_session.stale_leaf.follow_foreign_lines`), else
             ``UNDEFINED``.
+        joined: set when a first write continued the session another
+            writer created first (the records were replaced: the owner of
+            the records rebuilds its index): the entry ids given new ones,
+            old → new; None otherwise (see :meth:`take_joined`).
     """
 
     def __init__(self, handle: SessionHandle) -> None:
@@ -67,6 +86,7 @@ class SessionWriter:
         self.created = False
         self.known_size: int | None = None
         self.planned_leaf: Any = UNDEFINED
+        self.joined: dict[str, str] | None = None
 
     def restart(self, handle: SessionHandle) -> None:
         """A new session, nothing stored yet, to be created through ``handle``."""
@@ -74,6 +94,12 @@ class SessionWriter:
         self.written = 0
         self.created = False
         self.known_size = None
+        self.joined = None
+
+    def take_joined(self) -> dict[str, str] | None:
+        """:attr:`joined` (then cleared)."""
+        joined, self.joined = self.joined, None
+        return joined
 
     def stored(self, count: int, size: int | None) -> None:
         """The first ``count`` records are stored (a session just read:
@@ -110,12 +136,15 @@ class SessionWriter:
             concurrent: the stale-leaf mode.
 
         Raises:
-            FileExistsError: the new session exists already; nothing written.
+            FileExistsError: the new session exists already and is not a
+                session with this id (another file, a file of another
+                session named with this id); nothing written.
             pi_session.storage.AppendError: an append failed part way
                 (:attr:`written` counts the lines that were stored).
             pi_session.storage.ConcurrentAppendError,
             pi_session.storage.LeafMovedError: see
-                :func:`pi_session.stale_leaf.follow_foreign_lines`.
+                :func:`pi_session.stale_leaf.follow_foreign_lines`; also
+                (strict) another writer created the new session first.
         """
         if self.written >= len(records):
             return
@@ -123,10 +152,16 @@ class SessionWriter:
             if not due:
                 return
             lines = [jsonio.dumps_line(r) for r in records]
-            self.known_size = self.handle.create(lines, durability=durability)
-            self.written = len(records)
-            self.created = True
-            return
+            try:
+                self.known_size = self.handle.create(lines, durability=durability)
+            except FileExistsError:
+                if not self._continue_existing(records, notes, concurrent):
+                    raise
+                # now the winner's session: the pending entries are appended below
+            else:
+                self.written = len(records)
+                self.created = True
+                return
 
         def on_grown(found: list[bytes]) -> list[bytes] | None:
             pending = records[self.written :]
@@ -161,6 +196,54 @@ class SessionWriter:
         notes.extend(result.notes)
         self.written = len(records)
         self.known_size = result.size
+
+    def _continue_existing(self, records: list[dict[str, Any]], notes: list[str], concurrent: str) -> bool:
+        """The create was refused: when another writer created a session
+        with this id first, switch to it (the module docstring's rule) and
+        return True; False when what exists is something else."""
+        winner = self.handle.existing()
+        if winner is None:
+            return False
+        try:
+            sf = winner.read()
+        except (OSError, SessionFileError, StoreError):
+            return False
+        session_id = records[0].get("id")
+        if sf.header is None or sf.header.get("id") != session_id or sf.migrated_from is not None:
+            return False
+        if concurrent == "strict":
+            raise ConcurrentAppendError(winner.location, len(sf.entries))
+        pending = records[1:]
+        taken: set[Any] = {e.get("id") for e in sf.entries}
+        in_use: set[Any] = taken | {e.get("id") for e in pending}
+        renamed: dict[str, str] = {}
+        for entry in pending:
+            if entry.get("id") in taken:
+                new_id = new_entry_id(in_use)
+                in_use.add(new_id)
+                renamed[entry["id"]] = new_id
+                entry["id"] = new_id
+        for entry in pending if renamed else ():
+            for key in _ID_REFERENCES:
+                value = entry.get(key)
+                if isinstance(value, str) and value in renamed:
+                    entry[key] = renamed[value]
+        tip = sf.entries[-1].get("id") if sf.entries else None
+        if pending and pending[0].get("parentId") is None:
+            pending[0]["parentId"] = tip
+        records[:] = [sf.header, *sf.entries, *pending]
+        self.handle = winner
+        self.created = True
+        self.written = 1 + len(sf.entries)
+        self.known_size = sf.size
+        self.joined = renamed
+        count = len(sf.entries)
+        notes.append(
+            f"{winner.location}: another writer created session {session_id} first; its {count} "
+            f"entr{'y was' if count == 1 else 'ies were'} loaded, and this session's entries continue after them"
+            + (f" (from {tip})" if tip is not None else "")
+        )
+        return True
 
     def flush(self) -> None:
         """Make what was appended durable (``durability="batch"``)."""

@@ -31,7 +31,8 @@ modules of pi_session use); the modules own:
   write, and durable-I/O primitives;
 - :mod:`.rewrite`: :func:`create_file`, :func:`atomic_rewrite`, backups,
   :func:`rewrite_records`;
-- :mod:`.migration`: :func:`migrate_file`.
+- :mod:`.migration`: :func:`migrate_file`;
+- :mod:`.dirlock`: :func:`directory_lock`, a directory's creation lock.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from .append import (
     locked_append_fd,
     write_side_file,
 )
+from .dirlock import directory_lock
 from .atomic import OwnershipWarning, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
@@ -112,4 +114,5 @@ __all__ = [
     "OwnershipWarning",
     "keep_ownership",
     "locked_append_fd",
+    "directory_lock",
 ]

@@ -27,6 +27,8 @@ from ..storage import (
     SessionFile,
     append_lines_checked,
     create_file,
+    directory_lock,
+    ensure_dir,
     fsync_dir,
     iter_lines,
     read_session_file,
@@ -36,7 +38,14 @@ from ..timestamps import file_timestamp, now_iso
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
 
-__all__ = ["FileStore", "FileHandle", "UnnamableSessionError", "most_recent_file", "session_id_of_file_name"]
+__all__ = [
+    "FileStore",
+    "FileHandle",
+    "UnnamableSessionError",
+    "most_recent_file",
+    "session_id_of_file_name",
+    "session_file_named",
+]
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
 _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\.jsonl")
@@ -49,6 +58,22 @@ def session_id_of_file_name(name: str) -> str | None:
     :func:`pi_session.ids.validate_session_id` accepts; else None."""
     match = _NAMED.fullmatch(name)
     return match[1] if match is not None else None
+
+
+def session_file_named(directory: Path, session_id: str) -> Path | None:
+    """The first regular file of ``directory`` (in name order) whose name
+    is ``<timestamp>_<session_id>.jsonl`` (:func:`session_id_of_file_name`),
+    or None. Only the names are read (and the one file is stat'ed)."""
+    for name in sorted(jsonl_names(directory) or ()):
+        if session_id_of_file_name(name) != session_id:
+            continue
+        path = directory / name
+        try:
+            if stat.S_ISREG(os.stat(path).st_mode):
+                return path
+        except OSError:
+            continue
+    return None
 
 
 class UnnamableSessionError(StoreError):
@@ -304,23 +329,64 @@ class FileHandle(SessionHandle):
     def read(self, *, migrate: bool = True) -> SessionFile:
         return read_session_file(self.path, migrate=migrate)
 
+    def _claimed_id(self) -> str | None:
+        """The session id this file claims in its directory: the handle's
+        id, else the one its name ``<timestamp>_<id>.jsonl`` gives."""
+        return self.session_id if self.session_id is not None else session_id_of_file_name(self.path.name)
+
     def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
         """See :meth:`SessionHandle.create` (the directory is created 0700
-        when missing)."""
-        if self.store is None:
-            create_file(self.path, lines, durability)
-            return sum(len(line) for line in lines)
+        when missing). A file of a session id (its name
+        ``<timestamp>_<id>.jsonl``, or a FileStore's session) is created
+        under the directory's creation lock
+        (:func:`pi_session.storage.directory_lock`), and refused when a file
+        named ``<any timestamp>_<id>.jsonl`` is there already: two writers
+        starting one new id at once create one file, never two with
+        different timestamps (:meth:`existing` names the winner's).
+
+        Raises:
+            FileExistsError: the file, or a file of the same id, exists
+                (with a store: :class:`SessionExistsError`).
+        """
         try:
-            create_file(self.path, lines, durability)
-        except FileExistsError:
-            raise SessionExistsError(f"{self.path}: the file exists already") from None
+            self._create_claimed(lines, durability)
+        except FileExistsError as exc:
+            if self.store is None:
+                raise
+            other = exc.filename if exc.filename and exc.filename != str(self.path) else None
+            if other is None:
+                raise SessionExistsError(f"{self.path}: the file exists already") from None
+            raise SessionExistsError(f"{self.store.url}: a session with id {self.session_id} exists already: {other}") from None
         except OSError as exc:
-            if exc.errno != errno.ENAMETOOLONG:
+            if exc.errno != errno.ENAMETOOLONG or self.store is None:
                 raise
             raise UnnamableSessionError(f"{self.path}: file name too long for session {self.session_id!r}") from None
-        if self.session_id is not None:
+        if self.store is not None and self.session_id is not None:
             self.store._remember(self.path.parent, self.session_id, self.path)
         return sum(len(line) for line in lines)
+
+    def _create_claimed(self, lines: Sequence[bytes], durability: Durability) -> None:
+        session_id = self._claimed_id()
+        if session_id is None:
+            create_file(self.path, lines, durability)
+            return
+        directory = self.path.parent
+        ensure_dir(directory)
+        with directory_lock(directory):
+            other = session_file_named(directory, session_id)
+            if other is not None:
+                raise FileExistsError(errno.EEXIST, f"a session with id {session_id} exists already", str(other))
+            create_file(self.path, lines, durability)
+
+    def existing(self) -> FileHandle | None:
+        """After :meth:`create` refused: the file of the same session id in
+        this file's directory (:func:`session_file_named`), else this file
+        when it exists; None when neither does."""
+        session_id = self._claimed_id()
+        other = session_file_named(self.path.parent, session_id) if session_id is not None else None
+        if other is None and self.path.is_file():
+            other = self.path
+        return FileHandle(other, store=self.store, session_id=self.session_id) if other is not None else None
 
     def append(
         self,

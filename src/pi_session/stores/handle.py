@@ -14,7 +14,11 @@ The contract every handle keeps (the stale-leaf protocol of pi-session's
 
 - :meth:`~SessionHandle.create` writes the whole session or nothing and
   refuses one that exists (:class:`FileExistsError`; a store's
-  :class:`~pi_session.stores.SessionExistsError` is one);
+  :class:`~pi_session.stores.SessionExistsError` is one), also one of the
+  same id another writer created at the same moment (a file store: any
+  file named ``<timestamp>_<id>.jsonl`` in the directory, checked under
+  the directory's creation lock); :meth:`~SessionHandle.existing` then
+  names that session, for the write path to continue it;
 - :meth:`~SessionHandle.append` writes complete lines atomically per line
   (files) or per call (databases); with ``expected_size`` and ``on_grown``
   it hands the lines other writers appended since to ``on_grown`` while the
@@ -87,6 +91,14 @@ class SessionHandle(ABC):
             OSError, pi_session.stores.StoreError: the write failed
                 (nothing written).
         """
+
+    def existing(self) -> SessionHandle | None:
+        """After :meth:`create` refused (:class:`FileExistsError`): the
+        handle of the session with this handle's id that exists already
+        (another writer created it first), or None when the handle cannot
+        name one (then the refusal stands). What it names may still be
+        something else (the caller reads it and compares the header's id)."""
+        return None
 
     @abstractmethod
     def append(
@@ -180,6 +192,9 @@ class MemoryHandle(SessionHandle):
         self.lines = list(lines)
         return sum(map(len, self.lines))
 
+    def existing(self) -> SessionHandle | None:
+        return self if self.lines is not None else None
+
     def append(
         self,
         lines: Sequence[bytes],
@@ -264,6 +279,9 @@ class FailingHandle(SessionHandle):
         if failure is not None:
             raise failure[0]
         return self.inner.create(lines, durability=durability)
+
+    def existing(self) -> SessionHandle | None:
+        return self.inner.existing()
 
     def append(
         self,

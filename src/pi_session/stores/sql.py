@@ -450,6 +450,11 @@ class SQLHandle(SessionHandle):
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
         return size
 
+    def existing(self) -> SQLHandle | None:
+        """After :meth:`create` refused: this handle, when the store holds
+        the session (another writer's create committed first)."""
+        return self if self.store.exists(self.session_id) else None
+
     def append(
         self,
         lines: Sequence[bytes],

@@ -116,6 +116,9 @@ class PiSession(_SessionBase):
             :class:`pi_session.stores.SessionStore` or its URL
             (``sqlite:///…``, ``postgresql://…``, a directory); the session
             with exactly the pi id is reopened, else created there.
+            Creating is idempotent: objects or processes starting the same
+            new id at once (in a directory or a store) make one session,
+            the losers' first items following the winner's.
         context_window: the model's context window in tokens. With it,
             pi's trigger (context tokens > context window − reserve tokens)
             is checked after every ``add_items`` and compacts; None: only
@@ -197,13 +200,16 @@ class PiSession(_SessionBase):
             if path is not None:
                 return SessionManager.open(path, directory)
             return SessionManager.create(cwd, directory, id=pi_id)
-        from ...stores import open_store
+        from ...stores import SessionExistsError, open_store
 
         store = open_store(self.store) if isinstance(self.store, (str, os.PathLike)) else self.store
         self.store = store
         if store.exists(pi_id):  # exactly this id (never a prefix match)
             return SessionManager.open(pi_id, store=store)
-        return SessionManager.create(cwd, id=pi_id, store=store)
+        try:
+            return SessionManager.create(cwd, id=pi_id, store=store)
+        except SessionExistsError:  # a file store: another writer created it since exists()
+            return SessionManager.open(pi_id, store=store)
 
     @property
     def manager(self) -> SessionManager:
