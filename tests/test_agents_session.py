@@ -229,9 +229,10 @@ def test_multi_turn_with_tools_round_trips_and_opens_in_pi(tmp_path, oracle):
     assert run(again.get_items()) == items
     assert again.session_file == path
     assert run(again.get_items(limit=3)) == items[-3:]
-    # a limit that cuts a call from its output leaves the output out
+    # a limit cuts the items as they stand (as the SDK's sessions do): an
+    # output whose call falls outside the slice stays in it
     tail = run(again.get_items(limit=2))
-    assert [i.get("type") for i in tail] == ["message"]
+    assert tail == items[-2:] and [i.get("type") for i in tail] == ["function_call_output", "message"]
 
 
 def test_streamed_runs_store_the_same(tmp_path, oracle):
@@ -314,22 +315,195 @@ def test_concurrent_calls_are_serialized(tmp_path):
     assert len(SessionManager.open(session.session_file).get_entries()) == 20
 
 
-def test_get_items_is_always_a_valid_request(tmp_path):
+def test_items_come_back_as_added_without_pairing_repairs(tmp_path, oracle):
+    """``get_items()`` returns the items as they were added (the SDK owns
+    pairing): an output without a call stays where it was, a call without
+    an output gets no invented output, an output apart from its call is
+    not moved, and every item names the entry holding it."""
     session = _session(tmp_path, "pairing")
-    run(
-        session.add_items(
-            [
-                {"role": "user", "content": "hi"},
-                {"type": "function_call_output", "call_id": "nobody", "output": "orphan"},
-                {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"},
-                {"role": "user", "content": "interrupting"},
-            ]
-        )
+    added: list[dict[str, Any]] = [
+        {"role": "user", "content": "hi"},
+        {"type": "function_call_output", "call_id": "nobody", "output": "orphan"},
+        {"type": "function_call", "call_id": "c1", "name": "t", "arguments": "{}"},
+        {"role": "user", "content": "interrupting"},
+        {"type": "function_call", "call_id": "c2", "name": "t", "arguments": '{"a": 1}'},
+        {"role": "user", "content": "between"},
+        {"type": "function_call_output", "call_id": "c2", "output": "late"},
+        {"role": "user", "content": "   "},
+    ]
+    run(session.add_items(added))
+    assert run(session.get_items()) == added
+    assert run(_session(tmp_path, "pairing").get_items()) == added
+    with_ids = run(session.get_items_with_entry_ids())
+    assert [item for _, item in with_ids] == added and all(entry_id is not None for entry_id, _ in with_ids)
+    assert MISSING_RESULT_TEXT not in json.dumps(run(session.get_items()))
+    # the file stays valid for pi (the late output is named after its call)
+    path = session.session_file
+    assert path is not None
+    context = _pi_context(oracle, path)
+    assert context == _our_context(path)
+    assert [m["role"] for m in context] == ["user", "toolResult", "assistant", "user", "assistant", "user", "toolResult", "user"]
+    assert context[6]["toolName"] == "t"
+    # popping gives them back newest first
+    assert [run(session.pop_item()) for _ in added] == added[::-1]
+
+
+def test_reasoning_items_with_an_empty_summary_round_trip(tmp_path, oracle):
+    """A reasoning item with an empty summary (with ``encrypted_content``)
+    that no text or call follows in its batch comes back (it vanished:
+    the OpenAI API refuses a request whose reasoning item is missing)."""
+    session = _session(tmp_path, "reasoning")
+    batch: list[dict[str, Any]] = [
+        {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA-one"},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "x"}},
+        {"id": "rs_2", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA-two"},
+        {"id": "msg_1", "type": "message", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": "found it", "annotations": []}]},
+    ]  # fmt: skip
+    alone = [{"id": "rs_3", "type": "reasoning", "summary": []}]
+    run(session.add_items([{"role": "user", "content": "search"}]))
+    run(session.add_items(batch))
+    run(session.add_items(alone))
+    expected = [{"role": "user", "content": "search"}, *batch, *alone]
+    assert run(session.get_items()) == expected
+    assert run(_session(tmp_path, "reasoning").get_items()) == expected
+    path = session.session_file
+    assert path is not None
+    assert _pi_context(oracle, path) == _our_context(path)
+    assert run(session.pop_item()) == alone[0]
+    assert run(session.get_items()) == expected[:-1]
+
+
+def _approval_scenario(session: Any, *, lose_first_acknowledgement: bool) -> tuple[list[Any], list[str], Any]:
+    """A run that stops for a tool's approval, then (approved) resumed with
+    ``Runner.run``; with ``lose_first_acknowledgement`` the resumed run's
+    first session write is stored but reported failed (a dropped
+    connection), and the same state is resumed again, as the SDK says to.
+
+    Returns:
+        (the items while the call waits, the tool's executions, the final output).
+    """
+    from agents import function_tool as tool
+    from agents.testing import ModelStep, assistant_message, function_call
+    from agents.testing import ScriptedModel as SdkScriptedModel
+
+    executed: list[str] = []
+
+    @tool(needs_approval=True)
+    def write_note(text: str) -> str:
+        """Write a note (needs approval)."""
+        executed.append(text)
+        return f"wrote {text}"
+
+    original = session.add_items
+    lost: list[bool] = [lose_first_acknowledgement]
+
+    async def add_items(items: list[Any], **kwargs: Any) -> None:
+        await original(items, **kwargs)
+        if lost[0] and any(i.get("type") == "function_call_output" for i in items):
+            lost[0] = False
+            raise ConnectionError("the write was stored but its acknowledgement was lost")
+
+    session.add_items = add_items
+    model = SdkScriptedModel(
+        [
+            ModelStep(output=[function_call("write_note", {"text": "x"}, call_id="call_note")]),
+            ModelStep(output=[assistant_message("done")]),
+        ]
     )
-    items = run(session.get_items())
-    assert [i.get("type", i.get("role")) for i in items] == ["user", "function_call", "function_call_output", "user"]
-    assert items[2] == {"type": "function_call_output", "call_id": "c1", "output": MISSING_RESULT_TEXT}
-    assert valid_pairing(items)
+    agent = Agent(name="assistant", model=model, tools=[write_note])
+
+    async def go() -> tuple[list[Any], Any]:
+        first = await Runner.run(agent, "Write x.", session=session)
+        assert len(first.interruptions) == 1
+        waiting = await session.get_items()
+        state = first.to_state()
+        state.approve(first.interruptions[0])
+        if lose_first_acknowledgement:
+            with pytest.raises(ConnectionError):
+                await Runner.run(agent, state, session=session)
+        resumed = await Runner.run(agent, state, session=session)
+        return waiting, resumed.final_output
+
+    waiting, final = run(go())
+    return waiting, executed, final
+
+
+def test_a_call_waiting_for_approval_resumes_as_with_the_sdks_own_session(tmp_path):
+    """While a call waits for approval it comes back without an (invented)
+    output; resuming after a write whose acknowledgement was lost
+    reconciles (it raised the SDK's ``UserError: Cannot reconcile the
+    pending Session write``), runs the tool once and ends as with the SDK's
+    ``SQLiteSession``."""
+    from agents import SQLiteSession
+
+    for lose in (True, False):
+        ours = _approval_scenario(_session(tmp_path, f"approval-{lose}"), lose_first_acknowledgement=lose)
+        theirs = _approval_scenario(SQLiteSession(f"approval-{lose}"), lose_first_acknowledgement=lose)
+        assert ours == theirs
+        waiting, executed, final = ours
+        assert [i.get("type", i.get("role")) for i in waiting] == ["user", "function_call"]
+        assert executed == ["x"] and final == "done"
+
+
+def _compaction_while_waiting(inner: Any) -> list[Any]:
+    """``OpenAIResponsesCompactionSession`` over ``inner``: a run stops for
+    a tool's approval, a manual compaction (a compactor that keeps its
+    input) runs while the call waits, then the approved run is resumed.
+    Returns the items stored at the end."""
+    from types import SimpleNamespace
+
+    from agents.memory import OpenAIResponsesCompactionSession
+    from agents.testing import ModelStep, assistant_message, function_call
+    from agents.testing import ScriptedModel as SdkScriptedModel
+
+    @function_tool(needs_approval=True)
+    def write_note(text: str) -> str:
+        """Write a note (needs approval)."""
+        return f"wrote {text}"
+
+    async def compact(**kwargs: Any) -> Any:
+        return SimpleNamespace(output=json.loads(json.dumps(kwargs["input"])), usage=None)
+
+    session = OpenAIResponsesCompactionSession(
+        "responses-compaction",
+        inner,
+        client=SimpleNamespace(responses=SimpleNamespace(compact=compact)),  # type: ignore[arg-type]
+        compaction_mode="input",
+        should_trigger_compaction=lambda context: False,
+    )
+    model = SdkScriptedModel(
+        [
+            ModelStep(output=[function_call("write_note", {"text": "x"}, call_id="call_note")]),
+            ModelStep(output=[assistant_message("done")]),
+        ]
+    )
+    agent = Agent(name="assistant", model=model, tools=[write_note])
+
+    async def go() -> list[Any]:
+        first = await Runner.run(agent, "Write x.", session=session)
+        assert len(first.interruptions) == 1
+        await session.run_compaction({"force": True})
+        state = first.to_state()
+        state.approve(first.interruptions[0])
+        assert (await Runner.run(agent, state, session=session)).final_output == "done"
+        return await inner.get_items()
+
+    return run(go())
+
+
+def test_responses_compaction_over_a_waiting_call_keeps_the_real_output(tmp_path):
+    """A compaction made while a call waits for approval stored the error
+    output pi-session invented for it for good, and the approved run's
+    real output was then lost; now the stored items end as with the SDK's
+    ``SQLiteSession``: the call, its real output, the answer."""
+    from agents import SQLiteSession
+
+    ours = _compaction_while_waiting(_session(tmp_path, "responses-compaction"))
+    assert MISSING_RESULT_TEXT not in json.dumps(ours)
+    outputs = [i["output"] for i in ours if i.get("type") == "function_call_output"]
+    assert outputs == ["wrote x"]
+    assert ours == _compaction_while_waiting(SQLiteSession("responses-compaction"))
 
 
 # ---------------------------------------------------------------------------
@@ -434,9 +608,8 @@ def test_pop_and_clear_move_the_leaf_and_keep_history(tmp_path, oracle):
     assert run(session.get_items()) == before[:-1]
     popped = run(session.pop_item())  # the tool output
     assert popped == before[-2]
-    # the call is now unanswered: answered with an error output, still a valid request
-    items = run(session.get_items())
-    assert items[:3] == before[:3] and items[3]["output"] == MISSING_RESULT_TEXT
+    # the call is now unanswered and comes back so (no output invented)
+    assert run(session.get_items()) == before[:3]
     popped = run(session.pop_item())  # the call, out of the assistant message holding the reasoning too
     assert popped == before[2]
     assert run(session.get_items()) == before[:2]
@@ -674,8 +847,8 @@ from hypothesis import HealthCheck, given  # noqa: E402
 from hypothesis import settings as hsettings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-# whitespace-only messages are left out of the context, as the adapters do
-_text_st = st.text(min_size=1, max_size=30).filter(lambda t: t.strip() != "")
+# also empty and whitespace-only texts: every item added comes back
+_text_st = st.text(max_size=30)
 
 
 @st.composite
@@ -692,7 +865,8 @@ def _conversations(draw: Any) -> list[list[dict[str, Any]]]:
         for _step in range(draw(st.integers(0, 2))):
             n += 1
             if draw(st.booleans()):
-                batch.append({"id": f"rs_{n}", "type": "reasoning", "summary": [{"type": "summary_text", "text": draw(_text_st)}]})
+                summary = [{"type": "summary_text", "text": draw(_text_st)}] if draw(st.booleans()) else []
+                batch.append({"id": f"rs_{n}", "type": "reasoning", "summary": summary})
             calls = []
             for k in range(draw(st.integers(0, 2))):
                 args = draw(st.dictionaries(st.sampled_from(["a", "b", "path"]), st.integers() | _text_st, max_size=2))
@@ -701,7 +875,12 @@ def _conversations(draw: Any) -> list[list[dict[str, Any]]]:
                     call.update(id=f"fc_{n}_{k}", status="completed")
                 calls.append(call)
             batch.extend(calls)
-            batch.extend({"type": "function_call_output", "call_id": c["call_id"], "output": draw(st.text(max_size=30))} for c in calls)
+            # a call may stay without output (e.g. waiting for approval): no output is invented
+            batch.extend(
+                {"type": "function_call_output", "call_id": c["call_id"], "output": draw(st.text(max_size=30))}
+                for c in calls
+                if draw(st.integers(0, 3))
+            )
         text = draw(_text_st)
         batch.append(
             {"id": f"msg_{n}", "type": "message", "role": "assistant", "status": "completed",

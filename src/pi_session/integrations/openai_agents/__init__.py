@@ -15,8 +15,8 @@ Example::
     result = await session.run(agent, "Where is my order?")  # Runner.run + one retry on overflow
 
 Modules: :mod:`.convert` (items ⇄ pi messages), :mod:`.overlay` (what
-the pi form cannot hold), :mod:`.render` (the context as items, pairing
-rules applied), :mod:`.session` (the session class, compaction, branching).
+the pi form cannot hold), :mod:`.render` (the context as the items
+that were added), :mod:`.session` (the session class, compaction, branching).
 """
 
 from __future__ import annotations

@@ -9,13 +9,14 @@ stores and reads back:
 * the assistant-side items of one batch that follow each other (``reasoning``,
   assistant ``message``, ``function_call``) are the content blocks of one pi
   ``assistant`` message, in order: a reasoning item is a ``thinking`` block
-  (summary texts joined by a blank line, the whole item JSON in
-  ``thinkingSignature``), an output message a ``text`` block
+  (summary texts joined by a blank line, empty for an empty summary, the
+  whole item JSON in ``thinkingSignature``, so the item comes back also
+  when it is alone in its message), an output message a ``text`` block
   (``textSignature`` ``{"v":1,"id":...}``), a function call a ``toolCall``
   block whose id is ``call_id|item_id`` — the encodings pi's own OpenAI
   Responses provider writes, so pi can continue such a session;
 * a ``function_call_output`` is a pi ``toolResult`` (tool name taken from
-  its call);
+  its call; ``unknown_tool`` for an output whose call is not on the path);
 * every other item (system/developer messages, hosted tool calls, item
   references, ...) has no pi equivalent and is stored verbatim in a
   ``custom`` entry of type :data:`ITEM_CUSTOM_TYPE` (not in pi's context).
@@ -35,7 +36,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ... import jsonio
-from ...adapters.pairing import MISSING_RESULT_TEXT
 from .overlay import apply_overlay, make_overlay
 
 
@@ -273,15 +273,11 @@ def split_call_id(pi_id: Any) -> str:
     return pi_id.split("|", 1)[0] if isinstance(pi_id, str) else ""
 
 
-def assistant_block_from_pi(block: Mapping[str, Any], call_id: str | None = None) -> dict[str, Any] | None:
+def assistant_block_from_pi(block: Mapping[str, Any]) -> dict[str, Any] | None:
     """The item for one assistant content block (overlay applied), or None
     for a block with no item (a thinking block without a reasoning item in
-    its signature, an unknown block).
-
-    Args:
-        call_id: the call id to use for a tool call (the pairing may have
-            renamed a duplicate); default: the block's own.
-    """
+    its signature, an unknown block). A thinking block holding a reasoning
+    item gives it back whatever its summary (also an empty one)."""
     btype = block.get("type")
     item: dict[str, Any]
     if btype == "thinking":
@@ -308,7 +304,7 @@ def assistant_block_from_pi(block: Mapping[str, Any], call_id: str | None = None
         pi_id = block.get("id")
         item = {
             "type": "function_call",
-            "call_id": call_id if call_id is not None else split_call_id(pi_id),
+            "call_id": split_call_id(pi_id),
             "name": block.get("name"),
             "arguments": jsonio.dumps(block.get("arguments") if block.get("arguments") is not None else {}),
         }
@@ -319,8 +315,6 @@ def assistant_block_from_pi(block: Mapping[str, Any], call_id: str | None = None
     overlay = block.get(ITEM_KEY)
     if overlay is not None:
         item = apply_overlay(item, overlay)
-        if call_id is not None and btype == "toolCall":
-            item["call_id"] = call_id
     return item
 
 
@@ -384,8 +378,3 @@ def result_to_pi(item: Mapping[str, Any], pi_call_id: str, tool_name: str, times
     if overlay:
         message[ITEM_KEY] = overlay
     return message
-
-
-def missing_result(call_id: str) -> dict[str, Any]:
-    """The error output given to a call whose output was never recorded."""
-    return {"type": "function_call_output", "call_id": call_id, "output": MISSING_RESULT_TEXT}

@@ -1,10 +1,15 @@
 """The context of a session as Responses input items (**beyond pi**).
 
-:func:`render_items` turns a session projection into items with the
-adapters' pairing rules (:func:`pi_session.adapters.canonical.canonicalize`):
-orphan and duplicate outputs are dropped, an output separated from its call
-is moved next to it, a call without output gets an error output
-(:data:`pi_session.adapters.MISSING_RESULT_TEXT`). Pure.
+:func:`render_items` turns a session projection into the items that were
+added, in the order they stand on the path (after pi's context rules: a
+compaction summary in place of what it summarised, the branch of the
+leaf, context edits). No pairing rules are applied: a call without an
+output (one waiting for approval, or whose output was never written), an
+output without a call and an output apart from its call come back as they
+were added, since the SDK owns pairing and pending approvals (its
+``Runner`` reconciles a pending session write against exactly these
+items). The provider-valid pairing of :mod:`pi_session.adapters` belongs to
+the requests pi-session builds itself. Pure.
 """
 
 from __future__ import annotations
@@ -13,13 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...adapters.canonical import canonicalize
 from ...context import convert_to_llm
 from .convert import (
     ITEM_CUSTOM_TYPE,
     ITEM_KEY,
     assistant_block_from_pi,
-    missing_result,
     result_from_pi,
     split_call_id,
     user_from_pi,
@@ -33,8 +36,9 @@ class RenderedItem:
 
     Attributes:
         item: the input item.
-        entry_id: the session entry holding it; None for an output inserted
-            by the pairing rules (a call without a recorded output).
+        entry_id: the session entry holding it (a compaction or branch
+            summary: that entry); None only for an entry without an id (a
+            damaged file).
         block: for an assistant message, the index of its content block.
     """
 
@@ -59,9 +63,59 @@ def _edited(message: Mapping[str, Any], entry: Mapping[str, Any]) -> bool:
     return not isinstance(raw, Mapping) or raw.get("content") != message.get("content")
 
 
+def _message_items(message: Mapping[str, Any], entry: Mapping[str, Any], calls: dict[str, str]) -> list[RenderedItem]:
+    """The items of one context message; ``calls`` (pi tool-call id → the
+    ``call_id`` of its item) is filled from assistant messages and read
+    by tool results."""
+    entry_id = entry.get("id")
+    role = message.get("role")
+    content = message.get("content")
+    out: list[RenderedItem] = []
+    if role == "assistant":
+        for index, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, Mapping):
+                continue
+            item = assistant_block_from_pi(block)
+            if item is None:
+                continue
+            if block.get("type") == "toolCall" and isinstance(block.get("id"), str) and isinstance(item.get("call_id"), str):
+                calls[block["id"]] = item["call_id"]
+            out.append(RenderedItem(item, entry_id, index))
+        if isinstance(content, str) and content.strip():
+            out.append(RenderedItem({"role": "assistant", "content": content}, entry_id))
+        return out
+    if role == "toolResult":
+        pi_id = message.get("toolCallId")
+        call_id = calls.get(pi_id) if isinstance(pi_id, str) else None
+        result = result_from_pi(message, call_id if call_id is not None else split_call_id(pi_id), edited=_edited(message, entry))
+        return [RenderedItem(result, entry_id)]
+    from_item = role == "user"
+    for llm in convert_to_llm([message]):
+        if llm.get("role") != "user":
+            continue  # pi 1.6 system messages: pi replays them into the system prompt
+        item = user_from_pi(llm, plain_text=not from_item)
+        if from_item:
+            item = apply_overlay(item, message.get(ITEM_KEY), edited=_edited(message, entry))
+        elif _blank(llm):
+            continue  # a message pi made with no text (the adapters leave it out too)
+        out.append(RenderedItem(item, entry_id))
+    return out
+
+
+def _blank(message: Mapping[str, Any]) -> bool:
+    """A message with neither an image nor text other than whitespace."""
+    content = message.get("content")
+    blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content if isinstance(content, list) else []
+    return not any(
+        isinstance(b, Mapping)
+        and (b.get("type") == "image" or (b.get("type") == "text" and isinstance(b.get("text"), str) and b["text"].strip()))
+        for b in blocks
+    )
+
+
 def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
-    """The context of a projection as Responses input items, always a valid
-    request (see the module docs).
+    """The context of a projection as the Responses input items that were
+    added (see the module docs).
 
     Args:
         projection: a :class:`pi_session.records.SessionProjection`.
@@ -69,81 +123,33 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
     Returns:
         :class:`RenderedItem` s in context order: a compaction or branch
         summary as a user message with string content (the ``<summary>``
-        text pi gives the model), stored items as they were added, items of ``custom`` item
-        entries where they stand on the path. As in the adapters, user and
-        assistant messages with no content but whitespace are left out
-        (some providers refuse them).
+        text pi gives the model), every stored item as it was added (also
+        a reasoning item with an empty summary, a call without output, an
+        output without call, an empty message), items of ``custom`` item
+        entries where they stand on the path. Messages pi made itself
+        (summaries, custom and bash messages) become user messages; those
+        without text are left out, as the adapters leave them out.
     """
-    units: list[tuple[str, Any]] = []
-    messages: list[dict[str, Any]] = []
-    sources: list[Mapping[str, Any]] = []
+    out: list[RenderedItem] = []
+    calls: dict[str, str] = {}
     for row in projection["entries"]:
         entry = row["sourceEntry"]
         if is_item_entry(entry):
-            units.append(("raw", entry))
-            continue
-        for m in row["messages"]:
-            units.append(("msg", len(messages)))
-            messages.append(m)
-            sources.append(entry)
-    position = {idx: u for u, (kind, idx) in enumerate(units) if kind == "msg"}
-    raws = [(u, entry) for u, (kind, entry) in enumerate(units) if kind == "raw"]
-    turns, _repairs = canonicalize(messages, "text")
-    out: list[RenderedItem] = []
-    r = 0
-
-    def flush_raw(before: int) -> None:
-        nonlocal r
-        while r < len(raws) and raws[r][0] < before:
-            entry = raws[r][1]
             out.append(RenderedItem(dict(entry["data"]["item"]), entry.get("id")))
-            r += 1
-
-    for turn in turns:
-        flush_raw(position[turn.src])
-        message = messages[turn.src]
-        entry = sources[turn.src]
-        entry_id = entry.get("id")
-        if turn.role == "user":
-            from_item = message.get("role") == "user"
-            for llm in convert_to_llm([message]):
-                item = user_from_pi(llm, plain_text=not from_item)
-                if from_item:
-                    item = apply_overlay(item, message.get(ITEM_KEY), edited=_edited(message, entry))
-                out.append(RenderedItem(item, entry_id))
             continue
-        uids = iter([c.uid for c in turn.calls])
-        content = message.get("content")
-        for index, block in enumerate(content if isinstance(content, list) else []):
-            if not isinstance(block, Mapping):
-                continue
-            uid: str | None = next(uids, None) if block.get("type") == "toolCall" else None
-            rendered = assistant_block_from_pi(block, split_call_id(uid) if uid is not None else None)
-            if rendered is not None:
-                out.append(RenderedItem(rendered, entry_id, index))
-        if isinstance(content, str) and content.strip():
-            out.append(RenderedItem({"role": "assistant", "content": content}, entry_id))
-        for call in turn.calls:
-            call_id: str = split_call_id(call.uid)
-            if call.result is None or call.result.src is None:
-                out.append(RenderedItem(missing_result(call_id), None))
-                continue
-            src = call.result.src
-            result = messages[src]
-            out.append(RenderedItem(result_from_pi(result, call_id, edited=_edited(result, sources[src])), sources[src].get("id")))
-    flush_raw(len(units))
+        for message in row["messages"]:
+            if isinstance(message, Mapping):
+                out.extend(_message_items(message, entry, calls))
     return out
 
 
 def limit_items(rendered: list[RenderedItem], limit: int | None) -> list[RenderedItem]:
     """The latest ``limit`` items (all for None or a negative limit, none
-    for 0: SQLite's ``LIMIT``, as the SDK's ``SQLiteSession``), without
-    outputs at the start whose call was cut off (so the slice is still a
-    valid request)."""
+    for 0: SQLite's ``LIMIT``, as the SDK's ``SQLiteSession``), cut as
+    they stand (an output whose call falls outside the slice stays in it,
+    as in the SDK's sessions)."""
     if limit is None or limit < 0:
         return rendered
     if limit == 0:
         return []
-    tail = rendered[-limit:]
-    calls = {r.item.get("call_id") for r in tail if r.item.get("type") == "function_call"}
-    return [r for r in tail if not (r.item.get("type") == "function_call_output" and r.item.get("call_id") not in calls)]
+    return rendered[-limit:]

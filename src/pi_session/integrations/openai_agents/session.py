@@ -237,15 +237,19 @@ class PiSession(_SessionBase):
         after a compaction its summary first, as a user message, then the
         kept items) of the session as stored now (when another object or
         process wrote to it since this one read it, the size of the stored
-        session tells, and it is read again), always a valid request (the adapters' pairing rules;
-        see :func:`.render.render_items`) of valid Unicode: a lone surrogate
-        stored in the session comes back as U+FFFD (the adapters' rule,
+        session tells, and it is read again): the items as they were added,
+        in order (see :func:`.render.render_items`), as the SDK's own
+        sessions return them. No pairing rules are applied: a call without
+        an output (e.g. one waiting for approval) gets no invented output,
+        an output without a call stays where it was, nothing is moved; the
+        SDK owns pairing and pending approvals (it reconciles a pending
+        session write against these items). Items are valid Unicode: a lone
+        surrogate stored in the session comes back as U+FFFD (the adapters' rule,
         :func:`pi_session.text.well_formed`; the file keeps what was
         written), as it does from :meth:`pop_item`.
 
         Args:
-            limit: only the latest ``limit`` items (outputs at the start of
-                the slice whose call fell outside it are left out); 0: none;
+            limit: only the latest ``limit`` items, cut as they stand; 0: none;
                 negative: all (SQLite's ``LIMIT``, as ``SQLiteSession``);
                 None: ``session_settings.limit`` (None there: all), the
                 precedence of the SDK's ``resolve_session_limit``.
@@ -256,8 +260,8 @@ class PiSession(_SessionBase):
 
     async def get_items_with_entry_ids(self, limit: int | None = None) -> list[tuple[str | None, dict[str, Any]]]:
         """:meth:`get_items` with the id of the session entry each item
-        comes from (None for an error output the pairing rules inserted),
-        e.g. to offer :meth:`branch` targets."""
+        comes from (a summary: its compaction or branch-summary entry), e.g.
+        to offer :meth:`branch` targets."""
         rendered = await self._call(self._render_sync, self._limit(limit))
         return [(r.entry_id, r.item) for r in rendered]
 
