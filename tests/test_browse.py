@@ -300,6 +300,34 @@ def test_navigate_without_summary_moves_the_leaf(tmp_path):
     assert SessionManager.open(path, read_only=True).get_branch()[-2]["id"] == ids["a3"]
 
 
+def test_navigate_to_where_the_leaf_already_is_writes_nothing(tmp_path):
+    """Issue 27 items 5 and 6 in browse: a second move to the same entry
+    only says so, and a branch of only the empty record of a move offers
+    no summary."""
+    path, ids = make_session(tmp_path)
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await select(pilot, ids["u2"])  # a user message: the leaf goes to its parent a2
+        await pilot.press("g")
+        await press_button(pilot, "move")
+        await until(pilot, lambda: screen(app).leaf_id not in (None, ids["label"]), "the new leaf")
+        written = path.read_bytes()
+        await select(pilot, ids["u2"])
+        await pilot.press("g")
+        await until(pilot, lambda: any(m.startswith(f"already at entry {ids['a2']}") for m in app.said), "the notice")
+        assert not isinstance(app.screen, ConfirmDialog) and path.read_bytes() == written
+        await select(pilot, ids["a3"])  # the branch left: only the empty record below a2
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        assert not app.screen.query("#summary")
+        assert "nothing to summarize" in str(app.screen.query_one(".body", Static).render())
+        await press_button(pilot, "cancel")
+
+    run(app, body)
+
+
 def test_navigate_with_extractive_branch_summary(tmp_path):
     path, ids = make_session(tmp_path)
     app = App(path)

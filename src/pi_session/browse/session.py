@@ -393,8 +393,13 @@ class SessionScreen(Screen[None]):
             if plan.is_noop:
                 self.app.notify("this entry is the leaf already")
                 return
+            if plan.already_there:
+                self.app.notify(summaries.already_there(plan))
+                if plan.editor_text is not None:
+                    self.app.notify(one_line(plan.editor_text, 300), title="the message, to send again", markup=False, timeout=10)
+                return
             buttons = [("move", "Move", "primary")]
-            if plan.entries_to_summarize:
+            if plan.has_content_to_summarize:
                 buttons.append(("summary", "Move + summary", "default"))
             buttons.append(("cancel", "Cancel", "default"))
             choice = await self.app.push_screen_wait(
