@@ -435,6 +435,23 @@ def test_compact_appends_a_compaction(tmp_path):
     assert last["tokensBefore"] > 0 and last["details"]["readFiles"] == ["src/parser.py"]
 
 
+def test_nothing_to_compact_names_the_estimates_and_the_setting(tmp_path):
+    """Issue 27 item 7 in browse: the refusal names the message estimate,
+    the context tokens, the kept-recent budget and where it comes from."""
+    path, ids = make_session(tmp_path)
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await pilot.press("k")
+        await until(pilot, lambda: any(m.startswith("Nothing to compact") for m in app.said), "the refusal")
+
+    run(app, body)
+    said = next(m for m in app.said if m.startswith("Nothing to compact"))
+    assert "within the kept-recent budget of 20,000 tokens (the default; set compaction.keepRecentTokens in settings.json)" in said
+    assert "context tokens" in said and "tokens (characters / 4" in said
+
+
 def test_summary_can_be_cancelled_and_nothing_is_written(tmp_path, monkeypatch):
     from fake_providers import FakeProviderServer, FakeResponse
 

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from conftest import oracle_available, run_oracle
+from pi_session import SessionManager
+from pi_session.tokens import estimate_tokens
 
 HEADER = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0027", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/proj"}
 USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
@@ -152,3 +154,40 @@ def test_pi_prepares_only_an_empty_summary_message_for_such_a_branch(cli, four):
     assert prep["entryIds"] == [records(path)[-1]["id"]]
     assert [(m["role"], m["summary"]) for m in prep["messages"]] == [("branchSummary", "")]
     assert prep["totalTokens"] == 0
+
+
+# ---------------------------------------------------------------------------
+# item 7: "Nothing to compact" names both estimates and the setting's source
+
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo-session.jsonl"
+
+
+def test_nothing_to_compact_names_both_estimates_and_where_the_budget_comes_from(cli, tmp_path):
+    session = tmp_path / "demo.jsonl"
+    session.write_bytes(DEMO.read_bytes())
+    tokens = json.loads(cli("tokens", str(session), "--json").stdout)
+    context = tokens["projected"]["tokens"]
+    messages = SessionManager.open(session, read_only=True).build_session_context()["messages"]
+    kept = sum(estimate_tokens(m) for m in messages)  # no compaction: the cut counts every message in context
+    assert kept < 20000 < context  # what made the old line look wrong
+    res = cli("compact", str(session), "--dry-run")
+    assert res.returncode == 0, res.stderr
+    line = res.stdout.strip()
+    assert line.count("\n") == 0 and line.startswith("Nothing to compact")
+    assert f"~{kept:,} tokens" in line and f"{context:,} context tokens" in line
+    assert "20,000 tokens (the default; set --keep-recent-tokens or compaction.keepRecentTokens in settings.json)" in line
+    # the flag
+    line = cli("compact", str(session), "--dry-run", "--keep-recent-tokens", "30000").stdout
+    assert "30,000 tokens (--keep-recent-tokens)" in line
+    # a settings file
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    (agent / "settings.json").write_text(json.dumps({"compaction": {"keepRecentTokens": 25000}}))
+    line = cli("compact", str(session), "--dry-run").stdout
+    assert f"25,000 tokens (compaction.keepRecentTokens in {agent / 'settings.json'})" in line
+    # a budget the messages reach, where the cut still finds nothing before the first kept message
+    line = cli("compact", str(session), "--dry-run", "--keep-recent-tokens", str(kept)).stdout
+    assert f"~{kept:,} tokens, reaching the kept-recent budget of {kept:,} tokens" in line
+    assert "nothing would be summarized" in line
+    # the JSON shape stays pi's: null
+    assert json.loads(cli("compact", str(session), "--dry-run", "--json").stdout) is None

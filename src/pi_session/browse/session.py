@@ -478,8 +478,8 @@ class SessionScreen(Screen[None]):
             if self.manager is None:
                 return
             plan, text = summaries.plan_compaction(self.path)
-            if plan is None:
-                self.app.notify(text, markup=False)
+            if plan is None:  # why, with both estimates and where the kept-recent budget comes from
+                self.app.notify(text, markup=False, timeout=15)
                 return
             choice = await self.app.push_screen_wait(
                 ConfirmDialog("Compact the current branch", text, [("compact", "Compact", "primary"), ("cancel", "Cancel", "default")])

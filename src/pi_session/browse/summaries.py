@@ -153,9 +153,9 @@ def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
     """
     manager = open_read(path)
     settings, _warnings = operations.compaction_settings(manager.get_cwd())
-    plan = operations.plan_compaction(manager, settings)
+    plan = operations.plan_compaction(manager, settings, keep_source=operations.keep_recent_source(manager.get_cwd(), flag=None))
     if plan.preparation is None:
-        return None, operations.nothing_to_compact(plan.path, "the kept tokens (compaction.keepRecentTokens)")
+        return None, plan.reason
     return plan, describe_compaction(plan)
 
 

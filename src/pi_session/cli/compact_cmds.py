@@ -18,6 +18,7 @@ from ..compaction import CompactionCancelled, prepare_branch_entries
 from ..operations import (
     OperationError,
     compact_session,
+    keep_recent_source,
     navigate_session,
     plan_compaction,
     plan_navigation,
@@ -180,13 +181,15 @@ def compact_cmd(
     # to write, so a failure really leaves the file unchanged.
     manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
     settings = compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
-    plan = plan_compaction(manager, settings, keep_tool_pairs=not pi_exact)
+    plan = plan_compaction(
+        manager, settings, keep_tool_pairs=not pi_exact, keep_source=keep_recent_source(manager.get_cwd(), keep_recent_tokens)
+    )
     prep = plan.preparation
     if prep is None:
         if as_json:
             print_json(None)
         else:
-            console.print(plan.reason, markup=False)
+            console.print(sanitize(plan.reason), markup=False, soft_wrap=True)
         return
     if dry_run:
         if as_json:
