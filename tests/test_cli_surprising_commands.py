@@ -191,3 +191,59 @@ def test_nothing_to_compact_names_both_estimates_and_where_the_budget_comes_from
     assert "nothing would be summarized" in line
     # the JSON shape stays pi's: null
     assert json.loads(cli("compact", str(session), "--dry-run", "--json").stdout) is None
+
+
+# ---------------------------------------------------------------------------
+# item 8: edits and clones that leave a call unanswered or bring hidden text back
+
+
+@pytest.fixture
+def tool_session(tmp_path):
+    """u1 - a1 (read call_1) - t1 (its result, a secret) - a2 (the leaf)."""
+    path = tmp_path / "tool.jsonl"
+    ids = write_session(path, [
+        user("read the config", 0),
+        assistant([{"type": "text", "text": "Reading."},
+                   {"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": ".env"}}], 1),
+        {"role": "toolResult", "toolCallId": "call_1", "toolName": "read",
+         "content": [{"type": "text", "text": "API_KEY=sk-secret"}], "isError": False, "timestamp": 2},
+        assistant(text("Done."), 3),
+    ])
+    return path, ids
+
+
+def test_omitting_a_tool_result_warns_that_its_call_is_left_unanswered(cli, tool_session):
+    path, (u1, a1, t1, a2) = tool_session
+    res = cli("edit", str(path), t1, "--omit")
+    assert res.returncode == 0, res.stderr
+    assert "omitted from the model context" in res.stdout
+    warning = res.stderr.strip()
+    assert warning.count("\n") == 0 and warning.startswith("warning: tool call call_1 (read) now has no result")
+    assert "--replace" in warning
+    # replacing the result instead keeps the pair: no warning
+    other = path.parent / "other.jsonl"
+    write_session(other, [r["message"] for r in records(path)[1:5]])
+    res = cli("edit", str(other), t1, "--replace", "[redacted]")
+    assert res.returncode == 0 and res.stderr == ""
+    # omitting the call leaves its result without a call: said too
+    res = cli("edit", str(other), a1, "--omit")
+    assert res.returncode == 0 and "1 tool result (call_1) now has no call" in res.stderr
+
+
+def test_cloning_up_to_before_a_redaction_warns_that_the_text_comes_back(cli, tool_session):
+    path, (u1, a1, t1, a2) = tool_session
+    res = cli("edit", str(path), t1, "--replace", "[redacted]")
+    assert res.returncode == 0, res.stderr
+    edit_id = records(path)[-1]["id"]
+    res = cli("clone", str(path), "--leaf", a2)  # a2 comes before the edit entry
+    assert res.returncode == 0, res.stderr
+    warning = res.stderr.strip()
+    assert warning.count("\n") == 0 and f"leaves out 1 context edit ({edit_id}) that replaced 1 entry it keeps ({t1})" in warning
+    assert "original content again" in warning
+    clone = Path(res.stdout.split(" to ", 1)[1].strip())
+    assert "sk-secret" in json.dumps(SessionManager.open(clone, read_only=True).build_session_context()["messages"])
+    # the whole branch (with the edit) or a point before the target: no warning
+    res = cli("clone", str(path))
+    assert res.returncode == 0 and res.stderr == ""
+    res = cli("clone", str(path), "--leaf", a1)
+    assert res.returncode == 0 and res.stderr == ""
