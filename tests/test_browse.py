@@ -369,6 +369,26 @@ def test_clone_writes_a_new_session(tmp_path):
     kept = [r["id"] for r in cloned[1:] if r["type"] == "message"]
     assert kept == [ids["u1"], ids["a1"], ids["t1"], ids["a2"]]
     assert any(r["type"] == "label" and r["label"] == "task" for r in cloned)
+    assert not any("leaves out" in m for m in app.said)
+
+
+def test_clone_before_a_redaction_says_the_text_comes_back(tmp_path):
+    """Issue 27 item 8 in browse: cloning up to a point before the context
+    edit that hid a tool result's content warns."""
+    path, ids = make_session(tmp_path)
+    sm = SessionManager.open(path)
+    sm.append_context_edit(ids["t1"], {"content": "[redacted]"})
+    sm.save()
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await select(pilot, ids["a2"])
+        await pilot.press("c")
+        await press_button(pilot, "clone")
+        await until(pilot, lambda: any("leaves out 1 context edit" in m for m in app.said), "the warning")
+
+    run(app, body)
 
 
 def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):

@@ -440,6 +440,8 @@ class SessionScreen(Screen[None]):
             if choice == "clone":
                 outcome = actions.clone(self.path, row.id)
                 self.app.notify(outcome.message, markup=False, timeout=10)
+                for note in outcome.notes:
+                    self.app.notify(note, severity="warning", markup=False, timeout=10)
 
     @work(group="action", exclusive=True, exit_on_error=False)
     async def action_export(self) -> None:
