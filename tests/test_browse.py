@@ -300,6 +300,34 @@ def test_navigate_without_summary_moves_the_leaf(tmp_path):
     assert SessionManager.open(path, read_only=True).get_branch()[-2]["id"] == ids["a3"]
 
 
+def test_navigate_to_where_the_leaf_already_is_writes_nothing(tmp_path):
+    """Issue 27 items 5 and 6 in browse: a second move to the same entry
+    only says so, and a branch of only the empty record of a move offers
+    no summary."""
+    path, ids = make_session(tmp_path)
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await select(pilot, ids["u2"])  # a user message: the leaf goes to its parent a2
+        await pilot.press("g")
+        await press_button(pilot, "move")
+        await until(pilot, lambda: screen(app).leaf_id not in (None, ids["label"]), "the new leaf")
+        written = path.read_bytes()
+        await select(pilot, ids["u2"])
+        await pilot.press("g")
+        await until(pilot, lambda: any(m.startswith(f"already at entry {ids['a2']}") for m in app.said), "the notice")
+        assert not isinstance(app.screen, ConfirmDialog) and path.read_bytes() == written
+        await select(pilot, ids["a3"])  # the branch left: only the empty record below a2
+        await pilot.press("g")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmDialog), "the confirmation")
+        assert not app.screen.query("#summary")
+        assert "nothing to summarize" in str(app.screen.query_one(".body", Static).render())
+        await press_button(pilot, "cancel")
+
+    run(app, body)
+
+
 def test_navigate_with_extractive_branch_summary(tmp_path):
     path, ids = make_session(tmp_path)
     app = App(path)
@@ -341,6 +369,26 @@ def test_clone_writes_a_new_session(tmp_path):
     kept = [r["id"] for r in cloned[1:] if r["type"] == "message"]
     assert kept == [ids["u1"], ids["a1"], ids["t1"], ids["a2"]]
     assert any(r["type"] == "label" and r["label"] == "task" for r in cloned)
+    assert not any("leaves out" in m for m in app.said)
+
+
+def test_clone_before_a_redaction_says_the_text_comes_back(tmp_path):
+    """Issue 27 item 8 in browse: cloning up to a point before the context
+    edit that hid a tool result's content warns."""
+    path, ids = make_session(tmp_path)
+    sm = SessionManager.open(path)
+    sm.append_context_edit(ids["t1"], {"content": "[redacted]"})
+    sm.save()
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await select(pilot, ids["a2"])
+        await pilot.press("c")
+        await press_button(pilot, "clone")
+        await until(pilot, lambda: any("leaves out 1 context edit" in m for m in app.said), "the warning")
+
+    run(app, body)
 
 
 def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):
@@ -405,6 +453,23 @@ def test_compact_appends_a_compaction(tmp_path):
     last = records(path)[-1]
     assert last["type"] == "compaction" and "Extractive summary" in last["summary"]
     assert last["tokensBefore"] > 0 and last["details"]["readFiles"] == ["src/parser.py"]
+
+
+def test_nothing_to_compact_names_the_estimates_and_the_setting(tmp_path):
+    """Issue 27 item 7 in browse: the refusal names the message estimate,
+    the context tokens, the kept-recent budget and where it comes from."""
+    path, ids = make_session(tmp_path)
+    app = App(path)
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await pilot.press("k")
+        await until(pilot, lambda: any(m.startswith("Nothing to compact") for m in app.said), "the refusal")
+
+    run(app, body)
+    said = next(m for m in app.said if m.startswith("Nothing to compact"))
+    assert "within the kept-recent budget of 20,000 tokens (the default; set compaction.keepRecentTokens in settings.json)" in said
+    assert "context tokens" in said and "tokens (characters / 4" in said
 
 
 def test_summary_can_be_cancelled_and_nothing_is_written(tmp_path, monkeypatch):

@@ -70,3 +70,24 @@ def test_env_agent_dir(tmp_path, monkeypatch):
     write(tmp_path / "env-agent" / "settings.json", {"compaction": {"keepRecentTokens": 11}})
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "env-agent"))
     assert load_settings(tmp_path / "cwd").compaction.keep_recent_tokens == 11
+
+
+def test_each_setting_names_the_file_it_came_from(tmp_path):
+    """``LoadedSettings.source_of`` (issue 27 item 7: ``compact`` names
+    where its kept-recent budget comes from): the project file wins key by
+    key, a wrong-typed or null value is the default, and a section that is
+    not an object drops the sources of the other file's section."""
+    agent = tmp_path / "agent" / "settings.json"
+    project = tmp_path / "cwd" / ".pi" / "settings.json"
+    write(agent, {"compaction": {"keepRecentTokens": 100, "reserveTokens": 200, "enabled": True}})
+    write(project, {"compaction": {"reserveTokens": 300, "enabled": None}, "branchSummary": {"reserveTokens": "x"}})
+    s = load_settings(tmp_path / "cwd", tmp_path / "agent")
+    assert s.source_of("compaction.keepRecentTokens") == agent
+    assert s.source_of("compaction.reserveTokens") == project
+    assert s.source_of("compaction.enabled") is None
+    assert s.source_of("branchSummary.reserveTokens") is None  # not a number: the default, with a warning
+    assert s.branch_summary.reserve_tokens == 16384 and s.warnings
+    write(project, {"compaction": 5})
+    s = load_settings(tmp_path / "cwd", tmp_path / "agent")
+    assert s.compaction == CompactionSettings() and s.source_of("compaction.keepRecentTokens") is None
+    assert load_settings(tmp_path / "other", tmp_path / "none").sources == {}

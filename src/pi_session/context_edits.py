@@ -13,7 +13,7 @@ from typing import Any
 
 from .records import UNDEFINED
 
-__all__ = ["EDITABLE_ROLES", "apply_context_edit", "collect_context_edits", "counted_edits", "edited_entry"]
+__all__ = ["EDITABLE_ROLES", "apply_context_edit", "collect_context_edits", "counted_edits", "edited_entry", "edits_left_out"]
 
 EDITABLE_ROLES = frozenset(("user", "assistant", "toolResult", "custom"))
 """Roles whose ``content`` a context edit replaces (pi 1.6); other roles keep
@@ -48,6 +48,20 @@ def counted_edits(entries: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str,
     for entry in entries:
         if entry.get("type") == "context_edit" and "replacement" in entry and entry.get("targetId").__hash__ is not None:
             yield entry
+
+
+def edits_left_out(path: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The context edits among ``entries`` (a whole session) that target an
+    entry of ``path`` but are not on it: a session holding only ``path``
+    (a clone up to an earlier entry) shows those targets' original content
+    to the model again (e.g. the secret an ``edit --replace`` hid).
+
+    Returns:
+        The edit entries, in file order.
+    """
+    path = path if isinstance(path, (list, tuple)) else list(path)
+    on_path = {entry.get("id") for entry in path}
+    return [edit for edit in counted_edits(entries) if edit.get("id") not in on_path and edit["targetId"] in on_path]
 
 
 def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:

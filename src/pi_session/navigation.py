@@ -12,11 +12,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .compaction.branch_summary import collect_entries_for_branch_summary
+from .compaction.branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
 from .context import text_content
 from .tree import parent_id_of
 
-__all__ = ["NavigationPlan", "NavigationResult", "plan_navigation", "navigation_target"]
+__all__ = ["NavigationPlan", "NavigationResult", "plan_navigation", "navigation_target", "is_move_marker"]
+
+
+def is_move_marker(entry: Mapping[str, Any]) -> bool:
+    """True for an empty ``branch_summary``: the record of a move without a
+    summary (a file's leaf is its last entry), which pi leaves out of the
+    context."""
+    return entry.get("type") == "branch_summary" and not entry.get("summary")
 
 
 @dataclass(frozen=True)
@@ -38,6 +45,14 @@ class NavigationPlan:
             oldest first (pi's ``collectEntriesForBranchSummary``); empty when
             the target is the leaf.
         common_ancestor_id: the deepest entry on both paths, or None.
+        already_there: the leaf is already where the move would put it:
+            the old leaf is ``new_leaf_id``, or an empty ``branch_summary``
+            below it (the record of an earlier move, left out of the
+            context; a chain of them counts the same). Moving would change
+            neither the context nor the position, so
+            :func:`pi_session.operations.navigate_session` writes nothing
+            (pi, whose moves without a summary write nothing, ends in the
+            same place). False for :attr:`is_noop`.
     """
 
     target_id: str
@@ -46,6 +61,21 @@ class NavigationPlan:
     editor_text: str | None
     entries_to_summarize: tuple[Mapping[str, Any], ...] = ()
     common_ancestor_id: str | None = None
+    already_there: bool = False
+
+    @property
+    def summarizable_entries(self) -> tuple[Mapping[str, Any], ...]:
+        """:attr:`entries_to_summarize` without the empty ``branch_summary``
+        entries that record earlier moves (they hold no text)."""
+        return tuple(e for e in self.entries_to_summarize if not is_move_marker(e))
+
+    @property
+    def has_content_to_summarize(self) -> bool:
+        """True when the branch left holds a message to summarize (pi's
+        ``prepareBranchEntries`` finds one in :attr:`summarizable_entries`);
+        False for a branch of only labels, state changes or the empty
+        records of earlier moves: a summary of it would say nothing."""
+        return bool(self.summarizable_entries) and bool(prepare_branch_entries(self.summarizable_entries).messages)
 
     @property
     def is_noop(self) -> bool:
@@ -131,4 +161,19 @@ def plan_navigation(source: Any, old_leaf_id: str | None, target_id: str) -> Nav
         editor_text,
         tuple(collected.entries),
         collected.common_ancestor_id,
+        _position(source, old_leaf_id) == new_leaf_id,
     )
+
+
+def _position(source: Any, leaf_id: str | None) -> str | None:
+    """Where ``leaf_id`` stands once the empty ``branch_summary`` records of
+    earlier moves below it are skipped."""
+    get = source.get_entry if hasattr(source, "get_entry") else source.by_id.get
+    seen: set[str] = set()
+    while leaf_id is not None and leaf_id not in seen:
+        entry = get(leaf_id)
+        if entry is None or not is_move_marker(entry):
+            break
+        seen.add(leaf_id)
+        leaf_id = parent_id_of(entry)
+    return leaf_id

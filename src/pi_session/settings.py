@@ -218,6 +218,10 @@ class LoadedSettings:
         warnings: one line per settings file that was ignored because it
             could not be read or parsed.
         files: the settings files that were read (existing ones only).
+        sources: for each setting a file gave a value to that is used
+            (``"compaction.keepRecentTokens"``, ...), the file it came from
+            (the project file wins over the global one, as in the merge);
+            a setting missing here has its default.
     """
 
     raw: dict[str, Any]
@@ -225,6 +229,12 @@ class LoadedSettings:
     branch_summary: BranchSummarySettings
     warnings: list[str] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    sources: dict[str, Path] = field(default_factory=dict)
+
+    def source_of(self, key: str) -> Path | None:
+        """The settings file whose value of ``key`` (e.g.
+        ``"compaction.keepRecentTokens"``) is used, or None: the default."""
+        return self.sources.get(key)
 
 
 def deep_merge_settings(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -306,6 +316,7 @@ def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSetti
     merged: dict[str, Any] = {}
     warnings: list[str] = []
     files: list[Path] = []
+    sources: dict[str, Path] = {}
     for path in candidates:
         if path.exists():
             files.append(path)
@@ -315,6 +326,18 @@ def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSetti
             warnings.append(f"{exc}; ignoring this file")
             continue
         merged = deep_merge_settings(merged, values)
+        for key, fields in _TYPED_KEYS.items():
+            if key not in values:
+                continue
+            section = values[key]
+            if not isinstance(section, dict) or not isinstance(merged.get(key), dict):  # replaces the whole object
+                sources = {k: v for k, v in sources.items() if not k.startswith(f"{key}.")}
+            if isinstance(section, dict):
+                for name in fields:
+                    if section.get(name) is not None:
+                        sources[f"{key}.{name}"] = path
+                    elif name in section:  # null: the default
+                        sources.pop(f"{key}.{name}", None)
     for key, fields in _TYPED_KEYS.items():
         section = merged.get(key)
         if section is None:
@@ -322,6 +345,7 @@ def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSetti
         if not isinstance(section, dict):
             warnings.append(f"settings key {key!r} must be an object; using defaults")
             merged[key] = {}
+            sources = {k: v for k, v in sources.items() if not k.startswith(f"{key}.")}
             continue
         for name, kind in fields.items():
             value = section.get(name)
@@ -335,10 +359,12 @@ def load_settings(cwd: StrPath, agent_dir: StrPath | None = None) -> LoadedSetti
                 warnings.append(f"settings {key}.{name} must be {expected} (got {jsonio.js_stringify(value)}); using the default")
                 section = {k: v for k, v in section.items() if k != name}
                 merged[key] = section
+                sources.pop(f"{key}.{name}", None)
     return LoadedSettings(
         raw=merged,
         compaction=CompactionSettings.from_json(merged.get("compaction")),
         branch_summary=BranchSummarySettings.from_json(merged.get("branchSummary")),
         warnings=warnings,
         files=files,
+        sources=sources,
     )

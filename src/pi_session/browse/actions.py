@@ -171,12 +171,18 @@ def set_name(path: Path, text: str) -> Outcome:
 
 def clone(path: Path, entry_id: str) -> Outcome:
     """Write a new session holding the path root→``entry_id``, as
-    ``pi-session clone --leaf``; the source stays untouched.
+    ``pi-session clone --leaf``; the source stays untouched. A note says
+    when the clone leaves out context edits of entries it keeps.
 
     Raises:
         ActionError: no such entry, or the write failed.
     """
+    from ..context_edits import edits_left_out
+
     writer = open_read(path)
+    if writer.get_entry(entry_id) is None:
+        raise ActionError(f"{path}: no entry with id {entry_id}")
+    left_out = edits_left_out(writer.get_branch(entry_id), writer.get_entries())
     try:
         new_file = writer.create_branched_session(entry_id)
         writer.save()
@@ -185,7 +191,13 @@ def clone(path: Path, entry_id: str) -> Outcome:
     except (OSError, SessionFileError) as exc:
         raise ActionError(one_line(f"clone failed: {exc}")) from None
     count = len(writer.get_entries())
-    return Outcome(f"cloned {plural(count, 'entry', 'entries')} to {new_file}", path=new_file)
+    notes: tuple[str, ...] = ()
+    if left_out:
+        notes = (
+            f"the clone leaves out {plural(len(left_out), 'context edit')} of entries it keeps: its model context "
+            "shows their original content again (e.g. a redacted secret)",
+        )
+    return Outcome(f"cloned {plural(count, 'entry', 'entries')} to {new_file}", notes, path=new_file)
 
 
 def default_export_path(session: Path, directory: str | None = None) -> Path:

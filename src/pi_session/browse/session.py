@@ -393,8 +393,13 @@ class SessionScreen(Screen[None]):
             if plan.is_noop:
                 self.app.notify("this entry is the leaf already")
                 return
+            if plan.already_there:
+                self.app.notify(summaries.already_there(plan))
+                if plan.editor_text is not None:
+                    self.app.notify(one_line(plan.editor_text, 300), title="the message, to send again", markup=False, timeout=10)
+                return
             buttons = [("move", "Move", "primary")]
-            if plan.entries_to_summarize:
+            if plan.has_content_to_summarize:
                 buttons.append(("summary", "Move + summary", "default"))
             buttons.append(("cancel", "Cancel", "default"))
             choice = await self.app.push_screen_wait(
@@ -435,6 +440,8 @@ class SessionScreen(Screen[None]):
             if choice == "clone":
                 outcome = actions.clone(self.path, row.id)
                 self.app.notify(outcome.message, markup=False, timeout=10)
+                for note in outcome.notes:
+                    self.app.notify(note, severity="warning", markup=False, timeout=10)
 
     @work(group="action", exclusive=True, exit_on_error=False)
     async def action_export(self) -> None:
@@ -473,8 +480,8 @@ class SessionScreen(Screen[None]):
             if self.manager is None:
                 return
             plan, text = summaries.plan_compaction(self.path)
-            if plan is None:
-                self.app.notify(text, markup=False)
+            if plan is None:  # why, with both estimates and where the kept-recent budget comes from
+                self.app.notify(text, markup=False, timeout=15)
                 return
             choice = await self.app.push_screen_wait(
                 ConfirmDialog("Compact the current branch", text, [("compact", "Compact", "primary"), ("cancel", "Cancel", "default")])

@@ -30,6 +30,7 @@ __all__ = [
     "SummarizerConfig",
     "plan_navigation",
     "describe_navigation",
+    "already_there",
     "summarize_branch",
     "navigate",
     "plan_compaction",
@@ -59,6 +60,8 @@ def describe_navigation(plan: NavigationPlan) -> str:
     count = len(plan.entries_to_summarize)
     lines.append(
         f"The branch left behind has {plural(count, 'entry', 'entries')}; a summary of it can be stored at the new position."
+        if plan.has_content_to_summarize
+        else f"The branch left behind holds no messages ({plural(count, 'entry', 'entries')}): nothing to summarize."
         if count
         else "The branch left behind has no entries of its own: nothing to summarize."
     )
@@ -75,7 +78,8 @@ async def summarize_branch(
     the branch-summary settings of ``cwd``).
 
     Returns:
-        The summary, or None when the branch has nothing to summarize.
+        The summary, or None when the branch has nothing to summarize
+        (:attr:`NavigationPlan.has_content_to_summarize` is False).
 
     Raises:
         ActionError: the summarizer failed.
@@ -83,7 +87,7 @@ async def summarize_branch(
     from ..llm import SummarizerError
     from ..settings import load_settings
 
-    if not plan.entries_to_summarize:
+    if not plan.has_content_to_summarize:
         return None
     reserve = load_settings(cwd).branch_summary.reserve_tokens
     try:
@@ -101,6 +105,9 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         plan: the plan ``summary`` was written for (default: planned now);
             with a summary, nothing is written when the leaf moved since.
 
+    Nothing is written when the leaf is already where the move would put
+    it (:attr:`NavigationPlan.already_there`).
+
     Raises:
         ActionError: no such entry (anymore), the leaf moved, or the write failed.
     """
@@ -108,6 +115,8 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         plan = plan_navigation(path, entry_id)
     if plan.is_noop:
         return Outcome(f"already at {entry_id}", select_id=entry_id)
+    if plan.already_there and summary is None:
+        return Outcome(already_there(plan), select_id=plan.old_leaf_id)
     manager = open_write(path)
     try:
         moved = operations.navigate_session(manager, plan, summary)
@@ -117,7 +126,7 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)
     if moved.summary_entry_id is None:
-        return Outcome(f"already at {entry_id}", notes, select_id=entry_id)
+        return Outcome(f"already at {entry_id}: nothing written", notes, select_id=entry_id)
     where = moved.new_leaf_id if moved.new_leaf_id is not None else "the start of the session"
     what = "with a summary of the branch left" if summary is not None else "(an empty branch_summary entry records the move)"
     extra = list(notes)
@@ -125,6 +134,12 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         count = len(moved.unanswered_tool_call_ids)
         extra.append(f"{plural(count, 'tool call')} at the new position {'has' if count == 1 else 'have'} no result")
     return Outcome(f"moved the leaf to {where} {what}", tuple(extra), select_id=moved.summary_entry_id)
+
+
+def already_there(plan: NavigationPlan) -> str:
+    """What a move to where the leaf already is says (nothing is written)."""
+    where = f"entry {plan.new_leaf_id}" if plan.new_leaf_id is not None else "the start of the session"
+    return f"already at {where}: the leaf is where this move would put it; nothing written"
 
 
 def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
@@ -138,9 +153,9 @@ def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
     """
     manager = open_read(path)
     settings, _warnings = operations.compaction_settings(manager.get_cwd())
-    plan = operations.plan_compaction(manager, settings)
+    plan = operations.plan_compaction(manager, settings, keep_source=operations.keep_recent_source(manager.get_cwd(), flag=None))
     if plan.preparation is None:
-        return None, operations.nothing_to_compact(plan.path, "the kept tokens (compaction.keepRecentTokens)")
+        return None, plan.reason
     return plan, describe_compaction(plan)
 
 

@@ -13,10 +13,12 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 
+from ..adapters import unanswered_tool_calls
 from ..compaction import CompactionCancelled, prepare_branch_entries
 from ..operations import (
     OperationError,
     compact_session,
+    keep_recent_source,
     navigate_session,
     plan_compaction,
     plan_navigation,
@@ -179,13 +181,15 @@ def compact_cmd(
     # to write, so a failure really leaves the file unchanged.
     manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
     settings = compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
-    plan = plan_compaction(manager, settings, keep_tool_pairs=not pi_exact)
+    plan = plan_compaction(
+        manager, settings, keep_tool_pairs=not pi_exact, keep_source=keep_recent_source(manager.get_cwd(), keep_recent_tokens)
+    )
     prep = plan.preparation
     if prep is None:
         if as_json:
             print_json(None)
         else:
-            console.print(plan.reason, markup=False)
+            console.print(sanitize(plan.reason), markup=False, soft_wrap=True)
         return
     if dry_run:
         if as_json:
@@ -325,7 +329,9 @@ def navigate(
     the branch left behind (stored as a branch_summary entry).
 
     The file is only opened for writing once the summary is ready, so a
-    failed summary leaves it exactly as it was."""
+    failed summary leaves it exactly as it was. A move to where the leaf
+    already is (e.g. to the same entry twice) writes nothing; a branch with
+    nothing to summarize gets no summary."""
     manager = open_session(session, read_only=True, quiet=as_json, notes=False)
     try:
         plan = plan_navigation(manager, entry_id)
@@ -344,10 +350,11 @@ def navigate(
     editor_text = plan.editor_text
 
     summary = None
-    if summarize and branch_entries:
+    nothing_to_summarize = summarize and not plan.already_there and not plan.has_content_to_summarize
+    if summarize and not nothing_to_summarize and not plan.already_there:
         branch_settings = settings_for(manager, as_json).branch_summary
         summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
-        prep = prepare_branch_entries(branch_entries, context_window - branch_settings.reserve_tokens)
+        prep = prepare_branch_entries(plan.summarizable_entries, context_window - branch_settings.reserve_tokens)
         summary = run_summary(
             summarize_branch(
                 plan,
@@ -359,6 +366,29 @@ def navigate(
             f"Summarizing {len(prep.messages)} messages of the branch with {getattr(summarizer, 'name', 'summarizer')}…",
             as_json,
         )
+    if nothing_to_summarize and not as_json:
+        console.print(
+            "Nothing to summarize: the branch left holds no messages"
+            + (" (only the empty record of an earlier move)" if branch_entries and not plan.summarizable_entries else "")
+            + "; no summary is stored.",
+            markup=False,
+            soft_wrap=True,
+        )
+    if plan.already_there:
+        if as_json:
+            unanswered_here = [u["toolCallId"] for u in unanswered_tool_calls(manager.build_session_context()["messages"])]
+            print_json({"oldLeafId": old_leaf, "newLeafId": old_leaf, "targetId": entry_id, "summaryEntry": None,
+                        "editorText": editor_text, "summarizedEntryIds": [], "unansweredToolCalls": unanswered_here})
+        else:
+            console.print(
+                sanitize(f"Already at {entry_id}: the leaf is where this move would put it"
+                         + (f" (below the empty record of an earlier move, {old_leaf})" if old_leaf != new_leaf else "")
+                         + "; nothing written."),
+                markup=False,
+                soft_wrap=True,
+            )
+            _print_editor_text(editor_text)
+        return
     summary_text = summary.summary if summary is not None else ""
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
@@ -400,7 +430,9 @@ def navigate(
         )
         return
     where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
-    if summary_text:
+    if summary_id is None:  # the leaf got there meanwhile (another writer): nothing written
+        console.print(sanitize(f"Already at {entry_id}: the leaf is where this move would put it; nothing written."), markup=False, soft_wrap=True)
+    elif summary_text:
         console.print(
             f"Moved the leaf from {sanitize(str(old_leaf))} to {where}, with a summary of the "
             f"{plural(len(branch_entries), 'entry', 'entries')} of the branch left (branch_summary entry {summary_id}):",
@@ -409,14 +441,16 @@ def navigate(
         )
         console.print(sanitize(summary_text), markup=False, soft_wrap=True)
     else:
-        if summarize:
-            console.print("Nothing to summarize: the branch left has no entries of its own.", markup=False)
         console.print(
             f"Moved the leaf from {sanitize(str(old_leaf))} to {where} (recorded as an empty branch_summary entry "
             f"{summary_id}, which pi leaves out of the context).",
             markup=False,
             soft_wrap=True,
         )
+    _print_editor_text(editor_text)
+
+
+def _print_editor_text(editor_text: str | None) -> None:
     if editor_text is not None:
         console.print("The target was a user message; its text (to edit and send again):", style="dim")
         console.print(sanitize(editor_text), markup=False, soft_wrap=True)

@@ -355,6 +355,7 @@ def edit(
         pass
     except (ValueError, KeyError) as exc:
         fail(f"{probe.get_session_location()}: {exc.args[0] if exc.args else exc}")
+    before = _pairing(probe)
     manager = _open_for_write(session)
     seen = len(manager.notes)
     new_id = manager.append_context_edit(entry_id, replacement)
@@ -367,6 +368,35 @@ def edit(
         console.print(
             sanitize(f"context edit {new_id}: {entry_id} {what} (the original stays in the file)"), markup=False, soft_wrap=True
         )
+        _warn_unpaired(before, _pairing(manager))
+
+
+def _pairing(manager: SessionManager) -> tuple[dict[Any, Any], set[Any]]:
+    """The tool calls without a result (id → tool name) and the tool
+    results without a call (ids) in the context at the leaf."""
+    from ..adapters import orphan_tool_results, unanswered_tool_calls
+
+    messages = manager.build_session_context()["messages"]
+    return ({u["toolCallId"]: u.get("name") for u in unanswered_tool_calls(messages)},
+            {o["toolCallId"] for o in orphan_tool_results(messages)})
+
+
+def _warn_unpaired(before: tuple[dict[Any, Any], set[Any]], after: tuple[dict[Any, Any], set[Any]]) -> None:
+    """Warn about the tool calls an edit left without a result, and the
+    results it left without their call."""
+    calls = [(cid, name) for cid, name in after[0].items() if cid not in before[0]]
+    results = sorted(map(str, after[1] - before[1]))
+    for cid, name in calls:
+        warn(sanitize(
+            f"tool call {cid}{f' ({name})' if name else ''} now has no result in the model context; the provider "
+            "adapters answer it with an error result. To hide a long or secret output, --replace it with a short "
+            "text instead, or omit the assistant message that made the call too"
+        ))
+    if results:
+        warn(sanitize(
+            f"{plural(len(results), 'tool result')} ({', '.join(results)}) now {'has' if len(results) == 1 else 'have'} "
+            "no call in the model context; the provider adapters drop such results"
+        ))
 
 
 def name(
@@ -415,10 +445,31 @@ def clone(
         fail(f"{source}: no entry with id {target}")
     writer.save()
     shown = new_file if new_file is not None else writer.get_session_location()
+    if not as_json:
+        _warn_edits_left_out(manager, target)
     if as_json:
         print_json({"path": str(shown), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
         console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(shown))}", markup=False, soft_wrap=True)
+
+
+def _warn_edits_left_out(manager: SessionManager, target: str) -> None:
+    """Warn when the clone up to ``target`` leaves out context edits of
+    entries it keeps: its context shows their original content again."""
+    from ..context_edits import edits_left_out
+
+    left_out = edits_left_out(manager.get_branch(target), manager.get_entries())
+    if not left_out:
+        return
+    targets = sorted({str(e["targetId"]) for e in left_out})
+    replaced = any(e.get("replacement") is not None for e in left_out)
+    omitted = any(e.get("replacement") is None for e in left_out)
+    how = " or ".join(w for w, yes in (("replaced", replaced), ("omitted", omitted)) if yes)
+    warn(sanitize(
+        f"the clone leaves out {plural(len(left_out), 'context edit')} ({', '.join(str(e.get('id')) for e in left_out)}) "
+        f"that {how} {plural(len(targets), 'entry', 'entries')} it keeps ({', '.join(targets)}): the clone's model "
+        "context shows their original content again (e.g. a redacted secret); clone a later entry, or edit the clone"
+    ))
 
 
 def fork(

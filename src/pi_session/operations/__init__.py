@@ -33,6 +33,7 @@ from .compacting import (
     commit_compaction,
     compact_session,
     compaction_settings,
+    keep_recent_source,
     nothing_to_compact,
     plan_compaction,
     summarize_compaction,

@@ -23,6 +23,7 @@ __all__ = [
     "CompactionDone",
     "plan_compaction",
     "nothing_to_compact",
+    "keep_recent_source",
     "summarize_compaction",
     "commit_compaction",
     "compact_session",
@@ -133,23 +134,90 @@ class CompactionDone:
     notes: tuple[str, ...] = ()
 
 
-def nothing_to_compact(path: Sequence[Mapping[str, Any]], keep_setting: str = "--keep-recent-tokens") -> str:
+def keep_recent_source(cwd: str, keep_recent_tokens: int | None = None, *, flag: str | None = "--keep-recent-tokens") -> str:
+    """Where the kept-recent budget comes from, for messages: ``flag``
+    when the command line gave ``keep_recent_tokens``, else the settings
+    file whose ``compaction.keepRecentTokens`` is used, else the default
+    (naming the ways to set it; ``flag`` None: no command-line option)."""
+    if keep_recent_tokens is not None and flag:
+        return flag
+    source = load_settings(cwd).source_of("compaction.keepRecentTokens")
+    if source is not None:
+        return f"compaction.keepRecentTokens in {source}"
+    ways = f"set {flag} or compaction.keepRecentTokens in settings.json" if flag else "set compaction.keepRecentTokens in settings.json"
+    return f"the default; {ways}"
+
+
+def nothing_to_compact(
+    path: Sequence[Mapping[str, Any]],
+    keep_setting: str = "--keep-recent-tokens",
+    *,
+    keep_recent_tokens: int | None = None,
+) -> str:
     """Why a path has no compaction plan (pi 1.6 refuses with "already
-    compacted" / "nothing to compact"), one line; ``keep_setting`` names
-    where the kept tokens come from."""
+    compacted" / "nothing to compact"), one line.
+
+    Args:
+        keep_setting: where the kept tokens come from (the option, or the
+            source from :func:`keep_recent_source`).
+        keep_recent_tokens: the budget in force; when given, the line names
+            both estimates: the context tokens (as ``tokens`` reports them,
+            from the last usage the model reported, which counts the system
+            prompt and tools too) and the estimate the cut counts (the
+            messages' characters / 4, since the last compaction), against
+            the budget and its source.
+    """
     if not path:
         return "Nothing to compact: the session is empty."
     if path[-1].get("type") == "compaction":
         return "Nothing to compact: the session already ends with a compaction."
-    if any(e.get("type") == "compaction" for e in path):
-        return f"Nothing to compact: everything since the last compaction fits in {keep_setting}."
-    return f"Nothing to compact: the whole conversation fits in {keep_setting}."
+    since = "since the last compaction" if any(e.get("type") == "compaction" for e in path) else "of the whole conversation"
+    if keep_recent_tokens is None:
+        fits = "everything since the last compaction" if since.startswith("since") else "the whole conversation"
+        return f"Nothing to compact: {fits} fits in {keep_setting}."
+    from ..context import build_session_projection
+    from ..tokens import estimate_projected_context_tokens, estimate_tokens
+
+    entries = list(path)
+    projection = build_session_projection(entries, entries[-1].get("id"))
+    context = estimate_projected_context_tokens(projection, entries)
+    items = projection["entries"]
+    if items and items[0]["sourceEntry"].get("type") == "compaction":
+        items = items[1:]  # the cut walks the messages after the previous summary
+    kept = sum(estimate_tokens(m) for item in items for m in item["messages"])
+    after = f", plus ~{context['trailingTokens']:,} estimated after it" if context.get("trailingTokens") else ""
+    counted = (
+        f"`tokens` counts {context['tokens']:,} context tokens (the last usage the model reported, which includes "
+        f"the system prompt and tools{after})"
+        if context["lastUsageIndex"] is not None
+        else f"`tokens` counts {context['tokens']:,} context tokens (all estimated)"
+    )
+    budget = f"the kept-recent budget of {keep_recent_tokens:,} tokens ({keep_setting})"
+    if kept < keep_recent_tokens:
+        return (
+            f"Nothing to compact: the messages {since} are estimated at ~{kept:,} tokens (characters / 4, "
+            f"as the cut counts them), within {budget}, so all of them would be kept; {counted}."
+        )
+    return (
+        f"Nothing to compact: the messages {since} are estimated at ~{kept:,} tokens, reaching {budget}, but "
+        f"keeping the newest {keep_recent_tokens:,} already reaches back to the first message a kept part can start at, "
+        f"so nothing would be summarized; {counted}."
+    )
 
 
-def plan_compaction(manager: SessionManager, settings: CompactionSettings, *, keep_tool_pairs: bool = True) -> CompactionPlan:
+def plan_compaction(
+    manager: SessionManager,
+    settings: CompactionSettings,
+    *,
+    keep_tool_pairs: bool = True,
+    keep_source: str = "compaction.keepRecentTokens",
+) -> CompactionPlan:
     """Prepare a compaction of the path to ``manager``'s leaf (nothing is
     written): pi 1.6's ``prepareCompaction``, with ``keep_tool_pairs``
-    (beyond pi: never keep a tool result whose call is summarized away)."""
+    (beyond pi: never keep a tool result whose call is summarized away).
+    Without a plan, :attr:`CompactionPlan.reason` names the estimates, the
+    kept-recent budget and ``keep_source`` (where it comes from, see
+    :func:`keep_recent_source`)."""
     from ..compaction import prepare_compaction
 
     path = tuple(manager.get_branch())
@@ -159,7 +227,7 @@ def plan_compaction(manager: SessionManager, settings: CompactionSettings, *, ke
         manager.get_leaf_id(),
         path,
         prep,
-        "" if prep is not None else nothing_to_compact(path),
+        "" if prep is not None else nothing_to_compact(path, keep_source, keep_recent_tokens=settings.keep_recent_tokens),
         manager,
     )
 

@@ -41,19 +41,25 @@ async def summarize_branch(
     ``generateBranchSummary`` over the plan's ``entries_to_summarize``,
     within ``context_window`` minus ``reserve_tokens``, in tokens).
 
+    The empty ``branch_summary`` records of earlier moves are left out of
+    what is summarized: they hold no text.
+
     Returns:
-        The summary, or None when the branch has nothing to summarize.
+        The summary, or None (no summarizer call) when the branch has
+        nothing to summarize (:attr:`NavigationPlan.has_content_to_summarize`
+        is False: no entries, or only labels, state changes and empty
+        records of earlier moves). pi 1.6 would store "No content to
+        summarize" then; pi-session stores no summary.
 
     Raises:
         pi_session.llm.SummarizerError: the summarizer failed.
     """
     from ..compaction import generate_branch_summary
 
-    entries = list(plan.entries_to_summarize)
-    if plan.is_noop or not entries:
+    if plan.is_noop or not plan.has_content_to_summarize:
         return None
     return await generate_branch_summary(
-        entries,
+        list(plan.summarizable_entries),
         summarizer,
         context_window=context_window,
         reserve_tokens=reserve_tokens,
@@ -69,6 +75,11 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
     still be the planned one: a summary of a branch is never written after
     another branch (same policy as :func:`commit_compaction`).
 
+    Nothing is written when the leaf is already where the move would put it
+    (:attr:`NavigationPlan.already_there`, e.g. the second of two moves to
+    the same entry) and there is no summary: the result's
+    ``summary_entry_id`` is None and the writer's leaf stays.
+
     Raises:
         LeafMoved: with a summary, the leaf moved (nothing written).
         OperationError: the target is gone.
@@ -76,6 +87,18 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
     """
     if summary is not None and writer.get_leaf_id() != plan.old_leaf_id:
         raise LeafMoved(writer.get_session_location(), plan.old_leaf_id, writer.get_leaf_id(), by_other_writer=True, what="branch summary")
+    if summary is None:
+        if writer.get_leaf_id() != plan.old_leaf_id:  # planned on an older read: the move from the leaf as it is now
+            plan = plan_navigation(writer, plan.target_id)
+        if plan.already_there:
+            from ..adapters import unanswered_tool_calls
+            from ..navigation import NavigationResult
+
+            unanswered = unanswered_tool_calls(writer.build_session_context()["messages"])
+            return NavigationResult(
+                plan.target_id, plan.old_leaf_id, plan.new_leaf_id, None, plan.editor_text,
+                unanswered_tool_call_ids=tuple(u["toolCallId"] for u in unanswered),
+            )
     try:
         return writer.navigate(
             plan.target_id,
