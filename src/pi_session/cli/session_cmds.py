@@ -148,26 +148,33 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
 def tree(
     session: str = SESSION_ARGUMENT,
     as_json: bool = JSON_OPTION,
+    nested: bool = typer.Option(
+        False, "--nested", help="With --json: pi's nested layout (pi-oracle's tree), one level per entry; too deep for Python's json or jq on long sessions."
+    ),
     flat: bool = typer.Option(
-        False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
+        False, "--flat", help="With --json: the flat shape, one object per entry (the default; kept for scripts that pass it)."
     ),
 ) -> None:
     """Show the session tree: branches indented, the leaf marked, labels shown,
     failed tool results marked.
 
-    --json prints pi's nested layout (pi-oracle's tree), which nests one
-    level per entry: a long session is too deep for Python's json module
-    or jq. --json --flat is the form to use for large sessions."""
+    --json prints one object per entry (id, parentId, depth, type, role,
+    timestamp, label, onPath, children): readable by any JSON tool at any
+    size. --json --nested prints pi's nested layout (pi-oracle's tree),
+    which nests one level per entry: a long session is too deep for
+    Python's json module or jq."""
+    if nested and flat:
+        fail("give one of --nested or --flat (the default), not both")
+    if (nested or flat) and not as_json:
+        fail(f"{'--nested' if nested else '--flat'} goes with --json")
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
-    if as_json and flat:
+    if as_json and not nested:
         on_path = {e.get("id") for e in manager.get_branch()}
         for chunk in iter_flat_tree_json(roots, manager.get_leaf_id(), on_path):
             sys.stdout.write(chunk)
         sys.stdout.write("\n")
         return
-    if flat:
-        fail("--flat goes with --json")
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
