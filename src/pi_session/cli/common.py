@@ -280,16 +280,24 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     except (CliError, StoreError, OperationError) as exc:
         fail(str(exc))
     if not quiet:
-        _print_problems(manager, notes)
+        _print_problems(manager, notes, read_only)
     return manager
 
 
-def _print_problems(manager: Any, notes: bool) -> None:
-    """The warnings of :func:`open_session`."""
+def _print_problems(manager: Any, notes: bool, read_only: bool) -> None:
+    """The warnings of :func:`open_session`. A read-only open of an old
+    (v1/v2) file leaves out its note "migrated in memory only" (the first
+    note, the only one such an open makes): reading changes nothing, and
+    ``info``'s version row and ``check`` say it once, instead of every
+    command repeating it."""
     from ..operations import session_notes
+    from ..records import CURRENT_SESSION_VERSION
 
     lines = session_notes(manager)
-    for line in lines if notes else lines[: len(lines) - len(manager.notes)]:
+    shown = lines if notes else lines[: len(lines) - len(manager.notes)]
+    if notes and read_only and manager.file_version != CURRENT_SESSION_VERSION and manager.notes:
+        shown = lines[: len(lines) - len(manager.notes)] + list(manager.notes[1:])
+    for line in shown:
         warn(line)
 
 

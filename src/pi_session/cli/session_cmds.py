@@ -378,10 +378,18 @@ def edit(
 
 def name(
     session: str = SESSION_ARGUMENT,
-    text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
+    text: Optional[str] = typer.Argument(None, help="The session's display name (empty clears it; none: print the current name)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Name the session (a session_info entry)."""
+    """Name the session (a session_info entry); without TEXT, print its
+    current name and change nothing."""
+    if text is None:
+        current = open_session(session, read_only=True).get_session_name()
+        if as_json:
+            print_json({"name": current})
+        else:
+            console.print(f"name: {one_line(current, 200)}" if current else "no name (give TEXT to name the session)", markup=False, soft_wrap=True)
+        return
     text_argument(text, "TEXT")
     manager = _open_for_write(session)
     seen = len(manager.notes)
