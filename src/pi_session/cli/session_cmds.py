@@ -17,6 +17,7 @@ from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..storage import migrate_file
 from ..records import CURRENT_SESSION_VERSION
+from ..stats import MessageStats
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from ..listing import resolve_path
@@ -113,8 +114,29 @@ def ls(
     console.print(table)
 
 
+def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
+    """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
+    (input is the prompt volume, split into cached and uncached when a
+    cache was used) and cost (only when there is one), over every branch."""
+    u = m.usage
+    rows = [
+        ("messages", f"{m.messages:,} (user {m.user:,}, assistant {m.assistant:,})"),
+        ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
+    ]
+    tokens = f"input {u.prompt:,}"
+    if u.prompt and (u.cache_read or u.cache_write):
+        written = f", {u.cache_write:,} written to cache" if u.cache_write else ""
+        tokens += f" (cached {u.cache_read:,}, {u.cache_read / u.prompt * 100:.1f}%; uncached {u.input + u.cache_write:,}{written})"
+    rows.append(("tokens", f"{tokens}, output {u.output:,}, total {u.sum:,}"))
+    if u.cost > 0:
+        rows.append(("cost", f"${u.cost:.3f}"))
+    return rows
+
+
 def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
-    """Show a session's header, size, leaf, name and any problems.
+    """Show a session's header, size, leaf, name and any problems, and what
+    pi's /session shows: messages, tool calls and results, tokens and cost
+    (every branch; the sums the HTML viewer's header shows).
 
     version is the file's own format version; an older file is read as
     version 3 (migrated in memory) and left unchanged."""
@@ -135,6 +157,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
                 value += f" (read as version {CURRENT_SESSION_VERSION}; `pi-session migrate` or any write rewrites the file, keeping a backup)"
             rows.append((key, value))
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+    rows.extend(_usage_rows(stats.messages))
     if data["labels"]:
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
     rows.append(("problems", str(len(stats.problems))))
