@@ -11,15 +11,26 @@ from rich.console import Console
 
 from ..jsonio import write_pretty
 
-# Width when the stream is not a terminal (a pipe, a file): wide enough that
-# tables and paths are not squeezed or cut at 80 columns.
-PIPE_WIDTH = 200
+NO_WIDTH = 100_000
+"""The console width when no terminal is involved (output to a pipe or a
+file, and neither stdin nor stderr a terminal): in effect unlimited, so
+lines are never cut or wrapped for a width nobody sees."""
+
+
+def _terminal_columns(fd: int) -> int | None:
+    import os
+
+    try:
+        return os.get_terminal_size(fd).columns if os.isatty(fd) else None
+    except (OSError, ValueError):
+        return None
 
 
 def _width_for(stream: Any) -> int | None:
-    """The console width for ``stream``: None (rich's own choice: the
-    terminal's width, or ``$COLUMNS``) for a terminal or when ``COLUMNS`` is
-    set; :data:`PIPE_WIDTH` otherwise."""
+    """The console width for ``stream``: ``$COLUMNS`` when set; None (rich's
+    own choice: the terminal's width) when ``stream`` is a terminal; when it
+    is piped, the width of the terminal the command runs in (stdin's or
+    stderr's, e.g. ``pi-session ls | less``); else :data:`NO_WIDTH`."""
     import os
 
     columns = os.environ.get("COLUMNS", "")
@@ -30,11 +41,21 @@ def _width_for(stream: Any) -> int | None:
             return None
     except (AttributeError, ValueError, OSError):
         pass
-    return PIPE_WIDTH
+    for fd in (0, 2, 1):
+        found = _terminal_columns(fd)
+        if found:
+            return found
+    return NO_WIDTH
 
 
 console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
+
+
+def output_width() -> int | None:
+    """The width of stdout's lines: the console's, or None (no limit) when
+    no terminal is involved (:data:`NO_WIDTH`)."""
+    return None if console.width >= NO_WIDTH else console.width
 
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")

@@ -9,7 +9,6 @@ import sys
 from typing import Any, Optional
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
@@ -34,6 +33,7 @@ from .common import (
     console,
     fail,
     open_session,
+    output_width,
     print_json,
     resolve_session,
     warn,
@@ -49,6 +49,7 @@ from .render import (
     one_line,
     plural,
     sanitize,
+    session_list_lines,
     system_changes,
     tree_depth,
     tree_lines,
@@ -63,7 +64,11 @@ def ls(
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first.
+    """List sessions, newest first: one line each, the id never cut; on a
+    narrow terminal the first message shrinks first, then the time becomes
+    an age (pi's picker), the cwd keeps its end, columns go
+    (:func:`pi_session.terminal.session_list_lines`). Piped, lines are as
+    wide as the terminal, or unlimited without one.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
@@ -91,27 +96,10 @@ def ls(
             where = chosen.url if db is not None or all_ else chosen.session_dir(resolve_path(project))
         console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
         return
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("modified")
-    table.add_column("id", style="dim")
-    table.add_column("msgs", justify="right")
-    if all_:
-        table.add_column("cwd", overflow="fold")
-    table.add_column("name / first message", overflow="ellipsis", no_wrap=True)
-    for info in infos:
-        title = (
-            Text(one_line(str(info["name"]), 60), style="bold") if info.get("name") else Text(one_line(str(info["firstMessage"]), 60))
-        )
-        row: list[Any] = [
-            sanitize(str(info["modified"])[:19].replace("T", " ")),
-            sanitize(str(info["id"])[:13]),
-            str(info["messageCount"]),
-        ]
-        if all_:
-            row.append(Text(sanitize(str(info["cwd"]))))
-        row.append(title)
-        table.add_row(*row)
-    console.print(table)
+    import time
+
+    for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000)):
+        console.print(line, soft_wrap=True)
 
 
 def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
