@@ -243,6 +243,7 @@ def test_picker_lists_the_sessions_of_a_files_store(tmp_path):
     async def body(pilot):
         picker = await until(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.shown and app.screen, "the list")
         assert [info["firstMessage"] for info in picker.shown] == ["in the store"]
+        assert str(app.screen.query_one("#title", Static).render()).startswith("1 session ·")  # not "1 sessions"
         await pilot.press("a")  # all projects: still the store's
         await until(pilot, lambda: picker.all_projects, "all projects")
         assert [info["firstMessage"] for info in picker.shown] == ["in the store"]

@@ -44,17 +44,18 @@ def chain(tmp_path, n: int):
 
 def test_tree_json_flat_reads_with_json_module_at_any_depth(tmp_path):
     path = chain(tmp_path, 2500)
-    nested = run("tree", path, "--json")
+    nested = run("tree", path, "--json", "--nested")
     assert nested.exit_code == 0
     with pytest.raises(RecursionError):
         json.loads(nested.stdout)  # pi's nested layout: too deep for Python's json module
-    result = run("tree", path, "--json", "--flat")
+    result = run("tree", path, "--json")  # the flat shape is the default
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["leafId"] == f"{2499:08x}"
     entries = data["entries"]
     assert len(entries) == 2500
-    assert entries[0] == {"id": "00000000", "parentId": None, "depth": 0, "type": "message", "label": None, "onPath": True, "children": ["00000001"]}
+    assert entries[0] == {"id": "00000000", "parentId": None, "depth": 0, "type": "message", "role": "user",
+                          "timestamp": "2026-01-01T00:00:00.000Z", "label": None, "onPath": True, "children": ["00000001"]}
     assert entries[-1]["depth"] == 2499 and entries[-1]["children"] == []
 
 
@@ -62,8 +63,9 @@ def test_tree_flat_matches_the_nested_tree(tmp_path):
     from conftest import GOLDENS
 
     path = GOLDENS / "projection" / "gen16-011.jsonl"
-    nested = json.loads(run("tree", path, "--json").stdout)
-    flat = json.loads(run("tree", path, "--json", "--flat").stdout)["entries"]
+    nested = json.loads(run("tree", path, "--json", "--nested").stdout)
+    flat = json.loads(run("tree", path, "--json").stdout)["entries"]
+    assert json.loads(run("tree", path, "--json", "--flat").stdout)["entries"] == flat
     rows = []
 
     def walk(nodes, parent, depth):
@@ -76,6 +78,7 @@ def test_tree_flat_matches_the_nested_tree(tmp_path):
     on_path = [r["id"] for r in flat if r["onPath"]]
     assert on_path[-1] == nested["leafId"]
     assert run("tree", path, "--flat").exit_code != 0  # --flat needs --json
+    assert run("tree", path, "--nested").exit_code != 0  # so does --nested
 
 
 def test_tree_marks_failed_tool_results(tmp_path):

@@ -198,7 +198,7 @@ def test_check_warns_about_unknown_types_and_broken_edits(tmp_path):
 
 @pytest.mark.parametrize("name", ["case-edits", "case-nested", "gen16-005", "gen16-021"])
 def test_tree_json_equals_pi_16(tmp_path, name):
-    result = run("tree", copy(tmp_path, name), "--json")
+    result = run("tree", copy(tmp_path, name), "--json", "--nested")
     assert result.exit_code == 0, result.output
     assert result.stdout == dumps_pretty(golden(name)["<file>"]["tree"]["json"]) + "\n"
 

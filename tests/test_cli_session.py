@@ -285,7 +285,7 @@ def test_tree_json_of_a_deep_chain_is_linear_in_size(cli, tmp_path):
                                  "timestamp": "2025-01-01T00:00:00.000Z", "message": {"role": "user", "content": "x", "timestamp": i}}))
     path = tmp_path / "deep.jsonl"
     path.write_bytes(b"".join(lines))
-    result = cli("tree", str(path), "--json")
+    result = cli("tree", str(path), "--json", "--nested")
     assert result.returncode == 0, result.stderr
     assert len(result.stdout) < 100 * n  # the indented layout would be ~200 MB
     data = _deep_json(result.stdout)
@@ -316,3 +316,25 @@ def _deep_json(text):
         threading.stack_size(old_size)
         sys.setrecursionlimit(old_limit)
     return out["v"]
+
+
+def test_tree_json_of_a_real_pi_session_reads_with_json_load(cli, fixture_copy):
+    """issue 27 item 11: ``tree --json`` is the flat shape by default (one
+    object per entry, with role and timestamp), so Python's json module reads
+    a real pi session; pi's nested layout needs ``--nested``."""
+    path = fixture_copy("large-session.jsonl")
+    result = cli("tree", str(path), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)  # the nested layout raised RecursionError here
+    entries = data["entries"]
+    assert len(entries) == len(SessionManager.open(path, read_only=True).get_entries())
+    first = entries[0]
+    assert first["role"] == "user" and first["timestamp"] == "2025-11-20T23:33:01.550Z" and first["depth"] == 0
+    assert {row["role"] for row in entries} >= {"user", "assistant", "toolResult"}
+    assert all(row["role"] is None for row in entries if row["type"] != "message")
+    assert entries[-1]["id"] == data["leafId"] and entries[-1]["onPath"]
+    nested = cli("tree", str(path), "--json", "--nested")
+    assert nested.returncode == 0 and _deep_json(nested.stdout)["roots"][0]["id"] == first["id"]
+    both = cli("tree", str(path), "--json", "--nested", "--flat")
+    assert both.returncode != 0 and "--nested" in both.stderr
+    no_traceback(both)

@@ -89,8 +89,10 @@ def test_read_only_commands(tmp_path, nasty):
     _, info = run_json(tmp_path, "info", f, "--json")
     assert info["name"] == "name \ud800" and info["labels"] == {ids["first"]: "tag \ud800"}
 
-    text, tree = run_json(tmp_path, "tree", f, "--json")
+    text, tree = run_json(tmp_path, "tree", f, "--json", "--nested")
     assert "\\ud800" in text and tree["roots"][0]["label"] == "tag \ud800"
+    text, tree = run_json(tmp_path, "tree", f, "--json")
+    assert "\\ud800" in text and tree["entries"][0]["label"] == "tag \ud800"
 
     _, tokens = run_json(tmp_path, "tokens", f, "--json")
     assert tokens["perEntry"][1]["tokens"] > 1000  # the deep arguments count

@@ -150,7 +150,8 @@ def test_stats_matches_info_json_shape(tmp_path):
     assert isinstance(stats, SessionStats)
     data = stats.to_json()
     assert list(data) == ["path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries",
-                          "counts", "leafId", "branchLength", "labels", "problems"]
+                          "counts", "leafId", "branchLength", "labels", "problems", "userMessages", "assistantMessages",
+                          "toolCalls", "toolResults", "totalMessages", "tokens", "cost"]
     path = sm.get_session_file()
     assert data["path"] == str(path) and data["sizeBytes"] == path.stat().st_size > 0
     assert data["id"] == sm.get_session_id() and data["name"] == "Nice" and data["cwd"] == sm.get_cwd()

@@ -708,7 +708,7 @@ class SessionManager(SessionOpening, EntryAppends):
             A :class:`pi_session.stats.SessionStats` (``to_json()`` gives the
             ``info --json`` object).
         """
-        from .stats import SessionStats, count_entry_types
+        from .stats import SessionStats, count_entry_types, message_stats
 
         header = self.get_header() or {}
         entries = self.get_entries()
@@ -727,6 +727,7 @@ class SessionManager(SessionOpening, EntryAppends):
             branch_length=len(self.get_branch()),
             labels=dict(self._tree.labels),
             problems=[p.to_json() for p in self.problems],
+            messages=message_stats(entries),
         )
 
 

@@ -278,3 +278,119 @@ def tree_lines(
         tree_row(node.entry, node.label, prefix, leaf_id, active, width, edits=edits)
         for node, prefix in iter_tree_layout(roots)
     ]
+
+
+def relative_age(ms: int | None, now_ms: int) -> str:
+    """How long ago ``ms`` (epoch milliseconds) was, as pi's session picker
+    writes it: ``now``, ``5m``, ``3h``, ``2d``, ``1w``, ``4mo``, ``2y``;
+    ``?`` when unknown."""
+    if ms is None:
+        return "?"
+    diff = now_ms - ms
+    minutes, hours, days = diff // 60_000, diff // 3_600_000, diff // 86_400_000
+    if minutes < 1:
+        return "now"
+    if minutes < 60:
+        return f"{minutes}m"
+    if hours < 24:
+        return f"{hours}h"
+    if days < 7:
+        return f"{days}d"
+    if days < 30:
+        return f"{days // 7}w"
+    if days < 365:
+        return f"{days // 30}mo"
+    return f"{days // 365}y"
+
+
+SESSION_TITLE_MAX = 200
+"""At most this many characters of a session's name or first message in
+:func:`session_list_lines` (also when the width is unlimited)."""
+_TITLE_COMFORT = 30  # the title shrinks to this before other columns give way
+_TITLE_FLOOR = 12  # ... and to this before columns are dropped
+_CWD_FLOOR = 16
+
+
+def session_list_lines(infos: Sequence[Mapping[str, Any]], width: int | None, *, all_projects: bool, now_ms: int) -> list[Text]:
+    """The table of ``pi-session ls``: a header line and one line per
+    session (pi ``SessionInfo`` dicts), every line at most ``width``
+    characters (None: no limit) unless the ids alone are wider.
+
+    Columns: modified, id, msgs, cwd (``all_projects`` only), name (bold) or
+    first message. The id is never cut (every other command takes it).
+    When the line is too long, in this order: the name/first-message
+    column shrinks to 30 characters; the modified time becomes an age as
+    pi's picker shows it (``3h``, ``2d``; :func:`relative_age`); the cwd
+    keeps its end, down to 16 characters; the title shrinks to 12; the msgs
+    column goes, then the modified column. Whatever is left goes to the
+    title again. Session text is sanitized and on one line
+    (:func:`one_line`)."""
+    from .timestamps import iso_to_ms
+
+    titles = [(bool(info.get("name")), " ".join(_s(info.get("name") or info.get("firstMessage") or "").split())) for info in infos]
+    ids = [_s(info.get("id")) for info in infos]
+    counts = [str(info.get("messageCount", "")) for info in infos]
+    stamps = [_s(info.get("modified", ""))[:19].replace("T", " ") for info in infos]
+    ages = [relative_age(iso_to_ms(info.get("modified")), now_ms) for info in infos]
+    cwds = [_s(info.get("cwd", "")) for info in infos]
+
+    def natural(head: str, cells: Sequence[str]) -> int:
+        return max([len(head), *(len(c) for c in cells)])
+
+    id_w, msgs_w = natural("id", ids), natural("msgs", counts)
+    title_natural = min(SESSION_TITLE_MAX, natural("name / first message", [t for _b, t in titles]))
+    cwd_natural = natural("cwd", cwds) if all_projects else 0
+    modified_w, use_age, cwd_w, show_msgs, show_modified = natural("modified", stamps), False, cwd_natural, True, True
+
+    def fixed() -> int:
+        parts = [id_w] + ([msgs_w] if show_msgs else []) + ([cwd_w] if all_projects else [])
+        if show_modified:
+            parts.append(modified_w)
+        return sum(parts) + 2 * len(parts)  # two spaces before each next column
+
+    def room() -> int:
+        return (width - fixed()) if width is not None else title_natural
+
+    if width is not None and room() < min(title_natural, _TITLE_COMFORT):
+        use_age, modified_w = True, natural("age", ages)
+        if all_projects and room() < min(title_natural, _TITLE_COMFORT):
+            cwd_w = max(min(cwd_natural, _CWD_FLOOR), cwd_natural - (min(title_natural, _TITLE_COMFORT) - room()))
+        if room() < min(title_natural, _TITLE_FLOOR):
+            show_msgs = False
+        if room() < min(title_natural, _TITLE_FLOOR):
+            show_modified = False
+        if all_projects and room() < min(title_natural, _TITLE_FLOOR):
+            cwd_w = max(min(cwd_natural, 4), cwd_w - (min(title_natural, _TITLE_FLOOR) - room()))
+    title_w = max(1, min(title_natural, room()))
+
+    def cell(text: str, w: int, *, right: bool = False) -> str:
+        return text.rjust(w) if right else text.ljust(w)
+
+    def cut_cwd(text: str) -> str:
+        return text if len(text) <= cwd_w else "…" + text[len(text) - cwd_w + 1 :]
+
+    def line(modified: str, sid: Text, msgs: str, cwd: str, title: Text) -> Text:
+        out = Text()
+        if show_modified:
+            out.append(cell(modified, modified_w) + "  ")
+        out.append_text(sid)
+        out.append(" " * (id_w - len(sid.plain)) + "  ")
+        if show_msgs:
+            out.append(cell(msgs, msgs_w, right=True) + "  ")
+        if all_projects:
+            out.append(cell(cut_cwd(cwd), cwd_w) + "  ")
+        out.append_text(title)
+        return out
+
+    def cut(title: str) -> str:
+        return title if len(title) <= title_w else title[: title_w - 1] + "…"
+
+    lines = [line("age" if use_age else "modified", Text("id"), "msgs", "cwd", Text(cut("name / first message")))]
+    lines[0].stylize("bold")
+    for i, (named, title) in enumerate(titles):
+        shown = cut(title)
+        lines.append(line(ages[i] if use_age else stamps[i], Text(ids[i], style="dim"), counts[i], cwds[i],
+                          Text(shown, style="bold" if named else "")))
+    for out in lines:
+        out.rstrip()
+    return lines

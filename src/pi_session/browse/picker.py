@@ -126,7 +126,7 @@ class PickerScreen(Screen[None]):
             table.add_row(*session_cells(info, self.all_projects, title_width), key=str(info.get("path")))
         count = f"{len(self.shown):,} of {len(self.infos):,}" if query.strip() else f"{len(self.infos):,}"
         toggle = "a: this directory only" if self.all_projects else "a: all projects"
-        self._set_title(f"{count} sessions · {self._where()} · {toggle}")
+        self._set_title(f"{count} {'session' if len(self.infos) == 1 else 'sessions'} · {self._where()} · {toggle}")
         empty = self.query_one("#empty", Static)
         if not self.shown:
             empty.update(Text("No session matches the search." if self.infos else f"No sessions in {sanitize(self._where())}. Press a for all projects."))

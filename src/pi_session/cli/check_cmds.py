@@ -98,7 +98,7 @@ def check(
         elif report.ok:
             extra = f", {plural(len(report.warnings), 'warning')}" if report.warnings else ""
             console.print(
-                sanitize(f"{path}: ok ({report.entry_count} entries, {report.line_count} lines{extra})"),
+                sanitize(f"{path}: ok ({plural(report.entry_count, 'entry', 'entries')}, {plural(report.line_count, 'line')}{extra})"),
                 markup=False,
                 soft_wrap=True,
             )

@@ -11,15 +11,26 @@ from rich.console import Console
 
 from ..jsonio import write_pretty
 
-# Width when the stream is not a terminal (a pipe, a file): wide enough that
-# tables and paths are not squeezed or cut at 80 columns.
-PIPE_WIDTH = 200
+NO_WIDTH = 100_000
+"""The console width when no terminal is involved (output to a pipe or a
+file, and neither stdin nor stderr a terminal): in effect unlimited, so
+lines are never cut or wrapped for a width nobody sees."""
+
+
+def _terminal_columns(fd: int) -> int | None:
+    import os
+
+    try:
+        return os.get_terminal_size(fd).columns if os.isatty(fd) else None
+    except (OSError, ValueError):
+        return None
 
 
 def _width_for(stream: Any) -> int | None:
-    """The console width for ``stream``: None (rich's own choice: the
-    terminal's width, or ``$COLUMNS``) for a terminal or when ``COLUMNS`` is
-    set; :data:`PIPE_WIDTH` otherwise."""
+    """The console width for ``stream``: ``$COLUMNS`` when set; None (rich's
+    own choice: the terminal's width) when ``stream`` is a terminal; when it
+    is piped, the width of the terminal the command runs in (stdin's or
+    stderr's, e.g. ``pi-session ls | less``); else :data:`NO_WIDTH`."""
     import os
 
     columns = os.environ.get("COLUMNS", "")
@@ -30,11 +41,21 @@ def _width_for(stream: Any) -> int | None:
             return None
     except (AttributeError, ValueError, OSError):
         pass
-    return PIPE_WIDTH
+    for fd in (0, 2, 1):
+        found = _terminal_columns(fd)
+        if found:
+            return found
+    return NO_WIDTH
 
 
 console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
+
+
+def output_width() -> int | None:
+    """The width of stdout's lines: the console's, or None (no limit) when
+    no terminal is involved (:data:`NO_WIDTH`)."""
+    return None if console.width >= NO_WIDTH else console.width
 
 
 JSON_OPTION = typer.Option(False, "--json", help="Machine-readable JSON output.")
@@ -280,16 +301,24 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     except (CliError, StoreError, OperationError) as exc:
         fail(str(exc))
     if not quiet:
-        _print_problems(manager, notes)
+        _print_problems(manager, notes, read_only)
     return manager
 
 
-def _print_problems(manager: Any, notes: bool) -> None:
-    """The warnings of :func:`open_session`."""
+def _print_problems(manager: Any, notes: bool, read_only: bool) -> None:
+    """The warnings of :func:`open_session`. A read-only open of an old
+    (v1/v2) file leaves out its note "migrated in memory only" (the first
+    note, the only one such an open makes): reading changes nothing, and
+    ``info``'s version row and ``check`` say it once, instead of every
+    command repeating it."""
     from ..operations import session_notes
+    from ..records import CURRENT_SESSION_VERSION
 
     lines = session_notes(manager)
-    for line in lines if notes else lines[: len(lines) - len(manager.notes)]:
+    shown = lines if notes else lines[: len(lines) - len(manager.notes)]
+    if notes and read_only and manager.file_version != CURRENT_SESSION_VERSION and manager.notes:
+        shown = lines[: len(lines) - len(manager.notes)] + list(manager.notes[1:])
+    for line in shown:
         warn(line)
 
 

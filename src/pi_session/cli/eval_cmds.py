@@ -17,7 +17,7 @@ from rich.table import Table
 from ..compaction import CompactionCancelled
 from ..compaction.probes import CompactionEvaluation, evaluate_compaction
 from ..operations import plan_compaction, summarize_compaction
-from ..terminal import sanitize
+from ..terminal import plural, sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from . import summarizing as opts
 
@@ -69,7 +69,7 @@ def eval_compaction(
     try:
         result = opts.run_summary(
             summarize_compaction(plan, summarizer, custom_instructions=instructions),
-            f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages with {name}…",
+            f"Summarizing {plural(len(prep.messages_to_summarize) + len(prep.turn_prefix_messages), 'message')} with {name}…",
             as_json,
         )
     except CompactionCancelled:  # pragma: no cover - no hook here
@@ -89,7 +89,7 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
     total = len(ev.results)
     console.print(
         f"Summarizer: {sanitize(who)}\n"
-        f"Summarized {ev.summarized_messages:,} messages, kept {ev.kept_messages:,}"
+        f"Summarized {plural(ev.summarized_messages, 'message')}, kept {plural(ev.kept_messages, 'message')}"
         f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
         f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
         f"Probes answered: {ev.answered}/{total} ({ev.answered_by_summary} by the summary itself)",
@@ -104,7 +104,7 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
         status = _WHERE.get(r.where, str(r.where))
         expected = r.probe.expected
         if r.probe.paths:
-            expected = f"{len(r.probe.paths)} paths"
+            expected = plural(len(r.probe.paths), 'path')
             if r.missing:
                 expected += "; missing: " + ", ".join(r.missing[:5]) + (" ..." if len(r.missing) > 5 else "")
         else:

@@ -19,6 +19,7 @@ from ..terminal import (
     one_line,
     plural,
     sanitize,
+    session_list_lines,
     system_changes,
     system_preview,
     tree_lines,
@@ -35,6 +36,7 @@ __all__ = [
     "one_line",
     "plural",
     "sanitize",
+    "session_list_lines",
     "system_changes",
     "system_preview",
     "tree_lines",
@@ -77,12 +79,14 @@ def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool =
 
 
 def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set[Any]) -> Iterator[str]:
-    """The tree as flat JSON (``tree --json --flat``): ``{"leafId", "entries":
-    [...]}`` with one object per entry in tree order (depth first, children
-    oldest first), each on its own line: ``{"id", "parentId" (the tree
-    parent: null for roots and orphans), "depth" (0 for roots), "type",
-    "label", "onPath" (on the path root→leaf), "children" (child ids)}``.
-    Nesting is constant, so any JSON reader handles any session size."""
+    """The tree as flat JSON (``tree --json``, the default shape): ``{"leafId",
+    "entries": [...]}`` with one object per entry in tree order (depth first,
+    children oldest first), each on its own line: ``{"id", "parentId" (the
+    tree parent: null for roots and orphans), "depth" (0 for roots), "type",
+    "role" (a message's role, else null), "timestamp" (the entry's, as
+    stored, null when absent), "label", "onPath" (on the path root→leaf),
+    "children" (child ids)}``. Nesting is constant, so any JSON reader
+    (Python's ``json``, jq) handles any session size."""
     yield '{"leafId":' + js_stringify(leaf_id) + ',"entries":['
     stack: list[tuple[TreeNode, Any, int]] = [(node, None, 0) for node in reversed(roots)]
     first = True
@@ -94,6 +98,8 @@ def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set
             "parentId": parent,
             "depth": depth,
             "type": node.entry.get("type"),
+            "role": _role_of(node.entry),
+            "timestamp": node.entry.get("timestamp"),
             "label": node.label,
             "onPath": eid in on_path,
             "children": [child.entry.get("id") for child in node.children],
@@ -102,6 +108,11 @@ def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set
         first = False
         stack.extend((child, eid, depth + 1) for child in reversed(node.children))
     yield "\n]}"
+
+
+def _role_of(entry: Any) -> Any:
+    message = entry.get("message") if entry.get("type") == "message" else None
+    return message.get("role") if isinstance(message, dict) else None
 
 
 def tree_depth(roots: list[TreeNode]) -> int:

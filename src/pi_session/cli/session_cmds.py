@@ -9,7 +9,6 @@ import sys
 from typing import Any, Optional
 
 import typer
-from rich.table import Table
 from rich.text import Text
 
 from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
@@ -17,6 +16,7 @@ from ..jsonio import js_stringify
 from ..manager import SessionManager
 from ..storage import migrate_file
 from ..records import CURRENT_SESSION_VERSION
+from ..stats import MessageStats
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from ..listing import resolve_path
@@ -33,6 +33,7 @@ from .common import (
     console,
     fail,
     open_session,
+    output_width,
     print_json,
     resolve_session,
     warn,
@@ -48,6 +49,7 @@ from .render import (
     one_line,
     plural,
     sanitize,
+    session_list_lines,
     system_changes,
     tree_depth,
     tree_lines,
@@ -62,7 +64,11 @@ def ls(
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first.
+    """List sessions, newest first: one line each, the id never cut; on a
+    narrow terminal the first message shrinks first, then the time becomes
+    an age (pi's picker), the cwd keeps its end, columns go
+    (:func:`pi_session.terminal.session_list_lines`). Piped, lines are as
+    wide as the terminal, or unlimited without one.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
@@ -90,31 +96,35 @@ def ls(
             where = chosen.url if db is not None or all_ else chosen.session_dir(resolve_path(project))
         console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
         return
-    table = Table(show_edge=False, pad_edge=False, header_style="bold")
-    table.add_column("modified")
-    table.add_column("id", style="dim")
-    table.add_column("msgs", justify="right")
-    if all_:
-        table.add_column("cwd", overflow="fold")
-    table.add_column("name / first message", overflow="ellipsis", no_wrap=True)
-    for info in infos:
-        title = (
-            Text(one_line(str(info["name"]), 60), style="bold") if info.get("name") else Text(one_line(str(info["firstMessage"]), 60))
-        )
-        row: list[Any] = [
-            sanitize(str(info["modified"])[:19].replace("T", " ")),
-            sanitize(str(info["id"])[:13]),
-            str(info["messageCount"]),
-        ]
-        if all_:
-            row.append(Text(sanitize(str(info["cwd"]))))
-        row.append(title)
-        table.add_row(*row)
-    console.print(table)
+    import time
+
+    for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000)):
+        console.print(line, soft_wrap=True)
+
+
+def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
+    """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
+    (input is the prompt volume, split into cached and uncached when a
+    cache was used) and cost (only when there is one), over every branch."""
+    u = m.usage
+    rows = [
+        ("messages", f"{m.messages:,} (user {m.user:,}, assistant {m.assistant:,})"),
+        ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
+    ]
+    tokens = f"input {u.prompt:,}"
+    if u.prompt and (u.cache_read or u.cache_write):
+        written = f", {u.cache_write:,} written to cache" if u.cache_write else ""
+        tokens += f" (cached {u.cache_read:,}, {u.cache_read / u.prompt * 100:.1f}%; uncached {u.input + u.cache_write:,}{written})"
+    rows.append(("tokens", f"{tokens}, output {u.output:,}, total {u.sum:,}"))
+    if u.cost > 0:
+        rows.append(("cost", f"${u.cost:.3f}"))
+    return rows
 
 
 def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
-    """Show a session's header, size, leaf, name and any problems.
+    """Show a session's header, size, leaf, name and any problems, and what
+    pi's /session shows: messages, tool calls and results, tokens and cost
+    (every branch; the sums the HTML viewer's header shows).
 
     version is the file's own format version; an older file is read as
     version 3 (migrated in memory) and left unchanged."""
@@ -135,6 +145,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
                 value += f" (read as version {CURRENT_SESSION_VERSION}; `pi-session migrate` or any write rewrites the file, keeping a backup)"
             rows.append((key, value))
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
+    rows.extend(_usage_rows(stats.messages))
     if data["labels"]:
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
     rows.append(("problems", str(len(stats.problems))))
@@ -148,26 +159,33 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
 def tree(
     session: str = SESSION_ARGUMENT,
     as_json: bool = JSON_OPTION,
+    nested: bool = typer.Option(
+        False, "--nested", help="With --json: pi's nested layout (pi-oracle's tree), one level per entry; too deep for Python's json or jq on long sessions."
+    ),
     flat: bool = typer.Option(
-        False, "--flat", help="With --json: one object per entry (id, parentId, depth, type, label, onPath, children); readable by any JSON tool at any size."
+        False, "--flat", help="With --json: the flat shape, one object per entry (the default; kept for scripts that pass it)."
     ),
 ) -> None:
     """Show the session tree: branches indented, the leaf marked, labels shown,
     failed tool results marked.
 
-    --json prints pi's nested layout (pi-oracle's tree), which nests one
-    level per entry: a long session is too deep for Python's json module
-    or jq. --json --flat is the form to use for large sessions."""
+    --json prints one object per entry (id, parentId, depth, type, role,
+    timestamp, label, onPath, children): readable by any JSON tool at any
+    size. --json --nested prints pi's nested layout (pi-oracle's tree),
+    which nests one level per entry: a long session is too deep for
+    Python's json module or jq."""
+    if nested and flat:
+        fail("give one of --nested or --flat (the default), not both")
+    if (nested or flat) and not as_json:
+        fail(f"{'--nested' if nested else '--flat'} goes with --json")
     manager = open_session(session, quiet=False)
     roots = manager.get_tree()
-    if as_json and flat:
+    if as_json and not nested:
         on_path = {e.get("id") for e in manager.get_branch()}
         for chunk in iter_flat_tree_json(roots, manager.get_leaf_id(), on_path):
             sys.stdout.write(chunk)
         sys.stdout.write("\n")
         return
-    if flat:
-        fail("--flat goes with --json")
     if as_json:
         # the oracle's indented layout, except for very deep trees (see DEEP_TREE)
         indent = tree_depth(roots) <= DEEP_TREE
@@ -401,10 +419,18 @@ def _warn_unpaired(before: tuple[dict[Any, Any], set[Any]], after: tuple[dict[An
 
 def name(
     session: str = SESSION_ARGUMENT,
-    text: str = typer.Argument(..., help="The session's display name (empty clears it)."),
+    text: Optional[str] = typer.Argument(None, help="The session's display name (empty clears it; none: print the current name)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
-    """Name the session (a session_info entry)."""
+    """Name the session (a session_info entry); without TEXT, print its
+    current name and change nothing."""
+    if text is None:
+        current = open_session(session, read_only=True).get_session_name()
+        if as_json:
+            print_json({"name": current})
+        else:
+            console.print(f"name: {one_line(current, 200)}" if current else "no name (give TEXT to name the session)", markup=False, soft_wrap=True)
+        return
     text_argument(text, "TEXT")
     manager = _open_for_write(session)
     seen = len(manager.notes)

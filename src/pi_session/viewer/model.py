@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import applied_context_edits, counted_edits, edited_entry, text_content
-from ..stats import count_entry_types
+from ..stats import UsageTotals, count_entry_types, entry_usage
 from ..timestamps import iso_to_ms
 from ..tree import TreeNode
 
@@ -90,50 +90,13 @@ def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mappi
 
 
 @dataclass
-class UsageTotals:
-    """Token and cost sums: ``input``, ``output``, ``cache_read``,
-    ``cache_write``, ``total`` (tokens; ``totalTokens``, else the sum of the
-    four), ``cost`` (``cost.total``, in the provider's currency, USD for
-    pi's built-in models), ``requests`` (usage objects counted)."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    total: int = 0
-    cost: float = 0.0
-    requests: int = 0
-
-    def add(self, usage: Any) -> None:
-        """Add one usage object (anything else is ignored)."""
-        if not isinstance(usage, dict):
-            return
-        parts = []
-        for key in ("input", "output", "cacheRead", "cacheWrite"):
-            value = usage.get(key)
-            parts.append(value if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0 else 0)
-        self.input += int(parts[0])
-        self.output += int(parts[1])
-        self.cache_read += int(parts[2])
-        self.cache_write += int(parts[3])
-        total = usage.get("totalTokens")
-        self.total += int(total) if isinstance(total, (int, float)) and not isinstance(total, bool) and total > 0 else int(sum(parts))
-        cost = usage.get("cost")
-        if isinstance(cost, dict):
-            value = cost.get("total")
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value == value and value > 0:
-                self.cost += float(value)
-        self.requests += 1
-
-
-@dataclass
 class Facts:
     """The session facts of the page header: ``cwd``, ``session_id``,
     ``created`` (header timestamp), ``first_ms``/``last_ms`` (earliest and
     latest entry timestamps, ms, None when none parse), ``models``
     (``"provider/model"`` → assistant messages), ``usage`` (every paid
-    request in the file, all branches: assistant messages, ``usage``
-    entries, compaction and branch summary usage), ``counts``
+    request in the file, all branches, as ``pi-session info`` counts them:
+    :func:`pi_session.stats.entry_usage`), ``counts``
     (:func:`pi_session.stats.count_entry_types`), ``entries``, ``branches``
     (leaves of the tree)."""
 
@@ -179,9 +142,7 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
             if isinstance(message, dict) and message.get("role") == "assistant":
                 key = f"{message.get('provider', '?')}/{message.get('model', '?')}"
                 models[key] = models.get(key, 0) + 1
-                usage.add(message.get("usage"))
-        elif etype in ("usage", "compaction", "branch_summary"):
-            usage.add(entry.get("usage"))
+        usage.add(entry_usage(entry))
     facts.first_ms, facts.last_ms = first, last
     return facts
 

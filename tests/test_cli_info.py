@@ -1,0 +1,62 @@
+"""issue 27 item 4: ``pi-session info`` shows what pi's ``/session`` shows
+(messages, tool calls and results, tokens, cost), on a real pi session,
+through the real console script."""
+
+from __future__ import annotations
+
+import json
+
+from pi_session import read_session_file
+
+
+def pi_session_stats(path):
+    """pi 1.6's ``AgentSession.getSessionStats`` over the file's entries,
+    written out here as the expectation (every entry, all branches)."""
+    out = {"userMessages": 0, "assistantMessages": 0, "toolCalls": 0, "toolResults": 0, "totalMessages": 0}
+    tokens = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}
+    cost = 0.0
+
+    def add(usage):
+        nonlocal cost
+        for key in tokens:
+            tokens[key] += usage[key]
+        cost += usage["cost"]["total"]
+
+    for entry in read_session_file(path).entries:
+        if entry["type"] == "usage" or (entry["type"] in ("branch_summary", "compaction") and entry.get("usage")):
+            add(entry["usage"])
+        if entry["type"] != "message":
+            continue
+        out["totalMessages"] += 1
+        message = entry["message"]
+        if message["role"] == "user":
+            out["userMessages"] += 1
+        elif message["role"] == "toolResult":
+            out["toolResults"] += 1
+            if message.get("usage"):
+                add(message["usage"])
+        elif message["role"] == "assistant":
+            out["assistantMessages"] += 1
+            out["toolCalls"] += sum(1 for block in message["content"] if block["type"] == "toolCall")
+            add(message["usage"])
+    return {**out, "tokens": {**tokens, "total": sum(tokens.values())}, "cost": cost}
+
+
+def test_info_shows_tokens_cost_and_tool_calls_as_pi_session_does(cli, fixture_copy):
+    path = fixture_copy("large-session.jsonl")
+    expected = pi_session_stats(path)
+    assert expected["toolCalls"] > 100 and expected["cost"] > 0 and expected["tokens"]["cacheRead"] > 0
+    data = json.loads(cli("info", str(path), "--json").stdout)
+    for key in ("userMessages", "assistantMessages", "toolCalls", "toolResults", "totalMessages", "tokens"):
+        assert data[key] == expected[key], key
+    assert abs(data["cost"] - expected["cost"]) < 1e-9
+    result = cli("info", str(path))
+    assert result.returncode == 0, result.stderr
+    rows = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in result.stdout.splitlines() if line.strip()}
+    e, t = expected, expected["tokens"]
+    assert rows["messages"] == f"{e['totalMessages']:,} (user {e['userMessages']:,}, assistant {e['assistantMessages']:,})"
+    assert rows["tools"] == f"{e['toolCalls']:,} calls, {e['toolResults']:,} results"
+    prompt = t["input"] + t["cacheRead"] + t["cacheWrite"]
+    assert rows["tokens"].startswith(f"input {prompt:,} (cached {t['cacheRead']:,}, {t['cacheRead'] / prompt * 100:.1f}%;")
+    assert rows["tokens"].endswith(f"output {t['output']:,}, total {t['total']:,}")
+    assert rows["cost"] == f"${e['cost']:.3f}"
