@@ -45,9 +45,10 @@ def import_(
     back byte for byte; a v1/v2 file is migrated to version 3 on the way.
     Idempotent: a session the store holds already is left alone
     (``unchanged``), but for the lines a file gained since it was imported,
-    which are appended (``updated``: pi went on with the session); other
-    differences are a ``conflict``, left alone. The source files are never
-    changed.
+    which are appended (``updated``: pi went on with the session, also
+    after repairing a torn last line); other differences are a
+    ``conflict``, left alone. Several imports at once find each other's
+    sessions and lines. The source files are never changed.
 
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""

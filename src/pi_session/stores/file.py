@@ -15,6 +15,7 @@ import errno
 import os
 import re
 import stat
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,16 @@ __all__ = [
 
 _SAFE_NAME = re.compile(r"[^/\\\x00]+\.jsonl")
 _NAMED = re.compile(r"\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\.jsonl")
+
+
+RACY_NS = 2_000_000_000
+"""How long after a directory's mtime a listing of it is *racy*: a file
+created in the same clock tick could be missing from it without changing the
+mtime (2 s: file systems that keep whole seconds, or two, as FAT does)."""
+
+
+def _racy(mtime_ns: int) -> bool:
+    return time.time_ns() - mtime_ns < RACY_NS
 
 
 def session_id_of_file_name(name: str) -> str | None:
@@ -97,8 +108,8 @@ class FileStore(SessionStore):
         self.root = Path(root)
         self.url = str(self.root)
         # id -> file of each project directory, with the directory's mtime
-        # when it was listed (see _dir_ids)
-        self._listed: dict[Path, tuple[int, dict[str, Path]]] = {}
+        # when it was listed and whether that listing was racy (see _dir_ids)
+        self._listed: dict[Path, tuple[int, dict[str, Path], bool]] = {}
         self._subs: tuple[int, list[Path]] | None = None  # the root's mtime and directories
 
     @classmethod
@@ -129,13 +140,24 @@ class FileStore(SessionStore):
         for _sub, ids in self._dir_ids():
             yield from ids.items()
 
-    def _dir_ids(self) -> Iterator[tuple[Path, dict[str, Path]]]:
+    def _dir_ids(self, *, fresh: bool = False) -> Iterator[tuple[Path, dict[str, Path]]]:
         """``(project directory, {id: file})`` per directory of the root.
         A directory is listed again only when its mtime changed since it
         was last listed by this store (creating or deleting a file changes
         it; this store's own creates and deletes update the memo), so
         looking up ids costs a ``stat`` per directory, not a listing of
-        every file: importing N sessions is linear, not quadratic."""
+        every file: importing N sessions is linear, not quadratic.
+
+        An mtime is only as fine as the file system's clock: a file another
+        process creates in the same tick as the change a listing saw leaves
+        the mtime as it was. So a listing of a project directory made less
+        than :data:`RACY_NS` after its mtime is *racy* (as git calls it):
+        ``fresh`` (a lookup that found nothing) lists racy directories again
+        (this store's own creates keep their directory's memo current, so
+        an import stays linear). The root's list of directories trusts its
+        mtime (a new project directory changes it). A create that finds its
+        file name taken forgets the memo (:meth:`FileHandle.create`):
+        another writer was there first."""
         try:
             root_mtime = self.root.stat().st_mtime_ns
             if self._subs is None or self._subs[0] != root_mtime:
@@ -153,8 +175,9 @@ class FileStore(SessionStore):
             except OSError:
                 continue
             memo = self._listed.get(sub)
-            if memo is None or memo[0] != mtime:
-                memo = (mtime, self._list_dir(sub))
+            if memo is None or memo[0] != mtime or (fresh and memo[2]):
+                racy = _racy(mtime)
+                memo = (mtime, self._list_dir(sub), racy)
                 self._listed[sub] = memo
             yield sub, memo[1]
 
@@ -177,15 +200,28 @@ class FileStore(SessionStore):
                 ids.setdefault(header["id"], path)
         return ids
 
-    def _remember(self, sub: Path, session_id: str, path: Path | None) -> None:
+    def _dir_mtime(self, sub: Path) -> int | None:
+        try:
+            return sub.stat().st_mtime_ns
+        except OSError:
+            return None
+
+    def _forget(self, sub: Path) -> None:
+        """Drop the memo of ``sub`` (and of the root): listed again next time."""
+        self._listed.pop(sub, None)
+        self._subs = None
+
+    def _remember(self, sub: Path, session_id: str, path: Path | None, before: int | None) -> None:
         """Update the memo of ``sub`` after this store created (``path``)
-        or deleted (None) a session file there, when it was current."""
+        or deleted (None) a session file there, when it was current:
+        ``before``, the directory's mtime just before, is the memo's (no
+        other writer changed the directory since it was listed, as far as
+        its mtime tells); else the memo is dropped."""
         memo = self._listed.get(sub)
         if memo is None:
             return
-        try:
-            mtime = sub.stat().st_mtime_ns
-        except OSError:
+        mtime = self._dir_mtime(sub)
+        if mtime is None or before != memo[0]:
             self._listed.pop(sub, None)
             return
         ids = memo[1]
@@ -193,7 +229,7 @@ class FileStore(SessionStore):
             ids.pop(session_id, None)
         else:
             ids.setdefault(session_id, path)
-        self._listed[sub] = (mtime, ids)
+        self._listed[sub] = (mtime, ids, False)
 
     def path_of(self, session_id: str) -> Path:
         """The file of a session: the first file (in directory and name
@@ -203,10 +239,11 @@ class FileStore(SessionStore):
         Raises:
             SessionNotFoundError: none.
         """
-        for _sub, ids in self._dir_ids():
-            path = ids.get(session_id)
-            if path is not None and path.exists():
-                return path
+        for fresh in (False, True):  # not in the memo: list racy directories again
+            for _sub, ids in self._dir_ids(fresh=fresh):
+                path = ids.get(session_id)
+                if path is not None and path.exists():
+                    return path
         raise SessionNotFoundError(f"{self.url}: no session {session_id}")
 
     def locator(self, session_id: str) -> str:
@@ -257,8 +294,9 @@ class FileStore(SessionStore):
             path = self.path_of(session_id)
         except SessionNotFoundError:
             return False
+        before = self._dir_mtime(path.parent)
         path.unlink()
-        self._remember(path.parent, session_id, None)
+        self._remember(path.parent, session_id, None, before)
         return True
 
     # ------------------------------------------------------------------
@@ -348,11 +386,15 @@ class FileHandle(SessionHandle):
             FileExistsError: the file, or a file of the same id, exists
                 (with a store: :class:`SessionExistsError`).
         """
+        before = self.store._dir_mtime(self.path.parent) if self.store is not None else None
         try:
             self._create_claimed(lines, durability)
         except FileExistsError as exc:
             if self.store is None:
                 raise
+            # another writer was first (or its name is taken): the memo
+            # missed it, so the store looks again next time
+            self.store._forget(self.path.parent)
             other = exc.filename if exc.filename and exc.filename != str(self.path) else None
             if other is None:
                 raise SessionExistsError(f"{self.path}: the file exists already") from None
@@ -362,7 +404,7 @@ class FileHandle(SessionHandle):
                 raise
             raise UnnamableSessionError(f"{self.path}: file name too long for session {self.session_id!r}") from None
         if self.store is not None and self.session_id is not None:
-            self.store._remember(self.path.parent, self.session_id, self.path)
+            self.store._remember(self.path.parent, self.session_id, self.path, before)
         return sum(len(line) for line in lines)
 
     def _create_claimed(self, lines: Sequence[bytes], durability: Durability) -> None:

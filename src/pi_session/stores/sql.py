@@ -466,7 +466,9 @@ class SQLHandle(SessionHandle):
         """See :meth:`SessionHandle.append`: one transaction that locks the
         session row (:attr:`SQLStore.lock_clause`, or the dialect's write
         lock), hands other writers' lines to ``on_grown``, inserts the
-        lines and updates the listing columns.
+        lines and updates the listing columns. An unterminated last line
+        (an imported torn line) gets its newline first, as the file store
+        repairs a torn tail first: ``on_grown`` then sees it as a line.
 
         Raises:
             SessionNotFoundError: no such session.
@@ -480,6 +482,21 @@ class SQLHandle(SessionHandle):
             if row is None:
                 raise SessionNotFoundError(f"{store.url}: no session {session_id}")
             size, count, terminated, name, message_count, first_message, last_activity, h_ms = row
+            if not terminated and lines:
+                # an imported file's torn last line: it gets its newline, so
+                # the appended lines start on lines of their own; done first,
+                # as the file store repairs a torn tail before looking for
+                # other writers' lines, so ``on_grown`` sees the line it became
+                (last,) = store._exec(
+                    cur, "SELECT line FROM pi_records WHERE session_id = ? AND seq = ?", (session_id, count - 1)
+                ).fetchone()
+                store._exec(
+                    cur,
+                    "UPDATE pi_records SET line = ? WHERE session_id = ? AND seq = ?",
+                    (store._blob(last) + b"\n", session_id, count - 1),
+                )
+                size += 1
+                notes.append(f"{self.location}: the last line had no newline; added one before appending")
             if expected_size is not None and on_grown is not None and size != expected_size:
                 found = store._exec(
                     cur,
@@ -499,20 +516,9 @@ class SQLHandle(SessionHandle):
                     if replacement is not None:
                         lines = replacement
             if not lines:
+                if notes:  # the torn last line got its newline: nothing else to write
+                    store._exec(cur, "UPDATE pi_sessions SET size_bytes = ?, last_terminated = 1 WHERE id = ?", (size, session_id))
                 return AppendResult(notes, size, foreign)
-            if not terminated:
-                # an imported file's torn last line: it gets its newline, so
-                # the appended lines start on lines of their own
-                (last,) = store._exec(
-                    cur, "SELECT line FROM pi_records WHERE session_id = ? AND seq = ?", (session_id, count - 1)
-                ).fetchone()
-                store._exec(
-                    cur,
-                    "UPDATE pi_records SET line = ? WHERE session_id = ? AND seq = ?",
-                    (store._blob(last) + b"\n", session_id, count - 1),
-                )
-                size += 1
-                notes.append(f"{self.location}: the last line had no newline; added one before appending")
             state = InfoState(name, message_count, first_message, last_activity)
             rows = []
             for i, line in enumerate(lines):

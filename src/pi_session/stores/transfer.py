@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..storage import LineProblem, SessionFileError, iter_lines, read_session_file, rewritten_lines, write_atomic
+from ..storage import LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
 from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
 
@@ -28,13 +28,17 @@ class ImportResult:
     Attributes:
         source: the file (or ``<url>#<id>``) imported from.
         status: ``imported``; ``unchanged`` (the store holds this session
-            with the same lines already: nothing to do); ``updated`` (the
-            store holds the session's earlier lines, a prefix of the
-            source's, as when pi went on writing the file since the last
-            import: the new lines were appended, ``appended`` says how
-            many); ``conflict`` (the store holds a session with this id
-            whose lines differ otherwise: left alone, nothing written); ``skipped`` (an empty file: no session
-            in it); ``failed`` (not a session file, unreadable: ``message``).
+            with the same entries already, perhaps put there by a
+            concurrent importer: nothing to do); ``updated`` (the store
+            holds the session's earlier lines, the source's first ones, as
+            when pi went on writing the file since the last import: the new
+            lines were appended, ``appended`` says how many); ``conflict``
+            (the store holds a session with this id whose entries differ
+            otherwise: left alone, nothing written); ``skipped`` (an empty
+            file: no session in it); ``failed`` (not a session file,
+            unreadable: ``message``). Compared by entries: record lines
+            byte for byte, lines holding no record (blank, damaged, a torn
+            last line) passed over.
         session_id: the session's id (None when not known).
         problems: the damaged lines of the file (stored as they are).
         migrated_from: the version a v1/v2 file was migrated from.
@@ -63,7 +67,14 @@ def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResu
     Idempotent: a session id the store holds already is not written again
     (``unchanged``), except for the lines a file gained since it was
     imported (``updated``: they are appended, as an append of the session
-    would); other differences are a ``conflict``, left alone.
+    would); other differences are a ``conflict``, left alone. Safe under
+    concurrency: importers of the same files at once find each other's
+    sessions (a create that finds the session there re-reads and
+    compares) and lines (checked under the store's append lock: lines
+    another importer appended first are not written again). A torn last
+    line (cut short, no newline) is stored as it is and is no entry: once
+    the file's next writer repaired it (pi ends it with a newline,
+    pi-session moves it aside) and went on, the new entries are appended.
 
     Returns:
         An :class:`ImportResult`; never raises for a bad file.
@@ -114,49 +125,91 @@ def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None,
             result.message = f"{result.source}: {exc}"
             return
     if not created:
-        stored = b"".join(store.read_lines(session_id))
-        data = b"".join(lines)
-        if stored == data:
-            result.status = "unchanged"
-        elif _append_rest(store, session_id, stored, lines, result):
-            result.status = "updated"
+        _continue_stored(store, session_id, lines, result)
+
+
+class _Diverged(Exception):
+    """Another writer appended lines to the stored session that do not
+    continue the source."""
+
+
+def _holds_no_record(line: bytes) -> bool:
+    """Whether a stored or source line holds no record (blank, damaged, a
+    torn fragment): it is no entry."""
+    return not parse_line(line[:-1] if line.endswith(b"\n") else line, 1).ok
+
+
+def _continuation(stored: list[bytes], source: list[bytes]) -> int | None:
+    """Where ``source`` goes on from what the store holds: the index of the
+    first source line the store lacks, when the stored lines are the
+    source's first lines; else None (a real divergence).
+
+    Compared by entries: record lines must be equal byte for byte; lines
+    holding no record (blank, damaged, a torn last line cut short) on
+    either side are passed over; a stored unterminated last line equals the
+    source line that is it plus its newline (pi ended the torn line with a
+    newline when it reopened the file)."""
+    i = j = 0
+    last = len(stored) - 1
+    while i < len(stored):
+        line = stored[i]
+        if j < len(source) and (line == source[j] or (i == last and not line.endswith(b"\n") and line + b"\n" == source[j])):
+            i += 1
+            j += 1
+        elif _holds_no_record(line):
+            i += 1
+        elif j < len(source) and _holds_no_record(source[j]):
+            j += 1
         else:
-            result.status = "conflict"
-            result.message = (
-                f"{result.source}: {store.url} holds a session with id {session_id} whose lines differ; left as it is"
-            )
+            return None
+    return j
 
 
-class _Grown(Exception):
-    """Another writer appended to the stored session during the update."""
+def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], result: ImportResult) -> None:
+    """The store holds the session already (imported before, or just now
+    by a concurrent importer): re-read it and compare by entries
+    (:func:`_continuation`). Nothing missing: ``unchanged``. The stored
+    lines are the source's first ones: append the rest (``updated``),
+    checked under the store's append lock against what other writers
+    appended since the read: lines that continue the source (a concurrent
+    importer of the same file) are not written again; others are a
+    ``conflict`` and nothing is written."""
+    stored = list(store.read_lines(session_id))
+    if stored == lines or _continuation(stored, lines) == len(lines):
+        result.status = "unchanged"
+        return
+    if _continuation(stored, lines) is None:
+        _conflict(store, session_id, result)
+        return
+    # Positions from the last complete stored line: an unterminated last
+    # line is repaired by the store's append (a newline added, or a torn
+    # fragment moved aside); whatever it became comes back as a foreign line.
+    complete = stored[:-1] if not stored[-1].endswith(b"\n") else stored
+    expected = sum(len(line) for line in complete)
+    start = _continuation(complete, lines)
+    assert start is not None  # the whole stored session continues: so do its complete lines
+    written = lines[start:]
 
-
-def _append_rest(store: SessionStore, session_id: str, stored: bytes, lines: list[bytes], result: ImportResult) -> bool:
-    """When ``stored`` is a whole-line prefix of ``lines``, append the rest
-    to the stored session (checked against the stored size: if anybody
-    appended in between, nothing is written) and return True."""
-    if not stored.endswith(b"\n"):
-        return False  # an unterminated last line that has grown since: not a plain continuation
-    size = 0
-    for i, line in enumerate(lines):
-        if size == len(stored):
-            rest = lines[i:]
-            break
-        size += len(line)
-    else:
-        return False
-    if b"".join(lines[:i]) != stored:
-        return False
-
-    def grown(_foreign: list[bytes]) -> list[bytes] | None:
-        raise _Grown
+    def grown(foreign: list[bytes]) -> list[bytes]:
+        nonlocal written
+        at = _continuation(complete + foreign, lines)
+        if at is None:
+            raise _Diverged
+        written = lines[at:]
+        return written
 
     try:
-        store.handle(session_id).append(rest, expected_size=len(stored), on_grown=grown)
-    except _Grown:
-        return False
-    result.appended = len(rest)
-    return True
+        store.handle(session_id).append(lines[start:], expected_size=expected, on_grown=grown)
+    except _Diverged:
+        _conflict(store, session_id, result)
+        return
+    result.appended = len(written)
+    result.status = "updated" if written else "unchanged"
+
+
+def _conflict(store: SessionStore, session_id: str, result: ImportResult) -> None:
+    result.status = "conflict"
+    result.message = f"{result.source}: {store.url} holds a session with id {session_id} whose lines differ; left as it is"
 
 
 def copy_session(source: SessionStore, target: SessionStore, session_id: str) -> ImportResult:
