@@ -200,6 +200,18 @@ class FileStore(SessionStore):
                 ids.setdefault(header["id"], path)
         return ids
 
+    def _named_in(self, sub: Path, session_id: str) -> Path | None:
+        """:func:`session_file_named` through the memo: a current memo of
+        ``sub`` that is not racy answers without listing (an import creating
+        many sessions in one directory stays linear); otherwise the
+        directory is listed. Called under the directory's creation lock."""
+        memo = self._listed.get(sub)
+        if memo is not None and not memo[2] and memo[0] == self._dir_mtime(sub):
+            path = memo[1].get(session_id)
+            if path is None or session_id_of_file_name(path.name) == session_id and path.exists():
+                return path
+        return session_file_named(sub, session_id)
+
     def _dir_mtime(self, sub: Path) -> int | None:
         try:
             return sub.stat().st_mtime_ns
@@ -415,7 +427,7 @@ class FileHandle(SessionHandle):
         directory = self.path.parent
         ensure_dir(directory)
         with directory_lock(directory):
-            other = session_file_named(directory, session_id)
+            other = self.store._named_in(directory, session_id) if self.store is not None else session_file_named(directory, session_id)
             if other is not None:
                 raise FileExistsError(errno.EEXIST, f"a session with id {session_id} exists already", str(other))
             create_file(self.path, lines, durability)
