@@ -12,7 +12,7 @@ to ``tests/agents_sdk/SDK_VERSION``. Nothing in the copied files is changed:
 the adaptation (which session class a test constructs) lives only in
 ``tests/agents_sdk/conftest.py``. A later SDK version is this one command,
 then ``make test-agents-sdk``; tests that then check a backend's internals
-go into ``NOT_APPLICABLE`` in the conftest (and the README's list).
+go into ``not_applicable.txt`` (and the README's list).
 """
 
 from __future__ import annotations
