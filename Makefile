@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test check-imports test-fast test-slow typecheck install install-test clean bench coverage
+.PHONY: demo test check-imports test-fast test-slow test-agents-sdk typecheck install install-test clean bench coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,7 +55,20 @@ test-slow: install-test
 check-imports:
 	$(PYTHON) scripts/check_imports.py
 
-test: check-imports typecheck test-fast test-slow
+# The OpenAI Agents SDK's own session tests against PiSession, once per
+# store (tests/agents_sdk/README.md): plain files, a file store, SQLite and
+# PostgreSQL (PI_SESSION_TEST_POSTGRES, else a private cluster; .ci/run
+# requires it). Their own pytest.ini (the SDK's settings), not ours.
+AGENTS_SDK_STORES ?= files filestore sqlite postgres
+
+test-agents-sdk: install-test
+	@status=0; for store in $(AGENTS_SDK_STORES); do \
+		echo "== Agents SDK session tests on PiSession: $$store"; \
+		$(BIN)/python -m pytest -q -c tests/agents_sdk/pytest.ini --rootdir tests/agents_sdk \
+			-n $(PYTEST_WORKERS) --pi-store $$store tests/agents_sdk/tests || status=1; \
+	done; exit $$status
+
+test: check-imports typecheck test-fast test-slow test-agents-sdk
 
 # Line coverage of the fast suite (subprocesses included; see
 # [tool.coverage.run] in pyproject.toml). Not run in CI: it takes minutes.
