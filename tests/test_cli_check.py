@@ -6,6 +6,7 @@ traceback, and the file byte-identical afterwards. Also ``check`` and
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -167,12 +168,42 @@ def test_export_html_escapes_everything(tmp_path: Path) -> None:
     assert "<img src=x" not in page and "data:text/html" not in page
     assert page.count("<script") == 0
     assert "Content-Security-Policy" in page
-    assert oct(os.stat(out).st_mode & 0o777) == oct(0o600)
+
+
+def test_export_without_output_writes_pis_file_name_and_prints_its_path(cli, tmp_path: Path) -> None:
+    """Issue 27 item 2: no HTML on the terminal; pi's /export name
+    (pi-session-<session file name>.html) in the current directory, its path
+    printed; standard output only with -o -; mode 0644 (less the umask)
+    unless --private; a JSONL copy of the session stays 0600."""
+    path = make_session(tmp_path / "sessions", n=4)
+    work = tmp_path / "work"
+    work.mkdir()
+    old_umask = os.umask(0o022)
+    try:
+        proc = cli("export", str(path), cwd=str(work))
+        md = cli("export", str(path), "--format", "md", "--private", cwd=str(work))
+        jsonl = cli("export", str(path), "--format", "jsonl", cwd=str(work))
+        again = cli("export", str(path), cwd=str(work))
+        piped = cli("export", str(path), "-o", "-", cwd=str(work))
+    finally:
+        os.umask(old_umask)
+    page = work / f"pi-session-{path.stem}.html"
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and "<html" not in proc.stderr
+    assert re.fullmatch(rf"exported \d+ entries to {re.escape(str(page))}", proc.stderr.strip())
+    assert "Content-Security-Policy" in page.read_text()
+    assert os.stat(page).st_mode & 0o777 == 0o644
+    assert md.returncode == 0 and os.stat(work / f"pi-session-{path.stem}.md").st_mode & 0o777 == 0o600
+    assert jsonl.returncode == 0 and (work / f"pi-session-{path.stem}.jsonl").read_bytes() == path.read_bytes()
+    assert os.stat(work / f"pi-session-{path.stem}.jsonl").st_mode & 0o777 == 0o600
+    assert again.returncode == 1 and again.stderr.strip().endswith("already exists (use --force to overwrite it)")
+    assert piped.returncode == 0 and piped.stdout.startswith("<!DOCTYPE html>") and piped.stderr == ""
+    assert sorted(p.name for p in work.iterdir()) == sorted(f"pi-session-{path.stem}{ext}" for ext in (".html", ".md", ".jsonl"))
 
 
 def test_export_markdown_fences_content(tmp_path: Path) -> None:
     path = _evil_session(tmp_path)
-    proc = run("export", str(path), "--format", "md")
+    proc = run("export", str(path), "--format", "md", "-o", "-")
     assert proc.returncode == 0, proc.stderr
     md = proc.stdout
     # every raw occurrence of the hostile text sits inside a fence longer than its backtick runs
@@ -192,7 +223,7 @@ def test_export_markdown_fences_content(tmp_path: Path) -> None:
 def test_export_leaf_and_unknown_leaf(tmp_path: Path) -> None:
     path = make_session(tmp_path, n=4)
     first = orjson.loads(path.read_bytes().split(b"\n")[1])["id"]
-    proc = run("export", str(path), "--format", "md", "--leaf", first)
+    proc = run("export", str(path), "--format", "md", "--leaf", first, "-o", "-")
     assert proc.returncode == 0 and "question 0" in proc.stdout and "answer 1" not in proc.stdout
     bad = run("export", str(path), "--leaf", "nope")
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
