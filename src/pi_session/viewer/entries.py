@@ -25,7 +25,7 @@ from ..context import edited_entry, system_message_text, text_content
 from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 
-__all__ = ["article", "row_preview", "collapsible", "image", "args_summary", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
+__all__ = ["article", "row_preview", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
 
 COLLAPSE_LINES = 12
 """Tool output, bash output and tool arguments longer than this many lines
@@ -199,27 +199,44 @@ def edit_diff(args: Any) -> str | None:
     return "\n".join(pieces)
 
 
+def call_arguments(args: Any) -> tuple[str, str | None, str | None, Any]:
+    """How a tool call's arguments are shown, each once: ``(summary,
+    command, diff, rest)``. ``summary`` is the heading line
+    (:func:`args_summary`; empty for a ``command``, shown whole instead);
+    ``command`` the ``command`` argument (shell code) or None; ``diff`` an
+    edit's :func:`edit_diff` or None; ``rest`` the arguments left to list
+    (a dict without those shown, possibly empty; or the arguments as they
+    are when not an object, None when they are the summary)."""
+    summary = args_summary(args)
+    if not isinstance(args, dict):
+        text = _arg_text(args) if args is not None else ""
+        return summary, None, None, (args if text and text != summary else None)
+    rest = dict(args)
+    command = None
+    key = _summary_key(args)
+    if key == "command":
+        command = rest.pop("command")
+        summary = ""
+    elif key is not None and summary == args[key]:
+        rest.pop(key)  # shown whole in the heading
+    found = _edit_pairs(args)
+    diff = edit_diff(args)
+    if found is not None:
+        for used in found[1]:
+            rest.pop(used, None)
+    return summary, command, diff, rest
+
+
 def _tool_call(block: Mapping[str, Any]) -> str:
     name = block.get("name")
-    args = block.get("arguments")
-    summary = args_summary(args)
+    summary, command, diff, rest = call_arguments(block.get("arguments"))
     parts: list[str] = []
-    if isinstance(args, dict):
-        rest = dict(args)
-        key = _summary_key(args)
-        if key == "command":
-            # the command once, whole, as code; not also in the heading
-            command = rest.pop("command")
-            summary = ""
-            parts.append(collapsible("command", code(command, "bash"), command))
-        elif key is not None and summary == args[key]:
-            rest.pop(key)  # shown whole in the heading
-        found = _edit_pairs(args)
-        diff = edit_diff(args)
-        if found is not None and diff is not None:
-            for used in found[1]:
-                rest.pop(used, None)
-            parts.append(collapsible("diff", code(diff + "\n", "diff"), diff))  # a last line without newline lexes as an error
+    if command is not None:
+        parts.append(collapsible("command", code(command, "bash"), command))
+    if diff is not None:
+        # a last line without a newline lexes as an error
+        parts.append(collapsible("diff", code(diff + "\n", "diff"), diff))
+    if isinstance(rest, dict):
         rows = []
         full = []
         for k, value in rest.items():
@@ -228,10 +245,9 @@ def _tool_call(block: Mapping[str, Any]) -> str:
             rows.append(f"<dt>{esc(k)}</dt><dd>{_pre(text, 'arg')}</dd>")
         if rows:
             parts.append(collapsible("arguments", f'<dl class="args">{"".join(rows)}</dl>', "\n".join(full)))
-    else:
-        text = _arg_text(args) if args is not None else ""
-        if text and text != summary:
-            parts.append(collapsible("arguments", _pre(text, "arg"), text))
+    elif rest is not None:
+        text = _arg_text(rest)
+        parts.append(collapsible("arguments", _pre(text, "arg"), text))
     head = f' <span class="summary">{esc(summary)}</span>' if summary else ""
     return f'<div class="call"><div class="callhead"><span class="tool">{esc(name)}</span>{head}</div>{"".join(parts)}</div>'
 
