@@ -6,6 +6,7 @@ traceback, and the file byte-identical afterwards. Also ``check`` and
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from functools import lru_cache
@@ -167,32 +168,118 @@ def test_export_html_escapes_everything(tmp_path: Path) -> None:
     assert "<img src=x" not in page and "data:text/html" not in page
     assert page.count("<script") == 0
     assert "Content-Security-Policy" in page
-    assert oct(os.stat(out).st_mode & 0o777) == oct(0o600)
 
 
-def test_export_markdown_fences_content(tmp_path: Path) -> None:
+def test_export_without_output_writes_pis_file_name_and_prints_its_path(cli, tmp_path: Path) -> None:
+    """Issue 27 item 2: no HTML on the terminal; pi's /export name
+    (pi-session-<session file name>.html) in the current directory, its path
+    printed; standard output only with -o -; mode 0644 (less the umask)
+    unless --private; a JSONL copy of the session stays 0600."""
+    path = make_session(tmp_path / "sessions", n=4)
+    work = tmp_path / "work"
+    work.mkdir()
+    old_umask = os.umask(0o022)
+    try:
+        proc = cli("export", str(path), cwd=str(work))
+        md = cli("export", str(path), "--format", "md", "--private", cwd=str(work))
+        jsonl = cli("export", str(path), "--format", "jsonl", cwd=str(work))
+        again = cli("export", str(path), cwd=str(work))
+        piped = cli("export", str(path), "-o", "-", cwd=str(work))
+    finally:
+        os.umask(old_umask)
+    page = work / f"pi-session-{path.stem}.html"
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "" and "<html" not in proc.stderr
+    assert re.fullmatch(rf"exported \d+ entries to {re.escape(str(page))}", proc.stderr.strip())
+    assert "Content-Security-Policy" in page.read_text()
+    assert os.stat(page).st_mode & 0o777 == 0o644
+    assert md.returncode == 0 and os.stat(work / f"pi-session-{path.stem}.md").st_mode & 0o777 == 0o600
+    assert jsonl.returncode == 0 and (work / f"pi-session-{path.stem}.jsonl").read_bytes() == path.read_bytes()
+    assert os.stat(work / f"pi-session-{path.stem}.jsonl").st_mode & 0o777 == 0o600
+    assert again.returncode == 1 and again.stderr.strip().endswith("already exists (use --force to overwrite it)")
+    assert piped.returncode == 0 and piped.stdout.startswith("<!DOCTYPE html>") and piped.stderr == ""
+    assert sorted(p.name for p in work.iterdir()) == sorted(f"pi-session-{path.stem}{ext}" for ext in (".html", ".md", ".jsonl"))
+
+
+def _rendered(md: str):
+    """``md`` as a Markdown viewer with raw HTML on sees it (markdown-it-py,
+    CommonMark with tables): (tokens, HTML)."""
+    from markdown_it import MarkdownIt
+
+    parser = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    parser.validateLink = lambda url: True  # type: ignore[method-assign]
+    tokens = parser.parse(md)
+    flat = [t for tok in tokens for t in [tok, *(tok.children or [])]]
+    return flat, parser.render(md)
+
+
+def test_export_markdown_stays_inert_with_hostile_text(tmp_path: Path) -> None:
     path = _evil_session(tmp_path)
-    proc = run("export", str(path), "--format", "md")
+    proc = run("export", str(path), "--format", "md", "-o", "-")
+    assert proc.returncode == 0, proc.stderr
+    tokens, html = _rendered(proc.stdout)
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline", "image")]
+    assert "<script" not in html and "<img" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in html  # shown as text
+    headings = [line for line in proc.stdout.splitlines() if line.startswith("#")]
+    assert [h.split(" ", 1)[0] for h in headings] == ["#"] + ["##"] * (len(headings) - 1)  # nothing ran into a heading
+    from viewer_pages import hostile_session
+
+    from pi_session.viewer.markup import safe_href
+
+    hostile = run("export", str(hostile_session(tmp_path / "h.jsonl")), "--format", "md", "-o", "-")
+    assert hostile.returncode == 0, hostile.stderr
+    tokens, html = _rendered(hostile.stdout)
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline", "image")]
+    assert all(safe_href(str(t.attrGet("href"))) for t in tokens if t.type == "link_open")
+    assert "<script" not in html and "<svg" not in html and "<iframe" not in html and 'href="javascript' not in html
+    assert sum(line.startswith("## ") for line in hostile.stdout.splitlines()) == 8  # every shown entry on the path kept its own heading
+
+
+def test_export_markdown_renders_as_the_conversation(tmp_path: Path) -> None:
+    """Issue 27 item 9: no text fence around every message (assistant
+    Markdown never rendered), no escaped headings (## user \\[task\\])."""
+    from viewer_pages import TABLE_ANSWER, showcase_session
+
+    path = showcase_session(tmp_path / "s.jsonl")
+    proc = run("export", str(path), "--format", "md", "-o", "-")
     assert proc.returncode == 0, proc.stderr
     md = proc.stdout
-    # every raw occurrence of the hostile text sits inside a fence longer than its backtick runs
-    in_fence: str | None = None
-    for line in md.splitlines():
-        if in_fence is None:
-            if line.startswith("```"):
-                in_fence = line[: len(line) - len(line.lstrip("`"))]
-                continue
-            assert "<script>" not in line and "<img" not in line, line
-        elif line == in_fence:
-            in_fence = None
-    assert in_fence is None
-    assert EVIL in md
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings == [
+        "## Model: anthropic/claude-sonnet-4-5",
+        "## User",
+        "## Assistant",
+        "## Tool result: read src/billing.py",
+        "## Assistant (label: rounding fix)",
+        "## Branch summary",
+        "## User",
+        "## Assistant",
+        "## Tool result: edit src/billing.py",
+        "## Compaction",
+        "## User",
+        "## Context edit",
+        "## Assistant",
+        "## Usage: cache_warm anthropic/claude-sonnet-4-5, 901 tokens",
+    ]
+    assert TABLE_ANSWER in md  # assistant Markdown as it is
+    assert "\nInvoice totals are off by a cent. Find out why and fix it.\n" in md
+    assert "#### Goal" in md and "#### Tried" in md  # summary headings below the entry's
+    assert "**→ read** `src/billing.py`" in md
+    assert "```diff\n@@ -1 +1 @@\n-round(x * RATE, 2)\n+x * RATE\n```" in md
+    assert "*edited by context edit ce1 (shown as the model sees it)*\n\n[key removed]" in md and "sk-SECRET" not in md
+    tokens, html = _rendered(md)
+    fences = [t for t in tokens if t.type == "fence"]
+    assert [t.info for t in fences] == ["text", "python", "diff", "text"]  # tool output, code, the edit's diff
+    assert "<table>" in html and "<strong>each step rounds</strong>" in html and "<h4>Done</h4>" in html
+    assert '<a href="https://docs.python.org/3/library/decimal.html">' in html
+    assert not [t for t in tokens if t.type in ("html_block", "html_inline", "image")]
 
 
 def test_export_leaf_and_unknown_leaf(tmp_path: Path) -> None:
     path = make_session(tmp_path, n=4)
     first = orjson.loads(path.read_bytes().split(b"\n")[1])["id"]
-    proc = run("export", str(path), "--format", "md", "--leaf", first)
+    proc = run("export", str(path), "--format", "md", "--leaf", first, "-o", "-")
     assert proc.returncode == 0 and "question 0" in proc.stdout and "answer 1" not in proc.stdout
     bad = run("export", str(path), "--leaf", "nope")
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1

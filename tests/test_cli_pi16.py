@@ -232,7 +232,7 @@ def test_check_on_an_empty_file_says_so_and_fails(tmp_path):
 def test_edited_away_text_is_not_shown_by_tree_or_projection(tmp_path):
     path = _user_assistant_session(tmp_path)
     assert run("edit", path, "u1", "--replace", "my key is [removed]").exit_code == 0
-    for args in (["tree"], ["context"], ["context", "--projection"], ["export", "--format", "md"]):
+    for args in (["tree"], ["context"], ["context", "--projection"], ["export", "--format", "md", "-o", "-"]):
         out = run(*args, path).stdout
         assert "sk-SECRET" not in out, args
     assert "edited by" in run("tree", path).stdout

@@ -104,7 +104,7 @@ def test_export_needs_force_to_overwrite_and_writes_atomically(cli, session, tmp
 def test_export_format_and_leaf_null(cli, session):
     bad = cli("export", str(session), "--format", "pdf")
     assert_clean_error(bad, "pdf", "html", "md")
-    empty = cli("export", str(session), "-f", "md", "--leaf", "null")
+    empty = cli("export", str(session), "-f", "md", "--leaf", "null", "-o", "-")
     assert empty.returncode == 0, empty.stderr
     assert "question" not in empty.stdout and "null" in empty.stderr
 
@@ -227,7 +227,7 @@ def test_sanitize_unit():
 
 @pytest.mark.parametrize(
     "args",
-    [("tree", "{f}"), ("context", "{f}"), ("info", "{f}"), ("export", "{f}", "--format", "md"), ("export", "{f}"), ("ls", "--cwd", "/proj")],
+    [("tree", "{f}"), ("context", "{f}"), ("info", "{f}"), ("export", "{f}", "--format", "md", "-o", "-"), ("export", "{f}", "-o", "-"), ("ls", "--cwd", "/proj")],
 )
 def test_no_raw_control_characters_in_human_output(cli, evil, tmp_path, args):
     agent = tmp_path / "agent" / "sessions" / "--proj--"

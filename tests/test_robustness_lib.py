@@ -721,7 +721,7 @@ def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
         ["info", str(f)], ["tree", str(f)], ["tree", str(f), "--json"], ["context", str(f)],
         ["context", str(f), "--json"], ["tokens", str(f)], ["tokens", str(f), "--json"],
         ["compact", str(f), "--dry-run", "--json", "--keep-recent-tokens", "1"], ["check", str(f), "--json"],
-        ["export", str(f), "--format", "md"], ["export", str(f)], ["context", str(f), "--leaf", ids[0]],
+        ["export", str(f), "--format", "md", "-o", "-"], ["export", str(f), "-o", "-"], ["context", str(f), "--leaf", ids[0]],
         ["compact", str(f), "--provider", "extractive", "--keep-recent-tokens", "1"],
         *(["navigate", str(f), some_id] for some_id in ids), ["label", str(f), ids[0], "x"], ["clone", str(f)],
     ]

@@ -496,7 +496,7 @@ def test_cli_import_export_ls_with_store_option_and_env(cli, tmp_path):
     assert exported.returncode == 0, exported.stderr
     assert out.read_bytes() == (src / "broken.jsonl").read_bytes()
     header0 = json.loads((src / "gen-0.jsonl").read_text().split("\n", 1)[0])
-    stdout_export = cli("--store", url, "export", header0["id"][:13], "--format", "jsonl")
+    stdout_export = cli("--store", url, "export", header0["id"][:13], "--format", "jsonl", "-o", "-")
     assert stdout_export.stdout.encode() == (src / "gen-0.jsonl").read_bytes()
 
     # session commands on the database: by id prefix, through the env or the global option

@@ -156,8 +156,10 @@ def _check_safe_page(page: str) -> _Tags:
     allowed = {"html", "head", "meta", "title", "style", "body", "header", "h1", "h2", "h3", "h4", "h5", "h6", "dl", "dt", "dd", "div", "nav",
                "details", "summary", "a", "span", "main", "p", "article", "time", "pre", "code", "template", "script", "ul", "ol", "li", "img",
                "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "s", "blockquote", "hr", "br"}
+    buttons = [attrs.get("id") for tag, attrs in parser.tags if tag == "button"]
+    assert buttons in ([], ["tostart", "toend"]), buttons  # the path bar's own two, type=button
     for tag, attrs in parser.tags:
-        assert tag in allowed, (tag, attrs)
+        assert tag in allowed or (tag == "button" and attrs.get("type") == "button"), (tag, attrs)
         for name, value in attrs.items():
             assert not name.startswith("on") and name not in ("style", "srcdoc", "formaction"), (tag, name, value)
             if name == "href":

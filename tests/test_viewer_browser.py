@@ -19,7 +19,7 @@ import pytest
 from conftest import FIXTURES, ROOT
 from shared_paths import shared_missing
 from sessiongen import generate_session, write_session
-from viewer_pages import CHROMIUM, export_page, hostile_session, launch_browser, showcase_session, write_readme_screenshot
+from viewer_pages import CHROMIUM, export_page, hostile_session, launch_browser, long_session, showcase_session, write_readme_screenshot
 
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is in the test extra (make install-test)")
 if not os.path.exists(CHROMIUM):
@@ -80,7 +80,20 @@ def _click_row(page: Any, i: int) -> None:
 
 def _show_all(page: Any) -> None:
     while page.locator("#path > button.more").count():
-        page.locator("#path > button.more").click()
+        page.locator("#path > button.more").first.click()
+
+
+def _in_view(page: Any, selector: str) -> bool:
+    """Whether the element's top is inside the window (below the sticky path bar)."""
+    return page.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }")
+
+
+def _row_in_sidebar(page: Any, i: int) -> bool:
+    return page.eval_on_selector(
+        f'#tree a.row[data-i="{i}"]',
+        "r => { const n = document.getElementById('tree').getBoundingClientRect(), b = r.getBoundingClientRect();"
+        " return b.top >= n.top && b.bottom <= n.bottom; }",
+    )
 
 
 def test_every_branch_is_reachable_by_clicking(browser, tmp_path):
@@ -117,8 +130,8 @@ def test_real_fixture_long_path_windowing_and_no_script(browser, tmp_path):
     rows = _rows(page)
     assert len(rows) == 1018
     leaf = page.eval_on_selector("#tree a.row.sel", "r => +r.dataset.i")
-    assert _shown(page) == _expected_path(rows, leaf)[-200:]  # the last 200 of 1018, the rest on request
-    assert page.locator("#path > button.more").inner_text().startswith("Show 200 earlier entries (818 hidden)")
+    assert _shown(page) == _expected_path(rows, leaf)[:200]  # the first 200 of 1018, the rest on request
+    assert page.locator("#path > button.more").inner_text().startswith("Show 200 later entries (818 hidden)")
     _show_all(page)
     assert _shown(page) == _expected_path(rows, leaf)
     # collapsed by default, opens on click
@@ -179,6 +192,64 @@ def test_markdown_and_collapsed_blocks_render(browser, tmp_path):
     result = page.locator("#path > article").last
     assert "bash" in result.locator(".eh").inner_text() and "pytest -q tests/test_billing.py" in result.inner_text()
     assert result.locator(".err").inner_text() == "error"
+    assert w.events == []
+    w.close()
+
+
+def test_a_long_path_opens_at_its_start_with_start_and_end_controls(browser, tmp_path):
+    """Issue 27 item 10: a 1,002-entry page opened at entry 803 (the first
+    of the last 200). It opens at the start of the path, as pi's export
+    does; "End" shows the selected entry (the leaf), "Start" the first."""
+    session = long_session(tmp_path / "long.jsonl", 1002)
+    w = Watched(browser, export_page(session, tmp_path / "long.html").as_uri(), viewport={"width": 1280, "height": 900})
+    page = w.page
+    assert _shown(page) == list(range(200))
+    assert _in_view(page, "#e0") and page.evaluate("scrollY") == 0
+    assert page.locator("#path > button.later").inner_text() == "Show 200 later entries (802 hidden)"
+    assert _row_in_sidebar(page, 1001)  # the selected row (the leaf) is in the sidebar's view
+    page.locator("#toend").click()
+    assert _shown(page) == list(range(802, 1002)) and _in_view(page, "#e1001")
+    assert page.locator("#e1001 .leafmark").count() == 1
+    page.locator("#tostart").click()
+    assert _shown(page) == list(range(200)) and _in_view(page, "#e0")
+    page.locator("#path > button.later").click()
+    assert _shown(page) == list(range(400))
+    assert w.events == []
+    w.close()
+
+
+def test_a_deep_link_shows_its_entry_and_scrolls_the_sidebar_to_its_row(browser, tmp_path):
+    """Issue 27 item 10: #eNNN selects entry NNN, scrolls the page to it and
+    the sidebar to its row (on load and when the address changes)."""
+    url = export_page(long_session(tmp_path / "long.jsonl", 1002), tmp_path / "long.html").as_uri()
+    w = Watched(browser, url + "#e500", viewport={"width": 1280, "height": 900})
+    page = w.page
+    assert _shown(page) == list(range(301, 501)) and _in_view(page, "#e500")
+    assert page.locator('#tree a.row[data-i="500"]').get_attribute("class").endswith(" sel")
+    assert _row_in_sidebar(page, 500) and not _row_in_sidebar(page, 1001)
+    page.evaluate("location.hash = '#e40'")
+    page.wait_for_function("document.querySelector('#tree a.row.sel').dataset.i === '40'")
+    assert _shown(page) == list(range(41)) and _in_view(page, "#e40") and _row_in_sidebar(page, 40)
+    assert w.events == []
+    w.close()
+
+
+def test_tool_calls_show_each_argument_once_and_edits_as_a_diff(browser, tmp_path):
+    """Issue 27 item 10: the read path and the bash command appeared twice
+    in their call (heading and arguments); an edit showed oldText/newText."""
+    w = Watched(browser, export_page(showcase_session(tmp_path / "s.jsonl"), tmp_path / "s.html").as_uri(), viewport={"width": 1280, "height": 900})
+    page = w.page
+    read = page.locator("#path .call", has=page.locator(".tool", has_text="read"))
+    assert read.inner_text().count("src/billing.py") == 1 and read.locator("dl.args").count() == 0
+    edit = page.locator("#path .call", has=page.locator(".tool", has_text="edit"))
+    assert edit.locator(".callhead").inner_text() == "edit src/billing.py"
+    diff = edit.locator("pre.hl")
+    assert diff.inner_text().splitlines() == ["@@ -1 +1 @@", "-round(x * RATE, 2)", "+x * RATE"]
+    assert diff.locator(".gd").inner_text() == "-round(x * RATE, 2)" and diff.locator(".gi").inner_text() == "+x * RATE"
+    assert "oldText" not in edit.inner_text() and "newText" not in edit.inner_text()
+    _click_row(page, 7)  # the other branch: the bash call
+    bash = page.locator("#path .call", has=page.locator(".tool", has_text="bash"))
+    assert bash.inner_text().count("pytest -q tests/test_billing.py") == 1 and bash.locator("pre.hl").count() == 1
     assert w.events == []
     w.close()
 

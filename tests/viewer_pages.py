@@ -4,6 +4,8 @@
   viewer shows (Markdown table and code, thinking, tool calls and results,
   an image, a branch with a summary, a label, a compaction, a context edit,
   usage); the README screenshot is made from it.
+- ``long_session(path, n)``: a chain of ``n`` alternating user and
+  assistant messages (no branch).
 - ``hostile_session(path)``: every string a place for an attack (``<script>``,
   ``javascript:`` links, ``onerror=`` attributes, control characters, a
   fake ``</template>``, CSS breaking out of ``<style>``).
@@ -151,6 +153,19 @@ def showcase_session(path: Path) -> Path:
     b.add("session_info", "n1", name="Cent rounding fix")
     header = {"type": "session", "version": 3, "id": "0196a000-0000-7000-8000-00000000c0de", "timestamp": "2026-11-30T10:00:00.000Z",
               "cwd": "/home/dev/projects/inventory"}
+    return write_session(path, header, b.entries)
+
+
+def long_session(path: Path, n: int) -> Path:
+    """Write a chain of ``n`` messages, user and assistant in turn, to ``path``."""
+    b = _Builder()
+    for k in range(n):
+        if k % 2 == 0:
+            b.msg(f"u{k}", {"role": "user", "content": f"question {k}"})
+        else:
+            b.msg(f"a{k}", {"role": "assistant", "content": [{"type": "text", "text": f"answer {k}"}], "provider": "p", "model": "m",
+                            "usage": _usage(10, 1, 0.0), "stopReason": "stop"})
+    header = {"type": "session", "version": 3, "id": "0196a000-0000-7000-8000-0000000010ng", "timestamp": "2026-11-30T10:00:00.000Z", "cwd": "/w"}
     return write_session(path, header, b.entries)
 
 

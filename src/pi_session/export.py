@@ -13,9 +13,17 @@ for how it handles untrusted text and context edits). This module depends
 on the viewer, never the other way round (the title both show is
 :func:`pi_session.viewer.model.title_of`, re-exported here).
 
-Safety: all session text is untrusted. In Markdown every piece of session text sits in a
-fenced code block whose fence is longer than any backtick run in the text,
-so it cannot close the fence or inject HTML or links.
+Markdown renders as the conversation: one ``##`` heading per entry, user
+and assistant text and summaries as the Markdown they are, tool calls as a
+line naming what they work on with a bash command or an edit's diff fenced,
+tool and shell output fenced.
+
+Safety: all session text is untrusted. Text kept as Markdown has ``<``
+escaped outside code (no raw HTML), and is checked with markdown-it-py
+(CommonMark with tables) before it is written: any raw HTML, a link other
+than http(s)/mailto, an image (an outside request) or a construct that
+would run into the next entry makes it a fenced text block instead. Fenced
+text has a fence longer than any backtick run in it, so it cannot close it.
 """
 
 from __future__ import annotations
@@ -24,11 +32,16 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
-from .jsonio import js_stringify
+from .jsonio import dumps_readable
 from .records import UNDEFINED
 from .tree import SessionTree, TreeNode
 from .viewer import iter_page
+from .viewer.entries import args_summary, call_arguments
+from .viewer.markup import MARKDOWN_LIMIT, safe_href
 from .viewer.model import hiding_edits, title_of
 
 if TYPE_CHECKING:
@@ -38,94 +51,263 @@ __all__ = ["export_markdown", "export_html", "iter_export_html", "export_session
 
 
 
-# A block is (heading, [(kind, payload)]) where kind is "text" (plain text),
-# "code" (monospace text), or "image" ((mime, base64 data)).
-_Block = tuple[str, list[tuple[str, Any]]]
+_SENTINEL = "pi-session-end-of-text-7f3a"
 
 
-def _blocks(entries: Sequence[Mapping[str, Any]], labels: Mapping[str, str], edits: Mapping[str, tuple[str, Any]]) -> list[_Block]:
-    blocks: list[_Block] = []
-    for entry in entries:
-        etype = entry.get("type")
-        parts: list[tuple[str, Any]] = []
-        label = labels.get(str(entry.get("id")))
-        suffix = f" [{label}]" if label else ""
-        entry_id = entry.get("id")
-        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
-        if edit is not None:
-            edit_id, replacement = edit
-            if replacement is None:
-                what = entry.get("message", {}).get("role") if etype == "message" and isinstance(entry.get("message"), dict) else etype
-                blocks.append((f"{what}{suffix} (omitted from the model context by context edit {edit_id})", []))
-                continue
-            entry = edited_entry(entry, replacement)
-            suffix += f" (edited by context edit {edit_id})"
-        if etype == "message" and isinstance(entry.get("message"), dict):
-            message = entry["message"]
-            role = str(message.get("role"))
-            heading = role
-            content = message.get("content")
-            if role == "bashExecution":
-                parts.append(("code", f"$ {message.get('command', '')}\n{message.get('output', '')}"))
-                if message.get("exitCode") not in (0, None):
-                    parts.append(("text", f"exit code {message.get('exitCode')}"))
-            elif role in ("branchSummary", "compactionSummary"):
-                parts.append(("text", str(message.get("summary", ""))))
-            elif role == "system":
-                heading = "system prompt"
-                parts.append(("code", system_message_text(message)))
+class _SeeAllLinks(MarkdownIt):
+    """markdown-it-py that keeps every link, so a check sees them all."""
+
+    def validateLink(self, url: str) -> bool:  # noqa: N802 (markdown-it's name)
+        return True
+
+
+_CHECK = _SeeAllLinks("commonmark", {"html": True}).enable(["table", "strikethrough"])
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=[ \t]|$)")
+
+
+def _escape_line(line: str) -> str:
+    """``<`` as ``&lt;`` outside the code spans of one line (backslash
+    escapes kept), so no HTML tag or autolink starts in it."""
+    out: list[str] = []
+    i, n = 0, len(line)
+    while i < n:
+        c = line[i]
+        if c == "\\" and i + 1 < n:
+            out.append(line[i : i + 2])
+            i += 2
+        elif c == "`":
+            j = i
+            while j < n and line[j] == "`":
+                j += 1
+            run, k, close = j - i, j, -1
+            while k < n:
+                if line[k] == "`":
+                    m = k
+                    while m < n and line[m] == "`":
+                        m += 1
+                    if m - k == run:
+                        close = k
+                        break
+                    k = m
+                else:
+                    k += 1
+            if close >= 0:
+                out.append(line[i : close + run])
+                i = close + run
             else:
-                if role == "toolResult":
-                    heading = f"tool result: {message.get('toolName', '')}" + (" (error)" if message.get("isError") else "")
-                if isinstance(content, str):
-                    parts.append(("text", content))
-                elif isinstance(content, list):
-                    for block in content:
-                        if not isinstance(block, dict):
-                            continue
-                        btype = block.get("type")
-                        if btype == "text":
-                            parts.append(("code" if role == "toolResult" else "text", str(block.get("text", ""))))
-                        elif btype == "thinking":
-                            parts.append(("text", "(thinking) " + str(block.get("thinking", ""))))
-                        elif btype == "toolCall":
-                            parts.append(("code", f"→ {block.get('name', '')}({js_stringify(block.get('arguments'))})"))
-                        elif btype == "image":
-                            parts.append(("image", (block.get("mimeType"), block.get("data"))))
-                if message.get("errorMessage"):
-                    parts.append(("text", f"(error: {message['errorMessage']})"))
-            blocks.append((heading + suffix, parts))
-        elif etype == "compaction":
-            blocks.append((f"compaction (tokens before: {entry.get('tokensBefore')}){suffix}", [("text", str(entry.get("summary", "")))]))
-        elif etype == "branch_summary":
-            blocks.append((f"branch summary (from {entry.get('fromId')}){suffix}", [("text", str(entry.get("summary", "")))]))
-        elif etype == "custom_message":
-            blocks.append((f"custom: {entry.get('customType', '')}{suffix}", [("text", text_content(entry.get("content"), "\n"))]))
-        elif etype == "model_change":
-            blocks.append((f"model: {entry.get('provider')}/{entry.get('modelId')}{suffix}", []))
-        elif etype == "thinking_level_change":
-            blocks.append((f"thinking level: {entry.get('thinkingLevel')}{suffix}", []))
-        elif etype == "context_edit":
-            what = "omit" if entry.get("replacement") is None else "replace content of"
-            blocks.append((f"context edit: {what} {entry.get('targetId')}{suffix}", []))
-        elif etype == "usage":
-            raw_usage = entry.get("usage")
-            usage = raw_usage if isinstance(raw_usage, dict) else {}
-            blocks.append((f"usage: {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens{suffix}", []))
-    return blocks
+                out.append(line[i:j])
+                i = j
+        elif c == "<":
+            out.append("&lt;")
+            i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
 
 
-def _fence(text: str) -> str:
+def _tokens(tokens: Sequence[Token]) -> Iterator[Token]:
+    for token in tokens:
+        yield token
+        if token.children:
+            yield from _tokens(token.children)
+
+
+def _inert(text: str) -> bool:
+    """Whether ``text`` followed by the rest of the document renders as
+    itself: no raw HTML, no link but http(s)/mailto, no image (an outside
+    request), and nothing left open (a fence) that would swallow what
+    follows."""
+    tokens = _CHECK.parse(f"{text}\n\n{_SENTINEL}\n")
+    for token in _tokens(tokens):
+        if token.type in ("html_block", "html_inline", "image"):
+            return False
+        if token.type == "link_open" and not safe_href(str(token.attrGet("href") or "")):
+            return False
+    return (
+        len(tokens) >= 3
+        and tokens[-3].type == "paragraph_open"
+        and tokens[-3].level == 0
+        and tokens[-2].content == _SENTINEL
+        and tokens[-1].type == "paragraph_close"
+    )
+
+
+def _prose(text: str) -> str:
+    """Markdown written by the model or the user (assistant and user text,
+    summaries), kept as Markdown so it renders as the conversation: ATX
+    headings two levels down (under the entry's ``##``), ``<`` outside code
+    escaped, a fence left open closed. When the result could still hold
+    raw HTML, an unsafe link or an image, or run into the next entry (as
+    markdown-it-py, CommonMark with tables, parses it), the text is a
+    fenced text block instead."""
+    text = text.replace("\r\n", "\n")
+    if not text.strip():
+        return ""
+    if len(text) > MARKDOWN_LIMIT:
+        return _fence(text)
+    lines = text.split("\n")
+    code_lines: set[int] = set()
+    last_fence: Token | None = None
+    for token in _CHECK.parse(text):
+        if token.type in ("fence", "code_block") and token.map:
+            code_lines.update(range(token.map[0], token.map[1]))
+            if token.type == "fence":
+                last_fence = token
+    out = []
+    for k, line in enumerate(lines):
+        if k not in code_lines:
+            line = _HEADING.sub(lambda m: m.group(1) + "#" * min(6, len(m.group(2)) + 2), _escape_line(line))
+        out.append(line)
+    result = "\n".join(out).rstrip("\n")
+    if not _inert(result) and last_fence is not None:
+        closed = f"{result}\n{last_fence.markup}"
+        if _inert(closed):
+            return closed
+    return result if _inert(result) else _fence(text)
+
+
+def _code_span(text: str) -> str:
+    """One line of text as an inline code span (inert: nothing in a code
+    span is Markdown or HTML)."""
+    text = " ".join(text.split())
+    if not text:
+        return ""
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or (text.startswith(" ") and text.endswith(" ")) else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def _fence(text: str, lang: str = "text") -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
+    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 def _md_inline(text: str) -> str:
-    """One line of untrusted text made inert for a Markdown heading."""
+    """One line of untrusted text made inert for a Markdown heading or list
+    item (Markdown punctuation backslash-escaped, ``<`` and ``&`` as
+    entities)."""
     text = " ".join(text.split())
-    text = re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", text)
+    text = re.sub(r"([\\`*\[\]#~|])", r"\\\1", text)
+    text = re.sub(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])", r"\\_", text)  # "_" inside a word is no emphasis
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _note(text: str) -> str:
+    return f"*{_md_inline(text)}*"
+
+
+def _tool_call_md(block: Mapping[str, Any]) -> list[str]:
+    summary, command, diff, rest = call_arguments(block.get("arguments"))
+    line = f"**→ {_md_inline(str(block.get('name', '')))}**"
+    if summary:
+        line += " " + _code_span(summary)
+    parts = [line]
+    if command is not None:
+        parts.append(_fence(command, "bash"))
+    if diff is not None:
+        parts.append(_fence(diff, "diff"))
+    if isinstance(rest, str):
+        parts.append(_fence(rest))
+    elif rest is not None and rest != {}:
+        parts.append(_fence(dumps_readable(rest), "json"))
+    return parts
+
+
+def _image_md(block: Mapping[str, Any]) -> str:
+    data = block.get("data")
+    size = len(data) * 3 // 4 if isinstance(data, str) else 0
+    return _note(f"(image, {block.get('mimeType')}, about {size:,} bytes)")
+
+
+def _content_md(content: Any, role: str) -> list[str]:
+    """Message content as Markdown parts: text as prose (user, assistant,
+    custom) or fenced (tool output), thinking quoted, tool calls, images
+    as a note."""
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return []
+    parts: list[str] = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            text = str(block.get("text", ""))
+            piece = _fence(text) if role == "toolResult" else _prose(text)
+            if piece:
+                parts.append(piece)
+        elif btype == "thinking":
+            thought = _prose(str(block.get("thinking", "")))
+            if thought:
+                quoted = "\n".join(f"> {line}" if line else ">" for line in thought.split("\n"))
+                parts.append("> *Thinking:*\n>\n" + quoted)
+        elif btype == "toolCall":
+            parts.extend(_tool_call_md(block))
+        elif btype == "image":
+            parts.append(_image_md(block))
+    return parts
+
+
+_ROLE_HEADINGS = {"user": "User", "assistant": "Assistant", "custom": "Custom message"}
+
+
+def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+    """(heading, Markdown parts) of one entry, None for an entry not shown
+    (labels, session names, custom state). ``calls``: tool call id → its
+    arguments, for what a tool result's call worked on."""
+    etype = entry.get("type")
+    if etype == "message" and isinstance(entry.get("message"), dict):
+        message = entry["message"]
+        role = str(message.get("role"))
+        if role == "bashExecution":
+            parts = [_fence(f"$ {message.get('command', '')}", "bash")]
+            if message.get("output"):
+                parts.append(_fence(str(message.get("output"))))
+            if message.get("exitCode") not in (0, None):
+                parts.append(_note(f"exit code {message.get('exitCode')}"))
+            return "Shell command (by the user)", parts
+        if role in ("branchSummary", "compactionSummary"):
+            summary = _prose(str(message.get("summary", "")))
+            return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
+        if role == "system":
+            return "System prompt", [_fence(system_message_text(message))]
+        if role == "toolResult":
+            call_id = message.get("toolCallId")
+            on = args_summary(calls[call_id]) if isinstance(call_id, str) and call_id in calls else ""
+            heading = f"Tool result: {message.get('toolName', '')}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
+        else:
+            heading = _ROLE_HEADINGS.get(role, role)
+        parts = _content_md(message.get("content"), role)
+        if message.get("errorMessage"):
+            parts.append(_note(f"error: {message['errorMessage']}"))
+        return heading, parts
+    if etype == "compaction":
+        tokens = entry.get("tokensBefore")
+        before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
+        summary = _prose(str(entry.get("summary", "")))
+        return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
+    if etype == "branch_summary":
+        summary = _prose(str(entry.get("summary", "")))
+        return "Branch summary", [_note(f"from {entry.get('fromId')}"), *([summary] if summary else [])]
+    if etype == "custom_message":
+        text = _prose(text_content(entry.get("content"), "\n"))
+        return f"Custom message: {entry.get('customType', '')}", [text] if text else []
+    if etype == "model_change":
+        return f"Model: {entry.get('provider')}/{entry.get('modelId')}", []
+    if etype == "thinking_level_change":
+        return f"Thinking level: {entry.get('thinkingLevel')}", []
+    if etype == "context_edit":
+        what = "omits" if entry.get("replacement") is None else "replaces the content of"
+        return "Context edit", [_note(f"{what} {entry.get('targetId')}")]
+    if etype == "usage":
+        raw_usage = entry.get("usage")
+        usage = raw_usage if isinstance(raw_usage, dict) else {}
+        return f"Usage: {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens", []
+    return None
 
 
 def export_markdown(
@@ -136,12 +318,18 @@ def export_markdown(
     name: str | None = None,
     edits: Mapping[str, tuple[str, Any]] | None = None,
 ) -> str:
-    """Render a root→leaf path as Markdown.
+    """Render a root→leaf path as Markdown that renders as the
+    conversation: a ``#`` title, then one ``##`` heading per entry
+    (``## User``, ``## Assistant (label: NAME)``, ``## Tool result:
+    bash``); user and assistant text and summaries as the Markdown they
+    are (their headings two levels down); tool calls as a bold line with
+    what they work on, a bash command or an edit's diff fenced; tool
+    output, shell output and system prompts fenced.
 
     Args:
         header: the session header (id, cwd, timestamp are shown).
         entries: the path, root first (``SessionManager.get_branch()``).
-        labels: entry id → label, shown after the heading.
+        labels: entry id → label, shown in the heading.
         name: the session name (the title; default from the first message).
         edits: target id → (edit id, replacement or None for omitted): the
             context edits to show applied; default: those that apply on
@@ -150,27 +338,48 @@ def export_markdown(
             HTML viewer shows them.
 
     Returns:
-        The document (str). All session text is inside fenced code blocks or
-        backslash-escaped, so it renders as text.
+        The document (str). Session text cannot inject HTML, a link other
+        than http(s)/mailto, or an image, nor run into the next entry (see
+        :func:`_prose`); headings are escaped.
     """
     if edits is None:
         edits = applied_context_edits(entries)
+    labels = labels or {}
+    calls: dict[str, Any] = {}
     out = [f"# {_md_inline(title_of(header, entries, name, edits))}", ""]
     if header:
         for key in ("id", "cwd", "timestamp"):
             if header.get(key) is not None:
-                out.append(f"- {key}: {_md_inline(str(header[key]))}")
+                out.append(f"- {key}: {_code_span(str(header[key]))}")
         out.append("")
-    for heading, parts in _blocks(entries, labels or {}, edits):
-        out.append(f"## {_md_inline(heading)}")
+    for entry in entries:
+        entry_id = entry.get("id")
+        label = labels.get(str(entry_id))
+        edit = edits.get(entry_id) if isinstance(entry_id, str) else None
+        notes: list[str] = []
+        if edit is not None:
+            edit_id, replacement = edit
+            if replacement is None:
+                shown = _entry_md(entry, {})
+                heading = shown[0] if shown is not None else str(entry.get("type"))
+                out.append(f"## {_md_inline(heading + (f' (label: {label})' if label else ''))}")
+                out.extend(["", _note(f"omitted from the model context by context edit {edit_id} (its content is not included)"), ""])
+                continue
+            entry = edited_entry(entry, replacement)
+            notes.append(_note(f"edited by context edit {edit_id} (shown as the model sees it)"))
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                    calls[block["id"]] = block.get("arguments")
+        shown = _entry_md(entry, calls)
+        if shown is None:
+            continue
+        heading, parts = shown
+        out.append(f"## {_md_inline(heading + (f' (label: {label})' if label else ''))}")
         out.append("")
-        for kind, payload in parts:
-            if kind == "image":
-                mime, data = payload
-                size = len(data) * 3 // 4 if isinstance(data, str) else 0
-                out.append(f"*(image, {_md_inline(str(mime))}, about {size} bytes)*")
-            else:
-                out.append(_fence(str(payload)))
+        for part in [*notes, *parts]:
+            out.append(part)
             out.append("")
     return "\n".join(out).rstrip("\n") + "\n"
 

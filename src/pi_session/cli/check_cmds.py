@@ -17,7 +17,7 @@ from typing import Optional
 import typer
 from rich.text import Text
 
-from ..operations import OperationError, check_export_target, export_chunks, write_export
+from ..operations import EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, write_export
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
 from .common import (
@@ -114,10 +114,14 @@ EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md", "jsonl": "jsonl"
 
 def export(
     session: str = SESSION_ARGUMENT,
-    fmt: str = typer.Option("html", "--format", "-f", help="html or md."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write here (default: standard output; '-' too)."),
+    fmt: str = typer.Option("html", "--format", "-f", help="html, md or jsonl."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o",
+        help="Write here; '-': standard output (default: pi-session-<session file name>.html, .md or .jsonl in the current directory, as pi's /export).",
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
+    private: bool = typer.Option(False, "--private", help="Write the file with mode 0600 (default 0644 less the umask: a page is made to be shared)."),
     store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Export the conversation as self-contained HTML or Markdown, or the
@@ -125,9 +129,17 @@ def export(
 
     HTML is the viewer: one offline page with the whole tree in a sidebar
     (click an entry to see the path to it), the path to the leaf (or
-    --leaf) shown first. Markdown is the path root to leaf (or --leaf).
-    ``--format jsonl`` gives the session's lines exactly as stored
-    (byte-identical to the file imported into a store).
+    --leaf) shown first. Markdown is the path root to leaf (or --leaf), as
+    Markdown that renders as the conversation. ``--format jsonl`` gives
+    the session's lines exactly as stored (byte-identical to the file
+    imported into a store).
+
+    Without --output the file is ``pi-session-<session file name>.html``
+    (``.md``, ``.jsonl``) in the current directory, as pi's ``/export``
+    names it, and its path is printed; ``-o -`` writes to standard output.
+    HTML and Markdown files get mode 0644 less the umask (``--private``:
+    0600); a JSONL export, a copy of the session with every text a context
+    edit hides, is always 0600.
 
     Control characters of the session text (terminal escapes) are shown as
     visible escapes such as ``\\x1b``. The output file is written atomically
@@ -149,16 +161,21 @@ def export(
         chunks, count = export_chunks(manager, kind, leaf)
     except OperationError as exc:
         fail(str(exc))
-    if _emit(output, chunks, manager.get_session_file(), force):
+    session_file = manager.get_session_file()
+    if output is None:
+        named = session_file if session_file is not None else str(manager.get_session_id())
+        output = Path.cwd() / default_export_name(named, kind)
+    if _emit(output, chunks, session_file, force, PRIVATE_MODE if private else EXPORT_MODE):
         err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 
-def _emit(output: Optional[Path], chunks: Iterable[bytes], session_file: Path | None, force: bool) -> bool:
-    """Write an export to standard output (``output`` None or ``-``) or to
-    the file ``output`` (:func:`pi_session.operations.check_export_target`:
-    never over a session file, an existing file only with ``force``; errors
-    end the command with one line). Returns True when a file was written."""
-    if output is None or str(output) == "-":
+def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool, mode: int) -> bool:
+    """Write an export to standard output (``output`` ``-``) or to the file
+    ``output`` with permission bits ``mode`` less the umask
+    (:func:`pi_session.operations.check_export_target`: never over a
+    session file, an existing file only with ``force``; errors end the
+    command with one line). Returns True when a file was written."""
+    if str(output) == "-":
         for chunk in chunks:
             sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
@@ -168,7 +185,7 @@ def _emit(output: Optional[Path], chunks: Iterable[bytes], session_file: Path | 
     except OperationError as exc:
         fail(str(exc))
     try:
-        write_export(target, chunks)
+        write_export(target, chunks, mode=mode)
     except OSError as exc:
         # the error is about the user's file, never our temp file beside it
         fail(f"{output}: {exc.strerror or exc}")
@@ -176,7 +193,9 @@ def _emit(output: Optional[Path], chunks: Iterable[bytes], session_file: Path | 
 
 
 def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
-    """``export --format jsonl``: the session's lines exactly as stored."""
+    """``export --format jsonl``: the session's lines exactly as stored
+    (mode 0600 whatever is asked: a copy of the session, with every text a
+    context edit hides)."""
     from ..stores import StoreError
     from ..stores.transfer import export_lines
 
@@ -184,15 +203,20 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
     session_file: Path | None = None
     try:
         if db is not None:
-            data = b"".join(export_lines(db, db.resolve(session)))
+            session_id = db.resolve(session)
+            data = b"".join(export_lines(db, session_id))
+            named = db.file_name(session_id) or session_id
         else:
             session_file = _resolve(session)
             data = session_file.read_bytes()
+            named = str(session_file)
     except StoreError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
-    if _emit(output, [data], session_file, force):
+    if output is None:
+        output = Path.cwd() / default_export_name(named, "jsonl")
+    if _emit(output, [data], session_file, force, PRIVATE_MODE):
         err_console.print(f"exported {len(data):,} bytes to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 

@@ -15,8 +15,8 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
   the policy when it moved).
 - **Navigation** with a branch summary (:func:`plan_navigation`,
   :func:`summarize_branch`, :func:`navigate_session`).
-- **Export** (:func:`check_export_target`, :func:`export_chunks`,
-  :func:`write_export`) and **import** (:func:`import_sessions`).
+- **Export** (:func:`check_export_target`, :func:`default_export_name`,
+  :func:`export_chunks`, :func:`write_export`) and **import** (:func:`import_sessions`).
 
 Front ends parse arguments, call these, and print. Nothing here prints.
 
@@ -39,7 +39,7 @@ from .compacting import (
     summarize_compaction,
 )
 from .errors import LeafMoved, OperationError, OutputExists, one_line
-from .exporting import check_export_target, export_chunks, write_export
+from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, write_export
 from .importing import STORE_SCHEMES, import_sessions, is_store_url
 from .navigating import navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes

@@ -1,5 +1,6 @@
-"""Exports: where one may be written (never over a session), its bytes,
-and the atomic write."""
+"""Exports: where one may be written (never over a session), the file name
+when none is given (pi's ``pi-session-<session file name>.html``), its
+bytes, and the atomic write (mode 0644: an export is made to be shared)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,34 @@ from typing import Any
 from ..manager import SessionManager
 from .errors import OperationError, OutputExists
 
-__all__ = ["check_export_target", "export_chunks", "write_export"]
+__all__ = ["check_export_target", "default_export_name", "export_chunks", "write_export", "EXPORT_MODE", "PRIVATE_MODE"]
+
+EXPORT_MODE = 0o644
+"""Permission bits of an HTML or Markdown export (less the umask): a page
+is made to be shared."""
+PRIVATE_MODE = 0o600
+"""Permission bits of a private export (``--private``) and of a JSONL
+export (a copy of the session, with every text a context edit hides)."""
+
+_EXTENSIONS = {"html": ".html", "md": ".md", "jsonl": ".jsonl"}
+
+
+def default_export_name(session: str | os.PathLike[str], kind: str) -> str:
+    """The file an export writes when no output is given, in the current
+    directory, as pi's ``/export`` names it: ``pi-session-<name of the
+    session file without .jsonl>.html`` (``.md``, ``.jsonl`` for those
+    kinds). ``session`` is the session file, or a stored session's file
+    name or id.
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    if kind not in _EXTENSIONS:
+        raise ValueError(f"unknown export kind {kind!r} (html, md, jsonl)")
+    base = os.path.basename(os.fspath(session))
+    if base.lower().endswith(".jsonl"):
+        base = base[: -len(".jsonl")]
+    return f"pi-session-{base}{_EXTENSIONS[kind]}"
 
 
 def check_export_target(output: str | os.PathLike[str], session_file: str | os.PathLike[str] | None, *, overwrite: bool = False) -> Path:
@@ -81,13 +109,15 @@ def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None) -> tu
     return (chunk.encode("utf-8") for chunk in chunks), count
 
 
-def write_export(target: Path, chunks: Iterable[bytes]) -> None:
+def write_export(target: Path, chunks: Iterable[bytes], *, mode: int = EXPORT_MODE) -> None:
     """Write an export to ``target`` (from :func:`check_export_target`)
-    atomically: a temp file beside it, fsync, rename; mode 0600.
+    atomically: a temp file beside it, fsync, rename; permission bits
+    ``mode`` less the umask (default :data:`EXPORT_MODE`, 0644; a file
+    replaced gets them too).
 
     Raises:
         OSError: the write failed (the target is unchanged).
     """
     from ..storage import write_atomic
 
-    write_atomic(target, chunks)
+    write_atomic(target, chunks, mode=mode)

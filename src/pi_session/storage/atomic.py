@@ -1,6 +1,6 @@
 """Durable file-system primitives and THE atomic write: :func:`write_atomic`
 (temp file beside the target, write, fsync, rename, fsync of the directory;
-mode 0600; a replaced file's owner and group), which every temp-and-rename of pi_session goes through (session
+mode 0600 unless told otherwise; a replaced file's owner and group), which every temp-and-rename of pi_session goes through (session
 creation and rewrites in :mod:`.rewrite`, the listing index, ``export``'s
 output file). Also :func:`ensure_dir` (0700 directories), :func:`fsync_dir`,
 :data:`data_sync` and :func:`write_all`."""
@@ -107,6 +107,7 @@ def write_atomic(
     durable: bool = True,
     keep_mode: bool = False,
     guard: Callable[[Path], AbstractContextManager[object]] | None = None,
+    mode: int = FILE_MODE,
 ) -> None:
     """Write a file so that it appears whole or not at all.
 
@@ -129,7 +130,10 @@ def write_atomic(
         durable: False skips both fsyncs (the content still appears whole;
             a power loss may lose it).
         keep_mode: a replaced file keeps its permission bits (session
-            rewrites); False: the result is 0600 (an export's output).
+            rewrites); False: the result has ``mode``.
+        mode: the permission bits of a new file (and of a replaced one
+            without ``keep_mode``), less the process's umask: 0600 (a
+            session), 0644 for an export made to be shared.
         guard: called with the temp file's path once it is written; the
             context manager it returns is held around the rename and the
             directory fsync (a lock, last checks that raise to write
@@ -142,7 +146,7 @@ def write_atomic(
     """
     target = Path(path)
     tmp = _temp_path(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         if replace:
             try:

@@ -5,13 +5,17 @@ Markdown with raw HTML off and links filtered); images are embedded only as
 ``data:`` URLs of a PNG, JPEG, GIF or WebP whose base64 data decodes.
 Long tool output, long tool arguments, thinking, system prompts and
 compaction/branch summaries are collapsed in ``<details>`` whose summary
-gives their size. Pure functions.
+gives their size. A tool call shows each argument once: what it works on
+(path, pattern, url) in its heading line, a ``command`` as a shell code
+block, an edit's ``oldText``/``newText`` as a unified diff
+(:func:`edit_diff`), the rest as a list. Pure functions.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import difflib
 import html
 import re
 from collections.abc import Mapping
@@ -21,7 +25,7 @@ from ..context import edited_entry, system_message_text, text_content
 from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 
-__all__ = ["article", "row_preview", "collapsible", "image", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
+__all__ = ["article", "row_preview", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
 
 COLLAPSE_LINES = 12
 """Tool output, bash output and tool arguments longer than this many lines
@@ -122,45 +126,130 @@ def _arg_text(value: Any) -> str:
     return value if isinstance(value, str) else dumps_readable(value)
 
 
+_SUMMARY_KEYS = ("path", "file_path", "command", "pattern", "url", "query")
+
+
+def _summary_key(args: Any) -> str | None:
+    """The argument that names what a tool call works on, if any."""
+    if isinstance(args, dict):
+        for key in _SUMMARY_KEYS:
+            value = args.get(key)
+            if isinstance(value, str) and value:
+                return key
+    return None
+
+
 def args_summary(args: Any, width: int = 80) -> str:
     """One line naming what a tool call works on: its ``path``, ``command``,
     ``pattern`` or ``url`` argument, else its arguments as JSON; cut to
     ``width`` characters (not escaped)."""
-    if isinstance(args, dict):
-        for key in ("path", "file_path", "command", "pattern", "url", "query"):
-            value = args.get(key)
-            if isinstance(value, str) and value:
-                text = value
-                break
-        else:
-            text = js_stringify(args) if args else ""
+    key = _summary_key(args)
+    if key is not None:
+        text = args[key]
+    elif isinstance(args, dict):
+        text = js_stringify(args) if args else ""
     else:
         text = js_stringify(args) if args is not None else ""
     text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+_EDIT_PAIRS = (("oldText", "newText"), ("old_string", "new_string"))
+
+
+def _edit_pairs(args: Any) -> tuple[list[tuple[str, str]], tuple[str, ...]] | None:
+    """The (old, new) text pairs of an edit call and the argument names
+    they came from: ``oldText``/``newText`` (pi's edit tool; also
+    ``old_string``/``new_string``), or an ``edits`` list of such objects."""
+    if not isinstance(args, dict):
+        return None
+    for old_key, new_key in _EDIT_PAIRS:
+        if isinstance(args.get(old_key), str) and isinstance(args.get(new_key), str):
+            return [(args[old_key], args[new_key])], (old_key, new_key)
+    edits = args.get("edits")
+    if isinstance(edits, list) and edits:
+        pairs = []
+        for item in edits:
+            found = None
+            if isinstance(item, dict):
+                for old_key, new_key in _EDIT_PAIRS:
+                    if isinstance(item.get(old_key), str) and isinstance(item.get(new_key), str):
+                        found = (item[old_key], item[new_key])
+                        break
+            if found is None:
+                return None
+            pairs.append(found)
+        return pairs, ("edits",)
+    return None
+
+
+def edit_diff(args: Any) -> str | None:
+    """The unified diff (``difflib``, 3 lines of context, hunk lines
+    numbered within the replaced text, no file header lines) of an edit
+    call's old and new text (:func:`_edit_pairs`), one block per edit; None
+    when ``args`` is not an edit. An edit that changes nothing gives
+    ``"(no change)"``."""
+    found = _edit_pairs(args)
+    if found is None:
+        return None
+    pieces = []
+    for old, new in found[0]:
+        lines = list(difflib.unified_diff(old.split("\n"), new.split("\n"), lineterm="", n=3))
+        pieces.append("\n".join(lines[2:]) if lines else "(no change)")
+    return "\n".join(pieces)
+
+
+def call_arguments(args: Any) -> tuple[str, str | None, str | None, Any]:
+    """How a tool call's arguments are shown, each once: ``(summary,
+    command, diff, rest)``. ``summary`` is the heading line
+    (:func:`args_summary`; empty for a ``command``, shown whole instead);
+    ``command`` the ``command`` argument (shell code) or None; ``diff`` an
+    edit's :func:`edit_diff` or None; ``rest`` the arguments left to list
+    (a dict without those shown, possibly empty; or the arguments as they
+    are when not an object, None when they are the summary)."""
+    summary = args_summary(args)
+    if not isinstance(args, dict):
+        text = _arg_text(args) if args is not None else ""
+        return summary, None, None, (args if text and text != summary else None)
+    rest = dict(args)
+    command = None
+    key = _summary_key(args)
+    if key == "command":
+        command = rest.pop("command")
+        summary = ""
+    elif key is not None and summary == args[key]:
+        rest.pop(key)  # shown whole in the heading
+    found = _edit_pairs(args)
+    diff = edit_diff(args)
+    if found is not None:
+        for used in found[1]:
+            rest.pop(used, None)
+    return summary, command, diff, rest
+
+
 def _tool_call(block: Mapping[str, Any]) -> str:
     name = block.get("name")
-    args = block.get("arguments")
-    rows = []
-    full = []
-    if isinstance(args, dict):
-        for key, value in args.items():
+    summary, command, diff, rest = call_arguments(block.get("arguments"))
+    parts: list[str] = []
+    if command is not None:
+        parts.append(collapsible("command", code(command, "bash"), command))
+    if diff is not None:
+        # a last line without a newline lexes as an error
+        parts.append(collapsible("diff", code(diff + "\n", "diff"), diff))
+    if isinstance(rest, dict):
+        rows = []
+        full = []
+        for k, value in rest.items():
             text = _arg_text(value)
             full.append(text)
-            rows.append(f"<dt>{esc(key)}</dt><dd>{_pre(text, 'arg')}</dd>")
-        body = f'<dl class="args">{"".join(rows)}</dl>' if rows else ""
-    else:
-        text = _arg_text(args) if args is not None else ""
-        full.append(text)
-        body = _pre(text, "arg") if text else ""
-    joined = "\n".join(full)
-    args_html = collapsible("arguments", body, joined) if body else ""
-    return (
-        f'<div class="call"><div class="callhead"><span class="tool">{esc(name)}</span> '
-        f'<span class="summary">{esc(args_summary(args))}</span></div>{args_html}</div>'
-    )
+            rows.append(f"<dt>{esc(k)}</dt><dd>{_pre(text, 'arg')}</dd>")
+        if rows:
+            parts.append(collapsible("arguments", f'<dl class="args">{"".join(rows)}</dl>', "\n".join(full)))
+    elif rest is not None:
+        text = _arg_text(rest)
+        parts.append(collapsible("arguments", _pre(text, "arg"), text))
+    head = f' <span class="summary">{esc(summary)}</span>' if summary else ""
+    return f'<div class="call"><div class="callhead"><span class="tool">{esc(name)}</span>{head}</div>{"".join(parts)}</div>'
 
 
 def _time(entry: Mapping[str, Any]) -> str:

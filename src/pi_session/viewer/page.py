@@ -14,8 +14,14 @@ Layout of the HTML (one file, no external resource):
   parsed by the browser as one node each (as ``<template>`` elements, the
   100,000 entries of a 100 MB session took 10 s to open instead of 2.4 s);
   the article HTML never holds ``--``, so nothing in it can end the comment;
-- the script (:file:`assets/viewer.js`): a click on a row shows the path to
-  that entry (the last 200 entries, earlier ones on request) by moving the
+- the script (:file:`assets/viewer.js`): the page opens at the start of
+  the path to the selected entry (its first 200 entries, later ones on
+  request), as pi's export opens at the top; the bar above the path has
+  "Start" and "End" (the selected entry, the leaf when the page opens). A
+  deep link ``#e<i>`` (on load or a change of the address) shows the path
+  to entry ``i``, scrolled to it, and scrolls the sidebar to its row. A
+  click on a row shows the path to that entry (the last 200 entries,
+  earlier ones on request) by moving the
   articles already in the page and by parsing stored ones into an inert
   ``<template>``. It never builds HTML from session text: what it parses
   is what the exporter rendered (every session string escaped), and the
@@ -113,6 +119,14 @@ def _facts_html(facts: Facts) -> str:
         items.append(("id", esc(facts.session_id)))
     return '<dl class="facts">' + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in items) + "</dl>"
 
+
+_JUMP = (
+    '<span class="jump" id="jump" hidden>'
+    '<button type="button" id="tostart" title="the first entry of the path (where the page opens)">Start</button>'
+    '<button type="button" id="toend" title="the selected entry, last on the path (the leaf when the page opens)">End</button></span>'
+)
+"""The two controls of the path bar (shown by the script): the start of the
+path and its end (the selected entry)."""
 
 ROW_CHUNK = 256
 """Sidebar rows per ``<div class="chunk">``: the browser lays out and styles
@@ -246,9 +260,12 @@ def iter_page(
     in_page = set(inline)
     if shown:
         more = f" (the first {len(shown) - len(inline):,} are shown with script on)" if len(inline) < len(shown) else ""
-        out.append(f'<p class="pathinfo" id="pathinfo">{len(shown):,} entries from the root to the selected one{more}</p><div id="path">')
+        out.append(
+            f'<div class="pathbar"><p class="pathinfo" id="pathinfo">{len(shown):,} entries from the root to the selected one{more}</p>'
+            f"{_JUMP}</div><div id=\"path\">"
+        )
     else:
-        out.append('<p class="pathinfo" id="pathinfo">No entry selected: click one in the tree.</p><div id="path">')
+        out.append(f'<div class="pathbar"><p class="pathinfo" id="pathinfo">No entry selected: click one in the tree.</p>{_JUMP}</div><div id="path">')
     yield "".join(out)
     out.clear()
 

@@ -6,10 +6,19 @@
   // #store and is parsed into an inert <template> when first shown. Nothing
   // here builds HTML from session text or reads it: it moves elements and
   // reads our numeric data-i/data-p.
+  //
+  // A path is shown as a window of at most WINDOW entries [lo, hi), with
+  // buttons for the entries before and after it. The page opens at the
+  // start of the path (as pi's export opens at the top); a click on a row
+  // or a deep link #e<i> shows the path ending at that entry, scrolled to
+  // it, with the sidebar scrolled to its row. "Start" and "End" jump to
+  // either end of the path.
   var WINDOW = 200;
   var pathBox = document.getElementById("path");
   var info = document.getElementById("pathinfo");
   var treeBox = document.getElementById("treebox");
+  var nav = document.getElementById("tree");
+  var jump = document.getElementById("jump");
   var rows = document.querySelectorAll("#tree a.row");
   var parent = new Int32Array(rows.length);
   var live = new Map();
@@ -37,25 +46,48 @@
     }
     return el;
   }
-  function render(ids, start) {
+  function button(cls, text, onClick) {
+    var b = document.createElement("button");
+    b.type = "button";
+    b.className = "more " + cls;
+    b.textContent = text;
+    b.addEventListener("click", onClick);
+    return b;
+  }
+  function render(lo, hi) {
+    var ids = onPath;
     var frag = document.createDocumentFragment();
-    if (start > 0) {
-      var more = document.createElement("button");
-      more.type = "button";
-      more.className = "more";
-      more.textContent = "Show " + Math.min(start, WINDOW) + " earlier entries (" + start + " hidden)";
-      more.addEventListener("click", function () {
+    if (lo > 0) {
+      frag.appendChild(button("earlier", "Show " + Math.min(lo, WINDOW) + " earlier entries (" + lo + " hidden)", function () {
         var anchor = pathBox.querySelector("article");
         var before = anchor ? anchor.getBoundingClientRect().top : 0;
-        render(ids, Math.max(0, start - WINDOW));
+        render(Math.max(0, lo - WINDOW), hi);
         if (anchor) window.scrollBy(0, anchor.getBoundingClientRect().top - before);
-      });
-      frag.appendChild(more);
+      }));
     }
-    for (var k = start; k < ids.length; k++) frag.appendChild(node(ids[k]));
+    for (var k = lo; k < hi; k++) frag.appendChild(node(ids[k]));
+    if (hi < ids.length) {
+      frag.appendChild(button("later", "Show " + Math.min(ids.length - hi, WINDOW) + " later entries (" + (ids.length - hi) + " hidden)", function () {
+        render(lo, Math.min(ids.length, hi + WINDOW));
+      }));
+    }
     pathBox.replaceChildren(frag);
   }
-  function show(i, scroll) {
+  function toStart() {
+    render(0, Math.min(onPath.length, WINDOW));
+    window.scrollTo(0, 0);
+  }
+  function toEnd() {
+    render(Math.max(0, onPath.length - WINDOW), onPath.length);
+    node(selected).scrollIntoView({ block: "start" });
+  }
+  function rowIntoView(i) {
+    if (narrow.matches) return; // the tree is a folded panel there
+    nav.scrollTop += rows[i].getBoundingClientRect().top - nav.getBoundingClientRect().top - nav.clientHeight / 2;
+  }
+  // at: "start" (the path from its first entry, page at the top) or "end"
+  // (the path up to the entry, scrolled to it)
+  function show(i, at) {
     var ids = [];
     for (var j = i, guard = 0; j >= 0 && guard <= rows.length; j = parent[j], guard++) ids.push(j);
     ids.reverse();
@@ -65,27 +97,42 @@
     if (selected >= 0 && live.has(selected)) live.get(selected).classList.remove("sel");
     onPath = ids;
     selected = i;
-    render(ids, Math.max(0, ids.length - WINDOW));
-    var el = node(i);
-    el.classList.add("sel");
+    node(i).classList.add("sel");
     info.textContent = ids.length + " entries from the root to the selected one";
-    if (scroll) el.scrollIntoView({ block: "start" });
+    if (jump) jump.hidden = false;
+    if (at === "start") toStart();
+    else toEnd();
   }
-  document.getElementById("tree").addEventListener("click", function (ev) {
+  function fromHash() {
+    var m = /^#e(\d+)$/.exec(location.hash);
+    return m && +m[1] < rows.length ? +m[1] : -1;
+  }
+  nav.addEventListener("click", function (ev) {
     var row = ev.target.closest("a.row");
     if (!row) return;
     ev.preventDefault();
-    show(parseInt(row.getAttribute("data-i"), 10), true);
+    show(parseInt(row.getAttribute("data-i"), 10), "end");
     history.replaceState(null, "", "#e" + row.getAttribute("data-i"));
     if (narrow.matches && treeBox) treeBox.open = false;
   });
-  var start = parseInt(document.body.getAttribute("data-start"), 10);
-  var m = /^#e(\d+)$/.exec(location.hash);
-  if (m && +m[1] < rows.length) start = +m[1];
+  document.getElementById("tostart").addEventListener("click", toStart);
+  document.getElementById("toend").addEventListener("click", function () {
+    if (selected >= 0) toEnd();
+  });
+  window.addEventListener("hashchange", function () {
+    var i = fromHash();
+    if (i < 0) return;
+    show(i, "end");
+    rowIntoView(i);
+  });
   if (narrow.matches && treeBox) treeBox.open = false;
-  if (start >= 0 && start < rows.length) {
-    show(start, !!m);
-    var nav = document.getElementById("tree");
-    if (!m) nav.scrollTop += rows[start].getBoundingClientRect().top - nav.getBoundingClientRect().top - nav.clientHeight / 2;
+  var start = parseInt(document.body.getAttribute("data-start"), 10);
+  var linked = fromHash();
+  if (linked >= 0) {
+    show(linked, "end");
+    rowIntoView(linked);
+  } else if (start >= 0 && start < rows.length) {
+    show(start, "start");
+    rowIntoView(start);
   }
 })();
