@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 import openai
+from process_barrier import release_together
 import pytest
 
 agents = pytest.importorskip("agents")
@@ -1091,12 +1092,7 @@ def test_two_processes_popping_at_once_pop_different_items(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1] / "src"), os.environ.get("PYTHONPATH", "")])}
     for round_ in (1, 2):  # each round: both processes read m0..m3 as stored, then pop at once
         procs = [subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
-        for p in procs:
-            assert p.stdout is not None and p.stdout.readline().strip() == "ready"
-        for p in procs:
-            assert p.stdin is not None
-            p.stdin.write("go\n")
-            p.stdin.flush()
+        release_together(procs)
         popped = []
         for p in procs:
             out, _ = p.communicate(timeout=60)

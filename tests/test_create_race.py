@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 import orjson
+from process_barrier import release_together
 import pytest
 
 from pi_session import SessionManager
@@ -61,14 +62,7 @@ def _race(cwd: Path, kind: str, where: str) -> list[list[str]]:
         )
         for k in range(WRITERS)
     ]
-    for p in procs:
-        assert p.stdout is not None
-        line = p.stdout.readline()
-        assert line == "ready\n", (line, p.stderr.read()[-3000:] if p.poll() is not None and p.stderr else "")
-    for p in procs:
-        assert p.stdin is not None
-        p.stdin.write("go\n")
-        p.stdin.flush()
+    release_together(procs)
     seen = []
     for p in procs:
         out, err = p.communicate(timeout=120)

@@ -25,6 +25,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from process_barrier import release_together
 import pytest
 
 from pi_session import SessionManager
@@ -85,12 +86,7 @@ def _import_at_once(store_url: str, source: Path, processes: int) -> list[tuple[
         )
         for _ in range(processes)
     ]
-    for proc in procs:
-        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
-    for proc in procs:
-        assert proc.stdin is not None
-        proc.stdin.write(b"go\n")
-        proc.stdin.flush()
+    release_together(procs)
     done = []
     for proc in procs:
         out, err = proc.communicate(timeout=300)
