@@ -66,3 +66,19 @@ def test_a_v1_file_is_called_migrated_in_memory_once(cli, fixture_copy):
     labelled = cli("label", str(path), leaf, "here")
     assert labelled.returncode == 0, labelled.stderr
     assert labelled.stderr.count("migrated from version 1") == 1  # a write says what it did to the file
+
+
+def test_compact_and_the_viewer_count_in_the_singular(cli, tmp_path):
+    """``compact --dry-run`` ("1 message"), the viewer's tree summary
+    ("1 branch") on a linear session."""
+    path = tmp_path / "two.jsonl"
+    second = {**ONE, "id": "00000002", "parentId": "00000001", "message": {"role": "user", "content": "again please", "timestamp": 2}}
+    path.write_text("".join(json.dumps(r) + "\n" for r in (HEADER, ONE, second)))
+    result = cli("compact", str(path), "--dry-run", "--keep-recent-tokens", "1")
+    assert result.returncode == 0, result.stderr
+    assert "1 messages" not in result.stdout and "1 message (~" in result.stdout, result.stdout
+    page = tmp_path / "p.html"
+    assert cli("export", str(path), "-o", str(page)).returncode == 0
+    html = page.read_text()
+    assert "Tree: 2 entries, 1 branch<" in html
+    assert "1 branches" not in html

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from rich.text import Text
 
 from .records import UNDEFINED
-from .text import show_controls
+from .text import plural, show_controls
 from .tree import TreeNode
 
 ROLE_STYLES = {
@@ -26,12 +26,6 @@ ROLE_STYLES = {
     "compactionSummary": "bold blue",
     "system": "bold red",
 }
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``"1 entry"``, ``"2 entries"``: the count (with thousands separators)
-    and the word in the right number (``many`` defaults to ``word + "s"``)."""
-    return f"{count:,} {word if count == 1 else (many or word + 's')}"
 
 
 def sanitize(text: str) -> str:

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 __all__ = [
+    "plural",
     "JS_WHITESPACE",
     "REPLACEMENT",
     "clip_line",
@@ -250,3 +251,9 @@ def clip_line(text: str, limit: int) -> str:
     if limit <= 3:
         return text[: max(limit, 0)]
     return text[: limit - 3].rstrip() + "..."
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``"1 entry"``, ``"2 entries"``: the count (with thousands separators)
+    and the word in the right number (``many`` defaults to ``word + "s"``)."""
+    return f"{count:,} {word if count == 1 else (many or word + 's')}"

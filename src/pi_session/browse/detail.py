@@ -14,6 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from ..terminal import ROLE_STYLES, sanitize, system_changes
+from ..text import plural
 from ..context import system_message_text, text_content
 from ..jsonio import dumps_readable
 
@@ -173,7 +174,7 @@ def detail_text(
         text.append("  • on the current branch", style="green")
     text.append(f"\n{sanitize(str(entry.get('timestamp', '')))}", style="dim")
     if children > 1:
-        text.append(f"  {children} branches start here", style="dim")
+        text.append(f"  {plural(children, 'branch', 'branches')} start here", style="dim")
     for heading, body in entry_sections(entry):
         style = "italic dim" if heading == "thinking" else ""
         if heading:

@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..terminal import one_line, tree_row
+from ..text import plural
 from ..context import applied_context_edits
 from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
@@ -177,9 +178,9 @@ class SessionScreen(Screen[None]):
         name = self.manager.get_session_name()
         title = dict(FILTERS)[self.filter]
         total = self.manager.get_entry_count()
-        shown = f"{len(self.rows):,}/{total:,}" if len(self.rows) != total else f"{total:,}"
+        shown = f"{len(self.rows):,}/{total:,} entries" if len(self.rows) != total else plural(total, "entry", "entries")
         head = one_line(name, 40) if name else self.path.name
-        self.query_one("#title", Static).update(Text(f"{head} · {shown} entries · {title}", no_wrap=True, overflow="ellipsis"))
+        self.query_one("#title", Static).update(Text(f"{head} · {shown} · {title}", no_wrap=True, overflow="ellipsis"))
 
     def _render_row(self, index: int, width: int) -> Text:
         row = self.rows[index]
@@ -432,7 +433,7 @@ class SessionScreen(Screen[None]):
             choice = await self.app.push_screen_wait(
                 ConfirmDialog(
                     f"Clone up to {row.id}",
-                    f"Write a new session file holding the path from the root to this entry ({count:,} entries). "
+                    f"Write a new session file holding the path from the root to this entry ({plural(count, 'entry', 'entries')}). "
                     "This session stays as it is.",
                     [("clone", "Clone", "primary"), ("cancel", "Cancel", "default")],
                 )

@@ -207,7 +207,7 @@ def compact_cmd(
                 open_writer=lambda: _open_to_write(session, quiet=as_json),
                 custom_instructions=instructions,
             ),
-            f"Summarizing {len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)} messages "
+            f"Summarizing {plural(len(prep.messages_to_summarize) + len(prep.turn_prefix_messages), 'message')} "
             f"with {getattr(summarizer, 'name', 'summarizer')}…",
             as_json,
         )
@@ -283,7 +283,7 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     table.add_row("tokens before", f"{prep.tokens_before:,}")
     table.add_row(
         "to summarize",
-        f"{len(prep.messages_to_summarize)} messages (~{summarized_tokens:,} tokens): "
+        f"{plural(len(prep.messages_to_summarize), 'message')} (~{summarized_tokens:,} tokens): "
         f"{_describe_messages(prep.messages_to_summarize)}",
     )
     if prep.previous_summary:
@@ -293,11 +293,11 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     if prep.is_split_turn:
         table.add_row(
             "split turn",
-            f"yes: {len(prep.turn_prefix_messages)} messages (~{prefix_tokens:,} tokens) of the current turn "
+            f"yes: {plural(len(prep.turn_prefix_messages), 'message')} (~{prefix_tokens:,} tokens) of the current turn "
             "get their own summary",
         )
     table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {path_pos + 1} of {len(path)} on the path)")
-    table.add_row("kept verbatim", f"{len(kept)} messages (~{kept_tokens:,} tokens)")
+    table.add_row("kept verbatim", f"{plural(len(kept), 'message')} (~{kept_tokens:,} tokens)")
     table.add_row("tokens after", f"~{kept_tokens:,} + the summary")
     lists = prep.file_lists
     if lists["readFiles"]:
@@ -363,7 +363,7 @@ def navigate(
                 context_window=context_window,
                 custom_instructions=instructions,
             ),
-            f"Summarizing {len(prep.messages)} messages of the branch with {getattr(summarizer, 'name', 'summarizer')}…",
+            f"Summarizing {plural(len(prep.messages), 'message')} of the branch with {getattr(summarizer, 'name', 'summarizer')}…",
             as_json,
         )
     if nothing_to_summarize and not as_json:

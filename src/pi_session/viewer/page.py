@@ -44,6 +44,7 @@ from importlib import resources
 from typing import Any
 
 from ..context import edited_entry
+from ..text import plural
 from ..tree import TreeNode
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
@@ -229,7 +230,7 @@ def iter_page(
         f'<body data-start="{start}">',
         f'<header class="top"><h1>{title}</h1>{_facts_html(facts)}</header>',
         '<div class="layout"><nav id="tree" aria-label="session tree">',
-        f'<details id="treebox" open><summary>{session_name}Tree: {len(rows):,} entries, {facts.branches:,} branches</summary><div class="rows">',
+        f'<details id="treebox" open><summary>{session_name}Tree: {plural(len(rows), "entry", "entries")}, {plural(facts.branches, "branch", "branches")}</summary><div class="rows">',
     ]
     on_shown = set(shown)
     size = 0
@@ -261,7 +262,7 @@ def iter_page(
     if shown:
         more = f" (the first {len(shown) - len(inline):,} are shown with script on)" if len(inline) < len(shown) else ""
         out.append(
-            f'<div class="pathbar"><p class="pathinfo" id="pathinfo">{len(shown):,} entries from the root to the selected one{more}</p>'
+            f'<div class="pathbar"><p class="pathinfo" id="pathinfo">{plural(len(shown), "entry", "entries")} from the root to the selected one{more}</p>'
             f"{_JUMP}</div><div id=\"path\">"
         )
     else:
