@@ -33,9 +33,11 @@ def _search_text(info: dict[str, Any]) -> str:
 
 
 def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) -> list[Any]:
-    """The cells of one session row, as ``pi-session ls`` shows them:
-    modified time, id (13 characters), message count, the cwd (all projects
-    only; its end when long), and the name (bold) or first message."""
+    """The cells of one session row: modified time, the id's first 13
+    characters (unlike ``pi-session ls``, which never cuts it: here a
+    session is opened by selecting its row, and the search matches names
+    and first messages), message count, the cwd (all projects only; its end
+    when long), and the name (bold) or first message."""
     cells: list[Any] = [
         sanitize(str(info.get("modified", ""))[:19].replace("T", " ")),
         Text(sanitize(str(info.get("id", ""))[:13]), style="dim"),
