@@ -728,3 +728,17 @@ def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
     for args in commands:
         result = runner.invoke(app, args, env=env)
         assert result.exception is None or isinstance(result.exception, SystemExit), (args, repr(result.exception))
+
+
+def test_edits_left_out_takes_ids_of_any_json_type():
+    """A damaged session's ids may be lists or numbers (clone's warning
+    crashed with "unhashable type: 'list'"): only string ids name entries."""
+    from pi_session.context_edits import edits_left_out
+
+    path = [{"id": ["x"]}, {"id": "a"}, {"id": 7}]
+    entries = [
+        {"type": "context_edit", "id": ["q"], "targetId": "a", "replacement": None},
+        {"type": "context_edit", "id": "e", "targetId": ["a"], "replacement": None},
+        {"type": "context_edit", "id": "a2", "targetId": 7, "replacement": None},
+    ]
+    assert edits_left_out(path, entries) == [entries[0]]

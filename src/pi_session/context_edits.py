@@ -59,9 +59,14 @@ def edits_left_out(path: Iterable[Mapping[str, Any]], entries: Iterable[Mapping[
     Returns:
         The edit entries, in file order.
     """
-    path = path if isinstance(path, (list, tuple)) else list(path)
-    on_path = {entry.get("id") for entry in path}
-    return [edit for edit in counted_edits(entries) if edit.get("id") not in on_path and edit["targetId"] in on_path]
+    # ids of a damaged session may be any JSON value: only strings name entries
+    on_path = {entry_id for entry in path if isinstance(entry_id := entry.get("id"), str)}
+    return [
+        edit
+        for edit in counted_edits(entries)
+        if isinstance(edit.get("targetId"), str) and edit["targetId"] in on_path
+        and not (isinstance(edit.get("id"), str) and edit["id"] in on_path)
+    ]
 
 
 def apply_context_edit(messages: list[dict[str, Any]], replacement: Any) -> list[dict[str, Any]]:
