@@ -742,3 +742,22 @@ def test_edits_left_out_takes_ids_of_any_json_type():
         {"type": "context_edit", "id": "a2", "targetId": 7, "replacement": None},
     ]
     assert edits_left_out(path, entries) == [entries[0]]
+
+
+def test_clone_of_a_compaction_whose_first_kept_id_is_not_a_string(tmp_path):
+    """A damaged compaction with ``firstKeptEntryId: [...]`` (found by the
+    garbage-entries property test on CI) crashed create_branched_session
+    with "unhashable type: 'list'"; it is cloned as it is."""
+    header = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
+    user = {"type": "message", "id": "e1", "parentId": None, "timestamp": "2024-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": "hi", "timestamp": 1}}
+    label = {"type": "label", "id": "l1", "parentId": "e1", "targetId": "e1", "label": "x", "timestamp": "2024-01-01T00:00:02.000Z"}
+    comp = {"type": "compaction", "id": "c1", "parentId": "l1", "summary": "s", "firstKeptEntryId": [["x"]],
+            "tokensBefore": 1, "timestamp": "2024-01-01T00:00:03.000Z"}
+    f = tmp_path / "s.jsonl"
+    f.write_bytes(b"".join(dumps_line(r) for r in (header, user, label, comp)))
+    from pi_session import SessionManager
+
+    sm = SessionManager.open(f, tmp_path / "out")
+    new = sm.create_branched_session("c1")
+    assert new is not None and "compaction" in [e["type"] for e in sm.get_entries()]

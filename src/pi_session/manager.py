@@ -441,7 +441,7 @@ class SessionManager(SessionOpening, EntryAppends):
             entry["parentId"] = kept[-1]["id"] if kept else None
             if entry.get("type") == "compaction":
                 first_kept = entry.get("firstKeptEntryId")
-                if first_kept != entry["id"] and first_kept in replaced_label:
+                if isinstance(first_kept, str) and first_kept != entry["id"] and first_kept in replaced_label:
                     entry["firstKeptEntryId"] = replaced_label[first_kept]
             kept.append(entry)
         kept_ids = {e["id"] for e in kept}
