@@ -8,6 +8,9 @@ creation order, each entry the child of the one before."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,7 @@ from pi_session.context import build_session_context
 from pi_session.llm import ExtractiveSummarizer
 from pi_session.migrate import migrate_session_entries
 from pi_session.settings import CompactionSettings
-from shared_paths import SHARED, shared_missing
+from shared_paths import ORACLE, SHARED, needs_oracle, shared_missing
 
 LARGE_SESSION = SHARED / "fixtures" / "pi-tests" / "large-session.jsonl"
 needs_large_session = pytest.mark.skipif(
@@ -167,36 +170,32 @@ def test_should_compact_never_when_disabled() -> None:
 # ---------------------------------------------------------------- findCutPoint
 
 
-def test_find_cut_point_lands_on_a_user_or_assistant_message() -> None:
+def ten_turns() -> list[dict[str, Any]]:
     c = Chain()
     entries: list[dict[str, Any]] = []
     for i in range(10):
         entries.append(c.message(user(f"User {i}")))
         entries.append(c.message(assistant(f"Assistant {i}", usage(0, 100, (i + 1) * 1000, 0))))
-    result = find_cut_point(entries, 0, len(entries), 2500)
-    assert kept_role(entries, result.first_kept_entry_index) in ("user", "assistant")
+    return entries
 
 
-def test_find_cut_point_without_valid_cut_point_returns_start() -> None:
+def one_assistant() -> list[dict[str, Any]]:
+    return [Chain().message(assistant("a"))]
+
+
+def all_fit() -> list[dict[str, Any]]:
     c = Chain()
-    entries = [c.message(assistant("a"))]
-    assert find_cut_point(entries, 0, len(entries), 1000).first_kept_entry_index == 0
-
-
-def test_find_cut_point_keeps_everything_within_budget() -> None:
-    c = Chain()
-    entries = [
+    return [
         c.message(user("1")),
         c.message(assistant("a", usage(0, 50, 500, 0))),
         c.message(user("2")),
         c.message(assistant("b", usage(0, 50, 1000, 0))),
     ]
-    assert find_cut_point(entries, 0, len(entries), 50000).first_kept_entry_index == 0
 
 
-def test_find_cut_point_at_an_assistant_message_reports_split_turn() -> None:
+def long_second_turn() -> list[dict[str, Any]]:
     c = Chain()
-    entries = [
+    return [
         c.message(user("Turn 1")),
         c.message(assistant("A1", usage(0, 100, 1000, 0))),
         c.message(user("Turn 2")),
@@ -204,6 +203,26 @@ def test_find_cut_point_at_an_assistant_message_reports_split_turn() -> None:
         c.message(assistant("A2-2", usage(0, 100, 8000, 0))),
         c.message(assistant("A2-3", usage(0, 100, 10000, 0))),
     ]
+
+
+def test_find_cut_point_lands_on_a_user_or_assistant_message() -> None:
+    entries = ten_turns()
+    result = find_cut_point(entries, 0, len(entries), 2500)
+    assert kept_role(entries, result.first_kept_entry_index) in ("user", "assistant")
+
+
+def test_find_cut_point_without_valid_cut_point_returns_start() -> None:
+    entries = one_assistant()
+    assert find_cut_point(entries, 0, len(entries), 1000).first_kept_entry_index == 0
+
+
+def test_find_cut_point_keeps_everything_within_budget() -> None:
+    entries = all_fit()
+    assert find_cut_point(entries, 0, len(entries), 50000).first_kept_entry_index == 0
+
+
+def test_find_cut_point_at_an_assistant_message_reports_split_turn() -> None:
+    entries = long_second_turn()
     result = find_cut_point(entries, 0, len(entries), 3000)
     if kept_role(entries, result.first_kept_entry_index) == "assistant":
         assert result.is_split_turn is True
@@ -348,3 +367,59 @@ def test_llm_summarization_with_a_stub_model_uses_its_text() -> None:
     assert stub.requests
     assert "Stub summary of the conversation so far." in result.summary
     assert result.first_kept_entry_id == preparation.first_kept_entry_id
+
+
+# ------------------------------------------------ the same cases against pi 1.6
+# pi's findCutPoint cases assert only properties of the cut; here the cuts
+# themselves (and the large session's preparation) must equal pi 1.6's.
+
+CUT_CASES = {
+    "ten-turns": (ten_turns, 2500),
+    "one-assistant": (one_assistant, 1000),
+    "all-fit": (all_fit, 50000),
+    "long-second-turn": (long_second_turn, 3000),
+}
+
+
+def oracle_batch(tmp_path: Path, calls: list[list[str]]) -> list[Any]:
+    (tmp_path / "calls.json").write_text(json.dumps(calls))
+    env = {**os.environ, "PI_ORACLE_PI": "1.6.0"}
+    proc = subprocess.run(
+        [str(ORACLE), "batch", str(tmp_path / "calls.json")], capture_output=True, text=True, check=True, env=env
+    )
+    return [item["json"] for item in json.loads(proc.stdout)]
+
+
+def prep_shape(prep: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "summarize": len(prep["messagesToSummarize"]),
+        "prefix": len(prep["turnPrefixMessages"]),
+        "split": prep["isSplitTurn"],
+        "tokensBefore": prep["tokensBefore"],
+        "fileLists": prep["fileLists"],
+    }
+
+
+@needs_oracle
+@needs_large_session
+def test_cut_point_cases_and_large_session_match_pi16(tmp_path: Path) -> None:
+    header = {"type": "session", "version": 3, "id": "pi-suite", "timestamp": TS, "cwd": "/proj"}
+    calls: list[list[str]] = []
+    for name, (build, keep) in CUT_CASES.items():
+        file = tmp_path / f"{name}.jsonl"
+        file.write_text("".join(json.dumps(r) + "\n" for r in [header, *build()]))
+        calls.append(["cut", str(file), "--keep", str(keep)])
+    keep_default = str(CompactionSettings().keep_recent_tokens)
+    calls.append(["cut", str(LARGE_SESSION), "--keep", keep_default])
+    calls.append(["prepare", str(LARGE_SESSION)])
+    answers = oracle_batch(tmp_path, calls)
+    fields = ("firstKeptEntryIndex", "turnStartIndex", "isSplitTurn")
+    for (name, (build, keep)), answer in zip(CUT_CASES.items(), answers, strict=False):
+        entries = build()
+        assert find_cut_point(entries, 0, len(entries), keep).to_json() == {k: answer[k] for k in fields}, name
+    entries = large_session_entries()
+    ours = find_cut_point(entries, 0, len(entries), int(keep_default)).to_json()
+    assert ours == {k: answers[4][k] for k in fields}
+    prep = prepare_compaction(entries, CompactionSettings())
+    assert prep is not None
+    assert prep_shape(prep.to_json()) == prep_shape(answers[5])
