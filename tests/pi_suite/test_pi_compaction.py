@@ -102,6 +102,12 @@ def large_session_entries() -> list[dict[str, Any]]:
     return [r for r in records if r.get("type") != "session"]
 
 
+def first_summary(ctx: Any) -> str:
+    """The summary text of the context's first message (a compaction summary)."""
+    first: dict[str, Any] = dict(ctx["messages"][0])
+    return str(first["summary"])
+
+
 def kept_role(entries: list[dict[str, Any]], index: int) -> str:
     entry = entries[index]
     assert entry["type"] == "message"
@@ -249,7 +255,7 @@ def test_context_with_one_compaction_is_summary_kept_and_later() -> None:
     ctx = build_session_context([u1, a1, u2, a2, comp, u3, a3])
     assert len(ctx["messages"]) == 5
     assert ctx["messages"][0]["role"] == "compactionSummary"
-    assert "Summary of 1,a,2,b" in ctx["messages"][0]["summary"]
+    assert "Summary of 1,a,2,b" in first_summary(ctx)
 
 
 def test_context_with_two_compactions_uses_only_the_latest() -> None:
@@ -261,7 +267,7 @@ def test_context_with_two_compactions_uses_only_the_latest() -> None:
     u4, d = c.message(user("4")), c.message(assistant("d"))
     ctx = build_session_context([u1, a1, comp1, u2, b, u3, cc, comp2, u4, d])
     assert len(ctx["messages"]) == 5
-    assert "Second summary" in ctx["messages"][0]["summary"]
+    assert "Second summary" in first_summary(ctx)
 
 
 def test_context_keeps_all_when_first_kept_is_the_first_entry() -> None:
@@ -341,7 +347,7 @@ def test_llm_summarization_leaves_a_valid_compacted_session() -> None:
     after = build_session_context([*entries, entry])
     assert len(after["messages"]) < len(before["messages"])
     assert after["messages"][0]["role"] == "compactionSummary"
-    assert result.summary in after["messages"][0]["summary"]
+    assert result.summary in first_summary(after)
 
 
 class StubSummarizer:
