@@ -135,6 +135,18 @@ def _split_frontmatter(text: str) -> tuple[str | None, str]:
     return normalized[4:end], normalized[end + 4 :].strip()
 
 
+def _position(block: str, index: int) -> str:
+    """``line L, column C`` (both from 1) of ``index`` in the block as the
+    file has it; an error found in the line break added after the block
+    (the end of the stream) is placed at the block's end, as pi's YAML
+    reader places it."""
+    index = min(index, len(block))
+    before = block[:index]
+    line = before.count("\n") + 1
+    column = index - (before.rfind("\n") + 1) + 1
+    return f"line {line}, column {column}"
+
+
 def parse_frontmatter(text: str) -> tuple[Any, str]:
     """Split a markdown file into ``(frontmatter, body)`` as pi 1.6 does.
 
@@ -153,6 +165,7 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
         return {}, body
     import yaml
 
+    source = block
     if not block.endswith("\n"):
         block += "\n"
     try:
@@ -160,6 +173,6 @@ def parse_frontmatter(text: str) -> tuple[Any, str]:
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         mark = getattr(exc, "problem_mark", None)
-        where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+        where = f" (frontmatter {_position(source, mark.index)})" if mark is not None else ""
         raise FrontmatterError(f"invalid YAML frontmatter: {problem}{where}") from None
     return ({} if parsed is None else parsed), body
