@@ -177,12 +177,10 @@ def clone(path: Path, entry_id: str) -> Outcome:
     Raises:
         ActionError: no such entry, or the write failed.
     """
-    from ..context_edits import edits_left_out
-
     writer = open_read(path)
     if writer.get_entry(entry_id) is None:
         raise ActionError(f"{path}: no entry with id {entry_id}")
-    left_out = edits_left_out(writer.get_branch(entry_id), writer.get_entries())
+    warning = operations.clone_warning(writer, entry_id)
     try:
         new_file = writer.create_branched_session(entry_id)
         writer.save()
@@ -191,12 +189,7 @@ def clone(path: Path, entry_id: str) -> Outcome:
     except (OSError, SessionFileError) as exc:
         raise ActionError(one_line(f"clone failed: {exc}")) from None
     count = len(writer.get_entries())
-    notes: tuple[str, ...] = ()
-    if left_out:
-        notes = (
-            f"the clone leaves out {plural(len(left_out), 'context edit')} of entries it keeps: its model context "
-            "shows their original content again (e.g. a redacted secret)",
-        )
+    notes = (warning,) if warning is not None else ()
     return Outcome(f"cloned {plural(count, 'entry', 'entries')} to {new_file}", notes, path=new_file)
 
 

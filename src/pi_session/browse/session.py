@@ -24,6 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..terminal import one_line, tree_row
+from .. import operations
 from ..text import plural
 from ..context import applied_context_edits
 from . import actions, summaries
@@ -395,7 +396,7 @@ class SessionScreen(Screen[None]):
                 self.app.notify("this entry is the leaf already")
                 return
             if plan.already_there:
-                self.app.notify(summaries.already_there(plan))
+                self.app.notify(operations.already_there_message(plan))
                 if plan.editor_text is not None:
                     self.app.notify(one_line(plan.editor_text, 300), title="the message, to send again", markup=False, timeout=10)
                 return

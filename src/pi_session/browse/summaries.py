@@ -30,7 +30,6 @@ __all__ = [
     "SummarizerConfig",
     "plan_navigation",
     "describe_navigation",
-    "already_there",
     "summarize_branch",
     "navigate",
     "plan_compaction",
@@ -116,7 +115,7 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     if plan.is_noop:
         return Outcome(f"already at {entry_id}", select_id=entry_id)
     if plan.already_there and summary is None:
-        return Outcome(already_there(plan), select_id=plan.old_leaf_id)
+        return Outcome(operations.already_there_message(plan), select_id=plan.old_leaf_id)
     manager = open_write(path)
     try:
         moved = operations.navigate_session(manager, plan, summary)
@@ -134,12 +133,6 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         count = len(moved.unanswered_tool_call_ids)
         extra.append(f"{plural(count, 'tool call')} at the new position {'has' if count == 1 else 'have'} no result")
     return Outcome(f"moved the leaf to {where} {what}", tuple(extra), select_id=moved.summary_entry_id)
-
-
-def already_there(plan: NavigationPlan) -> str:
-    """What a move to where the leaf already is says (nothing is written)."""
-    where = f"entry {plan.new_leaf_id}" if plan.new_leaf_id is not None else "the start of the session"
-    return f"already at {where}: the leaf is where this move would put it; nothing written"
 
 
 def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:

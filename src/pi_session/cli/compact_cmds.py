@@ -17,6 +17,7 @@ from ..adapters import unanswered_tool_calls
 from ..compaction import CompactionCancelled, prepare_branch_entries
 from ..operations import (
     OperationError,
+    already_there_message,
     compact_session,
     keep_recent_source,
     navigate_session,
@@ -380,13 +381,8 @@ def navigate(
             print_json({"oldLeafId": old_leaf, "newLeafId": old_leaf, "targetId": entry_id, "summaryEntry": None,
                         "editorText": editor_text, "summarizedEntryIds": [], "unansweredToolCalls": unanswered_here})
         else:
-            console.print(
-                sanitize(f"Already at {entry_id}: the leaf is where this move would put it"
-                         + (f" (below the empty record of an earlier move, {old_leaf})" if old_leaf != new_leaf else "")
-                         + "; nothing written."),
-                markup=False,
-                soft_wrap=True,
-            )
+            message = already_there_message(plan)
+            console.print(sanitize(message[0].upper() + message[1:] + "."), markup=False, soft_wrap=True)
             _print_editor_text(editor_text)
         return
     summary_text = summary.summary if summary is not None else ""
@@ -431,7 +427,7 @@ def navigate(
         return
     where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
     if summary_id is None:  # the leaf got there meanwhile (another writer): nothing written
-        console.print(sanitize(f"Already at {entry_id}: the leaf is where this move would put it; nothing written."), markup=False, soft_wrap=True)
+        console.print(sanitize(f"The leaf got to {entry_id} meanwhile (another writer); nothing written."), markup=False, soft_wrap=True)
     elif summary_text:
         console.print(
             f"Moved the leaf from {sanitize(str(old_leaf))} to {where}, with a summary of the "

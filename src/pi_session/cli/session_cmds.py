@@ -20,6 +20,7 @@ from ..stats import MessageStats
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from ..listing import resolve_path
+from ..operations import clone_warning
 from ..stores import StoreError
 from .common import (
     JSON_OPTION,
@@ -471,31 +472,13 @@ def clone(
         fail(f"{source}: no entry with id {target}")
     writer.save()
     shown = new_file if new_file is not None else writer.get_session_location()
-    if not as_json:
-        _warn_edits_left_out(manager, target)
+    warning = None if as_json else clone_warning(manager, target)
+    if warning is not None:
+        warn(sanitize(warning))
     if as_json:
         print_json({"path": str(shown), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
     else:
         console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(shown))}", markup=False, soft_wrap=True)
-
-
-def _warn_edits_left_out(manager: SessionManager, target: str) -> None:
-    """Warn when the clone up to ``target`` leaves out context edits of
-    entries it keeps: its context shows their original content again."""
-    from ..context_edits import edits_left_out
-
-    left_out = edits_left_out(manager.get_branch(target), manager.get_entries())
-    if not left_out:
-        return
-    targets = sorted({str(e["targetId"]) for e in left_out})
-    replaced = any(e.get("replacement") is not None for e in left_out)
-    omitted = any(e.get("replacement") is None for e in left_out)
-    how = " or ".join(w for w, yes in (("replaced", replaced), ("omitted", omitted)) if yes)
-    warn(sanitize(
-        f"the clone leaves out {plural(len(left_out), 'context edit')} ({', '.join(str(e.get('id')) for e in left_out)}) "
-        f"that {how} {plural(len(targets), 'entry', 'entries')} it keeps ({', '.join(targets)}): the clone's model "
-        "context shows their original content again (e.g. a redacted secret); clone a later entry, or edit the clone"
-    ))
 
 
 def fork(

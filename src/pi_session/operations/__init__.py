@@ -14,7 +14,9 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
   leaf is still where the plan was made (see :func:`commit_compaction` for
   the policy when it moved).
 - **Navigation** with a branch summary (:func:`plan_navigation`,
-  :func:`summarize_branch`, :func:`navigate_session`).
+  :func:`summarize_branch`, :func:`navigate_session`), and what a move
+  that changes nothing (:func:`already_there_message`) or a clone that
+  brings back redacted text (:func:`clone_warning`) says.
 - **Export** (:func:`check_export_target`, :func:`default_export_name`,
   :func:`export_chunks`, :func:`write_export`) and **import** (:func:`import_sessions`).
 
@@ -41,7 +43,7 @@ from .compacting import (
 from .errors import LeafMoved, OperationError, OutputExists, one_line
 from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, write_export
 from .importing import STORE_SCHEMES, import_sessions, is_store_url
-from .navigating import navigate_session, plan_navigation, summarize_branch
+from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes
 
 from . import compacting, errors, exporting, importing, navigating, opening

@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..manager import SessionManager
+from ..context_edits import edits_left_out
+from ..text import plural
 from .errors import LeafMoved, OperationError
 
 if TYPE_CHECKING:
@@ -13,7 +15,7 @@ if TYPE_CHECKING:
     from ..llm import Summarizer
     from ..navigation import NavigationPlan, NavigationResult
 
-__all__ = ["plan_navigation", "summarize_branch", "navigate_session"]
+__all__ = ["plan_navigation", "summarize_branch", "navigate_session", "already_there_message", "clone_warning"]
 
 
 def plan_navigation(manager: SessionManager, entry_id: str) -> NavigationPlan:
@@ -110,3 +112,30 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
         raise OperationError(
             f"{writer.get_session_location()}: entry {plan.new_leaf_id or plan.target_id} is gone; the session file was not changed"
         ) from None
+
+
+def already_there_message(plan: NavigationPlan) -> str:
+    """What a move to where the leaf already is says (nothing is written;
+    :attr:`NavigationPlan.already_there`), for the CLI and ``browse``."""
+    where = f"entry {plan.new_leaf_id}" if plan.new_leaf_id is not None else "the start of the session"
+    below = f" (below the empty record of an earlier move, {plan.old_leaf_id})" if plan.old_leaf_id != plan.new_leaf_id else ""
+    return f"already at {where}: the leaf is where this move would put it{below}; nothing written"
+
+
+def clone_warning(manager: SessionManager, entry_id: str) -> str | None:
+    """The warning for a clone of the path root→``entry_id``, or None: the
+    context edits it leaves out of entries it keeps
+    (:func:`pi_session.context_edits.edits_left_out`), whose original (e.g.
+    redacted) content the clone's model context shows again."""
+    left_out = edits_left_out(manager.get_branch(entry_id), manager.get_entries())
+    if not left_out:
+        return None
+    targets = sorted({str(e["targetId"]) for e in left_out})
+    replaced = any(e.get("replacement") is not None for e in left_out)
+    omitted = any(e.get("replacement") is None for e in left_out)
+    how = " or ".join(w for w, yes in (("replaced", replaced), ("omitted", omitted)) if yes)
+    return (
+        f"the clone leaves out {plural(len(left_out), 'context edit')} ({', '.join(str(e.get('id')) for e in left_out)}) "
+        f"that {how} {plural(len(targets), 'entry', 'entries')} it keeps ({', '.join(targets)}): the clone's model "
+        "context shows their original content again (e.g. a redacted secret); clone a later entry, or edit the clone"
+    )
