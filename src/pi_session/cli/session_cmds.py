@@ -67,9 +67,8 @@ def ls(
 ) -> None:
     """List sessions, newest first: one line each, the id never cut; on a
     narrow terminal the first message shrinks first, then the time becomes
-    an age (pi's picker), the cwd keeps its end, columns go
-    (:func:`pi_session.terminal.session_list_lines`). Piped, lines are as
-    wide as the terminal, or unlimited without one.
+    an age (pi's picker), the cwd keeps its end, columns go. Piped, lines
+    are as wide as the terminal, or unlimited without one.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
