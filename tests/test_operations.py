@@ -193,3 +193,22 @@ def test_import_sessions_reports_unreadable_sources(tmp_path: Path) -> None:
     again = list(operations.import_sessions([str(path), str(sqlite_file)], target))
     assert [r.status for r in again] == ["unchanged", "failed"]
     assert "a SQLite database" in (again[1].message or "")
+
+
+def test_clone_session_writes_the_path_and_leaves_the_source(tmp_path: Path) -> None:
+    path, ids = make_session(tmp_path, turns=3)
+    before = path.read_bytes()
+    done = operations.clone_session(operations.open_for_reading(path), ids[1])
+    assert isinstance(done.location, Path) and done.location.parent == path.parent and done.location != path
+    assert done.parent_session == str(path) and done.entries == 2 and done.warning is None
+    clone = SessionManager.open(done.location)
+    assert [e["id"] for e in clone.get_entries()] == ids[:2]
+    assert clone.get_header()["parentSession"] == str(path)
+    assert path.read_bytes() == before
+
+
+def test_clone_session_refuses_an_unknown_entry_and_writes_nothing(tmp_path: Path) -> None:
+    path, _ = make_session(tmp_path, turns=1)
+    with pytest.raises(OperationError, match=f"{path}: no entry with id nope"):
+        operations.clone_session(operations.open_for_reading(path), "nope")
+    assert sorted(path.parent.iterdir()) == [path]

@@ -177,20 +177,13 @@ def clone(path: Path, entry_id: str) -> Outcome:
     Raises:
         ActionError: no such entry, or the write failed.
     """
-    writer = open_read(path)
-    if writer.get_entry(entry_id) is None:
-        raise ActionError(f"{path}: no entry with id {entry_id}")
-    warning = operations.clone_warning(writer, entry_id)
     try:
-        new_file = writer.create_branched_session(entry_id)
-        writer.save()
-    except KeyError:
-        raise ActionError(f"{path}: no entry with id {entry_id}") from None
-    except (OSError, SessionFileError) as exc:
-        raise ActionError(one_line(f"clone failed: {exc}")) from None
-    count = len(writer.get_entries())
-    notes = (warning,) if warning is not None else ()
-    return Outcome(f"cloned {plural(count, 'entry', 'entries')} to {new_file}", notes, path=new_file)
+        done = operations.clone_session(open_read(path), entry_id)
+    except OperationError as exc:
+        raise ActionError(str(exc)) from None
+    notes = (done.warning,) if done.warning is not None else ()
+    location = Path(done.location)
+    return Outcome(f"cloned {plural(done.entries, 'entry', 'entries')} to {location}", notes, path=location)
 
 
 def default_export_path(session: Path, directory: str | None = None) -> Path:

@@ -20,7 +20,7 @@ from ..stats import MessageStats
 from ..paths import default_session_dir, sessions_dir
 from ..storage import SessionFileError
 from ..listing import resolve_path
-from ..operations import clone_warning
+from ..operations import OperationError, clone_session
 from ..stores import StoreError
 from .common import (
     JSON_OPTION,
@@ -456,28 +456,16 @@ def clone(
     in the same file, or clone --leaf PARENT_ID for a new file (--leaf ID
     keeps the message itself)."""
     manager = open_session(session, read_only=True)
-    db = manager.get_store()
-    source: Any = manager.get_session_file() if db is None else manager.get_session_location()
-    target = leaf or manager.get_leaf_id()
-    if target is None:
-        fail(f"{source}: the session has no entries to clone")
-    if db is not None:  # the source stays untouched
-        writer = SessionManager.open(manager.get_session_id(), store=db, read_only=True)
-    else:
-        writer = SessionManager.open(source, read_only=True)
     try:
-        new_file = writer.create_branched_session(target)
-    except KeyError:
-        fail(f"{source}: no entry with id {target}")
-    writer.save()
-    shown = new_file if new_file is not None else writer.get_session_location()
-    warning = None if as_json else clone_warning(manager, target)
-    if warning is not None:
-        warn(sanitize(warning))
+        done = clone_session(manager, leaf)
+    except OperationError as exc:
+        fail(str(exc))
     if as_json:
-        print_json({"path": str(shown), "id": writer.get_session_id(), "parentSession": str(source), "entries": len(writer.get_entries())})
-    else:
-        console.print(f"cloned {plural(len(writer.get_entries()), 'entry', 'entries')} to {sanitize(str(shown))}", markup=False, soft_wrap=True)
+        print_json({"path": str(done.location), "id": done.session_id, "parentSession": done.parent_session, "entries": done.entries})
+        return
+    if done.warning is not None:
+        warn(sanitize(done.warning))
+    console.print(f"cloned {plural(done.entries, 'entry', 'entries')} to {sanitize(str(done.location))}", markup=False, soft_wrap=True)
 
 
 def fork(

@@ -23,7 +23,7 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
 Front ends parse arguments, call these, and print. Nothing here prints.
 
 Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
-:mod:`.navigating`, :mod:`.exporting`, :mod:`.importing`.
+:mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`.
 """
 
 from __future__ import annotations
@@ -40,12 +40,13 @@ from .compacting import (
     plan_compaction,
     summarize_compaction,
 )
+from .cloning import CloneDone, clone_session
 from .errors import LeafMoved, OperationError, OutputExists, one_line
 from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, write_export
 from .importing import STORE_SCHEMES, import_sessions, is_store_url
 from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes
 
-from . import compacting, errors, exporting, importing, navigating, opening
+from . import cloning, compacting, errors, exporting, importing, navigating, opening
 
-__all__ = [*errors.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__, *importing.__all__]
+__all__ = [*errors.__all__, *cloning.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__, *importing.__all__]
