@@ -161,11 +161,7 @@ class _Converter:
         self.model: str | None = None
         self.pending: list[SourceRecord] = []
         self.summaries: dict[str, SourceRecord] = {}
-        by_parent: dict[str, SourceRecord] = {}
-        for r in records:
-            if r.record.get("isCompactSummary") is True and isinstance(r.record.get("parentUuid"), str):
-                by_parent.setdefault(r.record["parentUuid"], r)
-        self.compact_summary_of = by_parent
+        self.boundary: SourceRecord | None = None
 
     def key(self, r: SourceRecord, index: int = 0) -> str:
         uid = r.record.get("uuid")
@@ -174,6 +170,8 @@ class _Converter:
     def run(self) -> SessionBuilder:
         for r in self.records:
             self.record(r)
+        # A compact boundary that ends the file waits for its summary record
+        # (Claude Code writes it next): the next import makes the compaction.
         self.flush_pending()
         return self.b
 
@@ -184,14 +182,18 @@ class _Converter:
         t = rec.get("type")
         if t != "assistant":
             self.group = None
+        if self.boundary is not None:
+            boundary, self.boundary = self.boundary, None
+            if t == "user" and rec.get("isCompactSummary") is True and rec.get("parentUuid") == boundary.record.get("uuid"):
+                self.compaction(boundary, r)
+                return
+            self.compaction(boundary, None)
         if t == "user":
-            if rec.get("isCompactSummary") is True and self.b.lookup(rec.get("uuid")) is not None:
-                return  # made part of its compaction entry
             self.user(r)
         elif t == "assistant":
             self.assistant(r)
         elif t == "system" and rec.get("subtype") == "compact_boundary":
-            self.compaction(r)
+            self.boundary = r  # made a compaction with the summary record that follows it
         elif t in ("summary", "custom-title"):
             name = rec.get("summary") if t == "summary" else rec.get("customTitle")
             if not self.b.entries:
@@ -352,12 +354,13 @@ class _Converter:
         elif "errorMessage" in msg:
             del msg["errorMessage"]
 
-    def compaction(self, r: SourceRecord) -> None:
+    def compaction(self, r: SourceRecord, summary_record: SourceRecord | None) -> None:
+        """A ``compact_boundary`` record and the ``isCompactSummary`` user
+        record after it (None: none followed) -> one compaction entry."""
         rec = r.record
         ts = rec.get("timestamp")
         logical = rec.get("logicalParentUuid")
         parent = self.b.parent_for(logical if isinstance(logical, str) else rec.get("parentUuid"))
-        summary_record = self.compact_summary_of.get(rec.get("uuid")) if isinstance(rec.get("uuid"), str) else None
         records = [_leftover(rec, self.cwd, [])]
         summary = rec.get("content") if isinstance(rec.get("content"), str) else ""
         if summary_record is not None:
