@@ -52,7 +52,7 @@ from typing import Any
 import orjson
 
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, pi_session_id, pi_usage, read_jsonl, text_of
+from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, obj, pi_session_id, pi_usage, read_jsonl, text_of
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "ClaudeCodeFile"]
 
@@ -235,7 +235,7 @@ class _Converter:
 
     def user(self, r: SourceRecord) -> None:
         rec = r.record
-        message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        message = obj(rec.get("message"))
         content = message.get("content")
         ts = rec.get("timestamp")
         unconverted: list[Any] = []
@@ -302,7 +302,7 @@ class _Converter:
 
     def assistant(self, r: SourceRecord) -> None:
         rec = r.record
-        message = rec.get("message") if isinstance(rec.get("message"), dict) else {}
+        message = obj(rec.get("message"))
         mid = message.get("id")
         unconverted: list[Any] = []
         blocks = _assistant_blocks(message.get("content"), unconverted)
@@ -343,7 +343,7 @@ class _Converter:
     @staticmethod
     def _finish(msg: dict[str, Any], message: dict[str, Any], rec: dict[str, Any]) -> None:
         """Usage and stop reason from the group's latest record."""
-        u = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+        u = obj(message.get("usage"))
         msg["usage"] = pi_usage(u.get("input_tokens"), u.get("output_tokens"), u.get("cache_read_input_tokens"), u.get("cache_creation_input_tokens"))
         reason = message.get("stop_reason")
         has_calls = any(b["type"] == "toolCall" for b in msg["content"])
@@ -372,7 +372,7 @@ class _Converter:
                 _user_blocks([b for b in content if not (isinstance(b, dict) and b.get("type") == "text")], unconverted)
             records.append(_leftover(summary_record.record, self.cwd, unconverted))
         fields = self.b.custom(f"{FORMAT}/fields", {"records": records}, key=self.key(r, 9), parent=parent, timestamp=ts)
-        meta = rec.get("compactMetadata") if isinstance(rec.get("compactMetadata"), dict) else {}
+        meta = obj(rec.get("compactMetadata"))
         pre = meta.get("preTokens")
         entry = self.b.add(
             "compaction",

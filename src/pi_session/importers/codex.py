@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, pi_session_id, pi_usage, read_jsonl, text_of
+from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, count, obj, pi_session_id, pi_usage, read_jsonl, text_of
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "CodexFile"]
 
@@ -164,21 +164,21 @@ class _Converter:
     def record(self, r: SourceRecord) -> None:
         rec = r.record
         t = rec.get("type")
-        payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
+        payload = obj(rec.get("payload"))
         pt = payload.get("type")
         if t == "response_item":
             self.item(r, payload)
             return
         if t == "event_msg":
             if pt == "token_count":
-                info = payload.get("info") if isinstance(payload.get("info"), dict) else {}
+                info = obj(payload.get("info"))
                 last = info.get("last_token_usage")
                 if isinstance(last, dict) and self.last_assistant is not None:
-                    cached = last.get("cached_input_tokens") if isinstance(last.get("cached_input_tokens"), int) else 0
-                    inp = last.get("input_tokens") if isinstance(last.get("input_tokens"), int) else 0
+                    cached = count(last.get("cached_input_tokens"))
+                    inp = count(last.get("input_tokens"))
                     self.last_assistant["message"]["usage"] = pi_usage(max(inp - cached, 0), last.get("output_tokens"), cached, 0, reasoning=last.get("reasoning_output_tokens"))
                     self.last_assistant = None
-                total = info.get("total_token_usage") if isinstance(info.get("total_token_usage"), dict) else {}
+                total = obj(info.get("total_token_usage"))
                 if isinstance(last, dict) and isinstance(last.get("input_tokens"), int):
                     self.tokens_before = last["input_tokens"] + (last.get("output_tokens") if isinstance(last.get("output_tokens"), int) else 0)
                 elif isinstance(total.get("total_tokens"), int):
@@ -309,9 +309,11 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
         if r.record.get("type") == "session_meta" and isinstance(r.record.get("payload"), dict):
             meta = r.record["payload"]
             break
-    source_id = meta.get("id") if isinstance(meta.get("id"), str) else file_id.removeprefix("rollout-")
+    meta_id = meta.get("id")
+    source_id = meta_id if isinstance(meta_id, str) else file_id.removeprefix("rollout-")
     session_id = pi_session_id(FORMAT, source_id)
-    provider = meta.get("model_provider") if isinstance(meta.get("model_provider"), str) else "openai"
+    meta_provider = meta.get("model_provider")
+    provider = meta_provider if isinstance(meta_provider, str) else "openai"
     cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else ""
     if not cwd:
         cwd = next((r.record["payload"]["cwd"] for r in records if r.record.get("type") == "turn_context" and isinstance(r.record.get("payload"), dict) and isinstance(r.record["payload"].get("cwd"), str)), "")

@@ -39,6 +39,8 @@ __all__ = [
     "pi_usage",
     "write_session",
     "text_of",
+    "obj",
+    "count",
     "first_str",
 ]
 
@@ -305,6 +307,16 @@ def write_session(store: SessionStore, session: ConvertedSession) -> ImportResul
     locator = store.locator(parent) if parent is not None and store.exists(parent) else None
     store_lines(store, session.lines(locator), None, result)
     return result
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def count(value: Any) -> int:
+    """``value`` when it is a non-negative integer (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def text_of(value: Any) -> str:
