@@ -125,3 +125,29 @@ def path_to_leaf(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         out.append(cur)
         cur = by_id.get(cur["parentId"]) if cur["parentId"] else None
     return out[::-1]
+
+
+CODEX_ID = "019a0000-aaaa-7bbb-8ccc-dddddddddddd"
+
+
+def cx(rtype: str, n: int, **payload: Any) -> dict[str, Any]:
+    """A Codex rollout record ``{timestamp, type, payload}``."""
+    return {"timestamp": ts(n), "type": rtype, "payload": payload}
+
+
+def cx_meta(n: int = 0, cwd: str = CWD) -> dict[str, Any]:
+    return cx("session_meta", n, id=CODEX_ID, timestamp=ts(n), cwd=cwd, originator="codex_cli_rs", cli_version="0.121.0", model_provider="openai", git={"branch": "main"})
+
+
+def cx_turn(n: int, model: str = "gpt-5.1-codex") -> dict[str, Any]:
+    return cx("turn_context", n, cwd=CWD, approval_policy="on-request", model=model, effort="high", summary="auto")
+
+
+def cx_msg(n: int, role: str, text: str, kind: str | None = None) -> dict[str, Any]:
+    block = kind or ("output_text" if role == "assistant" else "input_text")
+    return cx("response_item", n, type="message", role=role, content=[{"type": block, "text": text}])
+
+
+def cx_tokens(n: int, inp: int, cached: int, out: int, reasoning: int = 0) -> dict[str, Any]:
+    usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": reasoning, "total_tokens": inp + out}
+    return cx("event_msg", n, type="token_count", info={"total_token_usage": usage, "last_token_usage": usage, "model_context_window": 258400})

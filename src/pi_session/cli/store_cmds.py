@@ -172,7 +172,9 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             for line in item.damaged:
                 warn(line.format())
             r = item.result
-            if r.status in ("failed", "conflict"):
+            if r.status == "conflict":
+                warn(f"conflict: {r.message} (the source was rewritten since it was imported)")
+            elif r.status == "failed":
                 warn(r.message)
             elif r.status in ("imported", "updated"):
                 extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
