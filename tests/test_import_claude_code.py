@@ -410,3 +410,33 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
         [part] = convert_records(src[:k], source="gen.jsonl", file_id=SID) or [None]
         if part.messages:
             assert lines[: len(part.lines())] == part.lines()
+
+
+def test_progress_on_a_terminal_only(tmp_path, cli):
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    basic(tmp_path)
+    args = ["import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "s")]
+    piped = cli(*args)
+    assert piped.returncode == 0 and "importing" not in piped.stdout and "\x1b[" not in piped.stdout
+    master, slave = pty.openpty()
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "COLUMNS": "100", "TERM": "xterm-256color", "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    proc = subprocess.Popen([str(exe), *args[:-1], str(tmp_path / "t")], stdout=slave, stderr=slave, stdin=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    assert proc.wait(timeout=60) == 0
+    os.close(master)
+    text = out.decode("utf-8", "replace")
+    assert "importing" in text and "1 imported" in text
