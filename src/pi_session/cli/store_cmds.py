@@ -216,7 +216,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             soft_wrap=True,
         )
         if kinds:
-            console.print(sanitize("entries: " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))), markup=False, soft_wrap=True)
+            console.print(sanitize("entries in them: " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))), markup=False, soft_wrap=True)
         if damaged:
             console.print(f"{plural(damaged, 'damaged source line')} skipped", markup=False, soft_wrap=True)
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
