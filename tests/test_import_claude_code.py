@@ -440,3 +440,21 @@ def test_progress_on_a_terminal_only(tmp_path, cli):
     os.close(master)
     text = out.decode("utf-8", "replace")
     assert "importing" in text and "1 imported" in text
+
+
+def test_lone_surrogates_big_integers_and_raw_line_separators_are_read(tmp_path):
+    """Claude Code writes what JSON.stringify gives: a lone surrogate escape
+    (an emoji cut in two), a raw U+0085 / U+2028 inside a string."""
+    src = project(tmp_path) / f"{SID}.jsonl"
+    src.parent.mkdir(parents=True)
+    user = json.dumps(cc_user("u1", None, 1, "cut \ud83d here\u0085and\u2028there"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    user = user.replace("\ud83d".encode("utf-8", "surrogatepass"), b"\\ud83d")
+    big = json.dumps(cc_assistant("a1", "u1", 2, "m1", [{"type": "text", "text": "ok"}], big=2**60)).encode()
+    src.write_bytes(user + b"\n" + big + b"\n")
+    [r], target = run_import(tmp_path)
+    assert r.damaged == [] and r.result.status == "imported"
+    path = imported_file(target, r.result.session_id)
+    _h, entries = session_entries(path)
+    [u] = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
+    assert u["message"]["content"] == "cut \ud83d here\u0085and\u2028there"
+    assert b"\\ud83d" in path.read_bytes() and str(2**60).encode() in path.read_bytes()

@@ -16,9 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from ..jsonio import dumps_line
+from ..jsonio import dumps_line, loads
 from ..records import make_header
 from ..timestamps import iso_to_ms
 
@@ -98,8 +96,8 @@ def read_jsonl(path: str | Path) -> tuple[list[SourceRecord], list[DamagedLine]]
         if not raw.strip():
             continue
         try:
-            value = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
+            value = loads(raw)  # as JSON.parse: lone surrogate escapes and big integers read too
+        except ValueError as exc:
             torn = n - 1 == last
             damaged.append(DamagedLine(str(path), n, "a torn last line (no newline)" if torn else f"not JSON ({exc})"))
             continue
