@@ -458,3 +458,22 @@ def test_lone_surrogates_big_integers_and_raw_line_separators_are_read(tmp_path)
     [u] = [e for e in entries if e["type"] == "message" and e["message"]["role"] == "user"]
     assert u["message"]["content"] == "cut \ud83d here\u0085and\u2028there"
     assert b"\\ud83d" in path.read_bytes() and str(2**60).encode() in path.read_bytes()
+
+
+def test_an_interruption_marker_is_no_prompt(tmp_path):
+    write_jsonl(
+        project(tmp_path) / f"{SID}.jsonl",
+        [
+            cc_user("u0", None, 1, [{"type": "text", "text": "[Request interrupted by user for tool use]"}]),
+            cc_user("u1", "u0", 2, "the real question"),
+            cc_assistant("a1", "u1", 3, "m1", [{"type": "text", "text": "answer"}]),
+        ],
+    )
+    [r], target = run_import(tmp_path)
+    path = imported_file(target, r.result.session_id)
+    from pi_session.listing import build_session_info
+
+    info = build_session_info(path)
+    assert info is not None and info["firstMessage"] == "the real question"
+    assert r.counts["custom:claude-code/interrupted"] == 1
+    assert [m["role"] for m in assert_valid_for_pi_and_providers(path)["messages"]] == ["user", "assistant"]

@@ -29,6 +29,8 @@ to what (docs/import.md has the table):
   ``tokensBefore``: ``compactMetadata.preTokens``; ``firstKeptEntryId``:
   its own id, pi 1.6's "keep nothing", as Claude Code keeps only the
   summary), parented on ``logicalParentUuid``;
+- the user record that only marks an interrupted turn (``[Request
+  interrupted by user]``) -> a custom entry ``claude-code/interrupted``;
 - ``summary`` records (titles) and ``custom-title`` -> ``session_info``
   (the session name);
 - sidechains and sub-agent files -> their own sessions whose header's
@@ -138,6 +140,20 @@ def _leftover(record: dict[str, Any], cwd: str, unconverted: list[Any], *, drop:
     return rest
 
 
+_INTERRUPTED = "[Request interrupted by user"
+
+
+def _is_interruption(rec: dict[str, Any]) -> bool:
+    """Whether a user record is only Claude Code's marker of an interrupted
+    turn (``[Request interrupted by user]``, ``... for tool use]``): pi has
+    no prompt for that (it ends the turn), so it is kept as a custom entry
+    ``claude-code/interrupted`` and is not the session's first message."""
+    content = obj(rec.get("message")).get("content")
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and content[0].get("type") == "text":
+        content = content[0].get("text")
+    return isinstance(content, str) and content.strip().startswith(_INTERRUPTED) and content.strip().endswith("]")
+
+
 @dataclass
 class _Group:
     """The assistant message being assembled from records sharing one ``message.id``."""
@@ -188,7 +204,9 @@ class _Converter:
                 self.compaction(boundary, r)
                 return
             self.compaction(boundary, None)
-        if t == "user":
+        if t == "user" and _is_interruption(rec):
+            self.note(r, None, custom_type=f"{FORMAT}/interrupted")
+        elif t == "user":
             self.user(r)
         elif t == "assistant":
             self.assistant(r)
@@ -216,14 +234,14 @@ class _Converter:
             name = rec.get("summary") if rec.get("type") == "summary" else rec.get("customTitle")
             self.note(r, name if isinstance(name, str) and name.strip() else None)
 
-    def note(self, r: SourceRecord, name: str | None) -> None:
+    def note(self, r: SourceRecord, name: str | None, *, custom_type: str | None = None) -> None:
         """A record pi has no message for: a custom entry holding it (and a
         ``session_info`` for a title), chained in where it was."""
         rec = r.record
         parent = self.b.parent_for(rec.get("parentUuid")) if "parentUuid" in rec else self.b.tail()
         parent = self.b.resolve(parent)
         ts = rec.get("timestamp")
-        entry = self.b.custom(f"{FORMAT}/{rec.get('type')}", rec, key=self.key(r), parent=parent, timestamp=ts)
+        entry = self.b.custom(custom_type or f"{FORMAT}/{rec.get('type')}", rec, key=self.key(r), parent=parent, timestamp=ts)
         last = entry
         if name is not None:
             last = self.b.add("session_info", {"name": name.strip()}, key=self.key(r, 1), parent=entry["id"], timestamp=ts)
