@@ -76,6 +76,24 @@ def test_real_sessions_import_and_open_in_pi(tmp_path, cli, fmt):
         assert info.get("name") == name
         if first is not None:
             assert info["firstMessage"].split() == first.split()
+    # independent of the conversion: what the source tools show as the session's start
+    by_source = {}
+    for r in results:  # a file's first session is its main one (then its sidechains)
+        by_source.setdefault(r["source"], listed[r["id"]])
+    if fmt == "codex":
+        for source, info in by_source.items():
+            records = [json.loads(line) for line in Path(source).read_bytes().split(b"\n") if line.strip()]
+            prompt = next(r["payload"]["message"] for r in records if r["type"] == "event_msg" and r["payload"].get("type") == "user_message")
+            meta = next(r["payload"] for r in records if r["type"] == "session_meta")
+            assert info["firstMessage"].split() == prompt.split() and info["cwd"] == meta["cwd"]
+    else:
+        titled = next(i for s, i in by_source.items() if s.endswith("d45db2bf-d60b-4801-a95b-f5f61f4bda64.jsonl"))
+        assert titled["name"] == "context7-mcp-global-registration" and titled["cwd"] == "/Users/marklin/workspace"
+        assert titled["firstMessage"].startswith("Implement the following plan:")
+        summarized = next(i for s, i in by_source.items() if s.endswith("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"))
+        assert summarized["name"] == "Empty Repo Setup: CLAUDE.md Foundation Created"
+        windows = next(i for s, i in by_source.items() if s.endswith("5c04fe06-649f-4946-8625-2a3482121664.jsonl"))
+        assert windows["cwd"] == "C:\\Users\\loganf\\Documents\\IDAHO-VAULT"
     for answer, path in zip(answers[len(calls) - len(files) :], files):
         assert "json" in answer, answer
         pi_messages = answer["json"]["messages"]

@@ -13,7 +13,8 @@ has the table):
 - ``response_item`` ``message``: ``user`` -> a user message (text and
   images), ``assistant`` -> assistant text; the context Codex injects as
   user or developer messages (``AGENTS.md`` instructions, the environment
-  context, permissions) is kept in custom entries, not as prompts;
+  context, permissions, a ``<user_shell_command>`` the user ran, the
+  ``<turn_aborted>`` marker) is kept in custom entries, not as prompts;
 - ``reasoning`` -> a thinking block (the summary text; the whole item, its
   ``encrypted_content`` included, in ``thinkingSignature`` as pi keeps
   OpenAI reasoning items); ``function_call``, ``custom_tool_call``,
@@ -46,7 +47,7 @@ __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "sessio
 FORMAT = "codex"
 """The ``--from`` name of this format, and the prefix of its custom types."""
 
-_CONTEXT_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<permissions instructions>", "<INSTRUCTIONS>")
+_CONTEXT_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<permissions instructions>", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _TURN_ENDS = {"user_message", "task_complete", "turn_aborted", "task_started"}
