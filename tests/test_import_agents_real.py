@@ -39,8 +39,11 @@ def _first_user_text(entries):
     return None
 
 
+@pytest.mark.oracle
 @pytest.mark.parametrize("fmt", ["claude-code", "codex"])
 def test_real_sessions_import_and_open_in_pi(tmp_path, cli, fmt):
+    """(About 6 s: three imports by the console script and pi 1.6 opening
+    every session in one node process.)"""
     _need(SOURCES[fmt])
     results = _import(cli, fmt)
     assert results and all(r["status"] == "imported" for r in results), [(r["source"], r["status"], r.get("message")) for r in results]
@@ -115,3 +118,44 @@ def test_real_claude_code_sessions_keep_their_shapes(tmp_path, cli):
     subagent = [r for r in results if "/subagents/" in r["source"]]
     sidechains = [r for r in results if r["source"].endswith("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")]
     assert len(subagent) == 1 and len(sidechains) == 6
+
+
+def test_concurrent_imports_into_every_store_write_each_session_once(tmp_path, cli, store_url):
+    """Two imports of the same real sessions at once into one store (files,
+    SQLite, PostgreSQL): both succeed, every session is stored once with the
+    lines a lone import writes, and a third import finds nothing to do.
+    (About 6 s per store on a loaded machine: three imports of 11 sessions
+    by the console script.)"""
+    import os
+    import subprocess
+    import sys
+
+    from pi_session.importers import import_agent_sessions
+    from pi_session.stores import open_store
+
+    _need(SOURCES["claude-code"])
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    procs = [
+        subprocess.Popen([str(exe), "import", "--from", "claude-code", str(SOURCES["claude-code"]), "--store", store_url, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-1000:] for _out, err in outs]
+    again = _import(cli, "claude-code", "--store", store_url)
+    assert {r["status"] for r in again} == {"unchanged"}
+    reference = open_store(str(tmp_path / "lone"))
+    expected = {r.result.session_id: r for r in import_agent_sessions("claude-code", [SOURCES["claude-code"]], reference)}
+    store = open_store(store_url)
+    try:
+        assert {i["id"] for i in store.list(with_text=False)} == set(expected)
+        for sid in expected:
+            stored, lone_lines = list(store.read_lines(sid)), list(reference.read_lines(sid))
+            assert stored[1:] == lone_lines[1:]
+            header, lone_header = json.loads(stored[0]), json.loads(lone_lines[0])
+            parent = header.pop("parentSession", None)
+            assert (parent is None) == (lone_header.pop("parentSession", None) is None) and header == lone_header
+            if parent is not None:  # the main session's place in this store
+                assert parent in {store.locator(other) for other in expected}
+    finally:
+        store.close()
