@@ -5,6 +5,8 @@ every imported session must pass (pi-session check, provider validators)."""
 from __future__ import annotations
 
 import json
+import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +76,8 @@ def write_jsonl(path: Path, records: list[Any], raw_lines: tuple[bytes, ...] = (
     path.parent.mkdir(parents=True, exist_ok=True)
     data = b"".join(json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in records) + b"".join(raw_lines)
     path.write_bytes(data)
+    old = time.time() - 3600  # written an hour ago: the agent is not running (see settle_seconds)
+    os.utime(path, (old, old))
     return path
 
 

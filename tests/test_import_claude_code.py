@@ -477,3 +477,33 @@ def test_an_interruption_marker_is_no_prompt(tmp_path):
     assert info is not None and info["firstMessage"] == "the real question"
     assert r.counts["custom:claude-code/interrupted"] == 1
     assert [m["role"] for m in assert_valid_for_pi_and_providers(path)["messages"]] == ["user", "assistant"]
+
+
+def test_a_response_still_being_written_waits_for_its_end(tmp_path):
+    """Claude Code writes one record per content block as they stream: an
+    import while it runs leaves the unfinished response out, and the next
+    one appends it whole (importing half of it would make that a conflict)."""
+    import os
+
+    records = [
+        cc_user("u1", None, 1, "go"),
+        cc_assistant("a1", "u1", 2, "m1", [{"type": "thinking", "thinking": "t", "signature": "s"}], stop=None),
+    ]
+    src = write_jsonl(project(tmp_path) / f"{SID}.jsonl", records)
+    os.utime(src)  # written just now: Claude Code is running
+    [first], target = run_import(tmp_path)
+    _h, entries = session_entries(imported_file(target, first.result.session_id))
+    assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user"]
+    records.append(cc_assistant("a2", "a1", 3, "m1", [tool_use("t1")], stop="tool_use"))
+    write_jsonl(src, records)
+    os.utime(src)  # still running, but the response has its stop reason
+    [second], _ = run_import(tmp_path)
+    assert second.result.status == "updated", second.result.message
+    _h, entries = session_entries(imported_file(target, first.result.session_id))
+    [a] = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert [b["type"] for b in a["content"]] == ["thinking", "toolCall"] and a["stopReason"] == "toolUse"
+    # a file nobody writes any more is imported whole, an unfinished response too
+    records.append(cc_assistant("a3", "a2", 4, "m9", [{"type": "text", "text": "cut"}], stop=None))
+    write_jsonl(src, records)
+    [third], _ = run_import(tmp_path)
+    assert third.result.status == "updated"

@@ -218,3 +218,21 @@ def test_generated_rollouts_convert_to_valid_pi_sessions(tmp_path_factory, recor
         [part] = convert_records(src[:k], source="gen.jsonl", file_id="rollout-x")
         if part.messages:
             assert lines[: len(part.lines())] == part.lines()
+
+
+def test_a_response_still_being_written_waits_for_its_token_count(tmp_path):
+    import os
+
+    records = [cx_meta(), cx_turn(1), cx_msg(1, "user", "go"), cx("response_item", 2, type="reasoning", summary=[{"type": "summary_text", "text": "t"}], encrypted_content="e")]
+    src = rollout(tmp_path, records)
+    os.utime(src)  # written just now: Codex is running
+    [first], target = run_import(tmp_path)
+    path = Path(target.locator(SESSION))
+    assert [e["message"]["role"] for e in session_entries(path)[1] if e["type"] == "message"] == ["user"]
+    records += [cx_msg(2, "assistant", "done"), cx_tokens(2, 100, 0, 10)]
+    rollout(tmp_path, records)
+    os.utime(src)
+    [second], _ = run_import(tmp_path)
+    assert second.result.status == "updated"
+    [a] = [e["message"] for e in session_entries(path)[1] if e["type"] == "message" and e["message"]["role"] == "assistant"]
+    assert [b["type"] for b in a["content"]] == ["thinking", "text"] and a["usage"]["input"] == 100

@@ -12,6 +12,7 @@ into a store through the idempotent, incremental import path (see
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -69,6 +70,7 @@ def import_agent_sessions(
     store: SessionStore,
     *,
     on_file: Callable[[int, int, str], None] | None = None,
+    settle_seconds: float = 60.0,
 ) -> Iterator[AgentImportResult]:
     """Import every session of another agent under ``paths`` into ``store``.
 
@@ -86,6 +88,12 @@ def import_agent_sessions(
         paths: files or directories (searched at any depth); None or empty:
             the format's default directory.
         on_file: called as ``on_file(done, total, path)`` before each file.
+        settle_seconds: a file modified less than this long ago may be
+            in the middle of a model response (the agent is running): its
+            last response is left out until it is complete (the module's
+            ``unfinished_tail``), so that the next import appends it whole
+            instead of finding half of it stored (a conflict). 0: import
+            everything there is.
 
     Yields:
         One :class:`AgentImportResult` per pi session.
@@ -102,7 +110,8 @@ def import_agent_sessions(
         if on_file is not None:
             on_file(n, len(files), str(file.path))
         try:
-            sessions, damaged = module.convert_file(file)
+            settle = settle_seconds > 0 and time.time() - os.stat(file.path).st_mtime < settle_seconds
+            sessions, damaged = module.convert_file(file, settle=settle)
         except OSError as exc:
             yield AgentImportResult(ImportResult(str(file.path), "failed", message=f"{file.path}: {exc.strerror or exc}"))
             continue

@@ -56,7 +56,7 @@ import orjson
 from ..timestamps import iso_to_ms
 from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, obj, pi_session_id, pi_usage, read_jsonl, text_of
 
-__all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "ClaudeCodeFile"]
+__all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "ClaudeCodeFile"]
 
 FORMAT = "claude-code"
 """The ``--from`` name of this format, and the prefix of its custom types."""
@@ -507,9 +507,41 @@ def _convert(records: list[SourceRecord], session_id: str, source: str, parent: 
     return ConvertedSession(session_id, source, cwd, timestamp, b.entries, b.counts, parent)
 
 
-def convert_file(file: ClaudeCodeFile) -> tuple[list[ConvertedSession], list[DamagedLine]]:
+def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
+    """Where a model response that may still be being written starts: the
+    index of the first record of the file's last assistant message when
+    nothing but that message's records (and notes such as ``progress``)
+    follow it and its last record has no ``stop_reason`` (Claude Code
+    writes one record per content block as they stream, the stop reason on
+    the last); else None."""
+    message_id: Any = None
+    start: int | None = None
+    for i in range(len(records) - 1, -1, -1):
+        rec = records[i].record
+        t = rec.get("type")
+        if t == "assistant":
+            message = obj(rec.get("message"))
+            if start is None:
+                if message.get("stop_reason") is not None:
+                    return None
+                message_id = message.get("id")
+            elif message.get("id") != message_id or message_id is None:
+                break
+            start = i
+        elif t in ("user", "system", "summary", "custom-title"):
+            break
+    return start
+
+
+def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one session file (:func:`convert_records`); a
     sub-agent's ``.meta.json`` beside it is read too.
+
+    Args:
+        settle: leave out a last model response that may still be being
+            written (:func:`unfinished_tail`; for a file written just now):
+            a later import appends it whole, where importing half of it
+            would make that import a conflict.
 
     Returns:
         The sessions and the damaged lines skipped.
@@ -518,6 +550,8 @@ def convert_file(file: ClaudeCodeFile) -> tuple[list[ConvertedSession], list[Dam
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
+    if settle and (cut := unfinished_tail(records)) is not None:
+        records = records[:cut]
     meta: dict[str, Any] | None = None
     if file.agent_of is not None:
         meta_path = file.path.with_name(file.path.stem + ".meta.json")

@@ -42,7 +42,7 @@ import orjson
 from ..timestamps import iso_to_ms
 from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, count, obj, pi_session_id, pi_usage, read_jsonl, text_of
 
-__all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "CodexFile"]
+__all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "CodexFile"]
 
 FORMAT = "codex"
 """The ``--from`` name of this format, and the prefix of its custom types."""
@@ -327,11 +327,40 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
     return [ConvertedSession(session_id, source, cwd, timestamp, conv.b.entries, conv.b.counts)]
 
 
-def convert_file(file: CodexFile) -> tuple[list[ConvertedSession], list[DamagedLine]]:
+_RESPONSE_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+
+
+def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
+    """Where a model response that may still be being written starts: the
+    index of the first of the file's last response items (reasoning,
+    assistant text, tool calls) when no token count, tool output, prompt or
+    turn end follows them (Codex writes the token count after each
+    response); else None."""
+    start: int | None = None
+    for i in range(len(records) - 1, -1, -1):
+        rec = records[i].record
+        payload = obj(rec.get("payload"))
+        t, pt = rec.get("type"), payload.get("type")
+        if t == "response_item" and (pt in _RESPONSE_ITEMS or (pt == "message" and payload.get("role") == "assistant")):
+            start = i
+        elif t == "event_msg" and pt not in ("token_count", "task_complete", "turn_aborted", "user_message"):
+            continue
+        else:
+            break
+    return start
+
+
+def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one rollout file (:func:`convert_records`).
+
+    Args:
+        settle: leave out a last model response that may still be being
+            written (:func:`unfinished_tail`; for a file written just now).
 
     Raises:
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
+    if settle and (cut := unfinished_tail(records)) is not None:
+        records = records[:cut]
     return convert_records(records, source=str(file.path), file_id=file.path.stem), damaged
