@@ -14,6 +14,7 @@ import pytest
 
 from agent_import_helpers import assert_messages_valid, assert_valid_for_pi_and_providers, session_entries
 from conftest import ORACLE, SHARED, oracle_missing
+from pi_session import build_session_context
 from pi_session.messages import text_content
 
 AGENTS = SHARED / "fixtures" / "other-agents"
@@ -102,6 +103,8 @@ def test_real_sessions_import_and_open_in_pi(tmp_path, cli, fmt):
         pi_messages = answer["json"]["messages"]
         assert pi_messages, path
         assert_messages_valid(pi_messages)
+        _header, entries = session_entries(path)
+        assert pi_messages == build_session_context(entries)["messages"]  # pi builds the context we do
 
 
 def test_real_claude_code_sessions_keep_their_shapes(tmp_path, cli):
