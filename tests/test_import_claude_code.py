@@ -317,6 +317,9 @@ def test_unknown_agent_and_missing_path_are_one_line_errors(tmp_path, cli):
     assert proc.returncode != 0 and "unknown agent" in proc.stderr and "Traceback" not in proc.stderr
     proc = cli("import", "--from", "claude-code", str(tmp_path / "nope"), "--store", str(tmp_path / "s"))
     assert proc.returncode != 0 and "no such file" in proc.stderr
+    proc = cli("import", "--from", "codex", "--store", str(tmp_path / "s"), env={"CODEX_HOME": str(tmp_path / "no-codex")})
+    assert proc.returncode != 0 and f"{tmp_path / 'no-codex' / 'sessions'}: no such file or directory (where codex keeps" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_default_source_and_target_directories(tmp_path, cli):

@@ -139,15 +139,15 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
     the damaged lines and a summary with the entries by kind."""
     import os
 
-    from ..importers import FORMATS, AgentImportResult, import_agent_sessions
+    from ..importers import FORMATS, AgentImportResult, default_paths, import_agent_sessions
     from ..paths import sessions_dir
     from ..stores import StoreError
 
     if source_format not in FORMATS:
         fail(f"import: --from {source_format}: unknown agent; use one of {', '.join(FORMATS)}")
-    for path in paths:
+    for path in paths or [str(p) for p in default_paths(source_format)]:
         if not os.path.exists(path):
-            fail(f"import: {path}: no such file or directory")
+            fail(f"import: {path}: no such file or directory" + ("" if paths else f" (where {source_format} keeps its sessions; name them: import --from {source_format} PATH...)"))
     url = store or common.store_url() or str(sessions_dir())
     target = common.active_store(url, create=True)
     results: list[AgentImportResult] = []

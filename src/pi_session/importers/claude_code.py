@@ -176,7 +176,6 @@ class _Converter:
         self.tool_names: dict[str, str] = {}
         self.model: str | None = None
         self.pending: list[SourceRecord] = []
-        self.summaries: dict[str, SourceRecord] = {}
         self.boundary: SourceRecord | None = None
 
     def key(self, r: SourceRecord, index: int = 0) -> str:
