@@ -236,3 +236,29 @@ def test_a_response_still_being_written_waits_for_its_token_count(tmp_path):
     assert second.result.status == "updated"
     [a] = [e["message"] for e in session_entries(path)[1] if e["type"] == "message" and e["message"]["role"] == "assistant"]
     assert [b["type"] for b in a["content"]] == ["thinking", "text"] and a["usage"]["input"] == 100
+
+
+def test_usage_when_the_count_comes_before_the_items_as_in_0_58(tmp_path):
+    """Codex 0.58 writes the token count just before the response's items
+    and repeats it (same totals) after the next turn context."""
+    _r, path, entries = imported(
+        tmp_path,
+        [
+            cx_meta(),
+            cx_turn(1),
+            cx_msg(1, "user", "go"),
+            cx("event_msg", 1, type="token_count", info=None),
+            cx_tokens(2, 300, 100, 30),
+            cx("response_item", 2, type="reasoning", summary=[], encrypted_content="e"),
+            cx("response_item", 2, type="function_call", name="shell", arguments="{}", call_id="c1"),
+            cx("response_item", 2, type="function_call_output", call_id="c1", output="ok"),
+            cx_turn(3),
+            cx_tokens(3, 300, 100, 30),  # the same totals again
+            cx_tokens(4, 500, 0, 7),
+            cx_msg(4, "assistant", "done"),
+        ],
+    )
+    first, second = (e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant")
+    assert (first["usage"]["input"], first["usage"]["cacheRead"], first["usage"]["output"]) == (200, 100, 30)
+    assert (second["usage"]["input"], second["usage"]["output"]) == (500, 7)
+    assert_valid_for_pi_and_providers(path)

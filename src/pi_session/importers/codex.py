@@ -22,7 +22,9 @@ has the table):
   (an exit code other than 0 -> ``isError``); the items of one model
   response make one assistant message;
 - ``event_msg`` ``token_count`` -> the ``usage`` of the assistant message
-  it follows (``last_token_usage``: cached input as cache reads);
+  it counts (``last_token_usage``: cached input as cache reads; the
+  response before it, or, in older rollouts that write the count first,
+  the one after it);
 - ``compacted`` -> a ``compaction`` entry (summary: its ``message``, else
   the text of its ``replacement_history``; pi 1.6's "keep nothing");
 - every record, and every field pi has no place for, kept in ``custom``
@@ -151,6 +153,8 @@ class _Converter:
         self.last_assistant: dict[str, Any] | None = None
         self.tool_names: dict[str, str] = {}
         self.tokens_before = 0
+        self.last_total: Any = None
+        self.pending_usage: dict[str, Any] | None = None
 
     def key(self, r: SourceRecord, index: int = 0) -> str:
         return f"line:{r.line}:{index}"
@@ -172,18 +176,7 @@ class _Converter:
             return
         if t == "event_msg":
             if pt == "token_count":
-                info = obj(payload.get("info"))
-                last = info.get("last_token_usage")
-                if isinstance(last, dict) and self.last_assistant is not None:
-                    cached = count(last.get("cached_input_tokens"))
-                    inp = count(last.get("input_tokens"))
-                    self.last_assistant["message"]["usage"] = pi_usage(max(inp - cached, 0), last.get("output_tokens"), cached, 0, reasoning=last.get("reasoning_output_tokens"))
-                    self.last_assistant = None
-                total = obj(info.get("total_token_usage"))
-                if isinstance(last, dict) and isinstance(last.get("input_tokens"), int):
-                    self.tokens_before = last["input_tokens"] + (last.get("output_tokens") if isinstance(last.get("output_tokens"), int) else 0)
-                elif isinstance(total.get("total_tokens"), int):
-                    self.tokens_before = total["total_tokens"]
+                self.token_count(obj(payload.get("info")))
             elif pt in _TURN_ENDS:
                 self.group = None
             self.keep(r)
@@ -208,6 +201,28 @@ class _Converter:
             entry["firstKeptEntryId"] = entry["id"]
             return
         self.keep(r)  # session_meta and anything newer
+
+    def token_count(self, info: dict[str, Any]) -> None:
+        """A token count ends a model response and holds its usage
+        (``last_token_usage``). Newer rollouts write it after the
+        response's items, older ones (0.58) just before them: it goes to
+        the response written since the last count, else to the next one.
+        A count repeating the last totals (a rate-limit update) is passed
+        over."""
+        self.group = None
+        last = info.get("last_token_usage")
+        total = obj(info.get("total_token_usage")).get("total_tokens")
+        if not isinstance(last, dict) or (total is not None and total == self.last_total):
+            return
+        self.last_total = total
+        cached = count(last.get("cached_input_tokens"))
+        usage = pi_usage(max(count(last.get("input_tokens")) - cached, 0), last.get("output_tokens"), cached, 0, reasoning=last.get("reasoning_output_tokens"))
+        self.tokens_before = count(last.get("input_tokens")) + count(last.get("output_tokens"))
+        if self.last_assistant is not None:
+            self.last_assistant["message"]["usage"] = usage
+            self.last_assistant = None
+        else:
+            self.pending_usage = usage
 
     def item(self, r: SourceRecord, p: dict[str, Any]) -> None:
         pt = p.get("type")
@@ -284,11 +299,15 @@ class _Converter:
             }
             g = self.add("message", {"message": msg}, r, kind="message:assistant")
             self.group = g
+            if self.pending_usage is not None:  # counted before its items were written
+                msg["usage"], self.pending_usage = self.pending_usage, None
+                self.last_assistant = None
+            else:
+                self.last_assistant = g
         msg = g["message"]
         msg["content"].extend(blocks)
         if any(b["type"] == "toolCall" for b in msg["content"]):
             msg["stopReason"] = "toolUse"
-        self.last_assistant = g
 
 
 def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: str) -> list[ConvertedSession]:
