@@ -46,14 +46,6 @@ def import_(
 ) -> None:
     """Import pi sessions into the store of --store (or PI_SESSION_STORE).
 
-    With --from claude-code or --from codex: import that agent's sessions
-    (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects;
-    $CODEX_HOME/sessions or ~/.codex/sessions) as pi sessions, into
-    --store or, by default, pi's sessions directory (one sub-directory per
-    cwd, as pi names it). Importing again appends only what a source
-    session gained; a rewritten one is a conflict. Damaged source lines
-    are reported with file and line and skipped.
-
     Each session keeps its exact lines, damaged ones included (reported as
     ``check`` reports them), so ``export --format jsonl`` gives the file
     back byte for byte; a v1/v2 file is migrated to version 3 on the way.
@@ -63,6 +55,14 @@ def import_(
     after repairing a torn last line); other differences are a
     ``conflict``, left alone. Several imports at once find each other's
     sessions and lines. The source files are never changed.
+
+    With --from claude-code or --from codex: import that agent's sessions
+    (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects;
+    $CODEX_HOME/sessions or ~/.codex/sessions) as pi sessions, into
+    --store or, by default, pi's sessions directory (one sub-directory per
+    cwd, as pi names it). Importing again appends only what a source
+    session gained; a rewritten one is a conflict. Damaged source lines
+    are reported with file and line and skipped (docs/import.md).
 
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""
