@@ -262,3 +262,16 @@ def test_usage_when_the_count_comes_before_the_items_as_in_0_58(tmp_path):
     assert (first["usage"]["input"], first["usage"]["cacheRead"], first["usage"]["output"]) == (200, 100, 30)
     assert (second["usage"]["input"], second["usage"]["output"]) == (500, 7)
     assert_valid_for_pi_and_providers(path)
+
+
+def test_a_command_the_user_ran_is_a_bash_execution(tmp_path):
+    shell = "<user_shell_command>\n<command>\nls -a\n</command>\n<result>\nExit code: 2\nDuration: 0.0100 seconds\nOutput:\nls: cannot access\n</result>\n</user_shell_command>"
+    _r, path, entries = imported(tmp_path, [cx_meta(), cx_msg(1, "user", shell), cx_msg(2, "user", "why did it fail?")])
+    [bash] = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "bashExecution"]
+    assert (bash["command"], bash["output"], bash["exitCode"], bash["cancelled"]) == ("ls -a", "ls: cannot access", 2, False)
+    context = assert_valid_for_pi_and_providers(path)
+    assert [m["role"] for m in context["messages"]] == ["bashExecution", "user"]
+    from pi_session.listing import build_session_info
+
+    info = build_session_info(path)
+    assert info is not None and info["firstMessage"] == "why did it fail?"

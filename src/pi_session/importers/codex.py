@@ -13,8 +13,10 @@ has the table):
 - ``response_item`` ``message``: ``user`` -> a user message (text and
   images), ``assistant`` -> assistant text; the context Codex injects as
   user or developer messages (``AGENTS.md`` instructions, the environment
-  context, permissions, a ``<user_shell_command>`` the user ran, the
-  ``<turn_aborted>`` marker) is kept in custom entries, not as prompts;
+  context, permissions, the ``<turn_aborted>`` marker) is kept in custom
+  entries, not as prompts; a ``<user_shell_command>`` (the user ran a
+  command) -> a ``bashExecution`` message (command, output, exit code),
+  the record kept too;
 - ``reasoning`` -> a thinking block (the summary text; the whole item, its
   ``encrypted_content`` included, in ``thinkingSignature`` as pi keeps
   OpenAI reasoning items); ``function_call``, ``custom_tool_call``,
@@ -34,6 +36,7 @@ has the table):
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +53,12 @@ FORMAT = "codex"
 """The ``--from`` name of this format, and the prefix of its custom types."""
 
 _CONTEXT_PREFIXES = ("# AGENTS.md instructions", "<environment_context>", "<user_instructions>", "<permissions instructions>", "<INSTRUCTIONS>", "<user_shell_command>", "<turn_aborted>")
+_SHELL = re.compile(
+    r"<user_shell_command>\s*<command>\n?(?P<command>.*?)\n?</command>\s*<result>\n?"
+    r"(?:Exit code: (?P<code>-?\d+)\n)?(?:Duration: [^\n]*\n)?(?:Output:\n)?(?P<output>.*?)\n?</result>\s*</user_shell_command>",
+    re.S,
+)
+"""A command the user ran in Codex (``!cmd``), as Codex records it."""
 _CALLS = {"function_call", "custom_tool_call", "local_shell_call"}
 _OUTPUTS = {"function_call_output", "custom_tool_call_output", "local_shell_call_output"}
 _TURN_ENDS = {"user_message", "task_complete", "turn_aborted", "task_started"}
@@ -260,6 +269,19 @@ class _Converter:
             text = text_of(blocks).lstrip()
             if not blocks or text.startswith(_CONTEXT_PREFIXES):
                 self.keep(r)
+                shell = _SHELL.fullmatch(text.strip())
+                if shell is not None:  # the user ran a command: pi's bashExecution
+                    code = shell["code"]
+                    msg = {
+                        "role": "bashExecution",
+                        "command": shell["command"],
+                        "output": shell["output"],
+                        "exitCode": int(code) if code is not None else None,
+                        "cancelled": False,
+                        "truncated": False,
+                        "timestamp": _ms(ts),
+                    }
+                    self.add("message", {"message": msg}, r, index=1, kind="message:bashExecution")
                 return
             if unconverted:
                 self.keep(r, {"unconverted": unconverted, "timestamp": ts})
