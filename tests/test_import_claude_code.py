@@ -402,6 +402,14 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
     source_results = {b["tool_use_id"] for r in records if r.get("type") == "user" for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])}
     assert answered == source_results
     assert all(e["parentId"] is None or e["parentId"] in by_id for e in session.entries)
+    # lossless: every source record is kept whole (custom) or by its fields (claude-code/fields)
+    kept = set()
+    for e in session.entries:
+        if e["type"] == "custom" and e["customType"] == "claude-code/fields":
+            kept.update(rec["uuid"] for rec in e["data"]["records"])
+        elif e["type"] == "custom":
+            kept.add(e["data"].get("uuid") or json.dumps(e["data"], sort_keys=True))
+    assert kept >= {r.get("uuid") or json.dumps(r, sort_keys=True) for r in records}
     # appending records only appends lines (the incremental import relies on it),
     # wherever the file is cut between two messages
     lines = session.lines()

@@ -239,8 +239,6 @@ class ConvertedSession:
         parent_id: the pi session id of the session this one was spawned
             from (a sub-agent's), else None; the header's ``parentSession``
             is that session's locator in the target store.
-        messages: how many message entries (a session without any is not
-            written).
     """
 
     session_id: str
@@ -253,6 +251,7 @@ class ConvertedSession:
 
     @property
     def messages(self) -> int:
+        """How many message and compaction entries the session has."""
         return sum(1 for e in self.entries if e.get("type") in ("message", "compaction"))
 
     def header(self, parent_session: str | None = None) -> dict[str, Any]:
