@@ -32,10 +32,16 @@ def _report_problems(source: str) -> None:
 
 
 def import_(
-    sources: list[str] = typer.Argument(
-        ..., metavar="SOURCE...", help="Session files, directories of them (searched at any depth), or a store URL to copy every session of."
+    sources: Optional[list[str]] = typer.Argument(
+        None,
+        metavar="SOURCE...",
+        help="Session files, directories of them (searched at any depth), or a store URL to copy every session of; "
+        "with --from, the other agent's files or directories (default: its sessions directory).",
     ),
     store: Optional[str] = STORE_OPTION,
+    source_format: Optional[str] = typer.Option(
+        None, "--from", metavar="AGENT", help="Import another agent's sessions: claude-code or codex (docs/import.md)."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Import pi sessions into the store of --store (or PI_SESSION_STORE).
@@ -50,12 +56,25 @@ def import_(
     ``conflict``, left alone. Several imports at once find each other's
     sessions and lines. The source files are never changed.
 
+    With --from claude-code or --from codex: import that agent's sessions
+    (default: $CLAUDE_CONFIG_DIR/projects or ~/.claude/projects;
+    $CODEX_HOME/sessions or ~/.codex/sessions) as pi sessions, into
+    --store or, by default, pi's sessions directory (one sub-directory per
+    cwd, as pi names it). Importing again appends only what a source
+    session gained; a rewritten one is a conflict. Damaged source lines
+    are reported with file and line and skipped (docs/import.md).
+
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""
     from ..operations import import_sessions
     from ..stores import StoreError
     from ..stores.transfer import ImportResult
 
+    if source_format is not None:
+        _import_from(source_format, sources or [], store, as_json)
+        return
+    if not sources:
+        fail("import: name the sessions to import (SOURCE...), or use --from claude-code|codex")
     url = store or common.store_url()
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
@@ -111,6 +130,95 @@ def import_(
             markup=False,
             soft_wrap=True,
         )
+    raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
+
+
+def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool) -> None:
+    """``import --from AGENT``: :func:`pi_session.importers.import_agent_sessions`
+    with a progress bar on a terminal, one line per session that changed,
+    the damaged lines and a summary with the entries by kind."""
+    import os
+
+    from ..importers import FORMATS, AgentImportResult, default_paths, import_agent_sessions
+    from ..paths import sessions_dir
+    from ..stores import StoreError
+
+    if source_format not in FORMATS:
+        fail(f"import: --from {source_format}: unknown agent; use one of {', '.join(FORMATS)}")
+    for path in paths or [str(p) for p in default_paths(source_format)]:
+        if not os.path.exists(path):
+            fail(f"import: {path}: no such file or directory" + ("" if paths else f" (where {source_format} keeps its sessions; name them: import --from {source_format} PATH...)"))
+    url = store or common.store_url() or str(sessions_dir())
+    target = common.active_store(url, create=True)
+    results: list[AgentImportResult] = []
+    progress = None
+    task: Any = None
+    if console.is_terminal and not as_json:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        progress = Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(), TextColumn("{task.description}"), console=console, transient=True)
+        task = progress.add_task("", total=None)
+        progress.start()
+
+    def on_file(done: int, total: int, path: str) -> None:
+        if progress is not None:
+            progress.update(task, completed=done, total=total, description=sanitize(os.path.basename(path))[:40])
+
+    try:
+        for item in import_agent_sessions(source_format, paths, target, on_file=on_file):
+            results.append(item)
+            if as_json:
+                continue
+            for line in item.damaged:
+                warn(line.format())
+            r = item.result
+            if r.status == "conflict":
+                warn(f"conflict: {r.message} (the source was rewritten since it was imported)")
+            elif r.status == "failed":
+                warn(r.message)
+            elif r.status in ("imported", "updated"):
+                extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
+                console.print(sanitize(f"{r.status}: {r.source} -> {r.session_id}{extra}"), markup=False, soft_wrap=True)
+    except StoreError as exc:
+        fail(str(exc))
+    finally:
+        if progress is not None:
+            progress.stop()
+    counts: dict[str, int] = {}
+    kinds: dict[str, int] = {}
+    damaged = 0
+    for item in results:
+        counts[item.result.status] = counts.get(item.result.status, 0) + 1
+        damaged += len(item.damaged)
+        if item.result.status in ("imported", "updated", "unchanged"):
+            for kind, n in item.counts.items():
+                kinds[kind] = kinds.get(kind, 0) + n
+    if as_json:
+        print_json(
+            [
+                {
+                    "source": i.result.source,
+                    "status": i.result.status,
+                    "id": i.result.session_id,
+                    **({"appended": i.result.appended} if i.result.status == "updated" else {}),
+                    "entries": dict(sorted(i.counts.items())),
+                    "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in i.damaged],
+                    **({"message": i.result.message} if i.result.message else {}),
+                }
+                for i in results
+            ]
+        )
+    else:
+        summary = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
+        console.print(
+            sanitize(f"{plural(len(results), 'session')} from {source_format} into {target.url}: " + (", ".join(summary) or "nothing to import")),
+            markup=False,
+            soft_wrap=True,
+        )
+        if kinds:
+            console.print(sanitize("entries in them: " + ", ".join(f"{n:,} {k}" for k, n in sorted(kinds.items()))), markup=False, soft_wrap=True)
+        if damaged:
+            console.print(f"{plural(damaged, 'damaged source line')} skipped", markup=False, soft_wrap=True)
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
 
 

@@ -16,7 +16,7 @@ from ..storage import LineProblem, SessionFileError, iter_lines, parse_line, rea
 from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
 
-__all__ = ["ImportResult", "import_file", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
+__all__ = ["ImportResult", "import_file", "store_lines", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
 ImportStatus = Literal["imported", "updated", "unchanged", "conflict", "skipped", "failed"]
 
@@ -96,13 +96,23 @@ def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResu
     except OSError as exc:
         return ImportResult(source, "failed", session_id, message=f"{p}: {exc.strerror or exc}")
     result = ImportResult(source, "imported", session_id, list(sf.problems), sf.migrated_from)
-    _store_lines(store, lines, p.name, result)
+    store_lines(store, lines, p.name, result)
     return result
 
 
-def _store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult) -> None:
-    """Create the session through its new handle unless the store has it
-    (then compare)."""
+def store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult) -> None:
+    """Write one session's ``lines`` into ``store`` the idempotent,
+    race-safe way :func:`import_file` does: create the session through its
+    new handle unless the store has it; else compare by entries and append
+    only the lines the store lacks (``updated``), or leave it alone
+    (``unchanged``, ``conflict``). ``result`` (its ``session_id`` set) is
+    updated in place: ``status``, ``appended``, ``message``. Used by the
+    importers of other agents' sessions too (:mod:`pi_session.importers`).
+
+    Raises:
+        StoreError: the store cannot be written, or the first line is not a
+            session header.
+    """
     session_id = result.session_id
     assert session_id is not None
     if store.exists(session_id):
@@ -217,7 +227,7 @@ def copy_session(source: SessionStore, target: SessionStore, session_id: str) ->
     :func:`import_file`)."""
     lines = list(source.read_lines(session_id))
     result = ImportResult(source.locator(session_id), "imported", session_id)
-    _store_lines(target, lines, source.file_name(session_id), result)
+    store_lines(target, lines, source.file_name(session_id), result)
     return result
 
 

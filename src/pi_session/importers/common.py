@@ -1,0 +1,335 @@
+"""What the importers of other agents' sessions share (**beyond pi**):
+deterministic ids, reading a JSONL source file tolerantly, building a pi
+session tree entry by entry (:class:`SessionBuilder`), the converted
+session (:class:`ConvertedSession`) and writing it into a store through the
+idempotent import path of :func:`pi_session.stores.transfer.store_lines`.
+
+Everything here but :func:`read_jsonl` and :func:`write_session` is pure.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..jsonio import dumps_line, loads
+from ..records import make_header
+from ..timestamps import iso_to_ms
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
+    from ..stores.transfer import ImportResult
+
+__all__ = [
+    "NAMESPACE",
+    "EPOCH_ISO",
+    "pi_session_id",
+    "SourceRecord",
+    "DamagedLine",
+    "read_jsonl",
+    "SessionBuilder",
+    "ConvertedSession",
+    "AgentImportResult",
+    "pi_usage",
+    "write_session",
+    "text_of",
+    "obj",
+    "count",
+    "first_str",
+]
+
+NAMESPACE = uuid.UUID("6f1d2c3a-5b7e-4f8a-9c0d-1e2f3a4b5c6d")
+"""The UUID namespace every imported id is derived from (uuid5)."""
+
+EPOCH_ISO = "1970-01-01T00:00:00.000Z"
+"""The timestamp of a record that has none (never the current time: a
+conversion must give the same lines every time)."""
+
+
+def pi_session_id(source_format: str, source_id: str) -> str:
+    """The pi session id of a source session: ``uuid5(NAMESPACE,
+    "<format>:<source id>")`` as a string, so the same source session always
+    maps to the same pi session (what makes an import idempotent)."""
+    return str(uuid.uuid5(NAMESPACE, f"{source_format}:{source_id}"))
+
+
+@dataclass(frozen=True)
+class SourceRecord:
+    """One decoded JSON object of a source file and its 1-based line number."""
+
+    line: int
+    record: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class DamagedLine:
+    """A source line that holds no JSON object (skipped)."""
+
+    path: str
+    line: int
+    reason: str
+
+    def format(self) -> str:
+        """``path:line: reason`` (one line)."""
+        return f"{self.path}:{self.line}: {self.reason}; skipped"
+
+
+def read_jsonl(path: str | Path) -> tuple[list[SourceRecord], list[DamagedLine]]:
+    """Read a JSONL file: its JSON objects with their line numbers, and the
+    lines that hold none (not JSON, not an object, a torn last line).
+    Lines are split at ``\\n`` only (a raw U+0085 or U+2028 inside a JSON
+    string stays in its line); blank lines are passed over.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    data = Path(path).read_bytes()
+    records: list[SourceRecord] = []
+    damaged: list[DamagedLine] = []
+    chunks = data.split(b"\n")
+    last = len(chunks) - 1
+    for n, raw in enumerate(chunks, 1):
+        if not raw.strip():
+            continue
+        try:
+            value = loads(raw)  # as JSON.parse: lone surrogate escapes and big integers read too
+        except ValueError as exc:
+            torn = n - 1 == last
+            damaged.append(DamagedLine(str(path), n, "a torn last line (no newline)" if torn else f"not JSON ({exc})"))
+            continue
+        if not isinstance(value, dict):
+            damaged.append(DamagedLine(str(path), n, f"not a JSON object ({type(value).__name__})"))
+            continue
+        records.append(SourceRecord(n, value))
+    return records, damaged
+
+
+def pi_usage(input_tokens: Any, output_tokens: Any, cache_read: Any = 0, cache_write: Any = 0, *, reasoning: Any = None) -> dict[str, Any]:
+    """pi's ``usage`` of an assistant message from token counts (non-integers
+    count 0); ``cost`` is zero (the source does not record it)."""
+
+    def n(value: Any) -> int:
+        return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+    usage: dict[str, Any] = {
+        "input": n(input_tokens),
+        "output": n(output_tokens),
+        "cacheRead": n(cache_read),
+        "cacheWrite": n(cache_write),
+    }
+    usage["totalTokens"] = usage["input"] + usage["output"] + usage["cacheRead"] + usage["cacheWrite"]
+    usage["cost"] = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}
+    if n(reasoning):
+        usage["reasoning"] = n(reasoning)
+    return usage
+
+
+class SessionBuilder:
+    """Builds one pi session's entries in order, keeping the tree linear
+    where the source's is not meant to branch.
+
+    Every entry gets a deterministic 8-hex-character id: the start of
+    ``uuid5(NAMESPACE, "<session id>:<key>")`` (``key``: the source record's
+    id and the entry's index in it), bumped deterministically on the rare
+    collision. :meth:`add` resolves a parent through the *insertions*: an
+    entry added with ``insertion=True`` (a record that sits between two
+    messages, e.g. a tool result of a parallel call, a progress note) is
+    chained after the latest entry that continues its parent, so the
+    messages after it continue from it instead of making a branch.
+
+    Attributes:
+        session_id: the pi session id.
+        entries: the entries so far (dicts, pi's key order).
+        counts: entries by kind (``message:user``, ``custom:<customType>``, ...).
+    """
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.entries: list[dict[str, Any]] = []
+        self.counts: Counter[str] = Counter()
+        self._ids: set[str] = set()
+        self._source: dict[str, str] = {}
+        self._after: dict[str, str] = {}
+        self.last_timestamp = EPOCH_ISO
+
+    def new_id(self, key: str) -> str:
+        """A deterministic entry id for ``key`` not used yet in this session."""
+        base = f"{self.session_id}:{key}"
+        n = 0
+        while True:
+            candidate = uuid.uuid5(NAMESPACE, base if n == 0 else f"{base}#{n}").hex[:8]
+            if candidate not in self._ids:
+                self._ids.add(candidate)
+                return candidate
+            n += 1
+
+    def map_source(self, source_id: Any, entry_id: str) -> None:
+        """Record that the source id ``source_id`` is continued by ``entry_id``."""
+        if isinstance(source_id, str):
+            self._source[source_id] = entry_id
+
+    def lookup(self, source_id: Any) -> str | None:
+        """The entry id a source id maps to, or None."""
+        return self._source.get(source_id) if isinstance(source_id, str) else None
+
+    def tail(self) -> str | None:
+        """The id of the last entry added (None before the first)."""
+        return self.entries[-1]["id"] if self.entries else None
+
+    def resolve(self, entry_id: str | None) -> str | None:
+        """``entry_id`` followed through the insertions chained after it."""
+        while entry_id is not None and entry_id in self._after:
+            entry_id = self._after[entry_id]
+        return entry_id
+
+    def parent_for(self, source_parent: Any) -> str | None:
+        """The pi parent of a record whose source parent id is
+        ``source_parent``: its entry (through insertions); the last entry
+        for a parent that is unknown or absent (a second root, a parent in
+        a skipped line): pi sessions keep one root."""
+        mapped = self.lookup(source_parent)
+        return self.resolve(mapped if mapped is not None else self.tail())
+
+    def add(self, entry_type: str, fields: Mapping[str, Any], *, key: str, parent: str | None, timestamp: Any, kind: str | None = None) -> dict[str, Any]:
+        """Append an entry ``{type, id, parentId, timestamp, **fields}``.
+
+        Args:
+            key: what the id is derived from (unique per source record and
+                position).
+            parent: the parent entry id (see :meth:`parent_for`).
+            timestamp: the source's ISO timestamp (a non-string: the last
+                one seen).
+            kind: the count key (default ``entry_type``).
+
+        Returns:
+            The entry (it may still be changed until the lines are made).
+        """
+        if isinstance(timestamp, str) and iso_to_ms(timestamp) is not None:
+            self.last_timestamp = timestamp
+        entry: dict[str, Any] = {"type": entry_type, "id": self.new_id(key), "parentId": parent, "timestamp": self.last_timestamp}
+        entry.update(fields)
+        self.entries.append(entry)
+        self.counts[kind or entry_type] += 1
+        return entry
+
+    def insert_after(self, anchor: str | None, entry_id: str) -> None:
+        """Mark ``entry_id`` as chained after ``anchor`` (see :meth:`resolve`)."""
+        if anchor is not None and anchor != entry_id:
+            self._after[anchor] = entry_id
+
+    def custom(self, custom_type: str, data: Any, *, key: str, parent: str | None, timestamp: Any) -> dict[str, Any]:
+        """A ``custom`` entry keeping source data pi has no place for."""
+        return self.add("custom", {"customType": custom_type, "data": data}, key=key, parent=parent, timestamp=timestamp, kind=f"custom:{custom_type}")
+
+
+@dataclass
+class ConvertedSession:
+    """One pi session converted from a source session.
+
+    Attributes:
+        session_id: the pi session id (:func:`pi_session_id`).
+        source: the source file.
+        cwd, timestamp: the header's.
+        entries: the pi entries (dicts, in file order).
+        counts: entries by kind (see :class:`SessionBuilder`).
+        parent_id: the pi session id of the session this one was spawned
+            from (a sub-agent's), else None; the header's ``parentSession``
+            is that session's locator in the target store.
+    """
+
+    session_id: str
+    source: str
+    cwd: str
+    timestamp: str
+    entries: list[dict[str, Any]]
+    counts: Counter[str] = field(default_factory=Counter)
+    parent_id: str | None = None
+
+    @property
+    def messages(self) -> int:
+        """How many message and compaction entries the session has."""
+        return sum(1 for e in self.entries if e.get("type") in ("message", "compaction"))
+
+    def header(self, parent_session: str | None = None) -> dict[str, Any]:
+        """The version-3 session header (``parentSession`` when given)."""
+        return make_header(self.session_id, self.cwd, self.timestamp, parent_session)
+
+    def lines(self, parent_session: str | None = None) -> list[bytes]:
+        """The session file's lines as pi writes them (header first)."""
+        return [dumps_line(self.header(parent_session))] + [dumps_line(e) for e in self.entries]
+
+
+@dataclass
+class AgentImportResult:
+    """What importing one converted session did.
+
+    Attributes:
+        result: the store write's :class:`pi_session.stores.transfer.ImportResult`
+            (``imported``, ``updated`` with ``appended``, ``unchanged``,
+            ``conflict``, ``skipped``, ``failed``).
+        counts: the session's entries by kind.
+        damaged: the source lines skipped (reported once, with the file's
+            first session).
+    """
+
+    result: ImportResult
+    counts: Counter[str] = field(default_factory=Counter)
+    damaged: list[DamagedLine] = field(default_factory=list)
+
+
+def write_session(store: SessionStore, session: ConvertedSession) -> ImportResult:
+    """Write a converted session into ``store`` idempotently and
+    incrementally (:func:`pi_session.stores.transfer.store_lines`): new
+    sessions are created; a session imported before gets only the lines
+    its source gained (``updated``); a stored session that its new lines
+    do not continue (the source was rewritten) is a ``conflict``, left
+    alone. ``parentSession`` is the parent's locator in ``store`` when the
+    store holds the parent. A session with no message is ``skipped``.
+
+    Raises:
+        pi_session.stores.StoreError: the store cannot be written.
+    """
+    from ..stores.transfer import ImportResult, store_lines
+
+    result = ImportResult(session.source, "imported", session.session_id)
+    if not session.messages:
+        result.status = "skipped"
+        result.message = f"{session.source}: no conversation in it"
+        return result
+    parent = session.parent_id
+    locator = store.locator(parent) if parent is not None and store.exists(parent) else None
+    store_lines(store, session.lines(locator), None, result)
+    return result
+
+
+def obj(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
+def count(value: Any) -> int:
+    """``value`` when it is a non-negative integer (not a bool), else 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def text_of(value: Any) -> str:
+    """The text of a string or of a list of content blocks (their ``text``
+    fields joined with newlines)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "\n".join(b["text"] for b in value if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def first_str(records: Iterable[SourceRecord], key: str) -> str | None:
+    """The first string value of ``key`` among the records."""
+    for r in records:
+        value = r.record.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None

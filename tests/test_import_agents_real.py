@@ -1,0 +1,164 @@
+"""``pi-session import --from claude-code|codex`` end to end over the real
+sessions in ../shared/fixtures/other-agents (read from there, never
+copied), with the real console script: every imported session opens in
+pi 1.6 (the oracle), pi's listing shows it under the source's cwd with its
+first message and name, ``check`` finds nothing, and the context pi builds
+converts to OpenAI and Anthropic requests the validators accept."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent_import_helpers import assert_messages_valid, assert_valid_for_pi_and_providers, session_entries
+from conftest import ORACLE, SHARED, oracle_missing
+from pi_session import build_session_context
+from pi_session.messages import text_content
+
+AGENTS = SHARED / "fixtures" / "other-agents"
+SOURCES = {"claude-code": AGENTS / "claude-code" / "projects", "codex": AGENTS / "codex" / "sessions"}
+
+
+def _need(path: Path) -> None:
+    if not path.exists():
+        pytest.skip(f"needs {path} (the ../shared checkout beside this repository)")
+
+
+def _import(cli, fmt: str, *extra: str):
+    proc = cli("import", "--from", fmt, str(SOURCES[fmt]), "--json", *extra)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    return json.loads(proc.stdout)
+
+
+def _first_user_text(entries):
+    for e in entries:
+        if e["type"] == "message" and e["message"]["role"] == "user":
+            return text_content(e["message"]["content"], " ")
+    return None
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_real_sessions_import_and_open_in_pi(tmp_path, cli, fmt):
+    """(About 6 s: three imports by the console script and pi 1.6 opening
+    every session in one node process.)"""
+    _need(SOURCES[fmt])
+    results = _import(cli, fmt)
+    assert results and all(r["status"] == "imported" for r in results), [(r["source"], r["status"], r.get("message")) for r in results]
+    assert not any(r["damaged"] for r in results)
+    sessions_root = tmp_path / "agent" / "sessions"  # pi's sessions dir: the default target
+    files = sorted(sessions_root.glob("*/*.jsonl"))
+    assert len(files) == len(results)
+    expected = {}
+    for path in files:
+        assert_valid_for_pi_and_providers(path)
+        header, entries = session_entries(path)
+        names = [e["name"] for e in entries if e["type"] == "session_info"]
+        expected[header["id"]] = (header["cwd"], _first_user_text(entries), names[-1] if names else None, path)
+    # again: nothing to do
+    again = _import(cli, fmt)
+    assert {r["status"] for r in again} == {"unchanged"}
+    if oracle_missing() is not None:
+        pytest.skip(oracle_missing())
+    import subprocess
+
+    calls = [["list", str(d)] for d in sorted({p.parent for p in files})] + [["context", str(p)] for p in files]
+    (tmp_path / "calls.json").write_text(json.dumps(calls))
+    out = subprocess.run([str(ORACLE), "batch", str(tmp_path / "calls.json")], check=True, capture_output=True, text=True, timeout=600).stdout
+    answers = json.loads(out)
+    listed = {}
+    for answer in answers[: len(calls) - len(files)]:
+        for info in answer["json"]:
+            listed[info["id"]] = info
+    assert set(listed) == set(expected)
+    for sid, (cwd, first, name, _path) in expected.items():
+        info = listed[sid]
+        assert info["cwd"] == cwd
+        assert info.get("name") == name
+        if first is not None:
+            assert info["firstMessage"].split() == first.split()
+    # independent of the conversion: what the source tools show as the session's start
+    by_source = {}
+    for r in results:  # a file's first session is its main one (then its sidechains)
+        by_source.setdefault(r["source"], listed[r["id"]])
+    if fmt == "codex":
+        for source, info in by_source.items():
+            records = [json.loads(line) for line in Path(source).read_bytes().split(b"\n") if line.strip()]
+            prompt = next(r["payload"]["message"] for r in records if r["type"] == "event_msg" and r["payload"].get("type") == "user_message")
+            meta = next(r["payload"] for r in records if r["type"] == "session_meta")
+            assert info["firstMessage"].split() == prompt.split() and info["cwd"] == meta["cwd"]
+    else:
+        titled = next(i for s, i in by_source.items() if s.endswith("d45db2bf-d60b-4801-a95b-f5f61f4bda64.jsonl"))
+        assert titled["name"] == "context7-mcp-global-registration" and titled["cwd"] == "/Users/marklin/workspace"
+        assert titled["firstMessage"].startswith("Implement the following plan:")
+        summarized = next(i for s, i in by_source.items() if s.endswith("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"))
+        assert summarized["name"] == "Empty Repo Setup: CLAUDE.md Foundation Created"
+        windows = next(i for s, i in by_source.items() if s.endswith("5c04fe06-649f-4946-8625-2a3482121664.jsonl"))
+        assert windows["cwd"] == "C:\\Users\\loganf\\Documents\\IDAHO-VAULT"
+    for answer, path in zip(answers[len(calls) - len(files) :], files):
+        assert "json" in answer, answer
+        pi_messages = answer["json"]["messages"]
+        assert pi_messages, path
+        assert_messages_valid(pi_messages)
+        _header, entries = session_entries(path)
+        assert pi_messages == build_session_context(entries)["messages"]  # pi builds the context we do
+
+
+def test_real_claude_code_sessions_keep_their_shapes(tmp_path, cli):
+    _need(SOURCES["claude-code"])
+    results = _import(cli, "claude-code", "--store", f"sqlite:///{tmp_path / 'team.db'}")
+    totals: dict[str, int] = {}
+    for r in results:
+        for kind, n in r["entries"].items():
+            totals[kind] = totals.get(kind, 0) + n
+    # the README of the fixtures names these shapes
+    assert totals["compaction"] == 7
+    assert totals["session_info"] >= 2
+    assert totals["message:toolResult"] > 100 and totals["custom:claude-code/progress"] > 0
+    subagent = [r for r in results if "/subagents/" in r["source"]]
+    sidechains = [r for r in results if r["source"].endswith("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")]
+    assert len(subagent) == 1 and len(sidechains) == 6
+
+
+def test_concurrent_imports_into_every_store_write_each_session_once(tmp_path, cli, store_url):
+    """Two imports of the same real sessions at once into one store (files,
+    SQLite, PostgreSQL): both succeed, every session is stored once with the
+    lines a lone import writes, and a third import finds nothing to do.
+    (About 6 s per store on a loaded machine: three imports of 11 sessions
+    by the console script.)"""
+    import os
+    import subprocess
+    import sys
+
+    from pi_session.importers import import_agent_sessions
+    from pi_session.stores import open_store
+
+    _need(SOURCES["claude-code"])
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    procs = [
+        subprocess.Popen([str(exe), "import", "--from", "claude-code", str(SOURCES["claude-code"]), "--store", store_url, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for _ in range(2)
+    ]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [err[-1000:] for _out, err in outs]
+    again = _import(cli, "claude-code", "--store", store_url)
+    assert {r["status"] for r in again} == {"unchanged"}
+    reference = open_store(str(tmp_path / "lone"))
+    expected = {r.result.session_id: r for r in import_agent_sessions("claude-code", [SOURCES["claude-code"]], reference)}
+    store = open_store(store_url)
+    try:
+        assert {i["id"] for i in store.list(with_text=False)} == set(expected)
+        for sid in expected:
+            stored, lone_lines = list(store.read_lines(sid)), list(reference.read_lines(sid))
+            assert stored[1:] == lone_lines[1:]
+            header, lone_header = json.loads(stored[0]), json.loads(lone_lines[0])
+            parent = header.pop("parentSession", None)
+            assert (parent is None) == (lone_header.pop("parentSession", None) is None) and header == lone_header
+            if parent is not None:  # the main session's place in this store
+                assert parent in {store.locator(other) for other in expected}
+    finally:
+        store.close()
