@@ -220,7 +220,7 @@ def search(
                     # a FileStore keeps a project's files in its own directory
                     scope = index.sids_under(store.session_dir(project))
                 cands = fts_candidates(
-                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope
+                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit
                 )
                 return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
 
@@ -233,8 +233,11 @@ def search(
         from ..stores import StoreError
 
         raise StoreError(f"{store.url}: this store cannot be searched")
-    cands = searcher(parsed, include_edited=include_edited, thinking=thinking, project=project)
-    return SearchResult(_hits(cands, parsed, limit, lambda c: store.locator(c.session_id)), [], 0)
+    cands = searcher(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+    try:
+        return SearchResult(_hits(cands, parsed, limit, lambda c: store.locator(c.session_id)), [], 0)
+    finally:
+        cands.close()
 
 
 def update_index(store_or_dir: StoreOrDir, *, on_progress: Callable[[int, int], Any] | None = None) -> Any:

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .extract import Doc, record_docs
-from .query import Query, Term
+from ..text import well_formed
+from .query import Query, Term, tokens
 
 __all__ = ["Candidate", "FtsWriter", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "unpack"]
 
@@ -79,20 +80,38 @@ def unpack(blob: Any) -> str:
 
 
 class FtsWriter:
-    """Writes documents into the index tables of prefix ``p`` through a
-    cursor (inside the caller's transaction)."""
+    """Writes documents into the index tables of prefix ``p`` (inside the
+    caller's transaction).
 
-    def __init__(self, cur: Any, p: str) -> None:
+    Args:
+        cur: a DB-API cursor.
+        p: the table name prefix.
+        run: ``run(cur, sql, params)`` executes one statement written with
+            ``?`` markers and returns the cursor (default: ``cur.execute``;
+            a store passes its own, which translates markers and text its
+            database cannot hold).
+        postgres: write PostgreSQL's ``tsvector`` columns instead of the
+            FTS5 table.
+    """
+
+    def __init__(self, cur: Any, p: str, *, run: Any = None, postgres: bool = False) -> None:
         self.cur = cur
         self.p = p
+        self.postgres = postgres
+        self._run = run if run is not None else (lambda c, q, a=(): c.execute(q, a))
+        self._instr = "strpos" if postgres else "instr"
+
+    def _x(self, sql: str, params: Any = ()) -> Any:
+        return self._run(self.cur, sql, params)
 
     def session(self, sid: str, session_id: str | None, cwd: str, location: str | None) -> None:
         """Create (or update) the session row."""
-        self.cur.execute(
+        cwd = well_formed(cwd)
+        self._x(
             f"INSERT INTO {self.p}sessions (sid, session_id, cwd, cwd_key, location) VALUES (?, ?, ?, ?, ?) "
             f"ON CONFLICT (sid) DO UPDATE SET session_id = excluded.session_id, cwd = excluded.cwd, "
             f"cwd_key = excluded.cwd_key, location = excluded.location",
-            (sid, session_id, cwd, cwd_key(cwd), location),
+            (sid, well_formed(session_id) if session_id else session_id, cwd, cwd_key(cwd), location),
         )
 
     def add(self, sid: str, pos: int, record: Any) -> None:
@@ -103,42 +122,52 @@ class FtsWriter:
             self.add_doc(sid, pos, doc)
 
     def add_doc(self, sid: str, pos: int, doc: Doc) -> None:
-        """Index one document."""
-        cur, p = self.cur, self.p
+        """Index one document (text that is not well-formed UTF-16, lone
+        surrogates, gets U+FFFD: no index can hold it)."""
+        p = self.p
+        for target in doc.edits:
+            self._x(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(target)))
         if doc.edits:
-            cur.executemany(f"INSERT OR IGNORE INTO {p}edits (sid, target_id) VALUES (?, ?)", [(sid, t) for t in doc.edits])
             return
-        if doc.files:
-            cur.executemany(f"INSERT OR IGNORE INTO {p}files (sid, path) VALUES (?, ?)", [(sid, f) for f in doc.files])
+        for path in doc.files:
+            self._x(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(path)))
+        body, thinking = well_formed(doc.body), well_formed(doc.thinking)
+        model = well_formed(doc.model) if doc.model else None
+        entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
         if doc.kind == "name":
-            cur.execute(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (doc.body, sid))
-        if doc.model:
-            cur.execute(
-                f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND instr(models, ?) = 0",
-                (doc.model + "\n", sid, doc.model + "\n"),
+            self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (body, sid))
+        if model:
+            self._x(
+                f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
+                (model + "\n", sid, model + "\n"),
             )
-        if not doc.body and not doc.thinking:
+        if not body and not thinking:
             return
-        cur.execute(
+        meta = (sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, model)
+        if self.postgres:
+            self._x(
+                f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, body, thinking, tsv, tsv_thinking) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, to_tsvector('simple', ?), to_tsvector('simple', ?))",
+                (*meta, body, thinking or None, " ".join(tokens(body)), " ".join(tokens(thinking))),
+            )
+            return
+        cur = self._x(
             f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (sid, pos, doc.entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, doc.model, _pack(doc.body), _pack(doc.thinking)),
+            (*meta, _pack(body), _pack(thinking)),
         )
-        cur.execute(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, doc.body, doc.thinking))
+        self._x(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, body, thinking))
 
     def forget(self, sid: str) -> None:
-        """Remove a session and all its documents from the index (the FTS5
+        """Remove a session and all its documents from the index (FTS5
         rows are deleted with the text they were indexed with)."""
-        cur, p = self.cur, self.p
-        rows = cur.execute(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
-        cur.executemany(
-            f"INSERT INTO {p}fts ({p}fts, rowid, body, thinking) VALUES ('delete', ?, ?, ?)",
-            [(doc, unpack(zb), unpack(zt)) for doc, zb, zt in rows],
-        )
-        cur.execute(f"DELETE FROM {p}docs WHERE sid = ?", (sid,))
-        cur.execute(f"DELETE FROM {p}files WHERE sid = ?", (sid,))
-        cur.execute(f"DELETE FROM {p}edits WHERE sid = ?", (sid,))
-        cur.execute(f"DELETE FROM {p}sessions WHERE sid = ?", (sid,))
+        p = self.p
+        if not self.postgres:
+            rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
+            for doc, zb, zt in rows:
+                self._x(f"INSERT INTO {p}fts ({p}fts, rowid, body, thinking) VALUES ('delete', ?, ?, ?)", (doc, unpack(zb), unpack(zt)))
+        for table in ("docs", "files", "edits", "sessions"):
+            self._x(f"DELETE FROM {p}{table} WHERE sid = ?", (sid,))
 
 
 def _fts_term(term: Term) -> str:
@@ -232,6 +261,7 @@ def fts_candidates(
     thinking: bool = False,
     sids: Iterable[str] | None = None,
     project: str | None = None,
+    limit: int | None = None,
 ) -> Iterator[Candidate]:
     """The documents matching ``query``'s words and filters, best first
     (bm25; filter-only queries: newest first), lazily (``re:`` is applied
@@ -241,6 +271,8 @@ def fts_candidates(
         conn: a connection or cursor holding the tables of prefix ``p``.
         sids: only these sessions (e.g. one project's files), or all.
         project: only sessions whose cwd resolves to this path.
+        limit: at most this many (ignored with ``re:`` filters, which the
+            caller applies).
     """
     where, params = filter_sql(query, include_edited=include_edited, p=p, project=project)
     match = fts_match(query, thinking=thinking)
@@ -272,6 +304,8 @@ def fts_candidates(
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
+    if limit is not None and not query.regexes:
+        sql += f" LIMIT {int(limit)}"
     for row in conn.execute(sql, args):
         sid, session_id, pos, entry_id, ts, role, kind, tool, model, zb, zt, cwd, name, location, was_edited, rank = row
         yield Candidate(
