@@ -20,9 +20,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from datetime import datetime, timezone
+
 import orjson
 
 from ..context_edits import counted_edits
+from ..timestamps import iso_to_ms
 
 __all__ = ["Doc", "record_docs", "FILE_ARGUMENTS"]
 
@@ -68,10 +71,13 @@ class Doc:
 
 
 def _iso_ms(value: Any) -> int | None:
-    from ..timestamps import iso_to_ms
-
     if not isinstance(value, str):
         return None
+    if len(value) == 24 and value[-1] == "Z" and value[10] == "T":  # pi's own form: the fast path
+        try:
+            return int(datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc).timestamp() * 1000)
+        except ValueError:
+            pass
     ms = iso_to_ms(value)
     return int(ms) if ms is not None else None
 
@@ -162,13 +168,17 @@ def record_docs(record: Any) -> Doc | None:
         return None
     kind = record.get("type")
     entry_id = record.get("id") if isinstance(record.get("id"), str) else None
+    if kind == "message":
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return None
+        mts = message.get("timestamp")
+        numeric = isinstance(mts, (int, float)) and not isinstance(mts, bool)
+        return _message_doc(entry_id, None if numeric else _iso_ms(record.get("timestamp")), message)
     ts = _iso_ms(record.get("timestamp"))
     if kind == "session":
         cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
         return Doc(None, ts, "session", "session", None, None, cwd)
-    if kind == "message":
-        message = record.get("message")
-        return _message_doc(entry_id, ts, message) if isinstance(message, dict) else None
     if kind in ("compaction", "branch_summary"):
         summary = record.get("summary") if isinstance(record.get("summary"), str) else ""
         return Doc(entry_id, ts, "session", str(kind), None, None, summary, files=_details_files(record.get("details")))

@@ -146,7 +146,7 @@ class FileIndex:
             row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if row is None or row[0] != INDEX_VERSION:
                 raise IndexDamaged(f"version {row[0] if row else None}, expected {INDEX_VERSION}")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA synchronous = OFF")  # a cache: a crash that damages it is caught and it is rebuilt
             conn.execute("PRAGMA secure_delete = ON")  # forgotten text does not linger in free pages
         except BaseException:
             conn.close()
@@ -235,7 +235,7 @@ class FileIndex:
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                writer = FtsWriter(conn.cursor(), "")
+                writer = FtsWriter(conn.cursor(), "", buffered=True)
                 for p in gone:
                     writer.forget(p)
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
@@ -249,6 +249,7 @@ class FileIndex:
                     done += 1
                     if on_progress is not None:
                         on_progress(done, total)
+                writer.flush()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

@@ -68,15 +68,27 @@ def cwd_key(cwd: str) -> str | None:
         return None
 
 
-def _pack(text: str) -> bytes | None:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 1) if text else None
+_SHORT = 256
+"""Texts shorter than this (bytes) are stored as they are (a TEXT value):
+compressing them saves little and costs time."""
+
+
+def _pack(text: str) -> bytes | str | None:
+    if not text:
+        return None
+    if len(text) < _SHORT:
+        return text
+    return zlib.compress(text.encode("utf-8"), 1)
 
 
 def unpack(blob: Any) -> str:
-    """The text of a ``zbody``/``zthinking`` value ("" for NULL)."""
+    """The text of a ``zbody``/``zthinking`` value: "" for NULL, a short
+    text as it is, else zlib-compressed UTF-8."""
     if blob is None:
         return ""
-    return zlib.decompress(bytes(blob)).decode("utf-8", "surrogatepass")
+    if isinstance(blob, str):
+        return blob
+    return zlib.decompress(bytes(blob)).decode("utf-8")
 
 
 class FtsWriter:
@@ -94,10 +106,18 @@ class FtsWriter:
             FTS5 table.
     """
 
-    def __init__(self, cur: Any, p: str, *, run: Any = None, postgres: bool = False) -> None:
+    def __init__(self, cur: Any, p: str, *, run: Any = None, postgres: bool = False, buffered: bool = False) -> None:
         self.cur = cur
         self.p = p
         self.postgres = postgres
+        # buffered (FTS5 only): documents are written by flush(), many at once,
+        # with ids taken from the table's current maximum (the caller holds
+        # the write lock for the whole transaction)
+        self.buffered = buffered and not postgres
+        self._docs: list[tuple[Any, ...]] = []
+        self._fts: list[tuple[Any, ...]] = []
+        self._next_doc: int | None = None
+        self._models: set[tuple[str, str]] = set()  # (sid, model) already recorded by this writer
         self._run = run if run is not None else (lambda c, q, a=(): c.execute(q, a))
         self._instr = "strpos" if postgres else "instr"
 
@@ -136,7 +156,8 @@ class FtsWriter:
         entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
         if doc.kind == "name":
             self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (body, sid))
-        if model:
+        if model and (sid, model) not in self._models:
+            self._models.add((sid, model))
             self._x(
                 f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
                 (model + "\n", sid, model + "\n"),
@@ -151,6 +172,16 @@ class FtsWriter:
                 (*meta, body, thinking or None, " ".join(tokens(body)), " ".join(tokens(thinking))),
             )
             return
+        if self.buffered:
+            if self._next_doc is None:
+                self._next_doc = int(self._x(f"SELECT COALESCE(MAX(doc), 0) FROM {p}docs").fetchone()[0]) + 1
+            doc_id = self._next_doc
+            self._next_doc += 1
+            self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)))
+            self._fts.append((doc_id, body, thinking))
+            if len(self._docs) >= 2000:
+                self.flush()
+            return
         cur = self._x(
             f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -158,10 +189,23 @@ class FtsWriter:
         )
         self._x(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, body, thinking))
 
+    def flush(self) -> None:
+        """Write the buffered documents (see ``buffered``)."""
+        if self._docs:
+            p = self.p
+            self.cur.executemany(
+                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self._docs,
+            )
+            self.cur.executemany(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", self._fts)
+            self._docs, self._fts = [], []
+
     def forget(self, sid: str) -> None:
         """Remove a session and all its documents from the index (FTS5
         rows are deleted with the text they were indexed with)."""
         p = self.p
+        self.flush()
         if not self.postgres:
             rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
             for doc, zb, zt in rows:
