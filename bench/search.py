@@ -38,17 +38,63 @@ sys.path.insert(0, str(ROOT / "src"))
 
 import gen  # noqa: E402
 
+_SYLLABLES = "ka lo mi nu re so ta vi ze bo du fe gi ha jo ku la me ni po".split()
+
+
+def _vocabulary(n: int = 20_000) -> list[str]:
+    """``n`` made-up words (deterministic): real sessions use thousands of
+    distinct words, gen.py's prose a few dozen."""
+    out = []
+    for i in range(n):
+        word, k = "", i + 7
+        while k:
+            k, d = divmod(k, len(_SYLLABLES))
+            word += _SYLLABLES[d]
+        out.append(word + "x")
+    return out
+
+
+VOCAB = _vocabulary()
+_SHARED: dict[str, str] = {}
+
+
+class _SharedCorpus(gen._Corpus):
+    """gen.py's corpus built once (building it per file took 50 ms), its
+    prose mixed with a Zipf-distributed vocabulary of 20,000 words (every
+    third word), so that word frequencies look like real text: a few very
+    common words, many rare ones."""
+
+    def __init__(self, r: random.Random) -> None:
+        self.r = r
+        if not _SHARED:
+            base = random.Random(5)
+            weights = [1 / (rank + 1) for rank in range(len(VOCAB))]
+            zipf = base.choices(VOCAB, weights, k=200_000)
+            words = [zipf[i] if i % 3 == 0 else base.choice(gen._WORDS) for i in range(len(zipf))]
+            _SHARED["prose"] = " ".join(words)
+            _SHARED["code"] = "\n".join(base.choice(gen._CODE_LINES) for _ in range(40_000))
+        self.prose = _SHARED["prose"]
+        self.code = _SHARED["code"]
+
+
+gen._Corpus = _SharedCorpus  # type: ignore[misc]
+
+_W1, _W2, _W3, _W4 = VOCAB[300], VOCAB[40], VOCAB[900], VOCAB[2000]
 QUERIES = {
-    "1 word": "tokenizer",
-    "3 words": "parser cache index",
+    "1 word": _W1,
+    "3 words": f"{_W2} {_W3} parser",
     "phrase": '"line numbers"',
-    "filtered": "parser role:assistant project:proj-3 after:2025-06-01",
+    "filtered": f"{_W4} role:assistant project:proj-3 after:2025-06-01",
 }
+"""Words of the vocabulary's ranks 300 (1 word), 40 and 900 with a common
+word (3 words), gen.py's commonest phrase, and a rank-2000 word filtered by
+role, project and date."""
+_3 = [_W2, _W3, "parser"]
 RG = {
-    "1 word": ["-i", "-F", "-l", "tokenizer"],
-    "3 words": ["-i", "-l", "parser.*cache.*index|parser.*index.*cache|cache.*parser.*index|cache.*index.*parser|index.*parser.*cache|index.*cache.*parser"],
+    "1 word": ["-i", "-F", "-l", _W1],
+    "3 words": ["-i", "-l", "|".join(f"{a}.*{b}.*{c}" for a in _3 for b in _3 for c in _3 if len({a, b, c}) == 3)],
     "phrase": ["-i", "-F", "-l", "line numbers"],
-    "filtered": ["-i", "-l", '"role":"assistant".*parser', "-g", "*"],
+    "filtered": ["-i", "-l", f'"role":"assistant".*{_W4}'],
 }
 """ripgrep's nearest equivalent of each query (file names of matching
 files; the 3 words in one line, any order; the filter as a regex on the
