@@ -177,11 +177,12 @@ def record_docs(record: Any) -> Doc | None:
         return _message_doc(entry_id, None if numeric else _iso_ms(record.get("timestamp")), message)
     ts = _iso_ms(record.get("timestamp"))
     if kind == "session":
-        cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
-        return Doc(None, ts, "session", "session", None, None, cwd)
+        cwd = record.get("cwd")
+        return Doc(None, ts, "session", "session", None, None, cwd if isinstance(cwd, str) else "")
     if kind in ("compaction", "branch_summary"):
-        summary = record.get("summary") if isinstance(record.get("summary"), str) else ""
-        return Doc(entry_id, ts, "session", str(kind), None, None, summary, files=_details_files(record.get("details")))
+        summary = record.get("summary")
+        text = summary if isinstance(summary, str) else ""
+        return Doc(entry_id, ts, "session", str(kind), None, None, text, files=_details_files(record.get("details")))
     if kind == "custom_message":
         return Doc(entry_id, ts, "custom", "custom_message", None, None, _text_of(record.get("content")))
     if kind == "session_info":

@@ -206,7 +206,8 @@ class FileIndex:
         Returns:
             :class:`IndexStats`.
         """
-        return self.guarded(lambda: self._update(on_progress))  # type: ignore[no-any-return]
+        stats: IndexStats = self.guarded(lambda: self._update(on_progress))
+        return stats
 
     def _update(self, on_progress: Callable[[int, int], Any] | None) -> IndexStats:
         conn = self.connection()
@@ -313,8 +314,8 @@ class FileIndex:
                     session_id = ""  # not a session: nothing indexed
                     break
                 session_id = str(record["id"])
-                cwd = record.get("cwd") if isinstance(record.get("cwd"), str) else ""
-                writer.session(key, session_id, cwd, key)
+                cwd = record.get("cwd")
+                writer.session(key, session_id, cwd if isinstance(cwd, str) else "", key)
             elif session_id == "":
                 break
             writer.add(key, here, record)
@@ -358,7 +359,8 @@ class FileIndex:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return len(paths)
 
-        return self.guarded(work)  # type: ignore[no-any-return]
+        count: int = self.guarded(work)
+        return count
 
     def sids_under(self, directory: Path) -> list[str]:
         """The index keys (file paths) of the sessions in ``directory``."""

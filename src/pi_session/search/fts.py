@@ -134,6 +134,13 @@ class FtsWriter:
             (sid, well_formed(session_id) if session_id else session_id, cwd, cwd_key(cwd), location),
         )
 
+    def header(self, session_id: str, header: dict[str, Any], *, pos: int = 0) -> None:
+        """Start a store's session (``sid`` = its id) from its header: the
+        session row and the header's document (its cwd)."""
+        cwd = header.get("cwd")
+        self.session(session_id, session_id, cwd if isinstance(cwd, str) else "", None)
+        self.add(session_id, pos, header)
+
     def add(self, sid: str, pos: int, record: Any) -> None:
         """Index one parsed record at position ``pos`` (records without
         text are skipped)."""

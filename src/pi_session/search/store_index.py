@@ -12,10 +12,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .fts import Candidate, FtsWriter, filter_sql, fts_schema
+from ..storage import parse_line
+from .fts import Candidate, FtsWriter, filter_sql, fts_candidates, fts_schema
 from .query import Query, Term
 
-__all__ = ["PREFIX", "SEARCH_VERSION", "search_schema", "store_writer", "pg_candidates", "pg_tsquery"]
+__all__ = [
+    "PREFIX",
+    "SEARCH_VERSION",
+    "ensure_index",
+    "index_stored",
+    "pg_candidates",
+    "pg_tsquery",
+    "reindex",
+    "search_schema",
+    "store_candidates",
+    "store_writer",
+]
 
 PREFIX = "pi_search_"
 SEARCH_VERSION = "1"
@@ -107,3 +119,69 @@ def pg_candidates(
         )
 
 
+
+
+def ensure_index(store: Any, cur: Any) -> None:
+    """Inside a store's write transaction: create the search tables and
+    index every stored session when ``pi_meta`` has no ``search_version``
+    (a store made before search existed). Processes doing it at once wait
+    for each other (the store's ``schema_lock_sql``; SQLite's write lock)."""
+    if store.schema_lock_sql:
+        store._exec(cur, store.schema_lock_sql)
+    row = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
+    if row is not None:
+        return
+    for ddl in search_schema(store.search_postgres):
+        store._exec(cur, ddl)
+    for (sid,) in store._exec(cur, "SELECT id FROM pi_sessions ORDER BY id").fetchall():
+        index_stored(store, cur, sid)
+    store._exec(cur, "INSERT INTO pi_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", ("search_version", SEARCH_VERSION))
+
+
+def index_stored(store: Any, cur: Any, session_id: str) -> bool:
+    """Index a stored session's lines from scratch (its old documents
+    removed first); False when there is no such session."""
+    writer = store_writer(store, cur, postgres=store.search_postgres)
+    writer.forget(session_id)
+    rows = store._exec(cur, "SELECT seq, line FROM pi_records WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+    header = None
+    for seq, raw in rows:
+        data = store._blob(raw)
+        parsed = parse_line(data[:-1] if data.endswith(b"\n") else data, seq + 1)
+        record = parsed.record if parsed.ok and isinstance(parsed.record, dict) else None
+        if header is None:
+            if record is not None:
+                header = record
+                writer.header(session_id, header, pos=seq)
+            continue
+        writer.add(session_id, seq, record)
+    return header is not None
+
+
+def reindex(store: Any, session_id: str) -> bool:
+    """:meth:`pi_session.stores.sql.SQLStore.reindex_search`."""
+    with store._transaction(write=True) as cur:
+        store._search_ready(cur)
+        found = index_stored(store, cur, session_id)
+        if not store.search_postgres:
+            store._exec(cur, f"INSERT INTO {PREFIX}fts ({PREFIX}fts) VALUES ('optimize')")
+    return found
+
+
+def store_candidates(
+    store: Any, query: Query, *, include_edited: bool, thinking: bool, project: str | None, limit: int | None
+) -> Iterator[Candidate]:
+    """:meth:`pi_session.stores.sql.SQLStore.search_candidates`."""
+    if not store._search_ok:
+        with store._transaction(write=False) as cur:
+            ready = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone() is not None
+        if ready:
+            store._search_ok = True
+        else:
+            with store._transaction(write=True) as cur:
+                store._search_ready(cur)
+    with store._transaction(write=False) as cur:
+        if store.search_postgres:
+            yield from pg_candidates(store, cur, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+        else:
+            yield from fts_candidates(cur, query, p=PREFIX, include_edited=include_edited, thinking=thinking, project=project, limit=limit)

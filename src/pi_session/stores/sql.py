@@ -262,96 +262,35 @@ class SQLStore(SessionStore):
     # transactions that write the lines (pi_session.search.store_index)
 
     def _search_ready(self, cur: Any) -> None:
-        """Inside a write transaction: create the search tables and index
-        every stored session when the store has no index yet (a store made
-        before search existed); a no-op once seen."""
-        if self._search_ok:
-            return
-        from ..search.store_index import SEARCH_VERSION, search_schema
+        """In a write transaction: create the search index when missing."""
+        if not self._search_ok:
+            from ..search.store_index import ensure_index
 
-        if self.schema_lock_sql:
-            self._exec(cur, self.schema_lock_sql)
-        row = self._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
-        if row is None:
-            for ddl in search_schema(self.search_postgres):
-                self._exec(cur, ddl)
-            ids = [r[0] for r in self._exec(cur, "SELECT id FROM pi_sessions ORDER BY id").fetchall()]
-            for sid in ids:
-                self._index_stored(cur, sid)
-            self._exec(cur, "INSERT INTO pi_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", ("search_version", SEARCH_VERSION))
-        self._search_ok = True
+            ensure_index(self, cur)
+            self._search_ok = True
 
     def _search_writer(self, cur: Any) -> Any:
         from ..search.store_index import store_writer
 
         return store_writer(self, cur, postgres=self.search_postgres)
 
-    def _index_stored(self, cur: Any, session_id: str) -> bool:
-        """Index a session's stored lines from scratch (its old documents
-        removed first); False when there is no such session."""
-        writer = self._search_writer(cur)
-        writer.forget(session_id)
-        rows = self._exec(cur, "SELECT seq, line FROM pi_records WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
-        header = None
-        for seq, raw in rows:
-            col = line_columns(self._blob(raw), seq + 1)
-            if header is None:
-                if col.record is not None:
-                    header = col.record
-                    self._index_header(writer, session_id, header)
-                continue
-            writer.add(session_id, seq, col.record)
-        return header is not None
-
-    def _index_header(self, writer: Any, session_id: str, header: dict[str, Any]) -> None:
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
-        writer.session(session_id, session_id, cwd, None)
-        writer.add(session_id, 0, header)
-
     def reindex_search(self, session_id: str) -> bool:
         """Index one session again from its stored lines, in one
-        transaction (:func:`pi_session.search.reindex_session`; what a
-        caller that changed a session's text outside the append path
-        runs). SQLite's FTS5 index is merged afterwards, so no token of the
-        old text is left in it.
+        transaction; True when it exists (:func:`pi_session.search.reindex_session`)."""
+        from ..search.store_index import reindex
 
-        Returns:
-            True when the session exists.
-        """
-        with self._transaction(write=True) as cur:
-            self._search_ready(cur)
-            found = self._index_stored(cur, session_id)
-            if not self.search_postgres:
-                self._exec(cur, "INSERT INTO pi_search_fts (pi_search_fts) VALUES ('optimize')")
-        return found
+        return reindex(self, session_id)
 
     def search_candidates(
         self, query: Any, *, include_edited: bool = False, thinking: bool = False, project: str | None = None, limit: int | None = None
     ) -> Iterator[Any]:
-        """The documents matching a parsed query, best first
-        (:func:`pi_session.search.search` turns them into hits). Creates
-        the index first when the store has none (a write).
+        """The documents matching a parsed query, best first, read in one
+        transaction while iterated (for :func:`pi_session.search.search`);
+        creates the index first when the store has none (a write).
+        Raises StoreError when the store cannot be read or written."""
+        from ..search.store_index import store_candidates
 
-        Raises:
-            StoreError: the store cannot be read, or has no index and is
-                read-only.
-        """
-        from ..search.fts import fts_candidates
-        from ..search.store_index import PREFIX, pg_candidates
-
-        if not self._search_ok:
-            with self._transaction(write=False) as cur:
-                ready = self._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone() is not None
-            if ready:
-                self._search_ok = True
-            else:
-                with self._transaction(write=True) as cur:
-                    self._search_ready(cur)
-        with self._transaction(write=False) as cur:
-            if self.search_postgres:
-                yield from pg_candidates(self, cur, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
-            else:
-                yield from fts_candidates(cur, query, p=PREFIX, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+        return store_candidates(self, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
 
     def delete(self, session_id: str) -> bool:
         """See :meth:`SessionStore.delete` (one transaction)."""
@@ -549,10 +488,9 @@ class SQLHandle(SessionHandle):
                 store._exec(cur, _INSERT_SESSION, session_row)
                 store._executemany(cur, _INSERT_RECORD, rows)
                 writer = store._search_writer(cur)
-                store._index_header(writer, session_id, header)
-                for seq, col in enumerate(columns):
-                    if seq > first:
-                        writer.add(session_id, seq, col.record)
+                writer.header(session_id, header)
+                for seq, col in enumerate(columns[(first or 0) + 1 :], (first or 0) + 1):
+                    writer.add(session_id, seq, col.record)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
         return size
