@@ -221,14 +221,20 @@ def pi_list_all(data: Path, log: Any) -> float | None:
     if not pis:
         return None
     pv = pis[0]
-    env = {**os.environ, "PI_BENCH_PKG_DIR": str(pv.package_dir)}
-    proc = subprocess.run([pv.node, "--max-old-space-size=8192", str(HERE / "pi_bench.mjs"), "list", str(data), "1"],
-                          capture_output=True, text=True, env=env, timeout=1800)
+    agent = Path(tempfile.mkdtemp(prefix="pi-bench-agent-"))
+    try:
+        (agent / "sessions").symlink_to(data.resolve())
+        env = {**os.environ, "PI_BENCH_PKG_DIR": str(pv.package_dir), "PI_CODING_AGENT_DIR": str(agent)}
+        proc = subprocess.run([pv.node, "--max-old-space-size=8192", str(HERE / "pi_bench.mjs"), "listall", "-", "1"],
+                              capture_output=True, text=True, env=env, timeout=1800)
+    finally:
+        shutil.rmtree(agent, ignore_errors=True)
     if proc.returncode != 0:
         log(f"pi listAll failed: {proc.stderr[-500:]}")
         return None
-    ops = json.loads(proc.stdout.strip().splitlines()[-1])["ops"]
-    return float(ops["list_first"][0])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    log(f"  pi listAll: {result['sessions']} sessions in {result['ops']['list_first'][0]:.0f} ms")
+    return float(result["ops"]["list_first"][0])
 
 
 def table(r: dict[str, Any]) -> str:

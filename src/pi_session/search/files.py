@@ -199,6 +199,32 @@ class FileIndex:
             for name in sorted(jsonl_names(sub) or []):
                 yield sub / name
 
+    def _stats(self) -> Iterator[tuple[str, os.stat_result]]:
+        """``(path, stat)`` of every regular ``*.jsonl`` file of the root and
+        of its directories (symlinks followed), in directory order: the
+        freshness check of every search, so plain strings and
+        ``os.scandir``, not :class:`~pathlib.Path`."""
+        root = str(self.root)
+        dirs = [root]
+        try:
+            with os.scandir(root) as it:
+                dirs += [e.path for e in it if not e.name.endswith(".jsonl") and e.is_dir()]
+        except OSError:
+            return
+        for d in dirs:
+            try:
+                with os.scandir(d) as it:
+                    entries = [e for e in it if e.name.endswith(".jsonl")]
+            except OSError:
+                continue
+            for e in entries:
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield e.path, st
+
     def update(self, on_progress: Callable[[int, int], Any] | None = None) -> IndexStats:
         """Bring the index up to date with the files (see the module
         docstring). ``on_progress(done, total)`` after each file.
@@ -213,22 +239,15 @@ class FileIndex:
         conn = self.connection()
         stats = IndexStats()
         known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
-        files = list(self.session_files())
         todo: list[tuple[Path, os.stat_result]] = []
         seen: set[str] = set()
-        for path in files:
-            try:
-                st = os.stat(path)
-            except OSError:
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                continue
-            key = str(path)
+        for key, st in self._stats():
             seen.add(key)
             if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
                 stats.unchanged += 1
                 continue
-            todo.append((path, st))
+            todo.append((Path(key), st))
+        todo.sort()
         gone = [p for p in known if p not in seen]
         total = len(todo)
         done = 0

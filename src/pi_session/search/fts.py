@@ -340,9 +340,24 @@ def fts_candidates(
         conn.execute("DELETE FROM search_scope")
         conn.executemany("INSERT OR IGNORE INTO search_scope (sid) VALUES (?)", [(s,) for s in sid_list])
         where.append("d.sid IN (SELECT sid FROM temp.search_scope)")
-    if match is not None:
+    rows: Iterable[Any] | None = None
+    if match is not None and limit is not None and not query.regexes:
+        # the best few by rank first (FTS5 ranks without touching the other
+        # tables), filtered afterwards; only when too few of them pass the
+        # filters is every match joined and ranked
+        inner = f"SELECT rowid, rank FROM {p}fts WHERE {p}fts MATCH ? ORDER BY rank LIMIT ?"
+        sql = f"SELECT {cols}, t.rank FROM ({inner}) t JOIN {p}docs d ON d.doc = t.rowid JOIN {p}sessions s ON s.sid = d.sid"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY t.rank, d.ts_ms DESC, d.sid, d.pos"
+        fetched = conn.execute(sql, [match, limit * 5 + 50, *params]).fetchall()
+        if len(fetched) >= limit:
+            rows = fetched
+    if rows is not None:
+        pass
+    elif match is not None:
         sql = (
-            f"SELECT {cols}, bm25({p}fts) AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "
+            f"SELECT {cols}, {p}fts.rank AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "
             f"JOIN {p}sessions s ON s.sid = d.sid WHERE {p}fts MATCH ?"
         )
         args: list[Any] = [match, *params]
@@ -355,9 +370,11 @@ def fts_candidates(
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
-    if limit is not None and not query.regexes:
-        sql += f" LIMIT {int(limit)}"
-    for row in conn.execute(sql, args):
+    if rows is None:
+        if limit is not None and not query.regexes:
+            sql += f" LIMIT {int(limit)}"
+        rows = conn.execute(sql, args)
+    for row in rows:
         sid, session_id, pos, entry_id, ts, role, kind, tool, model, zb, zt, cwd, name, location, was_edited, rank = row
         yield Candidate(
             sid, session_id, pos, entry_id, ts, role, kind, tool, model, unpack(zb), unpack(zt) if thinking else "",
