@@ -634,3 +634,16 @@ def test_picker_searches_all_text_ids_and_cwds_through_the_index(tmp_path, monke
         assert app.screen.current_id() == ids["b1"]  # at the hit, not the leaf
 
     run(app, body)
+
+
+def test_browse_at_starts_on_the_entry(tmp_path):
+    """``browse SESSION --at ENTRY`` (a search hit): the cursor starts on
+    that entry, not on the leaf."""
+    path, ids = make_session(tmp_path)
+    app = App(path, at=ids["a2"])
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.manager is not None, "the session")
+        assert app.screen.current_id() == ids["a2"]
+
+    run(app, body)

@@ -93,3 +93,23 @@ def test_sqlite_store_keeps_fts5_inside_and_builds_it_for_an_old_store(tmp_path:
     s = open_store(f"sqlite:///{db}")
     assert _hits(s, "resolver") == expected  # built on first search
     s.close()
+
+
+def test_cli_search_on_a_sqlite_store(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.db"
+    with open_store(f"sqlite:///{db}") as s:
+        for name, records in corpus():
+            s.create(lines_of(records), file_name=name)
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    proc = subprocess.run([str(exe), "--store", f"sqlite:///{db}", "search", "nxdomain", "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (hit,) = orjson.loads(proc.stdout)["hits"]
+    assert hit["sessionId"] == S1 and hit["location"] == f"sqlite:///{db}#{S1}"
+    assert hit["open"][0] == f"pi-session --store sqlite:///{db} context {S1} --leaf b1"
+    assert not (tmp_path / "cache").exists()  # a store's index lives in the store

@@ -39,9 +39,9 @@ from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
 from .fts import FtsWriter, fts_schema
 
-__all__ = ["FileIndex", "IndexStats", "index_path", "INDEX_VERSION"]
+__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "1"
+INDEX_VERSION = "2"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
@@ -51,6 +51,13 @@ _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
     indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
+
+
+def file_key(path: str) -> str:
+    """The index key (``sid``) of a session file: 16 hex digits of the
+    SHA-256 of its path (short keys keep the index small; the path itself
+    is the session row's ``location``)."""
+    return hashlib.sha256(os.fsencode(path)).hexdigest()[:16]
 
 
 def index_path(root: str | os.PathLike[str]) -> Path:
@@ -163,7 +170,11 @@ class FileIndex:
                 os.unlink(f"{self.path}{suffix}")
             except FileNotFoundError:
                 pass
-        self.warnings.append(f"the search index {self.path} was damaged ({' '.join(str(exc).split())}); rebuilding it")
+        why = " ".join(str(exc).split())
+        if isinstance(exc, IndexDamaged) and why.startswith("version "):
+            self.warnings.append(f"the search index {self.path} is of another version ({why}); rebuilding it")
+        else:
+            self.warnings.append(f"the search index {self.path} was damaged ({why}); rebuilding it")
         self._conn = self._open()
 
     def guarded(self, work: Callable[[], Any]) -> Any:
@@ -172,7 +183,7 @@ class FileIndex:
         try:
             return work()
         except (sqlite3.DatabaseError, IndexDamaged) as exc:
-            if not _is_damage(exc) or any("damaged" in w for w in self.warnings):
+            if not _is_damage(exc) or any("rebuilding" in w for w in self.warnings):
                 raise
             self._rebuild(exc)
             return work()
@@ -257,7 +268,7 @@ class FileIndex:
             try:
                 writer = FtsWriter(conn.cursor(), "", buffered=True)
                 for p in gone:
-                    writer.forget(p)
+                    writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
                     stats.dropped += 1
                 gone = []
@@ -281,6 +292,7 @@ class FileIndex:
         """Index what is new in one file (inside the write transaction, so
         the ``sources`` row read here is current). Returns bytes read."""
         key = str(path)
+        sid = file_key(key)
         f = open_regular(path)
         if f is None:
             return 0
@@ -299,7 +311,7 @@ class FileIndex:
                 else:
                     stats.reindexed += 1
             if start == 0:
-                writer.forget(key)
+                writer.forget(sid)
                 session_id = None
             elif session_id is None:
                 session_id = ""  # not a session: stays so while it grows
@@ -334,14 +346,14 @@ class FileIndex:
                     break
                 session_id = str(record["id"])
                 cwd = record.get("cwd")
-                writer.session(key, session_id, cwd if isinstance(cwd, str) else "", key)
+                writer.session(sid, session_id, cwd if isinstance(cwd, str) else "", key)
             elif session_id == "":
                 break
-            writer.add(key, here, record)
+            writer.add(sid, here, record)
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
-            (key, st.st_size, st.st_mtime_ns, st.st_ino, start + end, line_no, head, tail, session_id or None, key),
+            (key, st.st_size, st.st_mtime_ns, st.st_ino, start + end, line_no, head, tail, session_id or None, sid),
         )
         return end
 
@@ -365,7 +377,7 @@ class FileIndex:
                 paths = [r[0] for r in conn.execute("SELECT path FROM sources WHERE session_id = ?", (session_id,))]
                 writer = FtsWriter(conn.cursor(), "")
                 for p in paths:
-                    writer.forget(p)
+                    writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
                 if paths:
                     conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
@@ -382,7 +394,7 @@ class FileIndex:
         return count
 
     def sids_under(self, directory: Path) -> list[str]:
-        """The index keys (file paths) of the sessions in ``directory``."""
+        """The index keys (:func:`file_key`) of the sessions in ``directory``."""
         prefix = str(directory).rstrip("/") + "/"
         rows = self.connection().execute("SELECT path FROM sources WHERE substr(path, 1, length(?)) = ?", (prefix, prefix))
-        return [r[0] for r in rows if "/" not in r[0][len(prefix):]]
+        return [file_key(r[0]) for r in rows if "/" not in r[0][len(prefix):]]

@@ -7,7 +7,7 @@ Tables (``{p}`` is a name prefix: ``pi_search_`` in a store, ``""`` in the
 cache):
 
 - ``{p}sessions``: one row per indexed session, keyed by ``sid`` (the
-  session id in a store; the file path in the cache): ``session_id``,
+  session id in a store; a hash of the file path in the cache): ``session_id``,
   ``cwd``, ``name`` (the last ``session_info`` name), ``models`` (the model
   ids used, ``\\n``-separated), ``location``.
 - ``{p}docs``: one row per document (:class:`pi_session.search.extract.Doc`):
