@@ -242,7 +242,7 @@ def table(r: dict[str, Any]) -> str:
     lines = [
         f"Corpus: {r['sessions']:,} sessions, {mb:,.0f} MB of JSONL (bench/search.py; one run, 2-core machine)",
         "",
-        "| measure | pi-session search | rg (same JSONL) |",
+        "| measure | pi-session search | rg over the same JSONL; pi 1.6 |",
         "|---|---|---|",
         f"| index build | {r['build_s']:.0f} s wall ({r['build_mb_s']:.0f} MB/s; load average {r['load_average']:.1f}), "
         f"{r['build_cpu_s']:.0f} s CPU ({r['build_cpu_mb_s']:.0f} MB/s per core) | - |",
@@ -268,7 +268,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--md", type=Path)
     ap.add_argument("--no-pi", action="store_true")
+    ap.add_argument("--render", type=Path, help="print the table of a results JSON file and exit")
     args = ap.parse_args(argv)
+    if args.render:
+        print(table(json.loads(args.render.read_text())))
+        return 0
     if args.quick:
         args.sessions, args.kb, args.reps = 40, 10.0, 5
     data = args.data or HERE / "data" / f"search-{args.sessions}-{args.kb:g}"
