@@ -9,6 +9,7 @@
 //
 //   node bench/pi_bench.mjs file SESSION.jsonl REPEAT   -> JSON timings (ms), peak RSS
 //   node bench/pi_bench.mjs list DIR REPEAT             -> JSON timings (ms)
+//   PI_CODING_AGENT_DIR=A node bench/pi_bench.mjs listall - -> listAll() of A/sessions (ms)
 //
 // Prints one JSON object on stdout.
 import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -91,8 +92,14 @@ if (mode === "file") {
 		out.sessions = a.length;
 	}
 	out.ops = ops;
+} else if (mode === "listall") {
+	// every session of every project under $PI_CODING_AGENT_DIR/sessions:
+	// what /resume's "all" view loads (TARGET is not used)
+	const [t1, a] = await timeAsync(() => SessionManager.listAll());
+	out.ops = { list_first: [t1] };
+	out.sessions = a.length;
 } else {
-	process.stderr.write("usage: pi_bench.mjs file|list TARGET [REPEAT]\n");
+	process.stderr.write("usage: pi_bench.mjs file|list|listall TARGET [REPEAT]\n");
 	process.exit(2);
 }
 process.stdout.write(`${JSON.stringify(out)}\n`);

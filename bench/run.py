@@ -159,10 +159,10 @@ def worker_file(path: str) -> dict[str, Any]:
 def worker_list(directory: str) -> dict[str, Any]:
     """List ``directory`` twice (no index before the first call)."""
     t0 = time.perf_counter()
-    from pi_session.listing import INDEX_NAME, list_session_dir
+    from pi_session.listing import index_path, list_session_dir
 
     out: dict[str, Any] = {"import_ms": (time.perf_counter() - t0) * 1000, "ops": {}}
-    index = Path(directory) / INDEX_NAME
+    index = index_path(directory)
     if index.exists():
         index.unlink()
     t = time.perf_counter()

@@ -368,11 +368,11 @@ def main() -> None:
                 log(f"loading {n_sessions} sessions into {LABELS[b]} ...")
                 bulk_load(b, ls_urls[b], many, pg)
             del many
-            from pi_session.listing import INDEX_NAME
+            from pi_session.listing import index_path
 
             for rep in range(reps):
-                for index in Path(ls_urls["file"]).rglob(INDEX_NAME):
-                    index.unlink()  # the first call builds it
+                for sub in Path(ls_urls["file"]).iterdir():
+                    index_path(sub).unlink(missing_ok=True)  # the first call builds it
                 for b in BACKENDS[rep % 3 :] + BACKENDS[: rep % 3]:
                     results[b].setdefault("ls", []).append(run_worker("list", ls_urls[b]))
     finally:

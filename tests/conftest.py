@@ -24,6 +24,17 @@ from shared_paths import FIXTURES, ORACLE, SHARED, oracle_missing, shared_missin
 # as each test asks for; 1,000 where a test does not say).
 from hypothesis import settings as _hypothesis_settings  # noqa: E402
 
+# pi-session's caches (listing and search indexes) go to $XDG_CACHE_HOME:
+# one private directory per test run, inherited by the CLI processes the
+# tests start, never the user's own ~/.cache.
+import tempfile as _tempfile  # noqa: E402
+
+import atexit as _atexit  # noqa: E402
+import shutil as _shutil  # noqa: E402
+
+os.environ["XDG_CACHE_HOME"] = _tempfile.mkdtemp(prefix="pi-session-test-cache-")
+_atexit.register(_shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
+
 _hypothesis_settings.register_profile("default", derandomize=True)
 _hypothesis_settings.register_profile("explore", derandomize=False, max_examples=1000)
 _hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.listing import INDEX_NAME, build_session_info, list_session_dir, list_sessions_dirs
+from pi_session.listing import INDEX_NAME, build_session_info, index_path, list_session_dir, list_sessions_dirs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import gen  # noqa: E402
@@ -40,7 +40,7 @@ def session_dir(tmp_path: Path) -> Path:
 def test_index_written_and_reused(session_dir: Path) -> None:
     first = list_session_dir(session_dir)
     assert first == _reference(session_dir)
-    index = session_dir / INDEX_NAME
+    index = index_path(session_dir)
     assert index.exists()
     assert stat.S_IMODE(index.stat().st_mode) == 0o600
     mtime = index.stat().st_mtime_ns
@@ -77,7 +77,7 @@ def test_index_never_stale(session_dir: Path) -> None:
     assert listed == _reference(session_dir)
     assert any(i.get("name") == "Renamed" for i in listed)
     assert any(i["firstMessage"] == after for i in listed)
-    names = orjson.loads((session_dir / INDEX_NAME).read_bytes())["files"]
+    names = orjson.loads((index_path(session_dir)).read_bytes())["files"]
     assert files[2].name not in names and "2031-01-01T00-00-00-000Z_new.jsonl" in names
 
 
@@ -87,14 +87,14 @@ def test_index_never_stale(session_dir: Path) -> None:
 )
 def test_corrupt_index_is_ignored_and_rebuilt(session_dir: Path, content: bytes) -> None:
     expected = _reference(session_dir)
-    (session_dir / INDEX_NAME).write_bytes(content)
+    (index_path(session_dir)).write_bytes(content)
     assert list_session_dir(session_dir) == expected
-    assert orjson.loads((session_dir / INDEX_NAME).read_bytes())["version"] == 1
+    assert orjson.loads((index_path(session_dir)).read_bytes())["version"] == 1
 
 
 def test_lying_index_entry_is_not_trusted(session_dir: Path) -> None:
     list_session_dir(session_dir)
-    index = session_dir / INDEX_NAME
+    index = index_path(session_dir)
     data = orjson.loads(index.read_bytes())
     name = next(n for n in data["files"] if "_" in n)
     data["files"][name][1] += 1  # mtime does not match the file any more
@@ -120,5 +120,22 @@ def test_list_all_uses_every_directory(tmp_path: Path) -> None:
     gen.generate_session_dir(root / "--b--", 2, seed=2)
     first = list_sessions_dirs(root)
     assert len(first) == 5
-    assert (root / "--a--" / INDEX_NAME).exists() and (root / "--b--" / INDEX_NAME).exists()
+    assert index_path(root / "--a--").exists() and index_path(root / "--b--").exists()
     assert list_sessions_dirs(root) == first
+
+
+def test_listing_writes_nothing_into_the_session_directory(session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 24 item 3: the listing index lives in $XDG_CACHE_HOME (0600 in
+    a 0700 directory), never in pi's sessions directories."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    before = sorted(p.name for p in session_dir.iterdir())
+    dir_mtime = session_dir.stat().st_mtime_ns
+    list_session_dir(session_dir)
+    assert sorted(p.name for p in session_dir.iterdir()) == before
+    assert session_dir.stat().st_mtime_ns == dir_mtime
+    assert not (session_dir / INDEX_NAME).exists()
+    index = index_path(session_dir)
+    assert index.is_relative_to(cache / "pi-session")
+    assert stat.S_IMODE(index.stat().st_mode) == 0o600
+    assert stat.S_IMODE(index.parent.stat().st_mode) == 0o700

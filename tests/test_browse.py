@@ -599,3 +599,51 @@ def test_detail_of_deeply_nested_arguments_stays_small():
     assert sum(len(text) for _, text in sections) < 50_000
     assert any("[" * 3000 + '"bottom"' in text for _, text in sections)
     assert len(entry_json(entry).plain) < 50_000
+
+
+def test_picker_searches_all_text_ids_and_cwds_through_the_index(tmp_path, monkeypatch):
+    """issue 24 item 4: a word that is only in the middle of a session
+    (not its name nor first message) finds it through the search index, and
+    opening it puts the cursor on the hit; ids and cwds shown are
+    searchable too."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    first, ids = make_session(tmp_path, default_dir=True, first="Rename the config loader")
+    second, _ = make_session(tmp_path, default_dir=True, first="Speed up the benchmarks")
+    SessionManager.open(second).append_message({"role": "user", "content": "now the zeppelin theme", "timestamp": 5})
+    app = App(None, cwd=str(tmp_path / "project"))
+    second_id = SessionManager.open(second).get_session_id()
+
+    async def body(pilot):
+        picker = await until(pilot, lambda: isinstance(app.screen, PickerScreen) and app.screen.shown and app.screen, "the list")
+        await pilot.press("slash")
+        await type_text(pilot, "zeppel")  # a prefix of a word deep in the session
+        await until(pilot, lambda: [info["path"] for info in picker.shown] == [str(second)], "the index's hit")
+        await pilot.press("escape")
+        await pilot.press("slash")
+        await type_text(pilot, second_id[:13])
+        await until(pilot, lambda: [info["path"] for info in picker.shown] == [str(second)], "the id")
+        await pilot.press("escape")
+        await pilot.press("slash")
+        await type_text(pilot, '"rewrite the tokenizer"')  # a phrase of an assistant message of both sessions
+        await until(pilot, lambda: len(picker.shown) == 2 and picker.hits_for == '"rewrite the tokenizer"', "both")
+        await pilot.press("enter")  # back to the table
+        row = [info["path"] for info in picker.shown].index(str(first))
+        await pilot.press(*["down"] * row, "enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.manager is not None, "the session")
+        assert app.screen.path == first
+        assert app.screen.current_id() == ids["b1"]  # at the hit, not the leaf
+
+    run(app, body)
+
+
+def test_browse_at_starts_on_the_entry(tmp_path):
+    """``browse SESSION --at ENTRY`` (a search hit): the cursor starts on
+    that entry, not on the leaf."""
+    path, ids = make_session(tmp_path)
+    app = App(path, at=ids["a2"])
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.manager is not None, "the session")
+        assert app.screen.current_id() == ids["a2"]
+
+    run(app, body)

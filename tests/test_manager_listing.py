@@ -18,7 +18,7 @@ import pytest
 
 from conftest import GOLDENS
 from pi_session import SessionManager
-from pi_session.listing import INDEX_NAME, list_sessions_dirs
+from pi_session.listing import index_path, list_sessions_dirs
 
 GOLDEN = json.loads((GOLDENS / "ops" / "listing.json").read_text())
 
@@ -90,13 +90,13 @@ def test_golden_covers_filtering_and_ties():
 
 def test_index_is_still_used_and_gives_the_same_answer(dirs):
     first = SessionManager.list("/p", dirs["<DIR>"])
-    assert (dirs["<DIR>"] / INDEX_NAME).exists()
+    assert index_path(dirs["<DIR>"]).exists()
     # an index entry that is current is believed: prove it by planting one
-    index_path = dirs["<DIR>"] / INDEX_NAME
-    index = json.loads(index_path.read_text())
+    index_file = index_path(dirs["<DIR>"])
+    index = json.loads(index_file.read_text())
     name = Path(first[0]["path"]).name
     index["files"][name][3]["firstMessage"] = "from the index"
-    index_path.write_text(json.dumps(index))
+    index_file.write_text(json.dumps(index))
     again = SessionManager.list("/p", dirs["<DIR>"])
     assert again[0]["firstMessage"] == "from the index"
     assert [s["id"] for s in again] == [s["id"] for s in first]
@@ -178,7 +178,7 @@ def test_find_by_id_and_continue_recent_filter_by_cwd(tmp_path, monkeypatch):
 def test_listing_index_is_written_even_with_a_lone_surrogate(tmp_path):
     """One session whose first message holds a lone surrogate must not keep
     the directory's index from being written (review finding F23)."""
-    from pi_session.listing import INDEX_NAME, list_session_dir
+    from pi_session.listing import list_session_dir
 
     d = tmp_path / "sessions"
     d.mkdir()
@@ -186,8 +186,8 @@ def test_listing_index_is_written_even_with_a_lone_surrogate(tmp_path):
     msg = '{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"half \\ud83d emoji","timestamp":1}}\n'
     (d / "2026-01-01T00-00-00-000Z_0192aaaa-bbbb-7ccc-8ddd-eeeeffff0009.jsonl").write_text(header + msg)
     first = list_session_dir(d)
-    assert (d / INDEX_NAME).exists()
+    assert index_path(d).exists()
     assert list_session_dir(d) == first
-    (d / INDEX_NAME).write_bytes(b"garbage")
+    index_path(d).write_bytes(b"garbage")
     assert list_session_dir(d) == first
-    assert (d / INDEX_NAME).read_bytes() != b"garbage"  # a garbage index is rebuilt
+    assert index_path(d).read_bytes() != b"garbage"  # a garbage index is rebuilt

@@ -10,15 +10,18 @@ called after each file, with ``partial`` on the first, every 10th (100th
 for ``listAll``) and the last call. pi reads up to 10 files at once; we read
 them one after the other (the index below makes most reads unnecessary).
 
-**beyond pi**: listing keeps an index per session directory, the file
-``<session dir>/.pi-session-index`` (mode 0600, JSON), holding each session
+**beyond pi**: listing keeps an index per session directory, a file in
+pi-session's cache directory (:func:`index_path`:
+``$XDG_CACHE_HOME/pi-session/listing/<hash of the directory>.json``, mode
+0600, JSON; never inside pi's sessions directories, so listing writes
+nothing there), holding each session
 file's info together with the file's size, mtime (ns) and inode when it was
 read. A listing stats every ``*.jsonl`` file and re-reads only those whose
 size, mtime or inode differ from the index (or that are new), so the index is
 never stale; files that are gone are dropped from it. The index is written
 atomically (temp file + rename) only when something changed; a missing,
 unreadable or corrupt index is ignored and rebuilt; a directory we cannot
-write to is listed without one. pi ignores the file (it lists ``*.jsonl``).
+write to is listed without one.
 
 **beyond pi**: only regular files are read (:func:`open_regular`): a FIFO,
 a device or a symlink to one named ``*.jsonl`` is passed over, so a listing
@@ -28,6 +31,7 @@ never blocks on a FIFO nor reads ``/dev/zero`` for ever.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -39,14 +43,15 @@ from . import jsonio
 import orjson
 
 from ._gc import gc_paused
-from .storage import parse_line, write_atomic
+from .storage import ensure_dir, parse_line, write_atomic
 from .timestamps import iso_to_ms
-from .paths import paths_equal, resolve_path
+from .paths import cache_dir, paths_equal, resolve_path
 from .records import StrPath, is_session_header
 from .session_info import InfoState, info_dict
 
 __all__ = [
     "INDEX_NAME",
+    "index_path",
     "ProgressCallback",
     "build_session_info",
     "list_session_dir",
@@ -69,8 +74,19 @@ _DIR_PUBLISH_INTERVAL = 10
 _ALL_PUBLISH_INTERVAL = 100
 
 INDEX_NAME = ".pi-session-index"
-"""File name of the per-directory listing index."""
+"""File name of the per-directory listing index of pi-session before 0.x:
+it lived in the session directory; it is no longer read nor written (see
+:func:`index_path`)."""
 _INDEX_VERSION = 1
+
+
+def index_path(directory: StrPath) -> Path:
+    """Where the listing index of a session directory lives:
+    ``<cache dir>/listing/<sha256 of the absolute directory path, 32 hex>.json``
+    (:func:`pi_session.paths.cache_dir`). Pure apart from reading the
+    environment and the process cwd."""
+    key = os.fsencode(os.path.abspath(directory))
+    return cache_dir() / "listing" / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
 
 
 def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
@@ -257,6 +273,7 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
         # jsonio, not orjson: a first message holding a lone surrogate must
         # not keep the whole directory's index from being written
         data = jsonio.dumps_line({"version": _INDEX_VERSION, "files": files})
+        ensure_dir(path.parent)  # 0700, as the files are 0600: they hold message text
         # no fsync: the index is a cache, rebuilt from the sessions if lost
         write_atomic(path, [data], durable=False)
 
@@ -269,7 +286,7 @@ class _DirIndex:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.path = directory / INDEX_NAME
+        self.path = index_path(directory)
         self.old = _load_index(self.path)
         self.new: dict[str, list[Any]] = {}
         self.changed = False

@@ -15,6 +15,7 @@ from .text import js_trim
 
 __all__ = [
     "agent_dir",
+    "cache_dir",
     "default_session_dir",
     "encode_cwd",
     "paths_equal",
@@ -128,6 +129,17 @@ def agent_dir() -> Path:
     if env:
         return Path(os.path.expanduser(env))
     return Path.home() / ".pi" / "agent"
+
+
+def cache_dir() -> Path:
+    """pi-session's cache directory (not created here):
+    ``$XDG_CACHE_HOME/pi-session`` (an absolute ``$XDG_CACHE_HOME`` only, as
+    the XDG base directory spec says), else ``~/.cache/pi-session``. It
+    holds the listing and search indexes: caches, rebuilt when missing,
+    never inside pi's own directories (**beyond pi**)."""
+    env = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(env) if env and os.path.isabs(env) else Path.home() / ".cache"
+    return base / "pi-session"
 
 
 def sessions_dir(agent: StrPath | None = None) -> Path:

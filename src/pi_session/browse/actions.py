@@ -92,6 +92,32 @@ def list_sessions(cwd: str, *, all_projects: bool = False, store: Any = None) ->
     return SessionManager.list_all(store=store) if all_projects else SessionManager.list(cwd, store=store)
 
 
+def index_hits(text: str, cwd: str, *, all_projects: bool = False, store: Any = None, limit: int = 500) -> dict[str, str | None]:
+    """What the picker's search finds through the search index
+    (:func:`pi_session.search.search`): ``{session location: entry id of
+    its best hit}``, best session first. ``text`` is a query of the search
+    language; its last word is taken as a prefix (the user is still typing
+    it). A query that does not parse, or an index that cannot be read,
+    finds nothing here (the picker still matches ids, cwds, names and first
+    messages itself)."""
+    from ..search import QueryError, search
+    from ..stores import StoreError
+
+    words = text.strip()
+    if not words:
+        return {}
+    if words[-1].isalnum() and '"' not in words:
+        words += "*"
+    try:
+        result = search(store, words, cwd=None if all_projects else cwd, limit=limit)
+    except (QueryError, StoreError, OSError):
+        return {}
+    found: dict[str, str | None] = {}
+    for hit in result.hits:
+        found.setdefault(hit.location, hit.entry_id)
+    return found
+
+
 def load_notes(manager: SessionManager) -> list[str]:
     """The damage and notes found when ``manager`` opened its file, one line
     each (what the CLI prints as warnings)."""

@@ -53,9 +53,11 @@ class BrowseApp(App[None]):
         all_projects: bool = False,
         summarizer: SummarizerConfig | None = None,
         store: Any = None,
+        at: str | None = None,
     ) -> None:
         super().__init__()
         self.store = store
+        self.at = at
         self.session = session
         self.cwd = cwd or os.getcwd()
         self.all_projects = all_projects
@@ -67,7 +69,7 @@ class BrowseApp(App[None]):
         from .session import SessionScreen
 
         if self.session is not None:
-            self.push_screen(SessionScreen(self.session))
+            self.push_screen(SessionScreen(self.session, at=self.at))
         else:
             self.push_screen(PickerScreen(all_projects=self.all_projects))
 

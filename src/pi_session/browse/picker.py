@@ -1,6 +1,9 @@
 """The session picker of ``pi-session browse`` (no session given): the
 sessions of this directory or of every project, newest first, with the
-columns of ``pi-session ls`` and a search over names and first messages."""
+columns of ``pi-session ls`` and a search: ids, cwds, names and first
+messages at once, and every session's whole text through the search index
+(:func:`pi_session.browse.actions.index_hits`, in a thread); a session
+found so opens with the cursor on the hit."""
 
 from __future__ import annotations
 
@@ -29,7 +32,7 @@ _CWD_WIDTH = 20
 
 
 def _search_text(info: dict[str, Any]) -> str:
-    return f"{info.get('name') or ''}\n{info.get('firstMessage') or ''}"
+    return f"{info.get('id') or ''}\n{info.get('cwd') or ''}\n{info.get('name') or ''}\n{info.get('firstMessage') or ''}"
 
 
 def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) -> list[Any]:
@@ -76,6 +79,8 @@ class PickerScreen(Screen[None]):
         self.all_projects = all_projects
         self.infos: list[dict[str, Any]] = []
         self.shown: list[dict[str, Any]] = []
+        self.hits: dict[str, str | None] = {}  # session location -> entry of its best index hit
+        self.hits_for = ""  # the query self.hits answer
 
     @property
     def browse_app(self) -> BrowseApp:
@@ -84,7 +89,7 @@ class PickerScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
-        yield Input(placeholder="search names and first messages (/)", id="query")
+        yield Input(placeholder="search ids, projects, names and all text (/)", id="query")
         yield Static(id="empty")
         table: DataTable[Any] = DataTable(cursor_type="row", zebra_stripes=True, id="sessions")
         yield table
@@ -116,6 +121,10 @@ class PickerScreen(Screen[None]):
         """Show the sessions matching the search, newest first."""
         query = self.query_one("#query", Input).value
         self.shown = matching(self.infos, query, _search_text)
+        if query.strip() and self.hits and self.hits_for == query:
+            local = {str(info.get("path")) for info in self.shown}
+            found = [info for info in self.infos if str(info.get("path")) in self.hits or str(info.get("path")) in local]
+            self.shown = found
         table = self.query_one("#sessions", DataTable)
         table.clear(columns=True)
         width = max(40, self.size.width - 2)
@@ -141,6 +150,21 @@ class PickerScreen(Screen[None]):
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "query":
             self.refill()
+            self.search_index(event.value)
+
+    @work(thread=True, exclusive=True, group="search", exit_on_error=False)
+    def search_index(self, query: str) -> None:
+        """Search the sessions' whole text through the index (a thread: a
+        first search indexes every session)."""
+        with self.browse_app.reporting():
+            hits = actions.index_hits(query, self.browse_app.cwd, all_projects=self.all_projects, store=self.browse_app.store)
+            self.app.call_from_thread(self._searched, query, hits)
+
+    def _searched(self, query: str, hits: dict[str, str | None]) -> None:
+        if query != self.query_one("#query", Input).value:
+            return  # an older query's answer
+        self.hits, self.hits_for = hits, query
+        self.refill()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
@@ -156,7 +180,8 @@ class PickerScreen(Screen[None]):
         def back(_result: None) -> None:
             self.load()
 
-        self.app.push_screen(SessionScreen(path, from_picker=True), back)
+        at = self.hits.get(str(path)) if self.hits_for == self.query_one("#query", Input).value else None
+        self.app.push_screen(SessionScreen(path, from_picker=True, at=at), back)
 
     def action_toggle_all(self) -> None:
         self.all_projects = not self.all_projects

@@ -77,9 +77,10 @@ class SessionScreen(Screen[None]):
         Binding("escape", "leave", "Back", show=False),
     ]
 
-    def __init__(self, path: Path, *, from_picker: bool = False) -> None:
+    def __init__(self, path: Path, *, from_picker: bool = False, at: Any = None) -> None:
         super().__init__()
         self.path = path
+        self.at = at  # the entry the cursor starts on (browse --at, a search hit), else the leaf
         self.from_picker = from_picker
         self.filter = "all"
         self.folded: set[Any] = set()
@@ -113,7 +114,7 @@ class SessionScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#title", Static).update(Text(f"reading {self.path.name}…", no_wrap=True, overflow="ellipsis"))
         self.query_one(EntryList).focus()
-        self.reload(initial=True)
+        self.reload(self.at, initial=True)
 
     def reload(self, select_id: Any = None, *, initial: bool = False) -> None:
         """Read the file again (in a thread: a large session takes seconds)

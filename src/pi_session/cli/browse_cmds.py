@@ -21,6 +21,7 @@ def browse(
     base_url: Optional[str] = BASE_URL_OPTION,
     timeout: Optional[float] = TIMEOUT_OPTION,
     max_retries: Optional[int] = MAX_RETRIES_OPTION,
+    at: Optional[str] = typer.Option(None, "--at", metavar="ENTRY", help="Start in SESSION with the cursor on this entry (e.g. a search hit)."),
 ) -> None:
     """Browse sessions in the terminal: pick one, walk its tree, read any
     entry in full, and label, name, navigate (with a branch summary),
@@ -30,7 +31,7 @@ def browse(
     projects; / searches names and first messages). In a session: / search,
     f filter, space fold, enter detail, l label, r name, g navigate here,
     c clone, e export, k compact, ? all keys, q back. Every change asks
-    first. The summarizer options are those of navigate and compact."""
+    first. --at ENTRY starts with the cursor on that entry. The summarizer options are those of navigate and compact."""
     import math
 
     from ..browse.actions import ActionError, open_read
@@ -47,12 +48,16 @@ def browse(
     if max_retries is not None and max_retries < 0:
         fail("--max-retries must be >= 0")
     path = None
+    if at is not None and session is None:
+        fail("--at needs a SESSION")
     if session is not None:
         try:
             path = resolve_session(session)
-            open_read(path)  # refuse a file that is not a session before the screen changes
+            opened = open_read(path)  # refuse a file that is not a session before the screen changes
         except (CliError, ActionError) as exc:
             fail(str(exc))
+        if at is not None and opened.get_entry(at) is None:
+            fail(f"{session}: no entry with id {at}")
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     config = SummarizerConfig(provider, model, base_url, timeout, max_retries)
     try:
@@ -61,7 +66,7 @@ def browse(
         fail(str(exc))
     from ..browse.app import BrowseApp
 
-    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=active_store())
+    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=active_store(), at=at)
     app.run()
     if app.crash is not None:
         message = " ".join(f"internal error: {type(app.crash).__name__}: {app.crash}".split())

@@ -187,6 +187,9 @@ class SQLStore(SessionStore):
     integrity_errors: tuple[type[BaseException], ...] = ()
     schema_lock_sql: str | None = None
     text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
+    search_postgres: bool = False
+    """The search index's dialect: FTS5 (False) or ``tsvector`` (True)."""
+    _search_ok: bool = False
 
     # ------------------------------------------------------------------
     # dialect hooks
@@ -254,12 +257,49 @@ class SQLStore(SessionStore):
     def _record_row(session_id: str, seq: int, offset: int, line: bytes, col: LineColumns, text: str | None) -> tuple[Any, ...]:
         return (session_id, seq, offset, col.entry_id, col.parent_id, col.type, col.timestamp, int(col.damaged), text, line)
 
+    # ------------------------------------------------------------------
+    # the search index (issue 24): pi_search_* tables, written in the
+    # transactions that write the lines (pi_session.search.store_index)
+
+    def _search_ready(self, cur: Any) -> None:
+        """In a write transaction: create the search index when missing."""
+        if not self._search_ok:
+            from ..search.store_index import ensure_index
+
+            ensure_index(self, cur)
+            self._search_ok = True
+
+    def _search_writer(self, cur: Any) -> Any:
+        from ..search.store_index import store_writer
+
+        return store_writer(self, cur, postgres=self.search_postgres)
+
+    def reindex_search(self, session_id: str) -> bool:
+        """Index one session again from its stored lines, in one
+        transaction; True when it exists (:func:`pi_session.search.reindex_session`)."""
+        from ..search.store_index import reindex
+
+        return reindex(self, session_id)
+
+    def search_candidates(
+        self, query: Any, *, include_edited: bool = False, thinking: bool = False, project: str | None = None, limit: int | None = None
+    ) -> Iterator[Any]:
+        """The documents matching a parsed query, best first, read in one
+        transaction while iterated (for :func:`pi_session.search.search`);
+        creates the index first when the store has none (a write).
+        Raises StoreError when the store cannot be read or written."""
+        from ..search.store_index import store_candidates
+
+        return store_candidates(self, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+
     def delete(self, session_id: str) -> bool:
         """See :meth:`SessionStore.delete` (one transaction)."""
         with self._transaction(write=True) as cur:
+            self._search_ready(cur)
             row = self._exec(cur, "SELECT id FROM pi_sessions WHERE id = ?" + self.lock_clause, (session_id,)).fetchone()
             if row is None:
                 return False
+            self._search_writer(cur).forget(session_id)
             self._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             self._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
         return True
@@ -444,8 +484,13 @@ class SQLHandle(SessionHandle):
             offset += len(line)
         try:
             with store._transaction(write=True) as cur:
+                store._search_ready(cur)
                 store._exec(cur, _INSERT_SESSION, session_row)
                 store._executemany(cur, _INSERT_RECORD, rows)
+                writer = store._search_writer(cur)
+                writer.header(session_id, header)
+                for seq, col in enumerate(columns[(first or 0) + 1 :], (first or 0) + 1):
+                    writer.add(session_id, seq, col.record)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
         return size
@@ -478,6 +523,7 @@ class SQLHandle(SessionHandle):
         notes: list[str] = []
         foreign: list[bytes] = []
         with store._transaction(write=True) as cur:
+            store._search_ready(cur)
             row = store._exec(cur, _APPEND_STATE + store.lock_clause, (session_id,)).fetchone()
             if row is None:
                 raise SessionNotFoundError(f"{store.url}: no session {session_id}")
@@ -521,10 +567,12 @@ class SQLHandle(SessionHandle):
                 return AppendResult(notes, size, foreign)
             state = InfoState(name, message_count, first_message, last_activity)
             rows = []
+            writer = store._search_writer(cur)
             for i, line in enumerate(lines):
                 col = line_columns(line, count + i + 1)
                 text = state.add(col.record)
                 rows.append(store._record_row(session_id, count + i, size, line, col, text))
+                writer.add(session_id, count + i, col.record)
                 size += len(line)
             store._executemany(cur, _INSERT_RECORD, rows)
             written = _now_ms()

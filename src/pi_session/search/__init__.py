@@ -1,0 +1,326 @@
+"""Full-text search across sessions (issue 24): :func:`search` finds
+ranked hits in every session of a store (session files, SQLite,
+PostgreSQL), :func:`update_index`, :func:`forget_session` and
+:func:`reindex_session` keep the index in step.
+
+The index is a cache, never the truth: for session files it is SQLite FTS5
+in pi-session's cache directory (:mod:`pi_session.search.files`), for the
+SQLite store an FTS5 table inside the store and for PostgreSQL a
+``tsvector`` column with a GIN index, both written in the append
+transaction. The query language is :mod:`pi_session.search.query`'s; what
+is searched, :mod:`pi_session.search.extract`'s.
+
+Text a context edit replaced or omitted (pi 1.6 ``context_edit``) is left
+out of the hits unless ``include_edited`` (then marked ``edited``);
+thinking is searched only with ``thinking=True``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .extract import Doc, record_docs
+from .fts import Candidate
+from .query import Query, QueryError, parse_query, tokens
+from .snippets import Snippet, make_snippet, snippet_text
+
+__all__ = [
+    "Doc",
+    "Hit",
+    "Query",
+    "QueryError",
+    "SearchResult",
+    "Snippet",
+    "forget_session",
+    "open_commands",
+    "parse_query",
+    "record_docs",
+    "reindex_session",
+    "search",
+    "snippet_text",
+    "tokens",
+    "update_index",
+]
+
+StoreOrDir = Any
+"""A :class:`pi_session.stores.SessionStore`, a sessions root or session
+directory (a path), or None (``~/.pi/agent/sessions``)."""
+
+
+@dataclass
+class Hit:
+    """One search hit.
+
+    Attributes:
+        session_id: the session's id.
+        entry_id: the entry that matched (None: the session header, i.e.
+            its cwd).
+        timestamp: the entry's time (ISO 8601, UTC), or None.
+        role: ``user``, ``assistant``, ``tool``, ``custom``, ``system`` or
+            ``session`` (see :class:`pi_session.search.extract.Doc`).
+        kind: the entry type or message role.
+        tool: tool names of the entry, or None.
+        project: the session's cwd.
+        session_name: the session's name (``session_info``), or None.
+        location: the session file (files) or the store locator.
+        snippet: the text around the match (:class:`Snippet`).
+        edited: a context edit replaced or omitted this entry (only with
+            ``include_edited``).
+        rank: the backend's relevance (lower is better; 0 for a query of
+            filters only).
+    """
+
+    session_id: str
+    entry_id: str | None
+    timestamp: str | None
+    role: str
+    kind: str
+    tool: str | None
+    project: str
+    session_name: str | None
+    location: str
+    snippet: Snippet
+    edited: bool = False
+    rank: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The hit as ``--json`` prints it (``snippet`` plain text,
+        ``marks`` its matched ``[start, end)`` character ranges)."""
+        return {
+            "sessionId": self.session_id,
+            "entryId": self.entry_id,
+            "timestamp": self.timestamp,
+            "role": self.role,
+            "kind": self.kind,
+            "tool": self.tool,
+            "project": self.project,
+            "sessionName": self.session_name,
+            "location": self.location,
+            "snippet": self.snippet.text,
+            "marks": [list(m) for m in self.snippet.marks],
+            "edited": self.edited,
+        }
+
+
+@dataclass
+class SearchResult:
+    """What :func:`search` returns: ``hits`` best first, ``warnings``
+    (one line each: a damaged index rebuilt) and ``indexed``: bytes the
+    files' index read to catch up (0 for a database store)."""
+
+    hits: list[Hit] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    indexed: int = 0
+
+
+def _iso(ms: int | None) -> str | None:
+    from ..session_info import iso_or_none
+
+    return iso_or_none(ms) if ms is not None else None
+
+
+def _resolve_target(store_or_dir: StoreOrDir) -> Any:
+    """A store for ``store_or_dir`` (a path becomes a
+    :class:`pi_session.stores.FileStore`)."""
+    from ..paths import sessions_dir
+    from ..stores import SessionStore
+    from ..stores.file import FileStore
+
+    if isinstance(store_or_dir, SessionStore):
+        return store_or_dir
+    root = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
+    return FileStore(root)
+
+
+def _file_index(store: Any) -> Any:
+    from .files import FileIndex
+
+    return FileIndex(store.root)
+
+
+def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str]) -> list[Hit]:
+    """The first ``limit`` candidates that pass the ``re:`` filters, as hits."""
+    hits: list[Hit] = []
+    for c in candidates:
+        if c.session_id is None:
+            continue
+        text = c.body
+        if query.regexes:
+            searched = f"{c.body}\n{c.thinking}" if c.thinking else c.body
+            if not all(r.search(searched) for r in query.regexes):
+                continue
+        snippet = make_snippet(text, query)
+        if not snippet.marks and c.thinking:
+            thought = make_snippet(c.thinking, query)
+            if thought.marks:
+                snippet = thought
+        hits.append(
+            Hit(c.session_id, c.entry_id, _iso(c.ts_ms), c.role, c.kind, c.tool, c.cwd, c.name, location(c), snippet, c.edited, c.rank)
+        )
+        if len(hits) >= limit:
+            break
+    return hits
+
+
+def search(
+    store_or_dir: StoreOrDir,
+    query: str | Query,
+    *,
+    cwd: str | None = None,
+    limit: int = 20,
+    include_edited: bool = False,
+    thinking: bool = False,
+    update: bool = True,
+    on_progress: Callable[[int, int], Any] | None = None,
+) -> SearchResult:
+    """Search every session of a store (see the module docstring).
+
+    Args:
+        store_or_dir: a store, a sessions root or directory, or None
+            (``~/.pi/agent/sessions``).
+        query: the query text (:func:`parse_query`) or a parsed query.
+        cwd: only the sessions of this project (a path; resolved as pi
+            resolves cwds).
+        limit: at most this many hits.
+        include_edited: also hits in text a context edit replaced or
+            omitted (marked ``edited``).
+        thinking: also search assistants' thinking.
+        update: (files) bring the index up to date first (the files are
+            the truth; False searches what is indexed).
+        on_progress: (files) ``on_progress(done, total)`` while indexing.
+
+    Returns:
+        :class:`SearchResult`.
+
+    Raises:
+        QueryError: the query cannot be parsed (the message names the
+            column).
+        pi_session.stores.StoreError: the store cannot be read.
+    """
+    from ..paths import resolve_path
+    from ..stores.file import FileStore
+
+    parsed = parse_query(query) if isinstance(query, str) else query
+    store = _resolve_target(store_or_dir)
+    project = resolve_path(cwd) if cwd is not None else None
+    if isinstance(store, FileStore):
+        from .fts import fts_candidates
+
+        index = _file_index(store)
+        try:
+            indexed = index.update(on_progress).bytes_indexed if update else 0
+
+            def work() -> list[Hit]:
+                scope = None
+                if project is not None:
+                    # a FileStore keeps a project's files in its own directory
+                    scope = index.sids_under(store.session_dir(project))
+                cands = fts_candidates(
+                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit
+                )
+                return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
+
+            hits = index.guarded(work)
+            return SearchResult(hits, list(index.warnings), indexed)
+        finally:
+            index.close()
+    searcher = getattr(store, "search_candidates", None)
+    if searcher is None:
+        from ..stores import StoreError
+
+        raise StoreError(f"{store.url}: this store cannot be searched")
+    cands = searcher(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+    try:
+        return SearchResult(_hits(cands, parsed, limit, lambda c: store.locator(c.session_id)), [], 0)
+    finally:
+        cands.close()
+
+
+def update_index(store_or_dir: StoreOrDir, *, on_progress: Callable[[int, int], Any] | None = None) -> Any:
+    """Bring the files' search index up to date (a database store's index
+    is always current: this does nothing for it).
+
+    Returns:
+        :class:`pi_session.search.files.IndexStats` (files), or None.
+    """
+    from ..stores.file import FileStore
+
+    store = _resolve_target(store_or_dir)
+    if not isinstance(store, FileStore):
+        return None
+    index = _file_index(store)
+    try:
+        return index.update(on_progress)
+    finally:
+        index.close()
+
+
+def forget_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
+    """Purge one session's text from the search index, for a caller that
+    removed text from the session (secrets scrubbing): every document of it
+    is deleted, the FTS5 index merged (no token of it is left in older
+    segments) and free pages zeroed (SQLite ``secure_delete``). For files
+    the session is indexed again, from its current bytes, by the next
+    search or :func:`update_index`; a database store's session is
+    reindexed at once from its stored lines (:func:`reindex_session`).
+
+    Args:
+        store_or_dir: the store (or sessions root / directory) searched.
+        session_id: the exact session id.
+
+    Returns:
+        True when the index held the session.
+    """
+    from ..stores.file import FileStore
+
+    store = _resolve_target(store_or_dir)
+    if isinstance(store, FileStore):
+        index = _file_index(store)
+        try:
+            return bool(index.forget(session_id))
+        finally:
+            index.close()
+    return bool(store.reindex_search(session_id))
+
+
+def reindex_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
+    """Forget a session's documents (:func:`forget_session`) and index its
+    current lines again at once.
+
+    Returns:
+        True when the session exists.
+    """
+    from ..stores.file import FileStore
+
+    store = _resolve_target(store_or_dir)
+    if isinstance(store, FileStore):
+        found = forget_session(store, session_id)
+        update_index(store)
+        return found
+    return bool(store.reindex_search(session_id))
+
+
+def open_commands(hit: Hit, *, store_url: str | None = None) -> list[str]:
+    """Shell commands that open a hit: the context at the entry and the
+    browser at it (``pi-session context SESSION --leaf ENTRY``,
+    ``pi-session browse SESSION --at ENTRY``); SESSION is the file for
+    session files, else the id with ``--store``. Quoted for a POSIX shell."""
+    import shlex
+
+    if store_url is not None:
+        base = ["pi-session", "--store", store_url]
+        session = hit.session_id
+    else:
+        base = ["pi-session"]
+        session = hit.location
+    out = []
+    if hit.entry_id is not None:
+        out.append(shlex.join([*base, "context", session, "--leaf", hit.entry_id]))
+        out.append(shlex.join([*base, "browse", session, "--at", hit.entry_id]))
+    else:
+        out.append(shlex.join([*base, "browse", session]))
+    return out

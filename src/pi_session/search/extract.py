@@ -1,0 +1,201 @@
+"""What a search indexes of one record: :func:`record_docs` turns a parsed
+session record into its searchable *documents* (pure). Shared by every
+index (the files' cache, the SQLite store's FTS5 table, PostgreSQL's
+``tsvector`` column), so the same session gives the same documents
+everywhere.
+
+One entry gives at most one document: user and assistant text (an
+assistant's tool calls as ``name`` + arguments JSON; thinking kept apart,
+searched only on request), tool results, bash executions, custom messages,
+compaction and branch summaries, session names (``session_info``), labels,
+model changes, and the header's cwd. A ``context_edit`` gives no document
+of its own: it marks its target as *edited* (:attr:`Doc.edits`), whose text
+a search then leaves out unless asked (the replacement is not text anyone
+wrote).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from datetime import datetime, timezone
+
+import orjson
+
+from ..context_edits import counted_edits
+from ..timestamps import iso_to_ms
+
+__all__ = ["Doc", "record_docs", "FILE_ARGUMENTS"]
+
+FILE_ARGUMENTS = ("path", "file_path", "filePath")
+"""Tool-call arguments that name a file (pi's read, edit, write, ls, grep
+and find tools use ``path``)."""
+
+
+@dataclass
+class Doc:
+    """One searchable document.
+
+    Attributes:
+        entry_id: the entry's id (None: the header).
+        ts_ms: the entry's time in ms since the epoch (message ``timestamp``
+            when a number, else the entry's ISO ``timestamp``), or None.
+        role: ``user``, ``assistant``, ``tool`` (tool results and bash
+            executions), ``custom``, ``system`` or ``session`` (names,
+            labels, summaries, model changes, the header).
+        kind: the entry type, or for messages the message role
+            (``toolResult``, ``bashExecution``, ...).
+        tool: tool names, space-separated, lower case (calls of an
+            assistant message; a result's tool; ``bash`` for a bash
+            execution), or None.
+        model: the model (assistant messages and model changes), or None.
+        body: the searchable text.
+        thinking: an assistant's thinking text ("" when none).
+        files: file paths the entry's tool calls name.
+        edits: target ids of context edits (a ``context_edit`` record; no
+            text of its own).
+    """
+
+    entry_id: str | None
+    ts_ms: int | None
+    role: str
+    kind: str
+    tool: str | None
+    model: str | None
+    body: str
+    thinking: str = ""
+    files: list[str] = field(default_factory=list)
+    edits: list[str] = field(default_factory=list)
+
+
+def _iso_ms(value: Any) -> int | None:
+    if not isinstance(value, str):
+        return None
+    if len(value) == 24 and value[-1] == "Z" and value[10] == "T":  # pi's own form: the fast path
+        try:
+            return int(datetime.fromisoformat(value[:-1]).replace(tzinfo=timezone.utc).timestamp() * 1000)
+        except ValueError:
+            pass
+    ms = iso_to_ms(value)
+    return int(ms) if ms is not None else None
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return "\n".join(parts)
+
+
+def _args_text(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    try:
+        return orjson.dumps(arguments).decode()
+    except TypeError:
+        return ""
+
+
+def _message_doc(entry_id: str | None, ts: int | None, message: Mapping[str, Any]) -> Doc | None:
+    role = message.get("role")
+    mts = message.get("timestamp")
+    if isinstance(mts, (int, float)) and not isinstance(mts, bool) and mts == mts and abs(mts) < 1e16:
+        ts = int(mts)
+    content = message.get("content")
+    if role == "user":
+        return Doc(entry_id, ts, "user", "user", None, None, _text_of(content))
+    if role == "assistant":
+        texts: list[str] = []
+        thinking: list[str] = []
+        tools: list[str] = []
+        files: list[str] = []
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text" and isinstance(block.get("text"), str):
+                texts.append(block["text"])
+            elif kind == "thinking" and isinstance(block.get("thinking"), str):
+                thinking.append(block["thinking"])
+            elif kind == "toolCall":
+                name = block.get("name") if isinstance(block.get("name"), str) else ""
+                args = block.get("arguments")
+                texts.append(f"{name} {_args_text(args)}".strip())
+                if name:
+                    tools.append(name.lower())
+                if isinstance(args, dict):
+                    files.extend(args[k] for k in FILE_ARGUMENTS if isinstance(args.get(k), str) and args[k])
+        if isinstance(content, str):
+            texts.append(content)
+        model = message.get("model") if isinstance(message.get("model"), str) else None
+        return Doc(entry_id, ts, "assistant", "assistant", " ".join(tools) or None, model, "\n".join(texts), "\n".join(thinking), files)
+    if role == "toolResult":
+        name = message.get("toolName") if isinstance(message.get("toolName"), str) else None
+        return Doc(entry_id, ts, "tool", "toolResult", name.lower() if name else None, None, _text_of(content))
+    if role == "bashExecution":
+        command = message.get("command") if isinstance(message.get("command"), str) else ""
+        output = message.get("output") if isinstance(message.get("output"), str) else ""
+        return Doc(entry_id, ts, "tool", "bashExecution", "bash", None, f"{command}\n{output}".strip("\n"))
+    if role in ("custom", "system"):
+        return Doc(entry_id, ts, str(role), str(role), None, None, _text_of(content))
+    if role in ("branchSummary", "compactionSummary"):
+        summary = message.get("summary")
+        return Doc(entry_id, ts, "session", str(role), None, None, summary if isinstance(summary, str) else "")
+    return None
+
+
+def _details_files(details: Any) -> list[str]:
+    if not isinstance(details, dict):
+        return []
+    out: list[str] = []
+    for key in ("readFiles", "modifiedFiles"):
+        value = details.get(key)
+        if isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, str) and v)
+    return out
+
+
+def record_docs(record: Any) -> Doc | None:
+    """The document of one parsed record (see the module docstring), or
+    None for a record without searchable text (a thinking-level change, a
+    ``custom`` entry's data, a damaged line). Never raises on malformed
+    records: fields of the wrong type give no text."""
+    if not isinstance(record, dict):
+        return None
+    kind = record.get("type")
+    entry_id = record.get("id") if isinstance(record.get("id"), str) else None
+    if kind == "message":
+        message = record.get("message")
+        if not isinstance(message, dict):
+            return None
+        mts = message.get("timestamp")
+        numeric = isinstance(mts, (int, float)) and not isinstance(mts, bool)
+        return _message_doc(entry_id, None if numeric else _iso_ms(record.get("timestamp")), message)
+    ts = _iso_ms(record.get("timestamp"))
+    if kind == "session":
+        cwd = record.get("cwd")
+        return Doc(None, ts, "session", "session", None, None, cwd if isinstance(cwd, str) else "")
+    if kind in ("compaction", "branch_summary"):
+        summary = record.get("summary")
+        text = summary if isinstance(summary, str) else ""
+        return Doc(entry_id, ts, "session", str(kind), None, None, text, files=_details_files(record.get("details")))
+    if kind == "custom_message":
+        return Doc(entry_id, ts, "custom", "custom_message", None, None, _text_of(record.get("content")))
+    if kind == "session_info":
+        name = record.get("name")
+        return Doc(entry_id, ts, "session", "name", None, None, name.strip()) if isinstance(name, str) and name.strip() else None
+    if kind == "label":
+        label = record.get("label")
+        return Doc(entry_id, ts, "session", "label", None, None, label) if isinstance(label, str) and label else None
+    if kind == "model_change":
+        model = record.get("modelId") if isinstance(record.get("modelId"), str) else None
+        provider = record.get("provider") if isinstance(record.get("provider"), str) else ""
+        return Doc(entry_id, ts, "session", "model_change", None, model, f"{provider} {model or ''}".strip(), files=[])
+    if kind == "context_edit":
+        targets = [str(e["targetId"]) for e in counted_edits([record]) if isinstance(e.get("targetId"), str)]
+        return Doc(entry_id, ts, "session", "context_edit", None, None, "", edits=targets) if targets else None
+    return None

@@ -1,0 +1,400 @@
+"""The search index of session files (a sessions root such as
+``~/.pi/agent/sessions``, or one session directory): SQLite FTS5 in
+pi-session's cache directory, ``<cache dir>/search/<hash of the
+root>.sqlite3`` (:func:`index_path`; mode 0600 in a 0700 directory), never
+inside pi's directories. The files are the truth; the index is a cache.
+
+Updating (:meth:`FileIndex.update`): every ``*.jsonl`` regular file of the
+root and of its directories is ``stat``-ed; an unchanged one (size, mtime,
+inode) costs nothing. Session files are append-only, so a grown file is
+indexed from the last indexed byte to its last complete line. A file that
+was rewritten (a new inode, shorter than what was indexed, or its indexed
+prefix changed: SHA-256 of its first 64 KiB and of the 4 KiB before the
+indexed end, so ``repair``'s and ``migrate``'s rewrites are seen) is
+reindexed whole; a file that is gone is dropped.
+
+Writers take SQLite's write lock per batch of files (``BEGIN IMMEDIATE``);
+the journal is WAL, so a search reads a consistent snapshot while another
+process indexes or appends. A damaged index (not a database, malformed, an
+unknown version) is deleted and rebuilt, with one warning
+(:attr:`FileIndex.warnings`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import stat
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..listing import jsonl_names, open_regular
+from ..paths import cache_dir
+from ..records import is_session_header
+from ..storage import ensure_dir, parse_line
+from .fts import FtsWriter, fts_schema
+
+__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
+
+INDEX_VERSION = "2"
+_HEAD = 64 * 1024
+_TAIL = 4 * 1024
+_BATCH_BYTES = 32 << 20
+
+_SOURCES = """CREATE TABLE IF NOT EXISTS sources (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
+_META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+_DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
+
+
+def file_key(path: str) -> str:
+    """The index key (``sid``) of a session file: 16 hex digits of the
+    SHA-256 of its path (short keys keep the index small; the path itself
+    is the session row's ``location``)."""
+    return hashlib.sha256(os.fsencode(path)).hexdigest()[:16]
+
+
+def index_path(root: str | os.PathLike[str]) -> Path:
+    """Where the search index of a sessions root (or directory) lives:
+    ``<cache dir>/search/<sha256 of the absolute path, 32 hex>.sqlite3``."""
+    key = os.fsencode(os.path.abspath(root))
+    return cache_dir() / "search" / f"{hashlib.sha256(key).hexdigest()[:32]}.sqlite3"
+
+
+@dataclass
+class IndexStats:
+    """What an update did: files (re)read, bytes indexed, files reindexed
+    whole because they were rewritten, files dropped, files unchanged."""
+
+    files_read: int = 0
+    bytes_indexed: int = 0
+    reindexed: int = 0
+    dropped: int = 0
+    unchanged: int = 0
+
+
+class IndexDamaged(Exception):
+    """The index file is not a usable index."""
+
+
+def _is_damage(exc: BaseException) -> bool:
+    return isinstance(exc, (sqlite3.DatabaseError, IndexDamaged)) and (
+        isinstance(exc, IndexDamaged) or any(w in str(exc).lower() for w in _DAMAGE_WORDS)
+    )
+
+
+def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
+    """SHA-256 of the first 64 KiB of ``[0, end)`` and of its last 4 KiB."""
+    f.seek(0)
+    head = hashlib.sha256(f.read(min(end, _HEAD))).digest()
+    start = max(0, end - _TAIL)
+    f.seek(start)
+    tail = hashlib.sha256(f.read(end - start)).digest()
+    return head, tail
+
+
+class FileIndex:
+    """The search index of the session files under ``root``.
+
+    Args:
+        root: a sessions root (directories of ``*.jsonl``) or one session
+            directory; both levels are indexed.
+        path: the index file (default :func:`index_path`).
+        busy_timeout: seconds to wait for another process's write lock.
+
+    Attributes:
+        warnings: one-line messages (a damaged index that was rebuilt).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None, busy_timeout: float = 60.0) -> None:
+        self.root = Path(os.path.abspath(root))
+        self.path = Path(path) if path is not None else index_path(self.root)
+        self.busy_timeout = busy_timeout
+        self.warnings: list[str] = []
+        self._conn: sqlite3.Connection | None = None
+
+    # ------------------------------------------------------------------
+    # opening, damage
+
+    def connection(self) -> sqlite3.Connection:
+        """The open index (created, or rebuilt when damaged)."""
+        if self._conn is None:
+            try:
+                self._conn = self._open()
+            except (sqlite3.DatabaseError, IndexDamaged) as exc:
+                if not _is_damage(exc):
+                    raise
+                self._rebuild(exc)
+        assert self._conn is not None
+        return self._conn
+
+    def _open(self) -> sqlite3.Connection:
+        ensure_dir(self.path.parent)
+        if not self.path.exists():
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            os.close(fd)
+        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if not names:
+                conn.execute("PRAGMA journal_mode = WAL").fetchall()
+                conn.execute("BEGIN IMMEDIATE")
+                for ddl in (_META, _SOURCES, *fts_schema("")):
+                    conn.execute(ddl)
+                conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
+                conn.execute("COMMIT")
+            row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if row is None or row[0] != INDEX_VERSION:
+                raise IndexDamaged(f"version {row[0] if row else None}, expected {INDEX_VERSION}")
+            conn.execute("PRAGMA synchronous = OFF")  # a cache: a crash that damages it is caught and it is rebuilt
+            conn.execute("PRAGMA secure_delete = ON")  # forgotten text does not linger in free pages
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _rebuild(self, exc: BaseException) -> None:
+        """Delete the damaged index and start a new one, with one warning."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                os.unlink(f"{self.path}{suffix}")
+            except FileNotFoundError:
+                pass
+        why = " ".join(str(exc).split())
+        if isinstance(exc, IndexDamaged) and why.startswith("version "):
+            self.warnings.append(f"the search index {self.path} is of another version ({why}); rebuilding it")
+        else:
+            self.warnings.append(f"the search index {self.path} was damaged ({why}); rebuilding it")
+        self._conn = self._open()
+
+    def guarded(self, work: Callable[[], Any]) -> Any:
+        """Run ``work`` (which uses :meth:`connection`); when the index
+        turns out damaged, rebuild it once and run ``work`` again."""
+        try:
+            return work()
+        except (sqlite3.DatabaseError, IndexDamaged) as exc:
+            if not _is_damage(exc) or any("rebuilding" in w for w in self.warnings):
+                raise
+            self._rebuild(exc)
+            return work()
+
+    def close(self) -> None:
+        """Close the index's connection."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------
+    # updating
+
+    def session_files(self) -> Iterator[Path]:
+        """The ``*.jsonl`` files of the root and of its directories, sorted."""
+        names = jsonl_names(self.root) or []
+        for name in sorted(names):
+            yield self.root / name
+        try:
+            subs = sorted(p for p in self.root.iterdir() if p.is_dir())
+        except OSError:
+            subs = []
+        for sub in subs:
+            for name in sorted(jsonl_names(sub) or []):
+                yield sub / name
+
+    def _stats(self) -> Iterator[tuple[str, os.stat_result]]:
+        """``(path, stat)`` of every regular ``*.jsonl`` file of the root and
+        of its directories (symlinks followed), in directory order: the
+        freshness check of every search, so plain strings and
+        ``os.scandir``, not :class:`~pathlib.Path`."""
+        root = str(self.root)
+        dirs = [root]
+        try:
+            with os.scandir(root) as it:
+                dirs += [e.path for e in it if not e.name.endswith(".jsonl") and e.is_dir()]
+        except OSError:
+            return
+        for d in dirs:
+            try:
+                with os.scandir(d) as it:
+                    entries = [e for e in it if e.name.endswith(".jsonl")]
+            except OSError:
+                continue
+            for e in entries:
+                try:
+                    st = e.stat()
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    yield e.path, st
+
+    def update(self, on_progress: Callable[[int, int], Any] | None = None) -> IndexStats:
+        """Bring the index up to date with the files (see the module
+        docstring). ``on_progress(done, total)`` after each file.
+
+        Returns:
+            :class:`IndexStats`.
+        """
+        stats: IndexStats = self.guarded(lambda: self._update(on_progress))
+        return stats
+
+    def _update(self, on_progress: Callable[[int, int], Any] | None) -> IndexStats:
+        conn = self.connection()
+        stats = IndexStats()
+        known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
+        todo: list[tuple[Path, os.stat_result]] = []
+        seen: set[str] = set()
+        for key, st in self._stats():
+            seen.add(key)
+            if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                stats.unchanged += 1
+                continue
+            todo.append((Path(key), st))
+        todo.sort()
+        gone = [p for p in known if p not in seen]
+        total = len(todo)
+        done = 0
+        i = 0
+        while i < len(todo) or gone:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                writer = FtsWriter(conn.cursor(), "", buffered=True)
+                for p in gone:
+                    writer.forget(file_key(p))
+                    conn.execute("DELETE FROM sources WHERE path = ?", (p,))
+                    stats.dropped += 1
+                gone = []
+                batch = 0
+                while i < len(todo) and batch < _BATCH_BYTES:
+                    path, st = todo[i]
+                    i += 1
+                    batch += self._index_file(conn, writer, path, stats)
+                    done += 1
+                    if on_progress is not None:
+                        on_progress(done, total)
+                writer.flush()
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        return stats
+
+    def _index_file(self, conn: sqlite3.Connection, writer: FtsWriter, path: Path, stats: IndexStats) -> int:
+        """Index what is new in one file (inside the write transaction, so
+        the ``sources`` row read here is current). Returns bytes read."""
+        key = str(path)
+        sid = file_key(key)
+        f = open_regular(path)
+        if f is None:
+            return 0
+        with f:
+            st = os.fstat(f.fileno())
+            row = conn.execute(
+                "SELECT size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id FROM sources WHERE path = ?", (key,)
+            ).fetchone()
+            if row is not None and tuple(row[:3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                return 0  # another process indexed it meanwhile
+            start, line_no, session_id = 0, 0, None
+            if row is not None:
+                _size, _mtime, ino, indexed, lines, head, tail, session_id = row
+                if ino == st.st_ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
+                    start, line_no = indexed, lines
+                else:
+                    stats.reindexed += 1
+            if start == 0:
+                writer.forget(sid)
+                session_id = None
+            elif session_id is None:
+                session_id = ""  # not a session: stays so while it grows
+            f.seek(start)
+            data = f.read(st.st_size - start)
+            end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
+            if start == 0:
+                head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
+                tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
+            else:
+                head, tail = _hashes(f, start + end)
+        stats.files_read += 1
+        stats.bytes_indexed += end
+        pos = start
+        loads = orjson.loads
+        for raw in data[:end].split(b"\n")[:-1]:
+            line_no += 1
+            here = pos
+            pos += len(raw) + 1
+            if not raw.strip():
+                continue
+            try:
+                record = loads(raw)
+            except orjson.JSONDecodeError:
+                parsed = parse_line(raw, line_no)
+                if not parsed.ok:
+                    continue
+                record = parsed.record
+            if session_id is None:
+                if not is_session_header(record):
+                    session_id = ""  # not a session: nothing indexed
+                    break
+                session_id = str(record["id"])
+                cwd = record.get("cwd")
+                writer.session(sid, session_id, cwd if isinstance(cwd, str) else "", key)
+            elif session_id == "":
+                break
+            writer.add(sid, here, record)
+        conn.execute(
+            "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
+            (key, st.st_size, st.st_mtime_ns, st.st_ino, start + end, line_no, head, tail, session_id or None, sid),
+        )
+        return end
+
+    # ------------------------------------------------------------------
+    # forgetting
+
+    def forget(self, session_id: str) -> int:
+        """Remove every file holding session ``session_id`` from the index
+        (its documents, and the FTS5 index merged so no token of them is
+        left in it; free pages are zeroed: ``secure_delete``). The next
+        update indexes the files again from their first byte.
+
+        Returns:
+            How many files were forgotten.
+        """
+
+        def work() -> int:
+            conn = self.connection()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                paths = [r[0] for r in conn.execute("SELECT path FROM sources WHERE session_id = ?", (session_id,))]
+                writer = FtsWriter(conn.cursor(), "")
+                for p in paths:
+                    writer.forget(file_key(p))
+                    conn.execute("DELETE FROM sources WHERE path = ?", (p,))
+                if paths:
+                    conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+            if paths:
+                conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return len(paths)
+
+        count: int = self.guarded(work)
+        return count
+
+    def sids_under(self, directory: Path) -> list[str]:
+        """The index keys (:func:`file_key`) of the sessions in ``directory``."""
+        prefix = str(directory).rstrip("/") + "/"
+        rows = self.connection().execute("SELECT path FROM sources WHERE substr(path, 1, length(?)) = ?", (prefix, prefix))
+        return [file_key(r[0]) for r in rows if "/" not in r[0][len(prefix):]]

@@ -1,0 +1,382 @@
+"""The SQLite FTS5 index shared by the files' cache
+(:mod:`pi_session.search.files`) and the SQLite store (tables inside the
+store, written in the append transaction): its schema, the writer of
+documents (:class:`FtsWriter`) and the query (:func:`fts_candidates`).
+
+Tables (``{p}`` is a name prefix: ``pi_search_`` in a store, ``""`` in the
+cache):
+
+- ``{p}sessions``: one row per indexed session, keyed by ``sid`` (the
+  session id in a store; a hash of the file path in the cache): ``session_id``,
+  ``cwd``, ``name`` (the last ``session_info`` name), ``models`` (the model
+  ids used, ``\\n``-separated), ``location``.
+- ``{p}docs``: one row per document (:class:`pi_session.search.extract.Doc`):
+  ``sid``, ``pos`` (the line's byte offset in the cache, its ``seq`` in a
+  store), ``entry_id``, ``ts_ms``, ``role``, ``kind``, ``tool``, ``model``
+  and the text, zlib-compressed (``zbody``, ``zthinking``): snippets are
+  cut from it and it is what deleting the document from the FTS5 index
+  needs (SQLite 3.40 has no ``contentless_delete``).
+- ``{p}fts``: a contentless FTS5 table (``body``, ``thinking``; tokenizer
+  ``unicode61 remove_diacritics 0``), rowid = ``docs.doc``.
+- ``{p}files`` (``sid``, ``path``): paths the session's tool calls named.
+- ``{p}edits`` (``sid``, ``target_id``): entries a context edit replaced or
+  omitted.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from .extract import Doc, record_docs
+from ..text import well_formed
+from .query import Query, Term, tokens
+
+__all__ = ["Candidate", "FtsWriter", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "unpack"]
+
+
+def fts_schema(p: str) -> list[str]:
+    """The DDL of the index tables with prefix ``p`` (idempotent)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS {p}sessions (
+            sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT, name TEXT,
+            models TEXT NOT NULL DEFAULT '', location TEXT)""",
+        f"""CREATE TABLE IF NOT EXISTS {p}docs (
+            doc INTEGER PRIMARY KEY, sid TEXT NOT NULL, pos INTEGER NOT NULL, entry_id TEXT, ts_ms INTEGER,
+            role TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT, model TEXT, zbody BLOB, zthinking BLOB)""",
+        f"CREATE INDEX IF NOT EXISTS {p}docs_sid ON {p}docs (sid, pos)",
+        f"CREATE TABLE IF NOT EXISTS {p}files (sid TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (sid, path)) WITHOUT ROWID",
+        f"CREATE TABLE IF NOT EXISTS {p}edits (sid TEXT NOT NULL, target_id TEXT NOT NULL, PRIMARY KEY (sid, target_id)) WITHOUT ROWID",
+        f"""CREATE VIRTUAL TABLE IF NOT EXISTS {p}fts USING fts5(
+            body, thinking, content='', tokenize='unicode61 remove_diacritics 0')""",
+    ]
+
+
+def cwd_key(cwd: str) -> str | None:
+    """The resolved form of a header cwd (what ``--cwd`` compares with), or
+    None when it cannot be resolved."""
+    from ..paths import resolve_path
+
+    if not cwd:
+        return None
+    try:
+        return resolve_path(cwd)
+    except ValueError:
+        return None
+
+
+_SHORT = 256
+"""Texts shorter than this (bytes) are stored as they are (a TEXT value):
+compressing them saves little and costs time."""
+
+
+def _pack(text: str) -> bytes | str | None:
+    if not text:
+        return None
+    if len(text) < _SHORT:
+        return text
+    return zlib.compress(text.encode("utf-8"), 1)
+
+
+def unpack(blob: Any) -> str:
+    """The text of a ``zbody``/``zthinking`` value: "" for NULL, a short
+    text as it is, else zlib-compressed UTF-8."""
+    if blob is None:
+        return ""
+    if isinstance(blob, str):
+        return blob
+    return zlib.decompress(bytes(blob)).decode("utf-8")
+
+
+class FtsWriter:
+    """Writes documents into the index tables of prefix ``p`` (inside the
+    caller's transaction).
+
+    Args:
+        cur: a DB-API cursor.
+        p: the table name prefix.
+        run: ``run(cur, sql, params)`` executes one statement written with
+            ``?`` markers and returns the cursor (default: ``cur.execute``;
+            a store passes its own, which translates markers and text its
+            database cannot hold).
+        postgres: write PostgreSQL's ``tsvector`` columns instead of the
+            FTS5 table.
+    """
+
+    def __init__(self, cur: Any, p: str, *, run: Any = None, postgres: bool = False, buffered: bool = False) -> None:
+        self.cur = cur
+        self.p = p
+        self.postgres = postgres
+        # buffered (FTS5 only): documents are written by flush(), many at once,
+        # with ids taken from the table's current maximum (the caller holds
+        # the write lock for the whole transaction)
+        self.buffered = buffered and not postgres
+        self._docs: list[tuple[Any, ...]] = []
+        self._fts: list[tuple[Any, ...]] = []
+        self._next_doc: int | None = None
+        self._models: set[tuple[str, str]] = set()  # (sid, model) already recorded by this writer
+        self._run = run if run is not None else (lambda c, q, a=(): c.execute(q, a))
+        self._instr = "strpos" if postgres else "instr"
+
+    def _x(self, sql: str, params: Any = ()) -> Any:
+        return self._run(self.cur, sql, params)
+
+    def session(self, sid: str, session_id: str | None, cwd: str, location: str | None) -> None:
+        """Create (or update) the session row."""
+        cwd = well_formed(cwd)
+        self._x(
+            f"INSERT INTO {self.p}sessions (sid, session_id, cwd, cwd_key, location) VALUES (?, ?, ?, ?, ?) "
+            f"ON CONFLICT (sid) DO UPDATE SET session_id = excluded.session_id, cwd = excluded.cwd, "
+            f"cwd_key = excluded.cwd_key, location = excluded.location",
+            (sid, well_formed(session_id) if session_id else session_id, cwd, cwd_key(cwd), location),
+        )
+
+    def header(self, session_id: str, header: dict[str, Any], *, pos: int = 0) -> None:
+        """Start a store's session (``sid`` = its id) from its header: the
+        session row and the header's document (its cwd)."""
+        cwd = header.get("cwd")
+        self.session(session_id, session_id, cwd if isinstance(cwd, str) else "", None)
+        self.add(session_id, pos, header)
+
+    def add(self, sid: str, pos: int, record: Any) -> None:
+        """Index one parsed record at position ``pos`` (records without
+        text are skipped)."""
+        doc = record_docs(record)
+        if doc is not None:
+            self.add_doc(sid, pos, doc)
+
+    def add_doc(self, sid: str, pos: int, doc: Doc) -> None:
+        """Index one document (text that is not well-formed UTF-16, lone
+        surrogates, gets U+FFFD: no index can hold it)."""
+        p = self.p
+        for target in doc.edits:
+            self._x(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(target)))
+        if doc.edits:
+            return
+        for path in doc.files:
+            self._x(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(path)))
+        body, thinking = well_formed(doc.body), well_formed(doc.thinking)
+        model = well_formed(doc.model) if doc.model else None
+        entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
+        if doc.kind == "name":
+            self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (body, sid))
+        if model and (sid, model) not in self._models:
+            self._models.add((sid, model))
+            self._x(
+                f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
+                (model + "\n", sid, model + "\n"),
+            )
+        if not body and not thinking:
+            return
+        meta = (sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, model)
+        if self.postgres:
+            self._x(
+                f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, body, thinking, tsv, tsv_thinking) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, to_tsvector('simple', ?), to_tsvector('simple', ?))",
+                (*meta, body, thinking or None, " ".join(tokens(body)), " ".join(tokens(thinking))),
+            )
+            return
+        if self.buffered:
+            if self._next_doc is None:
+                self._next_doc = int(self._x(f"SELECT COALESCE(MAX(doc), 0) FROM {p}docs").fetchone()[0]) + 1
+            doc_id = self._next_doc
+            self._next_doc += 1
+            self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)))
+            self._fts.append((doc_id, body, thinking))
+            if len(self._docs) >= 2000:
+                self.flush()
+            return
+        cur = self._x(
+            f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (*meta, _pack(body), _pack(thinking)),
+        )
+        self._x(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, body, thinking))
+
+    def flush(self) -> None:
+        """Write the buffered documents (see ``buffered``)."""
+        if self._docs:
+            p = self.p
+            self.cur.executemany(
+                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                self._docs,
+            )
+            self.cur.executemany(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", self._fts)
+            self._docs, self._fts = [], []
+
+    def forget(self, sid: str) -> None:
+        """Remove a session and all its documents from the index (FTS5
+        rows are deleted with the text they were indexed with)."""
+        p = self.p
+        self.flush()
+        if not self.postgres:
+            rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
+            for doc, zb, zt in rows:
+                self._x(f"INSERT INTO {p}fts ({p}fts, rowid, body, thinking) VALUES ('delete', ?, ?, ?)", (doc, unpack(zb), unpack(zt)))
+        for table in ("docs", "files", "edits", "sessions"):
+            self._x(f"DELETE FROM {p}{table} WHERE sid = ?", (sid,))
+
+
+def _fts_term(term: Term) -> str:
+    phrase = '"' + " ".join(term.tokens) + '"'
+    return phrase + "*" if term.prefix else phrase
+
+
+def fts_match(query: Query, *, thinking: bool) -> str | None:
+    """The FTS5 MATCH expression of the query's words (None: no positive
+    word; the filters alone select). Tokens hold letters and digits only,
+    so quoting them is enough."""
+    positive = query.positive
+    if not positive:
+        return None
+    expr = " AND ".join(_fts_term(t) for t in positive)
+    for term in query.negative:
+        expr = f"({expr}) NOT {_fts_term(term)}"
+    columns = "{body thinking}" if thinking else "{body}"
+    return f"{columns} : ({expr})"
+
+
+@dataclass
+class Candidate:
+    """One document a query found, before snippets (see
+    :func:`fts_candidates`). ``sid`` is the index key; ``edited``: a
+    context edit replaced or omitted the entry."""
+
+    sid: str
+    session_id: str | None
+    pos: int
+    entry_id: str | None
+    ts_ms: int | None
+    role: str
+    kind: str
+    tool: str | None
+    model: str | None
+    body: str
+    thinking: str
+    cwd: str
+    name: str | None
+    location: str | None
+    edited: bool
+    rank: float
+
+
+def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | None = None) -> tuple[list[str], list[Any]]:
+    """The WHERE conditions (on ``d`` = docs, ``s`` = sessions) and their
+    parameters for the query's filters; ``project``: a resolved cwd the
+    session's must equal (``--cwd``)."""
+    where: list[str] = []
+    params: list[Any] = []
+    if project is not None:
+        where.append("s.cwd_key = ?")
+        params.append(project)
+    if query.roles:
+        where.append(f"d.role IN ({', '.join('?' * len(query.roles))})")
+        params += query.roles
+    if query.tools:
+        where.append("(" + " OR ".join("instr(' ' || d.tool || ' ', ?) > 0" for _ in query.tools) + ")")
+        params += [f" {t} " for t in query.tools]
+    if query.files:
+        where.append(f"d.sid IN (SELECT sid FROM {p}files WHERE " + " OR ".join("instr(path, ?) > 0" for _ in query.files) + ")")
+        params += query.files
+    if query.projects:
+        where.append("(" + " OR ".join("instr(lower(s.cwd), ?) > 0" for _ in query.projects) + ")")
+        params += [x.lower() for x in query.projects]
+    if query.models:
+        where.append("(" + " OR ".join("instr(lower(s.models), ?) > 0" for _ in query.models) + ")")
+        params += [x.lower() for x in query.models]
+    if query.sessions:
+        where.append("(" + " OR ".join("substr(s.session_id, 1, length(?)) = ?" for _ in query.sessions) + ")")
+        for prefix in query.sessions:
+            params += [prefix, prefix]
+    if query.after_ms is not None:
+        where.append("d.ts_ms >= ?")
+        params.append(query.after_ms)
+    if query.before_ms is not None:
+        where.append("d.ts_ms < ?")
+        params.append(query.before_ms)
+    if not include_edited:
+        where.append(f"NOT EXISTS (SELECT 1 FROM {p}edits e WHERE e.sid = d.sid AND e.target_id = d.entry_id)")
+    return where, params
+
+
+def fts_candidates(
+    conn: sqlite3.Connection | Any,
+    query: Query,
+    *,
+    p: str,
+    include_edited: bool = False,
+    thinking: bool = False,
+    sids: Iterable[str] | None = None,
+    project: str | None = None,
+    limit: int | None = None,
+) -> Iterator[Candidate]:
+    """The documents matching ``query``'s words and filters, best first
+    (bm25; filter-only queries: newest first), lazily (``re:`` is applied
+    by the caller).
+
+    Args:
+        conn: a connection or cursor holding the tables of prefix ``p``.
+        sids: only these sessions (e.g. one project's files), or all.
+        project: only sessions whose cwd resolves to this path.
+        limit: at most this many (ignored with ``re:`` filters, which the
+            caller applies).
+    """
+    where, params = filter_sql(query, include_edited=include_edited, p=p, project=project)
+    match = fts_match(query, thinking=thinking)
+    edited = f"EXISTS (SELECT 1 FROM {p}edits e WHERE e.sid = d.sid AND e.target_id = d.entry_id)"
+    cols = (
+        f"d.sid, s.session_id, d.pos, d.entry_id, d.ts_ms, d.role, d.kind, d.tool, d.model, d.zbody, d.zthinking, "
+        f"s.cwd, s.name, s.location, {edited}"
+    )
+    if sids is not None:
+        sid_list = list(sids)
+        if not sid_list:
+            return
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS search_scope (sid TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM search_scope")
+        conn.executemany("INSERT OR IGNORE INTO search_scope (sid) VALUES (?)", [(s,) for s in sid_list])
+        where.append("d.sid IN (SELECT sid FROM temp.search_scope)")
+    rows: Iterable[Any] | None = None
+    if match is not None and limit is not None and not query.regexes:
+        # the best few by rank first (FTS5 ranks without touching the other
+        # tables), filtered afterwards; only when too few of them pass the
+        # filters is every match joined and ranked
+        inner = f"SELECT rowid, rank FROM {p}fts WHERE {p}fts MATCH ? ORDER BY rank LIMIT ?"
+        sql = f"SELECT {cols}, t.rank FROM ({inner}) t JOIN {p}docs d ON d.doc = t.rowid JOIN {p}sessions s ON s.sid = d.sid"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY t.rank, d.ts_ms DESC, d.sid, d.pos"
+        fetched = conn.execute(sql, [match, limit * 5 + 50, *params]).fetchall()
+        if len(fetched) >= limit:
+            rows = fetched
+    if rows is not None:
+        pass
+    elif match is not None:
+        sql = (
+            f"SELECT {cols}, {p}fts.rank AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "
+            f"JOIN {p}sessions s ON s.sid = d.sid WHERE {p}fts MATCH ?"
+        )
+        args: list[Any] = [match, *params]
+        if where:
+            sql += " AND " + " AND ".join(where)
+        sql += " ORDER BY rank, d.ts_ms DESC, d.sid, d.pos"
+    else:
+        sql = f"SELECT {cols}, 0.0 FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
+        args = list(params)
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
+    if rows is None:
+        if limit is not None and not query.regexes:
+            sql += f" LIMIT {int(limit)}"
+        rows = conn.execute(sql, args)
+    for row in rows:
+        sid, session_id, pos, entry_id, ts, role, kind, tool, model, zb, zt, cwd, name, location, was_edited, rank = row
+        yield Candidate(
+            sid, session_id, pos, entry_id, ts, role, kind, tool, model, unpack(zb), unpack(zt) if thinking else "",
+            cwd, name, location, bool(was_edited), float(rank),
+        )

@@ -1,0 +1,127 @@
+"""Snippets (pure): the part of a document's text around the first match
+of a query's words, with the matches marked (:func:`make_snippet`), and
+its rendering for a terminal (:func:`snippet_text`: control characters and
+escapes made visible by :func:`pi_session.terminal.sanitize`)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from rich.text import Text
+
+from ..terminal import sanitize
+from .query import Query
+
+__all__ = ["Snippet", "make_snippet", "snippet_text", "SNIPPET_CHARS"]
+
+_TOKEN = re.compile(r"[^\W_]+")
+_SPACE = re.compile(r"\s+")
+
+SNIPPET_CHARS = 160
+"""About how many characters of text a snippet shows."""
+
+
+@dataclass
+class Snippet:
+    """A piece of a document's text: ``text`` (white space runs made one
+    space; ``…`` where it was cut) and ``marks``: ``(start, end)`` character
+    ranges of ``text`` that matched."""
+
+    text: str
+    marks: list[tuple[int, int]]
+
+    def marked(self, open_: str = "[", close: str = "]") -> str:
+        """The text with each match between ``open_`` and ``close``."""
+        out, last = [], 0
+        for start, end in self.marks:
+            out += [self.text[last:start], open_, self.text[start:end], close]
+            last = end
+        out.append(self.text[last:])
+        return "".join(out)
+
+
+def _match_spans(text: str, query: Query, regexes: bool) -> list[tuple[int, int]]:
+    """Character ranges of ``text`` where a positive term (its token
+    sequence, the last one as a prefix for ``word*``) or a ``re:`` pattern
+    matches."""
+    found = [(m.start(), m.end(), m[0].lower()) for m in _TOKEN.finditer(text)]
+    words = [w for _, _, w in found]
+    spans: list[tuple[int, int]] = []
+    for term in query.positive:
+        k = len(term.tokens)
+        for i in range(len(words) - k + 1):
+            if words[i : i + k - 1] != term.tokens[: k - 1]:
+                continue
+            last = words[i + k - 1]
+            if last == term.tokens[-1] or (term.prefix and last.startswith(term.tokens[-1])):
+                spans.append((found[i][0], found[i + k - 1][1]))
+    if regexes:
+        for pattern in query.regexes:
+            spans += [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS) -> Snippet:
+    """The snippet of ``text`` for ``query``: about ``width`` characters
+    around the first match (the start of the text when nothing matches, as
+    for a filter-only query), white space collapsed. A huge text costs a
+    scan, never a huge snippet."""
+    spans = _match_spans(text, query, True)
+    first = spans[0][0] if spans else 0
+    start = max(0, first - width // 3)
+    end = min(len(text), start + width)
+    if start > 0:
+        # start at a word boundary
+        space = text.rfind(" ", max(0, start - 20), start)
+        start = space + 1 if space >= 0 else start
+    piece = text[start:end]
+    # collapse white space, keeping the marks' positions
+    out: list[str] = []
+    index_map: list[int] = []
+    last_space = False
+    for j, ch in enumerate(piece):
+        if ch.isspace():
+            if last_space:
+                continue
+            ch = " "
+            last_space = True
+        else:
+            last_space = False
+        index_map.append(j)
+        out.append(ch)
+    flat = "".join(out)
+    lead = "…" if start > 0 else ""
+    tail = "…" if end < len(text) else ""
+    marks: list[tuple[int, int]] = []
+    import bisect
+
+    for s, e in spans:
+        if e <= start or s >= end:
+            continue
+        ls = bisect.bisect_left(index_map, max(s, start) - start)
+        le = bisect.bisect_left(index_map, min(e, end) - start)
+        if le > ls:
+            marks.append((ls + len(lead), le + len(lead)))
+    return Snippet(lead + flat + tail, marks)
+
+
+def snippet_text(snippet: Snippet, *, style: str = "bold reverse") -> Text:
+    """The snippet as rich :class:`~rich.text.Text` for a terminal: each
+    piece sanitized (:func:`pi_session.terminal.sanitize`; session text can
+    never reach the terminal raw), matches in ``style``."""
+    text = Text()
+    last = 0
+    for start, end in snippet.marks:
+        text.append(sanitize(snippet.text[last:start]))
+        text.append(sanitize(snippet.text[start:end]), style=style)
+        last = end
+    text.append(sanitize(snippet.text[last:]))
+    return text

@@ -1,0 +1,372 @@
+"""Full-text search (issue 24) on session files: the query language, what
+is searched, context edits, the index in the cache directory (incremental,
+rewritten files, a deleted or damaged index), and the CLI with hostile
+text. Real files, real SQLite, the real console script."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pi_session.search import QueryError, forget_session, parse_query, search, update_index
+from pi_session.search.files import FileIndex, index_path
+from search_helpers import S1, S2, S3, write_corpus
+
+
+@pytest.fixture()
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    r = tmp_path / "sessions"
+    write_corpus(r)
+    return r
+
+
+def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
+    return {(h.session_id, h.entry_id) for h in search(root, query, limit=100, **kw).hits}
+
+
+# --- the query language -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "column", "words"),
+    [
+        ('dns "open', 5, "unclosed quote"),
+        ("rol:user x", 1, "unknown filter rol:"),
+        ("x role:bot", 8, "role: one of"),
+        ("x re:(a", 6, "re: missing )"),
+        ("x after:soon", 9, "after: expects a date"),
+        ("-x", 3, "nothing to search for"),
+        ("", 1, "nothing to search for"),
+        ("x ---", 3, "no letter or digit"),
+        ("x tool:", 8, "needs a value"),
+        ("x -role:user", 3, "cannot be negated"),
+    ],
+)
+def test_query_errors_say_where(query: str, column: int, words: str) -> None:
+    with pytest.raises(QueryError) as info:
+        parse_query(query)
+    assert f"column {column}:" in str(info.value) and words in str(info.value)
+
+
+def test_query_parts() -> None:
+    q = parse_query('dns "fix that" auth.py pre* -noise role:user|tool tool:bash,read after:2026-01-02 file:"a b.py"')
+    assert [(t.tokens, t.prefix, t.negated) for t in q.terms] == [
+        (["dns"], False, False), (["fix", "that"], False, False), (["auth", "py"], False, False),
+        (["pre"], True, False), (["noise"], False, True),
+    ]
+    assert q.roles == ["user", "tool"] and q.tools == ["bash", "read"] and q.files == ["a b.py"]
+    assert q.after_ms == 1767312000000
+
+
+# --- what is searched ---------------------------------------------------
+
+
+def test_every_kind_of_text_is_found(root: Path) -> None:
+    assert hits(root, "dns") >= {(S1, "u1"), (S1, "n1")}  # user text, the session name
+    assert (S1, "a1") in hits(root, "auth.py")  # a tool call's arguments
+    assert (S1, "t1") in hits(root, "authenticate")  # a tool result
+    assert hits(root, "nxdomain") == {(S1, "b1")}  # a bash execution
+    assert (S1, "k1") in hits(root, "stale")  # a compaction summary
+    assert hits(root, "loader") == {(S2, "bs1")}  # a branch summary
+    assert hits(root, "reminder") == {(S2, "x1")}  # a custom message
+    assert hits(root, "extension") == {(S3, "cm1")}  # a custom_message entry
+    assert hits(root, "bookmark") == {(S1, "l1")}  # a label
+    assert hits(root, "dnsproject") == {(S1, None), (S3, None)}  # the cwd
+    assert (S2, "m1") in hits(root, "gpt")  # a model change
+
+
+def test_words_phrases_prefixes_negation(root: Path) -> None:
+    assert hits(root, "resolver configuration") == {(S1, "a1")}
+    assert hits(root, '"configuration resolver"') == set()
+    assert hits(root, '"resolver configuration"') == {(S1, "a1")}
+    assert (S1, "a1") in hits(root, "configur*")
+    assert (S1, "k1") not in hits(root, "resolver -stale") and (S1, "k1") in hits(root, "resolver")
+
+
+def test_filters(root: Path) -> None:
+    assert hits(root, "resolver role:user") == {(S1, "u1"), (S3, "u1")}
+    assert hits(root, "role:tool") == {(S1, "t1"), (S1, "b1")}
+    assert hits(root, "tool:bash") == {(S1, "b1")}
+    assert hits(root, "file:cache.py") == hits(root, "session:" + S1) != set()
+    assert hits(root, "theme file:auth.py") == set()
+    assert {s for s, _ in hits(root, "project:DNSPROJECT")} == {S1, S3}
+    assert {s for s, _ in hits(root, "model:GPT-5")} == {S2}
+    assert {s for s, _ in hits(root, "resolver after:2026-03-02")} == {S2, S3}
+    assert {s for s, _ in hits(root, "resolver before:2026-03-02")} == {S1}
+    assert hits(root, "resolver re:cache\\b") == {(S1, "k1")}
+    assert {h.session_id for h in search(root, "resolver", cwd="/work/themeproject", limit=50).hits} == {S2}
+
+
+def test_thinking_only_on_request(root: Path) -> None:
+    assert hits(root, "pondering") == set()
+    assert hits(root, "pondering", thinking=True) == {(S1, "a1")}
+    hit = search(root, "pondering", thinking=True).hits[0]
+    assert "pondering" in hit.snippet.text
+
+
+def test_context_edited_text_is_hidden_unless_asked(root: Path) -> None:
+    assert hits(root, "hunter2swordfish") == set()
+    found = search(root, "hunter2swordfish", include_edited=True).hits
+    assert [(h.entry_id, h.edited) for h in found] == [("u2", True)]
+    # the edit hides nothing else
+    assert all(not h.edited for h in search(root, "resolver", include_edited=True, limit=50).hits)
+
+
+def test_hit_fields_and_snippet(root: Path) -> None:
+    (hit,) = search(root, "nxdomain").hits
+    assert (hit.session_id, hit.entry_id, hit.role, hit.kind, hit.tool) == (S1, "b1", "tool", "bashExecution", "bash")
+    assert hit.project == "/work/dnsproject" and hit.session_name == "DNS debugging"
+    assert hit.timestamp == "2026-03-01T10:04:00.000Z"
+    assert hit.snippet.marked() == "dig example.org status: [NXDOMAIN] flaky"
+    assert Path(hit.location).name.endswith(f"{S1}.jsonl")
+
+
+# --- the index: a cache in the cache directory --------------------------
+
+
+def test_index_lives_in_the_cache_dir_private(root: Path, tmp_path: Path) -> None:
+    before = {p: p.stat().st_mtime_ns for p in root.rglob("*")}
+    search(root, "dns")
+    assert {p: p.stat().st_mtime_ns for p in root.rglob("*")} == before  # nothing written into pi's dirs
+    path = index_path(root)
+    assert path.is_relative_to(tmp_path / "cache" / "pi-session")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+
+
+def test_incremental_update_reads_only_appended_bytes(root: Path) -> None:
+    files = write_corpus(root)
+    assert update_index(root).files_read == 3
+    again = update_index(root)
+    assert (again.files_read, again.bytes_indexed, again.unchanged) == (0, 0, 3)
+    line = orjson.dumps({"type": "message", "id": "u9", "parentId": "k1", "timestamp": "2026-03-04T00:00:00.000Z",
+                         "message": {"role": "user", "content": "zeppelin arrives", "timestamp": 1}}) + b"\n"
+    with open(files[S1], "ab") as f:
+        f.write(line + b'{"type":"message","id":"u10"')  # and a torn line: waits for its newline
+    stats = update_index(root)
+    assert (stats.files_read, stats.bytes_indexed, stats.reindexed) == (1, len(line), 0)
+    assert hits(root, "zeppelin") == {(S1, "u9")}
+    assert hits(root, "dns") >= {(S1, "u1")}  # the older text is still there, once
+    assert len([h for h in search(root, "dns", limit=50).hits if h.entry_id == "u1"]) == 1
+
+
+def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    exe = Path(sys.executable).parent / "pi-session"
+    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=120)
+
+
+def _env(root: Path, tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PI_CODING_AGENT_DIR": str(root.parent / "agent"), "PI_SESSION_STORE": str(root),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "200"}
+
+
+def test_session_rewritten_by_repair_and_migrate_is_reindexed(root: Path, tmp_path: Path) -> None:
+    files = write_corpus(root)
+    # repair: a damaged line in the middle goes, the file is rewritten
+    data = files[S3].read_bytes().split(b"\n")
+    data.insert(2, b'{"type":"message","id":"bad", "message": {"role":"user","content":"quixotic damaged')
+    files[S3].write_bytes(b"\n".join(data))
+    # migrate: an old (v1) session whose entries get ids when rewritten
+    old = root / "--work-old--" / "2026-01-01T00-00-00-000Z_0192cccc-0000-7000-8000-000000000004.jsonl"
+    old.parent.mkdir()
+    old.write_bytes(
+        b'{"type":"session","id":"0192cccc-0000-7000-8000-000000000004","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/old"}\n'
+        b'{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"ancient xylophone","timestamp":1}}\n'
+    )
+    assert hits(root, "xylophone") == {("0192cccc-0000-7000-8000-000000000004", None)}  # v1: no entry ids yet
+    assert hits(root, "extension") == {(S3, "cm1")}
+    env = _env(root, tmp_path)
+    proc = _run("check", str(files[S3]), "--repair", env=env)
+    assert proc.returncode == 0, proc.stderr
+    proc = _run("migrate", str(old), env=env)
+    assert proc.returncode == 0, proc.stderr
+    stats = update_index(root)
+    assert stats.reindexed == 2
+    (hit,) = search(root, "xylophone").hits
+    assert hit.entry_id is not None  # the migrated file's ids
+    assert hits(root, "extension") == {(S3, "cm1")} and hits(root, "resolver works") == {(S3, "u1")}
+
+
+def test_deleted_index_is_rebuilt(root: Path) -> None:
+    first = hits(root, "resolver")
+    for p in index_path(root).parent.iterdir():
+        p.unlink()
+    result = search(root, "resolver", limit=100)
+    assert {(h.session_id, h.entry_id) for h in result.hits} == first and result.warnings == []
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "foreign"])
+def test_damaged_index_is_rebuilt_with_one_warning(root: Path, damage: str) -> None:
+    first = hits(root, "resolver")
+    path = index_path(root)
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if damage == "garbage":
+        path.write_bytes(b"this is not an index" * 100)
+    elif damage == "truncated":
+        data = path.read_bytes()
+        path.write_bytes(data[:4096] + b"\x00" * 4096 + data[8192:])
+    else:
+        path.unlink()
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            conn.execute("INSERT INTO meta VALUES ('version', '0')")
+    result = search(root, "resolver", limit=100)
+    assert {(h.session_id, h.entry_id) for h in result.hits} == first
+    assert len(result.warnings) == 1 and "rebuilding" in result.warnings[0]
+    assert ("another version" if damage == "foreign" else "damaged") in result.warnings[0]
+    assert search(root, "resolver").warnings == []  # rebuilt: said once
+
+
+def test_forget_session_purges_its_tokens(root: Path) -> None:
+    search(root, "x")  # indexed
+    path = index_path(root)
+
+    def terms() -> set[str]:
+        with sqlite3.connect(path) as conn:
+            conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, fts, row)")
+            return {r[0] for r in conn.execute("SELECT term FROM temp.v")}
+
+    assert "hunter2swordfish" in terms()
+    assert forget_session(root, S1) is True
+    assert "hunter2swordfish" not in terms() and "nxdomain" not in terms() and "palette" in terms()
+    assert search(root, "nxdomain", update=False).hits == []
+    assert forget_session(root, S1) is False
+    assert hits(root, "nxdomain") == {(S1, "b1")}  # the next search indexes the file again
+
+
+# --- concurrency: real processes ----------------------------------------
+
+APPENDER = r"""
+import sys
+from pi_session.manager import SessionManager
+from storage_helpers import user
+m = SessionManager.open(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.readline()
+for i in range(int(sys.argv[2])):
+    m.append_message(user(f"concurrentmarker number{i}"))
+print("done", flush=True)
+"""
+
+SEARCHER = r"""
+import sys
+from pi_session.search import search
+print("ready", flush=True)
+sys.stdin.readline()
+seen = 0
+while True:
+    done = sys.stdin.readline()  # one line per round from the test: "more" or "stop"
+    result = search(sys.argv[1], "concurrentmarker", limit=100000)
+    seen = max(seen, len(result.hits))
+    assert not result.warnings, result.warnings
+    print(len(result.hits), flush=True)
+    if done.strip() == "stop":
+        break
+"""
+
+
+def test_search_during_concurrent_appends_and_indexing(root: Path, tmp_path: Path) -> None:
+    from process_barrier import release_together
+
+    files = write_corpus(root)
+    tests_dir = str(Path(__file__).parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([os.environ.get("PYTHONPATH", ""), tests_dir]),
+           "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    n = 150
+    appenders = [subprocess.Popen([sys.executable, "-c", APPENDER, str(files[s]), str(n)], stdin=subprocess.PIPE,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for s in (S1, S2)]
+    searcher = subprocess.Popen([sys.executable, "-c", SEARCHER, str(root)], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    release_together([*appenders, searcher])
+    counts = []
+    mine = []
+    # search (here and in the other process) while the appenders write,
+    # until both are done; every count seen only grows
+    while any(p.poll() is None for p in appenders):
+        searcher.stdin.write("more\n")
+        searcher.stdin.flush()
+        counts.append(int(searcher.stdout.readline()))
+        mine.append(len(search(root, "concurrentmarker", limit=100000).hits))
+    for p in appenders:
+        out, err = p.communicate(timeout=60)
+        assert p.returncode == 0 and "done" in out, err
+    searcher.stdin.write("stop\n")
+    searcher.stdin.flush()
+    counts.append(int(searcher.stdout.readline()))
+    searcher.communicate(timeout=60)
+    assert searcher.returncode == 0
+    assert counts == sorted(counts) and mine == sorted(mine)
+    assert counts[-1] == 2 * n
+    assert len(search(root, "concurrentmarker", limit=100000).hits) == 2 * n
+    assert len(search(root, "concurrentmarker number7", limit=100000).hits) == 2
+
+
+# --- the CLI ------------------------------------------------------------
+
+
+def test_cli_search_json_and_commands(root: Path, tmp_path: Path) -> None:
+    env = _env(root, tmp_path)
+    proc = _run("search", "nxdomain", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    (hit,) = orjson.loads(proc.stdout)["hits"]
+    assert hit["sessionId"] == S1 and hit["entryId"] == "b1" and hit["marks"] == [[24, 32]]
+    assert hit["open"][0].endswith(f"{S1}.jsonl --leaf b1") and "browse" in hit["open"][1] and "--at b1" in hit["open"][1]
+    proc = _run("search", "resolver role:user", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert "DNS debugging" in proc.stdout and "--leaf u1" in proc.stdout
+    # --open N (not a terminal): the context at the hit's entry
+    proc = _run("search", "nxdomain", "--open", "1", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("leaf b1") and "bashExecution" in proc.stdout
+    proc = _run("search", "zzznothing", env=env)
+    assert proc.returncode == 1 and "no hits" in proc.stderr
+    proc = _run("search", 'x "open', env=env)
+    assert proc.returncode == 1 and "column 3" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines()[-1] == "    ^"
+
+
+def test_cli_damaged_index_warns_once(root: Path, tmp_path: Path) -> None:
+    env = _env(root, tmp_path)
+    assert _run("search", "resolver", env=env).returncode == 0
+    index_path(root).write_bytes(b"\x00garbage" * 512)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{index_path(root)}{suffix}").unlink(missing_ok=True)
+    proc = _run("search", "resolver", env=env)
+    assert proc.returncode == 0 and proc.stderr.count("warning:") == 1 and "damaged" in proc.stderr
+    proc = _run("search", "resolver", env=env)
+    assert proc.returncode == 0 and "warning" not in proc.stderr
+
+
+def test_cli_hostile_text_is_rendered_safely(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    d = root / "--evil--"
+    d.mkdir(parents=True)
+    sid = "0192dddd-0000-7000-8000-000000000005"
+    evil = "hostileword \x1b]0;pwned\x07 \x1b[2J\x1b[31mred \u202eoverride \x08\x00 bell\x07 " + "x" * 2_000_000 + " hostileword"
+    records = [
+        {"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-01T00:00:00.000Z", "cwd": "/evil\x1b[1m"},
+        {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-03-01T00:00:01.000Z",
+         "message": {"role": "user", "content": evil, "timestamp": 1}},
+        {"type": "session_info", "id": "n1", "parentId": "u1", "timestamp": "2026-03-01T00:00:02.000Z", "name": "\x1b[5mblink"},
+    ]
+    (d / f"2026-03-01T00-00-00-000Z_{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    env = _env(root, tmp_path)
+    proc = _run("search", "hostileword", env=env)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for raw in ("\x1b", "\x07", "\x08", "\x00", "\u202e"):
+        assert raw not in out
+    assert "\\x1b]0;pwned" in out and "\\u202e" in out and "\\x1b[5mblink" in out
+    assert max(len(line) for line in out.splitlines()) < 1000  # a 2 MB line gives a short snippet
+    proc = _run("search", "hostileword", "--json", env=env)
+    hit = orjson.loads(proc.stdout)["hits"][0]
+    assert "\x1b]0;pwned" in hit["snippet"]  # JSON keeps the text (escaped by the encoder)

@@ -1,0 +1,115 @@
+"""Search on every store (issue 24 item 3): session files (the cache's
+FTS5), SQLite (an FTS5 table inside the store) and PostgreSQL (tsvector +
+GIN; a real server, tests/postgres_cluster.py) give the same hits for the
+same query; the stores' index is written in the append transaction."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pi_session.search import forget_session, search
+from pi_session.stores import open_store
+from search_helpers import QUERIES, S1, S2, corpus, lines_of, write_corpus
+
+
+@pytest.fixture
+def store(store_url, tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    s = open_store(store_url)
+    for name, records in corpus():
+        s.create(lines_of(records), file_name=name)
+    yield s
+    s.close()
+
+
+def _hits(target, query: str, **kw) -> set[tuple[str, str | None]]:
+    return {(h.session_id, h.entry_id) for h in search(target, query, limit=1000, **kw).hits}
+
+
+@pytest.fixture(scope="module")
+def file_answers(tmp_path_factory) -> dict[str, set]:
+    import os
+
+    tmp = tmp_path_factory.mktemp("files")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp / "cache")
+    try:
+        write_corpus(tmp / "sessions")
+        answers = {q: _hits(tmp / "sessions", q) for q in QUERIES}
+        answers.update({f"{q} +edited": _hits(tmp / "sessions", q, include_edited=True, thinking=True) for q in QUERIES})
+    finally:
+        if old is not None:
+            os.environ["XDG_CACHE_HOME"] = old
+    return answers
+
+
+def test_same_query_same_hits_on_every_store(store, file_answers) -> None:
+    assert file_answers["resolver"]  # the reference finds something
+    for q in QUERIES:
+        assert _hits(store, q) == file_answers[q], q
+        assert _hits(store, q, include_edited=True, thinking=True) == file_answers[f"{q} +edited"], q
+    cwd_hits = {h.session_id for h in search(store, "resolver", cwd="/work/themeproject", limit=50).hits}
+    assert cwd_hits == {S2}
+
+
+def test_index_follows_appends_and_deletes(store) -> None:
+    line = orjson.dumps({"type": "message", "id": "u9", "parentId": "k1", "timestamp": "2026-03-04T00:00:00.000Z",
+                         "message": {"role": "user", "content": "zeppelin arrives", "timestamp": 1}}) + b"\n"
+    store.append(S1, [line])
+    assert _hits(store, "zeppelin") == {(S1, "u9")}
+    (hit,) = search(store, "zeppelin").hits
+    assert hit.session_name == "DNS debugging" and hit.project == "/work/dnsproject"
+    store.append(S1, [orjson.dumps({"type": "context_edit", "id": "e9", "parentId": "u9", "timestamp": "2026-03-04T00:00:01.000Z",
+                                    "targetId": "u9", "replacement": None}) + b"\n"])
+    assert _hits(store, "zeppelin") == set()  # an omitted entry is hidden at once
+    store.delete(S1)
+    assert _hits(store, "dns") == set()
+
+
+def test_forget_session(store) -> None:
+    assert _hits(store, "nxdomain") == {(S1, "b1")}
+    assert forget_session(store, S1) is True
+    assert _hits(store, "nxdomain") == {(S1, "b1")}  # a database reindexes from its lines at once
+
+
+def test_sqlite_store_keeps_fts5_inside_and_builds_it_for_an_old_store(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    s = open_store(f"sqlite:///{db}")
+    for name, records in corpus():
+        s.create(lines_of(records), file_name=name)
+    expected = _hits(s, "resolver")
+    s.close()
+    with sqlite3.connect(db) as conn:
+        names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+        assert "pi_search_fts" in names
+        # a store written before search existed: no search tables
+        for table in ("pi_search_fts", "pi_search_docs", "pi_search_sessions", "pi_search_files", "pi_search_edits"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DELETE FROM pi_meta WHERE key = 'search_version'")
+    s = open_store(f"sqlite:///{db}")
+    assert _hits(s, "resolver") == expected  # built on first search
+    s.close()
+
+
+def test_cli_search_on_a_sqlite_store(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.db"
+    with open_store(f"sqlite:///{db}") as s:
+        for name, records in corpus():
+            s.create(lines_of(records), file_name=name)
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    proc = subprocess.run([str(exe), "--store", f"sqlite:///{db}", "search", "nxdomain", "--json"],
+                          capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (hit,) = orjson.loads(proc.stdout)["hits"]
+    assert hit["sessionId"] == S1 and hit["location"] == f"sqlite:///{db}#{S1}"
+    assert hit["open"][0] == f"pi-session --store sqlite:///{db} context {S1} --leaf b1"
+    assert not (tmp_path / "cache").exists()  # a store's index lives in the store
