@@ -389,13 +389,11 @@ class SQLHandle(SessionHandle):
             row = store._exec(cur, "SELECT size_bytes FROM pi_sessions WHERE id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row is not None else None
 
-    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
-        """See :meth:`SessionHandle.create`: one transaction inserting the
-        session row and every line. Lines before the header that hold no
-        record (blank, damaged) are kept as damaged lines.
+    def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The ``pi_sessions`` row and the ``pi_records`` rows of a session
+        holding ``lines`` (sets :attr:`session_id` and :attr:`location`).
 
         Raises:
-            SessionExistsError: the store holds a session with that id.
             StoreError: no session header.
         """
         store = self.store
@@ -442,13 +440,60 @@ class SQLHandle(SessionHandle):
         for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
             rows.append(store._record_row(session_id, seq, offset, line, col, text))
             offset += len(line)
+        return session_row, rows
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        """See :meth:`SessionHandle.create`: one transaction inserting the
+        session row and every line. Lines before the header that hold no
+        record (blank, damaged) are kept as damaged lines.
+
+        Raises:
+            SessionExistsError: the store holds a session with that id.
+            StoreError: no session header.
+        """
+        store = self.store
+        session_row, rows = self._rows(lines)
+        session_id = session_row[0]
         try:
             with store._transaction(write=True) as cur:
                 store._exec(cur, _INSERT_SESSION, session_row)
                 store._executemany(cur, _INSERT_RECORD, rows)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
-        return size
+        return int(session_row[14])
+
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        """Replace the session's lines ``old`` (as read) with ``new`` in one
+        transaction: the session row is locked, checked to hold exactly
+        ``old`` still (its size and line count), and the session's rows are
+        written again (listing columns recomputed from ``new``; the original
+        file name kept). Used by ``scrub --mode rewrite``; ``new`` must hold
+        the same session (header id).
+
+        Raises:
+            SessionNotFoundError: no such session.
+            StoreError: the session changed since ``old`` was read (nothing
+                was changed), or ``new`` names another session.
+        """
+        store = self.store
+        session_id = self.session_id
+        with store._transaction(write=True) as cur:
+            row = store._exec(
+                cur, "SELECT size_bytes, record_count, file_name FROM pi_sessions WHERE id = ?" + store.lock_clause, (session_id,)
+            ).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"{store.url}: no session {session_id}")
+            if int(row[0]) != sum(map(len, old)) or int(row[1]) != len(old):
+                raise StoreError(f"{self.location}: the session changed while it was being rewritten; nothing was changed")
+            self.file_name = row[2]
+            session_row, rows = self._rows(new)
+            if self.session_id != session_id:
+                self.session_id, self.location = session_id, store.locator(session_id)
+                raise StoreError(f"{self.location}: the rewritten lines name another session; nothing was changed")
+            store._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
+            store._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
+            store._exec(cur, _INSERT_SESSION, session_row)
+            store._executemany(cur, _INSERT_RECORD, rows)
 
     def existing(self) -> SQLHandle | None:
         """After :meth:`create` refused: this handle, when the store holds
