@@ -161,6 +161,8 @@ def _print_result(result: Any) -> None:
             warn(f"{hit.entry_id}: a context edit cannot hide a {hit.field_kind} ({hit.kind} {hit.preview}); use --mode rewrite")
         if result.elsewhere:
             warn(f"{result.session}: {plural(result.elsewhere, 'secret')} outside the model context (other branches, compacted history, labels, header) stay in the file; --mode rewrite removes them")
+    for note in result.notes:
+        warn(note)
     for copy in result.other_copies:
         warn(f"{copy} may hold the secrets too (an earlier backup)")
 

@@ -63,6 +63,9 @@ class ScrubResult:
         backup: the backup written, or None.
         other_copies: files beside the session that may hold the old text
             (backups of earlier migrations and repairs: ``<file>.*.bak*``).
+        notes: what else the user should know (one line each, no secret):
+            a secret in the header's ``cwd`` stays in the names of the
+            session directories pi makes from it.
     """
 
     session: str
@@ -75,6 +78,7 @@ class ScrubResult:
     elsewhere: int = 0
     backup: Path | None = None
     other_copies: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON (``scrub --json``), secrets masked."""
@@ -83,7 +87,7 @@ class ScrubResult:
             "secrets": [h.to_json() for h in self.hits], "changedLines": self.changed_lines,
             "edits": [{"targetId": t, "id": i} for t, i in self.edits],
             "notHidden": [h.to_json() for h in self.not_hidden], "elsewhere": self.elsewhere,
-            "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies],
+            "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies], "notes": list(self.notes),
         }
 
 
@@ -186,6 +190,7 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
             if hits:
                 result.hits.extend(hits)
                 result.changed_lines += 1
+    _note_cwd(result)
     if not result.changed_lines or dry_run:
         return result
     if backup:
@@ -194,6 +199,14 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
     atomic_rewrite(path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
     purge_caches(path)
     return result
+
+
+def _note_cwd(result: ScrubResult) -> None:
+    if any(h.field_kind == "header" and h.field == "cwd" for h in result.hits):
+        result.notes.append(
+            f"{result.session}: the header's cwd holds a secret: the names of session directories made from it "
+            "(~/.pi/agent/sessions/--<cwd>--) keep it; rename them by hand"
+        )
 
 
 def _paired(raws: Iterable[bytes], scanner: Scanner, session: str) -> Iterator[tuple[bytes, tuple[bytes, list[SecretHit]]]]:
@@ -223,6 +236,7 @@ def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: Al
             if hits:
                 result.hits.extend(hits)
                 result.changed_lines += 1
+    _note_cwd(result)
     if not result.changed_lines or dry_run:
         return result
     if backup:
