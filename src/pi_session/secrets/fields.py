@@ -22,6 +22,7 @@ SKIPPED_KEYS = frozenset(
         "type", "id", "parentId", "timestamp", "targetId", "fromId", "firstKeptEntryId", "role", "api",
         "provider", "model", "modelId", "stopReason", "toolCallId", "toolName", "customType", "mimeType",
         "thinkingSignature", "textSignature", "signature", "thinkingLevel", "version", "display", "redacted",
+        "encrypted_content", "call_id",
     )
 )
 """Keys whose string values are never scanned (ids, roles, names of

@@ -37,7 +37,7 @@ from .finding import SecretHit, iter_hits, parse_raw_line, redact_text
 from .purge import purge_caches
 from .scanner import Scanner
 
-__all__ = ["ScrubResult", "all_sessions", "find_in_session", "redact_value", "redacted_lines", "scrub_session"]
+__all__ = ["ScrubResult", "all_sessions", "find_in_session", "redact_value", "redacted_lines", "redacted_records", "scrub_session", "shown_records"]
 
 Mode = Literal["edit", "rewrite"]
 
@@ -327,3 +327,31 @@ def find_in_session(location: StrPath, *, store: Any = None, allow: AllowList | 
         session_id = store.resolve(str(location))
         return find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow)
     return find_secrets(location, allow=allow)
+
+
+def redacted_records(records: Iterable[Any], allow: AllowList | None = None) -> list[Any]:
+    """``records`` (a header and entries) with every secret in their text
+    fields replaced by ``[REDACTED:<kind>]``; unchanged records are the same
+    objects."""
+    with Scanner(allow) as scanner:
+        return [redact_value(r, scanner) for r in records]
+
+
+def shown_records(manager: Any, path: list[Any] | None = None) -> list[Any]:
+    """What an export page of ``manager``'s session shows, as records: the
+    header and the entries (``path``: only those, a Markdown page; None:
+    all, the HTML viewer), each context edit's target as the edit leaves
+    it (left out when omitted; the original is not on the page)."""
+    from ..context_edits import edited_entry
+    from ..viewer.model import hiding_edits
+
+    entries = manager.get_entries()
+    edits = hiding_edits(entries, path if path is not None else manager.get_branch())
+    shown: list[Any] = [manager.get_header() or {}]
+    for entry in entries if path is None else path:
+        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        if edit is None:
+            shown.append(entry)
+        elif edit[1] is not None:
+            shown.append(edited_entry(entry, edit[1]))
+    return shown
