@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from secrets_corpus import FIELD_KIND_COUNT, LOOKALIKES, SECRETS, field_records, write_session
-from pi_session.secrets import AllowList, find_secrets, mask, scrub_session
+from pi_session.operations import scrub_session
+from pi_session.secrets import AllowList, find_secrets, mask
 
 SOME = [SECRETS[0], SECRETS[3], SECRETS[9], SECRETS[19], SECRETS[25]]  # OpenAI, Anthropic, GitHub, private key, keyword
 
@@ -287,7 +288,7 @@ def test_oracle_reads_the_edits_with_the_secrets_masked(tmp_path, oracle, cli):
 
 _KILLER = r"""
 import os, sys
-from pi_session.secrets import scrub_session
+from pi_session.operations import scrub_session
 point = sys.argv[2]
 real_fsync, real_replace = os.fsync, os.replace
 def stop():

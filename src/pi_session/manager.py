@@ -603,7 +603,7 @@ class SessionManager(SessionOpening, EntryAppends):
         if self.redact_secrets:
             from .secrets import redact_messages
 
-            context = {**context, "messages": redact_messages(context["messages"])}  # type: ignore[typeddict-item]
+            context = {**context, "messages": redact_messages(context["messages"])}
         return context
 
     def estimate_projected_context_tokens(self) -> dict[str, Any]:

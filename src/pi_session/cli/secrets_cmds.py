@@ -34,7 +34,7 @@ def allow_list_from(path: Optional[str]) -> Any:
 
 def _sessions(session: Optional[str], all_: bool) -> tuple[list[str], Any]:
     """The sessions to work on (file paths, or ids of a database store) and the database store or None."""
-    from ..secrets import all_sessions
+    from ..operations import all_sessions
     from ..stores import StoreError
 
     if all_ == bool(session):
@@ -69,7 +69,7 @@ def secrets(
     never the secret.
 
     Exit status: 0 none found; 1 found (for hooks); 2 a session could not be read."""
-    from ..secrets import find_in_session
+    from ..operations import find_in_session
     from ..stores import StoreError
 
     locations, db = _sessions(session, all_)
@@ -113,7 +113,7 @@ def scrub(
     with [REDACTED:<kind>] in every record (ids, parents, timestamps kept);
     no backup unless --backup. Running it twice is a no-op."""
     from ..operations import OperationError
-    from ..secrets import scrub_session
+    from ..operations import scrub_session
     from ..storage import SessionFileError
     from ..stores import StoreError
 

@@ -1,7 +1,7 @@
 """Secrets in sessions (beyond pi): find them (:func:`find_secrets`, the
 ``secrets`` command), keep them from the model
 (:func:`redact_messages`, ``redact_secrets=True``) and remove them
-(:func:`scrub_session`, the ``scrub`` command).
+(:func:`pi_session.operations.scrub_session`, the ``scrub`` command).
 
 Scanned: every text a session holds (:mod:`.fields`): user and assistant
 text, thinking, tool-call arguments, tool results, bash commands and
@@ -27,12 +27,12 @@ from .fields import FIELD_KINDS, text_fields
 from .finding import SecretHit, find_secrets, mask, redact_text
 from .purge import purge_caches
 from .scanner import Scanner, Span, redaction
-from .scrub import ScrubResult, all_sessions, find_in_session, redact_value, redacted_lines, redacted_records, scrub_session, shown_records
+from .scrub import ScrubResult, redact_value, redacted_lines, redacted_records, shown_records
 
 __all__ = [
-    "ALLOW_LIST_ENV", "AllowList", "all_sessions", "find_in_session", "AllowListError", "FIELD_KINDS", "Scanner", "ScrubResult", "SecretHit", "Span",
+    "ALLOW_LIST_ENV", "AllowList", "AllowListError", "FIELD_KINDS", "Scanner", "ScrubResult", "SecretHit", "Span",
     "find_secrets", "mask", "purge_caches", "redact_messages", "redact_text", "redact_value", "redaction",
-    "redacted_lines", "redacted_records", "scrub_session", "shown_records", "text_fields",
+    "redacted_lines", "redacted_records", "shown_records", "text_fields",
 ]
 
 

@@ -82,7 +82,7 @@ def field_kind(record: Mapping[str, Any], path: str) -> str:
         role = message.get("role") if isinstance(message, dict) else None
         if role == "user":
             return "user text"
-        if role == "assistant":
+        if role == "assistant" and isinstance(message, dict):
             block = _block_at(message, path)
             btype = block.get("type") if isinstance(block, dict) else None
             if btype == "thinking":

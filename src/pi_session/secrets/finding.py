@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from .. import jsonio
@@ -61,7 +62,7 @@ class SecretHit:
     start: int
     end: int
     preview: str
-    value: str = field(repr=False, compare=False)
+    value: str = dataclasses.field(repr=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The hit as JSON (``--json``): every attribute but the secret."""
@@ -148,7 +149,7 @@ def find_secrets(
     if isinstance(source, (str, os.PathLike)):
         from ..storage import iter_lines
 
-        name = session if session is not None else os.fspath(source)
+        name: str | None = session if session is not None else os.fspath(source)
         items: Iterable[Any] = (raw for _n, raw, _nl in iter_lines(source))
     else:
         name = session
