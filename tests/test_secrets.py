@@ -105,6 +105,9 @@ def test_cli_all_and_allow_list_file(tmp_path, cli):
     allow.write_text("re:(\n")
     bad = cli("secrets", "--all", "--allow-list", str(allow))
     assert bad.returncode == 2 and "line 1" in bad.stderr and "Traceback" not in bad.stderr
+    scrubbed = cli("scrub", "--all", "--mode", "rewrite", "--json")
+    assert scrubbed.returncode == 0 and [r["changedLines"] for r in json.loads(scrubbed.stdout)] == [13, 0]
+    assert cli("secrets", "--all").returncode == 0
 
 
 def _ids(path: Path) -> list[tuple]:

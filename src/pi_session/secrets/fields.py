@@ -130,7 +130,9 @@ def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "
     """A copy of ``value`` whose scanned strings (those :func:`text_fields`
     yields) are ``change(path, text)``; containers whose strings all stay
     the same are returned as they are (the same object), so an unchanged
-    record is ``is``-identical to its input. Never mutates its input."""
+    record is ``is``-identical to its input. A thinking block whose text
+    changes loses its ``thinkingSignature`` (signed over the old text).
+    Never mutates its input."""
     if isinstance(value, str):
         return change(path, value)
     if isinstance(value, dict):
@@ -144,6 +146,10 @@ def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "
                 if out is None:
                     out = dict(value)
                 out[key] = new
+        if out is not None and value.get("type") == "thinking" and out.get("thinking") is not value.get("thinking"):
+            # the provider's signature was made over the old text: a request
+            # with the changed text and that signature is refused
+            out.pop("thinkingSignature", None)
         return value if out is None else out
     if isinstance(value, list):
         items: list[Any] | None = None
