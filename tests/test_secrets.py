@@ -330,3 +330,12 @@ def test_sigkill_during_the_rewrite_leaves_the_old_or_the_new_file(tmp_path, poi
     proc.wait()
     after = path.read_bytes()
     assert after == (new if point == "after-rename" else old)
+
+
+def test_a_redacted_thinking_block_loses_its_signature():
+    from pi_session.secrets import redacted_records
+
+    changed = redacted_records(field_records(SECRETS[0][2]))[3]["message"]["content"][0]
+    assert changed == {"type": "thinking", "thinking": "[REDACTED:openai-api-key]"}
+    kept = field_records("nothing secret")
+    assert redacted_records(kept)[3] is kept[3]
