@@ -46,6 +46,11 @@ What a dialect (subclass) must provide:
   :attr:`SQLStore.schema_lock_sql` (run first in the schema transaction, so
   that processes creating the schema at once wait for each other, e.g.
   ``SELECT pg_advisory_xact_lock(...)``).
+- optionally :attr:`SQLStore.secure_delete_sql` (run in the transaction of
+  :meth:`SQLHandle.replace_lines` before its deletes, so that the old rows'
+  bytes are overwritten, e.g. SQLite's ``PRAGMA secure_delete = ON``) and
+  :meth:`SQLStore._after_rewrite` (after that transaction: SQLite moves the
+  write-ahead log into the database and truncates it).
 - ``url``: set by the constructor (masked with :func:`mask_url`); then call
   :meth:`SQLStore._ensure_schema`.
 
@@ -186,6 +191,7 @@ class SQLStore(SessionStore):
     real_type: str = "REAL"
     integrity_errors: tuple[type[BaseException], ...] = ()
     schema_lock_sql: str | None = None
+    secure_delete_sql: str | None = None
     text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
 
     # ------------------------------------------------------------------
@@ -194,6 +200,10 @@ class SQLStore(SessionStore):
     @abstractmethod
     def _transaction(self, *, write: bool) -> AbstractContextManager[Any]:
         """A cursor inside one transaction (see the module docstring)."""
+
+    def _after_rewrite(self) -> None:
+        """Called after :meth:`SQLHandle.replace_lines` committed (see the
+        module docstring); nothing by default."""
 
     def _blob(self, value: Any) -> bytes:
         """A fetched raw-bytes value as ``bytes``."""
@@ -467,8 +477,9 @@ class SQLHandle(SessionHandle):
         transaction: the session row is locked, checked to hold exactly
         ``old`` still (its size and line count), and the session's rows are
         written again (listing columns recomputed from ``new``; the original
-        file name kept). Used by ``scrub --mode rewrite``; ``new`` must hold
-        the same session (header id).
+        file name kept; the old rows' bytes overwritten where the dialect
+        can, :attr:`SQLStore.secure_delete_sql`). Used by ``scrub --mode
+        rewrite``; ``new`` must hold the same session (header id).
 
         Raises:
             SessionNotFoundError: no such session.
@@ -490,10 +501,13 @@ class SQLHandle(SessionHandle):
             if self.session_id != session_id:
                 self.session_id, self.location = session_id, store.locator(session_id)
                 raise StoreError(f"{self.location}: the rewritten lines name another session; nothing was changed")
+            if store.secure_delete_sql:
+                store._exec(cur, store.secure_delete_sql)
             store._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             store._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
             store._exec(cur, _INSERT_SESSION, session_row)
             store._executemany(cur, _INSERT_RECORD, rows)
+        store._after_rewrite()
 
     def existing(self) -> SQLHandle | None:
         """After :meth:`create` refused: this handle, when the store holds
