@@ -4,7 +4,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Callable, Iterator
 from typing import Any, Optional
 
 import typer
@@ -53,6 +55,34 @@ def _sessions(session: Optional[str], all_: bool) -> tuple[list[str], Any]:
         fail(str(exc), code=2)
 
 
+@contextlib.contextmanager
+def _progress(locations: list[str], db: Any) -> Iterator[Callable[[str], Callable[[int], None] | None]]:
+    """A rich progress bar on stderr over the bytes of the sessions (a
+    database's: over the sessions) while they are scanned, only when stderr
+    is a terminal (quiet when piped). Yields ``advance(location)``: the
+    ``on_progress`` callback for that session's scan."""
+    if not err_console.is_terminal:
+        yield lambda _location: None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    sizes = {loc: (os.path.getsize(loc) if db is None and os.path.isfile(loc) else 0) for loc in locations}
+    by_bytes = db is None
+    columns = [TextColumn("scanning"), BarColumn(), DownloadColumn() if by_bytes else TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn()]
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("scan", total=sum(sizes.values()) if by_bytes else len(locations))
+        before = [0]
+
+        def advance(location: str) -> Callable[[int], None]:
+            start = before[0]
+            before[0] += sizes[location] if by_bytes else 1
+            if not by_bytes:
+                bar.update(task, completed=start)
+            return lambda done: bar.update(task, completed=start + (min(done, sizes[location]) if by_bytes else 1))
+
+        yield advance
+
+
 def _hit_line(hit: Any) -> str:
     where = f"{hit.session}:{hit.line}" if hit.line is not None else str(hit.session)
     return sanitize(f"{where}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}")
@@ -75,13 +105,14 @@ def secrets(
     locations, db = _sessions(session, all_)
     allow = allow_list_from(allow_list)
     hits: list[Any] = []
-    for location in locations:
-        try:
-            hits.extend(find_in_session(location, store=db, allow=allow))
-        except StoreError as exc:
-            fail(str(exc), code=2)
-        except OSError as exc:
-            fail(f"{location}: {exc.strerror or exc}", code=2)
+    with _progress(locations, db) as advance:
+        for location in locations:
+            try:
+                hits.extend(find_in_session(location, store=db, allow=allow, on_progress=advance(location)))
+            except StoreError as exc:
+                fail(str(exc), code=2)
+            except OSError as exc:
+                fail(f"{location}: {exc.strerror or exc}", code=2)
     if as_json:
         print_json([h.to_json() for h in hits])
     else:

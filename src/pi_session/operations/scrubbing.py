@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -226,7 +226,9 @@ def all_sessions(store: Any = None) -> list[str]:
     return [str(info[key]) for info in reversed(infos)]
 
 
-def find_in_session(location: StrPath, *, store: Any = None, allow: AllowList | None = None) -> list[SecretHit]:
+def find_in_session(
+    location: StrPath, *, store: Any = None, allow: AllowList | None = None, on_progress: Callable[[int], None] | None = None
+) -> list[SecretHit]:
     """:func:`~.finding.find_secrets` of one session: a file, or (with a
     database ``store``) a session id or id prefix; hits name the file path
     or the store locator.
@@ -240,5 +242,5 @@ def find_in_session(location: StrPath, *, store: Any = None, allow: AllowList | 
 
     if store is not None and not isinstance(store, FileStore):
         session_id = store.resolve(str(location))
-        return find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow)
-    return find_secrets(location, allow=allow)
+        return find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow, on_progress=on_progress)
+    return find_secrets(location, allow=allow, on_progress=on_progress)

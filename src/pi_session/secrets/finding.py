@@ -6,7 +6,7 @@ any output."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 import dataclasses
 from dataclasses import dataclass
 from typing import Any
@@ -129,6 +129,7 @@ def find_secrets(
     *,
     session: str | None = None,
     allow: AllowList | None = None,
+    on_progress: Callable[[int], None] | None = None,
 ) -> list[SecretHit]:
     """Scan every text a session holds (see :mod:`pi_session.secrets`).
 
@@ -139,6 +140,8 @@ def find_secrets(
             entries).
         session: what hits name as their session (default: the path).
         allow: known false positives to leave out.
+        on_progress: called with the bytes of lines scanned so far (about
+            every MB, and at the end); lines sources only.
 
     Returns:
         The hits in file order (within a line, field order).
@@ -155,12 +158,18 @@ def find_secrets(
         name = session
         items = source
     hits: list[SecretHit] = []
+    done = reported = 0
     with Scanner(allow) as scanner:
         for n, item in enumerate(items, 1):
             if isinstance(item, (bytes, bytearray)):
+                done += len(item) + 1
+                if on_progress is not None and done - reported >= 1 << 20:
+                    on_progress(reported := done)
                 if not item.strip():
                     continue
                 hits.extend(iter_hits(parse_raw_line(bytes(item)), scanner, session=name, line=n))
             else:
                 hits.extend(iter_hits(item, scanner, session=name, line=None))
+    if on_progress is not None and done:
+        on_progress(done)
     return hits
