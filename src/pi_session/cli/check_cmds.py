@@ -19,7 +19,7 @@ from rich.text import Text
 
 from ..operations import (
     EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, export_secrets,
-    redacted_manager, write_export,
+    redacted_jsonl, redacted_manager, write_export,
 )
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
@@ -250,14 +250,9 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: boo
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
     if redact or not allow_secrets:
-        from ..secrets import Scanner, redacted_lines
-
-        lines = data.splitlines(keepends=True)
-        with Scanner(_allow_list()) as scanner:
-            done = list(redacted_lines(lines, scanner, session=str(session_file or named)))
-        hits = [h for _line, found in done for h in found]
+        redacted, hits = redacted_jsonl(data, session=str(session_file or named), allow=_allow_list())
         if redact:
-            data = b"".join(line for line, _found in done)
+            data = redacted
         else:
             _refuse_secrets(hits)
     if output is None:

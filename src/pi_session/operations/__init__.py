@@ -44,7 +44,7 @@ from .compacting import (
     summarize_compaction,
 )
 from .errors import LeafMoved, OperationError, OutputExists, one_line
-from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_manager, write_export
+from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
 from .importing import STORE_SCHEMES, import_sessions, is_store_url
 from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes

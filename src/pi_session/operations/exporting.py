@@ -13,7 +13,8 @@ from ..manager import SessionManager
 from .errors import OperationError, OutputExists
 
 __all__ = [
-    "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_manager", "write_export",
+    "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl", "redacted_manager",
+    "write_export",
     "EXPORT_MODE", "PRIVATE_MODE",
 ]
 
@@ -155,3 +156,15 @@ def redacted_manager(manager: SessionManager, *, allow: Any = None) -> SessionMa
     else:
         copy.branch(leaf)
     return copy
+
+
+def redacted_jsonl(data: bytes, *, session: str | None = None, allow: Any = None) -> tuple[bytes, list[Any]]:
+    """A JSONL export (a session's bytes) with every secret replaced by
+    ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redacted_lines`: lines
+    without one byte for byte), and the secrets found
+    (:class:`pi_session.secrets.SecretHit`, hits name ``session``)."""
+    from ..secrets import Scanner, redacted_lines
+
+    with Scanner(allow) as scanner:
+        done = list(redacted_lines(data.splitlines(keepends=True), scanner, session=session))
+    return b"".join(line for line, _found in done), [h for _line, found in done for h in found]
