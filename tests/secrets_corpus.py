@@ -59,11 +59,11 @@ SECRETS = [
 one a detector of ours or of detect-secrets is made for."""
 
 MORE_SECRETS = [
-    ("github-token", "GITHUB_TOKEN={}", "github_pat_11ABCDEFG0" + _A + "_" + _A[:25]),
+    ("github-token", "use {} for the API", "github_pat_11ABCDEFG0" + _A + "_" + _A[:25]),
     ("groq-api-key", "GROQ_API_KEY={}", "gsk_" + _A + _A[:18]),
-    ("google-oauth-client-secret", "GOOGLE_CLIENT_SECRET={}", "GOCSPX-" + _A[:28]),
+    ("google-oauth-client-secret", '{{"client_id":"1.apps","client_secret":"{}"}}', "GOCSPX-" + _A[:28]),
     ("datadog-api-key", "DD_API_KEY={}", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
-    ("digitalocean-token", "DIGITALOCEAN_TOKEN={}", "dop_v1_" + "0a1b2c3d4e5f60718293a4b5c6d7e8f9" * 2),
+    ("digitalocean-token", "the token is {}", "dop_v1_" + "0a1b2c3d4e5f60718293a4b5c6d7e8f9" * 2),
     ("private-key", "{}", '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvgIBADANBgkqhkiG9w0B' + _A + '\\n-----END PRIVATE KEY-----\\n"'),
     ("secret-keyword", "{}", "export DB_PASSWORD=Hq7" + "vN2kX9mZ4"),
     ("basic-auth-credentials", "{}", "git clone https://oauth2:glpat-" + "x9Yz8Wv7Ut6Sr5Qp4On3@gitlab.com/a/b.git"),
@@ -73,6 +73,7 @@ measured by ``bench/secrets_bench.py`` (recall), not used by the tests."""
 
 LOOKALIKES = [
     "sk-learn is the usual shortening of scikit-learn",
+    "DB_PASSWORD=$DB_PASSWORD API_TOKEN=${TOKEN} OPENAI_API_KEY=sk-... GITHUB_TOKEN=<your-token> SECRET_KEY=changeme",
     "the task-ant-colony-optimisation-notes are in docs/",
     "AIza is how Google API keys start",
     "hf_hub_download(repo_id='gpt2') fetches the weights",

@@ -78,6 +78,14 @@ def test_lookalikes_are_not_reported_and_the_allow_list_drops_known_ones(tmp_pat
     assert find_secrets(example, allow=allow) == []
 
 
+def test_env_assignments_of_secret_named_variables():
+    found = find_secrets(field_records("export DB_PASSWORD=Hq7vN2kX9mZ4\nAPP_SECRET_TOKEN=a1b2c3d4e5f6g7"))
+    assert {h.value for h in found} == {"Hq7vN2kX9mZ4", "a1b2c3d4e5f6g7"}
+    assert {h.kind for h in found} == {"secret-environment-variable"}
+    # a more specific detector names the kind
+    assert {h.kind for h in find_secrets(field_records("AWS_ACCESS_KEY_ID=AKIAZ7QW3RT5YU8IO2PL"))} == {"aws-access-key"}
+
+
 def test_cli_never_prints_a_secret_and_exits_1_when_found(tmp_path, cli):
     path = _session(tmp_path)
     needles = [_needle(s) for _k, _c, s in SOME]

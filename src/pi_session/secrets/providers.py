@@ -14,6 +14,8 @@ Formats (as the providers issue them, 2024-2026):
   ``[A-Za-z0-9_-]``.
 - Google (Gemini, Maps, Firebase): ``AIza`` + exactly 35 of ``[0-9A-Za-z_-]``.
 - Hugging Face: ``hf_`` + 30+ letters and digits (user access tokens).
+
+And one for ``.env`` lines (:class:`EnvSecretAssignmentDetector`).
 """
 
 from __future__ import annotations
@@ -57,5 +59,28 @@ class HuggingFaceTokenDetector(RegexBasedDetector):
     denylist = [re.compile(_START + r"hf_[A-Za-z0-9]{30,}" + _END)]
 
 
-PROVIDER_PLUGINS = ("OpenAIKeyDetector", "AnthropicKeyDetector", "GoogleAPIKeyDetector", "HuggingFaceTokenDetector")
+class EnvSecretAssignmentDetector(RegexBasedDetector):
+    """A value assigned to an environment variable named as a secret, as
+    ``.env`` files and ``env`` print them, unquoted
+    (``DB_PASSWORD=…``, ``export GITHUB_TOKEN=…``): an upper-case name
+    holding PASSWORD, PASSWD, SECRET, TOKEN, API_KEY, APIKEY, ACCESS_KEY,
+    PRIVATE_KEY or CREDENTIAL, then ``=`` and 8+ characters without blanks,
+    quotes or ``$``, holding a digit and no ``...`` (placeholders such as
+    ``sk-ant-...`` or ``your-key-here`` are not secrets; detect-secrets' keyword plugin wants quotes outside
+    config files, and its config-file patterns flag code such as
+    ``apiKey = await getKey()``)."""
+
+    secret_type = "Secret Environment Variable"
+    denylist = [
+        re.compile(
+            r"(?<![A-Za-z0-9_])[A-Z][A-Z0-9_]*(?:PASSWORD|PASSWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIAL)"
+            r"[A-Z0-9_]*=(?![^\s]*(?:\.\.\.|…))(?=[^\s]*[0-9])([^\s'\"`$<>(){}\[\]]{8,})"
+        )
+    ]
+
+
+PROVIDER_PLUGINS = (
+    "OpenAIKeyDetector", "AnthropicKeyDetector", "GoogleAPIKeyDetector", "HuggingFaceTokenDetector",
+    "EnvSecretAssignmentDetector",
+)
 """The class names of this module's plugins (as detect-secrets settings name them)."""

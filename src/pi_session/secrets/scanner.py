@@ -53,10 +53,10 @@ _OFF_FILTERS = (
     # reads the file system for the (made-up) file name
     "detect_secrets.filters.common.is_invalid_file",
 )
-_PRIORITY = {"Secret Keyword": 2, "Basic Auth Credentials": 2, "Base64 High Entropy String": 3, "Hex High Entropy String": 3}
+_PRIORITY = {"Secret Environment Variable": 2, "Secret Keyword": 2, "Basic Auth Credentials": 2, "Base64 High Entropy String": 3, "Hex High Entropy String": 3}
 _PROVIDER_TYPES = frozenset(
     getattr(providers, name).secret_type for name in providers.PROVIDER_PLUGINS
-)
+) - set(_PRIORITY)
 _lock = threading.RLock()
 
 
