@@ -15,7 +15,8 @@ Discord, Telegram, npm, PyPI, SendGrid, Mailchimp, Twilio, Square,
 Artifactory and OpenAI tokens; JWTs; basic-auth URLs; keyword assignments
 such as ``password = "…"``; quoted high-entropy strings) except
 ``IPPublicDetector`` (a public IP address is not a secret, and tool output
-is full of them), plus ours (:mod:`.providers`). High-entropy thresholds
+is full of them), plus ours (:mod:`.providers`: model providers' key
+formats, ``.env``-style assignments). High-entropy thresholds
 are detect-secrets' defaults, :data:`BASE64_LIMIT` and :data:`HEX_LIMIT`
 (Shannon entropy in bits per character of a quoted string). No plugin
 verifies a secret over the network (the verification filter is off).
