@@ -46,11 +46,9 @@ What a dialect (subclass) must provide:
   :attr:`SQLStore.schema_lock_sql` (run first in the schema transaction, so
   that processes creating the schema at once wait for each other, e.g.
   ``SELECT pg_advisory_xact_lock(...)``).
-- optionally :attr:`SQLStore.secure_delete_sql` (run in the transaction of
-  :meth:`SQLHandle.replace_lines` before its deletes, so that the old rows'
-  bytes are overwritten, e.g. SQLite's ``PRAGMA secure_delete = ON``) and
-  :meth:`SQLStore._after_rewrite` (after that transaction: SQLite moves the
-  write-ahead log into the database and truncates it).
+- optionally :attr:`SQLStore.secure_delete_sql` (run before the deletes of
+  :meth:`SQLHandle.replace_lines`: SQLite's ``PRAGMA secure_delete = ON``)
+  and :meth:`SQLStore._after_rewrite` (after it: SQLite truncates its WAL).
 - ``url``: set by the constructor (masked with :func:`mask_url`); then call
   :meth:`SQLStore._ensure_schema`.
 
@@ -202,8 +200,7 @@ class SQLStore(SessionStore):
         """A cursor inside one transaction (see the module docstring)."""
 
     def _after_rewrite(self) -> None:
-        """Called after :meth:`SQLHandle.replace_lines` committed (see the
-        module docstring); nothing by default."""
+        """After :meth:`SQLHandle.replace_lines` committed; nothing by default."""
 
     def _blob(self, value: Any) -> bytes:
         """A fetched raw-bytes value as ``bytes``."""
@@ -400,12 +397,9 @@ class SQLHandle(SessionHandle):
         return int(row[0]) if row is not None else None
 
     def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
-        """The ``pi_sessions`` row and the ``pi_records`` rows of a session
-        holding ``lines`` (sets :attr:`session_id` and :attr:`location`).
-
-        Raises:
-            StoreError: no session header.
-        """
+        """The ``pi_sessions`` and ``pi_records`` rows of a session holding
+        ``lines`` (sets :attr:`session_id`, :attr:`location`). Raises
+        StoreError: no session header."""
         store = self.store
         columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
         first = next((i for i, c in enumerate(columns) if not c.damaged), None)
@@ -473,18 +467,15 @@ class SQLHandle(SessionHandle):
         return int(session_row[14])
 
     def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
-        """Replace the session's lines ``old`` (as read) with ``new`` in one
-        transaction: the session row is locked, checked to hold exactly
-        ``old`` still (its size and line count), and the session's rows are
-        written again (listing columns recomputed from ``new``; the original
-        file name kept; the old rows' bytes overwritten where the dialect
-        can, :attr:`SQLStore.secure_delete_sql`). Used by ``scrub --mode
-        rewrite``; ``new`` must hold the same session (header id).
+        """Replace the session's lines ``old`` (as read) with ``new`` (the
+        same session id) in one transaction that locks the session row and
+        checks it still holds ``old`` (size, line count); listing columns
+        are recomputed, the file name kept (``scrub --mode rewrite``).
 
         Raises:
             SessionNotFoundError: no such session.
-            StoreError: the session changed since ``old`` was read (nothing
-                was changed), or ``new`` names another session.
+            StoreError: the session changed since ``old`` was read, or
+                ``new`` names another session (nothing was changed).
         """
         store = self.store
         session_id = self.session_id
