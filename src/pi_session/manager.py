@@ -102,14 +102,21 @@ class SessionManager(SessionOpening, EntryAppends):
         entries: Sequence[Mapping[str, Any]] | None = None,
         concurrent: Literal["follow", "strict"] = "follow",
         store: SessionStore | None = None,
+        redact_secrets: bool = False,
     ) -> None:
         """Use the constructors (:meth:`create`, :meth:`open`, ...): they
         locate the session (:func:`pi_session.opening.locate`) and pass its
         handle (None: a new session), the directory of new session files
-        and the database store (None for files and memory)."""
+        and the database store (None for files and memory).
+        ``redact_secrets=True`` (beyond pi; any constructor): the messages
+        of :meth:`build_session_context` and :meth:`build_session_projection`
+        (what is sent to a model) have each detected secret replaced by
+        ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redact_messages`);
+        the session keeps what was written."""
         if concurrent not in ("follow", "strict"):
             raise ValueError(f"concurrent must be 'follow' or 'strict', not {concurrent!r}")
         self.concurrent = concurrent
+        self.redact_secrets = redact_secrets
         self._cwd = resolve_path(cwd)
         self._session_dir = Path(resolve_path(session_dir)) if session_dir else None
         self._persist = persist
@@ -570,14 +577,34 @@ class SessionManager(SessionOpening, EntryAppends):
         """The projection at the leaf: each context entry with the messages
         it contributes after context edits, plus ``messages``,
         ``thinkingLevel`` and ``model`` (pi 1.6's ``buildSessionProjection``;
-        see :func:`pi_session.context.projection_from_path`)."""
-        return _context.projection_from_path(self._leaf_path())
+        see :func:`pi_session.context.projection_from_path`); with
+        ``redact_secrets``, secrets masked in every message."""
+        projection = _context.projection_from_path(self._leaf_path())
+        if self.redact_secrets:
+            from .secrets import redact_messages
+
+            items = projection["entries"]
+            flat = redact_messages([m for item in items for m in item["messages"]])
+            at = 0
+            entries = []
+            for item in items:
+                n = len(item["messages"])
+                entries.append({**item, "messages": flat[at : at + n]})
+                at += n
+            projection = {**projection, "entries": entries, "messages": flat}  # type: ignore[typeddict-item]
+        return projection
 
     def build_session_context(self) -> SessionContext:
         """The context at the leaf: ``{messages, thinkingLevel, model}`` of
         :meth:`build_session_projection` (see
-        :func:`pi_session.context.context_from_path`)."""
-        return _context.context_from_path(self._leaf_path())
+        :func:`pi_session.context.context_from_path`); with
+        ``redact_secrets``, secrets masked in every message."""
+        context = _context.context_from_path(self._leaf_path())
+        if self.redact_secrets:
+            from .secrets import redact_messages
+
+            context = {**context, "messages": redact_messages(context["messages"])}
+        return context
 
     def estimate_projected_context_tokens(self) -> dict[str, Any]:
         """The context size at the leaf as pi 1.6 measures it for its

@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, session_cmds, store_cmds
+from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, secrets_cmds, session_cmds, store_cmds
 from . import browse_cmds, search_cmds
 from .interrupts import interrupted_by
 
@@ -50,7 +50,7 @@ def _root(
     common.set_store_url(store)
 
 
-for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, store_cmds):
+for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, store_cmds, secrets_cmds):
     module.register(app)
 browse_cmds.register(app)
 search_cmds.register(app)

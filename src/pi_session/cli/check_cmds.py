@@ -12,12 +12,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from collections.abc import Iterable
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.text import Text
 
-from ..operations import EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, write_export
+from ..operations import (
+    EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, export_secrets,
+    redacted_jsonl, redacted_manager, write_export,
+)
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
 from .common import (
@@ -122,6 +125,8 @@ def export(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file (never a session file)."),
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
     private: bool = typer.Option(False, "--private", help="Write the file with mode 0600 (default 0644 less the umask: a page is made to be shared)."),
+    redact: bool = typer.Option(False, "--redact", help="Replace each detected secret with [REDACTED:<kind>] in the export (the session is not changed)."),
+    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Write the export even though it holds detected secrets."),
     store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Export the conversation as self-contained HTML or Markdown, or the
@@ -143,22 +148,34 @@ def export(
 
     Control characters of the session text (terminal escapes) are shown as
     visible escapes such as ``\\x1b``. The output file is written atomically
-    and never replaces a session file."""
+    and never replaces a session file.
+
+    An export that would hold a detected secret (see ``pi-session secrets``)
+    is refused unless --redact (mask them) or --allow-secrets."""
     if store:
         set_store_url(store)
     kind = EXPORT_FORMATS.get(fmt.lower())
     if kind is None:
         fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
+    if redact and allow_secrets:
+        fail("give --redact or --allow-secrets, not both")
     if kind == "jsonl":
         if leaf is not None:
             fail("--leaf: not with --format jsonl (the whole session is exported)")
-        _export_jsonl(session, output, force)
+        _export_jsonl(session, output, force, redact, allow_secrets)
         return
     manager = open_session(session, read_only=True)
     if leaf == "null":
         warn("--leaf null: the context is empty; exporting an empty conversation")
+    shown = manager
     try:
-        chunks, count = export_chunks(manager, kind, leaf)
+        if leaf not in (None, "null") and manager.get_entry(leaf) is None:
+            raise OperationError(f"{manager.get_session_location()}: no entry with id {leaf}")
+        if redact:
+            shown = redacted_manager(manager, allow=_allow_list())
+        elif not allow_secrets:
+            _refuse_secrets(export_secrets(manager, kind, leaf, allow=_allow_list()))
+        chunks, count = export_chunks(shown, kind, leaf)
     except OperationError as exc:
         fail(str(exc))
     session_file = manager.get_session_file()
@@ -192,7 +209,25 @@ def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, forc
     return True
 
 
-def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
+def _allow_list() -> Any:
+    """The allow-list of ``$PI_SESSION_SECRETS_ALLOW``, or None."""
+    from .secrets_cmds import allow_list_from
+
+    return allow_list_from(None)
+
+
+def _refuse_secrets(hits: list[Any]) -> None:
+    """Fail when an export would hold secrets (``hits``), naming the first
+    ones masked."""
+    if not hits:
+        return
+    shown = "; ".join(f"{h.entry_id or '-'} {h.field}: {h.kind} {h.preview}" for h in hits[:3])
+    more = f" (and {len(hits) - 3:,} more)" if len(hits) > 3 else ""
+    fail(f"{hits[0].session}: the export would hold {plural(len(hits), 'secret')}: {shown}{more}; "
+         "--redact masks them, --allow-secrets writes them anyway, `pi-session scrub` removes them from the session")
+
+
+def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: bool = False, allow_secrets: bool = False) -> None:
     """``export --format jsonl``: the session's lines exactly as stored
     (mode 0600 whatever is asked: a copy of the session, with every text a
     context edit hides)."""
@@ -214,6 +249,12 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool) -> None:
         fail(str(exc))
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
+    if redact or not allow_secrets:
+        redacted, hits = redacted_jsonl(data, session=str(session_file or named), allow=_allow_list())
+        if redact:
+            data = redacted
+        else:
+            _refuse_secrets(hits)
     if output is None:
         output = Path.cwd() / default_export_name(named, "jsonl")
     if _emit(output, [data], session_file, force, PRIVATE_MODE):

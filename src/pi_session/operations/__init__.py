@@ -18,12 +18,15 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
   that changes nothing (:func:`already_there_message`) or a clone that
   brings back redacted text (:func:`clone_warning`) says.
 - **Export** (:func:`check_export_target`, :func:`default_export_name`,
-  :func:`export_chunks`, :func:`write_export`) and **import** (:func:`import_sessions`).
+  :func:`export_chunks`, :func:`write_export`; :func:`export_secrets` and
+  :func:`redacted_manager` for secrets on a page) and **import** (:func:`import_sessions`).
+- **Scrubbing secrets** (:func:`scrub_session`, :func:`find_in_session`,
+  :func:`all_sessions`): ``pi-session scrub`` and ``secrets``.
 
 Front ends parse arguments, call these, and print. Nothing here prints.
 
 Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
-:mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`.
+:mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`, :mod:`.scrubbing`.
 """
 
 from __future__ import annotations
@@ -42,11 +45,15 @@ from .compacting import (
 )
 from .cloning import CloneDone, clone_session
 from .errors import LeafMoved, OperationError, OutputExists, one_line
-from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, write_export
+from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
 from .importing import STORE_SCHEMES, import_sessions, is_store_url
 from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
 from .opening import open_for_reading, open_for_writing, save, session_notes
+from .scrubbing import all_sessions, find_in_session, scrub_session
 
-from . import cloning, compacting, errors, exporting, importing, navigating, opening
+from . import cloning, compacting, errors, exporting, importing, navigating, opening, scrubbing
 
-__all__ = [*errors.__all__, *cloning.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__, *importing.__all__]
+__all__ = [
+    *errors.__all__, *cloning.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__,
+    *importing.__all__, *scrubbing.__all__,
+]

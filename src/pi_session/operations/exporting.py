@@ -12,7 +12,11 @@ from typing import Any
 from ..manager import SessionManager
 from .errors import OperationError, OutputExists
 
-__all__ = ["check_export_target", "default_export_name", "export_chunks", "write_export", "EXPORT_MODE", "PRIVATE_MODE"]
+__all__ = [
+    "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl", "redacted_manager",
+    "write_export",
+    "EXPORT_MODE", "PRIVATE_MODE",
+]
 
 EXPORT_MODE = 0o644
 """Permission bits of an HTML or Markdown export (less the umask): a page
@@ -121,3 +125,46 @@ def write_export(target: Path, chunks: Iterable[bytes], *, mode: int = EXPORT_MO
     from ..storage import write_atomic
 
     write_atomic(target, chunks, mode=mode)
+
+
+def export_secrets(manager: SessionManager, kind: str, leaf_id: Any = None, *, allow: Any = None) -> list[Any]:
+    """The secrets an export of ``kind`` (``"html"``, ``"md"``) would show
+    (:func:`pi_session.secrets.shown_records`: text as context edits leave
+    it; Markdown: the path to ``leaf_id`` only), as
+    :class:`pi_session.secrets.SecretHit` objects (masked previews)."""
+    from ..secrets import find_secrets, shown_records
+
+    path = None
+    if kind == "md":
+        path = [] if leaf_id == "null" else manager.get_branch(leaf_id)
+    return find_secrets(shown_records(manager, path), session=manager.get_session_location(), allow=allow)
+
+
+def redacted_manager(manager: SessionManager, *, allow: Any = None) -> SessionManager:
+    """An in-memory copy of ``manager``'s session with every secret of its
+    records replaced by ``[REDACTED:<kind>]`` (ids, tree, labels and leaf
+    as they are): what ``export --redact`` renders. The session itself is
+    not touched."""
+    from ..secrets import redacted_records
+
+    header = manager.get_header()
+    records = redacted_records([header, *manager.get_entries()] if header is not None else manager.get_entries(), allow)
+    copy = SessionManager.in_memory(manager.get_cwd(), entries=records)
+    leaf = manager.get_leaf_id()
+    if leaf is None:
+        copy.reset_leaf()
+    else:
+        copy.branch(leaf)
+    return copy
+
+
+def redacted_jsonl(data: bytes, *, session: str | None = None, allow: Any = None) -> tuple[bytes, list[Any]]:
+    """A JSONL export (a session's bytes) with every secret replaced by
+    ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redacted_lines`: lines
+    without one byte for byte), and the secrets found
+    (:class:`pi_session.secrets.SecretHit`, hits name ``session``)."""
+    from ..secrets import Scanner, redacted_lines
+
+    with Scanner(allow) as scanner:
+        done = list(redacted_lines(data.splitlines(keepends=True), scanner, session=session))
+    return b"".join(line for line, _found in done), [h for _line, found in done for h in found]

@@ -46,6 +46,9 @@ What a dialect (subclass) must provide:
   :attr:`SQLStore.schema_lock_sql` (run first in the schema transaction, so
   that processes creating the schema at once wait for each other, e.g.
   ``SELECT pg_advisory_xact_lock(...)``).
+- optionally :attr:`SQLStore.secure_delete_sql` (run before the deletes of
+  :meth:`SQLHandle.replace_lines`: SQLite's ``PRAGMA secure_delete = ON``)
+  and :meth:`SQLStore._after_rewrite` (after it: SQLite truncates its WAL).
 - ``url``: set by the constructor (masked with :func:`mask_url`); then call
   :meth:`SQLStore._ensure_schema`.
 
@@ -186,6 +189,7 @@ class SQLStore(SessionStore):
     real_type: str = "REAL"
     integrity_errors: tuple[type[BaseException], ...] = ()
     schema_lock_sql: str | None = None
+    secure_delete_sql: str | None = None
     text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
     search_postgres: bool = False
     """The search index's dialect: FTS5 (False) or ``tsvector`` (True)."""
@@ -197,6 +201,9 @@ class SQLStore(SessionStore):
     @abstractmethod
     def _transaction(self, *, write: bool) -> AbstractContextManager[Any]:
         """A cursor inside one transaction (see the module docstring)."""
+
+    def _after_rewrite(self) -> None:
+        """After :meth:`SQLHandle.replace_lines` committed; nothing by default."""
 
     def _blob(self, value: Any) -> bytes:
         """A fetched raw-bytes value as ``bytes``."""
@@ -429,15 +436,10 @@ class SQLHandle(SessionHandle):
             row = store._exec(cur, "SELECT size_bytes FROM pi_sessions WHERE id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row is not None else None
 
-    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
-        """See :meth:`SessionHandle.create`: one transaction inserting the
-        session row and every line. Lines before the header that hold no
-        record (blank, damaged) are kept as damaged lines.
-
-        Raises:
-            SessionExistsError: the store holds a session with that id.
-            StoreError: no session header.
-        """
+    def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+        """The ``pi_sessions`` and ``pi_records`` rows of a session holding
+        ``lines`` (sets :attr:`session_id`, :attr:`location`). Raises
+        StoreError: no session header."""
         store = self.store
         columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
         first = next((i for i, c in enumerate(columns) if not c.damaged), None)
@@ -482,6 +484,20 @@ class SQLHandle(SessionHandle):
         for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
             rows.append(store._record_row(session_id, seq, offset, line, col, text))
             offset += len(line)
+        return session_row, rows
+
+    def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
+        """See :meth:`SessionHandle.create`: one transaction inserting the
+        session row and every line. Lines before the header that hold no
+        record (blank, damaged) are kept as damaged lines.
+
+        Raises:
+            SessionExistsError: the store holds a session with that id.
+            StoreError: no session header.
+        """
+        store = self.store
+        session_row, rows = self._rows(lines)
+        session_id = session_row[0]
         try:
             with store._transaction(write=True) as cur:
                 store._search_ready(cur)
@@ -493,7 +509,41 @@ class SQLHandle(SessionHandle):
                     writer.add(session_id, seq, col.record)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
-        return size
+        return int(session_row[14])
+
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        """Replace the session's lines ``old`` (as read) with ``new`` (the
+        same session id) in one transaction that locks the session row and
+        checks it still holds ``old`` (size, line count); listing columns
+        are recomputed, the file name kept (``scrub --mode rewrite``).
+
+        Raises:
+            SessionNotFoundError: no such session.
+            StoreError: the session changed since ``old`` was read, or
+                ``new`` names another session (nothing was changed).
+        """
+        store = self.store
+        session_id = self.session_id
+        with store._transaction(write=True) as cur:
+            row = store._exec(
+                cur, "SELECT size_bytes, record_count, file_name FROM pi_sessions WHERE id = ?" + store.lock_clause, (session_id,)
+            ).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"{store.url}: no session {session_id}")
+            if int(row[0]) != sum(map(len, old)) or int(row[1]) != len(old):
+                raise StoreError(f"{self.location}: the session changed while it was being rewritten; nothing was changed")
+            self.file_name = row[2]
+            session_row, rows = self._rows(new)
+            if self.session_id != session_id:
+                self.session_id, self.location = session_id, store.locator(session_id)
+                raise StoreError(f"{self.location}: the rewritten lines name another session; nothing was changed")
+            if store.secure_delete_sql:
+                store._exec(cur, store.secure_delete_sql)
+            store._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
+            store._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
+            store._exec(cur, _INSERT_SESSION, session_row)
+            store._executemany(cur, _INSERT_RECORD, rows)
+        store._after_rewrite()
 
     def existing(self) -> SQLHandle | None:
         """After :meth:`create` refused: this handle, when the store holds

@@ -8,6 +8,8 @@ IMMEDIATE`` (SQLite has no row locks). Everything else is
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import sqlite3
 import threading
@@ -190,6 +192,16 @@ class SQLiteStore(SQLStore):
                 raise StoreError(f"{self.url}: {exc}") from None
         finally:
             cur.close()
+
+    secure_delete_sql = "PRAGMA secure_delete = ON"
+
+    def _after_rewrite(self) -> None:
+        """Move the write-ahead log into the database and truncate it, so
+        that no old page of a rewritten session stays in the ``-wal`` file
+        (best effort: a reader holding an old snapshot keeps those pages
+        until it ends)."""
+        with contextlib.suppress(sqlite3.Error):
+            self._connection().execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 
     def close(self) -> None:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

@@ -146,6 +146,8 @@ class PiSession(_SessionBase):
             (``SQLiteSession``): kept as a ``SessionSettings`` (default
             ``SessionSettings()``); its ``limit`` is what :meth:`get_items`
             returns when called without one.
+        redact_secrets: mask secrets in :meth:`get_items` (what the model gets;
+            :mod:`pi_session.secrets`); the session keeps what was written.
 
     Raises:
         TypeError: ``session_id`` is not a string; ``session_settings`` is
@@ -171,8 +173,9 @@ class PiSession(_SessionBase):
         provider: str | None = None,
         on_compaction: CompactionListener | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
+        redact_secrets: bool = False,
     ) -> None:
-        self.session_id = session_id
+        self.session_id, self.redact_secrets = session_id, redact_secrets
         self.session_settings = _coerce_session_settings(session_settings)
         self.pi_session_id = pi_session_id_for(session_id)
         self.cwd = os.path.abspath(os.path.expanduser(cwd)) if cwd is not None else os.getcwd()
@@ -194,22 +197,22 @@ class PiSession(_SessionBase):
     # the manager and the worker thread
 
     def _open_manager(self) -> SessionManager:
-        cwd, directory, pi_id = self.cwd, self.session_dir, self.pi_session_id
+        cwd, directory, pi_id, redact = self.cwd, self.session_dir, self.pi_session_id, self.redact_secrets
         if self.store is None:
             path = SessionManager.find_by_id(cwd, pi_id, directory)
             if path is not None:
-                return SessionManager.open(path, directory)
-            return SessionManager.create(cwd, directory, id=pi_id)
+                return SessionManager.open(path, directory, redact_secrets=redact)
+            return SessionManager.create(cwd, directory, id=pi_id, redact_secrets=redact)
         from ...stores import SessionExistsError, open_store
 
         store = open_store(self.store) if isinstance(self.store, (str, os.PathLike)) else self.store
         self.store = store
         if store.exists(pi_id):  # exactly this id (never a prefix match)
-            return SessionManager.open(pi_id, store=store)
+            return SessionManager.open(pi_id, store=store, redact_secrets=redact)
         try:
-            return SessionManager.create(cwd, id=pi_id, store=store)
+            return SessionManager.create(cwd, id=pi_id, store=store, redact_secrets=redact)
         except SessionExistsError:  # a file store: another writer created it since exists()
-            return SessionManager.open(pi_id, store=store)
+            return SessionManager.open(pi_id, store=store, redact_secrets=redact)
 
     @property
     def manager(self) -> SessionManager:

@@ -1,0 +1,206 @@
+"""Secrets commands: ``secrets`` (find) and ``scrub`` (remove). The work is
+:mod:`pi_session.secrets`; these parse options and print, never a secret
+(only masked previews)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from typing import Any, Optional
+
+import typer
+
+from .common import JSON_OPTION, CliError, active_store, console, database_store, err_console, fail, print_json, resolve_session, warn
+from .render import plural, sanitize
+
+ALLOW_OPTION = typer.Option(
+    None, "--allow-list", metavar="FILE",
+    help="Known false positives, one value (or re:PATTERN) a line (default: $PI_SESSION_SECRETS_ALLOW).",
+)
+
+
+def allow_list_from(path: Optional[str]) -> Any:
+    """The allow-list of the file ``path`` or ``$PI_SESSION_SECRETS_ALLOW``,
+    or None; a bad file ends the command (exit 2)."""
+    from ..secrets import ALLOW_LIST_ENV, AllowList, AllowListError
+
+    path = path or os.environ.get(ALLOW_LIST_ENV) or None
+    if path is None:
+        return None
+    try:
+        return AllowList.load(path)
+    except AllowListError as exc:
+        fail(str(exc), code=2)
+
+
+def _sessions(session: Optional[str], all_: bool) -> tuple[list[str], Any]:
+    """The sessions to work on (file paths, or ids of a database store) and the database store or None."""
+    from ..operations import all_sessions
+    from ..stores import StoreError
+
+    if all_ == bool(session):
+        fail("give a SESSION or --all (not both)", code=2)
+    db = database_store()
+    if all_:
+        try:
+            return all_sessions(db if db is not None else active_store()), db
+        except StoreError as exc:
+            fail(str(exc), code=2)
+    if db is not None:
+        return [str(session)], db
+    try:
+        return [str(resolve_session(str(session)))], None
+    except CliError as exc:
+        fail(str(exc), code=2)
+
+
+@contextlib.contextmanager
+def _progress(locations: list[str], db: Any) -> Iterator[Callable[[str], Callable[[int], None] | None]]:
+    """A rich progress bar on stderr over the bytes of the sessions (a
+    database's: over the sessions) while they are scanned, only when stderr
+    is a terminal (quiet when piped). Yields ``advance(location)``: the
+    ``on_progress`` callback for that session's scan."""
+    if not err_console.is_terminal:
+        yield lambda _location: None
+        return
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+    sizes = {loc: (os.path.getsize(loc) if db is None and os.path.isfile(loc) else 0) for loc in locations}
+    by_bytes = db is None
+    columns = [TextColumn("scanning"), BarColumn(), DownloadColumn() if by_bytes else TextColumn("{task.completed}/{task.total}"), TimeRemainingColumn()]
+    with Progress(*columns, console=err_console, transient=True) as bar:
+        task = bar.add_task("scan", total=sum(sizes.values()) if by_bytes else len(locations))
+        before = [0]
+
+        def advance(location: str) -> Callable[[int], None]:
+            start = before[0]
+            before[0] += sizes[location] if by_bytes else 1
+            if not by_bytes:
+                bar.update(task, completed=start)
+            return lambda done: bar.update(task, completed=start + (min(done, sizes[location]) if by_bytes else 1))
+
+        yield advance
+
+
+def _hit_line(hit: Any) -> str:
+    where = f"{hit.session}:{hit.line}" if hit.line is not None else str(hit.session)
+    return sanitize(f"{where}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}")
+
+
+def secrets(
+    session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
+    all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
+    allow_list: Optional[str] = ALLOW_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Find secrets (API keys, tokens, private keys, passwords) in every
+    text a session holds; print where, their kind and a masked preview,
+    never the secret.
+
+    Exit status: 0 none found; 1 found (for hooks); 2 a session could not be read."""
+    from ..operations import find_in_session
+    from ..stores import StoreError
+
+    locations, db = _sessions(session, all_)
+    allow = allow_list_from(allow_list)
+    hits: list[Any] = []
+    with _progress(locations, db) as advance:
+        for location in locations:
+            try:
+                hits.extend(find_in_session(location, store=db, allow=allow, on_progress=advance(location)))
+            except StoreError as exc:
+                fail(str(exc), code=2)
+            except OSError as exc:
+                fail(f"{location}: {exc.strerror or exc}", code=2)
+    if as_json:
+        print_json([h.to_json() for h in hits])
+    else:
+        for hit in hits:
+            console.print(_hit_line(hit), markup=False, soft_wrap=True)
+        sessions = len({h.session for h in hits})
+        err_console.print(
+            f"{plural(len(hits), 'secret')} in {plural(sessions, 'session')} ({len(locations):,} scanned)",
+            markup=False, soft_wrap=True,
+        )
+    if hits:
+        raise typer.Exit(1)
+
+
+def scrub(
+    session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
+    all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
+    mode: str = typer.Option(..., "--mode", metavar="edit|rewrite", help="edit: append context edits that hide the secrets from the model (history kept); rewrite: replace them with [REDACTED:<kind>] in the file or rows."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would change; write nothing."),
+    backup: bool = typer.Option(False, "--backup", help="rewrite: keep the old content as <file>.secrets.bak (mode 0600; it holds the secrets)."),
+    allow_list: Optional[str] = ALLOW_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Remove secrets from a session.
+
+    --mode edit (pi 1.6's way): context edits replace each affected entry's
+    content with the secrets masked, so the model never sees them again; the
+    file keeps them. --mode rewrite: an atomic rewrite replacing each secret
+    with [REDACTED:<kind>] in every record (ids, parents, timestamps kept);
+    no backup unless --backup. Running it twice is a no-op."""
+    from ..operations import OperationError
+    from ..operations import scrub_session
+    from ..storage import SessionFileError
+    from ..stores import StoreError
+
+    if mode not in ("edit", "rewrite"):
+        fail(f"--mode: {mode!r}: give edit or rewrite", code=2)
+    if backup and mode != "rewrite":
+        fail("--backup: only with --mode rewrite (an edit keeps the file as it is)", code=2)
+    locations, db = _sessions(session, all_)
+    allow = allow_list_from(allow_list)
+    results = []
+    for location in locations:
+        try:
+            results.append(scrub_session(location, mode=mode, store=db, dry_run=dry_run, backup=backup, allow=allow))  # type: ignore[arg-type]
+        except (SessionFileError, StoreError, OperationError) as exc:
+            fail(str(exc))
+        except OSError as exc:
+            fail(f"{location}: {exc.strerror or exc}")
+    if as_json:
+        print_json([r.to_json() for r in results] if all_ else results[0].to_json())
+        return
+    for result in results:
+        _print_result(result)
+
+
+def _print_result(result: Any) -> None:
+    would = "would " if result.dry_run else ""
+    for hit in result.hits:
+        console.print(_hit_line(hit), markup=False, soft_wrap=True)
+    if result.mode == "rewrite":
+        if result.changed_lines:
+            console.print(sanitize(
+                f"{result.session}: {would}redact {plural(len(result.hits), 'secret')} in {plural(result.changed_lines, 'line')}"
+            ), markup=False, soft_wrap=True)
+        else:
+            console.print(sanitize(f"{result.session}: no secrets; nothing to do"), markup=False, soft_wrap=True)
+        if result.backup:
+            console.print(sanitize(f"backup (holds the secrets, mode 0600): {result.backup}"), markup=False, soft_wrap=True)
+    else:
+        if result.edits:
+            console.print(sanitize(
+                f"{result.session}: {would}append {plural(len(result.edits), 'context edit')} hiding "
+                f"{plural(len(result.hits), 'secret')} from the model (the file keeps them; --mode rewrite removes them)"
+            ), markup=False, soft_wrap=True)
+        else:
+            console.print(sanitize(f"{result.session}: no secrets in the model context; nothing to do"), markup=False, soft_wrap=True)
+        for hit in result.not_hidden:
+            warn(f"{hit.entry_id}: a context edit cannot hide a {hit.field_kind} ({hit.kind} {hit.preview}); use --mode rewrite")
+        if result.elsewhere:
+            warn(f"{result.session}: {plural(result.elsewhere, 'secret')} outside the model context (other branches, compacted history, labels, header) stay in the file; --mode rewrite removes them")
+    for note in result.notes:
+        warn(note)
+    for copy in result.other_copies:
+        warn(f"{copy} may hold the secrets too (an earlier backup)")
+
+
+def register(app: typer.Typer) -> None:
+    """Add this module's commands to ``app``."""
+    app.command()(secrets)
+    app.command()(scrub)

@@ -1,0 +1,246 @@
+"""Removing secrets from a session (``pi-session scrub``): :func:`scrub_session`
+in two modes (the secret detection is :mod:`pi_session.secrets`).
+
+- ``edit`` (pi 1.6's own way): append ``context_edit`` entries whose
+  replacement is the target's model-visible content with each secret
+  replaced by ``[REDACTED:<kind>]``, for every entry of the model context at
+  the leaf that holds one. History is untouched; works on every store.
+  What a context edit cannot change (bash executions, compaction and
+  branch summaries: pi refuses edits of those) is reported in
+  :attr:`ScrubResult.not_hidden`.
+- ``rewrite``: every record with a secret is written again with each secret
+  replaced by ``[REDACTED:<kind>]`` (every text field, earlier context
+  edits' replacements and compaction summaries included; ids, parents and
+  timestamps unchanged), lines without one byte for byte. A file is
+  replaced atomically (:func:`pi_session.storage.atomic_rewrite`: temp
+  file, fsync, rename; owner, group and mode kept); a database session is
+  rewritten in one transaction. Caches are purged
+  (:func:`pi_session.secrets.purge_caches`). No backup unless asked (a backup keeps the
+  secret): then a copy of the old content, mode 0600.
+
+Both are idempotent: a scrubbed session has nothing left to scrub.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..records import StrPath
+from ..secrets import AllowList, Scanner, SecretHit, purge_caches
+from ..secrets.finding import iter_hits
+from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
+from .opening import open_for_reading, open_for_writing, save
+
+__all__ = ["all_sessions", "find_in_session", "scrub_session"]
+
+
+def _other_copies(path: Path) -> list[Path]:
+    return sorted(Path(p) for p in glob.glob(glob.escape(str(path)) + ".*bak*"))
+
+
+def scrub_session(
+    location: StrPath,
+    *,
+    mode: Mode,
+    store: Any = None,
+    dry_run: bool = False,
+    backup: bool = False,
+    allow: AllowList | None = None,
+    backup_dir: StrPath | None = None,
+) -> ScrubResult:
+    """Scrub the secrets of one session (see the module docstring).
+
+    Args:
+        location: a session file, or (with a database ``store``) a session id.
+        mode: ``"edit"`` or ``"rewrite"``.
+        store: the :class:`~pi_session.stores.SessionStore`, or None (a file).
+        dry_run: find and plan only.
+        backup: rewrite: keep the old content as a backup (mode 0600):
+            ``<file>.secrets.bak`` beside a file, ``<id>.secrets.bak.jsonl``
+            in ``backup_dir`` (default: the current directory) for a
+            database session.
+        allow: known false positives.
+
+    Returns:
+        A :class:`ScrubResult`.
+
+    Raises:
+        pi_session.storage.SessionFileError: the file changed while it was
+            rewritten (nothing changed).
+        pi_session.stores.StoreError: the same, for a database session, or
+            the store fails.
+        pi_session.operations.OperationError: edit: the session cannot be
+            opened or written.
+        OSError: on I/O failure (the session is then unchanged).
+    """
+    from ..stores.file import FileStore
+
+    db = store if store is not None and not isinstance(store, FileStore) else None
+    if mode == "edit":
+        return _scrub_edit(location, db, dry_run, allow)
+    if mode != "rewrite":
+        raise ValueError(f"unknown scrub mode {mode!r} (edit or rewrite)")
+    if db is not None:
+        return _rewrite_db(db, str(location), dry_run, backup, allow, backup_dir)
+    return _rewrite_file(Path(location), dry_run, backup, allow)
+
+
+def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | None) -> ScrubResult:
+    from ..storage import atomic_rewrite, iter_lines
+    from ..storage.atomic import write_atomic
+    from ..storage.rewrite import backup_path
+
+    st = os.stat(path)
+    result = ScrubResult(str(path), "rewrite", dry_run, other_copies=_other_copies(path))
+    old: list[bytes] = []
+    new: list[bytes] = []
+    with Scanner(allow) as scanner:
+        raws = (raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path))
+        for raw, (line, hits) in _paired(raws, scanner, str(path)):
+            old.append(raw)
+            new.append(line)
+            if hits:
+                result.hits.extend(hits)
+                result.changed_lines += 1
+    _note_cwd(result)
+    if not result.changed_lines or dry_run:
+        return result
+    if backup:
+        result.backup = backup_path(path, "secrets")
+        write_atomic(result.backup, old, replace=False)
+    atomic_rewrite(path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
+    purge_caches(path)
+    return result
+
+
+def _note_cwd(result: ScrubResult) -> None:
+    if any(h.field_kind == "header" and h.field == "cwd" for h in result.hits):
+        result.notes.append(
+            f"{result.session}: the header's cwd holds a secret: the names of session directories made from it "
+            "(~/.pi/agent/sessions/--<cwd>--) keep it; rename them by hand"
+        )
+
+
+def _paired(raws: Iterable[bytes], scanner: Scanner, session: str) -> Iterator[tuple[bytes, tuple[bytes, list[SecretHit]]]]:
+    """Each raw line with what :func:`redacted_lines` makes of it."""
+    kept: list[bytes] = []
+
+    def tee() -> Iterator[bytes]:
+        for raw in raws:
+            kept.append(raw)
+            yield raw
+
+    for out in redacted_lines(tee(), scanner, session=session):
+        yield kept.pop(), out
+
+
+def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
+    from ..storage.atomic import write_atomic
+
+    session_id = store.resolve(session)
+    handle = store.handle(session_id)
+    old = list(store.read_lines(session_id))
+    result = ScrubResult(handle.location, "rewrite", dry_run)
+    new: list[bytes] = []
+    with Scanner(allow) as scanner:
+        for line, hits in redacted_lines(old, scanner, session=handle.location):
+            new.append(line)
+            if hits:
+                result.hits.extend(hits)
+                result.changed_lines += 1
+    _note_cwd(result)
+    if not result.changed_lines or dry_run:
+        return result
+    if backup:
+        from ..storage.rewrite import backup_path
+
+        result.backup = backup_path(Path(backup_dir or ".") / f"{session_id}.jsonl", "secrets")
+        write_atomic(result.backup, old, replace=False)
+    handle.replace_lines(old, new)
+    purge_caches(None, store=store, session_id=session_id)
+    return result
+
+
+def _scrub_edit(location: StrPath, db: Any, dry_run: bool, allow: AllowList | None) -> ScrubResult:
+    from ..context_edits import EDITABLE_ROLES
+
+    opener = open_for_reading if dry_run else open_for_writing
+    manager = opener(os.fspath(location), store=db) if db is not None else opener(location)
+    result = ScrubResult(str(manager.get_session_location()), "edit", dry_run)
+    where = result.session
+    with Scanner(allow) as scanner:
+        seen: set[str] = set()
+        planned: list[tuple[str, Any]] = []
+        for item in manager.build_session_projection()["entries"]:
+            entry = item["sourceEntry"]
+            entry_id = entry.get("id")
+            if isinstance(entry_id, str):
+                seen.add(entry_id)
+            hits = [h for msg in item["messages"] for h in iter_hits(_as_record(entry, msg), scanner, session=where)]
+            if not hits:
+                continue
+            message = entry.get("message") if entry.get("type") == "message" else None
+            role = message.get("role") if isinstance(message, dict) else None
+            editable = isinstance(entry_id, str) and (entry.get("type") == "custom_message" or role in EDITABLE_ROLES)
+            if not editable or not item["messages"]:
+                result.not_hidden.extend(hits)
+                continue
+            content = item["messages"][0].get("content")
+            planned.append((entry_id, {"content": redact_value(content, scanner)}))
+            result.hits.extend(hits)
+        result.elsewhere = sum(
+            1
+            for record in [manager.get_header() or {}, *manager.get_entries()]
+            if record.get("id") not in seen or record.get("type") == "session"
+            for _ in iter_hits(record, scanner)
+        )
+    for target, replacement in planned:
+        result.edits.append((target, None if dry_run else manager.append_context_edit(target, replacement)))
+    if planned and not dry_run:
+        save(manager)
+    return result
+
+
+def _as_record(entry: Any, message: Any) -> dict[str, Any]:
+    """A model message of ``entry`` as a message record (id of the entry),
+    so its hits name the entry and fields as in the file
+    (``message.content[0].text``)."""
+    return {"type": "message", "id": entry.get("id"), "message": message}
+
+
+def all_sessions(store: Any = None) -> list[str]:
+    """The sessions of ``store`` (default: the session files under pi's
+    sessions directory), as :func:`scrub_session` and :func:`find_in_session`
+    take them: file paths, or ids in a database store; oldest first."""
+    from ..paths import sessions_dir
+    from ..stores.file import FileStore
+
+    if store is None:
+        store = FileStore(sessions_dir())
+    infos = store.list(with_text=False)
+    key = "path" if isinstance(store, FileStore) else "id"
+    return [str(info[key]) for info in reversed(infos)]
+
+
+def find_in_session(
+    location: StrPath, *, store: Any = None, allow: AllowList | None = None, on_progress: Callable[[int], None] | None = None
+) -> list[SecretHit]:
+    """:func:`~.finding.find_secrets` of one session: a file, or (with a
+    database ``store``) a session id or id prefix; hits name the file path
+    or the store locator.
+
+    Raises:
+        OSError: the file cannot be read.
+        pi_session.stores.StoreError: the store fails or has no such session.
+    """
+    from ..stores.file import FileStore
+    from ..secrets import find_secrets
+
+    if store is not None and not isinstance(store, FileStore):
+        session_id = store.resolve(str(location))
+        return find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow, on_progress=on_progress)
+    return find_secrets(location, allow=allow, on_progress=on_progress)

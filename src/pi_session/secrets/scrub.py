@@ -1,0 +1,132 @@
+"""The pieces of scrubbing (pure, apart from the scanner's settings):
+:class:`ScrubResult`, redaction of values, lines and records
+(:func:`redact_value`, :func:`redacted_lines`, :func:`redacted_records`)
+and what an export page shows (:func:`shown_records`). The workflow that
+reads and writes sessions is :func:`pi_session.operations.scrub_session`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from .. import jsonio
+from ..records import StrPath
+from .allowlist import AllowList
+from .fields import replace_strings
+from .finding import SecretHit, iter_hits, parse_raw_line, redact_text
+from .scanner import Scanner
+
+__all__ = ["Mode", "ScrubResult", "redact_value", "redacted_lines", "redacted_records", "shown_records"]
+
+Mode = Literal["edit", "rewrite"]
+"""The modes of ``scrub``."""
+
+
+@dataclass
+class ScrubResult:
+    """What :func:`scrub_session` found and did.
+
+    Attributes:
+        session: the session (path or store locator).
+        mode: ``"edit"`` or ``"rewrite"``.
+        dry_run: nothing was written.
+        hits: the secrets handled (rewrite: all in the session; edit: those
+            the new context edits hide).
+        changed_lines: rewrite: lines written again.
+        edits: edit: ``(target id, new context edit id)`` pairs (ids are
+            None in a dry run).
+        not_hidden: edit: secrets in the model context that a context edit
+            cannot hide (bash executions, summaries).
+        elsewhere: edit: how many secrets are outside the model context at
+            the leaf (other branches, compacted history, labels, the
+            header): still in the file, not sent to the model now.
+        backup: the backup written, or None.
+        other_copies: files beside the session that may hold the old text
+            (backups of earlier migrations and repairs: ``<file>.*.bak*``).
+        notes: what else the user should know (one line each, no secret):
+            a secret in the header's ``cwd`` stays in the names of the
+            session directories pi makes from it.
+    """
+
+    session: str
+    mode: str
+    dry_run: bool
+    hits: list[SecretHit] = field(default_factory=list)
+    changed_lines: int = 0
+    edits: list[tuple[str, str | None]] = field(default_factory=list)
+    not_hidden: list[SecretHit] = field(default_factory=list)
+    elsewhere: int = 0
+    backup: Path | None = None
+    other_copies: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON (``scrub --json``), secrets masked."""
+        return {
+            "session": self.session, "mode": self.mode, "dryRun": self.dry_run,
+            "secrets": [h.to_json() for h in self.hits], "changedLines": self.changed_lines,
+            "edits": [{"targetId": t, "id": i} for t, i in self.edits],
+            "notHidden": [h.to_json() for h in self.not_hidden], "elsewhere": self.elsewhere,
+            "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies], "notes": list(self.notes),
+        }
+
+
+def redact_value(value: Any, scanner: Scanner) -> Any:
+    """``value`` (a record, a message, content) with every secret in its
+    text fields replaced by ``[REDACTED:<kind>]``; the same object when it
+    holds none."""
+    return replace_strings(value, lambda _path, text: redact_text(text, scanner.scan(text)))
+
+
+def redacted_lines(lines: Iterable[bytes], scanner: Scanner, *, session: str | None = None) -> Iterator[tuple[bytes, list[SecretHit]]]:
+    """Each stored line (with its newline) and the secrets in it: a line
+    with none as it is (the same object), else the record with its secrets
+    redacted, serialized again (a line that is not a JSON object: its text
+    redacted as it is). A line that ended without a newline still does."""
+    for n, raw in enumerate(lines, 1):
+        if not raw.strip():
+            yield raw, []
+            continue
+        item = parse_raw_line(raw)
+        hits = list(iter_hits(item, scanner, session=session, line=n))
+        if not hits:
+            yield raw, []
+            continue
+        if isinstance(item, str):
+            ending = raw[len(raw.rstrip(b"\r\n")) :]
+            new = redact_text(item, scanner.scan(item)).encode("utf-8", "surrogateescape") + ending
+        else:
+            new = jsonio.dumps_line(redact_value(item, scanner))
+            if not raw.endswith(b"\n"):
+                new = new[:-1]
+        yield new, hits
+
+
+def redacted_records(records: Iterable[Any], allow: AllowList | None = None) -> list[Any]:
+    """``records`` (a header and entries) with every secret in their text
+    fields replaced by ``[REDACTED:<kind>]``; unchanged records are the same
+    objects."""
+    with Scanner(allow) as scanner:
+        return [redact_value(r, scanner) for r in records]
+
+
+def shown_records(manager: Any, path: list[Any] | None = None) -> list[Any]:
+    """What an export page of ``manager``'s session shows, as records: the
+    header and the entries (``path``: only those, a Markdown page; None:
+    all, the HTML viewer), each context edit's target as the edit leaves
+    it (left out when omitted; the original is not on the page)."""
+    from ..context_edits import edited_entry
+    from ..viewer.model import hiding_edits
+
+    entries = manager.get_entries()
+    edits = hiding_edits(entries, path if path is not None else manager.get_branch())
+    shown: list[Any] = [manager.get_header() or {}]
+    for entry in entries if path is None else path:
+        edit = edits.get(entry.get("id")) if isinstance(entry.get("id"), str) else None
+        if edit is None:
+            shown.append(entry)
+        elif edit[1] is not None:
+            shown.append(edited_entry(entry, edit[1]))
+    return shown
