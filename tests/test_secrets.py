@@ -15,6 +15,8 @@ import pytest
 
 from secrets_corpus import FIELD_KIND_COUNT, LOOKALIKES, SECRETS, field_records, write_session
 from pi_session.operations import scrub_session
+from pi_session.search import search
+from pi_session.search.query import tokens
 from pi_session.secrets import AllowList, find_secrets, mask
 
 SOME = [SECRETS[0], SECRETS[3], SECRETS[9], SECRETS[19], SECRETS[25]]  # OpenAI, Anthropic, GitHub, private key, keyword
@@ -50,6 +52,18 @@ def _grep(needles: list[str], *paths: Path) -> str:
         pattern_file.unlink()
     assert out.returncode in (0, 1), out.stderr
     return out.stdout
+
+
+def _search_words(secrets: list[tuple]) -> list[str]:
+    """The longest search token of each secret's needle (what a search for
+    the secret would ask the index)."""
+    return [max(tokens(_needle(s)), key=len) for _k, _c, s in secrets]
+
+
+def _found(target, words: list[str], *, update: bool = True) -> list[str]:
+    """The words the search index still finds a hit for (``update``: bring
+    a files index up to date first; False asks what it holds now)."""
+    return [w for w in words if search(target, w, include_edited=True, thinking=True, update=update).hits]
 
 
 def test_every_field_kind_is_scanned_and_named(tmp_path):
@@ -133,13 +147,27 @@ def test_rewrite_leaves_no_planted_secret_in_the_directory_nor_an_export(tmp_pat
         f.write(damaged)
     os.chmod(path, 0o640)
     needles = [_needle(s) for _k, _c, s in SECRETS]
-    assert cli("ls", "--all").returncode == 0  # the listing index now holds first messages
-    assert _grep(needles, sessions)
+    cache = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
+    legacy = sessions / ".pi-session-index"  # older pi-session versions' listing index, in the directory
+    legacy.write_text(json.dumps({"first": SECRETS[0][2]}))
+    assert cli("ls", "--all", env=cache).returncode == 0  # the listing index now holds first messages
+    assert cli("search", "the", "--json", env=cache).returncode in (0, 1)  # and the search index all text
+    assert cli("search", "the", "--json", "--cwd", "/tmp", env=cache).returncode in (0, 1)
+    assert _grep(needles, sessions) and _grep(needles, tmp_path / "cache")
     ids = _ids_tolerant(path)
-    result = cli("scrub", str(path), "--mode", "rewrite")
+    words = _search_words(SECRETS)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", cache["XDG_CACHE_HOME"])
+        assert _found(tmp_path / "agent" / "sessions", words)
+    result = cli("scrub", str(path), "--mode", "rewrite", env=cache)
     assert result.returncode == 0, result.stderr
     assert not any(n in result.stdout + result.stderr for n in needles)
-    assert _grep(needles, sessions) == ""
+    assert _grep(needles, sessions) == "" and _grep(needles, tmp_path / "cache") == ""
+    assert not legacy.exists()
+    with pytest.MonkeyPatch.context() as mp:  # forgotten at once; the next search indexes the rewritten file
+        mp.setenv("XDG_CACHE_HOME", cache["XDG_CACHE_HOME"])
+        assert _found(tmp_path / "agent" / "sessions", words, update=False) == []
+        assert _found(tmp_path / "agent" / "sessions", words) == []
     assert _ids_tolerant(path) == ids and stat.S_IMODE(path.stat().st_mode) == 0o640
     assert path.read_text().splitlines()[-1] == "{not json [REDACTED:github-token]"  # damaged line kept, redacted
     for fmt in ("html", "jsonl"):
@@ -212,6 +240,13 @@ def test_rewrite_in_every_store(store_url, tmp_path, cli):
     assert result.returncode == 0, result.stderr
     text = _store_text(store_url, session_id)
     assert not any(n in text for n in needles) and "[REDACTED:openai-api-key]" in text
+    from pi_session.stores import open_store
+
+    store = open_store(store_url)
+    try:  # the store's search tables were rewritten in the same transaction
+        assert _found(store, _search_words(SOME)) == []
+    finally:
+        store.close()
     if store_url.startswith("sqlite:"):  # the database's bytes too: old rows overwritten, the WAL truncated
         assert _grep(needles, *tmp_path.glob("sessions.db*")) == ""
     again = cli("--store", store_url, "scrub", session_id, "--mode", "rewrite")

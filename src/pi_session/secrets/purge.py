@@ -15,22 +15,70 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
     """Drop what caches hold of a rewritten session.
 
     - The listing index of the session file's directory (``ls``'s cache of
-      first messages and names, :mod:`pi_session.listing`): refreshed by a
-      listing of that directory, which reads the rewritten file again (its
-      inode changed) and writes the index atomically without the old text.
-      Only when the directory has an index already.
+      first messages and names, :mod:`pi_session.listing`, in the cache
+      directory): refreshed by a listing of that directory, which reads the
+      rewritten file again (its inode changed) and writes the index
+      atomically without the old text. Only when the directory has one.
+    - The listing index older pi-session versions kept inside the session
+      directory (``.pi-session-index``, no longer read): deleted.
+    - Every search index of session files (:mod:`pi_session.search`, one
+      per root searched, all in the cache directory): the session's
+      documents are forgotten (:meth:`pi_session.search.files.FileIndex.forget`:
+      FTS5 merged, free pages zeroed, write-ahead log truncated); the next
+      search indexes the rewritten file again.
     - A database store recomputes its listing columns in the rewrite's own
-      transaction (:meth:`pi_session.stores.sql.SQLHandle.replace_lines`):
-      nothing to do here.
+      transaction (:meth:`pi_session.stores.sql.SQLHandle.replace_lines`);
+      its search tables are rebuilt for the session right after
+      (:func:`pi_session.search.reindex_session`).
 
     Args:
         path: the rewritten session file, or None (a database session).
-        store, session_id: the store and id of the session (unused by the
-            caches above; for caches keyed by session id).
+        store, session_id: the database store and id of the session; for a
+            file, ``session_id`` defaults to its header's id.
+
+    Raises:
+        OSError: a cache could not be written (the session itself is
+            already rewritten).
     """
     if path is not None:
-        from ..listing import INDEX_NAME, list_session_dir
+        from ..listing import INDEX_NAME, index_path, list_session_dir
 
         directory = Path(os.path.realpath(path)).parent
-        if (directory / INDEX_NAME).exists():
+        legacy = directory / INDEX_NAME
+        if legacy.is_file():
+            legacy.unlink()
+        if index_path(directory).exists():
             list_session_dir(directory)
+        sid = session_id if session_id is not None else _header_id(Path(path))
+        if sid is not None:
+            _forget_in_file_indexes(sid)
+    elif store is not None and session_id is not None:
+        from ..search import reindex_session
+        from ..stores import SessionStore
+
+        if isinstance(store, SessionStore):
+            reindex_session(store, session_id)
+
+
+def _header_id(path: Path) -> str | None:
+    from ..jsonio import loads
+
+    try:
+        with path.open("rb") as f:
+            header = loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    sid = header.get("id") if isinstance(header, dict) else None
+    return sid if isinstance(sid, str) else None
+
+
+def _forget_in_file_indexes(session_id: str) -> None:
+    from ..paths import cache_dir
+    from ..search.files import FileIndex
+
+    for index_file in sorted((cache_dir() / "search").glob("*.sqlite3")):
+        index = FileIndex(index_file.parent, path=index_file)
+        try:
+            index.forget(session_id)
+        finally:
+            index.close()

@@ -90,7 +90,8 @@ class Span:
 def _plugin_config() -> list[dict[str, Any]]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    names = sorted(plugin.__name__ for plugin in get_mapping_from_secret_type_to_class().values())
+    mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
+    names = sorted(plugin.__name__ for plugin in mapping.values())
     config: list[dict[str, Any]] = [{"name": n} for n in names if n not in _LEFT_OUT and n not in providers.PROVIDER_PLUGINS]
     for entry in config:
         if entry["name"] == "Base64HighEntropyString":

@@ -61,7 +61,7 @@ import builtins
 import re
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -407,6 +407,15 @@ class SQLStore(SessionStore):
         return info_dict(self.locator(session_id), header, state, row[0] if row else 0, " ".join(texts))
 
 
+
+@dataclass(frozen=True)
+class _SearchDocs:
+    """What a session's search documents are made of: its header and its
+    other records with their line numbers (0-based)."""
+
+    header: Mapping[str, Any]
+    records: list[tuple[int, Any]]
+
 class SQLHandle(SessionHandle):
     """One session of a :class:`SQLStore`: create and append are single
     transactions (the append locks the session row first, so the stale-leaf
@@ -436,10 +445,11 @@ class SQLHandle(SessionHandle):
             row = store._exec(cur, "SELECT size_bytes FROM pi_sessions WHERE id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row is not None else None
 
-    def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]]]:
+    def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], _SearchDocs]:
         """The ``pi_sessions`` and ``pi_records`` rows of a session holding
-        ``lines`` (sets :attr:`session_id`, :attr:`location`). Raises
-        StoreError: no session header."""
+        ``lines``, and what its search documents are made of (sets
+        :attr:`session_id`, :attr:`location`). Raises StoreError: no
+        session header."""
         store = self.store
         columns = [line_columns(line, n) for n, line in enumerate(lines, 1)]
         first = next((i for i, c in enumerate(columns) if not c.damaged), None)
@@ -484,7 +494,15 @@ class SQLHandle(SessionHandle):
         for seq, (line, col, text) in enumerate(zip(lines, columns, texts)):
             rows.append(store._record_row(session_id, seq, offset, line, col, text))
             offset += len(line)
-        return session_row, rows
+        assert first is not None  # a header was found
+        records = [(seq, col.record) for seq, col in enumerate(columns[first + 1 :], first + 1)]
+        return session_row, rows, _SearchDocs(header, records)
+
+    def _write_search_docs(self, cur: Any, session_id: str, docs: _SearchDocs) -> None:
+        writer = self.store._search_writer(cur)
+        writer.header(session_id, docs.header)
+        for seq, record in docs.records:
+            writer.add(session_id, seq, record)
 
     def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
         """See :meth:`SessionHandle.create`: one transaction inserting the
@@ -496,17 +514,14 @@ class SQLHandle(SessionHandle):
             StoreError: no session header.
         """
         store = self.store
-        session_row, rows = self._rows(lines)
+        session_row, rows, docs = self._rows(lines)
         session_id = session_row[0]
         try:
             with store._transaction(write=True) as cur:
                 store._search_ready(cur)
                 store._exec(cur, _INSERT_SESSION, session_row)
                 store._executemany(cur, _INSERT_RECORD, rows)
-                writer = store._search_writer(cur)
-                writer.header(session_id, header)
-                for seq, col in enumerate(columns[(first or 0) + 1 :], (first or 0) + 1):
-                    writer.add(session_id, seq, col.record)
+                self._write_search_docs(cur, session_id, docs)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
         return int(session_row[14])
@@ -533,16 +548,19 @@ class SQLHandle(SessionHandle):
             if int(row[0]) != sum(map(len, old)) or int(row[1]) != len(old):
                 raise StoreError(f"{self.location}: the session changed while it was being rewritten; nothing was changed")
             self.file_name = row[2]
-            session_row, rows = self._rows(new)
+            session_row, rows, docs = self._rows(new)
             if self.session_id != session_id:
                 self.session_id, self.location = session_id, store.locator(session_id)
                 raise StoreError(f"{self.location}: the rewritten lines name another session; nothing was changed")
             if store.secure_delete_sql:
                 store._exec(cur, store.secure_delete_sql)
+            store._search_ready(cur)
+            store._search_writer(cur).forget(session_id)
             store._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             store._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
             store._exec(cur, _INSERT_SESSION, session_row)
             store._executemany(cur, _INSERT_RECORD, rows)
+            self._write_search_docs(cur, session_id, docs)
         store._after_rewrite()
 
     def existing(self) -> SQLHandle | None:
