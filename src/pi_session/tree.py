@@ -128,7 +128,7 @@ class TreeNode:
         if source is not None:
             self._entry = source[self._entry]
             self._source = None
-        return self._entry  # type: ignore[no-any-return]
+        return self._entry
 
     @entry.setter
     def entry(self, value: Mapping[str, Any]) -> None:
@@ -139,8 +139,8 @@ class TreeNode:
     def id(self) -> str:
         source = self._source
         if source is not None:
-            return source.id_of(self._entry)  # type: ignore[no-any-return]
-        return self._entry["id"]  # type: ignore[no-any-return]
+            return source.id_of(self._entry)
+        return self._entry["id"]
 
     def timestamp(self) -> Any:
         """The entry's ``timestamp`` (:data:`~pi_session.timestamps.MISSING`
@@ -209,8 +209,10 @@ def find_orphans(
     """
     if parent_ids is None or len(parent_ids) != len(entries):
         parent_ids = [e.get("parentId") for e in entries]
+    # a lazy index's id map (the same keys, a dict's C-level lookup)
+    known_ids = by_id.positions if isinstance(by_id, LazyById) else by_id
     try:
-        known = sum(map(by_id.__contains__, parent_ids))
+        known = sum(map(known_ids.__contains__, parent_ids))
     except TypeError:  # an array or object parentId
         known = -1
     if known + parent_ids.count(None) == len(parent_ids):
@@ -554,10 +556,15 @@ class SessionTree:
         roots: list[TreeNode] = []
         forks: list[int] = []  # parents with more than one child
         lazy = isinstance(entries, LazyRecords)
+        new_node = TreeNode.__new__
         for i in range(n - 1, -1, -1):
             children = kids[i]
-            if lazy:
-                node = TreeNode.lazy(entries, i, [] if children is None else children)  # type: ignore[arg-type]
+            if lazy:  # TreeNode.lazy, inlined (hot loop)
+                node = new_node(TreeNode)
+                node._entry = i
+                node._source = entries  # type: ignore[assignment]
+                node.children = [] if children is None else children
+                node.label = node.label_timestamp = None
             else:
                 node = TreeNode(entries[i], [] if children is None else children)
             nodes[i] = node

@@ -200,6 +200,7 @@ class EntryStore:
         holds the entry indexed there."""
         offsets, lengths, cache, ids = self.offsets, self.lengths, self.cache, self.ids
         loads = orjson.loads
+        call_ids: dict[str, str] = {}
         i = 0
         n = len(positions)
         limit = 1 << 22  # bytes per pread
@@ -214,7 +215,7 @@ class EntryStore:
                     break
                 end = offsets[p] + lengths[p]
                 j += 1
-            data = os.pread(fd, end - start, start)
+            data = memoryview(os.pread(fd, end - start, start))
             if len(data) != end - start:
                 return False
             for k in range(i, j):
@@ -230,7 +231,7 @@ class EntryStore:
                 parent = self.parents[p]
                 if parent is not None and record.get("parentId") == parent:
                     record["parentId"] = parent
-                cache[p] = compact_record(record, None, {})
+                cache[p] = compact_record(record, None, call_ids)
             i = j
         return True
 
@@ -280,8 +281,8 @@ class LazyRecords(MutableSequence[dict[str, Any]]):
     def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
     def __getitem__(self, i: int | slice) -> Any:
         if i.__class__ is slice:
-            return self.store.resolve(self.items[i])  # type: ignore[index]
-        v = self.items[i]  # type: ignore[index]
+            return self.store.resolve(self.items[i])
+        v = self.items[i]
         if v.__class__ is int:
             record = self.store.cache[v]
             return record if record is not None else self.store.get(v)

@@ -440,26 +440,25 @@ def _read_records(
                         else:
                             etype = head.type
                             if etype not in eager:
-                                head.type = intern(etype)
-                                rid = head.id
+                                hid = head.id
                                 parent = head.parentId
                                 if parent is not None and parent == prev_id:
                                     parent = prev_id
                                 pos = len(cache)
                                 offsets_append(start)
-                                lengths_append(len(raw))
+                                lengths_append(offset - start - 1)
                                 store_lines_append(line_no)
-                                types_append(head.type)
-                                store_ids_append(rid)
+                                types_append(intern(etype))
+                                store_ids_append(hid)
                                 store_parents_append(parent)
                                 timestamps_append(head.timestamp)
                                 cache_append(None)
                                 records_append(pos)  # type: ignore[arg-type]
                                 lines_append(line_no)
                                 entries_append(pos)  # type: ignore[arg-type]
-                                ids_append(rid)
+                                ids_append(hid)
                                 parents_append(parent)
-                                prev_id = rid
+                                prev_id = hid
                                 previous = None
                                 continue
                     if header_seen:
@@ -477,8 +476,8 @@ def _read_records(
                                     rtype = record.get("type")
                                     rid = record.get("id")
                                     if indexing:
-                                        parent = record.get("parentId")
-                                        if parent.__class__ is str and parent == prev_id:
+                                        rparent = record.get("parentId")
+                                        if rparent.__class__ is str and rparent == prev_id:
                                             record["parentId"] = prev_id
                                         prev_id = rid
                                     if rtype.__class__ is str and rid.__class__ is str and rtype != HEADER_TYPE:
