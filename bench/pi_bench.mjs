@@ -59,6 +59,7 @@ if (mode === "file") {
 			const [tCtx, ctx] = time(() => sm.buildSessionContext());
 			ops.context.push(tCtx);
 			out.contextMessages = ctx.messages.length;
+			out.maxRssContextBytes = process.resourceUsage().maxRSS * 1024;
 			const [tTree] = time(() => sm.getTree());
 			ops.tree.push(tTree);
 			const [tPrep, prep] = time(() => prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS));

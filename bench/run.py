@@ -18,7 +18,8 @@ per pi version, on a private copy of the session file:
 - ``append``: one user message (ours twice: without fsync, as pi writes, and
   with our default per-entry fdatasync; the copy is fsync'd before timing so
   that flushing the copy itself is not counted),
-- peak memory of the process (``ru_maxrss`` / ``process.resourceUsage``),
+- peak memory of the process (``ru_maxrss`` / ``process.resourceUsage``)
+  after open + context, and after tree and prepare,
 - for directories: listing, first call (ours: no index yet) and second call.
 
 Times are taken inside each process (``time.perf_counter`` /
@@ -150,12 +151,16 @@ def worker_file(path: str) -> dict[str, Any]:
         ops["context"] = (time.perf_counter() - t) * 1000
         ops["open_context"] = ops["open"] + ops["context"]
         out["context_messages"] = len(context["messages"])
+        out["peak_rss_context"] = _rss_bytes()[1]
         t = time.perf_counter()
         manager.get_tree()
         ops["tree"] = (time.perf_counter() - t) * 1000
         if prepare_compaction is not None:
             t = time.perf_counter()
-            prep = prepare_compaction(manager.get_branch())
+            # of the leaf's path (pi: prepareCompaction(getBranch())); the
+            # manager's method walks a lazily read path (issue 23)
+            prepare = getattr(manager, "prepare_compaction", None)
+            prep = prepare() if prepare is not None else prepare_compaction(manager.get_branch())
             ops["prepare"] = (time.perf_counter() - t) * 1000
             out["prepare_first_kept"] = prep.first_kept_entry_id if prep else None
         _, peak = _rss_bytes()
@@ -394,6 +399,10 @@ def summarize(results: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             rows.append({"set": name, "op": op, "ours": ours, "pi": theirs, "unit": "ms"})
         if samples["kind"] == "file":
+            ours = _median([s.get("peak_rss_context") for s in samples["py"]])
+            theirs = {k: _median([s.get("maxRssContextBytes") for s in samples.get(k, [])]) for k in keys}
+            if ours is not None or any(v is not None for v in theirs.values()):
+                rows.append({"set": name, "op": "peak_memory_context", "ours": ours, "pi": theirs, "unit": "bytes", "file_bytes": samples["bytes"]})
             ours = _median([s.get("peak_rss") for s in samples["py"]])
             theirs = {k: _median([s.get("maxRssBytes") for s in samples.get(k, [])]) for k in keys}
             rows.append({"set": name, "op": "peak_memory", "ours": ours, "pi": theirs, "unit": "bytes", "file_bytes": samples["bytes"]})
@@ -430,8 +439,8 @@ def table_rows(rows: list[dict[str, Any]], results: dict[str, Any]) -> tuple[lis
             if "sessions" in results[name]:
                 size += f", {results[name]['sessions']} files"
         label = OP_LABELS.get(row["op"], row["op"])
-        if row["op"] == "peak_memory":
-            label = "peak memory (RSS)"
+        if row["op"] in ("peak_memory", "peak_memory_context"):
+            label = "peak memory (RSS)" if row["op"] == "peak_memory" else "peak memory after open + context"
             ratio_file = f" ({row['ours'] / row['file_bytes']:.1f}x file)" if row["ours"] and row["file_bytes"] else ""
             ours = _fmt(row["ours"], "bytes") + ratio_file
         elif row["op"] == "import":

@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from pi_session import SessionManager
+from pi_session.compaction import prepare_compaction
 from pi_session.storage import LazyRecords, SessionFile, SessionFileError, read_session_file
 from pi_session.stores.file import FileHandle
 
@@ -153,12 +154,28 @@ def _same_manager(path: Path) -> None:
         assert lazy.get_children(first) == full.get_children(first)
         assert lazy.get_entry(first) == full.get_entry(first)
     assert lazy.build_session_projection() == full.build_session_projection()
+    assert _plan(lazy.prepare_compaction()) == _plan(prepare_compaction(full.get_branch()))
     assert lazy.get_branch() == full.get_branch()
     assert lazy.get_entries() == full.get_entries()
     assert {e["id"]: lazy.get_label(e["id"]) for e in full.get_entries()} == {
         e["id"]: full.get_label(e["id"]) for e in full.get_entries()
     }
     assert lazy.stats().to_json() == full.stats().to_json()
+
+
+def _plan(prep: Any) -> Any:
+    if prep is None:
+        return None
+    return (
+        prep.first_kept_entry_id,
+        prep.messages_to_summarize,
+        prep.turn_prefix_messages,
+        prep.is_split_turn,
+        prep.tokens_before,
+        prep.previous_summary,
+        prep.file_ops,
+        list(prep.projection_entries),
+    )
 
 
 def _write(tmp_path: Path, name: str, lines: list[bytes], newline_at_end: bool = True) -> Path:

@@ -611,6 +611,25 @@ class SessionManager(SessionOpening, EntryAppends):
         path = self._leaf_path()
         return estimate_projected_context_tokens(_context.projection_from_path(path), path)
 
+    def prepare_compaction(self, settings: Any = None, *, keep_tool_pairs: bool = True) -> Any:
+        """:func:`pi_session.compaction.prepare_compaction` of the path to
+        the leaf (pi 1.6's ``prepareCompaction(getBranch())``), the same
+        plan; of a lazily read file only the entries it reads (from the
+        end of the path back) are decoded.
+
+        Args:
+            settings: a :class:`pi_session.settings.CompactionSettings` or
+                its dict (None: the defaults).
+            keep_tool_pairs: see ``prepare_compaction``.
+
+        Returns:
+            A :class:`pi_session.compaction.CompactionPreparation`, or None
+            (nothing to compact).
+        """
+        from .compaction import prepare_compaction
+
+        return prepare_compaction(self._leaf_path(), settings, keep_tool_pairs=keep_tool_pairs)
+
     def estimate_context_tokens(self) -> dict[str, Any]:
         """Deprecated alias of :meth:`estimate_projected_context_tokens`
         (the same projected estimate; the name is kept for one release and
