@@ -6,9 +6,10 @@ The read loop (:mod:`.reader`) decodes every line after the header with a
 needs (``type``, ``id``, ``parentId``, ``timestamp``) and skips the rest;
 it stores each such entry's byte offset and length in an
 :class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
-trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries the tree and the
-context read anyway (labels, names, compactions, model and thinking level
-changes) are decoded in full as today's reader decodes them.
+trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries
+the tree and the context read anyway (:data:`EAGER_TYPES`) are decoded in
+full as the reader decodes every line without ``lazy``, so problems and
+recovery are the same.
 
 The rest are decoded when asked for (:meth:`EntryStore.get`,
 :meth:`EntryStore.resolve`): ``pread`` of their bytes, ``orjson`` and the
@@ -239,10 +240,7 @@ class EntryStore:
         """The file was rewritten (or cannot be opened) since it was
         indexed: read it again in full and take its records when they are
         the same entries on the same lines."""
-        try:
-            sf = self.reread()
-        except SessionFileError:
-            raise
+        sf = self.reread()  # SessionFileError propagates (e.g. no longer a session)
         by_line = dict(zip(sf.record_lines, sf.records))
         cache = self.cache
         fresh: list[tuple[int, dict[str, Any]]] = []
