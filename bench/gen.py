@@ -275,6 +275,8 @@ def generate_session_file(
     seed: int = 1,
     cwd: str = "/home/user/project",
     compactions: int | None = None,
+    compact_every: int | None = None,
+    keep: int = 70,
 ) -> dict[str, Any]:
     """Write one session file of about ``entries`` entries.
 
@@ -288,6 +290,10 @@ def generate_session_file(
         cwd: the header's cwd.
         compactions: number of compaction entries (default: one per 25,000
             entries, at least 1 for sessions over 500 entries).
+        compact_every: instead of ``compactions``, a compaction every this
+            many entries (a long real session's shape), keeping the last
+            ``keep`` entries of the path (``firstKeptEntryId``).
+        keep: see ``compact_every``.
 
     Returns:
         ``{"path", "entries", "bytes", "leaf_depth"}``.
@@ -300,6 +306,8 @@ def generate_session_file(
     # ~45% of entries are tool results; they carry most of the bytes
     per_entry_overhead = 760
     output_bytes = max(60, int((target_bytes / max(entries, 1) - per_entry_overhead) / 0.45))
+    if compact_every:
+        compactions = 0
     if compactions is None:
         compactions = max(1 if entries > 500 else 0, entries // 25_000)
     compaction_at = sorted(r.sample(range(entries // 4, entries), compactions)) if compactions else []
@@ -313,6 +321,7 @@ def generate_session_file(
         w.append("model_change", provider=model[0], modelId=model[1])
         w.append("thinking_level_change", thinkingLevel="medium")
         turns = 0
+        next_compaction = compact_every or 0
         while w.count < entries:
             turns += 1
             roll = r.random()
@@ -346,6 +355,16 @@ def generate_session_file(
                     "compaction",
                     summary="## Goal\n" + c.text(200, 800) + "\n\n## Progress\n### Done\n- " + c.text(100, 400),
                     firstKeptEntryId=candidates[len(candidates) // 2],
+                    tokensBefore=r.randint(120_000, 190_000),
+                    details={"readFiles": sorted(r.sample(_PATHS, 3)), "modifiedFiles": sorted(r.sample(_PATHS, 2))},
+                )
+            if compact_every and w.count >= next_compaction:
+                next_compaction += compact_every
+                w.tick()
+                w.append(
+                    "compaction",
+                    summary="## Goal\n" + c.text(200, 800) + "\n\n## Progress\n### Done\n- " + c.text(100, 400),
+                    firstKeptEntryId=w.path(keep)[0],
                     tokensBefore=r.randint(120_000, 190_000),
                     details={"readFiles": sorted(r.sample(_PATHS, 3)), "modifiedFiles": sorted(r.sample(_PATHS, 2))},
                 )

@@ -48,7 +48,8 @@ const out = { importMs, package: pkg.name, version: pkg.version, node: process.v
 if (mode === "file") {
 	// each repetition: open a private copy, then context, tree, prepare and
 	// one append on it (copying is not timed)
-	const ops = { open: [], context: [], tree: [], prepare: [], append: [] };
+	const ops = { open: [], context: [], tree: [], prepare: [], listing: [], append: [] };
+	const listAllTakesDir = !pkg.name.startsWith("@mariozechner/");
 	const dir = mkdtempSync(join(tmpdir(), "pi-bench-"));
 	try {
 		for (let i = 0; i < repeat; i++) {
@@ -59,12 +60,17 @@ if (mode === "file") {
 			const [tCtx, ctx] = time(() => sm.buildSessionContext());
 			ops.context.push(tCtx);
 			out.contextMessages = ctx.messages.length;
+			out.maxRssContextBytes = process.resourceUsage().maxRSS * 1024;
 			const [tTree] = time(() => sm.getTree());
 			ops.tree.push(tTree);
 			const [tPrep, prep] = time(() => prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS));
 			ops.prepare.push(tPrep);
 			out.prepareFirstKept = prep ? prep.firstKeptEntryId : null;
 			out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
+			const [tList] = await timeAsync(() =>
+				listAllTakesDir ? SessionManager.listAll(dir) : SessionManager.list("/nonexistent", dir),
+			);
+			ops.listing.push(tList);
 			const [tAppend] = time(() =>
 				sm.appendMessage({ role: "user", content: [{ type: "text", text: "one more thing" }], timestamp: 1 }),
 			);

@@ -13,10 +13,13 @@ per pi version, on a private copy of the session file:
   sum per process),
 - ``tree``: the whole tree (``get_tree`` / ``getTree``),
 - ``prepare``: ``prepare_compaction`` of the leaf's path (default settings),
+- ``listing``: the session's directory listed (the file alone in it; after
+  the peak memory is taken),
 - ``append``: one user message (ours twice: without fsync, as pi writes, and
   with our default per-entry fdatasync; the copy is fsync'd before timing so
   that flushing the copy itself is not counted),
-- peak memory of the process (``ru_maxrss`` / ``process.resourceUsage``),
+- peak memory of the process (``ru_maxrss`` / ``process.resourceUsage``)
+  after open + context, and after tree and prepare,
 - for directories: listing, first call (ours: no index yet) and second call.
 
 Times are taken inside each process (``time.perf_counter`` /
@@ -32,6 +35,7 @@ Usage::
     python bench/run.py --quick         # tiny smoke run (seconds)
     python bench/run.py --no-pi         # without node
     python bench/run.py --pi 1.6.0      # one pi version only
+    python bench/run.py --big           # also 1M entries (~1 GB, one shape)
     python bench/run.py --markdown      # also print the table as markdown
 """
 
@@ -57,22 +61,35 @@ ORACLE = ROOT.parent / "shared" / "pi-oracle" / "pi-oracle"
 # name -> (kind, generator arguments); kind "file" is gen.generate_session_file,
 # "spaced" gen.generate_spaced_session_file, "dir" gen.generate_session_dir
 FULL_SETS: dict[str, tuple[str, dict[str, Any]]] = {
-    "linear-1k": ("file", {"entries": 1_000, "mb": 1}),
-    "linear-10k": ("file", {"entries": 10_000, "mb": 10}),
-    "linear-100k": ("file", {"entries": 100_000, "mb": 100}),
-    "spaced-100k": ("spaced", {"entries": 100_000}),
+    # shapes (issue 23): "compacted" a long linear session compacted every 600
+    # entries keeping 70 (a real long session's shape: a small context);
+    # "real" gen.py's default (a compaction per 25,000 entries); "branchy"
+    # leaf jumps and branch summaries; "linear" never compacted (every entry
+    # is in the context: the worst case for a lazy reader)
+    "compacted-10k": ("file", {"entries": 10_000, "mb": 10, "compact_every": 600, "keep": 70}),
+    "compacted-100k": ("file", {"entries": 100_000, "mb": 100, "compact_every": 600, "keep": 70}),
+    "real-10k": ("file", {"entries": 10_000, "mb": 10}),
+    "real-100k": ("file", {"entries": 100_000, "mb": 100}),
     "branchy-10k": ("file", {"entries": 10_000, "mb": 10, "branchy": True}),
     "branchy-100k": ("file", {"entries": 100_000, "mb": 100, "branchy": True}),
+    "linear-10k": ("file", {"entries": 10_000, "mb": 10, "compactions": 0}),
+    "linear-100k": ("file", {"entries": 100_000, "mb": 100, "compactions": 0}),
+    "spaced-100k": ("spaced", {"entries": 100_000}),
     "dir-1000": ("dir", {"sessions": 1_000}),
 }
+BIG_SETS: dict[str, tuple[str, dict[str, Any]]] = {
+    "compacted-1m": ("file", {"entries": 1_000_000, "mb": 1000, "compact_every": 600, "keep": 70}),
+}
+"""--big: the 1M-entry (~1 GB) size, one shape."""
 QUICK_SETS: dict[str, tuple[str, dict[str, Any]]] = {
     "linear-300": ("file", {"entries": 300, "mb": 0.3}),
+    "compacted-300": ("file", {"entries": 300, "mb": 0.3, "compact_every": 60, "keep": 10}),
     "spaced-300": ("spaced", {"entries": 300}),
     "branchy-300": ("file", {"entries": 300, "mb": 0.3, "branchy": True}),
     "dir-20": ("dir", {"sessions": 20}),
 }
 
-FILE_OPS = ["open", "context", "open_context", "tree", "prepare", "append", "append_fsync"]
+FILE_OPS = ["open", "context", "open_context", "tree", "prepare", "listing", "append", "append_fsync"]
 DIR_OPS = ["list_first", "list_second"]
 OP_LABELS = {
     "open": "open (parse + index)",
@@ -80,6 +97,7 @@ OP_LABELS = {
     "open_context": "open + build context",
     "tree": "tree",
     "prepare": "prepare compaction",
+    "listing": "list its directory (1 file)",
     "append": "append one message",
     "append_fsync": "append (our default: fdatasync)",
     "list_first": "list dir, first call",
@@ -133,18 +151,27 @@ def worker_file(path: str) -> dict[str, Any]:
         ops["context"] = (time.perf_counter() - t) * 1000
         ops["open_context"] = ops["open"] + ops["context"]
         out["context_messages"] = len(context["messages"])
+        out["peak_rss_context"] = _rss_bytes()[1]
         t = time.perf_counter()
         manager.get_tree()
         ops["tree"] = (time.perf_counter() - t) * 1000
         if prepare_compaction is not None:
             t = time.perf_counter()
-            prep = prepare_compaction(manager.get_branch())
+            # of the leaf's path (pi: prepareCompaction(getBranch())); the
+            # manager's method walks a lazily read path (issue 23)
+            prepare = getattr(manager, "prepare_compaction", None)
+            prep = prepare() if prepare is not None else prepare_compaction(manager.get_branch())
             ops["prepare"] = (time.perf_counter() - t) * 1000
             out["prepare_first_kept"] = prep.first_kept_entry_id if prep else None
         _, peak = _rss_bytes()
         out["peak_rss"] = peak
         out["baseline_rss"] = after_import_rss
         out["start_rss"] = base_rss
+        from pi_session.listing import list_session_dir
+
+        t = time.perf_counter()
+        list_session_dir(tmp)
+        ops["listing"] = (time.perf_counter() - t) * 1000
         message = {"role": "user", "content": [{"type": "text", "text": "one more thing"}], "timestamp": 1}
         t = time.perf_counter()
         manager.append_message(message)
@@ -372,6 +399,10 @@ def summarize(results: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             rows.append({"set": name, "op": op, "ours": ours, "pi": theirs, "unit": "ms"})
         if samples["kind"] == "file":
+            ours = _median([s.get("peak_rss_context") for s in samples["py"]])
+            theirs = {k: _median([s.get("maxRssContextBytes") for s in samples.get(k, [])]) for k in keys}
+            if ours is not None or any(v is not None for v in theirs.values()):
+                rows.append({"set": name, "op": "peak_memory_context", "ours": ours, "pi": theirs, "unit": "bytes", "file_bytes": samples["bytes"]})
             ours = _median([s.get("peak_rss") for s in samples["py"]])
             theirs = {k: _median([s.get("maxRssBytes") for s in samples.get(k, [])]) for k in keys}
             rows.append({"set": name, "op": "peak_memory", "ours": ours, "pi": theirs, "unit": "bytes", "file_bytes": samples["bytes"]})
@@ -408,8 +439,8 @@ def table_rows(rows: list[dict[str, Any]], results: dict[str, Any]) -> tuple[lis
             if "sessions" in results[name]:
                 size += f", {results[name]['sessions']} files"
         label = OP_LABELS.get(row["op"], row["op"])
-        if row["op"] == "peak_memory":
-            label = "peak memory (RSS)"
+        if row["op"] in ("peak_memory", "peak_memory_context"):
+            label = "peak memory (RSS)" if row["op"] == "peak_memory" else "peak memory after open + context"
             ratio_file = f" ({row['ours'] / row['file_bytes']:.1f}x file)" if row["ours"] and row["file_bytes"] else ""
             ours = _fmt(row["ours"], "bytes") + ratio_file
         elif row["op"] == "import":
@@ -453,6 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pi", action="store_true", help="do not run pi (node)")
     ap.add_argument("--pi", nargs="+", default=PI_VERSIONS, choices=PI_VERSIONS, help="pi versions to run (default: both)")
     ap.add_argument("--only", nargs="*", help="data set names to run")
+    ap.add_argument("--big", action="store_true", help="also the 1M-entry (~1 GB) data set")
     ap.add_argument("--data", type=Path, default=None, help="data directory (default bench/data, quick: bench/data/quick)")
     ap.add_argument("--json", type=Path, default=None, help="write raw samples and rows as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as markdown")
@@ -469,6 +501,8 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     sets = QUICK_SETS if args.quick else FULL_SETS
+    if args.big and not args.quick:
+        sets = {**sets, **BIG_SETS}
     if args.only:
         sets = {k: v for k, v in sets.items() if k in args.only}
     repeat = args.repeat or (1 if args.quick else 5)

@@ -14,7 +14,6 @@ them. The pieces live in their own modules and are named here too:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from itertools import islice
 from typing import Any, Final, TypeVar
 
 from .context_edits import (
@@ -217,7 +216,7 @@ def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | No
             if isinstance(msg, dict) and msg.get("role") == "system":
                 continue
         out.append(entry)
-    out.extend(islice(path, compaction_index + 1, None))
+    out.extend(path[compaction_index + 1 :])  # a slice: a lazy path decodes only these
     return out
 
 
@@ -227,8 +226,9 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
     context entries are the whole path) one scan from the end finds both
     that and whether there is any ``context_edit`` at all."""
     saw_edit = False
+    type_of = getattr(path, "type_of", None)  # a lazy path's (see _scan_back)
     for i in range(len(path) - 1, -1, -1):
-        etype = path[i].get("type")
+        etype = type_of(i) if type_of is not None else path[i].get("type")
         if etype == "compaction":
             break
         if etype == "context_edit":
@@ -241,8 +241,9 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
 
 
 def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
+    type_of = getattr(path, "type_of", None)  # a lazy path's (see _scan_back)
     for i in range(len(path) - 1, -1, -1):
-        if path[i].get("type") == "compaction":
+        if (type_of(i) if type_of is not None else path[i].get("type")) == "compaction":
             return i
     return -1
 
@@ -254,8 +255,9 @@ def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int
     path are unique (a repeated id would be a cycle, cut when walking), so
     this finds the same entry as pi's forward search."""
     first_kept = path[compaction_index].get("firstKeptEntryId")
+    id_of = getattr(path, "id_of", None)  # a lazy path's (see _scan_back)
     for i in range(compaction_index - 1, -1, -1):
-        if path[i].get("id") == first_kept:
+        if (id_of(i) if id_of is not None else path[i].get("id")) == first_kept:
             return i
     return compaction_index
 
@@ -444,9 +446,18 @@ def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
     model_found = False
     thinking_found = False
     compaction_index = -1
+    # a lazily read path (pi_session.storage.LazyRecords) knows each
+    # entry's type without decoding it: only the entries that matter are
+    type_of = getattr(path, "type_of", None)
     for i in range(len(path) - 1, -1, -1):
-        entry = path[i]
-        etype = entry.get("type")
+        if type_of is not None:
+            etype = type_of(i)
+            if etype not in _SCANNED_TYPES or (etype == "message" and model_found):
+                continue
+            entry = path[i]
+        else:
+            entry = path[i]
+            etype = entry.get("type")
         if etype == "message":
             if model_found:
                 continue
@@ -479,6 +490,10 @@ def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
         out["thinkingLevel"] = thinking_level
     out["model"] = model
     return compaction_index, out
+
+
+_SCANNED_TYPES = frozenset({"message", "model_change", "thinking_level_change", "compaction"})
+"""The entry types :func:`_scan_back` looks at."""
 
 
 def _model_ref(provider: Any, model_id: Any) -> dict[str, Any]:

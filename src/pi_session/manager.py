@@ -26,7 +26,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from . import context as _context
 from . import jsonio
@@ -37,7 +37,7 @@ from .migrate import migrate_session_entries
 from .opening import SessionOpening, StoreArg, new_handle_for
 from .paths import default_session_dir
 from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, SessionContext, SessionProjection, StrPath, make_header
-from .storage import Durability, LineProblem, SessionFile, SessionFileError, ensure_dir
+from .storage import Durability, LazyRecords, LineProblem, SessionFile, SessionFileError, ensure_dir
 from .stores.handle import MemoryHandle, SessionHandle
 from .timestamps import now_iso
 from .text import js_trim
@@ -155,7 +155,7 @@ class SessionManager(SessionOpening, EntryAppends):
             SessionFileError: unreadable, or not empty and without a
                 session header (pi 1.6 refuses it and leaves it alone).
         """
-        sf = handle.read() if handle.exists() else None
+        sf = handle.read(lazy=True) if handle.exists() else None
         if sf is None or sf.header is None:
             if sf is not None and sf.size > 0:
                 raise SessionFileError(handle.location, "not a pi session file: it holds no session header")
@@ -170,7 +170,12 @@ class SessionManager(SessionOpening, EntryAppends):
             return
         self.problems = list(sf.problems)
         self._session_id = sf.header["id"]
-        self._records = [sf.header, *sf.entries]
+        if isinstance(sf.entries, LazyRecords):
+            # a file read lazily (issue 23): entries decoded when accessed;
+            # the list ops the manager and its writer use work on it
+            self._records = cast(builtins.list[dict[str, Any]], sf.entries.with_head(sf.header))
+        else:
+            self._records = [sf.header, *sf.entries]
         self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
             note, self._read_only = handle.keep_migration(sf, read_only=self._read_only)
@@ -244,12 +249,14 @@ class SessionManager(SessionOpening, EntryAppends):
 
     def _build_index(self, sf: SessionFile | None = None) -> None:
         columns = sf.entry_columns if sf is not None else None
-        self._tree = SessionTree(self._records[1:], columns)
+        records = self._records
+        entries = records.view(1) if isinstance(records, LazyRecords) else records[1:]
+        self._tree = SessionTree(entries, columns)
         self._tree.find_cycles()
         # (entry id, kind, message) of each tree problem and orphan
         found = [(p.entry_id, p.kind, p.message) for p in self._tree.problems]
         if sf is not None:
-            orphans = find_orphans(self._records[1:], self._tree.by_id, columns[1] if columns is not None else None)
+            orphans = find_orphans(entries, self._tree.by_id, columns[1] if columns is not None else None)
             found.extend((p.entry_id, p.kind, p.message) for p in orphans)
         if found:
             # line numbers are looked up only when there is something to
@@ -261,7 +268,11 @@ class SessionManager(SessionOpening, EntryAppends):
         if sf is not None:
             self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
-        self._has_conversation = any(is_conversation(r) for r in self._records)
+        if isinstance(records, LazyRecords):
+            type_of = records.type_of
+            self._has_conversation = any(type_of(i) == "message" and is_conversation(records[i]) for i in range(len(records)))
+        else:
+            self._has_conversation = any(is_conversation(r) for r in records)
 
     # ------------------------------------------------------------------
     # writing (the rules: pi_session.writing)
@@ -564,8 +575,10 @@ class SessionManager(SessionOpening, EntryAppends):
         """The index behind the accessors."""
         return self._tree
 
-    def _leaf_path(self) -> builtins.list[dict[str, Any]]:
-        return self.get_branch(self._leaf_id) if self._leaf_id is not None else []
+    def _leaf_path(self) -> Sequence[dict[str, Any]]:
+        """The root→leaf path; of a lazily read file, entries decoded as
+        they are read (context building reads the end of it)."""
+        return self._tree.branch_lazy(self._leaf_id) if self._leaf_id is not None else []  # type: ignore[return-value]
 
     def build_context_entries(self) -> builtins.list[dict[str, Any]]:
         """The compaction-aware entry list at the leaf (pi 1.6's
@@ -624,6 +637,25 @@ class SessionManager(SessionOpening, EntryAppends):
 
         path = self._leaf_path()
         return estimate_projected_context_tokens(_context.projection_from_path(path), path)
+
+    def prepare_compaction(self, settings: Any = None, *, keep_tool_pairs: bool = True) -> Any:
+        """:func:`pi_session.compaction.prepare_compaction` of the path to
+        the leaf (pi 1.6's ``prepareCompaction(getBranch())``), the same
+        plan; of a lazily read file only the entries it reads (from the
+        end of the path back) are decoded.
+
+        Args:
+            settings: a :class:`pi_session.settings.CompactionSettings` or
+                its dict (None: the defaults).
+            keep_tool_pairs: see ``prepare_compaction``.
+
+        Returns:
+            A :class:`pi_session.compaction.CompactionPreparation`, or None
+            (nothing to compact).
+        """
+        from .compaction import prepare_compaction
+
+        return prepare_compaction(self._leaf_path(), settings, keep_tool_pairs=keep_tool_pairs)
 
     def estimate_context_tokens(self) -> dict[str, Any]:
         """Deprecated alias of :meth:`estimate_projected_context_tokens`

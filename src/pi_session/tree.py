@@ -19,6 +19,7 @@ from typing import Any, ClassVar, cast
 from . import jsonio
 from ._gc import gc_paused
 from .problems import Problem, ProblemKind
+from .storage.lazy import LazyById, LazyRecords
 from .text import js_trim
 from .timestamps import MISSING, iso_to_ms
 
@@ -84,23 +85,88 @@ def path_to_root(
     return path
 
 
-@dataclass(slots=True)
 class TreeNode:
     """One node of :meth:`SessionTree.roots` (pi's ``SessionTreeNode``).
 
     ``entry`` is the entry dict itself (not a copy), ``children`` the child
     nodes oldest first, ``label``/``label_timestamp`` the entry's current
-    label, if any. Slotted: a 100,000-entry tree takes about 7 MB less
-    than with per-node ``__dict__``s."""
+    label, if any. A node of a lazily read session (:meth:`lazy`) decodes
+    its entry when ``entry`` is first read (issue 23); ``id`` does not
+    need it. Slotted: a 100,000-entry tree takes about 7 MB less than with
+    per-node ``__dict__``s. Nodes compare equal when their entries,
+    children and labels are equal (as the dataclass they were compared)."""
 
-    entry: Mapping[str, Any]
-    children: list[TreeNode] = field(default_factory=list)
-    label: str | None = None
-    label_timestamp: str | None = None
+    __slots__ = ("_entry", "_source", "children", "label", "label_timestamp")
+
+    def __init__(
+        self,
+        entry: Mapping[str, Any],
+        children: list[TreeNode] | None = None,
+        label: str | None = None,
+        label_timestamp: str | None = None,
+    ) -> None:
+        self._entry: Any = entry
+        self._source: LazyRecords | None = None
+        self.children: list[TreeNode] = [] if children is None else children
+        self.label = label
+        self.label_timestamp = label_timestamp
+
+    @classmethod
+    def lazy(cls, source: LazyRecords, index: int, children: list[TreeNode]) -> TreeNode:
+        """The node of ``source[index]``, decoded when ``entry`` is read."""
+        node = cls.__new__(cls)
+        node._entry = index
+        node._source = source
+        node.children = children
+        node.label = None
+        node.label_timestamp = None
+        return node
+
+    @property
+    def entry(self) -> Mapping[str, Any]:
+        source = self._source
+        if source is not None:
+            self._entry = source[self._entry]
+            self._source = None
+        return self._entry
+
+    @entry.setter
+    def entry(self, value: Mapping[str, Any]) -> None:
+        self._entry = value
+        self._source = None
 
     @property
     def id(self) -> str:
-        return self.entry["id"]
+        source = self._source
+        if source is not None:
+            return source.id_of(self._entry)
+        return self._entry["id"]
+
+    def timestamp(self) -> Any:
+        """The entry's ``timestamp`` (:data:`~pi_session.timestamps.MISSING`
+        when absent), without decoding a lazy entry."""
+        source = self._source
+        if source is not None:
+            return source.timestamp_of(self._entry, MISSING)
+        return self._entry.get("timestamp", MISSING)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TreeNode):
+            return NotImplemented
+        return (self.entry, self.children, self.label, self.label_timestamp) == (
+            other.entry,
+            other.children,
+            other.label,
+            other.label_timestamp,
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"TreeNode(entry={self.entry!r}, children={self.children!r}, label={self.label!r}, "
+            f"label_timestamp={self.label_timestamp!r})"
+        )
 
 
 @dataclass(frozen=True)
@@ -143,8 +209,10 @@ def find_orphans(
     """
     if parent_ids is None or len(parent_ids) != len(entries):
         parent_ids = [e.get("parentId") for e in entries]
+    # a lazy index's id map (the same keys, a dict's C-level lookup)
+    known_ids = by_id.positions if isinstance(by_id, LazyById) else by_id
     try:
-        known = sum(map(by_id.__contains__, parent_ids))
+        known = sum(map(known_ids.__contains__, parent_ids))
     except TypeError:  # an array or object parentId
         known = -1
     if known + parent_ids.count(None) == len(parent_ids):
@@ -163,8 +231,8 @@ def find_orphans(
 
 
 def _ts_compare(a: TreeNode, b: TreeNode) -> int:
-    ta = iso_to_ms(a.entry.get("timestamp", MISSING))
-    tb = iso_to_ms(b.entry.get("timestamp", MISSING))
+    ta = iso_to_ms(a.timestamp())
+    tb = iso_to_ms(b.timestamp())
     if ta is None or tb is None:
         return 0  # JavaScript: a comparator returning NaN counts as "equal"
     return (ta > tb) - (ta < tb)
@@ -231,12 +299,18 @@ class SessionTree:
         reader shares them, see :mod:`pi_session.storage`) continues a
         linear run; only the others (run starts, branch points, forward or
         missing parents) are looked at one by one."""
-        entries = list(entries)
+        lazy = isinstance(entries, LazyRecords)
+        if not lazy:
+            entries = list(entries)
         parents: Sequence[Any] | None
         label_entries: Sequence[Mapping[str, Any]] | None
         if columns is not None and len(columns[0]) == len(entries) == len(columns[1]):
             ids, parents, label_entries = columns
             ids = list(ids)
+        elif lazy:
+            ids = [entries.id_of(i) for i in range(len(entries))]  # type: ignore[attr-defined]
+            parents = [entries.parent_of(i) for i in range(len(entries))]  # type: ignore[attr-defined]
+            label_entries = None
         else:
             ids = [e["id"] for e in entries]
             parents = label_entries = None
@@ -246,8 +320,13 @@ class SessionTree:
                 self.add(entry)
             return
         n = len(entries)
-        self.entries = entries
-        self.by_id = dict(zip(ids, entries))
+        self.entries = entries  # type: ignore[assignment]
+        if lazy:
+            # the same dict as _position: while nothing is suspect both map
+            # an id to its entry's index; LazyById.__setitem__ keeps that
+            self.by_id = LazyById(position, entries)  # type: ignore[assignment,arg-type]
+        else:
+            self.by_id = dict(zip(ids, entries))
         self._position = position
         if parents is None:
             parents = [e.get("parentId") for e in entries]
@@ -293,7 +372,11 @@ class SessionTree:
         labels = self.labels
         label_timestamps = self.label_timestamps
         if label_entries is None:
-            label_entries = [e for e in entries if e.get("type") == "label"]
+            if lazy:
+                type_of = entries.type_of  # type: ignore[attr-defined]
+                label_entries = [entries[i] for i in range(n) if type_of(i) == "label"]
+            else:
+                label_entries = [e for e in entries if e.get("type") == "label"]
         for entry in label_entries:
             # a label's targetId is a string in a well-formed file; a damaged
             # one keys the maps under whatever it holds, which no id matches
@@ -416,8 +499,34 @@ class SessionTree:
             return path
         return path_to_root(self.by_id.get(from_id), self.by_id, self.cut)
 
+    def branch_lazy(self, from_id: str | None) -> Sequence[Mapping[str, Any]]:
+        """:meth:`branch`, as a :class:`~pi_session.storage.lazy.LazyRecords`
+        when the entries are read lazily (entries decoded when accessed:
+        context building reads only the end of a long path); else a list."""
+        entries = self.entries
+        if from_id is None or not isinstance(entries, LazyRecords):
+            return self.branch(from_id)
+        self.find_cycles()
+        if self._suspect:
+            return self.branch(from_id)
+        i = self._position.get(from_id, -1)
+        runs: list[tuple[int, int]] = []
+        while i >= 0:
+            start = self._run_start[i]
+            runs.append((start, i + 1))
+            i = self._parent_index[start]
+        items = entries.items
+        path: list[Any] = []
+        for start, end in reversed(runs):
+            path += items[start:end]
+        return LazyRecords(entries.store, path)
+
     def children(self, parent_id: str | None) -> list[Mapping[str, Any]]:
         """Direct children of an entry in file order (pi's ``getChildren``)."""
+        entries = self.entries
+        if isinstance(entries, LazyRecords) and len(self.by_id) == len(entries):
+            parent_of = entries.parent_of
+            return [entries[i] for i in range(len(entries)) if parent_of(i) == parent_id]
         return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
 
     def roots(self) -> list[TreeNode]:
@@ -446,9 +555,18 @@ class SessionTree:
         kids: list[Any] = [None] * n
         roots: list[TreeNode] = []
         forks: list[int] = []  # parents with more than one child
+        lazy = isinstance(entries, LazyRecords)
+        new_node = TreeNode.__new__
         for i in range(n - 1, -1, -1):
             children = kids[i]
-            node = TreeNode(entries[i], [] if children is None else children)
+            if lazy:  # TreeNode.lazy, inlined (hot loop)
+                node = new_node(TreeNode)
+                node._entry = i
+                node._source = entries  # type: ignore[assignment]
+                node.children = [] if children is None else children
+                node.label = node.label_timestamp = None
+            else:
+                node = TreeNode(entries[i], [] if children is None else children)
             nodes[i] = node
             j = parents[i]
             if j < 0:
@@ -526,7 +644,15 @@ class SessionTree:
         """The latest ``session_info`` name, trimmed as JavaScript trims
         (:func:`pi_session.text.js_trim`, pi 1.6 ``getSessionName``); None if
         cleared or absent."""
-        for entry in reversed(self.entries):
+        entries = self.entries
+        if isinstance(entries, LazyRecords):
+            type_of = entries.type_of
+            for i in range(len(entries) - 1, -1, -1):
+                if type_of(i) == "session_info":
+                    name = entries[i].get("name")
+                    return js_trim(name) or None if isinstance(name, str) else None
+            return None
+        for entry in reversed(entries):
             if entry.get("type") == "session_info":
                 name = entry.get("name")
                 return js_trim(name) or None if isinstance(name, str) else None

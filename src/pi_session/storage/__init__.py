@@ -24,6 +24,8 @@ modules of pi_session use); the modules own:
   :func:`scan_lines`): every line classified once, for reading, checking
   and repairing;
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
+- :mod:`.lazy`: the lazy session index (:class:`EntryStore`,
+  :class:`LazyRecords`, :class:`LazyById`) of ``read_session_file(lazy=True)``;
 - :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
   :class:`SessionFileBuilder`, :func:`iter_lines`;
 - :mod:`.append`: appends, locking, torn tails, side files;
@@ -50,6 +52,7 @@ from .append import (
 )
 from .dirlock import directory_lock
 from .atomic import OwnershipWarning, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
+from .lazy import EntryHead, EntryStore, LazyById, LazyRecords
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
@@ -72,6 +75,10 @@ __all__ = [
     "ParsedLine",
     "SessionFileError",
     "SessionFile",
+    "EntryHead",
+    "EntryStore",
+    "LazyRecords",
+    "LazyById",
     "parse_line",
     "recover_line",
     "RecoveredLine",

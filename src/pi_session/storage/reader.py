@@ -12,18 +12,21 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import msgspec
 import orjson
 
 from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
+from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, line_utf8_ok
 from .lines import parse_line
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -197,13 +200,19 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
             labels.append(record)
 
 
-def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
+def read_session_file(path: StrPath, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
     """Read and validate a session file; never modifies it.
 
     Args:
         path: the ``.jsonl`` file.
         migrate: migrate v1/v2 records to v3 in memory (see
             :mod:`pi_session.migrate`); the caller decides whether to rewrite.
+        lazy: index the entries of a v3 file (or any file with ``migrate``
+            off) instead of decoding them (issue 23, :mod:`.lazy`):
+            ``records`` and ``entries`` are then
+            :class:`~.lazy.LazyRecords` whose entries are decoded when
+            accessed (same values as without ``lazy``), and the problems
+            are the same. A v1/v2 file being migrated is read in full.
 
     Returns:
         A :class:`SessionFile`. An empty file (no bytes, or only whitespace)
@@ -221,7 +230,7 @@ def read_session_file(path: StrPath, *, migrate: bool = True) -> SessionFile:
     # cyclic GC would scan the growing heap again and again (none of it can
     # be garbage), so it is paused while reading (see pi_session._gc).
     with gc_paused():
-        return _read_records(p, sf, migrate)
+        return _read_records(p, sf, migrate, lazy=lazy)
 
 
 def _stat_session(p: Path) -> os.stat_result:
@@ -344,7 +353,13 @@ def _no_columns(value: Any) -> None:  # pragma: no cover - never called
 
 
 def _read_records(
-    p: Path, sf: SessionFile, migrate: bool, source: BinaryIO | None = None, blocks: Iterable[list[Any]] | None = None
+    p: Path,
+    sf: SessionFile,
+    migrate: bool,
+    source: BinaryIO | None = None,
+    blocks: Iterable[list[Any]] | None = None,
+    *,
+    lazy: bool = False,
 ) -> SessionFile:
     """The reading loop of :func:`read_session_file` (of ``source`` instead
     of the file when given, or of line ``blocks`` as :func:`_line_blocks`
@@ -356,7 +371,15 @@ def _read_records(
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
     not an object, the unterminated last one) goes through the line scanner
-    (:class:`~.scan.LineScanner`) and :func:`_take`."""
+    (:class:`~.scan.LineScanner`) and :func:`_take`.
+
+    ``lazy`` (a file only): once sorting, a line the head decoder of
+    :mod:`.lazy` takes (valid UTF-8, see :func:`~.lazy.line_utf8_ok`;
+    not of an :data:`~.lazy.EAGER_TYPES` type) is only indexed:
+    its position in the :class:`~.lazy.EntryStore` stands for the record
+    in ``sf.records`` and ``sf.entries`` (wrapped in
+    :class:`~.lazy.LazyRecords` at the end); every other line goes the
+    way described above."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     compact = compact_record
@@ -372,10 +395,31 @@ def _read_records(
     labels_append: Callable[[dict[str, Any]], None] = _no_columns
     sorting = False  # sort records into entries while reading
     scanner = LineScanner()  # every line off the fast path
+    store: EntryStore | None = None
+    decode_head = HEAD_DECODER.decode
+    head_errors = (msgspec.DecodeError, RecursionError)
+    eager = EAGER_TYPES
+    intern = sys.intern
+    offset = 0  # of the next line
+    prev_id: Any = None  # the id of the previous entry line (lazy)
     try:
         with contextlib.ExitStack() as stack:
             if blocks is None:
-                blocks = _line_blocks(stack.enter_context(open(p, "rb") if source is None else source))
+                f = stack.enter_context(open(p, "rb") if source is None else source)
+                if lazy and source is None:
+                    st = os.fstat(f.fileno())
+                    store = EntryStore(p, st.st_dev, st.st_ino, lambda: read_session_file(p, migrate=False))
+                    cache = store.cache
+                    cache_append = cache.append
+                    offsets_append = store.offsets.append
+                    lengths_append = store.lengths.append
+                    store_lines_append = store.lines.append
+                    types_append = store.types.append
+                    store_ids_append = store.ids.append
+                    store_parents_append = store.parents.append
+                    timestamps_append = store.timestamps.append
+                blocks = _line_blocks(f)
+            indexing = False
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
                     line_no += 1
@@ -386,6 +430,37 @@ def _read_records(
                     break
                 for raw in lines:
                     line_no += 1
+                    start = offset
+                    offset += len(raw) + 1
+                    if indexing and (raw.isascii() or line_utf8_ok(raw)):
+                        try:
+                            head = decode_head(raw)
+                        except head_errors:
+                            pass
+                        else:
+                            etype = head.type
+                            if etype not in eager:
+                                hid = head.id
+                                parent = head.parentId
+                                if parent is not None and parent == prev_id:
+                                    parent = prev_id
+                                pos = len(cache)
+                                offsets_append(start)
+                                lengths_append(offset - start - 1)
+                                store_lines_append(line_no)
+                                types_append(intern(etype))
+                                store_ids_append(hid)
+                                store_parents_append(parent)
+                                timestamps_append(head.timestamp)
+                                cache_append(None)
+                                records_append(pos)  # type: ignore[arg-type]
+                                lines_append(line_no)
+                                entries_append(pos)  # type: ignore[arg-type]
+                                ids_append(hid)
+                                parents_append(parent)
+                                prev_id = hid
+                                previous = None
+                                continue
                     if header_seen:
                         try:
                             record = loads(raw)
@@ -400,6 +475,11 @@ def _read_records(
                                 if sorting:
                                     rtype = record.get("type")
                                     rid = record.get("id")
+                                    if indexing:
+                                        rparent = record.get("parentId")
+                                        if rparent.__class__ is str and rparent == prev_id:
+                                            record["parentId"] = prev_id
+                                        prev_id = rid
                                     if rtype.__class__ is str and rid.__class__ is str and rtype != HEADER_TYPE:
                                         entries_append(record)
                                         ids_append(rid)
@@ -421,11 +501,17 @@ def _read_records(
                             ids_append = sf.entry_columns[0].append
                             parents_append = sf.entry_columns[1].append
                             labels_append = sf.entry_columns[2].append
+                            indexing = store is not None
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     for scanned in scanner.finish():  # lines of a record the file ends inside
         _take(p, sf, scanned)
     sf.line_count = line_no
+    if store is not None:
+        store.end = offset
+        if indexing:
+            sf.records = LazyRecords(store, sf.records)  # type: ignore[assignment]
+            sf.entries = LazyRecords(store, sf.entries)  # type: ignore[assignment]
     return _finish(p, sf, migrate, sorted_out=sorting)
 
 

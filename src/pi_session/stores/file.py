@@ -376,8 +376,8 @@ class FileHandle(SessionHandle):
     def exists(self) -> bool:
         return self.path.exists()
 
-    def read(self, *, migrate: bool = True) -> SessionFile:
-        return read_session_file(self.path, migrate=migrate)
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+        return read_session_file(self.path, migrate=migrate, lazy=lazy)
 
     def _claimed_id(self) -> str | None:
         """The session id this file claims in its directory: the handle's

@@ -64,12 +64,14 @@ class SessionHandle(ABC):
         """Whether the session exists (was created) already."""
 
     @abstractmethod
-    def read(self, *, migrate: bool = True) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
         """The session as the tolerant reader reads it
         (:func:`pi_session.storage.read_session_file` /
         :func:`~pi_session.storage.read_session_lines`: records, damage
         reports, in-memory migration of v1/v2); ``size`` is the position to
-        pass back as ``expected_size``.
+        pass back as ``expected_size``. ``lazy``: a file's entries may be
+        indexed and decoded on access (``read_session_file(lazy=True)``,
+        the same values); other stores read everything.
 
         Raises:
             FileNotFoundError, pi_session.stores.SessionNotFoundError: it
@@ -181,7 +183,7 @@ class MemoryHandle(SessionHandle):
     def exists(self) -> bool:
         return self.lines is not None
 
-    def read(self, *, migrate: bool = True) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
         if self.lines is None:
             raise FileNotFoundError(errno.ENOENT, "no such session", self.location)
         return read_session_lines(self.lines, name=self.location, migrate=migrate)
@@ -270,8 +272,8 @@ class FailingHandle(SessionHandle):
     def exists(self) -> bool:
         return self.inner.exists()
 
-    def read(self, *, migrate: bool = True) -> SessionFile:
-        return self.inner.read(migrate=migrate)
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+        return self.inner.read(migrate=migrate, lazy=lazy)
 
     def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
         self.calls.append(("create", list(lines)))

@@ -1,0 +1,423 @@
+"""The lazy session index (issue 23): what :func:`~.reader.read_session_file`
+keeps of a long v3 session file when asked for ``lazy=True``.
+
+The read loop (:mod:`.reader`) decodes every line after the header with a
+``msgspec`` :class:`EntryHead` decoder that keeps only the fields the index
+needs (``type``, ``id``, ``parentId``, ``timestamp``) and skips the rest;
+it stores each such entry's byte offset and length in an
+:class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
+trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries
+the tree and the context read anyway (:data:`EAGER_TYPES`) are decoded in
+full as the reader decodes every line without ``lazy``, so problems and
+recovery are the same.
+
+The rest are decoded when asked for (:meth:`EntryStore.get`,
+:meth:`EntryStore.resolve`): ``pread`` of their bytes, ``orjson`` and the
+memory-saving form of :func:`~.decode.compact_record`, kept in a cache so
+that every access gives the same dict object. Before reading, the file's
+identity (device, inode) and size are checked; a file rewritten since it
+was indexed is read again in full (:attr:`EntryStore.reread`), and its
+records are used when they are the same entries on the same lines, else
+:class:`~.model.SessionFileError` is raised.
+
+:class:`LazyRecords` is a list of records whose items are decoded on
+access (an item is a dict, or the ``int`` position of an entry in the
+store), :class:`LazyById` a mapping id -> entry over one;
+:class:`pi_session.tree.SessionTree` and
+:class:`pi_session.SessionManager` use them as they use lists and dicts.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSequence
+from pathlib import Path
+from typing import Any, overload
+
+import msgspec
+import orjson
+
+from .._gc import gc_paused
+from .decode import compact_record
+from .model import SessionFileError
+
+__all__ = ["EntryHead", "EntryStore", "LazyRecords", "LazyById", "line_utf8_ok", "EAGER_TYPES", "MISSING_FIELD"]
+
+MISSING_FIELD: Any = msgspec.UNSET
+"""The value of an :class:`EntryHead` field the line does not have."""
+
+
+class EntryHead(msgspec.Struct):
+    """The fields of one entry line the index keeps (every other field is
+    skipped by the decoder). A line whose ``type`` or ``id`` is not a
+    string, or whose ``parentId`` is neither a string nor null, does not
+    decode (it is read in full instead)."""
+
+    type: str
+    id: str
+    parentId: str | None = None
+    timestamp: Any = msgspec.UNSET
+
+
+HEAD_DECODER = msgspec.json.Decoder(EntryHead)
+"""Decodes one line (never several: msgspec reads a newline as whitespace)."""
+
+EAGER_TYPES = frozenset(
+    {"session", "label", "session_info", "compaction", "model_change", "thinking_level_change"}
+)
+"""Entry types decoded in full while indexing: small and rare, and read by
+the tree (labels, the session name) or the context (the compaction, the
+latest model and thinking level); ``session`` (a second header) is
+reported as today."""
+
+def line_utf8_ok(line: bytes) -> bool:
+    """Whether ``line`` may go to the head decoder as far as UTF-8 goes:
+    msgspec does not validate UTF-8 inside the strings it skips, while
+    orjson (today's reader) refuses such a line and the scanner reports it.
+    (ASCII lines, nearly all, are checked by ``bytes.isascii`` first.)
+
+    A number too large for a double, which msgspec skips and orjson
+    refuses, needs no check: today's scanner reads it without a problem,
+    and decoding such a line on demand falls back to a full read (see
+    :meth:`EntryStore.load`)."""
+    if line.isascii():
+        return True
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+class EntryStore:
+    """The lazily decoded entries of one session file.
+
+    Attributes:
+        path: the file.
+        dev, ino: its identity when indexed.
+        end: bytes of the file the index covers.
+        offsets, lengths: each stored entry's line (byte offset, byte length
+            without the newline).
+        lines: each stored entry's line number.
+        types, ids, parents, timestamps: each stored entry's fields
+            (``timestamps``: :data:`MISSING_FIELD` when absent).
+        cache: each stored entry's decoded record, None until decoded.
+        reread: reads the whole file again (``read_session_file``), for a
+            file rewritten since it was indexed, or holding a line that
+            only today's scanner reads (a number too large for a double).
+    """
+
+    def __init__(self, path: Path, dev: int, ino: int, reread: Callable[[], Any]) -> None:
+        self.path = path
+        self.dev = dev
+        self.ino = ino
+        self.end = 0
+        self.offsets = array("q")
+        self.lengths = array("q")
+        self.lines = array("q")
+        self.types: list[str] = []
+        self.ids: list[str] = []
+        self.parents: list[str | None] = []
+        self.timestamps: list[Any] = []
+        self.cache: list[dict[str, Any] | None] = []
+        self.reread = reread
+
+    def __len__(self) -> int:
+        return len(self.cache)
+
+    def add(self, offset: int, length: int, line: int, head: EntryHead, parent: str | None) -> int:
+        """Store one indexed entry; returns its position."""
+        self.offsets.append(offset)
+        self.lengths.append(length)
+        self.lines.append(line)
+        self.types.append(head.type)
+        self.ids.append(head.id)
+        self.parents.append(parent)
+        self.timestamps.append(head.timestamp)
+        self.cache.append(None)
+        return len(self.cache) - 1
+
+    def get(self, pos: int) -> dict[str, Any]:
+        """The record at ``pos``, decoded (with up to 31 entries before it,
+        for the backward walks of context building) when not yet.
+
+        Raises:
+            SessionFileError: the file cannot be read, or was rewritten and
+                no longer holds these entries.
+        """
+        record = self.cache[pos]
+        if record is None:
+            cache = self.cache
+            self.load([p for p in range(max(0, pos - 31), pos + 1) if cache[p] is None])
+            record = cache[pos]
+            assert record is not None
+        return record
+
+    def resolve(self, items: Iterable[Any]) -> list[dict[str, Any]]:
+        """``items`` (records, or ``int`` positions) as records, the
+        positions not decoded yet decoded in one batch."""
+        items = items if isinstance(items, list) else list(items)
+        cache = self.cache
+        missing = [v for v in items if v.__class__ is int and cache[v] is None]
+        if missing:
+            self.load(missing)
+        return [cache[v] if v.__class__ is int else v for v in items]  # type: ignore[misc]
+
+    def load(self, positions: list[int]) -> None:
+        """Decode the records at ``positions`` (not decoded yet) into
+        :attr:`cache`: one ``pread`` per run of adjacent lines.
+
+        Raises:
+            SessionFileError: see :meth:`get`.
+        """
+        if not positions:
+            return
+        positions = sorted(set(positions))
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            self._fall_back()
+            return
+        try:
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (self.dev, self.ino) or st.st_size < self.end:
+                os.close(fd)
+                fd = -1
+                self._fall_back()
+                return
+            with gc_paused():  # decoding makes many containers, none garbage (see pi_session._gc)
+                done = self._load_from(fd, positions)
+            if not done:
+                os.close(fd)
+                fd = -1
+                self._fall_back()
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def _load_from(self, fd: int, positions: list[int]) -> bool:
+        """:meth:`load` from an open file; False when a line no longer
+        holds the entry indexed there."""
+        offsets, lengths, cache, ids = self.offsets, self.lengths, self.cache, self.ids
+        loads = orjson.loads
+        call_ids: dict[str, str] = {}
+        i = 0
+        n = len(positions)
+        limit = 1 << 22  # bytes per pread
+        while i < n:
+            first = positions[i]
+            start = offsets[first]
+            end = start + lengths[first]
+            j = i + 1
+            while j < n:
+                p = positions[j]
+                if offsets[p] > end + 1 or offsets[p] + lengths[p] - start > limit:
+                    break
+                end = offsets[p] + lengths[p]
+                j += 1
+            data = memoryview(os.pread(fd, end - start, start))
+            if len(data) != end - start:
+                return False
+            for k in range(i, j):
+                p = positions[k]
+                o = offsets[p] - start
+                try:
+                    record = loads(data[o : o + lengths[p]])
+                except orjson.JSONDecodeError:
+                    return False  # only the scanner reads it: see _fall_back
+                if record.__class__ is not dict or record.get("id") != ids[p]:
+                    return False
+                record["id"] = ids[p]  # the index's string: one object, not two
+                parent = self.parents[p]
+                if parent is not None and record.get("parentId") == parent:
+                    record["parentId"] = parent
+                cache[p] = compact_record(record, None, call_ids)
+            i = j
+        return True
+
+    def _fall_back(self) -> None:
+        """The file was rewritten (or cannot be opened) since it was
+        indexed: read it again in full and take its records when they are
+        the same entries on the same lines."""
+        sf = self.reread()  # SessionFileError propagates (e.g. no longer a session)
+        by_line = dict(zip(sf.record_lines, sf.records))
+        cache = self.cache
+        fresh: list[tuple[int, dict[str, Any]]] = []
+        for p, line in enumerate(self.lines):
+            if cache[p] is not None:
+                continue
+            record = by_line.get(line)
+            if record is None or record.get("id") != self.ids[p] or record.get("type") != self.types[p]:
+                raise SessionFileError(self.path, "the session file was rewritten since it was opened; open it again")
+            fresh.append((p, record))
+        for p, record in fresh:
+            cache[p] = record
+        self.dev, self.ino = -1, -1  # never read by offset again
+        self.end = 1 << 62
+
+
+class LazyRecords(MutableSequence[dict[str, Any]]):
+    """A list of records some of which are decoded only when accessed: each
+    item is a record (dict) or the ``int`` position of an entry in
+    :attr:`store`. Views (:meth:`view`, :meth:`with_head`) share the
+    store, so an entry is decoded once and is the same object in every
+    view. Slices and iteration give records (decoded in batches)."""
+
+    __slots__ = ("store", "items")
+
+    def __init__(self, store: EntryStore, items: list[Any]) -> None:
+        self.store = store
+        self.items = items
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    @overload
+    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, i: int | slice) -> Any:
+        if i.__class__ is slice:
+            return self.store.resolve(self.items[i])
+        v = self.items[i]
+        if v.__class__ is int:
+            record = self.store.cache[v]
+            return record if record is not None else self.store.get(v)
+        return v
+
+    def __setitem__(self, i: Any, value: Any) -> None:
+        self.items[i] = list(value) if isinstance(i, slice) else value
+
+    def __delitem__(self, i: Any) -> None:
+        del self.items[i]
+
+    def insert(self, index: int, value: dict[str, Any]) -> None:
+        self.items.insert(index, value)
+
+    def append(self, value: dict[str, Any]) -> None:
+        self.items.append(value)
+
+    def pop(self, index: int = -1) -> dict[str, Any]:
+        value = self[index]
+        del self.items[index]
+        return value
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        items = self.items
+        resolve = self.store.resolve
+        for start in range(0, len(items), 1024):
+            yield from resolve(items[start : start + 1024])
+
+    def __reversed__(self) -> Iterator[dict[str, Any]]:
+        for i in range(len(self.items) - 1, -1, -1):
+            yield self[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, LazyRecords)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"LazyRecords({len(self.items)} records, {sum(1 for v in self.items if v.__class__ is int)} in the file)"
+
+    def view(self, start: int = 0) -> LazyRecords:
+        """A new list of the items from ``start`` on (the same store)."""
+        return LazyRecords(self.store, self.items[start:])
+
+    def with_head(self, *records: dict[str, Any]) -> LazyRecords:
+        """A new list: ``records``, then these items."""
+        return LazyRecords(self.store, [*records, *self.items])
+
+    def type_of(self, i: int) -> Any:
+        """``self[i].get("type")`` without decoding the record."""
+        v = self.items[i]
+        return self.store.types[v] if v.__class__ is int else v.get("type")
+
+    def id_of(self, i: int) -> Any:
+        """``self[i].get("id")`` without decoding the record."""
+        v = self.items[i]
+        return self.store.ids[v] if v.__class__ is int else v.get("id")
+
+    def parent_of(self, i: int) -> Any:
+        """``self[i].get("parentId")`` without decoding the record."""
+        v = self.items[i]
+        return self.store.parents[v] if v.__class__ is int else v.get("parentId")
+
+    def timestamp_of(self, i: int, missing: Any) -> Any:
+        """``self[i].get("timestamp", missing)`` without decoding the record."""
+        v = self.items[i]
+        if v.__class__ is int:
+            ts = self.store.timestamps[v]
+            return missing if ts is MISSING_FIELD else ts
+        return v.get("timestamp", missing)
+
+    def is_decoded(self, i: int) -> bool:
+        """Whether ``self[i]`` is decoded already."""
+        v = self.items[i]
+        return v.__class__ is not int or self.store.cache[v] is not None
+
+
+class LazyById(MutableMapping[str, dict[str, Any]]):
+    """id -> entry over a :class:`LazyRecords` (as ``dict(zip(ids,
+    entries))`` would be, without decoding): :attr:`positions` maps each
+    id to the index of its entry in :attr:`entries`, or to an entry itself
+    (one set later that is not the list's last item)."""
+
+    __slots__ = ("positions", "entries")
+
+    def __init__(self, positions: dict[str, Any], entries: LazyRecords) -> None:
+        self.positions = positions
+        self.entries = entries
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        v = self.positions[key]
+        return self.entries[v] if v.__class__ is int else v
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        v = self.positions.get(key, self)
+        if v is self:
+            return default
+        return self.entries[v] if v.__class__ is int else v
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.positions
+
+    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
+        entries = self.entries
+        if entries.items and entries.items[-1] is value:
+            self.positions[key] = len(entries.items) - 1
+        else:
+            self.positions[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.positions[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.positions)
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def values(self) -> Any:
+        return self.resolved().values()
+
+    def items(self) -> Any:
+        return self.resolved().items()
+
+    def resolved(self) -> dict[str, dict[str, Any]]:
+        """A plain dict of the same entries (all decoded)."""
+        keys = list(self.positions)
+        vals = [self.positions[k] for k in keys]
+        entry_items = self.entries.items
+        records = self.entries.store.resolve([entry_items[v] if v.__class__ is int else v for v in vals])
+        return dict(zip(keys, records))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (dict, LazyById)):
+            return self.resolved() == (other.resolved() if isinstance(other, LazyById) else other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]

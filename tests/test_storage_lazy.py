@@ -1,0 +1,306 @@
+"""The lazy session index (issue 23) against the full reader: the same
+records, entries, problems, tree, context and accessors, on generated
+sessions (hypothesis; damaged ones included), the shared pi fixtures and
+the msgspec pitfalls the issue names; a file rewritten under a lazily
+opened session is read again in full, or refused."""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+
+from pi_session import SessionManager
+from pi_session.compaction import prepare_compaction
+from pi_session.storage import LazyRecords, SessionFile, SessionFileError, read_session_file
+from pi_session.stores.file import FileHandle
+
+from sessiongen import generate_session, session_text
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi"
+
+
+class FullHandle(FileHandle):
+    """A file handle that always reads in full (today's reader): the
+    reference the lazy one is compared with."""
+
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+        return super().read(migrate=migrate, lazy=False)
+
+
+def _damage(lines: list[bytes], kind: str, i: int, r: random.Random) -> list[bytes]:
+    """``lines`` (no newlines) with one kind of damage at line ``i``."""
+    out = list(lines)
+    i = max(1, min(i, len(out) - 1)) if len(out) > 1 else 0
+    line = out[i]
+    if kind == "torn-tail":
+        out[-1] = out[-1][: max(1, len(out[-1]) // 2)]
+    elif kind == "garbage":
+        out.insert(i, b"this is not json {")
+    elif kind == "split":  # a raw newline inside a string: a record over two lines
+        cut = line.find(b'"', len(line) // 2)
+        if cut > 0:
+            out[i : i + 1] = [line[: cut + 1] + b"a", b"b" + line[cut + 1 :]]
+    elif kind == "bad-utf8":  # in a string the head decoder skips
+        out[i] = line.replace(b'"timestamp":"', b'"junk":"\xff\xfe","timestamp":"', 1)
+    elif kind == "huge-number":
+        out[i] = line[:-1] + b',"n":1e400}'
+    elif kind == "deep":
+        out[i] = line[:-1] + b',"x":' + b"[" * 1100 + b"]" * 1100 + b"}"
+    elif kind == "medium-deep":
+        out[i] = line[:-1] + b',"x":' + b"[" * 700 + b"]" * 700 + b"}"
+    elif kind == "duplicate-id" and i > 1:
+        out.append(out[i])
+    elif kind == "numeric-parent":
+        out[i] = line.replace(b'"parentId":"', b'"parentId":7,"was":"', 1)
+    elif kind == "no-id":
+        out[i] = line.replace(b'"id":"', b'"idx":"', 1)
+    elif kind == "second-header":
+        out.insert(i, lines[0])
+    elif kind == "blank":
+        out.insert(i, b"")
+        out.insert(i, b"   ")
+    elif kind == "nul":
+        out.insert(i, b"\x00" * 40)
+    elif kind == "crlf":
+        out[i] = line + b"\r"
+    elif kind == "not-object":
+        out.insert(i, b"[1, 2, 3]")
+    elif kind == "type-number":
+        out[i] = line.replace(b'"type":"', b'"type":3,"t":"', 1)
+    elif kind == "message-string":
+        out[i] = line.replace(b'"message":{', b'"message":"x","m":{', 1)
+    elif kind == "escaped-id":  # the same id written with escapes
+        out[i] = line.replace(b'"id":"', b'"id":"\\u0061', 1)
+    elif kind == "forward-parent" and i + 1 < len(out):
+        nxt = out[i + 1]
+        start = nxt.find(b'"id":"') + 6
+        out[i] = line.replace(b'"parentId":"', b'"parentId":"' + nxt[start : start + 8] + b'","p":"', 1)
+    elif kind == "key-order":
+        out[i] = line.replace(b'{"type":', b'{"zz":1,"type":', 1)
+    elif kind == "trailing-garbage":
+        out[i] = line + b" xyz"
+    elif kind == "bom":
+        out[i] = b"\xef\xbb\xbf" + line
+    elif kind == "timestamp-number":
+        out[i] = line.replace(b'"timestamp":"', b'"timestamp":12,"ts":"', 1)
+    return out
+
+
+DAMAGE = [
+    "torn-tail", "garbage", "split", "bad-utf8", "huge-number", "deep", "medium-deep", "duplicate-id",
+    "numeric-parent", "no-id", "second-header", "blank", "nul", "crlf", "not-object", "type-number",
+    "message-string", "escaped-id", "forward-parent", "key-order", "trailing-garbage", "bom",
+    "timestamp-number",
+]
+
+
+@pytest.fixture(autouse=True)
+def _deep_compare() -> Any:
+    """Records nested 1,100 deep (a damage kind) are compared with ``==``,
+    which recurses once per level."""
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20_000))
+    yield
+    sys.setrecursionlimit(limit)
+
+
+def _same_file(path: Path) -> None:
+    """``read_session_file`` lazy and not: the same in every field."""
+    full = read_session_file(path)
+    lazy = read_session_file(path, lazy=True)
+    assert lazy.header == full.header
+    assert list(lazy.entries) == full.entries
+    assert list(lazy.records) == full.records
+    assert lazy.record_lines == full.record_lines
+    assert lazy.problems == full.problems
+    assert lazy.warnings() == full.warnings()
+    assert (lazy.fragments, lazy.spans, lazy.line_count, lazy.ends_with_newline, lazy.size, lazy.migrated_from) == (
+        full.fragments,
+        full.spans,
+        full.line_count,
+        full.ends_with_newline,
+        full.size,
+        full.migrated_from,
+    )
+    assert lazy.entry_columns == full.entry_columns
+
+
+def _tree_shape(nodes: list[Any]) -> list[Any]:
+    return [(n.id, n.entry, n.label, n.label_timestamp, _tree_shape(n.children)) for n in nodes]
+
+
+def _same_manager(path: Path) -> None:
+    """A manager opened lazily and one opened on the full reader: the same
+    answers, asked in an order that leaves most entries undecoded first."""
+    lazy = SessionManager.open(path, read_only=True)
+    full = SessionManager.open(FullHandle(path), read_only=True)
+    assert lazy.build_session_context() == full.build_session_context()
+    assert lazy.problems == full.problems
+    assert lazy.get_leaf_id() == full.get_leaf_id()
+    assert lazy.get_session_name() == full.get_session_name()
+    assert lazy.get_entry_count() == full.get_entry_count()
+    assert _tree_shape(lazy.get_tree()) == _tree_shape(full.get_tree())
+    leaf = full.get_leaf_id()
+    if leaf is not None:
+        assert lazy.get_children(leaf) == full.get_children(leaf)
+        first = full.get_entries()[0]["id"]
+        assert lazy.get_children(first) == full.get_children(first)
+        assert lazy.get_entry(first) == full.get_entry(first)
+    assert lazy.build_session_projection() == full.build_session_projection()
+    assert _plan(lazy.prepare_compaction()) == _plan(prepare_compaction(full.get_branch()))
+    assert lazy.get_branch() == full.get_branch()
+    assert lazy.get_entries() == full.get_entries()
+    assert {e["id"]: lazy.get_label(e["id"]) for e in full.get_entries()} == {
+        e["id"]: full.get_label(e["id"]) for e in full.get_entries()
+    }
+    assert lazy.stats().to_json() == full.stats().to_json()
+
+
+def _plan(prep: Any) -> Any:
+    if prep is None:
+        return None
+    return (
+        prep.first_kept_entry_id,
+        prep.messages_to_summarize,
+        prep.turn_prefix_messages,
+        prep.is_split_turn,
+        prep.tokens_before,
+        prep.previous_summary,
+        prep.file_ops,
+        list(prep.projection_entries),
+    )
+
+
+def _write(tmp_path: Path, name: str, lines: list[bytes], newline_at_end: bool = True) -> Path:
+    path = tmp_path / name
+    path.write_bytes(b"\n".join(lines) + (b"\n" if newline_at_end else b""))
+    return path
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],  # a failure prints its case; shrinking takes minutes
+)
+@given(
+    seed=st.integers(0, 10_000),
+    pi16=st.booleans(),
+    damage=st.lists(st.tuples(st.sampled_from(DAMAGE), st.integers(0, 400)), max_size=4),
+)
+def test_lazy_reader_equals_full_reader(tmp_path: Path, seed: int, pi16: bool, damage: list[tuple[str, int]]) -> None:
+    header, entries = generate_session(seed, pi16=pi16)
+    lines = session_text(header, entries).split(b"\n")[:-1]
+    r = random.Random(seed)
+    for kind, at in damage:
+        lines = _damage(lines, kind, at % max(len(lines), 1), r)
+    path = _write(tmp_path, f"s-{seed}.jsonl", lines, newline_at_end=not any(k == "torn-tail" for k, _ in damage))
+    try:
+        full = read_session_file(path)
+    except SessionFileError as exc:
+        with pytest.raises(SessionFileError) as lazy_exc:
+            read_session_file(path, lazy=True)
+        assert str(lazy_exc.value) == str(exc)
+        return
+    if full.header is None:
+        return
+    _same_file(path)
+    _same_manager(path)
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_each_damage_kind(tmp_path: Path, kind: str) -> None:
+    """Every damage kind at a line in the middle of a compacted session
+    (so that the lazy side leaves the damaged line undecoded at first)."""
+    header, entries = generate_session(11, turns=20, pi16=True)
+    lines = session_text(header, entries).split(b"\n")[:-1]
+    lines = _damage(lines, kind, len(lines) // 3, random.Random(1))
+    path = _write(tmp_path, "s.jsonl", lines, newline_at_end=kind != "torn-tail")
+    _same_file(path)
+    _same_manager(path)
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name)
+def test_shared_fixtures(path: Path) -> None:
+    _same_file(path)
+    _same_manager(path)
+
+
+def test_opening_decodes_only_the_context(tmp_path: Path) -> None:
+    """Opening a long compacted session and building its context decodes
+    the context's range (and a few entries next to it), not the file."""
+    header, entries = generate_session(5, turns=25, branches=False)
+    path = tmp_path / "s.jsonl"
+    filler = [
+        {"type": "message", "id": f"f{i:07d}", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "x" * 200, "timestamp": 1}}
+        for i in range(3000)
+    ]
+    for prev, e in zip(filler, filler[1:]):
+        e["parentId"] = prev["id"]
+    entries[0] = {**entries[0], "parentId": filler[-1]["id"]}
+    path.write_bytes(session_text(header, [*filler, *entries]))
+    manager = SessionManager.open(path, read_only=True)
+    manager.build_session_context()
+    records = manager._records  # noqa: SLF001 - what is decoded is the point
+    assert isinstance(records, LazyRecords)
+    decoded = sum(1 for i in range(len(records)) if records.is_decoded(i))
+    assert decoded < 600, decoded
+    full = SessionManager.open(FullHandle(path), read_only=True)
+    assert manager.build_session_context() == full.build_session_context()
+    assert manager.get_entries() == full.get_entries()
+
+
+def test_rewritten_file_is_read_again(tmp_path: Path) -> None:
+    """A file replaced under a lazily opened session: the same entries are
+    taken from a full read of the new file; different ones are refused
+    with a clear error (no traceback of a decoding failure)."""
+    header, entries = generate_session(3, turns=12, branches=False)
+    path = tmp_path / "s.jsonl"
+    text = session_text(header, entries)
+    path.write_bytes(text)
+    manager = SessionManager.open(path, read_only=True)
+    expected = SessionManager.open(FullHandle(path), read_only=True).get_entries()
+    tmp = tmp_path / "new.jsonl"
+    tmp.write_bytes(text)
+    os.replace(tmp, path)  # the same records, another inode
+    assert manager.get_entries() == expected
+
+    other = SessionManager.open(path, read_only=True)
+    lines = text.split(b"\n")
+    lines[3] = lines[3].replace(b'"id":"', b'"id":"zz', 1)
+    tmp.write_bytes(b"\n".join(lines))
+    os.replace(tmp, path)
+    with pytest.raises(SessionFileError, match="rewritten since it was opened"):
+        other.get_entries()
+
+
+def test_truncated_in_place_is_refused(tmp_path: Path) -> None:
+    header, entries = generate_session(4, turns=12, branches=False)
+    path = tmp_path / "s.jsonl"
+    text = session_text(header, entries)
+    path.write_bytes(text)
+    manager = SessionManager.open(path, read_only=True)
+    with open(path, "r+b") as f:
+        f.truncate(len(text) // 2)
+    with pytest.raises(SessionFileError, match="rewritten since it was opened"):
+        manager.get_entries()
+
+
+def test_appends_after_open_keep_working(tmp_path: Path) -> None:
+    """Our own appends (and a grown file) do not disturb the lazy entries."""
+    header, entries = generate_session(6, turns=10, branches=False)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    manager = SessionManager.open(path)
+    manager.append_message({"role": "user", "content": [{"type": "text", "text": "more"}], "timestamp": 1})
+    again = SessionManager.open(FullHandle(path), read_only=True)
+    assert manager.get_entries() == again.get_entries()
+    assert manager.build_session_context() == again.build_session_context()
