@@ -37,11 +37,11 @@ from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
-from .fts import FtsWriter, fts_schema
+from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
@@ -87,6 +87,27 @@ def _is_damage(exc: BaseException) -> bool:
     return isinstance(exc, (sqlite3.DatabaseError, IndexDamaged)) and (
         isinstance(exc, IndexDamaged) or any(w in str(exc).lower() for w in _DAMAGE_WORDS)
     )
+
+
+def _open_as_indexed(path: str, indexed_as: tuple[Any, ...]) -> Any:
+    """The session file at ``path`` open for reading when it still holds
+    the bytes it was indexed from (``indexed_as``: its ``sources`` row's
+    size, mtime_ns, ino, indexed, head_hash, tail_hash): unchanged, or
+    grown with the indexed prefix intact; else None."""
+    size, mtime, ino, indexed, head, tail = indexed_as
+    f = open_regular(Path(path))
+    if f is None:
+        return None
+    try:
+        st = os.fstat(f.fileno())
+        if (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime, ino):
+            return f
+        if st.st_ino == ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
+            return f
+    except OSError:
+        pass
+    f.close()
+    return None
 
 
 def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
@@ -146,7 +167,7 @@ class FileIndex:
             if not names:
                 conn.execute("PRAGMA journal_mode = WAL").fetchall()
                 conn.execute("BEGIN IMMEDIATE")
-                for ddl in (_META, _SOURCES, *fts_schema("")):
+                for ddl in (_META, _SOURCES, *fts_schema("", texts=False)):
                     conn.execute(ddl)
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
                 conn.execute("COMMIT")
@@ -262,11 +283,12 @@ class FileIndex:
         gone = [p for p in known if p not in seen]
         total = len(todo)
         done = 0
+        full = not known and total > 0
         i = 0
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                writer = FtsWriter(conn.cursor(), "", buffered=True)
+                writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
                 for p in gone:
                     writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
@@ -286,7 +308,109 @@ class FileIndex:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        if stats.reindexed or stats.dropped:
+            self._refill_if_orphaned(conn)
+        if full:
+            # a build from nothing: FTS5's segments merged into one and the
+            # file compacted (about a tenth smaller; the writes made it)
+            conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+            conn.execute("VACUUM")
         return stats
+
+    def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
+        """Refill the FTS5 table when more than a quarter of its rows (at
+        least 1,000) are orphans of forgotten documents."""
+        rows = int(conn.execute("SELECT count(*) FROM fts_docsize").fetchone()[0])
+        docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        if rows - docs > max(1000, docs // 4):
+            self._locked(lambda: self._refill(conn))
+
+    def _locked(self, work: Callable[[], Any]) -> Any:
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = work()
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return out
+
+    def _refill(self, conn: sqlite3.Connection) -> None:
+        """Build the FTS5 table again from the documents' lines (inside the
+        write transaction): the index keeps no text, so this is how
+        forgotten documents' tokens (orphans) leave it. A file that no
+        longer holds the bytes it was indexed from is forgotten (the next
+        update indexes it again)."""
+        conn.execute("DROP TABLE IF EXISTS fts")
+        conn.execute(fts_schema("", texts=False)[-1])
+        writer = FtsWriter(conn.cursor(), "", texts=False)
+        sources = conn.execute("SELECT path, size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources").fetchall()
+        for path, size, mtime, ino, indexed, head, tail in sources:
+            sid = file_key(path)
+            rows = conn.execute("SELECT doc, pos, len FROM docs WHERE sid = ? ORDER BY pos", (sid,)).fetchall()
+            if not rows:
+                continue
+            f = _open_as_indexed(path, (size, mtime, ino, indexed, head, tail))
+            texts: list[tuple[int, str, str]] | None = []
+            if f is None:
+                texts = None
+            else:
+                with f:
+                    data = f.read(indexed)
+                for doc, pos, length in rows:
+                    got = line_texts(data[pos : pos + length])
+                    if got is None:
+                        texts = None
+                        break
+                    texts.append((doc, got[1], got[2]))  # type: ignore[union-attr]
+            if texts is None:
+                writer.forget(sid)
+                conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+                continue
+            conn.executemany("INSERT INTO fts (rowid, body, thinking) VALUES (?, ?, ?)", texts)
+        conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+
+    # ------------------------------------------------------------------
+    # texts of hits
+
+    def with_texts(self, candidates: Iterator[Candidate], *, thinking: bool) -> Iterator[Candidate]:
+        """The candidates with their ``body`` (and ``thinking`` when asked)
+        read back from their session files: the line at ``pos`` (``length``
+        bytes) re-extracted. A file changed since it was indexed is used
+        while its indexed bytes are intact (it grew: same inode, SHA-256 of
+        its prefix as indexed); a hit in a file that no longer holds those
+        bytes (rewritten under the index) is skipped, never shown with
+        another line's text."""
+        conn = self.connection()
+        files: dict[str, Any] = {}
+        try:
+            for c in candidates:
+                path = c.location
+                if path is None:
+                    continue
+                if path not in files:
+                    row = conn.execute(
+                        "SELECT size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources WHERE path = ?", (path,)
+                    ).fetchone()
+                    files[path] = _open_as_indexed(path, tuple(row)) if row is not None else None
+                f = files[path]
+                if f is None:
+                    continue
+                try:
+                    raw = os.pread(f.fileno(), c.length, c.pos)
+                except OSError:
+                    continue
+                got = line_texts(raw) if len(raw) == c.length else None
+                if got is None or got[0] != c.entry_id:
+                    continue
+                c.body, c.thinking = got[1], (got[2] if thinking else "")
+                yield c
+        finally:
+            for f in files.values():
+                if f is not None:
+                    f.close()
 
     def _index_file(self, conn: sqlite3.Connection, writer: FtsWriter, path: Path, stats: IndexStats) -> int:
         """Index what is new in one file (inside the write transaction, so
@@ -349,7 +473,7 @@ class FileIndex:
                 writer.session(sid, session_id, cwd if isinstance(cwd, str) else "", key)
             elif session_id == "":
                 break
-            writer.add(sid, here, record)
+            writer.add(sid, here, record, len(raw))
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
@@ -375,12 +499,12 @@ class FileIndex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 paths = [r[0] for r in conn.execute("SELECT path FROM sources WHERE session_id = ?", (session_id,))]
-                writer = FtsWriter(conn.cursor(), "")
+                writer = FtsWriter(conn.cursor(), "", texts=False)
                 for p in paths:
                     writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
                 if paths:
-                    conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+                    self._refill(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
