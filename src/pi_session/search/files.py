@@ -37,6 +37,7 @@ from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
+from .extract import Doc, record_docs
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
@@ -120,6 +121,71 @@ def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
     return head, tail
 
 
+@dataclass
+class _Read:
+    """What one file gave (:func:`_read_from`): its ``stat`` (size,
+    mtime_ns, ino), the indexed range ``[start, end)`` (complete lines),
+    the line count up to ``end``, the prefix hashes, the session id (""
+    when the file is no session), the header's cwd (None: no header in the
+    range) and the documents ``(pos, length, Doc)``."""
+
+    key: str
+    stat: tuple[int, int, int]
+    start: int
+    end: int
+    lines: int
+    head: bytes
+    tail: bytes
+    session_id: str | None
+    cwd: str | None
+    docs: list[tuple[int, int, Doc]]
+
+
+def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, session_id: str | None) -> _Read:
+    """Read the complete lines of an open file from byte ``start`` (line
+    ``line_no``) and extract their documents (pure but for the read;
+    ``session_id``: None before the header, "" for a file that is no
+    session)."""
+    f.seek(start)
+    data = f.read(st.st_size - start)
+    end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
+    if start == 0:
+        head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
+        tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
+    else:
+        head, tail = _hashes(f, start + end)
+    docs: list[tuple[int, int, Doc]] = []
+    cwd: str | None = None
+    pos = start
+    loads = orjson.loads
+    for raw in data[:end].split(b"\n")[:-1]:
+        line_no += 1
+        here = pos
+        pos += len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            record = loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = parse_line(raw, line_no)
+            if not parsed.ok:
+                continue
+            record = parsed.record
+        if session_id is None:
+            if not is_session_header(record):
+                session_id = ""  # not a session: nothing indexed
+                break
+            session_id = str(record["id"])
+            header_cwd = record.get("cwd")
+            cwd = header_cwd if isinstance(header_cwd, str) else ""
+        elif session_id == "":
+            break
+        doc = record_docs(record)
+        if doc is not None:
+            docs.append((here, len(raw), doc))
+    return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
+
+
 class FileIndex:
     """The search index of the session files under ``root``.
 
@@ -174,6 +240,7 @@ class FileIndex:
             row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if row is None or row[0] != INDEX_VERSION:
                 raise IndexDamaged(f"version {row[0] if row else None}, expected {INDEX_VERSION}")
+            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: FTS5 segments and the docs index are written in it
             conn.execute("PRAGMA synchronous = OFF")  # a cache: a crash that damages it is caught and it is rebuilt
             conn.execute("PRAGMA secure_delete = ON")  # forgotten text does not linger in free pages
         except BaseException:
@@ -435,51 +502,29 @@ class FileIndex:
                 else:
                     stats.reindexed += 1
             if start == 0:
-                writer.forget(sid)
                 session_id = None
             elif session_id is None:
                 session_id = ""  # not a session: stays so while it grows
-            f.seek(start)
-            data = f.read(st.st_size - start)
-            end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
-            if start == 0:
-                head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
-                tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
-            else:
-                head, tail = _hashes(f, start + end)
+            read = _read_from(f, key, st, start, line_no, session_id)
+        if start == 0:
+            writer.forget(sid)
+        return self._write_read(conn, writer, read, stats)
+
+    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: _Read, stats: IndexStats) -> int:
+        """Write what :func:`_read_from` found (inside the write transaction)."""
+        sid = file_key(read.key)
         stats.files_read += 1
-        stats.bytes_indexed += end
-        pos = start
-        loads = orjson.loads
-        for raw in data[:end].split(b"\n")[:-1]:
-            line_no += 1
-            here = pos
-            pos += len(raw) + 1
-            if not raw.strip():
-                continue
-            try:
-                record = loads(raw)
-            except orjson.JSONDecodeError:
-                parsed = parse_line(raw, line_no)
-                if not parsed.ok:
-                    continue
-                record = parsed.record
-            if session_id is None:
-                if not is_session_header(record):
-                    session_id = ""  # not a session: nothing indexed
-                    break
-                session_id = str(record["id"])
-                cwd = record.get("cwd")
-                writer.session(sid, session_id, cwd if isinstance(cwd, str) else "", key)
-            elif session_id == "":
-                break
-            writer.add(sid, here, record, len(raw))
+        stats.bytes_indexed += read.end - read.start
+        if read.cwd is not None:
+            writer.session(sid, read.session_id, read.cwd, read.key)
+        for pos, length, doc in read.docs:
+            writer.add_doc(sid, pos, doc, length)
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
-            (key, st.st_size, st.st_mtime_ns, st.st_ino, start + end, line_no, head, tail, session_id or None, sid),
+            (read.key, *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
         )
-        return end
+        return read.end - read.start
 
     # ------------------------------------------------------------------
     # forgetting
