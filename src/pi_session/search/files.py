@@ -13,6 +13,11 @@ prefix changed: SHA-256 of its first 64 KiB and of the 4 KiB before the
 indexed end, so ``repair``'s and ``migrate``'s rewrites are seen) is
 reindexed whole; a file that is gone is dropped.
 
+The index keeps no text (the FTS5 table is contentless; ``docs`` holds
+each document's byte offset and line length): a hit's text is the line
+read back from its file and extracted again (:meth:`FileIndex.with_texts`),
+used only while the file still holds the bytes it was indexed from.
+
 Writers take SQLite's write lock per batch of files (``BEGIN IMMEDIATE``);
 the journal is WAL, so a search reads a consistent snapshot while another
 process indexes or appends. A damaged index (not a database, malformed, an
@@ -531,9 +536,11 @@ class FileIndex:
 
     def forget(self, session_id: str) -> int:
         """Remove every file holding session ``session_id`` from the index
-        (its documents, and the FTS5 index merged so no token of them is
-        left in it; free pages are zeroed: ``secure_delete``). The next
-        update indexes the files again from their first byte.
+        (its documents; the FTS5 table refilled from the other documents'
+        lines, since the index keeps no text to delete tokens with, so no
+        token of them is left in it; free pages are zeroed:
+        ``secure_delete``). The next update indexes the files again from
+        their first byte.
 
         Returns:
             How many files were forgotten.
