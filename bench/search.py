@@ -165,11 +165,18 @@ def run(data: Path, sessions: int, kb: float, reps: int, log: Any) -> dict[str, 
         conn = index.connection()
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         out["index_bytes"] = sum(p.stat().st_size for p in index.path.parent.iterdir())
+        # the indexed text: each document's line read back and re-extracted
+        # (the index keeps offsets, not text)
         text_bytes = 0
-        from pi_session.search.fts import unpack
+        from pi_session.search.files import file_key
+        from pi_session.search.fts import line_texts
 
-        for zb, zt in conn.execute("SELECT zbody, zthinking FROM docs"):
-            text_bytes += len(unpack(zb).encode()) + len(unpack(zt).encode())
+        for (path,) in conn.execute("SELECT path FROM sources").fetchall():
+            raw = Path(path).read_bytes()
+            for pos, length in conn.execute("SELECT pos, len FROM docs WHERE sid = ?", (file_key(path),)):
+                got = line_texts(raw[pos : pos + length])
+                if got is not None:
+                    text_bytes += len(got[1].encode("utf-8", "surrogatepass")) + len(got[2].encode("utf-8", "surrogatepass"))
         out["text_bytes"] = text_bytes
         # nothing changed: the freshness check alone
         out["noop_update_ms"] = statistics.median(_time(index.update) for _ in range(3))

@@ -158,6 +158,49 @@ def test_incremental_update_reads_only_appended_bytes(root: Path) -> None:
     assert len([h for h in search(root, "dns", limit=50).hits if h.entry_id == "u1"]) == 1
 
 
+def test_snippets_are_read_back_from_a_grown_file(root: Path) -> None:
+    files = write_corpus(root)
+    update_index(root)
+    with open(files[S1], "ab") as f:  # the file gains lines the index has not seen
+        f.write(orjson.dumps({"type": "message", "id": "u9", "parentId": "k1", "timestamp": "2026-03-04T00:00:00.000Z",
+                              "message": {"role": "user", "content": "NXDOMAIN again", "timestamp": 1}}) + b"\n")
+    (hit,) = search(root, "nxdomain", update=False).hits  # the index's offsets, the file's current bytes
+    assert hit.entry_id == "b1" and hit.snippet.marked() == "dig example.org status: [NXDOMAIN] flaky"
+    assert hits(root, "nxdomain") == {(S1, "b1"), (S1, "u9")}
+
+
+def test_a_file_rewritten_under_the_index_never_shows_its_old_text(root: Path) -> None:
+    files = write_corpus(root)
+    update_index(root)
+    # the same length, the same offsets, other words: what the index holds no longer is in the file
+    old = files[S1].read_bytes()
+    new = old.replace(b"NXDOMAIN flaky", b"SERVFAIL happy")
+    assert len(new) == len(old) and new != old
+    files[S1].write_bytes(new)
+    assert search(root, "nxdomain", update=False).hits == []  # not shown with text that is not there
+    assert hits(root, "nxdomain") == set()  # reindexed whole
+    (hit,) = search(root, "servfail").hits
+    assert hit.snippet.marked() == "dig example.org status: [SERVFAIL] happy"
+
+
+def test_rewritten_files_orphans_are_refilled_away(root: Path) -> None:
+    files = write_corpus(root)
+    update_index(root)
+    path = index_path(root)
+
+    def fts_rows() -> int:
+        with sqlite3.connect(path) as conn:
+            return int(conn.execute("SELECT count(*) FROM fts_docsize").fetchone()[0])
+
+    base = fts_rows()
+    for i in range(1, 300):  # every rewrite leaves the old documents' FTS5 rows behind as orphans
+        data = files[S2].read_bytes().replace(b"dark palette" if i % 2 else b"dim palette", b"dim palette" if i % 2 else b"dark palette")
+        files[S2].write_bytes(data)
+        assert update_index(root).reindexed == 1
+    assert fts_rows() < base + 1000 + base // 4 + 20  # refilled when orphans passed the threshold
+    assert hits(root, '"dim palette"') == {(S2, "u1")} and hits(root, '"dark palette"') == set()
+
+
 def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     exe = Path(sys.executable).parent / "pi-session"
     return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=120)

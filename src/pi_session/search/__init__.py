@@ -220,8 +220,10 @@ def search(
                     # a FileStore keeps a project's files in its own directory
                     scope = index.sids_under(store.session_dir(project))
                 cands = fts_candidates(
-                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit
+                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit,
+                    texts=False,
                 )
+                cands = index.with_texts(cands, thinking=thinking)
                 return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
 
             hits = index.guarded(work)

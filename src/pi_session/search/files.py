@@ -13,6 +13,11 @@ prefix changed: SHA-256 of its first 64 KiB and of the 4 KiB before the
 indexed end, so ``repair``'s and ``migrate``'s rewrites are seen) is
 reindexed whole; a file that is gone is dropped.
 
+The index keeps no text (the FTS5 table is contentless; ``docs`` holds
+each document's byte offset and line length): a hit's text is the line
+read back from its file and extracted again (:meth:`FileIndex.with_texts`),
+used only while the file still holds the bytes it was indexed from.
+
 Writers take SQLite's write lock per batch of files (``BEGIN IMMEDIATE``);
 the journal is WAL, so a search reads a consistent snapshot while another
 process indexes or appends. A damaged index (not a database, malformed, an
@@ -37,11 +42,12 @@ from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
-from .fts import FtsWriter, fts_schema
+from .extract import Doc, record_docs
+from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "2"
+INDEX_VERSION = "3"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
@@ -89,6 +95,27 @@ def _is_damage(exc: BaseException) -> bool:
     )
 
 
+def _open_as_indexed(path: str, indexed_as: tuple[Any, ...]) -> Any:
+    """The session file at ``path`` open for reading when it still holds
+    the bytes it was indexed from (``indexed_as``: its ``sources`` row's
+    size, mtime_ns, ino, indexed, head_hash, tail_hash): unchanged, or
+    grown with the indexed prefix intact; else None."""
+    size, mtime, ino, indexed, head, tail = indexed_as
+    f = open_regular(Path(path))
+    if f is None:
+        return None
+    try:
+        st = os.fstat(f.fileno())
+        if (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime, ino):
+            return f
+        if st.st_ino == ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
+            return f
+    except OSError:
+        pass
+    f.close()
+    return None
+
+
 def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
     """SHA-256 of the first 64 KiB of ``[0, end)`` and of its last 4 KiB."""
     f.seek(0)
@@ -97,6 +124,71 @@ def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
     f.seek(start)
     tail = hashlib.sha256(f.read(end - start)).digest()
     return head, tail
+
+
+@dataclass
+class _Read:
+    """What one file gave (:func:`_read_from`): its ``stat`` (size,
+    mtime_ns, ino), the indexed range ``[start, end)`` (complete lines),
+    the line count up to ``end``, the prefix hashes, the session id (""
+    when the file is no session), the header's cwd (None: no header in the
+    range) and the documents ``(pos, length, Doc)``."""
+
+    key: str
+    stat: tuple[int, int, int]
+    start: int
+    end: int
+    lines: int
+    head: bytes
+    tail: bytes
+    session_id: str | None
+    cwd: str | None
+    docs: list[tuple[int, int, Doc]]
+
+
+def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, session_id: str | None) -> _Read:
+    """Read the complete lines of an open file from byte ``start`` (line
+    ``line_no``) and extract their documents (pure but for the read;
+    ``session_id``: None before the header, "" for a file that is no
+    session)."""
+    f.seek(start)
+    data = f.read(st.st_size - start)
+    end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
+    if start == 0:
+        head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
+        tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
+    else:
+        head, tail = _hashes(f, start + end)
+    docs: list[tuple[int, int, Doc]] = []
+    cwd: str | None = None
+    pos = start
+    loads = orjson.loads
+    for raw in data[:end].split(b"\n")[:-1]:
+        line_no += 1
+        here = pos
+        pos += len(raw) + 1
+        if not raw.strip():
+            continue
+        try:
+            record = loads(raw)
+        except orjson.JSONDecodeError:
+            parsed = parse_line(raw, line_no)
+            if not parsed.ok:
+                continue
+            record = parsed.record
+        if session_id is None:
+            if not is_session_header(record):
+                session_id = ""  # not a session: nothing indexed
+                break
+            session_id = str(record["id"])
+            header_cwd = record.get("cwd")
+            cwd = header_cwd if isinstance(header_cwd, str) else ""
+        elif session_id == "":
+            break
+        doc = record_docs(record)
+        if doc is not None:
+            docs.append((here, len(raw), doc))
+    return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
 class FileIndex:
@@ -146,13 +238,14 @@ class FileIndex:
             if not names:
                 conn.execute("PRAGMA journal_mode = WAL").fetchall()
                 conn.execute("BEGIN IMMEDIATE")
-                for ddl in (_META, _SOURCES, *fts_schema("")):
+                for ddl in (_META, _SOURCES, *fts_schema("", texts=False)):
                     conn.execute(ddl)
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
                 conn.execute("COMMIT")
             row = conn.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if row is None or row[0] != INDEX_VERSION:
                 raise IndexDamaged(f"version {row[0] if row else None}, expected {INDEX_VERSION}")
+            conn.execute("PRAGMA cache_size = -65536")  # 64 MiB: FTS5 segments and the docs index are written in it
             conn.execute("PRAGMA synchronous = OFF")  # a cache: a crash that damages it is caught and it is rebuilt
             conn.execute("PRAGMA secure_delete = ON")  # forgotten text does not linger in free pages
         except BaseException:
@@ -262,11 +355,12 @@ class FileIndex:
         gone = [p for p in known if p not in seen]
         total = len(todo)
         done = 0
+        full = not known and total > 0
         i = 0
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                writer = FtsWriter(conn.cursor(), "", buffered=True)
+                writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
                 for p in gone:
                     writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
@@ -286,7 +380,109 @@ class FileIndex:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        if stats.reindexed or stats.dropped:
+            self._refill_if_orphaned(conn)
+        if full:
+            # a build from nothing: FTS5's segments merged into one and the
+            # file compacted (about a tenth smaller; the writes made it)
+            conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+            conn.execute("VACUUM")
         return stats
+
+    def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
+        """Refill the FTS5 table when more than a quarter of its rows (at
+        least 1,000) are orphans of forgotten documents."""
+        rows = int(conn.execute("SELECT count(*) FROM fts_docsize").fetchone()[0])
+        docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
+        if rows - docs > max(1000, docs // 4):
+            self._locked(lambda: self._refill(conn))
+
+    def _locked(self, work: Callable[[], Any]) -> Any:
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            out = work()
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return out
+
+    def _refill(self, conn: sqlite3.Connection) -> None:
+        """Build the FTS5 table again from the documents' lines (inside the
+        write transaction): the index keeps no text, so this is how
+        forgotten documents' tokens (orphans) leave it. A file that no
+        longer holds the bytes it was indexed from is forgotten (the next
+        update indexes it again)."""
+        conn.execute("DROP TABLE IF EXISTS fts")
+        conn.execute(fts_schema("", texts=False)[-1])
+        writer = FtsWriter(conn.cursor(), "", texts=False)
+        sources = conn.execute("SELECT path, size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources").fetchall()
+        for path, size, mtime, ino, indexed, head, tail in sources:
+            sid = file_key(path)
+            rows = conn.execute("SELECT doc, pos, len FROM docs WHERE sid = ? ORDER BY pos", (sid,)).fetchall()
+            if not rows:
+                continue
+            f = _open_as_indexed(path, (size, mtime, ino, indexed, head, tail))
+            texts: list[tuple[int, str, str]] | None = []
+            if f is None:
+                texts = None
+            else:
+                with f:
+                    data = f.read(indexed)
+                for doc, pos, length in rows:
+                    got = line_texts(data[pos : pos + length])
+                    if got is None:
+                        texts = None
+                        break
+                    texts.append((doc, got[1], got[2]))  # type: ignore[union-attr]
+            if texts is None:
+                writer.forget(sid)
+                conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+                continue
+            conn.executemany("INSERT INTO fts (rowid, body, thinking) VALUES (?, ?, ?)", texts)
+        conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+
+    # ------------------------------------------------------------------
+    # texts of hits
+
+    def with_texts(self, candidates: Iterator[Candidate], *, thinking: bool) -> Iterator[Candidate]:
+        """The candidates with their ``body`` (and ``thinking`` when asked)
+        read back from their session files: the line at ``pos`` (``length``
+        bytes) re-extracted. A file changed since it was indexed is used
+        while its indexed bytes are intact (it grew: same inode, SHA-256 of
+        its prefix as indexed); a hit in a file that no longer holds those
+        bytes (rewritten under the index) is skipped, never shown with
+        another line's text."""
+        conn = self.connection()
+        files: dict[str, Any] = {}
+        try:
+            for c in candidates:
+                path = c.location
+                if path is None:
+                    continue
+                if path not in files:
+                    row = conn.execute(
+                        "SELECT size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources WHERE path = ?", (path,)
+                    ).fetchone()
+                    files[path] = _open_as_indexed(path, tuple(row)) if row is not None else None
+                f = files[path]
+                if f is None:
+                    continue
+                try:
+                    raw = os.pread(f.fileno(), c.length, c.pos)
+                except OSError:
+                    continue
+                got = line_texts(raw) if len(raw) == c.length else None
+                if got is None or got[0] != c.entry_id:
+                    continue
+                c.body, c.thinking = got[1], (got[2] if thinking else "")
+                yield c
+        finally:
+            for f in files.values():
+                if f is not None:
+                    f.close()
 
     def _index_file(self, conn: sqlite3.Connection, writer: FtsWriter, path: Path, stats: IndexStats) -> int:
         """Index what is new in one file (inside the write transaction, so
@@ -311,60 +507,40 @@ class FileIndex:
                 else:
                     stats.reindexed += 1
             if start == 0:
-                writer.forget(sid)
                 session_id = None
             elif session_id is None:
                 session_id = ""  # not a session: stays so while it grows
-            f.seek(start)
-            data = f.read(st.st_size - start)
-            end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
-            if start == 0:
-                head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
-                tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
-            else:
-                head, tail = _hashes(f, start + end)
+            read = _read_from(f, key, st, start, line_no, session_id)
+        if start == 0:
+            writer.forget(sid)
+        return self._write_read(conn, writer, read, stats)
+
+    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: _Read, stats: IndexStats) -> int:
+        """Write what :func:`_read_from` found (inside the write transaction)."""
+        sid = file_key(read.key)
         stats.files_read += 1
-        stats.bytes_indexed += end
-        pos = start
-        loads = orjson.loads
-        for raw in data[:end].split(b"\n")[:-1]:
-            line_no += 1
-            here = pos
-            pos += len(raw) + 1
-            if not raw.strip():
-                continue
-            try:
-                record = loads(raw)
-            except orjson.JSONDecodeError:
-                parsed = parse_line(raw, line_no)
-                if not parsed.ok:
-                    continue
-                record = parsed.record
-            if session_id is None:
-                if not is_session_header(record):
-                    session_id = ""  # not a session: nothing indexed
-                    break
-                session_id = str(record["id"])
-                cwd = record.get("cwd")
-                writer.session(sid, session_id, cwd if isinstance(cwd, str) else "", key)
-            elif session_id == "":
-                break
-            writer.add(sid, here, record)
+        stats.bytes_indexed += read.end - read.start
+        if read.cwd is not None:
+            writer.session(sid, read.session_id, read.cwd, read.key)
+        for pos, length, doc in read.docs:
+            writer.add_doc(sid, pos, doc, length)
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
-            (key, st.st_size, st.st_mtime_ns, st.st_ino, start + end, line_no, head, tail, session_id or None, sid),
+            (read.key, *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
         )
-        return end
+        return read.end - read.start
 
     # ------------------------------------------------------------------
     # forgetting
 
     def forget(self, session_id: str) -> int:
         """Remove every file holding session ``session_id`` from the index
-        (its documents, and the FTS5 index merged so no token of them is
-        left in it; free pages are zeroed: ``secure_delete``). The next
-        update indexes the files again from their first byte.
+        (its documents; the FTS5 table refilled from the other documents'
+        lines, since the index keeps no text to delete tokens with, so no
+        token of them is left in it; free pages are zeroed:
+        ``secure_delete``). The next update indexes the files again from
+        their first byte.
 
         Returns:
             How many files were forgotten.
@@ -375,12 +551,12 @@ class FileIndex:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 paths = [r[0] for r in conn.execute("SELECT path FROM sources WHERE session_id = ?", (session_id,))]
-                writer = FtsWriter(conn.cursor(), "")
+                writer = FtsWriter(conn.cursor(), "", texts=False)
                 for p in paths:
                     writer.forget(file_key(p))
                     conn.execute("DELETE FROM sources WHERE path = ?", (p,))
                 if paths:
-                    conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+                    self._refill(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:

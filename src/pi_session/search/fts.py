@@ -31,22 +31,31 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from .extract import Doc, record_docs
+from ..storage import parse_line
 from ..text import well_formed
 from .query import Query, Term, tokens
 
-__all__ = ["Candidate", "FtsWriter", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "unpack"]
+__all__ = [
+    "Candidate", "FtsWriter", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
+]
 
 
-def fts_schema(p: str) -> list[str]:
-    """The DDL of the index tables with prefix ``p`` (idempotent)."""
+def fts_schema(p: str, *, texts: bool = True) -> list[str]:
+    """The DDL of the index tables with prefix ``p`` (idempotent).
+    ``texts=False`` (the files' cache): ``docs`` holds no text but each
+    document's line length (``len``; ``pos`` is its byte offset) and the
+    text is read back from the session file (see ``FtsWriter``)."""
+    text_cols = "zbody BLOB, zthinking BLOB" if texts else "len INTEGER NOT NULL"
     return [
         f"""CREATE TABLE IF NOT EXISTS {p}sessions (
             sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT, name TEXT,
             models TEXT NOT NULL DEFAULT '', location TEXT)""",
         f"""CREATE TABLE IF NOT EXISTS {p}docs (
             doc INTEGER PRIMARY KEY, sid TEXT NOT NULL, pos INTEGER NOT NULL, entry_id TEXT, ts_ms INTEGER,
-            role TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT, model TEXT, zbody BLOB, zthinking BLOB)""",
+            role TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT, model TEXT, {text_cols})""",
         f"CREATE INDEX IF NOT EXISTS {p}docs_sid ON {p}docs (sid, pos)",
         f"CREATE TABLE IF NOT EXISTS {p}files (sid TEXT NOT NULL, path TEXT NOT NULL, PRIMARY KEY (sid, path)) WITHOUT ROWID",
         f"CREATE TABLE IF NOT EXISTS {p}edits (sid TEXT NOT NULL, target_id TEXT NOT NULL, PRIMARY KEY (sid, target_id)) WITHOUT ROWID",
@@ -91,6 +100,26 @@ def unpack(blob: Any) -> str:
     return zlib.decompress(bytes(blob)).decode("utf-8")
 
 
+def line_texts(raw: bytes) -> tuple[str | None, str, str] | None:
+    """What one JSONL line gives the FTS5 table: ``(entry_id, body,
+    thinking)`` exactly as :class:`FtsWriter` indexes them (well-formed
+    UTF-16), or None when the line is no record or has no text. Used to
+    read a document back from its session file (the files' cache keeps no
+    text)."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        parsed = parse_line(raw, 0)
+        if not parsed.ok:
+            return None
+        record = parsed.record
+    doc = record_docs(record)
+    if doc is None or doc.edits:
+        return None
+    entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
+    return entry_id, well_formed(doc.body), well_formed(doc.thinking)
+
+
 class FtsWriter:
     """Writes documents into the index tables of prefix ``p`` (inside the
     caller's transaction).
@@ -104,16 +133,25 @@ class FtsWriter:
             database cannot hold).
         postgres: write PostgreSQL's ``tsvector`` columns instead of the
             FTS5 table.
+        texts: keep the documents' text in ``docs`` (a store); False (the
+            files' cache): keep each line's length instead. FTS5 rows of a
+            forgotten document then cannot be deleted (a contentless table
+            needs the text, and SQLite 3.40 has no ``contentless_delete``):
+            they stay as orphans that no ``docs`` row joins, until the
+            cache refills its FTS5 table (``FileIndex.refill``).
     """
 
-    def __init__(self, cur: Any, p: str, *, run: Any = None, postgres: bool = False, buffered: bool = False) -> None:
+    def __init__(
+        self, cur: Any, p: str, *, run: Any = None, postgres: bool = False, buffered: bool = False, texts: bool = True
+    ) -> None:
         self.cur = cur
         self.p = p
         self.postgres = postgres
-        # buffered (FTS5 only): documents are written by flush(), many at once,
-        # with ids taken from the table's current maximum (the caller holds
-        # the write lock for the whole transaction)
-        self.buffered = buffered and not postgres
+        self.texts = texts
+        # buffered (FTS5 only; always without texts): documents are written
+        # by flush(), many at once, with ids taken from the tables' current
+        # maximum (the caller holds the write lock for the whole transaction)
+        self.buffered = (buffered or not texts) and not postgres
         self._docs: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
         self._next_doc: int | None = None
@@ -141,14 +179,14 @@ class FtsWriter:
         self.session(session_id, session_id, cwd if isinstance(cwd, str) else "", None)
         self.add(session_id, pos, header)
 
-    def add(self, sid: str, pos: int, record: Any) -> None:
+    def add(self, sid: str, pos: int, record: Any, length: int = 0) -> None:
         """Index one parsed record at position ``pos`` (records without
-        text are skipped)."""
+        text are skipped); ``length``: its line's bytes (``texts=False``)."""
         doc = record_docs(record)
         if doc is not None:
-            self.add_doc(sid, pos, doc)
+            self.add_doc(sid, pos, doc, length)
 
-    def add_doc(self, sid: str, pos: int, doc: Doc) -> None:
+    def add_doc(self, sid: str, pos: int, doc: Doc, length: int = 0) -> None:
         """Index one document (text that is not well-formed UTF-16, lone
         surrogates, gets U+FFFD: no index can hold it)."""
         p = self.p
@@ -171,7 +209,9 @@ class FtsWriter:
             )
         if not body and not thinking:
             return
-        meta = (sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, model)
+        # the cache keeps no model per document (the session row's models
+        # are what model: filters); a store does
+        meta = (sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, model if self.texts else None)
         if self.postgres:
             self._x(
                 f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, body, thinking, tsv, tsv_thinking) "
@@ -182,27 +222,39 @@ class FtsWriter:
         if self.buffered:
             if self._next_doc is None:
                 self._next_doc = int(self._x(f"SELECT COALESCE(MAX(doc), 0) FROM {p}docs").fetchone()[0]) + 1
+                if not self.texts:
+                    # never an orphan's id: its FTS5 row would join the new document
+                    top = self._x(f"SELECT COALESCE(MAX(id), 0) FROM {p}fts_docsize").fetchone()[0]
+                    self._next_doc = max(self._next_doc, int(top) + 1)
             doc_id = self._next_doc
             self._next_doc += 1
-            self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)))
+            self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)) if self.texts else (doc_id, *meta, length))
             self._fts.append((doc_id, body, thinking))
             if len(self._docs) >= 2000:
                 self.flush()
             return
-        cur = self._x(
-            f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (*meta, _pack(body), _pack(thinking)),
-        )
+        if self.texts:
+            cur = self._x(
+                f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*meta, _pack(body), _pack(thinking)),
+            )
+        else:
+            cur = self._x(
+                f"INSERT INTO {p}docs (sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*meta, length),
+            )
         self._x(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, body, thinking))
 
     def flush(self) -> None:
         """Write the buffered documents (see ``buffered``)."""
         if self._docs:
             p = self.p
+            cols = "zbody, zthinking" if self.texts else "len"
+            marks = "?, ?" if self.texts else "?"
             self.cur.executemany(
-                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, zbody, zthinking) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, {cols}) "
+                f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, {marks})",
                 self._docs,
             )
             self.cur.executemany(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", self._fts)
@@ -210,10 +262,11 @@ class FtsWriter:
 
     def forget(self, sid: str) -> None:
         """Remove a session and all its documents from the index (FTS5
-        rows are deleted with the text they were indexed with)."""
+        rows are deleted with the text they were indexed with; without
+        ``texts`` they stay as orphans, see the class docstring)."""
         p = self.p
         self.flush()
-        if not self.postgres:
+        if not self.postgres and self.texts:
             rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
             for doc, zb, zt in rows:
                 self._x(f"INSERT INTO {p}fts ({p}fts, rowid, body, thinking) VALUES ('delete', ?, ?, ?)", (doc, unpack(zb), unpack(zt)))
@@ -244,7 +297,9 @@ def fts_match(query: Query, *, thinking: bool) -> str | None:
 class Candidate:
     """One document a query found, before snippets (see
     :func:`fts_candidates`). ``sid`` is the index key; ``edited``: a
-    context edit replaced or omitted the entry."""
+    context edit replaced or omitted the entry; ``length``: the line's
+    bytes when the index holds no text (``body`` is then "" until the
+    caller reads the line at ``pos``)."""
 
     sid: str
     session_id: str | None
@@ -262,6 +317,7 @@ class Candidate:
     location: str | None
     edited: bool
     rank: float
+    length: int = 0
 
 
 def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | None = None) -> tuple[list[str], list[Any]]:
@@ -313,6 +369,7 @@ def fts_candidates(
     sids: Iterable[str] | None = None,
     project: str | None = None,
     limit: int | None = None,
+    texts: bool = True,
 ) -> Iterator[Candidate]:
     """The documents matching ``query``'s words and filters, best first
     (bm25; filter-only queries: newest first), lazily (``re:`` is applied
@@ -324,12 +381,16 @@ def fts_candidates(
         project: only sessions whose cwd resolves to this path.
         limit: at most this many (ignored with ``re:`` filters, which the
             caller applies).
+        texts: the tables hold the texts (:func:`fts_schema`); False: the
+            candidates' ``body``/``thinking`` are "" and ``length`` is the
+            line's byte length, for the caller to read the text back.
     """
     where, params = filter_sql(query, include_edited=include_edited, p=p, project=project)
     match = fts_match(query, thinking=thinking)
     edited = f"EXISTS (SELECT 1 FROM {p}edits e WHERE e.sid = d.sid AND e.target_id = d.entry_id)"
     cols = (
-        f"d.sid, s.session_id, d.pos, d.entry_id, d.ts_ms, d.role, d.kind, d.tool, d.model, d.zbody, d.zthinking, "
+        f"d.sid, s.session_id, d.pos, d.entry_id, d.ts_ms, d.role, d.kind, d.tool, d.model, "
+        f"{'d.zbody, d.zthinking' if texts else 'd.len, NULL'}, "
         f"s.cwd, s.name, s.location, {edited}"
     )
     if sids is not None:
@@ -376,7 +437,11 @@ def fts_candidates(
         rows = conn.execute(sql, args)
     for row in rows:
         sid, session_id, pos, entry_id, ts, role, kind, tool, model, zb, zt, cwd, name, location, was_edited, rank = row
+        if texts:
+            body, thought, length = unpack(zb), unpack(zt) if thinking else "", 0
+        else:
+            body, thought, length = "", "", int(zb)
         yield Candidate(
-            sid, session_id, pos, entry_id, ts, role, kind, tool, model, unpack(zb), unpack(zt) if thinking else "",
-            cwd, name, location, bool(was_edited), float(rank),
+            sid, session_id, pos, entry_id, ts, role, kind, tool, model, body, thought,
+            cwd, name, location, bool(was_edited), float(rank), length,
         )
