@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -22,6 +23,7 @@ from pi_session.storage import LazyRecords, SessionFile, SessionFileError, read_
 from pi_session.stores.file import FileHandle
 
 from sessiongen import generate_session, session_text
+from shared_paths import needs_oracle
 
 FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "pi"
 
@@ -32,6 +34,15 @@ class FullHandle(FileHandle):
 
     def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
         return super().read(migrate=migrate, lazy=False)
+
+
+class LazyHandle(FileHandle):
+    """A file handle that always reads lazily (``lazy=True``, not the
+    ``"auto"`` guess of :class:`FileHandle`, which reads most small test
+    sessions in full)."""
+
+    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+        return read_session_file(self.path, migrate=migrate, lazy=lazy)
 
 
 def _damage(lines: list[bytes], kind: str, i: int, r: random.Random) -> list[bytes]:
@@ -88,6 +99,15 @@ def _damage(lines: list[bytes], kind: str, i: int, r: random.Random) -> list[byt
         out[i] = line + b" xyz"
     elif kind == "bom":
         out[i] = b"\xef\xbb\xbf" + line
+    elif kind == "label-unhashable-target":  # a label whose targetId is an array or an object
+        try:
+            prev_id = orjson.loads(out[i - 1]).get("id") if i > 0 else None
+        except (orjson.JSONDecodeError, AttributeError):
+            prev_id = None
+        target: Any = [prev_id] if r.random() < 0.5 else {"id": prev_id}
+        label = {"type": "label", "id": f"lb{r.randrange(16**6):06x}", "parentId": prev_id if isinstance(prev_id, str) else None,
+                 "timestamp": "2025-01-01T00:00:00.000Z", "targetId": target, "label": "x"}
+        out.insert(i, orjson.dumps(label))
     elif kind == "timestamp-number":
         out[i] = line.replace(b'"timestamp":"', b'"timestamp":12,"ts":"', 1)
     return out
@@ -97,7 +117,7 @@ DAMAGE = [
     "torn-tail", "garbage", "split", "bad-utf8", "huge-number", "deep", "medium-deep", "duplicate-id",
     "numeric-parent", "no-id", "second-header", "blank", "nul", "crlf", "not-object", "type-number",
     "message-string", "escaped-id", "forward-parent", "key-order", "trailing-garbage", "bom",
-    "timestamp-number",
+    "timestamp-number", "label-unhashable-target",
 ]
 
 
@@ -139,7 +159,7 @@ def _tree_shape(nodes: list[Any]) -> list[Any]:
 def _same_manager(path: Path) -> None:
     """A manager opened lazily and one opened on the full reader: the same
     answers, asked in an order that leaves most entries undecoded first."""
-    lazy = SessionManager.open(path, read_only=True)
+    lazy = SessionManager.open(LazyHandle(path), read_only=True)
     full = SessionManager.open(FullHandle(path), read_only=True)
     assert lazy.build_session_context() == full.build_session_context()
     assert lazy.problems == full.problems
@@ -266,14 +286,14 @@ def test_rewritten_file_is_read_again(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     text = session_text(header, entries)
     path.write_bytes(text)
-    manager = SessionManager.open(path, read_only=True)
+    manager = SessionManager.open(LazyHandle(path), read_only=True)
     expected = SessionManager.open(FullHandle(path), read_only=True).get_entries()
     tmp = tmp_path / "new.jsonl"
     tmp.write_bytes(text)
     os.replace(tmp, path)  # the same records, another inode
     assert manager.get_entries() == expected
 
-    other = SessionManager.open(path, read_only=True)
+    other = SessionManager.open(LazyHandle(path), read_only=True)
     lines = text.split(b"\n")
     lines[3] = lines[3].replace(b'"id":"', b'"id":"zz', 1)
     tmp.write_bytes(b"\n".join(lines))
@@ -287,7 +307,7 @@ def test_truncated_in_place_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     text = session_text(header, entries)
     path.write_bytes(text)
-    manager = SessionManager.open(path, read_only=True)
+    manager = SessionManager.open(LazyHandle(path), read_only=True)
     with open(path, "r+b") as f:
         f.truncate(len(text) // 2)
     with pytest.raises(SessionFileError, match="rewritten since it was opened"):
@@ -299,8 +319,90 @@ def test_appends_after_open_keep_working(tmp_path: Path) -> None:
     header, entries = generate_session(6, turns=10, branches=False)
     path = tmp_path / "s.jsonl"
     path.write_bytes(session_text(header, entries))
-    manager = SessionManager.open(path)
+    manager = SessionManager.open(LazyHandle(path))
     manager.append_message({"role": "user", "content": [{"type": "text", "text": "more"}], "timestamp": 1})
     again = SessionManager.open(FullHandle(path), read_only=True)
     assert manager.get_entries() == again.get_entries()
     assert manager.build_session_context() == again.build_session_context()
+
+
+def test_auto_reads_a_never_compacted_session_in_full(tmp_path: Path) -> None:
+    """``lazy="auto"`` (what ``SessionManager.open`` asks for): a session
+    without a compaction in its last 60% is read in full (its context
+    decodes every entry, the index pass would only add to it); one with a
+    late compaction is indexed; both give the full reader's values."""
+    header, entries = generate_session(5, turns=25, branches=False)
+    plain = [e for e in entries if e.get("type") != "compaction"]
+    for prev, e in zip(plain, plain[1:]):
+        e["parentId"] = prev["id"]
+    linear = tmp_path / "linear.jsonl"
+    linear.write_bytes(session_text(header, plain))
+    assert not isinstance(read_session_file(linear, lazy="auto").entries, LazyRecords)
+    assert isinstance(read_session_file(linear, lazy=True).entries, LazyRecords)
+    manager = SessionManager.open(linear, read_only=True)
+    assert not isinstance(manager._records, LazyRecords)  # noqa: SLF001 - the way of reading is the point
+    compaction = {
+        "type": "compaction", "id": "c0000001", "parentId": plain[-1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": "s", "firstKeptEntryId": plain[-2]["id"], "tokensBefore": 10,
+    }
+    compacted = tmp_path / "compacted.jsonl"
+    compacted.write_bytes(session_text(header, [*plain, compaction]))
+    assert isinstance(read_session_file(compacted, lazy="auto").entries, LazyRecords)
+    for path in (linear, compacted):
+        assert read_session_file(path, lazy="auto").entries == read_session_file(path).entries
+        _same_manager(path)
+
+
+@pytest.mark.parametrize("target", [["m0000001"], {"id": "m0000001"}], ids=["array", "object"])
+def test_label_with_unhashable_target(tmp_path: Path, target: Any) -> None:
+    """A label whose targetId is an array or an object (a damaged entry)
+    used to crash ``SessionManager.open`` (TypeError: unhashable) in both
+    readers. pi 1.6 keys its label Map by that fresh object, which no id
+    ever matches: the entry stays (tree, entries, branch), it labels
+    nothing, and nothing is reported on open (``pi-session check``
+    reports it as a label whose target is not in the file)."""
+    header, _ = generate_session(1, turns=1, branches=False)
+    entries = [
+        {"type": "message", "id": "m0000001", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "label", "id": "l0000001", "parentId": "m0000001", "timestamp": "2025-01-01T00:00:02.000Z",
+         "targetId": target, "label": "x"},
+        {"type": "label", "id": "l0000002", "parentId": "l0000001", "timestamp": "2025-01-01T00:00:03.000Z",
+         "targetId": target},
+        {"type": "message", "id": "m0000002", "parentId": "l0000002", "timestamp": "2025-01-01T00:00:04.000Z",
+         "message": {"role": "user", "content": "yo", "timestamp": 2}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    for handle in (LazyHandle(path), FullHandle(path)):
+        manager = SessionManager.open(handle, read_only=True)
+        assert manager.problems == []
+        assert [e["id"] for e in manager.get_branch()] == ["m0000001", "l0000001", "l0000002", "m0000002"]
+        assert all(manager.get_label(e["id"]) is None for e in entries)
+        assert [m["content"] for m in manager.build_session_context()["messages"]] == ["hi", "yo"]
+        assert _tree_shape(manager.get_tree())[0][2] is None
+    _same_file(path)
+    _same_manager(path)
+
+
+@needs_oracle
+def test_label_with_unhashable_target_as_pi(tmp_path: Path, oracle: Any) -> None:
+    """The same file through pi 1.6 (the oracle): the same tree, no label."""
+    header, _ = generate_session(1, turns=1, branches=False)
+    entries = [
+        {"type": "message", "id": "m0000001", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"type": "label", "id": "l0000001", "parentId": "m0000001", "timestamp": "2025-01-01T00:00:02.000Z",
+         "targetId": ["m0000001"], "label": "x"},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    pi_tree = orjson.loads(oracle("tree", str(path)))
+
+    def shape(nodes: list[Any]) -> list[Any]:
+        return [(n["id"], n["label"], shape(n["children"])) for n in nodes]
+
+    def ours(nodes: list[Any]) -> list[Any]:
+        return [(n.id, n.label, ours(n.children)) for n in nodes]
+
+    assert ours(SessionManager.open(path, read_only=True).get_tree()) == shape(pi_tree["roots"])

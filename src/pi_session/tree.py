@@ -379,8 +379,12 @@ class SessionTree:
                 label_entries = [e for e in entries if e.get("type") == "label"]
         for entry in label_entries:
             # a label's targetId is a string in a well-formed file; a damaged
-            # one keys the maps under whatever it holds, which no id matches
+            # one keys the maps under whatever it holds, which no id matches;
+            # an unhashable one (a list, an object) is a new object in pi's
+            # Map each time, which nothing matches: it labels nothing
             target = cast(str, entry.get("targetId"))
+            if target.__hash__ is None:
+                continue
             if entry.get("label"):
                 labels[target] = entry["label"]
                 label_timestamps[target] = entry.get("timestamp")
@@ -422,7 +426,9 @@ class SessionTree:
             # a label's targetId is a string in a well-formed file; a damaged
             # one keys the maps under whatever it holds, which no id matches
             target = cast(str, entry.get("targetId"))
-            if entry.get("label"):
+            if target.__hash__ is None:
+                pass  # labels nothing (see the loop in the constructor)
+            elif entry.get("label"):
                 self.labels[target] = entry["label"]
                 self.label_timestamps[target] = entry.get("timestamp")
             else:

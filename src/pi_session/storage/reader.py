@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import msgspec
 import orjson
@@ -26,7 +26,7 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, line_utf8_ok
+from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, lazy_pays_off, line_utf8_ok
 from .lines import parse_line
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -200,7 +200,9 @@ def _collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> Non
             labels.append(record)
 
 
-def read_session_file(path: StrPath, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+def read_session_file(
+    path: StrPath, *, migrate: bool = True, lazy: bool | Literal["auto"] = False
+) -> SessionFile:
     """Read and validate a session file; never modifies it.
 
     Args:
@@ -213,6 +215,12 @@ def read_session_file(path: StrPath, *, migrate: bool = True, lazy: bool = False
             :class:`~.lazy.LazyRecords` whose entries are decoded when
             accessed (same values as without ``lazy``), and the problems
             are the same. A v1/v2 file being migrated is read in full.
+            ``"auto"``: lazily only when :func:`~.lazy.lazy_pays_off`
+            guesses that the context needs far less than the whole file
+            (a compaction in its last 60%), else in full: a never-compacted
+            session decodes every entry for its context, and the index
+            pass would only add to that (what ``SessionManager.open``
+            does).
 
     Returns:
         A :class:`SessionFile`. An empty file (no bytes, or only whitespace)
@@ -229,8 +237,10 @@ def read_session_file(path: StrPath, *, migrate: bool = True, lazy: bool = False
     # Parsing allocates about a million containers for a 100 MB file; the
     # cyclic GC would scan the growing heap again and again (none of it can
     # be garbage), so it is paused while reading (see pi_session._gc).
+    if lazy == "auto":
+        lazy = lazy_pays_off(p, st.st_size)
     with gc_paused():
-        return _read_records(p, sf, migrate, lazy=lazy)
+        return _read_records(p, sf, migrate, lazy=bool(lazy))
 
 
 def _stat_session(p: Path) -> os.stat_result:

@@ -377,7 +377,9 @@ class FileHandle(SessionHandle):
         return self.path.exists()
 
     def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
-        return read_session_file(self.path, migrate=migrate, lazy=lazy)
+        """See :meth:`SessionHandle.read`; ``lazy`` reads with
+        ``read_session_file(lazy="auto")`` (lazily when it pays off)."""
+        return read_session_file(self.path, migrate=migrate, lazy="auto" if lazy else False)
 
     def _claimed_id(self) -> str | None:
         """The session id this file claims in its directory: the handle's
