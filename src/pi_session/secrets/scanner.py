@@ -24,6 +24,7 @@ verifies a secret over the network (the verification filter is off).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from collections.abc import Iterator
@@ -33,7 +34,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from . import providers
 
 __all__ = ["BASE64_LIMIT", "HEX_LIMIT", "REDACTED_RE", "Scanner", "Span", "kind_of", "redaction"]
 
@@ -55,9 +55,16 @@ _OFF_FILTERS = (
     "detect_secrets.filters.common.is_invalid_file",
 )
 _PRIORITY = {"Secret Environment Variable": 2, "Secret Keyword": 2, "Basic Auth Credentials": 2, "Base64 High Entropy String": 3, "Hex High Entropy String": 3}
-_PROVIDER_TYPES = frozenset(
-    getattr(providers, name).secret_type for name in providers.PROVIDER_PLUGINS
-) - set(_PRIORITY)
+
+
+@functools.cache
+def _provider_types() -> frozenset[str]:
+    """The secret types of our provider plugins (detect-secrets, which
+    they build on, loads only when a scan starts: it imports requests)."""
+    from . import providers
+
+    return frozenset(getattr(providers, name).secret_type for name in providers.PROVIDER_PLUGINS) - set(_PRIORITY)
+
 _lock = threading.RLock()
 
 
@@ -88,6 +95,7 @@ class Span:
 
 
 def _plugin_config() -> list[dict[str, Any]]:
+    from . import providers
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     mapping: dict[str, Any] = get_mapping_from_secret_type_to_class()
@@ -262,7 +270,7 @@ class Scanner:
                 ):
                     continue
                 stype = secret.type
-                priority = 0 if stype in _PROVIDER_TYPES else _PRIORITY.get(stype, 1)
+                priority = 0 if stype in _provider_types() else _PRIORITY.get(stype, 1)
                 spans = list(_occurrences(line, value))
                 if isinstance(plugin, RegexBasedDetector) and len(value) < 8:
                     # a pattern whose group is a prefix (GitHub's "ghp", GitLab's "glpat"):

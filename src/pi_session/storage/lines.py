@@ -7,7 +7,7 @@ which drops the pieces). Pure functions of bytes: no file access."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +15,7 @@ import orjson
 
 from .. import jsonio
 from ..problems import ProblemKind
+from ..records import StrPath
 from .model import LineProblem, ParsedLine
 
 _BOM = b"\xef\xbb\xbf"
@@ -448,3 +449,66 @@ class Rejoiner:
         """The held lines (none form a record), emptying the hold."""
         released, self.pending = self.pending, []
         return released
+
+
+def parse_session_entries(content: str | bytes) -> list[Any]:
+    """Every JSON value of a JSONL text, malformed and blank lines skipped (pi's
+    ``parseSessionEntries``).
+
+    Args:
+        content: the file's text (str) or bytes.
+
+    Returns:
+        The parsed values in line order (header included).
+    """
+    data = content.encode("utf-8", errors="surrogatepass") if isinstance(content, str) else content
+    records = []
+    for i, raw in enumerate(data.strip().split(b"\n"), start=1):
+        parsed = parse_line(raw, i)
+        if parsed.ok:
+            records.append(parsed.record)
+    return records
+
+
+BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
+
+
+def line_blocks(f: Any, block_size: int = BLOCK_SIZE) -> Iterator[list[bytes]]:
+    """Lists of the complete lines (without ``\\n``) of a binary file, one
+    list per block read; an unterminated last line comes last, alone, as
+    ``[tail, None]``."""
+    pending: list[bytes] = []  # the start of a line that continues in the next block
+    while True:
+        block = f.read(block_size)
+        if not block:
+            break
+        lines = block.split(b"\n")
+        if len(lines) == 1:
+            pending.append(block)  # a line longer than a block
+            continue
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+            pending = []
+        tail = lines.pop()  # after the block's last newline (often empty)
+        yield lines
+        if tail:
+            pending.append(tail)
+    if pending:
+        yield [b"".join(pending), None]  # type: ignore[list-item]
+
+
+def iter_lines(path: StrPath) -> Iterator[tuple[int, bytes, bool]]:
+    """Stream a file's lines without holding the whole file (it is read in
+    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
+    ``had_newline`` is False only for an unterminated last line."""
+    line_no = 0
+    with open(path, "rb") as f:
+        for lines in line_blocks(f):
+            if len(lines) == 2 and lines[1] is None:
+                line_no += 1
+                yield line_no, lines[0], False
+                return
+            for raw in lines:
+                line_no += 1
+                yield line_no, raw, True

@@ -1,9 +1,9 @@
 """Reading session files (pi 1.6 ``loadEntriesFromFile``): :func:`read_session_file` and its
 read loop (a fast path for ordinary lines, the line scanner of :mod:`.scan`
 for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
-:class:`SessionFile` (what was read), :func:`iter_lines` (streaming a
-file's raw lines) and :func:`parse_session_entries` (pi's
-``parseSessionEntries``). Reading never modifies a file and never gives up
+:class:`SessionFile` (what was read); :func:`~.lines.iter_lines` (streaming a
+file's raw lines) and :func:`~.lines.parse_session_entries` (pi's
+``parseSessionEntries``) live in :mod:`.lines`. Reading never modifies a file and never gives up
 on a damaged one: every unusable line is reported and left in place; only a
 file whose first record is not a session header is refused."""
 
@@ -27,72 +27,9 @@ from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
 from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, lazy_pays_off, line_utf8_ok
-from .lines import parse_line
+from .lines import iter_lines, line_blocks, parse_session_entries
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
-
-def parse_session_entries(content: str | bytes) -> list[Any]:
-    """Every JSON value of a JSONL text, malformed and blank lines skipped (pi's
-    ``parseSessionEntries``).
-
-    Args:
-        content: the file's text (str) or bytes.
-
-    Returns:
-        The parsed values in line order (header included).
-    """
-    data = content.encode("utf-8", errors="surrogatepass") if isinstance(content, str) else content
-    records = []
-    for i, raw in enumerate(data.strip().split(b"\n"), start=1):
-        parsed = parse_line(raw, i)
-        if parsed.ok:
-            records.append(parsed.record)
-    return records
-
-
-_BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
-
-
-def _line_blocks(f: Any, block_size: int = _BLOCK_SIZE) -> Iterator[list[bytes]]:
-    """Lists of the complete lines (without ``\\n``) of a binary file, one
-    list per block read; an unterminated last line comes last, alone, as
-    ``[tail, None]``."""
-    pending: list[bytes] = []  # the start of a line that continues in the next block
-    while True:
-        block = f.read(block_size)
-        if not block:
-            break
-        lines = block.split(b"\n")
-        if len(lines) == 1:
-            pending.append(block)  # a line longer than a block
-            continue
-        if pending:
-            pending.append(lines[0])
-            lines[0] = b"".join(pending)
-            pending = []
-        tail = lines.pop()  # after the block's last newline (often empty)
-        yield lines
-        if tail:
-            pending.append(tail)
-    if pending:
-        yield [b"".join(pending), None]  # type: ignore[list-item]
-
-
-def iter_lines(path: StrPath) -> Iterator[tuple[int, bytes, bool]]:
-    """Stream a file's lines without holding the whole file (it is read in
-    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
-    ``had_newline`` is False only for an unterminated last line."""
-    line_no = 0
-    with open(path, "rb") as f:
-        for lines in _line_blocks(f):
-            if len(lines) == 2 and lines[1] is None:
-                line_no += 1
-                yield line_no, lines[0], False
-                return
-            for raw in lines:
-                line_no += 1
-                yield line_no, raw, True
-
 
 @dataclass
 class SessionFile:
@@ -330,7 +267,7 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
 
 
 def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
-    """What :func:`_line_blocks` gives for a file holding ``lines``
+    """What :func:`~.lines.line_blocks` gives for a file holding ``lines``
     concatenated, without concatenating them: lists of lines without their
     ``\n``, and an unterminated last line alone as ``[tail, None]``. A
     batch of lines that are one line each (a single ``\n``, at the end:
@@ -372,7 +309,7 @@ def _read_records(
     lazy: bool = False,
 ) -> SessionFile:
     """The reading loop of :func:`read_session_file` (of ``source`` instead
-    of the file when given, or of line ``blocks`` as :func:`_line_blocks`
+    of the file when given, or of line ``blocks`` as :func:`~.lines.line_blocks`
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
@@ -428,7 +365,7 @@ def _read_records(
                     store_ids_append = store.ids.append
                     store_parents_append = store.parents.append
                     timestamps_append = store.timestamps.append
-                blocks = _line_blocks(f)
+                blocks = line_blocks(f)
             indexing = False
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
