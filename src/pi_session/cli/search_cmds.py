@@ -79,7 +79,7 @@ def search(
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
-            fail(f"--open {open_}: there are {len(hits)} hits")
+            fail(f"--open {open_}: {len(hits):,} hit{'' if len(hits) == 1 else 's'} (--open counts from 1)")
         _open_hit(hits[open_ - 1], url)
         return
     hits = hits[:limit]
