@@ -289,7 +289,7 @@ class FileStore(SessionStore):
         session_id: str = header["id"]
         if self.exists(session_id):
             raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already")
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        cwd: str = header["cwd"] if isinstance(header.get("cwd"), str) else ""
         if isinstance(cwd, str) and "\x00" in cwd:
             raise UnnamableSessionError(f"{self.url}: session {session_id!r}: its cwd {cwd!r} cannot name a directory (it holds NUL)")
         directory = self.session_dir(cwd if is_windows_absolute(cwd) else resolve_path(cwd) if cwd else "/")
