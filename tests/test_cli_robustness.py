@@ -341,6 +341,16 @@ def test_unreadable_file_wording(cli, tmp_path, content, expected):
     assert res.stderr.strip().endswith(expected)
 
 
+def test_a_damaged_header_is_named_not_the_first_good_line(cli, tmp_path):
+    # a torn header line before good entries: the error named line 2 ("the first
+    # record is not a session header"), not the damaged line 1
+    f = tmp_path / "torn-header.jsonl"
+    f.write_bytes(b'{"type":"session","version":3,"id":"abc\n'
+                  b'{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":"hi","timestamp":1}}\n')
+    res = cli("info", str(f))
+    assert_clean_error(res, f"{f}:1: not a pi session: line 1, where the session header belongs, cannot be read: not valid JSON")
+
+
 # --- 10. compact and navigate messages ------------------------------------------------
 
 

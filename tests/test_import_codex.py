@@ -275,3 +275,12 @@ def test_a_command_the_user_ran_is_a_bash_execution(tmp_path):
 
     info = build_session_info(path)
     assert info is not None and info["firstMessage"] == "why did it fail?"
+
+
+def test_a_file_that_is_no_codex_session_is_reported_as_skipped_with_its_reason(tmp_path, cli):
+    # a pi session given to --from codex: "1 skipped" with no word of which file or why
+    not_codex = tmp_path / "pi.jsonl"
+    not_codex.write_text('{"type":"session","version":3,"id":"x","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}\n')
+    proc = cli("import", "--from", "codex", str(not_codex), "--store", str(tmp_path / "sessions"))
+    assert "1 skipped" in proc.stdout, proc.stdout + proc.stderr
+    assert f"skipped: {not_codex}: no conversation in it" in proc.stderr

@@ -370,6 +370,8 @@ def test_cli_search_json_and_commands(root: Path, tmp_path: Path) -> None:
     proc = _run("search", "nxdomain", "--open", "1", env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("leaf b1") and "bashExecution" in proc.stdout
+    proc = _run("search", "nxdomain", "--open", "0", env=env)  # was "there are 1 hits"
+    assert proc.returncode == 1 and "--open 0: 1 hit (--open counts from 1)" in proc.stderr
     proc = _run("search", "zzznothing", env=env)
     assert proc.returncode == 1 and "no hits" in proc.stderr
     proc = _run("search", 'x "open', env=env)

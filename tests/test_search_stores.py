@@ -113,3 +113,29 @@ def test_cli_search_on_a_sqlite_store(tmp_path: Path) -> None:
     assert hit["sessionId"] == S1 and hit["location"] == f"sqlite:///{db}#{S1}"
     assert hit["open"][0] == f"pi-session --store sqlite:///{db} context {S1} --leaf b1"
     assert not (tmp_path / "cache").exists()  # a store's index lives in the store
+
+
+def test_cli_store_option_after_the_command(tmp_path: Path) -> None:
+    # docs/secrets.md: "secrets SESSION (--store URL for a database)"; ls, check and
+    # import take --store after the command: search, secrets and scrub refused it
+    import os
+    import subprocess
+    import sys
+
+    db = tmp_path / "s.db"
+    with open_store(f"sqlite:///{db}") as s:
+        for name, records in corpus():
+            s.create(lines_of(records), file_name=name)
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(exe), *args, "--store", f"sqlite:///{db}"], capture_output=True, text=True, env=env, timeout=60)
+
+    proc = run("search", "nxdomain", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (hit,) = orjson.loads(proc.stdout)["hits"]
+    assert hit["location"] == f"sqlite:///{db}#{S1}"
+    for args in (("secrets", "--all", "--json"), ("scrub", "--all", "--mode", "edit", "--dry-run")):
+        proc = run(*args)
+        assert "No such option" not in proc.stderr and proc.returncode in (0, 1), proc.stderr

@@ -782,3 +782,19 @@ def test_a_sqlite_database_that_cannot_be_written_is_read_only(tmp_path):
     finally:
         _os.chmod(directory, 0o755)
         _os.chmod(db, 0o644)
+
+
+@pytest.mark.parametrize("cwd, directory", [
+    ("C:\\Users\\ada\\app", "--C--Users-ada-app--"),
+    ("D:/work/app", "--D--work-app--"),
+    ("\\\\server\\share\\app", "---server-share-app--"),
+])
+def test_file_store_names_a_windows_cwd_as_pi_on_windows_wherever_it_runs(tmp_path, monkeypatch, cwd, directory):
+    # an imported Claude Code / Codex session from Windows: its directory must not
+    # depend on the process cwd (it was resolved as a relative path: --tmp-x-C--Users-…)
+    monkeypatch.chdir(tmp_path)
+    store = FileStore(tmp_path / "sessions")
+    header = {"type": "session", "version": 3, "id": "0228199c-7485-5298-bdc0-a04907cc858f",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}
+    handle = store.new_handle(header)
+    assert handle.path.parent == tmp_path / "sessions" / directory

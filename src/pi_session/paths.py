@@ -147,6 +147,17 @@ def sessions_dir(agent: StrPath | None = None) -> Path:
     return Path(agent if agent is not None else agent_dir()) / "sessions"
 
 
+_WINDOWS_ABSOLUTE = re.compile(r"[A-Za-z]:[\\/]|\\\\")
+
+
+def is_windows_absolute(path: str) -> bool:
+    """True for a Windows absolute path (``C:\\x``, ``C:/x``, ``\\\\server\\share``):
+    the cwd of a session made on Windows (pi there, or an imported Claude Code /
+    Codex session). Such a cwd names its directory as pi on Windows names it,
+    never resolved against this process's cwd as a relative POSIX path."""
+    return _WINDOWS_ABSOLUTE.match(path) is not None
+
+
 def encode_cwd(cwd: str) -> str:
     """The directory name pi uses for a cwd: ``--`` + cwd without its leading
     ``/`` or ``\\``, with every ``/``, ``\\`` and ``:`` replaced by ``-``, + ``--``.

@@ -9,7 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.text import Text
 
-from .common import JSON_OPTION, active_store, console, err_console, fail, print_json, store_url, warn
+from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, print_json, set_store_url, store_url, warn
 
 
 def _progress() -> Any:
@@ -38,6 +38,7 @@ def search(
     thinking: bool = typer.Option(False, "--thinking", help="Also search assistants' thinking."),
     open_: Optional[int] = typer.Option(None, "--open", metavar="N", help="Open hit N (1 = the first): the browser at the entry on a terminal, else its context."),
     as_json: bool = JSON_OPTION,
+    store_option: Optional[str] = STORE_OPTION,
 ) -> None:
     """Search every session (all projects; --cwd for one) and print ranked
     hits: session, entry, time, role, project, name and a snippet with
@@ -52,6 +53,8 @@ def search(
     from ..search import search as run_search
     from ..stores import StoreError
 
+    if store_option:
+        set_store_url(store_option)
     if limit < 1:
         fail("--limit must be at least 1")
     try:
@@ -76,7 +79,7 @@ def search(
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
-            fail(f"--open {open_}: there are {len(hits)} hits")
+            fail(f"--open {open_}: {len(hits):,} hit{'' if len(hits) == 1 else 's'} (--open counts from 1)")
         _open_hit(hits[open_ - 1], url)
         return
     hits = hits[:limit]

@@ -11,7 +11,20 @@ from typing import Any, Optional
 
 import typer
 
-from .common import JSON_OPTION, CliError, active_store, console, database_store, err_console, fail, print_json, resolve_session, warn
+from .common import (
+    JSON_OPTION,
+    STORE_OPTION,
+    CliError,
+    active_store,
+    console,
+    database_store,
+    err_console,
+    fail,
+    print_json,
+    resolve_session,
+    set_store_url,
+    warn,
+)
 from .render import plural, sanitize
 
 ALLOW_OPTION = typer.Option(
@@ -93,6 +106,7 @@ def secrets(
     all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
     allow_list: Optional[str] = ALLOW_OPTION,
     as_json: bool = JSON_OPTION,
+    store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Find secrets (API keys, tokens, private keys, passwords) in every
     text a session holds; print where, their kind and a masked preview,
@@ -102,6 +116,8 @@ def secrets(
     from ..operations import find_in_session
     from ..stores import StoreError
 
+    if store:
+        set_store_url(store)
     locations, db = _sessions(session, all_)
     allow = allow_list_from(allow_list)
     hits: list[Any] = []
@@ -135,6 +151,7 @@ def scrub(
     backup: bool = typer.Option(False, "--backup", help="rewrite: keep the old content as <file>.secrets.bak (mode 0600; it holds the secrets)."),
     allow_list: Optional[str] = ALLOW_OPTION,
     as_json: bool = JSON_OPTION,
+    store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Remove secrets from a session.
 
@@ -152,6 +169,8 @@ def scrub(
         fail(f"--mode: {mode!r}: give edit or rewrite", code=2)
     if backup and mode != "rewrite":
         fail("--backup: only with --mode rewrite (an edit keeps the file as it is)", code=2)
+    if store:
+        set_store_url(store)
     locations, db = _sessions(session, all_)
     allow = allow_list_from(allow_list)
     results = []

@@ -176,6 +176,8 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
                 warn(f"conflict: {r.message} (the source was rewritten since it was imported)")
             elif r.status == "failed":
                 warn(r.message)
+            elif r.status == "skipped":
+                warn(f"skipped: {r.message or r.source}")
             elif r.status in ("imported", "updated"):
                 extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
                 console.print(sanitize(f"{r.status}: {r.source} -> {r.session_id}{extra}"), markup=False, soft_wrap=True)

@@ -510,6 +510,9 @@ def _accept(p: Path | None, sf: SessionFile, record: dict[str, Any], line_no: in
     the session header (else :class:`SessionFileError`)."""
     if sf.header is None and not sf.records:
         if not is_session_header(record):
+            damaged = next((q for q in sf.problems if not q.recovered and 0 < q.line < line_no), None)
+            if damaged is not None:  # a torn or garbled header line: name it, not the first good line after it
+                raise SessionFileError(p, f"not a pi session: line {damaged.line}, where the session header belongs, cannot be read: {damaged.message}", line=damaged.line)
             raise SessionFileError(p, "not a pi session: the first record is not a session header", line=line_no)
         sf.header = record
     sf.records.append(record)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..listing import jsonl_names, list_session_dir, list_sessions_dirs, read_session_header, resolve_path, session_cwd_matches
-from ..paths import encode_cwd, session_file_name
+from ..paths import encode_cwd, is_windows_absolute, session_file_name
 from ..storage import (
     AppendResult,
     Durability,
@@ -289,10 +289,10 @@ class FileStore(SessionStore):
         session_id: str = header["id"]
         if self.exists(session_id):
             raise SessionExistsError(f"{self.url}: a session with id {session_id} exists already")
-        cwd = header.get("cwd") if isinstance(header.get("cwd"), str) else ""
+        cwd: str = header["cwd"] if isinstance(header.get("cwd"), str) else ""
         if isinstance(cwd, str) and "\x00" in cwd:
             raise UnnamableSessionError(f"{self.url}: session {session_id!r}: its cwd {cwd!r} cannot name a directory (it holds NUL)")
-        directory = self.session_dir(resolve_path(cwd) if cwd else "/")
+        directory = self.session_dir(cwd if is_windows_absolute(cwd) else resolve_path(cwd) if cwd else "/")
         if file_name is None or not _SAFE_NAME.fullmatch(file_name):
             ts = header.get("timestamp")
             file_name = session_file_name(file_timestamp(ts if isinstance(ts, str) else now_iso()), session_id)
