@@ -374,6 +374,11 @@ def test_cli_search_json_and_commands(root: Path, tmp_path: Path) -> None:
     assert proc.returncode == 1 and "--open 0: 1 hit (--open counts from 1)" in proc.stderr
     proc = _run("search", "zzznothing", env=env)
     assert proc.returncode == 1 and "no hits" in proc.stderr
+    proc = _run("search", "zzznothing", "--json", env=env)  # as grep and rg: 1 when nothing matched, JSON too
+    assert proc.returncode == 1 and orjson.loads(proc.stdout)["hits"] == []
+    proc = _run("search", "nxdomain", env={**env, "PI_SESSION_STORE": str(tmp_path / "nowhere")})
+    assert proc.returncode == 1 and f"{tmp_path / 'nowhere'}: no such sessions directory" in proc.stderr
+    assert not (tmp_path / "nowhere").exists()
     proc = _run("search", 'x "open', env=env)
     assert proc.returncode == 1 and "column 3" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stderr.splitlines()[-1] == "    ^"

@@ -62,6 +62,7 @@ def search(
     except QueryError as exc:
         fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
     store = active_store()
+    _check_sessions_dir(store)
     bar, on_progress = _progress()
     try:
         with bar:
@@ -83,8 +84,10 @@ def search(
         _open_hit(hits[open_ - 1], url)
         return
     hits = hits[:limit]
-    if as_json:
+    if as_json:  # the exit status as grep's and rg's: 1 when nothing matched
         print_json({"query": query, "hits": [dict(h.to_json(), open=open_commands(h, store_url=url)) for h in hits]})
+        if not hits:
+            raise typer.Exit(1)
         return
     if not hits:
         err_console.print("no hits", style="dim", markup=False)
@@ -107,6 +110,23 @@ def search(
         console.print(head, soft_wrap=True)
         console.print(Text("    ") + snippet_text(hit.snippet), soft_wrap=True)
         console.print(Text("    " + sanitize(open_commands(hit, store_url=url)[0]), style="dim"), soft_wrap=True)
+
+
+def _check_sessions_dir(store: Any) -> None:
+    """Fail with one line when the session files' directory does not
+    exist (a typo in --store would otherwise look like an empty store, and
+    leave an index of nothing in the cache)."""
+    from ..paths import sessions_dir
+    from ..stores.file import FileStore
+
+    if store is None:
+        root = sessions_dir()
+    elif isinstance(store, FileStore):
+        root = store.root
+    else:
+        return
+    if not os.path.isdir(root):
+        fail(f"{root}: no such sessions directory")
 
 
 def _open_hit(hit: Any, url: str | None) -> None:
