@@ -288,6 +288,19 @@ def test_damaged_lines_are_reported_with_file_and_line_and_skipped(tmp_path, cli
     assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant"]
 
 
+def test_the_cli_says_when_a_response_waits_for_the_next_import(tmp_path, cli):
+    import os
+
+    records = [cc_user("u1", None, 1, "go"), cc_assistant("a1", "u1", 2, "m1", [{"type": "text", "text": "half"}], stop=None)]
+    src = write_jsonl(project(tmp_path) / f"{SID}.jsonl", records)
+    os.utime(src)  # written just now
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "sessions"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"{src}: the last response (1 record) may still be being written" in proc.stderr.replace("\n", " ")
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "sessions"), "--json")
+    assert [r.get("heldBack") for r in json.loads(proc.stdout)] == [1]
+
+
 def test_reimport_appends_what_the_source_gained_and_a_rewrite_is_a_conflict(tmp_path, cli):
     records = [cc_user("u1", None, 1, "one"), cc_assistant("a1", "u1", 2, "m1", [tool_use("t1")], stop="tool_use")]
     src = write_jsonl(project(tmp_path) / f"{SID}.jsonl", records)
@@ -505,11 +518,13 @@ def test_a_response_still_being_written_waits_for_its_end(tmp_path):
     [first], target = run_import(tmp_path)
     _h, entries = session_entries(imported_file(target, first.result.session_id))
     assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user"]
+    assert first.held_back == 1  # said, not silent: the CLI warns that the response waits
     records.append(cc_assistant("a2", "a1", 3, "m1", [tool_use("t1")], stop="tool_use"))
     write_jsonl(src, records)
     os.utime(src)  # still running, but the response has its stop reason
     [second], _ = run_import(tmp_path)
     assert second.result.status == "updated", second.result.message
+    assert second.held_back == 0
     _h, entries = session_entries(imported_file(target, first.result.session_id))
     [a] = [e["message"] for e in entries if e["type"] == "message" and e["message"]["role"] == "assistant"]
     assert [b["type"] for b in a["content"]] == ["thinking", "toolCall"] and a["stopReason"] == "toolUse"

@@ -181,6 +181,11 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             elif r.status in ("imported", "updated"):
                 extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
                 console.print(sanitize(f"{r.status}: {r.source} -> {r.session_id}{extra}"), markup=False, soft_wrap=True)
+            if item.held_back:
+                warn(sanitize(
+                    f"{r.source}: the last response ({plural(item.held_back, 'record')}) may still be being written "
+                    "(the file changed less than a minute ago): left for the next import"
+                ))
     except StoreError as exc:
         fail(str(exc))
     finally:
@@ -205,6 +210,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
                     **({"appended": i.result.appended} if i.result.status == "updated" else {}),
                     "entries": dict(sorted(i.counts.items())),
                     "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in i.damaged],
+                    **({"heldBack": i.held_back} if i.held_back else {}),
                     **({"message": i.result.message} if i.result.message else {}),
                 }
                 for i in results

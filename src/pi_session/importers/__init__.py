@@ -118,6 +118,6 @@ def import_agent_sessions(
         for i, session in enumerate(sessions):
             if not session.entries and i > 0:
                 continue
-            yield AgentImportResult(write_session(store, session), session.counts, damaged if i == 0 else [])
+            yield AgentImportResult(write_session(store, session), session.counts, damaged if i == 0 else [], session.held_back)
     if on_file is not None:
         on_file(len(files), len(files), "")

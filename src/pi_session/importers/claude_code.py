@@ -549,7 +549,9 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
+    held_back = 0
     if settle and (cut := unfinished_tail(records)) is not None:
+        held_back = len(records) - cut
         records = records[:cut]
     meta: dict[str, Any] | None = None
     if file.agent_of is not None:
@@ -559,7 +561,10 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
             meta = value if isinstance(value, dict) else None
         except (OSError, ValueError):
             meta = None
-    return convert_records(records, source=str(file.path), file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta), damaged
+    sessions = convert_records(records, source=str(file.path), file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta)
+    if sessions:
+        sessions[0].held_back = held_back
+    return sessions, damaged
 
 
 def iter_files(paths: Sequence[str | os.PathLike[str]] | None = None) -> Iterator[ClaudeCodeFile]:

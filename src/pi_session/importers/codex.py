@@ -402,6 +402,11 @@ def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[Convert
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
+    held_back = 0
     if settle and (cut := unfinished_tail(records)) is not None:
+        held_back = len(records) - cut
         records = records[:cut]
-    return convert_records(records, source=str(file.path), file_id=file.path.stem), damaged
+    sessions = convert_records(records, source=str(file.path), file_id=file.path.stem)
+    if sessions:
+        sessions[0].held_back = held_back
+    return sessions, damaged

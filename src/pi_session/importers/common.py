@@ -239,6 +239,8 @@ class ConvertedSession:
         parent_id: the pi session id of the session this one was spawned
             from (a sub-agent's), else None; the header's ``parentSession``
             is that session's locator in the target store.
+        held_back: source records of a response that may still be being
+            written (a file modified just now), left for the next import.
     """
 
     session_id: str
@@ -248,6 +250,7 @@ class ConvertedSession:
     entries: list[dict[str, Any]]
     counts: Counter[str] = field(default_factory=Counter)
     parent_id: str | None = None
+    held_back: int = 0
 
     @property
     def messages(self) -> int:
@@ -274,11 +277,14 @@ class AgentImportResult:
         counts: the session's entries by kind.
         damaged: the source lines skipped (reported once, with the file's
             first session).
+        held_back: source records left for the next import
+            (:attr:`ConvertedSession.held_back`).
     """
 
     result: ImportResult
     counts: Counter[str] = field(default_factory=Counter)
     damaged: list[DamagedLine] = field(default_factory=list)
+    held_back: int = 0
 
 
 def write_session(store: SessionStore, session: ConvertedSession) -> ImportResult:
