@@ -54,7 +54,7 @@ from typing import Any
 import orjson
 
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, obj, pi_session_id, pi_usage, read_jsonl, text_of
+from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, obj, pi_session_id, pi_usage, read_jsonl, settled, text_of
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "ClaudeCodeFile"]
 
@@ -549,10 +549,7 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
-    held_back = 0
-    if settle and (cut := unfinished_tail(records)) is not None:
-        held_back = len(records) - cut
-        records = records[:cut]
+    records, held_back = settled(records, unfinished_tail(records) if settle else None)
     meta: dict[str, Any] | None = None
     if file.agent_of is not None:
         meta_path = file.path.with_name(file.path.stem + ".meta.json")

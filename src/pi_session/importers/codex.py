@@ -45,7 +45,7 @@ from typing import Any
 import orjson
 
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, count, obj, pi_session_id, pi_usage, read_jsonl, text_of
+from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, count, obj, pi_session_id, pi_usage, read_jsonl, settled, text_of
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "CodexFile"]
 
@@ -402,10 +402,7 @@ def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[Convert
         OSError: the file cannot be read.
     """
     records, damaged = read_jsonl(file.path)
-    held_back = 0
-    if settle and (cut := unfinished_tail(records)) is not None:
-        held_back = len(records) - cut
-        records = records[:cut]
+    records, held_back = settled(records, unfinished_tail(records) if settle else None)
     sessions = convert_records(records, source=str(file.path), file_id=file.path.stem)
     if sessions:
         sessions[0].held_back = held_back

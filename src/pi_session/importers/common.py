@@ -226,6 +226,15 @@ class SessionBuilder:
         return self.add("custom", {"customType": custom_type, "data": data}, key=key, parent=parent, timestamp=timestamp, kind=f"custom:{custom_type}")
 
 
+def settled(records: list[SourceRecord], cut: int | None) -> tuple[list[SourceRecord], int]:
+    """``records`` without an unfinished response that starts at ``cut``
+    (a format's ``unfinished_tail``; None: nothing unfinished), and how
+    many records were held back for the next import. Pure."""
+    if cut is None:
+        return records, 0
+    return records[:cut], len(records) - cut
+
+
 @dataclass
 class ConvertedSession:
     """One pi session converted from a source session.
