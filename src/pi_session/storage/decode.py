@@ -1,6 +1,6 @@
 """Memory-saving decoding of session records: :func:`compact_record`
-interns the strings that repeat from line to line and turns entries,
-messages, content blocks and usage into key-sharing dicts
+interns the strings that repeat from line to line and turns entries and
+their messages into key-sharing dicts
 (:func:`_key_sharing`, PEP 412). Values and key order are unchanged; only
 object identity differs. Used by the read loop of
 :mod:`pi_session.storage.reader`."""
@@ -62,41 +62,34 @@ def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
     return shared
 
 
-# message key sequence -> (its keys among _MESSAGE_WORDS, has "toolCallId",
-# has "content", has "usage", its _shapes entry or False while unknown)
-_message_plans: dict[tuple[str, ...], tuple[tuple[str, ...], bool, bool, bool, Any]] = {}
-
-
-def _message_plan(shape: tuple[str, ...]) -> tuple[tuple[str, ...], bool, bool, bool, Any]:
-    """What :func:`compact_record` does to a message of these keys (so
-    that it looks up only keys the message has)."""
-    plan = (
-        tuple(k for k in shape if k in _MESSAGE_WORDS),
-        "toolCallId" in shape,
-        "content" in shape,
-        "usage" in shape,
-        False,
-    )
-    if len(_message_plans) < _MAX_SHAPES:
-        _message_plans[shape] = plan
-    return plan
-
-
-def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, call_ids: dict[str, str]) -> dict[str, Any]:
-    """The same record stored in less memory (a 100 MB session takes about
-    85 MB less, for about 0.25 s):
+def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, *, deep: bool = False) -> dict[str, Any]:
+    """The same record stored in less memory, at a small cost (a 100 MB
+    never-compacted session: about 60 MB less than ``orjson.loads`` alone
+    gives, for about 0.15 s):
 
     - the strings that repeat from line to line become one shared object
-      each: types, roles, provider, model and tool names (interned), a
-      parentId equal to the previous entry's id, a tool result's toolCallId
-      equal to a call id of the latest assistant message (``call_ids``,
-      updated here);
-    - the entry, its message, content blocks, usage, cost and tool-call
-      arguments become key-sharing dicts (:func:`_key_sharing`).
+      each: the entry type, the message's role, api, provider, model, stop
+      reason and tool name, and each content block's type (interned), and
+      a parentId equal to the previous entry's id (``previous``);
+    - the entry and its message become key-sharing dicts
+      (:func:`_key_sharing`).
 
-    Values and key order are unchanged; only object identity differs."""
+    ``deep`` also turns content blocks, tool-call arguments, usage and
+    cost into key-sharing dicts and interns tool-call names: about 30 MB
+    less per 100 MB, but it costs more than decoding itself (issue 23
+    measured it), so only a bulk decode of a lazily read file uses it.
+
+    Values and key order are unchanged; only object identity differs.
+
+    Args:
+        record: a decoded entry line (``orjson.loads``), changed in place
+            where a string is replaced by its shared copy.
+        previous: the entry decoded just before it, or None.
+        deep: see above.
+
+    Returns:
+        The record (a dict equal to ``record``)."""
     intern = _intern
-    share = _key_sharing
     value = record.get("type")
     if value.__class__ is str:
         record["type"] = intern(value)
@@ -108,66 +101,41 @@ def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, call
                 record["parentId"] = pid
     message = record.get("message")
     if message.__class__ is not dict:
-        return share(record)
-    shape = tuple(message)
-    plan = _message_plans.get(shape)
-    if plan is None:
-        plan = _message_plan(shape)
-    words, call_id_key, content_key, usage_key, sharing = plan
-    for key in words:
-        value = message[key]
+        return _key_sharing(record)
+    for key in _MESSAGE_WORDS:
+        value = message.get(key)
         if value.__class__ is str:
             message[key] = intern(value)
-    if call_id_key:
-        call_id = message["toolCallId"]
-        if call_id.__class__ is str:
-            shared = call_ids.get(call_id)
-            if shared is not None:
-                message["toolCallId"] = shared
-    if content_key:
-        content = message["content"]
-        if content.__class__ is list:
-            calls_seen = False
-            for i, block in enumerate(content):
-                if block.__class__ is dict:
-                    value = block.get("type")
-                    if value.__class__ is str:
-                        block["type"] = intern(value)
-                        if value == "toolCall":
-                            name = block.get("name")
-                            if name.__class__ is str:
-                                block["name"] = intern(name)
-                            call_id = block.get("id")
-                            if call_id.__class__ is str:
-                                if not calls_seen:
-                                    call_ids.clear()
-                                    calls_seen = True
-                                call_ids[call_id] = call_id
-                            arguments = block.get("arguments")
-                            if arguments.__class__ is dict:
-                                block["arguments"] = share(arguments)
-                    content[i] = share(block)
-    if usage_key:
-        usage = message["usage"]
+    content = message.get("content")
+    if content.__class__ is list:
+        for block in content:
+            if block.__class__ is dict:
+                value = block.get("type")
+                if value.__class__ is str:
+                    block["type"] = intern(value)
+        if deep:
+            _share_blocks(content)
+    if deep:
+        usage = message.get("usage")
         if usage.__class__ is dict:
             cost = usage.get("cost")
             if cost.__class__ is dict:
-                usage["cost"] = share(cost)
-            message["usage"] = share(usage)
-    if sharing is None:  # the message's own key sequence is not shared
-        record["message"] = message
-        return share(record)
-    if sharing is False:
-        sharing = _shapes.get(shape, False)
-        if sharing is False:
-            record["message"] = _new_shape(message, shape)
-            return share(record)
-        _message_plans[shape] = (words, call_id_key, content_key, usage_key, sharing)
-        if sharing is None:
-            record["message"] = message
-            return share(record)
-    shared = sharing[0]().__dict__
-    shared[sharing[1]] = None
-    shared.update(message)
-    record["message"] = shared
-    return share(record)
+                usage["cost"] = _key_sharing(cost)
+            message["usage"] = _key_sharing(usage)
+    record["message"] = _key_sharing(message)
+    return _key_sharing(record)
+
+
+def _share_blocks(content: list[Any]) -> None:
+    """:func:`compact_record` ``deep``: the content blocks (and tool-call
+    arguments) as key-sharing dicts, tool-call names interned."""
+    for i, block in enumerate(content):
+        if block.__class__ is dict:
+            if block.get("type") == "toolCall":
+                name = block.get("name")
+                if name.__class__ is str:
+                    block["name"] = _intern(name)
+                arguments = block.get("arguments")
+                if arguments.__class__ is dict:
+                    block["arguments"] = _key_sharing(arguments)
+            content[i] = _key_sharing(block)

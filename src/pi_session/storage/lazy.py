@@ -12,8 +12,9 @@ full as the reader decodes every line without ``lazy``, so problems and
 recovery are the same.
 
 The rest are decoded when asked for (:meth:`EntryStore.get`,
-:meth:`EntryStore.resolve`): ``pread`` of their bytes, ``orjson`` and the
-memory-saving form of :func:`~.decode.compact_record`, kept in a cache so
+:meth:`EntryStore.resolve`): ``pread`` of their bytes, ``orjson`` (and,
+after the first :data:`PLAIN_RECORDS`, the memory-saving form of
+:func:`~.decode.compact_record`), kept in a cache so
 that every access gives the same dict object. Before reading, the file's
 identity (device, inode) and size are checked; a file rewritten since it
 was indexed is read again in full (:attr:`EntryStore.reread`), and its
@@ -52,6 +53,7 @@ __all__ = [
     "EAGER_TYPES",
     "MISSING_FIELD",
     "LAZY_MIN_START",
+    "PLAIN_RECORDS",
 ]
 
 MISSING_FIELD: Any = msgspec.UNSET
@@ -84,6 +86,11 @@ reported as today."""
 LAZY_MIN_START = 0.4
 """:func:`lazy_pays_off`: the lazy index pays off when the file's last
 compaction starts at or after this share of its bytes."""
+
+PLAIN_RECORDS = 16384
+""":meth:`EntryStore.load`: the records decoded on demand first, up to
+about this many, are kept as ``orjson`` decodes them (fast); later ones in
+the memory-saving form of :func:`~.decode.compact_record`."""
 
 _COMPACTION_MARK = b'"type":"compaction"'
 
@@ -191,21 +198,10 @@ class EntryStore:
         self.timestamps: list[Any] = []
         self.cache: list[dict[str, Any] | None] = []
         self.reread = reread
+        self.decoded = 0  # records decoded on demand so far
 
     def __len__(self) -> int:
         return len(self.cache)
-
-    def add(self, offset: int, length: int, line: int, head: EntryHead, parent: str | None) -> int:
-        """Store one indexed entry; returns its position."""
-        self.offsets.append(offset)
-        self.lengths.append(length)
-        self.lines.append(line)
-        self.types.append(head.type)
-        self.ids.append(head.id)
-        self.parents.append(parent)
-        self.timestamps.append(head.timestamp)
-        self.cache.append(None)
-        return len(self.cache) - 1
 
     def get(self, pos: int) -> dict[str, Any]:
         """The record at ``pos``, decoded (with up to 31 entries before it,
@@ -270,7 +266,11 @@ class EntryStore:
         holds the entry indexed there."""
         offsets, lengths, cache, ids = self.offsets, self.lengths, self.cache, self.ids
         loads = orjson.loads
-        call_ids: dict[str, str] = {}
+        # the first PLAIN_RECORDS records decoded (a context's) stay as
+        # orjson gives them: compact_record would cost a third of decoding
+        # them and save little; beyond, a full decode, it keeps memory low
+        plain = PLAIN_RECORDS - self.decoded  # how many more stay plain
+        self.decoded += len(positions)
         i = 0
         n = len(positions)
         limit = 1 << 22  # bytes per pread
@@ -301,7 +301,11 @@ class EntryStore:
                 parent = self.parents[p]
                 if parent is not None and record.get("parentId") == parent:
                     record["parentId"] = parent
-                cache[p] = compact_record(record, None, call_ids)
+                if plain > 0:
+                    plain -= 1
+                    cache[p] = record
+                else:
+                    cache[p] = compact_record(record, None, deep=True)
             i = j
         return True
 
