@@ -115,9 +115,10 @@ def test_entries_are_plain_dicts_with_the_files_key_order(tmp_path: Path) -> Non
 
 @pytest.mark.skipif(platform.python_implementation() != "CPython", reason="key-sharing dicts are CPython's")
 def test_decoded_session_takes_less_memory_than_plain_decoding(tmp_path: Path) -> None:
-    """Shared strings and key-sharing dicts: the reader's objects for a
-    2,000-entry benchmark session take at most 80% of what decoding each
-    line with orjson allocates (measured: about 70%)."""
+    """Shared strings and key-sharing entries and messages: the reader's
+    objects for a 2,000-entry benchmark session take at most 85% of what
+    decoding each line with orjson allocates (measured: about 80%; the
+    deeper form, for bulk decodes of a lazily read file, about 70%)."""
     import tracemalloc
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -140,7 +141,7 @@ def test_decoded_session_takes_less_memory_than_plain_decoding(tmp_path: Path) -
     finally:
         tracemalloc.stop()
     assert len(sf.entries) == len(lines) - 1
-    assert ours < 0.8 * plain_bytes, (ours, plain_bytes)
+    assert ours < 0.85 * plain_bytes, (ours, plain_bytes)
 
 
 def test_entry_columns_gathered_while_reading(tmp_path: Path) -> None:

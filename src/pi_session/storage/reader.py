@@ -10,6 +10,7 @@ file whose first record is not a session header is refused."""
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import stat
 import sys
@@ -27,7 +28,7 @@ from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
 from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, lazy_pays_off, line_utf8_ok
-from .lines import iter_lines, line_blocks, parse_session_entries
+from .lines import iter_lines, newline_blocks, parse_session_entries
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
 
@@ -267,13 +268,12 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
 
 
 def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
-    """What :func:`~.lines.line_blocks` gives for a file holding ``lines``
-    concatenated, without concatenating them: lists of lines without their
+    """What :func:`~.lines.newline_blocks` gives for a file holding ``lines``
+    concatenated, without concatenating them: lists of lines with their
     ``\n``, and an unterminated last line alone as ``[tail, None]``. A
     batch of lines that are one line each (a single ``\n``, at the end:
-    what stores hold) is given as memoryviews, without copying (the read
-    loop's slow path takes ``bytes`` of them); any other batch is cut as
-    the file would be."""
+    what stores hold) is given as it is, without copying; any other batch
+    is cut as the file would be."""
     newline = b"\n"
     pending = b""  # the start of a line that continues in the next batch
     for start in range(0, len(lines), block):
@@ -285,10 +285,10 @@ def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[
             and all(map(bytes.endswith, batch, repeat(newline)))
             and sum(map(bytes.find, batch, repeat(newline))) == sum(map(len, batch)) - len(batch)
         ):
-            yield [memoryview(line)[:-1] for line in batch]
+            yield batch
             continue
-        cut = (pending + b"".join(batch)).split(newline)
-        pending = cut.pop()
+        cut = io.BytesIO(pending + b"".join(batch)).readlines()
+        pending = cut.pop() if cut and not cut[-1].endswith(newline) else b""
         if cut:
             yield cut
     if pending:
@@ -309,7 +309,7 @@ def _read_records(
     lazy: bool = False,
 ) -> SessionFile:
     """The reading loop of :func:`read_session_file` (of ``source`` instead
-    of the file when given, or of line ``blocks`` as :func:`~.lines.line_blocks`
+    of the file when given, or of line ``blocks`` as :func:`~.lines.newline_blocks`
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
@@ -364,7 +364,7 @@ def _read_records(
                     store_ids_append = store.ids.append
                     store_parents_append = store.parents.append
                     timestamps_append = store.timestamps.append
-                blocks = line_blocks(f)
+                blocks = newline_blocks(f)
             indexing = False
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
@@ -377,7 +377,7 @@ def _read_records(
                 for raw in lines:
                     line_no += 1
                     start = offset
-                    offset += len(raw) + 1
+                    offset += len(raw)
                     if indexing and (raw.isascii() or line_utf8_ok(raw)):
                         try:
                             head = decode_head(raw)
@@ -435,7 +435,7 @@ def _read_records(
                                     else:
                                         _collect_other(sf, record, line_no)
                                 continue
-                    for scanned in scanner.feed(line_no, bytes(raw), True):
+                    for scanned in scanner.feed(line_no, bytes(raw[:-1]), True):
                         record = _take(p, sf, scanned)
                         if header_seen and sorting and record is not None:
                             _collect_other(sf, record, scanned.line)
