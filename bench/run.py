@@ -35,7 +35,7 @@ Usage::
     python bench/run.py --quick         # tiny smoke run (seconds)
     python bench/run.py --no-pi         # without node
     python bench/run.py --pi 1.6.0      # one pi version only
-    python bench/run.py --big           # also 1M entries (~1 GB, one shape)
+    python bench/run.py --big           # also 1M entries (~1 GB per shape)
     python bench/run.py --markdown      # also print the table as markdown
 """
 
@@ -79,8 +79,11 @@ FULL_SETS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 BIG_SETS: dict[str, tuple[str, dict[str, Any]]] = {
     "compacted-1m": ("file", {"entries": 1_000_000, "mb": 1000, "compact_every": 600, "keep": 70}),
+    "real-1m": ("file", {"entries": 1_000_000, "mb": 1000}),
+    "branchy-1m": ("file", {"entries": 1_000_000, "mb": 1000, "branchy": True}),
+    "linear-1m": ("file", {"entries": 1_000_000, "mb": 1000, "compactions": 0}),
 }
-"""--big: the 1M-entry (~1 GB) size, one shape."""
+"""--big: the 1M-entry (~1 GB) size of each shape."""
 QUICK_SETS: dict[str, tuple[str, dict[str, Any]]] = {
     "linear-300": ("file", {"entries": 300, "mb": 0.3}),
     "compacted-300": ("file", {"entries": 300, "mb": 0.3, "compact_every": 60, "keep": 10}),
@@ -484,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-pi", action="store_true", help="do not run pi (node)")
     ap.add_argument("--pi", nargs="+", default=PI_VERSIONS, choices=PI_VERSIONS, help="pi versions to run (default: both)")
     ap.add_argument("--only", nargs="*", help="data set names to run")
-    ap.add_argument("--big", action="store_true", help="also the 1M-entry (~1 GB) data set")
+    ap.add_argument("--big", action="store_true", help="also the 1M-entry (~1 GB) data sets")
     ap.add_argument("--data", type=Path, default=None, help="data directory (default bench/data, quick: bench/data/quick)")
     ap.add_argument("--json", type=Path, default=None, help="write raw samples and rows as JSON")
     ap.add_argument("--markdown", action="store_true", help="also print the table as markdown")

@@ -69,8 +69,8 @@ def test_repeated_strings_are_shared_and_values_unchanged(tmp_path: Path) -> Non
     assert sf.records == expected  # nothing but object identity changes
     call, second_call = sf.entries[0]["message"]["content"]
     first_result, second_result, unknown = (e["message"] for e in sf.entries[1:])
-    assert first_result["toolCallId"] == call["id"]
-    assert second_result["toolCallId"] == second_call["id"]
+    assert first_result["toolCallId"] is call["id"]
+    assert second_result["toolCallId"] is second_call["id"]
     assert unknown["toolCallId"] == "toolu_unknown"
     assert sf.entries[0]["message"]["content"][0]["type"] is sf.entries[0]["message"]["content"][1]["type"]
     assert sf.entries[1]["parentId"] is sf.entries[0]["id"]

@@ -1,6 +1,6 @@
 """Memory-saving decoding of session records: :func:`compact_record`
-interns the strings that repeat from line to line and turns entries and
-their messages into key-sharing dicts
+interns the strings that repeat from line to line and turns entries,
+their messages and usage into key-sharing dicts
 (:func:`_key_sharing`, PEP 412). Values and key order are unchanged; only
 object identity differs. Used by the read loop of
 :mod:`pi_session.storage.reader`."""
@@ -11,7 +11,7 @@ import sys
 from typing import Any, Literal
 
 _intern = sys.intern
-_MESSAGE_WORDS = ("role", "api", "provider", "model", "stopReason", "toolName")
+_ASSISTANT_WORDS = ("api", "provider", "model", "stopReason")
 
 
 _MAX_SHAPES = 4096
@@ -62,22 +62,31 @@ def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
     return shared
 
 
-def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, *, deep: bool = False) -> dict[str, Any]:
+def compact_record(
+    record: dict[str, Any],
+    previous: dict[str, Any] | None,
+    call_ids: dict[str, str] | None = None,
+    *,
+    deep: bool = False,
+) -> dict[str, Any]:
     """The same record stored in less memory, at a small cost (a 100 MB
-    never-compacted session: about 60 MB less than ``orjson.loads`` alone
-    gives, for about 0.15 s):
+    never-compacted session: about 75 MB less than ``orjson.loads`` alone
+    gives, for about 0.2 s):
 
     - the strings that repeat from line to line become one shared object
-      each: the entry type, the message's role, api, provider, model, stop
-      reason and tool name, and each content block's type (interned), and
-      a parentId equal to the previous entry's id (``previous``);
-    - the entry and its message become key-sharing dicts
-      (:func:`_key_sharing`).
+      each: the entry type, the message's role, each content block's
+      type, an assistant message's api, provider, model, stop reason and
+      tool-call names, a tool result's tool name (interned); a parentId
+      equal to the previous entry's id (``previous``); a tool result's
+      toolCallId equal to a call id of the latest assistant message
+      (``call_ids``, updated here);
+    - the entry, its message and an assistant message's usage and cost
+      become key-sharing dicts (:func:`_key_sharing`).
 
-    ``deep`` also turns content blocks, tool-call arguments, usage and
-    cost into key-sharing dicts and interns tool-call names: about 30 MB
-    less per 100 MB, but it costs more than decoding itself (issue 23
-    measured it), so only a bulk decode of a lazily read file uses it.
+    ``deep`` also turns content blocks and tool-call arguments into
+    key-sharing dicts: about 17 MB less per 100 MB, but it costs about
+    half as much as decoding itself (issue 23 measured it), so only a bulk
+    decode of a lazily read file uses it.
 
     Values and key order are unchanged; only object identity differs.
 
@@ -85,11 +94,15 @@ def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, *, d
         record: a decoded entry line (``orjson.loads``), changed in place
             where a string is replaced by its shared copy.
         previous: the entry decoded just before it, or None.
+        call_ids: the call ids of the latest assistant message (id -> the
+            same string), kept across the records of one read; None: not
+            shared.
         deep: see above.
 
     Returns:
         The record (a dict equal to ``record``)."""
     intern = _intern
+    share = _key_sharing
     value = record.get("type")
     if value.__class__ is str:
         record["type"] = intern(value)
@@ -101,11 +114,10 @@ def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, *, d
                 record["parentId"] = pid
     message = record.get("message")
     if message.__class__ is not dict:
-        return _key_sharing(record)
-    for key in _MESSAGE_WORDS:
-        value = message.get(key)
-        if value.__class__ is str:
-            message[key] = intern(value)
+        return share(record)
+    role = message.get("role")
+    if role.__class__ is str:
+        message["role"] = role = intern(role)
     content = message.get("content")
     if content.__class__ is list:
         for block in content:
@@ -113,29 +125,54 @@ def compact_record(record: dict[str, Any], previous: dict[str, Any] | None, *, d
                 value = block.get("type")
                 if value.__class__ is str:
                     block["type"] = intern(value)
-        if deep:
-            _share_blocks(content)
-    if deep:
+    if role == "assistant":
+        for key in _ASSISTANT_WORDS:
+            value = message.get(key)
+            if value.__class__ is str:
+                message[key] = intern(value)
+        if content.__class__ is list:
+            _tool_calls(content, call_ids, deep)
         usage = message.get("usage")
         if usage.__class__ is dict:
             cost = usage.get("cost")
             if cost.__class__ is dict:
-                usage["cost"] = _key_sharing(cost)
-            message["usage"] = _key_sharing(usage)
-    record["message"] = _key_sharing(message)
-    return _key_sharing(record)
+                usage["cost"] = share(cost)
+            message["usage"] = share(usage)
+    elif role == "toolResult":
+        value = message.get("toolName")
+        if value.__class__ is str:
+            message["toolName"] = intern(value)
+        if call_ids:
+            value = message.get("toolCallId")
+            if value.__class__ is str:
+                message["toolCallId"] = call_ids.get(value, value)
+    if deep and content.__class__ is list:
+        for i, block in enumerate(content):
+            if block.__class__ is dict:
+                content[i] = share(block)
+    record["message"] = share(message)
+    return share(record)
 
 
-def _share_blocks(content: list[Any]) -> None:
-    """:func:`compact_record` ``deep``: the content blocks (and tool-call
-    arguments) as key-sharing dicts, tool-call names interned."""
-    for i, block in enumerate(content):
-        if block.__class__ is dict:
-            if block.get("type") == "toolCall":
-                name = block.get("name")
-                if name.__class__ is str:
-                    block["name"] = _intern(name)
+def _tool_calls(content: list[Any], call_ids: dict[str, str] | None, deep: bool) -> None:
+    """:func:`compact_record` of an assistant message's content: tool-call
+    names interned, their ids remembered in ``call_ids`` (cleared first
+    when the message has a tool call), their arguments key-sharing when
+    ``deep``."""
+    first = True
+    for block in content:
+        if block.__class__ is dict and block.get("type") == "toolCall":
+            name = block.get("name")
+            if name.__class__ is str:
+                block["name"] = _intern(name)
+            if call_ids is not None:
+                call_id = block.get("id")
+                if call_id.__class__ is str:
+                    if first:
+                        call_ids.clear()
+                        first = False
+                    call_ids[call_id] = call_id
+            if deep:
                 arguments = block.get("arguments")
                 if arguments.__class__ is dict:
                     block["arguments"] = _key_sharing(arguments)
-            content[i] = _key_sharing(block)

@@ -270,6 +270,7 @@ class EntryStore:
         # orjson gives them: compact_record would cost a third of decoding
         # them and save little; beyond, a full decode, it keeps memory low
         plain = PLAIN_RECORDS - self.decoded  # how many more stay plain
+        call_ids: dict[str, str] = {}
         self.decoded += len(positions)
         i = 0
         n = len(positions)
@@ -305,7 +306,7 @@ class EntryStore:
                     plain -= 1
                     cache[p] = record
                 else:
-                    cache[p] = compact_record(record, None, deep=True)
+                    cache[p] = compact_record(record, None, call_ids, deep=True)
             i = j
         return True
 

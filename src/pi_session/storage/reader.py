@@ -335,6 +335,7 @@ def _read_records(
     entries_append = sf.entries.append
     line_no = 0
     previous: dict[str, Any] | None = None
+    call_ids: dict[str, str] = {}
     header_seen = False  # the fast path starts after the header
     ids_append: Callable[[Any], None] = _no_columns
     parents_append: Callable[[Any], None] = _no_columns
@@ -414,7 +415,7 @@ def _read_records(
                             pass
                         else:
                             if record.__class__ is dict:
-                                record = compact(record, previous)
+                                record = compact(record, previous, call_ids)
                                 previous = record
                                 records_append(record)
                                 lines_append(line_no)
