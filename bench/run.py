@@ -98,6 +98,7 @@ OP_LABELS = {
     "open": "open (parse + index)",
     "context": "build context at leaf",
     "open_context": "open + build context",
+    "open_context_per_mb": "open + build context, ms per MB",
     "tree": "tree",
     "prepare": "prepare compaction",
     "listing": "list its directory (1 file)",
@@ -402,6 +403,12 @@ def summarize(results: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             rows.append({"set": name, "op": op, "ours": ours, "pi": theirs, "unit": "ms"})
         if samples["kind"] == "file":
+            # cost per MB of file (issue 23: linear from 10k to 1M entries)
+            mb = samples["bytes"] / 1e6
+            for row in [r for r in rows if r["set"] == name and r["op"] == "open_context"]:
+                per_mb = {k: (v / mb if v is not None else None) for k, v in row["pi"].items()}
+                ours_per_mb = row["ours"] / mb if row["ours"] is not None else None
+                rows.append({"set": name, "op": "open_context_per_mb", "ours": ours_per_mb, "pi": per_mb, "unit": "ms"})
             ours = _median([s.get("peak_rss_context") for s in samples["py"]])
             theirs = {k: _median([s.get("maxRssContextBytes") for s in samples.get(k, [])]) for k in keys}
             if ours is not None or any(v is not None for v in theirs.values()):
