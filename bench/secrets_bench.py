@@ -1,7 +1,7 @@
 """Benchmark and measurement of the secret scanner (run by hand, not a test).
 
 - ``corpus``: recall and false-positive rate on the planted corpus of
-  ``tests/secrets_corpus.py``: every planted secret (42 formats of 26
+  ``tests/secrets_corpus.py``: every planted secret (45 formats of 29
   kinds) in every field kind (13: header, user text, assistant text,
   thinking, tool-call arguments, tool result, bash output, compaction and
   branch summaries, custom data and message, label, session name), and

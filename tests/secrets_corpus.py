@@ -54,16 +54,16 @@ SECRETS = [
     ("square-oauth-secret", "sq {}", "sq0csp-" + (_A + _A)[:43]),
     ("artifactory-credentials", "art {}", "AKC" + "p8" + _A[:60]),
     ("ibm-cloud-iam-key", "{}", 'ibm_cloud_iam_api_key = "' + "abcd1234abcd1234abcd1234ABCD1234abcd1234--__" + '"'),
+    ("github-fine-grained-token", "use {} for the API", "github_pat_11ABCDEFG0" + _A + "_" + _A[:25]),
+    ("google-oauth-client-secret", '{{"client_id":"1.apps","client_secret":"{}"}}', "GOCSPX-" + _A[:28]),
+    ("digitalocean-token", "the token is {}", "dop_v1_" + "0a1b2c3d4e5f60718293a4b5c6d7e8f9" * 2),
 ]
-"""42 planted secret formats of 26 kinds (several formats of some), each
+"""45 planted secret formats of 29 kinds (several formats of some), each
 one a detector of ours or of detect-secrets is made for."""
 
 MORE_SECRETS = [
-    ("github-token", "use {} for the API", "github_pat_11ABCDEFG0" + _A + "_" + _A[:25]),
     ("groq-api-key", "GROQ_API_KEY={}", "gsk_" + _A + _A[:18]),
-    ("google-oauth-client-secret", '{{"client_id":"1.apps","client_secret":"{}"}}', "GOCSPX-" + _A[:28]),
     ("datadog-api-key", "DD_API_KEY={}", "0a1b2c3d4e5f60718293a4b5c6d7e8f9"),
-    ("digitalocean-token", "the token is {}", "dop_v1_" + "0a1b2c3d4e5f60718293a4b5c6d7e8f9" * 2),
     ("private-key", "{}", '"private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvgIBADANBgkqhkiG9w0B' + _A + '\\n-----END PRIVATE KEY-----\\n"'),
     ("secret-keyword", "{}", "export DB_PASSWORD=Hq7" + "vN2kX9mZ4"),
     ("basic-auth-credentials", "{}", "git clone https://oauth2:glpat-" + "x9Yz8Wv7Ut6Sr5Qp4On3@gitlab.com/a/b.git"),
@@ -84,6 +84,7 @@ LOOKALIKES = [
     "https://user@example.com/path has no password",
     "the file ./node_modules/.package-lock.json was read",
     "ghp_ tokens start with a prefix",
+    "github_pat_ tokens are fine-grained; GOCSPX- starts a client secret; dop_v1_ a DigitalOcean token",
     "-----BEGIN PUBLIC KEY-----",
     "token: ${GITHUB_TOKEN}",
     "secret = \"${SECRET}\"",

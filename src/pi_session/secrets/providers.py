@@ -15,6 +15,15 @@ Formats (as the providers issue them, 2024-2026):
 - Google (Gemini, Maps, Firebase): ``AIza`` + exactly 35 of ``[0-9A-Za-z_-]``.
 - Hugging Face: ``hf_`` + 30+ letters and digits (user access tokens).
 
+And three services detect-secrets 1.5 has no plugin for (or one that
+misses this format):
+
+- GitHub fine-grained personal access tokens: ``github_pat_`` + 20+
+  letters and digits + ``_`` + 20+ letters and digits (GitHub issues 22
+  and 59; detect-secrets knows only ``ghp_``/``gho_``/… tokens);
+- Google OAuth client secrets: ``GOCSPX-`` + 28 of ``[A-Za-z0-9_-]``;
+- DigitalOcean tokens: ``dop_v1_``, ``doo_v1_``, ``dor_v1_`` + 64 hex digits.
+
 And one for ``.env`` lines (:class:`EnvSecretAssignmentDetector`).
 """
 
@@ -59,6 +68,27 @@ class HuggingFaceTokenDetector(RegexBasedDetector):
     denylist = [re.compile(_START + r"hf_[A-Za-z0-9]{30,}" + _END)]
 
 
+class GitHubFineGrainedTokenDetector(RegexBasedDetector):
+    """GitHub fine-grained personal access tokens (``github_pat_…``)."""
+
+    secret_type = "GitHub Fine-grained Token"
+    denylist = [re.compile(_START + r"github_pat_[A-Za-z0-9]{20,}_[A-Za-z0-9]{20,}" + _END)]
+
+
+class GoogleOAuthClientSecretDetector(RegexBasedDetector):
+    """Google OAuth client secrets (``GOCSPX-`` + 28 characters)."""
+
+    secret_type = "Google OAuth Client Secret"
+    denylist = [re.compile(_START + r"GOCSPX-[A-Za-z0-9_-]{28}" + _END)]
+
+
+class DigitalOceanTokenDetector(RegexBasedDetector):
+    """DigitalOcean personal access, OAuth and refresh tokens."""
+
+    secret_type = "DigitalOcean Token"
+    denylist = [re.compile(_START + r"do[opr]_v1_[a-f0-9]{64}" + _END)]
+
+
 class EnvSecretAssignmentDetector(RegexBasedDetector):
     """A value assigned to an environment variable named as a secret, as
     ``.env`` files and ``env`` print them, unquoted
@@ -81,6 +111,7 @@ class EnvSecretAssignmentDetector(RegexBasedDetector):
 
 PROVIDER_PLUGINS = (
     "OpenAIKeyDetector", "AnthropicKeyDetector", "GoogleAPIKeyDetector", "HuggingFaceTokenDetector",
+    "GitHubFineGrainedTokenDetector", "GoogleOAuthClientSecretDetector", "DigitalOceanTokenDetector",
     "EnvSecretAssignmentDetector",
 )
 """The class names of this module's plugins (as detect-secrets settings name them)."""
