@@ -38,6 +38,16 @@ def test_quick_bench_prints_a_table(tmp_path: Path) -> None:
     spaced = data["results"]["spaced-300"]["py"][0]
     assert spaced["context_messages"] == 300
     assert spaced["ops"]["open_context"] == spaced["ops"]["open"] + spaced["ops"]["context"]
+    per_mb = {r["set"]: r["ours"] for r in data["rows"] if r["op"] == "open_context_per_mb"}
+    oc = {r["set"]: r["ours"] for r in data["rows"] if r["op"] == "open_context"}
+    size = data["results"]["linear-300"]["bytes"] / 1e6
+    assert per_mb["linear-300"] == oc["linear-300"] / size
+    # the before/after table of two runs (here the same run twice)
+    compare = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "compare.py"), str(tmp_path / "r.json"), str(tmp_path / "r.json")],
+        capture_output=True, text=True, timeout=30, check=True,
+    ).stdout
+    assert "| linear-300 | open (parse + index) |" in compare and "ms per MB" in compare
 
 
 def test_spaced_generator_writes_spaced_linear_messages(tmp_path: Path) -> None:
