@@ -351,7 +351,10 @@ class FileIndex:
                 stats.unchanged += 1
                 continue
             todo.append((Path(key), st))
-        todo.sort()
+        # oldest-modified first: document ids (FTS5 rowids) then follow the
+        # files' modification order, so the newest matches a limited query
+        # ranks (fts.candidate_count) are those of the latest sessions
+        todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
         gone = [p for p in known if p not in seen]
         total = len(todo)
         done = 0
