@@ -6,7 +6,14 @@ inside pi's directories. The files are the truth; the index is a cache.
 
 Updating (:meth:`FileIndex.update`): every ``*.jsonl`` regular file of the
 root and of its directories is ``stat``-ed; an unchanged one (size, mtime,
-inode) costs nothing. Session files are append-only, so a grown file is
+inode) costs nothing. The check reads one listing per directory from the
+index (the ``dirs`` table: the directory's own mtime, ctime and inode when
+it was listed, its files' names and their indexed size, mtime and inode)
+and lists a directory again only when its stat differs (an entry was made,
+deleted or renamed) or it was listed within 2 s of its last change (an
+entry made in the same clock tick leaves the mtime unchanged); the files of
+the other directories are only ``stat``-ed by name, so a search reads
+neither every ``sources`` row nor every directory. Session files are append-only, so a grown file is
 indexed from the last indexed byte to its last complete line. A file that
 was rewritten (a new inode, shorter than what was indexed, or its indexed
 prefix changed: SHA-256 of its first 64 KiB and of the 4 KiB before the
@@ -27,12 +34,14 @@ unknown version) is deleted and rebuilt, with one warning
 
 from __future__ import annotations
 
+import array
 import hashlib
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,16 +54,33 @@ from ..storage import ensure_dir, parse_line
 from .extract import Doc, record_docs
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
-__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
+__all__ = ["Check", "FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "4"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
 
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
+_DIRS = [
+    # one row per directory (the root and its directories): its stat when it
+    # was listed (sig), its *.jsonl files' names ("\n"-separated) and their
+    # sources' (size, mtime_ns, ino) as an array of int64 (native order: a
+    # cache of this machine), the root's directories; a change to a
+    # directory's sources rows deletes its row
+    """CREATE TABLE IF NOT EXISTS dirs (
+        dir TEXT PRIMARY KEY, sig TEXT NOT NULL, racy INTEGER NOT NULL, names TEXT NOT NULL, stats BLOB NOT NULL, subdirs TEXT)""",
+    "CREATE INDEX IF NOT EXISTS sources_dir ON sources (dir)",
+    "CREATE TRIGGER IF NOT EXISTS sources_ai AFTER INSERT ON sources BEGIN DELETE FROM dirs WHERE dir = NEW.dir; END",
+    "CREATE TRIGGER IF NOT EXISTS sources_ad AFTER DELETE ON sources BEGIN DELETE FROM dirs WHERE dir = OLD.dir; END",
+    "CREATE TRIGGER IF NOT EXISTS sources_au AFTER UPDATE ON sources BEGIN DELETE FROM dirs WHERE dir IN (OLD.dir, NEW.dir); END",
+]
+_RACY_NS = 2_000_000_000
+"""A directory modified less than this long (ns) before it was listed is
+listed again by the next check: an entry made in the same clock tick as
+its last modification leaves its mtime as it was."""
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
 
@@ -76,13 +102,15 @@ def index_path(root: str | os.PathLike[str]) -> Path:
 @dataclass
 class IndexStats:
     """What an update did: files (re)read, bytes indexed, files reindexed
-    whole because they were rewritten, files dropped, files unchanged."""
+    whole because they were rewritten, files dropped, files unchanged, and
+    directories listed (the others' files were only ``stat``-ed)."""
 
     files_read: int = 0
     bytes_indexed: int = 0
     reindexed: int = 0
     dropped: int = 0
     unchanged: int = 0
+    dirs_listed: int = 0
 
 
 class IndexDamaged(Exception):
@@ -191,6 +219,93 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
+@dataclass
+class _DirRow:
+    """A stored directory listing: its stat signature (:func:`_sig`), racy
+    (list it again), its files' names and, three numbers per name, their
+    size, mtime_ns and ino as indexed (``-1``: not indexed), and for the
+    root its directories' names."""
+
+    sig: str
+    racy: bool
+    names: list[str]
+    stats: array.array[int]
+    subdirs: list[str] | None
+
+
+@dataclass
+class Check:
+    """What :meth:`FileIndex.check` found: ``full`` (no usable listing:
+    every file is compared with the index), the current directories, those
+    to list again, directories gone, the changed files ``(path, stat)``
+    and how many files were unchanged."""
+
+    full: bool = False
+    dirs: list[str] = field(default_factory=list)
+    rescan: set[str] = field(default_factory=set)
+    gone_dirs: list[str] = field(default_factory=list)
+    changed: list[tuple[str, os.stat_result]] = field(default_factory=list)
+    unchanged: int = 0
+
+    @property
+    def fresh(self) -> bool:
+        """Nothing changed: the index is current."""
+        return not (self.full or self.rescan or self.gone_dirs or self.changed)
+
+
+def _sig(st: os.stat_result) -> str:
+    return f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
+
+
+def _is_file(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_file()
+    except OSError:
+        return False
+
+
+def _is_dir(e: os.DirEntry[str]) -> bool:
+    try:
+        return e.is_dir()
+    except OSError:
+        return False
+
+
+def _changed_files(d: str, fd: int, row: _DirRow) -> list[tuple[str, os.stat_result]] | None:
+    """The files of a listed directory (open as ``fd``) whose stat differs
+    from the listing's, or None when one is gone or no longer a regular
+    file (the directory must be listed again)."""
+    changed = []
+    numbers = iter(row.stats)
+    for name, size, mtime, ino in zip(row.names, numbers, numbers, numbers):
+        try:
+            st = os.stat(name, dir_fd=fd)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size != size or st.st_mtime_ns != mtime or st.st_ino != ino:
+            changed.append((os.path.join(d, name), st))
+    return changed
+
+
+def _dir_stats(d: str) -> Iterator[tuple[str, os.stat_result]]:
+    """``(path, stat)`` of the regular ``*.jsonl`` files of one directory
+    (symlinks followed)."""
+    try:
+        with os.scandir(d) as it:
+            entries = [e for e in it if e.name.endswith(".jsonl")]
+    except OSError:
+        return
+    for e in entries:
+        try:
+            st = e.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            yield e.path, st
+
+
 class FileIndex:
     """The search index of the session files under ``root``.
 
@@ -238,7 +353,7 @@ class FileIndex:
             if not names:
                 conn.execute("PRAGMA journal_mode = WAL").fetchall()
                 conn.execute("BEGIN IMMEDIATE")
-                for ddl in (_META, _SOURCES, *fts_schema("", texts=False)):
+                for ddl in (_META, _SOURCES, *_DIRS, *fts_schema("", texts=False)):
                     conn.execute(ddl)
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
                 conn.execute("COMMIT")
@@ -316,49 +431,41 @@ class FileIndex:
         except OSError:
             return
         for d in dirs:
-            try:
-                with os.scandir(d) as it:
-                    entries = [e for e in it if e.name.endswith(".jsonl")]
-            except OSError:
-                continue
-            for e in entries:
-                try:
-                    st = e.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    yield e.path, st
+            yield from _dir_stats(d)
 
-    def update(self, on_progress: Callable[[int, int], Any] | None = None) -> IndexStats:
+    def update(self, on_progress: Callable[[int, int], Any] | None = None, *, check: Check | None = None) -> IndexStats:
         """Bring the index up to date with the files (see the module
-        docstring). ``on_progress(done, total)`` after each file.
+        docstring). ``on_progress(done, total)`` after each file;
+        ``check``: what :meth:`check` found just before (else it runs
+        now).
 
         Returns:
             :class:`IndexStats`.
         """
-        stats: IndexStats = self.guarded(lambda: self._update(on_progress))
+        pending = [check]
+
+        def work() -> IndexStats:
+            given, pending[0] = pending[0], None  # a rebuilt index is checked again
+            return self._update(on_progress, given)
+
+        stats: IndexStats = self.guarded(work)
         return stats
 
-    def _update(self, on_progress: Callable[[int, int], Any] | None) -> IndexStats:
+    def _update(self, on_progress: Callable[[int, int], Any] | None, check: Check | None = None) -> IndexStats:
         conn = self.connection()
         stats = IndexStats()
-        known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
-        todo: list[tuple[Path, os.stat_result]] = []
-        seen: set[str] = set()
-        for key, st in self._stats():
-            seen.add(key)
-            if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                stats.unchanged += 1
-                continue
-            todo.append((Path(key), st))
+        if check is None:
+            check = self.check(self.dir_rows())
+        todo, gone, known_any = self._changes(conn, check)
+        stats.unchanged = check.unchanged
+        stats.dirs_listed = len(check.rescan) if not check.full else len(check.dirs)
         # oldest-modified first: document ids (FTS5 rowids) then follow the
         # files' modification order, so the newest matches a limited query
         # ranks (fts.candidate_count) are those of the latest sessions
         todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
-        gone = [p for p in known if p not in seen]
         total = len(todo)
         done = 0
-        full = not known and total > 0
+        full = not known_any and total > 0
         i = 0
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
@@ -390,7 +497,164 @@ class FileIndex:
             # file compacted (about a tenth smaller; the writes made it)
             conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
             conn.execute("VACUUM")
+        self._record_dirs(conn, check)
         return stats
+
+    # ------------------------------------------------------------------
+    # the freshness check
+
+    def dir_rows(self) -> dict[str, _DirRow]:
+        """The stored directory listings (the ``dirs`` table), read once
+        per check: the only thing the check needs from the index."""
+        rows: dict[str, _DirRow] = {}
+        query = "SELECT dir, sig, racy, names, stats, subdirs FROM dirs"
+        for d, sig, racy, names, packed, subdirs in self.connection().execute(query):
+            numbers = array.array("q")
+            numbers.frombytes(packed)
+            below = None if subdirs is None else (subdirs.split("\n") if subdirs else [])
+            rows[d] = _DirRow(sig, bool(racy), names.split("\n") if names else [], numbers, below)
+        return rows
+
+    def check(self, rows: dict[str, _DirRow]) -> Check:
+        """What changed on disk since the index's directory listings
+        ``rows`` (:meth:`dir_rows`) were recorded: files only, no
+        database (so it can run in a thread while a query runs).
+
+        A directory whose ``stat`` (mtime, ctime, inode) is as recorded
+        holds the same names (creating, deleting or renaming an entry
+        changes it; a directory listed within ``_RACY_NS`` of its last
+        change is listed again), so only its files are ``stat``-ed; any
+        other directory is listed again (``Check.rescan``). Without a
+        listing of the root everything is (``Check.full``)."""
+        root = str(self.root)
+        out = Check()
+        top = rows.get(root)
+        try:
+            st = os.stat(root)
+        except OSError:
+            top = None
+        if top is None or top.subdirs is None:
+            out.full = True
+            return out
+        subdirs = top.subdirs
+        if top.racy or _sig(st) != top.sig:
+            out.rescan.add(root)
+            try:
+                with os.scandir(root) as it:
+                    subdirs = sorted(e.name for e in it if not e.name.endswith(".jsonl") and e.is_dir())
+            except OSError:
+                out.full = True
+                return out
+            out.gone_dirs = [os.path.join(root, n) for n in set(top.subdirs) - set(subdirs)]
+        out.dirs = [root, *(os.path.join(root, n) for n in subdirs)]
+        for d in out.dirs:
+            row = rows.get(d)
+            if d in out.rescan or row is None:
+                out.rescan.add(d)
+                continue
+            try:
+                if d != root:
+                    st = os.stat(d)
+                fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                out.rescan.add(d)
+                continue
+            try:
+                if row.racy or _sig(st) != row.sig:
+                    out.rescan.add(d)
+                    continue
+                changed = _changed_files(d, fd, row)
+                if changed is None:
+                    out.rescan.add(d)
+                else:
+                    out.changed += changed
+                    out.unchanged += len(row.names) - len(changed)
+            finally:
+                os.close(fd)
+        return out
+
+    def _changes(self, conn: sqlite3.Connection, check: Check) -> tuple[list[tuple[Path, os.stat_result]], list[str], bool]:
+        """The files to index and the paths to drop for a :class:`Check`
+        (directories listed again are compared with their ``sources``
+        rows), and whether the index held any file."""
+        todo: list[tuple[Path, os.stat_result]] = [(Path(p), st) for p, st in check.changed]
+        gone: list[str] = []
+        if check.full:
+            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
+            seen: set[str] = set()
+            dirs = {str(self.root)}
+            for key, st in self._stats():
+                seen.add(key)
+                dirs.add(os.path.dirname(key))
+                if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    check.unchanged += 1
+                    continue
+                todo.append((Path(key), st))
+            try:
+                with os.scandir(self.root) as it:
+                    dirs.update(e.path for e in it if not e.name.endswith(".jsonl") and e.is_dir())
+            except OSError:
+                pass
+            check.dirs = sorted(dirs)
+            gone = [p for p in known if p not in seen]
+            return todo, gone, bool(known)
+        for d in sorted(check.rescan):
+            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))}
+            seen = set()
+            for key, st in _dir_stats(d):
+                seen.add(key)
+                if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    check.unchanged += 1
+                    continue
+                todo.append((Path(key), st))
+            gone += [p for p in known if p not in seen]
+        for d in check.gone_dirs:
+            gone += [r[0] for r in conn.execute("SELECT path FROM sources WHERE dir = ?", (d,))]
+        return todo, gone, True
+
+    def _record_dirs(self, conn: sqlite3.Connection, check: Check) -> None:
+        """Write the listing of every current directory that has none (a
+        change to its ``sources`` rows deleted it, or it is new), that was
+        listed again or whose listing was racy (inside one write
+        transaction, so the listing and the ``sources`` rows it copies
+        agree)."""
+        have = {d: bool(racy) for d, racy in conn.execute("SELECT dir, racy FROM dirs")}
+        root = str(self.root)
+        need = [d for d in check.dirs if d not in have or have[d] or d in check.rescan]
+        stale = [d for d in have if d not in set(check.dirs)] if (check.full or root in check.rescan) else []
+        if not need and not stale:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for d in stale:
+                conn.execute("DELETE FROM dirs WHERE dir = ?", (d,))
+            for d in need:
+                try:
+                    st = os.stat(d)  # before listing: a later change changes it
+                    with os.scandir(d) as it:
+                        entries = list(it)
+                except OSError:
+                    continue
+                now = time.time_ns()
+                names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and _is_file(e))
+                known = {
+                    os.path.basename(r[0]): r[1:]
+                    for r in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))
+                }
+                numbers = array.array("q", [x for n in names for x in known.get(n, (-1, -1, -1))])
+                subdirs = None
+                if d == root:
+                    subdirs = "\n".join(sorted(e.name for e in entries if not e.name.endswith(".jsonl") and _is_dir(e)))
+                racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS or bool(set(known) - set(names))
+                conn.execute(
+                    "INSERT OR REPLACE INTO dirs (dir, sig, racy, names, stats, subdirs) VALUES (?, ?, ?, ?, ?, ?)",
+                    (d, _sig(st), int(racy), "\n".join(names), numbers.tobytes(), subdirs),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
 
     def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
         """Refill the FTS5 table when more than a quarter of its rows (at
@@ -528,9 +792,9 @@ class FileIndex:
         for pos, length, doc in read.docs:
             writer.add_doc(sid, pos, doc, length)
         conn.execute(
-            "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
-            (read.key, *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
+            "INSERT OR REPLACE INTO sources (path, dir, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
+            (read.key, os.path.dirname(read.key), *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
         )
         return read.end - read.start
 
