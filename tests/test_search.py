@@ -180,6 +180,8 @@ def test_the_freshness_check_lists_only_changed_directories(root: Path, monkeypa
         f.write(line("u9", "zeppelin arrives"))
     appended = update_index(root)
     assert (appended.dirs_listed, appended.files_read) == (0, 1)
+    again = update_index(root)  # the directory's listing follows what was indexed
+    assert (again.dirs_listed, again.unchanged, again.files_read) == (0, 3, 0)
     assert hits(root, "zeppelin", update=False) == {(S1, "u9")}
 
     d = files[S1].parent

@@ -56,7 +56,7 @@ from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["Check", "FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "4"
+INDEX_VERSION = "5"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
@@ -68,14 +68,13 @@ _DIRS = [
     # one row per directory (the root and its directories): its stat when it
     # was listed (sig), its *.jsonl files' names ("\n"-separated) and their
     # sources' (size, mtime_ns, ino) as an array of int64 (native order: a
-    # cache of this machine), the root's directories; a change to a
-    # directory's sources rows deletes its row
+    # cache of this machine), the root's directories. A writer deletes the
+    # rows of the directories whose sources rows it changes, first thing in
+    # its transaction (not by a trigger: a trigger's statement savepoint
+    # makes FTS5 write its pending data out, a segment per file)
     """CREATE TABLE IF NOT EXISTS dirs (
         dir TEXT PRIMARY KEY, sig TEXT NOT NULL, racy INTEGER NOT NULL, names TEXT NOT NULL, stats BLOB NOT NULL, subdirs TEXT)""",
     "CREATE INDEX IF NOT EXISTS sources_dir ON sources (dir)",
-    "CREATE TRIGGER IF NOT EXISTS sources_ai AFTER INSERT ON sources BEGIN DELETE FROM dirs WHERE dir = NEW.dir; END",
-    "CREATE TRIGGER IF NOT EXISTS sources_ad AFTER DELETE ON sources BEGIN DELETE FROM dirs WHERE dir = OLD.dir; END",
-    "CREATE TRIGGER IF NOT EXISTS sources_au AFTER UPDATE ON sources BEGIN DELETE FROM dirs WHERE dir IN (OLD.dir, NEW.dir); END",
 ]
 _RACY_NS = 2_000_000_000
 """A directory modified less than this long (ns) before it was listed is
@@ -467,9 +466,13 @@ class FileIndex:
         done = 0
         full = not known_any and total > 0
         i = 0
+        dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if dirty:  # their listings go with the first change (_record_dirs writes them again)
+                    conn.executemany("DELETE FROM dirs WHERE dir = ?", [(d,) for d in sorted(dirty)])
+                    dirty = set()
                 writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
                 for p in gone:
                     writer.forget(file_key(p))
@@ -682,6 +685,7 @@ class FileIndex:
         forgotten documents' tokens (orphans) leave it. A file that no
         longer holds the bytes it was indexed from is forgotten (the next
         update indexes it again)."""
+        conn.execute("DELETE FROM dirs")  # sources rows may go: every listing is made again
         conn.execute("DROP TABLE IF EXISTS fts")
         conn.execute(fts_schema("", texts=False)[-1])
         writer = FtsWriter(conn.cursor(), "", texts=False)
