@@ -163,9 +163,9 @@ def test_the_freshness_check_lists_only_changed_directories(root: Path, monkeypa
     # listing; yet an append, a new, deleted or renamed file, a new or removed
     # directory, and an entry made without changing the directory's mtime
     # are all seen
-    from pi_session.search import files as search_files
+    from pi_session.search import freshness as search_freshness
 
-    monkeypatch.setattr(search_files, "_RACY_NS", 0)  # listings just made count as settled
+    monkeypatch.setattr(search_freshness, "RACY_NS", 0)  # listings just made count as settled
     files = write_corpus(root)
     update_index(root)
     update_index(root)  # the listings are recorded after a build

@@ -34,14 +34,11 @@ unknown version) is deleted and rebuilt, with one warning
 
 from __future__ import annotations
 
-import array
 import hashlib
 import os
 import sqlite3
-import stat
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,9 +49,10 @@ from ..paths import cache_dir
 from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
 from .extract import Doc, record_docs
+from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
-__all__ = ["Check", "FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
+__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
 INDEX_VERSION = "5"
 _HEAD = 64 * 1024
@@ -64,22 +62,6 @@ _BATCH_BYTES = 32 << 20
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
-_DIRS = [
-    # one row per directory (the root and its directories): its stat when it
-    # was listed (sig), its *.jsonl files' names ("\n"-separated) and their
-    # sources' (size, mtime_ns, ino) as an array of int64 (native order: a
-    # cache of this machine), the root's directories. A writer deletes the
-    # rows of the directories whose sources rows it changes, first thing in
-    # its transaction (not by a trigger: a trigger's statement savepoint
-    # makes FTS5 write its pending data out, a segment per file)
-    """CREATE TABLE IF NOT EXISTS dirs (
-        dir TEXT PRIMARY KEY, sig TEXT NOT NULL, racy INTEGER NOT NULL, names TEXT NOT NULL, stats BLOB NOT NULL, subdirs TEXT)""",
-    "CREATE INDEX IF NOT EXISTS sources_dir ON sources (dir)",
-]
-_RACY_NS = 2_000_000_000
-"""A directory modified less than this long (ns) before it was listed is
-listed again by the next check: an entry made in the same clock tick as
-its last modification leaves its mtime as it was."""
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
 
@@ -218,93 +200,6 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
-@dataclass
-class _DirRow:
-    """A stored directory listing: its stat signature (:func:`_sig`), racy
-    (list it again), its files' names and, three numbers per name, their
-    size, mtime_ns and ino as indexed (``-1``: not indexed), and for the
-    root its directories' names."""
-
-    sig: str
-    racy: bool
-    names: list[str]
-    stats: array.array[int]
-    subdirs: list[str] | None
-
-
-@dataclass
-class Check:
-    """What :meth:`FileIndex.check` found: ``full`` (no usable listing:
-    every file is compared with the index), the current directories, those
-    to list again, directories gone, the changed files ``(path, stat)``
-    and how many files were unchanged."""
-
-    full: bool = False
-    dirs: list[str] = field(default_factory=list)
-    rescan: set[str] = field(default_factory=set)
-    gone_dirs: list[str] = field(default_factory=list)
-    changed: list[tuple[str, os.stat_result]] = field(default_factory=list)
-    unchanged: int = 0
-
-    @property
-    def fresh(self) -> bool:
-        """Nothing changed: the index is current."""
-        return not (self.full or self.rescan or self.gone_dirs or self.changed)
-
-
-def _sig(st: os.stat_result) -> str:
-    return f"{st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino}"
-
-
-def _is_file(e: os.DirEntry[str]) -> bool:
-    try:
-        return e.is_file()
-    except OSError:
-        return False
-
-
-def _is_dir(e: os.DirEntry[str]) -> bool:
-    try:
-        return e.is_dir()
-    except OSError:
-        return False
-
-
-def _changed_files(d: str, fd: int, row: _DirRow) -> list[tuple[str, os.stat_result]] | None:
-    """The files of a listed directory (open as ``fd``) whose stat differs
-    from the listing's, or None when one is gone or no longer a regular
-    file (the directory must be listed again)."""
-    changed = []
-    numbers = iter(row.stats)
-    for name, size, mtime, ino in zip(row.names, numbers, numbers, numbers):
-        try:
-            st = os.stat(name, dir_fd=fd)
-        except OSError:
-            return None
-        if not stat.S_ISREG(st.st_mode):
-            return None
-        if st.st_size != size or st.st_mtime_ns != mtime or st.st_ino != ino:
-            changed.append((os.path.join(d, name), st))
-    return changed
-
-
-def _dir_stats(d: str) -> Iterator[tuple[str, os.stat_result]]:
-    """``(path, stat)`` of the regular ``*.jsonl`` files of one directory
-    (symlinks followed)."""
-    try:
-        with os.scandir(d) as it:
-            entries = [e for e in it if e.name.endswith(".jsonl")]
-    except OSError:
-        return
-    for e in entries:
-        try:
-            st = e.stat()
-        except OSError:
-            continue
-        if stat.S_ISREG(st.st_mode):
-            yield e.path, st
-
-
 class FileIndex:
     """The search index of the session files under ``root``.
 
@@ -352,7 +247,7 @@ class FileIndex:
             if not names:
                 conn.execute("PRAGMA journal_mode = WAL").fetchall()
                 conn.execute("BEGIN IMMEDIATE")
-                for ddl in (_META, _SOURCES, *_DIRS, *fts_schema("", texts=False)):
+                for ddl in (_META, _SOURCES, *DIRS_SCHEMA, *fts_schema("", texts=False)):
                     conn.execute(ddl)
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
                 conn.execute("COMMIT")
@@ -430,7 +325,7 @@ class FileIndex:
         except OSError:
             return
         for d in dirs:
-            yield from _dir_stats(d)
+            yield from dir_stats(d)
 
     def update(self, on_progress: Callable[[int, int], Any] | None = None, *, check: Check | None = None) -> IndexStats:
         """Bring the index up to date with the files (see the module
@@ -500,81 +395,20 @@ class FileIndex:
             # file compacted (about a tenth smaller; the writes made it)
             conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
             conn.execute("VACUUM")
-        self._record_dirs(conn, check)
+        write_listings(conn, str(self.root), check)
         return stats
 
     # ------------------------------------------------------------------
     # the freshness check
 
-    def dir_rows(self) -> dict[str, _DirRow]:
-        """The stored directory listings (the ``dirs`` table), read once
-        per check: the only thing the check needs from the index."""
-        rows: dict[str, _DirRow] = {}
-        query = "SELECT dir, sig, racy, names, stats, subdirs FROM dirs"
-        for d, sig, racy, names, packed, subdirs in self.connection().execute(query):
-            numbers = array.array("q")
-            numbers.frombytes(packed)
-            below = None if subdirs is None else (subdirs.split("\n") if subdirs else [])
-            rows[d] = _DirRow(sig, bool(racy), names.split("\n") if names else [], numbers, below)
-        return rows
+    def dir_rows(self) -> dict[str, DirRow]:
+        """The index's directory listings (:func:`~pi_session.search.freshness.read_listings`)."""
+        return read_listings(self.connection())
 
-    def check(self, rows: dict[str, _DirRow]) -> Check:
-        """What changed on disk since the index's directory listings
-        ``rows`` (:meth:`dir_rows`) were recorded: files only, no
-        database (so it can run in a thread while a query runs).
-
-        A directory whose ``stat`` (mtime, ctime, inode) is as recorded
-        holds the same names (creating, deleting or renaming an entry
-        changes it; a directory listed within ``_RACY_NS`` of its last
-        change is listed again), so only its files are ``stat``-ed; any
-        other directory is listed again (``Check.rescan``). Without a
-        listing of the root everything is (``Check.full``)."""
-        root = str(self.root)
-        out = Check()
-        top = rows.get(root)
-        try:
-            st = os.stat(root)
-        except OSError:
-            top = None
-        if top is None or top.subdirs is None:
-            out.full = True
-            return out
-        subdirs = top.subdirs
-        if top.racy or _sig(st) != top.sig:
-            out.rescan.add(root)
-            try:
-                with os.scandir(root) as it:
-                    subdirs = sorted(e.name for e in it if not e.name.endswith(".jsonl") and e.is_dir())
-            except OSError:
-                out.full = True
-                return out
-            out.gone_dirs = [os.path.join(root, n) for n in set(top.subdirs) - set(subdirs)]
-        out.dirs = [root, *(os.path.join(root, n) for n in subdirs)]
-        for d in out.dirs:
-            row = rows.get(d)
-            if d in out.rescan or row is None:
-                out.rescan.add(d)
-                continue
-            try:
-                if d != root:
-                    st = os.stat(d)
-                fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                out.rescan.add(d)
-                continue
-            try:
-                if row.racy or _sig(st) != row.sig:
-                    out.rescan.add(d)
-                    continue
-                changed = _changed_files(d, fd, row)
-                if changed is None:
-                    out.rescan.add(d)
-                else:
-                    out.changed += changed
-                    out.unchanged += len(row.names) - len(changed)
-            finally:
-                os.close(fd)
-        return out
+    def check(self, rows: dict[str, DirRow]) -> Check:
+        """What changed on disk since the listings ``rows`` were recorded
+        (:func:`~pi_session.search.freshness.check_dirs`)."""
+        return check_dirs(str(self.root), rows)
 
     def _changes(self, conn: sqlite3.Connection, check: Check) -> tuple[list[tuple[Path, os.stat_result]], list[str], bool]:
         """The files to index and the paths to drop for a :class:`Check`
@@ -604,7 +438,7 @@ class FileIndex:
         for d in sorted(check.rescan):
             known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))}
             seen = set()
-            for key, st in _dir_stats(d):
+            for key, st in dir_stats(d):
                 seen.add(key)
                 if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
                     check.unchanged += 1
@@ -614,50 +448,6 @@ class FileIndex:
         for d in check.gone_dirs:
             gone += [r[0] for r in conn.execute("SELECT path FROM sources WHERE dir = ?", (d,))]
         return todo, gone, True
-
-    def _record_dirs(self, conn: sqlite3.Connection, check: Check) -> None:
-        """Write the listing of every current directory that has none (a
-        change to its ``sources`` rows deleted it, or it is new), that was
-        listed again or whose listing was racy (inside one write
-        transaction, so the listing and the ``sources`` rows it copies
-        agree)."""
-        have = {d: bool(racy) for d, racy in conn.execute("SELECT dir, racy FROM dirs")}
-        root = str(self.root)
-        need = [d for d in check.dirs if d not in have or have[d] or d in check.rescan]
-        stale = [d for d in have if d not in set(check.dirs)] if (check.full or root in check.rescan) else []
-        if not need and not stale:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            for d in stale:
-                conn.execute("DELETE FROM dirs WHERE dir = ?", (d,))
-            for d in need:
-                try:
-                    st = os.stat(d)  # before listing: a later change changes it
-                    with os.scandir(d) as it:
-                        entries = list(it)
-                except OSError:
-                    continue
-                now = time.time_ns()
-                names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and _is_file(e))
-                known = {
-                    os.path.basename(r[0]): r[1:]
-                    for r in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))
-                }
-                numbers = array.array("q", [x for n in names for x in known.get(n, (-1, -1, -1))])
-                subdirs = None
-                if d == root:
-                    subdirs = "\n".join(sorted(e.name for e in entries if not e.name.endswith(".jsonl") and _is_dir(e)))
-                racy = now - max(st.st_mtime_ns, st.st_ctime_ns) < _RACY_NS or bool(set(known) - set(names))
-                conn.execute(
-                    "INSERT OR REPLACE INTO dirs (dir, sig, racy, names, stats, subdirs) VALUES (?, ?, ?, ?, ?, ?)",
-                    (d, _sig(st), int(racy), "\n".join(names), numbers.tobytes(), subdirs),
-                )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
         """Refill the FTS5 table when more than a quarter of its rows (at
