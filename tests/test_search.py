@@ -158,6 +158,61 @@ def test_incremental_update_reads_only_appended_bytes(root: Path) -> None:
     assert len([h for h in search(root, "dns", limit=50).hits if h.entry_id == "u1"]) == 1
 
 
+def test_the_freshness_check_lists_only_changed_directories(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # an unchanged directory's files are only stat-ed against its recorded
+    # listing; yet an append, a new, deleted or renamed file, a new or removed
+    # directory, and an entry made without changing the directory's mtime
+    # are all seen
+    from pi_session.search import freshness as search_freshness
+
+    monkeypatch.setattr(search_freshness, "RACY_NS", 0)  # listings just made count as settled
+    files = write_corpus(root)
+    update_index(root)
+    update_index(root)  # the listings are recorded after a build
+    quiet = update_index(root)
+    assert (quiet.dirs_listed, quiet.unchanged, quiet.files_read) == (0, 3, 0)
+
+    def line(eid: str, text: str) -> bytes:
+        return orjson.dumps({"type": "message", "id": eid, "parentId": None, "timestamp": "2026-03-04T00:00:00.000Z",
+                             "message": {"role": "user", "content": text, "timestamp": 1}}) + b"\n"
+
+    with open(files[S1], "ab") as f:  # an append changes no directory
+        f.write(line("u9", "zeppelin arrives"))
+    appended = update_index(root)
+    assert (appended.dirs_listed, appended.files_read) == (0, 1)
+    again = update_index(root)  # the directory's listing follows what was indexed
+    assert (again.dirs_listed, again.unchanged, again.files_read) == (0, 3, 0)
+    assert hits(root, "zeppelin", update=False) == {(S1, "u9")}
+
+    d = files[S1].parent
+    header = files[S3].read_bytes().splitlines(keepends=True)[0].replace(S3.encode(), b"0192dddd-0000-7000-8000-000000000005")
+    (d / "2026-03-05T00-00-00-000Z_new.jsonl").write_bytes(header + line("n1", "a brand new walrus"))
+    assert hits(root, "walrus") == {("0192dddd-0000-7000-8000-000000000005", "n1")}
+
+    files[S3].unlink()
+    assert hits(root, "extension") == set()
+
+    tmp = d / "rewrite.tmp"  # an atomic rewrite: a new inode renamed over the file
+    tmp.write_bytes(files[S1].read_bytes().replace(b"NXDOMAIN flaky", b"SERVFAIL happy"))
+    os.replace(tmp, files[S1])
+    assert hits(root, "servfail") == {(S1, "b1")} and hits(root, "nxdomain") == set()
+
+    st = d.stat()  # an entry made while the directory keeps its mtime (its ctime changes)
+    (d / "2026-03-06T00-00-00-000Z_same.jsonl").write_bytes(header.replace(b"0192dddd", b"0192eeee") + line("m1", "sneaky narwhal"))
+    os.utime(d, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert hits(root, "narwhal") == {("0192eeee-0000-7000-8000-000000000005", "m1")}
+
+    other = root / "--work-newproject--"  # a new project directory
+    other.mkdir()
+    (other / "2026-03-07T00-00-00-000Z_p.jsonl").write_bytes(header.replace(b"0192dddd", b"0192ffff") + line("p1", "platypus"))
+    assert hits(root, "platypus") == {("0192ffff-0000-7000-8000-000000000005", "p1")}
+    for f in other.iterdir():
+        f.unlink()
+    other.rmdir()
+    assert hits(root, "platypus") == set()
+    assert update_index(root).dirs_listed == 0  # settled again
+
+
 def test_snippets_are_read_back_from_a_grown_file(root: Path) -> None:
     files = write_corpus(root)
     update_index(root)

@@ -139,3 +139,41 @@ def test_cli_store_option_after_the_command(tmp_path: Path) -> None:
     for args in (("secrets", "--all", "--json"), ("scrub", "--all", "--mode", "edit", "--dry-run")):
         proc = run(*args)
         assert "No such option" not in proc.stderr and proc.returncode in (0, 1), proc.stderr
+
+
+def _many_matches(n: int) -> list[bytes]:
+    """A session whose first message is the best match for ``zebra`` (short,
+    the word three times), followed by ``n`` longer, newer messages holding
+    it once."""
+    sid = "0192cccc-0000-7000-8000-000000000004"
+    records = [{"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-05T10:00:00.000Z", "cwd": "/work/zoo"}]
+    parent = None
+    for i in range(n + 1):
+        text = "zebra zebra zebra" if i == 0 else f"a zebra walked past number {i} of the many long enclosures in the city zoo today"
+        records.append({"type": "message", "id": f"z{i}", "parentId": parent, "timestamp": "2026-03-05T10:01:00.000Z",
+                        "message": {"role": "user", "content": text, "timestamp": 1772704860000 + i}})
+        parent = f"z{i}"
+    return lines_of(records)
+
+
+def test_many_matches_rank_only_the_newest_candidates(store_url, tmp_path, monkeypatch) -> None:
+    # docs/search.md "Ranking": a query with more matches than the
+    # candidate set ranks the newest max(limit, CANDIDATES) of them (FTS5
+    # stops early), the same on every store; fewer matches rank them all
+    from pi_session.search.fts import CANDIDATES
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    target = open_store(store_url)
+    target.create(_many_matches(CANDIDATES + 10), file_name="2026-03-05T10-00-00-000Z_zoo.jsonl")
+    try:
+        hits = search(target, "zebra", limit=20).hits
+        assert len(hits) == 20
+        assert "z0" not in {h.entry_id for h in hits}  # the best bm25 match, but older than the newest candidates
+        assert {h.entry_id for h in hits} <= {f"z{i}" for i in range(11, CANDIDATES + 11)}
+        # a limit above the candidate set ranks that many: the best match is back, first
+        everything = search(target, "zebra", limit=CANDIDATES + 20).hits
+        assert everything[0].entry_id == "z0" and len(everything) == CANDIDATES + 11
+        # fewer matches than the candidate set: all ranked, the best first
+        assert search(target, '"zebra zebra"', limit=5).hits[0].entry_id == "z0"
+    finally:
+        target.close()

@@ -212,7 +212,6 @@ def search(
 
         index = _file_index(store)
         try:
-            indexed = index.update(on_progress).bytes_indexed if update else 0
 
             def work() -> list[Hit]:
                 scope = None
@@ -226,6 +225,7 @@ def search(
                 cands = index.with_texts(cands, thinking=thinking)
                 return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
 
+            indexed = index.update(on_progress).bytes_indexed if update else 0
             hits = index.guarded(work)
             return SearchResult(hits, list(index.warnings), indexed)
         finally:

@@ -6,7 +6,14 @@ inside pi's directories. The files are the truth; the index is a cache.
 
 Updating (:meth:`FileIndex.update`): every ``*.jsonl`` regular file of the
 root and of its directories is ``stat``-ed; an unchanged one (size, mtime,
-inode) costs nothing. Session files are append-only, so a grown file is
+inode) costs nothing. The check reads one listing per directory from the
+index (the ``dirs`` table: the directory's own mtime, ctime and inode when
+it was listed, its files' names and their indexed size, mtime and inode)
+and lists a directory again only when its stat differs (an entry was made,
+deleted or renamed) or it was listed within 2 s of its last change (an
+entry made in the same clock tick leaves the mtime unchanged); the files of
+the other directories are only ``stat``-ed by name, so a search reads
+neither every ``sources`` row nor every directory. Session files are append-only, so a grown file is
 indexed from the last indexed byte to its last complete line. A file that
 was rewritten (a new inode, shorter than what was indexed, or its indexed
 prefix changed: SHA-256 of its first 64 KiB and of the 4 KiB before the
@@ -30,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,17 +49,18 @@ from ..paths import cache_dir
 from ..records import is_session_header
 from ..storage import ensure_dir, parse_line
 from .extract import Doc, record_docs
+from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "3"
+INDEX_VERSION = "5"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
 
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
@@ -76,13 +83,15 @@ def index_path(root: str | os.PathLike[str]) -> Path:
 @dataclass
 class IndexStats:
     """What an update did: files (re)read, bytes indexed, files reindexed
-    whole because they were rewritten, files dropped, files unchanged."""
+    whole because they were rewritten, files dropped, files unchanged, and
+    directories listed (the others' files were only ``stat``-ed)."""
 
     files_read: int = 0
     bytes_indexed: int = 0
     reindexed: int = 0
     dropped: int = 0
     unchanged: int = 0
+    dirs_listed: int = 0
 
 
 class IndexDamaged(Exception):
@@ -238,7 +247,7 @@ class FileIndex:
             if not names:
                 conn.execute("PRAGMA journal_mode = WAL").fetchall()
                 conn.execute("BEGIN IMMEDIATE")
-                for ddl in (_META, _SOURCES, *fts_schema("", texts=False)):
+                for ddl in (_META, _SOURCES, *DIRS_SCHEMA, *fts_schema("", texts=False)):
                     conn.execute(ddl)
                 conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('version', ?)", (INDEX_VERSION,))
                 conn.execute("COMMIT")
@@ -316,50 +325,49 @@ class FileIndex:
         except OSError:
             return
         for d in dirs:
-            try:
-                with os.scandir(d) as it:
-                    entries = [e for e in it if e.name.endswith(".jsonl")]
-            except OSError:
-                continue
-            for e in entries:
-                try:
-                    st = e.stat()
-                except OSError:
-                    continue
-                if stat.S_ISREG(st.st_mode):
-                    yield e.path, st
+            yield from dir_stats(d)
 
-    def update(self, on_progress: Callable[[int, int], Any] | None = None) -> IndexStats:
+    def update(self, on_progress: Callable[[int, int], Any] | None = None, *, check: Check | None = None) -> IndexStats:
         """Bring the index up to date with the files (see the module
-        docstring). ``on_progress(done, total)`` after each file.
+        docstring). ``on_progress(done, total)`` after each file;
+        ``check``: what :meth:`check` found just before (else it runs
+        now).
 
         Returns:
             :class:`IndexStats`.
         """
-        stats: IndexStats = self.guarded(lambda: self._update(on_progress))
+        pending = [check]
+
+        def work() -> IndexStats:
+            given, pending[0] = pending[0], None  # a rebuilt index is checked again
+            return self._update(on_progress, given)
+
+        stats: IndexStats = self.guarded(work)
         return stats
 
-    def _update(self, on_progress: Callable[[int, int], Any] | None) -> IndexStats:
+    def _update(self, on_progress: Callable[[int, int], Any] | None, check: Check | None = None) -> IndexStats:
         conn = self.connection()
         stats = IndexStats()
-        known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
-        todo: list[tuple[Path, os.stat_result]] = []
-        seen: set[str] = set()
-        for key, st in self._stats():
-            seen.add(key)
-            if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
-                stats.unchanged += 1
-                continue
-            todo.append((Path(key), st))
-        todo.sort()
-        gone = [p for p in known if p not in seen]
+        if check is None:
+            check = self.check(self.dir_rows())
+        todo, gone, known_any = self._changes(conn, check)
+        stats.unchanged = check.unchanged
+        stats.dirs_listed = len(check.rescan) if not check.full else len(check.dirs)
+        # oldest-modified first: document ids (FTS5 rowids) then follow the
+        # files' modification order, so the newest matches a limited query
+        # ranks (fts.candidate_count) are those of the latest sessions
+        todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
         total = len(todo)
         done = 0
-        full = not known and total > 0
+        full = not known_any and total > 0
         i = 0
+        dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if dirty:  # their listings go with the first change (_record_dirs writes them again)
+                    conn.executemany("DELETE FROM dirs WHERE dir = ?", [(d,) for d in sorted(dirty)])
+                    dirty = set()
                 writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
                 for p in gone:
                     writer.forget(file_key(p))
@@ -387,7 +395,59 @@ class FileIndex:
             # file compacted (about a tenth smaller; the writes made it)
             conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
             conn.execute("VACUUM")
+        write_listings(conn, str(self.root), check)
         return stats
+
+    # ------------------------------------------------------------------
+    # the freshness check
+
+    def dir_rows(self) -> dict[str, DirRow]:
+        """The index's directory listings (:func:`~pi_session.search.freshness.read_listings`)."""
+        return read_listings(self.connection())
+
+    def check(self, rows: dict[str, DirRow]) -> Check:
+        """What changed on disk since the listings ``rows`` were recorded
+        (:func:`~pi_session.search.freshness.check_dirs`)."""
+        return check_dirs(str(self.root), rows)
+
+    def _changes(self, conn: sqlite3.Connection, check: Check) -> tuple[list[tuple[Path, os.stat_result]], list[str], bool]:
+        """The files to index and the paths to drop for a :class:`Check`
+        (directories listed again are compared with their ``sources``
+        rows), and whether the index held any file."""
+        todo: list[tuple[Path, os.stat_result]] = [(Path(p), st) for p, st in check.changed]
+        gone: list[str] = []
+        if check.full:
+            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
+            seen: set[str] = set()
+            dirs = {str(self.root)}
+            for key, st in self._stats():
+                seen.add(key)
+                dirs.add(os.path.dirname(key))
+                if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    check.unchanged += 1
+                    continue
+                todo.append((Path(key), st))
+            try:
+                with os.scandir(self.root) as it:
+                    dirs.update(e.path for e in it if not e.name.endswith(".jsonl") and e.is_dir())
+            except OSError:
+                pass
+            check.dirs = sorted(dirs)
+            gone = [p for p in known if p not in seen]
+            return todo, gone, bool(known)
+        for d in sorted(check.rescan):
+            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))}
+            seen = set()
+            for key, st in dir_stats(d):
+                seen.add(key)
+                if known.get(key) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                    check.unchanged += 1
+                    continue
+                todo.append((Path(key), st))
+            gone += [p for p in known if p not in seen]
+        for d in check.gone_dirs:
+            gone += [r[0] for r in conn.execute("SELECT path FROM sources WHERE dir = ?", (d,))]
+        return todo, gone, True
 
     def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
         """Refill the FTS5 table when more than a quarter of its rows (at
@@ -415,6 +475,7 @@ class FileIndex:
         forgotten documents' tokens (orphans) leave it. A file that no
         longer holds the bytes it was indexed from is forgotten (the next
         update indexes it again)."""
+        conn.execute("DELETE FROM dirs")  # sources rows may go: every listing is made again
         conn.execute("DROP TABLE IF EXISTS fts")
         conn.execute(fts_schema("", texts=False)[-1])
         writer = FtsWriter(conn.cursor(), "", texts=False)
@@ -525,9 +586,9 @@ class FileIndex:
         for pos, length, doc in read.docs:
             writer.add_doc(sid, pos, doc, length)
         conn.execute(
-            "INSERT OR REPLACE INTO sources (path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
-            (read.key, *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
+            "INSERT OR REPLACE INTO sources (path, dir, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
+            (read.key, os.path.dirname(read.key), *read.stat, read.end, read.lines, read.head, read.tail, read.session_id or None, sid),
         )
         return read.end - read.start
 

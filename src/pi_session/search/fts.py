@@ -39,7 +39,7 @@ from ..text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
-    "Candidate", "FtsWriter", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
+    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
 ]
 
 
@@ -75,6 +75,18 @@ def cwd_key(cwd: str) -> str | None:
         return resolve_path(cwd)
     except ValueError:
         return None
+
+
+CANDIDATES = 250
+"""How many matching documents, newest first, a query with a limit ranks
+at least (:func:`candidate_count`)."""
+
+
+def candidate_count(limit: int) -> int:
+    """The size of a limited query's candidate set: the newest
+    ``max(limit, CANDIDATES)`` matching documents (those passing the
+    filters) are ranked; a query matching fewer ranks every match."""
+    return max(int(limit), CANDIDATES)
 
 
 _SHORT = 256
@@ -403,19 +415,22 @@ def fts_candidates(
         where.append("d.sid IN (SELECT sid FROM temp.search_scope)")
     rows: Iterable[Any] | None = None
     if match is not None and limit is not None and not query.regexes:
-        # the best few by rank first (FTS5 ranks without touching the other
-        # tables), filtered afterwards; only when too few of them pass the
-        # filters is every match joined and ranked
-        inner = f"SELECT rowid, rank FROM {p}fts WHERE {p}fts MATCH ? ORDER BY rank LIMIT ?"
-        sql = f"SELECT {cols}, t.rank FROM ({inner}) t JOIN {p}docs d ON d.doc = t.rowid JOIN {p}sessions s ON s.sid = d.sid"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY t.rank, d.ts_ms DESC, d.sid, d.pos"
-        fetched = conn.execute(sql, [match, limit * 5 + 50, *params]).fetchall()
-        if len(fetched) >= limit:
-            rows = fetched
-    if rows is not None:
-        pass
+        # the bounded candidate set (docs/search.md "Ranking"): FTS5 walks
+        # the matches newest first (rowid descending, which it does without
+        # a sort) through the filters and stops at the newest
+        # max(limit, CANDIDATES); only those are ranked by bm25
+        filters = "".join(f" AND {w}" for w in where)
+        inner = (
+            f"SELECT {p}fts.rowid AS doc, {p}fts.rank AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "
+            f"JOIN {p}sessions s ON s.sid = d.sid WHERE {p}fts MATCH ?{filters} ORDER BY {p}fts.rowid DESC LIMIT ?"
+        )
+        sql = (
+            f"SELECT {cols}, t.rank FROM ({inner}) t JOIN {p}docs d ON d.doc = t.doc JOIN {p}sessions s ON s.sid = d.sid "
+            f"ORDER BY t.rank, d.ts_ms DESC, d.sid, d.pos"
+        )
+        # every candidate in rank order (the caller stops at ``limit`` and
+        # may skip some: a file rewritten under the index)
+        rows = conn.execute(sql, [match, *params, candidate_count(limit)])
     elif match is not None:
         sql = (
             f"SELECT {cols}, {p}fts.rank AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "

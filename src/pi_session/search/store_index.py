@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..storage import parse_line
-from .fts import Candidate, FtsWriter, filter_sql, fts_candidates, fts_schema
+from .fts import Candidate, FtsWriter, candidate_count, filter_sql, fts_candidates, fts_schema
 from .query import Query, Term
 
 __all__ = [
@@ -94,23 +94,38 @@ def pg_candidates(
         f"s.cwd, s.name, s.location, {edited}"
     )
     vector = "(d.tsv || d.tsv_thinking)" if thinking else "d.tsv"
-    if tsq is not None:
+    if tsq is not None and limit is not None and not query.regexes:
+        # the bounded candidate set, as on SQLite (fts.candidate_count): the
+        # newest matching documents that pass the filters, then ranked
+        filters = "".join(f" AND {w}" for w in where)
+        inner = (
+            f"SELECT d.doc FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid "
+            f"WHERE {vector} @@ to_tsquery('simple', ?){filters} ORDER BY d.doc DESC LIMIT ?"
+        )
+        sql = (
+            f"SELECT {cols}, -ts_rank({vector}, to_tsquery('simple', ?)) AS rank FROM ({inner}) t "
+            f"JOIN {p}docs d ON d.doc = t.doc JOIN {p}sessions s ON s.sid = d.sid ORDER BY rank, d.ts_ms DESC, d.sid, d.pos"
+        )
+        args: list[Any] = [tsq, tsq, *params, candidate_count(limit)]
+    elif tsq is not None:
         sql = (
             f"SELECT {cols}, -ts_rank({vector}, to_tsquery('simple', ?)) AS rank FROM {p}docs d "
             f"JOIN {p}sessions s ON s.sid = d.sid WHERE {vector} @@ to_tsquery('simple', ?)"
         )
-        args: list[Any] = [tsq, tsq, *params]
+        args = [tsq, tsq, *params]
         if where:
             sql += " AND " + " AND ".join(where)
         sql += " ORDER BY rank, d.ts_ms DESC, d.sid, d.pos"
+        if limit is not None and not query.regexes:
+            sql += f" LIMIT {int(limit)}"
     else:
         sql = f"SELECT {cols}, 0.0 FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
         args = list(params)
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
-    if limit is not None and not query.regexes:
-        sql += f" LIMIT {int(limit)}"
+        if limit is not None and not query.regexes:
+            sql += f" LIMIT {int(limit)}"
     for row in store._exec(cur, sql, args).fetchall():
         sid, session_id, pos, entry_id, ts, role, kind, tool, model, body, thought, cwd, name, location, was_edited, rank = row
         yield Candidate(
