@@ -94,3 +94,32 @@ def test_stored_lines_cut_as_the_file_holding_them(tmp_path) -> None:
         path = tmp_path / f"case{n}.jsonl"
         path.write_bytes(b"".join(lines))
         assert _fields(read_session_lines(lines, name="x")) == _fields(read_session_file(path)), lines
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 7, 64, 1 << 20])
+def test_newline_blocks_cut_as_line_blocks_do_keeping_each_newline(block_size: int) -> None:
+    """The read loop's line cutter (``BytesIO.readlines``) gives the lines
+    ``bytes.split`` gives, each with its ``\\n``, at any block size: lines
+    longer than a block, blank lines, ``\\r\\n`` and a lone ``\\r``, and an
+    unterminated last line (alone, as ``[tail, None]``, without newline)."""
+    import io
+
+    from pi_session.storage.lines import line_blocks, newline_blocks
+
+    texts = [
+        b"", b"\n", b"\n\n\n", b"a", b"a\n", b"a\nbb\n", b"a\nbb", b"x" * 100 + b"\n" + b"y" * 50,
+        b'{"a":1}\r\n{"b":2}\r\n', b"one\rtwo\nthree\n\nfour", b"\xff\xfe\n\x00\n",
+    ]
+    for text in texts:
+        def flat(blocks):
+            out = []
+            for lines in blocks:
+                assert lines, text
+                if lines[-1] is None:
+                    out.append(("tail", lines[0]))
+                else:
+                    out.extend(lines)
+            return out
+
+        plain = [line + b"\n" if not isinstance(line, tuple) else line for line in flat(line_blocks(io.BytesIO(text), block_size))]
+        assert flat(newline_blocks(io.BytesIO(text), block_size)) == plain, (text, block_size)
