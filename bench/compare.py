@@ -16,20 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import OP_LABELS  # noqa: E402  (bench/run.py: one name per operation)
+
 PI = "pi-1.6.0"
 LABELS = {
-    "open": "open (parse + index)",
-    "context": "build context at leaf",
-    "open_context": "open + build context",
-    "open_context_per_mb": "open + build context, ms per MB",
-    "tree": "tree",
-    "prepare": "prepare compaction",
-    "listing": "list its directory (1 file)",
-    "append": "append one message",
-    "append_fsync": "append (our default: fdatasync)",
+    **OP_LABELS,
     "peak_memory_context": "peak memory after open + context",
     "peak_memory": "peak memory (end)",
 }
