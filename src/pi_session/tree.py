@@ -409,18 +409,25 @@ class SessionTree:
             return []
         self.find_cycles()
         if not self._suspect:
-            i = self._position.get(from_id, -1)
-            runs: list[tuple[int, int]] = []
-            while i >= 0:
-                start = self._run_start[i]
-                runs.append((start, i + 1))
-                i = self._parent_index[start]
             entries = self.entries
             path: list[Mapping[str, Any]] = []
-            for start, end in reversed(runs):
+            for start, end in self._runs_to(from_id):
                 path += entries[start:end]
             return path
         return path_to_root(self.by_id.get(from_id), self.by_id, self.cut)
+
+    def _runs_to(self, from_id: str) -> list[tuple[int, int]]:
+        """The path root→``from_id`` as ``(start, end)`` index ranges of
+        :attr:`entries`, root first (empty for an unknown id); only while
+        nothing is suspect (see :meth:`find_cycles`)."""
+        i = self._position.get(from_id, -1)
+        runs: list[tuple[int, int]] = []
+        while i >= 0:
+            start = self._run_start[i]
+            runs.append((start, i + 1))
+            i = self._parent_index[start]
+        runs.reverse()
+        return runs
 
     def branch_lazy(self, from_id: str | None) -> Sequence[Mapping[str, Any]]:
         """:meth:`branch`, as a :class:`~pi_session.storage.lazy.LazyRecords`
@@ -432,15 +439,9 @@ class SessionTree:
         self.find_cycles()
         if self._suspect:
             return self.branch(from_id)
-        i = self._position.get(from_id, -1)
-        runs: list[tuple[int, int]] = []
-        while i >= 0:
-            start = self._run_start[i]
-            runs.append((start, i + 1))
-            i = self._parent_index[start]
         items = entries.items
         path: list[Any] = []
-        for start, end in reversed(runs):
+        for start, end in self._runs_to(from_id):
             path += items[start:end]
         return LazyRecords(entries.store, path)
 
