@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -96,17 +96,8 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
 
     st = os.stat(path)
     result = ScrubResult(str(path), "rewrite", dry_run, other_copies=_other_copies(path))
-    old: list[bytes] = []
-    new: list[bytes] = []
-    with Scanner(allow) as scanner:
-        raws = (raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path))
-        for raw, (line, hits) in _paired(raws, scanner, str(path)):
-            old.append(raw)
-            new.append(line)
-            if hits:
-                result.hits.extend(hits)
-                result.changed_lines += 1
-    _note_cwd(result)
+    old = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
+    new = _redact_all(old, result, allow)
     if not result.changed_lines or dry_run:
         return result
     if backup:
@@ -125,17 +116,19 @@ def _note_cwd(result: ScrubResult) -> None:
         )
 
 
-def _paired(raws: Iterable[bytes], scanner: Scanner, session: str) -> Iterator[tuple[bytes, tuple[bytes, list[SecretHit]]]]:
-    """Each raw line with what :func:`redacted_lines` makes of it."""
-    kept: list[bytes] = []
-
-    def tee() -> Iterator[bytes]:
-        for raw in raws:
-            kept.append(raw)
-            yield raw
-
-    for out in redacted_lines(tee(), scanner, session=session):
-        yield kept.pop(), out
+def _redact_all(old: list[bytes], result: ScrubResult, allow: AllowList | None) -> list[bytes]:
+    """The rewrite of both kinds of session: each line of ``old`` with its
+    secrets masked (:func:`redacted_lines`); the hits and changed lines go
+    into ``result`` (and a note when the header's cwd holds one)."""
+    new: list[bytes] = []
+    with Scanner(allow) as scanner:
+        for line, hits in redacted_lines(old, scanner, session=result.session):
+            new.append(line)
+            if hits:
+                result.hits.extend(hits)
+                result.changed_lines += 1
+    _note_cwd(result)
+    return new
 
 
 def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
@@ -145,14 +138,7 @@ def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: Al
     handle = store.handle(session_id)
     old = list(store.read_lines(session_id))
     result = ScrubResult(handle.location, "rewrite", dry_run)
-    new: list[bytes] = []
-    with Scanner(allow) as scanner:
-        for line, hits in redacted_lines(old, scanner, session=handle.location):
-            new.append(line)
-            if hits:
-                result.hits.extend(hits)
-                result.changed_lines += 1
-    _note_cwd(result)
+    new = _redact_all(old, result, allow)
     if not result.changed_lines or dry_run:
         return result
     if backup:
