@@ -40,10 +40,9 @@ from typing import IO, Any
 
 from . import jsonio
 
-import orjson
 
 from ._gc import gc_paused
-from .storage import ensure_dir, parse_line, write_atomic
+from .storage import NOT_JSON, ensure_dir, line_record, write_atomic
 from .timestamps import iso_to_ms
 from .paths import cache_dir, paths_equal, resolve_path
 from .records import StrPath, is_session_header
@@ -197,21 +196,15 @@ def build_session_info(path: StrPath) -> dict[str, Any] | None:
     header: dict[str, Any] | None = None
     state = InfoState()
     texts: list[str] = []
-    loads = orjson.loads
-    decode_error = orjson.JSONDecodeError
     f = open_regular(p)
     if f is None:
         return None
     try:
         with f:
             for line_no, raw in _file_lines(f):
-                try:
-                    record = loads(raw)
-                except decode_error:
-                    parsed = parse_line(raw, line_no)
-                    if not parsed.ok:
-                        continue
-                    record = parsed.record
+                record = line_record(raw, line_no)
+                if record is NOT_JSON:
+                    continue
                 if header is None:
                     if not is_session_header(record):
                         return None

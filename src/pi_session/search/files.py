@@ -42,12 +42,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..records import is_session_header
-from ..storage import ensure_dir, parse_line
+from ..storage import NOT_JSON, ensure_dir, line_record
 from .extract import Doc, record_docs
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
@@ -171,20 +170,15 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     docs: list[tuple[int, int, Doc]] = []
     cwd: str | None = None
     pos = start
-    loads = orjson.loads
     for raw in data[:end].split(b"\n")[:-1]:
         line_no += 1
         here = pos
         pos += len(raw) + 1
         if not raw.strip():
             continue
-        try:
-            record = loads(raw)
-        except orjson.JSONDecodeError:
-            parsed = parse_line(raw, line_no)
-            if not parsed.ok:
-                continue
-            record = parsed.record
+        record = line_record(raw, line_no)
+        if record is NOT_JSON:
+            continue
         if session_id is None:
             if not is_session_header(record):
                 session_id = ""  # not a session: nothing indexed

@@ -31,10 +31,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 
 from .extract import Doc, record_docs
-from ..storage import parse_line
+from ..storage import NOT_JSON, line_record
 from ..text import well_formed
 from .query import Query, Term, tokens
 
@@ -118,13 +117,9 @@ def line_texts(raw: bytes) -> tuple[str | None, str, str] | None:
     UTF-16), or None when the line is no record or has no text. Used to
     read a document back from its session file (the files' cache keeps no
     text)."""
-    try:
-        record = orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        parsed = parse_line(raw, 0)
-        if not parsed.ok:
-            return None
-        record = parsed.record
+    record = line_record(raw)
+    if record is NOT_JSON:
+        return None
     doc = record_docs(record)
     if doc is None or doc.edits:
         return None

@@ -53,7 +53,7 @@ from .append import (
 from .dirlock import directory_lock
 from .atomic import OwnershipWarning, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
 from .lazy import EntryHead, EntryStore, LazyById, LazyRecords
-from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, loads_js, parse_line, recover_line, rejoin_split
+from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, line_record, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
 from .reader import (
@@ -86,6 +86,7 @@ __all__ = [
     "Rejoiner",
     "loads_js",
     "NOT_JSON",
+    "line_record",
     "is_regular_mode",
     "SplitRecord",
     "parse_session_entries",

@@ -59,6 +59,27 @@ NOT_JSON = object()
 """What :func:`loads_js` returns for bytes that are not JSON."""
 
 
+def line_record(raw: bytes, line_no: int = 0) -> Any:
+    """The value one line (without its ``\n``) gives a reader that skips
+    what it cannot use: ``orjson`` first, else :func:`parse_line`'s
+    recovery; :data:`NOT_JSON` for a blank or unusable line. For the
+    readers that need no problem report (listing, search); the session
+    reader reports problems through :func:`parse_line` itself.
+
+    Args:
+        raw: the line's bytes.
+        line_no: its line number (1-based; 0 when unknown).
+
+    Returns:
+        The decoded JSON value (any type), or :data:`NOT_JSON`.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        parsed = parse_line(raw, line_no)
+        return parsed.record if parsed.ok else NOT_JSON
+
+
 def loads_js(data: bytes) -> Any:
     """``JSON.parse`` of valid UTF-8 bytes, or :data:`NOT_JSON`. orjson
     first; the standard library for what orjson refuses but JavaScript
