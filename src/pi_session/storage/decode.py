@@ -47,9 +47,10 @@ def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
     30 keys are returned as they are). On other Python implementations it
     is just a copy.
 
-    Cost: about 0.5 us per dict (the first key is stored on its own, so that
-    ``update`` merges into a non-empty dict, entry by entry, instead of
-    cloning ``d``'s own table)."""
+    Cost: about 0.5 us for a small dict to 1.4 us for a message's 8 keys
+    (issue 23 measured it: more than decoding the dict); the first key is
+    stored on its own, so that ``update`` merges into a non-empty dict,
+    entry by entry, instead of cloning ``d``'s own table."""
     shape = tuple(d)
     plan: tuple[type, str] | None | Literal[False] = _shapes.get(shape, False)
     if plan is False:
