@@ -131,10 +131,10 @@ def _deep_compare() -> Any:
     sys.setrecursionlimit(limit)
 
 
-def _same_file(path: Path) -> None:
-    """``read_session_file`` lazy and not: the same in every field."""
+def _same_file(path: Path, lazy_mode: Any = True) -> None:
+    """``read_session_file`` lazy (``lazy_mode``) and not: the same in every field."""
     full = read_session_file(path)
-    lazy = read_session_file(path, lazy=True)
+    lazy = read_session_file(path, lazy=lazy_mode)
     assert lazy.header == full.header
     assert list(lazy.entries) == full.entries
     assert list(lazy.records) == full.records
@@ -156,10 +156,11 @@ def _tree_shape(nodes: list[Any]) -> list[Any]:
     return [(n.id, n.entry, n.label, n.label_timestamp, _tree_shape(n.children)) for n in nodes]
 
 
-def _same_manager(path: Path) -> None:
-    """A manager opened lazily and one opened on the full reader: the same
-    answers, asked in an order that leaves most entries undecoded first."""
-    lazy = SessionManager.open(LazyHandle(path), read_only=True)
+def _same_manager(path: Path, handle: type[FileHandle] = LazyHandle) -> None:
+    """A manager opened lazily (through ``handle``) and one opened on the
+    full reader: the same answers, asked in an order that leaves most
+    entries undecoded first."""
+    lazy = SessionManager.open(handle(path), read_only=True)
     full = SessionManager.open(FullHandle(path), read_only=True)
     assert lazy.build_session_context() == full.build_session_context()
     assert lazy.problems == full.problems
@@ -245,6 +246,31 @@ def test_each_damage_kind(tmp_path: Path, kind: str) -> None:
     path = _write(tmp_path, "s.jsonl", lines, newline_at_end=kind != "torn-tail")
     _same_file(path)
     _same_manager(path)
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -> None:
+    """``lazy="auto"`` decodes the lines after the last compaction in the
+    index pass (:func:`~pi_session.storage.lazy.last_compaction_at`): every
+    damage kind there gives the full reader's values too."""
+    header, entries = generate_session(12, turns=20, branches=False, pi16=True)
+    plain = [e for e in entries if e.get("type") != "compaction"]
+    for prev, e in zip(plain, plain[1:]):
+        e["parentId"] = prev["id"]
+    cut = len(plain) // 2
+    compaction = {
+        "type": "compaction", "id": "c0000001", "parentId": plain[cut - 1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": "s", "firstKeptEntryId": plain[cut - 3]["id"], "tokensBefore": 10,
+    }
+    plain[cut]["parentId"] = compaction["id"]
+    lines = session_text(header, [*plain[:cut], compaction, *plain[cut:]]).split(b"\n")[:-1]
+    lines = _damage(lines, kind, (len(lines) * 4) // 5, random.Random(2))
+    path = _write(tmp_path, "s.jsonl", lines, newline_at_end=kind != "torn-tail")
+    auto = read_session_file(path, lazy="auto")
+    assert isinstance(auto.records, LazyRecords)
+    assert auto.records.store.decoded > 0  # the tail was decoded while indexing
+    _same_file(path, "auto")
+    _same_manager(path, FileHandle)
 
 
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name)

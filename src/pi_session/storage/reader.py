@@ -10,13 +10,11 @@ file whose first record is not a session header is refused."""
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
@@ -27,8 +25,8 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, lazy_pays_off, line_utf8_ok
-from .lines import iter_lines, newline_blocks, parse_session_entries
+from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
 
@@ -153,12 +151,14 @@ def read_session_file(
             :class:`~.lazy.LazyRecords` whose entries are decoded when
             accessed (same values as without ``lazy``), and the problems
             are the same. A v1/v2 file being migrated is read in full.
-            ``"auto"``: lazily only when :func:`~.lazy.lazy_pays_off`
-            guesses that the context needs far less than the whole file
-            (a compaction in its last 60%), else in full: a never-compacted
-            session decodes every entry for its context, and the index
-            pass would only add to that (what ``SessionManager.open``
-            does).
+            ``"auto"``: lazily only when :func:`~.lazy.last_compaction_at`
+            finds a compaction in the last 60% of the file (the context
+            then needs far less than the whole file), else in full: a
+            never-compacted session decodes every entry for its context,
+            and the index pass would only add to that (what
+            ``SessionManager.open`` does). The lines after that
+            compaction, which a linear session's context holds, are
+            decoded in the same pass.
 
     Returns:
         A :class:`SessionFile`. An empty file (no bytes, or only whitespace)
@@ -175,10 +175,12 @@ def read_session_file(
     # Parsing allocates about a million containers for a 100 MB file; the
     # cyclic GC would scan the growing heap again and again (none of it can
     # be garbage), so it is paused while reading (see pi_session._gc).
+    eager_from: int | None = None
     if lazy == "auto":
-        lazy = lazy_pays_off(p, st.st_size)
+        eager_from = last_compaction_at(p, st.st_size)
+        lazy = eager_from is not None
     with gc_paused():
-        return _read_records(p, sf, migrate, lazy=bool(lazy))
+        return _read_records(p, sf, migrate, lazy=bool(lazy), eager_from=eager_from)
 
 
 def _stat_session(p: Path) -> os.stat_result:
@@ -260,39 +262,11 @@ def read_session_lines(lines: Iterable[bytes], *, name: str | None = None, migra
     sf = SessionFile(path=None, header=None, size=sum(map(len, stored)), name=name)
     try:
         with gc_paused():
-            _read_records(Path(name or "<session>"), sf, migrate, blocks=_stored_line_blocks(stored))
+            _read_records(Path(name or "<session>"), sf, migrate, blocks=stored_line_blocks(stored))
     except SessionFileError as exc:
         raise SessionFileError(name, exc.reason, line=exc.line) from None
     sf.path = None
     return sf
-
-
-def _stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
-    """What :func:`~.lines.newline_blocks` gives for a file holding ``lines``
-    concatenated, without concatenating them: lists of lines with their
-    ``\n``, and an unterminated last line alone as ``[tail, None]``. A
-    batch of lines that are one line each (a single ``\n``, at the end:
-    what stores hold) is given as it is, without copying; any other batch
-    is cut as the file would be."""
-    newline = b"\n"
-    pending = b""  # the start of a line that continues in the next batch
-    for start in range(0, len(lines), block):
-        batch = lines[start : start + block]
-        # each line's first newline is at most its last byte: the sums are
-        # equal only when every line's one newline is its last byte
-        if (
-            not pending
-            and all(map(bytes.endswith, batch, repeat(newline)))
-            and sum(map(bytes.find, batch, repeat(newline))) == sum(map(len, batch)) - len(batch)
-        ):
-            yield batch
-            continue
-        cut = io.BytesIO(pending + b"".join(batch)).readlines()
-        pending = cut.pop() if cut and not cut[-1].endswith(newline) else b""
-        if cut:
-            yield cut
-    if pending:
-        yield [pending, None]
 
 
 def _no_columns(value: Any) -> None:  # pragma: no cover - never called
@@ -307,6 +281,7 @@ def _read_records(
     blocks: Iterable[list[Any]] | None = None,
     *,
     lazy: bool = False,
+    eager_from: int | None = None,
 ) -> SessionFile:
     """The reading loop of :func:`read_session_file` (of ``source`` instead
     of the file when given, or of line ``blocks`` as :func:`~.lines.newline_blocks`
@@ -326,7 +301,12 @@ def _read_records(
     its position in the :class:`~.lazy.EntryStore` stands for the record
     in ``sf.records`` and ``sf.entries`` (wrapped in
     :class:`~.lazy.LazyRecords` at the end); every other line goes the
-    way described above."""
+    way described above. From byte ``eager_from`` on (the last
+    compaction, see :func:`~.lazy.last_compaction_at`), up to
+    :data:`~.lazy.EAGER_TAIL_RECORDS` such lines are decoded with
+    ``orjson`` instead and their records put in the store's cache as
+    :meth:`~.lazy.EntryStore.load` would (a line ``orjson`` refuses goes
+    the way of the full reader)."""
     loads = orjson.loads
     decode_error = orjson.JSONDecodeError
     compact = compact_record
@@ -349,6 +329,8 @@ def _read_records(
     intern = sys.intern
     offset = 0  # of the next line
     prev_id: Any = None  # the id of the previous entry line (lazy)
+    eager_left = EAGER_TAIL_RECORDS if eager_from is not None else 0
+    eager_at = eager_from if eager_from is not None else 0
     try:
         with contextlib.ExitStack() as stack:
             if blocks is None:
@@ -379,35 +361,44 @@ def _read_records(
                     line_no += 1
                     start = offset
                     offset += len(raw)
-                    if indexing and (raw.isascii() or line_utf8_ok(raw)):
-                        try:
-                            head = decode_head(raw)
-                        except head_errors:
-                            pass
-                        else:
-                            etype = head.type
-                            if etype not in eager:
-                                hid = head.id
-                                parent = head.parentId
-                                if parent is not None and parent == prev_id:
-                                    parent = prev_id
-                                pos = len(cache)
-                                offsets_append(start)
-                                lengths_append(offset - start - 1)
-                                store_lines_append(line_no)
-                                types_append(intern(etype))
-                                store_ids_append(hid)
-                                store_parents_append(parent)
-                                timestamps_append(head.timestamp)
-                                cache_append(None)
-                                records_append(pos)  # type: ignore[arg-type]
-                                lines_append(line_no)
-                                entries_append(pos)  # type: ignore[arg-type]
-                                ids_append(hid)
-                                parents_append(parent)
-                                prev_id = hid
-                                previous = None
-                                continue
+                    if indexing:
+                        etype = None
+                        record = None
+                        if eager_left and start >= eager_at:
+                            got = tail_record(raw)
+                            if got is not None:
+                                record, etype, hid, parent, stamp = got
+                                eager_left -= 1
+                        if etype is None and (raw.isascii() or line_utf8_ok(raw)):
+                            try:
+                                head = decode_head(raw)
+                            except head_errors:
+                                pass
+                            else:
+                                if head.type not in eager:
+                                    etype, hid, parent, stamp = head.type, head.id, head.parentId, head.timestamp
+                        if etype is not None:
+                            if parent is not None and parent == prev_id:
+                                parent = prev_id
+                                if record is not None:
+                                    record["parentId"] = parent
+                            pos = len(cache)
+                            offsets_append(start)
+                            lengths_append(offset - start - 1)
+                            store_lines_append(line_no)
+                            types_append(intern(etype))
+                            store_ids_append(hid)
+                            store_parents_append(parent)
+                            timestamps_append(stamp)
+                            cache_append(record)
+                            records_append(pos)  # type: ignore[arg-type]
+                            lines_append(line_no)
+                            entries_append(pos)  # type: ignore[arg-type]
+                            ids_append(hid)
+                            parents_append(parent)
+                            prev_id = hid
+                            previous = None
+                            continue
                     if header_seen:
                         try:
                             record = loads(raw)
@@ -456,6 +447,8 @@ def _read_records(
     sf.line_count = line_no
     if store is not None:
         store.end = offset
+        if eager_from is not None:
+            store.decoded += EAGER_TAIL_RECORDS - eager_left  # they count as decoded plain
         if indexing:
             sf.records = LazyRecords(store, sf.records)  # type: ignore[assignment]
             sf.entries = LazyRecords(store, sf.entries)  # type: ignore[assignment]
