@@ -87,7 +87,9 @@ def test_index_never_stale(session_dir: Path) -> None:
 )
 def test_corrupt_index_is_ignored_and_rebuilt(session_dir: Path, content: bytes) -> None:
     expected = _reference(session_dir)
-    (index_path(session_dir)).write_bytes(content)
+    index = index_path(session_dir)
+    index.parent.mkdir(parents=True, exist_ok=True)  # the first listing of this process may be this one
+    index.write_bytes(content)
     assert list_session_dir(session_dir) == expected
     assert orjson.loads((index_path(session_dir)).read_bytes())["version"] == 1
 
