@@ -95,7 +95,8 @@ every entry of its leaf path in the context, the worst case of issue 23)."""
 PLAIN_RECORDS = 16384
 """:meth:`EntryStore.load`: the records decoded on demand first, up to
 about this many, are kept as ``orjson`` decodes them (fast); later ones in
-the memory-saving form of :func:`~.decode.compact_record`."""
+the memory-saving form of :func:`~.decode.compact_record`. The full reader
+(:mod:`.reader`) keeps a file's first this many records so too."""
 
 EAGER_TAIL_RECORDS = PLAIN_RECORDS
 """A lazy read from :func:`last_compaction_at`: up to this many entry lines

@@ -25,7 +25,7 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
 from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -288,7 +288,8 @@ def _read_records(
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
-    takes the fast path: decode, :func:`compact_record`, and, once the
+    takes the fast path: decode, :func:`compact_record` (after the first
+    :data:`~.lazy.PLAIN_RECORDS` records, kept as decoded), and, once the
     header says no migration is coming (version 3, or ``migrate`` off),
     sorting into ``sf.entries`` right away (what :func:`_collect_entries`
     would do after the loop) and into ``sf.entry_columns``. Every other line (before the header, damaged,
@@ -331,6 +332,7 @@ def _read_records(
     prev_id: Any = None  # the id of the previous entry line (lazy)
     eager_left = EAGER_TAIL_RECORDS if eager_from is not None else 0
     eager_at = eager_from if eager_from is not None else 0
+    plain_left = PLAIN_RECORDS  # records kept as orjson gives them, before the memory-saving form
     try:
         with contextlib.ExitStack() as stack:
             if blocks is None:
@@ -406,7 +408,10 @@ def _read_records(
                             pass
                         else:
                             if record.__class__ is dict:
-                                record = compact(record, previous, call_ids)
+                                if plain_left:
+                                    plain_left -= 1
+                                else:
+                                    record = compact(record, previous, call_ids)
                                 previous = record
                                 records_append(record)
                                 lines_append(line_no)
