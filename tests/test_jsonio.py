@@ -115,3 +115,31 @@ def test_integers_beyond_2_53_print_as_javascript_prints_them_but_files_keep_eve
     line = dumps_line(value)
     assert b'"a":9007199254740993' in line and b'"b":123456789012345678901234567890' in line and line.endswith(b"\n")
     assert loads(line) == value
+
+
+_number_text = st.sampled_from(["1.0", "0.25", "1e-7", "-0.0", "12", "[1.5]", ':2.0,', '{"0":1}', ',"7":', "9007199254740993"])
+_js_floats = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from([0.0, -0.0, 1.0, 1e16, 1e21, 1.5e300, 1e-7, 5e-324, 0.011963099999999999, 123456789.125]),
+)
+_js_ints = st.one_of(st.integers(-(2**63), 2**63 - 1), st.sampled_from([2**53, 2**53 + 1, -(2**53) - 1, 10**21, 0]))
+_js_texts = st.one_of(st.text(max_size=12), _number_text, st.text(alphabet="0123456789.,:[]{}\"e-", max_size=10))
+_js_keys = st.one_of(st.text(max_size=6), st.sampled_from(["0", "1", "10", "01", "4294967295", "4294967294", "-1", "1.5"]))
+_js_values = st.recursive(
+    st.one_of(st.none(), st.booleans(), _js_ints, _js_floats, _js_texts),
+    lambda children: st.one_of(st.lists(children, max_size=5), st.dictionaries(_js_keys, children, max_size=5)),
+    max_leaves=30,
+)
+
+
+@given(st.one_of(st.dictionaries(_js_keys, _js_values, max_size=6), st.lists(_js_values, max_size=6), _js_values))
+def test_fast_encoding_equals_the_javascript_encoder(value):
+    """``dumps_line`` and ``js_stringify`` take orjson's text when a scan of
+    it finds nothing JavaScript writes differently (``jsonio._orjson_as_js``);
+    they must give exactly what the JavaScript-rules encoder (the slow way,
+    written after ``JSON.stringify``) gives, number-like text in strings,
+    array-index keys, integral and huge floats and long integers included."""
+    from pi_session.jsonio import _stdlib_js  # noqa: PLC0415 - the reference is the point
+
+    assert dumps_line(value) == (_stdlib_js(value, None, exact_ints=True) + "\n").encode("utf-8")
+    assert js_stringify(value) == _stdlib_js(value, None)

@@ -192,6 +192,42 @@ def js_int(value: int) -> str:
         return "null"
 
 
+# in orjson's compact output, every number token follows "[", ":" or ","
+# and is followed by ",", "]" or "}", and every key follows "{" or ",":
+# one scan finds every float token and every array-index key (group 1,
+# group 2), the other every integer of 16 digits or more (and, now and
+# then, text inside a string that looks like one: a false alarm only
+# sends the value the slow way)
+_JS_SUSPECTS = re.compile(rb'[\[:,{](?:(-?[0-9]+(?:\.[0-9]+(?:[eE][-+]?[0-9]+)?|[eE][-+]?[0-9]+))(?=[,\]}])|"(0|[1-9][0-9]{0,9})":)')
+_LONG_INT_TOKEN = re.compile(rb"[\[:,]-?[0-9]{16,}(?=[,\]}])")
+
+
+def _orjson_as_js(value: Any, *, exact_ints: bool, option: int = 0) -> bytes | None:
+    """``orjson.dumps(value, option=option)`` when that is exactly what
+    :func:`js_stringify` (``exact_ints``: :func:`dumps_line`) writes, else
+    None (the caller takes the slow way).
+
+    A scan of orjson's text instead of a walk of ``value`` (a walk in
+    Python cost more than encoding a record): the text is taken when it
+    holds no array-index key, no integer beyond 15 digits (unless
+    ``exact_ints``) and every float in it is already written as
+    :func:`js_number` writes it (``0.25``, ``1e-7``; not ``1.0``, ``-0.0``
+    or ``1e16``). Only objects and arrays: a bare scalar gives None."""
+    try:
+        out = orjson.dumps(value, option=option)
+    except (TypeError, orjson.JSONEncodeError):
+        return None
+    if out[:1] not in (b"{", b"[") or (not exact_ints and _LONG_INT_TOKEN.search(out)):
+        return None
+    for token, key in _JS_SUSPECTS.findall(out):
+        if key:
+            return None
+        text = token.decode("ascii")
+        if js_number(float(text)) != text:
+            return None
+    return out
+
+
 def _needs_js_encoder(value: Any, exact_ints: bool = False) -> bool:
     """True when orjson would write ``value`` differently from JSON.stringify:
     it holds a float (``1.0`` vs ``1``, exponent formats), an integer beyond
@@ -232,6 +268,9 @@ def js_stringify(value: Any) -> str:
     Returns:
         The JSON text (str).
     """
+    out = _orjson_as_js(value, exact_ints=False)
+    if out is not None:
+        return out.decode("utf-8")
     if _needs_js_encoder(value):
         return _stdlib_js(value, None)
     try:
@@ -462,6 +501,9 @@ def dumps_line(value: Any) -> bytes:
     Returns:
         The line as bytes.
     """
+    out = _orjson_as_js(value, exact_ints=True, option=orjson.OPT_APPEND_NEWLINE)
+    if out is not None:
+        return out
     if not _needs_js_encoder(value, exact_ints=True):
         try:
             return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
