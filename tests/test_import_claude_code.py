@@ -533,3 +533,58 @@ def test_a_response_still_being_written_waits_for_its_end(tmp_path):
     write_jsonl(src, records)
     [third], _ = run_import(tmp_path)
     assert third.result.status == "updated"
+
+
+def _summary(results) -> list[tuple]:
+    return [
+        (r.result.source, r.result.status, r.result.session_id, r.result.message, dict(r.counts), [d.format() for d in r.damaged], r.held_back)
+        for r in results
+    ]
+
+
+def test_an_unchanged_source_is_passed_over_with_the_results_it_gave(tmp_path):
+    """A source file unchanged since the last import into that store (size,
+    mtime, inode) is not read again: the results are the ones converting it
+    again gives (unchanged, same entries by kind, same damaged lines);
+    ``recheck`` converts it (here: finds a same-size rewrite with its mtime
+    put back, a conflict)."""
+    import os
+
+    src = write_jsonl(
+        project(tmp_path) / f"{SID}.jsonl",
+        [cc_user("u1", None, 1, "list the files"), cc_assistant("a1", "u1", 2, "msg_1", [{"type": "text", "text": "Sure."}])],
+        (b"not json\n",),
+    )
+    first, target = run_import(tmp_path)
+    assert [r.result.status for r in first] == ["imported"]
+    again, _ = run_import(tmp_path)
+    rechecked = list(import_agent_sessions("claude-code", [tmp_path / "claude" / "projects"], target, recheck=True))
+    assert [r.result.status for r in again] == ["unchanged"]
+    assert _summary(again) == _summary(rechecked)
+    assert again[0].damaged and again[0].counts == first[0].counts
+    st = src.stat()
+    src.write_bytes(src.read_bytes().replace(b"list the files", b"list the FILES"))
+    os.utime(src, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert _summary(run_import(tmp_path)[0]) == _summary(again)  # not read
+    clash = list(import_agent_sessions("claude-code", [tmp_path / "claude" / "projects"], target, recheck=True))
+    assert [r.result.status for r in clash] == ["conflict"]
+    assert [r.result.status for r in run_import(tmp_path)[0]] == ["conflict"]  # forgotten: read again
+
+
+def test_a_session_gone_from_the_store_is_imported_again(tmp_path):
+    basic(tmp_path)
+    first, target = run_import(tmp_path)
+    imported_file(target, first[0].result.session_id).unlink()
+    assert [r.result.status for r in run_import(tmp_path)[0]] == ["imported"]
+
+
+def test_a_damaged_import_state_is_ignored_and_replaced(tmp_path):
+    from pi_session.importers.state import state_path
+
+    basic(tmp_path)
+    _first, target = run_import(tmp_path)
+    path = state_path("claude-code", target.url)
+    for garbage in (b"\x00garbage", b"[]", b'{"version":1,"files":{"x":[1,2]}}', b'{"version":1,"files":{"x":[[1,2,3],[{"status":1}],[]]}}'):
+        path.write_bytes(garbage)
+        assert [r.result.status for r in run_import(tmp_path)[0]] == ["unchanged"]
+        assert json.loads(path.read_bytes())["version"] == 1

@@ -139,7 +139,7 @@ def test_fast_encoding_equals_the_javascript_encoder(value):
     they must give exactly what the JavaScript-rules encoder (the slow way,
     written after ``JSON.stringify``) gives, number-like text in strings,
     array-index keys, integral and huge floats and long integers included."""
-    from pi_session.jsonio import _stdlib_js  # noqa: PLC0415 - the reference is the point
+    from pi_session.jsonio import js_stringify_by_rules
 
-    assert dumps_line(value) == (_stdlib_js(value, None, exact_ints=True) + "\n").encode("utf-8")
-    assert js_stringify(value) == _stdlib_js(value, None)
+    assert dumps_line(value) == (js_stringify_by_rules(value, exact_ints=True) + "\n").encode("utf-8")
+    assert js_stringify(value) == js_stringify_by_rules(value)

@@ -21,6 +21,7 @@ from typing import Any
 import orjson
 
 __all__ = [
+    "js_stringify_by_rules",
     "loads",
     "dumps",
     "dumps_line",
@@ -356,6 +357,19 @@ def _escape_lone_surrogates(text: str) -> str:
         return text
     text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")  # join pairs
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def js_stringify_by_rules(value: Any, *, exact_ints: bool = False) -> str:
+    """:func:`js_stringify` (``exact_ints``: the text of :func:`dumps_line`,
+    without its newline) always through the JavaScript-rules encoder,
+    never taking orjson's text: the reference the fast way must equal
+    (slower; tests compare the two).
+
+    Raises:
+        TypeError: a value JSON cannot hold.
+        ValueError: a cycle.
+    """
+    return _stdlib_js(value, None, exact_ints=exact_ints)
 
 
 def _stdlib_js(value: Any, indent: int | None, exact_ints: bool = False) -> str:

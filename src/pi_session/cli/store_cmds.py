@@ -42,6 +42,9 @@ def import_(
     source_format: Optional[str] = typer.Option(
         None, "--from", metavar="AGENT", help="Import another agent's sessions: claude-code or codex (docs/import.md)."
     ),
+    recheck: bool = typer.Option(
+        False, "--recheck", help="With --from: convert every source file again, also those unchanged since the last import."
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Import pi sessions into the store of --store (or PI_SESSION_STORE).
@@ -61,8 +64,10 @@ def import_(
     $CODEX_HOME/sessions or ~/.codex/sessions) as pi sessions, into
     --store or, by default, pi's sessions directory (one sub-directory per
     cwd, as pi names it). Importing again appends only what a source
-    session gained; a rewritten one is a conflict. Damaged source lines
-    are reported with file and line and skipped (docs/import.md).
+    session gained; a rewritten one is a conflict; a source file unchanged
+    since the last import into that store (size, modification time, inode)
+    is not read again (--recheck reads it). Damaged source lines are
+    reported with file and line and skipped (docs/import.md).
 
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""
@@ -71,7 +76,7 @@ def import_(
     from ..stores.transfer import ImportResult
 
     if source_format is not None:
-        _import_from(source_format, sources or [], store, as_json)
+        _import_from(source_format, sources or [], store, as_json, recheck)
         return
     if not sources:
         fail("import: name the sessions to import (SOURCE...), or use --from claude-code|codex")
@@ -133,7 +138,7 @@ def import_(
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
 
 
-def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool) -> None:
+def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool, recheck: bool = False) -> None:
     """``import --from AGENT``: :func:`pi_session.importers.import_agent_sessions`
     with a progress bar on a terminal, one line per session that changed,
     the damaged lines and a summary with the entries by kind."""
@@ -165,7 +170,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             progress.update(task, completed=done, total=total, description=sanitize(os.path.basename(path))[:40])
 
     try:
-        for item in import_agent_sessions(source_format, paths, target, on_file=on_file):
+        for item in import_agent_sessions(source_format, paths, target, on_file=on_file, recheck=recheck):
             results.append(item)
             if as_json:
                 continue

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .common import AgentImportResult, ConvertedSession, DamagedLine, pi_session_id, write_session
+from .state import ImportState, SourceSeen, counts_json, stat_key, state_path
 
 if TYPE_CHECKING:
     from ..stores import SessionStore
@@ -71,6 +73,7 @@ def import_agent_sessions(
     *,
     on_file: Callable[[int, int, str], None] | None = None,
     settle_seconds: float = 60.0,
+    recheck: bool = False,
 ) -> Iterator[AgentImportResult]:
     """Import every session of another agent under ``paths`` into ``store``.
 
@@ -94,6 +97,13 @@ def import_agent_sessions(
             ``unfinished_tail``), so that the next import appends it whole
             instead of finding half of it stored (a conflict). 0: import
             everything there is.
+        recheck: convert every source file again. By default a file
+            unchanged since it was last imported into this store (same
+            size, modification time and inode: :mod:`.state`, a cache in
+            pi-session's cache directory) whose pi sessions are all still
+            in the store is passed over: its results are those of the last
+            import, as ``unchanged`` (same entries by kind, same damaged
+            lines), without reading it.
 
     Yields:
         One :class:`AgentImportResult` per pi session.
@@ -106,18 +116,60 @@ def import_agent_sessions(
 
     module = _module(source_format)
     files = source_files(source_format, paths)
-    for n, file in enumerate(files):
-        if on_file is not None:
-            on_file(n, len(files), str(file.path))
-        try:
-            settle = settle_seconds > 0 and time.time() - os.stat(file.path).st_mtime < settle_seconds
-            sessions, damaged = module.convert_file(file, settle=settle)
-        except OSError as exc:
-            yield AgentImportResult(ImportResult(str(file.path), "failed", message=f"{file.path}: {exc.strerror or exc}"))
-            continue
-        for i, session in enumerate(sessions):
-            if not session.entries and i > 0:
+    state = ImportState(state_path(source_format, store.url))
+    try:
+        for n, file in enumerate(files):
+            if on_file is not None:
+                on_file(n, len(files), str(file.path))
+            source = str(file.path)
+            try:
+                st = os.stat(file.path)
+                seen = None if recheck else state.unchanged(source, st)
+                if seen is not None and all(store.exists(r["session_id"]) for r in seen.results if r["status"] != "skipped"):
+                    yield from _replay(seen)
+                    continue
+                settle = settle_seconds > 0 and time.time() - st.st_mtime < settle_seconds
+                sessions, damaged = module.convert_file(file, settle=settle)
+            except OSError as exc:
+                state.record(source, None)
+                yield AgentImportResult(ImportResult(source, "failed", message=f"{file.path}: {exc.strerror or exc}"))
                 continue
-            yield AgentImportResult(write_session(store, session), session.counts, damaged if i == 0 else [], session.held_back)
+            items: list[AgentImportResult] = []
+            for i, session in enumerate(sessions):
+                if not session.entries and i > 0:
+                    continue
+                item = AgentImportResult(write_session(store, session), session.counts, damaged if i == 0 else [], session.held_back)
+                items.append(item)
+                yield item
+            state.record(source, _seen(st, items, damaged))
+    finally:
+        state.save()
     if on_file is not None:
         on_file(len(files), len(files), "")
+
+
+_SETTLED = ("imported", "updated", "unchanged", "skipped")
+
+
+def _seen(st: os.stat_result, items: list[AgentImportResult], damaged: list[DamagedLine]) -> SourceSeen | None:
+    """What the import state keeps of one source file's import, or None
+    when the next import must convert it again (a conflict, a failure, a
+    response held back)."""
+    if any(i.result.status not in _SETTLED or i.held_back for i in items):
+        return None
+    results = [
+        {"source": i.result.source, "status": i.result.status, "session_id": i.result.session_id, "message": i.result.message, "counts": counts_json(i.counts)}
+        for i in items
+    ]
+    return SourceSeen(stat_key(st), results, [(d.path, d.line, d.reason) for d in damaged])
+
+
+def _replay(seen: SourceSeen) -> Iterator[AgentImportResult]:
+    """The results of a source file passed over (see ``recheck``)."""
+    from ..stores.transfer import ImportResult, ImportStatus
+
+    for i, r in enumerate(seen.results):
+        status: ImportStatus = "skipped" if r["status"] == "skipped" else "unchanged"
+        result = ImportResult(r["source"], status, r.get("session_id"), message=r.get("message") or "")
+        damaged = [DamagedLine(*d) for d in seen.damaged] if i == 0 else []
+        yield AgentImportResult(result, Counter({str(k): int(v) for k, v in r.get("counts", {}).items()}), damaged)

@@ -1,0 +1,129 @@
+"""What the last import of another agent's sessions into a store found in
+each source file (**beyond pi**): a cache that lets
+:func:`pi_session.importers.import_agent_sessions` pass over a source file
+unchanged since (same size, modification time and inode, as the listing
+cache compares files) instead of converting it and comparing every line
+with the store again.
+
+One JSON file per source format and store, in pi-session's cache directory
+(:func:`pi_session.paths.cache_dir`): ``imports/<32 hex>.json`` (mode 0600
+in a 0700 directory: it holds session names and source paths). It is
+never the truth: a missing, damaged or foreign file is ignored (and
+replaced by the next import); a source file is passed over only when every
+pi session it gave is still in the store; ``import --recheck`` converts
+everything again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ..paths import cache_dir
+from ..storage import ensure_dir, write_atomic
+
+__all__ = ["ImportState", "SourceSeen", "counts_json", "stat_key", "state_path"]
+
+_VERSION = 1
+
+
+def state_path(source_format: str, store_url: str) -> Path:
+    """The cache file of imports of ``source_format`` into the store at
+    ``store_url``. Pure apart from reading the environment."""
+    key = hashlib.sha256(f"{source_format}\0{store_url}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
+    return cache_dir() / "imports" / f"{key}.json"
+
+
+@dataclass
+class SourceSeen:
+    """What one source file gave when last imported: its ``stat``
+    (``size``, ``mtime_ns``, ``ino``), one item per pi session result
+    (``source``, ``status``, ``session_id``, ``message``, ``counts``: the
+    entries by kind) and its damaged lines (``path``, ``line``,
+    ``reason``)."""
+
+    stat: tuple[int, int, int]
+    results: list[dict[str, Any]] = field(default_factory=list)
+    damaged: list[tuple[str, int, str]] = field(default_factory=list)
+
+    def to_json(self) -> list[Any]:
+        return [list(self.stat), self.results, [list(d) for d in self.damaged]]
+
+    @classmethod
+    def from_json(cls, value: Any) -> SourceSeen | None:
+        """The item read back, or None when it is not one this version wrote."""
+        try:
+            stat, results, damaged = value
+            size, mtime_ns, ino = stat
+            if not all(type(x) is int for x in (size, mtime_ns, ino)):
+                return None
+            good = [r for r in results if isinstance(r, dict) and isinstance(r.get("status"), str) and isinstance(r.get("source"), str)]
+            if len(good) != len(results) or not all(isinstance(r.get("counts", {}), dict) for r in good):
+                return None
+            lines = [(str(p), int(n), str(why)) for p, n, why in damaged]
+        except (TypeError, ValueError):
+            return None
+        return cls((size, mtime_ns, ino), good, lines)
+
+
+def stat_key(st: os.stat_result) -> tuple[int, int, int]:
+    """The ``(size, mtime_ns, ino)`` a source file is compared by."""
+    return (st.st_size, st.st_mtime_ns, st.st_ino)
+
+
+class ImportState:
+    """The import cache of one source format and store (see the module
+    docstring).
+
+    Args:
+        path: its file (:func:`state_path`).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.files: dict[str, SourceSeen] = {}
+        self.changed = False
+        with contextlib.suppress(OSError, orjson.JSONDecodeError):
+            data = orjson.loads(path.read_bytes())
+            if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("files"), dict):
+                for name, item in data["files"].items():
+                    seen = SourceSeen.from_json(item)
+                    if isinstance(name, str) and seen is not None:
+                        self.files[name] = seen
+
+    def unchanged(self, source: str, st: os.stat_result) -> SourceSeen | None:
+        """What ``source`` gave last time, when its ``stat`` is the same."""
+        seen = self.files.get(source)
+        return seen if seen is not None and seen.stat == stat_key(st) else None
+
+    def record(self, source: str, seen: SourceSeen | None) -> None:
+        """Remember (or, with None, forget) what ``source`` gave."""
+        if seen is None:
+            self.changed |= self.files.pop(source, None) is not None
+        else:
+            self.files[source] = seen
+            self.changed = True
+
+    def save(self) -> None:
+        """Write the cache atomically when anything changed; silently gives
+        up when the cache directory cannot be written (importing does not
+        need it)."""
+        if not self.changed:
+            return
+        with contextlib.suppress(OSError, TypeError, ValueError):
+            data = orjson.dumps({"version": _VERSION, "files": {k: v.to_json() for k, v in self.files.items()}})
+            ensure_dir(self.path.parent)
+            write_atomic(self.path, [data], durable=False)  # a cache: rebuilt by converting again if lost
+            self.changed = False
+
+
+def counts_json(counts: Counter[str]) -> dict[str, int]:
+    """Entries by kind as the cache stores them."""
+    return {str(k): int(v) for k, v in counts.items()}
