@@ -384,3 +384,31 @@ def test_a_redacted_thinking_block_loses_its_signature():
     assert changed == {"type": "thinking", "thinking": "[REDACTED:openai-api-key]"}
     kept = field_records("nothing secret")
     assert redacted_records(kept)[3] is kept[3]
+
+
+def test_a_secret_nested_deeper_than_the_recursion_limit_is_found_and_masked(tmp_path, cli):
+    """Tool-call arguments nested 3,000 deep (JSON has no depth limit; pi
+    reads and writes them): the scan, ``export`` and the rewrite reach the
+    string at the bottom (they once died of RecursionError, an internal
+    error)."""
+    key = SECRETS[0][2]
+    deep: object = {"command": f"use {key}"}
+    for _ in range(3000):
+        deep = [deep]
+    records = field_records("nothing here")
+    records[2]["message"]["content"] = [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"x": deep}}]
+    from pi_session.jsonio import dumps_line
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(map(dumps_line, records)))  # json.dumps recurses
+    hits = find_secrets(path)
+    assert [h.kind for h in hits] == ["openai-api-key"] and hits[0].field.startswith("message.content[0].arguments.x[0][0]")
+    for fmt in ("md", "html", "jsonl"):
+        refused = cli("export", str(path), "--format", fmt, "-o", str(tmp_path / f"x.{fmt}"))
+        assert refused.returncode == 1 and "internal error" not in refused.stderr, refused.stderr
+        redacted = cli("export", str(path), "--format", fmt, "--redact", "-o", str(tmp_path / f"x.{fmt}"))
+        assert redacted.returncode == 0, redacted.stderr
+        assert key not in (tmp_path / f"x.{fmt}").read_text()
+    rewrite = cli("scrub", str(path), "--mode", "rewrite")
+    assert rewrite.returncode == 0, rewrite.stderr
+    assert key not in path.read_text() and find_secrets(path) == []

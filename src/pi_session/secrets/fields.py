@@ -42,7 +42,7 @@ def text_fields(record: Any) -> Iterator[tuple[str, str]]:
     JavaScript notation relative to the record (``message.content[0].text``,
     ``message.content[1].arguments.command``; an object key that is not an
     identifier is quoted: ``details["a b"]``)."""
-    yield from _walk(record, "", None)
+    yield from _walk(record, "")
 
 
 def _join(path: str, key: Any) -> str:
@@ -55,20 +55,17 @@ def _join(path: str, key: Any) -> str:
     return f"{path}[{js_stringify(key)}]"
 
 
-def _walk(value: Any, path: str, parent: Mapping[str, Any] | None) -> Iterator[tuple[str, str]]:
-    if isinstance(value, str):
-        yield path, value
-    elif isinstance(value, dict):
-        image = value.get("type") == "image"
-        for key, item in value.items():
-            if not isinstance(key, str) or key in SKIPPED_KEYS or (image and key == "data"):
-                continue
-            if isinstance(item, (str, dict, list)):
-                yield from _walk(item, _join(path, key), value)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, (str, dict, list)):
-                yield from _walk(item, _join(path, i), parent)
+def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
+    """The strings of ``value`` in document order, with an explicit stack
+    (any nesting depth: a record nested deeper than Python's recursion
+    limit is scanned too)."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            yield path, value
+        elif isinstance(value, (dict, list)):
+            stack.extend((item, item_path) for _key, item, item_path in reversed(_children(value, path)))
 
 
 def field_kind(record: Mapping[str, Any], path: str) -> str:
@@ -126,40 +123,65 @@ def _block_at(message: Mapping[str, Any], path: str) -> Any:
     return content[int(digits)]
 
 
+def _children(value: Any, path: str) -> list[tuple[Any, Any, str]]:
+    """The scanned members of a container: ``(key or index, item, path)``."""
+    if isinstance(value, dict):
+        image = value.get("type") == "image"
+        return [
+            (key, item, _join(path, key))
+            for key, item in value.items()
+            if isinstance(key, str) and key not in SKIPPED_KEYS and not (image and key == "data") and isinstance(item, (str, dict, list))
+        ]
+    return [(i, item, _join(path, i)) for i, item in enumerate(value) if isinstance(item, (str, dict, list))]
+
+
+def _rebuilt(value: Any, changed: dict[Any, Any]) -> Any:
+    """``value`` with the members in ``changed`` replaced (a copy), or
+    ``value`` itself when none is."""
+    if not changed:
+        return value
+    out: Any = dict(value) if isinstance(value, dict) else list(value)
+    for key, new in changed.items():
+        out[key] = new
+    if isinstance(value, dict) and value.get("type") == "thinking" and "thinking" in changed:
+        # the provider's signature was made over the old text: a request
+        # with the changed text and that signature is refused
+        out.pop("thinkingSignature", None)
+    return out
+
+
 def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "") -> Any:
     """A copy of ``value`` whose scanned strings (those :func:`text_fields`
     yields) are ``change(path, text)``; containers whose strings all stay
     the same are returned as they are (the same object), so an unchanged
     record is ``is``-identical to its input. A thinking block whose text
     changes loses its ``thinkingSignature`` (signed over the old text).
-    Never mutates its input."""
+    Never mutates its input. Any nesting depth (an explicit stack)."""
     if isinstance(value, str):
         return change(path, value)
-    if isinstance(value, dict):
-        image = value.get("type") == "image"
-        out: dict[Any, Any] | None = None
-        for key, item in value.items():
-            if not isinstance(key, str) or key in SKIPPED_KEYS or (image and key == "data") or not isinstance(item, (str, dict, list)):
-                continue
-            new = replace_strings(item, change, _join(path, key))
-            if new is not item:
-                if out is None:
-                    out = dict(value)
-                out[key] = new
-        if out is not None and value.get("type") == "thinking" and out.get("thinking") is not value.get("thinking"):
-            # the provider's signature was made over the old text: a request
-            # with the changed text and that signature is refused
-            out.pop("thinkingSignature", None)
-        return value if out is None else out
-    if isinstance(value, list):
-        items: list[Any] | None = None
-        for i, item in enumerate(value):
-            if not isinstance(item, (str, dict, list)):
-                continue
-            new = replace_strings(item, change, _join(path, i))
-            if new is not item:
-                if items is None:
-                    items = list(value)
-                items[i] = new
-        return value if items is None else items
-    return value
+    if not isinstance(value, (dict, list)):
+        return value
+    # frames: [container, its members, next member, members changed]
+    stack: list[list[Any]] = [[value, _children(value, path), 0, {}]]
+    while True:
+        frame = stack[-1]
+        container, members, i, changed = frame
+        if i < len(members):
+            key, item, item_path = members[i]
+            if isinstance(item, str):
+                frame[2] = i + 1
+                new = change(item_path, item)
+                if new is not item:
+                    changed[key] = new
+            else:
+                stack.append([item, _children(item, item_path), 0, {}])
+            continue
+        result = _rebuilt(container, changed)
+        stack.pop()
+        if not stack:
+            return result
+        parent = stack[-1]
+        key, item, _path = parent[1][parent[2]]
+        parent[2] += 1
+        if result is not item:
+            parent[3][key] = result
