@@ -41,7 +41,9 @@ def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
         ('dns "open', 5, "unclosed quote"),
         ("rol:user x", 1, "unknown filter rol:"),
         ("x role:bot", 8, "role: one of"),
-        ("x re:(a", 6, "re: missing )"),
+        ("x re:(a", 8, "re: missing )"),  # where the ")" is missing
+        ("x re:*a", 6, "re: nothing to repeat"),
+        ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
         ("x after:soon", 9, "after: expects a date"),
         ("-x", 3, "nothing to search for"),
         ("", 1, "nothing to search for"),
@@ -54,6 +56,22 @@ def test_query_errors_say_where(query: str, column: int, words: str) -> None:
     with pytest.raises(QueryError) as info:
         parse_query(query)
     assert f"column {column}:" in str(info.value) and words in str(info.value)
+
+
+def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
+    """``re:`` runs within a time budget (``RegexRun``): a pattern that
+    backtracks for ages on a text ends in a QueryError naming the filter,
+    not in a search that never returns."""
+    from pi_session.search.query import RegexRun
+
+    query = parse_query("x re:(a|aa)+$")
+    run = RegexRun(query, seconds=0.3)
+    assert run.matches("a" * 20) and not run.matches("b")
+    with pytest.raises(QueryError) as info:
+        run.matches("a" * 60 + "!")
+    assert "column 6:" in str(info.value) and "took more than 0.3 s" in str(info.value)
+    with pytest.raises(QueryError):
+        RegexRun(query, seconds=0.3).spans("a" * 60 + "!")
 
 
 def test_query_parts() -> None:
@@ -475,3 +493,18 @@ def test_cli_hostile_text_is_rendered_safely(tmp_path: Path) -> None:
     proc = _run("search", "hostileword", "--json", env=env)
     hit = orjson.loads(proc.stdout)["hits"][0]
     assert "\x1b]0;pwned" in hit["snippet"]  # JSON keeps the text (escaped by the encoder)
+
+
+def test_cli_a_backtracking_re_filter_is_a_query_error(tmp_path: Path) -> None:
+    """~2 s (the re: budget): the CLI says which filter ran out of time and
+    exits 1, no internal error."""
+    root = tmp_path / "sessions"
+    d = root / "--x--"
+    d.mkdir(parents=True)
+    header = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0001", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"}
+    msg = {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+           "message": {"role": "user", "content": "a" * 60 + "! backtrack", "timestamp": 1}}
+    (d / "2026-01-01T00-00-00-000Z_0192aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl").write_bytes(orjson.dumps(header) + b"\n" + orjson.dumps(msg) + b"\n")
+    proc = _run("search", "backtrack re:(a|aa)+$", env=_env(root, tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    assert "query error at column 14: re: matching took more than 2 s" in proc.stderr and "internal error" not in proc.stderr

@@ -33,7 +33,7 @@ def _progress() -> Any:
 def search(
     query: str = typer.Argument(..., help='The query: words, "a phrase", prefix*, -word, role:, tool:, file:, project:, model:, after:, before:, session:, re:.'),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Only this project's sessions (default: every project)."),
-    limit: int = typer.Option(20, "--limit", "-n", help="At most this many hits."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, max=100_000, help="At most this many hits (1 to 100,000)."),
     include_edited: bool = typer.Option(False, "--include-edited", help="Also text a context edit replaced or omitted (marked)."),
     thinking: bool = typer.Option(False, "--thinking", help="Also search assistants' thinking."),
     open_: Optional[int] = typer.Option(None, "--open", metavar="N", help="Open hit N (1 = the first): the browser at the entry on a terminal, else its context."),
@@ -70,6 +70,8 @@ def search(
                 store, parsed, cwd=os.path.abspath(os.path.expanduser(cwd)) if cwd else None, limit=max(limit, open_ or 0),
                 include_edited=include_edited, thinking=thinking, on_progress=on_progress,
             )
+    except QueryError as exc:  # a re: filter out of time
+        fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
     except StoreError as exc:
         fail(str(exc))
     for line in result.warnings:

@@ -25,7 +25,7 @@ from typing import Any
 
 from .extract import Doc, record_docs
 from .fts import Candidate
-from .query import Query, QueryError, parse_query, tokens
+from .query import Query, QueryError, RegexRun, parse_query, tokens
 from .snippets import Snippet, make_snippet, snippet_text
 
 __all__ = [
@@ -145,17 +145,18 @@ def _file_index(store: Any) -> Any:
 def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str]) -> list[Hit]:
     """The first ``limit`` candidates that pass the ``re:`` filters, as hits."""
     hits: list[Hit] = []
+    regexes = RegexRun(query)  # the time budget of every re: match of this search
     for c in candidates:
         if c.session_id is None:
             continue
         text = c.body
         if query.regexes:
             searched = f"{c.body}\n{c.thinking}" if c.thinking else c.body
-            if not all(r.search(searched) for r in query.regexes):
+            if not regexes.matches(searched):
                 continue
-        snippet = make_snippet(text, query)
+        snippet = make_snippet(text, query, regexes=regexes)
         if not snippet.marks and c.thinking:
-            thought = make_snippet(c.thinking, query)
+            thought = make_snippet(c.thinking, query, regexes=regexes)
             if thought.marks:
                 snippet = thought
         hits.append(

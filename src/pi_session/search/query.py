@@ -9,8 +9,10 @@ a path containing PATH), ``project:TEXT`` (cwd contains TEXT, any case),
 ``model:TEXT`` (sessions that used a model whose id contains TEXT, any
 case), ``after:DATE`` / ``before:DATE`` (``YYYY-MM-DD`` or an ISO time;
 after is inclusive, before exclusive), ``session:ID-PREFIX`` and
-``re:PATTERN`` (a Python regular expression the document's text must match,
-applied to the candidates the words found). A filter's value may be quoted
+``re:PATTERN`` (a regular expression the document's text must match,
+applied to the candidates the words found: the ``regex`` module's syntax,
+a superset of Python's ``re``; one search spends at most
+:data:`REGEX_SECONDS` matching, see :class:`RegexRun`). A filter's value may be quoted
 (``file:"my dir/x.py"``); ``role`` and ``tool`` take alternatives separated
 by ``|`` or ``,``. Filters of different names must all hold; the values of
 one name are alternatives.
@@ -23,11 +25,14 @@ runs of letters and digits, lower-cased), so ``auth.py`` is the phrase
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
+
+import regex
 
 from ..timestamps import iso_to_ms
 
-__all__ = ["Query", "QueryError", "Term", "parse_query", "tokens", "FILTERS", "ROLES"]
+__all__ = ["Query", "QueryError", "RegexRun", "Term", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -86,7 +91,8 @@ class Query:
     sessions: list[str] = field(default_factory=list)
     after_ms: int | None = None
     before_ms: int | None = None
-    regexes: list[re.Pattern[str]] = field(default_factory=list)
+    regexes: list[regex.Pattern[str]] = field(default_factory=list)
+    regex_columns: list[int] = field(default_factory=list)
 
     @property
     def positive(self) -> list[Term]:
@@ -208,7 +214,67 @@ def _add_filter(query: Query, text: str, at: int, name: str, value: str) -> None
         query.before_ms = _date_ms(text, at, name, value)
     elif name == "re":
         try:
-            query.regexes.append(re.compile(value))
-        except re.error as exc:
+            query.regexes.append(regex.compile(value))
+        except regex.error as exc:
             pos = at + (exc.pos or 0)
             raise QueryError(text, pos, f"re: {exc.msg}") from None
+        except (RecursionError, OverflowError, MemoryError):
+            raise QueryError(text, at, "re: the pattern is nested too deeply or too large") from None
+        query.regex_columns.append(at)
+
+
+REGEX_SECONDS = 2.0
+"""The time one search may spend matching its ``re:`` patterns, in
+seconds (a pattern with catastrophic backtracking would otherwise run for
+hours)."""
+
+
+class RegexRun:
+    """One search's ``re:`` matching, within :data:`REGEX_SECONDS` in all.
+
+    Args:
+        query: the parsed query.
+        seconds: the budget (default :data:`REGEX_SECONDS`).
+
+    Raises (from its methods):
+        QueryError: the budget ran out; names the first ``re:`` filter.
+    """
+
+    def __init__(self, query: Query, seconds: float | None = None) -> None:
+        self.query = query
+        self.seconds = REGEX_SECONDS if seconds is None else seconds
+        self.deadline = time.monotonic() + self.seconds
+
+    def _left(self, i: int) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            self._timed_out(i)
+        return left
+
+    def _timed_out(self, i: int) -> None:
+        raise QueryError(
+            self.query.text,
+            self.query.regex_columns[i] if i < len(self.query.regex_columns) else 0,
+            f"re: matching took more than {self.seconds:g} s; simplify the pattern (nested repeats backtrack)",
+        )
+
+    def matches(self, text: str) -> bool:
+        """Whether every ``re:`` pattern matches ``text``."""
+        for i, pattern in enumerate(self.query.regexes):
+            try:
+                if pattern.search(text, timeout=self._left(i)) is None:
+                    return False
+            except TimeoutError:
+                self._timed_out(i)
+        return True
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The non-empty matches of every ``re:`` pattern in ``text``:
+        ``(start, end)`` character offsets."""
+        out: list[tuple[int, int]] = []
+        for i, pattern in enumerate(self.query.regexes):
+            try:
+                out += [(m.start(), m.end()) for m in pattern.finditer(text, timeout=self._left(i)) if m.end() > m.start()]
+            except TimeoutError:
+                self._timed_out(i)
+        return out

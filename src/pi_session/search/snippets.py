@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ..terminal import sanitize
-from .query import Query
+from .query import Query, RegexRun
 
 __all__ = ["Snippet", "make_snippet", "snippet_text", "SNIPPET_CHARS"]
 
@@ -41,7 +41,7 @@ class Snippet:
         return "".join(out)
 
 
-def _match_spans(text: str, query: Query, regexes: bool) -> list[tuple[int, int]]:
+def _match_spans(text: str, query: Query, regexes: RegexRun | None) -> list[tuple[int, int]]:
     """Character ranges of ``text`` where a positive term (its token
     sequence, the last one as a prefix for ``word*``) or a ``re:`` pattern
     matches."""
@@ -56,9 +56,8 @@ def _match_spans(text: str, query: Query, regexes: bool) -> list[tuple[int, int]
             last = words[i + k - 1]
             if last == term.tokens[-1] or (term.prefix and last.startswith(term.tokens[-1])):
                 spans.append((found[i][0], found[i + k - 1][1]))
-    if regexes:
-        for pattern in query.regexes:
-            spans += [(m.start(), m.end()) for m in pattern.finditer(text) if m.end() > m.start()]
+    if regexes is not None:
+        spans += regexes.spans(text)
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -69,12 +68,17 @@ def _match_spans(text: str, query: Query, regexes: bool) -> list[tuple[int, int]
     return merged
 
 
-def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS) -> Snippet:
+def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS, regexes: RegexRun | None = None) -> Snippet:
     """The snippet of ``text`` for ``query``: about ``width`` characters
     around the first match (the start of the text when nothing matches, as
     for a filter-only query), white space collapsed. A huge text costs a
-    scan, never a huge snippet."""
-    spans = _match_spans(text, query, True)
+    scan, never a huge snippet. ``regexes``: the search's ``re:`` matching
+    (its time budget); None: a new one.
+
+    Raises:
+        QueryError: the ``re:`` matching ran out of time (:class:`RegexRun`).
+    """
+    spans = _match_spans(text, query, regexes if regexes is not None else RegexRun(query))
     first = spans[0][0] if spans else 0
     start = max(0, first - width // 3)
     end = min(len(text), start + width)
