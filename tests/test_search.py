@@ -297,7 +297,11 @@ def test_session_rewritten_by_repair_and_migrate_is_reindexed(root: Path, tmp_pa
         b'{"type":"session","id":"0192cccc-0000-7000-8000-000000000004","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/old"}\n'
         b'{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"ancient xylophone","timestamp":1}}\n'
     )
-    assert hits(root, "xylophone") == {("0192cccc-0000-7000-8000-000000000004", None)}  # v1: no entry ids yet
+    from pi_session import read_session_file
+
+    migrated_id = read_session_file(old).entries[0]["id"]  # what reading (migrating in memory) gives it
+    # a v1 entry has no id: the hit names the one the migration gives it
+    assert hits(root, "xylophone") == {("0192cccc-0000-7000-8000-000000000004", migrated_id)}
     assert hits(root, "extension") == {(S3, "cm1")}
     env = _env(root, tmp_path)
     proc = _run("check", str(files[S3]), "--repair", env=env)
@@ -307,7 +311,7 @@ def test_session_rewritten_by_repair_and_migrate_is_reindexed(root: Path, tmp_pa
     stats = update_index(root)
     assert stats.reindexed == 2
     (hit,) = search(root, "xylophone").hits
-    assert hit.entry_id is not None  # the migrated file's ids
+    assert hit.entry_id == migrated_id  # the migrated file's ids are those (stable)
     assert hits(root, "extension") == {(S3, "cm1")} and hits(root, "resolver works") == {(S3, "u1")}
 
 
@@ -508,3 +512,18 @@ def test_cli_a_backtracking_re_filter_is_a_query_error(tmp_path: Path) -> None:
     proc = _run("search", "backtrack re:(a|aa)+$", env=_env(root, tmp_path))
     assert proc.returncode == 1, proc.stderr
     assert "query error at column 14: re: matching took more than 2 s" in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_a_damaged_v1_file_gives_hits_without_entry_ids(root: Path) -> None:
+    """The migration's ids count records: a v1 file with a damaged line
+    (which another way of reading could count differently) gets no ids
+    rather than perhaps wrong ones."""
+    old = root / "--work-old--" / "2026-01-01T00-00-00-000Z_0192cccc-0000-7000-8000-000000000005.jsonl"
+    old.parent.mkdir()
+    old.write_bytes(
+        b'{"type":"session","id":"0192cccc-0000-7000-8000-000000000005","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work/old"}\n'
+        b'{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"ancient marimba","timestamp":1}}\n'
+        b'{"type":"message", damaged\n'
+        b'{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"later marimba","timestamp":2}}\n'
+    )
+    assert hits(root, "marimba") == {("0192cccc-0000-7000-8000-000000000005", None)}

@@ -15,7 +15,7 @@ from typing import Any
 from .ids import new_entry_id
 from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, header_version
 
-__all__ = ["migrate_session_entries"]
+__all__ = ["migrate_session_entries", "v1_entry_ids"]
 
 
 def _header_version(records: list[dict[str, Any]]) -> int:
@@ -36,17 +36,34 @@ def _stable_id(seed: str, index: int, taken: set[str]) -> str:
     return new_entry_id(taken)
 
 
-def _v1_to_v2(records: list[dict[str, Any]]) -> None:
+def v1_entry_ids(seed: str, types: list[Any]) -> list[str | None]:
+    """The ids the v1→v2 migration gives the records of a v1 file
+    (:func:`migrate_session_entries`; stable, see there), without
+    migrating them: ``seed`` is the header's id, ``types`` the records'
+    ``type`` values in file order (the header's included); None for a
+    header record. Pure. Used by the search index, so that a hit in a v1
+    file names the entry that reading the file shows."""
     taken: set[str] = set()
+    out: list[str | None] = []
+    for index, rtype in enumerate(types):
+        if rtype == HEADER_TYPE:
+            out.append(None)
+            continue
+        entry_id = _stable_id(seed, index, taken)
+        taken.add(entry_id)
+        out.append(entry_id)
+    return out
+
+
+def _v1_to_v2(records: list[dict[str, Any]]) -> None:
     prev_id: str | None = None
     header = next((r for r in records if r.get("type") == HEADER_TYPE), {})
-    seed = str(header.get("id", ""))
+    ids = v1_entry_ids(str(header.get("id", "")), [r.get("type") for r in records])
     for index, record in enumerate(records):
         if record.get("type") == HEADER_TYPE:
             record["version"] = 2
             continue
-        record["id"] = _stable_id(seed, index, taken)
-        taken.add(record["id"])
+        record["id"] = ids[index]
         record["parentId"] = prev_id
         prev_id = record["id"]
         if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:

@@ -42,10 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
-from ..records import is_session_header
+from ..migrate import v1_entry_ids
+from ..records import header_version, is_session_header
 from ..storage import NOT_JSON, ensure_dir, line_record
 from .extract import Doc, record_docs
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
@@ -53,7 +55,7 @@ from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "5"
+INDEX_VERSION = "6"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
@@ -154,6 +156,35 @@ class _Read:
     docs: list[tuple[int, int, Doc]]
 
 
+class _V1Ids:
+    """The entry ids of a v1 file's documents (v1 entries have none): the
+    ones the v1→v2 migration gives them (:func:`pi_session.migrate.v1_entry_ids`,
+    stable), so that a hit names the entry reading the file shows. Only
+    for a file whose every line is one plain JSON record: the ids count
+    records, and a damaged line read another way would shift them (its
+    documents keep no id then)."""
+
+    def __init__(self, seed: str) -> None:
+        self.seed = seed
+        self.types: list[Any] = []
+        self.docs: list[tuple[Doc, int]] = []
+        self.clean = True
+
+    def add(self, raw: bytes, record: Any) -> None:
+        self.types.append(record.get("type"))
+        if self.clean:
+            try:
+                self.clean = orjson.loads(raw).__class__ is dict
+            except orjson.JSONDecodeError:
+                self.clean = False
+
+    def assign(self) -> None:
+        if self.clean:
+            ids = v1_entry_ids(self.seed, self.types)
+            for doc, index in self.docs:
+                doc.entry_id = ids[index]
+
+
 def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, session_id: str | None) -> _Read:
     """Read the complete lines of an open file from byte ``start`` (line
     ``line_no``) and extract their documents (pure but for the read;
@@ -170,6 +201,7 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     docs: list[tuple[int, int, Doc]] = []
     cwd: str | None = None
     pos = start
+    v1: _V1Ids | None = None  # a v1 file read from its start: its entries' ids are the migration's
     for raw in data[:end].split(b"\n")[:-1]:
         line_no += 1
         here = pos
@@ -178,6 +210,8 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
             continue
         record = line_record(raw, line_no)
         if record is NOT_JSON:
+            if v1 is not None:
+                v1.clean = False
             continue
         if session_id is None:
             if not is_session_header(record):
@@ -186,11 +220,19 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
             session_id = str(record["id"])
             header_cwd = record.get("cwd")
             cwd = header_cwd if isinstance(header_cwd, str) else ""
+            if start == 0 and header_version(record) < 2:
+                v1 = _V1Ids(session_id)
         elif session_id == "":
             break
+        if v1 is not None:
+            v1.add(raw, record)
         doc = record_docs(record)
         if doc is not None:
+            if v1 is not None and doc.entry_id is None and not is_session_header(record):
+                v1.docs.append((doc, len(v1.types) - 1))
             docs.append((here, len(raw), doc))
+    if v1 is not None:
+        v1.assign()
     return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
@@ -530,7 +572,8 @@ class FileIndex:
                 except OSError:
                     continue
                 got = line_texts(raw) if len(raw) == c.length else None
-                if got is None or got[0] != c.entry_id:
+                # a v1 line holds no id (the index has the migration's)
+                if got is None or (got[0] != c.entry_id and got[0] is not None):
                     continue
                 c.body, c.thinking = got[1], (got[2] if thinking else "")
                 yield c
