@@ -77,8 +77,11 @@ def search(
     for line in result.warnings:
         warn(line)
     from ..stores.file import FileStore
+    from ..stores.sqlite import SQLiteStore
 
-    url = None if store is None or isinstance(store, FileStore) else store_url()
+    # a SQLite store by its absolute path, so the commands work from any
+    # directory; another database as the user named it (with credentials)
+    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url()
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
