@@ -128,6 +128,8 @@ def test_thinking_only_on_request(root: Path) -> None:
     assert hits(root, "pondering", thinking=True) == {(S1, "a1")}
     hit = search(root, "pondering", thinking=True).hits[0]
     assert "pondering" in hit.snippet.text
+    assert hit.in_thinking and hit.to_json()["inThinking"] is True  # said, not passed off as the reply
+    assert not any(h.in_thinking for h in search(root, "resolver", thinking=True).hits)
 
 
 def test_context_edited_text_is_hidden_unless_asked(root: Path) -> None:

@@ -105,6 +105,8 @@ def search(
         head.append(sanitize(hit.timestamp or "-"), style="dim")
         head.append("  ")
         head.append(sanitize(hit.kind if hit.kind == hit.role else f"{hit.role}/{hit.kind}"), style="cyan")
+        if hit.in_thinking:
+            head.append(" (thinking)", style="cyan")
         if hit.tool:
             head.append(f" {sanitize(hit.tool)}", style="yellow")
         if hit.edited:

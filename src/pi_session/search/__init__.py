@@ -72,6 +72,8 @@ class Hit:
             ``include_edited``).
         rank: the backend's relevance (lower is better; 0 for a query of
             filters only).
+        in_thinking: the snippet is from the assistant's thinking (only
+            with ``thinking``), not its text.
     """
 
     session_id: str
@@ -86,6 +88,7 @@ class Hit:
     snippet: Snippet
     edited: bool = False
     rank: float = 0.0
+    in_thinking: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The hit as ``--json`` prints it (``snippet`` plain text,
@@ -103,6 +106,7 @@ class Hit:
             "snippet": self.snippet.text,
             "marks": [list(m) for m in self.snippet.marks],
             "edited": self.edited,
+            "inThinking": self.in_thinking,
         }
 
 
@@ -155,12 +159,14 @@ def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: C
             if not regexes.matches(searched):
                 continue
         snippet = make_snippet(text, query, regexes=regexes)
+        in_thinking = False
         if not snippet.marks and c.thinking:
             thought = make_snippet(c.thinking, query, regexes=regexes)
             if thought.marks:
-                snippet = thought
+                snippet, in_thinking = thought, True
         hits.append(
-            Hit(c.session_id, c.entry_id, _iso(c.ts_ms), c.role, c.kind, c.tool, c.cwd, c.name, location(c), snippet, c.edited, c.rank)
+            Hit(c.session_id, c.entry_id, _iso(c.ts_ms), c.role, c.kind, c.tool, c.cwd, c.name, location(c), snippet, c.edited, c.rank,
+                in_thinking)
         )
         if len(hits) >= limit:
             break
