@@ -98,7 +98,14 @@ def test_tree_marks_failed_tool_results(tmp_path):
 def test_empty_and_missing_files_fail_with_one_line(tmp_path, command):
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
-    for path, words in ((empty, "empty file"), (tmp_path / "missing.jsonl", "no such session file")):
+    (tmp_path / "dir.jsonl").mkdir()
+    (tmp_path / "dangling.jsonl").symlink_to(tmp_path / "gone.jsonl")
+    for path, words in (
+        (empty, "empty file"),
+        (tmp_path / "missing.jsonl", "no such session file"),
+        (tmp_path / "dir.jsonl", "a directory, not a session file"),
+        (tmp_path / "dangling.jsonl", "gone.jsonl, which does not exist"),
+    ):
         result = run(command, path)
         assert result.exit_code != 0, (command, path)
         assert words in result.output

@@ -229,8 +229,12 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     candidate = Path(arg).expanduser()
     if candidate.is_file():
         return Path(os.path.abspath(candidate))
+    if candidate.is_dir():
+        raise CliError(f"{arg}: a directory, not a session file")
     if candidate.exists():
-        raise CliError(f"{arg}: not a session file")
+        raise CliError(f"{arg}: not a session file (not a regular file)")
+    if candidate.is_symlink():
+        raise CliError(f"{arg}: a symbolic link to {os.readlink(candidate)}, which does not exist (or loops)")
     if store is not None:
         try:
             return store.path_of(store.resolve(arg))

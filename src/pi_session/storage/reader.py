@@ -192,9 +192,13 @@ def _stat_session(p: Path) -> os.stat_result:
     try:
         st = os.stat(p)
     except FileNotFoundError:
+        if os.path.islink(p):
+            raise SessionFileError(p, "a symbolic link to a file that does not exist") from None
         raise SessionFileError(p, "no such session file") from None
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise SessionFileError(p, "a directory, not a session file")
     if not is_regular_mode(st.st_mode):
         raise SessionFileError(p, "not a regular file")
     return st
