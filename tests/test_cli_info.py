@@ -60,3 +60,23 @@ def test_info_shows_tokens_cost_and_tool_calls_as_pi_session_does(cli, fixture_c
     assert rows["tokens"].startswith(f"input {prompt:,} (cached {t['cacheRead']:,}, {t['cacheRead'] / prompt * 100:.1f}%;")
     assert rows["tokens"].endswith(f"output {t['output']:,}, total {t['total']:,}")
     assert rows["cost"] == f"${e['cost']:.3f}"
+
+
+def test_info_lists_ten_labels_and_says_how_many_more(cli, tmp_path):
+    """A session with many labels: ``info`` shows the first ten and the
+    count of the rest on its line (it once printed hundreds on one line);
+    ``--json`` has them all."""
+    import orjson
+
+    header = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0002", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"}
+    lines = [header, {"type": "message", "id": "m0", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+                      "message": {"role": "user", "content": "hi", "timestamp": 1}}]
+    for i in range(25):
+        lines.append({"type": "label", "id": f"l{i:02d}", "parentId": lines[-1]["id"], "timestamp": "2026-01-01T00:00:02.000Z",
+                      "targetId": "m0" if i == 0 else f"l{i - 1:02d}", "label": f"mark{i}"})
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in lines))
+    out = cli("info", str(path)).stdout
+    (row,) = [line for line in out.splitlines() if line.startswith("labels")]
+    assert row.count("=") == 10 and "… 15 more (--json lists all)" in row
+    assert len(json.loads(cli("info", str(path), "--json").stdout)["labels"]) == 25

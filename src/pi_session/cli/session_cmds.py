@@ -147,13 +147,18 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
     rows.extend(_usage_rows(stats.messages))
     if data["labels"]:
-        rows.append(("labels", ", ".join(f"{k}={v}" for k, v in data["labels"].items())))
+        shown = list(data["labels"].items())[:_INFO_LABELS]
+        more = len(data["labels"]) - len(shown)
+        rows.append(("labels", ", ".join(f"{k}={v}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
     rows.append(("problems", str(len(stats.problems))))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         line = Text(key.ljust(pad), style="bold")
         line.append(sanitize(value))
         console.print(line, soft_wrap=True)
+
+
+_INFO_LABELS = 10  # labels `info` lists; --json gives them all
 
 
 def tree(
