@@ -31,6 +31,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
 
 from .extract import Doc, record_docs
 from ..storage import NOT_JSON, line_record
@@ -38,7 +39,7 @@ from ..text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
-    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
+    "CANDIDATES", "Candidate", "FtsWriter", "Prepared", "prepare_docs", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
 ]
 
 
@@ -88,6 +89,11 @@ def candidate_count(limit: int) -> int:
     return max(int(limit), CANDIDATES)
 
 
+_NUL = "\\u0000"
+"""How orjson writes U+0000, at which SQLite 3.40's JSON strings end (a
+false alarm, text holding a backslash and ``u0000``, only takes the slower
+path)."""
+
 _SHORT = 256
 """Texts shorter than this (bytes) are stored as they are (a TEXT value):
 compressing them saves little and costs time."""
@@ -127,6 +133,59 @@ def line_texts(raw: bytes) -> tuple[str | None, str, str] | None:
     return entry_id, well_formed(doc.body), well_formed(doc.thinking)
 
 
+@dataclass
+class Prepared:
+    """One file's documents as the files' cache writes them
+    (:func:`prepare_docs`; :meth:`FtsWriter.write_prepared`): rows without
+    document ids, every text well-formed.
+
+    Attributes:
+        sid: the index key.
+        edits: ``(sid, target_id)`` rows (context edits' targets).
+        files: ``(sid, path)`` rows (paths tool calls named).
+        name: the last session name, or None.
+        models: the models used, distinct, in order of first use.
+        docs: ``docs`` rows ``(sid, pos, entry_id, ts_ms, role, kind, tool,
+            None, len)`` of the documents with text.
+        fts: their ``(body, thinking)``.
+    """
+
+    sid: str
+    edits: list[tuple[str, str]]
+    files: list[tuple[str, str]]
+    name: str | None
+    models: list[str]
+    docs: list[tuple[Any, ...]]
+    fts: list[tuple[str, str]]
+
+
+def prepare_docs(sid: str, docs: Iterable[tuple[int, int, Doc]]) -> Prepared:
+    """What :meth:`FtsWriter.add_doc` (``texts=False``) writes for the
+    documents ``(pos, line length, Doc)`` of one file, as rows (pure: the
+    parsing thread of a large update runs it)."""
+    out = Prepared(sid, [], [], None, [], [], [])
+    seen: set[str] = set()
+    for pos, length, doc in docs:
+        if doc.edits:
+            out.edits += [(sid, well_formed(t)) for t in doc.edits]
+            continue
+        if doc.files:
+            out.files += [(sid, well_formed(path)) for path in doc.files]
+        body, thinking = well_formed(doc.body), well_formed(doc.thinking)
+        model = well_formed(doc.model) if doc.model else None
+        if doc.kind == "name":
+            out.name = body
+        if model and model not in seen:
+            seen.add(model)
+            out.models.append(model)
+        if not body and not thinking:
+            continue
+        entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
+        out.docs.append((sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, None, length))
+        out.fts.append((body, thinking))
+    return out
+
+
 class FtsWriter:
     """Writes documents into the index tables of prefix ``p`` (inside the
     caller's transaction).
@@ -161,6 +220,7 @@ class FtsWriter:
         self.buffered = (buffered or not texts) and not postgres
         self._docs: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
+        self._sids: set[str] = set()  # sessions with buffered documents
         self._next_doc: int | None = None
         self._models: set[tuple[str, str]] = set()  # (sid, model) already recorded by this writer
         self._run = run if run is not None else (lambda c, q, a=(): c.execute(q, a))
@@ -237,6 +297,7 @@ class FtsWriter:
             self._next_doc += 1
             self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)) if self.texts else (doc_id, *meta, length))
             self._fts.append((doc_id, body, thinking))
+            self._sids.add(sid)
             if len(self._docs) >= 2000:
                 self.flush()
             return
@@ -266,13 +327,86 @@ class FtsWriter:
             )
             self.cur.executemany(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", self._fts)
             self._docs, self._fts = [], []
+            self._sids.clear()
+
+    def write_prepared(self, files: list[Prepared]) -> None:
+        """Write the documents of several files (:func:`prepare_docs`;
+        ``texts=False``, not PostgreSQL) with one statement per table over
+        a JSON array (``json_each``), ids consecutive from the tables'
+        current maximum: SQLite then runs each batch without taking
+        Python's GIL back between rows, which a writer next to a parsing
+        thread needs (each hand-back waits for the other thread's switch
+        interval). The session rows' names and models are
+        :meth:`prepared_session`'s (after :meth:`session`). SQLite 3.40's
+        JSON strings end at an escaped NUL, so a batch holding one is
+        written row by row."""
+        p = self.p
+        self.flush()
+        edits = [r for f in files for r in f.edits]
+        paths = [r for f in files for r in f.files]
+        docs = [row for f in files for row in f.docs]
+        for table, col, rows in (("edits", "target_id", edits), ("files", "path", paths)):
+            if not rows:
+                continue
+            payload = orjson.dumps(rows).decode()
+            if _NUL in payload:
+                self.cur.executemany(f"INSERT INTO {p}{table} (sid, {col}) VALUES (?, ?) ON CONFLICT DO NOTHING", rows)
+            else:
+                self.cur.execute(
+                    f"INSERT INTO {p}{table} (sid, {col}) SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
+                    (payload,),
+                )
+        if not docs:
+            return
+        first = 1 + int(
+            self._x(f"SELECT max((SELECT COALESCE(MAX(doc), 0) FROM {p}docs), (SELECT COALESCE(MAX(id), 0) FROM {p}fts_docsize))").fetchone()[0]
+        )  # never an orphan's id (see ``texts``)
+        if self._next_doc is not None:
+            self._next_doc = first + len(docs)
+        doc_payload = orjson.dumps(docs).decode()
+        fts_payload = orjson.dumps([row for f in files for row in f.fts]).decode()
+        if _NUL in doc_payload or _NUL in fts_payload:
+            self.cur.executemany(
+                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [(first + i, *row) for i, row in enumerate(docs)],
+            )
+            fts = [row for f in files for row in f.fts]
+            self.cur.executemany(
+                f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", [(first + i, *row) for i, row in enumerate(fts)]
+            )
+            return
+        self.cur.execute(
+            f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) "
+            "SELECT ?2 + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
+            "value ->> 6, value ->> 7, value ->> 8 FROM json_each(?1)",
+            (doc_payload, first),
+        )
+        self.cur.execute(
+            f"INSERT INTO {p}fts (rowid, body, thinking) SELECT ?2 + key, value ->> 0, value ->> 1 FROM json_each(?1)",
+            (fts_payload, first),
+        )
+
+    def prepared_session(self, prep: Prepared) -> None:
+        """The session row's name and models of one prepared file (after
+        :meth:`session`), as :meth:`add_doc` sets them."""
+        p = self.p
+        if prep.name is not None:
+            self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (prep.name, prep.sid))
+        for model in prep.models:
+            if (prep.sid, model) not in self._models:
+                self._models.add((prep.sid, model))
+                self._x(
+                    f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
+                    (model + "\n", prep.sid, model + "\n"),
+                )
 
     def forget(self, sid: str) -> None:
         """Remove a session and all its documents from the index (FTS5
         rows are deleted with the text they were indexed with; without
         ``texts`` they stay as orphans, see the class docstring)."""
         p = self.p
-        self.flush()
+        if sid in self._sids:
+            self.flush()
         if not self.postgres and self.texts:
             rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
             for doc, zb, zt in rows:
