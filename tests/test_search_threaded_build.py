@@ -8,6 +8,7 @@ SQLite."""
 from __future__ import annotations
 
 import shutil
+import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,6 @@ import orjson
 import pytest
 
 from pi_session.search import parse_query
-from pi_session.search import files as files_mod
 from pi_session.search.files import FileIndex
 from pi_session.search.fts import fts_candidates
 
@@ -151,24 +151,25 @@ def test_writer_error_surfaces_and_the_thread_ends(tmp_path: Path) -> None:
     again.close()
 
 
-def test_parsing_thread_error_surfaces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("threaded", [False, True])
+def test_parsing_error_surfaces_as_in_one_thread(tmp_path: Path, threaded: bool) -> None:
+    # a sources row damaged by hand (its line count is text) for a
+    # file that then grows: parsing it fails, in the parsing thread too
     root = tmp_path / "sessions"
     _write(root, range(70))
-    real = files_mod._read_new
-    calls = []
-
-    def failing(path: Path, row: Any) -> Any:
-        # a read error in the parsing thread (as root, a permission
-        # cannot make one): the 50th file
-        calls.append(path)
-        if len(calls) == 50:
-            raise OSError(5, "Input/output error", str(path))
-        return real(path, row)
-
-    monkeypatch.setattr(files_mod, "_read_new", failing)
+    path = sorted(root.rglob("*.jsonl"))[40]
+    _build(root, tmp_path / "i.sqlite3", False)[0].close()
+    db = sqlite3.connect(tmp_path / "i.sqlite3")
+    db.execute("UPDATE sources SET lines = 'x' WHERE path = ?", (str(path),))
+    db.commit()
+    db.close()
+    for p in root.rglob("*.jsonl"):
+        with p.open("ab") as f:
+            f.write(orjson.dumps({"type": "label", "id": "l9", "parentId": "e1", "timestamp": "2026-05-01T00:00:00.000Z",
+                                  "targetId": "u1", "label": "grown"}) + b"\n")
     index = FileIndex(root, path=tmp_path / "i.sqlite3")
-    index.thread_bytes = 0
-    with pytest.raises(OSError, match="Input/output error"):
+    index.thread_bytes = 0 if threaded else None
+    with pytest.raises(TypeError):
         index.update()
     assert not _reader_threads()
     assert not index.connection().in_transaction

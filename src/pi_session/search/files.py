@@ -305,7 +305,8 @@ class _Reader:
         item = self._queue.get()
         if isinstance(item, _Failed):
             raise item.exc
-        return item  # type: ignore[no-any-return]
+        chunk: list[_Item] = item
+        return chunk
 
     def close(self) -> None:
         """Stop the thread and wait for it: after the stop flag is set it

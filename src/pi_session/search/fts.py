@@ -331,60 +331,52 @@ class FtsWriter:
 
     def write_prepared(self, files: list[Prepared]) -> None:
         """Write the documents of several files (:func:`prepare_docs`;
-        ``texts=False``, not PostgreSQL) with one statement per table over
-        a JSON array (``json_each``), ids consecutive from the tables'
-        current maximum: SQLite then runs each batch without taking
+        ``texts=False``, not PostgreSQL), ids consecutive from the tables'
+        current maximum. The FTS5 rows, where the time goes, are one
+        statement over two JSON arrays (``json_each``; bodies and thinking
+        joined on their index): SQLite runs the whole batch without taking
         Python's GIL back between rows, which a writer next to a parsing
         thread needs (each hand-back waits for the other thread's switch
-        interval). The session rows' names and models are
-        :meth:`prepared_session`'s (after :meth:`session`). SQLite 3.40's
-        JSON strings end at an escaped NUL, so a batch holding one is
-        written row by row."""
+        interval); the other rows follow, one step each, when that thread
+        has usually finished its next chunk. The session rows' names and
+        models are :meth:`prepared_session`'s (after :meth:`session`).
+        SQLite 3.40's JSON strings end at an escaped NUL, so a batch
+        holding one is written row by row."""
         p = self.p
         self.flush()
-        edits = [r for f in files for r in f.edits]
-        paths = [r for f in files for r in f.files]
         docs = [row for f in files for row in f.docs]
-        for table, col, rows in (("edits", "target_id", edits), ("files", "path", paths)):
-            if not rows:
-                continue
-            payload = orjson.dumps(rows).decode()
-            if _NUL in payload:
-                self.cur.executemany(f"INSERT INTO {p}{table} (sid, {col}) VALUES (?, ?) ON CONFLICT DO NOTHING", rows)
+        if docs:
+            first = 1 + int(
+                self._x(
+                    f"SELECT max((SELECT COALESCE(MAX(doc), 0) FROM {p}docs), (SELECT COALESCE(MAX(id), 0) FROM {p}fts_docsize))"
+                ).fetchone()[0]
+            )  # never an orphan's id (see ``texts``)
+            if self._next_doc is not None:
+                self._next_doc = first + len(docs)
+            bodies = orjson.dumps([body for f in files for body, _t in f.fts]).decode()
+            thinking = orjson.dumps([t for f in files for _b, t in f.fts]).decode()
+            if _NUL in bodies or _NUL in thinking:
+                self.cur.executemany(
+                    f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)",
+                    [(first + i, *row) for i, row in enumerate(r for f in files for r in f.fts)],
+                )
             else:
                 self.cur.execute(
-                    f"INSERT INTO {p}{table} (sid, {col}) SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE true ON CONFLICT DO NOTHING",
-                    (payload,),
+                    "WITH b (k, v) AS MATERIALIZED (SELECT key, value FROM json_each(?1)), "
+                    "t (k, v) AS MATERIALIZED (SELECT key, value FROM json_each(?2)) "
+                    f"INSERT INTO {p}fts (rowid, body, thinking) SELECT ?3 + b.k, b.v, t.v FROM b CROSS JOIN t ON t.k = b.k",
+                    (bodies, thinking, first),
                 )
-        if not docs:
-            return
-        first = 1 + int(
-            self._x(f"SELECT max((SELECT COALESCE(MAX(doc), 0) FROM {p}docs), (SELECT COALESCE(MAX(id), 0) FROM {p}fts_docsize))").fetchone()[0]
-        )  # never an orphan's id (see ``texts``)
-        if self._next_doc is not None:
-            self._next_doc = first + len(docs)
-        doc_payload = orjson.dumps(docs).decode()
-        fts_payload = orjson.dumps([row for f in files for row in f.fts]).decode()
-        if _NUL in doc_payload or _NUL in fts_payload:
             self.cur.executemany(
                 f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [(first + i, *row) for i, row in enumerate(docs)],
             )
-            fts = [row for f in files for row in f.fts]
-            self.cur.executemany(
-                f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", [(first + i, *row) for i, row in enumerate(fts)]
-            )
-            return
-        self.cur.execute(
-            f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) "
-            "SELECT ?2 + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-            "value ->> 6, value ->> 7, value ->> 8 FROM json_each(?1)",
-            (doc_payload, first),
-        )
-        self.cur.execute(
-            f"INSERT INTO {p}fts (rowid, body, thinking) SELECT ?2 + key, value ->> 0, value ->> 1 FROM json_each(?1)",
-            (fts_payload, first),
-        )
+        edits = [r for f in files for r in f.edits]
+        if edits:
+            self.cur.executemany(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", edits)
+        paths = [r for f in files for r in f.files]
+        if paths:
+            self.cur.executemany(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", paths)
 
     def prepared_session(self, prep: Prepared) -> None:
         """The session row's name and models of one prepared file (after
