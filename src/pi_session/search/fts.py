@@ -355,10 +355,15 @@ class FtsWriter:
                 self._next_doc = first + len(docs)
             bodies = orjson.dumps([body for f in files for body, _t in f.fts]).decode()
             thinking = orjson.dumps([t for f in files for _b, t in f.fts]).decode()
-            if _NUL in bodies or _NUL in thinking:
+            rows = orjson.dumps(docs).decode()
+            if _NUL in bodies or _NUL in thinking or _NUL in rows:
                 self.cur.executemany(
                     f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)",
                     [(first + i, *row) for i, row in enumerate(r for f in files for r in f.fts)],
+                )
+                self.cur.executemany(
+                    f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [(first + i, *row) for i, row in enumerate(docs)],
                 )
             else:
                 self.cur.execute(
@@ -367,10 +372,12 @@ class FtsWriter:
                     f"INSERT INTO {p}fts (rowid, body, thinking) SELECT ?3 + b.k, b.v, t.v FROM b CROSS JOIN t ON t.k = b.k",
                     (bodies, thinking, first),
                 )
-            self.cur.executemany(
-                f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [(first + i, *row) for i, row in enumerate(docs)],
-            )
+                self.cur.execute(
+                    f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) "
+                    "SELECT ?2 + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
+                    "value ->> 6, value ->> 7, value ->> 8 FROM json_each(?1)",
+                    (rows, first),
+                )
         edits = [r for f in files for r in f.edits]
         if edits:
             self.cur.executemany(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", edits)
