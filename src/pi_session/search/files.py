@@ -34,17 +34,15 @@ unknown version) is deleted and rebuilt, with one warning
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import queue
 import sqlite3
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
@@ -52,7 +50,7 @@ from ..records import is_session_header
 from ..storage import NOT_JSON, ensure_dir, line_record
 from .extract import Doc, record_docs
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
-from .fts import Candidate, FtsWriter, Prepared, fts_schema, line_texts, prepare_docs
+from .fts import Candidate, FtsWriter, fts_schema, line_texts
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
@@ -61,9 +59,6 @@ _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
-_THREAD_BYTES = 4 << 20
-_CHUNK_DOCS = 2000
-"""An update reading more than this parses in a thread of its own (:class:`_Reader`)."""
 
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -201,123 +196,10 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
-_SOURCE_ROW = "SELECT size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id FROM sources WHERE path = ?"
-
-
-def _read_new(path: Path, row: tuple[Any, ...] | None) -> tuple[_Read, bool] | None:
-    """Read what is new in one session file given its ``sources`` row
-    (:data:`_SOURCE_ROW`; None: never indexed): from the indexed end when
-    the file only grew, else from its first byte. Pure but for the reads,
-    so the parsing thread of a large update runs it (:class:`_Reader`).
-
-    Returns:
-        ``(read, rewritten)`` (``rewritten``: an indexed file is read whole
-        again), or None when the file cannot be opened or is as indexed
-        (another process indexed it meanwhile).
-    """
-    f = open_regular(path)
-    if f is None:
-        return None
-    with f:
-        st = os.fstat(f.fileno())
-        if row is not None and tuple(row[:3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
-            return None
-        start, line_no, session_id, rewritten = 0, 0, None, False
-        if row is not None:
-            _size, _mtime, ino, indexed, lines, head, tail, session_id = row
-            if ino == st.st_ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
-                start, line_no = indexed, lines
-            else:
-                rewritten = True
-        if start == 0:
-            session_id = None
-        elif session_id is None:
-            session_id = ""  # not a session: stays so while it grows
-        return _read_from(f, str(path), st, start, line_no, session_id), rewritten
-
-
-class _Failed:
-    """An exception of the parsing thread, handed to the writer."""
-
-    def __init__(self, exc: BaseException) -> None:
-        self.exc = exc
-
-
-@dataclass
-class _Item:
-    """One file as the parsing thread read it: the ``sources`` row it was
-    read against, what :func:`_read_new` gave and its prepared documents
-    (:func:`~pi_session.search.fts.prepare_docs`)."""
-
-    path: Path
-    row: tuple[Any, ...] | None
-    got: tuple[_Read, bool] | None
-    prepared: Prepared | None
-
-
-class _Reader:
-    """The parsing thread of a large update: reads, parses and prepares
-    the files in order (:func:`_read_new`, ``prepare_docs``), a chunk of
-    files (about :data:`_CHUNK_DOCS` documents) at a time, ahead of the
-    caller's thread, which owns the connection and writes each chunk with
-    a few statements (``FtsWriter.write_prepared``): SQLite releases the
-    GIL while it steps, so FTS5's tokenizing and this thread's parsing run
-    on two cores. One chunk waits in the queue, so the thread parses while
-    the writer is in SQLite and is blocked (holds no GIL) while the writer
-    runs its small statements.
-
-    ``rows``: each file's ``sources`` row when the update began; the writer
-    compares it with the current row inside its transaction and reads the
-    file again itself when they differ (another process indexed it
-    meanwhile). An exception of the thread is raised by :meth:`next`;
-    :meth:`close` stops the thread."""
-
-    def __init__(self, paths: list[Path], rows: dict[str, tuple[Any, ...] | None]) -> None:
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=1)
-        self._stop = threading.Event()
-        self._paths = paths
-        self._rows = rows
-        self._thread = threading.Thread(target=self._run, name="pi-session-index-reader", daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        try:
-            chunk: list[_Item] = []
-            docs = 0
-            for path in self._paths:
-                if self._stop.is_set():
-                    return
-                row = self._rows.get(str(path))
-                got = _read_new(path, row)
-                prepared = prepare_docs(file_key(str(path)), got[0].docs) if got is not None else None
-                chunk.append(_Item(path, row, got, prepared))
-                docs += len(got[0].docs) if got is not None else 0
-                if docs >= _CHUNK_DOCS:
-                    self._queue.put(chunk)
-                    chunk, docs = [], 0
-            if chunk:
-                self._queue.put(chunk)
-        except BaseException as exc:  # handed to the writer, which raises it
-            self._queue.put(_Failed(exc))
-
-    def next(self) -> list[_Item]:
-        """The next chunk of files, in order; raises what the thread raised."""
-        item = self._queue.get()
-        if isinstance(item, _Failed):
-            raise item.exc
-        chunk: list[_Item] = item
-        return chunk
-
-    def close(self) -> None:
-        """Stop the thread and wait for it: after the stop flag is set it
-        puts at most one more item, which the emptied queue has room for."""
-        self._stop.set()
-        while True:
-            try:
-                self._queue.get_nowait()
-            except queue.Empty:
-                break
-        self._thread.join()
+def _automerge(conn: sqlite3.Connection) -> int:
+    """The FTS5 table's ``automerge`` setting."""
+    row = conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone()
+    return int(row[0]) if row is not None else _AUTOMERGE
 
 
 class FileIndex:
@@ -331,8 +213,6 @@ class FileIndex:
 
     Attributes:
         warnings: one-line messages (a damaged index that was rebuilt).
-        thread_bytes: an update reading more new bytes than this parses
-            in a thread next to the writer (``_Reader``); None: never.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None, busy_timeout: float = 60.0) -> None:
@@ -340,7 +220,6 @@ class FileIndex:
         self.path = Path(path) if path is not None else index_path(self.root)
         self.busy_timeout = busy_timeout
         self.warnings: list[str] = []
-        self.thread_bytes: int | None = _THREAD_BYTES
         self._conn: sqlite3.Connection | None = None
 
     # ------------------------------------------------------------------
@@ -484,18 +363,21 @@ class FileIndex:
         dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
         if full:
             # a build from nothing merges FTS5's segments once, at the end
-            # ('optimize'), so none are merged on the way
+            # ('optimize' below), none on the way (automerge is restored
+            # after the build; one cut short is restored by the next update)
             conn.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', 0)")
-        elif todo and self._automerge(conn) == 0:
-            conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")  # a build that was cut short
-        reader = self._reader(conn, todo)
+        elif todo and _automerge(conn) == 0:
+            conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")  # a build cut short
+        restore = f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})"
         try:
-            self._write_all(conn, todo, gone, dirty, reader, stats, on_progress)
-        finally:
-            if reader is not None:
-                reader.close()
+            self._write_batches(conn, todo, gone, dirty, stats, on_progress)
+        except BaseException:
             if full:
-                conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")
+                with contextlib.suppress(sqlite3.Error):  # the error raised is the one to see
+                    conn.execute(restore)
+            raise
+        if full:
+            conn.execute(restore)
         if stats.reindexed or stats.dropped:
             self._refill_if_orphaned(conn)
         if full:
@@ -506,46 +388,22 @@ class FileIndex:
         write_listings(conn, str(self.root), check)
         return stats
 
-    @staticmethod
-    def _automerge(conn: sqlite3.Connection) -> int:
-        """The FTS5 table's ``automerge`` setting."""
-        row = conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone()
-        return int(row[0]) if row is not None else _AUTOMERGE
-
-    def _reader(self, conn: sqlite3.Connection, todo: list[tuple[Path, os.stat_result]]) -> _Reader | None:
-        """The parsing thread for the files to index, when they hold more
-        than :data:`_THREAD_BYTES` new bytes (their ``sources`` rows are
-        read now; the writer checks them again in its transaction)."""
-        limit = self.thread_bytes
-        if limit is None or sum(st.st_size for _p, st in todo) <= limit:
-            return None
-        rows: dict[str, tuple[Any, ...] | None] = {}
-        new = 0
-        for path, st in todo:
-            row = conn.execute(_SOURCE_ROW, (str(path),)).fetchone()
-            rows[str(path)] = tuple(row) if row is not None else None
-            new += st.st_size - (row[3] if row is not None and row[3] <= st.st_size else 0)
-        if new <= limit:
-            return None
-        return _Reader([p for p, _st in todo], rows)
-
-    def _write_all(
+    def _write_batches(
         self,
         conn: sqlite3.Connection,
         todo: list[tuple[Path, os.stat_result]],
         gone: list[str],
         dirty: set[str],
-        reader: _Reader | None,
         stats: IndexStats,
         on_progress: Callable[[int, int], Any] | None,
     ) -> None:
-        """Drop the ``gone`` paths and index the ``todo`` files (read here,
-        or by ``reader`` in the same order), one write transaction per
-        :data:`_BATCH_BYTES` read; the ``dirty`` directories' listings are
-        deleted with the first change."""
+        """Drop the ``gone`` paths and index the ``todo`` files, one write
+        transaction per :data:`_BATCH_BYTES` read; the ``dirty``
+        directories' listings are deleted with the first change."""
         total = len(todo)
         done = 0
-        while done < len(todo) or gone:
+        i = 0
+        while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 if dirty:  # their listings go with the first change (write_listings writes them again)
@@ -558,56 +416,19 @@ class FileIndex:
                     stats.dropped += 1
                 gone = []
                 batch = 0
-                while done < len(todo) and batch < _BATCH_BYTES:
-                    if reader is None:
-                        batch += self._index_file(conn, writer, todo[done][0], stats)
-                        done += 1
-                        if on_progress is not None:
-                            on_progress(done, total)
-                        continue
-                    for item, n in self._write_chunk(conn, writer, reader.next(), stats):
-                        batch += n
-                        done += 1
-                        if on_progress is not None:
-                            on_progress(done, total)
+                while i < len(todo) and batch < _BATCH_BYTES:
+                    path, st = todo[i]
+                    i += 1
+                    batch += self._index_file(conn, writer, path, stats)
+                    done += 1
+                    if on_progress is not None:
+                        on_progress(done, total)
                 writer.flush()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-
-    def _write_chunk(self, conn: sqlite3.Connection, writer: FtsWriter, chunk: list[_Item], stats: IndexStats) -> Iterator[tuple[_Item, int]]:
-        """Write a chunk of files from the parsing thread (inside the write
-        transaction), yielding each file and its bytes read, in order. The
-        documents of the files whose ``sources`` row is still the one they
-        were read against go first, in a few statements (the long step, in
-        which the thread parses the next chunk); then each file's session
-        and ``sources`` rows; a file another process indexed meanwhile is
-        read again here (:meth:`_index_file`)."""
-        now = {
-            r[0]: tuple(r[1:])
-            for r in conn.execute(
-                "SELECT path, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id FROM sources "
-                "WHERE path IN (SELECT value FROM json_each(?))",
-                (orjson.dumps([str(item.path) for item in chunk]).decode(),),
-            )
-        }
-        current = [now.get(str(item.path)) == item.row for item in chunk]
-        for item, ok in zip(chunk, current):
-            if ok and item.got is not None and item.row is not None and item.got[0].start == 0:
-                writer.forget(file_key(str(item.path)))  # rewritten: its old documents go first
-        writer.write_prepared([item.prepared for item, ok in zip(chunk, current) if ok and item.prepared is not None])
-        for item, ok in zip(chunk, current):
-            if not ok:  # another process indexed it since: read it again, here
-                yield item, self._index_file(conn, writer, item.path, stats)
-            elif item.got is None:
-                yield item, 0
-            else:
-                read, rewritten = item.got
-                if rewritten:
-                    stats.reindexed += 1
-                yield item, self._write_read(conn, writer, read, stats, item.prepared)
 
     # ------------------------------------------------------------------
     # the freshness check
@@ -759,38 +580,43 @@ class FileIndex:
     def _index_file(self, conn: sqlite3.Connection, writer: FtsWriter, path: Path, stats: IndexStats) -> int:
         """Index what is new in one file (inside the write transaction, so
         the ``sources`` row read here is current). Returns bytes read."""
-        row = conn.execute(_SOURCE_ROW, (str(path),)).fetchone()
-        return self._write_planned(conn, writer, row is not None, _read_new(path, row), stats)
-
-    def _write_planned(
-        self, conn: sqlite3.Connection, writer: FtsWriter, known: bool, got: tuple[_Read, bool] | None, stats: IndexStats
-    ) -> int:
-        """Write what :func:`_read_new` found (inside the write transaction;
-        the file's ``sources`` row is the one it was given; ``known``: it
-        had one). Returns bytes read."""
-        if got is None:
+        key = str(path)
+        sid = file_key(key)
+        f = open_regular(path)
+        if f is None:
             return 0
-        read, rewritten = got
-        if rewritten:
-            stats.reindexed += 1
-        if read.start == 0 and known:  # a file without a sources row has no documents
-            writer.forget(file_key(read.key))
+        with f:
+            st = os.fstat(f.fileno())
+            row = conn.execute(
+                "SELECT size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id FROM sources WHERE path = ?", (key,)
+            ).fetchone()
+            if row is not None and tuple(row[:3]) == (st.st_size, st.st_mtime_ns, st.st_ino):
+                return 0  # another process indexed it meanwhile
+            start, line_no, session_id = 0, 0, None
+            if row is not None:
+                _size, _mtime, ino, indexed, lines, head, tail, session_id = row
+                if ino == st.st_ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
+                    start, line_no = indexed, lines
+                else:
+                    stats.reindexed += 1
+            if start == 0:
+                session_id = None
+            elif session_id is None:
+                session_id = ""  # not a session: stays so while it grows
+            read = _read_from(f, key, st, start, line_no, session_id)
+        if start == 0 and row is not None:  # a file without a sources row has no documents to forget
+            writer.forget(sid)
         return self._write_read(conn, writer, read, stats)
 
-    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: _Read, stats: IndexStats, prepared: Prepared | None = None) -> int:
-        """Write what :func:`_read_from` found (inside the write transaction;
-        ``prepared``: its documents were written already,
-        ``FtsWriter.write_prepared``)."""
+    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: _Read, stats: IndexStats) -> int:
+        """Write what :func:`_read_from` found (inside the write transaction)."""
         sid = file_key(read.key)
         stats.files_read += 1
         stats.bytes_indexed += read.end - read.start
         if read.cwd is not None:
             writer.session(sid, read.session_id, read.cwd, read.key)
-        if prepared is not None:
-            writer.prepared_session(prepared)
-        else:
-            for pos, length, doc in read.docs:
-                writer.add_doc(sid, pos, doc, length)
+        for pos, length, doc in read.docs:
+            writer.add_doc(sid, pos, doc, length)
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, dir, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",

@@ -31,7 +31,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
 
 from .extract import Doc, record_docs
 from ..storage import NOT_JSON, line_record
@@ -39,7 +38,7 @@ from ..text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
-    "CANDIDATES", "Candidate", "FtsWriter", "Prepared", "prepare_docs", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
+    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
 ]
 
 
@@ -89,11 +88,6 @@ def candidate_count(limit: int) -> int:
     return max(int(limit), CANDIDATES)
 
 
-_NUL = "\\u0000"
-"""How orjson writes U+0000, at which SQLite 3.40's JSON strings end (a
-false alarm, text holding a backslash and ``u0000``, only takes the slower
-path)."""
-
 _SHORT = 256
 """Texts shorter than this (bytes) are stored as they are (a TEXT value):
 compressing them saves little and costs time."""
@@ -131,59 +125,6 @@ def line_texts(raw: bytes) -> tuple[str | None, str, str] | None:
         return None
     entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
     return entry_id, well_formed(doc.body), well_formed(doc.thinking)
-
-
-@dataclass
-class Prepared:
-    """One file's documents as the files' cache writes them
-    (:func:`prepare_docs`; :meth:`FtsWriter.write_prepared`): rows without
-    document ids, every text well-formed.
-
-    Attributes:
-        sid: the index key.
-        edits: ``(sid, target_id)`` rows (context edits' targets).
-        files: ``(sid, path)`` rows (paths tool calls named).
-        name: the last session name, or None.
-        models: the models used, distinct, in order of first use.
-        docs: ``docs`` rows ``(sid, pos, entry_id, ts_ms, role, kind, tool,
-            None, len)`` of the documents with text.
-        fts: their ``(body, thinking)``.
-    """
-
-    sid: str
-    edits: list[tuple[str, str]]
-    files: list[tuple[str, str]]
-    name: str | None
-    models: list[str]
-    docs: list[tuple[Any, ...]]
-    fts: list[tuple[str, str]]
-
-
-def prepare_docs(sid: str, docs: Iterable[tuple[int, int, Doc]]) -> Prepared:
-    """What :meth:`FtsWriter.add_doc` (``texts=False``) writes for the
-    documents ``(pos, line length, Doc)`` of one file, as rows (pure: the
-    parsing thread of a large update runs it)."""
-    out = Prepared(sid, [], [], None, [], [], [])
-    seen: set[str] = set()
-    for pos, length, doc in docs:
-        if doc.edits:
-            out.edits += [(sid, well_formed(t)) for t in doc.edits]
-            continue
-        if doc.files:
-            out.files += [(sid, well_formed(path)) for path in doc.files]
-        body, thinking = well_formed(doc.body), well_formed(doc.thinking)
-        model = well_formed(doc.model) if doc.model else None
-        if doc.kind == "name":
-            out.name = body
-        if model and model not in seen:
-            seen.add(model)
-            out.models.append(model)
-        if not body and not thinking:
-            continue
-        entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
-        out.docs.append((sid, pos, entry_id, doc.ts_ms, doc.role, doc.kind, doc.tool, None, length))
-        out.fts.append((body, thinking))
-    return out
 
 
 class FtsWriter:
@@ -329,82 +270,12 @@ class FtsWriter:
             self._docs, self._fts = [], []
             self._sids.clear()
 
-    def write_prepared(self, files: list[Prepared]) -> None:
-        """Write the documents of several files (:func:`prepare_docs`;
-        ``texts=False``, not PostgreSQL), ids consecutive from the tables'
-        current maximum. The FTS5 rows, where the time goes, are one
-        statement over two JSON arrays (``json_each``; bodies and thinking
-        joined on their index): SQLite runs the whole batch without taking
-        Python's GIL back between rows, which a writer next to a parsing
-        thread needs (each hand-back waits for the other thread's switch
-        interval); the other rows follow, one step each, when that thread
-        has usually finished its next chunk. The session rows' names and
-        models are :meth:`prepared_session`'s (after :meth:`session`).
-        SQLite 3.40's JSON strings end at an escaped NUL, so a batch
-        holding one is written row by row."""
-        p = self.p
-        self.flush()
-        docs = [row for f in files for row in f.docs]
-        if docs:
-            first = 1 + int(
-                self._x(
-                    f"SELECT max((SELECT COALESCE(MAX(doc), 0) FROM {p}docs), (SELECT COALESCE(MAX(id), 0) FROM {p}fts_docsize))"
-                ).fetchone()[0]
-            )  # never an orphan's id (see ``texts``)
-            if self._next_doc is not None:
-                self._next_doc = first + len(docs)
-            bodies = orjson.dumps([body for f in files for body, _t in f.fts]).decode()
-            thinking = orjson.dumps([t for f in files for _b, t in f.fts]).decode()
-            rows = orjson.dumps(docs).decode()
-            if _NUL in bodies or _NUL in thinking or _NUL in rows:
-                self.cur.executemany(
-                    f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)",
-                    [(first + i, *row) for i, row in enumerate(r for f in files for r in f.fts)],
-                )
-                self.cur.executemany(
-                    f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [(first + i, *row) for i, row in enumerate(docs)],
-                )
-            else:
-                self.cur.execute(
-                    "WITH b (k, v) AS MATERIALIZED (SELECT key, value FROM json_each(?1)), "
-                    "t (k, v) AS MATERIALIZED (SELECT key, value FROM json_each(?2)) "
-                    f"INSERT INTO {p}fts (rowid, body, thinking) SELECT ?3 + b.k, b.v, t.v FROM b CROSS JOIN t ON t.k = b.k",
-                    (bodies, thinking, first),
-                )
-                self.cur.execute(
-                    f"INSERT INTO {p}docs (doc, sid, pos, entry_id, ts_ms, role, kind, tool, model, len) "
-                    "SELECT ?2 + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-                    "value ->> 6, value ->> 7, value ->> 8 FROM json_each(?1)",
-                    (rows, first),
-                )
-        edits = [r for f in files for r in f.edits]
-        if edits:
-            self.cur.executemany(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", edits)
-        paths = [r for f in files for r in f.files]
-        if paths:
-            self.cur.executemany(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", paths)
-
-    def prepared_session(self, prep: Prepared) -> None:
-        """The session row's name and models of one prepared file (after
-        :meth:`session`), as :meth:`add_doc` sets them."""
-        p = self.p
-        if prep.name is not None:
-            self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (prep.name, prep.sid))
-        for model in prep.models:
-            if (prep.sid, model) not in self._models:
-                self._models.add((prep.sid, model))
-                self._x(
-                    f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
-                    (model + "\n", prep.sid, model + "\n"),
-                )
-
     def forget(self, sid: str) -> None:
         """Remove a session and all its documents from the index (FTS5
         rows are deleted with the text they were indexed with; without
         ``texts`` they stay as orphans, see the class docstring)."""
         p = self.p
-        if sid in self._sids:
+        if sid in self._sids:  # its buffered documents go first (others wait for their batch)
             self.flush()
         if not self.postgres and self.texts:
             rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
