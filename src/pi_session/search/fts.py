@@ -155,9 +155,10 @@ class FtsWriter:
         self.p = p
         self.postgres = postgres
         self.texts = texts
-        # buffered (FTS5 only; always without texts): documents are written
-        # by flush(), many at once, with ids taken from the tables' current
-        # maximum (the caller holds the write lock for the whole transaction)
+        # buffered (FTS5 only; always without texts): documents and their
+        # edits and files rows are written by flush(), many at once, with ids
+        # taken from the tables' current maximum (the caller holds the write
+        # lock for the whole transaction; forget() flushes its session first)
         self.buffered = (buffered or not texts) and not postgres
         self._docs: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
