@@ -34,6 +34,7 @@ unknown version) is deleted and rebuilt, with one warning
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -59,6 +60,7 @@ INDEX_VERSION = "6"
 _HEAD = 64 * 1024
 _TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
+_AUTOMERGE = 4  # FTS5's default
 
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -236,6 +238,12 @@ def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, s
     return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
+def _automerge(conn: sqlite3.Connection) -> int:
+    """The FTS5 table's ``automerge`` setting."""
+    row = conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone()
+    return int(row[0]) if row is not None else _AUTOMERGE
+
+
 class FileIndex:
     """The search index of the session files under ``root``.
 
@@ -393,15 +401,54 @@ class FileIndex:
         # files' modification order, so the newest matches a limited query
         # ranks (fts.candidate_count) are those of the latest sessions
         todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
+        full = not known_any and len(todo) > 0
+        dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
+        if full:
+            # a build from nothing merges FTS5's segments once, at the end
+            # ('optimize' below), none on the way (automerge is restored
+            # after the build; one cut short is restored by the next update)
+            conn.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', 0)")
+        elif todo and _automerge(conn) == 0:
+            conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")  # a build cut short
+        restore = f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})"
+        try:
+            self._write_batches(conn, todo, gone, dirty, stats, on_progress)
+        except BaseException:
+            if full:
+                with contextlib.suppress(sqlite3.Error):  # the error raised is the one to see
+                    conn.execute(restore)
+            raise
+        if full:
+            conn.execute(restore)
+        if stats.reindexed or stats.dropped:
+            self._refill_if_orphaned(conn)
+        if full:
+            # a build from nothing: FTS5's segments merged into one and the
+            # file compacted (about a tenth smaller; the writes made it)
+            conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
+            conn.execute("VACUUM")
+        write_listings(conn, str(self.root), check)
+        return stats
+
+    def _write_batches(
+        self,
+        conn: sqlite3.Connection,
+        todo: list[tuple[Path, os.stat_result]],
+        gone: list[str],
+        dirty: set[str],
+        stats: IndexStats,
+        on_progress: Callable[[int, int], Any] | None,
+    ) -> None:
+        """Drop the ``gone`` paths and index the ``todo`` files, one write
+        transaction per :data:`_BATCH_BYTES` read; the ``dirty``
+        directories' listings are deleted with the first change."""
         total = len(todo)
         done = 0
-        full = not known_any and total > 0
         i = 0
-        dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if dirty:  # their listings go with the first change (_record_dirs writes them again)
+                if dirty:  # their listings go with the first change (write_listings writes them again)
                     conn.executemany("DELETE FROM dirs WHERE dir = ?", [(d,) for d in sorted(dirty)])
                     dirty = set()
                 writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
@@ -424,15 +471,6 @@ class FileIndex:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        if stats.reindexed or stats.dropped:
-            self._refill_if_orphaned(conn)
-        if full:
-            # a build from nothing: FTS5's segments merged into one and the
-            # file compacted (about a tenth smaller; the writes made it)
-            conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
-            conn.execute("VACUUM")
-        write_listings(conn, str(self.root), check)
-        return stats
 
     # ------------------------------------------------------------------
     # the freshness check
@@ -609,7 +647,7 @@ class FileIndex:
             elif session_id is None:
                 session_id = ""  # not a session: stays so while it grows
             read = _read_from(f, key, st, start, line_no, session_id)
-        if start == 0:
+        if start == 0 and row is not None:  # a file without a sources row has no documents to forget
             writer.forget(sid)
         return self._write_read(conn, writer, read, stats)
 

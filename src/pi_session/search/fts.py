@@ -155,12 +155,16 @@ class FtsWriter:
         self.p = p
         self.postgres = postgres
         self.texts = texts
-        # buffered (FTS5 only; always without texts): documents are written
-        # by flush(), many at once, with ids taken from the tables' current
-        # maximum (the caller holds the write lock for the whole transaction)
+        # buffered (FTS5 only; always without texts): documents and their
+        # edits and files rows are written by flush(), many at once, with ids
+        # taken from the tables' current maximum (the caller holds the write
+        # lock for the whole transaction; forget() flushes its session first)
         self.buffered = (buffered or not texts) and not postgres
         self._docs: list[tuple[Any, ...]] = []
         self._fts: list[tuple[Any, ...]] = []
+        self._edits: list[tuple[str, str]] = []
+        self._files: list[tuple[str, str]] = []
+        self._sids: set[str] = set()  # sessions with buffered rows
         self._next_doc: int | None = None
         self._models: set[tuple[str, str]] = set()  # (sid, model) already recorded by this writer
         self._run = run if run is not None else (lambda c, q, a=(): c.execute(q, a))
@@ -197,12 +201,21 @@ class FtsWriter:
         """Index one document (text that is not well-formed UTF-16, lone
         surrogates, gets U+FFFD: no index can hold it)."""
         p = self.p
+        if self.buffered:  # these rows are written by flush() too, many at once
+            if doc.edits:
+                self._edits += [(sid, well_formed(t)) for t in doc.edits]
+                self._sids.add(sid)
+                return
+            if doc.files:
+                self._files += [(sid, well_formed(path)) for path in doc.files]
+                self._sids.add(sid)
         for target in doc.edits:
             self._x(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(target)))
         if doc.edits:
             return
-        for path in doc.files:
-            self._x(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(path)))
+        if not self.buffered:
+            for path in doc.files:
+                self._x(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", (sid, well_formed(path)))
         body, thinking = well_formed(doc.body), well_formed(doc.thinking)
         model = well_formed(doc.model) if doc.model else None
         entry_id = well_formed(doc.entry_id) if doc.entry_id else doc.entry_id
@@ -237,6 +250,7 @@ class FtsWriter:
             self._next_doc += 1
             self._docs.append((doc_id, *meta, _pack(body), _pack(thinking)) if self.texts else (doc_id, *meta, length))
             self._fts.append((doc_id, body, thinking))
+            self._sids.add(sid)
             if len(self._docs) >= 2000:
                 self.flush()
             return
@@ -254,9 +268,16 @@ class FtsWriter:
         self._x(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", (cur.lastrowid, body, thinking))
 
     def flush(self) -> None:
-        """Write the buffered documents (see ``buffered``)."""
+        """Write the buffered documents and their ``edits`` and ``files``
+        rows (see ``buffered``)."""
+        p = self.p
+        if self._edits:
+            self.cur.executemany(f"INSERT INTO {p}edits (sid, target_id) VALUES (?, ?) ON CONFLICT DO NOTHING", self._edits)
+            self._edits = []
+        if self._files:
+            self.cur.executemany(f"INSERT INTO {p}files (sid, path) VALUES (?, ?) ON CONFLICT DO NOTHING", self._files)
+            self._files = []
         if self._docs:
-            p = self.p
             cols = "zbody, zthinking" if self.texts else "len"
             marks = "?, ?" if self.texts else "?"
             self.cur.executemany(
@@ -266,13 +287,15 @@ class FtsWriter:
             )
             self.cur.executemany(f"INSERT INTO {p}fts (rowid, body, thinking) VALUES (?, ?, ?)", self._fts)
             self._docs, self._fts = [], []
+        self._sids.clear()
 
     def forget(self, sid: str) -> None:
         """Remove a session and all its documents from the index (FTS5
         rows are deleted with the text they were indexed with; without
         ``texts`` they stay as orphans, see the class docstring)."""
         p = self.p
-        self.flush()
+        if sid in self._sids:  # its buffered documents go first (others wait for their batch)
+            self.flush()
         if not self.postgres and self.texts:
             rows = self._x(f"SELECT doc, zbody, zthinking FROM {p}docs WHERE sid = ?", (sid,)).fetchall()
             for doc, zb, zt in rows:
