@@ -529,3 +529,16 @@ def test_a_damaged_v1_file_gives_hits_without_entry_ids(root: Path) -> None:
         b'{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"later marimba","timestamp":2}}\n'
     )
     assert hits(root, "marimba") == {("0192cccc-0000-7000-8000-000000000005", None)}
+
+
+def test_damaged_lines_are_reported_when_indexed(root: Path) -> None:
+    """Lines holding no record are not searchable: the update that meets
+    them says so, once, naming the file and the lines."""
+    files = write_corpus(root)
+    update_index(root)
+    with files[S2].open("ab") as f:
+        f.write(b'{"type":"message", torn\n\x00\x00 garbage\n')
+    result = search(root, "palette")
+    lines = sum(1 for _ in files[S2].open("rb"))
+    assert result.warnings == [f"{files[S2]}: 2 damaged lines not searched (lines {lines - 1}, {lines}; pi-session check shows them)"]
+    assert search(root, "palette").warnings == []  # said once, when indexed

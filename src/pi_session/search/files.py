@@ -43,22 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
-from ..migrate import v1_entry_ids
-from ..records import header_version, is_session_header
-from ..storage import NOT_JSON, ensure_dir, line_record
-from .extract import Doc, record_docs
+from ..storage import ensure_dir
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
+from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
 INDEX_VERSION = "6"
-_HEAD = 64 * 1024
-_TAIL = 4 * 1024
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 
@@ -105,137 +99,6 @@ def _is_damage(exc: BaseException) -> bool:
     return isinstance(exc, (sqlite3.DatabaseError, IndexDamaged)) and (
         isinstance(exc, IndexDamaged) or any(w in str(exc).lower() for w in _DAMAGE_WORDS)
     )
-
-
-def _open_as_indexed(path: str, indexed_as: tuple[Any, ...]) -> Any:
-    """The session file at ``path`` open for reading when it still holds
-    the bytes it was indexed from (``indexed_as``: its ``sources`` row's
-    size, mtime_ns, ino, indexed, head_hash, tail_hash): unchanged, or
-    grown with the indexed prefix intact; else None."""
-    size, mtime, ino, indexed, head, tail = indexed_as
-    f = open_regular(Path(path))
-    if f is None:
-        return None
-    try:
-        st = os.fstat(f.fileno())
-        if (st.st_size, st.st_mtime_ns, st.st_ino) == (size, mtime, ino):
-            return f
-        if st.st_ino == ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
-            return f
-    except OSError:
-        pass
-    f.close()
-    return None
-
-
-def _hashes(f: Any, end: int) -> tuple[bytes, bytes]:
-    """SHA-256 of the first 64 KiB of ``[0, end)`` and of its last 4 KiB."""
-    f.seek(0)
-    head = hashlib.sha256(f.read(min(end, _HEAD))).digest()
-    start = max(0, end - _TAIL)
-    f.seek(start)
-    tail = hashlib.sha256(f.read(end - start)).digest()
-    return head, tail
-
-
-@dataclass
-class _Read:
-    """What one file gave (:func:`_read_from`): its ``stat`` (size,
-    mtime_ns, ino), the indexed range ``[start, end)`` (complete lines),
-    the line count up to ``end``, the prefix hashes, the session id (""
-    when the file is no session), the header's cwd (None: no header in the
-    range) and the documents ``(pos, length, Doc)``."""
-
-    key: str
-    stat: tuple[int, int, int]
-    start: int
-    end: int
-    lines: int
-    head: bytes
-    tail: bytes
-    session_id: str | None
-    cwd: str | None
-    docs: list[tuple[int, int, Doc]]
-
-
-class _V1Ids:
-    """The entry ids of a v1 file's documents (v1 entries have none): the
-    ones the v1→v2 migration gives them (:func:`pi_session.migrate.v1_entry_ids`,
-    stable), so that a hit names the entry reading the file shows. Only
-    for a file whose every line is one plain JSON record: the ids count
-    records, and a damaged line read another way would shift them (its
-    documents keep no id then)."""
-
-    def __init__(self, seed: str) -> None:
-        self.seed = seed
-        self.types: list[Any] = []
-        self.docs: list[tuple[Doc, int]] = []
-        self.clean = True
-
-    def add(self, raw: bytes, record: Any) -> None:
-        self.types.append(record.get("type"))
-        if self.clean:
-            try:
-                self.clean = orjson.loads(raw).__class__ is dict
-            except orjson.JSONDecodeError:
-                self.clean = False
-
-    def assign(self) -> None:
-        if self.clean:
-            ids = v1_entry_ids(self.seed, self.types)
-            for doc, index in self.docs:
-                doc.entry_id = ids[index]
-
-
-def _read_from(f: Any, key: str, st: os.stat_result, start: int, line_no: int, session_id: str | None) -> _Read:
-    """Read the complete lines of an open file from byte ``start`` (line
-    ``line_no``) and extract their documents (pure but for the read;
-    ``session_id``: None before the header, "" for a file that is no
-    session)."""
-    f.seek(start)
-    data = f.read(st.st_size - start)
-    end = data.rfind(b"\n") + 1  # complete lines only; a torn tail waits
-    if start == 0:
-        head = hashlib.sha256(data[: min(end, _HEAD)]).digest()
-        tail = hashlib.sha256(data[max(0, end - _TAIL) : end]).digest()
-    else:
-        head, tail = _hashes(f, start + end)
-    docs: list[tuple[int, int, Doc]] = []
-    cwd: str | None = None
-    pos = start
-    v1: _V1Ids | None = None  # a v1 file read from its start: its entries' ids are the migration's
-    for raw in data[:end].split(b"\n")[:-1]:
-        line_no += 1
-        here = pos
-        pos += len(raw) + 1
-        if not raw.strip():
-            continue
-        record = line_record(raw, line_no)
-        if record is NOT_JSON:
-            if v1 is not None:
-                v1.clean = False
-            continue
-        if session_id is None:
-            if not is_session_header(record):
-                session_id = ""  # not a session: nothing indexed
-                break
-            session_id = str(record["id"])
-            header_cwd = record.get("cwd")
-            cwd = header_cwd if isinstance(header_cwd, str) else ""
-            if start == 0 and header_version(record) < 2:
-                v1 = _V1Ids(session_id)
-        elif session_id == "":
-            break
-        if v1 is not None:
-            v1.add(raw, record)
-        doc = record_docs(record)
-        if doc is not None:
-            if v1 is not None and doc.entry_id is None and not is_session_header(record):
-                v1.docs.append((doc, len(v1.types) - 1))
-            docs.append((here, len(raw), doc))
-    if v1 is not None:
-        v1.assign()
-    return _Read(key, (st.st_size, st.st_mtime_ns, st.st_ino), start, start + end, line_no, head, tail, session_id, cwd, docs)
 
 
 def _automerge(conn: sqlite3.Connection) -> int:
@@ -559,7 +422,7 @@ class FileIndex:
             rows = conn.execute("SELECT doc, pos, len FROM docs WHERE sid = ? ORDER BY pos", (sid,)).fetchall()
             if not rows:
                 continue
-            f = _open_as_indexed(path, (size, mtime, ino, indexed, head, tail))
+            f = open_as_indexed(path, (size, mtime, ino, indexed, head, tail))
             texts: list[tuple[int, str, str]] | None = []
             if f is None:
                 texts = None
@@ -601,7 +464,7 @@ class FileIndex:
                     row = conn.execute(
                         "SELECT size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources WHERE path = ?", (path,)
                     ).fetchone()
-                    files[path] = _open_as_indexed(path, tuple(row)) if row is not None else None
+                    files[path] = open_as_indexed(path, tuple(row)) if row is not None else None
                 f = files[path]
                 if f is None:
                     continue
@@ -638,7 +501,7 @@ class FileIndex:
             start, line_no, session_id = 0, 0, None
             if row is not None:
                 _size, _mtime, ino, indexed, lines, head, tail, session_id = row
-                if ino == st.st_ino and st.st_size >= indexed and _hashes(f, indexed) == (head, tail):
+                if ino == st.st_ino and st.st_size >= indexed and prefix_hashes(f, indexed) == (head, tail):
                     start, line_no = indexed, lines
                 else:
                     stats.reindexed += 1
@@ -646,13 +509,13 @@ class FileIndex:
                 session_id = None
             elif session_id is None:
                 session_id = ""  # not a session: stays so while it grows
-            read = _read_from(f, key, st, start, line_no, session_id)
+            read = read_from(f, key, st, start, line_no, session_id)
         if start == 0 and row is not None:  # a file without a sources row has no documents to forget
             writer.forget(sid)
         return self._write_read(conn, writer, read, stats)
 
-    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: _Read, stats: IndexStats) -> int:
-        """Write what :func:`_read_from` found (inside the write transaction)."""
+    def _write_read(self, conn: sqlite3.Connection, writer: FtsWriter, read: FileRead, stats: IndexStats) -> int:
+        """Write what :func:`~.reading.read_from` found (inside the write transaction)."""
         sid = file_key(read.key)
         stats.files_read += 1
         stats.bytes_indexed += read.end - read.start
@@ -660,6 +523,13 @@ class FileIndex:
             writer.session(sid, read.session_id, read.cwd, read.key)
         for pos, length, doc in read.docs:
             writer.add_doc(sid, pos, doc, length)
+        if read.damaged:
+            n = len(read.damaged)
+            at = ", ".join(map(str, read.damaged[:5])) + (", …" if n > 5 else "")
+            self.warnings.append(
+                f"{read.key}: {n} damaged line{'' if n == 1 else 's'} not searched (line{'' if n == 1 else 's'} {at}; "
+                "pi-session check shows them)"
+            )
         conn.execute(
             "INSERT OR REPLACE INTO sources (path, dir, size, mtime_ns, ino, indexed, lines, head_hash, tail_hash, session_id, cwd) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT cwd FROM sessions WHERE sid = ?))",
