@@ -44,3 +44,75 @@ def test_tree_text_output_is_byte_identical_to_the_golden(name, mode, tmp_path):
     got = tree_output(exe, session, mode, tmp_path)
     expected = (TREE_GOLDENS / f"{name.removesuffix('.jsonl')}.{mode}.txt").read_bytes()
     assert got == expected
+
+
+# --- print_rows against rich itself, in-process: one console.print per row ---
+
+import io  # noqa: E402
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+from rich.console import Console  # noqa: E402
+
+from pi_session import SessionManager  # noqa: E402
+from pi_session.context import applied_context_edits  # noqa: E402
+from pi_session.terminal import TREE_ROW_STYLE, iter_tree_row_parts, print_rows, text_of  # noqa: E402
+
+CONSOLES = {
+    "piped": {"width": 100_000},
+    "piped-40": {"width": 40},
+    "piped-3": {"width": 3},
+    "piped-1": {"width": 1},
+    "standard-60": {"width": 60, "force_terminal": True, "color_system": "standard"},
+    "256-25": {"width": 25, "force_terminal": True, "color_system": "256"},
+    "truecolor-90": {"width": 90, "force_terminal": True, "color_system": "truecolor"},
+    "no-color-term-30": {"width": 30, "force_terminal": True, "color_system": "standard", "no_color": True},
+}
+
+
+def make_console(name):
+    return Console(file=io.StringIO(), highlight=False, emoji=False, **CONSOLES[name])
+
+
+def rich_per_row(name, rows, base):
+    console = make_console(name)
+    for parts in rows:
+        console.print(text_of(parts, base), overflow="ellipsis", no_wrap=True, crop=True)
+    return console.file.getvalue()
+
+
+def fast(name, rows, base):
+    console = make_console(name)
+    print_rows(console, rows, base)
+    return console.file.getvalue()
+
+
+STYLES = st.sampled_from(["", "green", "dim", "bold magenta", "bold green", "bold yellow", "bold cyan", "yellow", "bold blue", "bold red"])
+# ASCII, the tree's glyphs, wide, zero-width, combining and the characters rich treats specially
+CHARS = st.sampled_from(list("ab Z09-_[]=") + list("├└│─•←…✗") + ["日", "本", "🎉", "é", "e\u0301", "\u200b", "\xad", "\t", "\n", "\r", "\x07", "\u200d", "\ufe0f", "\x1b", "ß"])
+TEXTS = st.lists(CHARS, max_size=30).map("".join)
+ROWS = st.lists(st.lists(st.tuples(TEXTS, STYLES), min_size=1, max_size=8), min_size=1, max_size=6)
+
+
+@settings(max_examples=150, deadline=None)
+@given(rows=ROWS, name=st.sampled_from(sorted(CONSOLES)), base=st.sampled_from(["dim", ""]))
+def test_print_rows_writes_what_rich_writes_for_any_text(rows, name, base):
+    assert fast(name, rows, base) == rich_per_row(name, rows, base)
+
+
+def test_print_rows_matches_rich_on_generated_sessions_with_branches_and_labels():
+    from sessiongen import generate_session, write_session
+    import tempfile
+
+    seen: set[str] = set()
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in (3, 5, 11, 13):
+            header, entries = generate_session(seed, turns=25, pi16=True)
+            manager = SessionManager.open(write_session(Path(tmp) / f"{seed}.jsonl", header, entries))
+            branch = manager.get_branch()
+            rows = list(iter_tree_row_parts(manager.get_tree(), manager.get_leaf_id(), {e["id"] for e in branch}, 70, edits=applied_context_edits(branch)))
+            seen.update(p[:2] for parts in rows for p, _s in parts[:1])
+            seen.update(style for parts in rows for _p, style in parts)
+            for name in CONSOLES:
+                assert fast(name, rows, TREE_ROW_STYLE) == rich_per_row(name, rows, TREE_ROW_STYLE), (seed, name)
+    assert {"├─", "bold magenta", "bold green"} <= seen  # branches, labels, the leaf

@@ -12,12 +12,15 @@ from typing import Any
 from ..jsonio import iter_pretty, js_stringify
 from ..terminal import (
     ROLE_STYLES,
+    TREE_ROW_STYLE,
     content_text,
     entry_line,
     iter_tree_layout,
+    iter_tree_row_parts,
     message_preview,
     one_line,
     plural,
+    print_rows,
     sanitize,
     session_list_lines,
     system_changes,
@@ -29,12 +32,15 @@ from ..tree import TreeNode
 
 __all__ = [
     "ROLE_STYLES",
+    "TREE_ROW_STYLE",
     "content_text",
     "entry_line",
     "iter_tree_layout",
+    "iter_tree_row_parts",
     "message_preview",
     "one_line",
     "plural",
+    "print_rows",
     "sanitize",
     "session_list_lines",
     "system_changes",
