@@ -56,7 +56,8 @@ from rich.console import Console  # noqa: E402
 
 from pi_session import SessionManager  # noqa: E402
 from pi_session.context import applied_context_edits  # noqa: E402
-from pi_session.terminal import TREE_ROW_STYLE, iter_tree_row_parts, print_rows, text_of  # noqa: E402
+from pi_session.styled_rows import print_rows  # noqa: E402
+from pi_session.terminal import TREE_ROW_STYLE, iter_tree_row_parts, text_of  # noqa: E402
 
 CONSOLES = {
     "piped": {"width": 100_000},

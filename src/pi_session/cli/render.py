@@ -20,7 +20,6 @@ from ..terminal import (
     message_preview,
     one_line,
     plural,
-    print_rows,
     sanitize,
     session_list_lines,
     system_changes,
@@ -28,6 +27,7 @@ from ..terminal import (
     tree_lines,
     tree_row,
 )
+from ..styled_rows import print_rows
 from ..tree import TreeNode
 
 __all__ = [
