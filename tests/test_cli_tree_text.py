@@ -117,3 +117,15 @@ def test_print_rows_matches_rich_on_generated_sessions_with_branches_and_labels(
             for name in CONSOLES:
                 assert fast(name, rows, TREE_ROW_STYLE) == rich_per_row(name, rows, TREE_ROW_STYLE), (seed, name)
     assert {"├─", "bold magenta", "bold green"} <= seen  # branches, labels, the leaf
+
+
+WORDS = st.lists(st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\x1b", "\u202e", "日本", "\ud800", "\x85", "é"]), max_size=400).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=WORDS, width=st.integers(min_value=-2, max_value=80))
+def test_one_line_reads_only_the_start_of_a_long_text_and_gives_the_same(text, width):
+    from pi_session.terminal import one_line, sanitize
+
+    flat = " ".join(sanitize(text).split())
+    assert one_line(text, width) == (flat if len(flat) <= width else flat[: width - 1] + "…")

@@ -43,21 +43,38 @@ def sanitize(text: str) -> str:
 
 
 def _s(value: Any) -> str:
-    return sanitize(str(value))
+    text = value if value.__class__ is str else str(value)
+    if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
+        return text
+    return show_controls(text)
 
 
 def one_line(text: str, width: int = 72) -> str:
     """``text`` sanitized (see :func:`sanitize`) and on one line, cut to
-    ``width`` characters with an ellipsis."""
-    flat = " ".join(sanitize(text).split())
+    ``width`` characters with an ellipsis. Reads only the start of a long
+    ``text`` when that gives more than ``width`` characters already (the
+    result for a prefix of a text is a prefix of the text's: sanitizing
+    and folding whitespace go character by character and word by word)."""
+    head_chars = 2 * width + 64
+    if width >= 1 and len(text) > head_chars:
+        head = " ".join(show_controls(text[:head_chars]).split())
+        if len(head) > width:
+            return head[: width - 1] + "…"
+    flat = " ".join(show_controls(text).split())
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def content_text(content: Any) -> str:
     """The text of a message content (string or blocks), sanitized for a
     terminal (see :func:`sanitize`); images as ``[image <mimeType>]``."""
+    return sanitize(_raw_content_text(content))
+
+
+def _raw_content_text(content: Any) -> str:
+    """:func:`content_text` before sanitizing (what :func:`one_line` takes:
+    it sanitizes, and sanitizing twice changes nothing)."""
     if isinstance(content, str):
-        return sanitize(content)
+        return content
     if not isinstance(content, list):
         return ""
     parts = []
@@ -69,7 +86,7 @@ def content_text(content: Any) -> str:
             parts.append(str(block.get("text", "")))
         elif btype == "image":
             parts.append(f"[image {block.get('mimeType', '')}]")
-    return sanitize(" ".join(parts))
+    return " ".join(parts)
 
 
 def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
@@ -88,14 +105,14 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
         return preview or "(empty)"
     if role == "toolResult":
         failed = "✗ failed: " if message.get("isError") is True else ""
-        return f"{_s(message.get('toolName'))}: {failed}{one_line(content_text(message.get('content')), width)}"
+        return f"{_s(message.get('toolName'))}: {failed}{one_line(_raw_content_text(message.get('content')), width)}"
     if role == "bashExecution":
         return f"$ {one_line(str(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
         return one_line(str(message.get("summary", "")), width)
     if role == "system":
         return one_line(system_preview(message), width)
-    return one_line(content_text(message.get("content")), width)
+    return one_line(_raw_content_text(message.get("content")), width)
 
 
 def system_preview(message: Mapping[str, Any]) -> str:
@@ -174,14 +191,14 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
     elif etype == "custom":
         parts.append((f" {_s(entry.get('customType'))}", ""))
     elif etype == "custom_message":
-        parts.append((f" {_s(entry.get('customType'))}: {one_line(content_text(entry.get('content')), width)}", ""))
+        parts.append((f" {_s(entry.get('customType'))}: {one_line(_raw_content_text(entry.get('content')), width)}", ""))
     elif etype == "context_edit":
         replacement = entry.get("replacement", UNDEFINED)
         target = _s(entry.get("targetId"))
         if replacement is None:
             parts.append((f" {target} omitted", ""))
         elif isinstance(replacement, dict) and "content" in replacement:
-            parts.append((f" {target} replaced: {one_line(content_text(replacement['content']), width)}", ""))
+            parts.append((f" {target} replaced: {one_line(_raw_content_text(replacement['content']), width)}", ""))
         else:
             parts.append((f" {target} (malformed replacement)", ""))
     elif etype == "usage":
