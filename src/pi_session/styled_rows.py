@@ -35,7 +35,8 @@ def _single_cells() -> frozenset[str]:
 
 def print_rows(console: Any, rows: Iterable[Sequence[Part]], base_style: str = "", *, batch: int = 256) -> None:
     """Write each row (styled parts over ``base_style``, e.g. from
-    :func:`iter_tree_row_parts`) to the rich ``console`` as one line, cut to
+    :func:`pi_session.terminal.iter_tree_row_parts`) to the rich ``console``
+    as one line, cut to
     the console's width with an ellipsis: byte for byte what
     ``console.print(text_of(parts, base_style), overflow="ellipsis",
     no_wrap=True, crop=True)`` writes for each row (colours and styles on a
