@@ -239,6 +239,8 @@ def show_controls(text: str) -> str:
     visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``). What the terminal
     output and the HTML viewer show of session text; at most 6 times as
     long."""
+    if text.isascii() and text.isprintable():  # the common case, without the regex (no ASCII printable is escaped)
+        return text
     return _INVISIBLE.sub(_visible_escape, text)
 
 

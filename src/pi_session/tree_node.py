@@ -5,7 +5,7 @@ read with the lazy index (:mod:`pi_session.storage.lazy`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .storage.lazy import LazyRecords
@@ -50,6 +50,29 @@ class TreeNode:
         node.label = None
         node.label_timestamp = None
         return node
+
+    @staticmethod
+    def decode_entries(nodes: Iterable[TreeNode]) -> None:
+        """Decode the entries of the lazily read ``nodes`` together: one
+        ``pread`` per run of adjacent lines (:meth:`EntryStore.resolve
+        <pi_session.storage.lazy.EntryStore.resolve>`), where reading each
+        node's ``entry`` in turn opens and reads the file once per entry
+        (about 0.1 ms each). Nodes decoded already are left as they are.
+
+        Raises:
+            SessionFileError: the file cannot be read, or was rewritten and
+                no longer holds these entries.
+        """
+        groups: dict[int, tuple[LazyRecords, list[TreeNode]]] = {}
+        for node in nodes:
+            source = node._source
+            if source is not None:
+                groups.setdefault(id(source), (source, []))[1].append(node)
+        for source, group in groups.values():
+            records = source.store.resolve([source.items[node._entry] for node in group])
+            for node, record in zip(group, records):
+                node._entry = record
+                node._source = None
 
     @property
     def entry(self) -> Mapping[str, Any]:

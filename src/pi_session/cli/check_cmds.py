@@ -9,9 +9,10 @@ session (a one-line error on stderr).
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Optional
 
 import typer
@@ -112,6 +113,52 @@ def check(
 
 EXPORT_FORMATS = {"html": "html", "md": "md", "markdown": "md", "jsonl": "jsonl"}
 
+Phase = Callable[[str, str], Optional[Callable[[int, Optional[int]], None]]]
+
+
+@contextlib.contextmanager
+def _export_progress() -> Iterator[Phase]:
+    """A rich progress display on stderr while an export scans for secrets
+    and writes, only when stderr is a terminal (quiet when piped, as
+    ``secrets`` and ``search``). Yields ``phase(description, unit)``
+    (unit ``"entries"`` or ``"bytes"``), which starts a bar and returns its
+    ``on_progress(done, total)`` (total None: unknown), or None when
+    nothing is shown."""
+    if not err_console.is_terminal:
+        yield lambda _description, _unit: None
+        return
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[amount]}"), TimeElapsedColumn())
+    with Progress(*columns, console=err_console, transient=True, redirect_stdout=False, redirect_stderr=False) as bar:
+
+        def phase(description: str, unit: str) -> Callable[[int, Optional[int]], None]:
+            task = bar.add_task(description, total=None, amount="")
+
+            def update(done: int, total: Optional[int]) -> None:
+                bar.update(task, completed=done, total=total, amount=_amount(done, total, unit))
+
+            return update
+
+        yield phase
+
+
+def _amount(done: int, total: Optional[int], unit: str) -> str:
+    if unit == "bytes":
+        shown = f"{done / 1e6:,.1f}" + (f"/{total / 1e6:,.1f}" if total is not None else "")
+        return f"{shown} MB"
+    return f"{done:,}" + (f"/{total:,}" if total is not None else "") + f" {unit}"
+
+
+def _counted(chunks: Iterable[bytes], on_progress: Optional[Callable[[int, Optional[int]], None]]) -> Iterator[bytes]:
+    """``chunks``, telling ``on_progress`` the bytes handed on so far."""
+    done = 0
+    for chunk in chunks:
+        yield chunk
+        done += len(chunk)
+        if on_progress is not None:
+            on_progress(done, None)
+
 
 
 
@@ -126,7 +173,7 @@ def export(
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Export the path to this entry (default: the leaf), or 'null' for none."),
     private: bool = typer.Option(False, "--private", help="Write the file with mode 0600 (default 0644 less the umask: a page is made to be shared)."),
     redact: bool = typer.Option(False, "--redact", help="Replace each detected secret with [REDACTED:<kind>] in the export (the session is not changed)."),
-    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Write the export even though it holds detected secrets."),
+    allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Write the export even though it holds detected secrets; skips the secret scan, most of a long export's time."),
     store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Export the conversation as self-contained HTML or Markdown, or the
@@ -151,7 +198,11 @@ def export(
     and never replaces a session file.
 
     An export that would hold a detected secret (see ``pi-session secrets``)
-    is refused unless --redact (mask them) or --allow-secrets."""
+    is refused unless --redact (mask them) or --allow-secrets. That scan
+    is most of the time of a long export (about 1 to 2 s per MB of
+    session: minutes for a 100 MB session, against seconds with
+    --allow-secrets, which skips it); on a terminal a progress bar shows
+    the scan and the writing."""
     if store:
         set_store_url(store)
     kind = EXPORT_FORMATS.get(fmt.lower())
@@ -168,22 +219,32 @@ def export(
     if leaf == "null":
         warn("--leaf null: the context is empty; exporting an empty conversation")
     shown = manager
-    try:
-        if leaf not in (None, "null") and manager.get_entry(leaf) is None:
-            raise OperationError(f"{manager.get_session_location()}: no entry with id {leaf}")
-        if redact:
-            shown = redacted_manager(manager, allow=_allow_list())
-        elif not allow_secrets:
-            _refuse_secrets(export_secrets(manager, kind, leaf, allow=_allow_list()))
-        chunks, count = export_chunks(shown, kind, leaf)
-    except OperationError as exc:
-        fail(str(exc))
-    session_file = manager.get_session_file()
-    if output is None:
-        named = session_file if session_file is not None else str(manager.get_session_id())
-        output = Path.cwd() / default_export_name(named, kind)
-    if _emit(output, chunks, session_file, force, PRIVATE_MODE if private else EXPORT_MODE):
+    with _export_progress() as phase:
+        try:
+            if leaf not in (None, "null") and manager.get_entry(leaf) is None:
+                raise OperationError(f"{manager.get_session_location()}: no entry with id {leaf}")
+            if redact:
+                shown = redacted_manager(manager, allow=_allow_list(), on_progress=phase("redacting secrets", "entries"))
+            elif not allow_secrets:
+                _refuse_secrets(export_secrets(manager, kind, leaf, allow=_allow_list(), on_progress=phase("scanning for secrets", "entries")))
+            chunks, count = export_chunks(shown, kind, leaf)
+        except OperationError as exc:
+            fail(str(exc))
+        session_file = manager.get_session_file()
+        if output is None:
+            named = session_file if session_file is not None else str(manager.get_session_id())
+            output = Path.cwd() / default_export_name(named, kind)
+        written = _emit(output, _counted(chunks, _writing_phase(phase, output)), session_file, force, PRIVATE_MODE if private else EXPORT_MODE)
+    if written:
         err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
+
+
+def _writing_phase(phase: Phase, output: Path) -> Optional[Callable[[int, Optional[int]], None]]:
+    """The progress bar of the writing, except when the export goes to a
+    terminal's standard output (the bar would be drawn over it)."""
+    if str(output) == "-" and sys.stdout.isatty():
+        return None
+    return phase(f"writing {'standard output' if str(output) == '-' else sanitize(output.name)[:40]}", "bytes")
 
 
 def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool, mode: int) -> bool:
@@ -250,7 +311,9 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: boo
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
     if redact or not allow_secrets:
-        redacted, hits = redacted_jsonl(data, session=str(session_file or named), allow=_allow_list())
+        with _export_progress() as phase:
+            redacted, hits = redacted_jsonl(data, session=str(session_file or named), allow=_allow_list(),
+                                            on_progress=phase("redacting secrets" if redact else "scanning for secrets", "bytes"))
         if redact:
             data = redacted
         else:

@@ -12,9 +12,11 @@ from typing import Any
 from ..jsonio import iter_pretty, js_stringify
 from ..terminal import (
     ROLE_STYLES,
+    TREE_ROW_STYLE,
     content_text,
     entry_line,
     iter_tree_layout,
+    iter_tree_row_parts,
     message_preview,
     one_line,
     plural,
@@ -25,16 +27,20 @@ from ..terminal import (
     tree_lines,
     tree_row,
 )
+from ..styled_rows import print_rows
 from ..tree import TreeNode
 
 __all__ = [
     "ROLE_STYLES",
+    "TREE_ROW_STYLE",
     "content_text",
     "entry_line",
     "iter_tree_layout",
+    "iter_tree_row_parts",
     "message_preview",
     "one_line",
     "plural",
+    "print_rows",
     "sanitize",
     "session_list_lines",
     "system_changes",

@@ -52,8 +52,10 @@ from .render import (
     sanitize,
     session_list_lines,
     system_changes,
+    TREE_ROW_STYLE,
+    iter_tree_row_parts,
+    print_rows,
     tree_depth,
-    tree_lines,
     tree_value,
 )
 
@@ -200,8 +202,7 @@ def tree(
     active = {e["id"] for e in branch}
     width = max(30, min(100, console.width - 30))
     edits = applied_context_edits(branch) if manager.get_leaf_id() is not None else {}
-    for line in tree_lines(roots, manager.get_leaf_id(), active, width, edits=edits):
-        console.print(line, overflow="ellipsis", no_wrap=True, crop=True)
+    print_rows(console, iter_tree_row_parts(roots, manager.get_leaf_id(), active, width, edits=edits), TREE_ROW_STYLE)
 
 
 def context(

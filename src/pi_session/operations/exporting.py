@@ -5,7 +5,7 @@ bytes, and the atomic write (mode 0644: an export is made to be shared)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +14,8 @@ from .errors import OperationError, OutputExists
 
 __all__ = [
     "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl", "redacted_manager",
-    "write_export",
-    "EXPORT_MODE", "PRIVATE_MODE",
+    "reporting", "write_export",
+    "EXPORT_MODE", "PRIVATE_MODE", "PROGRESS_EVERY",
 ]
 
 EXPORT_MODE = 0o644
@@ -127,28 +127,58 @@ def write_export(target: Path, chunks: Iterable[bytes], *, mode: int = EXPORT_MO
     write_atomic(target, chunks, mode=mode)
 
 
-def export_secrets(manager: SessionManager, kind: str, leaf_id: Any = None, *, allow: Any = None) -> list[Any]:
+def export_secrets(
+    manager: SessionManager, kind: str, leaf_id: Any = None, *, allow: Any = None, on_progress: Callable[[int, int], None] | None = None
+) -> list[Any]:
     """The secrets an export of ``kind`` (``"html"``, ``"md"``) would show
     (:func:`pi_session.secrets.shown_records`: text as context edits leave
     it; Markdown: the path to ``leaf_id`` only), as
-    :class:`pi_session.secrets.SecretHit` objects (masked previews)."""
+    :class:`pi_session.secrets.SecretHit` objects (masked previews).
+
+    The scan is most of an export's time (detect-secrets' patterns over
+    every text: about 1.3 s per MB of session). ``on_progress(done,
+    total)`` is called with the records scanned so far and their number
+    (every :data:`PROGRESS_EVERY` records, and at the end)."""
     from ..secrets import find_secrets, shown_records
 
     path = None
     if kind == "md":
         path = [] if leaf_id == "null" else manager.get_branch(leaf_id)
-    return find_secrets(shown_records(manager, path), session=manager.get_session_location(), allow=allow)
+    records = shown_records(manager, path)
+    return find_secrets(reporting(records, on_progress), session=manager.get_session_location(), allow=allow)
 
 
-def redacted_manager(manager: SessionManager, *, allow: Any = None) -> SessionManager:
+PROGRESS_EVERY = 256
+"""Records between two ``on_progress`` calls of the export scans."""
+
+
+def reporting(items: Sequence[Any], on_progress: Callable[[int, int], None] | None, every: int = PROGRESS_EVERY) -> Iterator[Any]:
+    """``items`` one by one, calling ``on_progress(done, len(items))``
+    before every ``every``-th item is handed on (``done`` items handed on
+    and processed) and once at the end; just ``iter(items)`` without
+    ``on_progress``."""
+    if on_progress is None:
+        yield from items
+        return
+    total = len(items)
+    for i, item in enumerate(items):
+        if i % every == 0:
+            on_progress(i, total)
+        yield item
+    on_progress(total, total)
+
+
+def redacted_manager(manager: SessionManager, *, allow: Any = None, on_progress: Callable[[int, int], None] | None = None) -> SessionManager:
     """An in-memory copy of ``manager``'s session with every secret of its
     records replaced by ``[REDACTED:<kind>]`` (ids, tree, labels and leaf
     as they are): what ``export --redact`` renders. The session itself is
-    not touched."""
+    not touched. ``on_progress(done, total)``: records scanned so far, as
+    for :func:`export_secrets`."""
     from ..secrets import redacted_records
 
     header = manager.get_header()
-    records = redacted_records([header, *manager.get_entries()] if header is not None else manager.get_entries(), allow)
+    originals = [header, *manager.get_entries()] if header is not None else list(manager.get_entries())
+    records = redacted_records(reporting(originals, on_progress), allow)
     copy = SessionManager.in_memory(manager.get_cwd(), entries=records)
     leaf = manager.get_leaf_id()
     if leaf is None:
@@ -158,13 +188,32 @@ def redacted_manager(manager: SessionManager, *, allow: Any = None) -> SessionMa
     return copy
 
 
-def redacted_jsonl(data: bytes, *, session: str | None = None, allow: Any = None) -> tuple[bytes, list[Any]]:
+def redacted_jsonl(
+    data: bytes, *, session: str | None = None, allow: Any = None, on_progress: Callable[[int, int], None] | None = None
+) -> tuple[bytes, list[Any]]:
     """A JSONL export (a session's bytes) with every secret replaced by
     ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redacted_lines`: lines
     without one byte for byte), and the secrets found
-    (:class:`pi_session.secrets.SecretHit`, hits name ``session``)."""
+    (:class:`pi_session.secrets.SecretHit`, hits name ``session``).
+    ``on_progress(done, total)``: the bytes of lines scanned so far and of
+    all (about every MB, and at the end)."""
     from ..secrets import Scanner, redacted_lines
 
+    lines = data.splitlines(keepends=True)
     with Scanner(allow) as scanner:
-        done = list(redacted_lines(data.splitlines(keepends=True), scanner, session=session))
+        done = list(redacted_lines(_reporting_bytes(lines, len(data), on_progress), scanner, session=session))
     return b"".join(line for line, _found in done), [h for _line, found in done for h in found]
+
+
+def _reporting_bytes(lines: list[bytes], total: int, on_progress: Callable[[int, int], None] | None) -> Iterator[bytes]:
+    if on_progress is None:
+        yield from lines
+        return
+    done = reported = 0
+    on_progress(0, total)
+    for line in lines:
+        if done - reported >= 1 << 20:
+            on_progress(reported := done, total)
+        yield line
+        done += len(line)
+    on_progress(done, total)
