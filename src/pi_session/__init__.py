@@ -9,7 +9,10 @@ module on first use (PEP 562), so ``import pi_session.storage`` does not
 load the summarizers or the prompt builder.
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations`: that imports the __future__ module,
+# which start-up has not loaded, and a Ctrl-C landing in that import would
+# show a traceback through this file before main() runs (the annotations
+# here are valid at run time)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 

@@ -5,7 +5,10 @@ line's own modules load: Ctrl-C during that first tenth of a second ends
 with one line and status 130, like Ctrl-C at any later point.
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations`: that imports the __future__ module,
+# which start-up has not loaded, and a Ctrl-C landing in that import would
+# show a traceback through this file before main() runs (the annotations
+# here are valid at run time)
 
 import sys
 

@@ -3,7 +3,10 @@
 Imported before anything else of the command line, so it imports nothing.
 """
 
-from __future__ import annotations
+# no `from __future__ import annotations`: that imports the __future__ module,
+# which start-up has not loaded, and a Ctrl-C landing in that import would
+# show a traceback through this file before main() runs (the annotations
+# here are valid at run time)
 
 
 def interrupted_by(exc: BaseException) -> bool:
