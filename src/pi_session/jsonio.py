@@ -213,20 +213,28 @@ def _orjson_as_js(value: Any, *, exact_ints: bool, option: int = 0) -> bytes | N
     holds no array-index key, no integer beyond 15 digits (unless
     ``exact_ints``) and every float in it is already written as
     :func:`js_number` writes it (``0.25``, ``1e-7``; not ``1.0``, ``-0.0``
-    or ``1e16``). Only objects and arrays: a bare scalar gives None."""
+    or ``1e16``). When the scan finds something (a bare scalar, or text in a
+    string that only looks like a number), :func:`_needs_js_encoder` walks
+    the value to decide."""
     try:
         out = orjson.dumps(value, option=option)
     except (TypeError, orjson.JSONEncodeError):
         return None
+    return out if _scan_is_js(out, exact_ints) or not _needs_js_encoder(value, exact_ints) else None
+
+
+def _scan_is_js(out: bytes, exact_ints: bool) -> bool:
+    """Whether orjson's text ``out`` of an object or array certainly is
+    what the JavaScript rules write (see :func:`_orjson_as_js`)."""
     if out[:1] not in (b"{", b"[") or (not exact_ints and _LONG_INT_TOKEN.search(out)):
-        return None
+        return False
     for token, key in _JS_SUSPECTS.findall(out):
         if key:
-            return None
+            return False
         text = token.decode("ascii")
         if js_number(float(text)) != text:
-            return None
-    return out
+            return False
+    return True
 
 
 def _needs_js_encoder(value: Any, exact_ints: bool = False) -> bool:
@@ -270,14 +278,7 @@ def js_stringify(value: Any) -> str:
         The JSON text (str).
     """
     out = _orjson_as_js(value, exact_ints=False)
-    if out is not None:
-        return out.decode("utf-8")
-    if _needs_js_encoder(value):
-        return _stdlib_js(value, None)
-    try:
-        return orjson.dumps(value).decode("utf-8")
-    except (TypeError, orjson.JSONEncodeError):
-        return _stdlib_js(value, None)
+    return out.decode("utf-8") if out is not None else _stdlib_js(value, None)
 
 
 _ARRAY_INDEX = re.compile(r"^(?:0|[1-9][0-9]{0,9})$")
@@ -516,14 +517,7 @@ def dumps_line(value: Any) -> bytes:
         The line as bytes.
     """
     out = _orjson_as_js(value, exact_ints=True, option=orjson.OPT_APPEND_NEWLINE)
-    if out is not None:
-        return out
-    if not _needs_js_encoder(value, exact_ints=True):
-        try:
-            return orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
-        except (TypeError, orjson.JSONEncodeError):
-            pass
-    return (_stdlib_js(value, None, exact_ints=True) + "\n").encode("utf-8")
+    return out if out is not None else (_stdlib_js(value, None, exact_ints=True) + "\n").encode("utf-8")
 
 
 def dumps_pretty(value: Any) -> str:

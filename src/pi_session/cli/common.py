@@ -229,12 +229,10 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     candidate = Path(arg).expanduser()
     if candidate.is_file():
         return Path(os.path.abspath(candidate))
-    if candidate.is_dir():
-        raise CliError(f"{arg}: a directory, not a session file")
-    if candidate.exists():
-        raise CliError(f"{arg}: not a session file (not a regular file)")
-    if candidate.is_symlink():
-        raise CliError(f"{arg}: a symbolic link to {os.readlink(candidate)}, which does not exist (or loops)")
+    if candidate.exists() or candidate.is_symlink():
+        from ..storage import session_path_problem
+
+        raise CliError(f"{arg}: {session_path_problem(candidate) or 'not a session file'}")
     if store is not None:
         try:
             return store.path_of(store.resolve(arg))

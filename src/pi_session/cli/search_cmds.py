@@ -57,10 +57,13 @@ def search(
         set_store_url(store_option)
     if limit < 1:
         fail("--limit must be at least 1")
+    def query_failure(exc: QueryError) -> None:
+        fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
+
     try:
         parsed = parse_query(query)
     except QueryError as exc:
-        fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
+        query_failure(exc)
     store = active_store()
     _check_sessions_dir(store)
     bar, on_progress = _progress()
@@ -71,7 +74,7 @@ def search(
                 include_edited=include_edited, thinking=thinking, on_progress=on_progress,
             )
     except QueryError as exc:  # a re: filter out of time
-        fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
+        query_failure(exc)
     except StoreError as exc:
         fail(str(exc))
     for line in result.warnings:

@@ -26,6 +26,8 @@ modules of pi_session use); the modules own:
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
 - :mod:`.lazy`: the lazy session index (:class:`EntryStore`,
   :class:`LazyRecords`, :class:`LazyById`) of ``read_session_file(lazy=True)``;
+- :mod:`.access`: whether a path can be read as a session file and why
+  not (:func:`session_path_problem`, :func:`is_regular_mode`);
 - :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
   :class:`SessionFileBuilder`, :func:`iter_lines`;
 - :mod:`.append`: appends, locking, torn tails, side files;
@@ -56,10 +58,10 @@ from .lazy import EntryHead, EntryStore, LazyById, LazyRecords
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, line_record, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
+from .access import is_regular_mode, session_path_problem
 from .reader import (
     SessionFile,
     SessionFileBuilder,
-    is_regular_mode,
     iter_lines,
     parse_session_entries,
     read_session_file,
@@ -91,6 +93,7 @@ __all__ = [
     "SplitRecord",
     "parse_session_entries",
     "read_session_file",
+    "session_path_problem",
     "read_session_lines",
     "iter_lines",
     "SessionFileBuilder",

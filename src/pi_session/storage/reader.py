@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
 from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .access import is_regular_mode, session_path_problem
 from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
@@ -191,16 +191,10 @@ def _stat_session(p: Path) -> os.stat_result:
     """
     try:
         st = os.stat(p)
-    except FileNotFoundError:
-        if os.path.islink(p):
-            raise SessionFileError(p, "a symbolic link to a file that does not exist") from None
-        raise SessionFileError(p, "no such session file") from None
-    except OSError as exc:
-        raise SessionFileError(p, exc.strerror or str(exc)) from None
-    if stat.S_ISDIR(st.st_mode):
-        raise SessionFileError(p, "a directory, not a session file")
-    if not is_regular_mode(st.st_mode):
-        raise SessionFileError(p, "not a regular file")
+    except OSError:
+        st = None
+    if st is None or not is_regular_mode(st.st_mode):
+        raise SessionFileError(p, session_path_problem(p) or "cannot be read")
     return st
 
 
@@ -586,8 +580,3 @@ def _finish(p: Path | None, sf: SessionFile, migrate: bool, *, sorted_out: bool)
         _collect_entries(sf)
     sf.problems.sort(key=lambda pr: pr.line)
     return sf
-
-
-def is_regular_mode(mode: int) -> bool:
-    """Whether an ``st_mode`` is a regular file's (session files must be)."""
-    return stat.S_ISREG(mode)
