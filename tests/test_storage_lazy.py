@@ -273,6 +273,43 @@ def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -
     _same_manager(path, FileHandle)
 
 
+@pytest.mark.parametrize("branch_every", [0, 7])
+def test_a_branchy_tail_is_indexed_after_a_few_branch_points(tmp_path: Path, branch_every: int) -> None:
+    """After the last compaction, a linear tail is decoded in full while
+    indexing; one that branches (every ``branch_every``-th entry a child of
+    an earlier one) only until its :data:`~pi_session.storage.lazy.TAIL_BRANCH_POINTS`-th
+    branch point, and is indexed from there. Either way the values are the
+    full reader's."""
+    from pi_session.storage.lazy import TAIL_BRANCH_POINTS
+
+    header, entries = generate_session(13, turns=40, branches=False, pi16=True)
+    plain = [e for e in entries if e.get("type") not in ("compaction", "label", "session_info", "model_change", "thinking_level_change")]
+    for prev, e in zip(plain, plain[1:]):
+        e["parentId"] = prev["id"]
+    cut = len(plain) // 2
+    compaction = {
+        "type": "compaction", "id": "c0000001", "parentId": plain[cut - 1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": "s", "firstKeptEntryId": plain[cut - 3]["id"], "tokensBefore": 10,
+    }
+    plain[cut]["parentId"] = compaction["id"]
+    tail = plain[cut:]
+    if branch_every:
+        for k in range(branch_every, len(tail), branch_every):
+            tail[k]["parentId"] = tail[k - 3]["id"]
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, [*plain[:cut], compaction, *tail]))
+    auto = read_session_file(path, lazy="auto")
+    assert isinstance(auto.records, LazyRecords)
+    decoded = auto.records.store.decoded
+    if branch_every:
+        assert len(tail) > branch_every * (TAIL_BRANCH_POINTS + 2)
+        assert decoded == branch_every * TAIL_BRANCH_POINTS + 1  # up to the branch point that stops it, included
+    else:
+        assert decoded == len(tail)
+    _same_file(path, "auto")
+    _same_manager(path, FileHandle)
+
+
 @pytest.mark.parametrize("path", sorted(FIXTURES.glob("*.jsonl")), ids=lambda p: p.name)
 def test_shared_fixtures(path: Path) -> None:
     _same_file(path)

@@ -53,6 +53,7 @@ __all__ = [
     "tail_record",
     "EAGER_TAIL_RECORDS",
     "EAGER_TYPES",
+    "TAIL_BRANCH_POINTS",
     "MISSING_FIELD",
     "LAZY_MIN_START",
     "PLAIN_RECORDS",
@@ -103,6 +104,14 @@ EAGER_TAIL_RECORDS = PLAIN_RECORDS
 after the last compaction's mark are decoded in full while indexing (as
 :meth:`EntryStore.load` would decode them for the context, in one pass
 instead of two); the rest are indexed."""
+
+TAIL_BRANCH_POINTS = 4
+"""A lazy read from :func:`last_compaction_at` stops decoding the lines
+after the last compaction in full (:data:`EAGER_TAIL_RECORDS`) at the
+this-many-th entry there whose parent is not the entry before it: a tail
+that branches that often holds many entries off the leaf's path, which
+the context never reads (they are indexed instead, and the context's
+entries decoded on demand)."""
 
 _COMPACTION_MARK = b'"type":"compaction"'
 

@@ -24,7 +24,7 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, TAIL_BRANCH_POINTS, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
 from .access import is_regular_mode, session_path_problem
 from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
 from .model import LineProblem, SessionFileError
@@ -328,7 +328,8 @@ def _read_records(
     intern = sys.intern
     offset = 0  # of the next line
     prev_id: Any = None  # the id of the previous entry line (lazy)
-    eager_left = EAGER_TAIL_RECORDS if eager_from is not None else 0
+    eager_left = eager_total = EAGER_TAIL_RECORDS if eager_from is not None else 0
+    branches_left = TAIL_BRANCH_POINTS  # in the tail, before it is only indexed
     eager_at = eager_from if eager_from is not None else 0
     plain_left = PLAIN_RECORDS  # records kept as orjson gives them, before the memory-saving form
     try:
@@ -382,6 +383,11 @@ def _read_records(
                                 parent = prev_id
                                 if record is not None:
                                     record["parentId"] = parent
+                            elif record is not None:
+                                branches_left -= 1
+                                if not branches_left:  # a branchy tail: most of it is off the leaf's path
+                                    eager_total -= eager_left
+                                    eager_left = 0
                             pos = len(cache)
                             offsets_append(start)
                             lengths_append(offset - start - 1)
@@ -451,7 +457,7 @@ def _read_records(
     if store is not None:
         store.end = offset
         if eager_from is not None:
-            store.decoded += EAGER_TAIL_RECORDS - eager_left  # they count as decoded plain
+            store.decoded += eager_total - eager_left  # they count as decoded plain
         if indexing:
             sf.records = LazyRecords(store, sf.records)  # type: ignore[assignment]
             sf.entries = LazyRecords(store, sf.entries)  # type: ignore[assignment]
