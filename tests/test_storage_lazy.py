@@ -341,6 +341,49 @@ def test_opening_decodes_only_the_context(tmp_path: Path) -> None:
     assert manager.get_entries() == full.get_entries()
 
 
+def test_markdown_export_and_clone_decode_only_their_path(tmp_path: Path) -> None:
+    """A Markdown export of the leaf's path and a clone's check for context
+    edits it leaves out decode the path and the file's context edits (their
+    type is in the index), not the other entries; the results are the full
+    reader's."""
+    from pi_session.export import export_session
+    from pi_session.operations.navigating import clone_warning
+
+    header, entries = generate_session(6, turns=25, branches=False)
+    filler = [
+        {"type": "message", "id": f"f{i:07d}", "parentId": f"f{i - 1:07d}" if i else None, "timestamp": "2025-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "x" * 200, "timestamp": 1}}
+        for i in range(3000)
+    ]
+    # an edit off the leaf's path, of an entry on it: the clone warns of it
+    edit = {"type": "context_edit", "id": "e0000001", "parentId": filler[1500]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+            "targetId": filler[10]["id"], "replacement": {"content": "redacted"}}
+    entries[0] = {**entries[0], "parentId": filler[-1]["id"]}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, [*filler[:1501], edit, *filler[1501:], *entries]))
+
+    def decoded(manager: SessionManager) -> int:
+        records = manager._records  # noqa: SLF001 - what is decoded is the point
+        assert isinstance(records, LazyRecords)
+        return sum(1 for i in range(len(records)) if records.is_decoded(i))
+
+    full = SessionManager.open(FullHandle(path), read_only=True)
+    manager = SessionManager.open(LazyHandle(path), read_only=True)
+    target = filler[20]["id"]
+    warning = clone_warning(manager, target)
+    assert warning is not None and "e0000001" in warning
+    assert warning == clone_warning(full, target)
+    assert decoded(manager) < 100
+    manager = SessionManager.open(LazyHandle(path), read_only=True)
+    chunks, count = export_session(manager, "md", manager.get_branch(target))
+    text = "".join(chunks)
+    want_chunks, want_count = export_session(full, "md", full.get_branch(target))
+    assert (text, count) == ("".join(want_chunks), want_count)
+    assert "redacted" in text
+    assert count == 21 and decoded(manager) < 100  # the path, the edit, and a few next to them
+    assert manager.get_entries_of_type("context_edit") == full.get_entries_of_type("context_edit") == [edit]
+
+
 def test_rewritten_file_is_read_again(tmp_path: Path) -> None:
     """A file replaced under a lazily opened session: the same entries are
     taken from a full read of the new file; different ones are refused

@@ -485,7 +485,7 @@ def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[st
             path,
             labels=dict(manager.tree.labels),
             name=manager.get_session_name(),
-            edits=hiding_edits(manager.get_entries(), path),
+            edits=hiding_edits(manager.get_entries_of_type("context_edit"), path),
         )
         return iter([text]), len(path)
     raise ValueError(f"unknown export kind {kind!r} (html, md)")

@@ -536,6 +536,15 @@ class SessionManager(SessionOpening, EntryAppends):
         """All entries in file order (header excluded); a new list."""
         return self._records[1:]
 
+    def get_entries_of_type(self, entry_type: str) -> builtins.list[dict[str, Any]]:
+        """The entries whose ``type`` is ``entry_type`` (e.g.
+        ``"context_edit"``), in file order; a new list. A lazily read
+        session decodes only those (no pi counterpart)."""
+        records = self._records
+        if isinstance(records, LazyRecords):
+            return records.of_type(entry_type, 1)
+        return [r for r in records[1:] if r.get("type") == entry_type]
+
     def get_entry_count(self) -> int:
         """Number of entries (header excluded; an id that repeats counts
         once, as pi counts its id index), without copying them."""

@@ -127,7 +127,7 @@ def clone_warning(manager: SessionManager, entry_id: str) -> str | None:
     context edits it leaves out of entries it keeps
     (:func:`pi_session.context_edits.edits_left_out`), whose original (e.g.
     redacted) content the clone's model context shows again."""
-    left_out = edits_left_out(manager.get_branch(entry_id), manager.get_entries())
+    left_out = edits_left_out(manager.get_branch(entry_id), manager.get_entries_of_type("context_edit"))
     if not left_out:
         return None
     targets = sorted({str(e["targetId"]) for e in left_out})

@@ -469,6 +469,13 @@ class LazyRecords(MutableSequence[dict[str, Any]]):
             return missing if ts is MISSING_FIELD else ts
         return v.get("timestamp", missing)
 
+    def of_type(self, entry_type: str, start: int = 0) -> list[dict[str, Any]]:
+        """The records from ``start`` on whose ``type`` is ``entry_type``, in
+        order, decoding only those (the others' types are in the index)."""
+        types = self.store.types
+        picked = [v for v in self.items[start:] if (types[v] if v.__class__ is int else v.get("type")) == entry_type]
+        return self.store.resolve(picked)
+
     def is_decoded(self, i: int) -> bool:
         """Whether ``self[i]`` is decoded already."""
         v = self.items[i]
