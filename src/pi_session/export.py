@@ -133,6 +133,21 @@ def _inert(text: str) -> bool:
     )
 
 
+_MARKUP = re.compile(r"[<#]|```|~~~|\]\(|\]:")
+"""What :func:`_prose` must parse a text for: ``<`` (HTML, autolinks), an
+ATX heading's ``#``, a fence (a run of three backticks or tildes), and the
+``](`` of a link or image or ``]:`` of a link definition."""
+
+
+def _plain_prose(text: str) -> bool:
+    """Whether :func:`_prose` leaves ``text`` as it is (but for ``\\r\\n``
+    -> ``\\n`` and trailing newlines) because it holds none of
+    :data:`_MARKUP`: the markdown-it parses can then be skipped (most
+    texts of a long export; ``tests/test_export.py`` checks that both ways
+    agree)."""
+    return _MARKUP.search(text) is None
+
+
 def _prose(text: str) -> str:
     """Markdown written by the model or the user (assistant and user text,
     summaries), kept as Markdown so it renders as the conversation: ATX
@@ -146,6 +161,14 @@ def _prose(text: str) -> str:
         return ""
     if len(text) > MARKDOWN_LIMIT:
         return _fence(text)
+    if _plain_prose(text):
+        return text.rstrip("\n")
+    return _parsed_prose(text)
+
+
+def _parsed_prose(text: str) -> str:
+    """:func:`_prose` of a text that may hold markup (``\\r\\n`` already
+    ``\\n``, not blank, within :data:`MARKDOWN_LIMIT`)."""
     lines = text.split("\n")
     code_lines: set[int] = set()
     last_fence: Token | None = None
