@@ -542,3 +542,22 @@ def test_damaged_lines_are_reported_when_indexed(root: Path) -> None:
     lines = sum(1 for _ in files[S2].open("rb"))
     assert result.warnings == [f"{files[S2]}: 2 damaged lines not searched (lines {lines - 1}, {lines}; pi-session check shows them)"]
     assert search(root, "palette").warnings == []  # said once, when indexed
+
+
+def test_tool_call_arguments_text() -> None:
+    """``args_text``: every leaf of the arguments on its own line with its
+    nearest key, strings as they are, in order; deep nesting, huge numbers
+    and odd scalars do not raise."""
+    from pi_session.search.extract import args_text
+
+    assert args_text("raw text") == "raw text"
+    assert args_text({"command": "a\nb", "n": 2**80, "ok": True, "none": None, "x": 1.5}) == (
+        f"command: a\nb\nn: {2**80}\nok: true\nnone: null\nx: 1.5"
+    )
+    assert args_text({"edits": [{"oldText": "old", "newText": "new"}, "bare"]}) == "oldText: old\nnewText: new\nedits: bare"
+    assert args_text([1, [2, {"k": "v"}]]) == "1\n2\nk: v"
+    deep: object = "bottom"
+    for _ in range(3000):
+        deep = {"d": [deep]}
+    assert args_text(deep) == "d: bottom"
+    assert args_text({}) == "" and args_text([]) == ""

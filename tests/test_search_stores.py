@@ -70,6 +70,31 @@ def test_index_follows_appends_and_deletes(store) -> None:
     assert _hits(store, "dns") == set()
 
 
+def _multiline_call() -> bytes:
+    from search_helpers import _assistant, _msg
+
+    call = {"type": "toolCall", "id": "c9", "name": "bash",
+            "arguments": {"command": "cd build\nmake install\tquietly", "env": [{"NAME": "x\ny"}], "timeout": 30}}
+    return orjson.dumps(_msg("a9", "k1", 20, _assistant([call]))) + b"\n"
+
+
+def test_tool_call_arguments_are_searched_as_text(store, tmp_path, monkeypatch) -> None:
+    """A word after an escaped newline or tab of a tool call's arguments is
+    found (JSON text would index ``nmake`` and ``tquietly``), on every
+    store, and the snippet shows the arguments unescaped."""
+    store.append(S1, [_multiline_call()])
+    for word in ("make", "quietly", "y", "timeout"):
+        assert _hits(store, f"{word} role:assistant") == {(S1, "a9")}, word
+    assert _hits(store, "nmake") == set()
+    (hit,) = search(store, "install").hits
+    assert "bash command: cd build make install quietly" in hit.snippet.text  # white space runs shown as one space
+    # the same on session files
+    root = tmp_path / "files"
+    with open(write_corpus(root)[S1], "ab") as f:
+        f.write(_multiline_call())
+    assert _hits(root, "make role:assistant") == {(S1, "a9")}
+
+
 def test_forget_session(store) -> None:
     assert _hits(store, "nxdomain") == {(S1, "b1")}
     assert forget_session(store, S1) is True
@@ -93,6 +118,28 @@ def test_sqlite_store_keeps_fts5_inside_and_builds_it_for_an_old_store(tmp_path:
     s = open_store(f"sqlite:///{db}")
     assert _hits(s, "resolver") == expected  # built on first search
     s.close()
+
+
+def test_sqlite_store_indexed_by_an_older_version_is_indexed_again(tmp_path: Path) -> None:
+    """A store whose ``search_version`` is older than this one's (its
+    documents extracted another way) is indexed again on the next search."""
+    from pi_session.search.store_index import SEARCH_VERSION
+
+    db = tmp_path / "s.db"
+    s = open_store(f"sqlite:///{db}")
+    for name, records in corpus():
+        s.create(lines_of(records), file_name=name)
+    expected = _hits(s, "resolver")
+    s.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO pi_search_fts (pi_search_fts) VALUES ('delete-all')")  # an older extraction's index, gone
+        conn.execute("DELETE FROM pi_search_docs")
+        conn.execute("UPDATE pi_meta SET value = '1' WHERE key = 'search_version'")
+    s = open_store(f"sqlite:///{db}")
+    assert _hits(s, "resolver") == expected
+    s.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM pi_meta WHERE key = 'search_version'").fetchone() == (SEARCH_VERSION,)
 
 
 def test_cli_search_on_a_sqlite_store(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ index (the files' cache, the SQLite store's FTS5 table, PostgreSQL's
 everywhere.
 
 One entry gives at most one document: user and assistant text (an
-assistant's tool calls as ``name`` + arguments JSON; thinking kept apart,
-searched only on request), tool results, bash executions, custom messages,
+assistant's tool calls as ``name`` + their arguments, see
+:func:`args_text`; thinking kept apart, searched only on request), tool results, bash executions, custom messages,
 compaction and branch summaries, session names (``session_info``), labels,
 model changes, and the header's cwd. A ``context_edit`` gives no document
 of its own: it marks its target as *edited* (:attr:`Doc.edits`), whose text
@@ -22,12 +22,10 @@ from typing import Any
 
 from datetime import datetime, timezone
 
-import orjson
-
 from ..context_edits import counted_edits
 from ..timestamps import iso_to_ms
 
-__all__ = ["Doc", "record_docs", "FILE_ARGUMENTS"]
+__all__ = ["Doc", "record_docs", "args_text", "FILE_ARGUMENTS"]
 
 FILE_ARGUMENTS = ("path", "file_path", "filePath")
 """Tool-call arguments that name a file (pi's read, edit, write, ls, grep
@@ -91,13 +89,35 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
-def _args_text(arguments: Any) -> str:
-    if isinstance(arguments, str):
+def _scalar_text(value: Any) -> str:
+    if value.__class__ is str:
+        return value
+    if value is None or value.__class__ is bool:
+        return "null" if value is None else "true" if value else "false"
+    return str(value)
+
+
+def args_text(arguments: Any) -> str:
+    """A tool call's arguments as a search indexes and shows them: a string
+    as it is; in an object or array every leaf on its own line, as
+    ``key: value`` (its nearest key) with string values as they are, not
+    JSON-escaped (JSON text would glue the ``n`` of an escaped newline to
+    the next word: ``"cd a\\nmake"`` would index ``nmake``, not ``make``).
+    Walked without recursion (arguments may nest thousands deep)."""
+    if arguments.__class__ is str:
         return arguments
-    try:
-        return orjson.dumps(arguments).decode()
-    except TypeError:
-        return ""
+    out: list[str] = []
+    stack: list[tuple[Any, Any]] = [(None, arguments)]
+    while stack:
+        key, value = stack.pop()
+        if isinstance(value, dict):
+            stack.extend(reversed(list(value.items())))
+        elif isinstance(value, list):
+            stack.extend((key, v) for v in reversed(value))
+        else:
+            text = _scalar_text(value)
+            out.append(text if key is None else f"{key}: {text}")
+    return "\n".join(out)
 
 
 def _message_doc(entry_id: str | None, ts: int | None, message: Mapping[str, Any]) -> Doc | None:
@@ -124,7 +144,7 @@ def _message_doc(entry_id: str | None, ts: int | None, message: Mapping[str, Any
             elif kind == "toolCall":
                 name = block.get("name") if isinstance(block.get("name"), str) else ""
                 args = block.get("arguments")
-                texts.append(f"{name} {_args_text(args)}".strip())
+                texts.append(f"{name} {args_text(args)}".strip())
                 if name:
                     tools.append(name.lower())
                 if isinstance(args, dict):

@@ -52,7 +52,7 @@ from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
-INDEX_VERSION = "6"
+INDEX_VERSION = "7"
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 

@@ -30,8 +30,10 @@ __all__ = [
 ]
 
 PREFIX = "pi_search_"
-SEARCH_VERSION = "1"
-"""``pi_meta``'s ``search_version`` once the store's index exists."""
+SEARCH_VERSION = "2"
+"""``pi_meta``'s ``search_version`` once the store's index exists (2: tool
+calls' arguments as :func:`~.extract.args_text` gives them; a store indexed
+by an older version is indexed again by the first writer to open it)."""
 
 
 def search_schema(postgres: bool) -> list[str]:
@@ -139,18 +141,22 @@ def pg_candidates(
 def ensure_index(store: Any, cur: Any) -> None:
     """Inside a store's write transaction: create the search tables and
     index every stored session when ``pi_meta`` has no ``search_version``
-    (a store made before search existed). Processes doing it at once wait
-    for each other (the store's ``schema_lock_sql``; SQLite's write lock)."""
+    (a store made before search existed) or an older one than
+    :data:`SEARCH_VERSION`. Processes doing it at once wait for each other
+    (the store's ``schema_lock_sql``; SQLite's write lock)."""
     if store.schema_lock_sql:
         store._exec(cur, store.schema_lock_sql)
     row = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
-    if row is not None:
+    if row is not None and row[0] == SEARCH_VERSION:
         return
     for ddl in search_schema(store.search_postgres):
         store._exec(cur, ddl)
     for (sid,) in store._exec(cur, "SELECT id FROM pi_sessions ORDER BY id").fetchall():
         index_stored(store, cur, sid)
-    store._exec(cur, "INSERT INTO pi_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", ("search_version", SEARCH_VERSION))
+    store._exec(
+        cur, "INSERT INTO pi_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        ("search_version", SEARCH_VERSION),
+    )
 
 
 def index_stored(store: Any, cur: Any, session_id: str) -> bool:
@@ -189,7 +195,8 @@ def store_candidates(
     """:meth:`pi_session.stores.sql.SQLStore.search_candidates`."""
     if not store._search_ok:
         with store._transaction(write=False) as cur:
-            ready = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone() is not None
+            row = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
+            ready = row is not None and row[0] == SEARCH_VERSION
         if ready:
             store._search_ok = True
         else:
