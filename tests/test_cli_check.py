@@ -283,3 +283,23 @@ def test_export_leaf_and_unknown_leaf(tmp_path: Path) -> None:
     assert proc.returncode == 0 and "question 0" in proc.stdout and "answer 1" not in proc.stdout
     bad = run("export", str(path), "--leaf", "nope")
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_check_shows_a_run_of_alike_problems_as_one_line(tmp_path: Path) -> None:
+    """A file saved with CRLF line ends: one problem per line in --json, one
+    line for the run in the text (two alike lines stay two lines)."""
+    path = make_session(tmp_path / "sessions", n=6)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    path.write_bytes(b"".join(line + b"\r\n" for line in lines))
+    proc = run("check", str(path))
+    assert_no_traceback(proc)
+    assert proc.returncode == 1
+    out = proc.stdout.splitlines()
+    assert out[0] == f"{path}:1-{len(lines)}: CRLF line end; repair writes a plain newline ({len(lines)} lines)"
+    assert not any(line.startswith(f"{path}:2:") for line in out)
+    data = orjson.loads(run("check", str(path), "--json").stdout)
+    assert [p["line"] for p in data["problems"]] == list(range(1, len(lines) + 1))
+    two = b"".join(line + (b"\r\n" if i in (2, 3) else b"\n") for i, line in enumerate(lines))
+    path.write_bytes(two)
+    out = run("check", str(path)).stdout.splitlines()
+    assert out[:2] == [f"{path}:3: CRLF line end; repair writes a plain newline", f"{path}:4: CRLF line end; repair writes a plain newline"]

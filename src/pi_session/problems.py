@@ -8,12 +8,13 @@ they appear in ``pi-session check --json`` output."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, get_args
 
 from .records import StrPath
 
-__all__ = ["PROBLEM_KINDS", "CheckProblem", "Problem", "ProblemKind"]
+__all__ = ["GROUP_RUN", "PROBLEM_KINDS", "CheckProblem", "Problem", "ProblemKind", "grouped_problems"]
 
 ProblemKind = Literal[
     # one line (storage): skipped or recovered
@@ -139,3 +140,41 @@ class CheckProblem(Problem):
     entry_id: str | None = None
 
     JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (("fixable", "fixable"), ("entry_id", "entryId"))
+
+
+GROUP_RUN = 3
+""":func:`grouped_problems`: the shortest run of alike problems on
+consecutive lines shown as one line."""
+
+
+def grouped_problems(problems: Sequence[Problem], path: StrPath | None) -> Iterator[tuple[str, Problem]]:
+    """The text lines ``pi-session check`` prints for ``problems`` (in
+    order), each with the problem it stands for (the first of a run): a
+    run of at least :data:`GROUP_RUN` problems of the same kind, message
+    and fixability on consecutive lines is one line,
+    ``<path>:<first>-<last>: <message> (<n> lines)`` (a file saved with
+    CRLF line ends has one such problem per line); the others are
+    :meth:`Problem.format`. ``--json`` keeps every problem.
+
+    Returns:
+        ``(text, problem)`` pairs.
+    """
+    i, n = 0, len(problems)
+    while i < n:
+        first = problems[i]
+        j = i + 1
+        if first.line:
+            key = (first.kind, first.message, getattr(first, "fixable", None))
+            while (
+                j < n
+                and problems[j].line == first.line + (j - i)
+                and (problems[j].kind, problems[j].message, getattr(problems[j], "fixable", None)) == key
+            ):
+                j += 1
+        if j - i >= GROUP_RUN:
+            where = path or "<session>"
+            yield f"{where}:{first.line}-{problems[j - 1].line}: {first.message} ({j - i:,} lines)", first
+        else:
+            j = i + 1
+            yield first.format(path), first
+        i = j

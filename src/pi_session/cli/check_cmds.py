@@ -22,6 +22,7 @@ from ..operations import (
     EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, export_secrets,
     redacted_jsonl, redacted_manager, write_export,
 )
+from ..problems import grouped_problems
 from ..repair import check_session, repair_session
 from ..storage import SessionFileError
 from .common import (
@@ -78,9 +79,8 @@ def check(
         print_json(result.to_json() if result is not None else report.to_json())
     else:
         shown = result.before if result is not None else report
-        for problem in shown.problems:
-            style = "yellow" if problem.fixable else "red"
-            console.print(Text(sanitize(problem.format(path)), style=style), soft_wrap=True)
+        for text, problem in grouped_problems(shown.problems, path):
+            console.print(Text(sanitize(text), style="yellow" if problem.fixable else "red"), soft_wrap=True)
         for warning in report.warnings:
             console.print(Text(sanitize(f"{path}:{warning.line}: warning: {warning.message}"), style="yellow"), soft_wrap=True)
         for note in shown.notes:
