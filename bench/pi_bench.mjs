@@ -18,6 +18,17 @@ import { join, basename } from "node:path";
 import { pathToFileURL } from "node:url";
 import { performance } from "node:perf_hooks";
 
+// Peak RSS of this process in bytes: the kernel's high-water mark of its own
+// memory (VmHWM). resourceUsage().maxRSS is getrusage's, which on Linux keeps
+// across exec the RSS the launching process had when it forked us.
+function peakRss() {
+	try {
+		const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync("/proc/self/status", "utf8"));
+		if (m) return Number(m[1]) * 1024;
+	} catch {}
+	return process.resourceUsage().maxRSS * 1024;
+}
+
 const pkgDir =
 	process.env.PI_BENCH_PKG_DIR ||
 	join(process.env.PI_ORACLE_HOME || join(homedir(), ".cache", "pi-oracle"), "node_modules", "@mariozechner", "pi-coding-agent");
@@ -60,13 +71,13 @@ if (mode === "file") {
 			const [tCtx, ctx] = time(() => sm.buildSessionContext());
 			ops.context.push(tCtx);
 			out.contextMessages = ctx.messages.length;
-			out.maxRssContextBytes = process.resourceUsage().maxRSS * 1024;
+			out.maxRssContextBytes = peakRss();
 			const [tTree] = time(() => sm.getTree());
 			ops.tree.push(tTree);
 			const [tPrep, prep] = time(() => prepareCompaction(sm.getBranch(), DEFAULT_COMPACTION_SETTINGS));
 			ops.prepare.push(tPrep);
 			out.prepareFirstKept = prep ? prep.firstKeptEntryId : null;
-			out.maxRssBytes = process.resourceUsage().maxRSS * 1024;
+			out.maxRssBytes = peakRss();
 			const [tList] = await timeAsync(() =>
 				listAllTakesDir ? SessionManager.listAll(dir) : SessionManager.list("/nonexistent", dir),
 			);

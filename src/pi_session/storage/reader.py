@@ -302,8 +302,9 @@ def _read_records(
     :class:`~.lazy.LazyRecords` at the end); every other line goes the
     way described above. From byte ``eager_from`` on (the last
     compaction, see :func:`~.lazy.last_compaction_at`), up to
-    :data:`~.lazy.EAGER_TAIL_RECORDS` such lines are decoded with
-    ``orjson`` instead and their records put in the store's cache as
+    :data:`~.lazy.EAGER_TAIL_RECORDS` such lines (until the
+    :data:`~.lazy.TAIL_BRANCH_POINTS`-th whose parent is not the line
+    before it) are decoded with ``orjson`` instead and their records put in the store's cache as
     :meth:`~.lazy.EntryStore.load` would (a line ``orjson`` refuses goes
     the way of the full reader)."""
     loads = orjson.loads
