@@ -38,9 +38,9 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 from . import jsonio
-
-
 from ._gc import gc_paused
 from .storage import NOT_JSON, ensure_dir, line_record, write_atomic
 from .timestamps import iso_to_ms
@@ -263,9 +263,16 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
     """Write the index atomically; silently gives up when the directory is
     not writable (the listing itself does not need the index)."""
     with contextlib.suppress(OSError, TypeError, ValueError):
-        # jsonio, not orjson: a first message holding a lone surrogate must
-        # not keep the whole directory's index from being written
-        data = jsonio.dumps_line({"version": _INDEX_VERSION, "files": files})
+        index = {"version": _INDEX_VERSION, "files": files}
+        try:
+            # a private cache of strings and ints: JavaScript's number forms
+            # (jsonio) do not matter, and orjson writes 50 MB of message
+            # text in a tenth of the time
+            data = orjson.dumps(index, option=orjson.OPT_APPEND_NEWLINE)
+        except TypeError:
+            # a first message holding a lone surrogate must not keep the
+            # whole directory's index from being written
+            data = jsonio.dumps_line(index)
         ensure_dir(path.parent)  # 0700, as the files are 0600: they hold message text
         # no fsync: the index is a cache, rebuilt from the sessions if lost
         write_atomic(path, [data], durable=False)
