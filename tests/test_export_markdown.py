@@ -1,4 +1,4 @@
-"""The Markdown export's prose path (``pi_session.export._prose``): a text
+"""The Markdown export's prose path (``pi_session.export.prose_markdown``): a text
 with none of the markup it rewrites or refuses skips the markdown-it
 parses, and must come out exactly as the parsed way gives it."""
 
@@ -20,8 +20,8 @@ def _agree(text: str) -> None:
     text = text.replace("\r\n", "\n")
     if not text.strip() or len(text) > export.MARKDOWN_LIMIT:
         return
-    if export._plain_prose(text):  # noqa: SLF001 - the shortcut is what is tested
-        assert export._prose(text) == export._parsed_prose(text) == text.rstrip("\n")  # noqa: SLF001
+    if export.is_plain_prose(text):
+        assert export.prose_markdown(text) == export.parsed_prose_markdown(text) == text.rstrip("\n")
 
 
 @settings(max_examples=1500, deadline=None)
@@ -40,4 +40,4 @@ def test_block_structures_agree(lines: list[str]) -> None:
 
 @pytest.mark.parametrize("text", ["see [the docs](http://x)", "[a]: http://x", "# title", "a <b> c", "```\ncode", "~~~\nx"])
 def test_markup_takes_the_parsed_way(text: str) -> None:
-    assert not export._plain_prose(text)  # noqa: SLF001
+    assert not export.is_plain_prose(text)

@@ -134,40 +134,47 @@ def _inert(text: str) -> bool:
 
 
 _MARKUP = re.compile(r"[<#]|```|~~~|\]\(|\]:")
-"""What :func:`_prose` must parse a text for: ``<`` (HTML, autolinks), an
+"""What :func:`prose_markdown` must parse a text for: ``<`` (HTML, autolinks), an
 ATX heading's ``#``, a fence (a run of three backticks or tildes), and the
 ``](`` of a link or image or ``]:`` of a link definition."""
 
 
-def _plain_prose(text: str) -> bool:
-    """Whether :func:`_prose` leaves ``text`` as it is (but for ``\\r\\n``
+def is_plain_prose(text: str) -> bool:
+    """Whether :func:`prose_markdown` leaves ``text`` as it is (but for ``\\r\\n``
     -> ``\\n`` and trailing newlines) because it holds none of
     :data:`_MARKUP`: the markdown-it parses can then be skipped (most
-    texts of a long export; ``tests/test_export.py`` checks that both ways
-    agree)."""
+    texts of a long export; ``tests/test_export_markdown.py`` checks that
+    both ways agree)."""
     return _MARKUP.search(text) is None
 
 
-def _prose(text: str) -> str:
+def prose_markdown(text: str) -> str:
     """Markdown written by the model or the user (assistant and user text,
     summaries), kept as Markdown so it renders as the conversation: ATX
     headings two levels down (under the entry's ``##``), ``<`` outside code
     escaped, a fence left open closed. When the result could still hold
     raw HTML, an unsafe link or an image, or run into the next entry (as
     markdown-it-py, CommonMark with tables, parses it), the text is a
-    fenced text block instead."""
+    fenced text block instead.
+
+    Args:
+        text: the text as the session holds it.
+
+    Returns:
+        Markdown for the body of an entry's section ("" for a blank text).
+    """
     text = text.replace("\r\n", "\n")
     if not text.strip():
         return ""
     if len(text) > MARKDOWN_LIMIT:
         return _fence(text)
-    if _plain_prose(text):
+    if is_plain_prose(text):
         return text.rstrip("\n")
-    return _parsed_prose(text)
+    return parsed_prose_markdown(text)
 
 
-def _parsed_prose(text: str) -> str:
-    """:func:`_prose` of a text that may hold markup (``\\r\\n`` already
+def parsed_prose_markdown(text: str) -> str:
+    """:func:`prose_markdown` of a text that may hold markup (``\\r\\n`` already
     ``\\n``, not blank, within :data:`MARKDOWN_LIMIT`)."""
     lines = text.split("\n")
     code_lines: set[int] = set()
@@ -260,11 +267,11 @@ def _content_md(content: Any, role: str) -> list[str]:
         btype = block.get("type")
         if btype == "text":
             text = str(block.get("text", ""))
-            piece = _fence(text) if role == "toolResult" else _prose(text)
+            piece = _fence(text) if role == "toolResult" else prose_markdown(text)
             if piece:
                 parts.append(piece)
         elif btype == "thinking":
-            thought = _prose(str(block.get("thinking", "")))
+            thought = prose_markdown(str(block.get("thinking", "")))
             if thought:
                 quoted = "\n".join(f"> {line}" if line else ">" for line in thought.split("\n"))
                 parts.append("> *Thinking:*\n>\n" + quoted)
@@ -294,7 +301,7 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
                 parts.append(_note(f"exit code {message.get('exitCode')}"))
             return "Shell command (by the user)", parts
         if role in ("branchSummary", "compactionSummary"):
-            summary = _prose(str(message.get("summary", "")))
+            summary = prose_markdown(str(message.get("summary", "")))
             return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
         if role == "system":
             return "System prompt", [_fence(system_message_text(message))]
@@ -311,13 +318,13 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
     if etype == "compaction":
         tokens = entry.get("tokensBefore")
         before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
-        summary = _prose(str(entry.get("summary", "")))
+        summary = prose_markdown(str(entry.get("summary", "")))
         return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
     if etype == "branch_summary":
-        summary = _prose(str(entry.get("summary", "")))
+        summary = prose_markdown(str(entry.get("summary", "")))
         return "Branch summary", [_note(f"from {entry.get('fromId')}"), *([summary] if summary else [])]
     if etype == "custom_message":
-        text = _prose(text_content(entry.get("content"), "\n"))
+        text = prose_markdown(text_content(entry.get("content"), "\n"))
         return f"Custom message: {entry.get('customType', '')}", [text] if text else []
     if etype == "model_change":
         return f"Model: {entry.get('provider')}/{entry.get('modelId')}", []
@@ -363,7 +370,7 @@ def export_markdown(
     Returns:
         The document (str). Session text cannot inject HTML, a link other
         than http(s)/mailto, or an image, nor run into the next entry (see
-        :func:`_prose`); headings are escaped.
+        :func:`prose_markdown`); headings are escaped.
     """
     if edits is None:
         edits = applied_context_edits(entries)

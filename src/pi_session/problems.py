@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, get_args
+from typing import Any, ClassVar, Literal, TypeVar, get_args
 
 from .records import StrPath
 
@@ -142,12 +142,14 @@ class CheckProblem(Problem):
     JSON_FIELDS: ClassVar[tuple[tuple[str, str], ...]] = (("fixable", "fixable"), ("entry_id", "entryId"))
 
 
+P = TypeVar("P", bound="Problem")
+
 GROUP_RUN = 3
 """:func:`grouped_problems`: the shortest run of alike problems on
 consecutive lines shown as one line."""
 
 
-def grouped_problems(problems: Sequence[Problem], path: StrPath | None) -> Iterator[tuple[str, Problem]]:
+def grouped_problems(problems: Sequence[P], path: StrPath | None) -> Iterator[tuple[str, P]]:
     """The text lines ``pi-session check`` prints for ``problems`` (in
     order), each with the problem it stands for (the first of a run): a
     run of at least :data:`GROUP_RUN` problems of the same kind, message
