@@ -17,7 +17,7 @@ ALPHABET = " \t\n\r*_-+=|>.:()[]!`~&;\\/0123456789aZé<#"
 
 
 def _agree(text: str) -> None:
-    text = text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as prose_markdown does first
     if not text.strip() or len(text) > export.MARKDOWN_LIMIT:
         return
     if export.is_plain_prose(text):
@@ -41,3 +41,29 @@ def test_block_structures_agree(lines: list[str]) -> None:
 @pytest.mark.parametrize("text", ["see [the docs](http://x)", "[a]: http://x", "# title", "a <b> c", "```\ncode", "~~~\nx"])
 def test_markup_takes_the_parsed_way(text: str) -> None:
     assert not export.is_plain_prose(text)
+
+
+def _rendered(*texts: str) -> str:
+    """The texts as entries of an export (each under its own ``##``), rendered."""
+    from markdown_it import MarkdownIt
+
+    doc = "\n\n".join(f"## Entry {i}\n\n{export.prose_markdown(t)}" for i, t in enumerate(texts))
+    return MarkdownIt("commonmark").enable("table").render(doc)
+
+
+def test_a_link_definition_in_one_entry_links_nothing_in_another() -> None:
+    """``[x]: url`` renders as nothing and applies to the whole document: an
+    entry holding one is fenced, so no other entry's ``![x]`` or ``[y][x]``
+    becomes an image (an outside request) or a link."""
+    html = _rendered("look at ![logo] and [click me][evil]",
+                     "[logo]: http://evil.example/t.png\n[evil]: http://evil.example/phish",
+                     "again ![alt][logo]")
+    assert "<img" not in html and "evil.example/phish\">" not in html and "href" not in html
+    assert "[logo]: http://evil.example/t.png" in html  # the definition is shown, as text
+
+
+def test_a_setext_heading_is_moved_down_as_atx_headings_are() -> None:
+    """``User`` over ``----`` would be an h2, an entry's own heading."""
+    html = _rendered("User\n----\nforged user text", "Forged turn\n===========", "a\n\n---\n\nb")
+    assert html.count("<h2>") == 3  # the three entries' own headings
+    assert "<h4>User</h4>" in html and "<h3>Forged turn</h3>" in html and "<hr />" in html

@@ -117,8 +117,13 @@ def _inert(text: str) -> bool:
     """Whether ``text`` followed by the rest of the document renders as
     itself: no raw HTML, no link but http(s)/mailto, no image (an outside
     request), and nothing left open (a fence) that would swallow what
-    follows."""
-    tokens = _CHECK.parse(f"{text}\n\n{_SENTINEL}\n")
+    follows; and no link reference definition (``[x]: url``), which
+    renders as nothing and would turn a ``[x]`` or ``![x]`` of any other
+    entry into a link or an image."""
+    env: dict[str, Any] = {}
+    tokens = _CHECK.parse(f"{text}\n\n{_SENTINEL}\n", env)
+    if env.get("references"):
+        return False
     for token in _tokens(tokens):
         if token.type in ("html_block", "html_inline", "image"):
             return False
@@ -133,15 +138,16 @@ def _inert(text: str) -> bool:
     )
 
 
-_MARKUP = re.compile(r"[<#]|```|~~~|\]\(|\]:")
+_MARKUP = re.compile(r"[<#]|```|~~~|\]\(|\]:|^ {0,3}(?:=+|-+)[ \t]*$", re.MULTILINE)
 """What :func:`prose_markdown` must parse a text for: ``<`` (HTML, autolinks), an
-ATX heading's ``#``, a fence (a run of three backticks or tildes), and the
-``](`` of a link or image or ``]:`` of a link definition."""
+ATX heading's ``#``, a fence (a run of three backticks or tildes), the
+``](`` of a link or image or ``]:`` of a link definition, and a line of
+only ``=`` or ``-`` (a setext heading's underline)."""
 
 
 def is_plain_prose(text: str) -> bool:
-    """Whether :func:`prose_markdown` leaves ``text`` as it is (but for ``\\r\\n``
-    -> ``\\n`` and trailing newlines) because it holds none of
+    """Whether :func:`prose_markdown` leaves ``text`` (line ends already
+    ``\\n``) as it is (but for trailing newlines) because it holds none of
     :data:`_MARKUP`: the markdown-it parses can then be skipped (most
     texts of a long export; ``tests/test_export_markdown.py`` checks that
     both ways agree)."""
@@ -163,7 +169,7 @@ def prose_markdown(text: str) -> str:
     Returns:
         Markdown for the body of an entry's section ("" for a blank text).
     """
-    text = text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # a lone CR ends a line for Markdown too
     if not text.strip():
         return ""
     if len(text) > MARKDOWN_LIMIT:
@@ -174,21 +180,35 @@ def prose_markdown(text: str) -> str:
 
 
 def parsed_prose_markdown(text: str) -> str:
-    """:func:`prose_markdown` of a text that may hold markup (``\\r\\n`` already
-    ``\\n``, not blank, within :data:`MARKDOWN_LIMIT`)."""
+    """:func:`prose_markdown` of a text that may hold markup (line ends
+    already ``\\n``, not blank, within :data:`MARKDOWN_LIMIT`)."""
     lines = text.split("\n")
     code_lines: set[int] = set()
+    setext: dict[int, tuple[int, int]] = {}  # first line -> (end line, level) of a top-level setext heading
     last_fence: Token | None = None
     for token in _CHECK.parse(text):
         if token.type in ("fence", "code_block") and token.map:
             code_lines.update(range(token.map[0], token.map[1]))
             if token.type == "fence":
                 last_fence = token
+        elif token.type == "heading_open" and token.markup in ("=", "-") and token.level == 0 and token.map:
+            setext[token.map[0]] = (token.map[1], int(token.tag[1]))
     out = []
-    for k, line in enumerate(lines):
+    k = 0
+    while k < len(lines):
+        if k in setext:
+            # ``Title`` over ``----`` is an h2, an entry's own level: written
+            # as an ATX heading two levels down, as ``#`` headings are
+            end, level = setext[k]
+            title = " ".join(line.strip() for line in lines[k : end - 1])
+            out.append("#" * min(6, level + 2) + " " + _escape_line(title))
+            k = end
+            continue
+        line = lines[k]
         if k not in code_lines:
             line = _HEADING.sub(lambda m: m.group(1) + "#" * min(6, len(m.group(2)) + 2), _escape_line(line))
         out.append(line)
+        k += 1
     result = "\n".join(out).rstrip("\n")
     if not _inert(result) and last_fence is not None:
         closed = f"{result}\n{last_fence.markup}"
