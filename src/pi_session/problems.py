@@ -150,33 +150,38 @@ consecutive lines shown as one line."""
 
 
 def grouped_problems(problems: Sequence[P], path: StrPath | None) -> Iterator[tuple[str, P]]:
-    """The text lines ``pi-session check`` prints for ``problems`` (in
+    """The text lines ``pi-session check`` prints for ``problems`` (in line
     order), each with the problem it stands for (the first of a run): a
     run of at least :data:`GROUP_RUN` problems of the same kind, message
     and fixability on consecutive lines is one line,
     ``<path>:<first>-<last>: <message> (<n> lines)`` (a file saved with
-    CRLF line ends has one such problem per line); the others are
+    CRLF line ends has one such problem per line), whatever other problems
+    those lines also have (they keep lines of their own); the others are
     :meth:`Problem.format`. ``--json`` keeps every problem.
 
     Returns:
-        ``(text, problem)`` pairs.
+        ``(text, problem)`` pairs, ordered by their (first) line.
     """
-    i, n = 0, len(problems)
-    while i < n:
-        first = problems[i]
-        j = i + 1
-        if first.line:
-            key = (first.kind, first.message, getattr(first, "fixable", None))
-            while (
-                j < n
-                and problems[j].line == first.line + (j - i)
-                and (problems[j].kind, problems[j].message, getattr(problems[j], "fixable", None)) == key
-            ):
-                j += 1
-        if j - i >= GROUP_RUN:
+    runs: list[list[P]] = []
+    open_runs: dict[tuple[Any, ...], list[P]] = {}  # key -> the run its next line would extend
+    for problem in problems:
+        key = (problem.kind, problem.message, getattr(problem, "fixable", None))
+        run = open_runs.get(key) if problem.line else None
+        if run is not None and problem.line == (run[-1].line or 0) + 1:
+            run.append(problem)
+            continue
+        run = [problem]
+        runs.append(run)
+        if problem.line:
+            open_runs[key] = run
+    items: list[tuple[int, int, str, P]] = []
+    for order, run in enumerate(runs):
+        first = run[0]
+        if len(run) >= GROUP_RUN:
             where = path or "<session>"
-            yield f"{where}:{first.line}-{problems[j - 1].line}: {first.message} ({j - i:,} lines)", first
+            items.append((first.line or 0, order, f"{where}:{first.line}-{run[-1].line}: {first.message} ({len(run):,} lines)", first))
         else:
-            j = i + 1
-            yield first.format(path), first
-        i = j
+            items.extend((p.line or 0, order, p.format(path), p) for p in run)
+    items.sort(key=lambda item: (item[0], item[1]))
+    for _line, _order, text, problem in items:
+        yield text, problem
