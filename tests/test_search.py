@@ -494,11 +494,12 @@ def test_cli_hostile_text_is_rendered_safely(tmp_path: Path) -> None:
     out = proc.stdout
     for raw in ("\x1b", "\x07", "\x08", "\x00", "\u202e"):
         assert raw not in out
-    assert "\\x1b]0;pwned" in out and "\\u202e" in out and "\\x1b[5mblink" in out
+    # escape sequences are not indexed (nor shown); other controls are shown as visible escapes
+    assert "pwned" not in out and "hostileword red \\u202eoverride \\x08\\x00 bell\\x07" in out
     assert max(len(line) for line in out.splitlines()) < 1000  # a 2 MB line gives a short snippet
     proc = _run("search", "hostileword", "--json", env=env)
     hit = orjson.loads(proc.stdout)["hits"][0]
-    assert "\x1b]0;pwned" in hit["snippet"]  # JSON keeps the text (escaped by the encoder)
+    assert "\x1b" not in hit["snippet"] and "red \u202eoverride \x08" in hit["snippet"]  # JSON keeps the other controls
 
 
 def test_cli_a_backtracking_re_filter_is_a_query_error(tmp_path: Path) -> None:

@@ -95,6 +95,20 @@ def test_tool_call_arguments_are_searched_as_text(store, tmp_path, monkeypatch) 
     assert _hits(root, "make role:assistant") == {(S1, "a9")}
 
 
+def test_words_in_colour_are_found(store) -> None:
+    """Terminal escape sequences in a tool's output are not indexed: a word
+    printed in colour is found as itself, on every store."""
+    from search_helpers import _msg
+
+    result = _msg("t9", "k1", 21, {"role": "toolResult", "toolCallId": "c9", "toolName": "bash", "isError": False,
+                                   "content": [{"type": "text", "text": "\x1b[1;31mcrimson\x1b[0m \x1b]0;title\x07warning"}],
+                                   "timestamp": 1772359500000})
+    store.append(S1, [orjson.dumps(result) + b"\n"])
+    assert _hits(store, "crimson warning") == {(S1, "t9")}
+    (hit,) = search(store, "crimson").hits
+    assert "\x1b" not in hit.snippet.text and "crimson warning" in hit.snippet.text
+
+
 def test_forget_session(store) -> None:
     assert _hits(store, "nxdomain") == {(S1, "b1")}
     assert forget_session(store, S1) is True

@@ -26,6 +26,7 @@ from typing import Any
 
 __all__ = [
     "plural",
+    "strip_ansi",
     "JS_WHITESPACE",
     "REPLACEMENT",
     "clip_line",
@@ -259,3 +260,20 @@ def plural(count: int, word: str, many: str | None = None) -> str:
     """``"1 entry"``, ``"2 entries"``: the count (with thousands separators)
     and the word in the right number (``many`` defaults to ``word + "s"``)."""
     return f"{count:,} {word if count == 1 else (many or word + 's')}"
+
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]")
+"""Terminal escape sequences: CSI (colours, cursor moves: ``ESC [ ... m``),
+OSC (titles, links: ``ESC ] ... BEL``) and the two-byte ones."""
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal escape sequences (colours and cursor moves
+    a tool wrote into its output): what a search indexes, so that a word
+    written in colour (``ESC[31mred``) is the word ``red``. A lone ESC that
+    starts no sequence is kept.
+
+    Returns:
+        The text (the same object when it holds no ESC).
+    """
+    return _ANSI.sub("", text) if "\x1b" in text else text

@@ -23,6 +23,7 @@ from typing import Any
 from datetime import datetime, timezone
 
 from ..context_edits import counted_edits
+from ..text import strip_ansi
 from ..timestamps import iso_to_ms
 
 __all__ = ["Doc", "record_docs", "args_text", "FILE_ARGUMENTS"]
@@ -182,8 +183,18 @@ def _details_files(details: Any) -> list[str]:
 def record_docs(record: Any) -> Doc | None:
     """The document of one parsed record (see the module docstring), or
     None for a record without searchable text (a thinking-level change, a
-    ``custom`` entry's data, a damaged line). Never raises on malformed
-    records: fields of the wrong type give no text."""
+    ``custom`` entry's data, a damaged line). Terminal escape sequences
+    are left out of the text (:func:`pi_session.text.strip_ansi`: a word
+    a tool printed in colour is found as itself). Never raises on
+    malformed records: fields of the wrong type give no text."""
+    doc = _record_doc(record)
+    if doc is not None:
+        doc.body = strip_ansi(doc.body)
+        doc.thinking = strip_ansi(doc.thinking)
+    return doc
+
+
+def _record_doc(record: Any) -> Doc | None:
     if not isinstance(record, dict):
         return None
     kind = record.get("type")
