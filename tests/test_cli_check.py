@@ -303,3 +303,16 @@ def test_check_shows_a_run_of_alike_problems_as_one_line(tmp_path: Path) -> None
     path.write_bytes(two)
     out = run("check", str(path)).stdout.splitlines()
     assert out[:2] == [f"{path}:3: CRLF line end; repair writes a plain newline", f"{path}:4: CRLF line end; repair writes a plain newline"]
+
+
+def test_other_commands_warn_of_a_run_of_damaged_lines_once(tmp_path: Path) -> None:
+    """tree, info and context print a run of alike damaged lines as check
+    does: one warning."""
+    path = make_session(tmp_path / "sessions", n=6)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    path.write_bytes(b"\n".join([*lines[:2], *[b"garbage"] * 50, *lines[2:]]) + b"\n")
+    for command in ("tree", "info", "context"):
+        proc = run(command, str(path))
+        assert_no_traceback(proc)
+        warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+        assert len(warnings) == 1 and f"{path}:3-52: not valid JSON" in warnings[0] and "(50 lines)" in warnings[0], proc.stderr

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..manager import SessionManager
+from ..problems import grouped_problems
 from ..storage import SessionFileError
 from .errors import OperationError, one_line
 
@@ -74,9 +75,10 @@ def open_for_writing(
 
 def session_notes(manager: SessionManager) -> list[str]:
     """The damage and notes found when ``manager`` opened its session, one
-    line each, as the CLI prints them as warnings."""
+    line each, as the CLI prints them as warnings (a run of alike damaged
+    lines as one, as ``check`` prints it: :func:`pi_session.problems.grouped_problems`)."""
     where = manager.get_session_location()
-    lines = [p.format(where) if p.line else f"{where}: {p.message}" for p in manager.problems]
+    lines = [text for text, _problem in grouped_problems(manager.problems, where)]
     return [*lines, *manager.notes]
 
 
