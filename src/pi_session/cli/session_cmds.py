@@ -152,7 +152,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
         shown = list(data["labels"].items())[:_INFO_LABELS]
         more = len(data["labels"]) - len(shown)
         rows.append(("labels", ", ".join(f"{k}={v}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
-    rows.append(("problems", str(len(stats.problems))))
+    rows.append(("problems", f"{len(stats.problems):,} found reading the file (`pi-session check` also checks each entry's fields)"))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         line = Text(key.ljust(pad), style="bold")
