@@ -316,3 +316,11 @@ def test_other_commands_warn_of_a_run_of_damaged_lines_once(tmp_path: Path) -> N
         assert_no_traceback(proc)
         warnings = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
         assert len(warnings) == 1 and f"{path}:3-52: not valid JSON" in warnings[0] and "(50 lines)" in warnings[0], proc.stderr
+
+
+@pytest.mark.parametrize("command", [["context"], ["export", "-o", "-"], ["tokens"]])
+def test_an_empty_leaf_is_a_one_line_error(tmp_path: Path, command: list[str]) -> None:
+    path = make_session(tmp_path / "sessions", n=4)
+    proc = run(command[0], str(path), *command[1:], "--leaf", "")
+    assert_no_traceback(proc)
+    assert proc.returncode == 1 and "--leaf: give an entry id, or 'null' for none" in proc.stderr, proc.stderr

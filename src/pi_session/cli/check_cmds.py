@@ -210,6 +210,8 @@ def export(
         fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
     if redact and allow_secrets:
         fail("give --redact or --allow-secrets, not both")
+    if leaf is not None and not leaf.strip():
+        fail("--leaf: give an entry id, or 'null' for none")
     if kind == "jsonl":
         if leaf is not None:
             fail("--leaf: not with --format jsonl (the whole session is exported)")

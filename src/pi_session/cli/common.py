@@ -337,6 +337,8 @@ def apply_leaf(manager: Any, leaf: str | None) -> None:
     a one-line error."""
     if leaf is None:
         return
+    if not leaf.strip():
+        fail("--leaf: give an entry id, or 'null' for none")
     if leaf == "null":
         manager.reset_leaf()
         return
