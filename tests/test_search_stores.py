@@ -115,13 +115,20 @@ def test_forget_session(store) -> None:
     assert _hits(store, "nxdomain") == {(S1, "b1")}  # a database reindexes from its lines at once
 
 
-def test_sqlite_store_keeps_fts5_inside_and_builds_it_for_an_old_store(tmp_path: Path) -> None:
-    db = tmp_path / "s.db"
+def _sqlite_store_of_the_corpus(db: Path) -> set[tuple[str, str | None]]:
+    """A SQLite store at ``db`` holding the corpus; returns the hits of
+    ``resolver`` in it."""
     s = open_store(f"sqlite:///{db}")
     for name, records in corpus():
         s.create(lines_of(records), file_name=name)
     expected = _hits(s, "resolver")
     s.close()
+    return expected
+
+
+def test_sqlite_store_keeps_fts5_inside_and_builds_it_for_an_old_store(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    expected = _sqlite_store_of_the_corpus(db)
     with sqlite3.connect(db) as conn:
         names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
         assert "pi_search_fts" in names
@@ -140,11 +147,7 @@ def test_sqlite_store_indexed_by_an_older_version_is_indexed_again(tmp_path: Pat
     from pi_session.search.store_index import SEARCH_VERSION
 
     db = tmp_path / "s.db"
-    s = open_store(f"sqlite:///{db}")
-    for name, records in corpus():
-        s.create(lines_of(records), file_name=name)
-    expected = _hits(s, "resolver")
-    s.close()
+    expected = _sqlite_store_of_the_corpus(db)
     with sqlite3.connect(db) as conn:
         conn.execute("INSERT INTO pi_search_fts (pi_search_fts) VALUES ('delete-all')")  # an older extraction's index, gone
         conn.execute("DELETE FROM pi_search_docs")

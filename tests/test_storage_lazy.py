@@ -248,13 +248,12 @@ def test_each_damage_kind(tmp_path: Path, kind: str) -> None:
     _same_manager(path)
 
 
-@pytest.mark.parametrize("kind", DAMAGE)
-def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -> None:
-    """``lazy="auto"`` decodes the lines after the last compaction in the
-    index pass (:func:`~pi_session.storage.lazy.last_compaction_at`): every
-    damage kind there gives the full reader's values too."""
-    header, entries = generate_session(12, turns=20, branches=False, pi16=True)
-    plain = [e for e in entries if e.get("type") != "compaction"]
+def _compacted_halfway(seed: int, turns: int, drop: tuple[str, ...]) -> tuple[dict[str, Any], list[Any], dict[str, Any], list[Any]]:
+    """A linear generated session (entries of the ``drop`` types left out)
+    with one compaction halfway: ``(header, entries before it, the
+    compaction, entries after it)``, linked parent to child."""
+    header, entries = generate_session(seed, turns=turns, branches=False, pi16=True)
+    plain = [e for e in entries if e.get("type") not in drop]
     for prev, e in zip(plain, plain[1:]):
         e["parentId"] = prev["id"]
     cut = len(plain) // 2
@@ -263,7 +262,16 @@ def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -
         "summary": "s", "firstKeptEntryId": plain[cut - 3]["id"], "tokensBefore": 10,
     }
     plain[cut]["parentId"] = compaction["id"]
-    lines = session_text(header, [*plain[:cut], compaction, *plain[cut:]]).split(b"\n")[:-1]
+    return header, plain[:cut], compaction, plain[cut:]
+
+
+@pytest.mark.parametrize("kind", DAMAGE)
+def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -> None:
+    """``lazy="auto"`` decodes the lines after the last compaction in the
+    index pass (:func:`~pi_session.storage.lazy.last_compaction_at`): every
+    damage kind there gives the full reader's values too."""
+    header, head, compaction, tail = _compacted_halfway(12, 20, ("compaction",))
+    lines = session_text(header, [*head, compaction, *tail]).split(b"\n")[:-1]
     lines = _damage(lines, kind, (len(lines) * 4) // 5, random.Random(2))
     path = _write(tmp_path, "s.jsonl", lines, newline_at_end=kind != "torn-tail")
     auto = read_session_file(path, lazy="auto")
@@ -282,22 +290,12 @@ def test_a_branchy_tail_is_indexed_after_a_few_branch_points(tmp_path: Path, bra
     full reader's."""
     from pi_session.storage.lazy import TAIL_BRANCH_POINTS
 
-    header, entries = generate_session(13, turns=40, branches=False, pi16=True)
-    plain = [e for e in entries if e.get("type") not in ("compaction", "label", "session_info", "model_change", "thinking_level_change")]
-    for prev, e in zip(plain, plain[1:]):
-        e["parentId"] = prev["id"]
-    cut = len(plain) // 2
-    compaction = {
-        "type": "compaction", "id": "c0000001", "parentId": plain[cut - 1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
-        "summary": "s", "firstKeptEntryId": plain[cut - 3]["id"], "tokensBefore": 10,
-    }
-    plain[cut]["parentId"] = compaction["id"]
-    tail = plain[cut:]
+    header, head, compaction, tail = _compacted_halfway(13, 40, ("compaction", "label", "session_info", "model_change", "thinking_level_change"))
     if branch_every:
         for k in range(branch_every, len(tail), branch_every):
             tail[k]["parentId"] = tail[k - 3]["id"]
     path = tmp_path / "s.jsonl"
-    path.write_bytes(session_text(header, [*plain[:cut], compaction, *tail]))
+    path.write_bytes(session_text(header, [*head, compaction, *tail]))
     auto = read_session_file(path, lazy="auto")
     assert isinstance(auto.records, LazyRecords)
     decoded = auto.records.store.decoded
