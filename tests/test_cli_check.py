@@ -324,3 +324,21 @@ def test_an_empty_leaf_is_a_one_line_error(tmp_path: Path, command: list[str]) -
     proc = run(command[0], str(path), *command[1:], "--leaf", "")
     assert_no_traceback(proc)
     assert proc.returncode == 1 and "--leaf: give an entry id, or 'null' for none" in proc.stderr, proc.stderr
+
+
+def test_a_renamed_session_file_is_found_by_its_header_id(tmp_path: Path) -> None:
+    """``ls`` lists a file not named ``<time>_<id>.jsonl`` by its header's
+    id; a command given that id (or a prefix) finds it too."""
+    agent = tmp_path / "agent"
+    path = make_session(agent / "sessions" / "--proj--", n=4)
+    session_id = orjson.loads(path.read_bytes().split(b"\n", 1)[0])["id"]
+    renamed = path.with_name("my copy.jsonl")
+    path.rename(renamed)
+    env = {"PI_CODING_AGENT_DIR": str(agent)}
+    listed = orjson.loads(run("ls", "--all", "--json", env=env).stdout)
+    assert [s["id"] for s in listed] == [session_id]
+    proc = run("info", session_id[:8], "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert orjson.loads(proc.stdout)["path"] == str(renamed)
+    proc = run("info", "zzzz", env=env)
+    assert proc.returncode == 1 and "no session id starts with it" in proc.stderr

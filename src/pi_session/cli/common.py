@@ -203,7 +203,9 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     (:func:`pi_session.stores.file.session_id_of_file_name`: ``123`` never
     finds ``user_123``); when no id starts with it, its lower-case form is
     tried (pi's ids are lower-case UUIDs), as the stores'
-    ``resolve`` does.
+    ``resolve`` does. When no file name matches, the ``.jsonl`` files named
+    otherwise (copied or renamed) are matched by their header's id, which
+    is the id ``ls`` lists them by.
 
     Raises:
         CliError: no such file, unknown id, or an ambiguous prefix.
@@ -242,6 +244,7 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
         raise CliError(f"{arg}: no such session file")
     root = sessions_dir(agent_dir)
     named: list[tuple[str, Path]] = []
+    others: list[Path] = []
     if root.is_dir():
         for sub in root.iterdir():
             if not sub.is_dir():
@@ -254,14 +257,30 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
                 session_id = session_id_of_file_name(name)
                 if session_id is not None:
                     named.append((session_id, sub / name))
-    exact = [path for session_id, path in named if session_id == arg]
-    matches = exact or [path for session_id, path in named if session_id.startswith(arg)]
-    if not matches and arg != arg.lower():
-        matches = [path for session_id, path in named if session_id.startswith(arg.lower())]
+                elif name.endswith(".jsonl"):
+                    others.append(sub / name)
+
+    def matching(candidates: list[tuple[str, Path]]) -> list[Path]:
+        exact = [path for session_id, path in candidates if session_id == arg]
+        found = exact or [path for session_id, path in candidates if session_id.startswith(arg)]
+        if not found and arg != arg.lower():
+            found = [path for session_id, path in candidates if session_id.startswith(arg.lower())]
+        return found
+
+    matches = matching(named)
+    if not matches and others:
+        # a session file not named <time>_<id>.jsonl (copied or renamed):
+        # listed by its header's id (`ls`), so found by it too
+        from ..listing import read_session_header
+
+        headers = ((read_session_header(path), path) for path in others)
+        named = [(str(h["id"]), path) for h, path in headers if h is not None]
+        matches = matching(named)
     if not matches:
         raise CliError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
     if len(matches) > 1:
-        shown = ", ".join(str(session_id_of_file_name(m.name)) for m in sorted(matches)[:5])
+        id_of = {path: session_id for session_id, path in named}
+        shown = ", ".join(id_of[m] for m in sorted(matches)[:5])
         raise CliError(f"{arg}: ambiguous session id prefix ({len(matches)} sessions: {shown}{', ...' if len(matches) > 5 else ''})")
     match = matches[0]
     if not match.resolve().is_relative_to(root.resolve()):
