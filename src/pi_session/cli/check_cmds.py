@@ -30,6 +30,7 @@ from .common import (
     SESSION_ARGUMENT,
     STORE_OPTION,
     CliError,
+    check_leaf_option,
     database_store,
     set_store_url,
     console,
@@ -210,8 +211,7 @@ def export(
         fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
     if redact and allow_secrets:
         fail("give --redact or --allow-secrets, not both")
-    if leaf is not None and not leaf.strip():
-        fail("--leaf: give an entry id, or 'null' for none")
+    check_leaf_option(leaf)
     if kind == "jsonl":
         if leaf is not None:
             fail("--leaf: not with --format jsonl (the whole session is exported)")

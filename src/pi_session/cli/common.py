@@ -350,14 +350,20 @@ def report_new_notes(manager: Any, seen: int) -> None:
         warn(note)
 
 
+def check_leaf_option(leaf: str | None) -> None:
+    """Fail with one line when a ``--leaf`` option was given empty (neither
+    an entry id nor ``null``)."""
+    if leaf is not None and not leaf.strip():
+        fail("--leaf: give an entry id, or 'null' for none")
+
+
 def apply_leaf(manager: Any, leaf: str | None) -> None:
     """Apply a ``--leaf ID|null`` option to an opened manager (in memory
     only): ``null`` resets the leaf, an id moves it; an unknown id fails with
     a one-line error."""
     if leaf is None:
         return
-    if not leaf.strip():
-        fail("--leaf: give an entry id, or 'null' for none")
+    check_leaf_option(leaf)
     if leaf == "null":
         manager.reset_leaf()
         return

@@ -53,6 +53,9 @@ from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
 
 INDEX_VERSION = "7"
+"""The cache's format; a cache of another version is rebuilt once, with a
+warning (7: tool-call arguments as text, terminal escape sequences left
+out; see :mod:`.extract`)."""
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 

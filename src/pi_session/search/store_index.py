@@ -32,8 +32,9 @@ __all__ = [
 PREFIX = "pi_search_"
 SEARCH_VERSION = "2"
 """``pi_meta``'s ``search_version`` once the store's index exists (2: tool
-calls' arguments as :func:`~.extract.args_text` gives them; a store indexed
-by an older version is indexed again by the first writer to open it)."""
+calls' arguments as :func:`~.extract.args_text` gives them, terminal escape
+sequences left out; a store indexed by an older version is indexed again by
+the next search or append)."""
 
 
 def search_schema(postgres: bool) -> list[str]:

@@ -24,7 +24,7 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, TAIL_BRANCH_POINTS, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, TAIL_BRANCH_POINTS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
 from .access import is_regular_mode, session_path_problem
 from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
 from .model import LineProblem, SessionFileError
