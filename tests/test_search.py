@@ -20,9 +20,12 @@ from pi_session.search.files import FileIndex, index_path
 from search_helpers import S1, S2, S3, write_corpus
 
 
-@pytest.fixture()
-def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+@pytest.fixture(params=["one-index", "3-shards"])
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> Path:
+    # every test runs on a one-database index and on a sharded one (the
+    # corpus spreads over the 3 shards: test_a_sharded_index_spreads_files)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PI_SESSION_SEARCH_SHARDS", "3" if request.param == "3-shards" else "1")
     r = tmp_path / "sessions"
     write_corpus(r)
     return r
@@ -352,10 +355,13 @@ def test_forget_session_purges_its_tokens(root: Path) -> None:
     search(root, "x")  # indexed
     path = index_path(root)
 
-    def terms() -> set[str]:
-        with sqlite3.connect(path) as conn:
-            conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, fts, row)")
-            return {r[0] for r in conn.execute("SELECT term FROM temp.v")}
+    def terms() -> set[str]:  # of every database of the index (its shards too)
+        found: set[str] = set()
+        for db in [path, *path.parent.glob(f"{path.stem}.shard*.db")]:
+            with sqlite3.connect(db) as conn:
+                conn.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, fts, row)")
+                found |= {r[0] for r in conn.execute("SELECT term FROM temp.v")}
+        return found
 
     assert "hunter2swordfish" in terms()
     assert forget_session(root, S1) is True

@@ -215,8 +215,6 @@ def search(
     store = _resolve_target(store_or_dir)
     project = resolve_path(cwd) if cwd is not None else None
     if isinstance(store, FileStore):
-        from .fts import fts_candidates
-
         index = _file_index(store)
         try:
 
@@ -225,10 +223,7 @@ def search(
                 if project is not None:
                     # a FileStore keeps a project's files in its own directory
                     scope = index.sids_under(store.session_dir(project))
-                cands = fts_candidates(
-                    index.connection(), parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit,
-                    texts=False,
-                )
+                cands = index.candidates(parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit)
                 cands = index.with_texts(cands, thinking=thinking)
                 return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
 

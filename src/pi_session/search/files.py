@@ -25,6 +25,18 @@ each document's byte offset and line length): a hit's text is the line
 read back from its file and extracted again (:meth:`FileIndex.with_texts`),
 used only while the file still holds the bytes it was indexed from.
 
+Shards: a build from nothing of at least :data:`SHARD_BYTES` splits the
+index into one database per CPU (at most :data:`MAX_SHARDS`): the main
+file is shard 0 and holds the directory listings too, shard ``k`` is
+``<hash>.shard<k>.db`` next to it, and a file belongs to shard
+``int(file_key(path), 16) % shards`` (its ``sources`` row, its documents).
+The shards are written by worker processes in parallel (one FTS5 writer
+per core: a single writer is the ceiling of a build) and queried in
+parallel threads, their candidates merged in rank order
+(:mod:`.shards`). Each shard's bm25 weights its own documents; over
+thousands of sessions spread by a hash, their weights differ little. The
+number of shards is fixed until the index is rebuilt.
+
 Writers take SQLite's write lock per batch of files (``BEGIN IMMEDIATE``);
 the journal is WAL, so a search reads a consistent snapshot while another
 process indexes or appends. A damaged index (not a database, malformed, an
@@ -35,6 +47,7 @@ unknown version) is deleted and rebuilt, with one warning
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import os
 import sqlite3
@@ -46,11 +59,13 @@ from typing import Any
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..storage import ensure_dir
+from .damage import IndexDamaged, is_damage
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
 from .fts import Candidate, FtsWriter, fts_schema, line_texts
+from .query import Query
 from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 
-__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION"]
+__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION", "MAX_SHARDS", "SHARD_BYTES"]
 
 INDEX_VERSION = "7"
 """The cache's format; a cache of another version is rebuilt once, with a
@@ -58,12 +73,22 @@ warning (7: tool-call arguments as text, terminal escape sequences left
 out; see :mod:`.extract`)."""
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
+_HASHSIZE = 16 << 20
+"""FTS5's ``hashsize`` (bytes of pending tokens before a segment is
+written) while a build from nothing runs: 16 MiB instead of FTS5's 1 MiB
+makes a segment per batch instead of many, and a fifth less merging."""
+SHARD_BYTES = 64 << 20
+"""A build from nothing of at least this many bytes of JSONL is sharded
+(see the module docstring)."""
+MAX_SHARDS = 4
+PARALLEL_BYTES = 16 << 20
+"""A sharded index is written by worker processes when at least this many
+bytes are to be read (less is written in this process, shard by shard)."""
 
 _SOURCES = """CREATE TABLE IF NOT EXISTS sources (
     path TEXT PRIMARY KEY, dir TEXT NOT NULL, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
     indexed INTEGER NOT NULL, lines INTEGER NOT NULL, head_hash BLOB, tail_hash BLOB, session_id TEXT, cwd TEXT)"""
 _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
-_DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
 
 
 def file_key(path: str) -> str:
@@ -93,15 +118,10 @@ class IndexStats:
     unchanged: int = 0
     dirs_listed: int = 0
 
-
-class IndexDamaged(Exception):
-    """The index file is not a usable index."""
-
-
-def _is_damage(exc: BaseException) -> bool:
-    return isinstance(exc, (sqlite3.DatabaseError, IndexDamaged)) and (
-        isinstance(exc, IndexDamaged) or any(w in str(exc).lower() for w in _DAMAGE_WORDS)
-    )
+    def add(self, other: IndexStats) -> None:
+        """Add another update's counts (a shard's) to these."""
+        for name in ("files_read", "bytes_indexed", "reindexed", "dropped", "unchanged", "dirs_listed"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
 def _automerge(conn: sqlite3.Connection) -> int:
@@ -118,17 +138,37 @@ class FileIndex:
             directory; both levels are indexed.
         path: the index file (default :func:`index_path`).
         busy_timeout: seconds to wait for another process's write lock.
+        shards: how many shards a build from nothing makes (None:
+            ``$PI_SESSION_SEARCH_SHARDS``, else one per CPU, at most
+            :data:`MAX_SHARDS`, when at least :data:`SHARD_BYTES` are to be
+            read, else one). An index keeps its number of shards until it
+            is rebuilt.
+        parallel_bytes: a sharded index is written by worker processes
+            when at least this many bytes are to be read.
 
     Attributes:
         warnings: one-line messages (a damaged index that was rebuilt).
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None, busy_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike[str],
+        *,
+        path: str | os.PathLike[str] | None = None,
+        busy_timeout: float = 60.0,
+        shards: int | None = None,
+        parallel_bytes: int = PARALLEL_BYTES,
+    ) -> None:
         self.root = Path(os.path.abspath(root))
         self.path = Path(path) if path is not None else index_path(self.root)
         self.busy_timeout = busy_timeout
+        self.want_shards = shards
+        self.parallel_bytes = parallel_bytes
         self.warnings: list[str] = []
         self._conn: sqlite3.Connection | None = None
+        self._shards: dict[int, sqlite3.Connection] = {}
+        self._nshards = 1
+        self.rebuilds = True  # False in a worker process: damage is raised
 
     # ------------------------------------------------------------------
     # opening, damage
@@ -139,18 +179,29 @@ class FileIndex:
             try:
                 self._conn = self._open()
             except (sqlite3.DatabaseError, IndexDamaged) as exc:
-                if not _is_damage(exc):
+                if not is_damage(exc) or not self.rebuilds:
                     raise
                 self._rebuild(exc)
         assert self._conn is not None
         return self._conn
 
     def _open(self) -> sqlite3.Connection:
-        ensure_dir(self.path.parent)
-        if not self.path.exists():
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        conn = self._open_db(self.path, create=True)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+        self._nshards = max(1, int(row[0])) if row is not None and str(row[0]).isdigit() else 1
+        return conn
+
+    def _open_db(self, path: Path, *, create: bool) -> sqlite3.Connection:
+        """Open one database of the index (the main file or a shard),
+        creating its tables when it is new; a shard that is missing
+        (``create=False``) or of another version is damage."""
+        ensure_dir(path.parent)
+        if not path.exists():
+            if not create:
+                raise IndexDamaged(f"its shard {path.name} is missing")
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
             os.close(fd)
-        conn = sqlite3.connect(self.path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
@@ -172,16 +223,77 @@ class FileIndex:
             raise
         return conn
 
+    # ------------------------------------------------------------------
+    # shards
+
+    @property
+    def shard_count(self) -> int:
+        """How many shards the index has (1: the main file alone)."""
+        self.connection()
+        return self._nshards
+
+    def shard_path(self, k: int) -> Path:
+        """The database file of shard ``k`` (0: the main file)."""
+        return self.path if k == 0 else self.path.with_name(f"{self.path.stem}.shard{k}.db")
+
+    def shard_of(self, sid: str) -> int:
+        """The shard of a file's index key (:func:`file_key`)."""
+        n = self.shard_count
+        return int(sid, 16) % n if n > 1 else 0
+
+    def shard(self, k: int) -> sqlite3.Connection:
+        """The open database of shard ``k``."""
+        if k == 0:
+            return self.connection()
+        if k not in self._shards:
+            self._shards[k] = self._open_db(self.shard_path(k), create=False)
+        return self._shards[k]
+
+    def shard_connections(self) -> list[sqlite3.Connection]:
+        """Every shard's open database, shard 0 (the main file) first."""
+        return [self.shard(k) for k in range(self.shard_count)]
+
+    def _stale_shard_files(self) -> list[Path]:
+        return sorted(self.path.parent.glob(f"{glob.escape(self.path.stem)}.shard*.db*"))
+
+    def _make_shards(self, n: int) -> None:
+        """Split an empty index into ``n`` shards (a build from nothing)."""
+        for stale in self._stale_shard_files():
+            stale.unlink(missing_ok=True)
+        for k in range(1, n):
+            self._shards[k] = self._open_db(self.shard_path(k), create=True)
+        conn = self.connection()
+        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('shards', ?)", (str(n),))
+        self._nshards = n
+
+    def _shards_for(self, todo_bytes: int) -> int:
+        """How many shards a build from nothing of ``todo_bytes`` makes:
+        the ``shards`` argument, else ``$PI_SESSION_SEARCH_SHARDS`` (a
+        number from 1 to 64), else automatic."""
+        want = self.want_shards
+        if want is None:
+            env = os.environ.get("PI_SESSION_SEARCH_SHARDS", "").strip()
+            want = int(env) if env.isdigit() and 1 <= int(env) <= 64 else None
+        if want is not None:
+            return max(1, min(int(want), 64))
+        if todo_bytes < SHARD_BYTES:
+            return 1
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = os.cpu_count() or 1
+        return max(1, min(cpus, MAX_SHARDS))
+
     def _rebuild(self, exc: BaseException) -> None:
         """Delete the damaged index and start a new one, with one warning."""
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        self.close()
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.unlink(f"{self.path}{suffix}")
             except FileNotFoundError:
                 pass
+        for stale in self._stale_shard_files():
+            stale.unlink(missing_ok=True)
         why = " ".join(str(exc).split())
         if isinstance(exc, IndexDamaged) and why.startswith("version "):
             self.warnings.append(f"the search index {self.path} is of another version ({why}); rebuilding it")
@@ -195,13 +307,16 @@ class FileIndex:
         try:
             return work()
         except (sqlite3.DatabaseError, IndexDamaged) as exc:
-            if not _is_damage(exc) or any("rebuilding" in w for w in self.warnings):
+            if not is_damage(exc) or any("rebuilding" in w for w in self.warnings):
                 raise
             self._rebuild(exc)
             return work()
 
     def close(self) -> None:
-        """Close the index's connection."""
+        """Close the index's connections."""
+        for conn in self._shards.values():
+            conn.close()
+        self._shards = {}
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -260,7 +375,7 @@ class FileIndex:
         stats = IndexStats()
         if check is None:
             check = self.check(self.dir_rows())
-        todo, gone, known_any = self._changes(conn, check)
+        todo, gone, known_any = self._changes(check)
         stats.unchanged = check.unchanged
         stats.dirs_listed = len(check.rescan) if not check.full else len(check.dirs)
         # oldest-modified first: document ids (FTS5 rowids) then follow the
@@ -268,17 +383,74 @@ class FileIndex:
         # ranks (fts.candidate_count) are those of the latest sessions
         todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
         full = not known_any and len(todo) > 0
+        if full and self._nshards == 1:
+            n = self._shards_for(sum(st.st_size for _p, st in todo))
+            if n > 1:
+                self._make_shards(n)
         dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
+        if dirty:
+            # the listings of the directories whose sources rows change go
+            # first (write_listings writes them again): a reader meanwhile
+            # lists those directories itself
+            self._locked(conn, lambda: conn.executemany("DELETE FROM dirs WHERE dir = ?", [(d,) for d in sorted(dirty)]))
+        work: dict[int, tuple[list[Path], list[str]]] = {}
+        for path, _st in todo:
+            work.setdefault(self.shard_of(file_key(str(path))), ([], []))[0].append(path)
+        for p in gone:
+            work.setdefault(self.shard_of(file_key(p)), ([], []))[1].append(p)
+        total = len(todo)
+        read_bytes = sum(st.st_size for _p, st in todo)
+        parallel = len(work) > 1 and read_bytes >= self.parallel_bytes
+        if parallel:
+            from .shards import WorkersUnavailable, write_in_workers
+
+            try:
+                for shard_stats, warnings in write_in_workers(self, work, full=full, total=total, on_progress=on_progress):
+                    stats.add(shard_stats)
+                    self.warnings += warnings
+            except WorkersUnavailable:
+                parallel = False  # this process writes them, one after the other
+        if not parallel:
+            done = 0
+            for k in sorted(work):
+                paths, gone_k = work[k]
+                offset = done
+                step = None
+                if on_progress is not None:
+                    report = on_progress
+
+                    def step(d: int, _t: int, o: int = offset) -> None:
+                        report(o + d, total)
+
+                shard_stats = self.write_shard(k, paths, gone_k, full=full, on_progress=step)
+                done += len(paths)
+                stats.add(shard_stats)
+        write_listings(self.connection(), str(self.root), check, self._dir_sources)
+        return stats
+
+    def write_shard(
+        self, k: int, todo: list[Path], gone: list[str], *, full: bool, on_progress: Callable[[int, int], Any] | None = None
+    ) -> IndexStats:
+        """Drop the ``gone`` paths from shard ``k`` and index its ``todo``
+        files (``full``: a build from nothing, merged once at the end).
+        What a worker process runs (:mod:`.shard_worker`).
+
+        Returns:
+            :class:`IndexStats` of this shard.
+        """
+        conn = self.shard(k)
+        stats = IndexStats()
         if full:
             # a build from nothing merges FTS5's segments once, at the end
             # ('optimize' below), none on the way (automerge is restored
             # after the build; one cut short is restored by the next update)
             conn.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', 0)")
+            conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('hashsize', {_HASHSIZE})")
         elif todo and _automerge(conn) == 0:
             conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")  # a build cut short
         restore = f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})"
         try:
-            self._write_batches(conn, todo, gone, dirty, stats, on_progress)
+            self._write_batches(conn, todo, gone, stats, on_progress)
         except BaseException:
             if full:
                 with contextlib.suppress(sqlite3.Error):  # the error raised is the one to see
@@ -293,30 +465,24 @@ class FileIndex:
             # file compacted (about a tenth smaller; the writes made it)
             conn.execute("INSERT INTO fts (fts) VALUES ('optimize')")
             conn.execute("VACUUM")
-        write_listings(conn, str(self.root), check)
         return stats
 
     def _write_batches(
         self,
         conn: sqlite3.Connection,
-        todo: list[tuple[Path, os.stat_result]],
+        todo: list[Path],
         gone: list[str],
-        dirty: set[str],
         stats: IndexStats,
         on_progress: Callable[[int, int], Any] | None,
     ) -> None:
-        """Drop the ``gone`` paths and index the ``todo`` files, one write
-        transaction per :data:`_BATCH_BYTES` read; the ``dirty``
-        directories' listings are deleted with the first change."""
+        """Drop the ``gone`` paths and index the ``todo`` files of one
+        shard, one write transaction per :data:`_BATCH_BYTES` read."""
         total = len(todo)
         done = 0
         i = 0
         while i < len(todo) or gone:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                if dirty:  # their listings go with the first change (write_listings writes them again)
-                    conn.executemany("DELETE FROM dirs WHERE dir = ?", [(d,) for d in sorted(dirty)])
-                    dirty = set()
                 writer = FtsWriter(conn.cursor(), "", buffered=True, texts=False)
                 for p in gone:
                     writer.forget(file_key(p))
@@ -325,7 +491,7 @@ class FileIndex:
                 gone = []
                 batch = 0
                 while i < len(todo) and batch < _BATCH_BYTES:
-                    path, st = todo[i]
+                    path = todo[i]
                     i += 1
                     batch += self._index_file(conn, writer, path, stats)
                     done += 1
@@ -350,14 +516,25 @@ class FileIndex:
         (:func:`~pi_session.search.freshness.check_dirs`)."""
         return check_dirs(str(self.root), rows)
 
-    def _changes(self, conn: sqlite3.Connection, check: Check) -> tuple[list[tuple[Path, os.stat_result]], list[str], bool]:
+    def _sources(self, where: str = "", args: tuple[Any, ...] = ()) -> dict[str, tuple[Any, ...]]:
+        """``path -> (size, mtime_ns, ino)`` of the ``sources`` rows of every
+        shard (``where``: a condition on them)."""
+        known: dict[str, tuple[Any, ...]] = {}
+        for conn in self.shard_connections():
+            known.update((row[0], tuple(row[1:])) for row in conn.execute(f"SELECT path, size, mtime_ns, ino FROM sources {where}", args))
+        return known
+
+    def _dir_sources(self, d: str) -> list[tuple[Any, ...]]:
+        return [(path, *rest) for path, rest in self._sources("WHERE dir = ?", (d,)).items()]
+
+    def _changes(self, check: Check) -> tuple[list[tuple[Path, os.stat_result]], list[str], bool]:
         """The files to index and the paths to drop for a :class:`Check`
         (directories listed again are compared with their ``sources``
         rows), and whether the index held any file."""
         todo: list[tuple[Path, os.stat_result]] = [(Path(p), st) for p, st in check.changed]
         gone: list[str] = []
         if check.full:
-            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources")}
+            known = self._sources()
             seen: set[str] = set()
             dirs = {str(self.root)}
             for key, st in self._stats():
@@ -376,7 +553,7 @@ class FileIndex:
             gone = [p for p in known if p not in seen]
             return todo, gone, bool(known)
         for d in sorted(check.rescan):
-            known = {row[0]: row[1:] for row in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))}
+            known = self._sources("WHERE dir = ?", (d,))
             seen = set()
             for key, st in dir_stats(d):
                 seen.add(key)
@@ -386,7 +563,7 @@ class FileIndex:
                 todo.append((Path(key), st))
             gone += [p for p in known if p not in seen]
         for d in check.gone_dirs:
-            gone += [r[0] for r in conn.execute("SELECT path FROM sources WHERE dir = ?", (d,))]
+            gone += list(self._sources("WHERE dir = ?", (d,)))
         return todo, gone, True
 
     def _refill_if_orphaned(self, conn: sqlite3.Connection) -> None:
@@ -395,10 +572,9 @@ class FileIndex:
         rows = int(conn.execute("SELECT count(*) FROM fts_docsize").fetchone()[0])
         docs = int(conn.execute("SELECT count(*) FROM docs").fetchone()[0])
         if rows - docs > max(1000, docs // 4):
-            self._locked(lambda: self._refill(conn))
+            self._locked(conn, lambda: self._refill(conn))
 
-    def _locked(self, work: Callable[[], Any]) -> Any:
-        conn = self.connection()
+    def _locked(self, conn: sqlite3.Connection, work: Callable[[], Any]) -> Any:
         conn.execute("BEGIN IMMEDIATE")
         try:
             out = work()
@@ -410,12 +586,12 @@ class FileIndex:
         return out
 
     def _refill(self, conn: sqlite3.Connection) -> None:
-        """Build the FTS5 table again from the documents' lines (inside the
-        write transaction): the index keeps no text, so this is how
+        """Build a shard's FTS5 table again from its documents' lines (inside
+        the write transaction): the index keeps no text, so this is how
         forgotten documents' tokens (orphans) leave it. A file that no
         longer holds the bytes it was indexed from is forgotten (the next
         update indexes it again)."""
-        conn.execute("DELETE FROM dirs")  # sources rows may go: every listing is made again
+        self.connection().execute("DELETE FROM dirs")  # sources rows may go: every listing is made again
         conn.execute("DROP TABLE IF EXISTS fts")
         conn.execute(fts_schema("", texts=False)[-1])
         writer = FtsWriter(conn.cursor(), "", texts=False)
@@ -456,7 +632,6 @@ class FileIndex:
         its prefix as indexed); a hit in a file that no longer holds those
         bytes (rewritten under the index) is skipped, never shown with
         another line's text."""
-        conn = self.connection()
         files: dict[str, Any] = {}
         try:
             for c in candidates:
@@ -464,7 +639,7 @@ class FileIndex:
                 if path is None:
                     continue
                 if path not in files:
-                    row = conn.execute(
+                    row = self.shard(self.shard_of(c.sid)).execute(
                         "SELECT size, mtime_ns, ino, indexed, head_hash, tail_hash FROM sources WHERE path = ?", (path,)
                     ).fetchone()
                     files[path] = open_as_indexed(path, tuple(row)) if row is not None else None
@@ -555,8 +730,7 @@ class FileIndex:
             How many files were forgotten.
         """
 
-        def work() -> int:
-            conn = self.connection()
+        def forget_in(conn: sqlite3.Connection) -> int:
             conn.execute("BEGIN IMMEDIATE")
             try:
                 paths = [r[0] for r in conn.execute("SELECT path FROM sources WHERE session_id = ?", (session_id,))]
@@ -575,11 +749,22 @@ class FileIndex:
                 conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return len(paths)
 
+        def work() -> int:
+            return sum(forget_in(conn) for conn in self.shard_connections())
+
         count: int = self.guarded(work)
         return count
 
     def sids_under(self, directory: Path) -> list[str]:
         """The index keys (:func:`file_key`) of the sessions in ``directory``."""
         prefix = str(directory).rstrip("/") + "/"
-        rows = self.connection().execute("SELECT path FROM sources WHERE substr(path, 1, length(?)) = ?", (prefix, prefix))
-        return [file_key(r[0]) for r in rows if "/" not in r[0][len(prefix):]]
+        paths = self._sources("WHERE substr(path, 1, length(?)) = ?", (prefix, prefix))
+        return [file_key(p) for p in paths if "/" not in p[len(prefix):]]
+
+    def candidates(self, query: Query, *, limit: int | None, **options: Any) -> Iterator[Candidate]:
+        """The documents matching ``query`` in every shard, best first (as
+        :func:`~pi_session.search.fts.fts_candidates`, whose keyword
+        arguments ``options`` are; texts are "" until :meth:`with_texts`)."""
+        from .shards import sharded_candidates
+
+        return sharded_candidates(self.shard_connections(), query, limit=limit, shard_of=self.shard_of, **options)

@@ -18,8 +18,9 @@ import os
 import sqlite3
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = ["Check", "DirRow", "DIRS_SCHEMA", "RACY_NS", "changed_files", "check_dirs", "dir_stats", "read_listings", "sig", "write_listings"]
 
@@ -201,12 +202,20 @@ def check_dirs(root: str, rows: dict[str, DirRow]) -> Check:
     return out
 
 
-def write_listings(conn: sqlite3.Connection, root: str, check: Check) -> None:
+def write_listings(
+    conn: sqlite3.Connection, root: str, check: Check, sources: Callable[[str], Iterable[Any]] | None = None
+) -> None:
     """Write the listing of every current directory (``check.dirs``)
     that has none (a writer deleted it when it changed the directory's
     ``sources`` rows, or the directory is new), that was listed again or
-    whose listing was racy, in one write transaction (so the listing and
-    the ``sources`` rows it copies agree)."""
+    whose listing was racy, in one write transaction. ``sources(dir)``:
+    the directory's ``(path, size, mtime_ns, ino)`` rows as indexed
+    (default: ``conn``'s ``sources`` table; a sharded index reads every
+    shard's). A listing copies only committed rows, so at worst it is
+    older than the index, which makes the next check ``stat`` and compare
+    the file again."""
+    if sources is None:
+        sources = lambda d: conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))  # noqa: E731
     have = {d: bool(racy) for d, racy in conn.execute("SELECT dir, racy FROM dirs")}
     need = [d for d in check.dirs if d not in have or have[d] or d in check.rescan]
     stale = [d for d in have if d not in set(check.dirs)] if (check.full or root in check.rescan) else []
@@ -225,10 +234,7 @@ def write_listings(conn: sqlite3.Connection, root: str, check: Check) -> None:
                 continue
             now = time.time_ns()
             names = sorted(e.name for e in entries if e.name.endswith(".jsonl") and _is_file(e))
-            known = {
-                os.path.basename(r[0]): r[1:]
-                for r in conn.execute("SELECT path, size, mtime_ns, ino FROM sources WHERE dir = ?", (d,))
-            }
+            known = {os.path.basename(r[0]): tuple(r[1:]) for r in sources(d)}
             numbers = array.array("q", [x for n in names for x in known.get(n, (-1, -1, -1))])
             subdirs = None
             if d == root:

@@ -81,11 +81,15 @@ CANDIDATES = 250
 at least (:func:`candidate_count`)."""
 
 
-def candidate_count(limit: int) -> int:
+def candidate_count(limit: int, shards: int = 1) -> int:
     """The size of a limited query's candidate set: the newest
     ``max(limit, CANDIDATES)`` matching documents (those passing the
-    filters) are ranked; a query matching fewer ranks every match."""
-    return max(int(limit), CANDIDATES)
+    filters) are ranked; a query matching fewer ranks every match. An index
+    of ``shards`` shards ranks the newest ``max(limit, CANDIDATES /
+    shards)`` of each (files spread over them by a hash, so together they
+    are about the newest ``CANDIDATES``, and still ``limit`` hits when one
+    shard holds them all)."""
+    return max(int(limit), -(-CANDIDATES // max(1, shards)))
 
 
 _SHORT = 256
@@ -400,6 +404,7 @@ def fts_candidates(
     project: str | None = None,
     limit: int | None = None,
     texts: bool = True,
+    shards: int = 1,
 ) -> Iterator[Candidate]:
     """The documents matching ``query``'s words and filters, best first
     (bm25; filter-only queries: newest first), lazily (``re:`` is applied
@@ -414,6 +419,8 @@ def fts_candidates(
         texts: the tables hold the texts (:func:`fts_schema`); False: the
             candidates' ``body``/``thinking`` are "" and ``length`` is the
             line's byte length, for the caller to read the text back.
+        shards: the index this table is a shard of has this many
+            (:func:`candidate_count`).
     """
     where, params = filter_sql(query, include_edited=include_edited, p=p, project=project)
     match = fts_match(query, thinking=thinking)
@@ -448,7 +455,7 @@ def fts_candidates(
         )
         # every candidate in rank order (the caller stops at ``limit`` and
         # may skip some: a file rewritten under the index)
-        rows = conn.execute(sql, [match, *params, candidate_count(limit)])
+        rows = conn.execute(sql, [match, *params, candidate_count(limit, shards)])
     elif match is not None:
         sql = (
             f"SELECT {cols}, {p}fts.rank AS rank FROM {p}fts JOIN {p}docs d ON d.doc = {p}fts.rowid "
