@@ -16,7 +16,7 @@ import pytest
 
 from pi_session.paths import encode_cwd
 from pi_session.search import parse_query, search
-from pi_session.search.files import FileIndex, file_key, index_path
+from pi_session.search.files import FileIndex, file_key, index_path, key_shard
 from pi_session.search.shards import rank_key
 from search_helpers import QUERIES, S1, write_corpus
 
@@ -81,7 +81,7 @@ def test_workers_build_what_one_process_builds(root: Path, tmp_path: Path, monke
     placed = {k: _sources(sharded.shard_path(k)) for k in range(3)}
     assert all(placed.values())
     assert sorted(p for ps in placed.values() for p in ps) == sorted(_sources(tmp_path / "one.sqlite3"))
-    assert all(int(file_key(p), 16) % 3 == k for k, ps in placed.items() for p in ps)
+    assert all(key_shard(file_key(p), 3) == k for k, ps in placed.items() for p in ps)
     for p in sharded.path.parent.glob("three.*"):
         assert p.stat().st_mode & 0o077 == 0
 

@@ -29,7 +29,7 @@ Shards: a build from nothing of at least :data:`SHARD_BYTES` splits the
 index into one database per CPU (at most :data:`MAX_SHARDS`): the main
 file is shard 0 and holds the directory listings too, shard ``k`` is
 ``<hash>.shard<k>.db`` next to it, and a file belongs to shard
-``int(file_key(path), 16) % shards`` (its ``sources`` row, its documents).
+``key_shard(file_key(path), shards)`` (its ``sources`` row, its documents).
 The shards are written by worker processes in parallel (one FTS5 writer
 per core: a single writer is the ceiling of a build) and queried in
 parallel threads, their candidates merged in rank order
@@ -46,6 +46,7 @@ unknown version) is deleted and rebuilt, with one warning
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import glob
 import hashlib
@@ -65,12 +66,13 @@ from .fts import Candidate, FtsWriter, fts_schema, line_texts
 from .query import Query
 from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 
-__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "INDEX_VERSION", "MAX_SHARDS", "SHARD_BYTES"]
+__all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "key_shard", "INDEX_VERSION", "MAX_SHARDS", "SHARD_BYTES"]
 
-INDEX_VERSION = "7"
+INDEX_VERSION = "8"
 """The cache's format; a cache of another version is rebuilt once, with a
 warning (7: tool-call arguments as text, terminal escape sequences left
-out; see :mod:`.extract`)."""
+out, see :mod:`.extract`; 8: shorter index keys, :func:`file_key`, and
+shards)."""
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 _HASHSIZE = 16 << 20
@@ -92,10 +94,17 @@ _META = "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT N
 
 
 def file_key(path: str) -> str:
-    """The index key (``sid``) of a session file: 16 hex digits of the
-    SHA-256 of its path (short keys keep the index small; the path itself
-    is the session row's ``location``)."""
-    return hashlib.sha256(os.fsencode(path)).hexdigest()[:16]
+    """The index key (``sid``) of a session file: the first 8 bytes of the
+    SHA-256 of its path, in URL-safe base64 (11 characters; every document
+    row and its index hold one, so short keys keep the index small; the
+    path itself is the session row's ``location``)."""
+    return base64.urlsafe_b64encode(hashlib.sha256(os.fsencode(path)).digest()[:8]).rstrip(b"=").decode("ascii")
+
+
+def key_shard(key: str, shards: int) -> int:
+    """The shard (0 to ``shards - 1``) of an index key (:func:`file_key`):
+    its 8 bytes as a big-endian number, modulo ``shards``."""
+    return int.from_bytes(base64.urlsafe_b64decode(key + "="), "big") % shards if shards > 1 else 0
 
 
 def index_path(root: str | os.PathLike[str]) -> Path:
@@ -238,8 +247,7 @@ class FileIndex:
 
     def shard_of(self, sid: str) -> int:
         """The shard of a file's index key (:func:`file_key`)."""
-        n = self.shard_count
-        return int(sid, 16) % n if n > 1 else 0
+        return key_shard(sid, self.shard_count)
 
     def shard(self, k: int) -> sqlite3.Connection:
         """The open database of shard ``k``."""
@@ -257,14 +265,26 @@ class FileIndex:
         return sorted(self.path.parent.glob(f"{glob.escape(self.path.stem)}.shard*.db*"))
 
     def _make_shards(self, n: int) -> None:
-        """Split an empty index into ``n`` shards (a build from nothing)."""
-        for stale in self._stale_shard_files():
-            stale.unlink(missing_ok=True)
-        for k in range(1, n):
-            self._shards[k] = self._open_db(self.shard_path(k), create=True)
+        """Split an empty index into ``n`` shards (a build from nothing),
+        under the main file's write lock: another process building it at
+        the same time finds them made."""
         conn = self.connection()
-        conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('shards', ?)", (str(n),))
-        self._nshards = n
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            if row is None and conn.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is None:
+                for stale in self._stale_shard_files():  # of a build cut short before it said how many
+                    stale.unlink(missing_ok=True)
+                for k in range(1, n):
+                    self._shards[k] = self._open_db(self.shard_path(k), create=True)
+                conn.execute("INSERT INTO meta (key, value) VALUES ('shards', ?)", (str(n),))
+                row = (str(n),)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self._nshards = int(row[0])
 
     def _shards_for(self, todo_bytes: int) -> int:
         """How many shards a build from nothing of ``todo_bytes`` makes:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from rich.text import Text
 
 from ..terminal import sanitize
-from .query import Query, RegexRun
+from .query import Query, RegexRun, Term
 
-__all__ = ["Snippet", "make_snippet", "snippet_text", "SNIPPET_CHARS"]
+__all__ = ["Snippet", "make_snippet", "snippet_text", "term_spans", "term_spans_by_tokens", "SNIPPET_CHARS"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")
@@ -41,21 +41,48 @@ class Snippet:
         return "".join(out)
 
 
-def _match_spans(text: str, query: Query, regexes: RegexRun | None) -> list[tuple[int, int]]:
-    """Character ranges of ``text`` where a positive term (its token
-    sequence, the last one as a prefix for ``word*``) or a ``re:`` pattern
-    matches."""
+def term_spans_by_tokens(text: str, term: Term) -> list[tuple[int, int]]:
+    """Character ranges of ``text`` where ``term`` matches, found by
+    tokenizing the whole text as the index does (the reference of
+    :func:`term_spans`): each run of its token sequence (the last token as
+    a prefix for ``word*``), overlapping runs included."""
     found = [(m.start(), m.end(), m[0].lower()) for m in _TOKEN.finditer(text)]
     words = [w for _, _, w in found]
     spans: list[tuple[int, int]] = []
+    k = len(term.tokens)
+    for i in range(len(words) - k + 1):
+        if words[i : i + k - 1] != term.tokens[: k - 1]:
+            continue
+        last = words[i + k - 1]
+        if last == term.tokens[-1] or (term.prefix and last.startswith(term.tokens[-1])):
+            spans.append((found[i][0], found[i + k - 1][1]))
+    return spans
+
+
+def term_spans(text: str, term: Term, lowered: str | None = None) -> list[tuple[int, int]]:
+    """As :func:`term_spans_by_tokens`, by one regular-expression scan of
+    the lower-cased text (a long tool result is not split into a list of
+    tokens). Used when lower-casing keeps every character's place and the
+    term's tokens are whole tokens; else the reference does it.
+
+    Args:
+        lowered: ``text.lower()``, when the caller has it.
+    """
+    lowered = text.lower() if lowered is None else lowered
+    if len(lowered) != len(text) or not all(_TOKEN.fullmatch(t) for t in term.tokens):
+        return term_spans_by_tokens(text, term)
+    body = r"[\W_]+".join(re.escape(t) for t in term.tokens) + (r"[^\W_]*" if term.prefix else "")
+    pattern = re.compile(r"(?<![^\W_])(?=(" + body + r"(?![^\W_])))")
+    return [m.span(1) for m in pattern.finditer(lowered)]
+
+
+def _match_spans(text: str, query: Query, regexes: RegexRun | None) -> list[tuple[int, int]]:
+    """Character ranges of ``text`` where a positive term or a ``re:``
+    pattern matches, overlapping ones merged."""
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
     for term in query.positive:
-        k = len(term.tokens)
-        for i in range(len(words) - k + 1):
-            if words[i : i + k - 1] != term.tokens[: k - 1]:
-                continue
-            last = words[i + k - 1]
-            if last == term.tokens[-1] or (term.prefix and last.startswith(term.tokens[-1])):
-                spans.append((found[i][0], found[i + k - 1][1]))
+        spans += term_spans(text, term, lowered)
     if regexes is not None:
         spans += regexes.spans(text)
     spans.sort()
