@@ -7,8 +7,10 @@ processes (``tests/test_search.py`` runs every test on 3 shards too)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -142,6 +144,64 @@ def test_a_missing_or_damaged_shard_rebuilds_the_index(root: Path, damage: str) 
     assert len(result.warnings) == 1 and "rebuilding" in result.warnings[0]
     assert ("missing" if damage == "missing" else "damaged") in result.warnings[0]
     assert search(root, "resolver").warnings == []
+
+
+def _age(root: Path) -> None:
+    """Set the sessions' directories an hour back, so the index's listings
+    of them are not racy: a search then opens no file or shard to see that
+    nothing changed."""
+    for d in [root, *root.iterdir()]:
+        os.utime(d, (time.time() - 3600, time.time() - 3600))
+
+
+@pytest.mark.parametrize("update", [True, False])
+def test_a_shard_found_damaged_is_rebuilt_and_indexed_before_the_answer(root: Path, update: bool) -> None:
+    _age(root)
+    index = FileIndex(root, shards=3, parallel_bytes=0)
+    index.update()
+    shard = index.shard_path(1)
+    index.close()
+    first = {(h.session_id, h.entry_id) for h in search(root, "sharedword", limit=100).hits}
+    assert len(first) == EXTRA
+    shard.unlink()
+    result = search(root, "sharedword", limit=100, update=update)
+    assert {(h.session_id, h.entry_id) for h in result.hits} == first  # not "no hits" from an emptied index
+    assert len(result.warnings) == 1 and "missing" in result.warnings[0]
+
+
+def test_shard_files_do_not_outlive_their_index(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = FileIndex(root, shards=3, parallel_bytes=0)
+    index.update()
+    main = index.path
+    index.close()
+    left = sorted(main.parent.glob(f"{main.stem}.shard*"))
+    assert left
+    # the main file alone deleted: a build from nothing with one shard deletes the old shards
+    main.unlink()
+    monkeypatch.setenv("PI_SESSION_SEARCH_SHARDS", "1")
+    assert {h.session_id for h in search(root, "nxdomain").hits} == {S1}
+    assert not [p for p in left if p.exists()]
+    # orphans of a deleted index (no search since): a scrub's purge deletes them
+    monkeypatch.setenv("PI_SESSION_SEARCH_SHARDS", "2")
+    for p in main.parent.iterdir():
+        p.unlink()
+    search(root, "nxdomain")
+    main.unlink()
+    orphans = sorted(main.parent.glob(f"{main.stem}.shard*"))
+    assert orphans
+    from pi_session.secrets.purge import purge_caches
+
+    purge_caches(next(root.rglob(f"*{S1}.jsonl")))
+    assert not [p for p in orphans if p.exists()]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "abc", "17", "2.5", ""])
+def test_a_bad_shard_count_is_said_and_ignored(root: Path, monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("PI_SESSION_SEARCH_SHARDS", value)
+    result = search(root, "nxdomain")
+    assert [h.session_id for h in result.hits] == [S1]
+    assert result.warnings == [f"PI_SESSION_SEARCH_SHARDS={value!r} is not a number from 1 to 16; the number of shards is chosen as usual"]
+    assert FileIndex(root).shard_count == 1  # a small corpus: one
 
 
 def _fake_python(tmp_path: Path, body: str) -> str:

@@ -218,7 +218,14 @@ def search(
         index = _file_index(store)
         try:
 
+            indexed = [0]
+
             def work() -> list[Hit]:
+                # damage found only by the query (a page of a shard the
+                # update did not need) rebuilds the index: it is indexed
+                # again before the query runs again, even with update=False
+                if update or index.rebuilt:
+                    indexed[0] += index.update(on_progress).bytes_indexed
                 scope = None
                 if project is not None:
                     # a FileStore keeps a project's files in its own directory
@@ -227,9 +234,8 @@ def search(
                 cands = index.with_texts(cands, thinking=thinking)
                 return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
 
-            indexed = index.update(on_progress).bytes_indexed if update else 0
             hits = index.guarded(work)
-            return SearchResult(hits, list(index.warnings), indexed)
+            return SearchResult(hits, list(index.warnings), indexed[0])
         finally:
             index.close()
     searcher = getattr(store, "search_candidates", None)

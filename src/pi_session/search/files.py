@@ -76,6 +76,7 @@ shards)."""
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 _HASHSIZE = 16 << 20
+_FTS5_HASHSIZE = 1 << 20  # FTS5's default, restored after a build
 """FTS5's ``hashsize`` (bytes of pending tokens before a segment is
 written) while a build from nothing runs: 16 MiB instead of FTS5's 1 MiB
 makes a segment per batch instead of many, and a fifth less merging."""
@@ -83,6 +84,9 @@ SHARD_BYTES = 64 << 20
 """A build from nothing of at least this many bytes of JSONL is sharded
 (see the module docstring)."""
 MAX_SHARDS = 4
+MAX_SET_SHARDS = 16
+"""The most shards ``shards=`` or ``$PI_SESSION_SEARCH_SHARDS`` can ask
+for (each is a worker process while a build runs)."""
 PARALLEL_BYTES = 16 << 20
 """A sharded index is written by worker processes when at least this many
 bytes are to be read (less is written in this process, shard by shard)."""
@@ -178,6 +182,7 @@ class FileIndex:
         self._shards: dict[int, sqlite3.Connection] = {}
         self._nshards = 1
         self.rebuilds = True  # False in a worker process: damage is raised
+        self.rebuilt = False  # a damaged index was deleted and started again
 
     # ------------------------------------------------------------------
     # opening, damage
@@ -265,19 +270,22 @@ class FileIndex:
         return sorted(self.path.parent.glob(f"{glob.escape(self.path.stem)}.shard*.db*"))
 
     def _make_shards(self, n: int) -> None:
-        """Split an empty index into ``n`` shards (a build from nothing),
-        under the main file's write lock: another process building it at
-        the same time finds them made."""
+        """Start a build from nothing with ``n`` shards (1: the main file
+        alone), under the main file's write lock, so another process
+        building it at the same time finds them made. Shard files left by
+        an index that was deleted (its main file alone) go first: their
+        text must not outlive it."""
         conn = self.connection()
         conn.execute("BEGIN IMMEDIATE")
         try:
             row = conn.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
             if row is None and conn.execute("SELECT 1 FROM sources LIMIT 1").fetchone() is None:
-                for stale in self._stale_shard_files():  # of a build cut short before it said how many
+                for stale in self._stale_shard_files():
                     stale.unlink(missing_ok=True)
                 for k in range(1, n):
                     self._shards[k] = self._open_db(self.shard_path(k), create=True)
-                conn.execute("INSERT INTO meta (key, value) VALUES ('shards', ?)", (str(n),))
+                if n > 1:
+                    conn.execute("INSERT INTO meta (key, value) VALUES ('shards', ?)", (str(n),))
                 row = (str(n),)
             conn.execute("COMMIT")
         except BaseException:
@@ -286,16 +294,41 @@ class FileIndex:
             raise
         self._nshards = int(row[0])
 
+    def _drop_stale_shards(self) -> None:
+        """Delete shard files beyond the index's number of shards (left by
+        an index whose main file alone was deleted, then built again with
+        fewer), under the main file's write lock."""
+        conn = self.connection()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key = 'shards'").fetchone()
+            n = int(row[0]) if row is not None and str(row[0]).isdigit() else 1
+            keep = {self.shard_path(k).name for k in range(1, n)}
+            for path in self._stale_shard_files():
+                if path.name.split(".db")[0] + ".db" not in keep:
+                    path.unlink(missing_ok=True)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
     def _shards_for(self, todo_bytes: int) -> int:
         """How many shards a build from nothing of ``todo_bytes`` makes:
         the ``shards`` argument, else ``$PI_SESSION_SEARCH_SHARDS`` (a
-        number from 1 to 64), else automatic."""
+        number from 1 to :data:`MAX_SET_SHARDS`; another value is ignored
+        with a warning), else automatic."""
         want = self.want_shards
-        if want is None:
-            env = os.environ.get("PI_SESSION_SEARCH_SHARDS", "").strip()
-            want = int(env) if env.isdigit() and 1 <= int(env) <= 64 else None
+        if want is None and "PI_SESSION_SEARCH_SHARDS" in os.environ:
+            env = os.environ["PI_SESSION_SEARCH_SHARDS"].strip()
+            if env.isdigit() and 1 <= int(env) <= MAX_SET_SHARDS:
+                want = int(env)
+            else:
+                self.warnings.append(
+                    f"PI_SESSION_SEARCH_SHARDS={env!r} is not a number from 1 to {MAX_SET_SHARDS}; the number of shards is chosen as usual"
+                )
         if want is not None:
-            return max(1, min(int(want), 64))
+            return max(1, min(int(want), MAX_SET_SHARDS))
         if todo_bytes < SHARD_BYTES:
             return 1
         try:
@@ -307,6 +340,7 @@ class FileIndex:
     def _rebuild(self, exc: BaseException) -> None:
         """Delete the damaged index and start a new one, with one warning."""
         self.close()
+        self.rebuilt = True
         for suffix in ("", "-wal", "-shm", "-journal"):
             try:
                 os.unlink(f"{self.path}{suffix}")
@@ -392,6 +426,7 @@ class FileIndex:
 
     def _update(self, on_progress: Callable[[int, int], Any] | None, check: Check | None = None) -> IndexStats:
         conn = self.connection()
+        self.shard_connections()  # a missing or foreign shard is damage found here, not by the query
         stats = IndexStats()
         if check is None:
             check = self.check(self.dir_rows())
@@ -404,9 +439,7 @@ class FileIndex:
         todo.sort(key=lambda t: (t[1].st_mtime_ns, t[0]))
         full = not known_any and len(todo) > 0
         if full and self._nshards == 1:
-            n = self._shards_for(sum(st.st_size for _p, st in todo))
-            if n > 1:
-                self._make_shards(n)
+            self._make_shards(self._shards_for(sum(st.st_size for _p, st in todo)))
         dirty = {os.path.dirname(str(p)) for p, _st in todo} | {os.path.dirname(p) for p in gone}
         if dirty:
             # the listings of the directories whose sources rows change go
@@ -468,16 +501,21 @@ class FileIndex:
             conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('hashsize', {_HASHSIZE})")
         elif todo and _automerge(conn) == 0:
             conn.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")  # a build cut short
-        restore = f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})"
+        restore = [
+            f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})",
+            f"INSERT INTO fts (fts, rank) VALUES ('hashsize', {_FTS5_HASHSIZE})",
+        ]
         try:
             self._write_batches(conn, todo, gone, stats, on_progress)
         except BaseException:
             if full:
                 with contextlib.suppress(sqlite3.Error):  # the error raised is the one to see
-                    conn.execute(restore)
+                    for sql in restore:
+                        conn.execute(sql)
             raise
         if full:
-            conn.execute(restore)
+            for sql in restore:
+                conn.execute(sql)
         if stats.reindexed or stats.dropped:
             self._refill_if_orphaned(conn)
         if full:
@@ -770,6 +808,7 @@ class FileIndex:
             return len(paths)
 
         def work() -> int:
+            self._drop_stale_shards()
             return sum(forget_in(conn) for conn in self.shard_connections())
 
         count: int = self.guarded(work)

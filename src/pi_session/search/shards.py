@@ -198,7 +198,9 @@ def write_in_workers(
                 proc.wait()
                 err.seek(0)
                 said = err.read().decode("utf-8", "replace").strip().splitlines()
-                raise OSError(f"{index.path}: indexing shard {k} failed: {said[-1] if said else f'exit {proc.returncode}'}")
+                code = proc.returncode
+                why = said[-1] if said else (f"killed by signal {-code}" if code < 0 else f"exit status {code}")
+                raise OSError(f"{index.path}: indexing shard {k} failed: {why}")
             if "error" in got:
                 if got["damage"]:
                     raise IndexDamaged(got["error"])

@@ -76,7 +76,11 @@ def _forget_in_file_indexes(session_id: str) -> None:
     from ..paths import cache_dir
     from ..search.files import FileIndex
 
-    for index_file in sorted((cache_dir() / "search").glob("*.sqlite3")):
+    search_dir = cache_dir() / "search"
+    for orphan in sorted(search_dir.glob("*.shard*.db*")):  # a shard whose index's main file was deleted
+        if not (search_dir / f"{orphan.name.split('.shard')[0]}.sqlite3").exists():
+            orphan.unlink(missing_ok=True)
+    for index_file in sorted(search_dir.glob("*.sqlite3")):
         index = FileIndex(index_file.parent, path=index_file)
         try:
             index.forget(session_id)
