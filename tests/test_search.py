@@ -72,9 +72,20 @@ def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
     assert run.matches("a" * 20) and not run.matches("b")
     with pytest.raises(QueryError) as info:
         run.matches("a" * 60 + "!")
-    assert "column 6:" in str(info.value) and "took more than 0.3 s" in str(info.value)
+    assert "column 6:" in str(info.value) and "took more than 0.3 s; simplify the pattern" in str(info.value)
     with pytest.raises(QueryError):
         RegexRun(query, seconds=0.3).spans("a" * 60 + "!")
+
+
+def test_a_plain_re_filter_over_too_many_entries_says_to_add_a_word() -> None:
+    from pi_session.search.query import RegexRun
+
+    run = RegexRun(parse_query("re:dus.x"), seconds=0.2)
+    with pytest.raises(QueryError) as info:
+        while True:
+            run.matches("no such word here " * 50)
+    assert run.texts > 1000
+    assert "took more than 0.2 s over " in str(info.value) and "entries; add a word" in str(info.value)
 
 
 def test_query_parts() -> None:

@@ -238,3 +238,17 @@ def test_the_cli_builds_shards_when_told(root: Path, cli) -> None:
     assert [h["sessionId"] for h in orjson.loads(out.stdout)["hits"]] == ["0192cccc-0000-7000-8000-000000000011"]
     assert FileIndex(root).shard_count == 2 and FileIndex(root).shard_path(1).exists()
     assert index_path(root).exists()
+
+
+def test_automerge_left_off_in_any_shard_is_restored_by_the_next_writing_update(root: Path) -> None:
+    index = FileIndex(root, shards=2, parallel_bytes=0)
+    index.update()
+    for conn in index.shard_connections():  # as a build killed in both shards leaves them
+        conn.execute("INSERT INTO fts (fts, rank) VALUES ('automerge', 0)")
+    grown = next(p for p in root.rglob("*.jsonl") if index.shard_of(file_key(str(p))) == 0)
+    with grown.open("ab") as f:
+        f.write(orjson.dumps({"type": "label", "id": "l9", "parentId": None, "timestamp": "2026-04-09T10:00:00.000Z",
+                              "targetId": "u1", "label": "grownlabel"}) + b"\n")
+    assert index.update().files_read == 1  # a file of shard 0 only
+    assert [conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone() for conn in index.shard_connections()] == [(4,), (4,)]
+    index.close()

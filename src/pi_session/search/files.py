@@ -478,6 +478,11 @@ class FileIndex:
                 shard_stats = self.write_shard(k, paths, gone_k, full=full, on_progress=step)
                 done += len(paths)
                 stats.add(shard_stats)
+        if not full and todo:
+            # a build cut short in a shard this update did not write to
+            for k, shard in enumerate(self.shard_connections()):
+                if k not in work and _automerge(shard) == 0:
+                    shard.execute(f"INSERT INTO fts (fts, rank) VALUES ('automerge', {_AUTOMERGE})")
         write_listings(self.connection(), str(self.root), check, self._dir_sources)
         return stats
 

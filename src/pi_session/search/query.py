@@ -244,6 +244,7 @@ class RegexRun:
         self.query = query
         self.seconds = REGEX_SECONDS if seconds is None else seconds
         self.deadline = time.monotonic() + self.seconds
+        self.texts = 0  # texts matched so far
 
     def _left(self, i: int) -> float:
         left = self.deadline - time.monotonic()
@@ -252,14 +253,16 @@ class RegexRun:
         return left
 
     def _timed_out(self, i: int) -> None:
-        raise QueryError(
-            self.query.text,
-            self.query.regex_columns[i] if i < len(self.query.regex_columns) else 0,
-            f"re: matching took more than {self.seconds:g} s; simplify the pattern (nested repeats backtrack)",
-        )
+        took = f"re: matching took more than {self.seconds:g} s"
+        if self.texts > 1000:  # a plain pattern, tried on too many entries
+            why = f"{took} over {self.texts:,} entries; add a word, so that only the entries holding it are matched"
+        else:
+            why = f"{took}; simplify the pattern (nested repeats backtrack)"
+        raise QueryError(self.query.text, self.query.regex_columns[i] if i < len(self.query.regex_columns) else 0, why)
 
     def matches(self, text: str) -> bool:
         """Whether every ``re:`` pattern matches ``text``."""
+        self.texts += 1
         for i, pattern in enumerate(self.query.regexes):
             try:
                 if pattern.search(text, timeout=self._left(i)) is None:
