@@ -107,6 +107,13 @@ def _env() -> dict[str, str]:
     return env
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def write_in_workers(
     index: Any,
     work: dict[int, tuple[list[Path], list[str]]],
@@ -114,9 +121,10 @@ def write_in_workers(
     full: bool,
     total: int,
     on_progress: Callable[[int, int], Any] | None,
+    at_once: int | None = None,
 ) -> list[tuple[Any, list[str]]]:
     """Run each shard's :meth:`~pi_session.search.files.FileIndex.write_shard`
-    in a worker process of its own, all at once.
+    in a worker process of its own, ``at_once`` of them at a time.
 
     Args:
         index: the :class:`~pi_session.search.files.FileIndex`.
@@ -124,9 +132,10 @@ def write_in_workers(
         full: a build from nothing.
         total: the files to index in all shards (for ``on_progress``).
         on_progress: ``on_progress(done, total)`` as workers report files.
+        at_once: how many workers run together (default: one per CPU).
 
     Returns:
-        Each shard's ``(IndexStats, warnings)``.
+        Each shard's ``(IndexStats, warnings)``, in shard order.
 
     Raises:
         WorkersUnavailable: no worker could be started.
@@ -134,52 +143,72 @@ def write_in_workers(
         OSError: a worker could not run or failed (the message names the
             index and the worker's error).
     """
-    procs: list[tuple[int, subprocess.Popen[bytes], Any]] = []
+    pending = sorted(work.items())
+    limit = max(1, at_once if at_once is not None else _cpus())
+    procs: dict[int, tuple[subprocess.Popen[bytes], Any]] = {}
     results: dict[int, Any] = {}
+    done: dict[int, int] = {}
+    buffers: dict[int, bytes] = {}
+    sel = selectors.DefaultSelector()
+
+    def start() -> None:
+        k, (todo, gone) = pending.pop(0)
+        job = {
+            "root": str(index.root), "index": str(index.path), "busy_timeout": index.busy_timeout, "shard": k,
+            "todo": [str(p) for p in todo], "gone": gone, "full": full,
+        }
+        err = tempfile.TemporaryFile()
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "pi_session.search.shard_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=err, env=_env(),
+            )
+        except OSError as exc:
+            err.close()
+            if not procs:
+                raise WorkersUnavailable(f"{sys.executable}: {exc.strerror or exc}") from exc
+            raise
+        procs[k] = (proc, err)
+        assert proc.stdin is not None and proc.stdout is not None
+        with contextlib.suppress(BrokenPipeError):  # a worker that died at once: its exit says why
+            proc.stdin.write(pickle.dumps(job))
+        with contextlib.suppress(BrokenPipeError):
+            proc.stdin.close()
+        sel.register(proc.stdout, selectors.EVENT_READ, k)
+        buffers[k], done[k] = b"", 0
+
+    def failure(k: int) -> BaseException:
+        proc, err = procs[k]
+        got = results.get(k)
+        if got is not None:
+            return IndexDamaged(got["error"]) if got["damage"] else OSError(f"{index.path}: indexing shard {k} failed: {got['error']}")
+        proc.wait()
+        err.seek(0)
+        said = err.read().decode("utf-8", "replace").strip().splitlines()
+        code = proc.returncode
+        why = said[-1] if said else (f"killed by signal {-code}" if code < 0 else f"exit status {code}")
+        return OSError(f"{index.path}: indexing shard {k} failed: {why}")
+
     try:
-        for k, (todo, gone) in sorted(work.items()):
-            job = {
-                "root": str(index.root), "index": str(index.path), "busy_timeout": index.busy_timeout, "shard": k,
-                "todo": [str(p) for p in todo], "gone": gone, "full": full,
-            }
-            err = tempfile.TemporaryFile()
-            try:
-                proc = subprocess.Popen(
-                    [sys.executable, "-m", "pi_session.search.shard_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    stderr=err, env=_env(),
-                )
-            except OSError as exc:
-                err.close()
-                if not procs:
-                    raise WorkersUnavailable(f"{sys.executable}: {exc.strerror or exc}") from exc
-                raise
-            procs.append((k, proc, err))
-            assert proc.stdin is not None
-            with contextlib.suppress(BrokenPipeError):  # a worker that died at once: its exit says why
-                proc.stdin.write(pickle.dumps(job))
-            with contextlib.suppress(BrokenPipeError):
-                proc.stdin.close()
-        done: dict[int, int] = {}
-        failed: list[int] = []
-        sel = selectors.DefaultSelector()
-        buffers: dict[int, bytes] = {}
-        for k, proc, _err in procs:
-            assert proc.stdout is not None
-            sel.register(proc.stdout, selectors.EVENT_READ, k)
-            buffers[k], done[k] = b"", 0
-        open_pipes = len(procs)
-        while open_pipes:
+        while pending and len(procs) < limit:
+            start()
+        running = len(procs)
+        while running:
             for key, _mask in sel.select():
                 k = key.data
                 chunk = os.read(key.fd, 1 << 16)
                 if not chunk:
+                    # a worker ended: with its result, the next one starts;
+                    # without it, it failed and the others are stopped
                     sel.unregister(key.fileobj)
-                    # a worker that ended without its result failed: the
-                    # others are stopped (below) instead of waited for
-                    open_pipes -= 1
-                    if k not in results:
-                        failed.append(k)
-                        open_pipes = 0
+                    running -= 1
+                    got = results.get(k)
+                    if got is None or "error" in got:
+                        raise failure(k)
+                    procs[k][0].wait()
+                    if pending:
+                        start()
+                        running += 1
                     continue
                 buffers[k] += chunk
                 *lines, buffers[k] = buffers[k].split(b"\n")
@@ -190,26 +219,10 @@ def write_in_workers(
                             on_progress(sum(done.values()), total)
                     elif line.startswith(b"r "):
                         results[k] = pickle.loads(bytes.fromhex(line[2:].decode("ascii")))
-        sel.close()
-        out = []
-        for k, proc, err in sorted(procs, key=lambda t: t[0] not in failed):
-            got = results.get(k)
-            if got is None:
-                proc.wait()
-                err.seek(0)
-                said = err.read().decode("utf-8", "replace").strip().splitlines()
-                code = proc.returncode
-                why = said[-1] if said else (f"killed by signal {-code}" if code < 0 else f"exit status {code}")
-                raise OSError(f"{index.path}: indexing shard {k} failed: {why}")
-            if "error" in got:
-                if got["damage"]:
-                    raise IndexDamaged(got["error"])
-                raise OSError(f"{index.path}: indexing shard {k} failed: {got['error']}")
-            proc.wait()
-            out.append((got["stats"], got["warnings"]))
-        return out
+        return [(results[k]["stats"], results[k]["warnings"]) for k in sorted(work)]
     finally:
-        for _k, proc, err in procs:
+        sel.close()
+        for proc, err in procs.values():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
