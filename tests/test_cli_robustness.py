@@ -85,6 +85,13 @@ def test_export_refuses_to_overwrite_the_session(cli, session, tmp_path):
     assert session.read_bytes() == before and other.read_bytes() == other_bytes
 
 
+@pytest.mark.parametrize("name", ["", "  "])
+def test_export_to_an_empty_file_name_is_a_clear_error(cli, session, tmp_path, name):
+    res = cli("export", str(session), "-f", "md", "-o", name, cwd=str(tmp_path))
+    assert_clean_error(res, "--output: the file name is empty")
+    assert list(tmp_path.glob("*.md")) == []
+
+
 def test_export_needs_force_to_overwrite_and_writes_atomically(cli, session, tmp_path):
     out = tmp_path / "out" / "page.md"
     out.parent.mkdir()

@@ -166,7 +166,7 @@ def _counted(chunks: Iterable[bytes], on_progress: Optional[Callable[[int, Optio
 def export(
     session: str = SESSION_ARGUMENT,
     fmt: str = typer.Option("html", "--format", "-f", help="html, md or jsonl."),
-    output: Optional[Path] = typer.Option(
+    output_name: Optional[str] = typer.Option(
         None, "--output", "-o",
         help="Write here; '-': standard output (default: pi-session-<session file name>.html, .md or .jsonl in the current directory, as pi's /export).",
     ),
@@ -209,6 +209,9 @@ def export(
     kind = EXPORT_FORMATS.get(fmt.lower())
     if kind is None:
         fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
+    if output_name is not None and not output_name.strip():
+        fail("--output: the file name is empty (give a file, or - for standard output)")
+    output = Path(output_name) if output_name is not None else None
     if redact and allow_secrets:
         fail("give --redact or --allow-secrets, not both")
     check_leaf_option(leaf)
