@@ -200,6 +200,7 @@ def test_rewrite_backup_is_0600_and_dry_run_writes_nothing(tmp_path, cli):
     result = cli("scrub", str(path), "--mode", "rewrite", "--backup")
     backup = tmp_path / "s.jsonl.secrets.bak"
     assert result.returncode == 0 and str(backup) in result.stdout
+    assert ": redacted " in result.stdout and "would" not in result.stdout  # what was done, in the past tense
     assert backup.read_bytes() == before and stat.S_IMODE(backup.stat().st_mode) == 0o600
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
 

@@ -189,13 +189,13 @@ def scrub(
 
 
 def _print_result(result: Any) -> None:
-    would = "would " if result.dry_run else ""
     for hit in result.hits:
         console.print(_hit_line(hit), markup=False, soft_wrap=True)
     if result.mode == "rewrite":
         if result.changed_lines:
             console.print(sanitize(
-                f"{result.session}: {would}redact {plural(len(result.hits), 'secret')} in {plural(result.changed_lines, 'line')}"
+                f"{result.session}: {'would redact' if result.dry_run else 'redacted'} {plural(len(result.hits), 'secret')} "
+                f"in {plural(result.changed_lines, 'line')}"
             ), markup=False, soft_wrap=True)
         else:
             console.print(sanitize(f"{result.session}: no secrets; nothing to do"), markup=False, soft_wrap=True)
@@ -204,7 +204,7 @@ def _print_result(result: Any) -> None:
     else:
         if result.edits:
             console.print(sanitize(
-                f"{result.session}: {would}append {plural(len(result.edits), 'context edit')} hiding "
+                f"{result.session}: {'would append' if result.dry_run else 'appended'} {plural(len(result.edits), 'context edit')} hiding "
                 f"{plural(len(result.hits), 'secret')} from the model (the file keeps them; --mode rewrite removes them)"
             ), markup=False, soft_wrap=True)
         else:
