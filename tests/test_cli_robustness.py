@@ -92,6 +92,23 @@ def test_export_to_an_empty_file_name_is_a_clear_error(cli, session, tmp_path, n
     assert list(tmp_path.glob("*.md")) == []
 
 
+@pytest.mark.parametrize("args, code", [(["tree"], 1), (["info", "--json"], 1), (["export", "-f", "md", "-o", "out.md"], 0)])
+def test_a_closed_standard_output_is_an_error_for_what_prints(session, tmp_path, args, code):
+    """Started with fd 1 closed (`>&-`), a command that prints says so on
+    stderr and exits 1 (it exited 0, its output silently lost); a command
+    that prints nothing on stdout still runs (export writes its file)."""
+    exe = Path(sys.executable).parent / "pi-session"
+    argv = [str(exe), args[0], str(session), *args[1:]]
+    res = subprocess.run(argv, capture_output=False, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                         preexec_fn=lambda: os.close(1), timeout=120,
+                         env={**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")})
+    assert res.returncode == code, res.stderr
+    if code:
+        assert res.stderr.strip() == "pi-session: standard output is closed: nothing can be printed"
+    else:
+        assert (tmp_path / "out.md").read_text().startswith("#")
+
+
 def test_export_needs_force_to_overwrite_and_writes_atomically(cli, session, tmp_path):
     out = tmp_path / "out" / "page.md"
     out.parent.mkdir()

@@ -534,6 +534,26 @@ def test_cli_a_backtracking_re_filter_is_a_query_error(tmp_path: Path) -> None:
     assert "query error at column 14: re: matching took more than 2 s" in proc.stderr and "internal error" not in proc.stderr
 
 
+def test_cli_query_error_caret_under_wide_characters(tmp_path: Path) -> None:
+    """The caret under a query error counts terminal cells, not characters:
+    after two CJK words (two cells a character) and a tab it stands under
+    the quote that is not closed."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    query = '\u65e5\u672c \u8a9e\t"open'
+    proc = _run("search", query, env=_env(root, tmp_path))
+    assert proc.returncode == 1, proc.stderr
+    from rich.cells import cell_len
+
+    lines = proc.stderr.splitlines()
+    assert "query error at column 6: unclosed quote" in lines[0]
+    shown, caret = lines[1].expandtabs(), lines[2].expandtabs()  # (the console may expand tabs itself)
+    assert shown.replace(" ", "").startswith("\u65e5\u672c\u8a9e")
+    assert caret.strip() == "^"
+    # the caret's cell is the quote's: 3 wide characters are 6 cells, not 3
+    assert cell_len(caret[: caret.index("^")]) == cell_len(shown[: shown.index('"')])
+
+
 def test_a_damaged_v1_file_gives_hits_without_entry_ids(root: Path) -> None:
     """The migration's ids count records: a v1 file with a damaged line
     (which another way of reading could count differently) gets no ids

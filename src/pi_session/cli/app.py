@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import io
 import os
 import sys
 import warnings
@@ -181,6 +182,21 @@ def _show_warning(message: Warning | str, category: type[Warning], filename: str
     _say(f"warning: {_one_line(str(message))}")
 
 
+class ClosedOutput(io.TextIOBase):
+    """What ``sys.stdout`` is when the process started with its standard
+    output closed (``pi-session tree FILE >&-``; Python then sets
+    ``sys.stdout`` to None and every print is silently lost): a stream
+    whose writes raise ``OSError(EBADF)``, so a command that has something
+    to print fails with one line on stderr and exit status 1, as coreutils'
+    ``write error`` does, while a command that prints nothing still runs."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        raise OSError(errno.EBADF, "standard output is closed: nothing can be printed")
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -195,6 +211,8 @@ def main() -> None:
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
     if not debug:
         warnings.showwarning = _show_warning
+    if sys.stdout is None:
+        sys.stdout = ClosedOutput()
     try:
         app()
     except SystemExit as exc:

@@ -58,7 +58,7 @@ def search(
     if limit < 1:
         fail("--limit must be at least 1")
     def query_failure(exc: QueryError) -> None:
-        fail(f"{exc}\n  {query}\n  {' ' * exc.position}^")
+        fail(f"{exc}\n  {query}\n  {caret_pad(query[: exc.position])}^")
 
     try:
         parsed = parse_query(query)
@@ -120,6 +120,15 @@ def search(
         console.print(head, soft_wrap=True)
         console.print(Text("    ") + snippet_text(hit.snippet), soft_wrap=True)
         console.print(Text("    " + sanitize(open_commands(hit, store_url=url)[0]), style="dim"), soft_wrap=True)
+
+
+def caret_pad(text: str) -> str:
+    """The blanks that put a caret under the character after ``text`` on
+    a terminal: as many cells as ``text`` takes (a wide character, such
+    as CJK, takes two; a tab stays a tab)."""
+    from rich.cells import cell_len
+
+    return "".join(c if c == "\t" else " " * cell_len(c) for c in text)
 
 
 def _check_sessions_dir(store: Any) -> None:
