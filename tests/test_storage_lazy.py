@@ -248,6 +248,18 @@ def test_each_damage_kind(tmp_path: Path, kind: str) -> None:
     _same_manager(path)
 
 
+@pytest.mark.parametrize("turns", [3, 20])
+def test_a_whole_last_line_without_a_newline(tmp_path: Path, turns: int) -> None:
+    """A file whose last line is a whole entry with no newline after it (an
+    editor's save, a copy): read lazily, that entry comes after the
+    indexed lines before it, in every list, as the full reader has it."""
+    header, entries = generate_session(5, turns=turns, pi16=True)
+    lines = session_text(header, entries).split(b"\n")[:-1]
+    path = _write(tmp_path, "s.jsonl", lines, newline_at_end=False)
+    _same_file(path)
+    _same_manager(path)
+
+
 def _compacted_halfway(seed: int, turns: int, drop: tuple[str, ...]) -> tuple[dict[str, Any], list[Any], dict[str, Any], list[Any]]:
     """A linear generated session (entries of the ``drop`` types left out)
     with one compaction halfway: ``(header, entries before it, the

@@ -333,6 +333,7 @@ def _read_records(
     branches_left = TAIL_BRANCH_POINTS  # in the tail, before it is only indexed
     eager_at = eager_from if eager_from is not None else 0
     plain_left = PLAIN_RECORDS  # records kept as orjson gives them, before the memory-saving form
+    run_from = 0  # the store position where the run of indexed lines not yet in sf's lists starts
     try:
         with contextlib.ExitStack() as stack:
             if blocks is None:
@@ -353,6 +354,9 @@ def _read_records(
             indexing = False
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
+                    if store is not None and run_from != len(store.cache):
+                        _add_indexed_run(sf, store, run_from)
+                        run_from = len(store.cache)
                     line_no += 1
                     for scanned in scanner.feed(line_no, bytes(lines[0]), False):
                         record = _take(p, sf, scanned)
@@ -389,7 +393,6 @@ def _read_records(
                                 if not branches_left:  # a branchy tail: most of it is off the leaf's path
                                     eager_total -= eager_left
                                     eager_left = 0
-                            pos = len(cache)
                             offsets_append(start)
                             lengths_append(offset - start - 1)
                             store_lines_append(line_no)
@@ -398,14 +401,15 @@ def _read_records(
                             store_parents_append(parent)
                             timestamps_append(stamp)
                             cache_append(record)
-                            records_append(pos)  # type: ignore[arg-type]
-                            lines_append(line_no)
-                            entries_append(pos)  # type: ignore[arg-type]
-                            ids_append(hid)
-                            parents_append(parent)
+                            # records, record_lines, entries and the entry
+                            # columns get this run of indexed lines at its
+                            # end (_add_indexed_run), five appends less a line
                             prev_id = hid
                             previous = None
                             continue
+                        if run_from != len(cache):
+                            _add_indexed_run(sf, store, run_from)  # type: ignore[arg-type]
+                            run_from = len(cache)
                     if header_seen:
                         try:
                             record = loads(raw)
@@ -452,6 +456,8 @@ def _read_records(
                             indexing = store is not None
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
+    if store is not None and run_from != len(store.cache):
+        _add_indexed_run(sf, store, run_from)
     for scanned in scanner.finish():  # lines of a record the file ends inside
         _take(p, sf, scanned)
     sf.line_count = line_no
@@ -463,6 +469,23 @@ def _read_records(
             sf.records = LazyRecords(store, sf.records)  # type: ignore[assignment]
             sf.entries = LazyRecords(store, sf.entries)  # type: ignore[assignment]
     return _finish(p, sf, migrate, sorted_out=sorting)
+
+
+def _add_indexed_run(sf: SessionFile, store: EntryStore, start: int) -> None:
+    """Put the store's entries from position ``start`` on (a run of lines
+    only indexed by :func:`_read_records`, nothing else read between them)
+    into ``sf``'s lists as the loop would one by one: their positions into
+    ``sf.records`` and ``sf.entries`` (one int object for both), their line
+    numbers into ``sf.record_lines``, their ids and parentIds into
+    ``sf.entry_columns``."""
+    positions = list(range(start, len(store.cache)))
+    sf.records.extend(positions)  # type: ignore[arg-type]
+    sf.entries.extend(positions)  # type: ignore[arg-type]
+    sf.record_lines.extend(store.lines[start:])
+    assert sf.entry_columns is not None  # indexing implies sorting
+    ids, parents, _labels = sf.entry_columns
+    ids.extend(store.ids[start:])
+    parents.extend(store.parents[start:])
 
 
 def _take(p: Path | None, sf: SessionFile, s: ScannedLine) -> dict[str, Any] | None:
