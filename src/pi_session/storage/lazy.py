@@ -232,7 +232,9 @@ class EntryStore:
         self.end = 0
         self.offsets = array("q")
         self.lengths = array("q")
-        self.lines = array("q")
+        # a list, not an array: the loop's line_no int objects, shared with
+        # SessionFile.record_lines (an array's append parses its argument)
+        self.lines: list[int] = []
         self.types: list[str] = []
         self.ids: list[str] = []
         self.parents: list[str | None] = []
