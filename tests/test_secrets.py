@@ -114,6 +114,19 @@ def test_cli_never_prints_a_secret_and_exits_1_when_found(tmp_path, cli):
     assert result.returncode == 0 and result.stdout == "" and "0 secrets" in result.stderr
 
 
+def test_cli_says_when_a_file_is_not_a_session(tmp_path, cli):
+    """A file that is no pi session (no session header) is still scanned,
+    line by line, and the scan says so; a session file gets no such word."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("deploy with AWS_ACCESS_KEY_ID=AKIAZ7QW3RT5YU8IO2PL\n")
+    result = cli("secrets", str(notes))
+    assert result.returncode == 1, result.stderr
+    assert f"warning: {notes}: not a pi session file (no session header); scanned as text lines" in result.stderr
+    assert "AKIAZ7QW3RT5YU8IO2PL" not in result.stdout + result.stderr
+    result = cli("secrets", str(_session(tmp_path)))
+    assert "not a pi session file" not in result.stderr
+
+
 def test_cli_all_and_allow_list_file(tmp_path, cli):
     sessions = tmp_path / "agent" / "sessions" / "--tmp--"
     sessions.mkdir(parents=True)

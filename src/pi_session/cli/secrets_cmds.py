@@ -119,6 +119,11 @@ def secrets(
     if store:
         set_store_url(store)
     locations, db = _sessions(session, all_)
+    if db is None and not all_ and os.path.isfile(locations[0]):
+        from ..listing import read_session_header
+
+        if read_session_header(locations[0]) is None:
+            warn(f"{locations[0]}: not a pi session file (no session header); scanned as text lines")
     allow = allow_list_from(allow_list)
     hits: list[Any] = []
     with _progress(locations, db) as advance:
