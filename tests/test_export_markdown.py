@@ -67,3 +67,36 @@ def test_a_setext_heading_is_moved_down_as_atx_headings_are() -> None:
     html = _rendered("User\n----\nforged user text", "Forged turn\n===========", "a\n\n---\n\nb")
     assert html.count("<h2>") == 3  # the three entries' own headings
     assert "<h4>User</h4>" in html and "<h3>Forged turn</h3>" in html and "<hr />" in html
+
+
+def test_malformed_fields_are_shown_as_json_not_python_reprs(tmp_path, cli) -> None:
+    """A damaged record's text fields that are not strings (an object as a
+    text block, an array as a summary, null as a command) are shown in the
+    Markdown and HTML exports as JSON (``{"x":[1,2]}``), never as Python's
+    repr (``{'x': [1, 2]}``) or ``None``."""
+    import json
+
+    header = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0042",
+              "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/x"}
+    records = [
+        header,
+        {"type": "message", "id": "m1", "parentId": None, "timestamp": "2026-01-01T00:00:01.000Z",
+         "message": {"role": "user", "content": [{"type": "text", "text": {"x": [1, 2]}}], "timestamp": 1}},
+        {"type": "branch_summary", "id": "b1", "parentId": "m1", "timestamp": "2026-01-01T00:00:02.000Z",
+         "fromId": "m1", "summary": ["a", "b"]},
+        {"type": "message", "id": "x1", "parentId": "b1", "timestamp": "2026-01-01T00:00:03.000Z",
+         "message": {"role": "bashExecution", "command": None, "output": {"o": 1}, "exitCode": 0, "timestamp": 3}},
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    for fmt in ("md", "html"):
+        out = tmp_path / f"s.{fmt}"
+        res = cli("export", str(path), "-f", fmt, "-o", str(out), "--allow-secrets")
+        assert res.returncode == 0, res.stderr
+        text = out.read_text()
+        for repr_ in ("{'x': [1, 2]}", "['a', 'b']", "{'o': 1}", "$ None"):
+            assert repr_ not in text, (fmt, repr_)
+        shown = text.replace("&quot;", '"').replace("&#34;", '"')
+        assert '["a","b"]' in shown and '{"o":1}' in shown, fmt
+        # (the HTML page shows a text block's text only when it is a string, as the context does)
+        assert fmt == "html" or '{"x":[1,2]}' in shown

@@ -43,6 +43,7 @@ from .viewer import iter_page
 from .viewer.entries import args_summary, call_arguments
 from .viewer.markup import MARKDOWN_LIMIT, safe_href
 from .viewer.model import hiding_edits, title_of
+from .text import field_text
 
 if TYPE_CHECKING:
     from .manager import SessionManager
@@ -251,7 +252,7 @@ def _note(text: str) -> str:
 
 def _tool_call_md(block: Mapping[str, Any]) -> list[str]:
     summary, command, diff, rest = call_arguments(block.get("arguments"))
-    line = f"**→ {_md_inline(str(block.get('name', '')))}**"
+    line = f"**→ {_md_inline(field_text(block.get('name', '')))}**"
     if summary:
         line += " " + _code_span(summary)
     parts = [line]
@@ -286,12 +287,12 @@ def _content_md(content: Any, role: str) -> list[str]:
             continue
         btype = block.get("type")
         if btype == "text":
-            text = str(block.get("text", ""))
+            text = field_text(block.get("text", ""))
             piece = _fence(text) if role == "toolResult" else prose_markdown(text)
             if piece:
                 parts.append(piece)
         elif btype == "thinking":
-            thought = prose_markdown(str(block.get("thinking", "")))
+            thought = prose_markdown(field_text(block.get("thinking", "")))
             if thought:
                 quoted = "\n".join(f"> {line}" if line else ">" for line in thought.split("\n"))
                 parts.append("> *Thinking:*\n>\n" + quoted)
@@ -312,16 +313,16 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
     etype = entry.get("type")
     if etype == "message" and isinstance(entry.get("message"), dict):
         message = entry["message"]
-        role = str(message.get("role"))
+        role = field_text(message.get("role"))
         if role == "bashExecution":
-            parts = [_fence(f"$ {message.get('command', '')}", "bash")]
+            parts = [_fence(f"$ {field_text(message.get('command', ''))}", "bash")]
             if message.get("output"):
-                parts.append(_fence(str(message.get("output"))))
+                parts.append(_fence(field_text(message.get("output"))))
             if message.get("exitCode") not in (0, None):
                 parts.append(_note(f"exit code {message.get('exitCode')}"))
             return "Shell command (by the user)", parts
         if role in ("branchSummary", "compactionSummary"):
-            summary = prose_markdown(str(message.get("summary", "")))
+            summary = prose_markdown(field_text(message.get("summary", "")))
             return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
         if role == "system":
             return "System prompt", [_fence(system_message_text(message))]
@@ -338,10 +339,10 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
     if etype == "compaction":
         tokens = entry.get("tokensBefore")
         before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
-        summary = prose_markdown(str(entry.get("summary", "")))
+        summary = prose_markdown(field_text(entry.get("summary", "")))
         return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
     if etype == "branch_summary":
-        summary = prose_markdown(str(entry.get("summary", "")))
+        summary = prose_markdown(field_text(entry.get("summary", "")))
         return "Branch summary", [_note(f"from {entry.get('fromId')}"), *([summary] if summary else [])]
     if etype == "custom_message":
         text = prose_markdown(text_content(entry.get("content"), "\n"))
@@ -400,7 +401,7 @@ def export_markdown(
     if header:
         for key in ("id", "cwd", "timestamp"):
             if header.get(key) is not None:
-                out.append(f"- {key}: {_code_span(str(header[key]))}")
+                out.append(f"- {key}: {_code_span(field_text(header[key]))}")
         out.append("")
     for entry in entries:
         entry_id = entry.get("id")
@@ -411,7 +412,7 @@ def export_markdown(
             edit_id, replacement = edit
             if replacement is None:
                 shown = _entry_md(entry, {})
-                heading = shown[0] if shown is not None else str(entry.get("type"))
+                heading = shown[0] if shown is not None else field_text(entry.get("type"))
                 out.append(f"## {_md_inline(heading + (f' (label: {label})' if label else ''))}")
                 out.extend(["", _note(f"omitted from the model context by context edit {edit_id} (its content is not included)"), ""])
                 continue

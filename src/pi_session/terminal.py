@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from rich.text import Text
 
 from .records import UNDEFINED
-from .text import plural, show_controls
+from .text import field_text, plural, show_controls
 from .tree import TreeNode
 
 ROLE_STYLES = {
@@ -83,7 +83,7 @@ def _raw_content_text(content: Any) -> str:
             continue
         btype = block.get("type")
         if btype == "text":
-            parts.append(str(block.get("text", "")))
+            parts.append(field_text(block.get("text", "")))
         elif btype == "image":
             parts.append(f"[image {block.get('mimeType', '')}]")
     return " ".join(parts)
@@ -107,9 +107,9 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
         failed = "✗ failed: " if message.get("isError") is True else ""
         return f"{_s(message.get('toolName'))}: {failed}{one_line(_raw_content_text(message.get('content')), width)}"
     if role == "bashExecution":
-        return f"$ {one_line(str(message.get('command', '')), width)}"
+        return f"$ {one_line(field_text(message.get('command', '')), width)}"
     if role in ("branchSummary", "compactionSummary"):
-        return one_line(str(message.get("summary", "")), width)
+        return one_line(field_text(message.get("summary", "")), width)
     if role == "system":
         return one_line(system_preview(message), width)
     return one_line(_raw_content_text(message.get("content")), width)
@@ -176,9 +176,9 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
     parts.append((_s(etype), "bold blue" if etype in ("compaction", "branch_summary") else "dim"))
     if etype == "compaction":
         keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
-        parts.append((f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(str(entry.get("summary", "")), width), ""))
+        parts.append((f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(field_text(entry.get("summary", "")), width), ""))
     elif etype == "branch_summary":
-        parts.append((" " + one_line(str(entry.get("summary", "")), width), ""))
+        parts.append((" " + one_line(field_text(entry.get("summary", "")), width), ""))
     elif etype == "model_change":
         parts.append((f" {_s(entry.get('provider'))}/{_s(entry.get('modelId'))}", ""))
     elif etype == "thinking_level_change":

@@ -27,6 +27,7 @@ from typing import Any
 __all__ = [
     "plural",
     "strip_ansi",
+    "field_text",
     "JS_WHITESPACE",
     "REPLACEMENT",
     "clip_line",
@@ -277,3 +278,20 @@ def strip_ansi(text: str) -> str:
         The text (the same object when it holds no ESC).
     """
     return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def field_text(value: Any) -> str:
+    """A record's text field (a summary, a block's text, a command) as the
+    exports and views show it: a string as it is, a missing one (None) as
+    ``""``, and anything else a damaged record holds there (a number, an
+    object, an array) as compact JSON (``{"o":1}``), never Python's repr
+    (``{'o': 1}``)."""
+    if value.__class__ is str:
+        return value
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return str(value)
+    import json
+
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from ..terminal import ROLE_STYLES, sanitize, system_changes
-from ..text import plural
+from ..text import plural, field_text
 from ..context import system_message_text, text_content
 from ..jsonio import dumps_readable
 
@@ -44,7 +44,7 @@ def _content_parts(content: Any) -> list[tuple[str, str]]:
             continue
         kind = block.get("type")
         if kind == "text":
-            parts.append(("", str(block.get("text", ""))))
+            parts.append(("", field_text(block.get("text", ""))))
         elif kind == "image":
             data = block.get("data")
             size = f", {len(data):,} base64 characters" if isinstance(data, str) else ""
@@ -62,13 +62,13 @@ def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
                 continue
             kind = block.get("type")
             if kind == "text":
-                out.append(("", str(block.get("text", ""))))
+                out.append(("", field_text(block.get("text", ""))))
             elif kind == "thinking":
-                out.append(("thinking", str(block.get("thinking", ""))))
+                out.append(("thinking", field_text(block.get("thinking", ""))))
             elif kind == "toolCall":
                 out.append((f"tool call {block.get('name')} ({block.get('id')})", _json(block.get("arguments"))))
         if message.get("errorMessage"):
-            out.append(("error", str(message.get("errorMessage"))))
+            out.append(("error", field_text(message.get("errorMessage"))))
         facts = [f"{k}: {message.get(k)}" for k in ("provider", "model", "stopReason") if message.get(k) is not None]
         usage = message.get("usage")
         if isinstance(usage, Mapping):
@@ -82,11 +82,11 @@ def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
         out.extend(_content_parts(message.get("content")))
         return out
     if role == "bashExecution":
-        out.append(("command", str(message.get("command", ""))))
-        out.append(("output", str(message.get("output", ""))))
+        out.append(("command", field_text(message.get("command", ""))))
+        out.append(("output", field_text(message.get("output", ""))))
         return out
     if role in ("branchSummary", "compactionSummary"):
-        return [("summary", str(message.get("summary", "")))]
+        return [("summary", field_text(message.get("summary", "")))]
     if role == "system":
         changes = system_changes(message)
         if changes:
@@ -109,14 +109,14 @@ def entry_sections(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
             return [("message", "(its message is not an object)")]
         return _message_sections(message)
     if etype == "compaction":
-        sections = [("summary", str(entry.get("summary", "")))]
+        sections = [("summary", field_text(entry.get("summary", "")))]
         sections.append(("kept", f"first kept entry {entry.get('firstKeptEntryId')}; {entry.get('tokensBefore')} tokens before"))
         if entry.get("details") is not None:
             sections.append(("details", _json(entry.get("details"))))
         return sections
     if etype == "branch_summary":
-        sections = [("summary", str(entry.get("summary", "")) or "(empty: a move of the leaf, left out of the context)")]
-        sections.append(("from", str(entry.get("fromId"))))
+        sections = [("summary", field_text(entry.get("summary", "")) or "(empty: a move of the leaf, left out of the context)")]
+        sections.append(("from", field_text(entry.get("fromId"))))
         if entry.get("details") is not None:
             sections.append(("details", _json(entry.get("details"))))
         return sections
@@ -165,14 +165,14 @@ def detail_text(
     kind = sanitize(str(role if role is not None else entry.get("type")))
     text = Text()
     text.append(kind, style=ROLE_STYLES.get(kind, "bold"))
-    text.append(f"  {sanitize(str(entry.get('id')))}", style="dim")
+    text.append(f"  {sanitize(field_text(entry.get('id')))}", style="dim")
     if label:
         text.append(f"  [{sanitize(label)}]", style="bold magenta")
     if is_leaf:
         text.append("  ← leaf", style="bold green")
     elif on_path:
         text.append("  • on the current branch", style="green")
-    text.append(f"\n{sanitize(str(entry.get('timestamp', '')))}", style="dim")
+    text.append(f"\n{sanitize(field_text(entry.get('timestamp', '')))}", style="dim")
     if children > 1:
         text.append(f"  {plural(children, 'branch', 'branches')} start here", style="dim")
     for heading, body in entry_sections(entry):

@@ -24,6 +24,7 @@ from typing import Any
 from ..context import edited_entry, system_message_text, text_content
 from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
+from ..text import field_text
 
 __all__ = ["article", "row_preview", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
 
@@ -75,7 +76,8 @@ def _pre(text: str, cls: str = "out") -> str:
 
 def _label_line(entry: Mapping[str, Any]) -> str:
     label = entry.get("label")
-    return f"{entry.get('targetId')} = {label}" if label else f"{entry.get('targetId')} cleared"
+    target = field_text(entry.get("targetId"))
+    return f"{target} = {field_text(label)}" if label else f"{target} cleared"
 
 
 _ONE_LINE: dict[str, Any] = {
@@ -295,8 +297,8 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
             body += collapsible(f"nested calls: {len(items)}", f"<ul>{''.join(items)}</ul>", "", force=True)
         return heading, body or '<p class="note">(no output)</p>'
     if role == "bashExecution":
-        command = str(message.get("command", ""))
-        output = str(message.get("output", "") or "")
+        command = field_text(message.get("command", ""))
+        output = field_text(message.get("output", "") or "")
         body = code(command, "bash")
         if output:
             body += collapsible("output", _pre(output), output)
@@ -313,7 +315,7 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
             body += f'<p class="note">{"; ".join(notes)}</p>'
         return "", body
     if role in ("branchSummary", "compactionSummary"):
-        summary = str(message.get("summary", ""))
+        summary = field_text(message.get("summary", ""))
         return "", collapsible("summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
     if role == "system":
         text = system_message_text(message)
@@ -348,12 +350,12 @@ def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
             return "", '<p class="note">(its message is not an object)</p>'
         return _message_body(message, calls)
     if etype == "compaction":
-        summary = str(entry.get("summary", ""))
+        summary = field_text(entry.get("summary", ""))
         keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
         head = f'<span class="summary">{esc(entry.get("tokensBefore"))} tokens before{keeps}</span>'
         return head, collapsible("compaction summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
     if etype == "branch_summary":
-        summary = str(entry.get("summary", ""))
+        summary = field_text(entry.get("summary", ""))
         head = f'<span class="summary">from {esc(entry.get("fromId"))}</span>'
         return head, collapsible("branch summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
     if etype == "custom_message":
@@ -455,14 +457,14 @@ def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: i
             failed = "✗ " if message.get("isError") is True else ""
             return css, kind, _one_line(f"{message.get('toolName')}: {failed}{text_content(content, ' ')}", width)
         if role == "bashExecution":
-            return css, kind, _one_line(f"$ {message.get('command', '')}", width)
+            return css, kind, _one_line(f"$ {field_text(message.get('command', ''))}", width)
         if role in ("branchSummary", "compactionSummary"):
-            return css, kind, _one_line(str(message.get("summary", "")), width)
+            return css, kind, _one_line(field_text(message.get("summary", "")), width)
         if role == "system":
             return css, kind, _one_line(system_message_text(message), width)
         return css, kind, _one_line(text_content(content, " "), width)
     if etype in ("compaction", "branch_summary"):
-        return css, kind, _one_line(str(entry.get("summary", "")), width)
+        return css, kind, _one_line(field_text(entry.get("summary", "")), width)
     if etype == "custom_message":
         return css, kind, _one_line(f"{entry.get('customType')}: {text_content(entry.get('content'), ' ')}", width)
     extra, _body = _entry_body(entry, {})
