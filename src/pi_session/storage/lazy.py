@@ -34,7 +34,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSequence
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 import msgspec
 import orjson
@@ -42,6 +42,9 @@ import orjson
 from .._gc import gc_paused
 from .decode import compact_record
 from .model import SessionFileError
+
+if TYPE_CHECKING:
+    from .reader import SessionFile
 
 __all__ = [
     "EntryHead",
@@ -245,6 +248,22 @@ class EntryStore:
 
     def __len__(self) -> int:
         return len(self.cache)
+
+    def add_indexed_run(self, sf: SessionFile, start: int) -> None:
+        """Put this store's entries from position ``start`` on (a run of
+        lines the read loop of :mod:`.reader` only indexed, nothing else
+        read between them) into ``sf``'s lists as that loop would one by
+        one: their positions into ``sf.records`` and ``sf.entries`` (one
+        int object for both), their line numbers into ``sf.record_lines``,
+        their ids and parentIds into ``sf.entry_columns``."""
+        positions = list(range(start, len(self.cache)))
+        sf.records.extend(positions)  # type: ignore[arg-type]
+        sf.entries.extend(positions)  # type: ignore[arg-type]
+        sf.record_lines.extend(self.lines[start:])
+        assert sf.entry_columns is not None  # indexing implies sorting
+        ids, parents, _labels = sf.entry_columns
+        ids.extend(self.ids[start:])
+        parents.extend(self.parents[start:])
 
     def get(self, pos: int) -> dict[str, Any]:
         """The record at ``pos``, decoded (with up to 31 entries before it,

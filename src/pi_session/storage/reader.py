@@ -355,7 +355,7 @@ def _read_records(
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
                     if store is not None and run_from != len(store.cache):
-                        _add_indexed_run(sf, store, run_from)
+                        store.add_indexed_run(sf, run_from)
                         run_from = len(store.cache)
                     line_no += 1
                     for scanned in scanner.feed(line_no, bytes(lines[0]), False):
@@ -403,12 +403,12 @@ def _read_records(
                             cache_append(record)
                             # records, record_lines, entries and the entry
                             # columns get this run of indexed lines at its
-                            # end (_add_indexed_run), five appends less a line
+                            # end (EntryStore.add_indexed_run), five appends less a line
                             prev_id = hid
                             previous = None
                             continue
                         if run_from != len(cache):
-                            _add_indexed_run(sf, store, run_from)  # type: ignore[arg-type]
+                            store.add_indexed_run(sf, run_from)  # type: ignore[union-attr]
                             run_from = len(cache)
                     if header_seen:
                         try:
@@ -457,7 +457,7 @@ def _read_records(
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     if store is not None and run_from != len(store.cache):
-        _add_indexed_run(sf, store, run_from)
+        store.add_indexed_run(sf, run_from)
     for scanned in scanner.finish():  # lines of a record the file ends inside
         _take(p, sf, scanned)
     sf.line_count = line_no
@@ -469,23 +469,6 @@ def _read_records(
             sf.records = LazyRecords(store, sf.records)  # type: ignore[assignment]
             sf.entries = LazyRecords(store, sf.entries)  # type: ignore[assignment]
     return _finish(p, sf, migrate, sorted_out=sorting)
-
-
-def _add_indexed_run(sf: SessionFile, store: EntryStore, start: int) -> None:
-    """Put the store's entries from position ``start`` on (a run of lines
-    only indexed by :func:`_read_records`, nothing else read between them)
-    into ``sf``'s lists as the loop would one by one: their positions into
-    ``sf.records`` and ``sf.entries`` (one int object for both), their line
-    numbers into ``sf.record_lines``, their ids and parentIds into
-    ``sf.entry_columns``."""
-    positions = list(range(start, len(store.cache)))
-    sf.records.extend(positions)  # type: ignore[arg-type]
-    sf.entries.extend(positions)  # type: ignore[arg-type]
-    sf.record_lines.extend(store.lines[start:])
-    assert sf.entry_columns is not None  # indexing implies sorting
-    ids, parents, _labels = sf.entry_columns
-    ids.extend(store.ids[start:])
-    parents.extend(store.parents[start:])
 
 
 def _take(p: Path | None, sf: SessionFile, s: ScannedLine) -> dict[str, Any] | None:
