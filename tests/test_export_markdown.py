@@ -86,6 +86,14 @@ def test_malformed_fields_are_shown_as_json_not_python_reprs(tmp_path, cli) -> N
          "fromId": "m1", "summary": ["a", "b"]},
         {"type": "message", "id": "x1", "parentId": "b1", "timestamp": "2026-01-01T00:00:03.000Z",
          "message": {"role": "bashExecution", "command": None, "output": {"o": 1}, "exitCode": 0, "timestamp": 3}},
+        {"type": "label", "id": "l1", "parentId": "x1", "timestamp": "2026-01-01T00:00:04.000Z", "targetId": "m1", "label": {"a": 1}},
+        {"type": "model_change", "id": "c1", "parentId": "l1", "timestamp": "2026-01-01T00:00:05.000Z", "provider": None, "modelId": {"x": 1}},
+        {"type": "custom", "id": "c2", "parentId": "c1", "timestamp": "2026-01-01T00:00:06.000Z", "customType": None, "data": {}},
+        {"type": "message", "id": "a1", "parentId": "c2", "timestamp": "2026-01-01T00:00:07.000Z",
+         "message": {"role": "assistant", "content": [{"type": "text", "text": ["t", 1]}, {"type": "toolCall", "id": "t1", "name": {"n": 1}, "arguments": {}}],
+                     "provider": "p", "model": {"m": 1}, "timestamp": 7}},
+        {"type": "message", "id": "r1", "parentId": "a1", "timestamp": "2026-01-01T00:00:08.000Z",
+         "message": {"role": "toolResult", "toolCallId": "t1", "toolName": ["bash"], "content": [{"type": "text", "text": "ok"}], "timestamp": 8}},
     ]
     path = tmp_path / "s.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -94,9 +102,16 @@ def test_malformed_fields_are_shown_as_json_not_python_reprs(tmp_path, cli) -> N
         res = cli("export", str(path), "-f", fmt, "-o", str(out), "--allow-secrets")
         assert res.returncode == 0, res.stderr
         text = out.read_text()
-        for repr_ in ("{'x': [1, 2]}", "['a', 'b']", "{'o': 1}", "$ None"):
+        for repr_ in ("{'x': [1, 2]}", "['a', 'b']", "{'o': 1}", "$ None", "{'a': 1}", "None/", "['t', 1]", "{'n': 1}", "['bash']", "{'m': 1}",
+                      "{&#x27;", "[&#x27;", ">None<"):
             assert repr_ not in text, (fmt, repr_)
         shown = text.replace("&quot;", '"').replace("&#34;", '"')
         assert '["a","b"]' in shown and '{"o":1}' in shown, fmt
         # (the HTML page shows a text block's text only when it is a string, as the context does)
         assert fmt == "html" or '{"x":[1,2]}' in shown
+    for command in ("tree", "context", "info"):  # the terminal views
+        res = cli(command, str(path))
+        assert res.returncode == 0, res.stderr
+        for repr_ in ("{'", "['", "None"):
+            assert repr_ not in res.stdout, (command, repr_, res.stdout)
+    assert 'm1 = {"a":1}' in cli("tree", str(path)).stdout  # the label entry

@@ -36,7 +36,8 @@ def test_esc_escapes_markup_quotes_and_makes_controls_visible():
     assert esc("\x1b[31m\x00\u202e\x07") == "\\x1b[31m\\x00\\u202e\\x07"
     assert esc("a\ud83db") == "a\\ud83db"  # a lone surrogate cannot be written as UTF-8
     assert esc("tab\tand\nline") == "tab\tand\nline"
-    assert esc(None) == "None"
+    assert esc(None) == ""  # a missing text shows as nothing, not "None"
+    assert esc({"a": [1, "<b>"]}) == "{&quot;a&quot;:[1,&quot;&lt;b&gt;&quot;]}"  # a damaged value as JSON, not a repr
 
 
 @pytest.mark.parametrize("url", ["http://a.b/c", "https://a.b", "HTTPS://A.B", "mailto:x@y.z", "  https://a.b  "])

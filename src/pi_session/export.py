@@ -270,7 +270,7 @@ def _tool_call_md(block: Mapping[str, Any]) -> list[str]:
 def _image_md(block: Mapping[str, Any]) -> str:
     data = block.get("data")
     size = len(data) * 3 // 4 if isinstance(data, str) else 0
-    return _note(f"(image, {block.get('mimeType')}, about {size:,} bytes)")
+    return _note(f"(image, {field_text(block.get('mimeType'))}, about {size:,} bytes)")
 
 
 def _content_md(content: Any, role: str) -> list[str]:
@@ -319,7 +319,7 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
             if message.get("output"):
                 parts.append(_fence(field_text(message.get("output"))))
             if message.get("exitCode") not in (0, None):
-                parts.append(_note(f"exit code {message.get('exitCode')}"))
+                parts.append(_note(f"exit code {field_text(message.get('exitCode'))}"))
             return "Shell command (by the user)", parts
         if role in ("branchSummary", "compactionSummary"):
             summary = prose_markdown(field_text(message.get("summary", "")))
@@ -329,7 +329,7 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
         if role == "toolResult":
             call_id = message.get("toolCallId")
             on = args_summary(calls[call_id]) if isinstance(call_id, str) and call_id in calls else ""
-            heading = f"Tool result: {message.get('toolName', '')}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
+            heading = f"Tool result: {field_text(message.get('toolName', ''))}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
         else:
             heading = _ROLE_HEADINGS.get(role, role)
         parts = _content_md(message.get("content"), role)
@@ -343,21 +343,21 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
         return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
     if etype == "branch_summary":
         summary = prose_markdown(field_text(entry.get("summary", "")))
-        return "Branch summary", [_note(f"from {entry.get('fromId')}"), *([summary] if summary else [])]
+        return "Branch summary", [_note(f"from {field_text(entry.get('fromId'))}"), *([summary] if summary else [])]
     if etype == "custom_message":
         text = prose_markdown(text_content(entry.get("content"), "\n"))
-        return f"Custom message: {entry.get('customType', '')}", [text] if text else []
+        return f"Custom message: {field_text(entry.get('customType', ''))}", [text] if text else []
     if etype == "model_change":
-        return f"Model: {entry.get('provider')}/{entry.get('modelId')}", []
+        return f"Model: {field_text(entry.get('provider'))}/{field_text(entry.get('modelId'))}", []
     if etype == "thinking_level_change":
-        return f"Thinking level: {entry.get('thinkingLevel')}", []
+        return f"Thinking level: {field_text(entry.get('thinkingLevel'))}", []
     if etype == "context_edit":
         what = "omits" if entry.get("replacement") is None else "replaces the content of"
-        return "Context edit", [_note(f"{what} {entry.get('targetId')}")]
+        return "Context edit", [_note(f"{what} {field_text(entry.get('targetId'))}")]
     if etype == "usage":
         raw_usage = entry.get("usage")
         usage = raw_usage if isinstance(raw_usage, dict) else {}
-        return f"Usage: {entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens", []
+        return f"Usage: {field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens", []
     return None
 
 
@@ -413,7 +413,7 @@ def export_markdown(
             if replacement is None:
                 shown = _entry_md(entry, {})
                 heading = shown[0] if shown is not None else field_text(entry.get("type"))
-                out.append(f"## {_md_inline(heading + (f' (label: {label})' if label else ''))}")
+                out.append(f"## {_md_inline(heading + (f' (label: {field_text(label)})' if label else ''))}")
                 out.extend(["", _note(f"omitted from the model context by context edit {edit_id} (its content is not included)"), ""])
                 continue
             entry = edited_entry(entry, replacement)
@@ -427,7 +427,7 @@ def export_markdown(
         if shown is None:
             continue
         heading, parts = shown
-        out.append(f"## {_md_inline(heading + (f' (label: {label})' if label else ''))}")
+        out.append(f"## {_md_inline(heading + (f' (label: {field_text(label)})' if label else ''))}")
         out.append("")
         for part in [*notes, *parts]:
             out.append(part)

@@ -9,6 +9,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .text import field_text
+
 __all__ = ["SessionStats", "count_entry_types", "UsageTotals", "entry_usage", "MessageStats", "message_stats"]
 
 
@@ -29,7 +31,7 @@ def count_entry_types(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
         key = entry.get("type", "?")
         message = entry.get("message")
         if key == "message" and isinstance(message, dict):
-            key = f"message:{message.get('role')}"
+            key = f"message:{field_text(message.get('role'))}"
         counts[key] = counts.get(key, 0) + 1
     return counts
 

@@ -43,10 +43,16 @@ def sanitize(text: str) -> str:
 
 
 def _s(value: Any) -> str:
-    text = value if value.__class__ is str else str(value)
+    text = value if value.__class__ is str else field_text(value)
     if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
         return text
     return show_controls(text)
+
+
+def _quoted(value: Any) -> str:
+    """A label's or a name's text in quotes (``'fix'``); a damaged one
+    that is not a string as JSON (``{"a":1}``)."""
+    return repr(value) if isinstance(value, str) else field_text(value)
 
 
 def one_line(text: str, width: int = 72) -> str:
@@ -85,7 +91,7 @@ def _raw_content_text(content: Any) -> str:
         if btype == "text":
             parts.append(field_text(block.get("text", "")))
         elif btype == "image":
-            parts.append(f"[image {block.get('mimeType', '')}]")
+            parts.append(f"[image {field_text(block.get('mimeType', ''))}]")
     return " ".join(parts)
 
 
@@ -95,7 +101,7 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
     if role == "assistant":
         raw_content = message.get("content")
         content = raw_content if isinstance(raw_content, list) else []
-        text = " ".join(str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
+        text = " ".join(field_text(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
         calls = [_s(b.get("name")) for b in content if isinstance(b, dict) and b.get("type") == "toolCall"]
         preview = one_line(text, width) if text.strip() else ""
         if calls:
@@ -185,9 +191,9 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
         parts.append((f" {_s(entry.get('thinkingLevel'))}", ""))
     elif etype == "label":
         target = _s(entry.get("targetId"))
-        parts.append((f" {target} = {_s(repr(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared", ""))
+        parts.append((f" {target} = {_s(_quoted(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared", ""))
     elif etype == "session_info":
-        parts.append((f" name = {_s(repr(entry.get('name', '')))}", ""))
+        parts.append((f" name = {_s(_quoted(entry.get('name', '')))}", ""))
     elif etype == "custom":
         parts.append((f" {_s(entry.get('customType'))}", ""))
     elif etype == "custom_message":

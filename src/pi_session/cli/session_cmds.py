@@ -58,6 +58,7 @@ from .render import (
     tree_depth,
     tree_value,
 )
+from ..text import field_text
 
 
 
@@ -151,7 +152,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     if data["labels"]:
         shown = list(data["labels"].items())[:_INFO_LABELS]
         more = len(data["labels"]) - len(shown)
-        rows.append(("labels", ", ".join(f"{k}={v}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
+        rows.append(("labels", ", ".join(f"{k}={field_text(v)}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
     rows.append(("problems", f"{len(stats.problems):,} found reading the file (`pi-session check` also checks each entry's fields)"))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
@@ -234,7 +235,7 @@ def context(
         print_json(out)
         return
     model = proj["model"]
-    model_text = sanitize(f"{model.get('provider')}/{model.get('modelId')}") if model else "none"
+    model_text = sanitize(f"{field_text(model.get('provider'))}/{field_text(model.get('modelId'))}") if model else "none"
     leaf_id = manager.get_leaf_id()
     console.print(
         Text.assemble(
@@ -258,12 +259,12 @@ def context(
                 head.append_text(entry_line(entry, 60))
             else:
                 what = "omitted" if not item["messages"] else "edited"
-                head.append(f"{sanitize(str(entry.get('type')))} ({what} by context edit {sanitize(edit_id)})", style="dim")
+                head.append(f"{sanitize(field_text(entry.get('type')))} ({what} by context edit {sanitize(edit_id)})", style="dim")
             console.print(head, soft_wrap=True)
         if edit_id is not None and not item["messages"] and entry_messages(entry, leading=pos == 0):
             console.print(Text(f"── omitted: {sanitize(str(eid))} (context edit {sanitize(edit_id)})", style="dim italic"), soft_wrap=True)
         for message in item["messages"]:
-            role = sanitize(str(message.get("role")))
+            role = sanitize(field_text(message.get("role")))
             note = f"(edited by {sanitize(edit_id)}) " if edit_id is not None and message.get("role") in EDITABLE_ROLES else ""
             rule_head = f"── [{index}] {role} {note}"
             console.print(
@@ -299,18 +300,18 @@ def _message_body(message: dict[str, Any]) -> str:
             if not isinstance(block, dict):
                 continue
             if block.get("type") == "text":
-                parts.append(str(block.get("text", "")))
+                parts.append(field_text(block.get("text", "")))
             elif block.get("type") == "thinking":
-                parts.append("(thinking) " + one_line(str(block.get("thinking", "")), 200))
+                parts.append("(thinking) " + one_line(field_text(block.get("thinking", "")), 200))
             elif block.get("type") == "toolCall":
-                parts.append(f"→ {block.get('name')}({one_line(js_stringify(block.get('arguments')), 200)})")
+                parts.append(f"→ {field_text(block.get('name'))}({one_line(js_stringify(block.get('arguments')), 200)})")
         if message.get("errorMessage"):
             parts.append(f"(error: {message['errorMessage']})")
         return _cut(sanitize("\n".join(parts)), CONTEXT_BODY_LIMIT) or "(empty)"
     if role == "bashExecution":
-        return _cut(sanitize(f"$ {message.get('command')}\n{message.get('output', '')}"), CONTEXT_BODY_LIMIT)
+        return _cut(sanitize(f"$ {field_text(message.get('command'))}\n{field_text(message.get('output', ''))}"), CONTEXT_BODY_LIMIT)
     if role in ("branchSummary", "compactionSummary"):
-        return _cut(sanitize(str(message.get("summary", ""))), CONTEXT_BODY_LIMIT)
+        return _cut(sanitize(field_text(message.get("summary", ""))), CONTEXT_BODY_LIMIT)
     if role == "system":
         changes = system_changes(message)
         body = system_message_text(message) or "(empty prompt text)"

@@ -81,11 +81,11 @@ def _label_line(entry: Mapping[str, Any]) -> str:
 
 
 _ONE_LINE: dict[str, Any] = {
-    "model_change": lambda e: f"{e.get('provider')}/{e.get('modelId')}",
-    "thinking_level_change": lambda e: str(e.get("thinkingLevel")),
+    "model_change": lambda e: f"{field_text(e.get('provider'))}/{field_text(e.get('modelId'))}",
+    "thinking_level_change": lambda e: field_text(e.get("thinkingLevel")),
     "label": _label_line,
-    "session_info": lambda e: f"name = {e.get('name')}",
-    "custom": lambda e: str(e.get("customType")),
+    "session_info": lambda e: f"name = {field_text(e.get('name'))}",
+    "custom": lambda e: field_text(e.get("customType")),
 }
 """Entry types shown as one line of text (escaped as a whole) and no body."""
 
@@ -375,8 +375,8 @@ def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
     if etype == "usage":
         raw = entry.get("usage")
         usage = raw if isinstance(raw, dict) else {}
-        note = f" ({entry.get('note')})" if entry.get("note") else ""
-        text = f"{entry.get('kind')} {entry.get('provider')}/{entry.get('model')}, {usage.get('totalTokens', '?')} tokens{note}"
+        note = f" ({field_text(entry.get('note'))})" if entry.get("note") else ""
+        text = f"{field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens{note}"
         return f'<span class="summary">{esc(text)}</span>', ""
     return "", ""
 
@@ -447,15 +447,15 @@ def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: i
         content = message.get("content")
         if role == "assistant":
             blocks = content if isinstance(content, list) else []
-            text = " ".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
-            names = [str(b.get("name")) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
+            text = " ".join(field_text(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+            names = [field_text(b.get("name")) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
             preview = _one_line(text, width) if text.strip() else ""
             if names:
                 preview = (preview + " " if preview else "") + f"[{', '.join(names)}]"
             return css, kind, _one_line(preview, width) or "(empty)"
         if role == "toolResult":
             failed = "✗ " if message.get("isError") is True else ""
-            return css, kind, _one_line(f"{message.get('toolName')}: {failed}{text_content(content, ' ')}", width)
+            return css, kind, _one_line(f"{field_text(message.get('toolName'))}: {failed}{text_content(content, ' ')}", width)
         if role == "bashExecution":
             return css, kind, _one_line(f"$ {field_text(message.get('command', ''))}", width)
         if role in ("branchSummary", "compactionSummary"):
@@ -466,6 +466,6 @@ def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: i
     if etype in ("compaction", "branch_summary"):
         return css, kind, _one_line(field_text(entry.get("summary", "")), width)
     if etype == "custom_message":
-        return css, kind, _one_line(f"{entry.get('customType')}: {text_content(entry.get('content'), ' ')}", width)
+        return css, kind, _one_line(f"{field_text(entry.get('customType'))}: {text_content(entry.get('content'), ' ')}", width)
     extra, _body = _entry_body(entry, {})
     return css, kind, _one_line(html.unescape(re.sub(r"<[^>]*>", "", extra)), width)

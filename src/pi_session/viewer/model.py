@@ -26,6 +26,7 @@ from ..context import applied_context_edits, counted_edits, edited_entry, text_c
 from ..stats import UsageTotals, count_entry_types, entry_usage
 from ..timestamps import iso_to_ms
 from ..tree import TreeNode
+from ..text import field_text
 
 __all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
 
@@ -140,7 +141,7 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
-                key = f"{message.get('provider', '?')}/{message.get('model', '?')}"
+                key = f"{field_text(message.get('provider', '?'))}/{field_text(message.get('model', '?'))}"
                 models[key] = models.get(key, 0) + 1
         usage.add(entry_usage(entry))
     facts.first_ms, facts.last_ms = first, last

@@ -44,7 +44,7 @@ from importlib import resources
 from typing import Any
 
 from ..context import edited_entry
-from ..text import plural
+from ..text import field_text, plural
 from ..tree import TreeNode
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
@@ -215,7 +215,7 @@ def iter_page(
         if isinstance(content, list):
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                    calls[block["id"]] = (str(block.get("name")), block.get("arguments"))
+                    calls[block["id"]] = (field_text(block.get("name")), block.get("arguments"))
 
     facts = session_facts(header, entries, rows)
     css, js = page_assets()
