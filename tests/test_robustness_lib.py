@@ -532,6 +532,7 @@ def test_check_warns_about_messages_of_the_wrong_shape(tmp_path):
         (8, "bad-content", False),
         (9, "bad-content", False),
         (10, "bad-content", False),
+        (11, "bad-field", False),  # a custom_message with no customType
         (11, "bad-content", False),
     ]
     assert not report.ok
@@ -539,6 +540,42 @@ def test_check_warns_about_messages_of_the_wrong_shape(tmp_path):
     assert "message is string, not an object" in messages[0]
     assert "role missing" in messages[1] and "'robot'" in messages[2]
     assert "content is number" in messages[3]
+
+
+def test_check_warns_about_fields_that_are_not_what_pi_writes(tmp_path):
+    """Text fields holding another JSON type (what exports show as JSON and
+    pi may show as ``[object Object]``) are warnings of kind bad-field, one
+    per field; a label's absent or empty text (a cleared label) is fine."""
+    ts = "2024-01-01T00:00:00.000Z"
+    report = _check(
+        tmp_path,
+        _HDR,
+        _entry_rec("a", None, message={"role": "user", "content": "hi", "timestamp": 1}),
+        {"type": "label", "id": "b", "parentId": "a", "timestamp": ts, "targetId": "a", "label": {"a": 1}},
+        {"type": "label", "id": "c", "parentId": "b", "timestamp": ts, "targetId": "a"},
+        {"type": "session_info", "id": "d", "parentId": "c", "timestamp": ts, "name": ["n"]},
+        {"type": "model_change", "id": "e", "parentId": "d", "timestamp": ts, "provider": None, "modelId": "m"},
+        {"type": "compaction", "id": "f", "parentId": "e", "timestamp": ts, "summary": {"s": 1}, "firstKeptEntryId": "a", "tokensBefore": 1},
+        _entry_rec("g", "f", message={"role": "bashExecution", "command": 42, "output": "", "exitCode": "zero"}),
+        _entry_rec("h", "g", message={"role": "assistant", "content": [{"type": "thinking", "thinking": {"t": True}}]}),
+        _entry_rec("i", "h", message={"role": "toolResult", "toolCallId": "x", "toolName": ["bash"], "content": []}),
+    )
+    assert _kinds(report) == [
+        (3, "bad-field", False),
+        (5, "bad-field", False),
+        (6, "bad-field", False),
+        (7, "bad-field", False),
+        (8, "bad-field", False),
+        (8, "bad-field", False),
+        (9, "bad-field", False),
+        (10, "bad-field", False),
+    ]
+    messages = [p.message for p in report.problems]
+    assert messages[0] == "label entry b: label is object, not a string"
+    assert messages[2] == "model_change entry e: provider is null, not a string"
+    assert messages[4:6] == ["message entry g: bashExecution message command is number, not a string",
+                             "message entry g: bashExecution message exitCode is string, not a number"]
+    assert messages[7] == "message entry i: toolResult message toolName is array, not a string"
 
 
 def test_check_warns_about_headers_versions_and_timestamps(tmp_path):

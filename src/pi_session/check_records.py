@@ -40,6 +40,54 @@ _BLOCK_TYPES = {
 _STRING_CONTENT_OK = frozenset({"user", "custom", "hookMessage"})
 
 
+_TEXT_FIELDS: dict[str, tuple[tuple[str, bool], ...]] = {
+    # entry type (or message role) -> (field, required): fields pi writes
+    # as strings; absent is fine where not required, null never
+    "compaction": (("summary", True), ("firstKeptEntryId", True)),
+    "branch_summary": (("summary", True), ("fromId", False)),
+    "label": (("targetId", True),),
+    "session_info": (("name", False),),
+    "model_change": (("provider", True), ("modelId", True)),
+    "thinking_level_change": (("thinkingLevel", True),),
+    "custom": (("customType", True),),
+    "custom_message": (("customType", True),),
+    "bashExecution": (("command", True), ("output", False)),
+    "toolResult": (("toolCallId", False), ("toolName", False)),
+}
+"""What :func:`_field_issues` checks: the string fields of each kind of
+record, as pi writes them (a ``label`` entry's ``label`` may also be
+absent or empty: that clears the label)."""
+
+
+def _field_issues(kind: str, record: dict[str, Any]) -> list[str]:
+    """Why some of ``record``'s fields (an entry of type ``kind``, or a
+    message of role ``kind``) do not hold what pi writes there: a string
+    field of :data:`_TEXT_FIELDS` holding another JSON type (or missing
+    when required), a label that is neither a string nor absent, a
+    thinking block's text that is not a string, an exit code that is
+    neither a number nor null. Exports and views show such a value as
+    JSON; pi may show it as ``[object Object]`` or fail on it."""
+    issues = []
+    for field, required in _TEXT_FIELDS.get(kind, ()):
+        value = record.get(field, UNDEFINED)
+        if value is UNDEFINED:
+            if required:
+                issues.append(f"has no {field}")
+        elif not isinstance(value, str):
+            issues.append(f"{field} is {json_type(value)}, not a string")
+    if kind == "label" and record.get("label") is not None and not isinstance(record["label"], str):
+        issues.append(f"label is {json_type(record['label'])}, not a string")
+    if kind == "bashExecution":
+        code = record.get("exitCode")
+        if code is not None and (isinstance(code, bool) or not isinstance(code, (int, float))):
+            issues.append(f"exitCode is {json_type(code)}, not a number")
+    if kind == "assistant" and isinstance(record.get("content"), list):
+        for n, block in enumerate(record["content"]):
+            if isinstance(block, dict) and block.get("type") == "thinking" and not isinstance(block.get("thinking"), str):
+                issues.append(f"thinking block {n} has a thinking that is not a string")
+    return issues
+
+
 def _content_issue(role: str, content: Any) -> str | None:
     """Why a message's ``content`` does not have the shape its role needs,
     or None. user/custom: a string or an array of text/image blocks;
@@ -138,7 +186,12 @@ def _structure_problems(
                 issue = f"{role} message summary is not a string"
             if issue is not None:
                 problems.append(CheckProblem(line, "bad-content", f"message entry {eid}: {issue}", False, eid))
-        elif etype == "custom_message":
+            for why in _field_issues(role, msg):
+                problems.append(CheckProblem(line, "bad-field", f"message entry {eid}: {role} message {why}", False, eid))
+            continue
+        for why in _field_issues(str(etype), entry):
+            problems.append(CheckProblem(line, "bad-field", f"{etype} entry {eid}: {why}", False, eid))
+        if etype == "custom_message":
             issue = _content_issue("custom", entry.get("content", UNDEFINED))
             if issue is not None:
                 problems.append(CheckProblem(line, "bad-content", f"custom_message entry {eid}: {issue}", False, eid))

@@ -47,6 +47,7 @@ ProblemKind = Literal[
     "bad-message",
     "unknown-role",
     "bad-content",
+    "bad-field",
     "bad-context-edit",
     "empty",
     # warnings of check (not problems of the file)
