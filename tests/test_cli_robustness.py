@@ -109,6 +109,16 @@ def test_a_closed_standard_output_is_an_error_for_what_prints(session, tmp_path,
         assert (tmp_path / "out.md").read_text().startswith("#")
 
 
+def test_a_missing_path_is_no_such_file_also_with_a_store(cli, tmp_path):
+    """A path that does not exist is "no such session file", also when a
+    sessions store is set (it said "no session id starts with '/x'")."""
+    store = tmp_path / "store"
+    store.mkdir()
+    for env in ({}, {"PI_SESSION_STORE": str(store)}):
+        res = cli("tree", str(tmp_path / "missing.jsonl"), env=env)
+        assert_clean_error(res, f"{tmp_path / 'missing.jsonl'}: no such session file")
+
+
 def test_export_needs_force_to_overwrite_and_writes_atomically(cli, session, tmp_path):
     out = tmp_path / "out" / "page.md"
     out.parent.mkdir()

@@ -552,6 +552,10 @@ def test_cli_query_error_caret_under_wide_characters(tmp_path: Path) -> None:
     assert caret.strip() == "^"
     # the caret's cell is the quote's: 3 wide characters are 6 cells, not 3
     assert cell_len(caret[: caret.index("^")]) == cell_len(shown[: shown.index('"')])
+    # a control character is echoed as a visible escape (\x07, 4 cells): the caret counts those
+    proc = _run("search", "ab\x07\u202e bogus:x", env=_env(root, tmp_path))
+    shown, caret = proc.stderr.splitlines()[1:3]
+    assert shown == "  ab\\x07\\u202e bogus:x" and caret.index("^") == shown.index("bogus")
 
 
 def test_a_damaged_v1_file_gives_hits_without_entry_ids(root: Path) -> None:

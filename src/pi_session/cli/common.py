@@ -235,13 +235,13 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
         from ..storage import session_path_problem
 
         raise CliError(f"{arg}: {session_path_problem(candidate) or 'not a session file'}")
+    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._-]*", arg):
+        raise CliError(f"{arg}: no such session file")  # a path (no id looks like one)
     if store is not None:
         try:
             return store.path_of(store.resolve(arg))
         except SessionNotFoundError as exc:
             raise CliError(str(exc)) from None
-    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._-]*", arg):
-        raise CliError(f"{arg}: no such session file")
     root = sessions_dir(agent_dir)
     named: list[tuple[str, Path]] = []
     others: list[Path] = []

@@ -124,11 +124,15 @@ def search(
 
 def caret_pad(text: str) -> str:
     """The blanks that put a caret under the character after ``text`` on
-    a terminal: as many cells as ``text`` takes (a wide character, such
-    as CJK, takes two; a tab stays a tab)."""
+    a terminal, as the query is echoed (:func:`~pi_session.terminal.sanitize`,
+    which shows a control character as a visible escape such as ``\x07``):
+    as many cells as that takes (a wide character, such as CJK, takes two;
+    a tab stays a tab)."""
     from rich.cells import cell_len
 
-    return "".join(c if c == "\t" else " " * cell_len(c) for c in text)
+    from ..terminal import sanitize
+
+    return "".join(c if c == "\t" else " " * cell_len(c) for c in sanitize(text))
 
 
 def _check_sessions_dir(store: Any) -> None:
