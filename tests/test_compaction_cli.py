@@ -217,3 +217,19 @@ def test_tokens_after_compaction_shows_the_message_estimate(tmp_path):
         return int(line.split()[-1].replace(",", ""))
 
     assert estimate(after.stdout) < estimate(before.stdout) / 2
+
+
+@pytest.mark.parametrize("option", [["--provider", "bogus"], ["--timeout", "-5"], ["--max-retries", "-1"]])
+def test_summarizer_options_are_checked_before_any_work(tmp_path, cli, option):
+    """A bad summarizer option is refused also when there is nothing to
+    compact (it said "Nothing to compact" and exited 0) and before a
+    navigation moves anything; the file is not touched."""
+    path = copy(tmp_path)
+    before = path.read_bytes()
+    res = cli("compact", str(path), "--keep-recent-tokens", "999999999", *option)
+    assert res.returncode == 1 and "Nothing to compact" not in res.stdout, (res.stdout, res.stderr)
+    assert res.stderr.startswith(f"pi-session: {option[0]}")
+    first = json.loads(cli("tree", str(path), "--json").stdout)["entries"][0]["id"]
+    res = cli("navigate", str(path), first, "--summarize", *option)
+    assert res.returncode == 1 and res.stderr.startswith(f"pi-session: {option[0]}"), res.stderr
+    assert path.read_bytes() == before

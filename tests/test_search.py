@@ -534,6 +534,20 @@ def test_cli_a_backtracking_re_filter_is_a_query_error(tmp_path: Path) -> None:
     assert "query error at column 14: re: matching took more than 2 s" in proc.stderr and "internal error" not in proc.stderr
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--cwd", ""], "--cwd: the directory is empty"),
+    (["--cwd", "  "], "--cwd: the directory is empty"),
+    (["--json", "--open", "1"], "--open shows one hit and --json prints the hits"),
+])
+def test_cli_options_that_make_no_sense_are_refused(tmp_path: Path, args: list[str], says: str) -> None:
+    """An empty --cwd searched every project without a word; --open with
+    --json printed a context, not JSON."""
+    root = tmp_path / "sessions"
+    root.mkdir()
+    proc = _run("search", "word", *args, env=_env(root, tmp_path))
+    assert proc.returncode == 1 and f"pi-session: {says}" in proc.stderr, proc.stderr
+
+
 def test_cli_query_error_caret_under_wide_characters(tmp_path: Path) -> None:
     """The caret under a query error counts terminal cells, not characters:
     after two CJK words (two cells a character) and a tab it stands under

@@ -104,7 +104,7 @@ def test_newline_blocks_cut_as_line_blocks_do_keeping_each_newline(block_size: i
     unterminated last line (alone, as ``[tail, None]``, without newline)."""
     import io
 
-    from pi_session.storage.lines import line_blocks, newline_blocks
+    from pi_session.storage.blocks import line_blocks, newline_blocks
 
     texts = [
         b"", b"\n", b"\n\n\n", b"a", b"a\n", b"a\nbb\n", b"a\nbb", b"x" * 100 + b"\n" + b"y" * 50,

@@ -45,6 +45,7 @@ from .common import (
     warn,
 )
 from .summarizing import (
+    check_summarizer_options,
     BASE_URL_OPTION,
     INSTRUCTIONS_OPTION,
     KEEP_RECENT_OPTION,
@@ -177,6 +178,7 @@ def compact_cmd(
     summary fails, the session file is left exactly as it was (an old
     version-1/2 file is migrated only when the compaction is written)."""
     check_token_options(keep_recent_tokens, reserve_tokens)
+    check_summarizer_options(provider, timeout, max_retries)
     # Read-only until the compaction is written: a v1/v2 file is migrated
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
@@ -333,6 +335,8 @@ def navigate(
     failed summary leaves it exactly as it was. A move to where the leaf
     already is (e.g. to the same entry twice) writes nothing; a branch with
     nothing to summarize gets no summary."""
+    if summarize:
+        check_summarizer_options(provider, timeout, max_retries)
     manager = open_session(session, read_only=True, quiet=as_json, notes=False)
     try:
         plan = plan_navigation(manager, entry_id)

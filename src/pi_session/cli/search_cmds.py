@@ -57,6 +57,10 @@ def search(
         set_store_url(store_option)
     if limit < 1:
         fail("--limit must be at least 1")
+    if cwd is not None and not cwd.strip():
+        fail("--cwd: the directory is empty (leave the option out to search every project)")
+    if open_ is not None and as_json:
+        fail("--open shows one hit and --json prints the hits: give one of them")
     def query_failure(exc: QueryError) -> None:
         fail(f"{exc}\n  {query}\n  {caret_pad(query[: exc.position])}^")
 

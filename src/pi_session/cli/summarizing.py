@@ -81,6 +81,21 @@ def compaction_settings_for(manager: Any, quiet: bool, reserve_tokens: int | Non
     return settings
 
 
+def check_summarizer_options(provider: str | None, timeout: float | None, max_retries: int | None) -> None:
+    """End the command with one line when a summarizer option makes no
+    sense (an unknown provider, a timeout that is not a positive number of
+    seconds, negative retries), before any work: a command with nothing to
+    summarize checks them too."""
+    from ..llm import PROVIDERS
+
+    if provider is not None and provider.strip().lower() not in PROVIDERS:
+        fail(f"--provider: unknown summarizer provider '{provider}' (choose from {', '.join(PROVIDERS)})")
+    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
+        fail("--timeout must be a positive number of seconds")
+    if max_retries is not None and max_retries < 0:
+        fail("--max-retries must be >= 0")
+
+
 def make_summarizer(
     provider: str | None,
     model: str | None,
@@ -93,10 +108,7 @@ def make_summarizer(
     (:class:`pi_session.operations.SummarizerConfig`); why the extractive one
     was chosen is printed as a warning. Bad options end the command with
     one line."""
-    if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
-        fail("--timeout must be a positive number of seconds")
-    if max_retries is not None and max_retries < 0:
-        fail("--max-retries must be >= 0")
+    check_summarizer_options(provider, timeout, max_retries)
     try:
         summarizer, reason = SummarizerConfig(provider, model, base_url, timeout, max_retries).make()
     except OperationError as exc:

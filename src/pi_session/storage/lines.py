@@ -6,11 +6,8 @@ which drops the pieces). Pure functions of bytes: no file access."""
 
 from __future__ import annotations
 
-import io
-
 import re
-from itertools import repeat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +15,6 @@ import orjson
 
 from .. import jsonio
 from ..problems import ProblemKind
-from ..records import StrPath
 from .model import LineProblem, ParsedLine
 
 _BOM = b"\xef\xbb\xbf"
@@ -187,12 +183,21 @@ def _ordered(kinds: list[ProblemKind]) -> tuple[ProblemKind, ...]:
     return tuple(k for k in order if k in kinds)
 
 
+def _utf8_said(raw: bytes, error: str) -> str:
+    """orjson's ``error``; for bytes that are not UTF-8 (which it calls "surrogates not allowed"), the first bad byte."""
+    try:
+        raw.decode("utf-8") if "not valid UTF-8" in error else None
+    except UnicodeDecodeError as exc:
+        return f"invalid UTF-8 at byte {exc.start + 1} of the line, 0x{raw[exc.start]:02x}"
+    return error
+
+
 def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
     recovered = recover_line(raw)
     if recovered is None:
         if raw.strip(b"\x00" + _JS_WS) == b"":
             return ParsedLine(problem=LineProblem(line_no, "nul-bytes", f"{len(raw)} bytes of NULs and blanks (line skipped)"))
-        return ParsedLine(problem=LineProblem(line_no, "invalid-json", f"not valid JSON ({first_error})"))
+        return ParsedLine(problem=LineProblem(line_no, "invalid-json", f"not valid JSON ({_utf8_said(raw, first_error)})"))
     if not recovered.kinds:
         # JSON that orjson refuses but JSON.parse accepts: nothing is wrong
         return ParsedLine(record=recovered.record, ok=True)
@@ -492,107 +497,3 @@ def parse_session_entries(content: str | bytes) -> list[Any]:
         if parsed.ok:
             records.append(parsed.record)
     return records
-
-
-BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
-
-
-def line_blocks(f: Any, block_size: int = BLOCK_SIZE) -> Iterator[list[bytes]]:
-    """Lists of the complete lines (without ``\\n``) of a binary file, one
-    list per block read; an unterminated last line comes last, alone, as
-    ``[tail, None]``."""
-    pending: list[bytes] = []  # the start of a line that continues in the next block
-    while True:
-        block = f.read(block_size)
-        if not block:
-            break
-        lines = block.split(b"\n")
-        if len(lines) == 1:
-            pending.append(block)  # a line longer than a block
-            continue
-        if pending:
-            pending.append(lines[0])
-            lines[0] = b"".join(pending)
-            pending = []
-        tail = lines.pop()  # after the block's last newline (often empty)
-        yield lines
-        if tail:
-            pending.append(tail)
-    if pending:
-        yield [b"".join(pending), None]  # type: ignore[list-item]
-
-
-def newline_blocks(f: Any, block_size: int = BLOCK_SIZE) -> Iterator[list[bytes]]:
-    """What :func:`line_blocks` gives, except that each complete line keeps
-    its ``\n`` (the unterminated last line, alone as ``[tail, None]``, has
-    none). The read loop of :mod:`.reader` uses it: ``BytesIO.readlines``
-    finds the newlines with ``memchr`` where ``bytes.split`` compares byte
-    by byte (a fifth of opening a session lazily), and JSON decoders take
-    the newline as trailing whitespace."""
-    pending: list[bytes] = []  # the start of a line that continues in the next block
-    newline = b"\n"
-    while True:
-        block = f.read(block_size)
-        if not block:
-            break
-        lines = io.BytesIO(block).readlines()
-        # the lines are copies: freeing the block before the next read
-        # lets the allocator reuse its memory (fresh pages fault, about a
-        # tenth of a lazy open of a cold process)
-        del block
-        if pending:
-            pending.append(lines[0])
-            if not lines[0].endswith(newline):
-                continue  # a line longer than a block: no newline in this one
-            lines[0] = b"".join(pending)
-            pending = []
-        if not lines[-1].endswith(newline):
-            pending.append(lines.pop())
-        if lines:
-            yield lines
-    if pending:
-        yield [b"".join(pending), None]  # type: ignore[list-item]
-
-
-def stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[Any]]:
-    """What :func:`newline_blocks` gives for a file holding ``lines``
-    concatenated, without concatenating them: lists of lines with their
-    ``\n``, and an unterminated last line alone as ``[tail, None]``. A
-    batch of lines that are one line each (a single ``\n``, at the end:
-    what stores hold) is given as it is, without copying; any other batch
-    is cut as the file would be."""
-    newline = b"\n"
-    pending = b""  # the start of a line that continues in the next batch
-    for start in range(0, len(lines), block):
-        batch = lines[start : start + block]
-        # each line's first newline is at most its last byte: the sums are
-        # equal only when every line's one newline is its last byte
-        if (
-            not pending
-            and all(map(bytes.endswith, batch, repeat(newline)))
-            and sum(map(bytes.find, batch, repeat(newline))) == sum(map(len, batch)) - len(batch)
-        ):
-            yield batch
-            continue
-        cut = io.BytesIO(pending + b"".join(batch)).readlines()
-        pending = cut.pop() if cut and not cut[-1].endswith(newline) else b""
-        if cut:
-            yield cut
-    if pending:
-        yield [pending, None]
-
-
-def iter_lines(path: StrPath) -> Iterator[tuple[int, bytes, bool]]:
-    """Stream a file's lines without holding the whole file (it is read in
-    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
-    ``had_newline`` is False only for an unterminated last line."""
-    line_no = 0
-    with open(path, "rb") as f:
-        for lines in line_blocks(f):
-            if len(lines) == 2 and lines[1] is None:
-                line_no += 1
-                yield line_no, lines[0], False
-                return
-            for raw in lines:
-                line_no += 1
-                yield line_no, raw, True

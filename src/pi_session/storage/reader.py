@@ -1,7 +1,7 @@
 """Reading session files (pi 1.6 ``loadEntriesFromFile``): :func:`read_session_file` and its
 read loop (a fast path for ordinary lines, the line scanner of :mod:`.scan`
 for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
-:class:`SessionFile` (what was read); :func:`~.lines.iter_lines` (streaming a
+:class:`SessionFile` (what was read); :func:`~.blocks.iter_lines` (streaming a
 file's raw lines) and :func:`~.lines.parse_session_entries` (pi's
 ``parseSessionEntries``) live in :mod:`.lines`. Reading never modifies a file and never gives up
 on a damaged one: every unusable line is reported and left in place; only a
@@ -26,7 +26,8 @@ from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_vers
 from .decode import compact_record
 from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, TAIL_BRANCH_POINTS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
 from .access import is_regular_mode, session_path_problem
-from .lines import iter_lines, newline_blocks, parse_session_entries, stored_line_blocks
+from .blocks import iter_lines, newline_blocks, stored_line_blocks
+from .lines import parse_session_entries
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine, scan_lines
 
@@ -282,7 +283,7 @@ def _read_records(
     eager_from: int | None = None,
 ) -> SessionFile:
     """The reading loop of :func:`read_session_file` (of ``source`` instead
-    of the file when given, or of line ``blocks`` as :func:`~.lines.newline_blocks`
+    of the file when given, or of line ``blocks`` as :func:`~.blocks.newline_blocks`
     gives them).
 
     Every terminated line after the header that orjson decodes to an object
