@@ -123,3 +123,14 @@ def test_newline_blocks_cut_as_line_blocks_do_keeping_each_newline(block_size: i
 
         plain = [line + b"\n" if not isinstance(line, tuple) else line for line in flat(line_blocks(io.BytesIO(text), block_size))]
         assert flat(newline_blocks(io.BytesIO(text), block_size)) == plain, (text, block_size)
+
+
+def test_a_line_of_invalid_utf8_says_where() -> None:
+    """orjson calls any invalid byte "surrogates not allowed"; the problem
+    names the first bad byte instead (1-based, in the line)."""
+    from pi_session.storage import parse_line
+
+    parsed = parse_line(b"ab\xff\xfecd", 7)
+    assert parsed.problem is not None and parsed.problem.line == 7
+    assert parsed.problem.message == "not valid JSON (invalid UTF-8 at byte 3 of the line, 0xff)"
+    assert "surrogates" not in parse_line(b'{"a": "\xc3"', 1).problem.message
