@@ -116,6 +116,24 @@ def test_check_reports_lines_and_exit_codes(damaged: tuple[Path, bytes]) -> None
     assert repaired.returncode == 1
 
 
+def test_check_repair_says_what_it_did_and_when_nothing_is_fixable(tmp_path: Path) -> None:
+    """--repair names what it changed ("2 lines removed", not "0 lines
+    written clean, 2 removed") and, when repair fixes none of the problems,
+    says so instead of ending without a word about the repair."""
+    path = make_session(tmp_path / "a", n=4)
+    lines = path.read_bytes().split(b"\n")[:-1]
+    path.write_bytes(b"\n".join([*lines[:2], b"garbage", *lines[2:], b"more garbage"]) + b"\n")
+    proc = run("check", str(path), "--repair")
+    assert proc.returncode == 0 and f"repaired {path}: 2 lines removed\n" in proc.stdout, proc.stdout
+    dup = make_session(tmp_path / "b", n=3)
+    lines = dup.read_bytes().split(b"\n")[:-1]
+    dup.write_bytes(b"\n".join([*lines, lines[-1]]) + b"\n")  # the last entry twice: a duplicate id
+    before = dup.read_bytes()
+    proc = run("check", str(dup), "--repair")
+    assert proc.returncode == 1 and dup.read_bytes() == before
+    assert proc.stdout.splitlines()[-1] == "nothing to repair: 1 problem that repair does not fix; the file is unchanged", proc.stdout
+
+
 def test_check_clean_file_exit_0(tmp_path: Path) -> None:
     path = make_session(tmp_path)
     data = path.read_bytes()

@@ -90,8 +90,11 @@ def check(
             for tmp in result.removed_temps:
                 console.print(sanitize(f"deleted leftover temp file {tmp}"), markup=False, soft_wrap=True)
         if result is not None and result.changed:
+            done = [f"{plural(len(result.recovered_lines), 'damaged line')} written clean"] if result.recovered_lines else []
+            if result.removed_lines:
+                done.append(f"{plural(len(result.removed_lines), 'line')} removed")
             console.print(
-                sanitize(f"repaired {result.path}: {plural(len(result.recovered_lines), 'line')} written clean, {len(result.removed_lines):,} removed"),
+                sanitize(f"repaired {result.path}: {', '.join(done) or 'rewritten'}"),
                 markup=False,
                 soft_wrap=True,
             )
@@ -109,6 +112,8 @@ def check(
             )
         elif not repair:
             console.print(f"{plural(len(report.problems), 'problem')}; {len(report.fixable):,} fixable with --repair", markup=False)
+        else:
+            console.print(f"nothing to repair: {plural(len(report.problems), 'problem')} that repair does not fix; the file is unchanged", markup=False)
     raise typer.Exit(0 if report.ok else 1)
 
 
