@@ -161,6 +161,18 @@ def test_embedded_summary_in_messages_is_merged():
     assert section(s, "### Done")[0] == "- [x] Benchmarked"
 
 
+def test_a_summary_entry_in_the_history_is_carried_over():
+    """A branch left again (its only entry the summary of the first time)
+    or a compaction after a detour summarizes a branchSummary /
+    compactionSummary message: its items are kept (the summary said
+    "(none found)" everywhere, losing the earlier summary's content)."""
+    earlier = "## Goal\n- Try the C extension\n\n## Progress\n### Done\n- [x] Benchmarked\n"
+    for role in ("branchSummary", "compactionSummary"):
+        s = summarize("branch", messages=[{"role": role, "summary": earlier, "fromId": "a1", "timestamp": 1}])
+        assert section(s, "## Goal") == ["- Try the C extension"], (role, s)
+        assert section(s, "### Done") == ["- [x] Benchmarked"], (role, s)
+
+
 def test_turn_prefix_sections():
     s = summarize("turn_prefix", messages=CONVO[:4])
     headings = [l for l in s.splitlines() if l.startswith("#")]

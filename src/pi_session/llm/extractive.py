@@ -46,8 +46,10 @@ fits its size; what follows is how the sections are filled.
 - ``## Critical Context``: the requested focus, the last unresolved error,
   the latest request and the latest assistant reply (cut short).
 
-With a previous summary (kind ``update``, or ``<summary>`` blocks in the
-messages) its items are kept before the new ones; its state lines ("Pending
+With a previous summary (kind ``update``, ``<summary>`` blocks in the
+messages, or a ``branchSummary``/``compactionSummary`` message among them:
+a branch left a second time, a compaction after a detour) its items are
+kept before the new ones; its state lines ("Pending
 request", "Last error" ...) are replaced by the current ones; an item that
 was in progress and is now done moves to Done. A turn prefix gets ``##
 Original Request`` (the turn's request), ``## Progress So Far`` (files
@@ -319,9 +321,14 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     if request.previous_summary:
         sources.append(parse_summary_sections(request.previous_summary))
     for msg in request.messages:  # earlier summaries carried in the conversation
-        if isinstance(msg, Mapping) and msg.get("role") == "user":
+        if not isinstance(msg, Mapping):
+            continue
+        if msg.get("role") == "user":
             for block in summary_blocks(content_text(msg.get("content"))):
                 sources.append(parse_summary_sections(block))
+        elif msg.get("role") in ("branchSummary", "compactionSummary") and isinstance(msg.get("summary"), str):
+            # a summary entry in the history summarized (a branch left twice, a compaction after a detour)
+            sources.append(parse_summary_sections(msg["summary"]))
     for src in sources:
         for k in _ORDER:
             prev[k] = _merge(prev[k], src.get(k, []))
