@@ -570,6 +570,11 @@ def test_cli_query_error_caret_under_wide_characters(tmp_path: Path) -> None:
     proc = _run("search", "ab\x07\u202e bogus:x", env=_env(root, tmp_path))
     shown, caret = proc.stderr.splitlines()[1:3]
     assert shown == "  ab\\x07\\u202e bogus:x" and caret.index("^") == shown.index("bogus")
+    # a 15,000-character query shows a window around the error, cut ends marked
+    proc = _run("search", "word " * 2000 + "bogus:x " + "more " * 1000, env=_env(root, tmp_path))
+    shown, caret = proc.stderr.splitlines()[1:3]
+    assert len(shown) < 200 and shown.startswith("  …word") and shown.endswith("…")
+    assert caret.index("^") == shown.index("bogus")
 
 
 def test_a_damaged_v1_file_gives_hits_without_entry_ids(root: Path) -> None:

@@ -62,7 +62,8 @@ def search(
     if open_ is not None and as_json:
         fail("--open shows one hit and --json prints the hits: give one of them")
     def query_failure(exc: QueryError) -> None:
-        fail(f"{exc}\n  {query}\n  {caret_pad(query[: exc.position])}^")
+        shown, at = query_window(query, exc.position)
+        fail(f"{exc}\n  {shown}\n  {caret_pad(shown[:at])}^")
 
     try:
         parsed = parse_query(query)
@@ -124,6 +125,24 @@ def search(
         console.print(head, soft_wrap=True)
         console.print(Text("    ") + snippet_text(hit.snippet), soft_wrap=True)
         console.print(Text("    " + sanitize(open_commands(hit, store_url=url)[0]), style="dim"), soft_wrap=True)
+
+
+QUERY_SHOWN = 60
+"""A query error shows at most this many characters of the query on each
+side of the error (a longer query is cut there, marked ``…``)."""
+
+
+def query_window(query: str, position: int, around: int = QUERY_SHOWN) -> tuple[str, int]:
+    """The part of ``query`` a query error shows, and where the error is in
+    it: all of it when short, else ``around`` characters on each side of
+    ``position`` (0-based), each cut end marked ``…``.
+
+    Returns:
+        ``(text, index)``: the text to show and the error's index in it.
+    """
+    start, end = max(0, position - around), position + around
+    shown = ("…" if start else "") + query[start:end] + ("…" if end < len(query) else "")
+    return shown, position - start + (1 if start else 0)
 
 
 def caret_pad(text: str) -> str:
