@@ -122,6 +122,7 @@ def test_cli_says_when_a_file_is_not_a_session(tmp_path, cli):
     result = cli("secrets", str(notes))
     assert result.returncode == 1, result.stderr
     assert f"warning: {notes}: not a pi session file (no session header); scanned as text lines" in result.stderr
+    assert result.stdout == f"{notes}:1: (a line that is not a JSON record): aws-access-key AK…PL (20 chars)\n"
     assert "AKIAZ7QW3RT5YU8IO2PL" not in result.stdout + result.stderr
     result = cli("secrets", str(_session(tmp_path)))
     assert "not a pi session file" not in result.stderr

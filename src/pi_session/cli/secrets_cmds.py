@@ -97,7 +97,11 @@ def _progress(locations: list[str], db: Any) -> Iterator[Callable[[str], Callabl
 
 
 def _hit_line(hit: Any) -> str:
+    from ..secrets.finding import RAW_LINE_FIELD
+
     where = f"{hit.session}:{hit.line}" if hit.line is not None else str(hit.session)
+    if hit.field == RAW_LINE_FIELD:  # a line that is not a JSON record: no entry, no field
+        return sanitize(f"{where}: (a line that is not a JSON record): {hit.kind} {hit.preview}")
     return sanitize(f"{where}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}")
 
 
