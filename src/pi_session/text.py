@@ -284,14 +284,13 @@ def field_text(value: Any) -> str:
     """A record's text field (a summary, a block's text, a command) as the
     exports and views show it: a string as it is, a missing one (None) as
     ``""``, and anything else a damaged record holds there (a number, an
-    object, an array) as compact JSON (``{"o":1}``), never Python's repr
+    object, an array) as ``JSON.stringify`` writes it (``{"o":1}``;
+    :func:`pi_session.jsonio.js_stringify`), never Python's repr
     (``{'o': 1}``)."""
-    if value.__class__ is str:
+    if isinstance(value, str):
         return value
     if value is None:
         return ""
-    if isinstance(value, str):
-        return str(value)
-    import json
+    from .jsonio import js_stringify  # the one JSON encoder (JSON.stringify's text)
 
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return js_stringify(value)

@@ -86,10 +86,12 @@ def check_summarizer_options(provider: str | None, timeout: float | None, max_re
     sense (an unknown provider, a timeout that is not a positive number of
     seconds, negative retries), before any work: a command with nothing to
     summarize checks them too."""
-    from ..llm import PROVIDERS
+    from ..llm import provider_name
 
-    if provider is not None and provider.strip().lower() not in PROVIDERS:
-        fail(f"--provider: unknown summarizer provider '{provider}' (choose from {', '.join(PROVIDERS)})")
+    try:
+        provider_name(provider)
+    except SummarizerError as exc:
+        fail(f"--provider: {exc}")
     if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
         fail("--timeout must be a positive number of seconds")
     if max_retries is not None and max_retries < 0:

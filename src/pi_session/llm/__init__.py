@@ -29,6 +29,7 @@ __all__ = [
     "AnthropicSummarizer",
     "ExtractiveSummarizer",
     "make_summarizer",
+    "provider_name",
     "PROVIDERS",
     "DEFAULT_OPENAI_MODEL",
     "DEFAULT_ANTHROPIC_MODEL",
@@ -40,6 +41,21 @@ __all__ = [
 
 PROVIDERS = ("openai", "anthropic", "extractive")
 """Accepted provider names for :func:`make_summarizer` (case-insensitive)."""
+
+
+def provider_name(provider: str | None) -> str | None:
+    """A summarizer provider's name as :func:`make_summarizer` reads it
+    (trimmed, lower-cased; None or empty: the automatic choice).
+
+    Raises:
+        SummarizerError: not one of :data:`PROVIDERS` (kind ``config``).
+    """
+    name = provider.strip().lower() if provider else None
+    if name is not None and name not in PROVIDERS:
+        raise SummarizerError(
+            f"unknown summarizer provider '{provider}' (choose from {', '.join(PROVIDERS)})", kind="config"
+        )
+    return name
 
 
 def make_summarizer(
@@ -75,7 +91,7 @@ def make_summarizer(
             provider named explicitly without a key (kind ``missing_key``).
     """
     fallback_reason: str | None = None
-    name = provider.strip().lower() if provider else None
+    name = provider_name(provider)
     if name is None:
         if os.environ.get("OPENAI_API_KEY") or base_url or api_key:
             name = "openai"
@@ -95,11 +111,7 @@ def make_summarizer(
         s = AnthropicSummarizer(
             model, base_url=base_url, api_key=api_key, timeout=timeout, max_retries=max_retries
         )
-    elif name == "extractive":
+    else:  # "extractive" (provider_name refused any other)
         s = ExtractiveSummarizer()
-    else:
-        raise SummarizerError(
-            f"unknown summarizer provider '{provider}' (choose from {', '.join(PROVIDERS)})", kind="config"
-        )
     s.fallback_reason = fallback_reason
     return s
