@@ -351,6 +351,36 @@ def test_opening_decodes_only_the_context(tmp_path: Path) -> None:
     assert manager.get_entries() == full.get_entries()
 
 
+def test_the_kept_range_is_read_in_one_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The entries a compaction keeps (from ``firstKeptEntryId`` to the
+    compaction) are read from the file in one batch, not one read each."""
+    from pi_session.storage.lazy import EntryStore
+
+    ts = "2025-01-01T00:00:00.000Z"
+    entries: list[dict[str, Any]] = []
+    for i in range(3000):
+        entries.append({"type": "message", "id": f"m{i:07d}", "parentId": entries[-1]["id"] if entries else None,
+                        "timestamp": ts, "message": {"role": "user", "content": "x" * 200, "timestamp": 1}})
+    entries.append({"type": "compaction", "id": "c0000001", "parentId": entries[-1]["id"], "timestamp": ts,
+                    "summary": "s", "firstKeptEntryId": entries[-80]["id"], "tokensBefore": 1000})
+    for i in range(20):
+        message = {"role": "user", "content": "y", "timestamp": 1} if i % 2 else {
+            "role": "assistant", "content": [{"type": "text", "text": "z"}], "provider": "p", "model": "m", "timestamp": 1}
+        entries.append({"type": "message", "id": f"t{i:07d}", "parentId": entries[-1]["id"], "timestamp": ts, "message": message})
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": ts, "cwd": "/tmp"}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    loads: list[int] = []
+    original = EntryStore.load
+    monkeypatch.setattr(EntryStore, "load", lambda self, positions: (loads.append(len(positions)), original(self, positions))[1])
+    manager = SessionManager.open(path, read_only=True)
+    assert isinstance(manager._records, LazyRecords)  # noqa: SLF001 - the lazy path is the point
+    context = manager.build_session_context()
+    assert len(context["messages"]) == 1 + 80 + 20
+    assert len(loads) <= 2, loads
+    assert manager.build_session_context() == SessionManager.open(FullHandle(path), read_only=True).build_session_context()
+
+
 def test_markdown_export_and_clone_decode_only_their_path(tmp_path: Path) -> None:
     """A Markdown export of the leaf's path and a clone's check for context
     edits it leaves out decode the path and the file's context edits (their

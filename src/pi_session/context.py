@@ -209,8 +209,7 @@ def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | No
     compaction = path[compaction_index]
     out: list[_Entry] = [compaction]
     start = _kept_start(path, compaction_index)
-    for i in range(start, compaction_index):
-        entry = path[i]
+    for entry in path[start:compaction_index]:  # a slice: a lazy path decodes the kept range in one batch
         if entry.get("type") == "message":
             msg = entry.get("message")
             if isinstance(msg, dict) and msg.get("role") == "system":

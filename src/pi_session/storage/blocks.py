@@ -15,7 +15,7 @@ from ..records import StrPath
 
 __all__ = ["BLOCK_SIZE", "line_blocks", "newline_blocks", "stored_line_blocks", "iter_lines"]
 
-BLOCK_SIZE = 1 << 20  # bytes read at a time by iter_lines (1 MiB)
+BLOCK_SIZE = 1 << 17  # bytes read at a time (128 KiB)
 
 
 def line_blocks(f: Any, block_size: int = BLOCK_SIZE) -> Iterator[list[bytes]]:

@@ -41,6 +41,7 @@ import orjson
 
 from .._gc import gc_paused
 from .decode import compact_record
+from .blocks import BLOCK_SIZE
 from .model import SessionFileError
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
         return None
     try:
         end = size
-        chunk = 1 << 20
+        chunk = BLOCK_SIZE
         while end > stop:
             start = max(stop, end - chunk)
             # overlap the next chunk by the mark's length, so that a mark
@@ -336,7 +337,7 @@ class EntryStore:
         self.decoded += len(positions)
         i = 0
         n = len(positions)
-        limit = 1 << 22  # bytes per pread
+        limit = BLOCK_SIZE  # bytes per pread (a run of longer lines is read in one)
         while i < n:
             first = positions[i]
             start = offsets[first]
