@@ -218,8 +218,11 @@ class EntryStore:
         path: the file.
         dev, ino: its identity when indexed.
         end: bytes of the file the index covers.
-        offsets, lengths: each stored entry's line (byte offset, byte length
-            without the newline).
+        offsets: each stored entry's line's byte offset.
+        run_ends: the last position of each run of stored entries on
+            consecutive lines -> the byte offset of its line's newline
+            (the line of any other position ends where the next
+            position's begins, see :meth:`line_end`).
         lines: each stored entry's line number.
         types, ids, parents, timestamps: each stored entry's fields
             (``timestamps``: :data:`MISSING_FIELD` when absent).
@@ -235,7 +238,7 @@ class EntryStore:
         self.ino = ino
         self.end = 0
         self.offsets = array("q")
-        self.lengths = array("q")
+        self.run_ends: dict[int, int] = {}
         # a list, not an array: the loop's line_no int objects, shared with
         # SessionFile.record_lines (an array's append parses its argument)
         self.lines: list[int] = []
@@ -250,13 +253,15 @@ class EntryStore:
     def __len__(self) -> int:
         return len(self.cache)
 
-    def add_indexed_run(self, sf: SessionFile, start: int) -> None:
+    def add_indexed_run(self, sf: SessionFile, start: int, end: int) -> None:
         """Put this store's entries from position ``start`` on (a run of
         lines the read loop of :mod:`.reader` only indexed, nothing else
         read between them) into ``sf``'s lists as that loop would one by
         one: their positions into ``sf.records`` and ``sf.entries`` (one
         int object for both), their line numbers into ``sf.record_lines``,
-        their ids and parentIds into ``sf.entry_columns``."""
+        their ids and parentIds into ``sf.entry_columns``. ``end``: the
+        byte offset of the run's last newline."""
+        self.run_ends[len(self.cache) - 1] = end
         positions = list(range(start, len(self.cache)))
         sf.records.extend(positions)  # type: ignore[arg-type]
         sf.entries.extend(positions)  # type: ignore[arg-type]
@@ -265,6 +270,12 @@ class EntryStore:
         ids, parents, _labels = sf.entry_columns
         ids.extend(self.ids[start:])
         parents.extend(self.parents[start:])
+
+    def line_end(self, pos: int) -> int:
+        """The byte offset of the newline ending the line of the entry at
+        ``pos``."""
+        end = self.run_ends.get(pos)
+        return self.offsets[pos + 1] - 1 if end is None else end
 
     def get(self, pos: int) -> dict[str, Any]:
         """The record at ``pos``, decoded (with up to 31 entries before it,
@@ -327,7 +338,8 @@ class EntryStore:
     def _load_from(self, fd: int, positions: list[int]) -> bool:
         """:meth:`load` from an open file; False when a line no longer
         holds the entry indexed there."""
-        offsets, lengths, cache, ids = self.offsets, self.lengths, self.cache, self.ids
+        offsets, cache, ids = self.offsets, self.cache, self.ids
+        line_end = self.line_end
         loads = orjson.loads
         # the first PLAIN_RECORDS records decoded (a context's) stay as
         # orjson gives them: compact_record would cost a third of decoding
@@ -341,13 +353,16 @@ class EntryStore:
         while i < n:
             first = positions[i]
             start = offsets[first]
-            end = start + lengths[first]
+            end = line_end(first)
             j = i + 1
             while j < n:
                 p = positions[j]
-                if offsets[p] > end + 1 or offsets[p] + lengths[p] - start > limit:
+                if offsets[p] > end + 1:
                     break
-                end = offsets[p] + lengths[p]
+                p_end = line_end(p)
+                if p_end - start > limit:
+                    break
+                end = p_end
                 j += 1
             data = memoryview(os.pread(fd, end - start, start))
             if len(data) != end - start:
@@ -356,7 +371,7 @@ class EntryStore:
                 p = positions[k]
                 o = offsets[p] - start
                 try:
-                    record = loads(data[o : o + lengths[p]])
+                    record = loads(data[o : line_end(p) - start])
                 except orjson.JSONDecodeError:
                     return False  # only the scanner reads it: see _fall_back
                 if record.__class__ is not dict or record.get("id") != ids[p]:

@@ -344,8 +344,10 @@ def _read_records(
                     store = EntryStore(p, st.st_dev, st.st_ino, lambda: read_session_file(p, migrate=False))
                     cache = store.cache
                     cache_append = cache.append
-                    offsets_append = store.offsets.append
-                    lengths_append = store.lengths.append
+                    # offsets go into the store's array a block at a time
+                    # (an array's append parses its argument)
+                    pending_offsets: list[int] = []
+                    offsets_append = pending_offsets.append
                     store_lines_append = store.lines.append
                     types_append = store.types.append
                     store_ids_append = store.ids.append
@@ -356,7 +358,7 @@ def _read_records(
             for lines in blocks:
                 if lines[-1] is None:  # the unterminated last line
                     if store is not None and run_from != len(store.cache):
-                        store.add_indexed_run(sf, run_from)
+                        store.add_indexed_run(sf, run_from, offset - 1)
                         run_from = len(store.cache)
                     line_no += 1
                     for scanned in scanner.feed(line_no, bytes(lines[0]), False):
@@ -395,7 +397,6 @@ def _read_records(
                                     eager_total -= eager_left
                                     eager_left = 0
                             offsets_append(start)
-                            lengths_append(offset - start - 1)
                             store_lines_append(line_no)
                             types_append(intern(etype))
                             store_ids_append(hid)
@@ -409,7 +410,7 @@ def _read_records(
                             previous = None
                             continue
                         if run_from != len(cache):
-                            store.add_indexed_run(sf, run_from)  # type: ignore[union-attr]
+                            store.add_indexed_run(sf, run_from, start - 1)  # type: ignore[union-attr]
                             run_from = len(cache)
                     if header_seen:
                         try:
@@ -455,10 +456,13 @@ def _read_records(
                             parents_append = sf.entry_columns[1].append
                             labels_append = sf.entry_columns[2].append
                             indexing = store is not None
+                if indexing and pending_offsets:
+                    store.offsets.fromlist(pending_offsets)  # type: ignore[union-attr]
+                    pending_offsets.clear()
     except OSError as exc:
         raise SessionFileError(p, exc.strerror or str(exc)) from None
     if store is not None and run_from != len(store.cache):
-        store.add_indexed_run(sf, run_from)
+        store.add_indexed_run(sf, run_from, offset - 1)
     for scanned in scanner.finish():  # lines of a record the file ends inside
         _take(p, sf, scanned)
     sf.line_count = line_no
