@@ -105,7 +105,7 @@ def stored_line_blocks(lines: list[bytes], block: int = 4096) -> Iterator[list[A
 
 def iter_lines(path: StrPath) -> Iterator[tuple[int, bytes, bool]]:
     """Stream a file's lines without holding the whole file (it is read in
-    1 MiB blocks): yields ``(line_no, raw_without_newline, had_newline)``;
+    :data:`BLOCK_SIZE` blocks): yields ``(line_no, raw_without_newline, had_newline)``;
     ``had_newline`` is False only for an unterminated last line."""
     line_no = 0
     with open(path, "rb") as f:

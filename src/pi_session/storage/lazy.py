@@ -129,7 +129,7 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
     The guess looks for the bytes ``"type":"compaction"`` (as pi and
     pi-session write an entry's type; inside a JSON string the quotes
     would be escaped) from the end of the file back to ``min_start`` of
-    its size, in 1 MiB ``pread`` chunks (about 40 ms per 100 MB when
+    its size, in :data:`~.blocks.BLOCK_SIZE` ``pread`` chunks (about 40 ms per 100 MB when
     there is none, nearly nothing otherwise). It decides only the way of
     reading: every way gives the same values.
 
