@@ -280,7 +280,7 @@ def _compacted_halfway(seed: int, turns: int, drop: tuple[str, ...]) -> tuple[di
 @pytest.mark.parametrize("kind", DAMAGE)
 def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -> None:
     """``lazy="auto"`` decodes the lines after the last compaction in the
-    index pass (:func:`~pi_session.storage.lazy.last_compaction_at`): every
+    index pass (:func:`~pi_session.storage.tail.last_compaction_at`): every
     damage kind there gives the full reader's values too."""
     header, head, compaction, tail = _compacted_halfway(12, 20, ("compaction",))
     lines = session_text(header, [*head, compaction, *tail]).split(b"\n")[:-1]
@@ -297,10 +297,10 @@ def test_each_damage_kind_after_the_last_compaction(tmp_path: Path, kind: str) -
 def test_a_branchy_tail_is_indexed_after_a_few_branch_points(tmp_path: Path, branch_every: int) -> None:
     """After the last compaction, a linear tail is decoded in full while
     indexing; one that branches (every ``branch_every``-th entry a child of
-    an earlier one) only until its :data:`~pi_session.storage.lazy.TAIL_BRANCH_POINTS`-th
+    an earlier one) only until its :data:`~pi_session.storage.tail.TAIL_BRANCH_POINTS`-th
     branch point, and is indexed from there. Either way the values are the
     full reader's."""
-    from pi_session.storage.lazy import TAIL_BRANCH_POINTS
+    from pi_session.storage.tail import TAIL_BRANCH_POINTS
 
     header, head, compaction, tail = _compacted_halfway(13, 40, ("compaction", "label", "session_info", "model_change", "thinking_level_change"))
     if branch_every:

@@ -1,11 +1,10 @@
 """Reading session files (pi 1.6 ``loadEntriesFromFile``): :func:`read_session_file` and its
 read loop (a fast path for ordinary lines, the line scanner of :mod:`.scan`
 for the rest), :class:`SessionFileBuilder` (the same from scanned lines),
-:class:`SessionFile` (what was read); :func:`~.blocks.iter_lines` (streaming a
-file's raw lines) and :func:`~.lines.parse_session_entries` (pi's
-``parseSessionEntries``) live in :mod:`.lines`. Reading never modifies a file and never gives up
-on a damaged one: every unusable line is reported and left in place; only a
-file whose first record is not a session header is refused."""
+:class:`SessionFile` (what was read). Blocks of lines come from :mod:`.blocks`, one line's
+parsing (pi's ``parseSessionEntries``) is :mod:`.lines`. Reading never modifies a file and never
+gives up on a damaged one: every unusable line is reported and left in place; only a file whose
+first record is not a session header is refused."""
 
 from __future__ import annotations
 
@@ -24,7 +23,8 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TAIL_RECORDS, EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, TAIL_BRANCH_POINTS, EntryStore, LazyRecords, last_compaction_at, line_utf8_ok, tail_record
+from .lazy import EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
+from .tail import EAGER_TAIL_RECORDS, TAIL_BRANCH_POINTS, last_compaction_at, tail_record
 from .access import is_regular_mode, session_path_problem
 from .blocks import iter_lines, newline_blocks, stored_line_blocks
 from .lines import parse_session_entries
@@ -152,7 +152,7 @@ def read_session_file(
             :class:`~.lazy.LazyRecords` whose entries are decoded when
             accessed (same values as without ``lazy``), and the problems
             are the same. A v1/v2 file being migrated is read in full.
-            ``"auto"``: lazily only when :func:`~.lazy.last_compaction_at`
+            ``"auto"``: lazily only when :func:`~.tail.last_compaction_at`
             finds a compaction in the last 60% of the file (the context
             then needs far less than the whole file), else in full: a
             never-compacted session decodes every entry for its context,
@@ -302,9 +302,9 @@ def _read_records(
     in ``sf.records`` and ``sf.entries`` (wrapped in
     :class:`~.lazy.LazyRecords` at the end); every other line goes the
     way described above. From byte ``eager_from`` on (the last
-    compaction, see :func:`~.lazy.last_compaction_at`), up to
-    :data:`~.lazy.EAGER_TAIL_RECORDS` such lines (until the
-    :data:`~.lazy.TAIL_BRANCH_POINTS`-th whose parent is not the line
+    compaction, see :func:`~.tail.last_compaction_at`), up to
+    :data:`~.tail.EAGER_TAIL_RECORDS` such lines (until the
+    :data:`~.tail.TAIL_BRANCH_POINTS`-th whose parent is not the line
     before it) are decoded with ``orjson`` instead and their records put in the store's cache as
     :meth:`~.lazy.EntryStore.load` would (a line ``orjson`` refuses goes
     the way of the full reader)."""
