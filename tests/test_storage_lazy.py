@@ -381,6 +381,51 @@ def test_the_kept_range_is_read_in_one_batch(tmp_path: Path, monkeypatch: pytest
     assert manager.build_session_context() == SessionManager.open(FullHandle(path), read_only=True).build_session_context()
 
 
+@pytest.mark.parametrize("rewrite", [False, True])
+def test_branch_points_sort_children_by_timestamps_read_from_the_lines(tmp_path: Path, rewrite: bool) -> None:
+    """The index keeps no timestamps: the tree sorts a branch point's
+    children by timestamps read from their lines in one batch, without
+    decoding their records, in the order the full reader's tree has
+    (children out of file order, one without a timestamp, one with a
+    timestamp that is not a time); a file rewritten since it was opened
+    is read again instead."""
+    def stamp(minute: int) -> str:
+        return f"2025-01-01T00:{minute:02d}:00.000Z"
+
+    entries: list[dict[str, Any]] = []
+    for i in range(400):
+        entries.append({"type": "message", "id": f"m{i:07d}", "parentId": entries[-1]["id"] if entries else None,
+                        "timestamp": stamp(10), "message": {"role": "user", "content": "x" * 100, "timestamp": 1}})
+    fork = entries[100]["id"]
+    odd: list[dict[str, Any]] = [
+        {"type": "message", "id": "late0001", "parentId": fork, "timestamp": stamp(59)},
+        {"type": "message", "id": "none0001", "parentId": fork},
+        {"type": "message", "id": "junk0001", "parentId": fork, "timestamp": "not a time"},
+        {"type": "message", "id": "early001", "parentId": fork, "timestamp": stamp(1)},
+    ]
+    for e in odd:
+        e["message"] = {"role": "user", "content": "y", "timestamp": 1}
+    entries[200:200] = odd
+    header = {"type": "session", "version": 3, "id": "s1", "timestamp": stamp(0), "cwd": "/tmp"}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    lazy = SessionManager.open(LazyHandle(path), read_only=True)
+    full = SessionManager.open(FullHandle(path), read_only=True)
+    if rewrite:  # same entries, other offsets: the timestamps cannot be read where the index says
+        path.write_bytes(session_text(header, entries).replace(b'"content":"x', b'"content":  "x'))
+    def ids(nodes: list[Any]) -> list[Any]:
+        return [(n.id, ids(n.children)) for n in nodes]
+
+    records = lazy._records  # noqa: SLF001 - what is decoded is the point
+    assert isinstance(records, LazyRecords)
+    before = sum(1 for i in range(len(records)) if records.is_decoded(i))
+    tree = lazy.get_tree()
+    assert ids(tree) == ids(full.get_tree())
+    decoded = sum(1 for i in range(len(records)) if records.is_decoded(i)) - before
+    assert decoded == (len(records) - before if rewrite else 0), decoded
+    assert _tree_shape(tree) == _tree_shape(full.get_tree())
+
+
 def test_markdown_export_and_clone_decode_only_their_path(tmp_path: Path) -> None:
     """A Markdown export of the leaf's path and a clone's check for context
     edits it leaves out decode the path and the file's context edits (their

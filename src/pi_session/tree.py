@@ -505,6 +505,8 @@ class SessionTree:
                     siblings.append(node)
         roots.reverse()
         if forks:
+            if lazy:  # the children's timestamps in one batch, without decoding them
+                entries.read_timestamps([node._entry for j in forks for node in kids[j]])  # type: ignore[attr-defined]
             key = cmp_to_key(_ts_compare)
             for j in forks:
                 children = kids[j]

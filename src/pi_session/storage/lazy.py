@@ -3,7 +3,7 @@ keeps of a long v3 session file when asked for ``lazy=True``.
 
 The read loop (:mod:`.reader`) decodes every line after the header with a
 ``msgspec`` :class:`EntryHead` decoder that keeps only the fields the index
-needs (``type``, ``id``, ``parentId``, ``timestamp``) and skips the rest;
+needs (``type``, ``id``, ``parentId``) and skips the rest;
 it stores each such entry's byte offset and length in an
 :class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
 trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries
@@ -71,11 +71,21 @@ class EntryHead(msgspec.Struct):
     type: str
     id: str
     parentId: str | None = None
-    timestamp: Any = msgspec.UNSET
 
 
 HEAD_DECODER = msgspec.json.Decoder(EntryHead)
 """Decodes one line (never several: msgspec reads a newline as whitespace)."""
+
+
+class _EntryStamp(msgspec.Struct):
+    """What :meth:`EntryStore.timestamps` reads of a line: its ``id`` (to
+    check the line still holds the entry) and ``timestamp``."""
+
+    id: Any = msgspec.UNSET
+    timestamp: Any = msgspec.UNSET
+
+
+_STAMP_DECODER = msgspec.json.Decoder(_EntryStamp)
 
 EAGER_TYPES = frozenset(
     {"session", "label", "session_info", "compaction", "model_change", "thinking_level_change"}
@@ -123,8 +133,10 @@ class EntryStore:
             (the line of any other position ends where the next
             position's begins, see :meth:`line_end`).
         lines: each stored entry's line number.
-        types, ids, parents, timestamps: each stored entry's fields
-            (``timestamps``: :data:`MISSING_FIELD` when absent).
+        types, ids, parents: each stored entry's fields.
+        stamps: position -> ``timestamp`` (:data:`MISSING_FIELD` when
+            absent) of the entries :meth:`timestamps` read without
+            decoding them (a tree's branch points' children).
         cache: each stored entry's decoded record, None until decoded.
         reread: reads the whole file again (``read_session_file``), for a
             file rewritten since it was indexed, or holding a line that
@@ -144,7 +156,7 @@ class EntryStore:
         self.types: list[str] = []
         self.ids: list[str] = []
         self.parents: list[str | None] = []
-        self.timestamps: list[Any] = []
+        self.stamps: dict[int, Any] = {}
         self.cache: list[dict[str, Any] | None] = []
         self.reread = reread
         self.decoded = 0  # records decoded on demand so far
@@ -237,8 +249,7 @@ class EntryStore:
     def _load_from(self, fd: int, positions: list[int]) -> bool:
         """:meth:`load` from an open file; False when a line no longer
         holds the entry indexed there."""
-        offsets, cache, ids = self.offsets, self.cache, self.ids
-        line_end = self.line_end
+        cache, ids = self.cache, self.ids
         loads = orjson.loads
         # the first PLAIN_RECORDS records decoded (a context's) stay as
         # orjson gives them: compact_record would cost a third of decoding
@@ -246,9 +257,37 @@ class EntryStore:
         plain = PLAIN_RECORDS - self.decoded  # how many more stay plain
         call_ids: dict[str, str] = {}
         self.decoded += len(positions)
+        lines = self._lines(fd, positions)
+        if lines is None:
+            return False
+        for p, line in lines:
+            try:
+                record = loads(line)
+            except orjson.JSONDecodeError:
+                return False  # only the scanner reads it: see _fall_back
+            if record.__class__ is not dict or record.get("id") != ids[p]:
+                return False
+            record["id"] = ids[p]  # the index's string: one object, not two
+            parent = self.parents[p]
+            if parent is not None and record.get("parentId") == parent:
+                record["parentId"] = parent
+            if plain > 0:
+                plain -= 1
+                cache[p] = record
+            else:
+                cache[p] = compact_record(record, None, call_ids, deep=True)
+        return True
+
+    def _lines(self, fd: int, positions: list[int]) -> list[tuple[int, memoryview]] | None:
+        """The lines (without their newlines) of the entries at
+        ``positions`` (sorted), read from ``fd`` with one ``pread`` per run
+        of adjacent lines of at most :data:`~.blocks.BLOCK_SIZE` bytes (a
+        longer line in one); None when the file ends before one of them."""
+        offsets, line_end = self.offsets, self.line_end
+        out: list[tuple[int, memoryview]] = []
         i = 0
         n = len(positions)
-        limit = BLOCK_SIZE  # bytes per pread (a run of longer lines is read in one)
+        limit = BLOCK_SIZE
         while i < n:
             first = positions[i]
             start = offsets[first]
@@ -265,27 +304,57 @@ class EntryStore:
                 j += 1
             data = memoryview(os.pread(fd, end - start, start))
             if len(data) != end - start:
-                return False
+                return None
             for k in range(i, j):
                 p = positions[k]
-                o = offsets[p] - start
-                try:
-                    record = loads(data[o : line_end(p) - start])
-                except orjson.JSONDecodeError:
-                    return False  # only the scanner reads it: see _fall_back
-                if record.__class__ is not dict or record.get("id") != ids[p]:
-                    return False
-                record["id"] = ids[p]  # the index's string: one object, not two
-                parent = self.parents[p]
-                if parent is not None and record.get("parentId") == parent:
-                    record["parentId"] = parent
-                if plain > 0:
-                    plain -= 1
-                    cache[p] = record
-                else:
-                    cache[p] = compact_record(record, None, call_ids, deep=True)
+                out.append((p, data[offsets[p] - start : line_end(p) - start]))
             i = j
-        return True
+        return out
+
+    def timestamps(self, positions: Iterable[int]) -> None:
+        """Read the ``timestamp`` of each entry at ``positions`` that is not
+        decoded into :attr:`stamps`, without decoding its record (the tree
+        sorts a branch point's children by it; the index does not keep
+        timestamps). One ``pread`` per run of adjacent lines, as
+        :meth:`load`; a file rewritten since it was indexed is read again
+        (the records then decoded instead).
+
+        Raises:
+            SessionFileError: see :meth:`get`.
+        """
+        cache, stamps, ids = self.cache, self.stamps, self.ids
+        wanted = sorted({p for p in positions if cache[p] is None and p not in stamps})
+        if not wanted:
+            return
+        failed: list[int] = []
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            self.load(wanted)
+            return
+        try:
+            st = os.fstat(fd)
+            lines = None
+            if (st.st_dev, st.st_ino) == (self.dev, self.ino) and st.st_size >= self.end:
+                lines = self._lines(fd, wanted)
+        finally:
+            os.close(fd)
+        if lines is None:
+            self.load(wanted)
+            return
+        decode = _STAMP_DECODER.decode
+        for p, line in lines:
+            try:
+                got = decode(line)
+            except (msgspec.DecodeError, RecursionError):
+                failed.append(p)
+                continue
+            if got.id != ids[p]:
+                failed.append(p)
+                continue
+            stamps[p] = got.timestamp
+        if failed:
+            self.load(failed)
 
     def _fall_back(self) -> None:
         """The file was rewritten (or cannot be opened) since it was
@@ -398,12 +467,28 @@ class LazyRecords(MutableSequence[dict[str, Any]]):
         return self.store.parents[v] if v.__class__ is int else v.get("parentId")
 
     def timestamp_of(self, i: int, missing: Any) -> Any:
-        """``self[i].get("timestamp", missing)`` without decoding the record."""
+        """``self[i].get("timestamp", missing)`` without decoding the record
+        (read from its line: see :meth:`read_timestamps`)."""
         v = self.items[i]
         if v.__class__ is int:
-            ts = self.store.timestamps[v]
-            return missing if ts is MISSING_FIELD else ts
+            store = self.store
+            record = store.cache[v]
+            if record is None:
+                if v not in store.stamps:
+                    store.timestamps([v])
+                record = store.cache[v]
+                if record is None:
+                    ts = store.stamps[v]
+                    return missing if ts is MISSING_FIELD else ts
+            return record.get("timestamp", missing)
         return v.get("timestamp", missing)
+
+    def read_timestamps(self, indices: Iterable[int]) -> None:
+        """Read the timestamps of the items at ``indices`` that are not
+        decoded, in one batch (:meth:`EntryStore.timestamps`), for the
+        :meth:`timestamp_of` calls that follow."""
+        items = self.items
+        self.store.timestamps([v for v in map(items.__getitem__, indices) if v.__class__ is int])
 
     def of_type(self, entry_type: str, start: int = 0) -> list[dict[str, Any]]:
         """The records from ``start`` on whose ``type`` is ``entry_type``, in

@@ -352,7 +352,6 @@ def _read_records(
                     types_append = store.types.append
                     store_ids_append = store.ids.append
                     store_parents_append = store.parents.append
-                    timestamps_append = store.timestamps.append
                 blocks = newline_blocks(f)
             indexing = False
             for lines in blocks:
@@ -376,7 +375,7 @@ def _read_records(
                         if eager_left and start >= eager_at:
                             got = tail_record(raw)
                             if got is not None:
-                                record, etype, hid, parent, stamp = got
+                                record, etype, hid, parent = got
                                 eager_left -= 1
                         if etype is None and (raw.isascii() or line_utf8_ok(raw)):
                             try:
@@ -385,7 +384,7 @@ def _read_records(
                                 pass
                             else:
                                 if head.type not in eager:
-                                    etype, hid, parent, stamp = head.type, head.id, head.parentId, head.timestamp
+                                    etype, hid, parent = head.type, head.id, head.parentId
                         if etype is not None:
                             if parent is not None and parent == prev_id:
                                 parent = prev_id
@@ -401,7 +400,6 @@ def _read_records(
                             types_append(intern(etype))
                             store_ids_append(hid)
                             store_parents_append(parent)
-                            timestamps_append(stamp)
                             cache_append(record)
                             # records, record_lines, entries and the entry
                             # columns get this run of indexed lines at its

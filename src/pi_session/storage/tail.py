@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from .blocks import BLOCK_SIZE
-from .lazy import EAGER_TYPES, MISSING_FIELD, PLAIN_RECORDS
+from .lazy import EAGER_TYPES, PLAIN_RECORDS
 
 __all__ = ["LAZY_MIN_START", "EAGER_TAIL_RECORDS", "TAIL_BRANCH_POINTS", "last_compaction_at", "tail_record"]
 
@@ -93,11 +93,10 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
         os.close(fd)
 
 
-def tail_record(raw: bytes) -> tuple[dict[str, Any], str, str, str | None, Any] | None:
+def tail_record(raw: bytes) -> tuple[dict[str, Any], str, str, str | None] | None:
     """A line after the last compaction decoded in full while indexing
-    (:data:`EAGER_TAIL_RECORDS`): ``(record, type, id, parentId,
-    timestamp)`` (timestamp :data:`MISSING_FIELD` when absent) for a line
-    the head decoder would index, None for any other line (it is then
+    (:data:`EAGER_TAIL_RECORDS`): ``(record, type, id, parentId)`` for a
+    line the head decoder would index, None for any other line (it is then
     read as without this shortcut: by the head decoder, else in full).
     The record is what :meth:`~.lazy.EntryStore.load` would cache."""
     try:
@@ -110,5 +109,5 @@ def tail_record(raw: bytes) -> tuple[dict[str, Any], str, str, str | None, Any] 
     hid = record.get("id")
     parent = record.get("parentId")
     if etype.__class__ is str and hid.__class__ is str and (parent is None or parent.__class__ is str) and etype not in EAGER_TYPES:
-        return record, etype, hid, parent, record.get("timestamp", MISSING_FIELD)
+        return record, etype, hid, parent
     return None
