@@ -426,6 +426,34 @@ def test_branch_points_sort_children_by_timestamps_read_from_the_lines(tmp_path:
     assert _tree_shape(tree) == _tree_shape(full.get_tree())
 
 
+def test_the_head_decoder_takes_every_entry_type_but_the_eager_ones() -> None:
+    """The head decoder's ``type`` is a Literal of pi's entry types but the
+    eager ones: a new entry type in records.ENTRY_TYPES must be added to it
+    (else its lines are read in full)."""
+    import typing
+
+    from pi_session.records import ENTRY_TYPES
+    from pi_session.storage.lazy import EAGER_TYPES, IndexedType
+
+    assert set(typing.get_args(IndexedType)) == set(ENTRY_TYPES) - EAGER_TYPES
+
+
+def test_an_entry_type_pi_does_not_write_is_read_in_full(tmp_path: Path) -> None:
+    """A line of a type the head decoder does not know (a future pi's) is
+    decoded in full while indexing; the answers are the full reader's."""
+    header, entries = generate_session(11, turns=30, branches=True)
+    entries.insert(10, {"type": "future_kind", "id": "fut00001", "parentId": entries[9]["id"],
+                        "timestamp": "2025-01-01T00:00:00.000Z", "data": {"x": [1, 2]}})
+    entries[11] = {**entries[11], "parentId": "fut00001"}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, entries))
+    sf = read_session_file(path, lazy=True)
+    assert isinstance(sf.entries, LazyRecords)
+    assert sf.entries.is_decoded(10) and sf.entries[10]["type"] == "future_kind"
+    _same_file(path)
+    _same_manager(path)
+
+
 def test_markdown_export_and_clone_decode_only_their_path(tmp_path: Path) -> None:
     """A Markdown export of the leaf's path and a clone's check for context
     edits it leaves out decode the path and the file's context edits (their

@@ -34,7 +34,7 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import msgspec
 import orjson
@@ -62,13 +62,30 @@ MISSING_FIELD: Any = msgspec.UNSET
 """The value of an :class:`EntryHead` field the line does not have."""
 
 
+EAGER_TYPES = frozenset(
+    {"session", "label", "session_info", "compaction", "model_change", "thinking_level_change"}
+)
+"""Entry types decoded in full while indexing: small and rare, and read by
+the tree (labels, the session name) or the context (the compaction, the
+latest model and thinking level); ``session`` (a second header) is
+reported as today."""
+
+IndexedType = Literal["message", "branch_summary", "custom", "custom_message", "context_edit", "usage"]
+"""The entry types the head decoder takes: those pi writes
+(:data:`pi_session.records.ENTRY_TYPES`) but :data:`EAGER_TYPES`. msgspec
+gives a ``Literal``'s own string object (no new string a line, no
+``sys.intern``); a line of any other type (an eager one, one pi does not
+write) does not decode and is read in full."""
+
+
 class EntryHead(msgspec.Struct):
     """The fields of one entry line the index keeps (every other field is
-    skipped by the decoder). A line whose ``type`` or ``id`` is not a
-    string, or whose ``parentId`` is neither a string nor null, does not
-    decode (it is read in full instead)."""
+    skipped by the decoder). A line whose ``type`` is not an
+    :data:`IndexedType`, whose ``id`` is not a string, or whose
+    ``parentId`` is neither a string nor null, does not decode (it is read
+    in full instead)."""
 
-    type: str
+    type: IndexedType
     id: str
     parentId: str | None = None
 
@@ -86,14 +103,6 @@ class _EntryStamp(msgspec.Struct):
 
 
 _STAMP_DECODER = msgspec.json.Decoder(_EntryStamp)
-
-EAGER_TYPES = frozenset(
-    {"session", "label", "session_info", "compaction", "model_change", "thinking_level_change"}
-)
-"""Entry types decoded in full while indexing: small and rare, and read by
-the tree (labels, the session name) or the context (the compaction, the
-latest model and thinking level); ``session`` (a second header) is
-reported as today."""
 
 PLAIN_RECORDS = 16384
 """:meth:`EntryStore.load`: the records decoded on demand first, up to

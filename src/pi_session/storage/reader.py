@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,7 @@ from .._gc import gc_paused
 from ..migrate import migrate_session_entries
 from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, header_version, is_session_header
 from .decode import compact_record
-from .lazy import EAGER_TYPES, HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
+from .lazy import HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
 from .tail import EAGER_TAIL_RECORDS, TAIL_BRANCH_POINTS, last_compaction_at, tail_record
 from .access import is_regular_mode, session_path_problem
 from .blocks import iter_lines, newline_blocks, stored_line_blocks
@@ -297,7 +296,7 @@ def _read_records(
 
     ``lazy`` (a file only): once sorting, a line the head decoder of
     :mod:`.lazy` takes (valid UTF-8, see :func:`~.lazy.line_utf8_ok`;
-    not of an :data:`~.lazy.EAGER_TYPES` type) is only indexed:
+    of an :data:`~.lazy.IndexedType`, none of the eager types) is only indexed:
     its position in the :class:`~.lazy.EntryStore` stands for the record
     in ``sf.records`` and ``sf.entries`` (wrapped in
     :class:`~.lazy.LazyRecords` at the end); every other line goes the
@@ -326,8 +325,6 @@ def _read_records(
     store: EntryStore | None = None
     decode_head = HEAD_DECODER.decode
     head_errors = (msgspec.DecodeError, RecursionError)
-    eager = EAGER_TYPES
-    intern = sys.intern
     offset = 0  # of the next line
     prev_id: Any = None  # the id of the previous entry line (lazy)
     eager_left = eager_total = EAGER_TAIL_RECORDS if eager_from is not None else 0
@@ -382,9 +379,8 @@ def _read_records(
                                 head = decode_head(raw)
                             except head_errors:
                                 pass
-                            else:
-                                if head.type not in eager:
-                                    etype, hid, parent = head.type, head.id, head.parentId
+                            else:  # of an IndexedType: not eager, and interned
+                                etype, hid, parent = head.type, head.id, head.parentId
                         if etype is not None:
                             if parent is not None and parent == prev_id:
                                 parent = prev_id
@@ -397,7 +393,7 @@ def _read_records(
                                     eager_left = 0
                             offsets_append(start)
                             store_lines_append(line_no)
-                            types_append(intern(etype))
+                            types_append(etype)
                             store_ids_append(hid)
                             store_parents_append(parent)
                             cache_append(record)

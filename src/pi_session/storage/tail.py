@@ -8,6 +8,7 @@ of reading gives the same values."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -96,7 +97,8 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
 def tail_record(raw: bytes) -> tuple[dict[str, Any], str, str, str | None] | None:
     """A line after the last compaction decoded in full while indexing
     (:data:`EAGER_TAIL_RECORDS`): ``(record, type, id, parentId)`` for a
-    line the head decoder would index, None for any other line (it is then
+    line the head decoder would index (its type interned, as the head
+    decoder's are), None for any other line (it is then
     read as without this shortcut: by the head decoder, else in full).
     The record is what :meth:`~.lazy.EntryStore.load` would cache."""
     try:
@@ -109,5 +111,5 @@ def tail_record(raw: bytes) -> tuple[dict[str, Any], str, str, str | None] | Non
     hid = record.get("id")
     parent = record.get("parentId")
     if etype.__class__ is str and hid.__class__ is str and (parent is None or parent.__class__ is str) and etype not in EAGER_TYPES:
-        return record, etype, hid, parent
+        return record, sys.intern(etype), hid, parent
     return None
