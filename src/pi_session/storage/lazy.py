@@ -4,8 +4,7 @@ keeps of a long v3 session file when asked for ``lazy=True``.
 The read loop (:mod:`.reader`) decodes every line after the header with a
 ``msgspec`` :class:`EntryHead` decoder that keeps only the fields the index
 needs (``type``, ``id``, ``parentId``) and skips the rest;
-it stores each such entry's byte offset and length in an
-:class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
+it stores each such entry's byte offset in an :class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
 trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries
 the tree and the context read anyway (:data:`EAGER_TYPES`) are decoded in
 full as the reader decodes every line without ``lazy``, so problems and
@@ -59,7 +58,8 @@ __all__ = [
 ]
 
 MISSING_FIELD: Any = msgspec.UNSET
-"""The value of an :class:`EntryHead` field the line does not have."""
+"""The value of a field a line does not have (a timestamp read by
+:meth:`EntryStore.timestamps`)."""
 
 
 EAGER_TYPES = frozenset(
@@ -233,27 +233,34 @@ class EntryStore:
         if not positions:
             return
         positions = sorted(set(positions))
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
+        fd = self._open_indexed()
+        if fd is None:
             self._fall_back()
             return
         try:
-            st = os.fstat(fd)
-            if (st.st_dev, st.st_ino) != (self.dev, self.ino) or st.st_size < self.end:
-                os.close(fd)
-                fd = -1
-                self._fall_back()
-                return
             with gc_paused():  # decoding makes many containers, none garbage (see pi_session._gc)
                 done = self._load_from(fd, positions)
-            if not done:
-                os.close(fd)
-                fd = -1
-                self._fall_back()
         finally:
-            if fd >= 0:
-                os.close(fd)
+            os.close(fd)
+        if not done:
+            self._fall_back()
+
+    def _open_indexed(self) -> int | None:
+        """A read-only descriptor of the file, or None when it cannot be
+        opened or is no longer the file indexed (another device or inode,
+        or shorter than the index): then it must be read again in full."""
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != (self.dev, self.ino) or st.st_size < self.end:
+            os.close(fd)
+            return None
+        return fd
 
     def _load_from(self, fd: int, positions: list[int]) -> bool:
         """:meth:`load` from an open file; False when a line no longer
@@ -335,22 +342,18 @@ class EntryStore:
         wanted = sorted({p for p in positions if cache[p] is None and p not in stamps})
         if not wanted:
             return
-        failed: list[int] = []
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            self.load(wanted)
+        fd = self._open_indexed()
+        if fd is None:
+            self.load(wanted)  # reads the file again in full
             return
         try:
-            st = os.fstat(fd)
-            lines = None
-            if (st.st_dev, st.st_ino) == (self.dev, self.ino) and st.st_size >= self.end:
-                lines = self._lines(fd, wanted)
+            lines = self._lines(fd, wanted)
         finally:
             os.close(fd)
         if lines is None:
             self.load(wanted)
             return
+        failed: list[int] = []
         decode = _STAMP_DECODER.decode
         for p, line in lines:
             try:
