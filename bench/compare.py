@@ -1,5 +1,5 @@
-"""Before/after table of two ``bench/run.py --json`` result files (issue 23:
-"the closing note gives before/after for every row").
+"""Before/after table of two ``bench/run.py --json`` result files: every
+row of both runs side by side, with the ratio of ratios.
 
 Usage::
 

@@ -8,8 +8,8 @@ directory listings), plus model and thinking-level changes, labels, a session
 name, custom entries and a few compactions. ``branchy`` sessions also jump the
 leaf back now and then and leave branch summaries.
 
-A second shape, :func:`generate_spaced_session_file`, is the one of the pi
-1.6 compatibility issue's measurement: only message entries, written with a
+A second shape, :func:`generate_spaced_session_file`, is JSON as other
+tools write it: only message entries, written with a
 space after ``:`` and ``,`` (valid JSON, not ``JSON.stringify``'s bytes).
 
 Everything comes from ``random.Random(seed)``: the same arguments always give
@@ -392,7 +392,7 @@ def generate_spaced_session_file(
 ) -> dict[str, Any]:
     """Write one linear session of ``entries`` message entries in spaced JSON.
 
-    The shape of the pi 1.6 compatibility issue's measurement: turns of a
+    JSON as other tools write it (spaces after ``:`` and ``,``): turns of a
     user message, an assistant message with one tool call and full usage
     (tokens and cost), and the tool's result; every text block (and the
     text argument of an edit or write call) 20 to 3,000 characters,
@@ -516,7 +516,7 @@ def main() -> None:
     s.add_argument("--mb", type=float, default=None)
     s.add_argument("--branchy", action="store_true")
     s.add_argument("--seed", type=int, default=1)
-    sp = sub.add_parser("spaced", help="one session of message entries in spaced JSON (the pi 1.6 issue's shape)")
+    sp = sub.add_parser("spaced", help="one session of message entries in spaced JSON (as other tools write JSON)")
     sp.add_argument("out")
     sp.add_argument("--entries", type=int, default=100_000)
     sp.add_argument("--seed", type=int, default=1)

@@ -1,4 +1,4 @@
-"""Benchmark ``pi-session import --from claude-code`` (issue 25): importing
+"""Benchmark ``pi-session import --from claude-code``: importing
 ``--sessions`` generated Claude Code sessions (default 1,000, about 200 MB)
 into files, SQLite and PostgreSQL.
 

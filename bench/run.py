@@ -62,7 +62,7 @@ ORACLE = ROOT.parent / "shared" / "pi-oracle" / "pi-oracle"
 # name -> (kind, generator arguments); kind "file" is gen.generate_session_file,
 # "spaced" gen.generate_spaced_session_file, "dir" gen.generate_session_dir
 FULL_SETS: dict[str, tuple[str, dict[str, Any]]] = {
-    # shapes (issue 23): "compacted" a long linear session compacted every 600
+    # shapes: "compacted" a long linear session compacted every 600
     # entries keeping 70 (a real long session's shape: a small context);
     # "real" gen.py's default (a compaction per 25,000 entries); "branchy"
     # leaf jumps and branch summaries; "linear" never compacted (every entry
@@ -175,7 +175,7 @@ def worker_file(path: str) -> dict[str, Any]:
         if prepare_compaction is not None:
             t = time.perf_counter()
             # of the leaf's path (pi: prepareCompaction(getBranch())); the
-            # manager's method walks a lazily read path (issue 23)
+            # manager's method walks a lazily read path
             prepare = getattr(manager, "prepare_compaction", None)
             prep = prepare() if prepare is not None else prepare_compaction(manager.get_branch())
             ops["prepare"] = (time.perf_counter() - t) * 1000
@@ -416,7 +416,7 @@ def summarize(results: dict[str, Any]) -> list[dict[str, Any]]:
                 continue
             rows.append({"set": name, "op": op, "ours": ours, "pi": theirs, "unit": "ms"})
         if samples["kind"] == "file":
-            # cost per MB of file (issue 23: linear from 10k to 1M entries)
+            # cost per MB of file (should stay flat from 10k to 1M entries)
             mb = samples["bytes"] / 1e6
             for row in [r for r in rows if r["set"] == name and r["op"] == "open_context"]:
                 per_mb = {k: (v / mb if v is not None else None) for k, v in row["pi"].items()}

@@ -1,4 +1,4 @@
-"""Benchmark of full-text search (issue 24): a generated corpus of session
+"""Benchmark of full-text search: a generated corpus of session
 files, the search index built over it (MB/s of JSONL), an incremental
 update after one append, warm query latency (p50/p99) for a 1-word, a
 3-word, a phrase and a filtered query, index size vs text size, side by
@@ -7,7 +7,7 @@ sessions (``SessionManager.listAll``: what ``/resume`` loads).
 
 Usage::
 
-    python bench/search.py                          # the issue's size: 10,000 sessions, ~1 GB
+    python bench/search.py                          # the full size: 10,000 sessions, ~1 GB
     python bench/search.py --sessions 2000 --kb 100 # smaller
     python bench/search.py --quick                  # a smoke run (seconds)
 

@@ -1,5 +1,5 @@
 """Benchmark the session stores against each other: files vs SQLite vs
-PostgreSQL, in one run, on the same data (issue 14).
+PostgreSQL, in one run, on the same data.
 
 Measured, each in fresh Python processes (times taken inside the process,
 so interpreter start-up is excluded; medians over ``--reps`` processes):

@@ -31,8 +31,8 @@ class Durability(str, Enum):
 
     Measured cost (ext4 on a virtual disk, one
     ``SessionManager.append_message`` on a 100 MB session; see
-    ``bench/results/latest.md``): ``entry`` 0.4-0.6 ms, ``none`` 0.25-0.3 ms
-    (open, lock, tail check, one write); pi's append (no sync) 0.7-0.8 ms.
+    ``bench/results/lazy-open.md``): ``entry`` 0.7-1.2 ms, ``none`` 0.55-0.65 ms
+    (open, lock, tail check, one write); pi 1.6's append (no sync) 1.0-1.3 ms.
     A sync costs far more when the disk is busy or the file has other
     unwritten data, on laptop disks typically 0.1-2 ms, on network
     filesystems more.
