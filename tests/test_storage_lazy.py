@@ -6,6 +6,8 @@ opened session is read again in full, or refused."""
 
 from __future__ import annotations
 
+import json
+
 import os
 import random
 import sys
@@ -570,6 +572,42 @@ def test_auto_reads_a_never_compacted_session_in_full(tmp_path: Path) -> None:
     for path in (linear, compacted):
         assert read_session_file(path, lazy="auto").entries == read_session_file(path).entries
         _same_manager(path)
+
+
+@pytest.mark.parametrize(
+    "dumps",
+    [
+        lambda r: json.dumps(r),  # Python's defaults: ", " and ": "
+        lambda r: json.dumps(r, indent=None, separators=(",", " :  ")),
+        lambda r: json.dumps(r, separators=(",", ":\t")),
+    ],
+    ids=["json-dumps", "space-before-colon", "tab"],
+)
+def test_auto_finds_a_compaction_however_the_json_is_spaced(tmp_path: Path, dumps: Any) -> None:
+    """The choice of a lazy read does not depend on how the JSON is spaced:
+    a compacted session written by another tool (``json.dumps`` defaults,
+    ``"type": "compaction"``) is indexed like pi's own bytes, with the full
+    reader's values; the word ``compaction`` as a value of another key, or
+    inside a text, is not taken for the entry's type."""
+    header, entries = generate_session(6, turns=25, branches=False)
+    plain = [e for e in entries if e.get("type") != "compaction"]
+    for prev, e in zip(plain, plain[1:]):
+        e["parentId"] = prev["id"]
+    compaction = {
+        "type": "compaction", "id": "c0000001", "parentId": plain[-1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+        "summary": "s", "firstKeptEntryId": plain[-2]["id"], "tokensBefore": 10,
+    }
+    spaced = tmp_path / "spaced.jsonl"
+    spaced.write_text("".join(dumps(r) + "\n" for r in [header, *plain, compaction]))
+    assert isinstance(read_session_file(spaced, lazy="auto").entries, LazyRecords)
+    assert read_session_file(spaced, lazy="auto").entries == read_session_file(spaced).entries
+    _same_manager(spaced)
+    # "compaction" as another key's value, and as text: no compaction entry
+    decoy = {"type": "custom", "id": "d0000001", "parentId": plain[-1]["id"], "timestamp": "2025-01-01T00:00:00.000Z",
+             "customType": "compaction", "data": {"kind": "compaction", "note": 'say "type": "compaction"'}}
+    decoyed = tmp_path / "decoy.jsonl"
+    decoyed.write_text("".join(dumps(r) + "\n" for r in [header, *plain, decoy]))
+    assert not isinstance(read_session_file(decoyed, lazy="auto").entries, LazyRecords)
 
 
 @pytest.mark.parametrize("target", [["m0000001"], {"id": "m0000001"}], ids=["array", "object"])

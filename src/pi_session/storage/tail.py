@@ -1,4 +1,4 @@
-"""The eager tail of a lazy read (issue 23): where the last compaction of
+"""The eager tail of a lazy read: where the last compaction of
 a session file lies (:func:`last_compaction_at`), and the lines after it,
 which a linear session's context holds, decoded in full while indexing
 (:func:`tail_record`, up to :data:`EAGER_TAIL_RECORDS` of them) instead of
@@ -8,6 +8,7 @@ of reading gives the same values."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,12 @@ that branches that often holds many entries off the leaf's path, which
 the context never reads (they are indexed instead, and the context's
 entries decoded on demand)."""
 
-_COMPACTION_MARK = b'"type":"compaction"'
+_COMPACTION_MARK = b'"compaction"'
+_TYPE_KEY = re.compile(rb'"type"[ \t\r\n]{0,16}:[ \t\r\n]{0,16}\Z')
+"""What must stand right before :data:`_COMPACTION_MARK` for it to be an
+entry's type: the key ``"type"``, a colon, and the whitespace JSON allows
+(at most 16 characters each side, as any JSON writer spaces it)."""
+_TYPE_KEY_SPAN = 6 + 16 + 1 + 16
 
 
 def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_START) -> int | None:
@@ -49,10 +55,11 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
     decoding lines in full (:data:`EAGER_TAIL_RECORDS`), since in a linear
     session everything after the last compaction is in the context.
 
-    The guess looks for the bytes ``"type":"compaction"`` (as pi and
-    pi-session write an entry's type; inside a JSON string the quotes
-    would be escaped) from the end of the file back to ``min_start`` of
-    its size, in :data:`~.blocks.BLOCK_SIZE` ``pread`` chunks (about 40 ms per 100 MB when
+    The guess looks for the JSON member ``"type": "compaction"``, however
+    it is spaced (pi and pi-session write ``"type":"compaction"``,
+    Python's ``json.dumps`` a space after the colon; inside a JSON string
+    the quotes would be escaped), from the end of the file back to
+    ``min_start`` of its size, in :data:`~.blocks.BLOCK_SIZE` ``pread`` chunks (about 40 ms per 100 MB when
     there is none, nearly nothing otherwise). It decides only the way of
     reading: every way gives the same values.
 
@@ -79,13 +86,18 @@ def last_compaction_at(path: Path, size: int, *, min_start: float = LAZY_MIN_STA
         while end > stop:
             start = max(stop, end - chunk)
             # overlap the next chunk by the mark's length, so that a mark
-            # across a chunk boundary is found
-            data = os.pread(fd, min(size, end + len(mark) - 1) - start, start)
+            # across a chunk boundary is found; read the key before it too
+            lead = min(start, _TYPE_KEY_SPAN)
+            data = os.pread(fd, min(size, end + len(mark) - 1) - start + lead, start - lead)
             if not data:
                 return None
-            at = data.rfind(mark)
-            if at >= 0:
-                return start + at
+            at = len(data)
+            while (at := data.rfind(mark, lead, at + len(mark) - 1)) >= 0:
+                if _TYPE_KEY.search(data, max(0, at - _TYPE_KEY_SPAN), at):
+                    key = data.rfind(b'"type"', 0, at)
+                    return start - lead + key
+                if at == lead:
+                    break
             end = start
         return None
     except OSError:
