@@ -370,7 +370,9 @@ class Candidate:
 def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | None = None) -> tuple[list[str], list[Any]]:
     """The WHERE conditions (on ``d`` = docs, ``s`` = sessions) and their
     parameters for the query's filters; ``project``: a resolved cwd the
-    session's must equal (``--cwd``)."""
+    session's must equal (``--cwd``). Values with lone surrogates (a
+    command line's undecodable bytes) are matched as the index stores such
+    text, with U+FFFD."""
     where: list[str] = []
     params: list[Any] = []
     if project is not None:
@@ -381,19 +383,19 @@ def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | Non
         params += query.roles
     if query.tools:
         where.append("(" + " OR ".join("instr(' ' || d.tool || ' ', ?) > 0" for _ in query.tools) + ")")
-        params += [f" {t} " for t in query.tools]
+        params += [f" {well_formed(t)} " for t in query.tools]
     if query.files:
         where.append(f"d.sid IN (SELECT sid FROM {p}files WHERE " + " OR ".join("instr(path, ?) > 0" for _ in query.files) + ")")
-        params += query.files
+        params += [well_formed(f) for f in query.files]
     if query.projects:  # case-folded columns, written by Python (see the module docstring)
         where.append("(" + " OR ".join("instr(s.cwd_fold, ?) > 0" for _ in query.projects) + ")")
-        params += [x.casefold() for x in query.projects]
+        params += [well_formed(x).casefold() for x in query.projects]
     if query.models:
         where.append("(" + " OR ".join("instr(s.models, ?) > 0" for _ in query.models) + ")")
-        params += [x.casefold() for x in query.models]
+        params += [well_formed(x).casefold() for x in query.models]
     if query.sessions:
         where.append("(" + " OR ".join("substr(s.session_id, 1, length(?)) = ?" for _ in query.sessions) + ")")
-        for prefix in query.sessions:
+        for prefix in map(well_formed, query.sessions):
             params += [prefix, prefix]
     if query.after_ms is not None:
         where.append("d.ts_ms >= ?")
