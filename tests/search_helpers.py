@@ -123,5 +123,9 @@ QUERIES = [
     "hunter2swordfish",
     "pondering",
     "authenticate",
+    "-resolver",
+    "role:user -resolver",
+    "-resolver -theme role:session",
+    "file: theme",
 ]
 """Queries the backends must answer alike."""

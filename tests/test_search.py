@@ -48,8 +48,10 @@ def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
         ("x re:*a", 6, "re: nothing to repeat"),
         ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
         ("x after:soon", 9, "after: expects a date"),
-        ("-x", 3, "nothing to search for"),
         ("", 1, "nothing to search for"),
+        ("  ", 1, "nothing to search for"),
+        ("x file: role:user", 8, "file: needs a value"),
+        ("x file:  ", 8, "file: needs a value"),
         ("x ---", 3, "no letter or digit"),
         ("x tool:", 8, "needs a value"),
         ("x -role:user", 3, "cannot be negated"),
@@ -88,6 +90,23 @@ def test_a_plain_re_filter_over_too_many_entries_says_to_add_a_word() -> None:
     assert "took more than 0.2 s over " in str(info.value) and "entries; add a word" in str(info.value)
 
 
+def test_a_filter_value_after_a_space_is_the_value() -> None:
+    """``file: theme`` is ``file:theme``: the filter is not dropped (and
+    ``theme`` is not a word to search for); a word ending in a colon that
+    names no filter stays a word."""
+    spaced = parse_query("file: theme  project:\tx model:  gpt")
+    assert spaced.files == ["theme"] and spaced.projects == ["x"] and spaced.models == ["gpt"] and spaced.terms == []
+    assert parse_query('file: "my dir/x.py"').files == ["my dir/x.py"]
+    note = parse_query("note: later")
+    assert [t.tokens for t in note.terms] == [["note"], ["later"]] and not note.has_filters
+
+
+def test_a_query_of_negated_words_alone_is_a_query() -> None:
+    q = parse_query("-theme -\"dark palette\"")
+    assert [(t.tokens, t.negated) for t in q.terms] == [(["theme"], True), (["dark", "palette"], True)]
+    assert q.positive == [] and not q.has_filters
+
+
 def test_query_parts() -> None:
     q = parse_query('dns "fix that" auth.py pre* -noise role:user|tool tool:bash,read after:2026-01-02 file:"a b.py"')
     assert [(t.tokens, t.prefix, t.negated) for t in q.terms] == [
@@ -121,6 +140,13 @@ def test_words_phrases_prefixes_negation(root: Path) -> None:
     assert hits(root, '"resolver configuration"') == {(S1, "a1")}
     assert (S1, "a1") in hits(root, "configur*")
     assert (S1, "k1") not in hits(root, "resolver -stale") and (S1, "k1") in hits(root, "resolver")
+    # negated words without a positive one: every entry but theirs (with filters too)
+    assert hits(root, "role:user -resolver") == {(S2, "u1")}
+    assert (S2, "x1") in hits(root, "role:custom")
+    assert hits(root, "-palette role:custom") == hits(root, "role:custom") - {(S2, "x1")}
+    everything = hits(root, "-zzzabsent")
+    assert (S2, "u1") in everything and (S1, "b1") in everything
+    assert (S2, "u1") in hits(root, "theme") and hits(root, "-theme") == everything - hits(root, "theme")
 
 
 def test_filters(root: Path) -> None:
@@ -462,10 +488,10 @@ def test_cli_search_json_and_commands(root: Path, tmp_path: Path) -> None:
     proc = _run("search", "resolver role:user", env=env)
     assert proc.returncode == 0, proc.stderr
     assert "DNS debugging" in proc.stdout and "--leaf u1" in proc.stdout
-    # --open N (not a terminal): the context at the hit's entry
+    # --open N (not a terminal): the entries around the hit
     proc = _run("search", "nxdomain", "--open", "1", env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.startswith("leaf b1") and "bashExecution" in proc.stdout
+    assert "b1 bashExecution  ◀ hit" in proc.stdout and "--leaf b1" in proc.stdout.splitlines()[-1]
     proc = _run("search", "nxdomain", "--open", "0", env=env)  # was "there are 1 hits"
     assert proc.returncode == 1 and "--open 0: 1 hit (--open counts from 1)" in proc.stderr
     proc = _run("search", "zzznothing", env=env)

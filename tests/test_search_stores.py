@@ -241,3 +241,70 @@ def test_many_matches_rank_only_the_newest_candidates(store_url, tmp_path, monke
         assert search(target, '"zebra zebra"', limit=5).hits[0].entry_id == "z0"
     finally:
         target.close()
+
+
+# --- project: and model: fold case alike on every store ------------------
+
+FOLDED = "0192eeee-0000-7000-8000-00000000000"
+
+
+def _folded_sessions() -> list[tuple[str, list[dict]]]:
+    """Sessions whose cwds and model ids hold letters that only Unicode
+    case folding matches across cases (SQLite's lower() knows ASCII only;
+    PostgreSQL's lower('Straße') is 'straße', not 'strasse')."""
+    from search_helpers import _assistant, _msg
+
+    cases = [("/work/Ärger", "Modell-ÜBER"), ("/work/ΣΊΣΥΦΟΣ", "ǅemal-7"), ("/work/Straße", "gpt-ß")]
+    out = []
+    for n, (cwd, model) in enumerate(cases, 1):
+        sid = f"{FOLDED}{n}"
+        records = [{"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-06T10:00:00.000Z", "cwd": cwd},
+                   _msg("a1", None, 1, _assistant([{"type": "text", "text": "folding answer"}], model=model), day=6)]
+        out.append((f"2026-03-06T10-00-0{n}-000Z_{sid}.jsonl", records))
+    return out
+
+
+FOLD_QUERIES = {
+    "project:ärger": {1}, "project:ÄRGER": {1}, "project:Ärger": {1},
+    "project:σίσυφος": {2}, "project:ΣΊΣΥΦΟΣ": {2}, "project:Σίσυφος": {2},
+    "project:STRASSE": {3}, "project:strasse": {3}, "project:straße": {3}, "project:STRAẞE": {3},
+    "model:modell-über": {1}, "model:MODELL-Über": {1},
+    "model:ǄEMAL": {2}, "model:ǆemal": {2}, "model:ǅemal": {2},
+    "model:GPT-SS": {3}, "model:gpt-ß": {3},
+}
+
+
+def test_project_and_model_filters_fold_case_alike_on_every_store(store_url, tmp_path, monkeypatch) -> None:
+    """One case rule, Unicode case folding (str.casefold), for project: and
+    model: on session files, SQLite and PostgreSQL: a non-ASCII name
+    matches on all of them or on none."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    target = open_store(store_url)
+    try:
+        for name, records in _folded_sessions():
+            target.create(lines_of(records), file_name=name)
+        for query, wanted in FOLD_QUERIES.items():
+            found = {h.session_id for h in search(target, f"folding {query}", limit=50).hits}
+            assert found == {f"{FOLDED}{n}" for n in wanted}, (store_url, query)
+            assert {h.session_id for h in search(target, query, limit=50).hits} == {f"{FOLDED}{n}" for n in wanted}, query
+    finally:
+        target.close()
+
+
+def test_a_store_indexed_by_another_version_gets_the_folded_columns(tmp_path: Path) -> None:
+    """A SQLite store whose search tables were made by the previous version
+    (no case-folded cwd column) has them dropped and made again, and its
+    project: filter folds case."""
+    from pi_session.search.store_index import SEARCH_VERSION
+
+    db = tmp_path / "s.db"
+    with open_store(f"sqlite:///{db}") as s:
+        for name, records in _folded_sessions():
+            s.create(lines_of(records), file_name=name)
+    with sqlite3.connect(db) as conn:
+        conn.execute("ALTER TABLE pi_search_sessions DROP COLUMN cwd_fold")
+        conn.execute("UPDATE pi_meta SET value = '2' WHERE key = 'search_version'")
+    with open_store(f"sqlite:///{db}") as s:
+        assert {h.session_id for h in search(s, "project:STRASSE").hits} == {f"{FOLDED}3"}
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT value FROM pi_meta WHERE key = 'search_version'").fetchone() == (SEARCH_VERSION,)

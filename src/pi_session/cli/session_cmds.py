@@ -274,7 +274,7 @@ def context(
             # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
             # characters): soft_wrap leaves wrapping to the terminal, so a huge
             # message costs linear time
-            console.print(Text(_message_body(message)), soft_wrap=True)
+            console.print(Text(message_body(message)), soft_wrap=True)
             index += 1
 
 
@@ -288,7 +288,7 @@ def _cut(text: str, limit: int) -> str:
     return text[:limit] + f"\n… ({plural(len(text) - limit, 'more character')}; use --json for everything)"
 
 
-def _message_body(message: dict[str, Any]) -> str:
+def message_body(message: dict[str, Any]) -> str:
     """The text ``context`` shows for one agent message: sanitized for a
     terminal (see :func:`render.sanitize`), tool results cut to
     :data:`TOOL_RESULT_LIMIT` characters and everything else to

@@ -314,23 +314,26 @@ def reindex_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
     return bool(store.reindex_search(session_id))
 
 
-def open_commands(hit: Hit, *, store_url: str | None = None) -> list[str]:
+def open_commands(hit: Hit, *, store_url: str | None = None, session: str | None = None) -> list[str]:
     """Shell commands that open a hit: the context at the entry and the
     browser at it (``pi-session context SESSION --leaf ENTRY``,
-    ``pi-session browse SESSION --at ENTRY``); SESSION is the file for
-    session files, else the id with ``--store``. Quoted for a POSIX shell."""
+    ``pi-session browse SESSION --at ENTRY``); SESSION is ``session`` when
+    given (a shorter name the caller checked: a unique id prefix, a
+    relative path), else the file for session files, else the id with
+    ``--store``. Quoted for a POSIX shell (a leading ``~/`` is left
+    unquoted, so the shell expands it)."""
     import shlex
 
     if store_url is not None:
         base = ["pi-session", "--store", store_url]
-        session = hit.session_id
+        shown = hit.session_id if session is None else session
     else:
         base = ["pi-session"]
-        session = hit.location
-    out = []
-    if hit.entry_id is not None:
-        out.append(shlex.join([*base, "context", session, "--leaf", hit.entry_id]))
-        out.append(shlex.join([*base, "browse", session, "--at", hit.entry_id]))
-    else:
-        out.append(shlex.join([*base, "browse", session]))
-    return out
+        shown = hit.location if session is None else session
+    # ~/ stays outside the quotes, for the shell to expand it
+    arg = "~/" + shlex.quote(shown[2:]) if shown.startswith("~/") else shlex.quote(shown)
+    head = " ".join(shlex.quote(word) for word in base)
+    if hit.entry_id is None:
+        return [f"{head} browse {arg}"]
+    entry = shlex.quote(hit.entry_id)
+    return [f"{head} context {arg} --leaf {entry}", f"{head} browse {arg} --at {entry}"]

@@ -68,11 +68,11 @@ from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "key_shard", "INDEX_VERSION", "MAX_SHARDS", "SHARD_BYTES"]
 
-INDEX_VERSION = "8"
+INDEX_VERSION = "9"
 """The cache's format; a cache of another version is rebuilt once, with a
 warning (7: tool-call arguments as text, terminal escape sequences left
 out, see :mod:`.extract`; 8: shorter index keys, :func:`file_key`, and
-shards)."""
+shards; 9: case-folded cwd and model ids, see :mod:`.fts`)."""
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 _HASHSIZE = 16 << 20

@@ -8,8 +8,12 @@ cache):
 
 - ``{p}sessions``: one row per indexed session, keyed by ``sid`` (the
   session id in a store; a hash of the file path in the cache): ``session_id``,
-  ``cwd``, ``name`` (the last ``session_info`` name), ``models`` (the model
-  ids used, ``\\n``-separated), ``location``.
+  ``cwd``, ``cwd_fold`` (the cwd case-folded by Python's ``str.casefold``,
+  what ``project:`` matches), ``name`` (the last ``session_info`` name),
+  ``models`` (the model ids used, case-folded, ``\\n``-separated: what
+  ``model:`` matches), ``location``. The case-folded values are written
+  by Python, so ``project:`` and ``model:`` fold case by one rule (Unicode
+  case folding) on every backend, whatever its SQL ``lower()`` does.
 - ``{p}docs``: one row per document (:class:`pi_session.search.extract.Doc`):
   ``sid``, ``pos`` (the line's byte offset in the cache, its ``seq`` in a
   store), ``entry_id``, ``ts_ms``, ``role``, ``kind``, ``tool``, ``model``
@@ -38,7 +42,7 @@ from ..text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
-    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_match", "fts_candidates", "line_texts", "unpack",
+    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_excluded", "fts_match", "fts_candidates", "line_texts", "unpack",
 ]
 
 
@@ -50,8 +54,8 @@ def fts_schema(p: str, *, texts: bool = True) -> list[str]:
     text_cols = "zbody BLOB, zthinking BLOB" if texts else "len INTEGER NOT NULL"
     return [
         f"""CREATE TABLE IF NOT EXISTS {p}sessions (
-            sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT, name TEXT,
-            models TEXT NOT NULL DEFAULT '', location TEXT)""",
+            sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT,
+            cwd_fold TEXT NOT NULL DEFAULT '', name TEXT, models TEXT NOT NULL DEFAULT '', location TEXT)""",
         f"""CREATE TABLE IF NOT EXISTS {p}docs (
             doc INTEGER PRIMARY KEY, sid TEXT NOT NULL, pos INTEGER NOT NULL, entry_id TEXT, ts_ms INTEGER,
             role TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT, model TEXT, {text_cols})""",
@@ -181,10 +185,10 @@ class FtsWriter:
         """Create (or update) the session row."""
         cwd = well_formed(cwd)
         self._x(
-            f"INSERT INTO {self.p}sessions (sid, session_id, cwd, cwd_key, location) VALUES (?, ?, ?, ?, ?) "
+            f"INSERT INTO {self.p}sessions (sid, session_id, cwd, cwd_key, cwd_fold, location) VALUES (?, ?, ?, ?, ?, ?) "
             f"ON CONFLICT (sid) DO UPDATE SET session_id = excluded.session_id, cwd = excluded.cwd, "
-            f"cwd_key = excluded.cwd_key, location = excluded.location",
-            (sid, well_formed(session_id) if session_id else session_id, cwd, cwd_key(cwd), location),
+            f"cwd_key = excluded.cwd_key, cwd_fold = excluded.cwd_fold, location = excluded.location",
+            (sid, well_formed(session_id) if session_id else session_id, cwd, cwd_key(cwd), cwd.casefold(), location),
         )
 
     def header(self, session_id: str, header: dict[str, Any], *, pos: int = 0) -> None:
@@ -227,10 +231,8 @@ class FtsWriter:
             self._x(f"UPDATE {p}sessions SET name = ? WHERE sid = ?", (body, sid))
         if model and (sid, model) not in self._models:
             self._models.add((sid, model))
-            self._x(
-                f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0",
-                (model + "\n", sid, model + "\n"),
-            )
+            folded = model.casefold() + "\n"
+            self._x(f"UPDATE {p}sessions SET models = models || ? WHERE sid = ? AND {self._instr}(models, ?) = 0", (folded, sid, folded))
         if not body and not thinking:
             return
         # the cache keeps no model per document (the session row's models
@@ -327,6 +329,17 @@ def fts_match(query: Query, *, thinking: bool) -> str | None:
     return f"{columns} : ({expr})"
 
 
+def fts_excluded(query: Query, *, thinking: bool) -> str | None:
+    """For a query without positive words: the FTS5 MATCH expression of
+    its negated words (any of them), whose documents are left out; None
+    when there is no such word (or a positive one, whose
+    :func:`fts_match` says ``NOT`` itself)."""
+    if query.positive or not query.negative:
+        return None
+    columns = "{body thinking}" if thinking else "{body}"
+    return f"{columns} : (" + " OR ".join(_fts_term(t) for t in query.negative) + ")"
+
+
 @dataclass
 class Candidate:
     """One document a query found, before snippets (see
@@ -357,7 +370,9 @@ class Candidate:
 def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | None = None) -> tuple[list[str], list[Any]]:
     """The WHERE conditions (on ``d`` = docs, ``s`` = sessions) and their
     parameters for the query's filters; ``project``: a resolved cwd the
-    session's must equal (``--cwd``)."""
+    session's must equal (``--cwd``). Values with lone surrogates (a
+    command line's undecodable bytes) are matched as the index stores such
+    text, with U+FFFD."""
     where: list[str] = []
     params: list[Any] = []
     if project is not None:
@@ -368,19 +383,19 @@ def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | Non
         params += query.roles
     if query.tools:
         where.append("(" + " OR ".join("instr(' ' || d.tool || ' ', ?) > 0" for _ in query.tools) + ")")
-        params += [f" {t} " for t in query.tools]
+        params += [f" {well_formed(t)} " for t in query.tools]
     if query.files:
         where.append(f"d.sid IN (SELECT sid FROM {p}files WHERE " + " OR ".join("instr(path, ?) > 0" for _ in query.files) + ")")
-        params += query.files
-    if query.projects:
-        where.append("(" + " OR ".join("instr(lower(s.cwd), ?) > 0" for _ in query.projects) + ")")
-        params += [x.lower() for x in query.projects]
+        params += [well_formed(f) for f in query.files]
+    if query.projects:  # case-folded columns, written by Python (see the module docstring)
+        where.append("(" + " OR ".join("instr(s.cwd_fold, ?) > 0" for _ in query.projects) + ")")
+        params += [well_formed(x).casefold() for x in query.projects]
     if query.models:
-        where.append("(" + " OR ".join("instr(lower(s.models), ?) > 0" for _ in query.models) + ")")
-        params += [x.lower() for x in query.models]
+        where.append("(" + " OR ".join("instr(s.models, ?) > 0" for _ in query.models) + ")")
+        params += [well_formed(x).casefold() for x in query.models]
     if query.sessions:
         where.append("(" + " OR ".join("substr(s.session_id, 1, length(?)) = ?" for _ in query.sessions) + ")")
-        for prefix in query.sessions:
+        for prefix in map(well_formed, query.sessions):
             params += [prefix, prefix]
     if query.after_ms is not None:
         where.append("d.ts_ms >= ?")
@@ -438,6 +453,10 @@ def fts_candidates(
         conn.execute("DELETE FROM search_scope")
         conn.executemany("INSERT OR IGNORE INTO search_scope (sid) VALUES (?)", [(s,) for s in sid_list])
         where.append("d.sid IN (SELECT sid FROM temp.search_scope)")
+    excluded = fts_excluded(query, thinking=thinking)
+    if excluded is not None:  # only negated words: every document but theirs
+        where.append(f"d.doc NOT IN (SELECT rowid FROM {p}fts WHERE {p}fts MATCH ?)")
+        params.append(excluded)
     rows: Iterable[Any] | None = None
     if match is not None and limit is not None and not query.regexes:
         # the bounded candidate set (docs/search.md "Ranking"): FTS5 walks

@@ -1,21 +1,25 @@
 """The search query language (pure): :func:`parse_query` turns a query
 string into a :class:`Query`, or raises :class:`QueryError` saying where.
 
-Syntax (issue 24): words (all must match, in any order), ``"exact
+Syntax: words (all must match, in any order), ``"exact
 phrase"``, ``prefix*``, ``-word`` / ``-"phrase"`` (documents holding it are
-left out), and filters ``role:user|assistant|tool|custom|system|session``,
+left out; a query of such words alone finds every document without them),
+and filters ``role:user|assistant|tool|custom|system|session``,
 ``tool:NAME``, ``file:PATH`` (sessions whose tool calls or compactions name
-a path containing PATH), ``project:TEXT`` (cwd contains TEXT, any case),
-``model:TEXT`` (sessions that used a model whose id contains TEXT, any
-case), ``after:DATE`` / ``before:DATE`` (``YYYY-MM-DD`` or an ISO time;
+a path containing PATH), ``project:TEXT`` (cwd contains TEXT),
+``model:TEXT`` (sessions that used a model whose id contains TEXT),
+``after:DATE`` / ``before:DATE`` (``YYYY-MM-DD`` or an ISO time;
 after is inclusive, before exclusive), ``session:ID-PREFIX`` and
 ``re:PATTERN`` (a regular expression the document's text must match,
 applied to the candidates the words found: the ``regex`` module's syntax,
 a superset of Python's ``re``; one search spends at most
 :data:`REGEX_SECONDS` matching, see :class:`RegexRun`). A filter's value may be quoted
 (``file:"my dir/x.py"``); ``role`` and ``tool`` take alternatives separated
-by ``|`` or ``,``. Filters of different names must all hold; the values of
-one name are alternatives.
+by ``|`` or ``,``. White space between a filter's colon and its value is
+skipped (``file: x`` is ``file:x``). Filters of different names must all
+hold; the values of one name are alternatives. ``project:`` and ``model:``
+ignore case by Unicode case folding (Python's ``str.casefold``: ``STRASSE``
+finds ``Straße``), the same on every store.
 
 Words are split into tokens as the indexes split text (:func:`tokens`:
 runs of letters and digits, lower-cased), so ``auth.py`` is the phrase
@@ -147,8 +151,7 @@ def parse_query(text: str) -> Query:
     Raises:
         QueryError: an unclosed quote, an unknown filter, an empty or bad
             filter value (role, date, regular expression), a word with no
-            letter or digit, or a query with nothing to match (only
-            negated words).
+            letter or digit, or an empty query.
     """
     query = Query(text)
     i = 0
@@ -163,11 +166,17 @@ def parse_query(text: str) -> Query:
             negated = True
             i += 1
         m = re.match(r"([A-Za-z]+):", text[i:])
-        if m is not None and not negated and (i + len(m[0]) >= n or not text[i + len(m[0])].isspace()):
+        spaced = m is not None and i + len(m[0]) < n and text[i + len(m[0])].isspace()
+        if m is not None and not negated and (not spaced or m[1].lower() in FILTERS):
             name = m[1].lower()
             if name not in FILTERS:
                 raise QueryError(text, i, f"unknown filter {m[1]}: (filters: {', '.join(f + ':' for f in FILTERS)}; quote it to search for the text)")
-            vat = i + len(m[0])
+            colon = vat = i + len(m[0])
+            while vat < n and text[vat].isspace():  # `file: x` is `file:x`
+                vat += 1
+            following = re.match(r"-?([A-Za-z]+):", text[vat:])
+            if vat >= n or (spaced and following is not None and following[1].lower() in FILTERS):
+                raise QueryError(text, colon, f"{name}: needs a value")  # `file: role:user` too
             value, i, _quoted = _read_value(text, vat)
             if not value:
                 raise QueryError(text, vat, f"{name}: needs a value")
@@ -186,7 +195,7 @@ def parse_query(text: str) -> Query:
         if prefix and value and not value[-1:].isalnum():
             raise QueryError(text, i - 1, "* must follow a letter or digit")
         query.terms.append(Term(value, toks, prefix, negated))
-    if not query.positive and not query.has_filters:
+    if not query.terms and not query.has_filters:
         raise QueryError(text, 0 if not text.strip() else len(text), "nothing to search for: give a word, a phrase or a filter")
     return query
 

@@ -18,6 +18,7 @@ from .query import Query, Term
 
 __all__ = [
     "PREFIX",
+    "SEARCH_TABLES",
     "SEARCH_VERSION",
     "ensure_index",
     "index_stored",
@@ -30,11 +31,16 @@ __all__ = [
 ]
 
 PREFIX = "pi_search_"
-SEARCH_VERSION = "2"
+SEARCH_VERSION = "3"
 """``pi_meta``'s ``search_version`` once the store's index exists (2: tool
 calls' arguments as :func:`~.extract.args_text` gives them, terminal escape
-sequences left out; a store indexed by an older version is indexed again by
-the next search or append)."""
+sequences left out; 3: the sessions' cwd and model ids kept case-folded
+for ``project:`` and ``model:``). A store indexed by another version has
+its search tables dropped and is indexed again by the next search or
+append."""
+
+SEARCH_TABLES = ("fts", "docs", "files", "edits", "sessions")
+"""The search tables (after :data:`PREFIX`); ``fts`` exists on SQLite only."""
 
 
 def search_schema(postgres: bool) -> list[str]:
@@ -44,8 +50,8 @@ def search_schema(postgres: bool) -> list[str]:
     p = PREFIX
     return [
         f"""CREATE TABLE IF NOT EXISTS {p}sessions (
-            sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT, name TEXT,
-            models TEXT NOT NULL DEFAULT '', location TEXT)""",
+            sid TEXT PRIMARY KEY, session_id TEXT, cwd TEXT NOT NULL DEFAULT '', cwd_key TEXT,
+            cwd_fold TEXT NOT NULL DEFAULT '', name TEXT, models TEXT NOT NULL DEFAULT '', location TEXT)""",
         f"""CREATE TABLE IF NOT EXISTS {p}docs (
             doc BIGSERIAL PRIMARY KEY, sid TEXT NOT NULL, pos BIGINT NOT NULL, entry_id TEXT, ts_ms BIGINT,
             role TEXT NOT NULL, kind TEXT NOT NULL, tool TEXT, model TEXT, body TEXT, thinking TEXT,
@@ -97,6 +103,9 @@ def pg_candidates(
         f"s.cwd, s.name, s.location, {edited}"
     )
     vector = "(d.tsv || d.tsv_thinking)" if thinking else "d.tsv"
+    if tsq is None and query.negative:  # only negated words: every document but theirs
+        where.append(f"NOT ({vector} @@ to_tsquery('simple', ?))")
+        params.append(" | ".join(_ts_term(t) for t in query.negative))
     if tsq is not None and limit is not None and not query.regexes:
         # the bounded candidate set, as on SQLite (fts.candidate_count): the
         # newest matching documents that pass the filters, then ranked
@@ -150,6 +159,9 @@ def ensure_index(store: Any, cur: Any) -> None:
     row = store._exec(cur, "SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
     if row is not None and row[0] == SEARCH_VERSION:
         return
+    if row is not None:  # another version's tables: their columns may differ
+        for table in SEARCH_TABLES:
+            store._exec(cur, f"DROP TABLE IF EXISTS {PREFIX}{table}")
     for ddl in search_schema(store.search_postgres):
         store._exec(cur, ddl)
     for (sid,) in store._exec(cur, "SELECT id FROM pi_sessions ORDER BY id").fetchall():
