@@ -316,3 +316,7 @@ def test_directory_rules():
     assert directory_paths(msgs, ["src/app.py"]) == set()  # ls of a file lists the file
     assert directory_paths([], ["src", "src/app.py", "lib/", "/"]) == {"src", "lib/", "/"}
     assert directory_paths([], ["src/app", "src/application.py"]) == set()  # a prefix is not a parent
+    # a file that only mentions directories is still a file; malformed ids are skipped
+    text = [assistant(call("r", "read", path="notes.md"), stop="toolUse"), result("r", "read", "EISDIR: x is a directory")]
+    assert directory_paths(text, ["notes.md"]) == set()
+    assert directory_paths([{**text[1], "toolCallId": ["r"]}], ["notes.md"]) == set()

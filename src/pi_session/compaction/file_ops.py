@@ -9,6 +9,7 @@ directory, or one cut short mid-path, shows up as a file read."""
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import shlex
@@ -272,7 +273,7 @@ def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
     - a path ending with ``/``;
     - a path another of ``paths`` lies under (``/Users/dev`` when
       ``/Users/dev/project/a.ts`` is there too);
-    - a ``read`` whose result says the path is a directory (``EISDIR``);
+    - a ``read`` that failed saying the path is a directory (``EISDIR``);
     - a path named as a directory by a tool call in ``messages``: the
       ``path`` of pi's ``ls`` and ``find`` tools, and in ``bash`` commands
       the target of ``cd``, the roots of ``find``, what ``mkdir`` creates
@@ -303,19 +304,28 @@ def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
             output = message.get("output")
             named |= _shell_directories(message["command"], output if isinstance(output, str) else None)
         elif role == "toolResult":
-            name, args = calls.get(message.get("toolCallId"), ("", None))
+            call_id = message.get("toolCallId")
+            name, args = calls.get(call_id, ("", None)) if isinstance(call_id, str) else ("", None)
             if not _is_map(args):
                 continue
             text = _result_text(message.get("content"))
             if name == "bash" and isinstance(args.get("command"), str):
                 named |= _shell_directories(args["command"], text)
-            elif name == "read" and isinstance(args.get("path"), str) and _DIR_RESULT_RE.search(text):
+            elif (
+                name == "read"
+                and message.get("isError") is True
+                and isinstance(args.get("path"), str)
+                and _DIR_RESULT_RE.search(text)
+            ):
                 named.add(_norm_path(args["path"]))
-    all_norm = set(normalized.values())
+    ordered = sorted(set(normalized.values()))
     out: set[str] = set()
     for path, norm in normalized.items():
         under = norm.rstrip("/") + "/"
-        if path.rstrip().endswith("/") or norm in named or any(q.startswith(under) for q in all_norm if q != norm):
+        # the first path sorting at or after "norm/" starts with it if any does
+        at = bisect.bisect_left(ordered, under)
+        parent = at < len(ordered) and ordered[at].startswith(under)
+        if path.rstrip().endswith("/") or norm in named or parent:
             out.add(path)
     return out
 
