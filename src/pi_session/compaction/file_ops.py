@@ -305,7 +305,8 @@ def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
             named |= _shell_directories(message["command"], output if isinstance(output, str) else None)
         elif role == "toolResult":
             call_id = message.get("toolCallId")
-            name, args = calls.get(call_id, ("", None)) if isinstance(call_id, str) else ("", None)
+            call: tuple[str, Any] = calls.get(call_id, ("", None)) if isinstance(call_id, str) else ("", None)
+            name, args = call
             if not _is_map(args):
                 continue
             text = _result_text(message.get("content"))
