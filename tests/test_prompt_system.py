@@ -27,7 +27,7 @@ from pi_session.prompt import (
     build_system_prompt,
     build_system_prompt_sections,
     build_system_prompt_state,
-    default_docs_locations,
+    package_docs_locations,
     describe_system_prompt,
     diff_system_prompt_sections,
     format_context_files,
@@ -133,9 +133,14 @@ def structure(result: dict, options: dict) -> dict:
     }
 
 
+PI_DOCS = {"readme": "/pi/README.md", "docs": "/pi/docs", "examples": "/pi/examples"}
+"""pi names its own package directory in the docs section; ours has that
+section only when given it, so comparisons with pi give it."""
+
+
 def ours(options: dict, previous: dict | None = None) -> dict:
     try:
-        return describe_system_prompt(options, previous)
+        return describe_system_prompt({**options, "docs": PI_DOCS}, previous)
     except ValueError as exc:
         return {"error": str(exc)}
 
@@ -351,15 +356,25 @@ def test_options_accept_camel_and_snake_case_and_reject_unknown() -> None:
         build_system_prompt({"cwd": "/w", "unknownOption": 1})
 
 
-def test_docs_point_at_pi_session() -> None:
-    docs = default_docs_locations()
-    assert docs.readme is not None and Path(docs.readme).name == "README.md" and Path(docs.readme).is_file()
-    assert "pi-session" in Path(docs.readme).read_text()
-    text = body(sections(docs=docs), "docs")
-    assert docs.readme in text and "pi-session" in text
-    assert "node_modules" not in text
-    none = body(sections(docs=DocsLocations(None, None, None)), "docs")
-    assert "/" not in none.split("\n", 1)[1]  # no paths that do not exist
+def test_no_docs_section_unless_the_harness_docs_are_given(tmp_path: Path) -> None:
+    # a library user building their own agent's prompt gets no docs section,
+    # and never pi-session's own README
+    readme = str(Path(__file__).resolve().parent.parent / "README.md")
+    for text in (build_system_prompt(cwd="/w"), build_system_prompt({"cwd": "/w"})):
+        assert "<docs>" not in text and readme not in text and "pi-session" not in text
+    assert list(build_system_prompt_sections(cwd="/w")) == ["preamble", "tools", "rules", "cwd"]
+    assert "docs" not in build_system_prompt_sections(cwd="/w", docs=DocsLocations(None, None, None))
+    # pi's package directory: the section names what is there, in pi's place
+    pkg = tmp_path / "pi-coding-agent"
+    (pkg / "docs").mkdir(parents=True)
+    (pkg / "README.md").write_text("pi\n")
+    for docs in (pkg, str(pkg), {"readme": str(pkg / "README.md"), "docs": str(pkg / "docs"), "examples": None}):
+        s = build_system_prompt_sections({"cwd": "/w", "docs": docs})
+        assert list(s) == ["preamble", "tools", "rules", "docs", "cwd"]
+        assert f"{pkg}/README.md" in s["docs"] and f"{pkg}/docs" in s["docs"] and "- Examples" not in s["docs"]
+    assert package_docs_locations(pkg) == DocsLocations(str(pkg / "README.md"), str(pkg / "docs"), None)
+    assert package_docs_locations(tmp_path / "missing") == DocsLocations(None, None, None)
+    assert "docs" not in build_system_prompt_sections(cwd="/w", docs=tmp_path / "missing")
 
 
 def test_inputs_not_mutated() -> None:

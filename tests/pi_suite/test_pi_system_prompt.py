@@ -132,5 +132,7 @@ def test_system_prompt_cases_have_pi16_structure(tmp_path: Path) -> None:
         [str(ORACLE), "batch", str(tmp_path / "calls.json")], capture_output=True, text=True, check=True, env=env
     )
     for (name, options), answer in zip(PI_CASES.items(), json.loads(proc.stdout), strict=True):
-        ours = build_system_prompt_sections({"cwd": "/proj", **options})
+        # pi names its package's documentation; ours does when given it
+        pi_docs = {"readme": "/pi/README.md", "docs": "/pi/docs", "examples": "/pi/examples"}
+        ours = build_system_prompt_sections({"cwd": "/proj", **options, "docs": pi_docs})
         assert shape(ours) == shape(answer["json"]["sections"]), name

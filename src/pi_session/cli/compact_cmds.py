@@ -302,7 +302,7 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {path_pos + 1} of {len(path)} on the path)")
     table.add_row("kept verbatim", f"{plural(len(kept), 'message')} (~{kept_tokens:,} tokens)")
     table.add_row("tokens after", f"~{kept_tokens:,} + the summary")
-    lists = prep.file_lists
+    lists = prep.summary_file_lists
     if lists["readFiles"]:
         table.add_row("read files", "\n".join(map(str, lists["readFiles"])))
     if lists["modifiedFiles"]:

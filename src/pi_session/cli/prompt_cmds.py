@@ -13,6 +13,7 @@ from ..prompt import (
     DEFAULT_TOOL_GUIDELINES,
     DEFAULT_TOOL_SNIPPETS,
     DEFAULT_TOOLS,
+    PACKAGE_DIR_ENV,
     BuildSystemPromptOptions,
     SkillDiagnostic,
     describe_system_prompt,
@@ -98,6 +99,13 @@ def system_prompt(
     custom_prompt: Optional[str] = typer.Option(
         None, "--custom-prompt", help="File whose text replaces the default preamble (and drops tools, rules, docs)."
     ),
+    docs: Optional[str] = typer.Option(
+        None,
+        "--docs",
+        metavar="DIR",
+        help=f"pi's package directory (README.md, docs/, examples/) for the docs section, as pi names its own;"
+        f" default ${PACKAGE_DIR_ENV} when set, else no docs section ('' for none).",
+    ),
     force: Optional[str] = typer.Option(
         None, "--force", help="File whose text is the whole prompt, verbatim (no sections)."
     ),
@@ -120,6 +128,8 @@ def system_prompt(
 ) -> None:
     """Print the system prompt for a directory: named sections (tools, rules,
     docs, addendum, project context, skills, cwd) joined by blank lines.
+    The docs section names pi's documentation and is there only with
+    --docs DIR (or $PI_PACKAGE_DIR): a prompt for another agent has none.
 
     The agent dir is $PI_CODING_AGENT_DIR, else ~/.pi/agent. Problems with
     context files or skills are printed as warnings (or listed under
@@ -133,6 +143,10 @@ def system_prompt(
     custom_text = _read_text_file(custom_prompt, "custom prompt") if custom_prompt is not None else None
     forced = _read_text_file(force, "forced prompt") if force is not None else None
     previous_sections = _read_previous(previous) if previous is not None else None
+    docs_dir = docs if docs is not None else os.environ.get(PACKAGE_DIR_ENV) or None
+    if docs_dir and not os.path.isdir(docs_dir):
+        where = "--docs" if docs is not None else f"${PACKAGE_DIR_ENV}"
+        fail(f"{docs_dir}: {where}: not a directory")
 
     tool_names = _parse_tools(tools)
     hidden = [t.strip() for t in hide_tool if t.strip()]
@@ -168,6 +182,7 @@ def system_prompt(
         sections=extra_sections,
         context_files=context_files,
         skills=skills,
+        docs=docs_dir or None,
     )
     try:
         described = describe_system_prompt(options, previous_sections)

@@ -15,7 +15,7 @@ from ..context import apply_context_edit, entry_messages, message_from_entry
 from .summarizer import Summarizer, usage_of
 from ..tokens import estimate_tokens
 from ..tree import parent_id_of
-from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations
+from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations, summary_file_lists
 from .summary import build_summary_request, structured_instructions
 from .summary_format import ensure_sections
 
@@ -287,6 +287,6 @@ async def generate_branch_summary(
     if not (replace_instructions and custom_instructions):
         # the structured format was asked for: add the headings a model left out
         text = ensure_sections(text)
-    lists = compute_file_lists(prep.file_ops)
+    lists = summary_file_lists(prep.file_ops, prep.messages)
     summary = BRANCH_SUMMARY_PREAMBLE + text + format_file_operations(lists["readFiles"], lists["modifiedFiles"])
     return BranchSummaryResult(summary, lists["readFiles"], lists["modifiedFiles"], usage_of(answer))

@@ -377,43 +377,68 @@ def _finish_cut(view: EntryView, start: int, cut: int) -> CutPointResult:
 
 
 def kept_result_ids(view: EntryView, begin: int, end: int) -> set[str]:
-    """The (string) ``toolCallId`` of every toolResult message in ``[begin, end)``."""
+    """The (string) ``toolCallId`` of every toolResult message in ``[begin,
+    end)`` that no assistant message earlier in that range called: the kept
+    results whose call, if anywhere, was made before ``begin``. A result
+    answering a call kept with it does not count, even when an earlier,
+    summarized call used the same id (some providers reuse ids)."""
+    called: set[str] = set()
     ids: set[str] = set()
     for _i, msg in view.iter_messages(begin, end):
-        if _is_map(msg) and msg.get("role") == "toolResult":
+        if not _is_map(msg):
+            continue
+        role = msg.get("role")
+        if role == "assistant":
+            called.update(_call_ids(msg))
+        elif role == "toolResult":
             call_id = msg.get("toolCallId")
-            if isinstance(call_id, str):
+            if isinstance(call_id, str) and call_id not in called:
                 ids.add(call_id)
     return ids
 
 
 def keep_pairs_in_view(view: EntryView, start: int, end: int, cut: CutPointResult) -> CutPointResult:
     """``cut`` moved back so that every tool result it keeps also keeps the
-    assistant message that made the call (``cut`` itself when nothing moves)."""
-    kept_results = kept_result_ids(view, cut.first_kept_entry_index, end)
-    if not kept_results:
-        return cut
-    earliest = _first_call_of(view, start, cut.first_kept_entry_index, kept_results)
-    if earliest < 0:
-        return cut
-    return _finish_cut(view, start, earliest)
+    assistant message that made the call (``cut`` itself when nothing
+    moves). A result's call is the latest call with its id before it; the
+    cut moves only when that call is summarized (in ``[start, cut)``), to
+    the earliest such call, and again while the results that move brings
+    back into the kept part have summarized calls of their own."""
+    while True:
+        kept_results = kept_result_ids(view, cut.first_kept_entry_index, end)
+        if not kept_results:
+            return cut
+        earliest = _earliest_matching_call(view, start, cut.first_kept_entry_index, kept_results)
+        if earliest < 0:
+            return cut
+        cut = _finish_cut(view, start, earliest)
 
 
-def _first_call_of(view: EntryView, begin: int, end: int, call_ids: set[str]) -> int:
-    """Index of the first entry in ``[begin, end)`` with an assistant message
-    making a tool call whose (string) id is in ``call_ids``, or -1."""
+def _call_ids(msg: Mapping[str, Any]) -> list[str]:
+    """The (string) ids of the tool calls of an assistant message."""
+    content = msg.get("content")
+    if not isinstance(content, list):
+        return []
+    out = []
+    for block in content:
+        if _is_map(block) and block.get("type") == "toolCall":
+            call_id = block.get("id")
+            if isinstance(call_id, str):
+                out.append(call_id)
+    return out
+
+
+def _earliest_matching_call(view: EntryView, begin: int, end: int, call_ids: set[str]) -> int:
+    """For each id of ``call_ids``, the last entry in ``[begin, end)`` with an
+    assistant message calling it (the call a later result answers); the
+    smallest of those indices, or -1 when none is there."""
+    last: dict[str, int] = {}
     for i, msg in view.iter_messages(begin, end):
-        if not _is_map(msg) or msg.get("role") != "assistant":
-            continue
-        content = msg.get("content")
-        if not isinstance(content, list):
-            continue
-        for block in content:
-            if _is_map(block) and block.get("type") == "toolCall":
-                call_id = block.get("id")
-                if isinstance(call_id, str) and call_id in call_ids:
-                    return i
-    return -1
+        if _is_map(msg) and msg.get("role") == "assistant":
+            for call_id in _call_ids(msg):
+                if call_id in call_ids:
+                    last[call_id] = i
+    return min(last.values(), default=-1)
 
 
 def keep_tool_calls_with_results(
@@ -426,9 +451,12 @@ def keep_tool_calls_with_results(
     extension, a steering message) can still be a cut point, and the kept
     result then answers a call that was summarized away, which model APIs
     reject. When a tool result at or after the cut answers a call made in
-    ``[start, cut)``, the cut moves back to the entry holding the earliest
-    such call (then over entries without messages, as pi does), and the
-    turn is worked out again. Calls before ``start`` were summarized by an
+    ``[start, cut)`` (its call being the latest call with its id before it,
+    so a result whose call is kept never moves the cut, whatever an earlier
+    call with the same id), the cut moves back to the entry holding the
+    earliest such call (then over entries without messages, as pi does), and
+    the turn is worked out again. When pi's cut separates no call from its
+    result, the cut is pi's. Calls before ``start`` were summarized by an
     earlier compaction and cannot be brought back; the provider adapters
     repair those.
 

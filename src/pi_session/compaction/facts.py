@@ -8,6 +8,10 @@ messages a compaction summarizes (plus the previous summary, if any):
   "thanks"), single words, pasted image paths, shell commands the user ran,
   or earlier summaries (:func:`user_request_text`); their prose (code blocks
   removed, whitespace collapsed).
+- *goals*: the requests that can stand as a goal (:func:`goal_text`): a
+  message that is mostly pasted program output (a traceback, a test run)
+  counts only by the lines the user wrote around it, and not at all when
+  those say next to nothing ("I get this:").
 - *constraints and preferences*: user sentences (prose, not questions, 3 to
   60 words) that are imperatives with *must*, *never*, *always*, *don't* /
   *do not*, *only* or *prefer*, in any case: *must* or *prefer* anywhere in
@@ -28,8 +32,14 @@ messages a compaction summarizes (plus the previous summary, if any):
   last command of a ``&&`` chain without ``cd``, pipes and redirections,
   whose first three non-option words must equal or extend those of the later
   success (``pytest`` passing resolves ``pytest tests/a.py`` failing, not
-  the reverse; :func:`command_key`); for an assistant error, any later
-  assistant turn that did not fail. Failed look-ups (the ``read``, ``grep``,
+  the reverse; :func:`command_key`); for a command, also a later assistant
+  reply stating that what it ran passes (a sentence with pass, green,
+  succeeded, fixed or works, without failure, negation or expectation
+  words, naming a path the command was given, or the tests of a test run:
+  "src/tax.py now rounds once; its tests pass" after ``pytest
+  tests/test_tax.py`` failed; :func:`reports_passing`), so that a summary
+  never lists as blocked what it quotes as passing; for an assistant
+  error, any later assistant turn that did not fail. Failed look-ups (the ``read``, ``grep``,
   ``find``, ``ls`` tools, and commands such as ``grep``, ``cat``, ``ls``,
   ``find``, ``head`` that exit 1 when nothing matches,
   :func:`is_lookup_command`) and aborted commands (also when "Command
@@ -64,8 +74,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import bash_execution_to_text
-from .failures import LOOKUP_TOOLS, ErrorFact, command_key, error_line, is_aborted_output, is_lookup_command, is_noise_line
-from .keywords import clip, collapse, content_text, is_prose_line, key_tokens, normalize, prose, sentences
+from .failures import (
+    LOOKUP_TOOLS,
+    ErrorFact,
+    command_key,
+    command_subjects,
+    error_line,
+    is_aborted_output,
+    is_lookup_command,
+    is_noise_line,
+    reports_passing,
+)
+from .keywords import (
+    clip,
+    collapse,
+    content_text,
+    is_pasted_output,
+    is_prose_line,
+    key_tokens,
+    normalize,
+    prose,
+    sentences,
+    written_prose,
+)
 from .summary_format import BLOCKED, CONSTRAINTS, DECISIONS, parse_summary_sections, section
 
 __all__ = [
@@ -81,6 +112,8 @@ __all__ = [
     "is_decision",
     "plan_steps",
     "user_request_text",
+    "goal_text",
+    "reports_passing",
     "is_lookup_command",
     "command_key",
     "error_line",
@@ -187,6 +220,23 @@ def user_request_text(message: Mapping[str, Any]) -> str | None:
     return body
 
 
+def goal_text(message: Mapping[str, Any]) -> str | None:
+    """What of a user request can stand as a goal (see module docs), or
+    None: the request itself (:func:`user_request_text`), except that a
+    message that is mostly pasted program output (a traceback, a failing
+    test run, compiler errors; :func:`pi_session.compaction.keywords.is_pasted_output`)
+    gives only the lines a person wrote around the paste, and is no goal
+    when those hold fewer than 3 key tokens ("I get this:")."""
+    request = user_request_text(message)
+    if request is None:
+        return None
+    text = content_text(message.get("content"))
+    if not is_pasted_output(text):
+        return request
+    written = written_prose(text)
+    return written if len(key_tokens(written, None)) >= 3 else None
+
+
 # --------------------------------------------------------------------------- rules: decisions and plans
 
 _DECISION_RE = re.compile(
@@ -255,6 +305,8 @@ class HistoryFacts:
     Attributes:
         requests: ``(index, text)`` of each user request (prose, whitespace
             collapsed).
+        goals: ``(index, text)`` of the requests that can stand as a goal
+            (:func:`goal_text`: pasted program output is not one).
         constraints: constraint sentences, distinct by key tokens.
         errors: every failure, with ``resolved`` set.
         decisions: decision sentences, distinct by key tokens.
@@ -275,6 +327,7 @@ class HistoryFacts:
     """
 
     requests: list[tuple[int, str]] = field(default_factory=list)
+    goals: list[tuple[int, str]] = field(default_factory=list)
     constraints: list[str] = field(default_factory=list)
     errors: list[ErrorFact] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
@@ -295,11 +348,12 @@ class HistoryFacts:
 
     @property
     def first_request(self) -> str:
-        """The first request (the previous summary's first goal if any), or ``""``."""
+        """The first request that can stand as a goal (the previous
+        summary's first goal if any), or ``""``."""
         prev_goal = self.previous.get("goal") or []
         if prev_goal:
             return prev_goal[0]
-        return self.requests[0][1] if self.requests else ""
+        return self.goals[0][1] if self.goals else ""
 
     @property
     def latest_request(self) -> str:
@@ -394,6 +448,7 @@ def analyze_history(
     commands: dict[str, None] = {}
     last_request_index = -1
     last_text_index = -1
+    claims: list[tuple[int, str]] = []  # (index, sentence) of assistant replies that did not fail
 
     for i, msg in enumerate(messages):
         if not isinstance(msg, Mapping):
@@ -419,6 +474,9 @@ def analyze_history(
             if request is None:
                 continue
             f.requests.append((i, request))
+            goal = goal_text(msg)
+            if goal is not None:
+                f.goals.append((i, goal))
             last_request_index = i
             for s in sentences(text):
                 s = _LIST_ITEM_RE.sub(r"\1", s).strip()
@@ -431,10 +489,13 @@ def analyze_history(
             if text.strip():
                 f.last_assistant_text = text
                 last_text_index = i
+                failed_turn = msg.get("stopReason") in ("error", "aborted")
                 for s in sentences(text):
                     s = _LIST_ITEM_RE.sub(r"\1", s).strip()
                     if is_decision(s):
                         _distinct_append(f.decisions, dkeys, clip(s, 300))
+                    if not failed_turn:
+                        claims.append((i, s))
             f.pending_calls = []
             for b in content if isinstance(content, list) else ():
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
@@ -474,6 +535,13 @@ def analyze_history(
 
     for fact in f.errors:
         fact.resolved = any(j > fact.index and _resolves(fact, tool, key) for j, tool, key, _t in successes)
+        if not fact.resolved and fact.tool in ("bash", "user shell"):
+            # a later reply saying it passes: the summary must not call it
+            # blocked next to that reply
+            subjects = command_subjects(fact.key)
+            fact.resolved = bool(subjects) and any(
+                j > fact.index and reports_passing(sentence, subjects) for j, sentence in claims
+            )
     f.edits = [(p, v, c) for p, (v, c) in edits.items()]
     f.commands = list(commands)
     f.pending_calls = [_call_label(*calls[c]) for c in f.pending_calls if c in calls]

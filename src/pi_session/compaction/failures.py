@@ -1,6 +1,7 @@
 """Failures in a history's tool output (**beyond pi**): which line of
 output states an error, what a command targets, which commands only look
-things up, and the :class:`ErrorFact` a failure becomes. The rules of
+things up, when a later reply reports it passing, and the
+:class:`ErrorFact` a failure becomes. The rules of
 :mod:`pi_session.compaction.facts` (module docs, *unresolved errors*) use
 them; the extractive summarizer and the compaction probes quote them.
 """
@@ -10,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .keywords import clip, collapse
+from .keywords import clip, collapse, normalize
 
 __all__ = [
     "LOOKUP_TOOLS",
@@ -20,6 +21,8 @@ __all__ = [
     "is_aborted_output",
     "is_lookup_command",
     "is_noise_line",
+    "command_subjects",
+    "reports_passing",
 ]
 
 
@@ -148,6 +151,70 @@ def is_lookup_command(command: str) -> bool:
     if prog == "git" and len(words) > 1 and words[1] in ("status", "log", "diff", "show", "grep", "ls-files"):
         return True
     return prog in _LOOKUP_COMMANDS
+
+
+_PASS_CLAIM_RE = re.compile(r"\b(?:pass(?:es|ed|ing)?|green|succeed(?:s|ed)?|fixed|works)\b")
+_NOT_A_CLAIM_RE = re.compile(
+    r"\b(?:fail\w*|error\w*|not|no|never|still|broken|should|will|would|could|might|may|if|until|unless"
+    r"|expect\w*|hopefully|whether|let us)\b"
+)
+_TEST_RUNNERS = frozenset(
+    {"pytest", "py.test", "jest", "vitest", "mocha", "tox", "nox", "unittest", "phpunit", "rspec", "ctest"}
+)
+_TEST_WORDS = frozenset({"test", "tests", "testing", "suite", "specs", "spec"})
+
+
+def _path_names(word: str) -> set[str]:
+    """A path-like word's base name, the name without its extension, and
+    that without a ``test_`` prefix or ``_test`` / ``.test`` / ``.spec``
+    suffix (``tests/test_tax.py`` -> test_tax.py, test_tax, tax)."""
+    base = word.rstrip("/").rsplit("/", 1)[-1].lower()
+    stem = base.split(".", 1)[0] if not base.startswith(".") else base
+    names = {base, stem}
+    for prefix in ("test_", "test-"):
+        if stem.startswith(prefix):
+            names.add(stem[len(prefix):])
+    for suffix in ("_test", "-test", "_spec", ".test", ".spec"):
+        if stem.endswith(suffix):
+            names.add(stem[: -len(suffix)])
+    return {n for n in names if len(n) >= 2}
+
+
+def command_subjects(key: tuple[str, ...]) -> set[str]:
+    """What a failed command is about, as words a later reply would name:
+    the names of the paths it was given (:func:`_path_names`), else "test"
+    and "tests" for a test run (``pytest``, ``npm test``, ``cargo test``,
+    ``make test`` ...), else its words after the program (``npm run check``
+    -> run, check; a lone program: its name)."""
+    words = [w.lower() for w in key]
+    paths = [w for w in words[1:] if "/" in w or "." in w.strip(".")]
+    if paths:
+        return set().union(*(_path_names(w) for w in paths))
+    prog = words[0].rsplit("/", 1)[-1] if words else ""
+    if prog in _TEST_RUNNERS or any(w in ("test", "tests") for w in words[1:]):
+        return {"test", "tests"} | _TEST_WORDS
+    rest = {w for w in words[1:] if w not in ("run", "exec")}
+    return rest or ({prog} if prog else set())
+
+
+def reports_passing(sentence: str, subjects: set[str]) -> bool:
+    """True when an assistant sentence states that something named by
+    ``subjects`` now passes ("src/tax.py now rounds once; its tests pass",
+    "npm run check is green"): a word of success (pass, green, succeeded,
+    fixed, works), none of failure, negation or expectation ("still fails",
+    "not passing", "should pass once ..."), and a word or path naming one
+    of ``subjects``."""
+    text = normalize(sentence)
+    if not _PASS_CLAIM_RE.search(text) or _NOT_A_CLAIM_RE.search(text):
+        return False
+    for raw in text.split():
+        word = raw.strip(".,;:!?'\"()[]")
+        if not word:
+            continue
+        names = _path_names(word) if ("/" in word or "." in word.strip(".")) else {word}
+        if names & subjects:
+            return True
+    return False
 
 
 @dataclass

@@ -1,9 +1,18 @@
 """File operations seen in a conversation (pi's ``core/compaction/utils.js``):
 which files the agent read, wrote and edited, and how they are listed at the
-end of a summary."""
+end of a summary.
+
+Beyond pi, the lists a summary carries (:func:`summary_file_lists`) leave
+out read "files" the conversation shows to be directories
+(:func:`directory_paths`): pi lists every ``read`` path, so a read of a
+directory, or one cut short mid-path, shows up as a file read."""
 
 from __future__ import annotations
 
+import bisect
+import posixpath
+import re
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +24,8 @@ __all__ = [
     "extract_file_ops",
     "FileOpsCollector",
     "compute_file_lists",
+    "directory_paths",
+    "summary_file_lists",
     "format_file_operations",
 ]
 
@@ -200,6 +211,145 @@ def compute_file_lists(file_ops: FileOps) -> dict[str, list[Any]]:
     modified = dict.fromkeys([*file_ops.edited, *file_ops.written])
     read_only = [p for p in file_ops.read if p not in modified]
     return {"readFiles": js_sorted(read_only), "modifiedFiles": js_sorted(modified)}
+
+
+_DIR_TOOLS = frozenset({"ls", "find"})
+"""pi tools whose ``path`` argument is a directory (what to list, where to search)."""
+_DIR_RESULT_RE = re.compile(r"EISDIR|\bis a directory\b", re.I)
+_SHELL_SPLIT_RE = re.compile(r"\s*(?:&&|\|\||;|\||\n)\s*")
+
+
+def _norm_path(path: str) -> str:
+    """``path`` without ``.`` and ``..`` steps and trailing slashes (``/`` stays)."""
+    path = path.strip()
+    return posixpath.normpath(path) if path else path
+
+
+def _shell_directories(command: str, output: str | None) -> set[str]:
+    """Paths a shell command treats as directories: the target of ``cd`` /
+    ``pushd``, the roots of ``find`` (its words before the first
+    expression), what ``mkdir`` creates and what ``ls``/``tree`` list
+    (unless ``output`` shows the path listed as a file: a line that is the
+    path, or ends with it as ``ls -l`` writes it)."""
+    dirs: set[str] = set()
+    for part in _SHELL_SPLIT_RE.split(command):
+        try:
+            words = shlex.split(part)
+        except ValueError:
+            words = part.split()
+        if not words:
+            continue
+        prog = words[0].rsplit("/", 1)[-1]
+        args = words[1:]
+        if prog in ("cd", "pushd"):
+            targets = [a for a in args if not a.startswith("-")][:1]
+        elif prog == "find":
+            targets = []
+            for a in args:
+                if a.startswith(("-", "(", "!")):
+                    break
+                targets.append(a)
+        elif prog == "mkdir":
+            targets = [a for a in args if not a.startswith("-")]
+        elif prog in ("ls", "tree"):
+            lines = {line.strip() for line in (output or "").splitlines()}
+            targets = [
+                a
+                for a in args
+                if not a.startswith("-")
+                and a not in lines
+                and not any(line.endswith(" " + a) for line in lines)
+            ]
+        else:
+            continue
+        dirs.update(_norm_path(t) for t in targets if t and not any(c in t for c in "*?[$`"))
+    return dirs
+
+
+def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
+    """The read paths among ``paths`` that the conversation shows to be
+    directories (beyond pi), as given:
+
+    - a path ending with ``/``;
+    - a path another of ``paths`` lies under (``/Users/dev`` when
+      ``/Users/dev/project/a.ts`` is there too);
+    - a ``read`` that failed saying the path is a directory (``EISDIR``);
+    - a path named as a directory by a tool call in ``messages``: the
+      ``path`` of pi's ``ls`` and ``find`` tools, and in ``bash`` commands
+      the target of ``cd``, the roots of ``find``, what ``mkdir`` creates
+      and what ``ls``/``tree`` list (see :func:`_shell_directories`); the
+      same for a command the user ran (a ``bashExecution`` message).
+
+    Paths are compared without ``.``/``..`` steps and trailing slashes, as
+    strings (a relative path matches only the same relative path). Never
+    raises on malformed messages."""
+    given = [p for p in paths if isinstance(p, str) and p.strip()]
+    normalized = {p: _norm_path(p) for p in given}
+    named: set[str] = set()
+    calls: dict[str, tuple[str, Any]] = {}
+    for message in messages:
+        if not _is_map(message):
+            continue
+        role = message.get("role")
+        if role == "assistant" and isinstance(message.get("content"), list):
+            for block in message["content"]:
+                if not _is_map(block) or block.get("type") != "toolCall":
+                    continue
+                name, args = block.get("name"), block.get("arguments")
+                if isinstance(block.get("id"), str):
+                    calls[block["id"]] = (name if isinstance(name, str) else "", args)
+                if name in _DIR_TOOLS and _is_map(args) and isinstance(args.get("path"), str):
+                    named.add(_norm_path(args["path"]))
+        elif role == "bashExecution" and isinstance(message.get("command"), str):
+            output = message.get("output")
+            named |= _shell_directories(message["command"], output if isinstance(output, str) else None)
+        elif role == "toolResult":
+            call_id = message.get("toolCallId")
+            call: tuple[str, Any] = calls.get(call_id, ("", None)) if isinstance(call_id, str) else ("", None)
+            name, args = call
+            if not _is_map(args):
+                continue
+            text = _result_text(message.get("content"))
+            if name == "bash" and isinstance(args.get("command"), str):
+                named |= _shell_directories(args["command"], text)
+            elif (
+                name == "read"
+                and message.get("isError") is True
+                and isinstance(args.get("path"), str)
+                and _DIR_RESULT_RE.search(text)
+            ):
+                named.add(_norm_path(args["path"]))
+    ordered = sorted(set(normalized.values()))
+    out: set[str] = set()
+    for path, norm in normalized.items():
+        under = norm.rstrip("/") + "/"
+        # the first path sorting at or after "norm/" starts with it if any does
+        at = bisect.bisect_left(ordered, under)
+        parent = at < len(ordered) and ordered[at].startswith(under)
+        if path.rstrip().endswith("/") or norm in named or parent:
+            out.add(path)
+    return out
+
+
+def _result_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(b.get("text", "") for b in content if _is_map(b) and isinstance(b.get("text"), str))
+    return ""
+
+
+def summary_file_lists(file_ops: FileOps, messages: Iterable[Any]) -> dict[str, list[Any]]:
+    """The file lists a summary carries (beyond pi): :func:`compute_file_lists`
+    with the read paths that ``messages`` (the summarized conversation)
+    show to be directories left out (:func:`directory_paths`). pi's own
+    lists (:func:`compute_file_lists`) keep them."""
+    lists = compute_file_lists(file_ops)
+    paths = [*file_ops.read, *file_ops.written, *file_ops.edited]
+    dirs = directory_paths(messages, paths)
+    if dirs:
+        lists["readFiles"] = [p for p in lists["readFiles"] if p not in dirs]
+    return lists
 
 
 def format_file_operations(read_files: list[Any], modified_files: list[Any]) -> str:

@@ -29,6 +29,9 @@ __all__ = [
     "normalize",
     "key_tokens",
     "is_prose_line",
+    "is_output_line",
+    "is_pasted_output",
+    "written_prose",
 ]
 
 MAX_KEY_TOKENS = 12
@@ -148,3 +151,68 @@ def is_prose_line(line: str) -> bool:
         return False
     letters = sum(ch.isalpha() or ch.isspace() for ch in line)
     return letters >= 0.75 * len(line)
+
+
+_OUTPUT_LINE_RE = re.compile(
+    r"^\s*(?:Traceback \(most recent call last\)"
+    r"|File \"[^\"]*\", line \d+"
+    r"|at \S.*:\d+(?::\d+)?\)?$"
+    r"|[\w.]*(?:Error|Exception|Warning)\b[^ ]*:"
+    r"|(?:FAILED|PASSED|ERROR|FATAL|WARN(?:ING)?|E)\b\s"
+    r"|npm (?:ERR|WARN)!?"
+    r"|[$#❯%>]\s"
+    r"|\S+\.\w+:\d+(?::\d+)?\b"
+    r"|\d+ (?:passed|failed|errors?|warnings?)\b"
+    r"|[=\-_~^*#+]{3,}"
+    r"|\x1b\["
+    r")"
+)
+_LIST_MARKER_RE = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_INDENTED_RE = re.compile(r"^(?: {4}|\t)(?!\s*(?:[-*+]|\d+[.)])\s)")
+
+
+def is_output_line(line: str) -> bool:
+    """True when a line of a user message looks like program output pasted
+    from a terminal, not written by a person: a traceback or stack-trace
+    line, a line stating an error or a test result (``ValueError: ...``,
+    ``FAILED ...``, ``npm ERR!``, ``file.py:12:``), a shell prompt, a rule
+    of ``===`` or ``---``, a terminal escape, a line indented by four spaces
+    or a tab (code, as Markdown reads it) that is not a list item, or any
+    line that is not prose (:func:`is_prose_line`); list items written as
+    prose are not. Blank lines are not output."""
+    if not line.strip():
+        return False
+    if _OUTPUT_LINE_RE.match(line) or _INDENTED_RE.match(line):
+        return True
+    stripped = line.strip()
+    if _LIST_MARKER_RE.match(line):
+        stripped = _LIST_MARKER_RE.sub("", line).strip()
+    return not is_prose_line(stripped)
+
+
+def written_prose(text: str) -> str:
+    """What a person wrote in a message that may hold pasted program output:
+    ``text`` without fenced blocks and without the lines that look like
+    output (:func:`is_output_line`), whitespace collapsed. A message that is
+    all prose comes back whole (collapsed); a pasted traceback with a short
+    "I get this:" in front gives just that line."""
+    lines = [line for line in prose(text).splitlines() if line.strip() and not is_output_line(line)]
+    return collapse(" ".join(lines))
+
+
+def is_pasted_output(text: str) -> bool:
+    """True when a message is mostly program output pasted from a terminal:
+    at least half of its non-empty lines are output (:func:`is_output_line`;
+    the lines of fenced blocks count as output)."""
+    total = output = 0
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+            continue
+        if not line.strip():
+            continue
+        total += 1
+        if fenced or is_output_line(line):
+            output += 1
+    return total > 0 and 2 * output >= total

@@ -18,7 +18,7 @@ from ..storage.lazy import LazyRecords
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage, usage_trusted
 from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
-from .file_ops import FileOps, FileOpsCollector, compute_file_lists
+from .file_ops import FileOps, FileOpsCollector, compute_file_lists, summary_file_lists
 from ..records import UNDEFINED
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
@@ -71,6 +71,13 @@ class CompactionPreparation:
     def file_lists(self) -> dict[str, list[Any]]:
         """``{"readFiles", "modifiedFiles"}`` from :attr:`file_ops`."""
         return compute_file_lists(self.file_ops)
+
+    @property
+    def summary_file_lists(self) -> dict[str, list[Any]]:
+        """The file lists the summary carries (beyond pi): :attr:`file_lists`
+        without the read paths the summarized messages show to be
+        directories (:func:`pi_session.compaction.file_ops.summary_file_lists`)."""
+        return summary_file_lists(self.file_ops, [*self.messages_to_summarize, *self.turn_prefix_messages])
 
     def to_json(self) -> dict[str, Any]:
         """The object ``pi-oracle prepare`` prints: ``firstKeptEntryId,

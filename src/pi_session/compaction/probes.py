@@ -238,7 +238,7 @@ def probes_for_preparation(preparation: Any) -> list[Probe]:
     summarize and turn prefix, file lists and previous summary."""
     messages = convert_to_llm([*preparation.messages_to_summarize, *preparation.turn_prefix_messages])
     return compute_probes(
-        messages, file_lists=preparation.file_lists, previous_summary=preparation.previous_summary
+        messages, file_lists=preparation.summary_file_lists, previous_summary=preparation.previous_summary
     )
 
 

@@ -48,7 +48,7 @@ from typing import Any, Union
 from ..context import convert_to_llm
 from .summarizer import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
 from ..text import well_formed
-from .file_ops import compute_file_lists, format_file_operations
+from .file_ops import format_file_operations
 from .prepare import CompactionPreparation
 from .serialize import serialize_conversation
 from .summary_format import (
@@ -328,7 +328,10 @@ async def compact(
         the history part is the previous summary verbatim without its
         trailing file-list blocks, or :data:`NO_PRIOR_HISTORY` when there
         is none. Then one ``<read-files>`` / ``<modified-files>`` block each
-        (cumulative: the previous compaction's files are in ``file_ops``). No output cap is
+        (cumulative: the previous compaction's files are in ``file_ops``;
+        beyond pi, read paths the messages show to be directories are left
+        out: :attr:`CompactionPreparation.summary_file_lists`), the same
+        lists as ``details``. No output cap is
         sent. ``usage`` is the field-by-field sum of the usages the
         summarizer reported.
 
@@ -377,7 +380,7 @@ async def compact(
     else:
         summary = await history_summary()
 
-    lists = compute_file_lists(preparation.file_ops)
+    lists = preparation.summary_file_lists
     summary += format_file_operations(lists["readFiles"], lists["modifiedFiles"])
     return CompactionResult(
         summary=str(summary),

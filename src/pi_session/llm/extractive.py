@@ -10,8 +10,11 @@ errors, decisions, the next step), so the summary answers every probe that
 fits its size; what follows is how the sections are filled.
 
 - ``## Goal``: the first request that reads as prose (a pasted terminal
-  screen or log is not a goal; the previous summary's goals come first
-  when there is one), then the requests that *changed direction*, at most
+  screen, log or traceback is not a goal: a message that is mostly program
+  output counts only by what the user wrote around it,
+  :func:`pi_session.compaction.facts.goal_text`; the previous summary's
+  goals come first when there is one), then the requests that *changed
+  direction*, at most
   :data:`GOAL_CHANGES` (the latest). A request changes direction when it is
   not a question, reads as prose (not a paste), has at least 8 words, and at
   least 4 of its key tokens, and 60% of them, appear in no earlier request.
@@ -336,7 +339,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
         for k in _ORDER:
             prev[k] = [x for x in prev[k] if not x.startswith(_TRANSIENT_PREFIXES)]
 
-    requests = [r for _i, r in facts.requests]
+    requests = [g for _i, g in facts.goals]  # pasted program output is no goal
     if prev[GOAL]:
         goal_head, known = prev[GOAL][:1], prev[GOAL]
         changes = prev[GOAL][1:] + _direction_changes(requests, known)
@@ -386,7 +389,7 @@ def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
 def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
     facts = analyze_history(request.messages)
     sec: dict[str, list[str]] = {k: [] for k in _ORDER}
-    turn_requests = [r for _i, r in facts.requests]
+    turn_requests = [g for _i, g in facts.goals]
     first = _first_prose_request(turn_requests)
     sec[GOAL] = turn_requests[first : first + 1]
     changed = [f"{verb} `{path}`" for path, verb, _c in facts.edits][-4:]

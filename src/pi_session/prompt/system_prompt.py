@@ -14,8 +14,9 @@ order:
    chosen by the shell tools declared, each declared tool's guidelines, the
    caller's guidelines, two fixed rules; trimmed, empty ones dropped,
    duplicates removed keeping the first;
-4. ``docs`` (default prompt only) -- where pi-session's own documentation is
-   (not pi's: see :func:`default_docs_locations`);
+4. ``docs`` (default prompt only, and only when the caller names the
+   harness's documentation: ``docs``, see :func:`package_docs_locations`)
+   -- where pi's own documentation is; a prompt for another agent has none;
 5. ``addendum`` -- the appended text, when non-empty;
 6. ``project_context`` -- a heading line, then one
    ``<project_instructions path="PATH">`` block per context file;
@@ -31,6 +32,7 @@ pi's.
 from __future__ import annotations
 
 import re
+import os
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
@@ -87,30 +89,37 @@ _EXPLORERS = ("grep", "find", "ls")
 
 @dataclass(frozen=True)
 class DocsLocations:
-    """Where pi-session's own documentation lives (named in the ``docs``
-    section). Each field is a path; ``None`` leaves that line out."""
+    """Where the harness's own documentation lives (named in the ``docs``
+    section): pi's ``README.md``, its ``docs/`` and ``examples/``
+    directories. Each field is a path; ``None`` leaves that line out, and
+    with all three ``None`` there is no ``docs`` section."""
 
     readme: str | None
     docs: str | None
     examples: str | None
 
 
-def default_docs_locations() -> DocsLocations:
-    """pi-session's documentation: ``README.md`` (library and command line),
-    ``docs/`` (``session-format.md``, the file format) and ``examples/`` of the
-    project checkout this module runs from (``src`` layout, also an editable
-    install). Outside a checkout (an installed wheel, which ships no docs)
-    every field is ``None`` and the section names the package instead of
-    paths that do not exist. Reads the filesystem (existence checks only)."""
-    here = Path(__file__).resolve()
-    checkout = here.parents[3]
-    if not (checkout / "pyproject.toml").is_file() or not (checkout / "README.md").is_file():
-        return DocsLocations(None, None, None)
+PACKAGE_DIR_ENV = "PI_PACKAGE_DIR"
+"""The environment variable pi reads for its package directory (where its
+``README.md``, ``docs/`` and ``examples/`` are); ``pi-session system-prompt``
+takes it as the default of ``--docs``."""
+
+
+def package_docs_locations(package_dir: str | os.PathLike[str]) -> DocsLocations:
+    """The documentation of a harness package directory laid out as pi's
+    npm package is (pi's ``getReadmePath``/``getDocsPath``/
+    ``getExamplesPath``): ``README.md``, ``docs/`` and ``examples/`` in it,
+    as absolute paths, each ``None`` when it does not exist. Reads the
+    filesystem (existence checks only); never raises."""
+    root = Path(os.path.abspath(os.fspath(package_dir)))
 
     def existing(path: Path) -> str | None:
-        return str(path) if path.exists() else None
+        try:
+            return str(path) if path.exists() else None
+        except OSError:
+            return None
 
-    return DocsLocations(str(checkout / "README.md"), existing(checkout / "docs"), existing(checkout / "examples"))
+    return DocsLocations(existing(root / "README.md"), existing(root / "docs"), existing(root / "examples"))
 
 
 @dataclass
@@ -138,8 +147,12 @@ class BuildSystemPromptOptions:
       where it stands (or adds it at the end when the built-in one is absent).
     * ``context_files``: ``[{path, content}]`` (see ``load_project_context_files``).
     * ``skills``: :class:`Skill` objects or pi's skill JSON.
-    * ``docs`` (beyond pi): pi-session documentation locations; default
-      :func:`default_docs_locations`.
+    * ``docs``: where the harness's (pi's) documentation is, for the
+      ``docs`` section: :class:`DocsLocations`, or pi's package directory
+      (a path, see :func:`package_docs_locations`). ``None`` (the default)
+      means no ``docs`` section: a library user building their own agent's
+      prompt gets none. pi always names its own install directory there;
+      pass it to get pi's sections.
     * ``date`` (kept for callers of older versions): ignored; pi 1.6 prompts
       carry no date.
     """
@@ -153,7 +166,7 @@ class BuildSystemPromptOptions:
     context_files: Sequence[ContextFile | Mapping[str, str]] | None = None
     skills: Sequence[Skill | Mapping[str, Any]] | None = None
     date: Any = None
-    docs: DocsLocations | None = None
+    docs: DocsLocations | str | os.PathLike[str] | None = None
     # new in pi 1.6 (after the older fields, so positional use keeps working)
     force_system_prompt: str | None = None
     hidden_tools: Sequence[str] | None = None
@@ -178,8 +191,8 @@ class BuildSystemPromptOptions:
         ``selectedTools``, ``hiddenTools``, ``toolSnippets``,
         ``toolGuidelines``, ``promptGuidelines``, ``appendSystemPrompt``,
         ``sections``, ``contextFiles``, ``skills``, ``cwd``) or snake_case keys;
-        ``docs`` may be a ``{readme, docs, examples}`` mapping. Unknown keys
-        raise ``ValueError``."""
+        ``docs`` may be a ``{readme, docs, examples}`` mapping or pi's
+        package directory (a string). Unknown keys raise ``ValueError``."""
         names = {f.name for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
@@ -259,22 +272,28 @@ def _tools(declared: Sequence[str], snippets: Mapping[str, str]) -> str:
     return ("\n".join(listed) if listed else "(none)") + "\n\n" + _OTHER_TOOLS
 
 
+def _docs_locations(docs: DocsLocations | str | os.PathLike[str] | None) -> DocsLocations | None:
+    if docs is None or isinstance(docs, DocsLocations):
+        return docs
+    return package_docs_locations(docs)
+
+
 def _docs(docs: DocsLocations) -> str:
     lines = [
-        "pi-session documentation (read it only when the user asks about pi-session itself: its session files,"
-        " context building, compaction, branch summaries, skills, system prompt or command line):"
+        "Documentation of pi, the harness you run in (open it only when the user asks about pi itself: its"
+        " extensions, skills, themes, prompt templates, SDK, settings or terminal interface):"
     ]
     if docs.readme:
-        lines.append(f"- Overview, library and command line: {docs.readme}")
+        lines.append(f"- Overview: {docs.readme}")
     if docs.docs:
-        lines.append(f"- Further documents (the session file format among them): {docs.docs}")
+        lines.append(f"- Further documents: {docs.docs}")
     if docs.examples:
-        lines.append(f"- Examples: {docs.examples}")
-    if len(lines) == 1:
-        lines.append("- The README of the installed pi-session package (its project description)")
-    else:
-        lines.append("- Relative links in these documents are relative to the document, not to the working directory")
-    lines.append("- Before changing anything that concerns pi-session, read the relevant documents to the end")
+        lines.append(f"- Examples (extensions, custom tools, SDK use): {docs.examples}")
+    lines.append(
+        "- Paths inside these documents (docs/..., examples/...) are relative to the directories above, not to"
+        " the working directory"
+    )
+    lines.append("- Before changing pi itself or extending it, read the relevant documents and examples to the end")
     return "\n".join(lines)
 
 
@@ -315,8 +334,8 @@ def build_system_prompt_sections(
 
     Raises ``ValueError`` for unknown option names and for an extra section
     whose name does not match :data:`SECTION_NAME_RE` or is ``preamble``.
-    Pure apart from :func:`default_docs_locations` (existence checks) when
-    ``docs`` is not given."""
+    Pure apart from :func:`package_docs_locations` (existence checks) when
+    ``docs`` is a directory."""
     opts = _options(options, kwargs)
     extra = dict(opts.sections or {})
     _check_section_names(extra)
@@ -331,7 +350,9 @@ def build_system_prompt_sections(
         bodies["preamble"] = _INTRO
         bodies["tools"] = _tools(declared, opts.tool_snippets or {})
         bodies["rules"] = _rules(declared, opts.tool_guidelines or {}, opts.prompt_guidelines or ())
-        bodies["docs"] = _docs(opts.docs or default_docs_locations())
+        docs = _docs_locations(opts.docs)
+        if docs is not None and (docs.readme or docs.docs or docs.examples):
+            bodies["docs"] = _docs(docs)
     if opts.append_system_prompt:
         bodies["addendum"] = opts.append_system_prompt
     if opts.context_files:
