@@ -324,3 +324,15 @@ def test_scrub_deletes_what_other_versions_cached_of_the_session(tmp_path: Path,
     purge_caches(session_file)
     assert not any(p.exists() for p in (other_listing, old_listing, other_index, other_shard))
     assert listing.exists() and index.exists()  # this version's own: refreshed, not deleted
+
+
+def test_scrub_deletes_caches_in_a_directory_it_no_longer_uses(tmp_path: Path, cache: Path, sessions: Path) -> None:
+    from pi_session.secrets.purge import purge_caches
+
+    _ls(tmp_path)
+    _search(tmp_path, sessions)
+    listing, index = listing_path(_project(sessions)), search_path(sessions)
+    assert listing.exists() and index.exists()
+    os.chmod(cache / "pi-session", 0o777)  # made shared since: its files are never opened again
+    purge_caches(next(_project(sessions).iterdir()))
+    assert not listing.exists() and not index.exists()

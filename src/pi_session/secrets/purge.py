@@ -59,13 +59,16 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
         if legacy.is_file():
             legacy.unlink()
         current = index_path(directory)
+        usable = dir_problem(current.parent) is None
         stale = other_versions(current)
-        if dir_problem(current.parent) is not None:
-            stale.append(current)
+        if not usable:
+            stale.append(current)  # never opened there: deleted unread
         elif current.exists():
             list_session_dir(directory)
         for old in stale:
-            old.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                if usable or os.lstat(old).st_uid == os.geteuid():
+                    old.unlink()
         sid = session_id if session_id is not None else _header_id(Path(path))
         if sid is not None:
             _forget_in_file_indexes(sid)
