@@ -336,3 +336,22 @@ def test_scrub_deletes_caches_in_a_directory_it_no_longer_uses(tmp_path: Path, c
     os.chmod(cache / "pi-session", 0o777)  # made shared since: its files are never opened again
     purge_caches(next(_project(sessions).iterdir()))
     assert not listing.exists() and not index.exists()
+
+
+@root_only
+def test_a_link_someone_else_owns_in_a_sticky_directory_is_not_trusted(tmp_path: Path, sessions: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)  # as /tmp
+    mine = tmp_path / "mine"
+    mine.mkdir(mode=0o700)
+    link = shared / "cache"
+    link.symlink_to(mine)  # its owner could point it elsewhere at any time
+    os.lchown(link, NOBODY, NOBODY)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(link))
+    problem = dir_problem(link / "pi-session" / "search")
+    assert problem is not None and "belongs to another user" in problem
+    out = _search(tmp_path, sessions)
+    assert any("is not used" in w for w in _warnings(out)), out.stderr
+    os.lchown(link, os.geteuid(), os.getegid())
+    assert dir_problem(link / "pi-session" / "search") is None

@@ -14,8 +14,8 @@ rules, which every cache follows:
   directory and pi-session's cache directory above it are used only when
   they belong to the user and no other user may write into them; every
   directory above those belongs to the user or to root, and one that
-  others may write into (``/tmp``) has the sticky bit and the directory
-  below it belongs to the user. A cache directory that breaks a rule is
+  others may write into (``/tmp``) has the sticky bit and the entry
+  below it belongs to the user or to root. A cache directory that breaks a rule is
   not used at all, not even created: the command works without its cache
   and says so in one warning line.
 - **The files** (:func:`read_cache_file`, :func:`write_cache_file`,
@@ -48,7 +48,7 @@ from .storage import FILE_MODE, ensure_dir, write_atomic
 
 __all__ = [
     "CacheWarning",
-        "create_cache_file",
+    "create_cache_file",
     "dir_problem",
     "file_problem",
     "other_versions",
@@ -97,8 +97,8 @@ def _is_ours(st: os.stat_result) -> bool:
 def _chain_problem(chain: list[Path], private: int) -> str | None:
     """:func:`dir_problem` for one chain of directories, ``/`` first; each
     is ``stat``-ed through links (the names below it resolve there), the
-    entry below a sticky directory by itself (``lstat``: its owner is who
-    may rename it)."""
+    entry below a sticky directory by itself (``lstat``: only its owner
+    or root may rename it)."""
     for i, d in enumerate(chain):
         try:
             st = os.stat(d)
@@ -127,7 +127,7 @@ def _chain_problem(chain: list[Path], private: int) -> str | None:
                     continue
                 except OSError as exc:
                     return f"{chain[i + 1]} cannot be examined ({exc.strerror or exc})"
-                if not _is_ours(entry):
+                if not _is_ours(entry) and entry.st_uid != 0:
                     return f"{chain[i + 1]} belongs to another user (uid {entry.st_uid}) in {d}, which others may write into"
     return None
 
@@ -145,7 +145,7 @@ def dir_problem(directory: StrPath, *, private: int = 2) -> str | None:
             to the user and be writable by nobody else (2: the cache
             directory and pi-session's cache directory); the ones above
             may belong to root, and be writable by others only with the
-            sticky bit and the entry below them the user's.
+            sticky bit and the entry below them the user's or root's.
 
     Returns:
         One phrase naming the directory at fault (``"/x is writable by
