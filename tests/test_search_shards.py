@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -252,3 +253,96 @@ def test_automerge_left_off_in_any_shard_is_restored_by_the_next_writing_update(
     assert index.update().files_read == 1  # a file of shard 0 only
     assert [conn.execute("SELECT v FROM fts_config WHERE k = 'automerge'").fetchone() for conn in index.shard_connections()] == [(4,), (4,)]
     index.close()
+
+
+# --- workers never import from the caller's directory ----------------------
+
+_SHADOWED = ("pickle", "json", "selectors", "sqlite3", "orjson", "msgspec", "base64", "hashlib", "sitecustomize", "usercustomize")
+
+
+def _hostile_dir(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory (a cloned repository, say) whose modules shadow what a
+    worker imports; each writes ``marker`` when imported."""
+    evil = tmp_path / "evil-repo"
+    (evil / "pi_session" / "search").mkdir(parents=True)
+    marker = tmp_path / "marker"
+    code = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in _SHADOWED:
+        (evil / f"{name}.py").write_text(code)
+    for init in ("pi_session/__init__.py", "pi_session/search/__init__.py", "pi_session/search/shard_worker.py"):
+        (evil / init).write_text(code)
+    return evil, marker
+
+
+def test_workers_never_import_from_the_callers_directory(root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    evil, marker = _hostile_dir(tmp_path)
+    monkeypatch.chdir(evil)
+    index = FileIndex(root, path=tmp_path / "i.sqlite3", shards=2, parallel_bytes=0)
+
+    def broken(*args: object, **kw: object) -> None:
+        raise AssertionError("written in this process")
+
+    monkeypatch.setattr(FileIndex, "write_shard", broken)  # so the workers wrote the shards
+    assert index.update().files_read == EXTRA + 3
+    monkeypatch.undo()
+    assert not marker.exists(), marker.read_text()
+    assert len(_found(index, "sharedword", None)) == EXTRA
+    index.close()
+
+
+def test_the_cli_run_in_a_hostile_directory_runs_none_of_its_code(tmp_path: Path, cli) -> None:
+    """``pi-session search`` run inside a repository holding a ``pickle.py``:
+    a build large enough for worker processes (at least PARALLEL_BYTES)."""
+    from pi_session.search.files import PARALLEL_BYTES
+
+    evil, marker = _hostile_dir(tmp_path)
+    root = tmp_path / "sessions"
+    d = root / encode_cwd("/work/big")
+    d.mkdir(parents=True)
+    per_file = 3 << 19  # 1.5 MiB: a dozen files spread over both shards
+    for i in range(PARALLEL_BYTES // per_file + 2):
+        sid = f"0192dddd-0000-7000-8000-{i:012d}"
+        words = " ".join(f"w{i % 10}x{j % 997:03d}" for j in range(per_file // 7))
+        records = [
+            {"type": "session", "version": 3, "id": sid, "timestamp": "2026-04-01T10:00:00.000Z", "cwd": "/work/big"},
+            {"type": "message", "id": "u1", "parentId": None, "timestamp": "2026-04-01T10:01:00.000Z",
+             "message": {"role": "user", "content": f"bigneedle{i} {words}", "timestamp": 1775037660000}},
+        ]
+        (d / f"2026-04-01T10-00-00-000Z_{sid}.jsonl").write_bytes(b"".join(orjson.dumps(r) + b"\n" for r in records))
+    env = {"PI_SESSION_SEARCH_SHARDS": "2", "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    out = cli("search", "--store", str(root), "--json", "bigneedle3", env=env, cwd=str(evil))
+    assert not marker.exists(), marker.read_text()
+    assert out.returncode == 0, out.stderr
+    assert [h["sessionId"] for h in orjson.loads(out.stdout)["hits"]] == ["0192dddd-0000-7000-8000-000000000003"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", env["XDG_CACHE_HOME"])
+        index = FileIndex(root)
+        assert all(_sources(index.shard_path(k)) for k in (0, 1))  # both written (by workers: PARALLEL_BYTES read)
+        assert sum(p.stat().st_size for p in root.rglob("*.jsonl")) >= PARALLEL_BYTES
+        index.close()
+
+
+def test_workers_run_the_pi_session_their_caller_imported(root: Path, tmp_path: Path) -> None:
+    """Isolated workers ignore $PYTHONPATH: they still import pi_session
+    from where their caller did (here a copy found through PYTHONPATH,
+    whose worker says so)."""
+    import shutil
+
+    import pi_session
+
+    lib = tmp_path / "lib"
+    shutil.copytree(Path(pi_session.__file__).parent, lib / "pi_session", ignore=shutil.ignore_patterns("__pycache__"))
+    said = tmp_path / "worker-ran-the-copy"
+    worker = lib / "pi_session" / "search" / "shard_worker.py"
+    worker.write_text(worker.read_text() + f"\nopen({str(said)!r}, 'a').write(__file__ + '\\n')\n")
+    script = (
+        "import sys; from pi_session.search.files import FileIndex; import pi_session; "
+        f"assert pi_session.__file__.startswith({str(lib)!r}), pi_session.__file__; "
+        f"i = FileIndex({str(root)!r}, path={str(tmp_path / 'c.sqlite3')!r}, shards=2, parallel_bytes=0); "
+        "print(i.update().files_read)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(lib)}
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=str(tmp_path), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [str(EXTRA + 3)]
+    assert said.read_text().split() == [str(worker)] * 2  # both shards' workers

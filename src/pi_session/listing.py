@@ -12,16 +12,19 @@ them one after the other (the index below makes most reads unnecessary).
 
 **beyond pi**: listing keeps an index per session directory, a file in
 pi-session's cache directory (:func:`index_path`:
-``$XDG_CACHE_HOME/pi-session/listing/<hash of the directory>.json``, mode
-0600, JSON; never inside pi's sessions directories, so listing writes
-nothing there), holding each session
+``$XDG_CACHE_HOME/pi-session/listing/<hash of the directory>.v1.json``
+(the format version in the name), mode 0600, JSON; never inside pi's
+sessions directories, so listing writes nothing there), holding each session
 file's info together with the file's size, mtime (ns) and inode when it was
 read. A listing stats every ``*.jsonl`` file and re-reads only those whose
 size, mtime or inode differ from the index (or that are new), so the index is
 never stale; files that are gone are dropped from it. The index is written
 atomically (temp file + rename) only when something changed; a missing,
 unreadable or corrupt index is ignored and rebuilt; a directory we cannot
-write to is listed without one.
+write to is listed without one. The index is a cache as
+:mod:`pi_session.cache` rules them: never read through a symbolic link,
+from a FIFO or from another user's file, and not used at all in a cache
+directory another user could change (one warning; every file is read).
 
 **beyond pi**: only regular files are read (:func:`open_regular`): a FIFO,
 a device or a symlink to one named ``*.jsonl`` is passed over, so a listing
@@ -42,7 +45,8 @@ import orjson
 
 from . import jsonio
 from ._gc import gc_paused
-from .storage import NOT_JSON, ensure_dir, line_record, write_atomic
+from .cache import read_cache_file, usable_cache_dir, versioned_name, write_cache_file
+from .storage import NOT_JSON, line_record
 from .timestamps import iso_to_ms
 from .paths import cache_dir, paths_equal, resolve_path
 from .records import StrPath, is_session_header
@@ -77,15 +81,18 @@ INDEX_NAME = ".pi-session-index"
 it lived in the session directory; it is no longer read nor written (see
 :func:`index_path`)."""
 _INDEX_VERSION = 1
+_INDEX_LIMIT = 1 << 30
+"""The largest listing index read (bytes); a larger one is rebuilt."""
 
 
 def index_path(directory: StrPath) -> Path:
     """Where the listing index of a session directory lives:
-    ``<cache dir>/listing/<sha256 of the absolute directory path, 32 hex>.json``
-    (:func:`pi_session.paths.cache_dir`). Pure apart from reading the
-    environment and the process cwd."""
+    ``<cache dir>/listing/<sha256 of the absolute directory path, 32 hex>.v<format version>.json``
+    (:func:`pi_session.paths.cache_dir`; the version in the name lets two
+    installed versions keep their own, :func:`pi_session.cache.versioned_name`).
+    Pure apart from reading the environment and the process cwd."""
     key = os.fsencode(os.path.abspath(directory))
-    return cache_dir() / "listing" / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
+    return cache_dir() / "listing" / versioned_name(hashlib.sha256(key).hexdigest()[:32], _INDEX_VERSION, ".json")
 
 
 def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
@@ -236,11 +243,15 @@ def _sorted(infos: Iterable[dict[str, Any] | None]) -> list[dict[str, Any]]:
 
 def _load_index(path: Path) -> dict[str, list[Any]]:
     """The index's ``{file name: [size, mtime_ns, ino, info | None]}``, or
-    ``{}`` when it is missing, unreadable or not in the expected shape."""
+    ``{}`` when it is missing, unreadable, not a regular file of the
+    user's (:func:`pi_session.cache.read_cache_file`: a symbolic link or a
+    FIFO is never opened) or not in the expected shape."""
+    raw = read_cache_file(path, _INDEX_LIMIT)
+    if raw is None:
+        return {}
     try:
-        with open(path, "rb") as f:
-            data = jsonio.loads(f.read())
-    except (OSError, ValueError):
+        data = jsonio.loads(raw)
+    except ValueError:
         return {}
     if not isinstance(data, dict) or data.get("version") != _INDEX_VERSION:
         return {}
@@ -273,21 +284,23 @@ def _save_index(path: Path, files: dict[str, list[Any]]) -> None:
             # a first message holding a lone surrogate must not keep the
             # whole directory's index from being written
             data = jsonio.dumps_line(index)
-        ensure_dir(path.parent)  # 0700, as the files are 0600: they hold message text
-        # no fsync: the index is a cache, rebuilt from the sessions if lost
-        write_atomic(path, [data], durable=False)
+        # 0600 in a 0700 directory (they hold message text); no fsync: the
+        # index is a cache, rebuilt from the sessions if lost
+        write_cache_file(path, data)
 
 
 class _DirIndex:
     """One session directory's listing index while a listing runs: infos
     come from the index when a file's size, mtime and inode are unchanged,
     else the file is read (and the index updated); :meth:`save` writes the
-    index back when anything changed."""
+    index back when anything changed. Without a usable cache directory
+    (``cached`` False) every file is read and nothing is written."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, cached: bool = True) -> None:
         self.directory = directory
         self.path = index_path(directory)
-        self.old = _load_index(self.path)
+        self.cached = cached
+        self.old = _load_index(self.path) if cached else {}
         self.new: dict[str, list[Any]] = {}
         self.changed = False
 
@@ -319,8 +332,18 @@ class _DirIndex:
         return {"path": str(path), **info} if info is not None else None
 
     def save(self) -> None:
+        if not self.cached:
+            return
         if self.changed or len(self.new) != len(self.old) or (self.new and not self.old):
             _save_index(self.path, self.new)
+
+
+def _cache_usable() -> bool:
+    """Whether the listing indexes' directory may be used
+    (:func:`pi_session.cache.usable_cache_dir`: created when missing; one
+    :class:`~pi_session.cache.CacheWarning` when another user could change
+    it, and the listing reads every file)."""
+    return usable_cache_dir(cache_dir() / "listing", "listing without it (every session file is read)")
 
 
 def _stat(path: Path) -> os.stat_result | None:
@@ -390,7 +413,7 @@ def list_session_dir(
     if names is None:
         return []
     names.sort(reverse=True)
-    index = _DirIndex(d)
+    index = _DirIndex(d, _cache_usable())
     keep = (lambda info: session_cwd_matches(info.get("cwd"), cwd)) if cwd is not None else None
     items = [(index, name, _stat(d / name)) for name in names]
     infos = _load_infos(items, keep, on_progress, _DIR_PUBLISH_INTERVAL)
@@ -418,13 +441,14 @@ def list_sessions_dirs(
         subs = []
     items: list[tuple[_DirIndex, str, os.stat_result | None]] = []
     indexes: list[_DirIndex] = []
+    cached = _cache_usable() if subs else False
     for sub in subs:
         if not sub.is_dir():  # follows symlinks
             continue
         names = jsonl_names(sub)
         if names is None:
             continue
-        index = _DirIndex(sub)
+        index = _DirIndex(sub, cached)
         indexes.append(index)
         items.extend((index, name, _stat(sub / name)) for name in names)
     # newest mtime first, then newest name; unreadable stats last

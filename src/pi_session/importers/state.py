@@ -6,12 +6,16 @@ cache compares files) instead of converting it and comparing every line
 with the store again.
 
 One JSON file per source format and store, in pi-session's cache directory
-(:func:`pi_session.paths.cache_dir`): ``imports/<32 hex>.json`` (mode 0600
-in a 0700 directory: it holds session names and source paths). It is
-never the truth: a missing, damaged or foreign file is ignored (and
-replaced by the next import); a source file is passed over only when every
-pi session it gave is still in the store; ``import --recheck`` converts
-everything again.
+(:func:`pi_session.paths.cache_dir`): ``imports/<32 hex>.v1.json`` (the
+format version in the name; mode 0600 in a 0700 directory: it holds
+session names and source paths). It is never the truth: a missing,
+damaged or foreign file is ignored (and replaced by the next import); a
+source file is passed over only when every pi session it gave is still in
+the store; ``import --recheck`` converts everything again. It is a cache
+as :mod:`pi_session.cache` rules them: never read through a symbolic
+link, from a FIFO or from another user's file, and not used at all in a
+cache directory another user could change (one warning; every source file
+is converted).
 """
 
 from __future__ import annotations
@@ -26,19 +30,21 @@ from typing import Any
 
 import orjson
 
+from ..cache import read_cache_file, usable_cache_dir, versioned_name, write_cache_file
 from ..paths import cache_dir
-from ..storage import ensure_dir, write_atomic
 
 __all__ = ["ImportState", "SourceSeen", "counts_json", "stat_key", "state_path"]
 
 _VERSION = 1
+_LIMIT = 256 << 20
+"""The largest import state read (bytes); a larger one is rebuilt."""
 
 
 def state_path(source_format: str, store_url: str) -> Path:
     """The cache file of imports of ``source_format`` into the store at
     ``store_url``. Pure apart from reading the environment."""
     key = hashlib.sha256(f"{source_format}\0{store_url}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return cache_dir() / "imports" / f"{key}.json"
+    return cache_dir() / "imports" / versioned_name(key, _VERSION, ".json")
 
 
 @dataclass
@@ -84,14 +90,21 @@ class ImportState:
 
     Args:
         path: its file (:func:`state_path`).
+        cached: whether the cache may be used; None: when its directory
+            may hold a cache (:func:`pi_session.cache.usable_cache_dir`, which
+            warns when it may not). Without it nothing is read or written.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, cached: bool | None = None) -> None:
         self.path = path
         self.files: dict[str, SourceSeen] = {}
         self.changed = False
-        with contextlib.suppress(OSError, orjson.JSONDecodeError):
-            data = orjson.loads(path.read_bytes())
+        if cached is None:
+            cached = usable_cache_dir(path.parent, "importing without it (every source file is converted)")
+        self.cached = cached
+        raw = read_cache_file(path, _LIMIT) if cached else None
+        with contextlib.suppress(orjson.JSONDecodeError):
+            data = orjson.loads(raw) if raw is not None else None
             if isinstance(data, dict) and data.get("version") == _VERSION and isinstance(data.get("files"), dict):
                 for name, item in data["files"].items():
                     seen = SourceSeen.from_json(item)
@@ -115,12 +128,11 @@ class ImportState:
         """Write the cache atomically when anything changed; silently gives
         up when the cache directory cannot be written (importing does not
         need it)."""
-        if not self.changed:
+        if not self.changed or not self.cached:
             return
         with contextlib.suppress(OSError, TypeError, ValueError):
             data = orjson.dumps({"version": _VERSION, "files": {k: v.to_json() for k, v in self.files.items()}})
-            ensure_dir(self.path.parent)
-            write_atomic(self.path, [data], durable=False)  # a cache: rebuilt by converting again if lost
+            write_cache_file(self.path, data)  # a cache: no fsync, rebuilt by converting again if lost
             self.changed = False
 
 

@@ -1,8 +1,15 @@
 """The search index of session files (a sessions root such as
 ``~/.pi/agent/sessions``, or one session directory): SQLite FTS5 in
 pi-session's cache directory, ``<cache dir>/search/<hash of the
-root>.sqlite3`` (:func:`index_path`; mode 0600 in a 0700 directory), never
-inside pi's directories. The files are the truth; the index is a cache.
+root>.v<format version>.sqlite3`` (:func:`index_path`; mode 0600 in a 0700
+directory), never inside pi's directories. The files are the truth; the
+index is a cache, as :mod:`pi_session.cache` rules them: a cache directory
+another user could change is not used (the search runs on a temporary
+index, with one warning), and an index file (or shard, or SQLite's
+``-wal``/``-shm``/``-journal`` beside it) that is a symbolic link, not a
+regular file or another user's is never opened: it is removed and the
+index rebuilt, with one warning. Two installed versions keep their own
+index files (the version is in the name).
 
 Updating (:meth:`FileIndex.update`): every ``*.jsonl`` regular file of the
 root and of its directories is ``stat``-ed; an unchanged one (size, mtime,
@@ -28,7 +35,7 @@ used only while the file still holds the bytes it was indexed from.
 Shards: a build from nothing of at least :data:`SHARD_BYTES` splits the
 index into one database per CPU (at most :data:`MAX_SHARDS`): the main
 file is shard 0 and holds the directory listings too, shard ``k`` is
-``<hash>.shard<k>.db`` next to it, and a file belongs to shard
+``<hash>.v<version>.shard<k>.db`` next to it, and a file belongs to shard
 ``key_shard(file_key(path), shards)`` (its ``sources`` row, its documents).
 The shards are written by worker processes in parallel (one FTS5 writer
 per core: a single writer is the ceiling of a build) and queried in
@@ -51,12 +58,16 @@ import contextlib
 import glob
 import hashlib
 import os
+import shutil
 import sqlite3
+import tempfile
+import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..cache import create_cache_file, file_problem, prepare_cache_dir, versioned_name
 from ..listing import jsonl_names, open_regular
 from ..paths import cache_dir
 from ..storage import ensure_dir
@@ -69,10 +80,13 @@ from .reading import FileRead, open_as_indexed, prefix_hashes, read_from
 __all__ = ["FileIndex", "IndexStats", "file_key", "index_path", "key_shard", "INDEX_VERSION", "MAX_SHARDS", "SHARD_BYTES"]
 
 INDEX_VERSION = "9"
-"""The cache's format; a cache of another version is rebuilt once, with a
-warning (7: tool-call arguments as text, terminal escape sequences left
-out, see :mod:`.extract`; 8: shorter index keys, :func:`file_key`, and
-shards; 9: case-folded cwd and model ids, see :mod:`.fts`)."""
+"""The cache's format, part of its file's name (:func:`index_path`); a
+file of the current name holding another version (damage) is rebuilt
+once, with a warning (7: tool-call arguments as text, terminal escape
+sequences left out, see :mod:`.extract`; 8: shorter index keys,
+:func:`file_key`, and shards; 9: case-folded cwd and model ids, see
+:mod:`.fts`)."""
+_SQLITE_SIDES = ("-wal", "-shm", "-journal")
 _BATCH_BYTES = 32 << 20
 _AUTOMERGE = 4  # FTS5's default
 _HASHSIZE = 16 << 20
@@ -113,9 +127,11 @@ def key_shard(key: str, shards: int) -> int:
 
 def index_path(root: str | os.PathLike[str]) -> Path:
     """Where the search index of a sessions root (or directory) lives:
-    ``<cache dir>/search/<sha256 of the absolute path, 32 hex>.sqlite3``."""
+    ``<cache dir>/search/<sha256 of the absolute path, 32 hex>.v<INDEX_VERSION>.sqlite3``
+    (:func:`pi_session.cache.versioned_name`: each installed version keeps
+    its own). Pure apart from reading the environment and the process cwd."""
     key = os.fsencode(os.path.abspath(root))
-    return cache_dir() / "search" / f"{hashlib.sha256(key).hexdigest()[:32]}.sqlite3"
+    return cache_dir() / "search" / versioned_name(hashlib.sha256(key).hexdigest()[:32], INDEX_VERSION, ".sqlite3")
 
 
 @dataclass
@@ -149,7 +165,10 @@ class FileIndex:
     Args:
         root: a sessions root (directories of ``*.jsonl``) or one session
             directory; both levels are indexed.
-        path: the index file (default :func:`index_path`).
+        path: the index file (default :func:`index_path`; when its
+            directory may not hold a cache, :func:`pi_session.cache.prepare_cache_dir`,
+            a file in a private temporary directory, removed when this
+            object is, with a warning).
         busy_timeout: seconds to wait for another process's write lock.
         shards: how many shards a build from nothing makes (None:
             ``$PI_SESSION_SEARCH_SHARDS``, else one per CPU, at most
@@ -173,11 +192,11 @@ class FileIndex:
         parallel_bytes: int = PARALLEL_BYTES,
     ) -> None:
         self.root = Path(os.path.abspath(root))
-        self.path = Path(path) if path is not None else index_path(self.root)
         self.busy_timeout = busy_timeout
         self.want_shards = shards
         self.parallel_bytes = parallel_bytes
         self.warnings: list[str] = []
+        self.path = Path(os.path.abspath(path)) if path is not None else self._default_path()
         self._conn: sqlite3.Connection | None = None
         self._shards: dict[int, sqlite3.Connection] = {}
         self._nshards = 1
@@ -186,6 +205,19 @@ class FileIndex:
 
     # ------------------------------------------------------------------
     # opening, damage
+
+    def _default_path(self) -> Path:
+        """:func:`index_path`, or a file in a private temporary directory
+        (removed with this object) when the cache directory may not be
+        used."""
+        path = index_path(self.root)
+        problem = prepare_cache_dir(path.parent)
+        if problem is None:
+            return path
+        temp = tempfile.mkdtemp(prefix="pi-session-search-")  # 0700, a new name
+        weakref.finalize(self, shutil.rmtree, temp, True)
+        self.warnings.append(f"the cache directory {path.parent} is not used: {problem}; searching with a temporary index")
+        return Path(temp) / path.name
 
     def connection(self) -> sqlite3.Connection:
         """The open index (created, or rebuilt when damaged)."""
@@ -208,13 +240,20 @@ class FileIndex:
     def _open_db(self, path: Path, *, create: bool) -> sqlite3.Connection:
         """Open one database of the index (the main file or a shard),
         creating its tables when it is new; a shard that is missing
-        (``create=False``) or of another version is damage."""
+        (``create=False``) or of another version is damage, and so is a
+        file at its path, or at SQLite's ``-wal``, ``-shm`` or ``-journal``
+        beside it, that is a symbolic link, not a regular file or another
+        user's (:func:`pi_session.cache.file_problem`: it is never opened;
+        the rebuild removes it)."""
         ensure_dir(path.parent)
-        if not path.exists():
+        for name in (str(path), *(f"{path}{side}" for side in _SQLITE_SIDES)):
+            problem = file_problem(name)
+            if problem is not None:
+                raise IndexDamaged(f"{name} is {problem}, not opened")
+        if not os.path.lexists(path):
             if not create:
                 raise IndexDamaged(f"its shard {path.name} is missing")
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            os.close(fd)
+            create_cache_file(path)  # never through a symbolic link planted meanwhile
         conn = sqlite3.connect(path, timeout=self.busy_timeout, isolation_level=None, check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
@@ -341,7 +380,7 @@ class FileIndex:
         """Delete the damaged index and start a new one, with one warning."""
         self.close()
         self.rebuilt = True
-        for suffix in ("", "-wal", "-shm", "-journal"):
+        for suffix in ("", *_SQLITE_SIDES):
             try:
                 os.unlink(f"{self.path}{suffix}")
             except FileNotFoundError:

@@ -1,6 +1,7 @@
-"""A worker process of a sharded build (:func:`pi_session.search.shards.write_in_workers`):
-``python -m pi_session.search.shard_worker`` reads its job (pickled: the
-index, the shard, its files) from standard input, runs
+"""A worker process of a sharded build (:func:`pi_session.search.shards.write_in_workers`,
+started as :func:`pi_session.search.shards.worker_command` says: isolated,
+in ``/``, calling :func:`main`) reads its job (pickled: the index, the
+shard, its files) from standard input, runs
 :meth:`pi_session.search.files.FileIndex.write_shard`, prints ``p DONE``
 after each file and ends with ``r`` and its result (pickled, hex): the
 shard's :class:`~pi_session.search.files.IndexStats` and warnings, or the

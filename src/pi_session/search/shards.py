@@ -5,8 +5,11 @@ parallel threads with their candidates merged in rank order.
 A build is as fast as its FTS5 writer: one writer per database, and a
 writer tokenizing and merging runs on one core. So a large index is split
 into shards (one database each) and each shard is written by a worker
-process of its own: ``python -m pi_session.search.shard_worker``, which reads
-its job (pickled: the index, the shard, its files) from standard input,
+process of its own (:func:`worker_command`: this Python in isolated mode,
+run from ``/``, importing :mod:`pi_session.search.shard_worker` from where
+this process imported pi_session, so nothing is ever imported from the
+caller's directory), which reads its job (pickled: the index, the shard,
+its files, absolute paths) from standard input,
 prints ``p DONE`` after each file and ends with ``r`` and its result
 (pickled, hex). A worker runs nothing but :meth:`FileIndex.write_shard`;
 a worker that fails stops the others and its error is raised here
@@ -34,7 +37,7 @@ from .damage import IndexDamaged
 from .fts import Candidate, fts_candidates
 from .query import Query
 
-__all__ = ["WorkersUnavailable", "rank_key", "sharded_candidates", "write_in_workers"]
+__all__ = ["WorkersUnavailable", "rank_key", "sharded_candidates", "worker_command", "write_in_workers"]
 
 
 class WorkersUnavailable(OSError):
@@ -98,13 +101,23 @@ def sharded_candidates(
     yield from heapq.merge(*(one(k) for k in range(len(conns))), key=rank_key)
 
 
-def _env() -> dict[str, str]:
-    """The environment of a worker: this one, with the directory this
-    package was imported from first on ``PYTHONPATH``."""
-    env = dict(os.environ)
+_BOOTSTRAP = "import sys; sys.path[:0] = sys.argv[1:]; from pi_session.search.shard_worker import main; sys.exit(main())"
+
+
+def worker_command() -> list[str]:
+    """The command line of a shard worker: ``sys.executable -I -c
+    <bootstrap> <path>...``. Isolated mode (``-I``): neither the current
+    directory nor ``$PYTHONPATH`` nor the user's site directory is on its
+    ``sys.path``, and no ``PYTHON*`` variable is read, so a ``pickle.py``
+    (or any module name) in the directory a command runs in is never
+    imported. The bootstrap puts back, first on ``sys.path``, the
+    directory this package was imported from and this process's other
+    absolute ``sys.path`` entries (``$PYTHONPATH`` ones included; ``""``,
+    the current directory, is left out), so the worker runs this very
+    pi_session with the same libraries."""
     here = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = here + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    return env
+    paths = [here, *(p for p in sys.path if p and os.path.isabs(p) and p != here)]
+    return [sys.executable, "-I", "-c", _BOOTSTRAP, *paths]
 
 
 def _cpus() -> int:
@@ -153,16 +166,13 @@ def write_in_workers(
 
     def start() -> None:
         k, (todo, gone) = pending.pop(0)
-        job = {
-            "root": str(index.root), "index": str(index.path), "busy_timeout": index.busy_timeout, "shard": k,
-            "todo": [str(p) for p in todo], "gone": gone, "full": full,
+        job = {  # absolute paths (the files are under the absolute root): the worker runs in /
+            "root": os.path.abspath(index.root), "index": os.path.abspath(index.path), "busy_timeout": index.busy_timeout,
+            "shard": k, "todo": [str(p) for p in todo], "gone": gone, "full": full,
         }
         err = tempfile.TemporaryFile()
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "pi_session.search.shard_worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=err, env=_env(),
-            )
+            proc = subprocess.Popen(worker_command(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, cwd="/")
         except OSError as exc:
             err.close()
             if not procs:
