@@ -159,8 +159,12 @@ def _check_safe_page(page: str) -> _Tags:
                "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "s", "blockquote", "hr", "br"}
     buttons = [attrs.get("id") for tag, attrs in parser.tags if tag == "button"]
     assert buttons in ([], ["tostart", "toend"]), buttons  # the path bar's own two, type=button
+    # the "show all entries" box, when the conversation view hides entries
+    inputs = [attrs for tag, attrs in parser.tags if tag == "input"]
+    assert inputs in ([], [{"type": "checkbox", "id": "showall"}], [{"type": "checkbox", "id": "showall", "checked": None}]), inputs
+    assert [t for t, _ in parser.tags].count("label") == len(inputs)
     for tag, attrs in parser.tags:
-        assert tag in allowed or (tag == "button" and attrs.get("type") == "button"), (tag, attrs)
+        assert tag in allowed or (tag == "button" and attrs.get("type") == "button") or tag in ("input", "label"), (tag, attrs)
         for name, value in attrs.items():
             assert not name.startswith("on") and name not in ("style", "srcdoc", "formaction"), (tag, name, value)
             if name == "href":

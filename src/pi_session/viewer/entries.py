@@ -389,13 +389,17 @@ def article(
     is_leaf: bool,
     edit: tuple[str, Any] | None,
     calls: ToolCalls,
+    hidden: bool = False,
 ) -> str:
     """The ``<article id="e<index>">`` of one entry: a heading line (kind,
     label, leaf mark, time, id) and its body. ``edit`` is the context edit
     hiding or replacing its content (see :mod:`.model`): an omitted entry
     keeps only its heading and a note; an edited one shows the replacement
-    and a note. The original content of either is not written."""
+    and a note. The original content of either is not written. ``hidden``:
+    the entry is left out of the conversation view (class ``aux``)."""
     css, kind = _kind(entry)
+    if hidden:
+        css += " aux"
     note = ""
     if edit is not None:
         edit_id, replacement = edit
