@@ -256,9 +256,10 @@ def test_facts_header(tmp_path):
     assert "anthropic/claude-sonnet-4-5 (5)" in facts
     # 5 assistant messages and one usage entry
     tokens = 2520 + 5510 + 5660 + 6190 + 3050 + 901
-    assert f"<dt>tokens</dt><dd>{tokens:,} (input 23,100" in facts
+    assert f"<dt>tokens</dt><dd>input 23,100, cache read 0, cache write 0, output {tokens - 23100:,}, total {tokens:,}</dd>" in facts
     assert "<dt>cost</dt><dd>$0.0781</dd>" in facts
-    assert "<dt>duration</dt><dd>2m 6s</dd>" in facts and "<dt>entries</dt><dd>19</dd>" in facts and "<dt>branches</dt><dd>2</dd>" in facts
+    # from the model change to the last reply: the usage entry and the name after it are not conversation
+    assert "<dt>duration</dt><dd>1m 52s</dd>" in facts and "<dt>entries</dt><dd>19</dd>" in facts and "<dt>branches</dt><dd>2</dd>" in facts
     assert "<title>Cent rounding fix</title>" in page and '<summary><span class="sname">Cent rounding fix</span> · Tree: 19 entries, 2 branches</summary>' in page
 
 

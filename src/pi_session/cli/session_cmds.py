@@ -108,18 +108,16 @@ def ls(
 
 def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
     """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
-    (input is the prompt volume, split into cached and uncached when a
-    cache was used) and cost (only when there is one), over every branch."""
+    (input, cache read, cache write, output, as pi's usage fields and the
+    HTML viewer's header name them: :meth:`UsageTotals.describe
+    <pi_session.stats.UsageTotals.describe>`) and cost (only when there is
+    one), over every branch."""
     u = m.usage
     rows = [
         ("messages", f"{m.messages:,} (user {m.user:,}, assistant {m.assistant:,})"),
         ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
     ]
-    tokens = f"input {u.prompt:,}"
-    if u.prompt and (u.cache_read or u.cache_write):
-        written = f", {u.cache_write:,} written to cache" if u.cache_write else ""
-        tokens += f" (cached {u.cache_read:,}, {u.cache_read / u.prompt * 100:.1f}%; uncached {u.input + u.cache_write:,}{written})"
-    rows.append(("tokens", f"{tokens}, output {u.output:,}, total {u.sum:,}"))
+    rows.append(("tokens", u.describe()))
     if u.cost > 0:
         rows.append(("cost", f"${u.cost:.3f}"))
     return rows

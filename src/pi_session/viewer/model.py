@@ -130,11 +130,20 @@ def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mappi
     return out
 
 
+ACTIVITY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_summary", "model_change", "thinking_level_change"})
+"""The entries whose times make a session's duration: the conversation, its
+summaries and the model settings it ran with; not labels, names, context
+edits, ``usage`` or ``custom`` entries, which may be added to a session
+long after (a label set a year on would make a session of hours last a
+year)."""
+
+
 @dataclass
 class Facts:
     """The session facts of the page header: ``cwd``, ``session_id``,
     ``created`` (header timestamp), ``first_ms``/``last_ms`` (earliest and
-    latest entry timestamps, ms, None when none parse), ``models``
+    latest timestamps of the :data:`ACTIVITY_TYPES` entries, else of any
+    entry, ms, None when none parse), ``models``
     (``"provider/model"`` → assistant messages), ``usage`` (every paid
     request in the file, all branches, as ``pi-session info`` counts them:
     :func:`pi_session.stats.entry_usage`), ``counts``
@@ -154,7 +163,8 @@ class Facts:
 
     @property
     def duration_ms(self) -> int | None:
-        """Latest minus earliest entry time (ms), None when unknown."""
+        """Latest minus earliest message time (ms, see ``first_ms``), None
+        when unknown."""
         if self.first_ms is None or self.last_ms is None:
             return None
         return self.last_ms - self.first_ms
@@ -172,18 +182,25 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
     first = last = None
     usage = facts.usage
     models = facts.models
+    any_first = any_last = None
     for entry in entries:
+        etype = entry.get("type")
         ms = iso_to_ms(entry.get("timestamp"))
         if ms is not None:
-            first = ms if first is None or ms < first else first
-            last = ms if last is None or ms > last else last
-        etype = entry.get("type")
+            if etype.__class__ is str and etype in ACTIVITY_TYPES:
+                first = ms if first is None or ms < first else first
+                last = ms if last is None or ms > last else last
+            else:
+                any_first = ms if any_first is None or ms < any_first else any_first
+                any_last = ms if any_last is None or ms > any_last else any_last
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
                 key = f"{field_text(message.get('provider', '?'))}/{field_text(message.get('model', '?'))}"
                 models[key] = models.get(key, 0) + 1
         usage.add(entry_usage(entry))
+    if first is None:  # no message at all: the other entries' times
+        first, last = any_first, any_last
     facts.first_ms, facts.last_ms = first, last
     return facts
 

@@ -106,7 +106,7 @@ def _facts_html(facts: Facts) -> str:
         items.append(("models", ", ".join(f"{esc(k)} ({v:,})" for k, v in models)))
     u = facts.usage
     if u.requests:
-        items.append(("tokens", f"{u.total:,} (input {u.input:,}, output {u.output:,}, cache read {u.cache_read:,}, cache write {u.cache_write:,})"))
+        items.append(("tokens", u.describe()))
         items.append(("cost", f"${u.cost:,.4f}"))
     items.append(("entries", f"{facts.entries:,}"))
     items.append(("branches", f"{facts.branches:,}"))
