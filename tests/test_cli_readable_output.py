@@ -1,7 +1,9 @@
-"""What the console script prints: its numbers agree. ``info`` and the HTML
-viewer's header name the token counts alike; the header's duration counts
-only the conversation; ``compact --dry-run`` says which number is recorded
-usage and which are estimates. Real console script, real files."""
+"""What the console script prints reads as the conversation and its numbers
+agree: the Markdown export cuts long tool output (``--full-outputs`` keeps
+it) and lists a summary's files as lists; ``info`` and the HTML viewer's
+header name the token counts alike; the header's duration counts only the
+conversation; ``compact --dry-run`` says which number is recorded usage and
+which are estimates. Real console script, real files."""
 
 from __future__ import annotations
 
@@ -40,6 +42,48 @@ def _user(text: str, ts: str) -> dict[str, Any]:
 def _assistant(content: list[dict[str, Any]], ts: str, usage: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"timestamp": ts, "message": {"role": "assistant", "content": content, "api": "anthropic-messages", "provider": "anthropic",
                                          "model": "claude-x", "usage": usage or _usage(100, 10), "stopReason": "toolUse", "timestamp": 0}}
+
+
+def _read_session(tmp_path: Path, lines: int) -> Path:
+    output = "\n".join(f"line {i:04d} of the file" for i in range(1, lines + 1))
+    summary = ("## Goal\nFix the parser.\n\n<read-files>\nsrc/parser.py\nsrc/lexer.py\n</read-files>\n\n"
+               "<modified-files>\nsrc/parser.py\n</modified-files>")
+    entries = _chain(
+        _user("read the parser", "2026-01-01T09:00:01.000Z"),
+        _assistant([{"type": "toolCall", "id": "call_1", "name": "read", "arguments": {"path": "src/parser.py"}}], "2026-01-01T09:00:02.000Z"),
+        {"timestamp": "2026-01-01T09:00:03.000Z",
+         "message": {"role": "toolResult", "toolCallId": "call_1", "toolName": "read", "content": [{"type": "text", "text": output}], "isError": False, "timestamp": 0}},
+        {"type": "compaction", "timestamp": "2026-01-01T09:00:04.000Z", "summary": summary, "firstKeptEntryId": "e0000002", "tokensBefore": 5000},
+        _user("thanks", "2026-01-01T09:00:05.000Z"),
+    )
+    return _write(tmp_path / "read.jsonl", entries)
+
+
+def test_markdown_export_cuts_long_tool_output_unless_full_outputs(cli, tmp_path):
+    path = _read_session(tmp_path, 1550)
+    out = cli("export", str(path), "--format", "md", "-o", "-", "--allow-secrets")
+    assert out.returncode == 0, out.stderr
+    md = out.stdout
+    assert "line 0001 of the file" in md and "line 0020 of the file" in md
+    assert "line 0021 of the file" not in md and "line 1540 of the file" not in md
+    assert "line 1541 of the file" in md and "line 1550 of the file" in md
+    assert "… 1,520 lines omitted (--full-outputs keeps them) …" in md
+    full = cli("export", str(path), "--format", "md", "-o", "-", "--allow-secrets", "--full-outputs").stdout
+    assert all(f"line {i:04d} of the file" in full for i in range(1, 1551))
+    assert "omitted" not in full
+    short = cli("export", str(_read_session(tmp_path, 30)), "--format", "md", "-o", "-", "--allow-secrets").stdout
+    assert "line 0015 of the file" in short and "omitted" not in short
+
+
+def test_markdown_export_lists_a_summarys_files(cli, tmp_path):
+    from markdown_it import MarkdownIt
+
+    md = cli("export", str(_read_session(tmp_path, 3)), "--format", "md", "-o", "-", "--allow-secrets").stdout
+    assert "&lt;read-files&gt;" not in md and "<read-files>" not in md
+    html = MarkdownIt("commonmark").render(md)
+    assert "<p><strong>Read files:</strong></p>\n<ul>\n<li><code>src/parser.py</code></li>\n<li><code>src/lexer.py</code></li>\n</ul>" in html
+    assert "<p><strong>Modified files:</strong></p>\n<ul>\n<li><code>src/parser.py</code></li>\n</ul>" in html
+    assert "<h4>Goal</h4>" in html  # the summary itself stays prose
 
 
 def _usage_session(tmp_path: Path) -> Path:
