@@ -114,3 +114,15 @@ def test_browse_opens_an_imported_session_on_the_conversation(cli, tmp_path, mon
         assert len(s.rows) == len(shown)
 
     run(app, body, size=(160, 30))
+
+
+def test_the_hidden_line_names_the_most_frequent_kinds_and_counts_the_rest():
+    from pi_session.tree import TreeNode
+    from pi_session.tree_view import hidden_summary
+
+    kinds = ["a/x"] * 5 + ["a/y"] * 4 + ["a/z"] * 3 + ["b/1"] * 2 + ["b/2", "b/3"]
+    nodes = [TreeNode({"type": "custom", "id": f"{i:08x}", "customType": k}, []) for i, k in enumerate(kinds)]
+    nodes.append(TreeNode({"type": "session_info", "id": "ffffffff", "name": "n"}, []))
+    assert hidden_summary(nodes) == "17 entries hidden: 5 a/x, 4 a/y, 3 a/z, 2 b/1, 3 in 3 other kinds"
+    assert hidden_summary(nodes[:1]) == "1 entry hidden: 1 a/x"
+    assert hidden_summary([]) == ""

@@ -126,6 +126,6 @@ def hidden_summary(hidden: Sequence[TreeNode], *, most: int = 4) -> str:
     parts = [f"{n:,} {kind}" for kind, n in ranked[:most]]
     if len(ranked) > most:
         rest = sum(n for _kind, n in ranked[most:])
-        parts.append(f"{rest:,} of {len(ranked) - most:,} other kinds")
+        parts.append(f"{rest:,} in {len(ranked) - most:,} other kinds")
     total = len(hidden)
     return f"{total:,} {'entry' if total == 1 else 'entries'} hidden: {', '.join(parts)}"
