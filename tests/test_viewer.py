@@ -159,8 +159,12 @@ def _check_safe_page(page: str) -> _Tags:
                "table", "thead", "tbody", "tr", "th", "td", "strong", "em", "s", "blockquote", "hr", "br"}
     buttons = [attrs.get("id") for tag, attrs in parser.tags if tag == "button"]
     assert buttons in ([], ["tostart", "toend"]), buttons  # the path bar's own two, type=button
+    # the "show all entries" box, when the conversation view hides entries
+    inputs = [attrs for tag, attrs in parser.tags if tag == "input"]
+    assert inputs in ([], [{"type": "checkbox", "id": "showall"}], [{"type": "checkbox", "id": "showall", "checked": None}]), inputs
+    assert [t for t, _ in parser.tags].count("label") == len(inputs)
     for tag, attrs in parser.tags:
-        assert tag in allowed or (tag == "button" and attrs.get("type") == "button"), (tag, attrs)
+        assert tag in allowed or (tag == "button" and attrs.get("type") == "button") or tag in ("input", "label"), (tag, attrs)
         for name, value in attrs.items():
             assert not name.startswith("on") and name not in ("style", "srcdoc", "formaction"), (tag, name, value)
             if name == "href":
@@ -252,9 +256,10 @@ def test_facts_header(tmp_path):
     assert "anthropic/claude-sonnet-4-5 (5)" in facts
     # 5 assistant messages and one usage entry
     tokens = 2520 + 5510 + 5660 + 6190 + 3050 + 901
-    assert f"<dt>tokens</dt><dd>{tokens:,} (input 23,100" in facts
+    assert f"<dt>tokens</dt><dd>input 23,100, cache read 0, cache write 0, output {tokens - 23100:,}, total {tokens:,}</dd>" in facts
     assert "<dt>cost</dt><dd>$0.0781</dd>" in facts
-    assert "<dt>duration</dt><dd>2m 6s</dd>" in facts and "<dt>entries</dt><dd>19</dd>" in facts and "<dt>branches</dt><dd>2</dd>" in facts
+    # from the model change to the last reply: the usage entry and the name after it are not conversation
+    assert "<dt>duration</dt><dd>1m 52s</dd>" in facts and "<dt>entries</dt><dd>19</dd>" in facts and "<dt>branches</dt><dd>2</dd>" in facts
     assert "<title>Cent rounding fix</title>" in page and '<summary><span class="sname">Cent rounding fix</span> · Tree: 19 entries, 2 branches</summary>' in page
 
 

@@ -48,7 +48,7 @@ from .text import field_text
 if TYPE_CHECKING:
     from .manager import SessionManager
 
-__all__ = ["export_markdown", "export_html", "iter_export_html", "export_session", "title_of"]
+__all__ = ["export_markdown", "export_html", "iter_export_html", "export_session", "title_of", "fold_output", "summary_markdown"]
 
 
 
@@ -236,6 +236,64 @@ def _fence(text: str, lang: str = "text") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
+OUTPUT_HEAD_LINES = 20
+"""Lines of a long tool or shell output a Markdown export keeps from its
+start (unless ``full_outputs``) ..."""
+OUTPUT_TAIL_LINES = 10
+"""... and from its end; the lines between are counted in a note."""
+OUTPUT_MAX_CHARS = 8000
+"""A kept output longer than this many characters (a few very long lines)
+keeps its first and last :data:`OUTPUT_MAX_CHARS` / 2 characters."""
+
+
+def fold_output(text: str) -> str:
+    """A tool's or a shell's output cut for a Markdown export: more than
+    :data:`OUTPUT_HEAD_LINES` + :data:`OUTPUT_TAIL_LINES` lines keep their
+    first and last lines with ``… N lines omitted …`` between them, and
+    what is left is cut the same way to :data:`OUTPUT_MAX_CHARS`
+    characters (``… N characters omitted …``). Pure; ``text`` as it is when
+    short enough."""
+    lines = text.split("\n")
+    keep = OUTPUT_HEAD_LINES + OUTPUT_TAIL_LINES
+    if len(lines) > keep:
+        omitted = len(lines) - keep
+        lines = [*lines[:OUTPUT_HEAD_LINES], f"… {omitted:,} lines omitted (--full-outputs keeps them) …", *lines[-OUTPUT_TAIL_LINES:]]
+        text = "\n".join(lines)
+    if len(text) > OUTPUT_MAX_CHARS:
+        half = OUTPUT_MAX_CHARS // 2
+        omitted = len(text) - 2 * half
+        text = f"{text[:half]}\n… {omitted:,} characters omitted (--full-outputs keeps them) …\n{text[-half:]}"
+    return text
+
+
+_FILE_LIST = re.compile(r"<(read-files|modified-files)>\n(.*?)\n?</\1>", re.DOTALL)
+_FILE_LIST_TITLES = {"read-files": "Read files", "modified-files": "Modified files"}
+
+
+def summary_markdown(text: str) -> str:
+    """A compaction's or a branch summary's text as Markdown: the summary
+    as prose (:func:`prose_markdown`), and the ``<read-files>`` and
+    ``<modified-files>`` blocks pi appends to it as lists (a bold title,
+    one path a line as inline code), not one run-together paragraph."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    parts: list[str] = []
+    pos = 0
+    for m in _FILE_LIST.finditer(text):
+        prose = prose_markdown(text[pos : m.start()])
+        if prose:
+            parts.append(prose)
+        paths = [line.strip() for line in m.group(2).split("\n") if line.strip()]
+        items = "\n".join(f"- {_code_span(path)}" for path in paths)
+        parts.append(f"**{_FILE_LIST_TITLES[m.group(1)]}:**" + (f"\n\n{items}" if items else " none"))
+        pos = m.end()
+    if pos == 0:
+        return prose_markdown(text)
+    rest = prose_markdown(text[pos:])
+    if rest:
+        parts.append(rest)
+    return "\n\n".join(parts)
+
+
 def _md_inline(text: str) -> str:
     """One line of untrusted text made inert for a Markdown heading or list
     item (Markdown punctuation backslash-escaped, ``<`` and ``&`` as
@@ -273,10 +331,10 @@ def _image_md(block: Mapping[str, Any]) -> str:
     return _note(f"(image, {field_text(block.get('mimeType'))}, about {size:,} bytes)")
 
 
-def _content_md(content: Any, role: str) -> list[str]:
+def _content_md(content: Any, role: str, full_outputs: bool = True) -> list[str]:
     """Message content as Markdown parts: text as prose (user, assistant,
-    custom) or fenced (tool output), thinking quoted, tool calls, images
-    as a note."""
+    custom) or fenced (tool output; :func:`fold_output` unless
+    ``full_outputs``), thinking quoted, tool calls, images as a note."""
     if isinstance(content, str):
         content = [{"type": "text", "text": content}]
     if not isinstance(content, list):
@@ -288,7 +346,7 @@ def _content_md(content: Any, role: str) -> list[str]:
         btype = block.get("type")
         if btype == "text":
             text = field_text(block.get("text", ""))
-            piece = _fence(text) if role == "toolResult" else prose_markdown(text)
+            piece = _fence(text if full_outputs else fold_output(text)) if role == "toolResult" else prose_markdown(text)
             if piece:
                 parts.append(piece)
         elif btype == "thinking":
@@ -306,10 +364,11 @@ def _content_md(content: Any, role: str) -> list[str]:
 _ROLE_HEADINGS = {"user": "User", "assistant": "Assistant", "custom": "Custom message"}
 
 
-def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, list[str]] | None:
+def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any], full_outputs: bool = True) -> tuple[str, list[str]] | None:
     """(heading, Markdown parts) of one entry, None for an entry not shown
     (labels, session names, custom state). ``calls``: tool call id → its
-    arguments, for what a tool result's call worked on."""
+    arguments, for what a tool result's call worked on; ``full_outputs``:
+    tool and shell output whole (else :func:`fold_output`)."""
     etype = entry.get("type")
     if etype == "message" and isinstance(entry.get("message"), dict):
         message = entry["message"]
@@ -317,12 +376,13 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
         if role == "bashExecution":
             parts = [_fence(f"$ {field_text(message.get('command', ''))}", "bash")]
             if message.get("output"):
-                parts.append(_fence(field_text(message.get("output"))))
+                output = field_text(message.get("output"))
+                parts.append(_fence(output if full_outputs else fold_output(output)))
             if message.get("exitCode") not in (0, None):
                 parts.append(_note(f"exit code {field_text(message.get('exitCode'))}"))
             return "Shell command (by the user)", parts
         if role in ("branchSummary", "compactionSummary"):
-            summary = prose_markdown(field_text(message.get("summary", "")))
+            summary = summary_markdown(field_text(message.get("summary", "")))
             return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
         if role == "system":
             return "System prompt", [_fence(system_message_text(message))]
@@ -332,17 +392,17 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any]) -> tuple[str, 
             heading = f"Tool result: {field_text(message.get('toolName', ''))}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
         else:
             heading = _ROLE_HEADINGS.get(role, role)
-        parts = _content_md(message.get("content"), role)
+        parts = _content_md(message.get("content"), role, full_outputs)
         if message.get("errorMessage"):
             parts.append(_note(f"error: {message['errorMessage']}"))
         return heading, parts
     if etype == "compaction":
         tokens = entry.get("tokensBefore")
         before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
-        summary = prose_markdown(field_text(entry.get("summary", "")))
+        summary = summary_markdown(field_text(entry.get("summary", "")))
         return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
     if etype == "branch_summary":
-        summary = prose_markdown(field_text(entry.get("summary", "")))
+        summary = summary_markdown(field_text(entry.get("summary", "")))
         return "Branch summary", [_note(f"from {field_text(entry.get('fromId'))}"), *([summary] if summary else [])]
     if etype == "custom_message":
         text = prose_markdown(text_content(entry.get("content"), "\n"))
@@ -368,14 +428,17 @@ def export_markdown(
     labels: Mapping[str, str] | None = None,
     name: str | None = None,
     edits: Mapping[str, tuple[str, Any]] | None = None,
+    full_outputs: bool = False,
 ) -> str:
     """Render a root→leaf path as Markdown that renders as the
     conversation: a ``#`` title, then one ``##`` heading per entry
     (``## User``, ``## Assistant (label: NAME)``, ``## Tool result:
     bash``); user and assistant text and summaries as the Markdown they
-    are (their headings two levels down); tool calls as a bold line with
-    what they work on, a bash command or an edit's diff fenced; tool
-    output, shell output and system prompts fenced.
+    are (their headings two levels down; a summary's file lists as lists:
+    :func:`summary_markdown`); tool calls as a bold line with what they
+    work on, a bash command or an edit's diff fenced; tool output, shell
+    output and system prompts fenced, a long tool or shell output cut to
+    its first and last lines (:func:`fold_output`) unless ``full_outputs``.
 
     Args:
         header: the session header (id, cwd, timestamp are shown).
@@ -387,6 +450,7 @@ def export_markdown(
             the path (:func:`pi_session.context.applied_context_edits`).
             :func:`export_session` passes every edit of the file, as the
             HTML viewer shows them.
+        full_outputs: keep every line of tool and shell output.
 
     Returns:
         The document (str). Session text cannot inject HTML, a link other
@@ -423,7 +487,7 @@ def export_markdown(
             for block in message["content"]:
                 if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
                     calls[block["id"]] = block.get("arguments")
-        shown = _entry_md(entry, calls)
+        shown = _entry_md(entry, calls, full_outputs)
         if shown is None:
             continue
         heading, parts = shown
@@ -496,7 +560,9 @@ def iter_export_html(
     return iter_page(header, entries, roots, leaf_id=leaf_id, selected_id=selected_id, name=name)
 
 
-def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[str, Any]]) -> tuple[Iterator[str], int]:
+def export_session(
+    manager: SessionManager, kind: str, path: Sequence[Mapping[str, Any]], *, full_outputs: bool = False
+) -> tuple[Iterator[str], int]:
     """What ``pi-session export`` (and ``browse``'s export) writes for a
     session: ``kind`` ``"html"``, the viewer (the whole tree, ``path``'s
     last entry selected), or ``"md"``, the Markdown of ``path``. Both show
@@ -509,6 +575,8 @@ def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[st
         kind: ``"html"`` or ``"md"``.
         path: the entries root→selected entry (``manager.get_branch(id)``;
             empty for none).
+        full_outputs: Markdown: every line of tool and shell output (by
+            default long ones are cut: :func:`fold_output`).
 
     Returns:
         ``(chunks, count)``: the document in str pieces, and how many
@@ -537,6 +605,7 @@ def export_session(manager: SessionManager, kind: str, path: Sequence[Mapping[st
             labels=dict(manager.tree.labels),
             name=manager.get_session_name(),
             edits=hiding_edits(manager.get_entries_of_type("context_edit"), path),
+            full_outputs=full_outputs,
         )
         return iter([text]), len(path)
     raise ValueError(f"unknown export kind {kind!r} (html, md)")

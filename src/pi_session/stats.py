@@ -79,6 +79,16 @@ class UsageTotals:
         cache read plus cache write tokens."""
         return self.input + self.cache_read + self.cache_write
 
+    def describe(self) -> str:
+        """The token line ``pi-session info`` and the HTML viewer's header
+        both show, in the words of pi's usage fields: ``"input 1,200, cache
+        read 30,000, cache write 500, output 800, total 32,500"`` (total:
+        :attr:`sum`)."""
+        return (
+            f"input {self.input:,}, cache read {self.cache_read:,}, cache write {self.cache_write:,}, "
+            f"output {self.output:,}, total {self.sum:,}"
+        )
+
     @property
     def sum(self) -> int:
         """Input + output + cache read + cache write (pi's ``/session``

@@ -16,6 +16,7 @@ from rich.text import Text
 from .records import UNDEFINED
 from .text import field_text, plural, show_controls
 from .tree import TreeNode
+from .tree_view import ConversationView
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -324,13 +325,18 @@ def iter_tree_row_parts(
     width: int = 72,
     *,
     edits: Mapping[str, tuple[str, Any]] | None = None,
+    view: ConversationView | None = None,
 ) -> Iterator[list[Part]]:
     """The rows of :func:`tree_lines` as styled parts (:func:`tree_row_parts`),
     one list per row, lazily: what :func:`pi_session.styled_rows.print_rows`
     writes. Entries of a
     lazily read session are decoded 1,024 rows at a time
-    (:meth:`TreeNode.decode_entries <pi_session.tree_node.TreeNode.decode_entries>`)."""
-    layout = iter_tree_layout(roots)
+    (:meth:`TreeNode.decode_entries <pi_session.tree_node.TreeNode.decode_entries>`).
+
+    ``view``: lay out that view of ``roots`` instead (e.g. a
+    :class:`pi_session.tree_view.ConversationView`, without the entries it
+    hides; its ``hidden`` is complete once every row was taken)."""
+    layout = iter_tree_layout(view.roots, view.children) if view is not None else iter_tree_layout(roots)
     while True:
         batch = list(itertools.islice(layout, 1024))
         if not batch:

@@ -94,6 +94,15 @@ class TreeNode:
             return source.id_of(self._entry)
         return self._entry["id"]
 
+    @property
+    def type(self) -> Any:
+        """The entry's ``type`` (None when absent), without decoding a lazy
+        entry."""
+        source = self._source
+        if source is not None:
+            return source.type_of(self._entry)
+        return self._entry.get("type")
+
     def timestamp(self) -> Any:
         """The entry's ``timestamp`` (:data:`~pi_session.timestamps.MISSING`
         when absent), without decoding a lazy entry."""

@@ -48,10 +48,11 @@ def mode_env(mode: str) -> dict[str, str]:
 
 
 def tree_output(exe: str | Path, session: Path, mode: str, cwd: Path) -> bytes:
-    """What ``pi-session tree SESSION`` writes to stdout in ``mode``
-    (stdin and stderr not terminals either)."""
+    """What ``pi-session tree SESSION --all-entries`` writes to stdout in
+    ``mode`` (stdin and stderr not terminals either): every entry's row, as
+    the goldens were made (the default view leaves custom entries out)."""
     env = {**mode_env(mode), "PI_CODING_AGENT_DIR": str(cwd / "agent")}
-    result = subprocess.run([str(exe), "tree", str(session)], stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=cwd, timeout=300)
+    result = subprocess.run([str(exe), "tree", str(session), "--all-entries"], stdin=subprocess.DEVNULL, capture_output=True, env=env, cwd=cwd, timeout=300)
     if result.returncode != 0:
         raise RuntimeError(f"pi-session tree {session} ({mode}) failed: {result.stderr.decode()}")
     return result.stdout

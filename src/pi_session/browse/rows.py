@@ -16,16 +16,23 @@ from typing import Any
 
 from ..terminal import iter_tree_layout
 from ..tree import TreeNode
+from ..tree_view import ConversationView, hidden_by_default
 
-__all__ = ["FILTERS", "Row", "ViewNode", "entry_shown", "filtered_forest", "layout_rows", "find_match", "matching"]
+__all__ = ["FILTERS", "DEFAULT_FILTER", "Row", "ViewNode", "entry_shown", "filtered_forest", "layout_rows", "find_match", "matching"]
 
 FILTERS: tuple[tuple[str, str], ...] = (
     ("all", "all entries"),
+    ("conversation", "conversation (no custom entries)"),
     ("no-tools", "no tool results"),
     ("user", "user messages only"),
     ("labelled", "labelled only"),
 )
-"""The tree filters, in the order ``f`` cycles through them: ``(key, title)``."""
+"""The tree filters, in the order ``f`` cycles through them: ``(key, title)``.
+A session opens with :data:`DEFAULT_FILTER`."""
+
+DEFAULT_FILTER = "conversation"
+"""The filter a session opens with: every entry but custom ones
+(:func:`pi_session.tree_view.hidden_by_default`)."""
 
 
 def _role(entry: Any) -> Any:
@@ -33,16 +40,23 @@ def _role(entry: Any) -> Any:
     return message.get("role") if isinstance(message, dict) else None
 
 
-def entry_shown(node: TreeNode, mode: str) -> bool:
+def entry_shown(node: TreeNode, mode: str, leaf_id: Any = None) -> bool:
     """Whether the filter ``mode`` (a key of :data:`FILTERS`) shows ``node``:
-    ``all`` every entry; ``no-tools`` every entry but tool results;
-    ``user`` user messages; ``labelled`` entries with a label.
+    ``all`` every entry; ``conversation`` every entry but custom ones
+    (unless labelled or the leaf ``leaf_id``:
+    :func:`pi_session.tree_view.hidden_by_default`; :func:`filtered_forest`
+    also leaves out what :class:`pi_session.tree_view.ConversationView` does);
+    ``no-tools`` every entry
+    but tool results; ``user`` user messages; ``labelled`` entries with a
+    label.
 
     Raises:
         ValueError: unknown mode.
     """
     if mode == "all":
         return True
+    if mode == "conversation":
+        return not hidden_by_default(node, leaf_id)
     if mode == "no-tools":
         return _role(node.entry) != "toolResult"
     if mode == "user":
@@ -65,23 +79,34 @@ class ViewNode:
         return self.node.entry.get("id")
 
 
-def filtered_forest(roots: Sequence[TreeNode], mode: str) -> list[ViewNode]:
+def filtered_forest(roots: Sequence[TreeNode], mode: str, *, leaf_id: Any = None, hidden: list[TreeNode] | None = None) -> list[ViewNode]:
     """The tree as the filter ``mode`` shows it: hidden entries are left out
     and their children hang under the nearest shown ancestor (or become
     roots), in depth-first order. Iterative, so any depth works.
 
+    Args:
+        leaf_id: the current leaf (the ``conversation`` filter shows it).
+        hidden: when given, the nodes left out are appended to it.
+
     Returns:
         The shown roots.
     """
+    left_out: set[int] | None = None
+    if mode == "conversation":
+        conversation = ConversationView(roots, leaf_id)
+        conversation.walk()
+        left_out = {id(node) for node in conversation.hidden}
     out: list[ViewNode] = []
     # (node, the list its shown form goes into)
     stack: list[tuple[TreeNode, list[ViewNode]]] = [(node, out) for node in reversed(roots)]
     while stack:
         node, into = stack.pop()
-        if entry_shown(node, mode):
+        if (id(node) not in left_out) if left_out is not None else entry_shown(node, mode, leaf_id):
             view = ViewNode(node)
             into.append(view)
             into = view.children
+        elif hidden is not None:
+            hidden.append(node)
         stack.extend((child, into) for child in reversed(node.children))
     return out
 

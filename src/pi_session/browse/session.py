@@ -23,7 +23,8 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from ..terminal import one_line, tree_row
+from ..terminal import one_line, sanitize, tree_row
+from ..tree_view import hidden_summary
 from .. import operations
 from ..text import plural
 from ..context import applied_context_edits
@@ -31,7 +32,7 @@ from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
 from .dialogs import ConfirmDialog, InputDialog, ProgressDialog
 from .entry_list import EntryList
-from .rows import FILTERS, Row, filtered_forest, find_match, layout_rows
+from .rows import DEFAULT_FILTER, FILTERS, Row, filtered_forest, find_match, layout_rows
 
 if TYPE_CHECKING:
     from .app import BrowseApp
@@ -59,6 +60,7 @@ class SessionScreen(Screen[None]):
         Binding("N", "next_match(-1)", "Previous", show=False),
         Binding("f", "cycle_filter", "Filter"),
         Binding("1", "filter('all')", "All", show=False),
+        Binding("0", "filter('conversation')", "Conversation", show=False),
         Binding("2", "filter('no-tools')", "No tool results", show=False),
         Binding("3", "filter('user')", "User messages", show=False),
         Binding("4", "filter('labelled')", "Labelled", show=False),
@@ -82,7 +84,8 @@ class SessionScreen(Screen[None]):
         self.path = path
         self.at = at  # the entry the cursor starts on (browse --at, a search hit), else the leaf
         self.from_picker = from_picker
-        self.filter = "all"
+        self.filter = DEFAULT_FILTER
+        self.hidden: list[Any] = []  # what the filter leaves out
         self.folded: set[Any] = set()
         self.raw = False
         self.query_text = ""
@@ -159,7 +162,8 @@ class SessionScreen(Screen[None]):
         ``select_id``, or on its nearest shown ancestor."""
         if self.manager is None:
             return
-        self.rows = layout_rows(filtered_forest(self.roots, self.filter), self.folded)
+        self.hidden = []
+        self.rows = layout_rows(filtered_forest(self.roots, self.filter, leaf_id=self.leaf_id, hidden=self.hidden), self.folded)
         self._index = {row.id: i for i, row in enumerate(self.rows)}
         tree = self.query_one(EntryList)
         tree.set_rows(len(self.rows), self._nearest_index(select_id))
@@ -182,6 +186,8 @@ class SessionScreen(Screen[None]):
         total = self.manager.get_entry_count()
         shown = f"{len(self.rows):,}/{total:,} entries" if len(self.rows) != total else plural(total, "entry", "entries")
         head = one_line(name, 40) if name else self.path.name
+        if self.filter == "conversation" and self.hidden:
+            title += f" · {sanitize(hidden_summary(self.hidden))} (1: all)"
         self.query_one("#title", Static).update(Text(f"{head} · {shown} · {title}", no_wrap=True, overflow="ellipsis"))
 
     def _render_row(self, index: int, width: int) -> Text:

@@ -180,6 +180,9 @@ def export(
     private: bool = typer.Option(False, "--private", help="Write the file with mode 0600 (default 0644 less the umask: a page is made to be shared)."),
     redact: bool = typer.Option(False, "--redact", help="Replace each detected secret with [REDACTED:<kind>] in the export (the session is not changed)."),
     allow_secrets: bool = typer.Option(False, "--allow-secrets", help="Write the export even though it holds detected secrets; skips the secret scan, most of a long export's time."),
+    full_outputs: bool = typer.Option(
+        False, "--full-outputs", help="Markdown: keep every line of tool and shell output (by default one longer than 30 lines keeps its first 20 and last 10)."
+    ),
     store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Export the conversation as self-contained HTML or Markdown, or the
@@ -188,7 +191,9 @@ def export(
     HTML is the viewer: one offline page with the whole tree in a sidebar
     (click an entry to see the path to it), the path to the leaf (or
     --leaf) shown first. Markdown is the path root to leaf (or --leaf), as
-    Markdown that renders as the conversation. ``--format jsonl`` gives
+    Markdown that renders as the conversation (a tool or shell output
+    longer than 30 lines keeps its first 20 and last 10 lines and says how
+    many it left out; --full-outputs keeps all). ``--format jsonl`` gives
     the session's lines exactly as stored (byte-identical to the file
     imported into a store).
 
@@ -237,7 +242,7 @@ def export(
                 shown = redacted_manager(manager, allow=_allow_list(), on_progress=phase("redacting secrets", "entries"))
             elif not allow_secrets:
                 _refuse_secrets(export_secrets(manager, kind, leaf, allow=_allow_list(), on_progress=phase("scanning for secrets", "entries")))
-            chunks, count = export_chunks(shown, kind, leaf)
+            chunks, count = export_chunks(shown, kind, leaf, full_outputs=full_outputs)
         except OperationError as exc:
             fail(str(exc))
         session_file = manager.get_session_file()

@@ -283,7 +283,7 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     table = Table(show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    table.add_row("tokens before", f"{prep.tokens_before:,}")
+    table.add_row("tokens before", _tokens_before(path, prep.tokens_before))
     table.add_row(
         "to summarize",
         f"{plural(len(prep.messages_to_summarize), 'message')} (~{summarized_tokens:,} tokens): "
@@ -308,7 +308,23 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     if lists["modifiedFiles"]:
         table.add_row("modified files", "\n".join(map(str, lists["modifiedFiles"])))
     console.print(table)
-    console.print("(dry run: nothing written)", style="dim")
+    console.print("(dry run: nothing written; ~ marks estimates, about 4 characters a token, as pi estimates)", style="dim")
+
+
+def _tokens_before(path: Sequence[Mapping[str, Any]], tokens: Any) -> str:
+    """The "tokens before" of a dry run, saying where it comes from:
+    the last reply's recorded usage plus estimates of what follows it, or
+    all estimated (pi 1.6's ``estimateProjectedContextTokens``, which
+    gives ``tokens``)."""
+    from ..context import build_session_projection
+
+    projected = estimate_projected_context_tokens(build_session_projection(path), path)
+    if projected["lastUsageIndex"] is None:
+        return f"~{tokens:,} (all estimated: no recorded usage pi trusts on this path)"
+    return (
+        f"{tokens:,} ({projected['usageTokens']:,} from the last reply's recorded usage "
+        f"+ ~{projected['trailingTokens']:,} estimated for the messages after it)"
+    )
 
 
 # ---------------------------------------------------------------------------

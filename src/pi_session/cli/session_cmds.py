@@ -59,6 +59,7 @@ from .render import (
     tree_value,
 )
 from ..text import field_text
+from ..tree_view import ConversationView, hidden_summary
 
 
 
@@ -107,18 +108,16 @@ def ls(
 
 def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
     """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
-    (input is the prompt volume, split into cached and uncached when a
-    cache was used) and cost (only when there is one), over every branch."""
+    (input, cache read, cache write, output, as pi's usage fields and the
+    HTML viewer's header name them: :meth:`UsageTotals.describe
+    <pi_session.stats.UsageTotals.describe>`) and cost (only when there is
+    one), over every branch."""
     u = m.usage
     rows = [
         ("messages", f"{m.messages:,} (user {m.user:,}, assistant {m.assistant:,})"),
         ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
     ]
-    tokens = f"input {u.prompt:,}"
-    if u.prompt and (u.cache_read or u.cache_write):
-        written = f", {u.cache_write:,} written to cache" if u.cache_write else ""
-        tokens += f" (cached {u.cache_read:,}, {u.cache_read / u.prompt * 100:.1f}%; uncached {u.input + u.cache_write:,}{written})"
-    rows.append(("tokens", f"{tokens}, output {u.output:,}, total {u.sum:,}"))
+    rows.append(("tokens", u.describe()))
     if u.cost > 0:
         rows.append(("cost", f"${u.cost:.3f}"))
     return rows
@@ -173,9 +172,18 @@ def tree(
     flat: bool = typer.Option(
         False, "--flat", help="With --json: the flat shape, one object per entry (the default; kept for scripts that pass it)."
     ),
+    all_entries: bool = typer.Option(
+        False, "--all-entries", help="Show custom entries too (extension and importer state, hidden by default and counted in a last line)."
+    ),
 ) -> None:
     """Show the session tree: branches indented, the leaf marked, labels shown,
     failed tool results marked.
+
+    Custom entries (an extension's or an importer's state, never sent to
+    the model: most entries of an imported session) are left out unless
+    labelled or the leaf; their children take their place, and a last
+    line counts them by kind. --all-entries shows every entry; --json
+    always lists every entry.
 
     --json prints one object per entry (id, parentId, depth, type, role,
     timestamp, label, onPath, children): readable by any JSON tool at any
@@ -203,7 +211,10 @@ def tree(
     active = {e["id"] for e in branch}
     width = max(30, min(100, console.width - 30))
     edits = applied_context_edits(branch) if manager.get_leaf_id() is not None else {}
-    print_rows(console, iter_tree_row_parts(roots, manager.get_leaf_id(), active, width, edits=edits), TREE_ROW_STYLE)
+    view = None if all_entries else ConversationView(roots, manager.get_leaf_id())
+    print_rows(console, iter_tree_row_parts(roots, manager.get_leaf_id(), active, width, edits=edits, view=view), TREE_ROW_STYLE)
+    if view is not None and view.hidden:
+        console.print(Text(f"… {sanitize(hidden_summary(view.hidden))} (--all-entries shows them)", style="dim"), soft_wrap=True)
 
 
 def context(

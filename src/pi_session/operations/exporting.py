@@ -84,12 +84,13 @@ def check_export_target(output: str | os.PathLike[str], session_file: str | os.P
     return real
 
 
-def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None) -> tuple[Iterator[bytes], int]:
+def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None, *, full_outputs: bool = False) -> tuple[Iterator[bytes], int]:
     """The export of a session as UTF-8 pieces (:func:`pi_session.export.export_session`):
     ``kind`` ``"html"`` (the viewer: the whole tree, the path to ``leaf_id``
     shown) or ``"md"`` (the path root→``leaf_id``, its terminal escapes
-    shown as visible escapes). ``leaf_id`` None: the leaf; ``"null"``: no
-    path (an empty conversation).
+    shown as visible escapes; long tool output cut unless
+    ``full_outputs``). ``leaf_id`` None: the leaf; ``"null"``: no path (an
+    empty conversation).
 
     Returns:
         ``(chunks, count)``: the document, and how many entries it holds.
@@ -107,7 +108,7 @@ def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None) -> tu
         if leaf_id is not None and manager.get_entry(leaf_id) is None:
             raise OperationError(f"{manager.get_session_location()}: no entry with id {leaf_id}")
         path = manager.get_branch(leaf_id)
-    chunks, count = export_session(manager, kind, path)
+    chunks, count = export_session(manager, kind, path, full_outputs=full_outputs)
     if kind == "md":
         chunks = (sanitize(chunk) for chunk in chunks)
     return (chunk.encode("utf-8") for chunk in chunks), count

@@ -26,7 +26,7 @@ from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 from ..text import field_text
 
-__all__ = ["article", "row_preview", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
+__all__ = ["article", "row_preview", "replacement_text", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
 
 COLLAPSE_LINES = 12
 """Tool output, bash output and tool arguments longer than this many lines
@@ -115,6 +115,11 @@ def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
         elif btype == "thinking":
             text = block.get("thinking")
             text = text if isinstance(text, str) else ""
+            if not text.strip():
+                # signed or redacted thinking whose text the provider keeps: nothing to fold
+                if block.get("redacted") or block.get("thinkingSignature"):
+                    out.append('<p class="note thinking">(redacted thinking)</p>')
+                continue
             redacted = " (redacted)" if block.get("redacted") else ""
             out.append(collapsible(f"thinking{redacted}", f'<div class="md">{markdown(text)}</div>', text, force=True, cls="thinking"))
         elif btype == "toolCall" and tool_calls_shown:
@@ -122,6 +127,28 @@ def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
         elif btype == "image":
             out.append(image(block.get("mimeType"), block.get("data")))
     return "".join(out)
+
+
+def replacement_text(content: Any) -> str:
+    """The text a context edit's new ``content`` holds, for its size: its
+    text and thinking blocks, and each tool call as its name and its
+    arguments as JSON, one per line."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text":
+            parts.append(field_text(block.get("text", "")))
+        elif btype == "thinking":
+            parts.append(field_text(block.get("thinking", "")))
+        elif btype == "toolCall":
+            parts.append(f"{field_text(block.get('name'))} {js_stringify(block.get('arguments'))}")
+    return "\n".join(parts)
 
 
 def _arg_text(value: Any) -> str:
@@ -370,7 +397,8 @@ def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
         head = f'<span class="summary">{what} {esc(entry.get("targetId"))}</span>'
         body = ""
         if isinstance(replacement, dict) and "content" in replacement:
-            body = collapsible("new content", _pre(text_content(replacement["content"], "\n")), "", force=True)
+            content = replacement["content"]
+            body = collapsible("new content", _blocks_html(content, "user") or '<p class="note">(empty)</p>', replacement_text(content), force=True)
         return head, body
     if etype == "usage":
         raw = entry.get("usage")
@@ -389,13 +417,17 @@ def article(
     is_leaf: bool,
     edit: tuple[str, Any] | None,
     calls: ToolCalls,
+    hidden: bool = False,
 ) -> str:
     """The ``<article id="e<index>">`` of one entry: a heading line (kind,
     label, leaf mark, time, id) and its body. ``edit`` is the context edit
     hiding or replacing its content (see :mod:`.model`): an omitted entry
     keeps only its heading and a note; an edited one shows the replacement
-    and a note. The original content of either is not written."""
+    and a note. The original content of either is not written. ``hidden``:
+    the entry is left out of the conversation view (class ``aux``)."""
     css, kind = _kind(entry)
+    if hidden:
+        css += " aux"
     note = ""
     if edit is not None:
         edit_id, replacement = edit

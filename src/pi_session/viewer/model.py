@@ -18,7 +18,7 @@ file order.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from ..context import applied_context_edits, counted_edits, edited_entry, text_c
 from ..stats import UsageTotals, count_entry_types, entry_usage
 from ..timestamps import iso_to_ms
 from ..tree import TreeNode
+from ..tree_view import ConversationView
 from ..text import field_text
 
 __all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
@@ -36,7 +37,10 @@ class Row:
     """One sidebar line: ``index`` (display order), ``parent`` (index of the
     tree parent, -1 for a root), ``prefix`` (the ``├─``/``│`` guides of
     ``pi-session tree``), ``entry``, ``label``, ``depth`` (branch depth: how
-    many forks lie above it)."""
+    many forks lie above it), ``hidden`` (left out of the conversation view
+    unless every entry is shown: :func:`pi_session.tree_view.hidden_by_default`),
+    ``shown_prefix`` (the guides in the conversation view, where hidden
+    entries pass their children up; None for a hidden row)."""
 
     index: int
     parent: int
@@ -44,13 +48,45 @@ class Row:
     entry: Mapping[str, Any]
     label: str | None
     depth: int
+    hidden: bool = False
+    shown_prefix: str | None = None
 
 
-def tree_rows(roots: Sequence[TreeNode]) -> list[Row]:
+def _prefixes(roots: Sequence[TreeNode], children: Callable[[TreeNode], Sequence[TreeNode]]) -> dict[int, str]:
+    """``id(node)`` → its guides in the layout of ``roots`` with
+    ``children`` (as :func:`tree_rows` lays a tree out)."""
+    out: dict[int, str] = {}
+    stack: list[tuple[TreeNode, str, str]] = []
+    multi = len(roots) > 1
+    for i in reversed(range(len(roots))):
+        last = i == len(roots) - 1
+        stack.append((roots[i], ("└─ " if last else "├─ ") if multi else "", ("   " if last else "│  ") if multi else ""))
+    while stack:
+        node, prefix, child_prefix = stack.pop()
+        out[id(node)] = prefix
+        kids = children(node)
+        if len(kids) == 1:
+            stack.append((kids[0], child_prefix, child_prefix))
+        else:
+            for j in reversed(range(len(kids))):
+                last = j == len(kids) - 1
+                stack.append((kids[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  ")))
+    return out
+
+
+def tree_rows(roots: Sequence[TreeNode], view: ConversationView | None = None) -> list[Row]:
     """The tree in display order, laid out as ``pi-session tree`` does: a
     chain stays at one indentation, only the children of a fork are indented
     (with ``├─ ``/``└─ `` guides), several roots are drawn as siblings.
-    Iterative (any depth)."""
+    Iterative (any depth).
+
+    Args:
+        view: the conversation view of ``roots``
+            (:class:`pi_session.tree_view.ConversationView`): marks the rows it
+            hides and gives the others their guides in it
+            (``Row.hidden``, ``Row.shown_prefix``).
+    """
+    shown = _prefixes(view.roots, view.children) if view is not None else None
     rows: list[Row] = []
     stack: list[tuple[TreeNode, int, str, str, int]] = []
     multi = len(roots) > 1
@@ -63,7 +99,11 @@ def tree_rows(roots: Sequence[TreeNode]) -> list[Row]:
     while stack:
         node, parent, prefix, child_prefix, depth = stack.pop()
         index = len(rows)
-        rows.append(Row(index, parent, prefix, node.entry, node.label, depth))
+        row = Row(index, parent, prefix, node.entry, node.label, depth)
+        if shown is not None:
+            row.shown_prefix = shown.get(id(node))
+            row.hidden = row.shown_prefix is None
+        rows.append(row)
         children = node.children
         if len(children) == 1:
             stack.append((children[0], index, child_prefix, child_prefix, depth))
@@ -90,11 +130,20 @@ def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mappi
     return out
 
 
+ACTIVITY_TYPES = frozenset({"message", "custom_message", "compaction", "branch_summary", "model_change", "thinking_level_change"})
+"""The entries whose times make a session's duration: the conversation, its
+summaries and the model settings it ran with; not labels, names, context
+edits, ``usage`` or ``custom`` entries, which may be added to a session
+long after (a label set a year on would make a session of hours last a
+year)."""
+
+
 @dataclass
 class Facts:
     """The session facts of the page header: ``cwd``, ``session_id``,
     ``created`` (header timestamp), ``first_ms``/``last_ms`` (earliest and
-    latest entry timestamps, ms, None when none parse), ``models``
+    latest timestamps of the :data:`ACTIVITY_TYPES` entries, else of any
+    entry, ms, None when none parse), ``models``
     (``"provider/model"`` → assistant messages), ``usage`` (every paid
     request in the file, all branches, as ``pi-session info`` counts them:
     :func:`pi_session.stats.entry_usage`), ``counts``
@@ -114,7 +163,8 @@ class Facts:
 
     @property
     def duration_ms(self) -> int | None:
-        """Latest minus earliest entry time (ms), None when unknown."""
+        """Latest minus earliest message time (ms, see ``first_ms``), None
+        when unknown."""
         if self.first_ms is None or self.last_ms is None:
             return None
         return self.last_ms - self.first_ms
@@ -132,18 +182,25 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
     first = last = None
     usage = facts.usage
     models = facts.models
+    any_first = any_last = None
     for entry in entries:
+        etype = entry.get("type")
         ms = iso_to_ms(entry.get("timestamp"))
         if ms is not None:
-            first = ms if first is None or ms < first else first
-            last = ms if last is None or ms > last else last
-        etype = entry.get("type")
+            if etype.__class__ is str and etype in ACTIVITY_TYPES:
+                first = ms if first is None or ms < first else first
+                last = ms if last is None or ms > last else last
+            else:
+                any_first = ms if any_first is None or ms < any_first else any_first
+                any_last = ms if any_last is None or ms > any_last else any_last
         if etype == "message":
             message = entry.get("message")
             if isinstance(message, dict) and message.get("role") == "assistant":
                 key = f"{field_text(message.get('provider', '?'))}/{field_text(message.get('model', '?'))}"
                 models[key] = models.get(key, 0) + 1
         usage.add(entry_usage(entry))
+    if first is None:  # no message at all: the other entries' times
+        first, last = any_first, any_last
     facts.first_ms, facts.last_ms = first, last
     return facts
 

@@ -46,9 +46,10 @@ from typing import Any
 from ..context import edited_entry
 from ..text import field_text, plural
 from ..tree import TreeNode
+from ..tree_view import ConversationView, hidden_summary
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
-from .model import Facts, hiding_edits, session_facts, title_of, tree_rows
+from .model import Facts, Row, hiding_edits, session_facts, title_of, tree_rows
 
 __all__ = ["render_page", "iter_page", "page_assets", "csp_for", "ROW_CHUNK", "PATH_CHUNK", "PATH_INLINE"]
 
@@ -105,7 +106,7 @@ def _facts_html(facts: Facts) -> str:
         items.append(("models", ", ".join(f"{esc(k)} ({v:,})" for k, v in models)))
     u = facts.usage
     if u.requests:
-        items.append(("tokens", f"{u.total:,} (input {u.input:,}, output {u.output:,}, cache read {u.cache_read:,}, cache write {u.cache_write:,})"))
+        items.append(("tokens", u.describe()))
         items.append(("cost", f"${u.cost:,.4f}"))
     items.append(("entries", f"{facts.entries:,}"))
     items.append(("branches", f"{facts.branches:,}"))
@@ -119,6 +120,27 @@ def _facts_html(facts: Facts) -> str:
     if facts.session_id is not None:
         items.append(("id", esc(facts.session_id)))
     return '<dl class="facts">' + "".join(f"<div><dt>{k}</dt><dd>{v}</dd></div>" for k, v in items) + "</dl>"
+
+
+def _guides(row: Row) -> str:
+    """The guide spans of a sidebar row: the conversation view's (``gd``)
+    and, when they differ, those of the whole tree (``ga``, shown with
+    every entry)."""
+    if row.shown_prefix is None or row.shown_prefix == row.prefix:
+        return f'<span class="g">{esc(row.prefix)}</span>'
+    return f'<span class="g gd">{esc(row.shown_prefix)}</span><span class="g ga">{esc(row.prefix)}</span>'
+
+
+def _hidden_note(hidden: Sequence[TreeNode], checked: bool) -> str:
+    """The line under the sidebar's title saying what the conversation view
+    hides (:func:`pi_session.tree_view.hidden_summary`), with the "show all
+    entries" box (``#showall``: the stylesheet shows ``.aux`` rows and
+    articles while it is checked; checked from the start when the selected
+    entry is one of them). Empty when nothing is hidden."""
+    if not hidden:
+        return ""
+    box = f'<input type="checkbox" id="showall"{" checked" if checked else ""}>'
+    return f'<p class="hidnote">… {esc(hidden_summary(hidden))} <label>{box} show all entries</label></p>'
 
 
 _JUMP = (
@@ -181,7 +203,8 @@ def iter_page(
         The pieces of one self-contained HTML document; every session
         string in it is escaped or rendered by :mod:`.markup`.
     """
-    rows = tree_rows(roots)
+    view = ConversationView(roots, leaf_id)
+    rows = tree_rows(roots, view)
     index_of: dict[Any, int] = {}
     for row in rows:
         index_of.setdefault(row.entry.get("id"), row.index)
@@ -230,7 +253,9 @@ def iter_page(
         f'<body data-start="{start}">',
         f'<header class="top"><h1>{title}</h1>{_facts_html(facts)}</header>',
         '<div class="layout"><nav id="tree" aria-label="session tree">',
-        f'<details id="treebox" open><summary>{session_name}Tree: {plural(len(rows), "entry", "entries")}, {plural(facts.branches, "branch", "branches")}</summary><div class="rows">',
+        f'<details id="treebox" open><summary>{session_name}Tree: {plural(len(rows), "entry", "entries")}, {plural(facts.branches, "branch", "branches")}</summary>',
+        _hidden_note(view.hidden, start >= 0 and rows[start].hidden),
+        '<div class="rows">',
     ]
     on_shown = set(shown)
     size = 0
@@ -247,6 +272,8 @@ def iter_page(
             cls += " on"
         if row.index == start:
             cls += " sel"
+        if row.hidden:
+            cls += " aux"
         marks = ""
         if row.label:
             marks += f'<span class="lbl">{esc(row.label)}</span>'
@@ -254,7 +281,7 @@ def iter_page(
             marks += '<span class="leafmark">leaf</span>'
         out.append(
             f'<a class="{cls}" href="#e{row.index}" data-i="{row.index}" data-p="{row.parent}">'
-            f'<span class="g">{esc(row.prefix)}</span>{marks}<span class="k">{esc(kind)}</span><span class="p">{esc(preview)}</span></a>'
+            f'{_guides(row)}{marks}<span class="k">{esc(kind)}</span><span class="p">{esc(preview)}</span></a>'
         )
     out.append("</div></div></details></nav><main>" if rows else "</div></details></nav><main>")
     inline = shown[-PATH_INLINE:]
@@ -274,7 +301,7 @@ def iter_page(
         row = rows[i]
         eid = row.entry.get("id")
         edit = hidden.get(eid) if eid.__class__ is str else None
-        return article(i, row.entry, label=row.label, is_leaf=i == leaf_index, edit=edit, calls=calls)
+        return article(i, row.entry, label=row.label, is_leaf=i == leaf_index, edit=edit, calls=calls, hidden=row.hidden)
 
     for k, i in enumerate(inline):
         if k % PATH_CHUNK == 0:

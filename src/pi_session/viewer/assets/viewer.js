@@ -19,6 +19,7 @@
   var treeBox = document.getElementById("treebox");
   var nav = document.getElementById("tree");
   var jump = document.getElementById("jump");
+  var showAll = document.getElementById("showall");
   var rows = document.querySelectorAll("#tree a.row");
   var parent = new Int32Array(rows.length);
   var live = new Map();
@@ -94,6 +95,8 @@
     onPath.forEach(function (k) { rows[k].classList.remove("on", "sel"); });
     ids.forEach(function (k) { rows[k].classList.add("on"); });
     rows[i].classList.add("sel");
+    // an entry the conversation view hides shows with every entry
+    if (showAll && rows[i].classList.contains("aux")) showAll.checked = true;
     if (selected >= 0 && live.has(selected)) live.get(selected).classList.remove("sel");
     onPath = ids;
     selected = i;
