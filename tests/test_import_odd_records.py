@@ -22,7 +22,8 @@ from agent_import_helpers import CODEX_ID, CWD, SID, cc_assistant, cc_user, cx_m
 from conftest import SHARED
 from pi_session import read_session_file
 from pi_session.importers import import_agent_sessions, pi_session_id
-from pi_session.importers.common import MAX_LINE_BYTES
+from pi_session.importers import codex
+from pi_session.importers.common import MAX_LINE_BYTES, RecordError, SourceRecord, convert_skipping
 from pi_session.stores import open_store
 
 AGENTS = SHARED / "fixtures" / "other-agents"
@@ -93,6 +94,49 @@ def test_a_lone_surrogate_in_a_claude_code_session_id_imports(tmp_path, cli):
     assert [e["message"]["role"] for e in entries if e["type"] == "message"] == ["user", "assistant"]
     again = cli("import", "--from", "claude-code", str(src), "--store", str(tmp_path / "sessions"), "--recheck")
     assert again.returncode == 0 and "1 unchanged" in again.stdout, again.stdout + again.stderr
+
+
+def test_a_working_directory_that_cannot_be_a_path_is_passed_over(tmp_path, cli):
+    """A ``cwd`` holding NUL or a lone surrogate names no directory: the
+    session takes the next record's, the odd one stays in its record."""
+    records = [
+        cc_user("u1", None, 1, "hi", cwd="/a\ud800b\x00c"),
+        cc_assistant("a1", "u1", 2, "m1", [{"type": "text", "text": "yo"}]),
+    ]
+    src = tmp_path / "claude" / "p" / f"{SID}.jsonl"
+    src.parent.mkdir(parents=True)
+    src.write_bytes(b"".join(json.dumps(r, ensure_ascii=True).encode() + b"\n" for r in records))
+    old = time.time() - 3600
+    os.utime(src, (old, old))
+    proc = cli("import", "--from", "claude-code", str(src), "--store", str(tmp_path / "sessions"))
+    assert proc.returncode == 0 and "1 imported" in proc.stdout, proc.stdout + proc.stderr
+    header, entries = session_entries(Path(open_store(str(tmp_path / "sessions")).locator(pi_session_id("claude-code", SID))))
+    assert header["cwd"] == CWD
+    assert any(r.get("cwd") == "/a\ud800b\x00c" for e in entries if e["type"] == "custom" for r in e["data"].get("records", []))
+
+
+def test_a_record_the_conversion_cannot_use_is_left_out_and_reported():
+    """:func:`convert_skipping` drops the record a conversion fails on,
+    reports it, and converts the rest again from scratch."""
+    records = [SourceRecord(n, cx_msg(n, "user", f"m{n}")) for n in (1, 2, 3, 4)]
+    seen: list[list[int]] = []
+
+    def convert(recs: list[SourceRecord]):
+        seen.append([r.line for r in recs])
+        for r in recs:
+            if r.line in (2, 4):
+                raise RecordError(r.line, TypeError("unhashable type: 'list'"))
+        return codex.convert_records(recs, source="f.jsonl", file_id="rollout-x")
+
+    sessions, damaged = convert_skipping(convert, records, "f.jsonl")
+    assert seen == [[1, 2, 3, 4], [1, 3, 4], [1, 3]]
+    assert [d.format() for d in damaged] == [
+        "f.jsonl:2: a record of an unexpected shape (TypeError: unhashable type: 'list'); skipped",
+        "f.jsonl:4: a record of an unexpected shape (TypeError: unhashable type: 'list'); skipped",
+    ]
+    assert [e["message"]["content"][0]["text"] for e in sessions[0].entries if e["type"] == "message"] == ["m1", "m3"]
+    with pytest.raises(RecordError):
+        convert_skipping(lambda recs: (_ for _ in ()).throw(RecordError(99, ValueError("x"))), records, "f.jsonl")
 
 
 # ------------------------------------------------------ only regular files

@@ -62,15 +62,17 @@ from .common import (
     SessionBuilder,
     SourceRecord,
     convert_skipping,
+    first_cwd,
     first_str,
-    obj,
     iter_source_lines,
+    obj,
     open_regular,
     pi_session_id,
     pi_usage,
     read_jsonl,
     settled,
     text_of,
+    usable_cwd,
 )
 
 __all__ = ["FORMAT", "META_MAX_BYTES", "default_paths", "convert_records", "convert_file", "parent_cwd", "session_files", "unfinished_tail", "ClaudeCodeFile"]
@@ -542,7 +544,7 @@ def _partition(records: Sequence[SourceRecord]) -> tuple[list[SourceRecord], dic
 def _convert(
     records: list[SourceRecord], session_id: str, source: str, parent: str | None, agent_meta: dict[str, Any] | None, cwd: str | None = None
 ) -> ConvertedSession:
-    cwd = cwd or first_str(records, "cwd") or ""
+    cwd = cwd or first_cwd(records) or ""
     timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)
     conv = _Converter(records, session_id, source, cwd)
     if agent_meta is not None:
@@ -593,7 +595,7 @@ def _main_cwd(path: Path) -> str | None:
                 rec = loads(raw)
             except (ValueError, RecursionError):
                 continue
-            if isinstance(rec, dict) and rec.get("isSidechain") is not True and isinstance(rec.get("cwd"), str) and rec["cwd"]:
+            if isinstance(rec, dict) and rec.get("isSidechain") is not True and usable_cwd(rec.get("cwd")):
                 return str(rec["cwd"])
     except OSError:
         return None

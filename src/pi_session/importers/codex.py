@@ -62,6 +62,7 @@ from .common import (
     read_jsonl,
     settled,
     text_of,
+    usable_cwd,
 )
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "CodexFile"]
@@ -389,9 +390,9 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
     session_id = pi_session_id(FORMAT, source_id)
     meta_provider = meta.get("model_provider")
     provider = meta_provider if isinstance(meta_provider, str) else "openai"
-    cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else ""
+    cwd = meta.get("cwd") if usable_cwd(meta.get("cwd")) else ""
     if not cwd:
-        cwd = next((r.record["payload"]["cwd"] for r in records if r.record.get("type") == "turn_context" and isinstance(r.record.get("payload"), dict) and isinstance(r.record["payload"].get("cwd"), str)), "")
+        cwd = next((r.record["payload"]["cwd"] for r in records if r.record.get("type") == "turn_context" and isinstance(r.record.get("payload"), dict) and usable_cwd(r.record["payload"].get("cwd"))), "")
     timestamp = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) and iso_to_ms(meta.get("timestamp")) is not None else None
     if timestamp is None:
         timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)

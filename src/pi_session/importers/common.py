@@ -52,6 +52,8 @@ __all__ = [
     "obj",
     "count",
     "first_str",
+    "usable_cwd",
+    "first_cwd",
 ]
 
 NAMESPACE = uuid.UUID("6f1d2c3a-5b7e-4f8a-9c0d-1e2f3a4b5c6d")
@@ -495,4 +497,27 @@ def first_str(records: Iterable[SourceRecord], key: str) -> str | None:
         value = r.record.get(key)
         if isinstance(value, str) and value:
             return value
+    return None
+
+
+def usable_cwd(value: Any) -> bool:
+    """Whether ``value`` can be a session's working directory: a non-empty
+    string that can be a path on every store (no NUL, no lone surrogate).
+    A record whose ``cwd`` cannot keeps it in its custom entry; the
+    session takes the next one that can."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def first_cwd(records: Iterable[SourceRecord]) -> str | None:
+    """The first ``cwd`` of the records that :func:`usable_cwd` accepts."""
+    for r in records:
+        value = r.record.get("cwd")
+        if usable_cwd(value):
+            return str(value)
     return None
