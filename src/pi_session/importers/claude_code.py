@@ -51,8 +51,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import loads
 from ..timestamps import iso_to_ms
+from .claude_code_files import META_MAX_BYTES, ClaudeCodeFile, parent_cwd, read_meta, session_files
 from .common import (
     CONVERSION_ERRORS,
     EPOCH_ISO,
@@ -64,15 +64,12 @@ from .common import (
     convert_skipping,
     first_cwd,
     first_str,
-    iter_source_lines,
     obj,
-    open_regular,
     pi_session_id,
     pi_usage,
     read_jsonl,
     settled,
     text_of,
-    usable_cwd,
 )
 
 __all__ = ["FORMAT", "META_MAX_BYTES", "default_paths", "convert_records", "convert_file", "parent_cwd", "session_files", "unfinished_tail", "ClaudeCodeFile"]
@@ -434,33 +431,6 @@ class _Converter:
             self.b.map_source(summary_record.record.get("uuid"), entry["id"])
 
 
-@dataclass
-class ClaudeCodeFile:
-    """A Claude Code session file found by :func:`session_files`.
-
-    Attributes:
-        path: the file.
-        agent_of: for a sub-agent file (``<session id>/subagents/agent-*.jsonl``),
-            the id of the session that spawned it; else None.
-    """
-
-    path: Path
-    agent_of: str | None = None
-
-
-def session_files(paths: Sequence[str | os.PathLike[str]]) -> list[ClaudeCodeFile]:
-    """The Claude Code session files under ``paths`` (files as they are,
-    directories searched at any depth for ``*.jsonl``), main sessions
-    first, then sub-agent files (so their parent is imported first)."""
-    from ..stores.transfer import session_files as walk
-
-    found: list[ClaudeCodeFile] = []
-    for p in walk(paths):
-        agent_of = p.parent.parent.name if p.parent.name == "subagents" and p.name.startswith("agent-") else None
-        found.append(ClaudeCodeFile(p, agent_of))
-    return sorted(found, key=lambda f: (f.agent_of is not None, str(f.path)))
-
-
 def convert_records(
     records: Sequence[SourceRecord],
     *,
@@ -579,71 +549,6 @@ def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
     return start
 
 
-META_MAX_BYTES = 1024 * 1024
-"""The largest sub-agent ``.meta.json`` read (1 MiB); a larger one is left out."""
-
-
-def _main_cwd(path: Path) -> str | None:
-    """The first ``cwd`` of the main conversation (no ``isSidechain``
-    record) of the session file ``path``, read line by line until found;
-    None when there is none or the file cannot be read."""
-    try:
-        for _n, raw, _nl in iter_source_lines(path):
-            if raw is None or b'"cwd"' not in raw:
-                continue
-            try:
-                rec = loads(raw)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(rec, dict) and rec.get("isSidechain") is not True and usable_cwd(rec.get("cwd")):
-                return str(rec["cwd"])
-    except OSError:
-        return None
-    return None
-
-
-def parent_cwd(file: ClaudeCodeFile, records: Sequence[SourceRecord]) -> str | None:
-    """The working directory of the session that spawned ``file``'s
-    sub-agent conversations: for a sub-agent file
-    (``<session id>/subagents/agent-*.jsonl``) the first ``cwd`` of
-    ``<session id>.jsonl`` beside that directory; for an older
-    ``agent-*.jsonl`` in the project directory, that of the session file
-    its ``sessionId`` names there. None when there is no such file (or it
-    names no ``cwd``)."""
-    path = Path(file.path)
-    if file.agent_of is not None:
-        parent_file = path.parent.parent.parent / f"{file.agent_of}.jsonl"
-    elif path.name.startswith("agent-") and (sid := first_str(records, "sessionId")) is not None and "/" not in sid and "\0" not in sid:
-        parent_file = path.with_name(f"{sid}.jsonl")
-    else:
-        return None
-    if parent_file == path:
-        return None
-    return _main_cwd(parent_file)
-
-
-def _read_meta(path: Path) -> dict[str, Any] | None:
-    """A sub-agent's ``.meta.json``: its object, or None (missing, not a
-    regular file, larger than :data:`META_MAX_BYTES`, not a JSON object)."""
-    try:
-        fd = open_regular(path)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, META_MAX_BYTES + 1)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    if len(data) > META_MAX_BYTES:
-        return None
-    try:
-        value = loads(data)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one session file (:func:`convert_records`); a
     sub-agent's ``.meta.json`` beside it is read too, and the session file
@@ -667,7 +572,7 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
     """
     records, damaged = read_jsonl(file.path)
     records, held_back = settled(records, unfinished_tail(records) if settle else None)
-    meta = _read_meta(file.path.with_name(file.path.stem + ".meta.json")) if file.agent_of is not None else None
+    meta = read_meta(file.path.with_name(file.path.stem + ".meta.json")) if file.agent_of is not None else None
     source = str(file.path)
     cwd = parent_cwd(file, records)
 
