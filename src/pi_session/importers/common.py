@@ -4,7 +4,8 @@ session tree entry by entry (:class:`SessionBuilder`), the converted
 session (:class:`ConvertedSession`) and writing it into a store through the
 idempotent import path of :func:`pi_session.stores.transfer.store_lines`.
 
-Everything here but :func:`read_jsonl` and :func:`write_session` is pure.
+Everything here but the readers (:func:`open_regular`,
+:func:`iter_source_lines`, :func:`read_jsonl`) and :func:`write_session` is pure.
 """
 
 from __future__ import annotations
@@ -233,7 +234,7 @@ class RecordError(Exception):
 
 
 def convert_skipping(
-    convert: Callable[[list[SourceRecord]], list[ConvertedSession]], records: list[SourceRecord], path: str, *, max_skips: int = 1000
+    convert: Callable[[list[SourceRecord]], list[ConvertedSession]], records: list[SourceRecord], path: str, *, max_skips: int = 100
 ) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """``convert(records)``, leaving out every record it cannot use: on a
     :class:`RecordError` the record is dropped, reported as a
