@@ -588,3 +588,38 @@ def test_a_damaged_import_state_is_ignored_and_replaced(tmp_path):
         path.write_bytes(garbage)
         assert [r.result.status for r in run_import(tmp_path)[0]] == ["unchanged"]
         assert json.loads(path.read_bytes())["version"] == 1
+
+
+def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
+    """A sub-agent that worked in another directory (its records' ``cwd``)
+    is placed in the project of the session that spawned it, a sub-agent
+    file and a sidechain alike; its own ``cwd`` is kept in its records."""
+    sub = CWD + "/packages/web"
+    main = write_jsonl(
+        project(tmp_path) / f"{SID}.jsonl",
+        [
+            cc_user("u1", None, 1, "explore"),
+            cc_assistant("a1", "u1", 2, "m1", [tool_use("t1", "Task", prompt="find it")], stop="tool_use"),
+            cc_user("x1", None, 3, "find it", isSidechain=True, cwd=sub),
+            cc_assistant("x2", "x1", 4, "mx", [{"type": "text", "text": "found"}], isSidechain=True, cwd=sub),
+            cc_user("r1", "a1", 5, [tool_result("t1", "found")]),
+        ],
+    )
+    write_jsonl(
+        main.parent / SID / "subagents" / "agent-abc123.jsonl",
+        [cc_user("y1", None, 6, "sub task", isSidechain=True, agentId="abc123", cwd=sub), cc_assistant("y2", "y1", 7, "my", [{"type": "text", "text": "done"}], isSidechain=True, agentId="abc123", cwd=sub)],
+    )
+    store = tmp_path / "sessions"
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(store))
+    assert proc.returncode == 0 and "3 imported" in proc.stdout, proc.stdout + proc.stderr
+    target = open_store(str(store))
+    main_path = imported_file(target, pi_session_id("claude-code", SID))
+    for sid in (pi_session_id("claude-code", f"{SID}/sidechain/x1"), pi_session_id("claude-code", f"{SID}/agent/abc123")):
+        path = imported_file(target, sid)
+        header, entries = session_entries(path)
+        assert header["cwd"] == CWD and path.parent == main_path.parent, path
+        kept = [r.get("cwd") for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields" for r in e["data"]["records"]]
+        assert sub in kept
+    listed = cli("ls", "--cwd", CWD, "--json", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    assert len(json.loads(listed.stdout)) == 3

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import AgentImportResult, ConvertedSession, DamagedLine, pi_session_id, write_session
+from .common import CONVERSION_ERRORS, AgentImportResult, ConvertedSession, DamagedLine, RecordError, pi_session_id, write_session
 from .state import ImportState, SourceSeen, counts_json, stat_key, state_path
 
 if TYPE_CHECKING:
@@ -81,10 +81,13 @@ def import_agent_sessions(
     source's (:func:`pi_session_id`), so importing again appends only what
     the source gained since (``updated``), leaves an unchanged one alone
     (``unchanged``) and reports a source that was rewritten as a
-    ``conflict`` (nothing written). Damaged source lines are skipped and
-    reported (:class:`DamagedLine`, with the file's first result). A file
-    that cannot be read is a ``failed`` result. The sources are never
-    changed.
+    ``conflict`` (nothing written). Damaged source lines, and records of a
+    shape the conversion cannot use, are skipped and reported
+    (:class:`DamagedLine`, ``FILE:LINE: reason; skipped``, with the file's
+    first result); everything else is imported. A file that cannot be read
+    or is not a regular file (a FIFO, a device) is a ``failed`` result,
+    without a byte read; it is read a chunk at a time, a line at most
+    :data:`~.common.MAX_LINE_BYTES` long. The sources are never changed.
 
     Args:
         source_format: ``claude-code`` or ``codex``.
@@ -134,11 +137,19 @@ def import_agent_sessions(
                 state.record(source, None)
                 yield AgentImportResult(ImportResult(source, "failed", message=f"{file.path}: {exc.strerror or exc}"))
                 continue
+            except RecordError as exc:
+                state.record(source, None)
+                yield AgentImportResult(ImportResult(source, "failed", message=f"{file.path}:{exc.line}: {exc.reason()}; the file was not imported"))
+                continue
             items: list[AgentImportResult] = []
             for i, session in enumerate(sessions):
                 if not session.entries and i > 0:
                     continue
-                item = AgentImportResult(write_session(store, session), session.counts, damaged if i == 0 else [], session.held_back)
+                try:
+                    written = write_session(store, session)
+                except CONVERSION_ERRORS as exc:  # a value no store can hold (e.g. a working directory that is no path)
+                    written = ImportResult(source, "failed", session.session_id, message=f"{file.path}: session {session.session_id} cannot be stored: {type(exc).__name__}: {exc}")
+                item = AgentImportResult(written, session.counts, damaged if i == 0 else [], session.held_back)
                 items.append(item)
                 yield item
             state.record(source, _seen(st, items, damaged))

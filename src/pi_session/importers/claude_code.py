@@ -51,12 +51,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, first_str, obj, pi_session_id, pi_usage, read_jsonl, settled, text_of
+from .claude_code_files import META_MAX_BYTES, ClaudeCodeFile, parent_cwd, read_meta, session_files
+from .common import (
+    CONVERSION_ERRORS,
+    EPOCH_ISO,
+    ConvertedSession,
+    DamagedLine,
+    RecordError,
+    SessionBuilder,
+    SourceRecord,
+    convert_skipping,
+    first_cwd,
+    first_str,
+    obj,
+    pi_session_id,
+    pi_usage,
+    read_jsonl,
+    settled,
+    text_of,
+)
 
-__all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "ClaudeCodeFile"]
+__all__ = ["FORMAT", "META_MAX_BYTES", "default_paths", "convert_records", "convert_file", "parent_cwd", "session_files", "unfinished_tail", "ClaudeCodeFile"]
 
 FORMAT = "claude-code"
 """The ``--from`` name of this format, and the prefix of its custom types."""
@@ -183,8 +199,16 @@ class _Converter:
         return f"{uid if isinstance(uid, str) else 'line:' + str(r.line)}:{index}"
 
     def run(self) -> SessionBuilder:
+        """Convert the records.
+
+        Raises:
+            RecordError: a record of a shape the conversion cannot use.
+        """
         for r in self.records:
-            self.record(r)
+            try:
+                self.record(r)
+            except CONVERSION_ERRORS as exc:
+                raise RecordError(r.line, exc) from exc
         # A compact boundary that ends the file waits for its summary record
         # (Claude Code writes it next): the next import makes the compaction.
         self.flush_pending()
@@ -231,7 +255,10 @@ class _Converter:
         for r in pending:
             rec = r.record
             name = rec.get("summary") if rec.get("type") == "summary" else rec.get("customTitle")
-            self.note(r, name if isinstance(name, str) and name.strip() else None)
+            try:
+                self.note(r, name if isinstance(name, str) and name.strip() else None)
+            except CONVERSION_ERRORS as exc:
+                raise RecordError(r.line, exc) from exc
 
     def note(self, r: SourceRecord, name: str | None, *, custom_type: str | None = None) -> None:
         """A record pi has no message for: a custom entry holding it (and a
@@ -404,33 +431,6 @@ class _Converter:
             self.b.map_source(summary_record.record.get("uuid"), entry["id"])
 
 
-@dataclass
-class ClaudeCodeFile:
-    """A Claude Code session file found by :func:`session_files`.
-
-    Attributes:
-        path: the file.
-        agent_of: for a sub-agent file (``<session id>/subagents/agent-*.jsonl``),
-            the id of the session that spawned it; else None.
-    """
-
-    path: Path
-    agent_of: str | None = None
-
-
-def session_files(paths: Sequence[str | os.PathLike[str]]) -> list[ClaudeCodeFile]:
-    """The Claude Code session files under ``paths`` (files as they are,
-    directories searched at any depth for ``*.jsonl``), main sessions
-    first, then sub-agent files (so their parent is imported first)."""
-    from ..stores.transfer import session_files as walk
-
-    found: list[ClaudeCodeFile] = []
-    for p in walk(paths):
-        agent_of = p.parent.parent.name if p.parent.name == "subagents" and p.name.startswith("agent-") else None
-        found.append(ClaudeCodeFile(p, agent_of))
-    return sorted(found, key=lambda f: (f.agent_of is not None, str(f.path)))
-
-
 def convert_records(
     records: Sequence[SourceRecord],
     *,
@@ -438,6 +438,7 @@ def convert_records(
     file_id: str,
     agent_of: str | None = None,
     agent_meta: dict[str, Any] | None = None,
+    parent_cwd: str | None = None,
 ) -> list[ConvertedSession]:
     """Convert one Claude Code session file's records into pi sessions.
 
@@ -450,12 +451,23 @@ def convert_records(
             that spawned it.
         agent_meta: the sub-agent's ``agent-<id>.meta.json`` (kept in a
             custom entry ``claude-code/agent-meta``).
+        parent_cwd: the working directory of the session that spawned this
+            file's sub-agent conversations (:func:`parent_cwd`), when known.
 
     Returns:
         The main session first (for a sub-agent file: the sub-agent's), then
-        one session per sidechain (``parent_id`` the main session). Pure:
-        the same records always give the same sessions, and records
-        appended to a file only append entries to them.
+        one session per sidechain (``parent_id`` the main session). A
+        sub-agent's session (a sub-agent file, a sidechain) has the
+        working directory of the session that spawned it (``parent_cwd``,
+        for a sidechain the main conversation's; its own first ``cwd``
+        only when that is unknown), so it lands in its parent's project;
+        a record whose ``cwd`` differs keeps it in its ``claude-code/fields``
+        entry. Pure: the same records always give the same sessions, and
+        records appended to a file only append entries to them.
+
+    Raises:
+        RecordError: a record of a shape the conversion cannot use
+            (:func:`~.common.convert_skipping` leaves it out).
     """
     source_id = first_str(records, "sessionId") or file_id
     if agent_of is not None:
@@ -464,13 +476,16 @@ def convert_records(
         parent: str | None = pi_session_id(FORMAT, agent_of)
         main: list[SourceRecord] = list(records)
         sides: dict[str, list[SourceRecord]] = {}
+        main_cwd = parent_cwd or None
     else:
         main_key = source_id
         parent = None
         main, sides = _partition(records)
-    out = [_convert(main, pi_session_id(FORMAT, main_key), source, parent, agent_meta)]
+        main_cwd = None
+    out = [_convert(main, pi_session_id(FORMAT, main_key), source, parent, agent_meta, main_cwd)]
+    side_cwd = (out[0].cwd if agent_of is None else None) or parent_cwd or None
     for root, recs in sides.items():
-        out.append(_convert(recs, pi_session_id(FORMAT, f"{source_id}/sidechain/{root}"), source, out[0].session_id, None))
+        out.append(_convert(recs, pi_session_id(FORMAT, f"{source_id}/sidechain/{root}"), source, out[0].session_id, None, side_cwd))
     return out
 
 
@@ -496,8 +511,10 @@ def _partition(records: Sequence[SourceRecord]) -> tuple[list[SourceRecord], dic
     return main, sides
 
 
-def _convert(records: list[SourceRecord], session_id: str, source: str, parent: str | None, agent_meta: dict[str, Any] | None) -> ConvertedSession:
-    cwd = first_str(records, "cwd") or ""
+def _convert(
+    records: list[SourceRecord], session_id: str, source: str, parent: str | None, agent_meta: dict[str, Any] | None, cwd: str | None = None
+) -> ConvertedSession:
+    cwd = cwd or first_cwd(records) or ""
     timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)
     conv = _Converter(records, session_id, source, cwd)
     if agent_meta is not None:
@@ -534,7 +551,9 @@ def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
 
 def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one session file (:func:`convert_records`); a
-    sub-agent's ``.meta.json`` beside it is read too.
+    sub-agent's ``.meta.json`` beside it is read too, and the session file
+    that spawned its sub-agents for their working directory
+    (:func:`parent_cwd`).
 
     Args:
         settle: leave out a last model response that may still be being
@@ -543,22 +562,25 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
             would make that import a conflict.
 
     Returns:
-        The sessions and the damaged lines skipped.
+        The sessions and the source lines skipped: damaged lines, and
+        records of a shape the conversion cannot use (each reported,
+        everything else converted).
 
     Raises:
-        OSError: the file cannot be read.
+        OSError: the file cannot be read, or is not a regular file.
+        RecordError: see :func:`~.common.convert_skipping`.
     """
     records, damaged = read_jsonl(file.path)
     records, held_back = settled(records, unfinished_tail(records) if settle else None)
-    meta: dict[str, Any] | None = None
-    if file.agent_of is not None:
-        meta_path = file.path.with_name(file.path.stem + ".meta.json")
-        try:
-            value = orjson.loads(meta_path.read_bytes())
-            meta = value if isinstance(value, dict) else None
-        except (OSError, ValueError):
-            meta = None
-    sessions = convert_records(records, source=str(file.path), file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta)
+    meta = read_meta(file.path.with_name(file.path.stem + ".meta.json")) if file.agent_of is not None else None
+    source = str(file.path)
+    cwd = parent_cwd(file, records)
+
+    def convert(recs: list[SourceRecord]) -> list[ConvertedSession]:
+        return convert_records(recs, source=source, file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta, parent_cwd=cwd)
+
+    sessions, skipped = convert_skipping(convert, records, source)
+    damaged = sorted(damaged + skipped, key=lambda d: d.line)
     if sessions:
         sessions[0].held_back = held_back
     return sessions, damaged

@@ -44,8 +44,26 @@ from typing import Any
 
 import orjson
 
+from ..jsonio import dumps as js_dumps
 from ..timestamps import iso_to_ms
-from .common import EPOCH_ISO, ConvertedSession, DamagedLine, SessionBuilder, SourceRecord, count, obj, pi_session_id, pi_usage, read_jsonl, settled, text_of
+from .common import (
+    CONVERSION_ERRORS,
+    EPOCH_ISO,
+    ConvertedSession,
+    DamagedLine,
+    RecordError,
+    SessionBuilder,
+    SourceRecord,
+    convert_skipping,
+    count,
+    obj,
+    pi_session_id,
+    pi_usage,
+    read_jsonl,
+    settled,
+    text_of,
+    usable_cwd,
+)
 
 __all__ = ["FORMAT", "default_paths", "convert_records", "convert_file", "session_files", "unfinished_tail", "CodexFile"]
 
@@ -129,12 +147,28 @@ def _arguments(raw: Any) -> dict[str, Any]:
     return {} if raw is None else {"value": raw}
 
 
+def _json_text(value: Any) -> str:
+    """``value`` as compact JSON text: orjson's, or for what orjson refuses
+    (a lone surrogate, an integer wider than 64 bits) ``JSON.stringify``'s."""
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return js_dumps(value)
+
+
+def _type(payload: dict[str, Any]) -> str | None:
+    """A payload's ``type`` when it is a string (an array or object there
+    is a type no rule knows: the record is kept as it is)."""
+    t = payload.get("type")
+    return t if isinstance(t, str) else None
+
+
 def _output(payload: dict[str, Any]) -> tuple[str, bool]:
     """A tool output's text and whether it failed (an exit code other than 0)."""
     out = payload.get("output")
     if isinstance(out, dict):  # older rollouts: {content, success}
         return str(out.get("content", "")), out.get("success") is False
-    text = out if isinstance(out, str) else ("" if out is None else orjson.dumps(out).decode())
+    text = out if isinstance(out, str) else ("" if out is None else _json_text(out))
     failed = False
     if text.startswith("{"):
         try:
@@ -179,7 +213,7 @@ class _Converter:
         rec = r.record
         t = rec.get("type")
         payload = obj(rec.get("payload"))
-        pt = payload.get("type")
+        pt = _type(payload)
         if t == "response_item":
             self.item(r, payload)
             return
@@ -234,7 +268,7 @@ class _Converter:
             self.pending_usage = usage
 
     def item(self, r: SourceRecord, p: dict[str, Any]) -> None:
-        pt = p.get("type")
+        pt = _type(p)
         ts = r.record.get("timestamp")
         if pt == "message" and p.get("role") == "assistant":
             unconverted: list[Any] = []
@@ -244,7 +278,7 @@ class _Converter:
         if pt == "reasoning":
             summary = p.get("summary")
             text = "\n\n".join(s["text"] for s in summary if isinstance(s, dict) and isinstance(s.get("text"), str)) if isinstance(summary, list) else ""
-            block = {"type": "thinking", "thinking": text, "thinkingSignature": orjson.dumps(p).decode()}
+            block = {"type": "thinking", "thinking": text, "thinkingSignature": _json_text(p)}
             self.assistant(r, [block], {})
             return
         if pt in _CALLS:
@@ -356,15 +390,18 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
     session_id = pi_session_id(FORMAT, source_id)
     meta_provider = meta.get("model_provider")
     provider = meta_provider if isinstance(meta_provider, str) else "openai"
-    cwd = meta.get("cwd") if isinstance(meta.get("cwd"), str) else ""
+    cwd = meta.get("cwd") if usable_cwd(meta.get("cwd")) else ""
     if not cwd:
-        cwd = next((r.record["payload"]["cwd"] for r in records if r.record.get("type") == "turn_context" and isinstance(r.record.get("payload"), dict) and isinstance(r.record["payload"].get("cwd"), str)), "")
+        cwd = next((r.record["payload"]["cwd"] for r in records if r.record.get("type") == "turn_context" and isinstance(r.record.get("payload"), dict) and usable_cwd(r.record["payload"].get("cwd"))), "")
     timestamp = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) and iso_to_ms(meta.get("timestamp")) is not None else None
     if timestamp is None:
         timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)
     conv = _Converter(session_id, provider)
     for r in records:
-        conv.record(r)
+        try:
+            conv.record(r)
+        except CONVERSION_ERRORS as exc:
+            raise RecordError(r.line, exc) from exc
     return [ConvertedSession(session_id, source, cwd, timestamp, conv.b.entries, conv.b.counts)]
 
 
@@ -381,7 +418,7 @@ def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
     for i in range(len(records) - 1, -1, -1):
         rec = records[i].record
         payload = obj(rec.get("payload"))
-        t, pt = rec.get("type"), payload.get("type")
+        t, pt = rec.get("type"), _type(payload)
         if t == "response_item" and (pt in _RESPONSE_ITEMS or (pt == "message" and payload.get("role") == "assistant")):
             start = i
         elif t == "event_msg" and pt not in ("token_count", "task_complete", "turn_aborted", "user_message"):
@@ -398,12 +435,20 @@ def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[Convert
         settle: leave out a last model response that may still be being
             written (:func:`unfinished_tail`; for a file written just now).
 
+    Returns:
+        The session and the source lines skipped: damaged lines, and
+        records of a shape the conversion cannot use (each reported,
+        everything else converted).
+
     Raises:
-        OSError: the file cannot be read.
+        OSError: the file cannot be read, or is not a regular file.
+        RecordError: see :func:`~.common.convert_skipping`.
     """
     records, damaged = read_jsonl(file.path)
     records, held_back = settled(records, unfinished_tail(records) if settle else None)
-    sessions = convert_records(records, source=str(file.path), file_id=file.path.stem)
+    source = str(file.path)
+    sessions, skipped = convert_skipping(lambda recs: convert_records(recs, source=source, file_id=file.path.stem), records, source)
+    damaged = sorted(damaged + skipped, key=lambda d: d.line)
     if sessions:
         sessions[0].held_back = held_back
     return sessions, damaged

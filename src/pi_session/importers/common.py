@@ -4,14 +4,19 @@ session tree entry by entry (:class:`SessionBuilder`), the converted
 session (:class:`ConvertedSession`) and writing it into a store through the
 idempotent import path of :func:`pi_session.stores.transfer.store_lines`.
 
-Everything here but :func:`read_jsonl` and :func:`write_session` is pure.
+Everything here but the readers (:func:`open_regular`,
+:func:`iter_source_lines`, :func:`read_jsonl`) and :func:`write_session` is pure.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,7 +35,15 @@ __all__ = [
     "pi_session_id",
     "SourceRecord",
     "DamagedLine",
+    "MAX_LINE_BYTES",
+    "READ_CHUNK_BYTES",
+    "stable_uuid",
+    "open_regular",
+    "iter_source_lines",
     "read_jsonl",
+    "CONVERSION_ERRORS",
+    "RecordError",
+    "convert_skipping",
     "SessionBuilder",
     "ConvertedSession",
     "AgentImportResult",
@@ -40,6 +53,8 @@ __all__ = [
     "obj",
     "count",
     "first_str",
+    "usable_cwd",
+    "first_cwd",
 ]
 
 NAMESPACE = uuid.UUID("6f1d2c3a-5b7e-4f8a-9c0d-1e2f3a4b5c6d")
@@ -50,11 +65,30 @@ EPOCH_ISO = "1970-01-01T00:00:00.000Z"
 conversion must give the same lines every time)."""
 
 
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest source line read (64 MiB, bytes without the newline); a
+longer one is skipped and reported, never held whole in memory."""
+
+READ_CHUNK_BYTES = 1024 * 1024
+"""How much of a source file is read at once (1 MiB)."""
+
+
+def stable_uuid(name: str) -> uuid.UUID:
+    """``uuid5(NAMESPACE, name)``, also for a ``name`` holding lone
+    surrogates (a source id read from a ``\\ud800`` escape): the name is
+    encoded as UTF-8 with ``surrogatepass``, which for any other string
+    gives the bytes ``uuid.uuid5`` hashes, so ids stay those of earlier
+    imports. Pure."""
+    digest = hashlib.sha1(NAMESPACE.bytes + name.encode("utf-8", "surrogatepass"), usedforsecurity=False).digest()
+    return uuid.UUID(bytes=digest[:16], version=5)
+
+
 def pi_session_id(source_format: str, source_id: str) -> str:
     """The pi session id of a source session: ``uuid5(NAMESPACE,
-    "<format>:<source id>")`` as a string, so the same source session always
-    maps to the same pi session (what makes an import idempotent)."""
-    return str(uuid.uuid5(NAMESPACE, f"{source_format}:{source_id}"))
+    "<format>:<source id>")`` as a string (:func:`stable_uuid`), so the same
+    source session always maps to the same pi session (what makes an import
+    idempotent)."""
+    return str(stable_uuid(f"{source_format}:{source_id}"))
 
 
 @dataclass(frozen=True)
@@ -78,34 +112,151 @@ class DamagedLine:
         return f"{self.path}:{self.line}: {self.reason}; skipped"
 
 
-def read_jsonl(path: str | Path) -> tuple[list[SourceRecord], list[DamagedLine]]:
-    """Read a JSONL file: its JSON objects with their line numbers, and the
-    lines that hold none (not JSON, not an object, a torn last line).
-    Lines are split at ``\\n`` only (a raw U+0085 or U+2028 inside a JSON
-    string stays in its line); blank lines are passed over.
+def open_regular(path: str | os.PathLike[str]) -> int:
+    """Open a source file for reading, only when it is a regular file (a
+    symlink is followed to what it names): opened ``O_NONBLOCK`` so that a
+    FIFO never blocks the open, then checked with ``fstat``, so a FIFO, a
+    device (``/dev/zero``), a socket or a directory is refused without a
+    byte being read. Returns the file descriptor (the caller closes it).
 
     Raises:
-        OSError: the file cannot be read.
+        OSError: the file cannot be opened, or is not a regular file
+            (``strerror`` "not a regular file").
     """
-    data = Path(path).read_bytes()
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
+def iter_source_lines(path: str | os.PathLike[str], max_line: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None, bool]]:
+    """Stream a source file's lines (split at ``\\n`` only), reading
+    :data:`READ_CHUNK_BYTES` at a time from a regular file
+    (:func:`open_regular`): yields ``(line_no, raw, had_newline)``, 1-based,
+    ``raw`` without its newline, or None for a line longer than
+    ``max_line`` bytes (skipped as it is read: never held whole).
+
+    Raises:
+        OSError: the file cannot be opened or read, or is not a regular file.
+    """
+    fd = open_regular(path)
+    try:
+        line_no = 1
+        buf = bytearray()
+        overlong = False
+        while True:
+            chunk = os.read(fd, READ_CHUNK_BYTES)
+            if not chunk:
+                break
+            start = 0
+            while True:
+                nl = chunk.find(b"\n", start)
+                if nl < 0:
+                    break
+                if overlong or len(buf) + nl - start > max_line:
+                    yield line_no, None, True
+                else:
+                    buf += chunk[start:nl]
+                    yield line_no, bytes(buf), True
+                buf.clear()
+                overlong = False
+                line_no += 1
+                start = nl + 1
+            if not overlong:
+                buf += chunk[start:]
+                if len(buf) > max_line:
+                    overlong = True
+                    buf.clear()
+        if overlong:
+            yield line_no, None, False
+        elif buf:
+            yield line_no, bytes(buf), False
+    finally:
+        os.close(fd)
+
+
+def read_jsonl(path: str | Path, max_line: int = MAX_LINE_BYTES) -> tuple[list[SourceRecord], list[DamagedLine]]:
+    """Read a JSONL source file: its JSON objects with their line numbers,
+    and the lines that hold none (not JSON, not an object, a torn last
+    line, a line longer than ``max_line`` bytes). Only a regular file is
+    read, :data:`READ_CHUNK_BYTES` at a time (:func:`iter_source_lines`).
+    Lines are split at ``\\n`` only (a raw U+0085 or U+2028 inside a JSON
+    string stays in its line); blank lines are passed over. Invalid UTF-8
+    and lone surrogate escapes are read as ``JSON.parse`` reads them.
+
+    Raises:
+        OSError: the file cannot be read or is not a regular file.
+    """
     records: list[SourceRecord] = []
     damaged: list[DamagedLine] = []
-    chunks = data.split(b"\n")
-    last = len(chunks) - 1
-    for n, raw in enumerate(chunks, 1):
+    for n, raw, had_newline in iter_source_lines(path, max_line):
+        if raw is None:
+            damaged.append(DamagedLine(str(path), n, f"a line longer than {max_line:,} bytes"))
+            continue
         if not raw.strip():
             continue
         try:
             value = loads(raw)  # as JSON.parse: lone surrogate escapes and big integers read too
-        except ValueError as exc:
-            torn = n - 1 == last
-            damaged.append(DamagedLine(str(path), n, "a torn last line (no newline)" if torn else f"not JSON ({exc})"))
+        except (ValueError, RecursionError) as exc:
+            damaged.append(DamagedLine(str(path), n, f"not JSON ({exc})" if had_newline else "a torn last line (no newline)"))
             continue
         if not isinstance(value, dict):
             damaged.append(DamagedLine(str(path), n, f"not a JSON object ({type(value).__name__})"))
             continue
         records.append(SourceRecord(n, value))
     return records, damaged
+
+
+CONVERSION_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, KeyError, IndexError, AttributeError, UnicodeError, RecursionError, OverflowError)
+"""What a conversion may raise on a record of an unexpected shape (a
+converter catches these per record and raises :class:`RecordError`)."""
+
+
+class RecordError(Exception):
+    """A source record the conversion could not use: ``line`` (1-based) and
+    the error it raised (``cause``)."""
+
+    def __init__(self, line: int, cause: BaseException) -> None:
+        super().__init__(f"line {line}: {type(cause).__name__}: {cause}")
+        self.line = line
+        self.cause = cause
+
+    def reason(self) -> str:
+        """The one-line reason a skipped record is reported with."""
+        detail = str(self.cause).splitlines()[0] if str(self.cause) else ""
+        return f"a record of an unexpected shape ({type(self.cause).__name__}{': ' + detail[:200] if detail else ''})"
+
+
+def convert_skipping(
+    convert: Callable[[list[SourceRecord]], list[ConvertedSession]], records: list[SourceRecord], path: str, *, max_skips: int = 100
+) -> tuple[list[ConvertedSession], list[DamagedLine]]:
+    """``convert(records)``, leaving out every record it cannot use: on a
+    :class:`RecordError` the record is dropped, reported as a
+    :class:`DamagedLine` (``path:line: reason; skipped``), and the
+    conversion runs again on the rest (conversions are pure, so nothing of
+    the failed run remains). Returns the sessions and the skipped records.
+
+    Raises:
+        RecordError: a record not among ``records`` failed (nothing to
+            leave out), or more than ``max_skips`` records did.
+    """
+    damaged: list[DamagedLine] = []
+    for _ in range(max_skips + 1):
+        try:
+            return convert(records), damaged
+        except RecordError as exc:
+            kept = [r for r in records if r.line != exc.line]
+            if len(kept) == len(records):
+                raise
+            records = kept
+            damaged.append(DamagedLine(path, exc.line, exc.reason()))
+    raise RecordError(records[0].line if records else 0, ValueError(f"more than {max_skips} records could not be converted"))
 
 
 def pi_usage(input_tokens: Any, output_tokens: Any, cache_read: Any = 0, cache_write: Any = 0, *, reasoning: Any = None) -> dict[str, Any]:
@@ -161,7 +312,7 @@ class SessionBuilder:
         base = f"{self.session_id}:{key}"
         n = 0
         while True:
-            candidate = uuid.uuid5(NAMESPACE, base if n == 0 else f"{base}#{n}").hex[:8]
+            candidate = stable_uuid(base if n == 0 else f"{base}#{n}").hex[:8]
             if candidate not in self._ids:
                 self._ids.add(candidate)
                 return candidate
@@ -347,4 +498,27 @@ def first_str(records: Iterable[SourceRecord], key: str) -> str | None:
         value = r.record.get(key)
         if isinstance(value, str) and value:
             return value
+    return None
+
+
+def usable_cwd(value: Any) -> bool:
+    """Whether ``value`` can be a session's working directory: a non-empty
+    string that can be a path on every store (no NUL, no lone surrogate).
+    A record whose ``cwd`` cannot keeps it in its custom entry; the
+    session takes the next one that can."""
+    if not isinstance(value, str) or not value or "\x00" in value:
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def first_cwd(records: Iterable[SourceRecord]) -> str | None:
+    """The first ``cwd`` of the records that :func:`usable_cwd` accepts."""
+    for r in records:
+        value = r.record.get("cwd")
+        if usable_cwd(value):
+            return str(value)
     return None

@@ -53,7 +53,7 @@ from .append import (
     write_side_file,
 )
 from .dirlock import directory_lock
-from .atomic import OwnershipWarning, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
+from .atomic import OwnershipWarning, adopt_directory_owner, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
 from .lazy import EntryHead, EntryStore, LazyById, LazyRecords
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, line_record, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
@@ -118,6 +118,7 @@ __all__ = [
     "FILE_MODE",
     "DIR_MODE",
     "ensure_dir",
+    "adopt_directory_owner",
     "fsync_dir",
     "data_sync",
     "write_all",

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import data_sync, fsync_dir, write_all
+from .atomic import adopt_directory_owner, data_sync, fsync_dir, write_all
 from .lines import SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
 from .scan import LineScanner
@@ -64,6 +64,7 @@ def locked_append_fd(path: Path, *, create: bool = True) -> Iterator[tuple[int, 
                 created = True
             except FileExistsError:
                 continue
+            adopt_directory_owner(fd, Path(path).parent, path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -104,7 +105,9 @@ def free_side_path(path: StrPath, suffix: str) -> Path:
 
 def write_side_file(path: StrPath, suffix: str, data: bytes) -> Path:
     """Write ``data`` to a new file next to ``path`` (mode 0600, fsync'd,
-    never replacing anything) named by :func:`free_side_path`.
+    never replacing anything) named by :func:`free_side_path`; run as root,
+    it gets the owner and group of its directory
+    (:func:`~.atomic.adopt_directory_owner`).
 
     Returns:
         The side file's path.
@@ -116,6 +119,7 @@ def write_side_file(path: StrPath, suffix: str, data: bytes) -> Path:
         except FileExistsError:
             continue
         try:
+            adopt_directory_owner(sfd, side.parent, side)
             write_all(sfd, data)
             os.fsync(sfd)
         finally:

@@ -21,8 +21,10 @@ from ..records import StrPath
 
 def ensure_dir(directory: StrPath) -> None:
     """Create ``directory`` and any missing parents, each with mode 0700
-    (``os.makedirs`` would give the parents the umask's default); existing
-    directories keep their mode."""
+    (``os.makedirs`` would give the parents the umask's default) and, run
+    as root, the owner and group of the directory it is made in
+    (:func:`adopt_directory_owner`); existing directories keep their mode
+    and owner."""
     missing: list[Path] = []
     current = Path(directory)
     while not current.is_dir():
@@ -36,6 +38,14 @@ def ensure_dir(directory: StrPath) -> None:
         except FileExistsError:
             if not d.is_dir():
                 raise
+            continue
+        if os.geteuid() == 0:
+            with contextlib.suppress(OSError):
+                dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                try:
+                    adopt_directory_owner(dfd, d.parent, d)
+                finally:
+                    os.close(dfd)
 
 
 # fdatasync flushes the appended bytes and the new file size (what reading
@@ -99,6 +109,29 @@ def keep_ownership(fd: int, original: os.stat_result, path: StrPath, *, mode: bo
             os.fchmod(fd, stat.S_IMODE(original.st_mode))
 
 
+def adopt_directory_owner(fd: int, directory: StrPath, path: StrPath) -> None:
+    """Give the file or directory just created as ``fd`` (at ``path``) the
+    owner and group of ``directory``, the directory it was created in,
+    when the process runs as root: root working in a user's session
+    directory leaves what it creates there (sessions, side files,
+    directories) the user's, as a rewrite keeps a replaced file's owner
+    (:func:`keep_ownership`, which this uses, mode untouched; an
+    :class:`OwnershipWarning` when the owner cannot be given). Other users
+    cannot give a file away: nothing is done (the system already gives a
+    file the group of a set-group-id directory). The caller creates every
+    file and directory it writes in a user's directory through this or
+    :func:`write_atomic`, :func:`ensure_dir`,
+    :func:`~.append.write_side_file` or :func:`~.append.locked_append_fd`,
+    which call it."""
+    if os.geteuid() != 0:
+        return
+    try:
+        owner = os.stat(directory)
+    except OSError:
+        return
+    keep_ownership(fd, owner, path, mode=False)
+
+
 def write_atomic(
     path: StrPath,
     chunks: Iterable[bytes],
@@ -117,7 +150,9 @@ def write_atomic(
     replaced keeps its owner and group (:func:`keep_ownership`: the temp
     file gets them before the rename, so root rewriting a user's file leaves
     it the user's; an :class:`OwnershipWarning` when the owner cannot be
-    kept), and its mode with ``keep_mode``; a new file is the process's. The
+    kept), and its mode with ``keep_mode``; a new file gets the owner and
+    group of its directory when the process runs as root
+    (:func:`adopt_directory_owner`), else it is the process's. The
     temp file is removed whatever happens (a killed process may leave it
     behind; :mod:`pi_session.repair` cleans those up beside sessions).
 
@@ -148,14 +183,14 @@ def write_atomic(
     tmp = _temp_path(target)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
+        original: os.stat_result | None = None
         if replace:
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 original = os.stat(target)
-            except FileNotFoundError:
-                pass
-            else:
-                if stat.S_ISREG(original.st_mode):
-                    keep_ownership(fd, original, target, mode=keep_mode)
+        if original is not None and stat.S_ISREG(original.st_mode):
+            keep_ownership(fd, original, target, mode=keep_mode)
+        else:
+            adopt_directory_owner(fd, target.parent, target)
         with os.fdopen(fd, "wb", closefd=True) as f:
             for chunk in chunks:
                 f.write(chunk)

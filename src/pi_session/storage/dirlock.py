@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterator
 
 from ..records import StrPath
+from .atomic import adopt_directory_owner
 from .model import FILE_MODE
 
 __all__ = ["directory_lock", "LOCK_FILE_NAME"]
@@ -37,6 +38,7 @@ def directory_lock(directory: StrPath) -> Iterator[None]:
         os.close(fd)
         fd = os.open(os.path.join(directory, LOCK_FILE_NAME), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
         try:
+            adopt_directory_owner(fd, directory, os.path.join(directory, LOCK_FILE_NAME))
             fcntl.flock(fd, fcntl.LOCK_EX)
         except BaseException:
             os.close(fd)

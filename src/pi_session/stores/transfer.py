@@ -15,6 +15,7 @@ from typing import Literal
 from ..storage import LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
 from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
+from .scrubbed import continue_after_edits, same_entry, scrub_edit
 
 __all__ = ["ImportResult", "import_file", "store_lines", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
@@ -154,13 +155,17 @@ def _continuation(stored: list[bytes], source: list[bytes]) -> int | None:
     first source line the store lacks, when the stored lines are the
     source's first lines; else None (a real divergence).
 
-    Compared by entries: record lines must be equal byte for byte; lines
+    Compared by entries: record lines must be equal byte for byte, or be
+    the source's line as ``scrub`` left it (:func:`.scrubbed.same_entry`:
+    secrets replaced by redaction marks, re-parented after scrub's context
+    edits); scrub's context edits (:func:`.scrubbed.scrub_edit`) and lines
     holding no record (blank, damaged, a torn last line cut short) on
     either side are passed over; a stored unterminated last line equals the
     source line that is it plus its newline (pi ended the torn line with a
     newline when it reopened the file)."""
     i = j = 0
     last = len(stored) - 1
+    edits: dict[str, str | None] = {}
     while i < len(stored):
         line = stored[i]
         if j < len(source) and (line == source[j] or (i == last and not line.endswith(b"\n") and line + b"\n" == source[j])):
@@ -170,6 +175,12 @@ def _continuation(stored: list[bytes], source: list[bytes]) -> int | None:
             i += 1
         elif j < len(source) and _holds_no_record(source[j]):
             j += 1
+        elif j < len(source) and same_entry(line, source[j], edits):
+            i += 1
+            j += 1
+        elif (edit := scrub_edit(line)) is not None:
+            edits[edit[0]] = edit[1]
+            i += 1
         else:
             return None
     return j
@@ -179,7 +190,10 @@ def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], r
     """The store holds the session already (imported before, or just now
     by a concurrent importer): re-read it and compare by entries
     (:func:`_continuation`). Nothing missing: ``unchanged``. The stored
-    lines are the source's first ones: append the rest (``updated``),
+    lines are the source's first ones (a scrub may have redacted them or
+    added context edits after them: the lines appended then continue from
+    the last edit, :func:`.scrubbed.continue_after_edits`): append the
+    rest (``updated``),
     checked under the store's append lock against what other writers
     appended since the read: lines that continue the source (a concurrent
     importer of the same file) are not written again; others are a
@@ -198,18 +212,18 @@ def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], r
     expected = sum(len(line) for line in complete)
     start = _continuation(complete, lines)
     assert start is not None  # the whole stored session continues: so do its complete lines
-    written = lines[start:]
+    written = continue_after_edits(complete, lines[start:])
 
     def grown(foreign: list[bytes]) -> list[bytes]:
         nonlocal written
         at = _continuation(complete + foreign, lines)
         if at is None:
             raise _Diverged
-        written = lines[at:]
+        written = continue_after_edits(complete + foreign, lines[at:])
         return written
 
     try:
-        store.handle(session_id).append(lines[start:], expected_size=expected, on_grown=grown)
+        store.handle(session_id).append(written, expected_size=expected, on_grown=grown)
     except _Diverged:
         _conflict(store, session_id, result)
         return
