@@ -27,7 +27,7 @@ The rules, once for files, databases and memory:
   header): a session deleted since it was read, or a file replaced by one
   that does not hold it, is refused
   (:class:`~pi_session.storage.SessionGoneError`, nothing written; the
-  entries stay pending in memory);
+  manager takes the entry back out of memory, as for any failed write);
 - a failed write leaves the count of stored records exact (an append that
   failed part way counts the lines that did reach the store), so the
   manager can take back exactly the entries that are not stored.
