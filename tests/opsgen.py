@@ -24,6 +24,7 @@ from typing import Any
 
 from pi_session import SessionManager, parse_session_entries
 from pi_session import context as ctx_mod
+from pi_session.storage import LeafMovedError
 
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,
          "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
@@ -133,6 +134,19 @@ def random_ops16(r: random.Random, *, max_ops: int = 30) -> dict:
         spec["id"] = r.choice(["s1", "my.session_2", "A-b"])
     if not spec["persist"] and r.random() < 0.4:
         spec["entries"] = r.choice([RECORDS, RECORDS[1:], RECORDS[2:4]])
+    return compactions_on_path(spec)
+
+
+def compactions_on_path(spec: dict) -> dict:
+    """``spec`` with every ``appendCompaction`` that keeps an entry keeping
+    the leaf instead (``"@leaf"``: on the path it is appended to). A random
+    reference may name an entry of another branch, which pi writes (the
+    context becomes the summary alone) and pi-session refuses
+    (``FirstKeptOffPathError``; the golden ``compaction-off-path`` holds
+    that difference)."""
+    for op in spec["ops"]:
+        if op[0] == "appendCompaction" and op[2] is not None:
+            op[2] = "@leaf"
     return spec
 
 
@@ -187,7 +201,7 @@ def run_ops(spec: dict, tmp_path: Path, base: Path | None = None) -> dict:
             if name == "buildSessionProjection":
                 value = dict(value)
             results.append(str(value) if isinstance(value, Path) else value)
-        except (KeyError, ValueError, TypeError) as exc:
+        except (KeyError, ValueError, TypeError, LeafMovedError) as exc:
             results.append({"error": exc.args[0] if isinstance(exc, KeyError) else str(exc)})
     files = {}
     text = {}

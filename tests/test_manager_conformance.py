@@ -16,7 +16,9 @@ from conftest import GOLDENS
 from opsgen import normalize, run_ops
 
 OPS = GOLDENS / "ops"
-NAMES = sorted(p.name[: -len(".spec.json")] for p in OPS.glob("*.spec.json"))
+BEYOND_PI = {"compaction-off-path"}
+"""Scripts where pi-session refuses what pi does (each has its own test below)."""
+NAMES = sorted(p.name[: -len(".spec.json")] for p in OPS.glob("*.spec.json") if p.name[: -len(".spec.json")] not in BEYOND_PI)
 
 # pi 1.6 methods each golden script must exercise somewhere (a golden set that
 # lost one of them would stop checking it)
@@ -61,3 +63,22 @@ def test_file_lines_are_compact_json_like_pi(tmp_path):
         (their_text,) = theirs["fileText"].values()
         strip = lambda t: re.sub(r'"(id|parentId|timestamp|targetId|firstKeptEntryId|fromId)":("[^"]*"|\d{13})', "", t)  # noqa: E731
         assert strip(our_text) == strip(their_text)
+
+
+def test_a_compaction_keeping_an_entry_of_another_branch_is_refused(tmp_path):
+    """pi 1.6 writes a compaction whose first kept entry is on another
+    branch, and its context is then the summary alone; pi-session refuses
+    it (``FirstKeptOffPathError``, nothing written) and agrees with pi on
+    every call before it."""
+    spec = json.loads((OPS / "compaction-off-path.spec.json").read_text())
+    theirs = normalize(json.loads((OPS / "compaction-off-path.out.json").read_text()))
+    raw = run_ops(spec, tmp_path, OPS)
+    ours = normalize(raw)
+    assert spec["ops"][-1][0] == "appendCompaction"
+    assert [m["role"] for m in theirs["context"]["messages"]] == ["compactionSummary"]  # pi: the summary alone
+    assert ours["results"][:-1] == theirs["results"][:-1]
+    refused = raw["results"][-1]
+    assert isinstance(refused, dict) and "which is not on the path" in refused["error"]
+    assert ours["entries"] == theirs["entries"][:-1]
+    assert [m["role"] for m in ours["context"]["messages"]] == ["branchSummary", "custom"]
+

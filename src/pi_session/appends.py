@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from . import context as _context
 from .ids import new_entry_id
 from .records import UNDEFINED
-from .stale_leaf import continues_plan
+from .stale_leaf import FirstKeptOffPathError, continues_plan
 from .storage import LeafMovedError
 from .timestamps import iso_to_ms, now_iso
 
@@ -128,9 +128,23 @@ class EntryAppends:
         firstKeptEntryId, tokensBefore, details, usage, fromHook,
         systemMessage.
 
+        Beyond pi: a ``first_kept_entry_id`` that is not on the path
+        root→leaf the entry is appended to is refused, and so is one that
+        is not on the path of another writer's entries this append would
+        follow (:mod:`pi_session.stale_leaf`): planned at another leaf, it
+        would make the context at the leaf the summary alone (pi writes
+        it).
+
         Returns:
             The new entry id.
+
+        Raises:
+            pi_session.stale_leaf.FirstKeptOffPathError: (a
+                :class:`~pi_session.storage.LeafMovedError`) the first kept
+                entry is not on the path; nothing was written.
         """
+        if first_kept_entry_id is not None and not self._tree.on_branch(first_kept_entry_id, self._leaf_id):
+            raise FirstKeptOffPathError(self._where(), first_kept_entry_id, self._leaf_id)
         timestamp = now_iso()
         system_message = _context.get_current_system_message(self.build_session_projection()["messages"])
         entry_id = new_entry_id(self._tree.by_id)

@@ -155,6 +155,7 @@ class SessionManager(SessionOpening, EntryAppends):
             SessionFileError: unreadable, or not empty and without a
                 session header (pi 1.6 refuses it and leaves it alone).
         """
+        stamp = handle.stamp()  # before reading: a change while reading shows as one
         sf = handle.read(lazy=True) if handle.exists() else None
         if sf is None or sf.header is None:
             if sf is not None and sf.size > 0:
@@ -166,7 +167,7 @@ class SessionManager(SessionOpening, EntryAppends):
                 if not self._read_only:
                     result = handle.append([jsonio.dumps_line(self._records[0])], durability=self.durability)
                     self.notes.extend(result.notes)
-                    self._writer.stored(1, result.size)
+                    self._writer.stored(1, result.size, result.stamp)
             return
         self.problems = list(sf.problems)
         self._session_id = sf.header["id"]
@@ -180,9 +181,10 @@ class SessionManager(SessionOpening, EntryAppends):
         if sf.migrated_from is not None:
             note, self._read_only = handle.keep_migration(sf, read_only=self._read_only)
             self.notes.append(note)
+            stamp = None  # rewritten: what is stored now is not what was read
         self._build_index(sf)
         self._writer.restart(handle)
-        self._writer.stored(len(self._records), sf.size)
+        self._writer.stored(len(self._records), sf.size, stamp)
 
     def _where(self) -> str:
         """How messages name this session: its file, or its store locator."""
@@ -494,15 +496,21 @@ class SessionManager(SessionOpening, EntryAppends):
 
     def is_stale(self) -> bool:
         """Whether the stored session changed since this manager last read
-        or wrote it (another writer appended: its size, one
-        :meth:`SessionHandle.size() <pi_session.stores.SessionHandle.size>`
-        call, is not the one known); open it again to see the change.
-        False for a session not stored yet, in memory, or whose size is
-        unknown (after a failed append)."""
-        writer = self._writer
-        if not self._persist or not writer.created or writer.known_size is None:
-            return False
-        return writer.handle.size() != writer.known_size
+        or wrote it: another writer appended, rewrote it (also to the same
+        length, as a scrub does whose marks are as long as the secrets) or
+        deleted it; for a session this manager has not written yet, whether
+        another writer created a session with its id since. One
+        :meth:`SessionHandle.stamp() <pi_session.stores.SessionHandle.stamp>`
+        call (a file's size, inode and times; a database row's size, record
+        count and write time); open the session again to see the change.
+        False in memory, or when nothing is known (after a failed append)."""
+        return self._persist and self._writer.changed()
+
+    def unsaved_entry_count(self) -> int:
+        """How many entries are not stored yet: a new session holds its
+        entries in memory until its first user or assistant message (pi
+        1.6) or :meth:`save`; 0 once everything is written."""
+        return self._writer.unsaved(self._records) if self._persist else 0
 
     def is_persisted(self) -> bool:
         """True for sessions that are stored (in files or a store)."""

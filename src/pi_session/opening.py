@@ -211,14 +211,16 @@ class SessionOpening:
         cwd_override: str | None = None,
         *,
         read_only: bool = False,
-        create: bool = False,
+        must_exist: bool = False,
+        create: bool | None = None,
         **kwargs: Any,
     ) -> SessionManager:
-        """Open a session file (pi's ``open``). A missing file is an error
-        unless ``create`` (then, as in pi, it becomes a new session at that
-        path, written at the first user or assistant message: a mistyped
-        path no longer opens an empty session silently); an empty file gets
-        a fresh header written at once. v1/v2
+        """Open a session file (pi's ``open``). A missing file becomes a new
+        session at that path, as in pi 1.6: its directory is created now
+        (0700), the file at the first user or assistant message
+        (``must_exist=True`` refuses a missing file instead: a mistyped path
+        then raises rather than starting a session); an empty file gets a
+        fresh header written at once. v1/v2
         files are migrated; unless ``read_only``, the file is rewritten
         atomically with a backup ``<file>.v<N>.bak``. The cwd is
         ``cwd_override``, else the header's, else the process cwd.
@@ -231,9 +233,12 @@ class SessionOpening:
             session_dir: directory for branched sessions (default: the file's).
             cwd_override: use this cwd instead of the header's.
             read_only: never write to the file (no migration rewrite, no
-                header for an empty file; appends raise PermissionError).
-            create: start a new session when the file does not exist
-                (pi's ``open`` always does); not with ``read_only``.
+                header for an empty file; appends raise PermissionError);
+                the file must exist.
+            must_exist: raise :class:`FileNotFoundError` for a missing
+                file instead of starting a new session there.
+            create: the opposite of ``must_exist`` (``create=False`` is
+                ``must_exist=True``).
             concurrent (keyword, any constructor): what an append does when
                 another process appended to the file since this manager
                 last read or wrote it (checked under the append lock).
@@ -257,8 +262,8 @@ class SessionOpening:
                 from libpq's environment).
 
         Raises:
-            FileNotFoundError: the file does not exist and ``create`` is
-                False (the message names the path).
+            FileNotFoundError: the file does not exist and ``must_exist``
+                or ``read_only`` is set (the message names the path).
             pi_session.storage.SessionFileError: unreadable, or a non-empty
                 file whose first record is not a session header (the file is
                 left alone, as pi 1.6 does).
@@ -267,11 +272,12 @@ class SessionOpening:
                 (:class:`~pi_session.stores.AmbiguousSessionError`).
         """
         where = locate(kwargs.pop("store", None), target=path, session_dir=session_dir, exclusive_dir=False)
+        if create is not None:
+            must_exist = must_exist or not create
         missing = where.handle is not None and where.handle.path is not None and not os.path.lexists(where.handle.path)
-        if missing and (read_only or not create) and not isinstance(path, SessionHandle):
+        if missing and (read_only or must_exist) and not isinstance(path, SessionHandle):
             assert where.handle is not None and where.handle.path is not None
-            hint = "" if read_only else " (SessionManager.open(path, create=True) starts a new session there)"
-            raise FileNotFoundError(errno.ENOENT, f"no such session file{hint}", os.fspath(where.handle.path))
+            raise FileNotFoundError(errno.ENOENT, "no such session file", os.fspath(where.handle.path))
         manager = cls._make(
             cwd_override or os.getcwd(), where.session_dir, where.handle, True, read_only=read_only, store=where.database, **kwargs
         )

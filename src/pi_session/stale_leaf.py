@@ -7,7 +7,9 @@ entries and, when the entries being written continued the session's last
 entry as known, chains them onto the real last entry (``"follow"``). A
 compaction planned at one leaf (``append_compaction_result(...,
 planned_leaf_id=)``) may follow the other writer only along the path it was
-planned on.
+planned on; and a compaction whose first kept entry is not on the path it
+is chained onto is never written (:class:`FirstKeptOffPathError`: the
+context at its leaf would be its summary alone).
 
 A pure function of what the append lock saw: :func:`follow_foreign_lines`.
 The write path (:mod:`pi_session.writing`) calls it from inside the
@@ -22,9 +24,39 @@ from typing import Any, Literal
 
 from . import jsonio
 from .records import HEADER_TYPE, UNDEFINED
-from .storage import ConcurrentAppendError, LeafMovedError
+from .storage import ConcurrentAppendError, LeafMovedError, SessionFileError
 
-__all__ = ["FollowedWriter", "foreign_entries", "follow_foreign_lines"]
+__all__ = ["FollowedWriter", "FirstKeptOffPathError", "foreign_entries", "follow_foreign_lines"]
+
+
+class FirstKeptOffPathError(LeafMovedError):
+    """A compaction whose ``firstKeptEntryId`` is not on the path root→leaf
+    it would be appended to (planned at another leaf: the leaf moved, in
+    this process or by another writer whose entries the append followed);
+    pi would write it and the context at its leaf would be the summary
+    alone. Nothing was written. Besides :class:`LeafMovedError`'s
+    attributes, ``first_kept_entry_id`` names the entry.
+
+    Args:
+        path: how messages name the session.
+        first_kept_entry_id: the compaction's first kept entry.
+        leaf_id: the leaf it would have been appended to.
+        count: entries another writer appended that the append followed
+            (0: the leaf moved in this process).
+    """
+
+    def __init__(self, path: str, first_kept_entry_id: str, leaf_id: str | None, count: int = 0) -> None:
+        SessionFileError.__init__(
+            self,
+            path,
+            f"the compaction keeps entry {first_kept_entry_id}, which is not on the path to the leaf {leaf_id} "
+            "it would be appended to (it was planned on another branch); nothing was written "
+            "(plan the compaction again at the current leaf)",
+        )
+        self.count = count
+        self.planned_leaf_id = None  # not known here
+        self.leaf_id = leaf_id
+        self.first_kept_entry_id = first_kept_entry_id
 
 
 @dataclass
@@ -80,6 +112,33 @@ def continues_plan(path: Sequence[Mapping[str, Any]], planned_leaf_id: str | Non
     return not any(entry.get("type") == "compaction" for entry in path[start:])
 
 
+def _check_first_kept(
+    pending: Sequence[Mapping[str, Any]],
+    foreign: Sequence[Mapping[str, Any]],
+    known: Mapping[str, Any],
+    new_parent: Any,
+    where: str,
+) -> None:
+    """Raise :class:`FirstKeptOffPathError` when a pending compaction,
+    chained onto ``new_parent`` (the other writer's last entry), keeps an
+    entry that is not on its path there."""
+    compactions = [(i, e) for i, e in enumerate(pending) if e.get("type") == "compaction"]
+    if not compactions:
+        return
+    foreign_by_id = {r.get("id"): r for r in foreign}
+    on_path: set[Any] = set()
+    node: Mapping[str, Any] | None = foreign_by_id.get(new_parent) or known.get(new_parent)
+    while node is not None and node.get("id") not in on_path:
+        on_path.add(node.get("id"))
+        parent = node.get("parentId")
+        node = foreign_by_id.get(parent) or (known.get(parent) if isinstance(parent, str) else None)
+    for i, entry in compactions:
+        first_kept = entry.get("firstKeptEntryId")
+        before = {e.get("id") for e in pending[: i + 1]}  # the pending entries before it, and itself ("keep nothing")
+        if isinstance(first_kept, str) and first_kept not in on_path and first_kept not in before:
+            raise FirstKeptOffPathError(where, first_kept, new_parent, len(foreign))
+
+
 def follow_foreign_lines(
     lines: Sequence[bytes],
     *,
@@ -133,6 +192,7 @@ def follow_foreign_lines(
             raise LeafMovedError(where, tip, foreign[-1].get("id"), len(foreign))
     last = foreign[-1].get("id")
     if continues:
+        _check_first_kept(pending, foreign, known, last, where)
         where_now = f"continues after them (from {last})"
     else:
         where_now = f"stays on its branch (from {first.get('parentId')})"

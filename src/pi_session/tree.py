@@ -416,6 +416,17 @@ class SessionTree:
             return path
         return path_to_root(self.by_id.get(from_id), self.by_id, self.cut)
 
+    def on_branch(self, entry_id: str, from_id: str | None) -> bool:
+        """Whether ``entry_id`` is on the path root→``from_id`` (an entry
+        of :meth:`branch`), without decoding entries of a lazily read file."""
+        if from_id is None or entry_id not in self.by_id:
+            return False
+        self.find_cycles()
+        at = self._position.get(entry_id) if not self._suspect else None
+        if at.__class__ is int:
+            return any(start <= at < end for start, end in self._runs_to(from_id))
+        return any(e.get("id") == entry_id for e in self.branch(from_id))
+
     def _runs_to(self, from_id: str) -> list[tuple[int, int]]:
         """The path root→``from_id`` as ``(start, end)`` index ranges of
         :attr:`entries`, root first (empty for an unknown id); only while

@@ -22,6 +22,12 @@ The rules, once for files, databases and memory:
   store's lock, with the size last read or written as ``expected_size``: the
   stale-leaf rule (:mod:`pi_session.stale_leaf`) decides what happens when
   another writer appended since;
+- a later write goes only into the session it continues (beyond pi, whose
+  append re-creates a deleted file holding just the new entry, without a
+  header): a session deleted since it was read, or a file replaced by one
+  that does not hold it, is refused
+  (:class:`~pi_session.storage.SessionGoneError`, nothing written; the
+  manager takes the entry back out of memory, as for any failed write);
 - a failed write leaves the count of stored records exact (an append that
   failed part way counts the lines that did reach the store), so the
   manager can take back exactly the entries that are not stored.
@@ -36,7 +42,7 @@ from . import jsonio
 from .ids import new_entry_id
 from .records import UNDEFINED
 from .stale_leaf import follow_foreign_lines
-from .storage import AppendError, ConcurrentAppendError, Durability, SessionFileError
+from .storage import AppendError, ConcurrentAppendError, Durability, SessionFileError, SessionStamp
 from .stores.base import StoreError
 from .stores.handle import SessionHandle
 from .tree import SessionTree
@@ -71,6 +77,10 @@ class SessionWriter:
         created: the session exists in the store (holds ``records[:written]``).
         known_size: the stored size as last read or written by this
             process (None: unknown, no stale-leaf check).
+        known_stamp: the stored session's
+            :meth:`~pi_session.stores.SessionHandle.stamp` as last read or
+            written by this process (None: unknown; then only the size
+            tells a change).
         planned_leaf: the leaf an entry being written was planned at (see
             :func:`pi_session.stale_leaf.follow_foreign_lines`), else
             ``UNDEFINED``.
@@ -85,6 +95,7 @@ class SessionWriter:
         self.written = 0
         self.created = False
         self.known_size: int | None = None
+        self.known_stamp: SessionStamp | None = None
         self.planned_leaf: Any = UNDEFINED
         self.joined: dict[str, str] | None = None
 
@@ -94,6 +105,7 @@ class SessionWriter:
         self.written = 0
         self.created = False
         self.known_size = None
+        self.known_stamp = None
         self.joined = None
 
     def take_joined(self) -> dict[str, str] | None:
@@ -101,12 +113,37 @@ class SessionWriter:
         joined, self.joined = self.joined, None
         return joined
 
-    def stored(self, count: int, size: int | None) -> None:
+    def stored(self, count: int, size: int | None, stamp: SessionStamp | None = None) -> None:
         """The first ``count`` records are stored (a session just read:
-        ``size`` is its position)."""
+        ``size`` is its position; ``stamp`` its
+        :meth:`~pi_session.stores.SessionHandle.stamp`, taken before it was
+        read, kept only when it has that size)."""
         self.written = count
         self.created = True
         self.known_size = size
+        self.known_stamp = stamp if stamp is not None and stamp[0] == size else None
+
+    def changed(self) -> bool:
+        """Whether the stored session changed since this writer last read
+        or wrote it: its stamp is not the one known (another writer
+        appended, or rewrote it, also to the same length, or deleted it).
+        A session not created yet changed when another writer created one
+        with its id (:meth:`~pi_session.stores.SessionHandle.existing`
+        names a non-empty one). False when nothing is known (after a failed
+        append)."""
+        handle = self.handle
+        if not self.created:
+            other = handle.existing()
+            return other is not None and bool(other.size())
+        if self.known_stamp is not None:
+            return handle.stamp() != self.known_stamp
+        if self.known_size is None:
+            return False
+        return handle.size() != self.known_size
+
+    def unsaved(self, records: list[dict[str, Any]]) -> int:
+        """How many entries of ``records`` (header first) are not stored."""
+        return len(records) - max(self.written, 1)
 
     def pending(self, records: list[dict[str, Any]]) -> bool:
         """Whether some of ``records`` are not stored yet."""
@@ -145,6 +182,9 @@ class SessionWriter:
             pi_session.storage.LeafMovedError: see
                 :func:`pi_session.stale_leaf.follow_foreign_lines`; also
                 (strict) another writer created the new session first.
+            pi_session.storage.SessionGoneError: the session was deleted
+                since it was read, or its file replaced by one that does
+                not hold it; nothing written.
         """
         if self.written >= len(records):
             return
@@ -153,14 +193,15 @@ class SessionWriter:
                 return
             lines = [jsonio.dumps_line(r) for r in records]
             try:
-                self.known_size = self.handle.create(lines, durability=durability)
+                size = self.handle.create(lines, durability=durability)
             except FileExistsError:
                 if not self._continue_existing(records, notes, concurrent):
                     raise
                 # now the winner's session: the pending entries are appended below
             else:
-                self.written = len(records)
-                self.created = True
+                # the stamp is read after the create: kept only when no other
+                # writer appended in between (it has the size written)
+                self.stored(len(records), size, self.handle.stamp())
                 return
 
         def on_grown(found: list[bytes]) -> list[bytes] | None:
@@ -187,15 +228,24 @@ class SessionWriter:
             return [jsonio.dumps_line(r) for r in pending]
 
         lines = [jsonio.dumps_line(r) for r in records[self.written :]]
+        session_id = records[0].get("id")
         try:
-            result = self.handle.append(lines, durability=durability, expected_size=self.known_size, on_grown=on_grown)
+            result = self.handle.append(
+                lines,
+                durability=durability,
+                expected_size=self.known_size,
+                on_grown=on_grown,
+                session_id=session_id if isinstance(session_id, str) else None,
+            )
         except AppendError as exc:
             self.written += exc.lines_written
             self.known_size = None  # unknown now: stop checking rather than misjudge
+            self.known_stamp = None
             raise
         notes.extend(result.notes)
         self.written = len(records)
         self.known_size = result.size
+        self.known_stamp = result.stamp
 
     def _continue_existing(self, records: list[dict[str, Any]], notes: list[str], concurrent: str) -> bool:
         """The create was refused: when another writer created a session
@@ -205,6 +255,7 @@ class SessionWriter:
         if winner is None:
             return False
         try:
+            stamp = winner.stamp()
             sf = winner.read()
         except (OSError, SessionFileError, StoreError):
             return False
@@ -233,9 +284,7 @@ class SessionWriter:
             pending[0]["parentId"] = tip
         records[:] = [sf.header, *sf.entries, *pending]
         self.handle = winner
-        self.created = True
-        self.written = 1 + len(sf.entries)
-        self.known_size = sf.size
+        self.stored(1 + len(sf.entries), sf.size, stamp)
         self.joined = renamed
         count = len(sf.entries)
         notes.append(

@@ -36,6 +36,7 @@ from opsgen import (  # noqa: E402
     TOOL_RESULT,
     USAGE,
     USER,
+    compactions_on_path,
     random_ops16,
 )
 
@@ -90,6 +91,12 @@ HANDWRITTEN: dict[str, dict] = {
     "in-memory-branched": {"cwd": "/w", "persist": False, "ops": [
         ["appendMessage", USER], ["appendLabelChange", "@0", "L"], ["appendMessage", ASSISTANT], ["createBranchedSession", "@2"]]},
     "reset-and-summary": {"cwd": "/w", "persist": True, "ops": [
+        ["appendMessage", USER], ["appendMessage", ASSISTANT], ["resetLeaf"], ["appendMessage", USER],
+        ["branchWithSummary", None, "from root"], ["appendCustomMessageEntry", "t", "c", False, {"d": 1}],
+        ["appendCustomEntry", "t"], ["appendCompaction", "s", "@5", 9, None, True]]},
+    # a compaction keeping an entry of another branch: pi writes it (the
+    # context is the summary alone); pi-session refuses it (beyond pi)
+    "compaction-off-path": {"cwd": "/w", "persist": True, "ops": [
         ["appendMessage", USER], ["appendMessage", ASSISTANT], ["resetLeaf"], ["appendMessage", USER],
         ["branchWithSummary", None, "from root"], ["appendCustomMessageEntry", "t", "c", False, {"d": 1}],
         ["appendCustomEntry", "t"], ["appendCompaction", "s", "@0", 9, None, True]]},
@@ -306,7 +313,7 @@ def main() -> None:
         (OUT / f"{name}.session.jsonl").write_text(text)
     specs = dict(HANDWRITTEN)
     for seed in range(6):
-        specs[f"random-{seed}"] = random_ops(100 + seed)
+        specs[f"random-{seed}"] = compactions_on_path(random_ops(100 + seed))
     for seed in range(10):
         specs[f"random16-{seed}"] = random_ops16(random.Random(1600 + seed), max_ops=40)
     outs = run_batch(specs, OUT)

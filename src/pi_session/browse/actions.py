@@ -170,6 +170,8 @@ def set_label(path: Path, entry_id: str, text: str) -> Outcome:
         manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
     except KeyError:
         raise ActionError(f"{path}: no entry with id {entry_id}") from None
+    except SessionFileError as exc:  # e.g. the file was deleted since it was opened
+        raise ActionError(str(exc)) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)
@@ -188,6 +190,8 @@ def set_name(path: Path, text: str) -> Outcome:
     manager = open_write(path)
     try:
         manager.append_session_info(text)
+    except SessionFileError as exc:  # e.g. the file was deleted since it was opened
+        raise ActionError(str(exc)) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import operations
 from ..operations import CompactionPlan, OperationError, SummarizerConfig, one_line
+from ..storage import SessionFileError
 from ..terminal import plural
 from .actions import ActionError, Outcome, open_read, open_write, save
 
@@ -119,7 +120,7 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     manager = open_write(path)
     try:
         moved = operations.navigate_session(manager, plan, summary)
-    except OperationError as exc:
+    except (OperationError, SessionFileError) as exc:  # SessionFileError: e.g. the file was deleted meanwhile
         raise ActionError(one_line(str(exc))) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None
@@ -193,7 +194,7 @@ async def compact(path: Path, plan: CompactionPlan, summarizer: Summarizer) -> O
         raise ActionError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
     except CompactionCancelled:
         raise ActionError("compaction cancelled; the session file was not changed") from None
-    except OperationError as exc:
+    except (OperationError, SessionFileError) as exc:  # SessionFileError: e.g. the file was deleted meanwhile
         raise ActionError(one_line(str(exc))) from None
     except OSError as exc:
         raise ActionError(f"{path}: {exc.strerror or exc}") from None

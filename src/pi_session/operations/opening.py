@@ -28,7 +28,9 @@ def _open(location: str | os.PathLike[str], store: SessionStore | None, read_onl
             # pi (and SessionManager.open) would start a new session in it:
             # reading must not invent one
             raise OperationError(f"{path}: empty file (0 bytes): no session in it yet")
-        return SessionManager.open(path, read_only=read_only)
+        # the front ends open sessions that exist: a file gone since it
+        # was named is an error, not a new session
+        return SessionManager.open(path, read_only=read_only, must_exist=True)
     except SessionFileError as exc:
         raise OperationError(str(exc)) from None
     except PermissionError as exc:

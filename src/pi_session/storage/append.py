@@ -18,7 +18,8 @@ from .atomic import adopt_directory_owner, data_sync, fsync_dir, write_all
 from .lines import SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
 from .scan import LineScanner
-from ..records import StrPath
+from .. import jsonio
+from ..records import StrPath, is_session_header
 
 class AppendError(OSError):
     """An append failed part way. ``lines_written`` complete lines of the
@@ -222,16 +223,78 @@ class LeafMovedError(ConcurrentAppendError):
         self.leaf_id = leaf_id
 
 
+class SessionGoneError(SessionFileError):
+    """Raised when a session that was read (or written) is no longer
+    there to append to: its file was deleted, or replaced by a file that
+    is not this session (another session's, or no session at all).
+    Nothing was written: a writer never re-creates a file holding only
+    its next entries (a file without a header that no reader accepts), and
+    never writes into another session. ``gone`` is ``"deleted"`` or
+    ``"replaced"``."""
+
+    def __init__(self, path: StrPath, gone: str, detail: str = "") -> None:
+        what = "deleted" if gone == "deleted" else "replaced by another file" + (f" ({detail})" if detail else "")
+        super().__init__(
+            path,
+            f"the session file was {what} since this session was read; nothing was written "
+            "(open the session again to go on from what is stored)",
+        )
+        self.gone = gone
+
+
+SessionStamp = tuple[int, ...]
+"""What a stored session looks like now, for telling whether it changed
+(:meth:`pi_session.stores.SessionHandle.stamp`): a tuple whose first item
+is the size in bytes; equal stamps mean unchanged."""
+
+
+def file_stamp(st: os.stat_result) -> SessionStamp:
+    """The stamp of a session file: ``(size, device, inode, mtime_ns,
+    ctime_ns)``. An append changes the size, an atomic rewrite the inode
+    (also one of the same length, as a scrub whose marks are as long as
+    the secrets), any write the times."""
+    return (st.st_size, st.st_dev, st.st_ino, st.st_mtime_ns, st.st_ctime_ns)
+
+
 @dataclass
 class AppendResult:
     """What :func:`append_lines_checked` did: ``notes`` (repairs done
     first), ``size`` (the file's size in bytes after the append, read under
-    the lock) and ``foreign`` (the lines another writer had appended since
-    ``expected_size``, as read under the lock)."""
+    the lock), ``foreign`` (the lines another writer had appended since
+    ``expected_size``, as read under the lock) and ``stamp`` (the
+    session's :data:`SessionStamp` right after the append, read under the
+    lock; None when the store cannot tell)."""
 
     notes: list[str]
     size: int
     foreign: list[bytes]
+    stamp: SessionStamp | None = None
+
+
+_HEADER_SCAN_BYTES = 1 << 20
+
+
+def _header_id(fd: int) -> str | None:
+    """The ``id`` of the session header the file starts with (its first
+    line that parses, within 1 MiB, as pi's ``readSessionHeader`` finds
+    it), or None when that is not a session header. Reads 4 KiB, more
+    only while no line has ended."""
+    data = b""
+    want = 4096
+    while True:
+        data = os.pread(fd, want, 0)
+        complete = data.split(b"\n")[:-1] if len(data) == want else data.split(b"\n")
+        for raw in complete:
+            if not raw.strip():
+                continue
+            try:
+                record = jsonio.loads(raw)
+            except ValueError:
+                continue
+            return record["id"] if is_session_header(record) else None
+        if len(data) < want or want >= _HEADER_SCAN_BYTES:
+            return None
+        want *= 16
 
 
 def append_lines(
@@ -275,6 +338,7 @@ def append_lines_checked(
     *,
     expected_size: int | None = None,
     on_grown: Callable[[list[bytes]], Sequence[bytes] | None] | None = None,
+    session_id: str | None = None,
 ) -> AppendResult:
     """:func:`append_lines`, plus detection of other writers: under the
     append lock, when the file holds bytes past ``expected_size`` (the size
@@ -284,17 +348,35 @@ def append_lines_checked(
     instead (or None to keep ``lines``), or raises to write nothing. The
     caller skips lines it already knows (a re-read line is harmless).
 
+    Args:
+        session_id: the session the file must still hold (its header's
+            id, checked under the lock before anything is written or
+            repaired): a missing file is not created, and a file whose
+            header names another session (or that has none) is left
+            alone; None: no check, a missing file is created.
+
     Returns:
         An :class:`AppendResult`.
 
     Raises:
+        SessionGoneError: (``session_id``) the file was deleted, or
+            replaced by a file that does not hold that session; nothing
+            was written.
         AppendError, SessionFileError: as :func:`append_lines`; whatever
             ``on_grown`` raises (nothing is written then).
     """
     p = Path(path)
     notes: list[str] = []
     foreign: list[bytes] = []
-    with locked_append_fd(p) as (fd, created):
+    with contextlib.ExitStack() as stack:
+        try:
+            fd, created = stack.enter_context(locked_append_fd(p, create=session_id is None))
+        except FileNotFoundError:
+            raise SessionGoneError(p, "deleted") from None
+        if session_id is not None:
+            found = _header_id(fd)
+            if found != session_id:
+                raise SessionGoneError(p, "replaced", f"its header names session {found}" if found is not None else "it holds no session header")
         note = _repair_torn_tail(fd, p, lines[0] if lines else None)
         if note:
             notes.append(note)
@@ -325,7 +407,7 @@ def append_lines_checked(
                 data_sync(fd)
             except OSError as exc:
                 raise AppendError(p, done, exc) from exc
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
     if created and durability is Durability.ENTRY:
         fsync_dir(p.parent)
-    return AppendResult(notes, size, foreign)
+    return AppendResult(notes, st.st_size, foreign, file_stamp(st))

@@ -26,10 +26,12 @@ from ..storage import (
     AppendResult,
     Durability,
     SessionFile,
+    SessionStamp,
     append_lines_checked,
     create_file,
     directory_lock,
     ensure_dir,
+    file_stamp,
     fsync_dir,
     iter_lines,
     read_session_file,
@@ -451,18 +453,30 @@ class FileHandle(SessionHandle):
         durability: Durability = Durability.ENTRY,
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
+        session_id: str | None = None,
     ) -> AppendResult:
         """See :meth:`SessionHandle.append`
-        (:func:`pi_session.storage.append_lines_checked`; the file is
-        created when missing)."""
-        if self.store is not None and not self.path.exists():
+        (:func:`pi_session.storage.append_lines_checked`; without
+        ``session_id`` the file is created when missing)."""
+        if self.store is not None and session_id is None and not self.path.exists():
             raise SessionNotFoundError(f"{self.store.url}: no session {self.session_id}")
-        return append_lines_checked(self.path, lines, durability, expected_size=expected_size, on_grown=on_grown)
+        return append_lines_checked(
+            self.path, lines, durability, expected_size=expected_size, on_grown=on_grown, session_id=session_id
+        )
 
     def size(self) -> int | None:
         try:
             return self.path.stat().st_size
         except FileNotFoundError:
+            return None
+
+    def stamp(self) -> SessionStamp | None:
+        """See :meth:`SessionHandle.stamp`: the file's size, device, inode,
+        mtime and ctime (:func:`pi_session.storage.file_stamp`); None when
+        it cannot be stat'ed."""
+        try:
+            return file_stamp(self.path.stat())
+        except OSError:
             return None
 
     def flush(self) -> None:

@@ -23,7 +23,12 @@ The contract every handle keeps (the stale-leaf protocol of pi-session's
   (files) or per call (databases); with ``expected_size`` and ``on_grown``
   it hands the lines other writers appended since to ``on_grown`` while the
   session is locked, and writes what that returns (or nothing, if it raises);
-- positions are byte counts of the session's lines (the file size).
+  with ``session_id`` it refuses (:class:`pi_session.storage.SessionGoneError`,
+  nothing written) a session deleted since, or a file replaced by one that
+  does not hold that session;
+- positions are byte counts of the session's lines (the file size);
+  :meth:`~SessionHandle.stamp` tells whether the stored session changed at
+  all (an append, or a rewrite of the same length).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from ..storage import AppendError, AppendResult, Durability, SessionFile, read_session_lines
+from ..storage import AppendError, AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, read_session_lines
 
 __all__ = ["SessionHandle", "MemoryHandle", "FailingHandle", "OnGrown", "foreign_lines"]
 
@@ -110,23 +115,43 @@ class SessionHandle(ABC):
         durability: Durability = Durability.ENTRY,
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
+        session_id: str | None = None,
     ) -> AppendResult:
         """Append complete lines (each ending in ``\\n``); see the module
         docstring for ``expected_size`` / ``on_grown``.
 
+        Args:
+            session_id: the id the stored session must still have (a
+                writer continuing a session it read); None: not checked,
+                and a missing file is created.
+
         Returns:
             :class:`pi_session.storage.AppendResult` (``notes`` of repairs,
-            the new ``size``, the ``foreign`` lines seen).
+            the new ``size``, the ``foreign`` lines seen, the ``stamp``
+            after the append).
 
         Raises:
             pi_session.storage.AppendError: a write failed part way;
                 ``lines_written`` of ``lines`` are stored.
+            pi_session.storage.SessionGoneError: (``session_id``) the
+                session was deleted, or its file replaced by one that does
+                not hold it; nothing written.
             whatever ``on_grown`` raises (nothing written).
         """
 
     @abstractmethod
     def size(self) -> int | None:
         """The session's size in bytes now, or None when it does not exist."""
+
+    def stamp(self) -> SessionStamp | None:
+        """What the stored session looks like now
+        (:data:`pi_session.storage.SessionStamp`: the size first, then
+        whatever else the store can tell: a file's inode and times, a
+        database row's record count and write time), or None when it does
+        not exist. Two equal stamps mean the session did not change in
+        between; here: the size only."""
+        size = self.size()
+        return None if size is None else (size,)
 
     def flush(self) -> None:
         """Make appended lines durable (``durability="batch"``); a no-op
@@ -204,8 +229,11 @@ class MemoryHandle(SessionHandle):
         durability: Durability = Durability.ENTRY,
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
+        session_id: str | None = None,
     ) -> AppendResult:
         if self.lines is None:
+            if session_id is not None:
+                raise SessionGoneError(self.location, "deleted")
             self.lines = []
         foreign: list[bytes] = []
         if expected_size is not None and on_grown is not None:
@@ -217,7 +245,8 @@ class MemoryHandle(SessionHandle):
                     if replacement is not None:
                         lines = replacement
         self.lines.extend(lines)
-        return AppendResult([], sum(map(len, self.lines)), foreign)
+        size = sum(map(len, self.lines))
+        return AppendResult([], size, foreign, (size,))
 
     def size(self) -> int | None:
         return sum(map(len, self.lines)) if self.lines is not None else None
@@ -292,15 +321,18 @@ class FailingHandle(SessionHandle):
         durability: Durability = Durability.ENTRY,
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
+        session_id: str | None = None,
     ) -> AppendResult:
         self.calls.append(("append", list(lines)))
         failure = self._take("append")
         if failure is None:
-            return self.inner.append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
+            return self.inner.append(
+                lines, durability=durability, expected_size=expected_size, on_grown=on_grown, session_id=session_id
+            )
         error, after = failure
         written = 0
         if after:
-            self.inner.append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
+            self.inner.append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown, session_id=session_id)
             written = len(lines)
         if isinstance(error, OSError) and not isinstance(error, AppendError):
             raise AppendError(Path(self.location), written, error) from error
@@ -308,6 +340,9 @@ class FailingHandle(SessionHandle):
 
     def size(self) -> int | None:
         return self.inner.size()
+
+    def stamp(self) -> SessionStamp | None:
+        return self.inner.stamp()
 
     def flush(self) -> None:
         self.inner.flush()

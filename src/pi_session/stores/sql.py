@@ -68,7 +68,7 @@ from typing import Any
 
 from ..paths import resolve_path
 from ..records import is_session_header
-from ..storage import AppendResult, Durability, SessionFile, parse_line, read_session_lines
+from ..storage import AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, parse_line, read_session_lines
 from ..timestamps import iso_to_ms
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
@@ -134,7 +134,7 @@ _INSERT_RECORD = (
 )
 _APPEND_STATE = (
     "SELECT size_bytes, record_count, last_terminated, name, message_count, first_message, last_activity, "
-    "header_ms FROM pi_sessions WHERE id = ?"
+    "header_ms, written_ms FROM pi_sessions WHERE id = ?"
 )
 _LIST_COLUMNS = "id, cwd, name, parent_session, created, modified, message_count, first_message"
 
@@ -445,6 +445,17 @@ class SQLHandle(SessionHandle):
             row = store._exec(cur, "SELECT size_bytes FROM pi_sessions WHERE id = ?", (self.session_id,)).fetchone()
         return int(row[0]) if row is not None else None
 
+    def stamp(self) -> SessionStamp | None:
+        """See :meth:`SessionHandle.stamp`: ``(size_bytes, record_count,
+        written_ms)`` of the session's row (every append and rewrite sets
+        ``written_ms``)."""
+        store = self.store
+        with store._transaction(write=False) as cur:
+            row = store._exec(
+                cur, "SELECT size_bytes, record_count, written_ms FROM pi_sessions WHERE id = ?", (self.session_id,)
+            ).fetchone()
+        return (int(row[0]), int(row[1]), int(row[2])) if row is not None else None
+
     def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], _SearchDocs]:
         """The ``pi_sessions`` and ``pi_records`` rows of a session holding
         ``lines``, and what its search documents are made of (sets
@@ -575,6 +586,7 @@ class SQLHandle(SessionHandle):
         durability: Durability = Durability.ENTRY,
         expected_size: int | None = None,
         on_grown: OnGrown | None = None,
+        session_id: str | None = None,
     ) -> AppendResult:
         """See :meth:`SessionHandle.append`: one transaction that locks the
         session row (:attr:`SQLStore.lock_clause`, or the dialect's write
@@ -584,18 +596,22 @@ class SQLHandle(SessionHandle):
         repairs a torn tail first: ``on_grown`` then sees it as a line.
 
         Raises:
-            SessionNotFoundError: no such session.
+            SessionNotFoundError: no such session (without ``session_id``).
+            pi_session.storage.SessionGoneError: no such session any more
+                (with ``session_id``: it was deleted since it was read).
         """
         store = self.store
-        session_id = self.session_id
+        expected_id, session_id = session_id, self.session_id
         notes: list[str] = []
         foreign: list[bytes] = []
         with store._transaction(write=True) as cur:
             store._search_ready(cur)
             row = store._exec(cur, _APPEND_STATE + store.lock_clause, (session_id,)).fetchone()
             if row is None:
+                if expected_id is not None:
+                    raise SessionGoneError(self.location, "deleted")
                 raise SessionNotFoundError(f"{store.url}: no session {session_id}")
-            size, count, terminated, name, message_count, first_message, last_activity, h_ms = row
+            size, count, terminated, name, message_count, first_message, last_activity, h_ms, written = row
             if not terminated and lines:
                 # an imported file's torn last line: it gets its newline, so
                 # the appended lines start on lines of their own; done first,
@@ -632,7 +648,7 @@ class SQLHandle(SessionHandle):
             if not lines:
                 if notes:  # the torn last line got its newline: nothing else to write
                     store._exec(cur, "UPDATE pi_sessions SET size_bytes = ?, last_terminated = 1 WHERE id = ?", (size, session_id))
-                return AppendResult(notes, size, foreign)
+                return AppendResult(notes, size, foreign, (size, count, int(written)))
             state = InfoState(name, message_count, first_message, last_activity)
             rows = []
             writer = store._search_writer(cur)
@@ -663,4 +679,4 @@ class SQLHandle(SessionHandle):
                     session_id,
                 ),
             )
-        return AppendResult(notes, size, foreign)
+        return AppendResult(notes, size, foreign, (size, count + len(lines), written))

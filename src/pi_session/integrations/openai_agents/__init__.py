@@ -21,7 +21,7 @@ that were added), :mod:`.session` (the session class, compaction, branching).
 
 from __future__ import annotations
 
-from .convert import ITEM_CUSTOM_TYPE, ITEM_KEY, MARK_CUSTOM_TYPE
+from .convert import ITEM_CUSTOM_TYPE, ITEM_KEY, MARK_CUSTOM_TYPE, InvalidItemError
 from .render import RenderedItem, render_items
 from .session import (
     CompactionEvent,
@@ -33,6 +33,7 @@ from .session import (
 
 __all__ = [
     "PiSession",
+    "InvalidItemError",
     "CompactionEvent",
     "CompactionListener",
     "is_context_overflow_error",

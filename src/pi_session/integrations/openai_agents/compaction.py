@@ -18,7 +18,7 @@ from ...settings import (
     load_settings,
 )
 
-__all__ = ["CompactionEvent", "CompactionListener", "resolve_settings", "is_context_overflow_error"]
+__all__ = ["CompactionEvent", "CompactionListener", "resolve_settings", "is_context_overflow_error", "warn_about_small_window"]
 
 log = logging.getLogger("pi_session.integrations.openai_agents")
 
@@ -98,3 +98,25 @@ def resolve_settings(settings: Any, cwd: str) -> tuple[CompactionSettings, Branc
             coerce_branch_summary_settings(settings.get("branchSummary")),
         )
     return coerce_compaction_settings(settings), BranchSummarySettings()
+
+
+def warn_about_small_window(session_id: str, context_window: int | None, settings: Any) -> None:
+    """Log one warning (logger ``pi_session.integrations.openai_agents``)
+    when the compaction ``settings`` (a
+    :class:`~pi_session.settings.CompactionSettings`) cannot work within
+    ``context_window`` tokens (see :class:`~.session.PiSession`'s
+    ``context_window``)."""
+    if not context_window or not settings.enabled:
+        return
+    keep, reserve = settings.keep_recent_tokens, settings.reserve_tokens
+    problems = []
+    if keep >= context_window:
+        problems.append(f"keepRecentTokens {keep} >= it, so the context is never compacted (it is all recent)")
+    if reserve >= context_window:
+        problems.append(f"reserveTokens {reserve} >= it, so pi's trigger fires after every response")
+    if problems:
+        log.warning(
+            "PiSession %r: context_window %d: %s; pass settings={'compaction': {'reserveTokens': ..., "
+            "'keepRecentTokens': ...}} smaller than the window (e.g. %d and %d)",
+            session_id, context_window, "; ".join(problems), context_window // 4, context_window // 2,
+        )  # fmt: skip

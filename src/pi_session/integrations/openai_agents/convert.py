@@ -81,6 +81,84 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"session items must hold JSON values, not {type(value).__name__}")
 
 
+class InvalidItemError(ValueError, TypeError):
+    """An item :meth:`~pi_session.integrations.openai_agents.PiSession.add_items`
+    cannot store; nothing of its batch was written. A ``ValueError`` (and,
+    as a value of the wrong type is, a ``TypeError``).
+
+    Attributes:
+        index: the item's position in the batch (0-based).
+        problem: what is wrong with it, one line.
+    """
+
+    def __init__(self, index: int, problem: str) -> None:
+        super().__init__(f"session item {index}: {problem}; nothing of this batch was stored")
+        self.index = index
+        self.problem = problem
+
+
+def _kind_of_value(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def item_problem(item: Mapping[str, Any]) -> str | None:
+    """What is wrong with a plain item (see :func:`plain_item`), or None:
+    the fields the conversion reads must have the types the Responses API
+    gives them. A user message's ``content`` is a string or a list of
+    content parts (objects); an assistant message's a string or a list of
+    objects; a ``function_call`` has string ``call_id``, ``name`` and
+    ``arguments``; a ``function_call_output`` a string ``call_id``; a
+    ``reasoning`` item's ``summary`` is a list. Other items are stored
+    verbatim and may hold any JSON."""
+    kind = item_kind(item)
+    itype = item.get("type")
+    if kind in ("user", "assistant") and itype in (None, "message"):
+        content = item.get("content")
+        role = item.get("role")
+        if isinstance(content, str):
+            return None
+        if not isinstance(content, list):
+            return f"a {role} message's content must be a string or a list of content parts, not {_kind_of_value(content)}"
+        for n, part in enumerate(content):
+            if not isinstance(part, Mapping):
+                return f"a {role} message's content part {n} must be an object, not {_kind_of_value(part)}"
+        return None
+    if itype == "function_call":
+        for key in ("call_id", "name", "arguments"):
+            if not isinstance(item.get(key), str):
+                return f"a function_call's {key} must be a string, not {_kind_of_value(item.get(key))}"
+        return None
+    if itype == "function_call_output":
+        if not isinstance(item.get("call_id"), str):
+            return f"a function_call_output's call_id must be a string, not {_kind_of_value(item.get('call_id'))}"
+        return None
+    if itype == "reasoning" and "summary" in item and not isinstance(item.get("summary"), list):
+        return f"a reasoning item's summary must be a list, not {_kind_of_value(item.get('summary'))}"
+    return None
+
+
+def plain_items(items: Sequence[Any]) -> list[dict[str, Any]]:
+    """Every item of a batch as a plain JSON dict (:func:`plain_item`),
+    each checked (:func:`item_problem`) before any is stored.
+
+    Raises:
+        InvalidItemError: an item that is not a dict (or model), holds a
+            value JSON cannot represent, or has a field of the wrong type;
+            the error names its index and the problem.
+    """
+    plain: list[dict[str, Any]] = []
+    for index, item in enumerate(items):
+        try:
+            value = plain_item(item)
+        except (TypeError, ValueError) as exc:
+            raise InvalidItemError(index, str(exc)) from None
+        problem = item_problem(value)
+        if problem is not None:
+            raise InvalidItemError(index, problem)
+        plain.append(value)
+    return plain
+
+
 def plain_item(item: Any) -> dict[str, Any]:
     """An input item as a plain JSON dict (a deep copy; pydantic models,
     also nested ones, are dumped as the SDK would send them).

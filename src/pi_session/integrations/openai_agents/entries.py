@@ -12,6 +12,7 @@ from ...manager import SessionManager
 from .convert import (
     ITEM_CUSTOM_TYPE,
     MARK_CUSTOM_TYPE,
+    InvalidItemError,
     assistant_block_from_pi,
     assistant_to_pi,
     item_kind,
@@ -22,7 +23,7 @@ from .convert import (
 )
 from .render import render_items
 
-__all__ = ["NEUTRAL_TYPES", "usage_of_run", "known_calls", "append_items", "move_leaf", "pop_last_item"]
+__all__ = ["NEUTRAL_TYPES", "usage_of_run", "known_calls", "plan_items", "append_items", "move_leaf", "pop_last_item"]
 
 NEUTRAL_TYPES = frozenset({"custom", "label", "session_info", "usage"})
 """Entry types that do not change the context: a leaf move may leave them behind."""
@@ -77,49 +78,72 @@ def known_calls(manager: SessionManager) -> dict[str, tuple[str, str]]:
     return calls
 
 
+def plan_items(
+    manager: SessionManager, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, *, provider: str, model: str
+) -> list[tuple[str, dict[str, Any]]]:
+    """The entries :func:`append_items` writes for plain SDK items, made
+    without writing anything: ``("message", pi message)`` or
+    ``("custom", data)`` each (see :func:`append_items` for the mapping).
+
+    Raises:
+        InvalidItemError: an item the conversion cannot read (named by its
+            index in ``items``).
+    """
+    groups: list[tuple[str, int, list[dict[str, Any]]]] = []
+    for index, item in enumerate(items):
+        kind = item_kind(item)
+        if kind == "assistant" and groups and groups[-1][0] == "assistant":
+            groups[-1][2].append(item)
+        else:
+            groups.append((kind, index, [item]))
+    last_assistant = max((i for i, (kind, _, _) in enumerate(groups) if kind == "assistant"), default=-1)
+    calls = known_calls(manager)
+    planned: list[tuple[str, dict[str, Any]]] = []
+    for n, (kind, first, group) in enumerate(groups):
+        timestamp = now_ms()
+        try:
+            if kind == "assistant":
+                message = assistant_to_pi(
+                    group, provider=provider, model=model, timestamp=timestamp, usage=usage if n == last_assistant else None
+                )
+                for block in message["content"]:
+                    if block["type"] == "toolCall":
+                        calls[split_call_id(block["id"])] = (block["id"], block["name"])
+                planned.append(("message", message))
+            elif kind == "user":
+                planned.append(("message", user_to_pi(group[0], timestamp)))
+            elif kind == "result":
+                call_id = group[0].get("call_id")
+                call_id = call_id if isinstance(call_id, str) else ""
+                pi_id, name = calls.get(call_id, (call_id, "unknown_tool"))
+                planned.append(("message", result_to_pi(group[0], pi_id, name, timestamp)))
+            else:
+                planned.append(("custom", {"item": group[0]}))
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            together = f" (with the {len(group) - 1} item(s) after it, one assistant message)" if len(group) > 1 else ""
+            raise InvalidItemError(first, f"cannot be stored as a pi entry{together}: {type(exc).__name__}: {exc}") from None
+    return planned
+
+
 def append_items(
     manager: SessionManager, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, *, provider: str, model: str
 ) -> None:
     """Append plain SDK items as pi entries (see :mod:`.convert`): user
     messages, one assistant message per run of reasoning/output/function-call
     items (the last one carries ``usage``), tool results named after their
-    calls, and ``custom`` entries for the rest.
+    calls, and ``custom`` entries for the rest. Every entry is made
+    (:func:`plan_items`) before the first is written: an item that cannot
+    be converted stores nothing of the batch.
 
     Raises:
+        InvalidItemError: see :func:`plan_items` (nothing written).
         pi_session.storage.AppendError: writing failed.
     """
-    groups: list[tuple[str, list[dict[str, Any]]]] = []
-    for item in items:
-        kind = item_kind(item)
-        if kind == "assistant" and groups and groups[-1][0] == "assistant":
-            groups[-1][1].append(item)
+    for what, payload in plan_items(manager, items, usage, provider=provider, model=model):
+        if what == "message":
+            manager.append_message(payload)
         else:
-            groups.append((kind, [item]))
-    last_assistant = max((i for i, (kind, _) in enumerate(groups) if kind == "assistant"), default=-1)
-    calls = known_calls(manager)
-    for index, (kind, group) in enumerate(groups):
-        timestamp = now_ms()
-        if kind == "assistant":
-            message = assistant_to_pi(
-                group,
-                provider=provider,
-                model=model,
-                timestamp=timestamp,
-                usage=usage if index == last_assistant else None,
-            )
-            for block in message["content"]:
-                if block["type"] == "toolCall":
-                    calls[split_call_id(block["id"])] = (block["id"], block["name"])
-            manager.append_message(message)
-        elif kind == "user":
-            manager.append_message(user_to_pi(group[0], timestamp))
-        elif kind == "result":
-            call_id = group[0].get("call_id")
-            call_id = call_id if isinstance(call_id, str) else ""
-            pi_id, name = calls.get(call_id, (call_id, "unknown_tool"))
-            manager.append_message(result_to_pi(group[0], pi_id, name, timestamp))
-        else:
-            manager.append_custom_entry(ITEM_CUSTOM_TYPE, {"item": group[0]})
+            manager.append_custom_entry(ITEM_CUSTOM_TYPE, payload)
 
 
 def move_leaf(manager: SessionManager, leaf_id: str | None) -> None:

@@ -31,12 +31,12 @@ from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
 from ...manager import SessionManager
 from ...records import UNDEFINED
-from ...storage import ConcurrentAppendError
+from ...storage import ConcurrentAppendError, SessionGoneError
 from ...text import well_formed_deep
 from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
-from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings
-from .convert import MARK_CUSTOM_TYPE, item_kind, plain_item
+from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings, warn_about_small_window
+from .convert import MARK_CUSTOM_TYPE, item_kind, plain_items
 from .entries import append_items, move_leaf, pop_last_item, usage_of_run
 from .ids import pi_session_id_for
 from .render import RenderedItem, limit_items, render_items
@@ -77,25 +77,6 @@ def _coerce_session_settings(value: Any) -> Any:
     except ImportError:  # pragma: no cover - the SDK is not installed
         return value
     return SessionSettings() if value is None else coerce_session_settings(value)
-
-
-def _warn_about_small_window(session_id: str, context_window: int | None, settings: Any) -> None:
-    """One warning when the compaction settings cannot work within
-    ``context_window`` (see :class:`PiSession`'s ``context_window``)."""
-    if not context_window or not settings.enabled:
-        return
-    keep, reserve = settings.keep_recent_tokens, settings.reserve_tokens
-    problems = []
-    if keep >= context_window:
-        problems.append(f"keepRecentTokens {keep} >= it, so the context is never compacted (it is all recent)")
-    if reserve >= context_window:
-        problems.append(f"reserveTokens {reserve} >= it, so pi's trigger fires after every response")
-    if problems:
-        log.warning(
-            "PiSession %r: context_window %d: %s; pass settings={'compaction': {'reserveTokens': ..., "
-            "'keepRecentTokens': ...}} smaller than the window (e.g. %d and %d)",
-            session_id, context_window, "; ".join(problems), context_window // 4, context_window // 2,
-        )  # fmt: skip
 
 
 class PiSession(_SessionBase):
@@ -184,7 +165,7 @@ class PiSession(_SessionBase):
         self.context_window = context_window
         self.summarizer: Summarizer = summarizer if summarizer is not None else ExtractiveSummarizer()
         self.compaction_settings, self.branch_summary_settings = resolve_settings(settings, self.cwd)
-        _warn_about_small_window(session_id, context_window, self.compaction_settings)
+        warn_about_small_window(session_id, context_window, self.compaction_settings)
         self.model = model or "unknown"
         self.provider = provider or "openai-agents"
         self.last_compaction_error: BaseException | None = None
@@ -279,11 +260,15 @@ class PiSession(_SessionBase):
         is checked and a compaction made when it fires (a failed summary is logged and kept
         in :attr:`last_compaction_error`; the items stay stored).
 
+        The batch is checked and converted whole before anything is written;
+        a session another writer deleted meanwhile is started again.
+
         Raises:
-            TypeError: an item is not a dict.
+            InvalidItemError: the item it names (by index) cannot be stored
+                (:func:`.convert.item_problem`); nothing of the batch written.
             pi_session.storage.AppendError: writing failed.
         """
-        plain = [plain_item(i) for i in items]
+        plain = plain_items(items)
         if not plain:
             return
         response = any(item_kind(i) == "assistant" for i in plain)
@@ -540,12 +525,17 @@ class PiSession(_SessionBase):
 
     def _current(self) -> SessionManager:
         """The manager, opened again when the stored session changed since
-        it was read or written (:meth:`SessionManager.is_stale`: one size
-        check). Every leaf move of this class is written, so the reopened
-        leaf (the last entry) is where this object left it, or after
-        another writer's entries."""
-        if self.manager.is_stale():
-            self._reload()
+        it was read or written (:meth:`SessionManager.is_stale`); entries
+        of a new chat not written yet are saved instead, continuing the
+        session another writer created. Every leaf move of this class is
+        written, so the reopened leaf (the last entry) is where this object
+        left it, or after another writer's entries."""
+        manager = self.manager
+        if manager.is_stale():
+            if manager.unsaved_entry_count():
+                manager.save()
+            else:
+                self._reload()
         return self.manager
 
     def _pop_sync(self) -> dict[str, Any] | None:
@@ -569,8 +559,13 @@ class PiSession(_SessionBase):
         return [RenderedItem(well_formed_deep(copy.deepcopy(r.item)), r.entry_id, r.block) for r in rendered]
 
     def _add_sync(self, items: Sequence[dict[str, Any]], usage: dict[str, Any] | None, check: bool) -> bool:
-        manager = self.manager
-        append_items(manager, items, usage, provider=self.provider, model=self.model)
+        manager = self._current()
+        try:
+            append_items(manager, items, usage, provider=self.provider, model=self.model)
+        except SessionGoneError:  # deleted since the check: nothing of it written
+            self._reload()
+            manager = self.manager
+            append_items(manager, items, usage, provider=self.provider, model=self.model)
         if self.context_window is None or not check:
             return False
         tokens = manager.estimate_projected_context_tokens()["tokens"]
@@ -586,7 +581,7 @@ class PiSession(_SessionBase):
         _ = self.manager
 
     def _clear_sync(self) -> None:
-        manager = self.manager
+        manager = self._current()
         if manager.get_leaf_id() is None:
             return
         manager.reset_leaf()
