@@ -38,6 +38,7 @@ if TYPE_CHECKING:
         get_current_system_message,
     )
     from .llm import Summarizer, SummarizerError, SummaryRequest
+    from .errors import PiSessionError
     from .manager import SessionManager
     from .migrate import migrate_session_entries
     from .navigation import NavigationPlan, NavigationResult, plan_navigation
@@ -86,6 +87,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UNSET", "build_context_entries", "build_session_context", "build_session_projection", "convert_to_llm",
         "get_current_system_message",
     ),
+    "errors": ("PiSessionError",),
     "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
     "manager": ("SessionManager",),
     "migrate": ("migrate_session_entries",),

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 from . import jsonio, paths
+from .errors import PiSessionError
 from .records import StrPath
 
 __all__ = [
@@ -44,7 +45,7 @@ _TYPED_KEYS: dict[str, dict[str, type]] = {
 }
 
 
-class SettingsError(ValueError):
+class SettingsError(PiSessionError, ValueError):
     """A settings file could not be read or parsed; the message names the file."""
 
 

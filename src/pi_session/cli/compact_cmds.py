@@ -16,6 +16,7 @@ from rich.table import Table
 from ..adapters import unanswered_tool_calls
 from ..compaction import CompactionCancelled, prepare_branch_entries
 from ..operations import (
+    LeafMoved,
     OperationError,
     already_there_message,
     compact_session,
@@ -216,7 +217,7 @@ def compact_cmd(
         )
     except CompactionCancelled:
         fail("compaction cancelled; the session file was not changed")
-    except OperationError as exc:  # the leaf moved (another writer): nothing written
+    except (LeafMoved, OperationError) as exc:  # the leaf moved (another writer): nothing written
         fail(str(exc))
     assert done is not None  # there was a plan
     writer, new_id, result = done.manager, done.entry_id, done.result
@@ -413,7 +414,7 @@ def navigate(
     seen = len(manager.notes)
     try:
         moved = navigate_session(manager, plan, summary)
-    except OperationError as exc:  # the target is gone, or the leaf moved: nothing written
+    except (LeafMoved, OperationError) as exc:  # the target is gone, or the leaf moved: nothing written
         fail(str(exc))
     summary_id = moved.summary_entry_id
     manager.save()

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..errors import PiSessionError
+
 __all__ = [
     "SummaryKind",
     "SummaryRequest",
@@ -131,7 +133,7 @@ def usage_of(text: str) -> dict[str, Any] | None:
     return getattr(text, "usage", None)
 
 
-class SummarizerError(Exception):
+class SummarizerError(PiSessionError):
     """A summary could not be written (bad key, unknown model, request too
     large, server errors after retries, timeout). The message is one line
     meant for the user and never contains an API key.

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..errors import PiSessionError
 from ..jsonio import dumps_line, loads
 from ..records import make_header
 from ..timestamps import iso_to_ms
@@ -218,7 +219,7 @@ CONVERSION_ERRORS: tuple[type[Exception], ...] = (ValueError, TypeError, KeyErro
 converter catches these per record and raises :class:`RecordError`)."""
 
 
-class RecordError(Exception):
+class RecordError(PiSessionError):
     """A source record the conversion could not use: ``line`` (1-based) and
     the error it raised (``cause``)."""
 

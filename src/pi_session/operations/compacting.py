@@ -278,7 +278,7 @@ def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: Se
         writer.save()
     except LeafMovedError as exc:
         by_other_writer = exc.count > 0 or writer is not plan.manager
-        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, by_other_writer=by_other_writer) from None
+        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, exc.count, by_other_writer=by_other_writer, what="compaction") from None
     return CompactionDone(entry_id, result, plan, writer, tuple(writer.notes[seen:]))
 
 

@@ -88,7 +88,7 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
         OSError: the write failed.
     """
     if summary is not None and writer.get_leaf_id() != plan.old_leaf_id:
-        raise LeafMoved(writer.get_session_location(), plan.old_leaf_id, writer.get_leaf_id(), by_other_writer=True, what="branch summary")
+        raise LeafMoved(writer.get_session_location() or "<session>", plan.old_leaf_id, writer.get_leaf_id(), 0, by_other_writer=True, what="branch summary")
     if summary is None:
         if writer.get_leaf_id() != plan.old_leaf_id:  # planned on an older read: the move from the leaf as it is now
             plan = plan_navigation(writer, plan.target_id)

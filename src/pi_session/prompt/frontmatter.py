@@ -13,12 +13,13 @@ import functools
 import re
 from typing import Any
 
+from ..errors import PiSessionError
 from ._paths import normalize_text
 
 __all__ = ["FrontmatterError", "parse_frontmatter"]
 
 
-class FrontmatterError(ValueError):
+class FrontmatterError(PiSessionError, ValueError):
     """The frontmatter block is not valid YAML (message names the problem)."""
 
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 
 import regex
 
+from ..errors import PiSessionError
 from ..timestamps import iso_to_ms
 
 __all__ = ["Query", "QueryError", "RegexRun", "Term", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
@@ -52,7 +53,7 @@ def tokens(text: str) -> list[str]:
     return [t.lower() for t in _TOKEN.findall(text)]
 
 
-class QueryError(ValueError):
+class QueryError(PiSessionError, ValueError):
     """A query that cannot be parsed; ``str(error)`` names the column
     (1-based) and the problem. ``position`` is the 0-based offset."""
 

@@ -13,6 +13,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..errors import PiSessionError
 from ..records import StrPath
 
 __all__ = ["ALLOW_LIST_ENV", "AllowList", "AllowListError"]
@@ -22,7 +23,7 @@ ALLOW_LIST_ENV = "PI_SESSION_SECRETS_ALLOW"
 ``--allow-list`` wins)."""
 
 
-class AllowListError(ValueError):
+class AllowListError(PiSessionError, ValueError):
     """An allow-list file cannot be read, or a ``re:`` line is not a valid
     pattern (the message names the file and line)."""
 

@@ -14,14 +14,16 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import jsonio
+from ..errors import PiSessionError
+from ..records import StrPath, is_session_header
 from .atomic import adopt_directory_owner, data_sync, fsync_dir, write_all
 from .lines import SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError
 from .scan import LineScanner
-from .. import jsonio
-from ..records import StrPath, is_session_header
 
-class AppendError(OSError):
+
+class AppendError(PiSessionError, OSError):
     """An append failed part way. ``lines_written`` complete lines of the
     batch are in the file (and stay there); the failed line was cut off
     again, so the file still ends on a line boundary."""
@@ -205,22 +207,56 @@ class ConcurrentAppendError(SessionFileError):
 
 
 class LeafMovedError(ConcurrentAppendError):
-    """Raised when an entry planned at one leaf (a compaction) would land
-    on another branch: the leaf was moved, in this process or by another
-    writer, off the path the entry was planned on. Nothing was written.
-    ``planned_leaf_id`` is the leaf the entry was planned at,
-    ``leaf_id`` the session's leaf now (None when unknown)."""
+    """The one error for an entry planned at one leaf (a compaction, a
+    branch summary) that would land on another branch: the leaf was moved,
+    in this process or by another writer, off the path the entry was
+    planned on. Nothing was written. Appends raise it
+    (:meth:`pi_session.SessionManager.append_compaction`), and so do the
+    workflows of :mod:`pi_session.operations` (exported there as
+    ``LeafMoved`` too).
 
-    def __init__(self, path: StrPath, planned_leaf_id: str | None, leaf_id: str | None, count: int = 0) -> None:
-        SessionFileError.__init__(
-            self,
-            path,
-            f"the leaf moved from {planned_leaf_id} to {leaf_id} while this entry was being prepared, "
-            "onto a path that does not continue it; nothing was written (plan again on the current branch)",
-        )
+    Args:
+        path: how the message names the session (a path or a store
+            location).
+        planned_leaf_id: the leaf the entry was planned at.
+        leaf_id: the session's leaf now (None when unknown or the start).
+        count: entries another writer appended (0: none known).
+        by_other_writer: True when another writer's appends moved the leaf
+            (the session in memory is stale: open it again), False when
+            this process moved it, None when the append does not know.
+        what: what was planned ("compaction", "branch summary"), for the
+            message; None for "this entry".
+
+    Attributes:
+        planned_leaf_id, leaf_id, count, by_other_writer: as above.
+    """
+
+    def __init__(
+        self,
+        path: StrPath,
+        planned_leaf_id: str | None,
+        leaf_id: str | None,
+        count: int = 0,
+        *,
+        by_other_writer: bool | None = None,
+        what: str | None = None,
+    ) -> None:
+        if what is None:
+            message = (
+                f"the leaf moved from {planned_leaf_id} to {leaf_id} while this entry was being prepared, "
+                "onto a path that does not continue it; nothing was written (plan again on the current branch)"
+            )
+        else:
+            who = "another writer changed the session" if by_other_writer else "the session changed"
+            message = (
+                f"the leaf moved from {planned_leaf_id} to {leaf_id} while the summary was being written ({who}); "
+                f"the {what} was planned on the old branch, so nothing was written: run it again"
+            )
+        SessionFileError.__init__(self, path, message)
         self.count = count
         self.planned_leaf_id = planned_leaf_id
         self.leaf_id = leaf_id
+        self.by_other_writer = by_other_writer
 
 
 class SessionGoneError(SessionFileError):

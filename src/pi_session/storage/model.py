@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, ClassVar
 
+from ..errors import PiSessionError
 from ..problems import Problem
 from ..records import StrPath
 
@@ -43,7 +44,7 @@ class Durability(str, Enum):
     NONE = "none"
 
 
-class SessionFileError(Exception):
+class SessionFileError(PiSessionError):
     """A session file that cannot be used: missing header, unreadable, not a
     regular file. ``str(error)`` is one line naming the file (and line)."""
 

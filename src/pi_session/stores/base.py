@@ -42,6 +42,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..errors import PiSessionError
 from ..storage import AppendResult, Durability, SessionFile, parse_line
 from ..records import is_session_header
 from .handle import OnGrown, SessionHandle
@@ -65,7 +66,7 @@ __all__ = [
 STORE_ENV = "PI_SESSION_STORE"
 """The environment variable the CLI reads a store URL from (``--store`` wins)."""
 
-class StoreError(Exception):
+class StoreError(PiSessionError):
     """A store cannot do what was asked; ``str(error)`` is one line (URLs
     in it have their password masked)."""
 

@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ... import jsonio
+from ...errors import PiSessionError
 from .overlay import apply_overlay, make_overlay
 
 
@@ -81,7 +82,7 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"session items must hold JSON values, not {type(value).__name__}")
 
 
-class InvalidItemError(ValueError, TypeError):
+class InvalidItemError(PiSessionError, ValueError, TypeError):
     """An item :meth:`~pi_session.integrations.openai_agents.PiSession.add_items`
     cannot store; nothing of its batch was written. A ``ValueError`` (and,
     as a value of the wrong type is, a ``TypeError``).
