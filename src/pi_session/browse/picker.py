@@ -14,13 +14,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from ..terminal import one_line, sanitize
 from . import actions
 from .rows import matching
 from .session import SessionScreen
+from .keys import OwnKeysFirst
 
 if TYPE_CHECKING:
     from .app import BrowseApp
@@ -56,7 +56,7 @@ def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) ->
     return cells
 
 
-class PickerScreen(Screen[None]):
+class PickerScreen(OwnKeysFirst):
     """Pick a session; Enter opens it in a :class:`SessionScreen`."""
 
     DEFAULT_CSS = """
