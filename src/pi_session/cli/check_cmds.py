@@ -32,6 +32,7 @@ from .common import (
     CliError,
     check_leaf_option,
     database_store,
+    entry_id_arg,
     set_store_url,
     console,
     err_console,
@@ -228,6 +229,8 @@ def export(
     manager = open_session(session, read_only=True)
     if leaf == "null":
         warn("--leaf null: the context is empty; exporting an empty conversation")
+    elif leaf is not None:
+        leaf = entry_id_arg(manager, leaf)
     shown = manager
     with _export_progress() as phase:
         try:
