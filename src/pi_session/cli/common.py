@@ -10,7 +10,6 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
-from ..jsonio import write_pretty
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -186,6 +185,8 @@ def print_json(value: Any, indent: int | None = 1) -> None:
     numbers (integers beyond ±2**53), lone surrogates (escaped, so the output
     is always valid UTF-8) and any nesting depth. ``indent=None`` prints the
     compact layout instead."""
+    from ..jsonio import write_pretty
+
     write_pretty(value, sys.stdout, indent=indent)
 
 
