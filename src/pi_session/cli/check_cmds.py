@@ -42,7 +42,7 @@ from .common import (
     resolve_session,
     warn,
 )
-from ..terminal import plural, sanitize
+from ..terminal import fit_cells, plural, sanitize
 
 
 
@@ -257,7 +257,7 @@ def _writing_phase(phase: Phase, output: Path) -> Optional[Callable[[int, Option
     terminal's standard output (the bar would be drawn over it)."""
     if str(output) == "-" and sys.stdout.isatty():
         return None
-    return phase(f"writing {'standard output' if str(output) == '-' else sanitize(output.name)[:40]}", "bytes")
+    return phase(f"writing {'standard output' if str(output) == '-' else fit_cells(sanitize(output.name), 40)}", "bytes")
 
 
 def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool, mode: int) -> bool:

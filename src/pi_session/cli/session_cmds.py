@@ -14,11 +14,10 @@ from rich.text import Text
 from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
-from ..storage import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..stats import MessageStats
 from ..paths import default_session_dir, is_windows_absolute, sessions_dir
-from ..storage import SessionFileError
+from ..storage import SessionFileError, migrate_file
 from ..listing import list_session_dir, resolve_path
 from ..stores import StoreError
 from .common import (
@@ -61,8 +60,8 @@ from .render import (
     tree_depth,
     tree_value,
 )
+from ..terminal import cells
 from ..text import field_text
-
 
 
 def ls(
@@ -71,17 +70,14 @@ def ls(
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first: one line each. On a narrow terminal
-    the first message shrinks first, then each id becomes its shortest
-    unique prefix (at least 8 characters, as git abbreviates; every
-    command takes it), the time becomes an age (pi's picker), the cwd
-    keeps its end, columns go. Widths are terminal cells (a Chinese or
-    Korean character takes two). Piped, lines are as wide as the terminal,
-    or unlimited (whole ids) without one; --json always has whole ids.
+    """List sessions, newest first: one line each, in terminal cells (a
+    Chinese or Korean character takes two). On a narrow terminal the first
+    message shrinks first, then each id becomes its shortest unique prefix
+    (8 characters or more, as git abbreviates; every command takes it),
+    the time an age (pi's picker), the cwd keeps its end, columns go.
+    Piped, as wide as the terminal, or unlimited (whole ids) without one.
 
-    --cwd takes a Windows path too (C:\\Users\\me\\app): the sessions pi
-    made on Windows, or imported from there, are under the directory pi
-    names after it.
+    --cwd takes a Windows path (C:\\Users\\me\\app), as pi names its directory.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
@@ -282,7 +278,7 @@ def context(
             note = f"(edited by {sanitize(edit_id)}) " if edit_id is not None and message.get("role") in EDITABLE_ROLES else ""
             rule_head = f"── [{index}] {role} {note}"
             console.print(
-                Text(rule_head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(rule_head)), style="dim"),
+                Text(rule_head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - cells(rule_head)), style="dim"),
                 soft_wrap=True,
             )
             # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
