@@ -19,7 +19,7 @@ from rich.cells import cell_len
 from pi_session import SessionManager
 from pi_session.jsonio import dumps_line
 from pi_session.paths import encode_cwd
-from pi_session.terminal import fit_cells, one_line, session_list_lines, unique_prefixes
+from pi_session.terminal import fit_cells, fit_cells_end, one_line, session_list_lines, unique_prefixes
 from test_cli_ls_widths import needs_tmux, screen_in_tmux
 
 EXE = Path(sys.executable).parent / "pi-session"
@@ -66,6 +66,8 @@ def test_cuts_measure_terminal_cells():
     assert cell_len(one_line(KOREAN, 20)) <= 20 and one_line(KOREAN, 20).endswith("…")
     assert cell_len(fit_cells(CHINESE, 15)) <= 15  # a wide character never straddles the edge
     assert fit_cells("short", 10) == "short" and fit_cells("abcdefghijk", 5) == "abcd…"
+    assert fit_cells_end("/home/项目/한국어", 8) == "…/한국어"  # a path keeps its end
+    assert cell_len(fit_cells_end("/home/项目/한국어", 7)) <= 7
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 120])
