@@ -103,3 +103,13 @@ def test_the_command_table_is_every_registered_command():
             found[name] = module_name
     assert {name: module for name, (module, _summary) in COMMANDS.items()} == found
     assert all(summary.endswith(".") and len(summary) <= 100 for _module, summary in COMMANDS.values())
+
+
+def test_the_startup_benchmark_prints_its_ratios():
+    """``bench/startup.py`` runs (one repetition): a smoke run, not a timing."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(root / "bench" / "startup.py"), "-n", "1", "--markdown"],
+                          capture_output=True, text=True, timeout=600, cwd=root)
+    assert done.returncode == 0, done.stderr
+    for row in ("python -c pass", "--version", "--help", "info", "| `pi-session --version` |"):
+        assert row in done.stdout, row
