@@ -44,10 +44,14 @@ def sanitize(text: str) -> str:
 
 
 def _s(value: Any) -> str:
+    """A short field of a row (an id, a name, a type) sanitized and on one
+    line: newlines and tabs become spaces, as :func:`one_line` makes them,
+    so a field never breaks its row."""
     text = value if value.__class__ is str else field_text(value)
     if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
         return text
-    return show_controls(text)
+    shown = show_controls(text)
+    return shown if shown.isprintable() else " ".join(shown.split())
 
 
 def _quoted(value: Any) -> str:
@@ -347,8 +351,7 @@ def tree_row_parts(
     parts: list[Part] = [(prefix, ""), ("• " if eid in active else "  ", "green"), (_s(eid), "dim")]
     # label and leaf marker before the preview, so cropping never hides them
     if label:
-        # on one line, as every other field of a row (a label may hold newlines)
-        parts.append((f" [{' '.join(_s(label).split())}]", "bold magenta"))
+        parts.append((f" [{_s(label)}]", "bold magenta"))
     if eid == leaf_id:
         parts.append((" ← leaf", "bold green"))
     if note:
