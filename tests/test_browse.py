@@ -403,9 +403,10 @@ def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):
         await select(pilot, ids["a3"])
         await pilot.press("e")
         await until(pilot, lambda: isinstance(app.screen, InputDialog), "the dialog")
-        assert app.screen.query_one(Input).value == str(tmp_path / f"{path.stem}.html")  # the default
+        # the default: the file `pi-session export` writes
+        assert app.screen.query_one(Input).value == str(tmp_path / f"pi-session-{path.stem}.html")
         await pilot.press("enter")
-        await until(pilot, lambda: (tmp_path / f"{path.stem}.html").exists(), "the HTML export")
+        await until(pilot, lambda: (tmp_path / f"pi-session-{path.stem}.html").exists(), "the HTML export")
         await pilot.press("e")
         await answer_input(pilot, str(out))
         await until(pilot, lambda: out.exists(), "the Markdown export")
@@ -423,7 +424,7 @@ def test_export_writes_html_and_markdown_and_asks_before_overwriting(tmp_path):
         await until(pilot, lambda: any("refusing to overwrite" in m for m in app.said), "the refusal")
 
     run(app, body)
-    html = (tmp_path / f"{path.stem}.html").read_text()
+    html = (tmp_path / f"pi-session-{path.stem}.html").read_text()
     # HTML is the viewer, as `export --leaf` writes it: the whole tree (the
     # other branch too), opened at the selected entry
     assert "<html" in html.lower() and "nested done" in html and "tokenizer" in html
@@ -647,3 +648,31 @@ def test_browse_at_starts_on_the_entry(tmp_path):
         assert app.screen.current_id() == ids["a2"]
 
     run(app, body)
+
+
+def test_the_keys_panel_lists_the_screens_own_keys_first(tmp_path):
+    """``?`` shows the keys of the session screen (search, filter, label,
+    export...) above the entry list's cursor keys and Textual's generic
+    ones (focus, copy)."""
+    path, _ids = make_session(tmp_path)
+    app = App(path)
+    seen: dict[str, Any] = {}
+
+    async def body(pilot):
+        await until(pilot, lambda: isinstance(app.screen, SessionScreen) and app.screen.rows, "the tree")
+        await pilot.press("question_mark")
+        await until(pilot, lambda: app.screen.query("BindingsTable"), "the keys panel")
+        from rich.console import Console
+
+        console = Console(width=60, record=True, file=open(os.devnull, "w"))
+        console.print(app.screen.query_one("BindingsTable").render())
+        seen["text"] = console.export_text()
+
+    run(app, body)
+    lines = [line.strip() for line in seen["text"].splitlines() if line.strip()]
+    first = next(i for i, line in enumerate(lines) if line.endswith("Search"))
+    assert first == 0, lines
+    for generic in ("Down", "Focus Next", "Copy selected text"):
+        at = [i for i, line in enumerate(lines) if generic in line]
+        assert at and min(at) > first, (generic, lines)
+    assert any(line.endswith("Export") for line in lines[first:])

@@ -1,8 +1,9 @@
-"""issue 27 item 1: ``pi-session ls`` in a real terminal (tmux at 80 and 120
-columns) and piped. The id is never cut, every session is one line (the cwd
-of ``ls --all`` is never folded one character per line), narrow terminals
-shorten the first message, then show ages as pi's picker does; piped output
-takes the terminal's width, or none without a terminal (no fixed 200)."""
+"""``pi-session ls`` in a real terminal (tmux at 80 and 120 columns) and
+piped. Every session is one line (the cwd of ``ls --all`` is never folded
+one character per line), narrow terminals shorten the first message, then
+show each id as its unique prefix (which every command opens), then ages as
+pi's picker does; piped output takes the terminal's width, or none without
+a terminal (no fixed 200, whole ids)."""
 
 from __future__ import annotations
 
@@ -88,7 +89,7 @@ def screen_in_tmux(tmp_path, width, commands):
 
 @needs_tmux
 @pytest.mark.parametrize("width", [80, 120])
-def test_ls_in_a_real_terminal_never_cuts_ids_nor_folds_lines(tmp_path, agent, width):
+def test_ls_in_a_real_terminal_never_folds_lines_and_its_ids_open(tmp_path, agent, width):
     agent_dir, ids = agent
     env = f"env -u COLUMNS PI_CODING_AGENT_DIR={shlex.quote(str(agent_dir))} {shlex.quote(str(EXE))}"
     direct_all, piped_all, project = screen_in_tmux(
@@ -97,8 +98,9 @@ def test_ls_in_a_real_terminal_never_cuts_ids_nor_folds_lines(tmp_path, agent, w
     for lines in (direct_all, piped_all):  # piped, it takes the terminal's width
         assert len(lines) == 1 + len(ids), "\n".join(lines)  # one line per session: nothing wrapped or folded
         assert all(len(line) <= width for line in lines)
-        for session_id in ids:
-            assert any(session_id in line for line in lines), session_id  # the whole id
+        for session_id in ids:  # the whole id, or (narrow) its unique prefix of 8 or more characters, which opens it
+            shown = shown_id(lines, session_id)
+            assert len(shown) >= 8 and info_id(agent_dir, shown) == session_id, (session_id, shown)
         assert any(LONG_CWD[-8:] in line for line in lines)  # the cwd keeps its end
         assert any("Parser line" in line for line in lines)  # the name, shortened first at 80 columns
         assert lines[0].split()[0] == "age"  # too narrow for the full time: pi picker's ages
@@ -108,7 +110,26 @@ def test_ls_in_a_real_terminal_never_cuts_ids_nor_folds_lines(tmp_path, agent, w
         assert project[0].split()[0] == "modified" and "2025-12-09 " in project[1]
         assert "alright, read @packages/coding-agent/src/main.ts" in project[1]
     else:
-        assert project[0].split()[0] == "age" and "msgs" in project[0]
+        # short ids leave room for the full time
+        assert project[0].split()[0] == "modified" and "msgs" in project[0]
+        assert not any(session_id in line for line in project for session_id in ids)
+
+
+def shown_id(lines, session_id):
+    """The word of ``lines`` that starts ``session_id`` (what ``ls`` shows of it)."""
+    words = [word for line in lines[1:] for word in line.split() if len(word) >= 8 and session_id.startswith(word)]
+    assert len(words) == 1, (session_id, lines)
+    return words[0]
+
+
+def info_id(agent_dir, argument):
+    """The session id ``pi-session info ARGUMENT --json`` opens."""
+    import json
+
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(agent_dir)}
+    done = subprocess.run([str(EXE), "info", argument, "--json"], capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["id"]
 
 
 def test_ls_piped_without_a_terminal_has_no_width(agent):
@@ -121,6 +142,7 @@ def test_ls_piped_without_a_terminal_has_no_width(agent):
     assert len(lines) == 1 + len(ids) and lines[0].split()[0] == "modified"
     assert all(line == line.rstrip() for line in lines)  # never padded to a width
     assert any(LONG_CWD in line for line in lines)
+    assert all(any(session_id in line for line in lines) for session_id in ids)  # no width: whole ids
     long_line = next(line for line in lines if "alright, read @packages" in line)
     assert len(long_line) > 200  # no fixed 200 columns: the first message's first 200 characters
     assert long_line.endswith("…")

@@ -125,7 +125,14 @@ WORDS = st.lists(st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\x1b", "\u2
 @settings(max_examples=300, deadline=None)
 @given(text=WORDS, width=st.integers(min_value=-2, max_value=80))
 def test_one_line_reads_only_the_start_of_a_long_text_and_gives_the_same(text, width):
-    from pi_session.terminal import one_line, sanitize
+    from rich.cells import cell_len
+
+    from pi_session.terminal import fit_cells, one_line, sanitize
 
     flat = " ".join(sanitize(text).split())
-    assert one_line(text, width) == (flat if len(flat) <= width else flat[: width - 1] + "…")
+    got = one_line(text, width)
+    assert got == fit_cells(flat, width)  # the whole text, cut to the width in terminal cells
+    if cell_len(flat) <= width:
+        assert got == flat
+    else:
+        assert got.endswith("…") and cell_len(got) <= max(width, 1) and flat.startswith(got[:-1])

@@ -561,6 +561,14 @@ class SessionManager(SessionOpening, EntryAppends):
     def get_entry(self, entry_id: str) -> dict[str, Any] | None:
         return self._tree.by_id.get(entry_id)  # type: ignore[return-value]
 
+    def find_entry_ids(self, prefix: str, limit: int = 20) -> builtins.list[str]:
+        """The ids of the entries whose id starts with ``prefix``, sorted,
+        at most ``limit`` (no pi counterpart: what a command that takes an
+        entry id uses to accept a unique prefix, as git does for commits).
+        Only the ids are looked at, never the entries' content."""
+        found = sorted(eid for eid in self._tree.by_id if isinstance(eid, str) and eid.startswith(prefix))
+        return found[:limit]
+
     def get_leaf_id(self) -> str | None:
         return self._leaf_id
 

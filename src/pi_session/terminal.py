@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable, Container, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from .records import UNDEFINED
@@ -44,10 +45,14 @@ def sanitize(text: str) -> str:
 
 
 def _s(value: Any) -> str:
+    """A short field of a row (an id, a name, a type) sanitized and on one
+    line: newlines and tabs become spaces, as :func:`one_line` makes them,
+    so a field never breaks its row."""
     text = value if value.__class__ is str else field_text(value)
     if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
         return text
-    return show_controls(text)
+    shown = show_controls(text)
+    return shown if shown.isprintable() else " ".join(shown.split())
 
 
 def _quoted(value: Any) -> str:
@@ -58,17 +63,63 @@ def _quoted(value: Any) -> str:
 
 def one_line(text: str, width: int = 72) -> str:
     """``text`` sanitized (see :func:`sanitize`) and on one line, cut to
-    ``width`` characters with an ellipsis. Reads only the start of a long
-    ``text`` when that gives more than ``width`` characters already (the
-    result for a prefix of a text is a prefix of the text's: sanitizing
-    and folding whitespace go character by character and word by word)."""
+    ``width`` terminal cells with an ellipsis (:func:`fit_cells`: a Chinese
+    or Korean character takes two cells). Reads only the start of a long
+    ``text`` when that gives more than ``width`` cells already (the result
+    for a prefix of a text is a prefix of the text's: sanitizing and
+    folding whitespace go character by character and word by word)."""
     head_chars = 2 * width + 64
     if width >= 1 and len(text) > head_chars:
         head = " ".join(show_controls(text[:head_chars]).split())
-        if len(head) > width:
-            return head[: width - 1] + "…"
-    flat = " ".join(show_controls(text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+        if cells(head) > width:
+            return fit_cells(head, width)
+    return fit_cells(" ".join(show_controls(text).split()), width)
+
+
+def cells(text: str) -> int:
+    """The number of terminal cells ``text`` takes (rich's
+    ``cell_len``: East Asian wide characters and most emoji take two, zero-width
+    and combining characters none). Pure."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
+def fit_cells(text: str, width: int) -> str:
+    """``text`` when it takes at most ``width`` terminal cells (:func:`cells`),
+    else its first ``width - 1`` cells and ``…`` (a wide character that
+    would straddle the edge is left out, so the result may be one cell
+    narrower). Pure."""
+    if text.isascii():
+        return text if len(text) <= width else text[: max(0, width - 1)] + "…"
+    if cell_len(text) <= width:
+        return text
+    return _crop_cells(text, max(0, width - 1)) + "…"
+
+
+def fit_cells_end(text: str, width: int) -> str:
+    """Like :func:`fit_cells` but keeping the END of ``text`` (``…`` first):
+    for paths, whose last parts tell most. Pure."""
+    if cells(text) <= width:
+        return text
+    return "…" + _crop_cells(text[::-1], max(0, width - 1))[::-1]
+
+
+def pad_cells(text: str, width: int, *, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` terminal cells (on the left
+    when ``right``: right-aligned); unchanged when it is wider. Pure."""
+    gap = width - cells(text)
+    if gap <= 0:
+        return text
+    return " " * gap + text if right else text + " " * gap
+
+
+def _crop_cells(text: str, width: int) -> str:
+    """The longest start of ``text`` that takes at most ``width`` cells."""
+    cropped = set_cell_size(text, width)
+    # set_cell_size pads with a space where a wide character would straddle
+    # the edge: keep only what really comes from ``text``
+    while cropped and not text.startswith(cropped):
+        cropped = cropped[:-1]
+    return cropped
 
 
 def content_text(content: Any) -> str:
@@ -397,22 +448,66 @@ SESSION_TITLE_MAX = 200
 _TITLE_COMFORT = 30  # the title shrinks to this before other columns give way
 _TITLE_FLOOR = 12  # ... and to this before columns are dropped
 _CWD_FLOOR = 16
+SHORT_ID_MIN = 8
+"""The fewest characters of an id :func:`unique_prefixes` shows (as git
+shows commit hashes)."""
 
 
-def session_list_lines(infos: Sequence[Mapping[str, Any]], width: int | None, *, all_projects: bool, now_ms: int) -> list[Text]:
+def unique_prefixes(ids: Iterable[str], among: Iterable[str] = (), minimum: int = SHORT_ID_MIN) -> dict[str, str]:
+    """For each of ``ids``, its shortest start of at least ``minimum``
+    characters that is the start of no other id of ``ids`` and ``among``,
+    as git abbreviates commit hashes. An id that is itself the start of
+    another id keeps all its characters (commands match a whole id
+    first). Two sessions with one id share it whole or abbreviated alike:
+    such an id names no session alone either way. Pure.
+
+    Returns:
+        ``{id: prefix}`` for every distinct id of ``ids``.
+    """
+    wanted = set(ids)
+    known = sorted(wanted.union(among))
+    out: dict[str, str] = {}
+    for i, value in enumerate(known):
+        if value not in wanted:
+            continue
+        need = minimum
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(known):
+                common = 0
+                for a, b in zip(value, known[j]):
+                    if a != b:
+                        break
+                    common += 1
+                need = max(need, common + 1)
+        out[value] = value[:need] if need < len(value) else value
+    return out
+
+
+def session_list_lines(
+    infos: Sequence[Mapping[str, Any]],
+    width: int | None,
+    *,
+    all_projects: bool,
+    now_ms: int,
+    other_ids: Iterable[str] | None = None,
+) -> list[Text]:
     """The table of ``pi-session ls``: a header line and one line per
     session (pi ``SessionInfo`` dicts), every line at most ``width``
-    characters (None: no limit) unless the ids alone are wider.
+    terminal cells (None: no limit; East Asian wide characters take two:
+    :func:`cells`).
 
     Columns: modified, id, msgs, cwd (``all_projects`` only), name (bold) or
-    first message. The id is never cut (every other command takes it).
-    When the line is too long, in this order: the name/first-message
-    column shrinks to 30 characters; the modified time becomes an age as
-    pi's picker shows it (``3h``, ``2d``; :func:`relative_age`); the cwd
-    keeps its end, down to 16 characters; the title shrinks to 12; the msgs
-    column goes, then the modified column. Whatever is left goes to the
-    title again. Session text is sanitized and on one line
-    (:func:`one_line`)."""
+    first message. When the line is too long, in this order: the
+    name/first-message column shrinks to 30 cells; the id becomes its
+    shortest unique prefix of at least 8 characters (:func:`unique_prefixes`
+    among the listed ids and ``other_ids``, the ids of the sessions not
+    listed, which every command that takes an id also matches; every
+    command takes such a prefix); the modified time becomes an age as pi's
+    picker shows it (``3h``, ``2d``; :func:`relative_age`); the cwd keeps
+    its end, down to 16 cells; the title shrinks to 12; the msgs column
+    goes, then the modified column. Whatever is left goes to the title
+    again. Without a width the ids are whole. Session text is sanitized
+    and on one line (:func:`one_line`)."""
     from .timestamps import iso_to_ms
 
     titles = [(bool(info.get("name")), " ".join(_s(info.get("name") or info.get("firstMessage") or "").split())) for info in infos]
@@ -422,8 +517,8 @@ def session_list_lines(infos: Sequence[Mapping[str, Any]], width: int | None, *,
     ages = [relative_age(iso_to_ms(info.get("modified")), now_ms) for info in infos]
     cwds = [_s(info.get("cwd", "")) for info in infos]
 
-    def natural(head: str, cells: Sequence[str]) -> int:
-        return max([len(head), *(len(c) for c in cells)])
+    def natural(head: str, column: Sequence[str]) -> int:
+        return max([cells(head), *(cells(c) for c in column)])
 
     id_w, msgs_w = natural("id", ids), natural("msgs", counts)
     title_natural = min(SESSION_TITLE_MAX, natural("name / first message", [t for _b, t in titles]))
@@ -440,6 +535,11 @@ def session_list_lines(infos: Sequence[Mapping[str, Any]], width: int | None, *,
         return (width - fixed()) if width is not None else title_natural
 
     if width is not None and room() < min(title_natural, _TITLE_COMFORT):
+        raw_ids = [info.get("id") for info in infos]
+        short = unique_prefixes([i for i in raw_ids if isinstance(i, str)], other_ids or ())
+        ids = [_s(short.get(i, i)) if isinstance(i, str) else shown for i, shown in zip(raw_ids, ids)]
+        id_w = natural("id", ids)
+    if width is not None and room() < min(title_natural, _TITLE_COMFORT):
         use_age, modified_w = True, natural("age", ages)
         if all_projects and room() < min(title_natural, _TITLE_COMFORT):
             cwd_w = max(min(cwd_natural, _CWD_FLOOR), cwd_natural - (min(title_natural, _TITLE_COMFORT) - room()))
@@ -451,32 +551,23 @@ def session_list_lines(infos: Sequence[Mapping[str, Any]], width: int | None, *,
             cwd_w = max(min(cwd_natural, 4), cwd_w - (min(title_natural, _TITLE_FLOOR) - room()))
     title_w = max(1, min(title_natural, room()))
 
-    def cell(text: str, w: int, *, right: bool = False) -> str:
-        return text.rjust(w) if right else text.ljust(w)
-
-    def cut_cwd(text: str) -> str:
-        return text if len(text) <= cwd_w else "…" + text[len(text) - cwd_w + 1 :]
-
     def line(modified: str, sid: Text, msgs: str, cwd: str, title: Text) -> Text:
         out = Text()
         if show_modified:
-            out.append(cell(modified, modified_w) + "  ")
+            out.append(pad_cells(modified, modified_w) + "  ")
         out.append_text(sid)
-        out.append(" " * (id_w - len(sid.plain)) + "  ")
+        out.append(" " * (id_w - cells(sid.plain)) + "  ")
         if show_msgs:
-            out.append(cell(msgs, msgs_w, right=True) + "  ")
+            out.append(pad_cells(msgs, msgs_w, right=True) + "  ")
         if all_projects:
-            out.append(cell(cut_cwd(cwd), cwd_w) + "  ")
+            out.append(pad_cells(fit_cells_end(cwd, cwd_w), cwd_w) + "  ")
         out.append_text(title)
         return out
 
-    def cut(title: str) -> str:
-        return title if len(title) <= title_w else title[: title_w - 1] + "…"
-
-    lines = [line("age" if use_age else "modified", Text("id"), "msgs", "cwd", Text(cut("name / first message")))]
+    lines = [line("age" if use_age else "modified", Text("id"), "msgs", "cwd", Text(fit_cells("name / first message", title_w)))]
     lines[0].stylize("bold")
     for i, (named, title) in enumerate(titles):
-        shown = cut(title)
+        shown = fit_cells(title, title_w)
         lines.append(line(ages[i] if use_age else stamps[i], Text(ids[i], style="dim"), counts[i], cwds[i],
                           Text(shown, style="bold" if named else "")))
     for out in lines:

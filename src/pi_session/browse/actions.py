@@ -217,9 +217,12 @@ def clone(path: Path, entry_id: str) -> Outcome:
 
 
 def default_export_path(session: Path, directory: str | None = None) -> Path:
-    """Where an export goes unless the user says otherwise:
-    ``<directory or cwd>/<session file stem>.html``."""
-    return Path(directory or os.getcwd()) / f"{session.stem}.html"
+    """Where an export goes unless the user says otherwise: the file
+    ``pi-session export`` writes without ``--output``
+    (:func:`pi_session.operations.default_export_name`:
+    ``pi-session-<session file name>.html``), in ``directory`` (default:
+    the process cwd)."""
+    return Path(directory or os.getcwd()) / operations.default_export_name(session, "html")
 
 
 

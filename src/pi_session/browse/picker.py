@@ -14,13 +14,13 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ..terminal import one_line, sanitize
+from ..terminal import fit_cells_end, one_line, sanitize
 from . import actions
 from .rows import matching
 from .session import SessionScreen
+from .keys import OwnKeysFirst
 
 if TYPE_CHECKING:
     from .app import BrowseApp
@@ -48,7 +48,7 @@ def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) ->
     ]
     if all_projects:
         cwd = sanitize(str(info.get("cwd", "")))
-        cells.append(cwd if len(cwd) <= _CWD_WIDTH else "…" + cwd[-(_CWD_WIDTH - 1) :])
+        cells.append(fit_cells_end(cwd, _CWD_WIDTH))  # its end, in terminal cells
     name = info.get("name")
     cells.append(
         Text(one_line(str(name), title_width), style="bold") if name else Text(one_line(str(info.get("firstMessage", "")), title_width))
@@ -56,7 +56,7 @@ def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) ->
     return cells
 
 
-class PickerScreen(Screen[None]):
+class PickerScreen(OwnKeysFirst):
     """Pick a session; Enter opens it in a :class:`SessionScreen`."""
 
     DEFAULT_CSS = """

@@ -20,7 +20,6 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from ..terminal import one_line, sanitize, tree_row
@@ -32,6 +31,7 @@ from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
 from .dialogs import ConfirmDialog, InputDialog, ProgressDialog
 from .entry_list import EntryList
+from .keys import OwnKeysFirst
 from .rows import DEFAULT_FILTER, FILTERS, Row, filtered_forest, find_match, layout_rows
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ __all__ = ["SessionScreen"]
 _CANCELLED = object()
 
 
-class SessionScreen(Screen[None]):
+class SessionScreen(OwnKeysFirst):
     """One session: tree on top, the selected entry's content below."""
 
     DEFAULT_CSS = """

@@ -21,8 +21,36 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
+def asks_version(args: list[str]) -> bool:
+    """Whether a command line (without the program name) is ``--version``
+    before any command, maybe after the global ``--store URL``: answered
+    without loading the command line's modules (typer, rich), in the time
+    Python takes to start."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "--version":
+            return True
+        elif arg == "--store":
+            skip = True
+        elif not arg.startswith("--store="):
+            return False
+    return False
+
+
 def main() -> None:
-    """Console-script entry point (see :func:`pi_session.cli.app.main`)."""
+    """Console-script entry point (see :func:`pi_session.cli.app.main`).
+    ``--version`` is answered here, before anything else is imported."""
+    if asks_version(sys.argv[1:]):
+        from .. import __version__
+
+        try:
+            sys.stdout.write(f"pi-session {__version__}\n")
+            sys.stdout.flush()
+        except (OSError, ValueError, AttributeError):
+            raise SystemExit(1) from None
+        return
     try:
         from .app import main as run
     except BaseException as exc:

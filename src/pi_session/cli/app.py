@@ -18,17 +18,96 @@ import warnings
 from typing import Any, Callable, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup
 
-from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, secrets_cmds, session_cmds, store_cmds
-from . import browse_cmds, search_cmds
+from . import common
 from .interrupts import interrupted_by
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ls": ("session_cmds", "List sessions, newest first."),
+    "info": ("session_cmds", "Show a session's header, size, leaf, name, problems, messages, tokens and cost."),
+    "tree": ("session_cmds", "Show the session tree: branches indented, the leaf marked, labels shown."),
+    "context": ("session_cmds", "Show the messages pi would send to the model at the leaf."),
+    "label": ("session_cmds", "Set (or clear, with an empty text) the label of an entry."),
+    "edit": ("session_cmds", "Replace or omit what an entry contributes to the model context (a context edit)."),
+    "name": ("session_cmds", "Name the session, or print its current name."),
+    "clone": ("session_cmds", "Write a new session holding only the path root→leaf (or root→--leaf ID)."),
+    "fork": ("session_cmds", "Copy a whole session into a project's sessions (pi's --fork)."),
+    "migrate": ("session_cmds", "Rewrite an old (v1/v2) session file as version 3, keeping a backup."),
+    "tokens": ("compact_cmds", "Estimate the context size in tokens and whether compaction would trigger."),
+    "compact": ("compact_cmds", "Summarize older messages into a compaction entry, keeping recent ones."),
+    "navigate": ("compact_cmds", "Move the session's position to another entry, optionally summarizing the branch left."),
+    "check": ("check_cmds", "Report every problem of a session file with its line number."),
+    "export": ("check_cmds", "Export the conversation as HTML or Markdown, or the whole session as JSONL."),
+    "system-prompt": ("prompt_cmds", "Print the system prompt for a directory, in named sections."),
+    "eval-compaction": ("eval_cmds", "Compact a session in memory and check what the summary kept."),
+    "import": ("store_cmds", "Import pi sessions into the store of --store (or PI_SESSION_STORE)."),
+    "secrets": ("secrets_cmds", "Find secrets (API keys, tokens, private keys, passwords) in a session."),
+    "scrub": ("secrets_cmds", "Remove secrets from a session."),
+    "browse": ("browse_cmds", "Browse sessions in the terminal: pick one, walk its tree, read, label, export."),
+    "search": ("search_cmds", "Search every session and print ranked hits."),
+}
+"""Every command, in the order ``--help`` lists them: its module in
+:mod:`pi_session.cli` (whose ``register(app)`` adds it) and the one line
+``pi-session --help`` shows for it. A module is imported only when one of
+its commands runs or shows its own help, so start-up loads only what the
+command uses."""
+
+
+class LazyGroup(TyperGroup):
+    """The root command group: a command's module is imported when the
+    command is looked up to run (or to show its own ``--help``), not at
+    start-up; the root ``--help`` lists the commands from :data:`COMMANDS`
+    without importing any."""
+
+    _listing = False
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(name for name in self.commands if name not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        found = self.commands.get(cmd_name)
+        if found is not None or cmd_name not in COMMANDS:
+            return found
+        module_name, summary = COMMANDS[cmd_name]
+        if self._listing:
+            return TyperCommand(cmd_name, help=summary)
+        self._load(module_name)
+        return self.commands.get(cmd_name)
+
+    def _load(self, module_name: str) -> None:
+        """Import a command module and add its commands (with the CLI's
+        help layout and Ctrl-C handling: :func:`help_text`,
+        :func:`_interruptible`)."""
+        import importlib
+
+        module = importlib.import_module(f".{module_name}", __package__)
+        sub = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+        module.register(sub)
+        for info in sub.registered_commands:
+            if info.callback is not None:
+                if info.help is None:
+                    info.help = help_text(info.callback.__doc__)
+                info.callback = _interruptible(info.callback)
+        for name, command in typer.main.get_group(sub).commands.items():
+            self.commands.setdefault(name, command)
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
 
 app = typer.Typer(
     name="pi-session",
     help="Inspect, branch, compact, repair and export pi coding-agent sessions.",
+    cls=LazyGroup,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -49,12 +128,6 @@ def _root(
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
     common.set_store_url(store)
-
-
-for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, store_cmds, secrets_cmds):
-    module.register(app)
-browse_cmds.register(app)
-search_cmds.register(app)
 
 
 def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -91,13 +164,6 @@ def help_text(doc: str | None) -> str | None:
                 lines.append(line)
         paragraphs.append("\n".join(lines))
     return "\n\n".join(paragraphs).replace("``", "'")
-
-
-for _info in app.registered_commands:
-    if _info.callback is not None:
-        if _info.help is None:
-            _info.help = help_text(_info.callback.__doc__)
-        _info.callback = _interruptible(_info.callback)
 
 
 def _hide_flag_types() -> None:
@@ -155,6 +221,48 @@ def _plain_usage_names() -> None:
 _plain_usage_names()
 
 
+def _plain_values_without_pydantic() -> None:
+    """typer 0.29 checks every parameter's value through a pydantic
+    ``TypeAdapter``, built on first use, and so imports pydantic (a fifth
+    of a short command's start-up) even for an option nobody gave. A
+    missing value (None), a text for a ``str`` parameter and a default of
+    its own type for an ``int``/``float`` one pass those checks unchanged,
+    so they are taken as they are; every other value (a number typed on
+    the command line, a list, a path) goes through typer's own checks.
+    Skipped if typer changes."""
+    try:
+        from typer.core import _TyperParameter
+        from typer._click.exceptions import MissingParameter
+    except ImportError:  # pragma: no cover - other typer versions
+        return
+    original = getattr(_TyperParameter, "process_value", None)
+    if original is None or getattr(original, "_pi_session_patched", False):
+        return
+    plain = {str: str, Optional[str]: str, int: int, Optional[int]: int, float: float, Optional[float]: float}
+
+    def process_value(self: Any, ctx: Any, value: Any) -> Any:
+        desc = getattr(self, "type_descriptor", None)
+        info = getattr(desc, "parameter_info", None)
+        single = self.nargs == 1 and not self.multiple
+        if desc is None or info is None or getattr(info, "parser", None) is not None or getattr(info, "click_type", None) is not None:
+            return original(self, ctx, value)
+        if not (single and (value is None or (desc.file_annotation is None and type(value) is plain.get(desc.annotation)))):
+            return original(self, ctx, value)
+        if type(value) is str and desc.annotation not in (str, Optional[str]):
+            return original(self, ctx, value)  # a number typed as text: typer parses and checks it
+        if self.required and self.value_is_missing(value):
+            raise MissingParameter(ctx=ctx, param=self)
+        if self.callback is not None:
+            value = self.callback(ctx, self, value)
+        return value
+
+    process_value._pi_session_patched = True  # type: ignore[attr-defined]
+    _TyperParameter.process_value = process_value  # type: ignore[method-assign]
+
+
+_plain_values_without_pydantic()
+
+
 def _say(message: str) -> None:
     try:
         sys.stderr.write(f"pi-session: {message}\n")
@@ -197,6 +305,43 @@ class ClosedOutput(io.TextIOBase):
         raise OSError(errno.EBADF, "standard output is closed: nothing can be printed")
 
 
+class _NotLoaded:
+    """What typer's help module sees as rich's ``Markdown`` and
+    ``Traceback`` when :func:`import_help_formatter` loads it."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("not loaded for a help screen (pi-session uses rich markup help and no pretty tracebacks)")
+
+
+def import_help_formatter() -> None:
+    """Import typer's rich help formatter (``typer.rich_utils``) for a help
+    screen without ``rich.markdown`` (markdown-it) and ``rich.traceback``
+    (pygments), which it imports for Markdown help and pretty tracebacks:
+    this CLI uses rich markup help and turns pretty tracebacks off, and the
+    two take a third of a help screen's start-up time. Stand-ins are in
+    ``sys.modules`` only while it loads, so a later ``import rich.markdown``
+    gets the real module. Does nothing when either is loaded already or
+    typer changed (then it loads as usual)."""
+    import types
+
+    if "typer.rich_utils" in sys.modules or "rich.markdown" in sys.modules or "rich.traceback" in sys.modules:
+        return
+    stand_ins = {}
+    for name, attr in (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback")):
+        module = types.ModuleType(name)
+        setattr(module, attr, _NotLoaded)
+        stand_ins[name] = module
+    sys.modules.update(stand_ins)
+    try:
+        import typer.rich_utils  # noqa: F401
+    except ImportError:
+        sys.modules.pop("typer.rich_utils", None)  # another typer: it loads with the real modules when needed
+    finally:
+        for name, module in stand_ins.items():
+            if sys.modules.get(name) is module:
+                del sys.modules[name]
+
+
 def main() -> None:
     """Console-script entry point.
 
@@ -205,14 +350,13 @@ def main() -> None:
     2 for an unexpected internal error (one line; ``PI_SESSION_DEBUG=1``
     re-raises it for a traceback). Usage errors stay typer's.
     """
-    from ..storage import SessionFileError
-    from ..stores.base import StoreError
-
     debug = os.environ.get("PI_SESSION_DEBUG", "") not in ("", "0")
     if not debug:
         warnings.showwarning = _show_warning
     if sys.stdout is None:
         sys.stdout = ClosedOutput()
+    if len(sys.argv) < 2 or "--help" in sys.argv or "-h" in sys.argv:
+        import_help_formatter()
     try:
         app()
     except SystemExit as exc:
@@ -222,26 +366,12 @@ def main() -> None:
     except KeyboardInterrupt:
         _say_interrupted()
         sys.exit(130)
-    except (SessionFileError, StoreError) as exc:
-        _say(_one_line(str(exc)))
-        sys.exit(1)
-    except OSError as exc:
-        if exc.errno == errno.EPIPE:
-            # the reader went away: stop quietly
-            try:
-                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
-            except OSError:
-                pass
-            sys.exit(1)
-        if debug:
-            raise
-        reason = exc.strerror or str(exc) or type(exc).__name__
-        where = exc.filename if exc.filename is not None else None
-        if exc.errno == errno.EEXIST and where is not None and os.path.exists(where) and not os.path.isdir(where):
-            reason = "not a directory (a file is in the way)"
-        _say(_one_line(f"{os.fsdecode(where)}: {reason}" if where is not None else reason))
-        sys.exit(1)
     except Exception as exc:
+        if _reported_as_one_line(exc):
+            _say(_one_line(str(exc)))
+            sys.exit(1)
+        if isinstance(exc, OSError):
+            _os_error(exc, debug)
         if interrupted_by(exc):  # a Ctrl-C wrapped by an import or class creation
             _say_interrupted()
             sys.exit(130)
@@ -252,3 +382,36 @@ def main() -> None:
             + " (set PI_SESSION_DEBUG=1 for a traceback)"
         )
         sys.exit(2)
+
+
+def _reported_as_one_line(exc: BaseException) -> bool:
+    """Whether ``exc`` is an unreadable session file or a store's error
+    (:class:`pi_session.storage.SessionFileError`,
+    :class:`pi_session.stores.StoreError`): its message is the one line.
+    Their modules are not imported for the check (start-up time): an
+    exception of theirs was raised, so they are loaded already."""
+    for module, name in (("pi_session.storage.model", "SessionFileError"), ("pi_session.stores.base", "StoreError")):
+        loaded = sys.modules.get(module)
+        if loaded is not None and isinstance(exc, getattr(loaded, name)):
+            return True
+    return False
+
+
+def _os_error(exc: OSError, debug: bool) -> None:
+    """End with one line for an OSError (see :func:`main`); re-raises it
+    with ``debug``."""
+    if exc.errno == errno.EPIPE:
+        # the reader went away: stop quietly
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
+        except OSError:
+            pass
+        sys.exit(1)
+    if debug:
+        raise exc
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    where = exc.filename if exc.filename is not None else None
+    if exc.errno == errno.EEXIST and where is not None and os.path.exists(where) and not os.path.isdir(where):
+        reason = "not a directory (a file is in the way)"
+    _say(_one_line(f"{os.fsdecode(where)}: {reason}" if where is not None else reason))
+    sys.exit(1)

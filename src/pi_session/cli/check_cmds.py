@@ -32,6 +32,7 @@ from .common import (
     CliError,
     check_leaf_option,
     database_store,
+    entry_id_arg,
     set_store_url,
     console,
     err_console,
@@ -41,7 +42,7 @@ from .common import (
     resolve_session,
     warn,
 )
-from ..terminal import plural, sanitize
+from ..terminal import fit_cells, plural, sanitize
 
 
 
@@ -233,6 +234,8 @@ def export(
     manager = open_session(session, read_only=True)
     if leaf == "null":
         warn("--leaf null: the context is empty; exporting an empty conversation")
+    elif leaf is not None:
+        leaf = entry_id_arg(manager, leaf)
     shown = manager
     with _export_progress() as phase:
         try:
@@ -259,7 +262,7 @@ def _writing_phase(phase: Phase, output: Path) -> Optional[Callable[[int, Option
     terminal's standard output (the bar would be drawn over it)."""
     if str(output) == "-" and sys.stdout.isatty():
         return None
-    return phase(f"writing {'standard output' if str(output) == '-' else sanitize(output.name)[:40]}", "bytes")
+    return phase(f"writing {'standard output' if str(output) == '-' else fit_cells(sanitize(output.name), 40)}", "bytes")
 
 
 def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool, mode: int) -> bool:

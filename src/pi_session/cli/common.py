@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
 
-from ..jsonio import write_pretty
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -185,6 +185,8 @@ def print_json(value: Any, indent: int | None = 1) -> None:
     numbers (integers beyond ±2**53), lone surrogates (escaped, so the output
     is always valid UTF-8) and any nesting depth. ``indent=None`` prints the
     compact layout instead."""
+    from ..jsonio import write_pretty
+
     write_pretty(value, sys.stdout, indent=indent)
 
 
@@ -198,14 +200,17 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
     :func:`pi_session.ids.validate_session_id` accepts (``user_123``,
     ``chat.v2``, ``Support-42``) or a prefix of one (letters, digits, ``.``,
     ``_``, ``-``, starting with a letter or digit, so it can never address a
-    path outside the sessions directory). It is matched against the WHOLE id
-    of the ``<timestamp>_<id>.jsonl`` files under ``<agent dir>/sessions``
+    path outside the sessions directory). Every ``.jsonl`` file under
+    ``<agent dir>/sessions`` answers to two ids: the WHOLE id its name
+    ``<timestamp>_<id>.jsonl`` gives
     (:func:`pi_session.stores.file.session_id_of_file_name`: ``123`` never
-    finds ``user_123``); when no id starts with it, its lower-case form is
-    tried (pi's ids are lower-case UUIDs), as the stores'
-    ``resolve`` does. When no file name matches, the ``.jsonl`` files named
-    otherwise (copied or renamed) are matched by their header's id, which
-    is the id ``ls`` lists them by.
+    finds ``user_123``) and its header's id (:func:`header_session_id`,
+    the id ``ls`` lists it by, also for a file named otherwise, copied or
+    renamed). A whole id is matched first, else a prefix; when nothing
+    matches, the argument's lower-case form is tried (pi's ids are
+    lower-case UUIDs), as the stores' ``resolve`` does. When several files
+    match (a prefix of several ids, or two files holding one id) nothing
+    is picked: the error lists the candidates.
 
     Raises:
         CliError: no such file, unknown id, or an ambiguous prefix.
@@ -243,49 +248,122 @@ def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
         except SessionNotFoundError as exc:
             raise CliError(str(exc)) from None
     root = sessions_dir(agent_dir)
-    named: list[tuple[str, Path]] = []
-    others: list[Path] = []
+    files: list[tuple[str | None, Path]] = []  # (the id the file's name gives, file)
     if root.is_dir():
-        for sub in root.iterdir():
+        for sub in sorted(root.iterdir()):
             if not sub.is_dir():
                 continue
             try:
                 names = os.listdir(sub)
             except OSError:
                 continue
-            for name in names:
-                session_id = session_id_of_file_name(name)
-                if session_id is not None:
-                    named.append((session_id, sub / name))
-                elif name.endswith(".jsonl"):
-                    others.append(sub / name)
+            files.extend((session_id_of_file_name(name), sub / name) for name in sorted(names) if name.endswith(".jsonl"))
+    # each file answers to the id its name gives and to its header's id (the
+    # id `ls` lists it by): a file named <time>_<other>.jsonl, a copy or a
+    # renamed file is found by the id `ls` shows
+    ids_of = {path: {i for i in (name_id, header_session_id(path)) if i is not None} for name_id, path in files}
 
-    def matching(candidates: list[tuple[str, Path]]) -> list[Path]:
-        exact = [path for session_id, path in candidates if session_id == arg]
-        found = exact or [path for session_id, path in candidates if session_id.startswith(arg)]
-        if not found and arg != arg.lower():
-            found = [path for session_id, path in candidates if session_id.startswith(arg.lower())]
-        return found
+    def matching(wanted: str) -> list[Path]:
+        exact = [path for path, ids in ids_of.items() if wanted in ids]
+        return exact or [path for path, ids in ids_of.items() if any(i.startswith(wanted) for i in ids)]
 
-    matches = matching(named)
-    if not matches and others:
-        # a session file not named <time>_<id>.jsonl (copied or renamed):
-        # listed by its header's id (`ls`), so found by it too
-        from ..listing import read_session_header
-
-        headers = ((read_session_header(path), path) for path in others)
-        named = [(str(h["id"]), path) for h, path in headers if h is not None]
-        matches = matching(named)
+    matches = matching(arg)
+    if not matches and arg != arg.lower():
+        matches = matching(arg.lower())
     if not matches:
         raise CliError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
     if len(matches) > 1:
-        id_of = {path: session_id for session_id, path in named}
-        shown = ", ".join(id_of[m] for m in sorted(matches)[:5])
-        raise CliError(f"{arg}: ambiguous session id prefix ({len(matches)} sessions: {shown}{', ...' if len(matches) > 5 else ''})")
+        shown = "; ".join(f"{' / '.join(sorted(ids_of[m]))} ({m})" for m in matches[:5])
+        what = "session id" if all(arg in ids_of[m] for m in matches) else "session id prefix"
+        raise CliError(f"{arg}: ambiguous {what}: {len(matches)} session files match: {shown}{'; ...' if len(matches) > 5 else ''}; "
+                       "give more of the id or the file's path")
     match = matches[0]
     if not match.resolve().is_relative_to(root.resolve()):
         raise CliError(f"{arg}: the session file for this id lies outside {root} (a symlink); give its path instead")
     return match
+
+
+def project_dir(cwd: str) -> str:
+    """The project directory ``ls --cwd`` names: a Windows absolute path
+    (``C:\\Users\\me\\app``, ``C:/x``, ``\\\\server\\share``: a session made
+    on Windows, or imported from one) as given, for its sessions live in
+    the directory pi names after it (:func:`pi_session.paths.encode_cwd`:
+    ``--C--Users-me-app--``); anything else made absolute (``~`` expanded)."""
+    import os
+
+    from ..paths import is_windows_absolute
+
+    if is_windows_absolute(cwd):
+        return cwd.rstrip("\\/") if len(cwd.rstrip("\\/")) > 2 else cwd
+    return os.path.abspath(os.path.expanduser(cwd))
+
+
+def project_cwd(project: str) -> str:
+    """``project`` (from :func:`project_dir`) as listings match header cwds:
+    resolved (:func:`pi_session.paths.resolve_path`), a Windows path as it
+    is."""
+    from ..paths import is_windows_absolute, resolve_path
+
+    return project if is_windows_absolute(project) else resolve_path(project)
+
+
+def other_session_ids(db: Any, chosen: Any) -> Iterator[str]:
+    """The ids of every session (of the store, or under the sessions
+    directory), read only if ``ls`` shortens ids: those its short ids must
+    not be a prefix of. Files give the id their name gives
+    (``<time>_<id>.jsonl``, what every command also matches; a file named
+    otherwise is matched by its header, which only ``ls --all`` reads)."""
+    import os
+
+    from ..paths import sessions_dir
+    from ..stores.file import FileStore, session_id_of_file_name
+
+    if db is not None:
+        yield from (str(info.get("id")) for info in db.list(cwd=None, with_text=False))
+        return
+    root = chosen.root if isinstance(chosen, FileStore) else sessions_dir()
+    try:
+        subs = [sub for sub in root.iterdir() if sub.is_dir()]
+    except OSError:
+        return
+    for sub in subs:
+        try:
+            names = os.listdir(sub)
+        except OSError:
+            continue
+        for file_name in names:
+            found = session_id_of_file_name(file_name)
+            if found is not None:
+                yield found
+
+
+def header_session_id(path: Path) -> str | None:
+    """The id of a file's session header, as ``ls`` lists the file: the
+    first line that is JSON (blank and unparseable lines skipped, at most
+    1 MiB read, as pi's header discovery), when it is a session header
+    with a string id; else None (also for a file that cannot be read or is
+    not a regular file)."""
+    from ..listing import open_regular
+    from ..records import is_session_header
+    from ..storage import NOT_JSON, line_record
+
+    try:
+        f = open_regular(path)
+        if f is None:
+            return None
+        with f:
+            budget = 1 << 20
+            for line_no, raw in enumerate(f, 1):
+                budget -= len(raw)
+                if budget < 0:
+                    return None
+                record = line_record(raw.rstrip(b"\n"), line_no)
+                if record is NOT_JSON:
+                    continue
+                return str(record["id"]) if is_session_header(record) else None
+    except OSError:
+        return None
+    return None
 
 
 def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes: bool = True):
@@ -359,15 +437,35 @@ def check_leaf_option(leaf: str | None) -> None:
 
 def apply_leaf(manager: Any, leaf: str | None) -> None:
     """Apply a ``--leaf ID|null`` option to an opened manager (in memory
-    only): ``null`` resets the leaf, an id moves it; an unknown id fails with
-    a one-line error."""
+    only): ``null`` resets the leaf, an id (or a unique prefix of one:
+    :func:`entry_id_arg`) moves it; an unknown id fails with a one-line
+    error."""
     if leaf is None:
         return
     check_leaf_option(leaf)
     if leaf == "null":
         manager.reset_leaf()
         return
+    leaf = entry_id_arg(manager, leaf)
     try:
         manager.branch(leaf)
     except KeyError:
         fail(f"{manager.get_session_location()}: no entry with id {leaf}")
+
+
+def entry_id_arg(manager: Any, text: str) -> str:
+    """The entry id a command-line argument names: the whole id of an
+    entry, else the one id that starts with it (a unique prefix, as for
+    sessions and as git takes commits; :meth:`pi_session.SessionManager.find_entry_ids`).
+    Fails with one line when no id starts with it, or listing the
+    candidates when several do."""
+    if manager.get_entry(text) is not None or not text:
+        return text
+    found = manager.find_entry_ids(text, limit=6)
+    if len(found) == 1:
+        return str(found[0])
+    where = manager.get_session_location()
+    if not found:
+        fail(f"{where}: no entry with id {text}, and no entry id starts with it")
+    shown = ", ".join(found[:5]) + (", ..." if len(found) > 5 else "")
+    fail(f"{where}: ambiguous entry id prefix {text} (entries {shown}); give more of the id")

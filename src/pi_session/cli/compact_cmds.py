@@ -39,6 +39,7 @@ from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
     apply_leaf,
+    entry_id_arg,
     console,
     fail,
     open_session,
@@ -355,6 +356,7 @@ def navigate(
     if summarize:
         check_summarizer_options(provider, timeout, max_retries)
     manager = open_session(session, read_only=True, quiet=as_json, notes=False)
+    entry_id = entry_id_arg(manager, entry_id)
     try:
         plan = plan_navigation(manager, entry_id)
     except OperationError as exc:

@@ -17,7 +17,7 @@ from rich.table import Table
 from ..compaction import CompactionCancelled
 from ..compaction.probes import CompactionEvaluation, evaluate_compaction
 from ..operations import plan_compaction, summarize_compaction
-from ..terminal import plural, sanitize
+from ..terminal import fit_cells, plural, sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from . import summarizing as opts
 
@@ -108,7 +108,7 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
             if r.missing:
                 expected += "; missing: " + ", ".join(r.missing[:5]) + (" ..." if len(r.missing) > 5 else "")
         else:
-            expected = expected if len(expected) <= 80 else expected[:77] + "..."
+            expected = fit_cells(expected, 80)
             if not r.found:
                 expected += f"  [best line holds {r.score:.0%} of the key tokens]"
         style = None if r.found else "bold red"

@@ -14,13 +14,11 @@ from rich.text import Text
 from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
 from ..jsonio import js_stringify
 from ..manager import SessionManager
-from ..storage import migrate_file
 from ..records import CURRENT_SESSION_VERSION
 from ..stats import MessageStats
-from ..paths import default_session_dir, sessions_dir
-from ..storage import SessionFileError
-from ..listing import resolve_path
-from ..operations import OperationError, clone_session
+from ..paths import default_session_dir, is_windows_absolute, sessions_dir
+from ..storage import SessionFileError, migrate_file
+from ..listing import list_session_dir, resolve_path
 from ..stores import StoreError
 from .common import (
     JSON_OPTION,
@@ -32,10 +30,14 @@ from .common import (
     CliError,
     apply_leaf,
     console,
+    entry_id_arg,
     fail,
     open_session,
+    other_session_ids,
     output_width,
     print_json,
+    project_cwd,
+    project_dir,
     resolve_session,
     warn,
     text_argument,
@@ -58,9 +60,9 @@ from .render import (
     tree_depth,
     tree_value,
 )
+from ..terminal import cells
 from ..text import field_text
 from ..tree_view import ConversationView, hidden_summary
-
 
 
 def ls(
@@ -69,26 +71,32 @@ def ls(
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
-    """List sessions, newest first: one line each, the id never cut; on a
-    narrow terminal the first message shrinks first, then the time becomes
-    an age (pi's picker), the cwd keeps its end, columns go. Piped, lines
-    are as wide as the terminal, or unlimited without one.
+    """List sessions, newest first: one line each, in terminal cells (a
+    Chinese or Korean character takes two). On a narrow terminal the first
+    message shrinks first, then each id becomes its shortest unique prefix
+    (8 characters or more, as git abbreviates; every command takes it),
+    the time an age (pi's picker), the cwd keeps its end, columns go.
+    Piped, as wide as the terminal, or unlimited (whole ids) without one.
+
+    --cwd takes a Windows path (C:\\Users\\me\\app), as pi names its directory.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
     if store:
         set_store_url(store)
-    project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
+    project = project_dir(cwd) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
     chosen = active_store()
     db = database_store()
     if db is not None:
         try:
-            infos = db.list(cwd=None if all_ else resolve_path(project), with_text=as_json)
+            infos = db.list(cwd=None if all_ else project_cwd(project), with_text=as_json)
         except StoreError as exc:
             fail(str(exc))
     elif all_:
         infos = SessionManager.list_all(store=chosen)
+    elif is_windows_absolute(project):  # pi on Windows named its directory: no POSIX resolution
+        infos = chosen.list(cwd=project) if chosen is not None else list_session_dir(default_session_dir(project))
     else:
         infos = SessionManager.list(project, store=chosen)
     if as_json:
@@ -97,12 +105,14 @@ def ls(
     if not infos:
         where: Any = sessions_dir() if all_ else default_session_dir(project)
         if chosen is not None:
-            where = chosen.url if db is not None or all_ else chosen.session_dir(resolve_path(project))
-        console.print(f"No sessions in {sanitize(str(where))}", markup=False, soft_wrap=True)
+            where = chosen.url if db is not None or all_ else chosen.session_dir(project_cwd(project))
+        hint = "" if all_ else " (`pi-session ls --all` lists the sessions of every project)"
+        console.print(f"No sessions in {sanitize(str(where))}{hint}", markup=False, soft_wrap=True)
         return
     import time
 
-    for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000)):
+    other_ids = () if all_ else other_session_ids(db, chosen)
+    for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000), other_ids=other_ids):
         console.print(line, soft_wrap=True)
 
 
@@ -151,7 +161,7 @@ def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     if data["labels"]:
         shown = list(data["labels"].items())[:_INFO_LABELS]
         more = len(data["labels"]) - len(shown)
-        rows.append(("labels", ", ".join(f"{k}={field_text(v)}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
+        rows.append(("labels", ", ".join(f"{k}={' '.join(field_text(v).split())}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
     rows.append(("problems", f"{len(stats.problems):,} found reading the file (`pi-session check` also checks each entry's fields)"))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
@@ -219,7 +229,7 @@ def tree(
 
 def context(
     session: str = SESSION_ARGUMENT,
-    leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id to build the context at, or 'null' for none."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id (or a unique prefix) to build the context at, or 'null' for none."),
     projection: bool = typer.Option(
         False, "--projection", help="Per context entry, the messages it contributes after context edits (pi 1.6's projection)."
     ),
@@ -279,7 +289,7 @@ def context(
             note = f"(edited by {sanitize(edit_id)}) " if edit_id is not None and message.get("role") in EDITABLE_ROLES else ""
             rule_head = f"── [{index}] {role} {note}"
             console.print(
-                Text(rule_head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - len(rule_head)), style="dim"),
+                Text(rule_head, style=ROLE_STYLES.get(role, "")) + Text("─" * max(0, rule_width - cells(rule_head)), style="dim"),
                 soft_wrap=True,
             )
             # bodies are plain text (sanitized, at most CONTEXT_BODY_LIMIT
@@ -337,7 +347,7 @@ def _open_for_write(session: str) -> SessionManager:
 
 def label(
     session: str = SESSION_ARGUMENT,
-    entry_id: str = typer.Argument(..., help="The entry to label."),
+    entry_id: str = typer.Argument(..., help="The entry to label (its id, or a unique prefix of it)."),
     text: str = typer.Argument("", help="The label; empty clears it."),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -345,8 +355,7 @@ def label(
     text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
     probe = open_session(session, read_only=True, quiet=True)
-    if probe.get_entry(entry_id) is None:
-        fail(f"{probe.get_session_location()}: no entry with id {entry_id}")
+    entry_id = entry_id_arg(probe, entry_id)
     manager = _open_for_write(session)
     seen = len(manager.notes)
     try:
@@ -364,7 +373,7 @@ def label(
 
 def edit(
     session: str = SESSION_ARGUMENT,
-    entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch)."),
+    entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch; its id or a unique prefix)."),
     replace: Optional[str] = typer.Option(None, "--replace", help="The text the model sees instead of the entry's content."),
     omit: bool = typer.Option(False, "--omit", help="Leave the entry out of the model context."),
     as_json: bool = JSON_OPTION,
@@ -385,6 +394,7 @@ def edit(
     # Validate before opening for writing (which may migrate an old file): a
     # read-only manager checks the edit as pi does, then refuses the write.
     probe = open_session(session, read_only=True, quiet=True)
+    entry_id = entry_id_arg(probe, entry_id)
     try:
         probe.append_context_edit(entry_id, replacement)
     except PermissionError:
@@ -473,6 +483,8 @@ def clone(
     before an earlier user message, its text in the editor) is navigate ID
     in the same file, or clone --leaf PARENT_ID for a new file (--leaf ID
     keeps the message itself)."""
+    from ..operations import OperationError, clone_session  # not at start-up: it loads compaction
+
     manager = open_session(session, read_only=True)
     try:
         done = clone_session(manager, leaf)

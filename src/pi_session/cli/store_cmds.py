@@ -13,7 +13,7 @@ from rich.text import Text
 from ..operations import is_store_url
 from . import common
 from .common import JSON_OPTION, STORE_OPTION, console, fail, print_json, warn
-from ..terminal import plural, sanitize
+from ..terminal import fit_cells, plural, sanitize
 
 
 
@@ -167,7 +167,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
 
     def on_file(done: int, total: int, path: str) -> None:
         if progress is not None:
-            progress.update(task, completed=done, total=total, description=sanitize(os.path.basename(path))[:40])
+            progress.update(task, completed=done, total=total, description=fit_cells(sanitize(os.path.basename(path)), 40))
 
     try:
         for item in import_agent_sessions(source_format, paths, target, on_file=on_file, recheck=recheck):

@@ -25,35 +25,70 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
 
 Front ends parse arguments, call these, and print. Nothing here prints.
 
-Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
+Each name is imported from its module on first use. Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
 :mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`, :mod:`.scrubbing`.
 """
 
 from __future__ import annotations
 
-from .compacting import (
-    CompactionDone,
-    CompactionPlan,
-    SummarizerConfig,
-    commit_compaction,
-    compact_session,
-    compaction_settings,
-    keep_recent_source,
-    nothing_to_compact,
-    plan_compaction,
-    summarize_compaction,
-)
-from .cloning import CloneDone, clone_session
-from .errors import LeafMoved, OperationError, OutputExists, one_line
-from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
-from .importing import STORE_SCHEMES, import_sessions, is_store_url
-from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
-from .opening import open_for_reading, open_for_writing, save, session_notes
-from .scrubbing import all_sessions, find_in_session, scrub_session
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from . import cloning, compacting, errors, exporting, importing, navigating, opening, scrubbing
+if TYPE_CHECKING:
+    from .compacting import (
+        CompactionDone,
+        CompactionPlan,
+        SummarizerConfig,
+        commit_compaction,
+        compact_session,
+        compaction_settings,
+        keep_recent_source,
+        nothing_to_compact,
+        plan_compaction,
+        summarize_compaction,
+    )
+    from .cloning import CloneDone, clone_session
+    from .errors import LeafMoved, OperationError, OutputExists, one_line
+    from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
+    from .importing import STORE_SCHEMES, import_sessions, is_store_url
+    from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
+    from .opening import open_for_reading, open_for_writing, save, session_notes
+    from .scrubbing import all_sessions, find_in_session, scrub_session
 
-__all__ = [
-    *errors.__all__, *cloning.__all__, *opening.__all__, *compacting.__all__, *navigating.__all__, *exporting.__all__,
-    *importing.__all__, *scrubbing.__all__,
-]
+# module -> the public names it provides; each is imported on first use
+# (PEP 562), so opening a session does not load compaction or export
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "errors": ("OperationError", "LeafMoved", "OutputExists", "one_line"),
+    "cloning": ("CloneDone", "clone_session"),
+    "opening": ("open_for_reading", "open_for_writing", "session_notes", "save"),
+    "compacting": (
+        "SummarizerConfig", "compaction_settings", "CompactionPlan", "CompactionDone", "plan_compaction",
+        "nothing_to_compact", "keep_recent_source", "summarize_compaction", "commit_compaction", "compact_session",
+    ),
+    "navigating": ("plan_navigation", "summarize_branch", "navigate_session", "already_there_message", "clone_warning"),
+    "exporting": (
+        "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl",
+        "redacted_manager", "reporting", "write_export", "EXPORT_MODE", "PRIVATE_MODE", "PROGRESS_EVERY",
+    ),
+    "importing": ("STORE_SCHEMES", "is_store_url", "import_sessions"),
+    "scrubbing": ("all_sessions", "find_in_session", "scrub_session"),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = [name for names in _EXPORTS.values() for name in names]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name (or a submodule) from its module on first use."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        if name in _EXPORTS:
+            return importlib.import_module(f".{name}", __name__)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, *_EXPORTS})
