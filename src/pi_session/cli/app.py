@@ -346,7 +346,8 @@ def main() -> None:
     """Console-script entry point.
 
     Exit statuses besides the commands' own: 1 for an OSError (``pi-session:
-    <file>: <reason>``) or an unreadable session file; 130 when interrupted;
+    <file>: <reason>``) or any :class:`pi_session.PiSessionError` (its one
+    line); 130 when interrupted;
     2 for an unexpected internal error (one line; ``PI_SESSION_DEBUG=1``
     re-raises it for a traceback). Usage errors stay typer's.
     """
@@ -385,16 +386,12 @@ def main() -> None:
 
 
 def _reported_as_one_line(exc: BaseException) -> bool:
-    """Whether ``exc`` is an unreadable session file or a store's error
-    (:class:`pi_session.storage.SessionFileError`,
-    :class:`pi_session.stores.StoreError`): its message is the one line.
-    Their modules are not imported for the check (start-up time): an
-    exception of theirs was raised, so they are loaded already."""
-    for module, name in (("pi_session.storage.model", "SessionFileError"), ("pi_session.stores.base", "StoreError")):
-        loaded = sys.modules.get(module)
-        if loaded is not None and isinstance(exc, getattr(loaded, name)):
-            return True
-    return False
+    """Whether ``exc`` is an error the library raised on bad input or state
+    (:class:`pi_session.PiSessionError`, the root of them all): its message
+    is the one line shown. (:mod:`pi_session.errors` imports nothing.)"""
+    from ..errors import PiSessionError
+
+    return isinstance(exc, PiSessionError)
 
 
 def _os_error(exc: OSError, debug: bool) -> None:

@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 
+from ..errors import PiSessionError
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -65,7 +66,7 @@ SESSION_ARGUMENT = typer.Argument(..., help="Session file or session id prefix."
 unique prefix of a session id (see :func:`resolve_session`)."""
 
 
-class CliError(Exception):
+class CliError(PiSessionError):
     """An error reported to the user as one line, exit status 1."""
 
 
