@@ -172,7 +172,7 @@ class SessionManager(SessionOpening, EntryAppends):
         self.problems = list(sf.problems)
         self._session_id = sf.header["id"]
         if isinstance(sf.entries, LazyRecords):
-            # a file read lazily (issue 23): entries decoded when accessed;
+            # a file read lazily: entries decoded when accessed;
             # the list ops the manager and its writer use work on it
             self._records = cast(builtins.list[dict[str, Any]], sf.entries.with_head(sf.header))
         else:

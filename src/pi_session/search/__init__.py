@@ -1,4 +1,4 @@
-"""Full-text search across sessions (issue 24): :func:`search` finds
+"""Full-text search across sessions: :func:`search` finds
 ranked hits in every session of a store (session files, SQLite,
 PostgreSQL), :func:`update_index`, :func:`forget_session` and
 :func:`reindex_session` keep the index in step.

@@ -1,4 +1,4 @@
-"""The search index inside a database store (issue 24 item 3): the same
+"""The search index inside a database store: the same
 tables as the files' cache (:mod:`pi_session.search.fts`, prefix
 ``pi_search_``), written in the store's append transaction. SQLite keeps an
 FTS5 table; PostgreSQL a ``tsvector`` column per text (``tsv``,

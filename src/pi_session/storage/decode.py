@@ -48,7 +48,7 @@ def _key_sharing(d: dict[str, Any]) -> dict[str, Any]:
     is just a copy.
 
     Cost: about 0.5 us for a small dict to 1.4 us for a message's 8 keys
-    (issue 23 measured it: more than decoding the dict); the first key is
+    (measured: more than decoding the dict); the first key is
     stored on its own, so that ``update`` merges into a non-empty dict,
     entry by entry, instead of cloning ``d``'s own table."""
     shape = tuple(d)
@@ -86,7 +86,7 @@ def compact_record(
 
     ``deep`` also turns content blocks and tool-call arguments into
     key-sharing dicts: about 17 MB less per 100 MB, but it costs about
-    half as much as decoding itself (issue 23 measured it), so only a bulk
+    half as much as decoding itself (measured), so only a bulk
     decode of a lazily read file uses it.
 
     Values and key order are unchanged; only object identity differs.

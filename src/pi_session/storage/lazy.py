@@ -1,4 +1,4 @@
-"""The lazy session index (issue 23): what :func:`~.reader.read_session_file`
+"""The lazy session index: what :func:`~.reader.read_session_file`
 keeps of a long v3 session file when asked for ``lazy=True``.
 
 The read loop (:mod:`.reader`) decodes every line after the header with a

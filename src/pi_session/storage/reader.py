@@ -146,7 +146,7 @@ def read_session_file(
         migrate: migrate v1/v2 records to v3 in memory (see
             :mod:`pi_session.migrate`); the caller decides whether to rewrite.
         lazy: index the entries of a v3 file (or any file with ``migrate``
-            off) instead of decoding them (issue 23, :mod:`.lazy`):
+            off) instead of decoding them (:mod:`.lazy`):
             ``records`` and ``entries`` are then
             :class:`~.lazy.LazyRecords` whose entries are decoded when
             accessed (same values as without ``lazy``), and the problems

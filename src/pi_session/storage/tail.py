@@ -25,7 +25,7 @@ LAZY_MIN_START = 0.4
 compaction starts at or after this share of its bytes (the index pass
 costs about a third of a full read, so it pays off only when the context
 decodes far less than the whole file; a never-compacted session has
-every entry of its leaf path in the context, the worst case of issue 23)."""
+every entry of its leaf path in the context, the worst case of a lazy read)."""
 
 EAGER_TAIL_RECORDS = PLAIN_RECORDS
 """A lazy read from :func:`last_compaction_at`: up to this many entry lines

@@ -265,7 +265,7 @@ class SQLStore(SessionStore):
         return (session_id, seq, offset, col.entry_id, col.parent_id, col.type, col.timestamp, int(col.damaged), text, line)
 
     # ------------------------------------------------------------------
-    # the search index (issue 24): pi_search_* tables, written in the
+    # the search index: pi_search_* tables, written in the
     # transactions that write the lines (pi_session.search.store_index)
 
     def _search_ready(self, cur: Any) -> None:
