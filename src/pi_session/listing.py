@@ -81,10 +81,11 @@ _INDEX_VERSION = 1
 
 def index_path(directory: StrPath) -> Path:
     """Where the listing index of a session directory lives:
-    ``<cache dir>/listing/<sha256 of the absolute directory path, 32 hex>.json``
-    (:func:`pi_session.paths.cache_dir`). Pure apart from reading the
-    environment and the process cwd."""
-    key = os.fsencode(os.path.abspath(directory))
+    ``<cache dir>/listing/<sha256 of the directory's real path, 32 hex>.json``
+    (:func:`pi_session.paths.cache_dir`): one index per directory, however
+    it is reached (a symlinked agent or project directory included). Pure
+    apart from reading the environment, the process cwd and symlinks."""
+    key = os.fsencode(os.path.realpath(directory))
     return cache_dir() / "listing" / f"{hashlib.sha256(key).hexdigest()[:32]}.json"
 
 

@@ -4,6 +4,7 @@ rewrite``: :func:`purge_caches`, the one place that knows them."""
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 from ..records import StrPath
@@ -11,7 +12,7 @@ from ..records import StrPath
 __all__ = ["purge_caches"]
 
 
-def purge_caches(path: StrPath | None = None, *, store: object = None, session_id: str | None = None) -> None:
+def purge_caches(path: StrPath | None = None, *, store: object = None, session_id: str | None = None) -> list[str]:
     """Drop what caches hold of a rewritten session.
 
     - The listing index of the session file's directory (``ls``'s cache of
@@ -36,28 +37,49 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
         store, session_id: the database store and id of the session; for a
             file, ``session_id`` defaults to its header's id.
 
-    Raises:
-        OSError: a cache could not be written (the session itself is
-            already rewritten).
+    Returns:
+        One line for each cache that could not be cleaned (it names the
+        cache file and the error, and says it may still hold the old text);
+        the others are cleaned all the same. Empty when all went well.
     """
+    problems: list[str] = []
     if path is not None:
         from ..listing import INDEX_NAME, index_path, list_session_dir
 
         directory = Path(os.path.realpath(path)).parent
         legacy = directory / INDEX_NAME
-        if legacy.is_file():
-            legacy.unlink()
-        if index_path(directory).exists():
-            list_session_dir(directory)
+        listing = index_path(directory)
+        try:
+            if legacy.is_file():
+                legacy.unlink()
+        except OSError as exc:
+            problems.append(_problem(legacy, exc))
+        try:
+            if listing.exists():
+                list_session_dir(directory)
+        except (OSError, sqlite3.Error) as exc:
+            problems.append(_problem(listing, exc))
         sid = session_id if session_id is not None else _header_id(Path(path))
         if sid is not None:
-            _forget_in_file_indexes(sid)
+            problems.extend(_forget_in_file_indexes(sid))
     elif store is not None and session_id is not None:
         from ..search import reindex_session
-        from ..stores import SessionStore
+        from ..stores import SessionStore, StoreError
 
         if isinstance(store, SessionStore):
-            reindex_session(store, session_id)
+            try:
+                reindex_session(store, session_id)
+            except (OSError, sqlite3.Error, StoreError) as exc:
+                problems.append(f"the search index of {getattr(store, 'url', 'the store')}: {_reason(exc)}; it may still hold the old text")
+    return problems
+
+
+def _reason(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
+
+
+def _problem(cache: Path, exc: BaseException) -> str:
+    return f"{cache}: could not be cleaned ({_reason(exc)}); it may still hold the old text: delete it"
 
 
 def _header_id(path: Path) -> str | None:
@@ -72,17 +94,32 @@ def _header_id(path: Path) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _forget_in_file_indexes(session_id: str) -> None:
+def _forget_in_file_indexes(session_id: str) -> list[str]:
+    """Forget the session in every search index; one problem line for
+    each index or orphan shard that could not be cleaned."""
     from ..paths import cache_dir
     from ..search.files import FileIndex
 
+    problems: list[str] = []
     search_dir = cache_dir() / "search"
-    for orphan in sorted(search_dir.glob("*.shard*.db*")):  # a shard whose index's main file was deleted
+    try:
+        orphans = sorted(search_dir.glob("*.shard*.db*"))
+        index_files = sorted(search_dir.glob("*.sqlite3"))
+    except OSError as exc:
+        return [_problem(search_dir, exc)]
+    for orphan in orphans:  # a shard whose index's main file was deleted
         if not (search_dir / f"{orphan.name.split('.shard')[0]}.sqlite3").exists():
-            orphan.unlink(missing_ok=True)
-    for index_file in sorted(search_dir.glob("*.sqlite3")):
-        index = FileIndex(index_file.parent, path=index_file)
+            try:
+                orphan.unlink(missing_ok=True)
+            except OSError as exc:
+                problems.append(_problem(orphan, exc))
+    for index_file in index_files:
         try:
-            index.forget(session_id)
-        finally:
-            index.close()
+            index = FileIndex(index_file.parent, path=index_file)
+            try:
+                index.forget(session_id)
+            finally:
+                index.close()
+        except (OSError, sqlite3.Error) as exc:
+            problems.append(_problem(index_file, exc))
+    return problems
