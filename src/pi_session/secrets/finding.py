@@ -55,7 +55,7 @@ class SecretHit:
             or :data:`RAW_LINE_FIELD`.
         field_kind: the field's kind (:data:`~.fields.FIELD_KINDS`).
         kind: the secret's kind (``github-token``), what ``[REDACTED:<kind>]`` names.
-        secret_type: detect-secrets' type name (``GitHub Token``).
+        secret_type: the detector's type name (``GitHub Token``).
         start, end: where the secret is in the field's text (characters).
         preview: :func:`mask` of the secret.
         hidden: the model no longer sees it: a context edit on the session's

@@ -114,8 +114,9 @@ class Scanner:
         """The secrets in ``text``, in text order, not overlapping (where two
         detectors report overlapping text, the more specific wins: prefixed
         formats, then URL passwords and headers, then assignments; then the
-        longer). Hits inside an earlier ``[REDACTED:…]`` and allow-listed
-        values are left out.
+        longer). Hits inside an earlier ``[REDACTED:…]``, on a line marked
+        ``pragma: allowlist secret`` (detect-secrets' inline marker) and
+        allow-listed values are left out.
 
         Raises:
             RuntimeError: used outside its ``with`` block.
@@ -162,6 +163,8 @@ class Scanner:
         if not found:
             return []
         marks = [m.span() for m in REDACTED_RE.finditer(text)] if "[REDACTED:" in text else []
+        if _PRAGMA in lowered:  # detect-secrets' inline marker: nothing on its line is reported
+            marks += [_line_span(text, m.start()) for m in re.finditer(re.escape(_PRAGMA), lowered)]
         picked: list[tuple[int, int, str]] = []
         for _p, start, end, stype in sorted(found, key=lambda f: (f[0], f[1] - f[2], f[1])):
             if any(start < e and s < end for s, e, _t in picked) or any(start < e and s < end for s, e in marks):
@@ -170,6 +173,15 @@ class Scanner:
                 continue
             picked.append((start, end, stype))
         return [Span(s, e, t) for s, e, t in sorted(picked)]
+
+
+_PRAGMA = "pragma: allowlist secret"
+
+
+def _line_span(text: str, at: int) -> tuple[int, int]:
+    """The span of the line of ``text`` holding ``at``."""
+    end = text.find("\n", at)
+    return text.rfind("\n", 0, at) + 1, len(text) if end < 0 else end
 
 
 def _take(det: Detector, hit: re.Match[str], found: set[tuple[int, int, int, str]]) -> None:
