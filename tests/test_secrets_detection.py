@@ -78,3 +78,10 @@ def test_imported_real_sessions_hold_only_the_context7_key(cli, tmp_path):
     assert {h["kind"] for h in hits} == {"context7-api-key"}
     assert {h["fieldKind"] for h in hits} == {"tool result"}
     assert "ctx7sk-ef51" not in found.stdout + found.stderr
+
+
+def test_detect_secrets_inline_pragma_marks_a_line():
+    text = "a ghp_" + "Lm3Vn7Bx2Kc9Wd4Rt6Yh1Jp5Fs0GaUeQz8Xy12  # pragma: allowlist secret\nb ghp_" + "Lm3Vn7Bx2Kc9Wd4Rt6Yh1Jp5Fs0GaUeQz8Xy12"
+    with Scanner() as scanner:
+        [span] = scanner.scan(text)
+    assert text[: span.start].endswith("\nb ")
