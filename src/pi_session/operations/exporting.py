@@ -135,7 +135,7 @@ def export_secrets(
     it; Markdown: the path to ``leaf_id`` only), as
     :class:`pi_session.secrets.SecretHit` objects (masked previews).
 
-    The scan (:class:`pi_session.secrets.Scanner`: about 25 MB of session
+    The scan (:class:`pi_session.secrets.Scanner`: over 20 MB of session
     per CPU second) is a part of an export's time. ``on_progress(done,
     total)`` is called with the records scanned so far and their number
     (every :data:`PROGRESS_EVERY` records, and at the end)."""
