@@ -87,11 +87,13 @@ _INDEX_LIMIT = 1 << 30
 
 def index_path(directory: StrPath) -> Path:
     """Where the listing index of a session directory lives:
-    ``<cache dir>/listing/<sha256 of the absolute directory path, 32 hex>.v<format version>.json``
-    (:func:`pi_session.paths.cache_dir`; the version in the name lets two
-    installed versions keep their own, :func:`pi_session.cache.versioned_name`).
-    Pure apart from reading the environment and the process cwd."""
-    key = os.fsencode(os.path.abspath(directory))
+    ``<cache dir>/listing/<sha256 of the directory's real path, 32 hex>.v<format version>.json``
+    (:func:`pi_session.paths.cache_dir`): one index per directory, however
+    it is reached (a symlinked agent or project directory included); the
+    version in the name lets two installed versions keep their own
+    (:func:`pi_session.cache.versioned_name`). Pure apart from reading the
+    environment, the process cwd and symlinks."""
+    key = os.fsencode(os.path.realpath(directory))
     return cache_dir() / "listing" / versioned_name(hashlib.sha256(key).hexdigest()[:32], _INDEX_VERSION, ".json")
 
 

@@ -22,6 +22,7 @@ one load path, navigation and the accessors.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import re
 import warnings
 from collections.abc import Mapping, Sequence
@@ -667,7 +668,8 @@ class SessionManager(SessionOpening, EntryAppends):
         """:func:`pi_session.compaction.prepare_compaction` of the path to
         the leaf (pi 1.6's ``prepareCompaction(getBranch())``), the same
         plan; of a lazily read file only the entries it reads (from the
-        end of the path back) are decoded.
+        end of the path back) are decoded. With ``redact_secrets``, the
+        messages to summarize have their secrets masked.
 
         Args:
             settings: a :class:`pi_session.settings.CompactionSettings` or
@@ -680,7 +682,19 @@ class SessionManager(SessionOpening, EntryAppends):
         """
         from .compaction import prepare_compaction
 
-        return prepare_compaction(self._leaf_path(), settings, keep_tool_pairs=keep_tool_pairs)
+        return prepare_compaction(self.summarized(self._leaf_path()), settings, keep_tool_pairs=keep_tool_pairs)
+
+    def summarized(self, entries: Sequence[Any]) -> list[Any]:
+        """``entries`` as they go to a summarizer model (a compaction's or a
+        branch summary's): as they are, or with ``redact_secrets`` every
+        secret in their text masked as ``[REDACTED:<kind>]``
+        (:func:`pi_session.secrets.redacted_records`; ids kept; unchanged
+        entries are the same objects)."""
+        if not self.redact_secrets:
+            return list(entries)
+        from .secrets import redacted_records
+
+        return redacted_records(entries)
 
     def estimate_context_tokens(self) -> dict[str, Any]:
         """Deprecated alias of :meth:`estimate_projected_context_tokens`
@@ -706,14 +720,18 @@ class SessionManager(SessionOpening, EntryAppends):
 
         Returns:
             A :class:`pi_session.navigation.NavigationPlan`; ``is_noop`` when
-            the target is the leaf.
+            the target is the leaf. With ``redact_secrets``, the entries to
+            summarize have their secrets masked (:meth:`summarized`).
 
         Raises:
             KeyError: ``target_id`` is not an entry of this session.
         """
         from .navigation import plan_navigation
 
-        return plan_navigation(self, self._leaf_id, target_id)
+        plan = plan_navigation(self, self._leaf_id, target_id)
+        if self.redact_secrets and plan.entries_to_summarize:
+            plan = dataclasses.replace(plan, entries_to_summarize=tuple(self.summarized(plan.entries_to_summarize)))
+        return plan
 
     def navigate(
         self,

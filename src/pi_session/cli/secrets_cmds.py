@@ -100,9 +100,10 @@ def _hit_line(hit: Any) -> str:
     from ..secrets.finding import RAW_LINE_FIELD
 
     where = f"{hit.session}:{hit.line}" if hit.line is not None else str(hit.session)
+    hidden = " (hidden from the model by a context edit; still in the file)" if hit.hidden else ""
     if hit.field == RAW_LINE_FIELD:  # a line that is not a JSON record: no entry, no field
-        return sanitize(f"{where}: (a line that is not a JSON record): {hit.kind} {hit.preview}")
-    return sanitize(f"{where}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}")
+        return sanitize(f"{where}: (a line that is not a JSON record): {hit.kind} {hit.preview}{hidden}")
+    return sanitize(f"{where}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}{hidden}")
 
 
 def secrets(
@@ -113,10 +114,12 @@ def secrets(
     store: Optional[str] = STORE_OPTION,
 ) -> None:
     """Find secrets (API keys, tokens, private keys, passwords) in every
-    text a session holds; print where, their kind and a masked preview,
-    never the secret.
+    text a session holds (and its side files: torn and rejected lines,
+    backups); print where, their kind and a masked preview, never the
+    secret. A hit a context edit already hides from the model (scrub
+    --mode edit) is marked so.
 
-    Exit status: 0 none found; 1 found (for hooks); 2 a session could not be read."""
+    Exit status: 0 none found, or only hidden ones; 1 found (for hooks); 2 a session could not be read."""
     from ..operations import find_in_session
     from ..stores import StoreError
 
@@ -144,11 +147,13 @@ def secrets(
         for hit in hits:
             console.print(_hit_line(hit), markup=False, soft_wrap=True)
         sessions = len({h.session for h in hits})
+        hidden = sum(h.hidden for h in hits)
         err_console.print(
-            f"{plural(len(hits), 'secret')} in {plural(sessions, 'session')} ({len(locations):,} scanned)",
+            f"{plural(len(hits), 'secret')} in {plural(sessions, 'file')} ({len(locations):,} sessions scanned)"
+            + (f"; {hidden:,} hidden from the model by context edits (--mode rewrite removes them from the file)" if hidden else ""),
             markup=False, soft_wrap=True,
         )
-    if hits:
+    if any(not h.hidden for h in hits):
         raise typer.Exit(1)
 
 
@@ -168,7 +173,12 @@ def scrub(
     content with the secrets masked, so the model never sees them again; the
     file keeps them. --mode rewrite: an atomic rewrite replacing each secret
     with [REDACTED:<kind>] in every record (ids, parents, timestamps kept);
-    no backup unless --backup. Running it twice is a no-op."""
+    no backup unless --backup. Running it twice is a no-op. Side files of
+    a session file holding secrets (<file>.torn-*, <file>.rejected-*,
+    backups) are rewritten too and named.
+
+    With --all, a session that cannot be changed is reported and the others
+    are still done; the exit status is then 1, naming the sessions left."""
     from ..operations import OperationError
     from ..operations import scrub_session
     from ..storage import SessionFileError
@@ -182,19 +192,33 @@ def scrub(
         set_store_url(store)
     locations, db = _sessions(session, all_)
     allow = allow_list_from(allow_list)
-    results = []
+    results: list[Any] = []
+    failed: list[tuple[str, str]] = []
     for location in locations:
         try:
             results.append(scrub_session(location, mode=mode, store=db, dry_run=dry_run, backup=backup, allow=allow))  # type: ignore[arg-type]
         except (SessionFileError, StoreError, OperationError) as exc:
-            fail(str(exc))
+            message = str(exc)
         except OSError as exc:
-            fail(f"{location}: {exc.strerror or exc}")
+            message = f"{location}: {exc.strerror or exc}"
+        else:
+            if not as_json:
+                _print_result(results[-1])
+            continue
+        if not all_:
+            fail(message)
+        failed.append((location, message))
+        results.append(None)
+        if not as_json:
+            err_console.print(sanitize(f"{location}: not scrubbed: {message}"), markup=False, soft_wrap=True)
     if as_json:
-        print_json([r.to_json() for r in results] if all_ else results[0].to_json())
-        return
-    for result in results:
-        _print_result(result)
+        if all_:
+            errors = dict(failed)
+            print_json([r.to_json() if r is not None else {"session": loc, "error": errors[loc]} for loc, r in zip(locations, results)])
+        else:
+            print_json(results[0].to_json())
+    if failed:
+        fail(f"{plural(len(failed), 'session')} not scrubbed (their secrets stay): " + ", ".join(loc for loc, _m in failed), code=1)
 
 
 def _print_result(result: Any) -> None:
@@ -222,10 +246,13 @@ def _print_result(result: Any) -> None:
             warn(f"{hit.entry_id}: a context edit cannot hide a {hit.field_kind} ({hit.kind} {hit.preview}); use --mode rewrite")
         if result.elsewhere:
             warn(f"{result.session}: {plural(result.elsewhere, 'secret')} outside the model context (other branches, compacted history, labels, header) stay in the file; --mode rewrite removes them")
+    for side, count, action in result.side_files:
+        if action == "kept":
+            warn(f"{side}: {plural(count, 'secret')} in this side file (not sent to the model); --mode rewrite removes them")
+        else:
+            console.print(sanitize(f"{side}: {action} {plural(count, 'secret')}"), markup=False, soft_wrap=True)
     for note in result.notes:
         warn(note)
-    for copy in result.other_copies:
-        warn(f"{copy} may hold the secrets too (an earlier backup)")
 
 
 def register(app: typer.Typer) -> None:

@@ -217,11 +217,13 @@ def plan_compaction(
     (beyond pi: never keep a tool result whose call is summarized away).
     Without a plan, :attr:`CompactionPlan.reason` names the estimates, the
     kept-recent budget and ``keep_source`` (where it comes from, see
-    :func:`keep_recent_source`)."""
+    :func:`keep_recent_source`). With the manager's ``redact_secrets``, the
+    messages to summarize have their secrets masked
+    (:meth:`SessionManager.summarized`)."""
     from ..compaction import prepare_compaction
 
     path = tuple(manager.get_branch())
-    prep = prepare_compaction(path, settings, keep_tool_pairs=keep_tool_pairs)
+    prep = prepare_compaction(manager.summarized(path), settings, keep_tool_pairs=keep_tool_pairs)
     return CompactionPlan(
         str(manager.get_session_location()),
         manager.get_leaf_id(),

@@ -136,8 +136,8 @@ def export_secrets(
     it; Markdown: the path to ``leaf_id`` only), as
     :class:`pi_session.secrets.SecretHit` objects (masked previews).
 
-    The scan is most of an export's time (detect-secrets' patterns over
-    every text: about 1.3 s per MB of session). ``on_progress(done,
+    The scan (:class:`pi_session.secrets.Scanner`: over 20 MB of session
+    per CPU second) is a part of an export's time. ``on_progress(done,
     total)`` is called with the records scanned so far and their number
     (every :data:`PROGRESS_EVERY` records, and at the end)."""
     from ..secrets import find_secrets, shown_records

@@ -15,15 +15,18 @@ in two modes (the secret detection is :mod:`pi_session.secrets`).
   replaced atomically (:func:`pi_session.storage.atomic_rewrite`: temp
   file, fsync, rename; owner, group and mode kept); a database session is
   rewritten in one transaction. Caches are purged
-  (:func:`pi_session.secrets.purge_caches`). No backup unless asked (a backup keeps the
-  secret): then a copy of the old content, mode 0600.
+  (:func:`pi_session.secrets.purge_caches`; a cache that cannot be cleaned
+  is a note of the result, not an error: the session is rewritten by
+  then). The session file's side files holding secrets (``<file>.torn-*``,
+  ``<file>.rejected-*``, backups such as ``<file>.v1.bak``) are rewritten
+  the same way and named in the result. No backup unless asked (a backup
+  keeps the secret): then a copy of the old content, mode 0600.
 
 Both are idempotent: a scrubbed session has nothing left to scrub.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -31,15 +34,11 @@ from typing import Any
 
 from ..records import StrPath
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
-from ..secrets.finding import iter_hits
+from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
 from .opening import open_for_reading, open_for_writing, save
 
 __all__ = ["all_sessions", "find_in_session", "scrub_session"]
-
-
-def _other_copies(path: Path) -> list[Path]:
-    return sorted(Path(p) for p in glob.glob(glob.escape(str(path)) + ".*bak*"))
 
 
 def scrub_session(
@@ -95,17 +94,46 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
     from ..storage.rewrite import backup_path
 
     st = os.stat(path)
-    result = ScrubResult(str(path), "rewrite", dry_run, other_copies=_other_copies(path))
+    result = ScrubResult(str(path), "rewrite", dry_run)
     old = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
     new = _redact_all(old, result, allow)
-    if not result.changed_lines or dry_run:
-        return result
-    if backup:
-        result.backup = backup_path(path, "secrets")
-        write_atomic(result.backup, old, replace=False)
-    atomic_rewrite(path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
-    purge_caches(path)
+    if result.changed_lines and not dry_run:
+        if backup:
+            result.backup = backup_path(path, "secrets")
+            write_atomic(result.backup, old, replace=False)
+        atomic_rewrite(path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
+        result.notes.extend(purge_caches(path))
+    _side_files(path, result, allow, rewrite=not dry_run)
     return result
+
+
+def _side_files(path: Path, result: ScrubResult, allow: AllowList | None, *, rewrite: bool) -> None:
+    """Scan the session's side files (torn lines, rejected lines, backups);
+    with ``rewrite``, rewrite each holding a secret with its secrets
+    redacted (atomically, its mode kept), except the backup this run wrote.
+    Fills ``result.side_files`` and ``result.other_copies``."""
+    from ..secrets import find_secrets
+    from ..storage.atomic import write_atomic
+
+    for side in side_files(path):
+        if side == result.backup:
+            continue
+        try:
+            hits = find_secrets(side, allow=allow)
+        except OSError as exc:
+            result.notes.append(f"{side}: cannot be read ({exc.strerror or exc}); it may hold secrets")
+            continue
+        if not hits:
+            continue
+        if not rewrite:
+            result.side_files.append((side, len(hits), "would redact" if result.mode == "rewrite" else "kept"))
+            result.other_copies.append(side)
+            continue
+        with Scanner(allow) as scanner:
+            lines = side.read_bytes().splitlines(keepends=True)
+            new = [line for line, _hits in redacted_lines(lines, scanner, session=str(side))]
+        write_atomic(side, new, keep_mode=True)
+        result.side_files.append((side, len(hits), "redacted"))
 
 
 def _note_cwd(result: ScrubResult) -> None:
@@ -147,7 +175,7 @@ def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: Al
         result.backup = backup_path(Path(backup_dir or ".") / f"{session_id}.jsonl", "secrets")
         write_atomic(result.backup, old, replace=False)
     handle.replace_lines(old, new)
-    purge_caches(None, store=store, session_id=session_id)
+    result.notes.extend(purge_caches(None, store=store, session_id=session_id))
     return result
 
 
@@ -188,6 +216,8 @@ def _scrub_edit(location: StrPath, db: Any, dry_run: bool, allow: AllowList | No
         result.edits.append((target, None if dry_run else manager.append_context_edit(target, replacement)))
     if planned and not dry_run:
         save(manager)
+    if db is None:
+        _side_files(Path(result.session), result, allow, rewrite=False)
     return result
 
 
@@ -217,7 +247,10 @@ def find_in_session(
 ) -> list[SecretHit]:
     """:func:`~.finding.find_secrets` of one session: a file, or (with a
     database ``store``) a session id or id prefix; hits name the file path
-    or the store locator.
+    or the store locator. A file's side files
+    (:func:`pi_session.secrets.finding.side_files`: ``<file>.torn-*``,
+    ``<file>.rejected-*``, backups) are scanned too, after it; their hits
+    name the side file.
 
     Raises:
         OSError: the file cannot be read.
@@ -228,5 +261,37 @@ def find_in_session(
 
     if store is not None and not isinstance(store, FileStore):
         session_id = store.resolve(str(location))
-        return find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow, on_progress=on_progress)
-    return find_secrets(location, allow=allow, on_progress=on_progress)
+        hits = find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow, on_progress=on_progress)
+        return _mark_hidden(hits, session_id, store)
+    hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
+    for side in side_files(location):
+        hits.extend(find_secrets(side, allow=allow))
+    return hits
+
+
+def _mark_hidden(hits: list[SecretHit], location: StrPath, store: Any) -> list[SecretHit]:
+    """``hits`` with :attr:`SecretHit.hidden` set on those a context edit on
+    the session's current branch hides from the model (an omitted entry:
+    every field; a replaced one: its content). A session that cannot be
+    opened marks none."""
+    import dataclasses
+
+    from ..context import applied_context_edits
+    from .errors import OperationError
+
+    if not any(h.entry_id for h in hits):
+        return hits
+    try:
+        manager = open_for_reading(os.fspath(location), store=store) if store is not None else open_for_reading(location)
+    except (OperationError, OSError):
+        return hits
+    edits = applied_context_edits(manager.get_branch())
+    if not edits:
+        return hits
+    out = []
+    for hit in hits:
+        edit = edits.get(hit.entry_id) if hit.entry_id is not None else None
+        if edit is not None and (edit[1] is None or hit.field == "content" or hit.field.startswith(("message.content", "content["))):
+            hit = dataclasses.replace(hit, hidden=True)
+        out.append(hit)
+    return out

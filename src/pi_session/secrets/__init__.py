@@ -4,12 +4,15 @@
 (:func:`pi_session.operations.scrub_session`, the ``scrub`` command).
 
 Scanned: every text a session holds (:mod:`.fields`): user and assistant
-text, thinking, tool-call arguments, tool results, bash commands and
-output, compaction and branch summaries, custom data and messages, labels,
-session names, context-edit replacements and the header. Detected with
-detect-secrets' plugins and ours for model providers' keys
-(:mod:`.scanner`, :mod:`.providers`). Known false positives: an
-:class:`AllowList` file.
+text, thinking (and reasoning kept as JSON in ``thinkingSignature``),
+tool-call arguments, tool results, bash commands and output, compaction
+and branch summaries, custom data and messages, labels, session names,
+context-edit replacements and the header, at any depth (values under
+structural keys unless plain ids and names), records split over lines
+rejoined and decoded, and a session file's side files (torn and rejected
+lines, backups: :func:`.finding.side_files`). Detected by the formats of
+:mod:`.providers` behind one Aho-Corasick prefilter (:mod:`.scanner`).
+Known false positives: an :class:`AllowList` file.
 
 Example::
 

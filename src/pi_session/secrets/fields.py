@@ -3,19 +3,31 @@ a record are scanned (:func:`text_fields`, each with its field path and
 field kind) and a copy of a record with some strings replaced
 (:func:`replace_strings`).
 
-Every string value of a record is scanned except the ones that hold no
-text of the user, the model or a tool: structural keys (:data:`SKIPPED_KEYS`:
-``type``, ``id``, ``parentId``, ``timestamp``, ``targetId``, roles, model and
-provider names, tool-call ids, signatures of thinking and text blocks) and
-the base64 ``data`` of image blocks.
+Every string value of a record is scanned, at any depth, except the ones
+that hold no text of the user, the model or a tool:
+
+- the plain id and name strings of structural keys (:data:`SKIPPED_KEYS`:
+  ``type``, ``id``, ``parentId``, ``timestamp``, ``targetId``, roles, model
+  and provider names, tool-call ids, …): a string of at most 256
+  characters without blanks. An object or array under such a key is
+  scanned like any other, and so is a longer string or one with blanks;
+- opaque signatures (:data:`SIGNATURE_KEYS`: ``thinkingSignature``,
+  ``textSignature``, ``signature``, ``encrypted_content``): a string
+  without blanks that is not JSON. A signature holding a JSON object or
+  array (the raw reasoning item a Codex import or an Agents SDK session
+  keeps in ``thinkingSignature``) is scanned as that value (its fields are
+  paths under the signature's, ``…thinkingSignature.summary[0].text``), and
+  one with blanks as text;
+- the base64 ``data`` of image blocks.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-__all__ = ["FIELD_KINDS", "SKIPPED_KEYS", "field_kind", "replace_strings", "text_fields"]
+__all__ = ["FIELD_KINDS", "SIGNATURE_KEYS", "SKIPPED_KEYS", "field_kind", "replace_strings", "text_fields"]
 
 SKIPPED_KEYS = frozenset(
     (
@@ -25,8 +37,14 @@ SKIPPED_KEYS = frozenset(
         "encrypted_content", "call_id",
     )
 )
-"""Keys whose string values are never scanned (ids, roles, names of
-models, signatures): wherever they stand."""
+"""Keys whose plain string values (ids, roles, names of models, signatures)
+are not scanned, wherever they stand; what else they hold is."""
+
+SIGNATURE_KEYS = frozenset(("thinkingSignature", "textSignature", "signature", "encrypted_content"))
+"""Keys holding a provider's opaque signature, or (``thinkingSignature`` of
+a Codex import or an Agents SDK session) a reasoning item as JSON."""
+
+_PLAIN_MAX = 256
 
 FIELD_KINDS = (
     "header", "user text", "assistant text", "thinking", "tool-call arguments", "tool result", "bash output",
@@ -42,7 +60,28 @@ def text_fields(record: Any) -> Iterator[tuple[str, str]]:
     JavaScript notation relative to the record (``message.content[0].text``,
     ``message.content[1].arguments.command``; an object key that is not an
     identifier is quoted: ``details["a b"]``)."""
-    yield from _walk(record, "")
+    for where, text in _walk(record, None):
+        yield render_path(where), text
+
+
+def scanned_strings(record: Any, min_len: int = 0) -> Iterator[tuple[Any, str]]:
+    """:func:`text_fields` with each path unrendered (cheap to make; turn
+    one into text with :func:`render_path`, only for the strings that need
+    it), strings shorter than ``min_len`` left out."""
+    yield from _walk(record, None, min_len)
+
+
+def render_path(where: Any) -> str:
+    """The JavaScript-notation path of an unrendered path of
+    :func:`scanned_strings` (``(parent, key)`` pairs; None is the root)."""
+    keys: list[Any] = []
+    while where is not None:
+        where, key = where
+        keys.append(key)
+    path = ""
+    for key in reversed(keys):
+        path = _join(path, key)
+    return path
 
 
 def _join(path: str, key: Any) -> str:
@@ -55,17 +94,62 @@ def _join(path: str, key: Any) -> str:
     return f"{path}[{js_stringify(key)}]"
 
 
-def _walk(value: Any, path: str) -> Iterator[tuple[str, str]]:
-    """The strings of ``value`` in document order, with an explicit stack
-    (any nesting depth: a record nested deeper than Python's recursion
-    limit is scanned too)."""
-    stack: list[tuple[Any, str]] = [(value, path)]
+class _Embedded:
+    """A string holding a JSON object or array (a signature keeping a
+    reasoning item), scanned as the value it holds."""
+
+    __slots__ = ("text", "value")
+
+    def __init__(self, text: str, value: Any) -> None:
+        self.text, self.value = text, value
+
+
+def _walk(value: Any, path: Any, min_len: int = 0) -> Iterator[tuple[Any, str]]:
+    """The strings of ``value`` (of at least ``min_len`` characters) in
+    document order, with an explicit stack (any nesting depth: a record
+    nested deeper than Python's recursion limit is scanned too). The same
+    members as :func:`_children`, inlined: this runs on every record
+    scanned."""
+    stack: list[tuple[Any, Any]] = [(value, path)]
+    pop, push = stack.pop, stack.append
+    skipped, structural, embedded = SKIPPED_KEYS, _structural, _Embedded
     while stack:
-        value, path = stack.pop()
-        if isinstance(value, str):
+        value, path = pop()
+        cls = value.__class__
+        if cls is str:
             yield path, value
-        elif isinstance(value, (dict, list)):
-            stack.extend((item, item_path) for _key, item, item_path in reversed(_children(value, path)))
+        elif cls is dict:
+            image = value.get("type") == "image"
+            for key, item in reversed(value.items()):
+                kind = item.__class__
+                if kind is str:
+                    if len(item) < min_len:
+                        continue
+                    if key in skipped:
+                        item = structural(key, item)
+                        if item is None:
+                            continue
+                    elif image and key == "data":
+                        continue
+                    push((item, (path, key)))
+                elif kind is dict or kind is list:
+                    push((item, (path, key)))
+                elif isinstance(item, (str, dict, list)):
+                    push((item, (path, key)))
+        elif cls is list:
+            for i in range(len(value) - 1, -1, -1):
+                item = value[i]
+                kind = item.__class__
+                if (kind is str and len(item) >= min_len) or kind is dict or kind is list:
+                    push((item, (path, i)))
+        elif cls is embedded:
+            push((value.value, path))
+        elif isinstance(value, str):  # subclasses of str, dict and list
+            push((str(value), path))
+        elif isinstance(value, dict):
+            push((dict(value), path))
+        elif isinstance(value, list):
+            push((list(value), path))
 
 
 def field_kind(record: Mapping[str, Any], path: str) -> str:
@@ -123,16 +207,59 @@ def _block_at(message: Mapping[str, Any], path: str) -> Any:
     return content[int(digits)]
 
 
-def _children(value: Any, path: str) -> list[tuple[Any, Any, str]]:
-    """The scanned members of a container: ``(key or index, item, path)``."""
-    if isinstance(value, dict):
+def _structural(key: str, item: str) -> Any:
+    """What of ``item``, the string under structural key ``key``, is
+    scanned: None (a plain id or name, an opaque signature), the string,
+    or an :class:`_Embedded` JSON value."""
+    if key in SIGNATURE_KEYS:
+        if item[:1] in ("{", "["):
+            from ..jsonio import loads
+
+            try:
+                value = loads(item)
+            except ValueError:
+                value = None
+            if isinstance(value, (dict, list)):
+                return _Embedded(item, value)
+        return item if _BLANK.search(item) else None
+    if len(item) <= _PLAIN_MAX and not _BLANK.search(item):
+        return None
+    return item
+
+
+_BLANK = re.compile(r"\s")
+
+
+def _children(value: Any, path: Any) -> list[tuple[Any, Any, Any]]:
+    """The scanned members of a container: ``(key or index, item, path)``
+    (paths unrendered, see :func:`render_path`)."""
+    if value.__class__ is dict:
         image = value.get("type") == "image"
-        return [
-            (key, item, _join(path, key))
-            for key, item in value.items()
-            if isinstance(key, str) and key not in SKIPPED_KEYS and not (image and key == "data") and isinstance(item, (str, dict, list))
-        ]
-    return [(i, item, _join(path, i)) for i, item in enumerate(value) if isinstance(item, (str, dict, list))]
+        out: list[tuple[Any, Any, Any]] = []
+        for key, item in value.items():
+            cls = item.__class__
+            if cls is str:
+                if key in SKIPPED_KEYS:
+                    item = _structural(key, item)
+                    if item is None:
+                        continue
+                elif image and key == "data":
+                    continue
+                out.append((key, item, (path, key)))
+            elif cls is dict or cls is list or isinstance(item, (dict, list)):
+                out.append((key, item, (path, key)))
+        return out
+    if isinstance(value, dict):
+        return _children(dict(value), path)
+    return [(i, item, (path, i)) for i, item in enumerate(value) if isinstance(item, (str, dict, list))]
+
+
+def _prefixed(prefix: str, where: Any) -> str:
+    """The rendered path of ``where`` below the rendered path ``prefix``."""
+    rel = render_path(where)
+    if not prefix or not rel:
+        return prefix or rel
+    return prefix + rel if rel.startswith("[") else f"{prefix}.{rel}"
 
 
 def _rebuilt(value: Any, changed: dict[Any, Any]) -> Any:
@@ -143,9 +270,10 @@ def _rebuilt(value: Any, changed: dict[Any, Any]) -> Any:
     out: Any = dict(value) if isinstance(value, dict) else list(value)
     for key, new in changed.items():
         out[key] = new
-    if isinstance(value, dict) and value.get("type") == "thinking" and "thinking" in changed:
+    if isinstance(value, dict) and value.get("type") == "thinking" and "thinking" in changed and "thinkingSignature" not in changed:
         # the provider's signature was made over the old text: a request
-        # with the changed text and that signature is refused
+        # with the changed text and that signature is refused (a reasoning
+        # item kept as JSON is written again with its text masked instead)
         out.pop("thinkingSignature", None)
     return out
 
@@ -162,7 +290,7 @@ def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "
     if not isinstance(value, (dict, list)):
         return value
     # frames: [container, its members, next member, members changed]
-    stack: list[list[Any]] = [[value, _children(value, path), 0, {}]]
+    stack: list[list[Any]] = [[value, _children(value, None), 0, {}]]
     while True:
         frame = stack[-1]
         container, members, i, changed = frame
@@ -170,11 +298,12 @@ def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "
             key, item, item_path = members[i]
             if isinstance(item, str):
                 frame[2] = i + 1
-                new = change(item_path, item)
+                new = change(_prefixed(path, item_path), item)
                 if new is not item:
                     changed[key] = new
             else:
-                stack.append([item, _children(item, item_path), 0, {}])
+                inner = item.value if isinstance(item, _Embedded) else item
+                stack.append([inner, _children(inner, item_path), 0, {}])
             continue
         result = _rebuilt(container, changed)
         stack.pop()
@@ -183,5 +312,10 @@ def replace_strings(value: Any, change: Callable[[str, str], str], path: str = "
         parent = stack[-1]
         key, item, _path = parent[1][parent[2]]
         parent[2] += 1
-        if result is not item:
+        if isinstance(item, _Embedded):
+            if result is not item.value:  # the signature's JSON, written again with the text changed
+                from ..jsonio import dumps
+
+                parent[3][key] = dumps(result)
+        elif result is not item:
             parent[3][key] = result

@@ -5,7 +5,9 @@ any output."""
 
 from __future__ import annotations
 
+import itertools
 import os
+from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator, Mapping
 import dataclasses
 from dataclasses import dataclass
@@ -14,10 +16,16 @@ from typing import Any
 from .. import jsonio
 from ..records import StrPath
 from .allowlist import AllowList
-from .fields import field_kind, text_fields
-from .scanner import Scanner, Span, redaction
+from .fields import field_kind, render_path, scanned_strings
+from .scanner import MIN_SECRET, Scanner, Span, redaction
 
-__all__ = ["RAW_LINE_FIELD", "SecretHit", "find_secrets", "iter_hits", "mask", "redact_text"]
+__all__ = ["RAW_LINE_FIELD", "SIDE_FILE_GLOBS", "SecretHit", "find_secrets", "iter_hits", "iter_records", "mask", "redact_text", "side_files"]
+
+SIDE_FILE_GLOBS = (".torn-*", ".rejected-*", ".*bak*")
+"""The files beside a session file ``<file>`` that hold its text too:
+``<file>.torn-<offset>`` (a torn last line moved aside before an append),
+``<file>.rejected-<n>`` (damaged lines a repair took out) and backups
+(``<file>.v<N>.bak`` of a migration, ``.repair.bak``, ``.secrets.bak``)."""
 
 RAW_LINE_FIELD = "(line)"
 """The field path of a hit in a line that is not a JSON record (a damaged
@@ -47,9 +55,12 @@ class SecretHit:
             or :data:`RAW_LINE_FIELD`.
         field_kind: the field's kind (:data:`~.fields.FIELD_KINDS`).
         kind: the secret's kind (``github-token``), what ``[REDACTED:<kind>]`` names.
-        secret_type: detect-secrets' type name (``GitHub Token``).
+        secret_type: the detector's type name (``GitHub Token``).
         start, end: where the secret is in the field's text (characters).
         preview: :func:`mask` of the secret.
+        hidden: the model no longer sees it: a context edit on the session's
+            current branch replaces or omits the entry's content
+            (``scrub --mode edit``); the file still holds it.
     """
 
     session: str | None
@@ -63,13 +74,14 @@ class SecretHit:
     end: int
     preview: str
     value: str = dataclasses.field(repr=False, compare=False)
+    hidden: bool = dataclasses.field(default=False, compare=False)
 
     def to_json(self) -> dict[str, Any]:
         """The hit as JSON (``--json``): every attribute but the secret."""
         return {
             "session": self.session, "line": self.line, "entryId": self.entry_id, "field": self.field,
             "fieldKind": self.field_kind, "kind": self.kind, "type": self.secret_type,
-            "start": self.start, "end": self.end, "preview": self.preview,
+            "start": self.start, "end": self.end, "preview": self.preview, "hidden": self.hidden,
         }
 
 
@@ -98,9 +110,10 @@ def iter_hits(record: Any, scanner: Scanner, *, session: str | None = None, line
         return
     entry_id = record.get("id") if isinstance(record, Mapping) else None
     entry_id = entry_id if isinstance(entry_id, str) else None
-    for path, text in text_fields(record):
+    for where, text in scanned_strings(record, MIN_SECRET):
         spans = scanner.scan(text)
         if spans:
+            path = render_path(where)
             kind = field_kind(record, path) if isinstance(record, Mapping) else "other"
             for span in spans:
                 yield _hit(session, line, entry_id, path, kind, text, span)
@@ -109,6 +122,49 @@ def iter_hits(record: Any, scanner: Scanner, *, session: str | None = None, line
 def _hit(session: str | None, line: int | None, entry_id: str | None, path: str, fkind: str, text: str, span: Span) -> SecretHit:
     value = text[span.start : span.end]
     return SecretHit(session, line, entry_id, path, fkind, span.kind, span.secret_type, span.start, span.end, mask(value), value)
+
+
+def side_files(path: StrPath) -> list[Path]:
+    """The side files of the session file ``path`` (:data:`SIDE_FILE_GLOBS`)
+    that exist, sorted by name; temp files of atomic writes excluded."""
+    import glob
+
+    base = glob.escape(os.fspath(path))
+    found = {Path(p) for pattern in SIDE_FILE_GLOBS for p in glob.glob(base + pattern)}
+    return sorted(p for p in found if p.is_file() and not p.name.endswith(".tmp"))
+
+
+def iter_records(lines: Iterable[bytes]) -> Iterator[tuple[list[int], Any]]:
+    """The records of stored lines as the reader sees them: each
+    ``(indexes, item)``, ``indexes`` the 0-based indexes of the lines it
+    spans (several for a record split over lines by raw newlines in its
+    strings, rejoined as :class:`pi_session.storage.Rejoiner` does, so its
+    strings are scanned decoded), ``item`` the record (a dict), the text of
+    a line that is not one (``str``), or None (a blank line).
+
+    Args:
+        lines: the stored lines, each with its ``\n`` when it had one.
+    """
+    from ..storage import Rejoiner
+
+    rejoiner = Rejoiner()
+
+    def text(raw: bytes) -> str:
+        return raw.rstrip(b"\r\n").decode("utf-8", "surrogateescape")
+
+    for i, raw in enumerate(lines):
+        had_newline = raw.endswith(b"\n")
+        body = raw[:-1] if had_newline else raw
+        item = parse_raw_line(raw) if body.strip() else None
+        released, joined, taken = rejoiner.feed(i + 1, body, had_newline, isinstance(item, dict))
+        for line_no, piece in released:
+            yield [line_no - 1], text(piece) if piece.strip() else None
+        if joined is not None:
+            yield list(range(joined.first_line - 1, joined.last_line)), joined.record
+        elif not taken:
+            yield [i], item
+    for line_no, piece in rejoiner.release():
+        yield [line_no - 1], text(piece) if piece.strip() else None
 
 
 def parse_raw_line(raw: bytes) -> Any:
@@ -144,7 +200,9 @@ def find_secrets(
             every MB, and at the end); lines sources only.
 
     Returns:
-        The hits in file order (within a line, field order).
+        The hits in file order (within a line, field order). A record split
+        over several lines (raw newlines in its strings; the reader rejoins
+        it) is scanned rejoined and decoded, its hits naming its first line.
 
     Raises:
         OSError: the file cannot be read.
@@ -153,22 +211,30 @@ def find_secrets(
         from ..storage import iter_lines
 
         name: str | None = session if session is not None else os.fspath(source)
-        items: Iterable[Any] = (raw for _n, raw, _nl in iter_lines(source))
+        items: Iterable[Any] = (raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(source))
     else:
         name = session
         items = source
     hits: list[SecretHit] = []
     done = reported = 0
+
+    def lines(items: Iterable[bytes]) -> Iterator[bytes]:
+        nonlocal done, reported
+        for raw in items:
+            done += len(raw) + (not raw.endswith(b"\n"))
+            if on_progress is not None and done - reported >= 1 << 20:
+                on_progress(reported := done)
+            yield bytes(raw)
+
     with Scanner(allow) as scanner:
-        for n, item in enumerate(items, 1):
-            if isinstance(item, (bytes, bytearray)):
-                done += len(item) + 1
-                if on_progress is not None and done - reported >= 1 << 20:
-                    on_progress(reported := done)
-                if not item.strip():
-                    continue
-                hits.extend(iter_hits(parse_raw_line(bytes(item)), scanner, session=name, line=n))
-            else:
+        it = iter(items)
+        first = next(it, None)
+        if isinstance(first, (bytes, bytearray)):
+            for indexes, item in iter_records(lines(itertools.chain([bytes(first)], it))):
+                if item is not None:
+                    hits.extend(iter_hits(item, scanner, session=name, line=indexes[0] + 1))
+        elif first is not None:
+            for item in itertools.chain([first], it):
                 hits.extend(iter_hits(item, scanner, session=name, line=None))
     if on_progress is not None and done:
         on_progress(done)

@@ -3,8 +3,9 @@ rewrite``: :func:`purge_caches`, the one place that knows them."""
 
 from __future__ import annotations
 
-import contextlib
 import os
+import re
+import sqlite3
 from pathlib import Path
 
 from ..records import StrPath
@@ -12,19 +13,19 @@ from ..records import StrPath
 __all__ = ["purge_caches"]
 
 
-def purge_caches(path: StrPath | None = None, *, store: object = None, session_id: str | None = None) -> None:
+def purge_caches(path: StrPath | None = None, *, store: object = None, session_id: str | None = None) -> list[str]:
     """Drop what caches hold of a rewritten session.
 
     - The listing index of the session file's directory (``ls``'s cache of
       first messages and names, :mod:`pi_session.listing`, in the cache
-      directory): refreshed by a listing of that directory, which reads the
-      rewritten file again (its inode changed) and writes the index
-      atomically without the old text. Only when the directory has one.
-      Its files of other format versions (:mod:`pi_session.cache`: the
-      version is in the name), which this version cannot rewrite, are
-      deleted (their version rebuilds them); so is the current one when
-      its cache directory is not one pi-session uses (another user could
-      change it: it is never opened).
+      directory, keyed by the directory's real path): refreshed by a
+      listing of that directory, which reads the rewritten file again (its
+      inode changed) and writes the index atomically without the old text.
+      Only when the directory has one. Its files of other format versions
+      (:mod:`pi_session.cache`: the version is in the name), which this
+      version cannot rewrite, are deleted (their version rebuilds them); so
+      is the current one when its cache directory is not one pi-session
+      uses (another user could change it: it is never opened).
     - The listing index older pi-session versions kept inside the session
       directory (``.pi-session-index``, no longer read): deleted.
     - Every search index of session files (:mod:`pi_session.search`, one
@@ -45,39 +46,63 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
         store, session_id: the database store and id of the session; for a
             file, ``session_id`` defaults to its header's id.
 
-    Raises:
-        OSError: a cache could not be written (the session itself is
-            already rewritten).
+    Returns:
+        One line for each cache that could not be cleaned (it names the
+        cache file and the error, and says it may still hold the old text);
+        the others are cleaned all the same. Empty when all went well.
     """
+    problems: list[str] = []
     if path is not None:
-        from ..listing import INDEX_NAME, index_path, list_session_dir
-
         from ..cache import dir_problem, other_versions
+        from ..listing import INDEX_NAME, index_path, list_session_dir
 
         directory = Path(os.path.realpath(path)).parent
         legacy = directory / INDEX_NAME
-        if legacy.is_file():
-            legacy.unlink()
+        try:
+            if legacy.is_file():
+                legacy.unlink()
+        except OSError as exc:
+            problems.append(_problem(legacy, exc))
         current = index_path(directory)
         usable = dir_problem(current.parent) is None
         stale = other_versions(current)
         if not usable:
             stale.append(current)  # never opened there: deleted unread
-        elif current.exists():
-            list_session_dir(directory)
+        else:
+            try:
+                if current.exists():
+                    list_session_dir(directory)
+            except (OSError, sqlite3.Error) as exc:
+                problems.append(_problem(current, exc))
         for old in stale:
-            with contextlib.suppress(OSError):
+            try:
                 if usable or os.lstat(old).st_uid == os.geteuid():
                     old.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                problems.append(_problem(old, exc))
         sid = session_id if session_id is not None else _header_id(Path(path))
         if sid is not None:
-            _forget_in_file_indexes(sid)
+            problems.extend(_forget_in_file_indexes(sid))
     elif store is not None and session_id is not None:
         from ..search import reindex_session
-        from ..stores import SessionStore
+        from ..stores import SessionStore, StoreError
 
         if isinstance(store, SessionStore):
-            reindex_session(store, session_id)
+            try:
+                reindex_session(store, session_id)
+            except (OSError, sqlite3.Error, StoreError) as exc:
+                problems.append(f"the search index of {getattr(store, 'url', 'the store')}: {_reason(exc)}; it may still hold the old text")
+    return problems
+
+
+def _reason(exc: BaseException) -> str:
+    return str(getattr(exc, "strerror", None) or exc)
+
+
+def _problem(cache: Path, exc: BaseException) -> str:
+    return f"{cache}: could not be cleaned ({_reason(exc)}); it may still hold the old text: delete it"
 
 
 def _header_id(path: Path) -> str | None:
@@ -92,31 +117,54 @@ def _header_id(path: Path) -> str | None:
     return sid if isinstance(sid, str) else None
 
 
-def _forget_in_file_indexes(session_id: str) -> None:
-    import re
-
+def _forget_in_file_indexes(session_id: str) -> list[str]:
+    """Forget the session in every search index of this version, delete
+    the index files of other versions (and, in a cache directory
+    pi-session does not use, every index file of the user's, unopened);
+    one problem line for each index or file that could not be cleaned."""
     from ..cache import dir_problem
     from ..paths import cache_dir
     from ..search.files import INDEX_VERSION, FileIndex
 
+    problems: list[str] = []
     search_dir = cache_dir() / "search"
     ours = re.compile(rf"[0-9a-f]{{32}}\.v{re.escape(INDEX_VERSION)}\.(sqlite3|shard[0-9]+\.db)(-wal|-shm|-journal)?")
     usable = dir_problem(search_dir) is None
-    for other in sorted(search_dir.glob("*.*")):
+    try:
+        names = sorted(search_dir.glob("*.*"))
+    except OSError as exc:
+        return [_problem(search_dir, exc)]
+    for other in names:
         if re.fullmatch(r"[0-9a-f]{32}\..*", other.name) and not (usable and ours.fullmatch(other.name)):
             # another version's index (this one cannot purge its format), or
             # any index in a directory never opened
-            with contextlib.suppress(OSError):
+            try:
                 if usable or os.lstat(other).st_uid == os.geteuid():
                     other.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                problems.append(_problem(other, exc))
     if not usable:
-        return
-    for orphan in sorted(search_dir.glob("*.shard*.db*")):  # a shard whose index's main file was deleted
+        return problems
+    try:
+        orphans = sorted(search_dir.glob("*.shard*.db*"))
+        index_files = sorted(search_dir.glob("*.sqlite3"))
+    except OSError as exc:
+        return [*problems, _problem(search_dir, exc)]
+    for orphan in orphans:  # a shard whose index's main file was deleted
         if not (search_dir / f"{orphan.name.split('.shard')[0]}.sqlite3").exists():
-            orphan.unlink(missing_ok=True)
-    for index_file in sorted(search_dir.glob("*.sqlite3")):
-        index = FileIndex(index_file.parent, path=index_file)
+            try:
+                orphan.unlink(missing_ok=True)
+            except OSError as exc:
+                problems.append(_problem(orphan, exc))
+    for index_file in index_files:
         try:
-            index.forget(session_id)
-        finally:
-            index.close()
+            index = FileIndex(index_file.parent, path=index_file)
+            try:
+                index.forget(session_id)
+            finally:
+                index.close()
+        except (OSError, sqlite3.Error) as exc:
+            problems.append(_problem(index_file, exc))
+    return problems

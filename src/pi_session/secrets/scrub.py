@@ -15,7 +15,7 @@ from .. import jsonio
 from ..records import StrPath
 from .allowlist import AllowList
 from .fields import replace_strings
-from .finding import SecretHit, iter_hits, parse_raw_line, redact_text
+from .finding import SecretHit, iter_hits, iter_records, redact_text
 from .scanner import Scanner
 
 __all__ = ["Mode", "ScrubResult", "redact_value", "redacted_lines", "redacted_records", "shown_records"]
@@ -43,11 +43,17 @@ class ScrubResult:
             the leaf (other branches, compacted history, labels, the
             header): still in the file, not sent to the model now.
         backup: the backup written, or None.
-        other_copies: files beside the session that may hold the old text
-            (backups of earlier migrations and repairs: ``<file>.*.bak*``).
+        other_copies: side files of the session (:func:`~.finding.side_files`:
+            ``<file>.torn-*``, ``<file>.rejected-*``, backups) that still
+            hold secrets after this run (edit mode and dry runs change none;
+            a rewrite cleans all but the backup it writes itself).
+        side_files: every side file holding secrets: ``(path, secrets,
+            action)``, action ``"redacted"``, ``"would redact"`` or
+            ``"kept"`` (edit mode: they are not sent to the model).
         notes: what else the user should know (one line each, no secret):
             a secret in the header's ``cwd`` stays in the names of the
-            session directories pi makes from it.
+            session directories pi makes from it; a cache that could not
+            be cleaned.
     """
 
     session: str
@@ -60,6 +66,7 @@ class ScrubResult:
     elsewhere: int = 0
     backup: Path | None = None
     other_copies: list[Path] = field(default_factory=list)
+    side_files: list[tuple[Path, int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -69,7 +76,8 @@ class ScrubResult:
             "secrets": [h.to_json() for h in self.hits], "changedLines": self.changed_lines,
             "edits": [{"targetId": t, "id": i} for t, i in self.edits],
             "notHidden": [h.to_json() for h in self.not_hidden], "elsewhere": self.elsewhere,
-            "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies], "notes": list(self.notes),
+            "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies],
+            "sideFiles": [{"path": str(p), "secrets": n, "action": a} for p, n, a in self.side_files], "notes": list(self.notes),
         }
 
 
@@ -84,24 +92,33 @@ def redacted_lines(lines: Iterable[bytes], scanner: Scanner, *, session: str | N
     """Each stored line (with its newline) and the secrets in it: a line
     with none as it is (the same object), else the record with its secrets
     redacted, serialized again (a line that is not a JSON object: its text
-    redacted as it is). A line that ended without a newline still does."""
-    for n, raw in enumerate(lines, 1):
-        if not raw.strip():
-            yield raw, []
+    redacted as it is). A line that ended without a newline still does. A
+    record split over several lines (:func:`~.finding.iter_records`) with
+    a secret is written whole on its first line, its other lines empty
+    (``b""``); its hits name its first line."""
+    lines = list(lines)
+    out: list[bytes] = list(lines)
+    found: list[list[SecretHit]] = [[] for _ in lines]
+    for indexes, item in iter_records(lines):
+        if item is None:
             continue
-        item = parse_raw_line(raw)
-        hits = list(iter_hits(item, scanner, session=session, line=n))
+        first = indexes[0]
+        hits = list(iter_hits(item, scanner, session=session, line=first + 1))
         if not hits:
-            yield raw, []
             continue
+        raw = lines[first]
         if isinstance(item, str):
             ending = raw[len(raw.rstrip(b"\r\n")) :]
             new = redact_text(item, scanner.scan(item)).encode("utf-8", "surrogateescape") + ending
         else:
             new = jsonio.dumps_line(redact_value(item, scanner))
-            if not raw.endswith(b"\n"):
+            if not lines[indexes[-1]].endswith(b"\n"):
                 new = new[:-1]
-        yield new, hits
+        out[first] = new
+        for other in indexes[1:]:
+            out[other] = b""
+        found[first] = hits
+    yield from zip(out, found)
 
 
 def redacted_records(records: Iterable[Any], allow: AllowList | None = None) -> list[Any]:
