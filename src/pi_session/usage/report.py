@@ -1,0 +1,571 @@
+"""Usage reports: the counted assistant messages of every session
+(:class:`UsageData`) summed per day, week, month, session or 5-hour billing
+block, in a time zone, as ccusage reports them (:func:`usage_report`).
+
+Days are calendar days in the report's time zone (its daylight-saving
+rules included); weeks start on Sunday (the week's first day is the
+``week`` key); months are ``YYYY-MM``. ``--since``/``--until`` keep the
+messages of those days (inclusive). A session row sums its messages of the
+days kept; its ``projectPath`` is the project of its last message.
+
+Blocks (:func:`blocks`) follow ccusage's ``blocks`` rule: messages in time
+order; a block starts at its first message's time floored to the hour
+(UTC) and lasts 5 hours; a message more than 5 hours after the block's
+start, or more than 5 hours after the previous message, starts a new block,
+and a gap of more than 5 hours between messages is shown as a gap block. A
+block is active when its last message is less than 5 hours ago and the
+block has not ended.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .extract import UNPRICED
+
+__all__ = [
+    "KINDS",
+    "BY_KEYS",
+    "BLOCK_HOURS",
+    "SessionUsage",
+    "UsageData",
+    "UsageRow",
+    "UsageReport",
+    "normalize_date",
+    "usage_report",
+    "blocks",
+    "model_label",
+]
+
+KINDS = ("daily", "weekly", "monthly", "session", "blocks")
+BY_KEYS = ("project", "model", "agent")
+BLOCK_HOURS = 5
+_HOUR_MS = 3_600_000
+_BLOCK_MS = BLOCK_HOURS * _HOUR_MS
+_SLOT_MS = 900_000
+"""Every time zone's offset is a multiple of 15 minutes and changes on a
+15-minute boundary, so every instant of a 15-minute slot (UTC) falls on the
+same local day: the day is computed once per slot."""
+
+
+@dataclass
+class SessionUsage:
+    """One session's counted messages.
+
+    Attributes:
+        session_id: as ccusage names it (session files: the part of the
+            file name after ``_``; databases: the session id).
+        project: the session's project (files: the directory below the
+            sessions root, pi's encoded cwd; databases: the cwd encoded the
+            same way).
+        agent: ``pi``, or ``claude-code``/``codex`` for imported sessions.
+        location: the session file, or the store's locator.
+        rows: the messages' rows (see :class:`pi_session.usage.extract.Scan`).
+        order: sorts sessions oldest first (files: the file name, which
+            starts with its creation time), to decide which of two sessions
+            holding the same copied message counts it.
+    """
+
+    session_id: str
+    project: str
+    agent: str
+    location: str
+    rows: list[list[Any]]
+    order: str = ""
+
+
+@dataclass
+class UsageData:
+    """Every session's usage as :func:`pi_session.usage.load_usage` read it.
+
+    Attributes:
+        sessions: one :class:`SessionUsage` per session.
+        problems: ``FILE:LINE: message`` of damaged lines (skipped).
+        read_bytes: bytes of session data read (files: only what was new
+            since the cached summary).
+    """
+
+    sessions: list[SessionUsage] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    read_bytes: int = 0
+
+
+def model_label(agent: str, model: str) -> str:
+    """A model as reports name it: ``[pi] claude-sonnet-4-5`` (ccusage's
+    name for pi's models; imported sessions: ``[claude-code] ...``,
+    ``[codex] ...``)."""
+    return f"[{agent}] {model}"
+
+
+def normalize_date(text: str) -> str:
+    """``YYYY-MM-DD`` or ``YYYYMMDD`` as ``YYYYMMDD``.
+
+    Raises:
+        ValueError: not such a date (the message says what was expected).
+    """
+    digits = text.replace("-", "") if len(text) == 10 and text[4] == "-" and text[7] == "-" else text
+    try:
+        if len(digits) != 8 or not digits.isdigit():
+            raise ValueError
+        _dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
+    except ValueError:
+        raise ValueError(f"{text!r}: expected a date as YYYY-MM-DD or YYYYMMDD") from None
+    return digits
+
+
+def _zone(name: str | None) -> Any:
+    """A ``zoneinfo`` zone, or None for the machine's.
+
+    Raises:
+        ValueError: not an IANA zone name.
+    """
+    if name is None:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        raise ValueError(f"{name!r}: not an IANA time zone (such as Europe/Berlin or UTC)") from None
+
+
+def _iso(ms: int) -> str:
+    """RFC 3339 UTC with milliseconds, as ccusage prints times."""
+    moment = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+class _Days:
+    """The local date (``YYYY-MM-DD``) of instants, memoised per 15 minutes."""
+
+    def __init__(self, zone: Any) -> None:
+        self.zone = zone
+        self.memo: dict[int, str] = {}
+
+    def __call__(self, ms: int) -> str:
+        slot = ms // _SLOT_MS
+        day = self.memo.get(slot)
+        if day is None:
+            seconds = slot * (_SLOT_MS // 1000)
+            try:
+                moment = _dt.datetime.fromtimestamp(seconds, self.zone) if self.zone is not None else _dt.datetime.fromtimestamp(seconds)
+                day = moment.strftime("%Y-%m-%d")
+            except (OverflowError, OSError, ValueError):
+                day = "0000-00-00"
+            self.memo[slot] = day
+        return day
+
+
+def _week(day: str) -> str:
+    """The Sunday starting the week of ``day`` (``YYYY-MM-DD``)."""
+    d = _dt.date.fromisoformat(day)
+    return (d - _dt.timedelta(days=(d.weekday() + 1) % 7)).isoformat()
+
+
+@dataclass
+class UsageRow:
+    """One row of a report: a period (or session), optionally split by
+    project, model or agent, with its sums.
+
+    Attributes:
+        key: the period (``2025-11-20``, the week's Sunday, ``2025-11``) or
+            the session id.
+        group: the ``--by`` value (project, model or agent), or None.
+        input_tokens, output_tokens, cache_creation_tokens,
+        cache_read_tokens: token sums; ``other_tokens`` tokens only
+            ``totalTokens`` counted.
+        cost: US dollars (recorded, else estimated; unpriced messages 0).
+        models: the models in order of first use.
+        breakdowns: per model ``[input, output, cache_write, cache_read,
+            other, cost, unpriced]``.
+        first_ms, last_ms: first and last message time (ms, UTC).
+        project: (sessions) the project of the last message.
+        messages: how many messages were counted.
+    """
+
+    key: str
+    group: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    other_tokens: int = 0
+    cost: float = 0.0
+    models: list[str] = field(default_factory=list)
+    breakdowns: dict[str, list[Any]] = field(default_factory=dict)
+    first_ms: int | None = None
+    last_ms: int | None = None
+    project: str | None = None
+    messages: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """Every token counted (``totalTokens``)."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens + self.other_tokens
+
+    def add(self, row: list[Any], label: str | None, project: str) -> None:
+        """Count one message row (``label``: its model as shown, or None)."""
+        ts, _model, inp, out, cw, cr, other, cost, how = row[:9]
+        self.input_tokens += inp
+        self.output_tokens += out
+        self.cache_creation_tokens += cw
+        self.cache_read_tokens += cr
+        self.other_tokens += other
+        self.cost += cost
+        self.messages += 1
+        if self.first_ms is None or ts < self.first_ms:
+            self.first_ms = ts
+        if self.last_ms is None or ts > self.last_ms:
+            self.last_ms, self.project = ts, project
+        if label is not None:
+            b = self.breakdowns.get(label)
+            if b is None:
+                b = self.breakdowns[label] = [0, 0, 0, 0, 0, 0.0, False]
+                self.models.append(label)
+            b[0] += inp
+            b[1] += out
+            b[2] += cw
+            b[3] += cr
+            b[4] += other
+            b[5] += cost
+            b[6] = b[6] or how == UNPRICED
+
+    def to_json(self, kind: str, by: str | None = None) -> dict[str, Any]:
+        """The row as ccusage's ``--json`` writes it (sessions: with
+        ``sessionId``, ``projectPath``, ``firstActivity``,
+        ``lastActivity``; with ``by``: the ``project``/``model``/``agent``
+        value too)."""
+        period = {"daily": "date", "weekly": "week", "monthly": "month", "session": "sessionId"}[kind]
+        out: dict[str, Any] = {
+            period: self.key,
+            "inputTokens": self.input_tokens,
+            "outputTokens": self.output_tokens,
+            "cacheCreationTokens": self.cache_creation_tokens,
+            "cacheReadTokens": self.cache_read_tokens,
+            "totalTokens": self.total_tokens,
+            "totalCost": self.cost,
+            "modelsUsed": list(self.models),
+            "modelBreakdowns": self.breakdowns_json(),
+        }
+        if kind == "session":
+            out["projectPath"] = self.project
+            out["firstActivity"] = _iso(self.first_ms) if self.first_ms is not None else None
+            out["lastActivity"] = _iso(self.last_ms) if self.last_ms is not None else None
+        if by is not None:
+            out[by] = self.group
+        return out
+
+    def breakdowns_json(self) -> list[dict[str, Any]]:
+        """Per model sums, the most expensive first (``modelBreakdowns``)."""
+        rows = []
+        for name in sorted(self.models, key=lambda m: -self.breakdowns[m][5]):
+            inp, out, cw, cr, _other, cost, unpriced = self.breakdowns[name]
+            item: dict[str, Any] = {
+                "modelName": name, "inputTokens": inp, "outputTokens": out,
+                "cacheCreationTokens": cw, "cacheReadTokens": cr, "cost": cost,
+            }
+            if unpriced:
+                item["missingPricing"] = True
+            rows.append(item)
+        return rows
+
+
+def _totals(rows: Iterable[UsageRow]) -> dict[str, Any]:
+    rows = list(rows)
+    inp = sum(r.input_tokens for r in rows)
+    out = sum(r.output_tokens for r in rows)
+    cw = sum(r.cache_creation_tokens for r in rows)
+    cr = sum(r.cache_read_tokens for r in rows)
+    other = sum(r.other_tokens for r in rows)
+    return {
+        "inputTokens": inp, "outputTokens": out, "cacheCreationTokens": cw, "cacheReadTokens": cr,
+        "totalTokens": inp + out + cw + cr + other, "totalCost": sum(r.cost for r in rows),
+    }
+
+
+@dataclass
+class UsageReport:
+    """A usage report (:func:`usage_report`).
+
+    Attributes:
+        kind: ``daily``, ``weekly``, ``monthly`` or ``session``.
+        rows: the rows, in period (or session id) order.
+        by: the ``--by`` key, or None.
+        missing_pricing: models with messages that have no recorded cost
+            and that the pricing library cannot price (counted as $0).
+        estimated: models with messages priced by the pricing library.
+        problems: ``FILE:LINE: message`` of damaged lines (skipped).
+        timezone: the zone's name (None: the machine's).
+    """
+
+    kind: str
+    rows: list[UsageRow]
+    by: str | None = None
+    missing_pricing: list[str] = field(default_factory=list)
+    estimated: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    timezone: str | None = None
+
+    @property
+    def totals(self) -> dict[str, Any] | None:
+        """The sums of every row (ccusage's ``totals``), None without rows."""
+        return _totals(self.rows) if self.rows else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The report in ccusage's shape: ``{"daily"|"weekly"|"monthly"|
+        "sessions": [rows], "totals": {...} or null}``, plus
+        ``missingPricing`` (model names) when some messages could not be
+        priced."""
+        key = "sessions" if self.kind == "session" else self.kind
+        out: dict[str, Any] = {key: [r.to_json(self.kind, self.by) for r in self.rows], "totals": self.totals}
+        if self.missing_pricing:
+            out["missingPricing"] = list(self.missing_pricing)
+        return out
+
+
+def _counted(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
+    """Every message once, in time order, with its session: a message a
+    fork copied into another session (same entry id, time and usage) is
+    counted in the oldest session holding it."""
+    seen: set[str] = set()
+    out: list[tuple[list[Any], SessionUsage]] = []
+    for s in sorted(data.sessions, key=lambda s: (s.order, s.location)):
+        for row in s.rows:
+            key = row[9]
+            if "@" in key:  # an entry id: the same entry in two sessions is one message
+                if key in seen:
+                    continue
+                seen.add(key)
+            out.append((row, s))
+    out.sort(key=lambda pair: pair[0][0])
+    return out
+
+
+def _pricing_notes(counted: list[tuple[list[Any], SessionUsage]]) -> tuple[list[str], list[str]]:
+    missing: dict[str, None] = {}
+    estimated: dict[str, None] = {}
+    for row, s in counted:
+        if row[8] == UNPRICED:
+            missing[model_label(s.agent, row[1]) if row[1] else f"[{s.agent}] (no model recorded)"] = None
+        elif row[8] == 1:
+            estimated[model_label(s.agent, row[1])] = None
+    return sorted(missing), sorted(estimated)
+
+
+def usage_report(
+    data: UsageData,
+    kind: str = "daily",
+    *,
+    timezone: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    by: str | None = None,
+    last: int | None = None,
+) -> UsageReport:
+    """Sum the messages of ``data`` per period or session.
+
+    Args:
+        data: :func:`pi_session.usage.load_usage`'s result.
+        kind: ``daily``, ``weekly``, ``monthly`` or ``session``.
+        timezone: an IANA zone name for the days (None: the machine's).
+        since, until: first and last day kept (``YYYY-MM-DD`` or
+            ``YYYYMMDD``, inclusive, in ``timezone``).
+        by: also split each row by ``project``, ``model`` or ``agent``.
+        last: keep only the last ``last`` periods (sessions: the ``last``
+            most recently active).
+
+    Returns:
+        :class:`UsageReport`.
+
+    Raises:
+        ValueError: an unknown kind or ``by``, a bad date or time zone, or
+            ``last`` below 1 (one-line messages).
+    """
+    if kind not in KINDS or kind == "blocks":
+        raise ValueError(f"{kind!r}: expected daily, weekly, monthly or session")
+    if by is not None and by not in BY_KEYS:
+        raise ValueError(f"--by {by!r}: expected project, model or agent")
+    if last is not None and last < 1:
+        raise ValueError("--last must be at least 1")
+    lo = normalize_date(since) if since else None
+    hi = normalize_date(until) if until else None
+    days = _Days(_zone(timezone))
+    counted = _counted(data)
+    groups: dict[tuple[str, str | None], UsageRow] = {}
+    kept: list[tuple[list[Any], SessionUsage]] = []
+    for row, s in counted:
+        day = days(row[0])
+        if lo is not None or hi is not None:
+            compact = day.replace("-", "")
+            if (lo is not None and compact < lo) or (hi is not None and compact > hi):
+                continue
+        kept.append((row, s))
+        label = model_label(s.agent, row[1]) if row[1] else None
+        if kind == "daily":
+            key = day
+        elif kind == "weekly":
+            key = _week(day)
+        elif kind == "monthly":
+            key = day[:7]
+        else:
+            key = s.session_id
+        group = None
+        if by == "project":
+            group = s.project
+        elif by == "agent":
+            group = s.agent
+        elif by == "model":
+            group = label or "(no model recorded)"
+        acc = groups.get((key, group))
+        if acc is None:
+            acc = groups[(key, group)] = UsageRow(key, group)
+        acc.add(row, label, s.project)
+    rows = sorted(groups.values(), key=lambda r: (r.key, r.group or ""))
+    if last is not None:
+        if kind == "session":
+            wanted = {r.key for r in sorted(rows, key=lambda r: r.last_ms or 0)[-last:]}
+        else:
+            wanted = set(sorted({r.key for r in rows})[-last:])
+        rows = [r for r in rows if r.key in wanted]
+    missing, estimated = _pricing_notes(kept)
+    return UsageReport(kind, rows, by, missing, estimated, list(data.problems), timezone)
+
+
+@dataclass
+class Block:
+    """A 5-hour billing block (:func:`blocks`); ``gap``: the time between
+    two blocks with no messages (more than 5 hours)."""
+
+    start_ms: int
+    end_ms: int
+    last_ms: int | None = None
+    gap: bool = False
+    active: bool = False
+    entries: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    other_tokens: int = 0
+    cost: float = 0.0
+    models: list[str] = field(default_factory=list)
+
+    @property
+    def total_tokens(self) -> int:
+        """Every token of the block (ccusage's ``totalTokens``)."""
+        return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens + self.other_tokens
+
+    def to_json(self) -> dict[str, Any]:
+        """The block as ccusage's ``blocks --json`` writes one (``burnRate``
+        and ``projection`` are null)."""
+        start = _iso(self.start_ms)
+        return {
+            "id": f"gap-{start}" if self.gap else start,
+            "startTime": start,
+            "endTime": _iso(self.end_ms),
+            "actualEndTime": _iso(self.last_ms) if self.last_ms is not None else None,
+            "isActive": self.active,
+            "isGap": self.gap,
+            "entries": self.entries,
+            "tokenCounts": {
+                "inputTokens": self.input_tokens, "outputTokens": self.output_tokens,
+                "cacheCreationInputTokens": self.cache_creation_tokens, "cacheReadInputTokens": self.cache_read_tokens,
+            },
+            "totalTokens": self.total_tokens,
+            "costUSD": self.cost,
+            "models": list(self.models),
+            "burnRate": None,
+            "projection": None,
+        }
+
+
+@dataclass
+class BlocksReport:
+    """The blocks of :func:`blocks`, oldest first, gap blocks included."""
+
+    blocks: list[Block]
+    missing_pricing: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"blocks": [...]}`` as ccusage's ``blocks --json``."""
+        out: dict[str, Any] = {"blocks": [b.to_json() for b in self.blocks]}
+        if self.missing_pricing:
+            out["missingPricing"] = list(self.missing_pricing)
+        return out
+
+
+def blocks(
+    data: UsageData,
+    *,
+    timezone: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    last: int | None = None,
+    now_ms: int | None = None,
+) -> BlocksReport:
+    """The 5-hour billing blocks of every message (see the module
+    docstring for the rule).
+
+    Args:
+        timezone, since, until: keep the blocks starting on those days in
+            that zone.
+        last: keep only the last ``last`` blocks (gaps not counted).
+        now_ms: the current time (ms, UTC; default now), for ``isActive``.
+
+    Raises:
+        ValueError: a bad date or time zone, ``last`` below 1.
+    """
+    if last is not None and last < 1:
+        raise ValueError("--last must be at least 1")
+    lo = normalize_date(since) if since else None
+    hi = normalize_date(until) if until else None
+    days = _Days(_zone(timezone))
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    counted = _counted(data)
+    out: list[Block] = []
+    current: Block | None = None
+    for row, s in counted:
+        ts = row[0]
+        if current is not None:
+            last_ts = current.last_ms if current.last_ms is not None else current.start_ms
+            if ts - current.start_ms > _BLOCK_MS or ts - last_ts > _BLOCK_MS:
+                out.append(current)
+                if ts - last_ts > _BLOCK_MS:
+                    out.append(Block(last_ts + _BLOCK_MS, ts, gap=True))
+                current = None
+        if current is None:
+            start = ts - ts % _HOUR_MS
+            current = Block(start, start + _BLOCK_MS)
+        current.entries += 1
+        current.last_ms = ts
+        current.input_tokens += row[2]
+        current.output_tokens += row[3]
+        current.cache_creation_tokens += row[4]
+        current.cache_read_tokens += row[5]
+        current.other_tokens += row[6]
+        current.cost += row[7]
+        if row[1]:
+            label = model_label(s.agent, row[1])
+            if label not in current.models:
+                current.models.append(label)
+    if current is not None:
+        out.append(current)
+    for b in out:
+        b.active = not b.gap and b.last_ms is not None and now - b.last_ms < _BLOCK_MS and now < b.end_ms
+    if lo is not None or hi is not None:
+        def keep(b: Block) -> bool:
+            day = days(b.start_ms).replace("-", "")
+            return (lo is None or day >= lo) and (hi is None or day <= hi)
+
+        out = [b for b in out if keep(b)]
+    if last is not None:
+        real = [i for i, b in enumerate(out) if not b.gap]
+        if len(real) > last:
+            out = out[real[-last]:]
+    missing, _estimated = _pricing_notes(counted)
+    return BlocksReport(out, missing, list(data.problems))
