@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import typer
 
 from . import check_cmds, common, compact_cmds, eval_cmds, prompt_cmds, secrets_cmds, session_cmds, store_cmds
-from . import browse_cmds, search_cmds
+from . import browse_cmds, search_cmds, usage_cmds
 from .interrupts import interrupted_by
 
 app = typer.Typer(
@@ -55,6 +55,7 @@ for module in (session_cmds, compact_cmds, check_cmds, prompt_cmds, eval_cmds, s
     module.register(app)
 browse_cmds.register(app)
 search_cmds.register(app)
+usage_cmds.register(app)
 
 
 def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:
