@@ -311,13 +311,13 @@ class UsageReport:
     timezone: str | None = None
 
     @property
-    def totals(self) -> dict[str, Any] | None:
-        """The sums of every row (ccusage's ``totals``), None without rows."""
-        return _totals(self.rows) if self.rows else None
+    def totals(self) -> dict[str, Any]:
+        """The sums of every row (ccusage's ``totals``; zeros without rows)."""
+        return _totals(self.rows)
 
     def to_json(self) -> dict[str, Any]:
         """The report in ccusage's shape: ``{"daily"|"weekly"|"monthly"|
-        "sessions": [rows], "totals": {...} or null}``, plus
+        "sessions": [rows], "totals": {...}}``, plus
         ``missingPricing`` (model names) when some messages could not be
         priced."""
         key = "sessions" if self.kind == "session" else self.kind
