@@ -34,8 +34,11 @@ def _msg(ts: int, *, eid: str, model: str | None = "claude-sonnet-4-5", inp: int
     return (json.dumps({"type": "message", "id": eid, "parentId": None, "timestamp": iso(ts), "message": message}) + "\n").encode()
 
 
-def _header(sid: str = "s1", ts: int = 0, cwd: str = "/work/p") -> bytes:
-    return (json.dumps({"type": "session", "version": 3, "id": sid, "timestamp": iso(ts), "cwd": cwd}) + "\n").encode()
+def _header(sid: str = "s1", ts: int = 0, cwd: str = "/work/p", parent: str | None = None) -> bytes:
+    header = {"type": "session", "version": 3, "id": sid, "timestamp": iso(ts), "cwd": cwd}
+    if parent is not None:
+        header["parentSession"] = parent
+    return (json.dumps(header) + "\n").encode()
 
 
 def _session(root: Path, name: str, lines: list[bytes], project: str = "--work-p--") -> Path:
@@ -48,7 +51,7 @@ def _session(root: Path, name: str, lines: list[bytes], project: str = "--work-p
 
 def _data(*times: int, model: str = "m") -> UsageData:
     rows = [[t, model, 1, 2, 3, 4, 0, 0.5, 0, f"e{i}@{t}"] for i, t in enumerate(times)]
-    return UsageData([SessionUsage("s", "p", "pi", "loc", rows)])
+    return UsageData([SessionUsage.from_rows("s", "p", "pi", "loc", rows)])
 
 
 # --- aggregation ---------------------------------------------------------
@@ -115,11 +118,16 @@ def test_a_message_counts_once_whatever_its_branch_and_in_forks(tmp_path: Path) 
     root = tmp_path / "sessions"
     t = 1748692800000
     a, b = _msg(t, eid="aaaa0001"), _msg(t + 1000, eid="aaaa0002")
-    _session(root, "2025-05-31T12-00-00-000Z_one.jsonl", [_header("one", t), a, b, a])  # a duplicated line
-    # a fork copies the path into a new session: its copies are counted in the first one only
-    _session(root, "2025-05-31T13-00-00-000Z_two.jsonl", [_header("two", t), a, b, _msg(t + 5000, eid="bbbb0001")])
-    report = usage_report(load_usage(root, cache=False), "session", timezone="UTC")
-    assert {r.key: r.messages for r in report.rows} == {"one": 2, "two": 1}
+    one = _session(root, "2025-05-31T12-00-00-000Z_one.jsonl", [_header("one", t), a, b, a])  # a duplicated line
+    # a fork copies the path into a new session (parentSession): its copies count in the first one only
+    _session(root, "2025-05-31T13-00-00-000Z_two.jsonl", [_header("two", t, parent=str(one)), a, b, _msg(t + 5000, eid="bbbb0001")])
+    # a session that is not a fork keeps its own messages, whatever their ids
+    _session(root, "2025-05-31T14-00-00-000Z_three.jsonl", [_header("three", t), a])
+    for cache in (False, True, True):
+        data = load_usage(root, cache=cache)
+        report = usage_report(data, "session", timezone="UTC")
+        assert {r.key: r.messages for r in report.rows} == {"one": 2, "two": 1, "three": 1}
+        assert sum(b.entries for b in blocks(data).blocks) == 4
 
 
 def test_total_tokens_fallback_and_messages_without_tokens(tmp_path: Path) -> None:
@@ -152,19 +160,19 @@ def test_warm_reads_nothing_append_reads_only_new_bytes_rewrite_reads_all(tmp_pa
         f.write(added)
     grown = load_usage(root)
     assert grown.read_bytes == len(added)
-    assert sum(len(s.rows) for s in grown.sessions) == 3
+    assert sum(len(s.load_rows()) for s in grown.sessions) == 3
     # a rewrite in place (same inode) that changes a counted line: read whole again
     text = path.read_bytes().replace(b'"input": 100', b'"input": 900', 1)
     with open(path, "r+b") as f:
         f.write(text)
     rewritten = load_usage(root)
     assert rewritten.read_bytes == len(text)
-    assert sum(r[2] for s in rewritten.sessions for r in s.rows) == 900 + 100 + 100
+    assert sum(r[2] for s in rewritten.sessions for r in s.load_rows()) == 900 + 100 + 100
     # a file replaced by a shorter one (a new inode)
     tmp = path.with_suffix(".new")
     tmp.write_bytes(_header() + _msg(t, eid="e1"))
     os.replace(tmp, path)
-    assert sum(len(s.rows) for s in load_usage(root).sessions) == 1
+    assert sum(len(s.load_rows()) for s in load_usage(root).sessions) == 1
     path.unlink()
     assert load_usage(root).sessions == []
 
@@ -173,10 +181,10 @@ def test_an_unterminated_last_line_is_counted_but_not_cached(tmp_path: Path) -> 
     root = tmp_path / "sessions"
     t = 1748692800000
     path = _session(root, "x_s.jsonl", [_header(), _msg(t, eid="e1"), _msg(t + 1, eid="e2").rstrip(b"\n")])
-    assert sum(len(s.rows) for s in load_usage(root).sessions) == 2
+    assert sum(len(s.load_rows()) for s in load_usage(root).sessions) == 2
     with open(path, "ab") as f:
         f.write(b"\n")
-    assert sum(len(s.rows) for s in load_usage(root).sessions) == 2
+    assert sum(len(s.load_rows()) for s in load_usage(root).sessions) == 2
 
 
 def test_cache_file_is_private_and_a_symlink_is_not_followed(tmp_path: Path) -> None:

@@ -71,7 +71,7 @@ def print_report(console: Any, report: Any, *, breakdown: bool = False, compact:
         table.add_row(*cells)
         if breakdown:
             for item in row.breakdowns_json():
-                sub = [Text("  └ " + sanitize(item["modelName"].split("] ", 1)[-1]), style="dim")]
+                sub: list[Text | str] = [Text("  └ " + sanitize(item["modelName"].split("] ", 1)[-1]), style="dim")]
                 sub += [""] * ((1 if report.by else 0) + (2 if report.kind == "session" else 0) + (0 if compact else 1))
                 sub += [_n(item["inputTokens"]), _n(item["outputTokens"])]
                 if not compact:

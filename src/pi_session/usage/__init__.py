@@ -69,13 +69,21 @@ def _files_usage(root: str, cache: bool) -> UsageData:
     files = summary.update()
     data = UsageData(read_bytes=summary.read_bytes)
     for path, entry in files.items():
-        rows = entry.rows + summary.pending.get(path, [])
-        data.sessions.append(
-            SessionUsage(entry.session_id, entry.project, entry.agent or "pi", path, rows, os.path.basename(path))
-        )
+        pending = summary.pending.get(path)
+        agent = entry.agent or "pi"
+        if pending:
+            data.sessions.append(SessionUsage.from_rows(
+                entry.session_id, entry.project, agent, path, entry.rows + pending, order=os.path.basename(path), parent=entry.parent))
+        else:
+            data.sessions.append(SessionUsage(
+                entry.session_id, entry.project, agent, path, entry.groups, _rows_of(entry), os.path.basename(path), entry.parent))
         data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
     return data
+
+
+def _rows_of(entry: Any) -> Any:
+    return lambda: entry.rows
 
 
 def _store_usage(store: Any) -> UsageData:
@@ -99,7 +107,7 @@ def _store_usage(store: Any) -> UsageData:
         project = encode_cwd(cwd) if cwd else "unknown"
         created = info.get("created")
         order = str(created) if created is not None else sid
-        data.sessions.append(SessionUsage(sid, project, scan.agent or "pi", store.locator(sid), scan.rows, order))
+        data.sessions.append(SessionUsage.from_rows(sid, project, scan.agent or "pi", store.locator(sid), scan.rows, order=order, parent=scan.parent))
         data.problems.extend(f"{store.locator(sid)}:{line}: {message}" for line, message in scan.problems)
     return data
 

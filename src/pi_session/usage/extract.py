@@ -22,7 +22,7 @@ import orjson
 
 from .pricing import price
 
-__all__ = ["Scan", "scan_lines", "iso_ms", "RECORDED", "ESTIMATED", "UNPRICED", "AGENT_PREFIXES"]
+__all__ = ["Scan", "scan_lines", "group_rows", "iso_ms", "RECORDED", "ESTIMATED", "UNPRICED", "AGENT_PREFIXES", "SLOT_MS"]
 
 RECORDED, ESTIMATED, UNPRICED = 0, 1, 2
 """Where a message's cost comes from (a row's ``how``): recorded in the
@@ -32,6 +32,11 @@ reported as missing pricing)."""
 AGENT_PREFIXES = {"claude-code/": "claude-code", "codex/": "codex"}
 """``customType`` prefixes of the entries an import keeps, and the agent
 they name; a session without them is pi's own."""
+
+SLOT_MS = 900_000
+"""Rows are summed per 15 minutes (UTC) for reports: every time zone's
+offset is a multiple of 15 minutes and changes on a 15-minute boundary, so
+all of a slot falls on one local day."""
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)
@@ -76,6 +81,7 @@ class Scan:
         agent: ``claude-code`` or ``codex`` when an import's entries were
             seen, else None.
         cwd: the session header's cwd, when the header was scanned.
+        parent: the header's ``parentSession`` (a fork's origin), if any.
     """
 
     rows: list[list[Any]] = field(default_factory=list)
@@ -83,6 +89,7 @@ class Scan:
     lines: int = 0
     agent: str | None = None
     cwd: str | None = None
+    parent: str | None = None
 
 
 def _row(record: dict[str, Any]) -> list[Any] | None:
@@ -119,7 +126,7 @@ def _row(record: dict[str, Any]) -> list[Any] | None:
     model = model.strip() or None if isinstance(model, str) else None
     cost_obj = usage.get("cost")
     recorded = cost_obj.get("total") if isinstance(cost_obj, dict) else None
-    if type(recorded) in (int, float) and recorded > 0:
+    if isinstance(recorded, (int, float)) and not isinstance(recorded, bool) and recorded > 0:
         cost, how = float(recorded), RECORDED
     else:
         provider = message.get("provider")
@@ -131,6 +138,32 @@ def _row(record: dict[str, Any]) -> list[Any] | None:
     else:
         key = f"{stamp}:{model}:{inp}:{out}:{cw}:{cr}:{other}:{cost!r}"
     return [ts, model, inp, out, cw, cr, other, cost, how, key]
+
+
+def group_rows(rows: list[list[Any]]) -> list[list[Any]]:
+    """Rows summed per 15-minute slot, model and cost source: ``[slot,
+    model, how, messages, input, output, cache_write, cache_read, other,
+    cost, first_ts, last_ts]`` (``slot``: ``ts_ms // SLOT_MS``), in order
+    of first message. What day, week, month and session reports read."""
+    groups: dict[tuple[int, Any, int], list[Any]] = {}
+    for ts, model, inp, out, cw, cr, other, cost, how, _key in rows:
+        k = (ts // SLOT_MS, model, how)
+        g = groups.get(k)
+        if g is None:
+            groups[k] = [k[0], model, how, 1, inp, out, cw, cr, other, cost, ts, ts]
+            continue
+        g[3] += 1
+        g[4] += inp
+        g[5] += out
+        g[6] += cw
+        g[7] += cr
+        g[8] += other
+        g[9] += cost
+        if ts < g[10]:
+            g[10] = ts
+        if ts > g[11]:
+            g[11] = ts
+    return sorted(groups.values(), key=lambda g: g[10])
 
 
 def scan_lines(data: bytes, first_line: int = 1) -> Scan:
@@ -166,6 +199,8 @@ def scan_lines(data: bytes, first_line: int = 1) -> Scan:
         kind = record.get("type")
         if kind == "session" and out.cwd is None and isinstance(record.get("cwd"), str):
             out.cwd = record["cwd"]
+            if isinstance(record.get("parentSession"), str):
+                out.parent = record["parentSession"]
         elif kind == "custom" and out.agent is None:
             custom = record.get("customType")
             if isinstance(custom, str):

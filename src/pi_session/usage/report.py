@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .extract import UNPRICED
+from .extract import SLOT_MS, UNPRICED, group_rows
 
 __all__ = [
     "KINDS",
@@ -46,11 +46,7 @@ BY_KEYS = ("project", "model", "agent")
 BLOCK_HOURS = 5
 _HOUR_MS = 3_600_000
 _BLOCK_MS = BLOCK_HOURS * _HOUR_MS
-_SLOT_MS = 900_000
-"""Every time zone's offset is a multiple of 15 minutes and changes on a
-15-minute boundary, so every instant of a 15-minute slot (UTC) falls on the
-same local day: the day is computed once per slot."""
-
+_SLOT_MS = SLOT_MS
 
 @dataclass
 class SessionUsage:
@@ -64,18 +60,29 @@ class SessionUsage:
             same way).
         agent: ``pi``, or ``claude-code``/``codex`` for imported sessions.
         location: the session file, or the store's locator.
-        rows: the messages' rows (see :class:`pi_session.usage.extract.Scan`).
+        groups: the messages summed per 15 minutes
+            (:func:`pi_session.usage.extract.group_rows`).
+        load_rows: returns the messages' rows (see
+            :class:`pi_session.usage.extract.Scan`), for blocks and forks.
         order: sorts sessions oldest first (files: the file name, which
-            starts with its creation time), to decide which of two sessions
-            holding the same copied message counts it.
+            starts with its creation time).
+        parent: the header's ``parentSession`` (a fork's origin).
     """
 
     session_id: str
     project: str
     agent: str
     location: str
-    rows: list[list[Any]]
+    groups: list[list[Any]]
+    load_rows: Callable[[], list[list[Any]]]
     order: str = ""
+    parent: str | None = None
+
+    @classmethod
+    def from_rows(cls, session_id: str, project: str, agent: str, location: str, rows: list[list[Any]], *, order: str = "",
+                  parent: str | None = None) -> SessionUsage:
+        """A session from its rows (grouped here)."""
+        return cls(session_id, project, agent, location, group_rows(rows), lambda: rows, order, parent)
 
 
 @dataclass
@@ -207,18 +214,19 @@ class UsageRow:
         """Every token counted (``totalTokens``)."""
         return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens + self.other_tokens
 
-    def add(self, row: list[Any], label: str | None, project: str) -> None:
-        """Count one message row (``label``: its model as shown, or None)."""
-        ts, _model, inp, out, cw, cr, other, cost, how = row[:9]
+    def add(self, group: list[Any], label: str | None, project: str) -> None:
+        """Count one group of messages (:func:`pi_session.usage.extract.group_rows`;
+        ``label``: its model as shown, or None)."""
+        _slot, _model, how, n, inp, out, cw, cr, other, cost, first, ts = group
         self.input_tokens += inp
         self.output_tokens += out
         self.cache_creation_tokens += cw
         self.cache_read_tokens += cr
         self.other_tokens += other
         self.cost += cost
-        self.messages += 1
-        if self.first_ms is None or ts < self.first_ms:
-            self.first_ms = ts
+        self.messages += n
+        if self.first_ms is None or first < self.first_ms:
+            self.first_ms = first
         if self.last_ms is None or ts > self.last_ms:
             self.last_ms, self.project = ts, project
         if label is not None:
@@ -327,32 +335,66 @@ class UsageReport:
         return out
 
 
-def _counted(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
-    """Every message once, in time order, with its session: a message a
-    fork copied into another session (same entry id, time and usage) is
-    counted in the oldest session holding it."""
-    seen: set[str] = set()
+def _ancestors(s: SessionUsage, by_location: dict[str, SessionUsage]) -> list[SessionUsage]:
+    """The sessions ``s`` was forked from, nearest first (``parentSession``)."""
+    out: list[SessionUsage] = []
+    parent = s.parent
+    while parent is not None:
+        p = by_location.get(parent)
+        if p is None or p is s or p in out:
+            break
+        out.append(p)
+        parent = p.parent
+    return out
+
+
+def _deduplicated(data: UsageData) -> list[tuple[SessionUsage, list[list[Any]] | None]]:
+    """Every session with, for a fork, the rows left once the messages it
+    copied from the sessions it was forked from (same entry id, time and
+    usage) are taken out (None: all of its rows count)."""
+    by_location = {s.location: s for s in data.sessions}
+    out: list[tuple[SessionUsage, list[list[Any]] | None]] = []
+    for s in data.sessions:
+        ancestors = _ancestors(s, by_location) if s.parent else []
+        if not ancestors:
+            out.append((s, None))
+            continue
+        copied = {row[9] for a in ancestors for row in a.load_rows() if "@" in row[9]}
+        out.append((s, [row for row in s.load_rows() if row[9] not in copied]))
+    return out
+
+
+def _counted_groups(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
+    """Every message group once (a fork's copies left out), in time order,
+    with its session."""
     out: list[tuple[list[Any], SessionUsage]] = []
-    for s in sorted(data.sessions, key=lambda s: (s.order, s.location)):
-        for row in s.rows:
-            key = row[9]
-            if "@" in key:  # an entry id: the same entry in two sessions is one message
-                if key in seen:
-                    continue
-                seen.add(key)
+    for s, rows in _deduplicated(data):
+        for g in (s.groups if rows is None else group_rows(rows)):
+            out.append((g, s))
+    out.sort(key=lambda pair: pair[0][10])
+    return out
+
+
+def _counted_rows(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
+    """Every message once (a fork's copies left out), in time order, with
+    its session."""
+    out: list[tuple[list[Any], SessionUsage]] = []
+    for s, rows in _deduplicated(data):
+        for row in (s.load_rows() if rows is None else rows):
             out.append((row, s))
     out.sort(key=lambda pair: pair[0][0])
     return out
 
 
-def _pricing_notes(counted: list[tuple[list[Any], SessionUsage]]) -> tuple[list[str], list[str]]:
+def _pricing_notes(items: list[tuple[list[Any], SessionUsage]], model_at: int, how_at: int) -> tuple[list[str], list[str]]:
     missing: dict[str, None] = {}
     estimated: dict[str, None] = {}
-    for row, s in counted:
-        if row[8] == UNPRICED:
-            missing[model_label(s.agent, row[1]) if row[1] else f"[{s.agent}] (no model recorded)"] = None
-        elif row[8] == 1:
-            estimated[model_label(s.agent, row[1])] = None
+    for item, s in items:
+        model, how = item[model_at], item[how_at]
+        if how == UNPRICED:
+            missing[model_label(s.agent, model) if model else f"[{s.agent}] (no model recorded)"] = None
+        elif how == 1:
+            estimated[model_label(s.agent, model)] = None
     return sorted(missing), sorted(estimated)
 
 
@@ -394,11 +436,11 @@ def usage_report(
     lo = normalize_date(since) if since else None
     hi = normalize_date(until) if until else None
     days = _Days(_zone(timezone))
-    counted = _counted(data)
+    counted = _counted_groups(data)
     groups: dict[tuple[str, str | None], UsageRow] = {}
     kept: list[tuple[list[Any], SessionUsage]] = []
     for row, s in counted:
-        day = days(row[0])
+        day = days(row[10])
         if lo is not None or hi is not None:
             compact = day.replace("-", "")
             if (lo is not None and compact < lo) or (hi is not None and compact > hi):
@@ -431,7 +473,7 @@ def usage_report(
         else:
             wanted = set(sorted({r.key for r in rows})[-last:])
         rows = [r for r in rows if r.key in wanted]
-    missing, estimated = _pricing_notes(kept)
+    missing, estimated = _pricing_notes(kept, 1, 2)
     return UsageReport(kind, rows, by, missing, estimated, list(data.problems), timezone)
 
 
@@ -526,7 +568,7 @@ def blocks(
     hi = normalize_date(until) if until else None
     days = _Days(_zone(timezone))
     now = int(time.time() * 1000) if now_ms is None else now_ms
-    counted = _counted(data)
+    counted = _counted_rows(data)
     out: list[Block] = []
     current: Block | None = None
     for row, s in counted:
@@ -567,5 +609,5 @@ def blocks(
         real = [i for i, b in enumerate(out) if not b.gap]
         if len(real) > last:
             out = out[real[-last]:]
-    missing, _estimated = _pricing_notes(counted)
+    missing, _estimated = _pricing_notes(counted, 1, 8)
     return BlocksReport(out, missing, list(data.problems))
