@@ -12,7 +12,7 @@ _KIND_HELP = "daily, weekly, monthly, session or blocks (5-hour billing windows)
 
 
 def usage(
-    kind: str = typer.Argument("daily", metavar="[daily|weekly|monthly|session|blocks]", help=_KIND_HELP),
+    kind: str = typer.Argument("daily", metavar="KIND", help=_KIND_HELP),
     since: Optional[str] = typer.Option(None, "--since", metavar="DATE", help="First day counted (YYYY-MM-DD or YYYYMMDD)."),
     until: Optional[str] = typer.Option(None, "--until", metavar="DATE", help="Last day counted (YYYY-MM-DD or YYYYMMDD)."),
     timezone: Optional[str] = typer.Option(None, "--timezone", "-z", metavar="ZONE", help="IANA time zone of the days (default: the machine's)."),

@@ -77,7 +77,8 @@ def _files_usage(root: str, cache: bool) -> UsageData:
         else:
             data.sessions.append(SessionUsage(
                 entry.session_id, entry.project, agent, path, entry.groups, _rows_of(entry), os.path.basename(path), entry.parent))
-        data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
+        if entry.problems:
+            data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
     return data
 
