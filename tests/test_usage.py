@@ -283,13 +283,14 @@ def test_empty_store_and_missing_directory(cli: Any, tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no such sessions directory" in missing.stderr
 
 
-def test_sqlite_store_reports_as_the_files_do(cli: Any, tmp_path: Path) -> None:
+def test_every_store_reports_as_the_files_do(cli: Any, tmp_path: Path, store_url: str) -> None:
+    """The same sessions in a SQLite or PostgreSQL store (or another
+    directory) give the same report as the files."""
     from pi_session.stores import open_store
 
-    root = tmp_path / "sessions"
+    root = tmp_path / "files" / "sessions"
     files = write_tree(root, range(5))
-    url = f"sqlite:///{tmp_path / 'sessions.db'}"
-    store = open_store(url)
+    store = open_store(store_url)
     try:
         for f in files:
             store.create(f.read_bytes().splitlines(keepends=True))
@@ -297,9 +298,10 @@ def test_sqlite_store_reports_as_the_files_do(cli: Any, tmp_path: Path) -> None:
         store.close()
     for kind in ("daily", "monthly"):
         from_files = json.loads(cli("usage", kind, "--store", str(root), "--json", "--timezone", "Europe/Berlin").stdout)
-        done = cli("usage", kind, "--store", url, "--json", "--timezone", "Europe/Berlin")
+        done = cli("usage", kind, "--store", store_url, "--json", "--timezone", "Europe/Berlin")
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout) == from_files
+        assert from_files["totals"]["totalTokens"] > 0
 
 
 # --- the console script ---------------------------------------------------
