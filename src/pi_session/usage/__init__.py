@@ -73,18 +73,18 @@ def _files_usage(root: str, cache: bool) -> UsageData:
         agent = entry.agent or "pi"
         if pending:
             data.sessions.append(SessionUsage.from_rows(
-                entry.session_id, entry.project, agent, path, entry.rows + pending, order=os.path.basename(path), parent=entry.parent))
+                entry.session_id, entry.project, agent, path, summary.rows_of(path) + pending, order=os.path.basename(path), parent=entry.parent))
         else:
             data.sessions.append(SessionUsage(
-                entry.session_id, entry.project, agent, path, entry.groups, _rows_of(entry), os.path.basename(path), entry.parent))
+                entry.session_id, entry.project, agent, path, entry.groups, _rows_of(summary, path), os.path.basename(path), entry.parent))
         if entry.problems:
             data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
     return data
 
 
-def _rows_of(entry: Any) -> Any:
-    return lambda: entry.rows
+def _rows_of(summary: Any, path: str) -> Any:
+    return lambda: summary.rows_of(path)
 
 
 def _store_usage(store: Any) -> UsageData:

@@ -51,7 +51,7 @@ class FileSummary(msgspec.Struct, array_like=True):
     lines only), the hashes of its first 64 KiB and of the 4 KiB before
     ``consumed``, its session id and project, the agent it was imported
     from (None: pi), its header's cwd and ``parentSession``, its usage rows
-    (msgpack), the rows summed per 15 minutes
+    summed per 15 minutes
     (:func:`pi_session.usage.extract.group_rows`) and its damaged lines
     ``(line, message)``."""
 
@@ -67,25 +67,27 @@ class FileSummary(msgspec.Struct, array_like=True):
     agent: str | None
     cwd: str | None
     parent: str | None
-    packed_rows: bytes
     groups: list[list[Any]]
     problems: list[tuple[int, str]]
-
-    @property
-    def rows(self) -> list[list[Any]]:
-        """The usage rows (kept packed: reports read :attr:`groups`)."""
-        return msgspec.msgpack.decode(self.packed_rows) if self.packed_rows else []
 
 
 class _CacheFile(msgspec.Struct):
     version: str
     root: str
+    generation: str
     files: dict[str, FileSummary]
+
+
+class _RowsFile(msgspec.Struct):
+    generation: str
+    rows: dict[str, bytes]
 
 
 def cache_path(root: str | os.PathLike[str]) -> Path:
     """Where the usage summary of a sessions root lives:
-    ``<cache dir>/usage/<sha256 of the absolute path, 32 hex>.msgpack``."""
+    ``<cache dir>/usage/<sha256 of the absolute path, 32 hex>.msgpack``
+    (the messages themselves beside it, ``<...>.rows.msgpack``: read only
+    for blocks, forks and files that changed)."""
     key = os.fsencode(os.path.abspath(root))
     return cache_dir() / "usage" / f"{hashlib.sha256(key).hexdigest()[:32]}.msgpack"
 
@@ -164,43 +166,43 @@ class UsageCache:
         self.pending: dict[str, list[list[Any]]] = {}
         self.torn: list[tuple[str, int]] = []
         self._version = f"{CACHE_VERSION}/{pricing_version()}"
+        self._generation = ""
+        self._rows: dict[str, bytes] | None = None
+        self.rows_path = self.path.with_name(self.path.name.replace(".msgpack", "") + ".rows.msgpack")
 
     # ------------------------------------------------------------------
     # the cache file
 
-    def _load(self) -> dict[str, FileSummary]:
-        """The cached summaries, or nothing when there is no usable cache."""
+    @staticmethod
+    def _read_private(path: Path) -> bytes | None:
+        """The bytes of a cache file: not through a symlink, only a regular
+        file owned by this user; None otherwise."""
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
         except OSError:
-            return {}
+            return None
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-                return {}
+                return None
             with os.fdopen(fd, "rb", closefd=False) as f:
-                data = f.read()
+                return f.read()
         except OSError:
-            return {}
+            return None
         finally:
             os.close(fd)
-        try:
-            cached = msgspec.msgpack.decode(data, type=_CacheFile)
-        except (msgspec.DecodeError, msgspec.ValidationError):
-            return {}
-        if cached.version != self._version or cached.root != self.root:
-            return {}
-        return cached.files
 
-    def _save(self) -> None:
-        """Write the summaries (a new 0600 file renamed over the cache)."""
-        data = msgspec.msgpack.encode(_CacheFile(self._version, self.root, self.files))
+    @staticmethod
+    def _write_private(path: Path, data: bytes) -> None:
+        """Write a cache file: a new 0600 file (never through a symlink)
+        renamed over it. Failing quietly: a cache that cannot be written only
+        makes the next report slower."""
         try:
-            ensure_dir(self.path.parent)
-            temp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            ensure_dir(path.parent)
+            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError:
-            return  # a cache that cannot be written only makes the next report slower
+            return
         try:
             try:
                 view = memoryview(data)
@@ -208,12 +210,65 @@ class UsageCache:
                     view = view[os.write(fd, view):]
             finally:
                 os.close(fd)
-            os.replace(temp, self.path)
+            os.replace(temp, path)
         except OSError:
             try:
                 os.unlink(temp)
             except OSError:
                 pass
+
+    def _load(self) -> dict[str, FileSummary]:
+        """The cached summaries, or nothing when there is no usable cache."""
+        data = self._read_private(self.path)
+        if data is None:
+            return {}
+        try:
+            cached = msgspec.msgpack.decode(data, type=_CacheFile)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return {}
+        if cached.version != self._version or cached.root != self.root:
+            return {}
+        self._generation = cached.generation
+        return cached.files
+
+    def _all_rows(self) -> dict[str, bytes]:
+        """The packed rows of every cached file (read on first need; empty
+        when they are not of the summary's generation)."""
+        if self._rows is None:
+            self._rows = {}
+            data = self._read_private(self.rows_path) if self._generation else None
+            if data is not None:
+                try:
+                    cached = msgspec.msgpack.decode(data, type=_RowsFile)
+                    if cached.generation == self._generation:
+                        self._rows = cached.rows
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass
+        return self._rows
+
+    def rows_of(self, path: str) -> list[list[Any]]:
+        """The usage rows of a cached file (see
+        :class:`pi_session.usage.extract.Scan`); a file whose rows are not
+        cached is read whole."""
+        packed = self._all_rows().get(path)
+        if packed is not None:
+            return list(msgspec.msgpack.decode(packed))
+        f = open_regular(path)
+        if f is None:
+            return []
+        with f:
+            data = f.read()
+        return scan_bytes(data[: data.rfind(b"\n") + 1]).rows
+
+    def _save(self) -> None:
+        """Write the rows, then the summaries naming the same generation."""
+        rows = self._all_rows()
+        for gone in set(rows) - set(self.files):
+            del rows[gone]
+        generation = os.urandom(8).hex()
+        self._write_private(self.rows_path, msgspec.msgpack.encode(_RowsFile(generation, rows)))
+        self._write_private(self.path, msgspec.msgpack.encode(_CacheFile(self._version, self.root, generation, self.files)))
+        self._generation = generation
 
     # ------------------------------------------------------------------
     # bringing it up to date
@@ -273,15 +328,17 @@ class UsageCache:
         scan = scan_lines(complete, first_line)
         if entry is None:
             entry = FileSummary(
-                0, 0, 0, 0, 0, b"", b"", session_id_of(path), self.project_of(path), None, None, None, b"", [], [],
+                0, 0, 0, 0, 0, b"", b"", session_id_of(path), self.project_of(path), None, None, None, [], [],
             )
-        rows = entry.rows
+            rows: list[list[Any]] = []
+        else:
+            rows = self.rows_of(path)
         seen = {row[-1] for row in rows}
         for row in scan.rows:
             if row[-1] not in seen:
                 seen.add(row[-1])
                 rows.append(row)
-        entry.packed_rows = msgspec.msgpack.encode(rows)
+        self._all_rows()[path] = msgspec.msgpack.encode(rows)
         entry.groups = group_rows(rows)
         entry.problems.extend(scan.problems)
         entry.agent = entry.agent or scan.agent
@@ -304,7 +361,7 @@ class UsageCache:
             f.seek(entry.consumed)
             rest = f.read()
         if rest.strip():
-            self._note_rest(path, entry, rest, {row[-1] for row in entry.rows})
+            self._note_rest(path, entry, rest, {row[-1] for row in self.rows_of(path)})
 
     def _note_rest(self, path: str, entry: FileSummary, rest: bytes, seen: set[str]) -> None:
         if not rest.strip():
