@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -73,10 +74,20 @@ def _ccusage(explicit: str | None) -> str | None:
     return shutil.which("ccusage")
 
 
+CPU: list[float] = []
+"""CPU seconds (user + system) of each timed process, in order."""
+
+
 def _time(cmd: list[str], env: dict[str, str]) -> tuple[float, dict[str, Any]]:
+    """Wall seconds of one run of ``cmd`` and its JSON output; its CPU
+    seconds are appended to :data:`CPU` (a measure the machine's load
+    changes less)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{cmd[0]} failed: {done.stderr[-2000:]}")
     return elapsed, json.loads(done.stdout)
@@ -92,7 +103,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     ours = [exe, "usage", "daily", "--json", "--timezone", "UTC", "--store", sessions]
     try:
         cold, report = _time(ours, env)
+        cold_cpu = CPU[-1]
         warm_runs = [_time(ours, env)[0] for _ in range(args.repeat)]
+        warm_cpu = statistics.median(CPU[-args.repeat:])
         # in-process: the report without the interpreter's start-up
         from pi_session.usage import load_usage, usage_report
 
@@ -109,6 +122,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "ours_cold_s": cold,
         "ours_warm_s": statistics.median(warm_runs),
         "ours_warm_library_s": statistics.median(lib_runs),
+        "ours_cold_cpu_s": cold_cpu,
+        "ours_warm_cpu_s": warm_cpu,
+        "load_average": os.getloadavg()[0],
+        "cpus": os.cpu_count(),
         "days": len(report["daily"]),
         "total_cost": report["totals"]["totalCost"],
         "total_tokens": report["totals"]["totalTokens"],
@@ -122,6 +139,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             elapsed, theirs = _time(cmd, {**os.environ, "TZ": "UTC", "NO_COLOR": "1"})
             runs.append(elapsed)
         result["ccusage_s"] = statistics.median(runs)
+        result["ccusage_cpu_s"] = statistics.median(CPU[-len(runs):])
         result["ccusage_version"] = "20.0.24"
         result["same_totals"] = (
             theirs["totals"]["totalTokens"] == report["totals"]["totalTokens"]
@@ -129,6 +147,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         )
         result["warm_speedup"] = result["ccusage_s"] / result["ours_warm_s"]
         result["cold_speedup"] = result["ccusage_s"] / result["ours_cold_s"]
+        result["warm_cpu_ratio"] = result["ccusage_cpu_s"] / result["ours_warm_cpu_s"]
     return result
 
 
@@ -136,17 +155,18 @@ def table(r: dict[str, Any]) -> str:
     """The results as a Markdown table."""
     lines = [
         f"Corpus: {r['sessions']:,} sessions in {r['projects']} projects, {r['bytes'] / 1e6:,.0f} MB of JSONL, {r['days']} days; "
-        f"`usage daily --json`, a new process each run (median).",
+        f"`usage daily --json`, a new process each run (median); {r['cpus']} CPUs, load average {r['load_average']:.1f} at the end.",
         "",
-        "| run | time | vs ccusage |",
-        "|---|---:|---:|",
+        "| run | wall time | vs ccusage | CPU time | vs ccusage |",
+        "|---|---:|---:|---:|---:|",
     ]
-    speed = lambda s: f"{r['ccusage_s'] / s:,.1f}× faster" if "ccusage_s" in r else "-"  # noqa: E731
-    lines.append(f"| pi-session, cold (empty cache: every file read) | {r['ours_cold_s']:.2f} s | {speed(r['ours_cold_s'])} |")
-    lines.append(f"| pi-session, warm (summary cache: files only stat-ed) | {r['ours_warm_s']:.3f} s | {speed(r['ours_warm_s'])} |")
-    lines.append(f"| pi-session, warm, in-process (no interpreter start-up) | {r['ours_warm_library_s']:.3f} s | {speed(r['ours_warm_library_s'])} |")
+    speed = lambda s: f"{r['ccusage_s'] / s:,.1f}×" if "ccusage_s" in r else "-"  # noqa: E731
+    cpu = lambda s: f"{r['ccusage_cpu_s'] / s:,.1f}×" if "ccusage_cpu_s" in r else "-"  # noqa: E731
+    lines.append(f"| pi-session, cold (empty cache: every file read) | {r['ours_cold_s']:.2f} s | {speed(r['ours_cold_s'])} | {r['ours_cold_cpu_s']:.2f} s | {cpu(r['ours_cold_cpu_s'])} |")
+    lines.append(f"| pi-session, warm (summary cache: files only stat-ed) | {r['ours_warm_s']:.3f} s | {speed(r['ours_warm_s'])} | {r['ours_warm_cpu_s']:.3f} s | {cpu(r['ours_warm_cpu_s'])} |")
+    lines.append(f"| pi-session, warm, in-process (`load_usage` + `usage_report`, no interpreter start-up) | {r['ours_warm_library_s']:.3f} s | {speed(r['ours_warm_library_s'])} | - | - |")
     if "ccusage_s" in r:
-        lines.append(f"| ccusage {r['ccusage_version']} `pi daily --offline --json` (no cache) | {r['ccusage_s']:.2f} s | 1× |")
+        lines.append(f"| ccusage {r['ccusage_version']} `pi daily --offline --json` (no cache) | {r['ccusage_s']:.2f} s | 1× | {r['ccusage_cpu_s']:.2f} s | 1× |")
         lines.append("")
         lines.append(f"Same totals as ccusage: {'yes' if r['same_totals'] else 'NO'}.")
     return "\n".join(lines) + "\n"

@@ -352,6 +352,8 @@ def _deduplicated(data: UsageData) -> list[tuple[SessionUsage, list[list[Any]] |
     """Every session with, for a fork, the rows left once the messages it
     copied from the sessions it was forked from (same entry id, time and
     usage) are taken out (None: all of its rows count)."""
+    if not any(s.parent for s in data.sessions):
+        return [(s, None) for s in data.sessions]
     by_location = {s.location: s for s in data.sessions}
     out: list[tuple[SessionUsage, list[list[Any]] | None]] = []
     for s in data.sessions:
