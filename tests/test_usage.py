@@ -357,6 +357,7 @@ def test_chart_on_a_terminal(tmp_path: Path) -> None:
     (("usage", "--since", "yesterday"), "YYYY-MM-DD"),
     (("usage", "--timezone", "Nowhere/Else"), "IANA"),
     (("usage", "--by", "colour"), "expected project, model or agent"),
+    (("usage", "blocks", "--by", "model"), "apply to daily, weekly, monthly and session"),
 ])
 def test_bad_arguments_one_line(cli: Any, tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     root = tmp_path / "sessions"

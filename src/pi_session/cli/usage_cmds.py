@@ -37,6 +37,8 @@ def usage(
         set_store_url(store_option)
     if kind not in KINDS:
         fail(f"{kind!r}: expected one of {', '.join(KINDS)}")
+    if kind == "blocks" and (by or breakdown):
+        fail("blocks: --by and --breakdown apply to daily, weekly, monthly and session reports")
     store = active_store()
     _check_root(store)
     try:
