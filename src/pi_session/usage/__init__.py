@@ -6,7 +6,8 @@ of ccusage's ``ccusage pi daily|monthly|session`` on the same sessions.
 - :func:`load_usage` reads every session's counted assistant messages
   (:mod:`.extract` says which count and how), from a persistent summary for
   session files (:mod:`.cache`: only appended bytes are read);
-- :func:`usage_report` and :func:`blocks` sum them (:mod:`.report`); each
+- :func:`usage_report` and :func:`blocks` sum them (:mod:`.report`,
+  :mod:`.blocks`); each
   report's ``to_json()`` is ccusage's shape.
 
 Every assistant message is counted once, whichever branch of the tree it is
@@ -28,21 +29,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .report import (
-    BLOCK_HOURS,
-    BY_KEYS,
-    KINDS,
-    Block,
-    BlocksReport,
-    SessionUsage,
-    UsageData,
-    UsageReport,
-    UsageRow,
-    blocks,
-    model_label,
-    normalize_date,
-    usage_report,
-)
+from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
+from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
 
 __all__ = [
     "BLOCK_HOURS",

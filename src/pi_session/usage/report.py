@@ -8,19 +8,12 @@ rules included); weeks start on Sunday (the week's first day is the
 messages of those days (inclusive). A session row sums its messages of the
 days kept; its ``projectPath`` is the project of its last message.
 
-Blocks (:func:`blocks`) follow ccusage's ``blocks`` rule: messages in time
-order; a block starts at its first message's time floored to the hour
-(UTC) and lasts 5 hours; a message more than 5 hours after the block's
-start, or more than 5 hours after the previous message, starts a new block,
-and a gap of more than 5 hours between messages is shown as a gap block. A
-block is active when its last message is less than 5 hours ago and the
-block has not ended.
+The 5-hour billing blocks are :mod:`pi_session.usage.blocks`'s.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,22 +23,22 @@ from .extract import SLOT_MS, UNPRICED, group_rows
 __all__ = [
     "KINDS",
     "BY_KEYS",
-    "BLOCK_HOURS",
     "SessionUsage",
     "UsageData",
     "UsageRow",
     "UsageReport",
     "normalize_date",
     "usage_report",
-    "blocks",
     "model_label",
+    "LocalDays",
+    "zone_of",
+    "iso_utc",
+    "counted_rows",
+    "pricing_notes",
 ]
 
 KINDS = ("daily", "weekly", "monthly", "session", "blocks")
 BY_KEYS = ("project", "model", "agent")
-BLOCK_HOURS = 5
-_HOUR_MS = 3_600_000
-_BLOCK_MS = BLOCK_HOURS * _HOUR_MS
 _SLOT_MS = SLOT_MS
 
 @dataclass
@@ -124,7 +117,7 @@ def normalize_date(text: str) -> str:
     return digits
 
 
-def _zone(name: str | None) -> Any:
+def zone_of(name: str | None) -> Any:
     """A ``zoneinfo`` zone, or None for the machine's.
 
     Raises:
@@ -140,13 +133,13 @@ def _zone(name: str | None) -> Any:
         raise ValueError(f"{name!r}: not an IANA time zone (such as Europe/Berlin or UTC)") from None
 
 
-def _iso(ms: int) -> str:
+def iso_utc(ms: int) -> str:
     """RFC 3339 UTC with milliseconds, as ccusage prints times."""
     moment = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-class _Days:
+class LocalDays:
     """The local date (``YYYY-MM-DD``) of instants, memoised per 15 minutes."""
 
     def __init__(self, zone: Any) -> None:
@@ -261,8 +254,8 @@ class UsageRow:
         }
         if kind == "session":
             out["projectPath"] = self.project
-            out["firstActivity"] = _iso(self.first_ms) if self.first_ms is not None else None
-            out["lastActivity"] = _iso(self.last_ms) if self.last_ms is not None else None
+            out["firstActivity"] = iso_utc(self.first_ms) if self.first_ms is not None else None
+            out["lastActivity"] = iso_utc(self.last_ms) if self.last_ms is not None else None
         if by is not None:
             out[by] = self.group
         return out
@@ -377,7 +370,7 @@ def _counted_groups(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
     return out
 
 
-def _counted_rows(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
+def counted_rows(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
     """Every message once (a fork's copies left out), in time order, with
     its session."""
     out: list[tuple[list[Any], SessionUsage]] = []
@@ -388,7 +381,10 @@ def _counted_rows(data: UsageData) -> list[tuple[list[Any], SessionUsage]]:
     return out
 
 
-def _pricing_notes(items: list[tuple[list[Any], SessionUsage]], model_at: int, how_at: int) -> tuple[list[str], list[str]]:
+def pricing_notes(items: list[tuple[list[Any], SessionUsage]], model_at: int, how_at: int) -> tuple[list[str], list[str]]:
+    """The models (as shown, sorted) of the rows or groups ``items`` that
+    could not be priced, and of those priced by the pricing library;
+    ``model_at``/``how_at``: where an item holds its model and cost source."""
     missing: dict[str, None] = {}
     estimated: dict[str, None] = {}
     for item, s in items:
@@ -437,7 +433,7 @@ def usage_report(
         raise ValueError("--last must be at least 1")
     lo = normalize_date(since) if since else None
     hi = normalize_date(until) if until else None
-    days = _Days(_zone(timezone))
+    days = LocalDays(zone_of(timezone))
     counted = _counted_groups(data)
     groups: dict[tuple[str, str | None], UsageRow] = {}
     kept: list[tuple[list[Any], SessionUsage]] = []
@@ -475,141 +471,5 @@ def usage_report(
         else:
             wanted = set(sorted({r.key for r in rows})[-last:])
         rows = [r for r in rows if r.key in wanted]
-    missing, estimated = _pricing_notes(kept, 1, 2)
+    missing, estimated = pricing_notes(kept, 1, 2)
     return UsageReport(kind, rows, by, missing, estimated, list(data.problems), timezone)
-
-
-@dataclass
-class Block:
-    """A 5-hour billing block (:func:`blocks`); ``gap``: the time between
-    two blocks with no messages (more than 5 hours)."""
-
-    start_ms: int
-    end_ms: int
-    last_ms: int | None = None
-    gap: bool = False
-    active: bool = False
-    entries: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_tokens: int = 0
-    cache_read_tokens: int = 0
-    other_tokens: int = 0
-    cost: float = 0.0
-    models: list[str] = field(default_factory=list)
-
-    @property
-    def total_tokens(self) -> int:
-        """Every token of the block (ccusage's ``totalTokens``)."""
-        return self.input_tokens + self.output_tokens + self.cache_creation_tokens + self.cache_read_tokens + self.other_tokens
-
-    def to_json(self) -> dict[str, Any]:
-        """The block as ccusage's ``blocks --json`` writes one (``burnRate``
-        and ``projection`` are null)."""
-        start = _iso(self.start_ms)
-        return {
-            "id": f"gap-{start}" if self.gap else start,
-            "startTime": start,
-            "endTime": _iso(self.end_ms),
-            "actualEndTime": _iso(self.last_ms) if self.last_ms is not None else None,
-            "isActive": self.active,
-            "isGap": self.gap,
-            "entries": self.entries,
-            "tokenCounts": {
-                "inputTokens": self.input_tokens, "outputTokens": self.output_tokens,
-                "cacheCreationInputTokens": self.cache_creation_tokens, "cacheReadInputTokens": self.cache_read_tokens,
-            },
-            "totalTokens": self.total_tokens,
-            "costUSD": self.cost,
-            "models": list(self.models),
-            "burnRate": None,
-            "projection": None,
-        }
-
-
-@dataclass
-class BlocksReport:
-    """The blocks of :func:`blocks`, oldest first, gap blocks included."""
-
-    blocks: list[Block]
-    missing_pricing: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"blocks": [...]}`` as ccusage's ``blocks --json``."""
-        out: dict[str, Any] = {"blocks": [b.to_json() for b in self.blocks]}
-        if self.missing_pricing:
-            out["missingPricing"] = list(self.missing_pricing)
-        return out
-
-
-def blocks(
-    data: UsageData,
-    *,
-    timezone: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    last: int | None = None,
-    now_ms: int | None = None,
-) -> BlocksReport:
-    """The 5-hour billing blocks of every message (see the module
-    docstring for the rule).
-
-    Args:
-        timezone, since, until: keep the blocks starting on those days in
-            that zone.
-        last: keep only the last ``last`` blocks (gaps not counted).
-        now_ms: the current time (ms, UTC; default now), for ``isActive``.
-
-    Raises:
-        ValueError: a bad date or time zone, ``last`` below 1.
-    """
-    if last is not None and last < 1:
-        raise ValueError("--last must be at least 1")
-    lo = normalize_date(since) if since else None
-    hi = normalize_date(until) if until else None
-    days = _Days(_zone(timezone))
-    now = int(time.time() * 1000) if now_ms is None else now_ms
-    counted = _counted_rows(data)
-    out: list[Block] = []
-    current: Block | None = None
-    for row, s in counted:
-        ts = row[0]
-        if current is not None:
-            last_ts = current.last_ms if current.last_ms is not None else current.start_ms
-            if ts - current.start_ms > _BLOCK_MS or ts - last_ts > _BLOCK_MS:
-                out.append(current)
-                if ts - last_ts > _BLOCK_MS:
-                    out.append(Block(last_ts + _BLOCK_MS, ts, gap=True))
-                current = None
-        if current is None:
-            start = ts - ts % _HOUR_MS
-            current = Block(start, start + _BLOCK_MS)
-        current.entries += 1
-        current.last_ms = ts
-        current.input_tokens += row[2]
-        current.output_tokens += row[3]
-        current.cache_creation_tokens += row[4]
-        current.cache_read_tokens += row[5]
-        current.other_tokens += row[6]
-        current.cost += row[7]
-        if row[1]:
-            label = model_label(s.agent, row[1])
-            if label not in current.models:
-                current.models.append(label)
-    if current is not None:
-        out.append(current)
-    for b in out:
-        b.active = not b.gap and b.last_ms is not None and now - b.last_ms < _BLOCK_MS and now < b.end_ms
-    if lo is not None or hi is not None:
-        def keep(b: Block) -> bool:
-            day = days(b.start_ms).replace("-", "")
-            return (lo is None or day >= lo) and (hi is None or day <= hi)
-
-        out = [b for b in out if keep(b)]
-    if last is not None:
-        real = [i for i, b in enumerate(out) if not b.gap]
-        if len(real) > last:
-            out = out[real[-last]:]
-    missing, _estimated = _pricing_notes(counted, 1, 8)
-    return BlocksReport(out, missing, list(data.problems))
