@@ -32,6 +32,8 @@ import tempfile as _tempfile  # noqa: E402
 import atexit as _atexit  # noqa: E402
 import shutil as _shutil  # noqa: E402
 
+# the user's own cache directory, for tools the tests install once (ccusage)
+os.environ.setdefault("PI_SESSION_TEST_USER_CACHE", os.environ.get("XDG_CACHE_HOME", ""))
 os.environ["XDG_CACHE_HOME"] = _tempfile.mkdtemp(prefix="pi-session-test-cache-")
 _atexit.register(_shutil.rmtree, os.environ["XDG_CACHE_HOME"], True)
 

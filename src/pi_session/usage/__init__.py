@@ -1,0 +1,131 @@
+"""Usage and cost reports across every session of a store (**beyond pi**:
+pi shows one session's cost): tokens and US dollars per day, week, month,
+session or 5-hour billing block, with the numbers and the ``--json`` shape
+of ccusage's ``ccusage pi daily|monthly|session`` on the same sessions.
+
+- :func:`load_usage` reads every session's counted assistant messages
+  (:mod:`.extract` says which count and how), from a persistent summary for
+  session files (:mod:`.cache`: only appended bytes are read);
+- :func:`usage_report` and :func:`blocks` sum them (:mod:`.report`,
+  :mod:`.blocks`); each
+  report's ``to_json()`` is ccusage's shape.
+
+Every assistant message is counted once, whichever branch of the tree it is
+on (and a message a fork copied into another session, once). Messages
+without a recorded cost are priced offline (:mod:`.pricing`); models that
+cannot be priced are listed (``missing_pricing``), not counted as $0
+silently.
+
+Example::
+
+    from pi_session.usage import load_usage, usage_report
+    report = usage_report(load_usage("~/.pi/agent/sessions"), "daily", timezone="Europe/Berlin")
+    print(report.to_json()["totals"]["totalCost"])
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
+from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
+
+__all__ = [
+    "BLOCK_HOURS",
+    "BY_KEYS",
+    "KINDS",
+    "Block",
+    "BlocksReport",
+    "SessionUsage",
+    "UsageData",
+    "UsageReport",
+    "UsageRow",
+    "blocks",
+    "load_usage",
+    "model_label",
+    "normalize_date",
+    "usage_report",
+]
+
+
+def _files_usage(root: str, cache: bool) -> UsageData:
+    from .cache import UsageCache
+
+    summary = UsageCache(root, persist=cache)
+    files = summary.update()
+    data = UsageData(read_bytes=summary.read_bytes)
+    for path, entry in files.items():
+        pending = summary.pending.get(path)
+        agent = entry.agent or "pi"
+        if pending:
+            data.sessions.append(SessionUsage.from_rows(
+                entry.session_id, entry.project, agent, path, summary.rows_of(path) + pending, order=os.path.basename(path), parent=entry.parent))
+        else:
+            data.sessions.append(SessionUsage(
+                entry.session_id, entry.project, agent, path, entry.groups, _rows_of(summary, path), os.path.basename(path), entry.parent))
+        if entry.problems:
+            data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
+    data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
+    return data
+
+
+def _rows_of(summary: Any, path: str) -> Any:
+    return lambda: summary.rows_of(path)
+
+
+def _store_usage(store: Any) -> UsageData:
+    """Every session of a database store, read whole (the store is the
+    index: no cache)."""
+    from ..paths import encode_cwd
+    from .cache import scan_bytes
+
+    data = UsageData()
+    for info in store.list(with_text=False):
+        sid = info.get("id")
+        if not isinstance(sid, str):
+            continue
+        try:
+            raw = b"".join(store.read_lines(sid))
+        except Exception:
+            continue
+        data.read_bytes += len(raw)
+        scan = scan_bytes(raw)
+        cwd = scan.cwd or info.get("cwd") or ""
+        project = encode_cwd(cwd) if cwd else "unknown"
+        created = info.get("created")
+        order = str(created) if created is not None else sid
+        data.sessions.append(SessionUsage.from_rows(sid, project, scan.agent or "pi", store.locator(sid), scan.rows, order=order, parent=scan.parent))
+        data.problems.extend(f"{store.locator(sid)}:{line}: {message}" for line, message in scan.problems)
+    return data
+
+
+def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
+    """Read the usage of every session of a store.
+
+    Args:
+        store_or_dir: a :class:`pi_session.stores.SessionStore` (files,
+            SQLite, PostgreSQL), a sessions root or one session directory
+            (a path), or None (``~/.pi/agent/sessions``).
+        cache: (session files) keep and use the persistent summary in
+            pi-session's cache directory (``$XDG_CACHE_HOME/pi-session/usage``);
+            False reads every file and writes nothing.
+
+    Returns:
+        :class:`UsageData`: the sessions' counted messages, damaged lines
+        as ``FILE:LINE: message`` (skipped) and the bytes read.
+
+    Raises:
+        pi_session.stores.StoreError: a database store cannot be read.
+    """
+    from ..paths import sessions_dir
+    from ..stores import SessionStore
+
+    if isinstance(store_or_dir, SessionStore):
+        root = getattr(store_or_dir, "root", None) if store_or_dir.holds_files else None
+        if root is None:
+            return _store_usage(store_or_dir)
+        return _files_usage(os.fspath(root), cache)
+    root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
+    return _files_usage(os.path.abspath(root_path), cache)

@@ -1,0 +1,418 @@
+"""The persistent usage summary of session files (**beyond pi**): one file
+per sessions root, ``<cache dir>/usage/<sha256 of the root, 32 hex>.msgpack``
+(:func:`cache_path`; mode 0600 in a 0700 directory), holding for every
+session file its usage rows (:class:`pi_session.usage.extract.Scan`) and
+what it was read from.
+
+Kept fresh as the search index is: every ``*.jsonl`` regular file of the
+root and of its directories is ``stat``-ed; one whose size, mtime and inode
+are as recorded is not opened. A file that grew is read from the last
+complete line read before (session files are append-only); a file that was
+rewritten (another inode, shorter than what was read, or its first 64 KiB
+or the 4 KiB before the end of what was read changed: ``repair`` and
+``migrate`` rewrite files) is read again whole; a file that is gone is
+dropped. The cache is never the truth: a cache that cannot be read (damaged,
+another version, not a regular file) is ignored and written again.
+
+The cache file is opened without following symlinks (``O_NOFOLLOW``), only
+when it is a regular file, and written atomically (a new 0600 file renamed
+over it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ..listing import open_regular
+from ..paths import cache_dir
+from ..storage import ensure_dir
+from .extract import Scan, group_rows, scan_lines
+from .pricing import pricing_version
+
+__all__ = ["CACHE_VERSION", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of"]
+
+CACHE_VERSION = "2"
+"""The cache's format; a cache of another format (or priced with another
+version of the price data) is read again from the files."""
+HEAD_BYTES = 64 << 10
+TAIL_BYTES = 4 << 10
+
+
+class FileSummary(msgspec.Struct, array_like=True):
+    """The cached usage of one session file: its ``stat`` when read
+    (``size``, ``mtime_ns``, ``ino``), the bytes and lines read (complete
+    lines only), the hashes of its first 64 KiB and of the 4 KiB before
+    ``consumed``, its session id and project, the agent it was imported
+    from (None: pi), its header's cwd and ``parentSession``, its usage rows
+    summed per 15 minutes
+    (:func:`pi_session.usage.extract.group_rows`) and its damaged lines
+    ``(line, message)``."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    consumed: int
+    lines: int
+    head: bytes
+    tail: bytes
+    session_id: str
+    project: str
+    agent: str | None
+    cwd: str | None
+    parent: str | None
+    groups: list[list[Any]]
+    problems: list[tuple[int, str]]
+
+
+class _CacheFile(msgspec.Struct):
+    version: str
+    root: str
+    generation: str
+    files: dict[str, FileSummary]
+
+
+class _RowsFile(msgspec.Struct):
+    generation: str
+    rows: dict[str, bytes]
+
+
+def cache_path(root: str | os.PathLike[str]) -> Path:
+    """Where the usage summary of a sessions root lives:
+    ``<cache dir>/usage/<sha256 of the absolute path, 32 hex>.msgpack``
+    (the messages themselves beside it, ``<...>.rows.msgpack``: read only
+    for blocks, forks and files that changed)."""
+    key = os.fsencode(os.path.abspath(root))
+    return cache_dir() / "usage" / f"{hashlib.sha256(key).hexdigest()[:32]}.msgpack"
+
+
+def session_files(root: str) -> Iterator[tuple[str, os.stat_result]]:
+    """``(path, stat)`` of the regular ``*.jsonl`` files directly in
+    ``root`` and in its directories (symlinks followed, as pi lists them),
+    in name order."""
+    try:
+        with os.scandir(root) as it:
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return
+    subdirs = []
+    for e in entries:
+        try:
+            if e.name.endswith(".jsonl"):
+                st = e.stat()
+                if stat.S_ISREG(st.st_mode):
+                    yield e.path, st
+            elif e.is_dir():
+                subdirs.append(e.path)
+        except OSError:
+            continue
+    for d in subdirs:
+        try:
+            with os.scandir(d) as it:
+                names = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in names:
+            try:
+                st = e.stat()
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                yield e.path, st
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()[:16]
+
+
+def session_id_of(path: str) -> str:
+    """The session id of a session file as usage reports name it: its file
+    name without ``.jsonl`` after the first ``_`` (pi names files
+    ``<timestamp>_<id>.jsonl``), else the whole name."""
+    stem = os.path.basename(path)[: -len(".jsonl")] if path.endswith(".jsonl") else os.path.basename(path)
+    return stem.split("_", 1)[1] if "_" in stem else stem
+
+
+class UsageCache:
+    """The usage summary of the session files under ``root`` (see the
+    module docstring).
+
+    Args:
+        root: a sessions root (directories of ``*.jsonl``) or one session
+            directory.
+        path: the cache file (default :func:`cache_path`); None with
+            ``persist=False`` keeps nothing on disk.
+
+    Attributes:
+        files: ``path -> FileSummary`` after :meth:`update`.
+        read_bytes: bytes of session files read by the last update.
+        pending: rows of unterminated last lines that parse (counted, not
+            cached: the line may still be being written), by path.
+        torn: ``(path, line)`` of unterminated last lines that do not parse.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None, persist: bool = True) -> None:
+        self.root = os.path.abspath(root)
+        self.path = Path(path) if path is not None else cache_path(self.root)
+        self.persist = persist
+        self.files: dict[str, FileSummary] = {}
+        self.read_bytes = 0
+        self.pending: dict[str, list[list[Any]]] = {}
+        self.torn: list[tuple[str, int]] = []
+        self._version = f"{CACHE_VERSION}/{pricing_version()}"
+        self._generation = ""
+        self._rows: dict[str, bytes] | None = None
+        self.rows_path = self.path.with_name(self.path.name.replace(".msgpack", "") + ".rows.msgpack")
+
+    # ------------------------------------------------------------------
+    # the cache file
+
+    @staticmethod
+    def _read_private(path: Path) -> bytes | None:
+        """The bytes of a cache file: not through a symlink, only a regular
+        file owned by this user; None otherwise."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
+        except OSError:
+            return None
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
+                return None
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                return f.read()
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _write_private(path: Path, data: bytes) -> None:
+        """Write a cache file: a new 0600 file (never through a symlink)
+        renamed over it. Failing quietly: a cache that cannot be written only
+        makes the next report slower."""
+        try:
+            ensure_dir(path.parent)
+            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            finally:
+                os.close(fd)
+            os.replace(temp, path)
+        except OSError:
+            try:
+                os.unlink(temp)
+            except OSError:
+                pass
+
+    def _load(self) -> dict[str, FileSummary]:
+        """The cached summaries, or nothing when there is no usable cache."""
+        data = self._read_private(self.path)
+        if data is None:
+            return {}
+        try:
+            cached = msgspec.msgpack.decode(data, type=_CacheFile)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            return {}
+        if cached.version != self._version or cached.root != self.root:
+            return {}
+        self._generation = cached.generation
+        return cached.files
+
+    def _all_rows(self) -> dict[str, bytes]:
+        """The packed rows of every cached file (read on first need; empty
+        when they are not of the summary's generation)."""
+        if self._rows is None:
+            self._rows = {}
+            data = self._read_private(self.rows_path) if self._generation else None
+            if data is not None:
+                try:
+                    cached = msgspec.msgpack.decode(data, type=_RowsFile)
+                    if cached.generation == self._generation:
+                        self._rows = cached.rows
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass
+        return self._rows
+
+    def rows_of(self, path: str) -> list[list[Any]]:
+        """The usage rows of a cached file (see
+        :class:`pi_session.usage.extract.Scan`); a file whose rows are not
+        cached is read whole."""
+        packed = self._all_rows().get(path)
+        if packed is not None:
+            return list(msgspec.msgpack.decode(packed))
+        f = open_regular(path)
+        if f is None:
+            return []
+        with f:
+            data = f.read()
+        return scan_bytes(data[: data.rfind(b"\n") + 1]).rows
+
+    def _save(self) -> None:
+        """Write the rows, then the summaries naming the same generation."""
+        rows = self._all_rows()
+        for gone in set(rows) - set(self.files):
+            del rows[gone]
+        generation = os.urandom(8).hex()
+        self._write_private(self.rows_path, msgspec.msgpack.encode(_RowsFile(generation, rows)))
+        self._write_private(self.path, msgspec.msgpack.encode(_CacheFile(self._version, self.root, generation, self.files)))
+        self._generation = generation
+
+    # ------------------------------------------------------------------
+    # bringing it up to date
+
+    def project_of(self, path: str) -> str:
+        """A session file's project as usage reports name it: the directory
+        it is in below the root (pi's encoded cwd, ``--home-me-proj--``);
+        for a file directly in the root, the root's own name."""
+        parent = os.path.dirname(path)
+        return os.path.basename(parent if parent != self.root else self.root)
+
+    def update(self) -> dict[str, FileSummary]:
+        """Bring the summaries up to date with the files (see the module
+        docstring) and save them when anything changed.
+
+        Returns:
+            ``path -> FileSummary`` of every session file now under the root.
+        """
+        old = self._load() if self.persist else {}
+        files: dict[str, FileSummary] = {}
+        changed = False
+        for path, st in session_files(self.root):
+            entry = old.get(path)
+            if entry is not None and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns and entry.ino == st.st_ino:
+                if entry.consumed < entry.size:
+                    self._read_tail(path, entry)
+                files[path] = entry
+                continue
+            changed = True
+            fresh = self._read(path, entry)
+            if fresh is not None:
+                files[path] = fresh
+        if len(files) != len(old):
+            changed = True
+        self.files = files
+        if changed and self.persist:
+            self._save()
+        return files
+
+    def _read(self, path: str, entry: FileSummary | None) -> FileSummary | None:
+        """Read what is new in one file: the appended lines when ``entry``
+        still describes its beginning, else all of it."""
+        f = open_regular(path)
+        if f is None:
+            return None
+        with f:
+            st = os.fstat(f.fileno())
+            if entry is not None and not self._same_prefix(f, st, entry):
+                entry = None
+            start = entry.consumed if entry is not None else 0
+            f.seek(start)
+            data = f.read()
+        self.read_bytes += len(data)
+        end = data.rfind(b"\n") + 1
+        complete, rest = data[:end], data[end:]
+        first_line = (entry.lines if entry is not None else 0) + 1
+        scan = scan_lines(complete, first_line)
+        if entry is None:
+            entry = FileSummary(
+                0, 0, 0, 0, 0, b"", b"", session_id_of(path), self.project_of(path), None, None, None, [], [],
+            )
+            rows: list[list[Any]] = []
+        else:
+            rows = self.rows_of(path)
+        seen = {row[-1] for row in rows}
+        for row in scan.rows:
+            if row[-1] not in seen:
+                seen.add(row[-1])
+                rows.append(row)
+        self._all_rows()[path] = msgspec.msgpack.encode(rows)
+        entry.groups = group_rows(rows)
+        entry.problems.extend(scan.problems)
+        entry.agent = entry.agent or scan.agent
+        entry.cwd = entry.cwd or scan.cwd
+        entry.parent = entry.parent or scan.parent
+        entry.consumed = start + len(complete)
+        entry.lines += scan.lines
+        entry.size, entry.mtime_ns, entry.ino = st.st_size, st.st_mtime_ns, st.st_ino
+        entry.head, entry.tail = self._hashes_of(path, entry.consumed, complete if start == 0 else None)
+        self._note_rest(path, entry, rest, seen)
+        return entry
+
+    def _read_tail(self, path: str, entry: FileSummary) -> None:
+        """The unterminated last line of an unchanged file, counted again
+        (it is not cached)."""
+        f = open_regular(path)
+        if f is None:
+            return
+        with f:
+            f.seek(entry.consumed)
+            rest = f.read()
+        if rest.strip():
+            self._note_rest(path, entry, rest, {row[-1] for row in self.rows_of(path)})
+
+    def _note_rest(self, path: str, entry: FileSummary, rest: bytes, seen: set[str]) -> None:
+        if not rest.strip():
+            return
+        scan = scan_lines(rest + b"\n", entry.lines + 1)
+        if scan.problems:
+            self.torn.append((path, entry.lines + 1))
+            return
+        rows = [row for row in scan.rows if row[-1] not in seen]
+        if rows:
+            self.pending[path] = rows
+
+    def _hashes_of(self, path: str, consumed: int, whole: bytes | None) -> tuple[bytes, bytes]:
+        """The digests of the first :data:`HEAD_BYTES` of the file and of
+        the :data:`TAIL_BYTES` before ``consumed``."""
+        if whole is not None and len(whole) >= consumed:
+            return _digest(whole[: min(HEAD_BYTES, consumed)]), _digest(whole[max(0, consumed - TAIL_BYTES) : consumed])
+        f = open_regular(path)
+        if f is None:
+            return b"", b""
+        with f:
+            head = f.read(min(HEAD_BYTES, consumed))
+            f.seek(max(0, consumed - TAIL_BYTES))
+            tail = f.read(consumed - max(0, consumed - TAIL_BYTES))
+        return _digest(head), _digest(tail)
+
+    @staticmethod
+    def _same_prefix(f: Any, st: os.stat_result, entry: FileSummary) -> bool:
+        """The open file still begins with the bytes ``entry`` was read
+        from (same inode, not shorter, same head and tail digests)."""
+        if st.st_ino != entry.ino or st.st_size < entry.consumed:
+            return False
+        f.seek(0)
+        head = f.read(min(HEAD_BYTES, entry.consumed))
+        start = max(0, entry.consumed - TAIL_BYTES)
+        f.seek(start)
+        tail = f.read(entry.consumed - start)
+        return _digest(head) == entry.head and _digest(tail) == entry.tail
+
+
+def scan_bytes(data: bytes) -> Scan:
+    """:func:`pi_session.usage.extract.scan_lines` of a whole session's
+    bytes (a last line without ``\\n`` too), rows deduplicated by key."""
+    if data and not data.endswith(b"\n"):
+        data += b"\n"
+    scan = scan_lines(data)
+    seen: set[str] = set()
+    rows = []
+    for row in scan.rows:
+        if row[-1] not in seen:
+            seen.add(row[-1])
+            rows.append(row)
+    scan.rows = rows
+    return scan
