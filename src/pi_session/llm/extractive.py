@@ -47,7 +47,13 @@ fits its size; what follows is how the sections are filled.
   no step is one that Done (or a context line saying it is done) already
   covers.
 - ``## Critical Context``: the requested focus, the last unresolved error,
-  the latest request and the latest assistant reply (cut short).
+  the latest request and the latest assistant reply (cut short), then the
+  identifier index (:mod:`pi_session.compaction.identifiers`: the exact
+  paths, commands, unresolved errors, URLs, ids, versions and numbers, one
+  line per kind, best-ranked first). The sections are fitted to the size
+  bound less :data:`INDEX_SHARE` of it; the index fills what they leave. A
+  turn prefix's index ends Context Needed to Continue; a branch summary has
+  none.
 
 With a previous summary (kind ``update``, ``<summary>`` blocks in the
 messages, or a ``branchSummary``/``compactionSummary`` message among them:
@@ -96,6 +102,13 @@ from ..compaction.facts import (
     is_lookup_command,
     summary_blocks,
 )
+from ..compaction.identifiers import (
+    Identifier,
+    extract_identifiers,
+    format_identifier_index,
+    is_index_line,
+    parse_index_line,
+)
 from ..compaction.keywords import content_text, is_prose_line, key_tokens, prose, sentences
 from ..compaction.summary_format import (
     BLOCKED,
@@ -130,6 +143,8 @@ __all__ = [
     "GOAL_CHANGES",
     "DONE_FILES",
     "DONE_COMMANDS",
+    "INDEX_SHARE",
+    "INDEX_MIN_TOKENS",
     "ExtractiveSummarizer",
     "extractive_summary",
     "parse_summary_sections",
@@ -150,6 +165,12 @@ DONE_COMMANDS = 3
 """Most successful commands listed under Done (the latest)."""
 DONE_FILES = (section(DONE).max_items or DONE_COMMANDS) - DONE_COMMANDS
 """Most changed files listed under Done (the latest)."""
+INDEX_SHARE = 0.3
+"""Share of the size bound kept free for the identifier index: the sections
+are fitted to the rest, and the index fills whatever the sections leave."""
+INDEX_MIN_TOKENS = 400
+"""Under this size bound (a small ``max_tokens``) nothing is reserved for the
+index: it gets only what the sections leave."""
 
 # section keys, in output order
 _ORDER = section_keys(SECTIONS)
@@ -338,6 +359,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     if request.messages:  # state lines of an earlier extractive summary are superseded
         for k in _ORDER:
             prev[k] = [x for x in prev[k] if not x.startswith(_TRANSIENT_PREFIXES)]
+    prev[CRITICAL] = [x for x in prev[CRITICAL] if not is_index_line(x)]  # the index is rebuilt
 
     requests = [g for _i, g in facts.goals]  # pasted program output is no goal
     if prev[GOAL]:
@@ -381,9 +403,25 @@ def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
         return {}
     parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
     return {
-        key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES)]
+        key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES) and not is_index_line(x)]
         for key in _KEPT_SECTIONS
     }
+
+
+def _identifiers(request: SummaryRequest) -> list[Identifier]:
+    """The ranked identifiers of ``request``'s messages, an earlier summary's
+    index (in ``previous_summary`` or carried in the messages) counting too."""
+    earlier: list[tuple[str, str]] = []
+    texts = [request.previous_summary or ""]
+    for msg in request.messages:
+        if isinstance(msg, Mapping) and msg.get("role") in ("branchSummary", "compactionSummary"):
+            texts.append(str(msg.get("summary") or ""))
+        elif isinstance(msg, Mapping) and msg.get("role") == "user":
+            texts += summary_blocks(content_text(msg.get("content")))
+    for text in texts:
+        for item in parse_summary_sections(text).get(CRITICAL, []) if text else ():
+            earlier += parse_index_line(item)
+    return extract_identifiers(request.messages, earlier)
 
 
 def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
@@ -432,21 +470,38 @@ def _format_of(kind: str) -> SummaryFormat:
     return TURN_PREFIX_FORMAT if kind == "turn_prefix" else HISTORY_FORMAT
 
 
+def _index_key(kind: str) -> str | None:
+    """The key of the section that ends with the identifier index: Critical
+    Context (a turn prefix's Context Needed to Continue); None for a branch
+    summary, which has no Critical Context."""
+    return None if kind == "branch" else CRITICAL
+
+
 def _render(
-    kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: frozenset[str] = frozenset()
+    kind: str,
+    sec: dict[str, list[str]],
+    omitted: dict[str, int],
+    cap: int,
+    keep: frozenset[str] = frozenset(),
+    index: Sequence[str] = (),
 ) -> str:
     """The summary text: :data:`EXTRACTIVE_NOTE`, then the sections of the
     format of ``kind`` in order (a branch summary without the sections that
-    are not ``in_branch``), a blank line between sections."""
+    are not ``in_branch``), a blank line between sections; the ``index``
+    lines end :func:`_index_key`'s section, never shortened."""
     out = [EXTRACTIVE_NOTE]
     pending: list[str] = []
+    index_key = _index_key(kind)
     for row in _format_of(kind).sections:
         if kind == "branch" and not row.in_branch:
             continue
         if row.container:
             pending.append(row.heading)
             continue
-        out += ["", *pending, row.heading, *_render_items(row, sec[row.key], omitted.get(row.key, 0), cap, keep)]
+        items = _render_items(row, sec[row.key], omitted.get(row.key, 0), cap, keep)
+        if row.key == index_key and index:
+            items = [x for x in items if x != row.empty] + [f"- {line}" for line in index]
+        out += ["", *pending, row.heading, *items]
         pending = []
     return "\n".join(out)
 
@@ -490,7 +545,10 @@ def extractive_summary(request: SummaryRequest) -> str:
         except that an uncapped update keeps every item of the previous
         summary whole (module docs), which may make it longer.
     """
-    budget = summary_budget(request)
+    full_budget = summary_budget(request)
+    # the sections' part; a bound under INDEX_MIN_TOKENS reserves nothing
+    reserve = int(full_budget * INDEX_SHARE) if full_budget >= INDEX_MIN_TOKENS * CHARS_PER_TOKEN else 0
+    budget = full_budget - reserve
     sec = _turn_prefix_sections(request) if request.kind == "turn_prefix" else _sections_for(request)
     keep = frozenset(_key(x) for items in _kept_previous_items(request).values() for x in items)
     omitted: dict[str, int] = {}
@@ -520,7 +578,16 @@ def extractive_summary(request: SummaryRequest) -> str:
     while js_len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
         text = _render(request.kind, sec, omitted, cap, keep)
-    return text if keep else _cut(text, budget)
+    text = text if keep else _cut(text, budget)
+    if _index_key(request.kind) and (js_len(text) < budget or keep):
+        # the index fills what the sections left (at least its share of the bound)
+        room = max(full_budget - js_len(text), full_budget - budget) - 2
+        index_lines = format_identifier_index(_identifiers(request), room)
+        if index_lines:
+            with_index = _render(request.kind, sec, omitted, cap, keep, index_lines)
+            if keep or js_len(with_index) <= full_budget:
+                text = with_index
+    return text
 
 
 class ExtractiveSummarizer:
