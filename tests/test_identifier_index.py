@@ -106,11 +106,16 @@ def test_summary_carries_the_index_inside_critical_context():
     assert headings == list(SUMMARY_SECTIONS)  # pi's headings, exactly, nothing added
     critical = text.split("## Critical Context\n", 1)[1].splitlines()
     index = [line[2:] for line in critical if parse_index_line(line[2:])]
-    assert [line.split(":", 1)[0] for line in index] == ["Exact paths", "Exact commands", "Exact errors", "URLs", "Ids and versions", "Numbers"]
-    for exact in ("`npm run build`", "`Error: Cannot find module './dist/index.js'`", "`https://api.example.com/v2/orders`",
-                  "`0.27.2`", "`PAY-4312`", "`8443`", "`250ms`", "`/etc/shop/config.toml`", "`3f2a9c1e`"):
+    assert [line.split(":", 1)[0] for line in index] == ["Exact paths", "Ids and versions"]  # the rest is quoted above
+    for exact in ("npm run build", "Error: Cannot find module './dist/index.js'", "https://api.example.com/v2/orders",
+                  "0.27.2", "PAY-4312", "8443", "250ms", "`/etc/shop/config.toml`", "`3f2a9c1e`",
+                  "FAILED tests/test_client.py::test_retry - httpx.ReadTimeout: timed out"):
         assert exact in text, exact
-    assert "`src/shop/client.py`, " not in text.split("## Critical Context")[1]  # the file lists hold it
+    # what the sections quote already (the command under Done, the errors under Blocked,
+    # the request's URL) and what the file lists name is not repeated
+    assert "`src/shop/client.py`, " not in text.split("## Critical Context")[1]
+    assert "npm run build" not in "\n".join(index) and "https://api.example.com" not in "\n".join(index)
+    assert text.count("npm run build") == 1
     assert len(text) <= HISTORY_MAX_TOKENS * 4
 
 
@@ -127,7 +132,10 @@ def test_index_is_cut_to_the_bound_best_first():
     assert len(text) <= HISTORY_MAX_TOKENS * 4
     commands = [t for line in text.splitlines() for k, t in parse_index_line(line[2:]) if k == "command"]
     assert 20 < len(commands) < 300
-    assert "make target-299 OUT=build/artifact-299.bin" in commands  # the latest rank first
+    assert "make target-296 OUT=build/artifact-296.bin" in commands  # the latest rank first
+    assert "make target-299 OUT=build/artifact-299.bin" not in commands  # Done quotes it
+    assert "Ran `make target-299 OUT=build/artifact-299.bin`" in text
+    assert "make target-000 OUT=build/artifact-000.bin" not in text
     small = format_identifier_index(extract_identifiers(zone), 200)
     assert sum(len(line) + 3 for line in small) <= 200
 
@@ -139,12 +147,13 @@ def test_update_rebuilds_the_index_from_the_previous_one():
     critical = parse_summary_sections(second)["critical"]
     index = [x for x in critical if parse_index_line(x)]
     assert len([x for x in index if x.startswith("Exact paths:")]) == 1  # one index, not two
-    assert "`npm run build`" in second and "`docs/client.md`" in second and "`8443`" in second
+    for exact in ("npm run build", "docs/client.md", "8443", "`/etc/shop/config.toml`", "PAY-4312"):
+        assert exact in second, exact
 
 
 def test_turn_prefix_gets_an_index_and_branch_summary_does_not():
     prefix = summarize(ZONE, kind="turn_prefix")
-    assert re.search(r"## Context Needed to Continue\n(?:.*\n)*- Exact commands: `", prefix)
+    assert re.search(r"## Context Needed to Continue\n(?:.*\n)*- Exact paths: `/etc/shop/config.toml`", prefix)
     branch = summarize(ZONE, kind="branch")
     assert "Exact commands:" not in branch
 

@@ -198,7 +198,10 @@ def test_budget_drops_items_with_marker():
         msgs += [assistant(call(f"w{i}", "write", path=f"src/file_{i:03d}.py", content="x"), stop="toolUse"), result(f"w{i}", "write", "ok")]
     full = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=100000)
     done = section(full, "### Done")  # the latest files; all of them are in the file lists compact appends
-    assert done == [f"- [x] Wrote `src/file_{i:03d}.py`" for i in range(190, 200)]
+    older = done[0].count("(written)")  # the artifact trail: the latest older files that fit, with their change
+    assert 10 < older < 190
+    assert done[0] == "- [x] Also changed: " + ", ".join(f"`src/file_{i:03d}.py` (written)" for i in range(190 - older, 190))
+    assert done[1:] == [f"- [x] Wrote `src/file_{i:03d}.py`" for i in range(190, 200)]
     small = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=120)
     assert len(small) <= 120 * 4
     done = section(small, "### Done")

@@ -21,7 +21,8 @@ anyone wrote):
   starts with ``/``, ``~/``, ``./``, or is ``name.ext`` with a known source
   extension);
 - ``command``: a ``bash`` command the assistant ran that is not a look-up
-  (``grep``, ``cat``, ``ls`` ...: :func:`pi_session.compaction.failures.is_lookup_command`),
+  (``grep``, ``cat``, ``ls`` ...: :func:`pi_session.compaction.failures.is_lookup_command`)
+  nor a bare ``cd``,
   first line, at most :data:`MAX_IDENTIFIER_CHARS` characters; commands with
   the same target (:func:`pi_session.compaction.failures.command_key`:
   ``npm run build 2>&1 | tail -3`` and ``... | tail -5``) count as one, the
@@ -31,9 +32,12 @@ anyone wrote):
   failure a later success or a later "it passes" resolved is history, not
   an error to carry), cut the same way;
 - ``url``: ``http://`` / ``https://`` addresses;
-- ``id``: version strings (``1.6.0``, ``v2.3``, ``pkg@4.1.2``), commit
+- ``id``: version strings (``1.6.0``, ``v2.3``, ``pkg@4.1.2``; not a
+  plain decimal such as ``73.5``), commit
   hashes and hex ids of 7+ characters with a digit, UUIDs, ticket ids
   (``ABC-123``, ``#1234``);
+- ids and numbers only from the user's own words (not from pasted program
+  output: :func:`pi_session.compaction.keywords.written_prose`);
 - ``number``: numbers the *user* wrote (not in pasted program output:
   :func:`pi_session.compaction.keywords.written_prose`) with two or more
   digits or a unit (``70%``, ``8080``, ``250ms``).
@@ -45,8 +49,10 @@ not identifiers (they could not be quoted exactly in a code span).
 3, an error line 3, a tool-call argument 2, the assistant's prose 1), a file
 that was edited or written gets 3 more, and the later the occurrence the
 more it counts (up to +1 for the last message). Identifiers of an earlier
-summary's index keep their place with a score of 2.5. The index lists the
-best-ranked identifiers that fit its budget (a path a ``read``, ``edit``
+summary's index keep their place with a score of 2.5. The index takes
+identifiers by score per length (:data:`DENSITY_CHARS`) while they fit its
+budget (a string the summary's sections already quote verbatim is not
+repeated), and lists them in that order (a path a ``read``, ``edit``
 or ``write`` call was given is left out: the ``<read-files>`` /
 ``<modified-files>`` blocks list it), grouped by kind in the order
 of :data:`KINDS`, each in a code span.
@@ -68,6 +74,7 @@ __all__ = [
     "KINDS",
     "INDEX_LABELS",
     "MAX_IDENTIFIER_CHARS",
+    "DENSITY_CHARS",
     "Identifier",
     "extract_identifiers",
     "identifiers_in_text",
@@ -88,6 +95,10 @@ INDEX_LABELS = {
     "number": "Numbers",
 }
 """The label that starts each index line (``- Exact paths: `a`, `b```)."""
+
+DENSITY_CHARS = 80
+"""The index fills its budget by ``score / (1 + chars / DENSITY_CHARS)``: a
+string of 80 characters needs twice the score of a short one."""
 
 MAX_IDENTIFIER_CHARS = 160
 """Longest command or error line kept (longer ones are cut there; the cut
@@ -112,6 +123,7 @@ _TICKET_RE = re.compile(r"(?<![\w-])(?:[A-Z][A-Z0-9]+-\d+|#\d{2,})(?![\w-])")
 _NUMBER_RE = re.compile(r"(?<![\w.,/#-])\d[\d,_]*(?:\.\d+)?(?:\s?(?:%|ms|s|KB|MB|GB|px|tokens?|MiB|GiB)\b|%)?(?![\w.]*\w)")
 _TRAIL = ".,;:!?'\")]}>*"
 _FILE_TOOLS = ("read", "edit", "write")
+_CD_ONLY_RE = re.compile(r"^\s*(?:cd|pushd|popd)(?:\s+\S+)?\s*$")
 
 
 @dataclass
@@ -174,7 +186,7 @@ def identifiers_in_text(text: str, *, numbers: bool = False) -> list[tuple[str, 
     rest = _PATH_RE.sub(" ", rest)
     for m in _VERSION_RE.finditer(rest):
         word = _clean(m.group(0))
-        if _ok(word) and re.search(r"\d\.\d", word):
+        if _ok(word) and (word.count(".") >= 2 or word[:1] in "vV" or "@" in word):
             out[("id", word)] = None
     rest = _VERSION_RE.sub(" ", rest)
     for rx in (_HEX_RE, _TICKET_RE):
@@ -244,9 +256,10 @@ def extract_identifiers(
         if role == "user":
             said = content_text(msg.get("content"))
             for kind, text in identifiers_in_text(said):
-                col.add(kind, text, 3.0, i)
+                if kind in ("file", "url"):  # pasted output's paths and URLs count too
+                    col.add(kind, text, 3.0, i)
             for kind, text in identifiers_in_text(written_prose(said), numbers=True):
-                if kind == "number":
+                if kind not in ("file", "url"):
                     col.add(kind, text, 3.0, i)
         elif role == "assistant":
             content = msg.get("content")
@@ -272,7 +285,7 @@ def extract_identifiers(
                     command = args.get("command")
                     if name == "bash" and isinstance(command, str) and command.strip():
                         line = _cut(command.strip().split("\n", 1)[0])
-                        if not is_lookup_command(line):
+                        if not is_lookup_command(line) and not _CD_ONLY_RE.match(line):
                             col.add("command", line, 2.0, i, command_key(line) or None)
                         for kind, text in identifiers_in_text(command):
                             if kind != "file":
@@ -288,16 +301,18 @@ def _span(text: str) -> str:
     return f"`{text}`"
 
 
-def format_identifier_index(identifiers: Sequence[Identifier], budget: int) -> list[str]:
+def format_identifier_index(identifiers: Sequence[Identifier], budget: int, present: str = "") -> list[str]:
     """The index lines (without list markers): one per kind, in
     :data:`KINDS` order, ``"<label>: `a`, `b`"``, holding the best-ranked
     ``identifiers`` (not the ``listed`` paths, which the file-list blocks
-    hold) whose lines fit ``budget`` UTF-16 code units in all
+    hold, nor strings ``present`` already holds verbatim, such as the rest of
+    the summary) whose lines fit ``budget`` UTF-16 code units in all
     (each line counted with a ``"- "`` marker and a line break). Pure."""
     chosen: dict[str, list[str]] = {k: [] for k in KINDS}
     used = 0
-    for ident in identifiers:
-        if ident.kind not in chosen or ident.listed:
+    # best value per character first: a long command must rank higher than the short strings it displaces
+    for ident in sorted(identifiers, key=lambda i: -i.score / (1 + js_len(i.text) / DENSITY_CHARS)):
+        if ident.kind not in chosen or ident.listed or ident.text in present:
             continue
         piece = _span(ident.text)
         cost = js_len(piece) + (js_len(INDEX_LABELS[ident.kind]) + 5 if not chosen[ident.kind] else 2)

@@ -24,7 +24,8 @@ fits its size; what follows is how the sections are filled.
   (:func:`pi_session.compaction.facts.is_constraint`), without duplicates,
   the latest :data:`~pi_session.compaction.facts.MAX_CONSTRAINTS`.
 - ``### Done``: the files that ``edit``/``write`` calls changed successfully,
-  one line per file (latest :data:`DONE_FILES`), then the last
+  one line per file (latest :data:`DONE_FILES`; the older ones together on
+  one :data:`ALSO_CHANGED` line first, each with its change), then the last
   :data:`DONE_COMMANDS` distinct ``bash`` commands that succeeded, commands
   that change something before look-ups (``grep``, ``cat``, ``ls`` ...).
   Reads are not progress.
@@ -144,6 +145,8 @@ __all__ = [
     "DONE_FILES",
     "DONE_COMMANDS",
     "INDEX_SHARE",
+    "ALSO_CHANGED",
+    "ALSO_CHANGED_CHARS",
     "INDEX_MIN_TOKENS",
     "ExtractiveSummarizer",
     "extractive_summary",
@@ -165,6 +168,17 @@ DONE_COMMANDS = 3
 """Most successful commands listed under Done (the latest)."""
 DONE_FILES = (section(DONE).max_items or DONE_COMMANDS) - DONE_COMMANDS
 """Most changed files listed under Done (the latest)."""
+_CHANGED_FILE_RE = re.compile(r"^(Edited|Wrote) `([^`]+)`$")
+ALSO_CHANGED = "Also changed: "
+"""Starts the Done item that lists the changed files older than the latest
+:data:`DONE_FILES`, each with its change (the artifact trail; the latest of
+them that fit :data:`ALSO_CHANGED_CHARS`). It is never
+shortened; when the bound is tight, changed-file items of Done move onto it
+instead of being dropped while it stays under a quarter of the sections'
+bound (a bound under :data:`INDEX_MIN_TOKENS` protects nothing); past that
+it is dropped whole."""
+ALSO_CHANGED_CHARS = 1200
+"""Longest artifact-trail line written (the latest older files that fit)."""
 INDEX_SHARE = 0.3
 """Share of the size bound kept free for the identifier index: the sections
 are fitted to the rest, and the index fills whatever the sections leave."""
@@ -327,6 +341,17 @@ def _closing_question(text: str) -> str:
 
 def _done_items(facts: HistoryFacts) -> list[str]:
     files = [f"{verb} `{path}`" for path, verb, _count in facts.edits][-DONE_FILES:]
+    older = facts.edits[: max(0, len(facts.edits) - DONE_FILES)]
+    trail: list[str] = []
+    size = js_len(ALSO_CHANGED)
+    for path, verb, _count in reversed(older):  # the artifact trail: the latest older files that fit, with their change
+        piece = f"`{path}` ({'written' if verb == 'Wrote' else 'edited'})"
+        size += js_len(piece) + 2
+        if size > ALSO_CHANGED_CHARS:
+            break
+        trail.insert(0, piece)
+    if trail:
+        files.insert(0, ALSO_CHANGED + ", ".join(trail))
     changing = [c for c in facts.commands if not is_lookup_command(c)]
     lookups = [c for c in facts.commands if is_lookup_command(c)]
     picked = changing[-DONE_COMMANDS:]
@@ -380,7 +405,8 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     sec = {
         GOAL: goal,
         CONSTRAINTS: facts.constraints[-MAX_CONSTRAINTS :],
-        DONE: done[-(DONE_FILES + DONE_COMMANDS) :],
+        DONE: [d for d in done if d.startswith(ALSO_CHANGED)][-1:]
+        + [d for d in done if not d.startswith(ALSO_CHANGED)][-(DONE_FILES + DONE_COMMANDS) :],
         IN_PROGRESS: _merge(prev[IN_PROGRESS][-2:], in_progress),
         BLOCKED: blocked[-MAX_ERRORS :],
         DECISIONS: facts.decisions[-MAX_DECISIONS :],
@@ -457,7 +483,7 @@ def _render_items(
     for n, item in enumerate(items, 1):
         limit = min(cap, row.first_item_chars if n == 1 and row.first_item_chars else row.item_chars)
         bare = strip_marker(item) or item
-        text = bare if _key(item) in keep else clip_line(bare, limit)
+        text = bare if _key(item) in keep or bare.startswith(ALSO_CHANGED) else clip_line(bare, limit)
         marker = f"{n}. " if row.bullet == "1. " else row.bullet
         lines.append(f"{marker}{text}")
     if omitted:
@@ -555,11 +581,37 @@ def extractive_summary(request: SummaryRequest) -> str:
     cap = 600
     text = _render(request.kind, sec, omitted, cap, keep)
 
+    trail_cap = budget // 4 if reserve else 0  # the most the artifact-trail line of Done may take
+
     def victim_index(key: str, floor: int) -> int | None:
-        """The item of ``key`` to drop next (never a kept one), or None."""
+        """The item of ``key`` to drop next (never a kept one, nor an
+        artifact-trail line within its cap), or None."""
         order = range(1, len(sec[key])) if key in _KEEP_FIRST else range(len(sec[key]))
-        free = [i for i in order if _key(sec[key][i]) not in keep]
+        free = [
+            i
+            for i in order
+            if _key(sec[key][i]) not in keep
+            and not (key == DONE and sec[key][i].startswith(ALSO_CHANGED) and js_len(sec[key][i]) <= trail_cap)
+        ]
         return free[0] if len(sec[key]) > floor and free else None
+
+    def fold(index: int) -> bool:
+        """Move Done's changed-file item ``index`` onto the artifact-trail
+        line when that stays within its cap; True when folded."""
+        m = _CHANGED_FILE_RE.match(sec[DONE][index])
+        if not m:
+            return False
+        piece = f"`{m.group(2)}` ({'written' if m.group(1) == 'Wrote' else 'edited'})"
+        trail = next((n for n, x in enumerate(sec[DONE]) if x.startswith(ALSO_CHANGED)), None)
+        line = (sec[DONE][trail] + ", " if trail is not None else ALSO_CHANGED) + piece
+        if js_len(line) > trail_cap:
+            return False
+        del sec[DONE][index]
+        if trail is None:
+            sec[DONE].insert(0, line)
+        else:
+            sec[DONE][trail if trail < index else trail - 1] = line
+        return True
 
     # 1) drop the least important items, down to each section's first/latest two,
     # 2) shorten items, 3) drop down to one item, 4) cut
@@ -569,6 +621,9 @@ def extractive_summary(request: SummaryRequest) -> str:
             if found is None:
                 break
             victim, index = found
+            if victim == DONE and fold(index):
+                text = _render(request.kind, sec, omitted, cap, keep)
+                continue
             del sec[victim][index]
             omitted[victim] = omitted.get(victim, 0) + 1
             text = _render(request.kind, sec, omitted, cap, keep)
@@ -582,7 +637,7 @@ def extractive_summary(request: SummaryRequest) -> str:
     if _index_key(request.kind) and (js_len(text) < budget or keep):
         # the index fills what the sections left (at least its share of the bound)
         room = max(full_budget - js_len(text), full_budget - budget) - 2
-        index_lines = format_identifier_index(_identifiers(request), room)
+        index_lines = format_identifier_index(_identifiers(request), room, text)
         if index_lines:
             with_index = _render(request.kind, sec, omitted, cap, keep, index_lines)
             if keep or js_len(with_index) <= full_budget:
