@@ -15,13 +15,17 @@ import typer
 from rich.table import Table
 
 from ..compaction import CompactionCancelled
-from ..compaction.probes import CompactionEvaluation, evaluate_compaction
+from ..compaction.probes import CompactionEvaluation, evaluate_compaction, spread
 from ..operations import plan_compaction, summarize_compaction
 from ..terminal import plural, sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from . import summarizing as opts
 
 _WHERE = {"summary": "summary", "kept": "kept msgs", None: "MISSING"}
+_GROUPED = (
+    ("identifier", "identifiers", "exact strings"),
+    ("artifact", "artifact trail", "changed files with their change"),
+)
 
 
 def eval_compaction(
@@ -36,6 +40,13 @@ def eval_compaction(
     base_url: Optional[str] = opts.BASE_URL_OPTION,
     timeout: Optional[float] = opts.TIMEOUT_OPTION,
     max_retries: Optional[int] = opts.MAX_RETRIES_OPTION,
+    runs: Optional[int] = typer.Option(
+        None,
+        "--runs",
+        min=1,
+        max=20,
+        help="Summarize this many times and report the spread (default: 3 for a model, 1 for the offline summarizer).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Compact a session in memory and check, with mechanical probes, what the
@@ -44,9 +55,11 @@ def eval_compaction(
     The session file is opened read-only and never changed.
 
     Each probe is answered against the summary plus the kept messages; the
-    report shows each probe, where it was found (or MISSING), and the
-    summary's size in tokens. Use --provider to score a model's summary the
-    same way.
+    report shows each probe, where it was found (or MISSING), the recall of
+    each kind (exact identifiers, artifact trail, continuation, decisions),
+    the summary's size in tokens and the compression ratio. Use --provider
+    to score a model's summary the same way (three runs and their spread by
+    default: --runs).
     """
     opts.check_token_options(keep_recent_tokens, reserve_tokens)
     manager = open_session(session, read_only=True, quiet=as_json)
@@ -75,11 +88,31 @@ def eval_compaction(
     except CompactionCancelled:  # pragma: no cover - no hook here
         fail("compaction cancelled")
     model_id = getattr(summarizer, "model", None)
-    evaluation = evaluate_compaction(path, prep, result, summarizer=name, model=model_id if isinstance(model_id, str) else None)
+    model_name = model_id if isinstance(model_id, str) else None
+    evaluation = evaluate_compaction(path, prep, result, summarizer=name, model=model_name)
+    count = runs if runs is not None else (1 if name == "extractive" else 3)
+    others: list[CompactionEvaluation] = []
+    for n in range(2, count + 1):
+        again = opts.run_summary(
+            summarize_compaction(plan, summarizer, custom_instructions=instructions),
+            f"Summarizing again with {name} (run {n} of {count})…",
+            as_json,
+        )
+        others.append(evaluate_compaction(path, prep, again, summarizer=name, model=model_name))
+    every = [evaluation, *others]
     if as_json:
-        print_json(evaluation.to_json())
+        out = evaluation.to_json()
+        if count > 1:
+            out["spread"] = spread(every)
+            out["runs"] = [
+                {"answered": ev.answered, "summaryTokens": ev.summary_tokens, "recall": ev.to_json()["recall"]}
+                for ev in every
+            ]
+        print_json(out)
         return
     print_report(evaluation, show_summary=show_summary)
+    if count > 1:
+        print_spread(spread(every))
 
 
 def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False) -> None:
@@ -92,7 +125,10 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
         f"Summarized {plural(ev.summarized_messages, 'message')}, kept {plural(ev.kept_messages, 'message')}"
         f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
         f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
-        f"Probes answered: {ev.answered}/{total} ({ev.answered_by_summary} by the summary itself)",
+        f"Compression: {ev.compression_ratio:.1f}× ({ev.strategy})\n"
+        f"Probes answered: {ev.answered}/{total} ({ev.answered_by_summary} by the summary itself)\n"
+        "Recall: "
+        + ", ".join(f"{cat} {v['answered']}/{v['total']} ({v['recall']:.0%})" for cat, v in ev.recall().items()),
         markup=False,
         soft_wrap=True,
     )
@@ -100,7 +136,19 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
     table.add_column("found", no_wrap=True)
     table.add_column("probe", no_wrap=True)
     table.add_column("expected (from the summarized history)", overflow="fold")
+    for kind, label, what in _GROUPED:  # one row each for the many identifier and artifact probes
+        group = [r for r in ev.results if r.probe.kind == kind]
+        if not group:
+            continue
+        lost = [r.probe.expected for r in group if not r.found]
+        where = "summary" if all(r.where == "summary" for r in group) else ("kept" if not lost else None)
+        text = f"{len(group) - len(lost)}/{len(group)} {what}" + (
+            "; missing: " + ", ".join(x[:60] for x in lost[:5]) + (" ..." if len(lost) > 5 else "") if lost else ""
+        )
+        table.add_row(_WHERE[where], label, sanitize(text), style="bold red" if lost else None)
     for r in ev.results:
+        if r.probe.kind in ("identifier", "artifact"):
+            continue
         status = _WHERE.get(r.where, str(r.where))
         expected = r.probe.expected
         if r.probe.paths:
@@ -117,6 +165,21 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
     if show_summary:
         console.print("")
         console.print(sanitize(ev.summary), markup=False, soft_wrap=True)
+
+
+def print_spread(data: dict) -> None:
+    """Print the spread of repeated runs (:func:`pi_session.compaction.probes.spread`)."""
+
+    def span(d: dict, fmt: str) -> str:
+        return f"{format(d['min'], fmt)}–{format(d['max'], fmt)} (mean {format(d['mean'], fmt)})"
+
+    lines = [
+        f"Spread over {data['runs']} runs:",
+        f"  probes answered {span(data['answered'], '.0f')}",
+        f"  summary tokens {span(data['summaryTokens'], ',.0f')}",
+    ]
+    lines += [f"  {cat} recall {span(v, '.0%')}" for cat, v in data["recall"].items()]
+    console.print("\n".join(lines), markup=False, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
