@@ -9,14 +9,21 @@ same.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
 
-from ..compaction import CompactionCancelled
-from ..compaction.probes import CompactionEvaluation, evaluate_compaction, spread
-from ..operations import plan_compaction, summarize_compaction
+from ..compaction import CompactionCancelled, compact, prepare_compaction
+from ..compaction.masking import plan_masking, with_mask_edits
+from ..compaction.probes import (
+    CompactionEvaluation,
+    evaluate_compaction,
+    evaluate_masking,
+    probes_for_preparation,
+    spread,
+)
+from ..operations import STRATEGIES, plan_compaction
 from ..terminal import plural, sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from . import summarizing as opts
@@ -46,6 +53,12 @@ def eval_compaction(
         min=1,
         max=20,
         help="Summarize this many times and report the spread (default: 3 for a model, 1 for the offline summarizer).",
+    ),
+    strategy: str = typer.Option(
+        "summary",
+        "--strategy",
+        help="summary, mask (old tool outputs and arguments masked, no summary) or both (mask, then summarize): "
+        "as `compact --strategy` would compact.",
     ),
     as_json: bool = JSON_OPTION,
 ) -> None:
@@ -77,29 +90,46 @@ def eval_compaction(
             markup=False,
         )
         return
+    if strategy not in STRATEGIES:
+        fail(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    edits = plan_masking(prep, path) if strategy != "summary" else []
+    if strategy == "mask":
+        masked = evaluate_masking(path, prep, edits)
+        if as_json:
+            print_json(masked.to_json())
+        else:
+            print_report(masked, show_summary=False)
+        return
+    # both: the summarizer reads the masked context; the probes stay those of the unmasked zone
+    probes = probes_for_preparation(prep)
+    spath: list[Any] = with_mask_edits(path, edits) if strategy == "both" else path
+    sprep = prepare_compaction(spath, settings) if strategy == "both" else prep
+    if sprep is None:  # pragma: no cover - masking keeps every message, so the plan stays
+        fail("nothing to summarize after masking")
     summarizer = opts.make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     name = str(getattr(summarizer, "name", "summarizer"))
-    try:
-        result = opts.run_summary(
-            summarize_compaction(plan, summarizer, custom_instructions=instructions),
-            f"Summarizing {plural(len(prep.messages_to_summarize) + len(prep.turn_prefix_messages), 'message')} with {name}…",
-            as_json,
-        )
-    except CompactionCancelled:  # pragma: no cover - no hook here
-        fail("compaction cancelled")
     model_id = getattr(summarizer, "model", None)
     model_name = model_id if isinstance(model_id, str) else None
-    evaluation = evaluate_compaction(path, prep, result, summarizer=name, model=model_name)
     count = runs if runs is not None else (1 if name == "extractive" else 3)
-    others: list[CompactionEvaluation] = []
-    for n in range(2, count + 1):
-        again = opts.run_summary(
-            summarize_compaction(plan, summarizer, custom_instructions=instructions),
-            f"Summarizing again with {name} (run {n} of {count})…",
-            as_json,
+    every: list[CompactionEvaluation] = []
+    for n in range(1, count + 1):
+        try:
+            result = opts.run_summary(
+                compact(sprep, summarizer, custom_instructions=instructions),
+                f"Summarizing {plural(len(sprep.messages_to_summarize) + len(sprep.turn_prefix_messages), 'message')} with {name}…"
+                if n == 1
+                else f"Summarizing again with {name} (run {n} of {count})…",
+                as_json,
+            )
+        except CompactionCancelled:  # pragma: no cover - no hook here
+            fail("compaction cancelled")
+        every.append(
+            evaluate_compaction(
+                spath, sprep, result, summarizer=name, model=model_name, probes=probes, strategy=strategy,
+                tokens_before=prep.tokens_before,
+            )
         )
-        others.append(evaluate_compaction(path, prep, again, summarizer=name, model=model_name))
-    every = [evaluation, *others]
+    evaluation = every[0]
     if as_json:
         out = evaluation.to_json()
         if count > 1:
@@ -120,12 +150,21 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
     ev = evaluation
     who = ev.summarizer + (f" ({ev.model})" if ev.model else "")
     total = len(ev.results)
+    if ev.strategy == "mask":
+        head = (
+            f"Strategy: mask (no summary)\n"
+            f"Masked {plural(ev.summarized_messages, 'entry', 'entries')} (tool outputs and arguments), kept every message "
+            f"({ev.kept_messages:,}); context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
+        )
+    else:
+        head = (
+            f"Summarizer: {sanitize(who)}\n"
+            f"Summarized {plural(ev.summarized_messages, 'message')}, kept {plural(ev.kept_messages, 'message')}"
+            f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
+            f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
+        )
     console.print(
-        f"Summarizer: {sanitize(who)}\n"
-        f"Summarized {plural(ev.summarized_messages, 'message')}, kept {plural(ev.kept_messages, 'message')}"
-        f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
-        f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
-        f"Compression: {ev.compression_ratio:.1f}× ({ev.strategy})\n"
+        head + f"Compression: {ev.compression_ratio:.1f}× ({ev.strategy})\n"
         f"Probes answered: {ev.answered}/{total} ({ev.answered_by_summary} by the summary itself)\n"
         "Recall: "
         + ", ".join(f"{cat} {v['answered']}/{v['total']} ({v['recall']:.0%})" for cat, v in ev.recall().items()),

@@ -126,6 +126,7 @@ __all__ = [
     "answer_probe",
     "answer_probes",
     "evaluate_compaction",
+    "evaluate_masking",
     "key_tokens",
     "normalize",
     "content_text",
@@ -445,6 +446,9 @@ def evaluate_compaction(
     *,
     summarizer: str = "",
     model: str | None = None,
+    probes: Sequence[Probe] | None = None,
+    strategy: str = "summary",
+    tokens_before: int | float | None = None,
 ) -> CompactionEvaluation:
     """Score a finished compaction with the probes. Pure.
 
@@ -455,12 +459,16 @@ def evaluate_compaction(
             :func:`pi_session.compaction.compact` returned for it.
         summarizer: name shown in the report.
         model: model id shown in the report.
+        probes: the probes to answer (default: those of ``preparation``;
+            ``both`` passes the probes of the unmasked zone).
+        strategy: shown in the report.
+        tokens_before: the context size before (default: the result's).
 
     Returns:
         A :class:`CompactionEvaluation`. The kept messages are the context
         after appending the compaction, without its summary message.
     """
-    probes = probes_for_preparation(preparation)
+    probes = list(probes) if probes is not None else probes_for_preparation(preparation)
     after = context_after(path_entries, result)
     kept = [m for m in after if not (isinstance(m, Mapping) and m.get("role") == "compactionSummary")]
     results = answer_probes(probes, result.summary, kept_messages_text(kept))
@@ -470,13 +478,49 @@ def evaluate_compaction(
         summary=result.summary,
         summary_tokens=text_tokens(result.summary),
         summary_body_tokens=text_tokens(strip_file_lists(result.summary)),
-        tokens_before=result.tokens_before,
+        tokens_before=result.tokens_before if tokens_before is None else tokens_before,
         tokens_after=sum(estimate_tokens(m) for m in after),
         summarized_messages=len(preparation.messages_to_summarize) + len(preparation.turn_prefix_messages),
         kept_messages=len(kept),
         first_kept_entry_id=str(result.first_kept_entry_id),
         is_split_turn=bool(preparation.is_split_turn),
         results=results,
+        strategy=strategy,
+    )
+
+
+def evaluate_masking(
+    path_entries: Sequence[Mapping[str, Any]], preparation: Any, edits: Sequence[Any]
+) -> CompactionEvaluation:
+    """Score the ``mask`` strategy: the probes of ``preparation``'s zone
+    answered from the whole context after the mask ``edits``
+    (:func:`pi_session.compaction.masking.masked_context`; there is no
+    summary, so every answer is ``kept``). Pure.
+
+    Args:
+        path_entries: the root→leaf path.
+        preparation: its :class:`pi_session.compaction.CompactionPreparation`.
+        edits: :func:`pi_session.compaction.masking.plan_masking` of it.
+    """
+    from .masking import masked_context
+
+    probes = probes_for_preparation(preparation)
+    after = masked_context(path_entries, edits)
+    results = answer_probes(probes, "", kept_messages_text(after))
+    return CompactionEvaluation(
+        summarizer="none",
+        model=None,
+        summary="",
+        summary_tokens=0,
+        summary_body_tokens=0,
+        tokens_before=preparation.tokens_before,
+        tokens_after=sum(estimate_tokens(m) for m in after),
+        summarized_messages=len(edits),
+        kept_messages=len(after),
+        first_kept_entry_id=str(preparation.first_kept_entry_id),
+        is_split_turn=bool(preparation.is_split_turn),
+        results=results,
+        strategy="mask",
     )
 
 

@@ -32,8 +32,11 @@ Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
 from __future__ import annotations
 
 from .compacting import (
+    STRATEGIES,
     CompactionDone,
     CompactionPlan,
+    MaskDone,
+    mask_session,
     SummarizerConfig,
     commit_compaction,
     compact_session,
