@@ -201,6 +201,17 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
         style = None if r.found else "bold red"
         table.add_row(status, r.probe.kind.replace("_", " "), sanitize(expected), style=style)
     console.print(table)
+    if ev.strategy != "mask":
+        if ev.contradictions:
+            console.print(f"Contradictions: {len(ev.contradictions)}", style="bold red", markup=False)
+            for c in ev.contradictions:
+                console.print(
+                    f"  {c.kind} in {c.section}: {sanitize(c.statement)[:160]}\n    history: {sanitize(c.evidence)[:160]}",
+                    markup=False,
+                    soft_wrap=True,
+                )
+        else:
+            console.print("Contradictions: none", markup=False)
     if show_summary:
         console.print("")
         console.print(sanitize(ev.summary), markup=False, soft_wrap=True)

@@ -82,6 +82,7 @@ from .facts import (
     plan_steps,
     user_request_text,
 )
+from .contradictions import Contradiction, find_contradictions
 from .identifiers import extract_identifiers
 from .keywords import (
     MAX_KEY_TOKENS,
@@ -346,6 +347,8 @@ class CompactionEvaluation:
         results: one :class:`ProbeResult` per probe.
         strategy: ``summary``, ``mask`` or ``both`` (how the context was
             compacted).
+        contradictions: what the summary states that the history
+            contradicts (:func:`pi_session.compaction.contradictions.find_contradictions`).
     """
 
     summarizer: str
@@ -361,6 +364,7 @@ class CompactionEvaluation:
     is_split_turn: bool
     results: list[ProbeResult]
     strategy: str = "summary"
+    contradictions: list[Contradiction] = field(default_factory=list)
 
     @property
     def answered(self) -> int:
@@ -393,7 +397,7 @@ class CompactionEvaluation:
         tokensAfter, summarizedMessages, keptMessages, firstKeptEntryId,
         isSplitTurn, strategy, compressionRatio, probes: {total, answered,
         answeredBySummary, missed}, recall: {category: {total, answered,
-        recall}}, results: [...], summary}``."""
+        recall}}, contradictions: [...], results: [...], summary}``."""
         return {
             "summarizer": self.summarizer,
             "model": self.model,
@@ -414,6 +418,7 @@ class CompactionEvaluation:
                 "missed": len(self.results) - self.answered,
             },
             "recall": {k: {**v, "recall": round(v["recall"], 4)} for k, v in self.recall().items()},
+            "contradictions": [c.to_json() for c in self.contradictions],
             "results": [r.to_json() for r in self.results],
             "summary": self.summary,
         }
@@ -472,6 +477,10 @@ def evaluate_compaction(
     after = context_after(path_entries, result)
     kept = [m for m in after if not (isinstance(m, Mapping) and m.get("role") == "compactionSummary")]
     results = answer_probes(probes, result.summary, kept_messages_text(kept))
+    zone = convert_to_llm([*preparation.messages_to_summarize, *preparation.turn_prefix_messages])
+    contradictions = find_contradictions(
+        result.summary, zone, convert_to_llm(kept), previous_summary=preparation.previous_summary
+    )
     return CompactionEvaluation(
         summarizer=summarizer,
         model=model,
@@ -486,6 +495,7 @@ def evaluate_compaction(
         is_split_turn=bool(preparation.is_split_turn),
         results=results,
         strategy=strategy,
+        contradictions=contradictions,
     )
 
 
