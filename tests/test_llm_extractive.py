@@ -198,7 +198,10 @@ def test_budget_drops_items_with_marker():
         msgs += [assistant(call(f"w{i}", "write", path=f"src/file_{i:03d}.py", content="x"), stop="toolUse"), result(f"w{i}", "write", "ok")]
     full = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=100000)
     done = section(full, "### Done")  # the latest files; all of them are in the file lists compact appends
-    assert done == [f"- [x] Wrote `src/file_{i:03d}.py`" for i in range(190, 200)]
+    older = done[0].count("(written)")  # the artifact trail: the latest older files that fit, with their change
+    assert 10 < older < 190
+    assert done[0] == "- [x] Also changed: " + ", ".join(f"`src/file_{i:03d}.py` (written)" for i in range(190 - older, 190))
+    assert done[1:] == [f"- [x] Wrote `src/file_{i:03d}.py`" for i in range(190, 200)]
     small = summarize(messages=[user("Generate the modules")] + msgs, max_tokens=120)
     assert len(small) <= 120 * 4
     done = section(small, "### Done")
@@ -222,13 +225,15 @@ def _long_history(turns):
 
 
 def test_size_is_bounded_however_long_the_history():
+    from pi_session.compaction.identifiers import is_index_line
     from pi_session.llm.extractive import HISTORY_MAX_TOKENS, TURN_PREFIX_MAX_TOKENS
 
     assert HISTORY_MAX_TOKENS + TURN_PREFIX_MAX_TOKENS + 20 <= 2500
     sizes = []
     for turns in (50, 400):
         s = summarize(messages=_long_history(turns), max_tokens=13107)  # compact's default budget
-        sizes.append(len(s))
+        # the identifier index fills what the sections leave; the sections do not grow
+        sizes.append(len("\n".join(x for x in s.splitlines() if not is_index_line(x[2:]))))
         assert len(s) <= HISTORY_MAX_TOKENS * 4
         assert len(section(s, "## Constraints & Preferences")) == 8
         assert len(section(s, "### Blocked")) == 5 and len(section(s, "## Key Decisions")) == 5

@@ -15,12 +15,16 @@ from rich.table import Table
 
 from ..adapters import unanswered_tool_calls
 from ..compaction import CompactionCancelled, prepare_branch_entries
+from ..compaction.masking import plan_masking
 from ..operations import (
+    STRATEGIES,
     LeafMoved,
+    MaskDone,
     OperationError,
     already_there_message,
     compact_session,
     keep_recent_source,
+    mask_session,
     navigate_session,
     plan_compaction,
     plan_navigation,
@@ -172,6 +176,12 @@ def compact_cmd(
     timeout: Optional[float] = TIMEOUT_OPTION,
     max_retries: Optional[int] = MAX_RETRIES_OPTION,
     show_summary: bool = typer.Option(False, "--show-summary", help="Print the whole new summary (default: its first lines)."),
+    strategy: str = typer.Option(
+        "summary",
+        "--strategy",
+        help="summary: summarize older messages (pi's compaction); mask: replace their bulky tool outputs and "
+        "arguments by one-line notes (context edits; every message stays); both: mask, then summarize.",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Summarize older messages into a compaction entry, keeping recent ones.
@@ -181,6 +191,8 @@ def compact_cmd(
     version-1/2 file is migrated only when the compaction is written)."""
     check_token_options(keep_recent_tokens, reserve_tokens)
     check_summarizer_options(provider, timeout, max_retries)
+    if strategy not in STRATEGIES:
+        fail(f"--strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
     # Read-only until the compaction is written: a v1/v2 file is migrated
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
@@ -202,6 +214,24 @@ def compact_cmd(
         else:
             _print_plan(plan.path, prep)
         return
+    masked: dict[str, Any] | None = None
+    if strategy != "summary":
+        mask = _mask(session, plan, as_json, alone=strategy == "mask")
+        if strategy == "mask":
+            return
+        masked = mask.to_json()
+        if mask.manager is not None:  # summarize what the masked context still holds
+            manager = mask.manager
+            plan = plan_compaction(
+                manager, settings, keep_tool_pairs=not pi_exact, keep_source=keep_recent_source(manager.get_cwd(), keep_recent_tokens)
+            )
+            if plan.preparation is None:
+                if as_json:
+                    print_json({"mask": masked})
+                else:
+                    console.print(sanitize(plan.reason), markup=False, soft_wrap=True)
+                return
+            prep = plan.preparation
     summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     try:
         done = run_summary(
@@ -228,7 +258,8 @@ def compact_cmd(
     # pure estimates: usage reported by kept assistant messages predates the compaction
     after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
     if as_json:
-        print_json({"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)})
+        out = {"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)}
+        print_json({**out, "mask": masked} if masked is not None else out)
         return
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
     console.print(
@@ -255,6 +286,34 @@ def compact_cmd(
             markup=False,
             soft_wrap=True,
         )
+
+
+def _mask(session: str, plan: Any, as_json: bool, *, alone: bool) -> Any:
+    """``compact --strategy mask|both``: write the context edits that mask
+    the old part's bulky tool outputs and arguments, and say what changed
+    (with ``--json``, printed only for ``mask`` ``alone``)."""
+    if not plan_masking(plan.preparation, plan.path):
+        done = MaskDone((), (), 0, 0, None)
+    else:
+        try:
+            done = mask_session(plan, _open_to_write(session, quiet=as_json))
+        except OperationError as exc:  # the leaf moved: nothing written
+            fail(str(exc))
+    if as_json:
+        if alone:
+            print_json(done.to_json())
+    elif not done.edit_ids:
+        console.print("Nothing to mask: no tool output or argument in the part to compact is long enough.", markup=False)
+    else:
+        chars = sum(e.chars for e in done.edits)
+        console.print(
+            f"Masked {plural(len(done.edits), 'entry', 'entries')} ({chars:,} characters of tool output and arguments) "
+            f"with context edits {sanitize(done.edit_ids[0])}…{sanitize(done.edit_ids[-1])}; every message stays in the file.\n"
+            f"Context: ~{done.tokens_before:,} → ~{done.tokens_after:,} tokens.",
+            markup=False,
+            soft_wrap=True,
+        )
+    return done
 
 
 SUMMARY_PREVIEW_LINES = 12

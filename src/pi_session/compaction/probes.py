@@ -30,6 +30,23 @@ should answer each kind is :data:`PROBE_SECTIONS`.
   :data:`MAX_DECISIONS` distinct.
 - ``next_step``: the step in progress at the cut: the plan in the last
   assistant reply (:func:`plan_steps`), otherwise the latest request.
+- ``identifier``: exact strings of the zone (paths, commands, unresolved
+  errors, URLs, ids, versions, the user's numbers:
+  :mod:`pi_session.compaction.identifiers`), at most
+  :data:`MAX_IDENTIFIER_PROBES` picked evenly in the order they first occur
+  (:func:`identifier_sample`); answered only verbatim.
+- ``artifact``: each file an ``edit``/``write`` call changed (the latest
+  :data:`MAX_ARTIFACT_PROBES`), with its change (edited or written):
+  answered by a line that holds the path verbatim and says what happened to
+  it (a change word: edited, wrote, created, modified ..., or the
+  ``edit``/``write`` call itself in a kept message). A bare path in
+  ``<modified-files>`` answers the ``modified_files`` probe, not this one.
+
+Each kind belongs to a category (:data:`PROBE_CATEGORIES`): ``identifiers``
+(identifiers), ``artifact`` (the artifact trail: ``artifact`` and the two
+file lists), ``continuation`` (the next step, the latest request),
+``decision`` and ``context`` (first request, constraints, errors). The
+report gives the recall of each.
 
 **When a probe counts as answered**: :mod:`pi_session.compaction.scoring`
 (:func:`answer_probe`; normalisation and key tokens in
@@ -65,6 +82,8 @@ from .facts import (
     plan_steps,
     user_request_text,
 )
+from .contradictions import Contradiction, find_contradictions
+from .identifiers import extract_identifiers
 from .keywords import (
     MAX_KEY_TOKENS,
     clip,
@@ -91,17 +110,24 @@ __all__ = [
     "MAX_ERRORS",
     "MAX_KEY_TOKENS",
     "PROBE_KINDS",
+    "PROBE_CATEGORIES",
+    "CATEGORIES",
+    "MAX_IDENTIFIER_PROBES",
+    "MAX_ARTIFACT_PROBES",
+    "identifier_sample",
     "HistoryFacts",
     "ErrorFact",
     "Probe",
     "ProbeResult",
     "CompactionEvaluation",
+    "spread",
     "analyze_history",
     "compute_probes",
     "probes_for_preparation",
     "answer_probe",
     "answer_probes",
     "evaluate_compaction",
+    "evaluate_masking",
     "key_tokens",
     "normalize",
     "content_text",
@@ -133,8 +159,37 @@ PROBE_KINDS = (
     "unresolved_error",
     "decision",
     "next_step",
+    "identifier",
+    "artifact",
 )
 """Probe kinds, in report order."""
+
+PROBE_CATEGORIES: dict[str, str] = {
+    "identifier": "identifiers",
+    "artifact": "artifact",
+    "modified_files": "artifact",
+    "read_files": "artifact",
+    "next_step": "continuation",
+    "latest_request": "continuation",
+    "decision": "decision",
+    "first_request": "context",
+    "constraint": "context",
+    "unresolved_error": "context",
+}
+"""Probe kind -> the category its recall is reported under: the four kinds
+of the published evaluations (recall of exact ``identifiers``, the
+``artifact`` trail, ``continuation``, ``decision``) and ``context`` for the
+requests, constraints and errors."""
+
+CATEGORIES = ("identifiers", "artifact", "continuation", "decision", "context")
+"""Probe categories, in report order."""
+
+MAX_IDENTIFIER_PROBES = 400
+"""Most ``identifier`` probes: the zone's identifiers in the order they
+first occur, this many picked at even intervals (all when fewer)."""
+
+MAX_ARTIFACT_PROBES = 20
+"""Most ``artifact`` probes (the latest changed files)."""
 
 PROBE_SECTIONS: dict[str, str] = {
     **{kind: s.key for s in SECTIONS for kind in s.probes},
@@ -152,6 +207,8 @@ _QUESTIONS = {
     "unresolved_error": "What failed and is not fixed yet?",
     "decision": "What did the assistant decide?",
     "next_step": "What was the next step when the history was cut?",
+    "identifier": "What was the exact string?",
+    "artifact": "Which file changed, and how?",
 }
 
 # --------------------------------------------------------------------------- probes
@@ -166,7 +223,8 @@ class Probe:
         question: the question in words.
         expected: the fact as found in the history (for file probes, the
             paths joined by ``", "``).
-        paths: for ``modified_files`` / ``read_files``, the exact paths.
+        paths: for ``modified_files`` / ``read_files``, the exact paths;
+            for ``artifact``, the changed file.
     """
 
     kind: str
@@ -177,7 +235,7 @@ class Probe:
     def to_json(self) -> dict[str, Any]:
         """``{kind, question, expected[, paths]}``."""
         out: dict[str, Any] = {"kind": self.kind, "question": self.question, "expected": self.expected}
-        if self.kind in FILE_PROBE_KINDS:
+        if self.kind in FILE_PROBE_KINDS or self.kind == "artifact":
             out["paths"] = list(self.paths)
         return out
 
@@ -229,7 +287,24 @@ def compute_probes(
         probes.append(_probe("decision", d))
     if facts.plan:
         probes.append(_probe("next_step", clip(facts.plan, REQUEST_CHARS)))
+    for ident in identifier_sample(messages):
+        probes.append(_probe("identifier", ident))
+    for path, verb, _count in facts.edits[-MAX_ARTIFACT_PROBES:]:
+        probes.append(_probe("artifact", f"{path} ({verb.lower()})", [path]))
     return probes
+
+
+def identifier_sample(messages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The exact strings the ``identifier`` probes ask for: the identifiers
+    of ``messages`` (:func:`pi_session.compaction.identifiers.extract_identifiers`,
+    every kind, paths the file lists name included) in the order they first
+    occur, at most :data:`MAX_IDENTIFIER_PROBES` picked at even intervals,
+    so that the sample does not follow the index's ranking. Pure."""
+    found = sorted(extract_identifiers(messages), key=lambda i: (i.first, i.kind, i.text))
+    if len(found) <= MAX_IDENTIFIER_PROBES:
+        return [i.text for i in found]
+    step = len(found) / MAX_IDENTIFIER_PROBES
+    return [found[int(n * step)].text for n in range(MAX_IDENTIFIER_PROBES)]
 
 
 def probes_for_preparation(preparation: Any) -> list[Probe]:
@@ -270,6 +345,10 @@ class CompactionEvaluation:
         first_kept_entry_id: where the kept part starts.
         is_split_turn: the cut fell inside a turn.
         results: one :class:`ProbeResult` per probe.
+        strategy: ``summary``, ``mask`` or ``both`` (how the context was
+            compacted).
+        contradictions: what the summary states that the history
+            contradicts (:func:`pi_session.compaction.contradictions.find_contradictions`).
     """
 
     summarizer: str
@@ -284,6 +363,8 @@ class CompactionEvaluation:
     first_kept_entry_id: str
     is_split_turn: bool
     results: list[ProbeResult]
+    strategy: str = "summary"
+    contradictions: list[Contradiction] = field(default_factory=list)
 
     @property
     def answered(self) -> int:
@@ -295,11 +376,28 @@ class CompactionEvaluation:
         """Probes the summary itself answers."""
         return sum(r.where == "summary" for r in self.results)
 
+    @property
+    def compression_ratio(self) -> float:
+        """``tokens_before / tokens_after`` (0.0 when nothing is kept)."""
+        return float(self.tokens_before) / self.tokens_after if self.tokens_after else 0.0
+
+    def recall(self) -> dict[str, dict[str, Any]]:
+        """Per category of :data:`CATEGORIES` that has probes:
+        ``{total, answered, recall}`` (recall in 0..1)."""
+        out: dict[str, dict[str, Any]] = {}
+        for cat in CATEGORIES:
+            rs = [r for r in self.results if PROBE_CATEGORIES.get(r.probe.kind) == cat]
+            if rs:
+                hit = sum(r.found for r in rs)
+                out[cat] = {"total": len(rs), "answered": hit, "recall": hit / len(rs)}
+        return out
+
     def to_json(self) -> dict[str, Any]:
         """``{summarizer, model, summaryTokens, summaryBodyTokens, tokensBefore,
         tokensAfter, summarizedMessages, keptMessages, firstKeptEntryId,
-        isSplitTurn, probes: {total, answered, answeredBySummary, missed},
-        results: [...], summary}``."""
+        isSplitTurn, strategy, compressionRatio, probes: {total, answered,
+        answeredBySummary, missed}, recall: {category: {total, answered,
+        recall}}, contradictions: [...], results: [...], summary}``."""
         return {
             "summarizer": self.summarizer,
             "model": self.model,
@@ -311,12 +409,16 @@ class CompactionEvaluation:
             "keptMessages": self.kept_messages,
             "firstKeptEntryId": self.first_kept_entry_id,
             "isSplitTurn": self.is_split_turn,
+            "strategy": self.strategy,
+            "compressionRatio": round(self.compression_ratio, 3),
             "probes": {
                 "total": len(self.results),
                 "answered": self.answered,
                 "answeredBySummary": self.answered_by_summary,
                 "missed": len(self.results) - self.answered,
             },
+            "recall": {k: {**v, "recall": round(v["recall"], 4)} for k, v in self.recall().items()},
+            "contradictions": [c.to_json() for c in self.contradictions],
             "results": [r.to_json() for r in self.results],
             "summary": self.summary,
         }
@@ -349,6 +451,9 @@ def evaluate_compaction(
     *,
     summarizer: str = "",
     model: str | None = None,
+    probes: Sequence[Probe] | None = None,
+    strategy: str = "summary",
+    tokens_before: int | float | None = None,
 ) -> CompactionEvaluation:
     """Score a finished compaction with the probes. Pure.
 
@@ -359,26 +464,100 @@ def evaluate_compaction(
             :func:`pi_session.compaction.compact` returned for it.
         summarizer: name shown in the report.
         model: model id shown in the report.
+        probes: the probes to answer (default: those of ``preparation``;
+            ``both`` passes the probes of the unmasked zone).
+        strategy: shown in the report.
+        tokens_before: the context size before (default: the result's).
 
     Returns:
         A :class:`CompactionEvaluation`. The kept messages are the context
         after appending the compaction, without its summary message.
     """
-    probes = probes_for_preparation(preparation)
+    probes = list(probes) if probes is not None else probes_for_preparation(preparation)
     after = context_after(path_entries, result)
     kept = [m for m in after if not (isinstance(m, Mapping) and m.get("role") == "compactionSummary")]
     results = answer_probes(probes, result.summary, kept_messages_text(kept))
+    zone = convert_to_llm([*preparation.messages_to_summarize, *preparation.turn_prefix_messages])
+    contradictions = find_contradictions(
+        result.summary, zone, convert_to_llm(kept), previous_summary=preparation.previous_summary
+    )
     return CompactionEvaluation(
         summarizer=summarizer,
         model=model,
         summary=result.summary,
         summary_tokens=text_tokens(result.summary),
         summary_body_tokens=text_tokens(strip_file_lists(result.summary)),
-        tokens_before=result.tokens_before,
+        tokens_before=result.tokens_before if tokens_before is None else tokens_before,
         tokens_after=sum(estimate_tokens(m) for m in after),
         summarized_messages=len(preparation.messages_to_summarize) + len(preparation.turn_prefix_messages),
         kept_messages=len(kept),
         first_kept_entry_id=str(result.first_kept_entry_id),
         is_split_turn=bool(preparation.is_split_turn),
         results=results,
+        strategy=strategy,
+        contradictions=contradictions,
     )
+
+
+def evaluate_masking(
+    path_entries: Sequence[Mapping[str, Any]], preparation: Any, edits: Sequence[Any]
+) -> CompactionEvaluation:
+    """Score the ``mask`` strategy: the probes of ``preparation``'s zone
+    answered from the whole context after the mask ``edits``
+    (:func:`pi_session.compaction.masking.masked_context`; there is no
+    summary, so every answer is ``kept``). Pure.
+
+    Args:
+        path_entries: the root→leaf path.
+        preparation: its :class:`pi_session.compaction.CompactionPreparation`.
+        edits: :func:`pi_session.compaction.masking.plan_masking` of it.
+    """
+    from .masking import masked_context
+
+    probes = probes_for_preparation(preparation)
+    after = masked_context(path_entries, edits)
+    results = answer_probes(probes, "", kept_messages_text(after))
+    return CompactionEvaluation(
+        summarizer="none",
+        model=None,
+        summary="",
+        summary_tokens=0,
+        summary_body_tokens=0,
+        tokens_before=preparation.tokens_before,
+        tokens_after=sum(estimate_tokens(m) for m in after),
+        summarized_messages=len(edits),
+        kept_messages=len(after),
+        first_kept_entry_id=str(preparation.first_kept_entry_id),
+        is_split_turn=bool(preparation.is_split_turn),
+        results=results,
+        strategy="mask",
+    )
+
+
+def spread(evaluations: Sequence[CompactionEvaluation]) -> dict[str, Any]:
+    """How much repeated runs of one summarizer on one session differ
+    (published evaluations found model summaries varying widely between
+    runs). Pure.
+
+    Returns:
+        ``{runs, answered: {min, max, mean}, summaryTokens: {min, max,
+        mean}, recall: {category: {min, max, mean}}}`` (recall in 0..1; a
+        category counts in the runs that have probes of it).
+    """
+
+    def stats(values: Sequence[float]) -> dict[str, float]:
+        if not values:
+            return {"min": 0.0, "max": 0.0, "mean": 0.0}
+        return {"min": min(values), "max": max(values), "mean": round(sum(values) / len(values), 4)}
+
+    recall: dict[str, dict[str, float]] = {}
+    for cat in CATEGORIES:
+        values = [ev.recall()[cat]["recall"] for ev in evaluations if cat in ev.recall()]
+        if values:
+            recall[cat] = stats([round(v, 4) for v in values])
+    return {
+        "runs": len(evaluations),
+        "answered": stats([float(ev.answered) for ev in evaluations]),
+        "summaryTokens": stats([float(ev.summary_tokens) for ev in evaluations]),
+        "recall": recall,
+    }

@@ -7,12 +7,15 @@ when it has 8+ characters or no key tokens), or at least
 :data:`KEY_TOKEN_THRESHOLD` of its key tokens (all of them when it has 2 or
 fewer; normalisation and key tokens: :mod:`pi_session.compaction.keywords`).
 A file-list probe is answered when every path occurs verbatim in the summary
-or the kept messages. The summary is searched first; a probe answered only
+or the kept messages; an ``identifier`` probe when its string occurs
+verbatim; an ``artifact`` probe when one line holds the path verbatim and a
+change word (:data:`CHANGE_WORD_RE`). The summary is searched first; a probe answered only
 by a kept message says so (``where="kept"``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KEY_TOKEN_THRESHOLD",
     "FILE_PROBE_KINDS",
+    "CHANGE_WORD_RE",
     "ProbeResult",
     "answer_probe",
     "answer_probes",
@@ -38,6 +42,15 @@ KEY_TOKEN_THRESHOLD = 0.6
 
 FILE_PROBE_KINDS = ("modified_files", "read_files")
 """Probe kinds answered by paths rather than by text."""
+
+CHANGE_WORD_RE = re.compile(
+    r"\b(?:edit(?:s|ed|ing)?|wr(?:ote|ite|ites|itten)|creat(?:e|ed|es)|modif(?:y|ied|ies)|chang(?:e|ed|es)"
+    r"|updat(?:e|ed|es)|add(?:s|ed)?|remov(?:e|ed|es)|renam(?:e|ed|es)|delet(?:e|ed|es)|fix(?:ed|es)?"
+    r"|mov(?:e|ed|es)|rewr(?:ote|ite|itten)|replac(?:e|ed|es)|refactor(?:ed|s)?)\b",
+    re.I,
+)
+"""A word saying what happened to a file: what an ``artifact`` probe needs
+next to the path on one line."""
 
 
 @dataclass
@@ -109,6 +122,20 @@ def answer_probe(probe: Probe, summary: str, kept_text: str = "") -> ProbeResult
         where = ("summary" if in_summary else "kept") if found else None
         score = 1.0 - len(missing) / len(probe.paths) if probe.paths else 1.0
         return ProbeResult(probe, found, where, score, "", missing)
+    if probe.kind == "identifier":
+        for where, text in (("summary", summary), ("kept", kept_text)):
+            at = text.find(probe.expected)
+            if at >= 0:
+                line = text[text.rfind("\n", 0, at) + 1 : (text.find("\n", at) + 1 or len(text) + 1) - 1]
+                return ProbeResult(probe, True, where, 1.0, clip(line, 200))
+        return ProbeResult(probe, False, None, 0.0)
+    if probe.kind == "artifact":
+        path = probe.paths[0] if probe.paths else probe.expected
+        for where, text in (("summary", summary), ("kept", kept_text)):
+            for line in text.splitlines():
+                if path in line and CHANGE_WORD_RE.search(line.replace(path, " ")):
+                    return ProbeResult(probe, True, where, 1.0, clip(line, 200))
+        return ProbeResult(probe, False, None, 0.0)
     expected_norm = normalize(probe.expected)
     keys = key_tokens(probe.expected)
     if len(expected_norm) < 8 and keys:  # too short to look for as a whole: "fix it" is in "fix item 3"

@@ -63,6 +63,7 @@ from .summary_format import (
 
 __all__ = [
     "SUMMARY_SYSTEM_PROMPT",
+    "IDENTIFIER_INDEX_INSTRUCTIONS",
     "SUMMARY_SECTIONS",
     "MISSING_SECTION_PLACEHOLDER",
     "ensure_sections",
@@ -91,6 +92,23 @@ SUMMARY_SYSTEM_PROMPT = (
 
 _FORMAT = format_template(SECTIONS)
 
+IDENTIFIER_INDEX_INSTRUCTIONS = (
+    "End the Critical Context section with an index of exact identifiers: the file paths, "
+    "commands, error messages, ids, URLs, versions and numbers of the transcript that the work "
+    "may need again, copied character for character (never paraphrased), most important first, "
+    "one line per kind in backticks, such as:\n"
+    "- Exact paths: `src/app.py`, `tests/test_app.py`\n"
+    "- Exact commands: `pytest -q tests/test_app.py`\n"
+    "- Exact errors: `AssertionError: expected 3, got 4`\n"
+    "- URLs: `https://example.com/docs`\n"
+    "- Ids and versions: `v1.6.0`, `3f2a9c1`\n"
+    "- Numbers: `8080`, `70%`\n"
+    "Leave out a kind with nothing in it."
+)
+"""What the history and update prompts ask of the identifier index (the line
+labels are those of :data:`pi_session.compaction.identifiers.INDEX_LABELS`,
+so the offline summarizer reads a model's index back)."""
+
 
 def structured_instructions(lead: str) -> str:
     """Instructions asking for the structured summary format, after a
@@ -100,7 +118,8 @@ def structured_instructions(lead: str) -> str:
         "Answer with exactly these sections, in this order, using these headings:\n\n"
         f"{_FORMAT}\n\n"
         "Be brief in every section. Quote file paths, function names, commands and error "
-        "messages exactly as they appear."
+        "messages exactly as they appear.\n\n"
+        f"{IDENTIFIER_INDEX_INSTRUCTIONS}"
     )
 
 
@@ -120,7 +139,8 @@ UPDATE_INSTRUCTIONS = (
     "- quote file paths, function names, commands and error messages exactly\n\n"
     "Answer with exactly these sections, in this order, using these headings:\n\n"
     f"{_FORMAT}\n\n"
-    "Be brief in every section."
+    "Be brief in every section.\n\n"
+    f"{IDENTIFIER_INDEX_INSTRUCTIONS}"
 )
 
 TURN_PREFIX_INSTRUCTIONS = (

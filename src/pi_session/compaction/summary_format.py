@@ -176,6 +176,7 @@ SECTIONS: tuple[SummarySection, ...] = (
         max_items=13,
         item_chars=140,
         drop_rank=1,
+        probes=("artifact",),
     ),
     SummarySection(
         IN_PROGRESS,
@@ -225,6 +226,7 @@ SECTIONS: tuple[SummarySection, ...] = (
         item_chars=300,
         drop_rank=0,
         in_branch=False,
+        probes=("identifier",),
     ),
 )
 """The sections of a history, update or branch summary, in order (pi 1.6

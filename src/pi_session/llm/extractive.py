@@ -24,7 +24,8 @@ fits its size; what follows is how the sections are filled.
   (:func:`pi_session.compaction.facts.is_constraint`), without duplicates,
   the latest :data:`~pi_session.compaction.facts.MAX_CONSTRAINTS`.
 - ``### Done``: the files that ``edit``/``write`` calls changed successfully,
-  one line per file (latest :data:`DONE_FILES`), then the last
+  one line per file (latest :data:`DONE_FILES`; the older ones together on
+  one :data:`ALSO_CHANGED` line first, each with its change), then the last
   :data:`DONE_COMMANDS` distinct ``bash`` commands that succeeded, commands
   that change something before look-ups (``grep``, ``cat``, ``ls`` ...).
   Reads are not progress.
@@ -47,7 +48,13 @@ fits its size; what follows is how the sections are filled.
   no step is one that Done (or a context line saying it is done) already
   covers.
 - ``## Critical Context``: the requested focus, the last unresolved error,
-  the latest request and the latest assistant reply (cut short).
+  the latest request and the latest assistant reply (cut short), then the
+  identifier index (:mod:`pi_session.compaction.identifiers`: the exact
+  paths, commands, unresolved errors, URLs, ids, versions and numbers, one
+  line per kind, best-ranked first). The sections are fitted to the size
+  bound less :data:`INDEX_SHARE` of it; the index fills what they leave. A
+  turn prefix's index ends Context Needed to Continue; a branch summary has
+  none.
 
 With a previous summary (kind ``update``, ``<summary>`` blocks in the
 messages, or a ``branchSummary``/``compactionSummary`` message among them:
@@ -96,6 +103,13 @@ from ..compaction.facts import (
     is_lookup_command,
     summary_blocks,
 )
+from ..compaction.identifiers import (
+    Identifier,
+    extract_identifiers,
+    format_identifier_index,
+    is_index_line,
+    parse_index_line,
+)
 from ..compaction.keywords import content_text, is_prose_line, key_tokens, prose, sentences
 from ..compaction.summary_format import (
     BLOCKED,
@@ -130,6 +144,10 @@ __all__ = [
     "GOAL_CHANGES",
     "DONE_FILES",
     "DONE_COMMANDS",
+    "INDEX_SHARE",
+    "ALSO_CHANGED",
+    "ALSO_CHANGED_CHARS",
+    "INDEX_MIN_TOKENS",
     "ExtractiveSummarizer",
     "extractive_summary",
     "parse_summary_sections",
@@ -150,6 +168,23 @@ DONE_COMMANDS = 3
 """Most successful commands listed under Done (the latest)."""
 DONE_FILES = (section(DONE).max_items or DONE_COMMANDS) - DONE_COMMANDS
 """Most changed files listed under Done (the latest)."""
+_CHANGED_FILE_RE = re.compile(r"^(Edited|Wrote) `([^`]+)`$")
+ALSO_CHANGED = "Also changed: "
+"""Starts the Done item that lists the changed files older than the latest
+:data:`DONE_FILES`, each with its change (the artifact trail; the latest of
+them that fit :data:`ALSO_CHANGED_CHARS`). It is never
+shortened; when the bound is tight, changed-file items of Done move onto it
+instead of being dropped while it stays under a quarter of the sections'
+bound (a bound under :data:`INDEX_MIN_TOKENS` protects nothing); past that
+it is dropped whole."""
+ALSO_CHANGED_CHARS = 1200
+"""Longest artifact-trail line written (the latest older files that fit)."""
+INDEX_SHARE = 0.3
+"""Share of the size bound kept free for the identifier index: the sections
+are fitted to the rest, and the index fills whatever the sections leave."""
+INDEX_MIN_TOKENS = 400
+"""Under this size bound (a small ``max_tokens``) nothing is reserved for the
+index: it gets only what the sections leave."""
 
 # section keys, in output order
 _ORDER = section_keys(SECTIONS)
@@ -306,6 +341,17 @@ def _closing_question(text: str) -> str:
 
 def _done_items(facts: HistoryFacts) -> list[str]:
     files = [f"{verb} `{path}`" for path, verb, _count in facts.edits][-DONE_FILES:]
+    older = facts.edits[: max(0, len(facts.edits) - DONE_FILES)]
+    trail: list[str] = []
+    size = js_len(ALSO_CHANGED)
+    for path, verb, _count in reversed(older):  # the artifact trail: the latest older files that fit, with their change
+        piece = f"`{path}` ({'written' if verb == 'Wrote' else 'edited'})"
+        size += js_len(piece) + 2
+        if size > ALSO_CHANGED_CHARS:
+            break
+        trail.insert(0, piece)
+    if trail:
+        files.insert(0, ALSO_CHANGED + ", ".join(trail))
     changing = [c for c in facts.commands if not is_lookup_command(c)]
     lookups = [c for c in facts.commands if is_lookup_command(c)]
     picked = changing[-DONE_COMMANDS:]
@@ -338,6 +384,7 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     if request.messages:  # state lines of an earlier extractive summary are superseded
         for k in _ORDER:
             prev[k] = [x for x in prev[k] if not x.startswith(_TRANSIENT_PREFIXES)]
+    prev[CRITICAL] = [x for x in prev[CRITICAL] if not is_index_line(x)]  # the index is rebuilt
 
     requests = [g for _i, g in facts.goals]  # pasted program output is no goal
     if prev[GOAL]:
@@ -358,7 +405,8 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     sec = {
         GOAL: goal,
         CONSTRAINTS: facts.constraints[-MAX_CONSTRAINTS :],
-        DONE: done[-(DONE_FILES + DONE_COMMANDS) :],
+        DONE: [d for d in done if d.startswith(ALSO_CHANGED)][-1:]
+        + [d for d in done if not d.startswith(ALSO_CHANGED)][-(DONE_FILES + DONE_COMMANDS) :],
         IN_PROGRESS: _merge(prev[IN_PROGRESS][-2:], in_progress),
         BLOCKED: blocked[-MAX_ERRORS :],
         DECISIONS: facts.decisions[-MAX_DECISIONS :],
@@ -381,9 +429,25 @@ def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
         return {}
     parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
     return {
-        key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES)]
+        key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES) and not is_index_line(x)]
         for key in _KEPT_SECTIONS
     }
+
+
+def _identifiers(request: SummaryRequest) -> list[Identifier]:
+    """The ranked identifiers of ``request``'s messages, an earlier summary's
+    index (in ``previous_summary`` or carried in the messages) counting too."""
+    earlier: list[tuple[str, str]] = []
+    texts = [request.previous_summary or ""]
+    for msg in request.messages:
+        if isinstance(msg, Mapping) and msg.get("role") in ("branchSummary", "compactionSummary"):
+            texts.append(str(msg.get("summary") or ""))
+        elif isinstance(msg, Mapping) and msg.get("role") == "user":
+            texts += summary_blocks(content_text(msg.get("content")))
+    for text in texts:
+        for item in parse_summary_sections(text).get(CRITICAL, []) if text else ():
+            earlier += parse_index_line(item)
+    return extract_identifiers(request.messages, earlier)
 
 
 def _turn_prefix_sections(request: SummaryRequest) -> dict[str, list[str]]:
@@ -419,7 +483,7 @@ def _render_items(
     for n, item in enumerate(items, 1):
         limit = min(cap, row.first_item_chars if n == 1 and row.first_item_chars else row.item_chars)
         bare = strip_marker(item) or item
-        text = bare if _key(item) in keep else clip_line(bare, limit)
+        text = bare if _key(item) in keep or bare.startswith(ALSO_CHANGED) else clip_line(bare, limit)
         marker = f"{n}. " if row.bullet == "1. " else row.bullet
         lines.append(f"{marker}{text}")
     if omitted:
@@ -432,21 +496,38 @@ def _format_of(kind: str) -> SummaryFormat:
     return TURN_PREFIX_FORMAT if kind == "turn_prefix" else HISTORY_FORMAT
 
 
+def _index_key(kind: str) -> str | None:
+    """The key of the section that ends with the identifier index: Critical
+    Context (a turn prefix's Context Needed to Continue); None for a branch
+    summary, which has no Critical Context."""
+    return None if kind == "branch" else CRITICAL
+
+
 def _render(
-    kind: str, sec: dict[str, list[str]], omitted: dict[str, int], cap: int, keep: frozenset[str] = frozenset()
+    kind: str,
+    sec: dict[str, list[str]],
+    omitted: dict[str, int],
+    cap: int,
+    keep: frozenset[str] = frozenset(),
+    index: Sequence[str] = (),
 ) -> str:
     """The summary text: :data:`EXTRACTIVE_NOTE`, then the sections of the
     format of ``kind`` in order (a branch summary without the sections that
-    are not ``in_branch``), a blank line between sections."""
+    are not ``in_branch``), a blank line between sections; the ``index``
+    lines end :func:`_index_key`'s section, never shortened."""
     out = [EXTRACTIVE_NOTE]
     pending: list[str] = []
+    index_key = _index_key(kind)
     for row in _format_of(kind).sections:
         if kind == "branch" and not row.in_branch:
             continue
         if row.container:
             pending.append(row.heading)
             continue
-        out += ["", *pending, row.heading, *_render_items(row, sec[row.key], omitted.get(row.key, 0), cap, keep)]
+        items = _render_items(row, sec[row.key], omitted.get(row.key, 0), cap, keep)
+        if row.key == index_key and index:
+            items = [x for x in items if x != row.empty] + [f"- {line}" for line in index]
+        out += ["", *pending, row.heading, *items]
         pending = []
     return "\n".join(out)
 
@@ -490,18 +571,47 @@ def extractive_summary(request: SummaryRequest) -> str:
         except that an uncapped update keeps every item of the previous
         summary whole (module docs), which may make it longer.
     """
-    budget = summary_budget(request)
+    full_budget = summary_budget(request)
+    # the sections' part; a bound under INDEX_MIN_TOKENS reserves nothing
+    reserve = int(full_budget * INDEX_SHARE) if full_budget >= INDEX_MIN_TOKENS * CHARS_PER_TOKEN else 0
+    budget = full_budget - reserve
     sec = _turn_prefix_sections(request) if request.kind == "turn_prefix" else _sections_for(request)
     keep = frozenset(_key(x) for items in _kept_previous_items(request).values() for x in items)
     omitted: dict[str, int] = {}
     cap = 600
     text = _render(request.kind, sec, omitted, cap, keep)
 
+    trail_cap = budget // 4 if reserve else 0  # the most the artifact-trail line of Done may take
+
     def victim_index(key: str, floor: int) -> int | None:
-        """The item of ``key`` to drop next (never a kept one), or None."""
+        """The item of ``key`` to drop next (never a kept one, nor an
+        artifact-trail line within its cap), or None."""
         order = range(1, len(sec[key])) if key in _KEEP_FIRST else range(len(sec[key]))
-        free = [i for i in order if _key(sec[key][i]) not in keep]
+        free = [
+            i
+            for i in order
+            if _key(sec[key][i]) not in keep
+            and not (key == DONE and sec[key][i].startswith(ALSO_CHANGED) and js_len(sec[key][i]) <= trail_cap)
+        ]
         return free[0] if len(sec[key]) > floor and free else None
+
+    def fold(index: int) -> bool:
+        """Move Done's changed-file item ``index`` onto the artifact-trail
+        line when that stays within its cap; True when folded."""
+        m = _CHANGED_FILE_RE.match(sec[DONE][index])
+        if not m:
+            return False
+        piece = f"`{m.group(2)}` ({'written' if m.group(1) == 'Wrote' else 'edited'})"
+        trail = next((n for n, x in enumerate(sec[DONE]) if x.startswith(ALSO_CHANGED)), None)
+        line = (sec[DONE][trail] + ", " if trail is not None else ALSO_CHANGED) + piece
+        if js_len(line) > trail_cap:
+            return False
+        del sec[DONE][index]
+        if trail is None:
+            sec[DONE].insert(0, line)
+        else:
+            sec[DONE][trail if trail < index else trail - 1] = line
+        return True
 
     # 1) drop the least important items, down to each section's first/latest two,
     # 2) shorten items, 3) drop down to one item, 4) cut
@@ -511,6 +621,9 @@ def extractive_summary(request: SummaryRequest) -> str:
             if found is None:
                 break
             victim, index = found
+            if victim == DONE and fold(index):
+                text = _render(request.kind, sec, omitted, cap, keep)
+                continue
             del sec[victim][index]
             omitted[victim] = omitted.get(victim, 0) + 1
             text = _render(request.kind, sec, omitted, cap, keep)
@@ -520,7 +633,16 @@ def extractive_summary(request: SummaryRequest) -> str:
     while js_len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
         text = _render(request.kind, sec, omitted, cap, keep)
-    return text if keep else _cut(text, budget)
+    text = text if keep else _cut(text, budget)
+    if _index_key(request.kind) and (js_len(text) < budget or keep):
+        # the index fills what the sections left (at least its share of the bound)
+        room = max(full_budget - js_len(text), full_budget - budget) - 2
+        index_lines = format_identifier_index(_identifiers(request), room, text)
+        if index_lines:
+            with_index = _render(request.kind, sec, omitted, cap, keep, index_lines)
+            if keep or js_len(with_index) <= full_budget:
+                text = with_index
+    return text
 
 
 class ExtractiveSummarizer:

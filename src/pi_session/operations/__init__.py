@@ -36,13 +36,16 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .compacting import (
+        STRATEGIES,
         CompactionDone,
         CompactionPlan,
+        MaskDone,
         SummarizerConfig,
         commit_compaction,
         compact_session,
         compaction_settings,
         keep_recent_source,
+        mask_session,
         nothing_to_compact,
         plan_compaction,
         summarize_compaction,
@@ -64,6 +67,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "compacting": (
         "SummarizerConfig", "compaction_settings", "CompactionPlan", "CompactionDone", "plan_compaction",
         "nothing_to_compact", "keep_recent_source", "summarize_compaction", "commit_compaction", "compact_session",
+        "STRATEGIES", "MaskDone", "mask_session",
     ),
     "navigating": ("plan_navigation", "summarize_branch", "navigate_session", "already_there_message", "clone_warning"),
     "exporting": (

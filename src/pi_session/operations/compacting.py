@@ -14,6 +14,7 @@ from .errors import LeafMoved, OperationError
 
 if TYPE_CHECKING:
     from ..compaction import CompactionPreparation, CompactionResult
+    from ..compaction.masking import MaskEdit
     from ..llm import Summarizer
 
 __all__ = [
@@ -27,7 +28,17 @@ __all__ = [
     "summarize_compaction",
     "commit_compaction",
     "compact_session",
+    "STRATEGIES",
+    "MaskDone",
+    "mask_session",
 ]
+
+STRATEGIES = ("summary", "mask", "both")
+"""Compaction strategies: ``summary`` (pi's: summarize the old part),
+``mask`` (replace the old part's bulky tool outputs and arguments by
+one-line notes through context edits, keep every message:
+:mod:`pi_session.compaction.masking`), ``both`` (mask, then summarize what
+is still over the budget)."""
 
 T = TypeVar("T")
 
@@ -344,3 +355,68 @@ async def compact_session(
         return commit_compaction(chosen, result, writer)
 
     return await blocking(commit)
+
+
+@dataclass(frozen=True)
+class MaskDone:
+    """Masking written (or, with no edits, nothing to mask).
+
+    Attributes:
+        edit_ids: the new ``context_edit`` entries, in order.
+        edits: what each masks (:class:`pi_session.compaction.masking.MaskEdit`).
+        tokens_before: estimated context tokens before (pure estimate).
+        tokens_after: the same after the edits.
+        manager: the session written to (None when nothing was written).
+    """
+
+    edit_ids: tuple[str, ...]
+    edits: tuple["MaskEdit", ...]
+    tokens_before: int
+    tokens_after: int
+    manager: SessionManager | None = field(default=None, compare=False, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        """``{strategy: "mask", editIds, masked: [...], tokensBefore, tokensAfter}``."""
+        return {
+            "strategy": "mask",
+            "editIds": list(self.edit_ids),
+            "masked": [e.to_json() for e in self.edits],
+            "tokensBefore": self.tokens_before,
+            "tokensAfter": self.tokens_after,
+        }
+
+
+def mask_session(plan: CompactionPlan, writer: SessionManager) -> MaskDone:
+    """Mask the bulky tool outputs and tool-call arguments of the part
+    ``plan`` would summarize (:func:`pi_session.compaction.masking.plan_masking`)
+    by appending one pi 1.6 ``context_edit`` entry per masked entry to
+    ``writer`` (the session opened for writing). The masked entries stay in
+    the file unchanged; pi 1.6 and ``pi-session context`` show the notes.
+
+    The leaf must still be the planned one (else nothing is written and
+    :class:`LeafMoved` is raised: the edits target entries of the planned
+    path).
+
+    Returns:
+        A :class:`MaskDone` (no edit ids when nothing was big enough).
+
+    Raises:
+        LeafMoved: see above.
+        ValueError: the plan has nothing to compact.
+        OSError: the write failed.
+    """
+    from ..compaction.masking import plan_masking
+    from ..tokens import estimate_tokens
+
+    if plan.preparation is None:
+        raise ValueError(plan.reason or "nothing to compact")
+    edits = plan_masking(plan.preparation, plan.path)
+    before = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
+    if not edits:
+        return MaskDone((), (), before, before, None)
+    if writer.get_leaf_id() != plan.leaf_id:
+        raise LeafMoved(plan.location, plan.leaf_id, writer.get_leaf_id(), by_other_writer=writer is not plan.manager, what="masking")
+    ids = tuple(writer.append_context_edit(e.target_id, e.replacement) for e in edits)
+    writer.save()
+    after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
+    return MaskDone(ids, tuple(edits), before, after, writer)

@@ -33,7 +33,7 @@ from ...manager import SessionManager
 from ...records import UNDEFINED
 from ...storage import ConcurrentAppendError, SessionGoneError
 from ...text import well_formed_deep
-from ...operations import CompactionPlan, LeafMoved, compact_session, plan_compaction, summarize_branch
+from ...operations import STRATEGIES, CompactionPlan, LeafMoved, compact_session, mask_session, plan_compaction, summarize_branch
 from ...tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings, warn_about_small_window
 from .convert import MARK_CUSTOM_TYPE, item_kind, plain_items
@@ -122,6 +122,16 @@ class PiSession(_SessionBase):
         model, provider: recorded on the assistant messages (pi shows them
             as the session's model); default ``"unknown"``, ``"openai-agents"``.
         on_compaction: a first compaction listener (see :meth:`add_compaction_listener`).
+        compaction_strategy: ``"summary"`` (pi's compaction, the default),
+            ``"mask"`` (beyond pi: the old part's bulky tool outputs and
+            arguments are replaced by one-line notes through context edits,
+            every message kept; the event's ``summarizer`` is ``"mask"``,
+            its ``entry_id`` the last edit, its ``summary`` empty) or
+            ``"both"`` (mask, then summarize when pi's trigger still fires,
+            or always without a ``context_window``); with ``"mask"``, when
+            the model refused the context and nothing is left to mask, the
+            session summarizes; the automatic trigger
+            and :meth:`compact` use it (:data:`pi_session.operations.STRATEGIES`).
         session_settings: the SDK's ``SessionSettings`` or a dict of its
             fields (``{"limit": 2}``), coerced as the SDK's own sessions do
             (``SQLiteSession``): kept as a ``SessionSettings`` (default
@@ -155,7 +165,11 @@ class PiSession(_SessionBase):
         on_compaction: CompactionListener | None = None,
         session_settings: SessionSettings | dict[str, Any] | None = None,
         redact_secrets: bool = False,
+        compaction_strategy: str = "summary",
     ) -> None:
+        if compaction_strategy not in STRATEGIES:
+            raise ValueError(f"compaction_strategy must be one of {', '.join(STRATEGIES)}, not {compaction_strategy!r}")
+        self.compaction_strategy = compaction_strategy
         self.session_id, self.redact_secrets = session_id, redact_secrets
         self.session_settings = _coerce_session_settings(session_settings)
         self.pi_session_id = pi_session_id_for(session_id)
@@ -353,6 +367,36 @@ class PiSession(_SessionBase):
         if state is None:
             return None
         plan, tokens_before = state
+        if self.compaction_strategy != "summary":  # mask first (beyond pi)
+            try:
+                masked = await self._call(lambda: mask_session(plan, self.manager))
+            except LeafMoved as exc:
+                self.last_compaction_error = exc
+                log.warning("masking dropped: %s", exc)
+                return None
+            nothing = not masked.edit_ids and reason == "overflow"  # the model refused the context: summarize
+            replan = None
+            if masked.edit_ids and self.compaction_strategy == "both" and await self._call(self._over_budget_sync):
+                replan = await self._call(self._plan_sync)  # summarize what the masked context still holds
+            if not nothing and replan is None and (masked.edit_ids or self.compaction_strategy == "mask"):
+                if not masked.edit_ids:
+                    return None
+                event = CompactionEvent(
+                    entry_id=masked.edit_ids[-1],
+                    reason=reason,
+                    tokens_before=tokens_before,
+                    tokens_after=await self.context_tokens(),
+                    first_kept_entry_id=str(plan.preparation.first_kept_entry_id if plan.preparation else ""),
+                    summary="",
+                    summarizer="mask",
+                )
+                for listener in list(self._listeners):
+                    outcome = listener(event)
+                    if inspect.isawaitable(outcome):
+                        await outcome
+                return event
+            if replan is not None:
+                plan = replan[0]
         try:
             done = await compact_session(
                 self.manager, self.summarizer, plan=plan, custom_instructions=custom_instructions, run_blocking=self._call
@@ -586,6 +630,14 @@ class PiSession(_SessionBase):
             return
         manager.reset_leaf()
         manager.append_custom_entry(MARK_CUSTOM_TYPE, {"op": "clear"})
+
+    def _over_budget_sync(self) -> bool:
+        """pi's trigger on the current context (always True without a
+        context window: a manual compaction summarizes what is left)."""
+        if self.context_window is None:
+            return True
+        tokens = self.manager.estimate_projected_context_tokens()["tokens"]
+        return should_compact(tokens, self.context_window, self.compaction_settings)
 
     def _plan_sync(self) -> tuple[CompactionPlan, int] | None:
         manager = self.manager
