@@ -927,7 +927,7 @@ def test_a_valid_id_too_long_for_a_file_name_maps_to_a_fixed_id(tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# behaving as the SDK's own sessions do (issue 22)
+# behaving as the SDK's own sessions do
 
 
 def _users(n: int) -> list[dict[str, Any]]:
@@ -1014,7 +1014,7 @@ def test_items_holding_lone_surrogates_are_given_to_the_sdk_well_formed(tmp_path
 
 
 def test_a_context_window_too_small_for_the_compaction_settings_warns_once(tmp_path, caplog):
-    """pi's defaults (reserve 16,384, keep 20,000) with a 3,000-token window
+    """Pi's defaults (reserve 16,384, keep 20,000) with a 3,000-token window
     never compact (everything is "recent"): one warning per session object
     says so and names the settings; sane settings, no window or compaction
     disabled: no warning."""

@@ -127,7 +127,7 @@ def test_list_all_uses_every_directory(tmp_path: Path) -> None:
 
 
 def test_listing_writes_nothing_into_the_session_directory(session_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """issue 24 item 3: the listing index lives in $XDG_CACHE_HOME (0600 in
+    """The listing index lives in $XDG_CACHE_HOME (0600 in
     a 0700 directory), never in pi's sessions directories."""
     cache = tmp_path / "cache"
     monkeypatch.setenv("XDG_CACHE_HOME", str(cache))

@@ -302,7 +302,7 @@ def test_navigate_without_summary_moves_the_leaf(tmp_path):
 
 
 def test_navigate_to_where_the_leaf_already_is_writes_nothing(tmp_path):
-    """Issue 27 items 5 and 6 in browse: a second move to the same entry
+    """A second move to the same entry
     only says so, and a branch of only the empty record of a move offers
     no summary."""
     path, ids = make_session(tmp_path)
@@ -374,7 +374,7 @@ def test_clone_writes_a_new_session(tmp_path):
 
 
 def test_clone_before_a_redaction_says_the_text_comes_back(tmp_path):
-    """Issue 27 item 8 in browse: cloning up to a point before the context
+    """Cloning up to a point before the context
     edit that hid a tool result's content warns."""
     path, ids = make_session(tmp_path)
     sm = SessionManager.open(path)
@@ -458,7 +458,7 @@ def test_compact_appends_a_compaction(tmp_path):
 
 
 def test_nothing_to_compact_names_the_estimates_and_the_setting(tmp_path):
-    """Issue 27 item 7 in browse: the refusal names the message estimate,
+    """The refusal names the message estimate,
     the context tokens, the kept-recent budget and where it comes from."""
     path, ids = make_session(tmp_path)
     app = App(path)
@@ -603,7 +603,7 @@ def test_detail_of_deeply_nested_arguments_stays_small():
 
 
 def test_picker_searches_all_text_ids_and_cwds_through_the_index(tmp_path, monkeypatch):
-    """issue 24 item 4: a word that is only in the middle of a session
+    """A word that is only in the middle of a session
     (not its name nor first message) finds it through the search index, and
     opening it puts the cursor on the hit; ids and cwds shown are
     searchable too."""

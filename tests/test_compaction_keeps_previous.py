@@ -221,7 +221,7 @@ def test_only_turn_prefix_carries_the_previous_summary_verbatim():
 def test_only_turn_prefix_writes_one_cumulative_file_list():
     # pi 1.6 carries the previous summary with its <read-files>/<modified-files>
     # blocks and appends the new ones, so the summary holds two of each; we
-    # carry the text without its lists and write one cumulative block (issue 27, item 18)
+    # carry the text without its lists and write one cumulative block
     lists = "\n\n<read-files>\nold/read.py\n</read-files>\n\n<modified-files>\nold/edit.py\n</modified-files>"
     path, ids = _base(PREVIOUS + lists)
     path[-1]["details"] = {"readFiles": ["old/read.py"], "modifiedFiles": ["old/edit.py"]}

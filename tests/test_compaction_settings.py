@@ -73,7 +73,7 @@ def test_env_agent_dir(tmp_path, monkeypatch):
 
 
 def test_each_setting_names_the_file_it_came_from(tmp_path):
-    """``LoadedSettings.source_of`` (issue 27 item 7: ``compact`` names
+    """``LoadedSettings.source_of`` (``compact`` names
     where its kept-recent budget comes from): the project file wins key by
     key, a wrong-typed or null value is the default, and a section that is
     not an object drops the sources of the other file's section."""

@@ -1,4 +1,4 @@
-"""Several processes appending to one session at once (issue 5): every entry
+"""Several processes appending to one session at once: every entry
 present exactly once, every line valid JSON, no interleaved bytes.
 
 No sleeps: a worker process says ``ready`` on its stdout once it has opened

@@ -1,4 +1,4 @@
-"""Creating a session is idempotent under races (issue 22, item 2): writers
+"""Creating a session is idempotent under races: writers
 that start the same new session id at once end with ONE session holding
 every writer's entries; the losers continue the winner's session.
 

@@ -1,5 +1,5 @@
 """The offline summarizer claims nothing that did not happen and does not
-contradict itself (issue 27, item 19), on small cases and on pi's real
+contradict itself, on small cases and on pi's real
 sessions (../shared/fixtures/pi)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pi_session.settings import CompactionSettings
 
 
 def test_a_branch_summary_counts_tool_calls_as_done_work():
-    """pi leaves tool results out of a branch summary's input: four edits
+    """Pi leaves tool results out of a branch summary's input: four edits
     and a test run are Done, not calls waiting for results."""
     msgs = [user("Fix the rounding in the tax module and add tests.")]
     for n, path in enumerate(["src/tax.py", "src/money.py", "tests/test_tax.py", "README.md"]):

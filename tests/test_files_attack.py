@@ -1,4 +1,4 @@
-"""Session files under attack (issue 22), through the real console script:
+"""Session files under attack, through the real console script:
 rewrites by root keep the user's owner, group and mode (item 5)."""
 
 from __future__ import annotations

@@ -259,7 +259,7 @@ def test_goal_is_the_first_request_and_changes_of_direction():
         "- Port the user message selector to the new theme system, following the other selectors",
         "- Now write a section about custom themes in the README, with a short example and the VS Code caveat",
     ]
-    # a rule said of a thing is a preference (issue 27, item 19)
+    # a rule said of a thing is a preference
     assert section(s, "## Constraints & Preferences") == ["- no, the block should stay as is"]
 
 

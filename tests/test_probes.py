@@ -390,7 +390,7 @@ def test_real_sessions_every_probe_answered_within_budget(name):
     path = SessionManager.open(src, read_only=True).get_branch()
     ev = evaluate(path, keep=20000)
     # 8 since "Now let me update ... instead of ...:" (narration before a
-    # tool call) is no longer taken for a decision (issue 27, item 19)
+    # tool call) is no longer taken for a decision
     assert len(ev.results) >= 8
     assert all(r.where == "summary" for r in ev.results if r.probe.kind != "identifier"), [
         r.to_json() for r in ev.results if r.where != "summary"

@@ -111,7 +111,7 @@ def test_skills_match_pi(tree: Path, name: str, monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize("name", RUNTIME_SKILL_SCENARIOS)
 def test_default_order_matches_pi_resource_loader(tree: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     # pi 1.6 lists project skills before user skills at run time, so a project
-    # skill wins a name it shares with a user skill (issue 27, item 15).
+    # skill wins a name it shares with a user skill.
     monkeypatch.setenv("HOME", str(tree / "home"))
     sc = SKILL_SCENARIOS[name]
     result = load_skills(cwd=str(tree / sc["cwd"]), agent_dir=str(tree / sc["agent"]),

@@ -1,4 +1,4 @@
-"""Secrets in sessions (issue 26): ``find_secrets`` / ``pi-session secrets``
+"""Secrets in sessions: ``find_secrets`` / ``pi-session secrets``
 over every field kind, ``scrub --mode rewrite|edit`` on every store, the
 oracle reading the results, and a SIGKILL during the rewrite."""
 

@@ -1,4 +1,4 @@
-"""Secrets on the way out (issue 26): ``export`` refuses a page holding a
+"""Secrets on the way out: ``export`` refuses a page holding a
 detected secret unless ``--redact`` or ``--allow-secrets``; a
 ``SessionManager`` / ``PiSession`` with ``redact_secrets=True`` masks them
 in what is sent to a model, and the session keeps what was written."""

@@ -1,4 +1,4 @@
-"""Skip reasons name what is missing (issue 27, item 14)."""
+"""Skip reasons name what is missing."""
 
 from __future__ import annotations
 

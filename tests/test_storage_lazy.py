@@ -1,4 +1,4 @@
-"""The lazy session index (issue 23) against the full reader: the same
+"""The lazy session index against the full reader: the same
 records, entries, problems, tree, context and accessors, on generated
 sessions (hypothesis; damaged ones included), the shared pi fixtures and
 the msgspec pitfalls the issue names; a file rewritten under a lazily

@@ -1,5 +1,5 @@
 """The reader's memory savings keep values intact, and importing the package
-stays light (both feed the benchmarks of issue 6)."""
+stays light (both feed the benchmarks)."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def test_repeated_strings_are_shared_and_values_unchanged(tmp_path: Path, monkey
 
 
 def test_import_does_not_load_network_or_yaml_modules() -> None:
-    """asyncio, PyYAML and uuid6 (with importlib.metadata) cost ~30 ms and
+    """Asyncio, PyYAML and uuid6 (with importlib.metadata) cost ~30 ms and
     ~6 MB at import; they load when first needed."""
     code = (
         "import sys, pi_session, pi_session.cli.app\n"

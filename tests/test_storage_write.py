@@ -1,4 +1,4 @@
-"""Appends, torn tails, atomic rewrites and permissions (issue 5)."""
+"""Appends, torn tails, atomic rewrites and permissions."""
 
 from __future__ import annotations
 

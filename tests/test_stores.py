@@ -1,4 +1,4 @@
-"""Session stores (issue 14): one suite over every backend (files, SQLite,
+"""Session stores: one suite over every backend (files, SQLite,
 PostgreSQL via the ``postgres_url`` fixture), real databases, real
 processes.
 
@@ -228,7 +228,7 @@ def test_import_is_idempotent_and_reports_conflicts(store, tmp_path):
 
 
 def test_reimport_appends_what_pi_wrote_since(store, tmp_path):
-    """pi goes on writing a session file after it was imported: importing
+    """Pi goes on writing a session file after it was imported: importing
     it again appends the new lines (``updated``), the store's copy equals
     the file byte for byte, and a store copy that was itself continued in
     the meantime is a conflict, never overwritten or interleaved."""
@@ -592,7 +592,7 @@ def test_only_import_creates_a_sqlite_database(cli, tmp_path):
 
 
 def test_browse_refuses_a_database_store_in_one_line(cli, tmp_path):
-    """browse reads files only: with a database store its picker must not
+    """Browse reads files only: with a database store its picker must not
     show the default sessions directory instead, as if the store were empty."""
     url = f"sqlite:///{tmp_path}/s.db"
     open_store(url).close()

@@ -1,4 +1,4 @@
-"""Stores under attack (issue 22): passwords with the characters libpq reads
+"""Stores under attack: passwords with the characters libpq reads
 as part of them never shown (real PostgreSQL, the real console script),
 read-only commands that never write to another program's SQLite database,
 SQLite write failures (a full database) reported as themselves, and a new

@@ -1,4 +1,4 @@
-"""The session handle (issue 21): one contract run against every backend
+"""The session handle: one contract run against every backend
 (memory, files, SQLite, PostgreSQL via ``postgres_url``), write failures
 injected through :class:`pi_session.stores.FailingHandle` (the manager
 takes the entry back out and keeps its leaf), and the planned-leaf guard of

@@ -197,7 +197,7 @@ def test_markdown_and_collapsed_blocks_render(browser, tmp_path):
 
 
 def test_a_long_path_opens_at_its_start_with_start_and_end_controls(browser, tmp_path):
-    """Issue 27 item 10: a 1,002-entry page opened at entry 803 (the first
+    """A 1,002-entry page opened at entry 803 (the first
     of the last 200). It opens at the start of the path, as pi's export
     does; "End" shows the selected entry (the leaf), "Start" the first."""
     session = long_session(tmp_path / "long.jsonl", 1002)
@@ -219,7 +219,7 @@ def test_a_long_path_opens_at_its_start_with_start_and_end_controls(browser, tmp
 
 
 def test_a_deep_link_shows_its_entry_and_scrolls_the_sidebar_to_its_row(browser, tmp_path):
-    """Issue 27 item 10: #eNNN selects entry NNN, scrolls the page to it and
+    """#eNNN selects entry NNN, scrolls the page to it and
     the sidebar to its row (on load and when the address changes)."""
     url = export_page(long_session(tmp_path / "long.jsonl", 1002), tmp_path / "long.html").as_uri()
     w = Watched(browser, url + "#e500", viewport={"width": 1280, "height": 900})
@@ -235,7 +235,7 @@ def test_a_deep_link_shows_its_entry_and_scrolls_the_sidebar_to_its_row(browser,
 
 
 def test_tool_calls_show_each_argument_once_and_edits_as_a_diff(browser, tmp_path):
-    """Issue 27 item 10: the read path and the bash command appeared twice
+    """The read path and the bash command appeared twice
     in their call (heading and arguments); an edit showed oldText/newText."""
     w = Watched(browser, export_page(showcase_session(tmp_path / "s.jsonl"), tmp_path / "s.html").as_uri(), viewport={"width": 1280, "height": 900})
     page = w.page
@@ -311,7 +311,7 @@ def test_without_script_the_leaf_path_is_readable(browser, tmp_path):
 
 
 def test_readme_screenshot(browser, tmp_path):
-    """docs/images/viewer.png comes from here: set PI_SESSION_UPDATE_SCREENSHOTS=1
+    """Docs/images/viewer.png comes from here: set PI_SESSION_UPDATE_SCREENSHOTS=1
     to rewrite it."""
     target = ROOT / "docs" / "images" / "viewer.png"
     out = target if os.environ.get("PI_SESSION_UPDATE_SCREENSHOTS") == "1" else tmp_path / "viewer.png"
