@@ -15,14 +15,23 @@ it, interpreter start-up excluded), with
 :func:`pi_session.importers.import_agent_sessions` (what the CLI runs):
 ``first`` (an empty store: every session converted and created) and
 ``again`` (the same sources again: every session converted and compared,
-nothing written). Stores at their durable defaults. PostgreSQL:
-``PI_SESSION_TEST_POSTGRES``, else the tests' throw-away cluster
-(``tests/postgres_cluster.py``), in a new database.
+nothing written: unchanged sources are passed over after a ``stat``).
+Wall and CPU seconds of the importing process (CPU: user + system, what
+a loaded machine distorts least). Stores at their durable defaults.
+PostgreSQL: ``PI_SESSION_TEST_POSTGRES``, else the tests' throw-away
+cluster (``tests/postgres_cluster.py``), in a new database.
+
+``--baseline SRC`` also runs every measurement with another checkout's
+package (``SRC`` the directory holding ``pi_session``, e.g. ``git archive
+<rev> src | tar -x -C /tmp/base`` then ``/tmp/base/src``), alternating
+with this one on the same corpus, so that before and after come from one
+run on one machine state.
 
 Usage::
 
     python bench/import_bench.py                      # writes bench/results/import.md
     python bench/import_bench.py --sessions 20 --out /tmp/x.md   # smoke run
+    python bench/import_bench.py --baseline /tmp/base/src --backends file
 """
 
 from __future__ import annotations
@@ -44,7 +53,8 @@ import orjson
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-for _p in (ROOT / "src", ROOT / "tests", HERE):
+SRC = Path(os.environ.get("PI_SESSION_BENCH_SRC") or ROOT / "src")
+for _p in (SRC, ROOT / "tests", HERE):
     if str(_p) not in sys.path:
         sys.path.insert(0, str(_p))
 
@@ -154,10 +164,12 @@ def worker(source: str, url: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for label in ("first", "again"):
         t = time.perf_counter()
+        cpu = time.process_time()
         statuses: dict[str, int] = {}
         for r in import_agent_sessions("claude-code", [source], store):
             statuses[r.result.status] = statuses.get(r.result.status, 0) + 1
         out[label] = time.perf_counter() - t
+        out[f"{label}_cpu"] = time.process_time() - cpu
         out[f"{label}_statuses"] = statuses
     store.close()
     return out
@@ -170,6 +182,7 @@ def main() -> None:
     ap.add_argument("--data", default=str(Path(tempfile.gettempdir()) / "pi-session-import-bench"))
     ap.add_argument("--backends", default=",".join(BACKENDS))
     ap.add_argument("--out", default=str(HERE / "results" / "import.md"))
+    ap.add_argument("--baseline", help="another checkout's src directory, measured too (before/after)")
     ap.add_argument("--worker", nargs=2, metavar=("SOURCE", "URL"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -181,38 +194,47 @@ def main() -> None:
     print(f"sources: {args.sessions} sessions, {size / 1e6:.0f} MB ({time.perf_counter() - t:.1f} s to generate)", file=sys.stderr)
     rows = []
     pg = None
+    versions = [("baseline", args.baseline), ("this", str(SRC))] if args.baseline else [("this", str(SRC))]
     for kind in args.backends.split(","):
-        work = Path(tempfile.mkdtemp(prefix=f"import-{kind}-", dir=data))
-        if kind == "file":
-            url = str(work / "sessions")
-        elif kind == "sqlite":
-            url = f"sqlite:///{work / 'sessions.db'}"
-        else:
-            from stores import Postgres  # type: ignore[import-not-found]
+        for version, src in versions:
+            work = Path(tempfile.mkdtemp(prefix=f"import-{kind}-", dir=data))
+            env = {**os.environ, "PI_SESSION_BENCH_SRC": src, "XDG_CACHE_HOME": str(work / "cache")}
+            if kind == "file":
+                url = str(work / "sessions")
+            elif kind == "sqlite":
+                url = f"sqlite:///{work / 'sessions.db'}"
+            else:
+                from stores import Postgres  # type: ignore[import-not-found]
 
-            pg = Postgres()
-            url = pg.url
-        proc = subprocess.run([sys.executable, __file__, "--worker", str(source), url], capture_output=True, text=True, cwd=ROOT, timeout=7200)
-        if proc.returncode != 0:
-            raise SystemExit(f"{kind} failed:\n{proc.stderr[-3000:]}")
-        result = json.loads(proc.stdout.strip().splitlines()[-1])
-        rows.append((kind, result))
-        print(kind, result, file=sys.stderr)
-    if pg is not None:
-        pg.close()
+                pg = Postgres()
+                url = pg.url
+            proc = subprocess.run([sys.executable, __file__, "--worker", str(source), url], capture_output=True, text=True, cwd=ROOT, env=env, timeout=7200)
+            if pg is not None:
+                pg.close()
+                pg = None
+            if proc.returncode != 0:
+                raise SystemExit(f"{kind} failed:\n{proc.stderr[-3000:]}")
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            rows.append((kind, version, result))
+            print(kind, version, result, file=sys.stderr)
     lines = [
         f"# import --from claude-code: {args.sessions:,} sessions, {size / 1e6:.0f} MB",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}. "
-        "`first`: into an empty store; `again`: the same sources again (all unchanged).",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, "
+        f"load average {os.getloadavg()[0]:.1f} at the end. "
+        "`first`: into an empty store; `again`: the same sources again (all unchanged). "
+        "Wall seconds, CPU seconds of the importing process in brackets; MB/s of wall time (of CPU time).",
         "",
-        "| store | first import | MB/s | again (nothing new) |",
-        "|---|---:|---:|---:|",
+        "| store | version | first import | MB/s | again (nothing new) |",
+        "|---|---|---:|---:|---:|",
     ]
-    for kind, r in rows:
-        lines.append(f"| {LABELS[kind]} | {r['first']:.1f} s | {size / 1e6 / r['first']:.1f} | {r['again']:.1f} s |")
+    for kind, version, r in rows:
+        mb = size / 1e6
+        lines.append(
+            f"| {LABELS[kind]} | {version} | {r['first']:.1f} s ({r['first_cpu']:.1f}) | {mb / r['first']:.1f} ({mb / r['first_cpu']:.1f}) | {r['again']:.2f} s ({r['again_cpu']:.2f}) |"
+        )
     lines.append("")
-    lines.append("Statuses: " + "; ".join(f"{LABELS[k]}: first {r['first_statuses']}, again {r['again_statuses']}" for k, r in rows))
+    lines.append("Statuses: " + "; ".join(f"{LABELS[k]} ({v}): first {r['first_statuses']}, again {r['again_statuses']}" for k, v, r in rows))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -584,10 +584,10 @@ def test_a_damaged_import_state_is_ignored_and_replaced(tmp_path):
     basic(tmp_path)
     _first, target = run_import(tmp_path)
     path = state_path("claude-code", target.url)
-    for garbage in (b"\x00garbage", b"[]", b'{"version":1,"files":{"x":[1,2]}}', b'{"version":1,"files":{"x":[[1,2,3],[{"status":1}],[]]}}'):
+    for garbage in (b"\x00garbage", b"[]", b'{"version":2,"files":{"x":[1,2]}}', b'{"version":2,"files":{"x":[[1,2,3,4],[{"status":1}],[]]}}'):
         path.write_bytes(garbage)
         assert [r.result.status for r in run_import(tmp_path)[0]] == ["unchanged"]
-        assert json.loads(path.read_bytes())["version"] == 1
+        assert json.loads(path.read_bytes())["version"] == 2
 
 
 def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):

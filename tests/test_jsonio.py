@@ -143,3 +143,15 @@ def test_fast_encoding_equals_the_javascript_encoder(value):
 
     assert dumps_line(value) == (js_stringify_by_rules(value, exact_ints=True) + "\n").encode("utf-8")
     assert js_stringify(value) == js_stringify_by_rules(value)
+
+
+@given(st.one_of(st.dictionaries(_js_keys, _js_values, max_size=6), st.lists(_js_values, max_size=6), _js_values), st.sampled_from(["x", "1.0, ", '"1":']))
+def test_fast_encoding_of_long_records_equals_the_javascript_encoder(value, filler):
+    """The same for records whose text is long (a tool output): those are
+    walked before their text is scanned, with the same answer; number-like
+    and key-like text in the long string included."""
+    from pi_session.jsonio import js_stringify_by_rules
+
+    record = {"output": filler * 3000, "value": value, "list": [value, filler * 10]}
+    assert dumps_line(record) == (js_stringify_by_rules(record, exact_ints=True) + "\n").encode("utf-8")
+    assert js_stringify(record) == js_stringify_by_rules(record)

@@ -220,7 +220,16 @@ def _orjson_as_js(value: Any, *, exact_ints: bool, option: int = 0) -> bytes | N
         out = orjson.dumps(value, option=option)
     except (TypeError, orjson.JSONEncodeError):
         return None
+    if len(out) > _WALK_FIRST_BYTES:  # mostly long strings: fewer values to walk than bytes to scan
+        return out if not _needs_js_encoder(value, exact_ints) or _scan_is_js(out, exact_ints) else None
     return out if _scan_is_js(out, exact_ints) or not _needs_js_encoder(value, exact_ints) else None
+
+
+_WALK_FIRST_BYTES = 2048
+"""Above this many bytes of orjson's text, :func:`_orjson_as_js` walks the
+value first and scans the text only when the walk finds something (the
+same answer either way; the scan runs at about 10 MB/s, the walk costs a
+few hundred nanoseconds per value)."""
 
 
 def _scan_is_js(out: bytes, exact_ints: bool) -> bool:

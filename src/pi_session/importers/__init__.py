@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .common import CONVERSION_ERRORS, AgentImportResult, ConvertedSession, DamagedLine, RecordError, pi_session_id, write_session
+from ..storage import Durability
 from .state import ImportState, SourceSeen, counts_json, stat_key, state_path
 
 if TYPE_CHECKING:
@@ -88,6 +89,8 @@ def import_agent_sessions(
     or is not a regular file (a FIFO, a device) is a ``failed`` result,
     without a byte read; it is read a chunk at a time, a line at most
     :data:`~.common.MAX_LINE_BYTES` long. The sources are never changed.
+    Into a file store, new sessions are written without a sync each and
+    synced together (every 256, and before this returns or is closed).
 
     Args:
         source_format: ``claude-code`` or ``codex``.
@@ -102,11 +105,14 @@ def import_agent_sessions(
             everything there is.
         recheck: convert every source file again. By default a file
             unchanged since it was last imported into this store (same
-            size, modification time and inode: :mod:`.state`, a cache in
-            pi-session's cache directory) whose pi sessions are all still
-            in the store is passed over: its results are those of the last
+            device, inode, size and modification time: :mod:`.state`, a
+            cache in pi-session's cache directory) whose pi sessions the
+            store still holds as that import left them (their
+            :meth:`~pi_session.stores.SessionStore.session_marks`, read for
+            all of them in one pass before the first file) is passed over
+            without being opened: its results are those of the last
             import, as ``unchanged`` (same entries by kind, same damaged
-            lines), without reading it.
+            lines).
 
     Yields:
         One :class:`AgentImportResult` per pi session.
@@ -120,6 +126,9 @@ def import_agent_sessions(
     module = _module(source_format)
     files = source_files(source_format, paths)
     state = ImportState(state_path(source_format, store.url))
+    marks = store.session_marks(state.session_ids()) if state.files and not recheck else {}
+    durability = Durability.NONE if store.holds_files else Durability.ENTRY
+    unsynced: list[str] = []
     try:
         for n, file in enumerate(files):
             if on_file is not None:
@@ -128,7 +137,7 @@ def import_agent_sessions(
             try:
                 st = os.stat(file.path)
                 seen = None if recheck else state.unchanged(source, st)
-                if seen is not None and all(store.exists(r["session_id"]) for r in seen.results if r["status"] != "skipped"):
+                if seen is not None and _as_left(seen, marks):
                     yield from _replay(seen)
                     continue
                 settle = settle_seconds > 0 and time.time() - st.st_mtime < settle_seconds
@@ -146,32 +155,65 @@ def import_agent_sessions(
                 if not session.entries and i > 0:
                     continue
                 try:
-                    written = write_session(store, session)
+                    written = write_session(store, session, durability)
+                    if written.status == "imported" and durability is Durability.NONE and written.session_id is not None:
+                        unsynced.append(written.session_id)
                 except CONVERSION_ERRORS as exc:  # a value no store can hold (e.g. a working directory that is no path)
                     written = ImportResult(source, "failed", session.session_id, message=f"{file.path}: session {session.session_id} cannot be stored: {type(exc).__name__}: {exc}")
                 item = AgentImportResult(written, session.counts, damaged if i == 0 else [], session.held_back)
                 items.append(item)
                 yield item
-            state.record(source, _seen(st, items, damaged))
+            state.record(source, _seen(st, items, damaged, store))
+            if len(unsynced) >= _SYNC_BATCH:
+                store.sync_sessions(unsynced)
+                unsynced.clear()
     finally:
-        state.save()
+        try:
+            store.sync_sessions(unsynced)
+        finally:
+            state.save()
     if on_file is not None:
         on_file(len(files), len(files), "")
 
 
+_SYNC_BATCH = 256
+"""How many sessions a file store's import creates unsynced before it
+syncs them all at once (:meth:`~pi_session.stores.SessionStore.sync_sessions`;
+a sync each cost more than converting a session)."""
+
 _SETTLED = ("imported", "updated", "unchanged", "skipped")
 
 
-def _seen(st: os.stat_result, items: list[AgentImportResult], damaged: list[DamagedLine]) -> SourceSeen | None:
+def _as_left(seen: SourceSeen, marks: dict[str, tuple[int, ...]]) -> bool:
+    """Whether the store holds every pi session of ``seen`` with the mark
+    it had right after that import (none deleted, appended to or
+    rewritten since)."""
+    for r in seen.results:
+        if r["status"] == "skipped":
+            continue
+        mark = r.get("mark")
+        if mark is None or marks.get(r["session_id"]) != tuple(mark):
+            return False
+    return True
+
+
+def _seen(st: os.stat_result, items: list[AgentImportResult], damaged: list[DamagedLine], store: SessionStore) -> SourceSeen | None:
     """What the import state keeps of one source file's import, or None
     when the next import must convert it again (a conflict, a failure, a
-    response held back)."""
+    response held back, a session the store cannot mark)."""
     if any(i.result.status not in _SETTLED or i.held_back for i in items):
         return None
-    results = [
-        {"source": i.result.source, "status": i.result.status, "session_id": i.result.session_id, "message": i.result.message, "counts": counts_json(i.counts)}
-        for i in items
-    ]
+    stored = [i.result.session_id for i in items if i.result.status != "skipped" and i.result.session_id is not None]
+    marks = store.session_marks(stored) if stored else {}
+    if any(sid not in marks for sid in stored):
+        return None
+    results = []
+    for i in items:
+        r = i.result
+        item: dict[str, Any] = {"source": r.source, "status": r.status, "session_id": r.session_id, "message": r.message, "counts": counts_json(i.counts)}
+        if r.status != "skipped" and r.session_id is not None:
+            item["mark"] = list(marks[r.session_id])
+        results.append(item)
     return SourceSeen(stat_key(st), results, [(d.path, d.line, d.reason) for d in damaged])
 
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PiSessionError
 from ..jsonio import dumps_line, loads
 from ..records import make_header
+from ..storage import Durability
 from ..timestamps import iso_to_ms
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ __all__ = [
 
 NAMESPACE = uuid.UUID("6f1d2c3a-5b7e-4f8a-9c0d-1e2f3a4b5c6d")
 """The UUID namespace every imported id is derived from (uuid5)."""
+
+_NAMESPACE_BYTES = NAMESPACE.bytes
 
 EPOCH_ISO = "1970-01-01T00:00:00.000Z"
 """The timestamp of a record that has none (never the current time: a
@@ -313,7 +316,9 @@ class SessionBuilder:
         base = f"{self.session_id}:{key}"
         n = 0
         while True:
-            candidate = stable_uuid(base if n == 0 else f"{base}#{n}").hex[:8]
+            name = base if n == 0 else f"{base}#{n}"
+            # the first 8 hex digits of stable_uuid(name): the digest's first 4 bytes (the version and variant bits come later)
+            candidate = hashlib.sha1(_NAMESPACE_BYTES + name.encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()[:8]
             if candidate not in self._ids:
                 self._ids.add(candidate)
                 return candidate
@@ -448,7 +453,7 @@ class AgentImportResult:
     held_back: int = 0
 
 
-def write_session(store: SessionStore, session: ConvertedSession) -> ImportResult:
+def write_session(store: SessionStore, session: ConvertedSession, durability: Durability = Durability.ENTRY) -> ImportResult:
     """Write a converted session into ``store`` idempotently and
     incrementally (:func:`pi_session.stores.transfer.store_lines`): new
     sessions are created; a session imported before gets only the lines
@@ -456,6 +461,8 @@ def write_session(store: SessionStore, session: ConvertedSession) -> ImportResul
     do not continue (the source was rewritten) is a ``conflict``, left
     alone. ``parentSession`` is the parent's locator in ``store`` when the
     store holds the parent. A session with no message is ``skipped``.
+    ``durability``: how a new session is created (``NONE``: unsynced, for
+    a caller that syncs many at once, :meth:`SessionStore.sync_sessions`).
 
     Raises:
         pi_session.stores.StoreError: the store cannot be written.
@@ -469,7 +476,7 @@ def write_session(store: SessionStore, session: ConvertedSession) -> ImportResul
         return result
     parent = session.parent_id
     locator = store.locator(parent) if parent is not None and store.exists(parent) else None
-    store_lines(store, session.lines(locator), None, result)
+    store_lines(store, session.lines(locator), None, result, durability)
     return result
 
 

@@ -1,9 +1,9 @@
 """What the last import of another agent's sessions into a store found in
 each source file (**beyond pi**): a cache that lets
 :func:`pi_session.importers.import_agent_sessions` pass over a source file
-unchanged since (same size, modification time and inode, as the listing
-cache compares files) instead of converting it and comparing every line
-with the store again.
+unchanged since (same device, inode, size and modification time) whose
+pi sessions the store still holds as that import left them, without
+opening it: no conversion, no comparing every line with the store again.
 
 One JSON file per source format and store, in pi-session's cache directory
 (:func:`pi_session.paths.cache_dir`): ``imports/<32 hex>.v1.json`` (the
@@ -11,7 +11,11 @@ format version in the name; mode 0600 in a 0700 directory: it holds
 session names and source paths). It is never the truth: a missing,
 damaged or foreign file is ignored (and replaced by the next import); a
 source file is passed over only when every pi session it gave is still in
-the store; ``import --recheck`` converts everything again. It is a cache
+the store with the mark it had after that import
+(:meth:`pi_session.stores.SessionStore.session_marks`: a file's device,
+inode, size and mtime; a database row's size, line count and write time),
+so a session deleted, appended to, rewritten or scrubbed since is imported
+again the full way; ``import --recheck`` converts everything again. It is a cache
 as :mod:`pi_session.cache` rules them: never read through a symbolic
 link, from a FIFO or from another user's file, and not used at all in a
 cache directory another user could change (one warning; every source file
@@ -35,7 +39,7 @@ from ..paths import cache_dir
 
 __all__ = ["ImportState", "SourceSeen", "counts_json", "stat_key", "state_path"]
 
-_VERSION = 1
+_VERSION = 2
 _LIMIT = 256 << 20
 """The largest import state read (bytes); a larger one is rebuilt."""
 
@@ -50,12 +54,14 @@ def state_path(source_format: str, store_url: str) -> Path:
 @dataclass
 class SourceSeen:
     """What one source file gave when last imported: its ``stat``
-    (``size``, ``mtime_ns``, ``ino``), one item per pi session result
-    (``source``, ``status``, ``session_id``, ``message``, ``counts``: the
-    entries by kind) and its damaged lines (``path``, ``line``,
-    ``reason``)."""
+    (:func:`stat_key`), one item per pi session result (``source``,
+    ``status``, ``session_id``, ``message``, ``counts``: the entries by
+    kind; ``mark``: the stored session's
+    :meth:`~pi_session.stores.SessionStore.session_marks` mark right after,
+    a list of integers, absent for ``skipped``) and its damaged lines
+    (``path``, ``line``, ``reason``)."""
 
-    stat: tuple[int, int, int]
+    stat: tuple[int, int, int, int]
     results: list[dict[str, Any]] = field(default_factory=list)
     damaged: list[tuple[str, int, str]] = field(default_factory=list)
 
@@ -67,21 +73,24 @@ class SourceSeen:
         """The item read back, or None when it is not one this version wrote."""
         try:
             stat, results, damaged = value
-            size, mtime_ns, ino = stat
-            if not all(type(x) is int for x in (size, mtime_ns, ino)):
+            dev, ino, size, mtime_ns = stat
+            if not all(type(x) is int for x in (dev, ino, size, mtime_ns)):
                 return None
             good = [r for r in results if isinstance(r, dict) and isinstance(r.get("status"), str) and isinstance(r.get("source"), str)]
             if len(good) != len(results) or not all(isinstance(r.get("counts", {}), dict) for r in good):
                 return None
+            if not all(r.get("mark") is None or isinstance(r["mark"], list) and all(type(x) is int for x in r["mark"]) for r in good):
+                return None
             lines = [(str(p), int(n), str(why)) for p, n, why in damaged]
         except (TypeError, ValueError):
             return None
-        return cls((size, mtime_ns, ino), good, lines)
+        return cls((dev, ino, size, mtime_ns), good, lines)
 
 
-def stat_key(st: os.stat_result) -> tuple[int, int, int]:
-    """The ``(size, mtime_ns, ino)`` a source file is compared by."""
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
+def stat_key(st: os.stat_result) -> tuple[int, int, int, int]:
+    """The ``(st_dev, st_ino, st_size, st_mtime_ns)`` a source file is
+    compared by."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 class ImportState:
@@ -110,6 +119,10 @@ class ImportState:
                     seen = SourceSeen.from_json(item)
                     if isinstance(name, str) and seen is not None:
                         self.files[name] = seen
+
+    def session_ids(self) -> set[str]:
+        """The pi session ids the remembered source files gave."""
+        return {r["session_id"] for seen in self.files.values() for r in seen.results if isinstance(r.get("session_id"), str)}
 
     def unchanged(self, source: str, st: os.stat_result) -> SourceSeen | None:
         """What ``source`` gave last time, when its ``stat`` is the same."""

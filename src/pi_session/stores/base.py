@@ -36,7 +36,7 @@ import builtins
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -304,6 +304,26 @@ class SessionStore(ABC):
     def locator(self, session_id: str) -> str:
         """How messages and listings name a session: the file path for a
         FileStore, ``<masked url>#<id>`` for a database."""
+
+    def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
+        """A mark of each stored session's state that any write changes
+        (an append, a rewrite such as ``scrub``, a delete and create
+        again), for callers that keep what they last wrote (the import
+        state of :mod:`pi_session.importers.state`): ``{id: mark}`` for the
+        ids the store holds; an id it lacks is absent. A store that cannot
+        tell cheaply returns an empty dict (every session looks changed).
+        """
+        return {}
+
+    def sync_sessions(self, session_ids: Iterable[str]) -> None:
+        """Make sessions written with ``Durability.NONE`` durable now, all
+        at once (a bulk import writes many sessions without a sync each,
+        then calls this). A database store commits durably anyway: nothing
+        to do.
+
+        Raises:
+            OSError: a file cannot be synced.
+        """
 
     def file_name(self, session_id: str) -> str | None:
         """The file name the session had when it was imported (or has, in a

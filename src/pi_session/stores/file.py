@@ -15,8 +15,9 @@ import errno
 import os
 import re
 import stat
+import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -322,6 +323,56 @@ class FileStore(SessionStore):
         except SessionNotFoundError:
             return False
         return True
+
+    def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
+        """See :meth:`SessionStore.session_marks`: ``(st_dev, st_ino,
+        st_size, st_mtime_ns)`` of each session's file (an append changes
+        size and mtime, an atomic rewrite the inode), found in one pass over
+        the directory memo (a ``stat`` per project directory) plus a
+        ``stat`` per session."""
+        wanted = set(session_ids)
+        marks: dict[str, tuple[int, ...]] = {}
+        for _sub, ids in self._dir_ids():
+            for session_id in wanted.intersection(ids):
+                if session_id in marks:
+                    continue
+                try:
+                    st = os.stat(ids[session_id])
+                except OSError:
+                    continue
+                if stat.S_ISREG(st.st_mode):
+                    marks[session_id] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+        return marks
+
+    def sync_sessions(self, session_ids: Iterable[str]) -> None:
+        """See :meth:`SessionStore.sync_sessions`. On Linux one ``sync(2)``
+        (it returns once everything written is on disk: one journal commit
+        instead of one per file, several times faster for hundreds of new
+        files); elsewhere an ``fsync`` of each session's file, then of
+        their directories and of the root (new names in them), found in
+        one pass over the directory memo.
+
+        Raises:
+            OSError: a file cannot be opened or synced.
+        """
+        wanted = set(session_ids)
+        if not wanted:
+            return
+        if sys.platform.startswith("linux"):
+            os.sync()
+            return
+        dirs: set[Path] = set()
+        for sub, ids in self._dir_ids():
+            for session_id in wanted.intersection(ids):
+                fd = os.open(ids[session_id], os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                dirs.add(sub)
+        for directory in sorted(dirs):
+            fsync_dir(directory)
+        fsync_dir(self.root)
 
     def read_lines(self, session_id: str) -> Iterator[bytes]:
         path = self.path_of(session_id)

@@ -61,7 +61,7 @@ import builtins
 import re
 import time
 from abc import abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
@@ -317,6 +317,20 @@ class SQLStore(SessionStore):
     def exists(self, session_id: str) -> bool:
         with self._transaction(write=False) as cur:
             return self._exec(cur, "SELECT 1 FROM pi_sessions WHERE id = ?", (session_id,)).fetchone() is not None
+
+    def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
+        """See :meth:`SessionStore.session_marks`: ``(size_bytes,
+        record_count, written_ms)`` of each session row (every append and
+        rewrite sets ``written_ms``), in one query per 500 ids."""
+        ids = list(dict.fromkeys(session_ids))
+        marks: dict[str, tuple[int, ...]] = {}
+        with self._transaction(write=False) as cur:
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                query = f"SELECT id, size_bytes, record_count, written_ms FROM pi_sessions WHERE id IN ({', '.join('?' * len(chunk))})"
+                for row in self._exec(cur, query, chunk).fetchall():
+                    marks[str(row[0])] = (int(row[1]), int(row[2]), int(row[3]))
+        return marks
 
     def read_lines(self, session_id: str) -> Iterator[bytes]:
         """See :meth:`SessionStore.read_lines` (one query: a consistent

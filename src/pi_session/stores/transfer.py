@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from ..storage import LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
+from ..storage import Durability, LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
 from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
 from .scrubbed import continue_after_edits, same_entry, scrub_edit
@@ -101,7 +101,7 @@ def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResu
     return result
 
 
-def store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult) -> None:
+def store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, result: ImportResult, durability: Durability = Durability.ENTRY) -> None:
     """Write one session's ``lines`` into ``store`` the idempotent,
     race-safe way :func:`import_file` does: create the session through its
     new handle unless the store has it; else compare by entries and append
@@ -109,6 +109,8 @@ def store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, 
     (``unchanged``, ``conflict``). ``result`` (its ``session_id`` set) is
     updated in place: ``status``, ``appended``, ``message``. Used by the
     importers of other agents' sessions too (:mod:`pi_session.importers`).
+    ``durability``: how a new session is created (``NONE``: no sync; the
+    caller syncs many at once with :meth:`SessionStore.sync_sessions`).
 
     Raises:
         StoreError: the store cannot be written, or the first line is not a
@@ -123,7 +125,7 @@ def store_lines(store: SessionStore, lines: list[bytes], file_name: str | None, 
         if header is None:
             raise StoreError(f"{store.url}: cannot create a session: the first record is not a session header with a string id")
         try:
-            store.new_handle(header, file_name=file_name).create(lines)
+            store.new_handle(header, file_name=file_name).create(lines, durability=durability)
             created = True
         except FileExistsError as exc:  # another importer was first, or a file name is taken (SessionExistsError)
             if not store.exists(session_id):
