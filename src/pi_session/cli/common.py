@@ -49,7 +49,20 @@ def _width_for(stream: Any) -> int | None:
     return NO_WIDTH
 
 
-console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
+class PipeConsole(Console):
+    """A rich console whose closed pipe (``pi-session tree F | head -1``)
+    is a ``BrokenPipeError`` like any other write's, not rich's own
+    ``SystemExit(1)``: the command line's entry point ends every closed
+    pipe the same way (quietly, exit status 0)."""
+
+    def on_broken_pipe(self) -> None:
+        import errno
+
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+console = PipeConsole(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
 
 

