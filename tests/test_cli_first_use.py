@@ -7,6 +7,7 @@ script (and tmux for the terminal)."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -37,3 +38,27 @@ def test_a_reader_that_stops_early_is_not_a_failure(tmp_path, command):
     err = proc.stderr.read()
     assert proc.wait(timeout=300) == 0, err
     assert first and err == b""
+
+
+HEADER = '{"type":"session","version":3,"id":"0c0ffee0-0000-4000-8000-000000000001","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/proj"}\n'
+
+
+@pytest.mark.parametrize("body", ["", "{broken\n"], ids=["header-only", "damaged-lines"])
+def test_tree_of_a_session_without_entries_says_so(cli, tmp_path, body):
+    """A session with a header and nothing else (or only damaged lines,
+    each reported on stderr) prints a line saying it has no entries, on a
+    file and on a SQLite store; --json stays valid JSON with no entries."""
+    path = tmp_path / "empty.jsonl"
+    path.write_text(HEADER + body)
+    shown = cli("tree", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == "session 0c0ffee0-0000-4000-8000-000000000001 has no entries"
+    assert (":2:" in shown.stderr) == bool(body)
+    as_json = cli("tree", "--json", str(path))
+    assert as_json.returncode == 0 and json.loads(as_json.stdout) == {"leafId": None, "entries": []}
+    store = f"sqlite:///{tmp_path / 'x.db'}"
+    imported = cli("--store", store, "import", str(path))
+    assert imported.returncode == 0, imported.stderr
+    in_store = cli("--store", store, "tree", "0c0ffee0")
+    assert in_store.returncode == 0, in_store.stderr
+    assert in_store.stdout.strip() == "session 0c0ffee0-0000-4000-8000-000000000001 has no entries"
