@@ -62,3 +62,21 @@ def test_tree_of_a_session_without_entries_says_so(cli, tmp_path, body):
     in_store = cli("--store", store, "tree", "0c0ffee0")
     assert in_store.returncode == 0, in_store.stderr
     assert in_store.stdout.strip() == "session 0c0ffee0-0000-4000-8000-000000000001 has no entries"
+
+
+@pytest.mark.parametrize("where", ["global", "option"])
+def test_import_into_a_sqlite_store_in_a_missing_directory_is_an_error(cli, tmp_path, where):
+    """A typo in a store URL's directory is one line naming the directory,
+    exit 1, and nothing created; the database file itself is created by
+    ``import`` when its directory exists."""
+    session = tmp_path / "s.jsonl"
+    session.write_text(HEADER)
+    url = f"sqlite:///{tmp_path / 'nonexistent' / 'x.db'}"
+    args = ["--store", url, "import", str(session)] if where == "global" else ["import", str(session), "--store", url]
+    res = cli(*args)
+    assert res.returncode == 1 and res.stdout == ""
+    assert res.stderr == f"pi-session: {url}: no such directory ({tmp_path / 'nonexistent'}); import creates the database file, not its directory\n"
+    assert not (tmp_path / "nonexistent").exists()
+    made = cli("import", str(session), "--store", f"sqlite:///{tmp_path / 'x.db'}")
+    assert made.returncode == 0 and (tmp_path / "x.db").is_file(), made.stderr
+
