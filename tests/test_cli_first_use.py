@@ -80,3 +80,52 @@ def test_import_into_a_sqlite_store_in_a_missing_directory_is_an_error(cli, tmp_
     made = cli("import", str(session), "--store", f"sqlite:///{tmp_path / 'x.db'}")
     assert made.returncode == 0 and (tmp_path / "x.db").is_file(), made.stderr
 
+
+def _session_with_a_secret(tmp_path: Path) -> Path:
+    """A session whose one message holds an AWS key: an export without
+    --redact or --allow-secrets is refused by the secret scan."""
+    path = tmp_path / "secret.jsonl"
+    message = {"type": "message", "id": "a1b2c3d4", "parentId": None, "timestamp": "2025-01-01T00:00:01.000Z",
+               "message": {"role": "user", "content": "AWS_ACCESS_KEY_ID=AKIA" + "Z7QW3RT5YU8IO2PL", "timestamp": 1}}
+    path.write_text(HEADER + json.dumps(message) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["md", "jsonl"])
+def test_export_checks_its_target_before_the_secret_scan(cli, tmp_path, fmt):
+    """A target that would be refused (a .jsonl file, an existing file
+    without --force) is the error, not the secrets the scan found: the
+    target is checked first, so a refusal never waits for a long scan."""
+    session = _session_with_a_secret(tmp_path)
+    scanned = cli("export", str(session), "-f", fmt, "-o", str(tmp_path / "new.out"))
+    assert scanned.returncode == 1 and "the export would hold 1 secret" in scanned.stderr  # the scan runs
+    (tmp_path / "d4.jsonl").write_text("")
+    as_session = cli("export", str(session), "-f", fmt, "-o", str(tmp_path / "d4.jsonl"))
+    assert as_session.returncode == 1
+    assert as_session.stderr == f"pi-session: {tmp_path / 'd4.jsonl'}: refusing to overwrite it: a .jsonl file may be a session\n"
+    (tmp_path / "old.md").write_text("mine")
+    existing = cli("export", str(session), "-f", fmt, "-o", str(tmp_path / "old.md"))
+    assert existing.returncode == 1 and "already exists (use --force" in existing.stderr and "secret" not in existing.stderr
+    assert (tmp_path / "old.md").read_text() == "mine"
+
+
+@pytest.mark.parametrize("fmt", ["md", "html", "jsonl"])
+def test_export_writes_to_a_device_or_a_fifo(cli, tmp_path, fmt):
+    """``-o /dev/null``, ``-o /dev/stdout`` (a pipe here) and a named pipe
+    are written to as they are, without --force: nothing is overwritten."""
+    session = tmp_path / "s.jsonl"
+    session.write_text(HEADER)
+    to_null = cli("export", str(session), "-f", fmt, "-o", "/dev/null")
+    assert to_null.returncode == 0, to_null.stderr
+    assert to_null.stderr == "exported " + (f"{len(HEADER)} bytes" if fmt == "jsonl" else "0 entries") + " to /dev/null\n"
+    to_stdout = cli("export", str(session), "-f", fmt, "-o", "/dev/stdout")
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert to_stdout.stdout == (HEADER if fmt == "jsonl" else cli("export", str(session), "-f", fmt, "-o", "-").stdout)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    to_fifo = cli("export", str(session), "-f", fmt, "-o", str(fifo))
+    got, _ = reader.communicate(timeout=60)
+    assert to_fifo.returncode == 0, to_fifo.stderr
+    assert got.decode() == to_stdout.stdout and fifo.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("s.jsonl", "fifo")]  # no temp file left beside it
