@@ -129,3 +129,60 @@ def test_export_writes_to_a_device_or_a_fifo(cli, tmp_path, fmt):
     assert to_fifo.returncode == 0, to_fifo.stderr
     assert got.decode() == to_stdout.stdout and fifo.exists()
     assert not [p for p in tmp_path.iterdir() if p.name not in ("s.jsonl", "fifo")]  # no temp file left beside it
+
+
+LONG_CWD = "/home/someone/projects/a-rather-long-project-directory-name/with/sub/dirs"
+KOREAN = "할 일 목록을 정리하고 " * 6
+ENGLISH = "before the match there is a fair amount of text that " * 2
+
+
+def _search_home(tmp_path: Path) -> Path:
+    """An agent directory with one session in a long-named project whose
+    two user messages hold ``todo`` in a long English and a long Korean
+    text (snippets far wider than 80 columns)."""
+    agent = tmp_path / "agent"
+    directory = agent / "sessions" / ("-" + LONG_CWD.strip("/").replace("/", "-") + "--")
+    directory.mkdir(parents=True)
+    header = {"type": "session", "version": 3, "id": "5e55e55e-0000-4000-8000-000000000001",
+              "timestamp": "2026-04-01T10:00:00.000Z", "cwd": LONG_CWD}
+    records = [header]
+    parent = None
+    for n, text in enumerate([ENGLISH + "todo: fix the parser so that it " + ENGLISH, KOREAN + "todo " + KOREAN], 1):
+        records.append({"type": "message", "id": f"u{n}", "parentId": parent, "timestamp": f"2026-04-01T10:00:0{n}.000Z",
+                        "message": {"role": "user", "content": text, "timestamp": 1775037600000 + n * 1000}})
+        parent = f"u{n}"
+    records.append({"type": "session_info", "id": "i1", "parentId": parent, "timestamp": "2026-04-01T10:00:09.000Z",
+                    "name": "A session name long enough to push the header of every hit past eighty columns"})
+    (directory / "2026-04-01T10-00-00-000Z_5e55e55e-0000-4000-8000-000000000001.jsonl").write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    return agent
+
+
+@pytest.mark.skipif(__import__("shutil").which("tmux") is None, reason="tmux is not installed (.ci/run installs it)")
+def test_search_lines_fit_an_80_column_terminal(tmp_path):
+    """In an 80-column terminal each hit's header and snippet line is one
+    screen line at most 80 cells wide (cut with …, the match in view, no
+    Korean syllable split); piped, the lines are whole."""
+    import shlex
+
+    from rich.cells import cell_len
+    from test_cli_ls_widths import screen_in_tmux
+
+    agent = _search_home(tmp_path)
+    env = {**_env(tmp_path), "PI_CODING_AGENT_DIR": str(agent)}
+    env.pop("COLUMNS")
+    piped = subprocess.run([str(EXE), "search", "todo", "--limit", "3"], capture_output=True, text=True, env=env, timeout=300)
+    assert piped.returncode == 0, piped.stderr
+    whole = piped.stdout.splitlines()
+    assert len(whole) == 6 and all(line.endswith(LONG_CWD) for line in whole[::3])  # headers whole
+    command = f"env -u COLUMNS PI_CODING_AGENT_DIR={shlex.quote(str(agent))} {shlex.quote(str(EXE))} search todo --limit 3"
+    [screen] = screen_in_tmux(tmp_path, 80, [command])
+    lines = [line for line in screen if line.strip()]
+    assert len(lines) == 6, screen  # 2 hits x (header, snippet, open command): no line folded
+    for n in (0, 3):
+        header, snippet = lines[n], lines[n + 1]
+        assert cell_len(header) <= 80 and header.endswith("…") and header.lstrip().startswith(f"{n // 3 + 1}.")
+        assert cell_len(snippet) <= 80 and "todo" in snippet and snippet.rstrip().endswith("…")
+    [korean_line] = [line for line in (lines[1], lines[4]) if "목록" in line]
+    korean = korean_line.strip().strip("…").replace("todo", " ")
+    assert set(korean) <= set(KOREAN), korean  # whole syllables only
