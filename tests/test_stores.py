@@ -577,7 +577,8 @@ def test_a_file_path_with_a_database_store_says_why_it_is_not_opened(cli, tmp_pa
 def test_only_import_creates_a_sqlite_database(cli, tmp_path):
     """A mistyped (or relative, from another directory) sqlite URL is an
     error for commands that read, and leaves no empty database behind;
-    ``import`` into a new database creates it."""
+    ``import`` into a new database creates it (in an existing directory:
+    a missing one is named, never created)."""
     url = f"sqlite:///{tmp_path}/typo/sesions.db"
     for args in (("--store", url, "ls"), ("ls", "--all", "--store", url), ("--store", url, "tree", "abc"),
                  ("import", url, "--store", str(tmp_path / "out")), ("import", url, "--store", f"sqlite:///{tmp_path}/out.db")):
@@ -587,6 +588,10 @@ def test_only_import_creates_a_sqlite_database(cli, tmp_path):
     assert not (tmp_path / "typo").exists() and not (tmp_path / "out").exists() and not (tmp_path / "out.db").exists()
     src = tmp_path / "in.jsonl"
     src.write_bytes(_header("s1") + _message("a", None, "hi"))
+    no_directory = cli("import", str(src), "--store", url)
+    assert no_directory.returncode == 1 and f"no such directory ({tmp_path}/typo)" in no_directory.stderr
+    assert not (tmp_path / "typo").exists()
+    (tmp_path / "typo").mkdir()
     assert cli("import", str(src), "--store", url).returncode == 0
     assert "s1" in cli("--store", url, "ls", "--all").stdout
 

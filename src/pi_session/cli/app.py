@@ -346,7 +346,8 @@ def import_help_formatter() -> None:
 def main() -> None:
     """Console-script entry point.
 
-    Exit statuses besides the commands' own: 1 for an OSError (``pi-session:
+    Exit statuses besides the commands' own: 0, silently, when the reader of
+    standard output went away (a closed pipe); 1 for any other OSError (``pi-session:
     <file>: <reason>``) or any :class:`pi_session.PiSessionError` (its one
     line); 130 when interrupted;
     2 for an unexpected internal error (one line; ``PI_SESSION_DEBUG=1``
@@ -364,6 +365,8 @@ def main() -> None:
     except SystemExit as exc:
         if exc.code == 130:
             _say_interrupted()  # typer ends a Ctrl-C during parsing with 130, silently
+        if exc.code == 1 and _reader_went_away():
+            sys.exit(0)
         raise
     except KeyboardInterrupt:
         _say_interrupted()
@@ -386,6 +389,14 @@ def main() -> None:
         sys.exit(2)
 
 
+def _reader_went_away() -> bool:
+    """Whether typer's click ended the command because its output pipe was
+    closed (``| head``): it then wraps ``sys.stdout`` in its
+    ``PacifyFlushWrapper`` (silencing the final flush) and exits 1, which
+    :func:`main` turns into 0."""
+    return type(sys.stdout).__name__ == "PacifyFlushWrapper"  # typer's vendored click or click itself
+
+
 def _reported_as_one_line(exc: BaseException) -> bool:
     """Whether ``exc`` is an error the library raised on bad input or state
     (:class:`pi_session.PiSessionError`, the root of them all): its message
@@ -399,12 +410,13 @@ def _os_error(exc: OSError, debug: bool) -> None:
     """End with one line for an OSError (see :func:`main`); re-raises it
     with ``debug``."""
     if exc.errno == errno.EPIPE:
-        # the reader went away: stop quietly
+        # the reader went away (``| head``): not a failure of the command,
+        # so stop quietly with 0
         try:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
         except OSError:
             pass
-        sys.exit(1)
+        sys.exit(0)
     if debug:
         raise exc
     reason = exc.strerror or str(exc) or type(exc).__name__

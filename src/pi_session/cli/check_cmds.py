@@ -237,6 +237,11 @@ def export(
     elif leaf is not None:
         leaf = entry_id_arg(manager, leaf)
     shown = manager
+    session_file = manager.get_session_file()
+    if output is None:
+        named = session_file if session_file is not None else str(manager.get_session_id())
+        output = Path.cwd() / default_export_name(named, kind)
+    target = _target(output, session_file, force)  # before the scan: a refused target fails at once
     with _export_progress() as phase:
         try:
             if leaf not in (None, "null") and manager.get_entry(leaf) is None:
@@ -248,11 +253,7 @@ def export(
             chunks, count = export_chunks(shown, kind, leaf, full_outputs=full_outputs)
         except OperationError as exc:
             fail(str(exc))
-        session_file = manager.get_session_file()
-        if output is None:
-            named = session_file if session_file is not None else str(manager.get_session_id())
-            output = Path.cwd() / default_export_name(named, kind)
-        written = _emit(output, _counted(chunks, _writing_phase(phase, output)), session_file, force, PRIVATE_MODE if private else EXPORT_MODE)
+        written = _emit(output, target, _counted(chunks, _writing_phase(phase, output)), PRIVATE_MODE if private else EXPORT_MODE)
     if written:
         err_console.print(f"exported {plural(count, 'entry', 'entries')} to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
@@ -265,21 +266,30 @@ def _writing_phase(phase: Phase, output: Path) -> Optional[Callable[[int, Option
     return phase(f"writing {'standard output' if str(output) == '-' else fit_cells(sanitize(output.name), 40)}", "bytes")
 
 
-def _emit(output: Path, chunks: Iterable[bytes], session_file: Path | None, force: bool, mode: int) -> bool:
-    """Write an export to standard output (``output`` ``-``) or to the file
-    ``output`` with permission bits ``mode`` less the umask
-    (:func:`pi_session.operations.check_export_target`: never over a
-    session file, an existing file only with ``force``; errors end the
-    command with one line). Returns True when a file was written."""
+def _target(output: Path, session_file: Path | None, force: bool) -> Path | None:
+    """Where an export to ``output`` goes: None for standard output
+    (``-``), else the path :func:`pi_session.operations.check_export_target`
+    allows (never over a session file, an existing file only with
+    ``force``, a device or FIFO as it is); a refusal ends the command with
+    one line. Checked before the secret scan, which can take minutes."""
     if str(output) == "-":
+        return None
+    try:
+        return check_export_target(output, session_file, overwrite=force)
+    except OperationError as exc:
+        fail(str(exc))
+
+
+def _emit(output: Path, target: Path | None, chunks: Iterable[bytes], mode: int) -> bool:
+    """Write an export to standard output (``target`` None) or to
+    ``target`` (from :func:`_target` for ``output``) with permission bits
+    ``mode`` less the umask; errors end the command with one line naming
+    ``output``. Returns True when a file was written."""
+    if target is None:
         for chunk in chunks:
             sys.stdout.buffer.write(chunk)
         sys.stdout.flush()
         return False
-    try:
-        target = check_export_target(output, session_file, overwrite=force)
-    except OperationError as exc:
-        fail(str(exc))
     try:
         write_export(target, chunks, mode=mode)
     except OSError as exc:
@@ -328,6 +338,9 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: boo
         fail(str(exc))
     except OSError as exc:
         fail(f"{session}: {exc.strerror or exc}")
+    if output is None:
+        output = Path.cwd() / default_export_name(named, "jsonl")
+    target = _target(output, session_file, force)  # before the scan: a refused target fails at once
     if redact or not allow_secrets:
         with _export_progress() as phase:
             redacted, hits = redacted_jsonl(data, session=str(session_file or named), allow=_allow_list(),
@@ -336,9 +349,7 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: boo
             data = redacted
         else:
             _refuse_secrets(hits)
-    if output is None:
-        output = Path.cwd() / default_export_name(named, "jsonl")
-    if _emit(output, [data], session_file, force, PRIVATE_MODE):
+    if _emit(output, target, [data], PRIVATE_MODE):
         err_console.print(f"exported {len(data):,} bytes to {sanitize(str(output))}", markup=False, soft_wrap=True)
 
 

@@ -49,7 +49,20 @@ def _width_for(stream: Any) -> int | None:
     return NO_WIDTH
 
 
-console = Console(highlight=False, emoji=False, width=_width_for(sys.stdout))
+class PipeConsole(Console):
+    """A rich console whose closed pipe (``pi-session tree F | head -1``)
+    is a ``BrokenPipeError`` like any other write's, not rich's own
+    ``SystemExit(1)``: the command line's entry point ends every closed
+    pipe the same way (quietly, exit status 0)."""
+
+    def on_broken_pipe(self) -> None:
+        import errno
+
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "Broken pipe")
+
+
+console = PipeConsole(highlight=False, emoji=False, width=_width_for(sys.stdout))
 err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
 
 
@@ -95,10 +108,13 @@ def set_store_url(url: str | None) -> None:
     _store_url = url or None
 
 
-def refuse_missing_sqlite(url: str) -> None:
+def refuse_missing_sqlite(url: str, *, create: bool = False) -> None:
     """Fail with one line when ``url`` is a ``sqlite:///`` URL whose file
     does not exist: only ``import`` creates a database (a mistyped or
-    relative URL must not leave an empty one behind and list nothing)."""
+    relative URL must not leave an empty one behind and list nothing).
+    With ``create`` (``import``'s target) the file may be missing, but not
+    its directory: a mistyped directory is an error naming it, never
+    created."""
     import os
 
     from ..stores import StoreError
@@ -110,7 +126,11 @@ def refuse_missing_sqlite(url: str) -> None:
         path = sqlite_path(url)
     except StoreError as exc:
         fail(str(exc))
-    if not os.path.exists(path):
+    if create:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            fail(f"{url}: no such directory ({parent}); import creates the database file, not its directory")
+    elif not os.path.exists(path):
         fail(f"{url}: no such database file ({path})")
 
 
@@ -120,14 +140,13 @@ def active_store(url: str | None = None, *, create: bool = False) -> Any:
     (:func:`pi_session.stores.shared_store`), or None when no store is
     given. Fails with one line (password masked) when it cannot be opened,
     or when it is a SQLite file that does not exist, unless ``create``
-    (``import``'s target)."""
+    (``import``'s target), which still needs the file's directory."""
     from ..stores import StoreError, shared_store
 
     url = url or _store_url
     if not url:
         return None
-    if not create:
-        refuse_missing_sqlite(url)
+    refuse_missing_sqlite(url, create=create)
     try:
         return shared_store(url)  # the one the managers of this process use too
     except StoreError as exc:

@@ -116,6 +116,7 @@ def search(
     from ..terminal import sanitize
 
     names = ShortNames(store, url)
+    width = console.width if sys.stdout.isatty() else None  # piped: whole lines, for programs
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ", style="bold")
         head.append(sanitize(hit.timestamp or "-"), style="dim")
@@ -130,9 +131,58 @@ def search(
         head.append("  ")
         head.append(sanitize(hit.session_name or hit.session_id[:8]), style="bold")
         head.append(f"  {sanitize(hit.project)}", style="dim")
+        snippet = snippet_text(hit.snippet)
+        if width is not None:
+            head = fit_line(head, width)
+            snippet = fit_around_match(snippet, width - 4)
         console.print(head, soft_wrap=True)
-        console.print(Text("    ") + snippet_text(hit.snippet), soft_wrap=True)
+        console.print(Text("    ") + snippet, soft_wrap=True)
         console.print(Text("    " + sanitize(open_commands(hit, store_url=url, session=names.of(hit))[0]), style="dim"), soft_wrap=True)
+
+
+def fit_line(line: Text, width: int) -> Text:
+    """``line`` cut to ``width`` terminal cells
+    (:func:`pi_session.terminal.cells`: a Chinese or Korean character takes
+    two and is never split), its end marked ``…``; unchanged when it fits."""
+    from ..terminal import cells, fit_cells
+
+    plain = line.plain
+    if cells(plain) <= width:
+        return line
+    kept = fit_cells(plain, width)[:-1]  # the characters that fit, without the …
+    return line[: len(kept)] + Text("…")
+
+
+def fit_around_match(snippet: Text, width: int) -> Text:
+    """A search snippet cut to ``width`` terminal cells around its first
+    match (the match stays in view, with some text before it), each cut
+    end marked ``…``; unchanged when it fits. Cells as
+    :func:`pi_session.terminal.cells` counts them (wide characters whole)."""
+    from ..terminal import cells
+
+    plain = snippet.plain
+    if width <= 2 or cells(plain) <= width:
+        return snippet
+    start = min((span.start for span in snippet.spans), default=0)
+    before = 0
+    while start > 0 and before + cells(plain[start - 1]) <= (width - 2) // 4:
+        start -= 1
+        before += cells(plain[start])
+    end, used = start, 0
+    budget = width - 1 - (1 if start > 0 else 0)  # a … at each cut end
+    while end < len(plain) and used + cells(plain[end]) <= budget:
+        used += cells(plain[end])
+        end += 1
+    if end == len(plain):  # the end is in view: fill the line from the end back
+        start, used = end, 0
+        while start > 0 and used + cells(plain[start - 1]) <= width - 1:
+            start -= 1
+            used += cells(plain[start])
+    out = Text("…") if start > 0 else Text()
+    out += snippet[start:end]
+    if end < len(plain):
+        out += Text("…")
+    return out
 
 
 QUERY_SHOWN = 60

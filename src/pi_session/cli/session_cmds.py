@@ -217,6 +217,9 @@ def tree(
         indent = tree_depth(roots) <= DEEP_TREE
         print_json(tree_value(roots, manager.get_leaf_id()), 1 if indent else None)
         return
+    if not roots:
+        console.print(Text(f"session {manager.get_session_id()} has no entries", style="dim"), soft_wrap=True)
+        return
     branch = manager.get_branch()
     active = {e["id"] for e in branch}
     width = max(30, min(100, console.width - 30))

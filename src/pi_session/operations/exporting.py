@@ -5,6 +5,7 @@ bytes, and the atomic write (mode 0644: an export is made to be shared)."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from ..manager import SessionManager
 from .errors import OperationError, OutputExists
 
 __all__ = [
-    "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl", "redacted_manager",
+    "check_export_target", "default_export_name", "export_chunks", "is_stream_target", "export_secrets", "redacted_jsonl", "redacted_manager",
     "reporting", "write_export",
     "EXPORT_MODE", "PRIVATE_MODE", "PROGRESS_EVERY",
 ]
@@ -50,7 +51,9 @@ def check_export_target(output: str | os.PathLike[str], session_file: str | os.P
     """The file an export may write to for ``output``: never the session
     being exported or any pi session file, never a directory; an existing
     file only with ``overwrite`` (a symlink is kept: the file it points to
-    is replaced).
+    is replaced). A character device or a FIFO (``/dev/null``,
+    ``/dev/stdout`` on a terminal or a pipe, a named pipe) is written to
+    as it is, with or without ``overwrite``: nothing there is replaced.
 
     Returns:
         The absolute path to write (atomically).
@@ -76,12 +79,25 @@ def check_export_target(output: str | os.PathLike[str], session_file: str | os.P
         raise OperationError(f"{output}: that is the session being exported; refusing to overwrite it")
     if real.is_dir():
         raise OperationError(f"{output}: is a directory")
+    if is_stream_target(target):
+        return target
     if real.exists() and looks_like_session_file(real):
         why = "a .jsonl file may be a session" if real.suffix.lower() == ".jsonl" else "it is a pi session file"
         raise OperationError(f"{output}: refusing to overwrite it: {why}")
     if not overwrite:
         raise OutputExists(f"{output}: already exists (use --force to overwrite it)")
     return real
+
+
+def is_stream_target(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` (symlinks followed) is a character device or a
+    FIFO: an export is written straight into it, with no temp file to
+    rename and nothing to back up. False when it does not exist."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
 
 
 def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None, *, full_outputs: bool = False) -> tuple[Iterator[bytes], int]:
@@ -118,13 +134,19 @@ def write_export(target: Path, chunks: Iterable[bytes], *, mode: int = EXPORT_MO
     """Write an export to ``target`` (from :func:`check_export_target`)
     atomically: a temp file beside it, fsync, rename; permission bits
     ``mode`` less the umask (default :data:`EXPORT_MODE`, 0644; a file
-    replaced gets them too).
+    replaced gets them too). A character device or FIFO
+    (:func:`is_stream_target`) is written to directly, its mode untouched.
 
     Raises:
-        OSError: the write failed (the target is unchanged).
+        OSError: the write failed (a file target is unchanged).
     """
     from ..storage import write_atomic
 
+    if is_stream_target(target):
+        with open(target, "wb") as stream:
+            for chunk in chunks:
+                stream.write(chunk)
+        return
     write_atomic(target, chunks, mode=mode)
 
 
