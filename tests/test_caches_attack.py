@@ -9,6 +9,7 @@ and are skipped otherwise."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import subprocess
@@ -291,7 +292,7 @@ def test_two_versions_of_the_search_index_live_side_by_side(tmp_path: Path, cach
 def test_caches_are_named_by_their_format_version(tmp_path: Path, cache: Path, sessions: Path) -> None:
     assert search_path(sessions).name.endswith(f".v{INDEX_VERSION}.sqlite3")
     assert listing_path(_project(sessions)).name.endswith(".v1.json")
-    assert state_path("codex", "x").name.endswith(".v1.json")
+    assert re.fullmatch(r"[0-9a-f]{32}\.v[0-9]+\.json", state_path("codex", "x").name)
     # files an older version wrote (its names had no version) are left alone
     old_search = search_path(sessions).with_name(search_path(sessions).name.replace(f".v{INDEX_VERSION}", ""))
     old_listing = listing_path(_project(sessions)).with_name(listing_path(_project(sessions)).name.replace(".v1", ""))
