@@ -333,28 +333,14 @@ def other_session_ids(db: Any, chosen: Any) -> Iterator[str]:
     not be a prefix of. Files give the id their name gives
     (``<time>_<id>.jsonl``, what every command also matches; a file named
     otherwise is matched by its header, which only ``ls --all`` reads)."""
-    import os
-
     from ..paths import sessions_dir
-    from ..stores.file import FileStore, session_id_of_file_name
+    from ..stores.file import FileStore, named_session_files
 
     if db is not None:
         yield from (str(info.get("id")) for info in db.list(cwd=None, with_text=False))
         return
     root = chosen.root if isinstance(chosen, FileStore) else sessions_dir()
-    try:
-        subs = [sub for sub in root.iterdir() if sub.is_dir()]
-    except OSError:
-        return
-    for sub in subs:
-        try:
-            names = os.listdir(sub)
-        except OSError:
-            continue
-        for file_name in names:
-            found = session_id_of_file_name(file_name)
-            if found is not None:
-                yield found
+    yield from (session_id for session_id, _path in named_session_files(root))
 
 
 def header_session_id(path: Path) -> str | None:

@@ -439,22 +439,11 @@ class ShortNames:
         return None
 
     def _list(self, root: Path) -> None:
-        from ..stores.file import session_id_of_file_name
+        from ..stores.file import named_session_files
 
         paths: dict[str, list[str]] = {}
-        try:
-            subs = [sub for sub in root.iterdir() if sub.is_dir()]
-        except OSError:
-            subs = []
-        for sub in subs:
-            try:
-                names = os.listdir(sub)
-            except OSError:
-                continue
-            for name in names:
-                session_id = session_id_of_file_name(name)
-                if session_id is not None:
-                    paths.setdefault(session_id, []).append(str(sub / name))
+        for session_id, path in named_session_files(root):
+            paths.setdefault(session_id, []).append(str(path))
         self._paths = paths
         self._ids = sorted(paths)
 

@@ -75,13 +75,7 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
             except (OSError, sqlite3.Error) as exc:
                 problems.append(_problem(current, exc))
         for old in stale:
-            try:
-                if usable or os.lstat(old).st_uid == os.geteuid():
-                    old.unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                problems.append(_problem(old, exc))
+            _delete(old, usable, problems)
         sid = session_id if session_id is not None else _header_id(Path(path))
         if sid is not None:
             problems.extend(_forget_in_file_indexes(sid))
@@ -95,6 +89,20 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
             except (OSError, sqlite3.Error, StoreError) as exc:
                 problems.append(f"the search index of {getattr(store, 'url', 'the store')}: {_reason(exc)}; it may still hold the old text")
     return problems
+
+
+def _delete(cache: Path, usable: bool, problems: list[str]) -> None:
+    """Delete a cache file unread: any file in a cache directory
+    pi-session uses (``usable``), only the user's own in one it does not
+    use (another user may have put files there); a failure is a line in
+    ``problems``."""
+    try:
+        if usable or os.lstat(cache).st_uid == os.geteuid():
+            cache.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        problems.append(_problem(cache, exc))
 
 
 def _reason(exc: BaseException) -> str:
@@ -138,13 +146,7 @@ def _forget_in_file_indexes(session_id: str) -> list[str]:
         if re.fullmatch(r"[0-9a-f]{32}\..*", other.name) and not (usable and ours.fullmatch(other.name)):
             # another version's index (this one cannot purge its format), or
             # any index in a directory never opened
-            try:
-                if usable or os.lstat(other).st_uid == os.geteuid():
-                    other.unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                problems.append(_problem(other, exc))
+            _delete(other, usable, problems)
     if not usable:
         return problems
     try:

@@ -26,13 +26,16 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
+from ..stores.scrubbed import REDACTION_MARK
 from .providers import DETECTORS, Detector
 
 __all__ = ["MIN_SECRET", "REDACTED_RE", "Scanner", "Span", "kind_of", "redaction"]
 
-REDACTED_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
-"""What :func:`redaction` writes; a hit overlapping one is not reported
-again (so a scrubbed session scans clean and ``scrub`` twice is a no-op)."""
+REDACTED_RE = REDACTION_MARK
+"""What :func:`redaction` writes (one pattern, kept with the import's
+check of scrubbed lines, :mod:`pi_session.stores.scrubbed`); a hit
+overlapping one is not reported again (so a scrubbed session scans clean
+and ``scrub`` twice is a no-op)."""
 
 MIN_SECRET = 8
 """The shortest text that can hold a secret the scanner finds (characters)."""

@@ -47,6 +47,7 @@ __all__ = [
     "FileHandle",
     "UnnamableSessionError",
     "most_recent_file",
+    "named_session_files",
     "session_id_of_file_name",
     "session_file_named",
 ]
@@ -72,6 +73,27 @@ def session_id_of_file_name(name: str) -> str | None:
     :func:`pi_session.ids.validate_session_id` accepts; else None."""
     match = _NAMED.fullmatch(name)
     return match[1] if match is not None else None
+
+
+def named_session_files(root: Path) -> Iterator[tuple[str, Path]]:
+    """``(session id, file)`` for every file of the root's project
+    directories named ``<timestamp>_<id>.jsonl``
+    (:func:`session_id_of_file_name`), directory by directory. Only names
+    are read (nothing is stat'ed or opened): the cheap walk for id
+    prefixes; an unreadable root or directory is passed over."""
+    try:
+        subs = [sub for sub in root.iterdir() if sub.is_dir()]
+    except OSError:
+        return
+    for sub in subs:
+        try:
+            names = os.listdir(sub)
+        except OSError:
+            continue
+        for name in names:
+            session_id = session_id_of_file_name(name)
+            if session_id is not None:
+                yield session_id, sub / name
 
 
 def session_file_named(directory: Path, session_id: str) -> Path | None:
@@ -325,11 +347,11 @@ class FileStore(SessionStore):
         return True
 
     def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
-        """See :meth:`SessionStore.session_marks`: ``(st_dev, st_ino,
-        st_size, st_mtime_ns)`` of each session's file (an append changes
-        size and mtime, an atomic rewrite the inode), found in one pass over
-        the directory memo (a ``stat`` per project directory) plus a
-        ``stat`` per session."""
+        """See :meth:`SessionStore.session_marks`: the stamp of each
+        session's file (:func:`pi_session.storage.file_stamp`: an append
+        changes size and times, an atomic rewrite the inode), found in one
+        pass over the directory memo (a ``stat`` per project directory)
+        plus a ``stat`` per session."""
         wanted = set(session_ids)
         marks: dict[str, tuple[int, ...]] = {}
         for _sub, ids in self._dir_ids():
@@ -341,7 +363,7 @@ class FileStore(SessionStore):
                 except OSError:
                     continue
                 if stat.S_ISREG(st.st_mode):
-                    marks[session_id] = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                    marks[session_id] = file_stamp(st)
         return marks
 
     def sync_sessions(self, session_ids: Iterable[str]) -> None:

@@ -31,8 +31,8 @@ from ..jsonio import dumps_line, loads
 __all__ = ["REDACTION_MARK", "scrub_edit", "same_entry", "continue_after_edits"]
 
 REDACTION_MARK = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
-"""The mark ``scrub`` puts in place of a secret (the same pattern as
-:data:`pi_session.secrets.scanner.REDACTED_RE`, which this layer may not import)."""
+"""The mark ``scrub`` puts in place of a secret: the one pattern, which
+:data:`pi_session.secrets.scanner.REDACTED_RE` names too."""
 
 _MARK_BYTES = b"[REDACTED:"
 
