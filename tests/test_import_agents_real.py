@@ -162,3 +162,45 @@ def test_concurrent_imports_into_every_store_write_each_session_once(tmp_path, c
                 assert parent in {store.locator(other) for other in expected}
     finally:
         store.close()
+
+
+def test_a_real_session_imported_while_it_is_written_never_conflicts(tmp_path, cli):
+    """A real Claude Code session (the newer way of writing: the stop
+    reason on every block of a response) grows the way Claude Code writes
+    it, one line at a time, each line first written in part; the console
+    script imports it after every write (the file just modified, as while
+    Claude Code runs). A torn last line is skipped and the response it may
+    continue is left for the next import, so no import is a conflict, and
+    the last one, once the file is old, gives the session a single import
+    of the whole file gives."""
+    import os
+
+    source = SOURCES["claude-code"] / "c--Users-loganf-Documents-IDAHO-VAULT" / "5c04fe06-649f-4946-8625-2a3482121664.jsonl"
+    _need(source)
+    lines = source.read_bytes().splitlines(keepends=True)[:18]  # lines 13-16: one response's four blocks, each with stop_reason tool_use
+    growing = tmp_path / "grow" / "projects" / "c--Users-loganf-Documents-IDAHO-VAULT" / source.name
+    whole = tmp_path / "whole" / "projects" / "c--Users-loganf-Documents-IDAHO-VAULT" / source.name
+    for path in (growing, whole):
+        path.parent.mkdir(parents=True)
+    whole.write_bytes(b"".join(lines))
+    os.utime(whole, (0, 0))
+    store = tmp_path / "store"
+
+    def run(root: Path, target: Path) -> list[dict]:
+        proc = cli("import", "--from", "claude-code", str(root), "--store", str(target), "--json")
+        assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-1000:]
+        return json.loads(proc.stdout)
+
+    written = b"".join(lines[:12])
+    for line in lines[12:]:
+        for part in (line[: len(line) // 2], line):  # torn, then whole
+            growing.write_bytes(written + part)
+            results = run(tmp_path / "grow", store)
+            assert all(r["status"] in ("imported", "updated", "unchanged", "skipped") for r in results), results
+        written += line
+    os.utime(growing, (0, 0))  # Claude Code has stopped: nothing is held back
+    run(tmp_path / "grow", store)
+    run(tmp_path / "whole", tmp_path / "store-whole")
+    [grown] = sorted(store.glob("*/*.jsonl"))
+    [at_once] = sorted((tmp_path / "store-whole").glob("*/*.jsonl"))
+    assert grown.read_bytes() == at_once.read_bytes()

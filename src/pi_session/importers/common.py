@@ -38,6 +38,8 @@ __all__ = [
     "SourceRecord",
     "DamagedLine",
     "MAX_LINE_BYTES",
+    "TORN_LINE",
+    "ends_torn",
     "READ_CHUNK_BYTES",
     "stable_uuid",
     "open_regular",
@@ -72,6 +74,10 @@ conversion must give the same lines every time)."""
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """The longest source line read (64 MiB, bytes without the newline); a
 longer one is skipped and reported, never held whole in memory."""
+
+TORN_LINE = "a torn last line (no newline)"
+"""The reason a source file's last line is skipped when it has no newline
+and holds no JSON yet (the agent is in the middle of writing it)."""
 
 READ_CHUNK_BYTES = 1024 * 1024
 """How much of a source file is read at once (1 MiB)."""
@@ -208,7 +214,7 @@ def read_jsonl(path: str | Path, max_line: int = MAX_LINE_BYTES) -> tuple[list[S
         try:
             value = loads(raw)  # as JSON.parse: lone surrogate escapes and big integers read too
         except (ValueError, RecursionError) as exc:
-            damaged.append(DamagedLine(str(path), n, f"not JSON ({exc})" if had_newline else "a torn last line (no newline)"))
+            damaged.append(DamagedLine(str(path), n, f"not JSON ({exc})" if had_newline else TORN_LINE))
             continue
         if not isinstance(value, dict):
             damaged.append(DamagedLine(str(path), n, f"not a JSON object ({type(value).__name__})"))
@@ -381,6 +387,14 @@ class SessionBuilder:
     def custom(self, custom_type: str, data: Any, *, key: str, parent: str | None, timestamp: Any) -> dict[str, Any]:
         """A ``custom`` entry keeping source data pi has no place for."""
         return self.add("custom", {"customType": custom_type, "data": data}, key=key, parent=parent, timestamp=timestamp, kind=f"custom:{custom_type}")
+
+
+def ends_torn(records: list[SourceRecord], damaged: list[DamagedLine]) -> bool:
+    """Whether a source file read by :func:`read_jsonl` ends with a torn
+    line (:data:`TORN_LINE`: written in part, after every record read), so
+    the record being written may continue the last response. Pure."""
+    last = records[-1].line if records else 0
+    return any(d.reason == TORN_LINE and d.line > last for d in damaged)
 
 
 def settled(records: list[SourceRecord], cut: int | None) -> tuple[list[SourceRecord], int]:
