@@ -66,6 +66,44 @@ def test_help_loads_no_command_module(tmp_path):
         assert loaded(modules, "pydantic", "markdown_it", "pygments", "textual", "pi_session.manager", "pi_session.operations") == [], argv
 
 
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--store", "sqlite:///nowhere.db", "--help"]])
+def test_piped_help_loads_neither_typer_nor_rich(tmp_path, argv):
+    """The root help written to a pipe (not a terminal) is plain text from
+    the command table, loaded without typer, rich or click."""
+    result, modules = imported(tmp_path, *argv)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: pi-session [OPTIONS] COMMAND [ARGS]...\n")
+    assert modules  # the profile was taken
+    assert loaded(modules, "typer", "rich", "click", "pi_session.cli.app", "pi_session.cli.common", "pi_session.manager") == []
+    one_line = " ".join(result.stdout.split())
+    for name, (_module, summary) in COMMANDS.items():
+        assert f" {name} {summary}" in one_line, name
+    assert all(len(line) <= 100 for line in result.stdout.splitlines())  # COLUMNS=100
+
+
+def _words(text: str) -> set[str]:
+    """The words of a help screen without its boxes and punctuation of layout."""
+    for box in "╭╮╰╯─│":
+        text = text.replace(box, " ")
+    return {word.strip(",:") for word in text.split()} - {""}
+
+
+def test_plain_help_holds_the_words_of_the_terminal_help():
+    """The plain root help (:func:`pi_session.cli.catalog.plain_root_help`)
+    and the one typer shows in a terminal, in rich's layout, hold the same
+    words: the command table, the descriptions and the options' help are
+    one source."""
+    from typer.testing import CliRunner
+
+    from pi_session.cli.app import app
+    from pi_session.cli.catalog import plain_root_help
+
+    shown = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert shown.exit_code == 0, shown.output
+    assert "╭─ Commands" in shown.output  # rich's layout
+    assert _words(plain_root_help(200)) == _words(shown.output)
+
+
 def test_info_loads_only_what_it_uses(tmp_path):
     manager = SessionManager.create(str(tmp_path), tmp_path)
     manager.append_message({"role": "user", "content": "hello", "timestamp": 1})

@@ -21,16 +21,14 @@ if TYPE_CHECKING:
 __all__ = ["app", "main"]
 
 
-def asks_version(args: list[str]) -> bool:
-    """Whether a command line (without the program name) is ``--version``
-    before any command, maybe after the global ``--store URL``: answered
-    without loading the command line's modules (typer, rich), in the time
-    Python takes to start."""
+def _root_option(args: list[str], names: tuple[str, ...]) -> bool:
+    """Whether a command line (without the program name) is one of
+    ``names`` before any command, maybe after the global ``--store URL``."""
     skip = False
     for arg in args:
         if skip:
             skip = False
-        elif arg == "--version":
+        elif arg in names:
             return True
         elif arg == "--store":
             skip = True
@@ -39,15 +37,49 @@ def asks_version(args: list[str]) -> bool:
     return False
 
 
+def asks_version(args: list[str]) -> bool:
+    """Whether a command line (without the program name) is ``--version``
+    before any command, maybe after the global ``--store URL``: answered
+    without loading the command line's modules (typer, rich), in the time
+    Python takes to start."""
+    return _root_option(args, ("--version",))
+
+
+def asks_plain_help(args: list[str]) -> bool:
+    """Whether a command line (without the program name) asks for the root
+    help (``--help`` or ``-h`` before any command, maybe after the global
+    ``--store URL``) while standard output is not a terminal: then the
+    help is written as plain text from :mod:`.catalog` without loading
+    typer or rich (in a terminal typer shows it in rich's layout)."""
+    if not _root_option(args, ("--help", "-h")):
+        return False
+    try:
+        return not sys.stdout.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
+
+
 def main() -> None:
     """Console-script entry point (see :func:`pi_session.cli.app.main`).
-    ``--version`` is answered here, before anything else is imported."""
+    ``--version``, and the root ``--help`` when standard output is not a
+    terminal, are answered here, before anything else is imported."""
     if asks_version(sys.argv[1:]):
         from .. import __version__
 
         try:
             sys.stdout.write(f"pi-session {__version__}\n")
             sys.stdout.flush()
+        except (OSError, ValueError, AttributeError):
+            raise SystemExit(1) from None
+        return
+    if asks_plain_help(sys.argv[1:]):
+        from .catalog import plain_root_help, terminal_width
+
+        try:
+            sys.stdout.write(plain_root_help(terminal_width()))
+            sys.stdout.flush()
+        except BrokenPipeError:
+            _quiet_stdout()
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
         return
@@ -62,6 +94,20 @@ def main() -> None:
             pass
         raise SystemExit(130) from None
     run()
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (``pi-session --help | head -1``): point
+    standard output at /dev/null so that the interpreter's final flush
+    does not report the pipe again (exit status 0, as for every command)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def __getattr__(name: str) -> object:

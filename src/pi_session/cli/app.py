@@ -21,39 +21,10 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from . import common
+from .catalog import COMMANDS, ROOT_HELP, STORE_ENV, STORE_HELP, VERSION_HELP
 from .interrupts import interrupted_by
 
-COMMANDS: dict[str, tuple[str, str]] = {
-    "ls": ("session_cmds", "List sessions, newest first."),
-    "info": ("session_cmds", "Show a session's header, size, leaf, name, problems, messages, tokens and cost."),
-    "tree": ("session_cmds", "Show the session tree: branches indented, the leaf marked, labels shown."),
-    "context": ("session_cmds", "Show the messages pi would send to the model at the leaf."),
-    "label": ("session_cmds", "Set (or clear, with an empty text) the label of an entry."),
-    "edit": ("session_cmds", "Replace or omit what an entry contributes to the model context (a context edit)."),
-    "name": ("session_cmds", "Name the session, or print its current name."),
-    "clone": ("session_cmds", "Write a new session holding only the path root→leaf (or root→--leaf ID)."),
-    "fork": ("session_cmds", "Copy a whole session into a project's sessions (pi's --fork)."),
-    "migrate": ("session_cmds", "Rewrite an old (v1/v2) session file as version 3, keeping a backup."),
-    "tokens": ("compact_cmds", "Estimate the context size in tokens and whether compaction would trigger."),
-    "compact": ("compact_cmds", "Summarize older messages into a compaction entry, keeping recent ones."),
-    "navigate": ("compact_cmds", "Move the session's position to another entry, optionally summarizing the branch left."),
-    "check": ("check_cmds", "Report every problem of a session file with its line number."),
-    "export": ("check_cmds", "Export the conversation as HTML or Markdown, or the whole session as JSONL."),
-    "system-prompt": ("prompt_cmds", "Print the system prompt for a directory, in named sections."),
-    "eval-compaction": ("eval_cmds", "Compact a session in memory and check what the summary kept."),
-    "import": ("store_cmds", "Import pi sessions into the store of --store (or PI_SESSION_STORE)."),
-    "secrets": ("secrets_cmds", "Find secrets (API keys, tokens, private keys, passwords) in a session."),
-    "scrub": ("secrets_cmds", "Remove secrets from a session."),
-    "browse": ("browse_cmds", "Browse sessions in the terminal: pick one, walk its tree, read, label, export."),
-    "search": ("search_cmds", "Search every session and print ranked hits."),
-    "usage": ("usage_cmds", "Report tokens and cost per day, week, month, session or billing block."),
-}
-"""Every command, in the order ``--help`` lists them: its module in
-:mod:`pi_session.cli` (whose ``register(app)`` adds it) and the one line
-``pi-session --help`` shows for it. A module is imported only when one of
-its commands runs or shows its own help, so start-up loads only what the
-command uses."""
-
+__all__ = ["COMMANDS", "LazyGroup", "app", "help_text", "main"]
 
 class LazyGroup(TyperGroup):
     """The root command group: a command's module is imported when the
@@ -103,7 +74,7 @@ class LazyGroup(TyperGroup):
 
 app = typer.Typer(
     name="pi-session",
-    help="Inspect, branch, compact, repair and export pi coding-agent sessions.",
+    help=ROOT_HELP,
     cls=LazyGroup,
     no_args_is_help=True,
     add_completion=False,
@@ -123,9 +94,9 @@ def _version_callback(value: bool) -> None:
 @app.callback()
 def _root(
     version: Optional[bool] = typer.Option(
-        None, "--version", help="Print the version and exit.", is_eager=True, callback=_version_callback
+        None, "--version", help=VERSION_HELP, is_eager=True, callback=_version_callback
     ),
-    store: Optional[str] = typer.Option(None, "--store", envvar="PI_SESSION_STORE", metavar="URL", help=common.STORE_HELP),
+    store: Optional[str] = typer.Option(None, "--store", envvar=STORE_ENV, metavar="URL", help=STORE_HELP),
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
     common.set_store_url(store)

@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 
 from ..errors import PiSessionError
+from .catalog import STORE_HELP
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -83,11 +84,6 @@ class CliError(PiSessionError):
     """An error reported to the user as one line, exit status 1."""
 
 
-STORE_HELP = (
-    "Session store: a sessions directory, sqlite:///FILE or postgresql://USER@HOST/DB "
-    "(default: $PI_SESSION_STORE, else the files under ~/.pi/agent/sessions)."
-)
-"""Help of the ``--store`` options."""
 STORE_OPTION = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)
 """The ``--store URL`` option of the commands that name it after themselves
 (``ls``, ``import``, ``export``); the global ``pi-session --store URL

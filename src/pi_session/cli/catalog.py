@@ -1,0 +1,107 @@
+"""What the root ``pi-session --help`` shows, kept apart from typer and
+rich so that the help can be written without loading either: the table
+of commands (:data:`COMMANDS`), the root's own texts, and
+:func:`plain_root_help`, the root help as plain text for an output that is
+not a terminal (a pipe, a file). In a terminal the typer application
+(:mod:`pi_session.cli.app`) shows the same texts in rich's layout;
+``tests/test_cli_startup.py`` checks that the two hold the same words.
+"""
+
+# no `from __future__ import annotations` and no imports at module level:
+# this module is loaded by `pi-session --help` before anything else (see
+# pi_session.cli.main)
+
+ROOT_HELP = "Inspect, branch, compact, repair and export pi coding-agent sessions."
+"""The root command's description."""
+
+VERSION_HELP = "Print the version and exit."
+"""Help of the root ``--version`` option."""
+
+STORE_HELP = (
+    "Session store: a sessions directory, sqlite:///FILE or postgresql://USER@HOST/DB "
+    "(default: $PI_SESSION_STORE, else the files under ~/.pi/agent/sessions)."
+)
+"""Help of the ``--store`` options."""
+
+STORE_ENV = "PI_SESSION_STORE"
+"""The environment variable the global ``--store`` falls back on."""
+
+HELP_HELP = "Show this message and exit."
+"""Help of ``--help`` / ``-h``."""
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "ls": ("session_cmds", "List sessions, newest first."),
+    "info": ("session_cmds", "Show a session's header, size, leaf, name, problems, messages, tokens and cost."),
+    "tree": ("session_cmds", "Show the session tree: branches indented, the leaf marked, labels shown."),
+    "context": ("session_cmds", "Show the messages pi would send to the model at the leaf."),
+    "label": ("session_cmds", "Set (or clear, with an empty text) the label of an entry."),
+    "edit": ("session_cmds", "Replace or omit what an entry contributes to the model context (a context edit)."),
+    "name": ("session_cmds", "Name the session, or print its current name."),
+    "clone": ("session_cmds", "Write a new session holding only the path root→leaf (or root→--leaf ID)."),
+    "fork": ("session_cmds", "Copy a whole session into a project's sessions (pi's --fork)."),
+    "migrate": ("session_cmds", "Rewrite an old (v1/v2) session file as version 3, keeping a backup."),
+    "tokens": ("compact_cmds", "Estimate the context size in tokens and whether compaction would trigger."),
+    "compact": ("compact_cmds", "Summarize older messages into a compaction entry, keeping recent ones."),
+    "navigate": ("compact_cmds", "Move the session's position to another entry, optionally summarizing the branch left."),
+    "check": ("check_cmds", "Report every problem of a session file with its line number."),
+    "export": ("check_cmds", "Export the conversation as HTML or Markdown, or the whole session as JSONL."),
+    "system-prompt": ("prompt_cmds", "Print the system prompt for a directory, in named sections."),
+    "eval-compaction": ("eval_cmds", "Compact a session in memory and check what the summary kept."),
+    "import": ("store_cmds", "Import pi sessions into the store of --store (or PI_SESSION_STORE)."),
+    "secrets": ("secrets_cmds", "Find secrets (API keys, tokens, private keys, passwords) in a session."),
+    "scrub": ("secrets_cmds", "Remove secrets from a session."),
+    "browse": ("browse_cmds", "Browse sessions in the terminal: pick one, walk its tree, read, label, export."),
+    "search": ("search_cmds", "Search every session and print ranked hits."),
+    "usage": ("usage_cmds", "Report tokens and cost per day, week, month, session or billing block."),
+}
+"""Every command, in the order ``--help`` lists them: its module in
+:mod:`pi_session.cli` (whose ``register(app)`` adds it) and the one line
+``pi-session --help`` shows for it. A module is imported only when one of
+its commands runs or shows its own help, so start-up loads only what the
+command uses."""
+
+
+def _wrap(text: str, width: int) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, max(width, 20), break_on_hyphens=False, break_long_words=False) or [""]
+
+
+def _rows(rows: list[tuple[str, str]], width: int) -> list[str]:
+    """Two columns as click's plain help lays them out: two spaces in,
+    the first column as wide as its widest cell (at most 30), two spaces
+    between, the second wrapped to what is left of ``width``."""
+    first = min(max(len(name) for name, _text in rows), 30)
+    out = []
+    for name, text in rows:
+        lines = _wrap(text, width - first - 4)
+        if len(name) > first:
+            out.append(f"  {name}")
+            out.extend(" " * (first + 4) + line for line in lines)
+            continue
+        out.append(f"  {name:<{first}}  {lines[0]}".rstrip())
+        out.extend(" " * (first + 4) + line for line in lines[1:])
+    return out
+
+
+def plain_root_help(width: int = 80) -> str:
+    """The root ``pi-session --help`` as plain text, ``width`` columns
+    wide (the usage line, the description, the options and the commands
+    with their one-line help, as the terminal shows them, without colour
+    or boxes); ends with a newline. Pure."""
+    lines = ["Usage: pi-session [OPTIONS] COMMAND [ARGS]...", ""]
+    lines += ["  " + line for line in _wrap(ROOT_HELP, width - 2)]
+    lines += ["", "Options:"]
+    lines += _rows([("--version", VERSION_HELP), ("--store URL", f"{STORE_HELP} [env var: {STORE_ENV}]"), ("-h, --help", HELP_HELP)], width)
+    lines += ["", "Commands:"]
+    lines += _rows([(name, summary) for name, (_module, summary) in COMMANDS.items()], width)
+    return "\n".join(lines) + "\n"
+
+
+def terminal_width(environ: "dict[str, str] | None" = None) -> int:
+    """``$COLUMNS`` when it is a positive number, else 80 (what rich and
+    click take for an output that is not a terminal)."""
+    import os
+
+    value = (os.environ if environ is None else environ).get("COLUMNS", "")
+    return int(value) if value.isdigit() and int(value) > 0 else 80
