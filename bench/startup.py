@@ -3,12 +3,13 @@
 
 Each repetition runs, one after the other in an order that rotates from
 repetition to repetition (to share the machine's load fairly): the bare
-interpreter, ``pi-session --version``, ``pi-session --help`` and
-``pi-session info SMALL`` (a session of four messages, made in a temporary
+interpreter, ``pi-session --version``, ``pi-session --help`` (written to
+/dev/null: the plain help, and to a pseudo-terminal: typer's help in
+rich's layout) and ``pi-session info SMALL`` (a session of four messages, made in a temporary
 directory). Every process is timed from the outside (spawn to exit,
 ``time.perf_counter``) and by the CPU time it used (user + system, from
 its resource usage: less disturbed by other work on the machine); output
-goes to ``/dev/null``. The table shows the medians of each and their
+goes to ``/dev/null`` (but for the terminal row's). The table shows the medians of each and their
 ratios to the bare interpreter's medians, next to the targets (``--version`` within 2.5 times, ``--help`` and ``info`` within 8
 times).
 
@@ -40,7 +41,12 @@ import tempfile
 import time
 from pathlib import Path
 
-TARGETS = {"--version": 2.5, "--help": 8.0, "info": 8.0}
+TERMINAL = "(terminal)"
+"""A command name ending with this runs with its standard output on a
+pseudo-terminal (read and discarded), as in an interactive shell."""
+
+
+TARGETS = {"--version": 2.5, "--help": 8.0, f"--help {TERMINAL}": 8.0, "info": 8.0}
 
 
 def small_session(directory: Path) -> Path:
@@ -70,14 +76,37 @@ def command_line() -> list[str]:
     return [sys.executable, "-c", "from pi_session.cli import main; main()"]
 
 
-def run_once(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+def run_once(argv: list[str], env: dict[str, str], terminal: bool = False) -> tuple[float, float]:
     """Wall seconds (spawn to exit) and CPU seconds (user + system, from
-    the child's resource usage) of one run."""
+    the child's resource usage) of one run; ``terminal``: standard output
+    on a pseudo-terminal instead of /dev/null."""
+    import pty
+    import threading
+
+    master = slave = -1
+    reader = None
+    if terminal:
+        master, slave = pty.openpty()
+
+        def drain() -> None:
+            try:
+                while os.read(master, 65536):
+                    pass
+            except OSError:
+                pass
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
     start = time.perf_counter()
-    child = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    child = subprocess.Popen(argv, env=env, stdout=slave if terminal else subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _pid, _status, usage = os.wait4(child.pid, 0)
     wall = time.perf_counter() - start
     child.returncode = 0  # reaped above
+    if terminal:
+        os.close(slave)
+        assert reader is not None
+        reader.join(5)
+        os.close(master)
     return wall, usage.ru_utime + usage.ru_stime
 
 
@@ -86,11 +115,11 @@ def measure(commands: dict[str, list[str]], repetitions: int, env: dict[str, str
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     names = list(commands)
     for name in names:  # warm-up: byte-code caches, the page cache
-        run_once(commands[name], env)
+        run_once(commands[name], env, name.endswith(TERMINAL))
     for rep in range(repetitions):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
-            times[name].append(run_once(commands[name], env))
+            times[name].append(run_once(commands[name], env, name.endswith(TERMINAL)))
     return times
 
 
@@ -122,6 +151,7 @@ def main() -> None:
             "python -c pass": [sys.executable, "-c", "pass"],
             "--version": [*cli, "--version"],
             "--help": [*cli, "--help"],
+            f"--help {TERMINAL}": [*cli, "--help"],
             "info": [*cli, "info", str(session)],
         }
         times = measure(commands, args.n, env)
@@ -134,16 +164,16 @@ def main() -> None:
             target = TARGETS.get(name)
             rows.append((name, wall * 1000, wall / base_wall, cpu * 1000, cpu / base_cpu, f"{target:g}×" if target else ""))
         print(f"start-up, median of {args.n} runs (python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f})")
-        print(f"  {'':<16} {'wall':>9}  {'ratio':>6}  {'cpu':>9}  {'ratio':>6}  target")
+        print(f"  {'':<20} {'wall':>9}  {'ratio':>6}  {'cpu':>9}  {'ratio':>6}  target")
         for name, wall_ms, wall_ratio, cpu_ms, cpu_ratio, target in rows:
             over = " OVER" if target and wall_ratio > TARGETS[name] else ""
-            print(f"  {name:<16} {wall_ms:6.1f} ms  {wall_ratio:5.2f}×  {cpu_ms:6.1f} ms  {cpu_ratio:5.2f}×  {target}{over}")
+            print(f"  {name:<20} {wall_ms:6.1f} ms  {wall_ratio:5.2f}×  {cpu_ms:6.1f} ms  {cpu_ratio:5.2f}×  {target}{over}")
         if args.markdown:
             print()
             print("| command | wall (median) | × bare | CPU (median) | × bare | target |")
             print("|---|---:|---:|---:|---:|---:|")
             for name, wall_ms, wall_ratio, cpu_ms, cpu_ratio, target in rows:
-                shown = f"`pi-session {name}`" if name != "python -c pass" else "`python -c pass`"
+                shown = "`python -c pass`" if name == "python -c pass" else f"`pi-session {name.removesuffix(TERMINAL).strip()}`" + (" in a terminal" if name.endswith(TERMINAL) else "")
                 print(f"| {shown} | {wall_ms:.0f} ms | {wall_ratio:.1f}× | {cpu_ms:.0f} ms | {cpu_ratio:.1f}× | {target} |")
         if args.importtime:
             for name, argv in (("--help", ["--help"]), ("info", ["info", str(session)])):

@@ -53,6 +53,7 @@ from typing import Any
 
 from ..timestamps import iso_to_ms
 from .claude_code_files import META_MAX_BYTES, ClaudeCodeFile, parent_cwd, read_meta, session_files
+from .claude_code_tail import unfinished_tail
 from .common import (
     CONVERSION_ERRORS,
     EPOCH_ISO,
@@ -522,66 +523,6 @@ def _convert(
         conv.pending.append(SourceRecord(0, {"type": "agent-meta", **copy.deepcopy(agent_meta)}))
     b = conv.run()
     return ConvertedSession(session_id, source, cwd, timestamp, b.entries, b.counts, parent)
-
-
-def unfinished_tail(records: Sequence[SourceRecord], *, torn: bool = False) -> int | None:
-    """Where a model response that may still be being written starts: the
-    index of the first record of the file's last assistant message when
-    nothing but that message's records (and notes such as ``progress``)
-    follow it and it is not known to be complete; else None.
-
-    Claude Code writes one record per content block as they stream. Older
-    versions put the stop reason on the last record only; newer ones put
-    the final stop reason on every record, so a stop reason alone does
-    not always end a response: it is unfinished when its last record has
-    no stop reason, when the stop reason is ``tool_use`` and no
-    ``tool_use`` block has been written yet, when an earlier response of
-    the file has a record with a stop reason followed by more of its
-    records (the file is written the newer way), or when the file ends
-    with a torn line (``torn``: the line being written may be its next
-    block).
-    """
-    trusted = not torn and not _stop_reason_on_every_block(records)
-    message_id: Any = None
-    start: int | None = None
-    finished = wants_call = calls = False
-    for i in range(len(records) - 1, -1, -1):
-        rec = records[i].record
-        t = rec.get("type")
-        if t == "assistant":
-            message = obj(rec.get("message"))
-            if start is None:
-                reason = message.get("stop_reason")
-                finished = reason is not None and trusted
-                wants_call = reason == "tool_use"
-                message_id = message.get("id")
-            elif message.get("id") != message_id or message_id is None:
-                break
-            content = message.get("content")
-            calls = calls or (isinstance(content, list) and any(isinstance(b, dict) and b.get("type") == "tool_use" for b in content))
-            start = i
-        elif t in ("user", "system", "summary", "custom-title"):
-            break
-    if start is None or (finished and (calls or not wants_call)):
-        return None
-    return start
-
-
-def _stop_reason_on_every_block(records: Sequence[SourceRecord]) -> bool:
-    """Whether some assistant record with a stop reason is followed by
-    another record of the same message (Claude Code's newer way of
-    writing a response's records)."""
-    stopped: Any = None
-    for r in records:
-        rec = r.record
-        if rec.get("type") != "assistant":
-            continue
-        message = obj(rec.get("message"))
-        mid = message.get("id")
-        if mid is not None and mid == stopped:
-            return True
-        stopped = mid if message.get("stop_reason") is not None else None
-    return False
 
 
 def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
