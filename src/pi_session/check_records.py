@@ -12,7 +12,8 @@ from typing import Any
 from .check_lines import json_type
 from .context_edits import EDITABLE_ROLES
 from .problems import CheckProblem
-from .records import CURRENT_SESSION_VERSION, ENTRY_TYPES, UNDEFINED
+from .entries import ENTRY_TYPES
+from .records import CURRENT_SESSION_VERSION, UNDEFINED
 from .storage import SessionFile
 from .timestamps import iso_to_ms
 from .tree import SessionTree, find_orphans

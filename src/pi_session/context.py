@@ -38,7 +38,8 @@ from .messages import (
     normalized_message,
     text_content,
 )
-from .records import UNDEFINED, SessionContext, SessionProjection, Undefined
+from .entries import SessionContext, SessionProjection
+from .records import UNDEFINED, Undefined
 from .system_messages import get_current_system_message, system_message_text
 from .tree import path_to_root
 
