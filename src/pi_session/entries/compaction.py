@@ -51,7 +51,7 @@ DESCRIPTOR = EntryDescriptor(
     CompactionEntry,
     entry_fields(
         "compaction summary", summary=TEXT, firstKeptEntryId=PLAIN, tokensBefore=PLAIN, details=JSON, usage=JSON,
-        fromHook=PLAIN, systemMessage=MESSAGE,
+        fromHook=PLAIN, systemMessage=MESSAGE, firstKeptEntryIndex=PLAIN,  # the index: version-1 files
     ),
     "a summary standing for the entries before firstKeptEntryId",
     context_messages,

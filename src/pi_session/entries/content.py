@@ -58,7 +58,7 @@ def _blocks(text: str | None, thinking: str | None, call: str | None) -> Variant
             "text": Shape({"type": PLAIN, "text": TEXT, "textSignature": SIGNATURE}, text),
             "image": Shape({"type": PLAIN, "data": BINARY, "mimeType": PLAIN}),
             "thinking": Shape({"type": PLAIN, "thinking": TEXT, "thinkingSignature": SIGNATURE, "redacted": PLAIN}, thinking),
-            "toolCall": Shape({"type": PLAIN, "id": PLAIN, "name": PLAIN, "arguments": JSON}, call),
+            "toolCall": Shape({"type": PLAIN, "id": PLAIN, "name": PLAIN, "arguments": JSON, "partialJson": TEXT}, call),
         },
         Shape({"type": PLAIN}, text),
     )

@@ -26,6 +26,13 @@ class SessionHeader(TypedDict):
 DESCRIPTOR = EntryDescriptor(
     TYPE,
     SessionHeader,
-    Shape({"type": PLAIN, "id": PLAIN, "timestamp": PLAIN, "version": PLAIN, "cwd": TEXT, "parentSession": TEXT}, "header"),
+    Shape(
+        {
+            "type": PLAIN, "id": PLAIN, "timestamp": PLAIN, "version": PLAIN, "cwd": TEXT, "parentSession": TEXT,
+            # version-1 headers of older pi
+            "provider": PLAIN, "modelId": PLAIN, "thinkingLevel": PLAIN, "branchedFrom": TEXT,
+        },
+        "header",
+    ),
     "the session's id, start time, working directory and the session it was forked from",
 )

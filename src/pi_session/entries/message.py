@@ -170,18 +170,28 @@ MESSAGE = Variant(
                 **_TIME, "content": ASSISTANT_CONTENT, "api": PLAIN, "provider": PLAIN, "model": PLAIN,
                 "stopReason": PLAIN, "errorMessage": TEXT, "usage": JSON, "responseModel": PLAIN,
                 "responseId": PLAIN, "providerThinkingLevel": PLAIN, "thinkingLevel": PLAIN, "rawStopReason": PLAIN,
-                "diagnostics": JSON,
+                "diagnostics": JSON, "deferred": PLAIN, "endTurn": PLAIN, "durationMs": PLAIN,
             },
             "assistant text",
         ),
         "toolResult": Shape(
-            {**_TIME, "toolCallId": PLAIN, "toolName": PLAIN, "content": CONTENT, "details": JSON, "nestedCalls": JSON, "usage": JSON},
+            {
+                **_TIME, "toolCallId": PLAIN, "toolName": PLAIN, "content": CONTENT, "isError": PLAIN, "details": JSON,
+                "nestedCalls": JSON, "usage": JSON, "durationMs": PLAIN,
+            },
             "tool result",
         ),
-        "bashExecution": Shape({**_TIME, "command": TEXT, "output": TEXT, "fullOutputPath": TEXT}, "bash output"),
+        "bashExecution": Shape(
+            {
+                **_TIME, "command": TEXT, "output": TEXT, "exitCode": PLAIN, "cancelled": PLAIN, "truncated": PLAIN,
+                "fullOutputPath": TEXT, "excludeFromContext": PLAIN,
+            },
+            "bash output",
+        ),
         "custom": Shape({**_TIME, "customType": PLAIN, "content": CONTENT, "display": PLAIN, "details": JSON}, "custom message"),
         "branchSummary": Shape({**_TIME, "summary": TEXT, "fromId": PLAIN}, "branch summary"),
         "compactionSummary": Shape({**_TIME, "summary": TEXT}, "compaction summary"),
+        "hookMessage": Shape({**_TIME, "customType": PLAIN, "content": CONTENT, "display": PLAIN, "details": JSON}, "other"),
         "system": Shape({**_TIME, "content": CONTENT, "sections": JSON, "toolsAdded": JSON, "toolsRemoved": JSON}, "system prompt"),
     },
     Shape(_TIME, "other"),
@@ -190,7 +200,7 @@ MESSAGE = Variant(
 field but ``role`` and ``timestamp`` is walked as JSON, kind ``other``)."""
 
 MESSAGE_ROLES = frozenset(MESSAGE.shapes)
-"""The message roles pi 1.6 writes."""
+"""The message roles pi writes (``hookMessage``: older pi's name of ``custom``)."""
 
 CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
 """The roles of the messages compaction may keep from (pi's valid cut points:
