@@ -18,7 +18,6 @@ from pi_session import entries
 from pi_session.entries import DESCRIPTORS, ENTRY_TYPES, FIELD_KINDS, descriptor_for, entry_type, replace_strings, text_fields
 from pi_session.entries.base import BINARY, JSON, PLAIN, SIGNATURE, TEXT, Content, Shape, Variant
 from pi_session.entries.registry import RECORD, UNKNOWN
-from pi_session.messages import entry_messages
 
 ROOT = Path(__file__).resolve().parent
 WIRE_TYPES = {"session", *ENTRY_TYPES}
@@ -172,11 +171,26 @@ def test_every_key_of_the_real_sessions_is_declared():
 
 
 def test_the_descriptors_contribute_the_context_messages_pi_does():
-    for record in _real_records():
-        if record.get("type") == "session":
-            continue
-        for leading in (False, True):
-            assert descriptor_for(record).context_messages(record, leading) == entry_messages(record, leading=leading)
+    """What each type contributes (pi 1.6's sessionEntryToContextMessages;
+    the projection goldens check whole contexts against pi)."""
+    base = {"id": "e", "parentId": None, "timestamp": "2026-01-01T00:00:00.000Z"}
+    user = {"role": "user", "content": None, "timestamp": 1}
+    system = {"role": "system", "content": "prompt", "timestamp": 1}
+    compaction = {**base, "type": "compaction", "summary": "s", "firstKeptEntryId": "e", "tokensBefore": 5, "systemMessage": system}
+    cases = {
+        "message": ({**base, "type": "message", "message": user}, [{**user, "content": []}], [{**user, "content": []}]),
+        "custom_message": ({**base, "type": "custom_message", "customType": "x", "content": "c", "display": True}, 1, 1),
+        "branch_summary": ({**base, "type": "branch_summary", "fromId": "e", "summary": ""}, [], []),
+        "compaction": (compaction, [], 2),
+    }
+    for wire, (entry, elsewhere, leading) in cases.items():
+        for flag, want in ((False, elsewhere), (True, leading)):
+            got = entries.entry_messages(entry, leading=flag)
+            assert (len(got) if isinstance(want, int) else got) == want, (wire, flag)
+    assert entries.entry_messages(compaction, leading=True)[0] is system
+    assert entries.entry_messages(compaction, leading=True)[1]["role"] == "compactionSummary"
+    for wire in ("thinking_level_change", "model_change", "custom", "label", "session_info", "context_edit", "usage", "new"):
+        assert entries.entry_messages({**base, "type": wire, "message": user, "summary": "s"}, leading=True) == []
 
 
 def test_only_entries_with_cut_roles_may_be_cut_points():

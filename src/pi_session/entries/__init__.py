@@ -33,7 +33,8 @@ from .message import (
 from .model_change import ModelChangeEntry
 from .projection import ModelRef, ProjectionEntry, SessionContext, SessionProjection
 from .registry import (
-    DESCRIPTORS, ENTRY_TYPES, UNKNOWN, EntryType, FileRecord, KnownType, SessionEntry, descriptor_for, entry_type,
+    DESCRIPTORS, ENTRY_TYPES, UNKNOWN, EntryType, FileRecord, KnownType, SessionEntry, descriptor_for, entry_messages,
+    entry_type,
 )
 from .session_info import SessionInfoEntry
 from .text import FIELD_KINDS, TextField, render_path, replace_strings, scanned_strings, text_fields
@@ -48,6 +49,6 @@ __all__ = [
     "LabelEntry", "LlmMessage", "MessageEntry", "ModelChangeEntry", "ModelRef", "NestedCall", "NestedCalls",
     "ProjectionEntry", "SessionContext", "SessionEntry", "SessionHeader", "SessionInfoEntry", "SessionProjection",
     "SystemMessage", "TextContent", "TextField", "ThinkingContent", "ThinkingLevelChangeEntry", "ToolCall",
-    "ToolDeclaration", "ToolResultMessage", "Usage", "UsageEntry", "UserMessage", "descriptor_for", "entry_type",
+    "ToolDeclaration", "ToolResultMessage", "Usage", "UsageEntry", "UserMessage", "descriptor_for", "entry_messages", "entry_type",
     "render_path", "replace_strings", "scanned_strings", "text_fields",
 ]

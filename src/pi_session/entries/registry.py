@@ -15,7 +15,7 @@ from .base import EntryDescriptor, Variant
 
 __all__ = [
     "DESCRIPTORS", "ENTRY_TYPES", "RECORD", "EntryType", "FileRecord", "KnownType", "SessionEntry",
-    "descriptor_for", "entry_type",
+    "descriptor_for", "entry_messages", "entry_type",
 ]
 
 EntryType = Literal[
@@ -89,3 +89,22 @@ def descriptor_for(record_or_type: Any) -> EntryDescriptor:
     :data:`UNKNOWN` for anything pi does not write."""
     etype = record_or_type if isinstance(record_or_type, str) else entry_type(record_or_type)
     return DESCRIPTORS.get(etype, UNKNOWN)
+
+
+def entry_messages(entry: Mapping[str, Any], *, leading: bool = False) -> list[dict[str, Any]]:
+    """The messages one context entry contributes before context edits (pi
+    1.6's ``sessionEntryToContextMessages``), by its descriptor's
+    ``context_messages``:
+
+    - ``message``: the message; a user/assistant/toolResult message whose
+      ``content`` is null or missing gets ``content: []`` (a copy; a
+      ``system`` one gets ``""``). A ``message`` that is not an object
+      contributes nothing (beyond pi, which would pass it on).
+    - ``custom_message``: one ``custom`` message (null content → ``[]``).
+    - ``branch_summary`` with a non-empty summary: one ``branchSummary``.
+    - ``compaction``, only when ``leading`` (position 0 of the context
+      entries): its ``systemMessage`` (when it is an object) then its
+      ``compactionSummary``; elsewhere ``[]``.
+    - anything else (``context_edit``, ``usage``, labels, ...): ``[]``.
+    """
+    return descriptor_for(entry).context_messages(entry, leading)
