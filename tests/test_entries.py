@@ -18,6 +18,7 @@ from pi_session import entries
 from pi_session.entries import DESCRIPTORS, ENTRY_TYPES, FIELD_KINDS, descriptor_for, entry_type, replace_strings, text_fields
 from pi_session.entries.base import BINARY, JSON, PLAIN, SIGNATURE, TEXT, Content, Shape, Variant
 from pi_session.entries.registry import RECORD, UNKNOWN
+from pi_session.records import HEADER_TYPE
 
 ROOT = Path(__file__).resolve().parent
 WIRE_TYPES = {"session", *ENTRY_TYPES}
@@ -51,6 +52,7 @@ def test_every_type_pi_writes_has_a_descriptor_and_nothing_else_does():
     for odd in ("weird", None, 3, "", "Message"):
         assert descriptor_for({"type": odd}) is UNKNOWN and entry_type({"type": odd}) == "unknown"
     assert entry_type("not a record") == "unknown" and descriptor_for([]) is UNKNOWN
+    assert entries.header.TYPE == HEADER_TYPE
 
 
 def test_every_type_of_the_real_sessions_is_known():

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
 
-from ..records import HEADER_TYPE
 from .base import PLAIN, TEXT, EntryDescriptor, Shape
 
 __all__ = ["DESCRIPTOR", "TYPE", "SessionHeader"]
 
 TYPE: Literal["session"] = "session"
-assert TYPE == HEADER_TYPE
+"""The header's ``type`` (:data:`pi_session.records.HEADER_TYPE`)."""
 
 
 class SessionHeader(TypedDict):
