@@ -89,6 +89,45 @@ def test_values_under_structural_keys_are_scanned_unless_plain_ids():
     }
 
 
+def test_a_secret_under_a_structural_name_or_in_a_signature_is_found_by_the_cli(tmp_path, cli):
+    """Keys named like structural fields (``provider``, ``model``, ``id``,
+    ``signature``) are structural only where the entry model declares them;
+    nested in tool arguments, ``details`` or ``data`` their plain strings
+    are text, and so is a signature that holds a token, not JSON."""
+    records = field_records("plain", 0)
+    records[3]["message"]["content"][0]["thinkingSignature"] = KEY
+    records[4]["message"]["content"][0]["arguments"] = {"provider": KEY2, "model": {"signature": KEY}}
+    records[5]["message"]["details"] = {"id": KEY2}
+    records[9]["data"] = {"signature": KEY2, "thinkingSignature": KEY}
+    path = write_session(tmp_path / "s.jsonl", records)
+    found = cli("secrets", str(path), "--json")
+    assert found.returncode == 1, found.stderr
+    assert {(h["entryId"], h["field"], h["fieldKind"]) for h in json.loads(found.stdout)} == {
+        ("k0", "message.content[0].thinkingSignature", "thinking"),
+        ("c0", "message.content[0].arguments.provider", "tool-call arguments"),
+        ("c0", "message.content[0].arguments.model.signature", "tool-call arguments"),
+        ("r0", "message.details.id", "tool result"),
+        ("d0", "data.signature", "custom data"),
+        ("d0", "data.thinkingSignature", "custom data"),
+    }
+    assert cli("scrub", str(path), "--mode", "rewrite").returncode == 0
+    assert KEY not in path.read_text() and KEY2 not in path.read_text()
+    assert cli("secrets", str(path)).returncode == 0
+
+
+def test_plain_ids_and_names_in_declared_fields_are_not_scanned():
+    """A token-shaped plain string in a declared structural field (an
+    entry's id, a message's model, a tool call's id) is no text; the same
+    string in a declared text field is."""
+    records = field_records("plain", 0)
+    records[2]["message"]["model"] = KEY
+    records[4]["message"]["content"][0]["id"] = KEY2
+    records[7]["firstKeptEntryId"] = KEY
+    assert find_secrets(records) == []
+    records[7]["summary"] = KEY
+    assert [(h.entry_id, h.field) for h in find_secrets(records)] == [("p0", "summary")]
+
+
 def _codex_reasoning(text: str) -> dict:
     item = {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": text}], "encrypted_content": "gAAAAB" + "x" * 40}
     return {"type": "thinking", "thinking": "plain thoughts", "thinkingSignature": json.dumps(item)}

@@ -430,11 +430,11 @@ def test_branch_points_sort_children_by_timestamps_read_from_the_lines(tmp_path:
 
 def test_the_head_decoder_takes_every_entry_type_but_the_eager_ones() -> None:
     """The head decoder's ``type`` is a Literal of pi's entry types but the
-    eager ones: a new entry type in records.ENTRY_TYPES must be added to it
+    eager ones: a new entry type in entries.ENTRY_TYPES must be added to it
     (else its lines are read in full)."""
     import typing
 
-    from pi_session.records import ENTRY_TYPES
+    from pi_session.entries import ENTRY_TYPES
     from pi_session.storage.lazy import EAGER_TYPES, IndexedType
 
     assert set(typing.get_args(IndexedType)) == set(ENTRY_TYPES) - EAGER_TYPES

@@ -22,7 +22,7 @@ from .timestamps import iso_to_ms, now_iso
 
 if TYPE_CHECKING:
     from .compaction import CompactionResult
-    from .records import SessionProjection
+    from .entries import SessionProjection
     from .tree import SessionTree
     from .writing import SessionWriter
 

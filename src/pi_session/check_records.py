@@ -12,7 +12,8 @@ from typing import Any
 from .check_lines import json_type
 from .context_edits import EDITABLE_ROLES
 from .problems import CheckProblem
-from .records import CURRENT_SESSION_VERSION, ENTRY_TYPES, UNDEFINED
+from .entries import ENTRY_TYPES, MESSAGE_ROLES
+from .records import CURRENT_SESSION_VERSION, UNDEFINED
 from .storage import SessionFile
 from .timestamps import iso_to_ms
 from .tree import SessionTree, find_orphans
@@ -20,12 +21,10 @@ from .tree import SessionTree, find_orphans
 __all__ = ["record_problems"]
 
 
-_MESSAGE_ROLES = frozenset(
-    {"user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary", "hookMessage", "system"}
-)
-"""Roles of agent messages. ``hookMessage`` is the version-2 name of
-``custom``; migration renames it, and a version-3 file still holding one is
-accepted too (pi reads it without error)."""
+_MESSAGE_ROLES = MESSAGE_ROLES
+"""Roles of agent messages (the entry model's). ``hookMessage`` is the
+version-2 name of ``custom``; migration renames it, and a version-3 file
+still holding one is accepted too (pi reads it without error)."""
 
 
 _BLOCK_TYPES = {

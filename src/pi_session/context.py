@@ -33,12 +33,12 @@ from .messages import (
     create_branch_summary_message,
     create_compaction_summary_message,
     create_custom_message,
-    entry_messages,
     message_from_entry,
     normalized_message,
     text_content,
 )
-from .records import UNDEFINED, SessionContext, SessionProjection, Undefined
+from .entries import SessionContext, SessionProjection, entry_messages
+from .records import UNDEFINED, Undefined
 from .system_messages import get_current_system_message, system_message_text
 from .tree import path_to_root
 

@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, assert_never
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .context import applied_context_edits, edited_entry, system_message_text, text_content
+from .entries import entry_type
 from .jsonio import dumps_readable
 from .records import UNDEFINED
 from .tree import SessionTree, TreeNode
@@ -369,56 +370,63 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any], full_outputs: 
     (labels, session names, custom state). ``calls``: tool call id → its
     arguments, for what a tool result's call worked on; ``full_outputs``:
     tool and shell output whole (else :func:`fold_output`)."""
-    etype = entry.get("type")
-    if etype == "message" and isinstance(entry.get("message"), dict):
-        message = entry["message"]
-        role = field_text(message.get("role"))
-        if role == "bashExecution":
-            parts = [_fence(f"$ {field_text(message.get('command', ''))}", "bash")]
-            if message.get("output"):
-                output = field_text(message.get("output"))
-                parts.append(_fence(output if full_outputs else fold_output(output)))
-            if message.get("exitCode") not in (0, None):
-                parts.append(_note(f"exit code {field_text(message.get('exitCode'))}"))
-            return "Shell command (by the user)", parts
-        if role in ("branchSummary", "compactionSummary"):
-            summary = summary_markdown(field_text(message.get("summary", "")))
-            return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
-        if role == "system":
-            return "System prompt", [_fence(system_message_text(message))]
-        if role == "toolResult":
-            call_id = message.get("toolCallId")
-            on = args_summary(calls[call_id]) if isinstance(call_id, str) and call_id in calls else ""
-            heading = f"Tool result: {field_text(message.get('toolName', ''))}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
-        else:
-            heading = _ROLE_HEADINGS.get(role, role)
-        parts = _content_md(message.get("content"), role, full_outputs)
-        if message.get("errorMessage"):
-            parts.append(_note(f"error: {message['errorMessage']}"))
-        return heading, parts
-    if etype == "compaction":
-        tokens = entry.get("tokensBefore")
-        before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
-        summary = summary_markdown(field_text(entry.get("summary", "")))
-        return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
-    if etype == "branch_summary":
-        summary = summary_markdown(field_text(entry.get("summary", "")))
-        return "Branch summary", [_note(f"from {field_text(entry.get('fromId'))}"), *([summary] if summary else [])]
-    if etype == "custom_message":
-        text = prose_markdown(text_content(entry.get("content"), "\n"))
-        return f"Custom message: {field_text(entry.get('customType', ''))}", [text] if text else []
-    if etype == "model_change":
-        return f"Model: {field_text(entry.get('provider'))}/{field_text(entry.get('modelId'))}", []
-    if etype == "thinking_level_change":
-        return f"Thinking level: {field_text(entry.get('thinkingLevel'))}", []
-    if etype == "context_edit":
-        what = "omits" if entry.get("replacement") is None else "replaces the content of"
-        return "Context edit", [_note(f"{what} {field_text(entry.get('targetId'))}")]
-    if etype == "usage":
-        raw_usage = entry.get("usage")
-        usage = raw_usage if isinstance(raw_usage, dict) else {}
-        return f"Usage: {field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens", []
-    return None
+    kind = entry_type(entry)
+    match kind:
+        case "message":
+            if not isinstance(entry.get("message"), dict):
+                return None
+            message = entry["message"]
+            role = field_text(message.get("role"))
+            if role == "bashExecution":
+                parts = [_fence(f"$ {field_text(message.get('command', ''))}", "bash")]
+                if message.get("output"):
+                    output = field_text(message.get("output"))
+                    parts.append(_fence(output if full_outputs else fold_output(output)))
+                if message.get("exitCode") not in (0, None):
+                    parts.append(_note(f"exit code {field_text(message.get('exitCode'))}"))
+                return "Shell command (by the user)", parts
+            if role in ("branchSummary", "compactionSummary"):
+                summary = summary_markdown(field_text(message.get("summary", "")))
+                return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
+            if role == "system":
+                return "System prompt", [_fence(system_message_text(message))]
+            if role == "toolResult":
+                call_id = message.get("toolCallId")
+                on = args_summary(calls[call_id]) if isinstance(call_id, str) and call_id in calls else ""
+                heading = f"Tool result: {field_text(message.get('toolName', ''))}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
+            else:
+                heading = _ROLE_HEADINGS.get(role, role)
+            parts = _content_md(message.get("content"), role, full_outputs)
+            if message.get("errorMessage"):
+                parts.append(_note(f"error: {message['errorMessage']}"))
+            return heading, parts
+        case "compaction":
+            tokens = entry.get("tokensBefore")
+            before = f"{tokens:,}" if isinstance(tokens, int) else str(tokens)
+            summary = summary_markdown(field_text(entry.get("summary", "")))
+            return "Compaction", [_note(f"{before} tokens before"), *([summary] if summary else [])]
+        case "branch_summary":
+            summary = summary_markdown(field_text(entry.get("summary", "")))
+            return "Branch summary", [_note(f"from {field_text(entry.get('fromId'))}"), *([summary] if summary else [])]
+        case "custom_message":
+            text = prose_markdown(text_content(entry.get("content"), "\n"))
+            return f"Custom message: {field_text(entry.get('customType', ''))}", [text] if text else []
+        case "model_change":
+            return f"Model: {field_text(entry.get('provider'))}/{field_text(entry.get('modelId'))}", []
+        case "thinking_level_change":
+            return f"Thinking level: {field_text(entry.get('thinkingLevel'))}", []
+        case "context_edit":
+            what = "omits" if entry.get("replacement") is None else "replaces the content of"
+            return "Context edit", [_note(f"{what} {field_text(entry.get('targetId'))}")]
+        case "usage":
+            raw_usage = entry.get("usage")
+            usage = raw_usage if isinstance(raw_usage, dict) else {}
+            return f"Usage: {field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens", []
+        case "session" | "custom" | "label" | "session_info" | "unknown":
+            return None  # not shown
+        case _:
+            assert_never(kind)
+
 
 
 def export_markdown(

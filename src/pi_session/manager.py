@@ -37,7 +37,8 @@ from .paths import paths_equal, resolve_path
 from .migrate import migrate_session_entries
 from .opening import SessionOpening, StoreArg, new_handle_for
 from .paths import default_session_dir
-from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, SessionContext, SessionProjection, StrPath, make_header
+from .entries import SessionContext, SessionProjection
+from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, make_header
 from .storage import Durability, LazyRecords, LineProblem, SessionFile, SessionFileError, ensure_dir
 from .stores.handle import MemoryHandle, SessionHandle
 from .timestamps import now_iso

@@ -1,8 +1,9 @@
 """Agent messages from entries, and LLM messages from agent messages.
 
-The messages an entry contributes (pi 1.6's ``sessionEntryToContextMessages``
-and ``getMessageFromEntry``: :func:`entry_messages`, :func:`message_from_entry`
-and the ``create_*_message`` builders), and pi's ``convertToLlm``
+The messages an entry contributes (pi's ``getMessageFromEntry``:
+:func:`message_from_entry`, and the ``create_*_message`` builders the entry
+descriptors of :mod:`pi_session.entries` use for pi 1.6's
+``sessionEntryToContextMessages``), and pi's ``convertToLlm``
 (:func:`convert_to_llm`), which turns agent messages into the roles a model
 API knows (user, assistant, toolResult, system). Pure functions; inputs are
 never mutated.
@@ -27,7 +28,6 @@ __all__ = [
     "create_branch_summary_message",
     "create_compaction_summary_message",
     "create_custom_message",
-    "entry_messages",
     "message_from_entry",
     "normalized_message",
     "text_content",
@@ -134,38 +134,6 @@ def text_content(content: Any, separator: str = "") -> str:
         for text in (block.get("text"),)
         if isinstance(text, str)
     )
-
-
-def entry_messages(entry: Mapping[str, Any], *, leading: bool = False) -> list[dict[str, Any]]:
-    """The messages one context entry contributes before context edits (pi
-    1.6's ``sessionEntryToContextMessages``).
-
-    - ``message``: the message; a user/assistant/toolResult message whose
-      ``content`` is null or missing gets ``content: []`` (a copy; a
-      ``system`` one gets ``""``). A ``message`` that is not an object
-      contributes nothing (beyond pi, which would pass it on).
-    - ``custom_message``: one ``custom`` message (null content → ``[]``).
-    - ``branch_summary`` with a non-empty summary: one ``branchSummary``.
-    - ``compaction``, only when ``leading`` (position 0 of the context
-      entries): its ``systemMessage`` (when it is an object) then its
-      ``compactionSummary``; elsewhere ``[]``.
-    - anything else (``context_edit``, ``usage``, labels, ...): ``[]``.
-    """
-    etype = entry.get("type")
-    if etype == "message":
-        msg = entry.get("message")
-        if not isinstance(msg, dict):
-            return []
-        return [normalized_message(msg)]
-    if etype == "custom_message":
-        return [create_custom_message(entry)]
-    if etype == "branch_summary":
-        return [create_branch_summary_message(entry)] if entry.get("summary") else []
-    if etype == "compaction" and leading:
-        system = entry.get("systemMessage")
-        summary = create_compaction_summary_message(entry)
-        return [system, summary] if isinstance(system, dict) else [summary]
-    return []
 
 
 _EMPTY_CONTENT_ROLES = frozenset(("user", "assistant", "toolResult"))

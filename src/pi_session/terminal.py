@@ -9,11 +9,12 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, assert_never
 
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
+from .entries import entry_type
 from .records import UNDEFINED
 from .text import field_text, plural, show_controls
 from .tree import TreeNode
@@ -220,8 +221,9 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
     message's role) in its style, then the preview (at most about ``width``
     characters of text per field, sanitized: :func:`sanitize`)."""
     etype = entry.get("type")
+    kind = entry_type(entry)
     parts: list[Part] = []
-    if etype == "message":
+    if kind == "message":
         if not isinstance(entry.get("message"), dict):
             parts.append(("message", "dim"))
             parts.append((" (its message is not an object)", ""))
@@ -231,40 +233,45 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
         parts.append((role, ROLE_STYLES.get(role, "")))
         parts.append((" " + message_preview(message, width), ""))
         return parts
-    parts.append((_s(etype), "bold blue" if etype in ("compaction", "branch_summary") else "dim"))
-    if etype == "compaction":
-        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
-        parts.append((f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(field_text(entry.get("summary", "")), width), ""))
-    elif etype == "branch_summary":
-        parts.append((" " + one_line(field_text(entry.get("summary", "")), width), ""))
-    elif etype == "model_change":
-        parts.append((f" {_s(entry.get('provider'))}/{_s(entry.get('modelId'))}", ""))
-    elif etype == "thinking_level_change":
-        parts.append((f" {_s(entry.get('thinkingLevel'))}", ""))
-    elif etype == "label":
-        target = _s(entry.get("targetId"))
-        parts.append((f" {target} = {_s(_quoted(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared", ""))
-    elif etype == "session_info":
-        parts.append((f" name = {_s(_quoted(entry.get('name', '')))}", ""))
-    elif etype == "custom":
-        parts.append((f" {_s(entry.get('customType'))}", ""))
-    elif etype == "custom_message":
-        parts.append((f" {_s(entry.get('customType'))}: {one_line(_raw_content_text(entry.get('content')), width)}", ""))
-    elif etype == "context_edit":
-        replacement = entry.get("replacement", UNDEFINED)
-        target = _s(entry.get("targetId"))
-        if replacement is None:
-            parts.append((f" {target} omitted", ""))
-        elif isinstance(replacement, dict) and "content" in replacement:
-            parts.append((f" {target} replaced: {one_line(_raw_content_text(replacement['content']), width)}", ""))
-        else:
-            parts.append((f" {target} (malformed replacement)", ""))
-    elif etype == "usage":
-        raw_usage = entry.get("usage")
-        usage = raw_usage if isinstance(raw_usage, dict) else {}
-        parts.append((f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}", ""))
-        if "totalTokens" in usage:
-            parts.append((f" {_s(usage.get('totalTokens'))} tokens", ""))
+    parts.append((_s(etype), "bold blue" if kind in ("compaction", "branch_summary") else "dim"))
+    match kind:
+        case "compaction":
+            keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
+            parts.append((f" ({_s(entry.get('tokensBefore'))} tokens before{keeps}) " + one_line(field_text(entry.get("summary", "")), width), ""))
+        case "branch_summary":
+            parts.append((" " + one_line(field_text(entry.get("summary", "")), width), ""))
+        case "model_change":
+            parts.append((f" {_s(entry.get('provider'))}/{_s(entry.get('modelId'))}", ""))
+        case "thinking_level_change":
+            parts.append((f" {_s(entry.get('thinkingLevel'))}", ""))
+        case "label":
+            target = _s(entry.get("targetId"))
+            parts.append((f" {target} = {_s(_quoted(entry.get('label', '')))}" if entry.get("label") else f" {target} cleared", ""))
+        case "session_info":
+            parts.append((f" name = {_s(_quoted(entry.get('name', '')))}", ""))
+        case "custom":
+            parts.append((f" {_s(entry.get('customType'))}", ""))
+        case "custom_message":
+            parts.append((f" {_s(entry.get('customType'))}: {one_line(_raw_content_text(entry.get('content')), width)}", ""))
+        case "context_edit":
+            replacement = entry.get("replacement", UNDEFINED)
+            target = _s(entry.get("targetId"))
+            if replacement is None:
+                parts.append((f" {target} omitted", ""))
+            elif isinstance(replacement, dict) and "content" in replacement:
+                parts.append((f" {target} replaced: {one_line(_raw_content_text(replacement['content']), width)}", ""))
+            else:
+                parts.append((f" {target} (malformed replacement)", ""))
+        case "usage":
+            raw_usage = entry.get("usage")
+            usage = raw_usage if isinstance(raw_usage, dict) else {}
+            parts.append((f" {_s(entry.get('kind'))} {_s(entry.get('provider'))}/{_s(entry.get('model'))}", ""))
+            if "totalTokens" in usage:
+                parts.append((f" {_s(usage.get('totalTokens'))} tokens", ""))
+        case "session" | "unknown":
+            pass
+        case _:
+            assert_never(kind)
     return parts
 
 

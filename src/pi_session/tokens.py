@@ -243,7 +243,7 @@ def estimate_projected_context_tokens(
     longer exists.
 
     Args:
-        projection: a :class:`pi_session.records.SessionProjection` (from
+        projection: a :class:`pi_session.entries.SessionProjection` (from
             :func:`pi_session.context.build_session_projection`).
         branch_entries: the raw root→leaf path the projection was built from.
 
@@ -304,7 +304,7 @@ def usage_is_stale(projection: Mapping[str, Any], branch_entries: Sequence[Mappi
     every message instead (until the model answers again).
 
     Args:
-        projection: a :class:`pi_session.records.SessionProjection`.
+        projection: a :class:`pi_session.entries.SessionProjection`.
         branch_entries: the raw root→leaf path the projection was built from.
 
     Returns:

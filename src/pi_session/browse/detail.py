@@ -9,13 +9,14 @@ pairs, which both the pane (:func:`detail_text`) and the search use.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from rich.text import Text
 
 from ..terminal import ROLE_STYLES, sanitize, system_changes
 from ..text import plural, field_text
 from ..context import system_message_text, text_content
+from ..entries import entry_type
 from ..jsonio import dumps_readable
 
 __all__ = ["DETAIL_LIMIT", "entry_sections", "entry_search_text", "detail_text", "entry_json"]
@@ -103,32 +104,38 @@ def entry_sections(entry: Mapping[str, Any]) -> list[tuple[str, str]]:
     compactions and branch summaries with their summary and details; any
     other entry as its JSON fields."""
     etype = entry.get("type")
-    if etype == "message":
-        message = entry.get("message")
-        if not isinstance(message, Mapping):
-            return [("message", "(its message is not an object)")]
-        return _message_sections(message)
-    if etype == "compaction":
-        sections = [("summary", field_text(entry.get("summary", "")))]
-        sections.append(("kept", f"first kept entry {entry.get('firstKeptEntryId')}; {entry.get('tokensBefore')} tokens before"))
-        if entry.get("details") is not None:
-            sections.append(("details", _json(entry.get("details"))))
-        return sections
-    if etype == "branch_summary":
-        sections = [("summary", field_text(entry.get("summary", "")) or "(empty: a move of the leaf, left out of the context)")]
-        sections.append(("from", field_text(entry.get("fromId"))))
-        if entry.get("details") is not None:
-            sections.append(("details", _json(entry.get("details"))))
-        return sections
-    if etype == "custom_message":
-        return [(f"custom message {entry.get('customType')}", ""), *_content_parts(entry.get("content"))]
-    if etype == "context_edit":
-        replacement = entry.get("replacement")
-        what = "omitted from the context" if replacement is None else "replaced by"
-        sections = [(f"context edit of {entry.get('targetId')}", what)]
-        if isinstance(replacement, Mapping):
-            sections.append(("replacement", text_content(replacement.get("content"), "\n")))
-        return sections
+    kind = entry_type(entry)
+    match kind:
+        case "message":
+            message = entry.get("message")
+            if not isinstance(message, Mapping):
+                return [("message", "(its message is not an object)")]
+            return _message_sections(message)
+        case "compaction":
+            sections = [("summary", field_text(entry.get("summary", "")))]
+            sections.append(("kept", f"first kept entry {entry.get('firstKeptEntryId')}; {entry.get('tokensBefore')} tokens before"))
+            if entry.get("details") is not None:
+                sections.append(("details", _json(entry.get("details"))))
+            return sections
+        case "branch_summary":
+            sections = [("summary", field_text(entry.get("summary", "")) or "(empty: a move of the leaf, left out of the context)")]
+            sections.append(("from", field_text(entry.get("fromId"))))
+            if entry.get("details") is not None:
+                sections.append(("details", _json(entry.get("details"))))
+            return sections
+        case "custom_message":
+            return [(f"custom message {entry.get('customType')}", ""), *_content_parts(entry.get("content"))]
+        case "context_edit":
+            replacement = entry.get("replacement")
+            what = "omitted from the context" if replacement is None else "replaced by"
+            sections = [(f"context edit of {entry.get('targetId')}", what)]
+            if isinstance(replacement, Mapping):
+                sections.append(("replacement", text_content(replacement.get("content"), "\n")))
+            return sections
+        case "thinking_level_change" | "model_change" | "custom" | "label" | "session_info" | "usage" | "session" | "unknown":
+            pass  # its JSON fields, below
+        case _:
+            assert_never(kind)
     skip = {"type", "id", "parentId", "timestamp"}
     fields = {k: v for k, v in entry.items() if k not in skip}
     return [(str(etype), _json(fields) if fields else "")]

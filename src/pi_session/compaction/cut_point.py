@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..context import entry_messages, projected_messages
+from ..entries import CUT_POINT_ROLES, TURN_START_ROLES
 from ..tokens import estimate_tokens
 from ..records import UNDEFINED
 
@@ -53,11 +54,6 @@ __all__ = [
     "keep_pairs_in_view",
 ]
 
-CUT_POINT_ROLES = frozenset({"user", "assistant", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-"""Message roles an entry may be cut at (never toolResult, never system)."""
-
-TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
-"""Message roles that start a turn (pi 1.6)."""
 
 
 @dataclass(frozen=True)

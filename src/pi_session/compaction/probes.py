@@ -64,7 +64,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..context import build_session_context, convert_to_llm
-from ..records import AgentMessage
+from ..entries import AgentMessage
 from ..tokens import estimate_tokens
 from .facts import (
     BASH_PREFIX,

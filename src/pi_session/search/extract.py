@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, assert_never
 
 from datetime import datetime, timezone
 
 from ..context_edits import counted_edits
+from ..entries import entry_type
 from ..text import strip_ansi
 from ..timestamps import iso_to_ms
 
@@ -197,7 +198,7 @@ def record_docs(record: Any) -> Doc | None:
 def _record_doc(record: Any) -> Doc | None:
     if not isinstance(record, dict):
         return None
-    kind = record.get("type")
+    kind = entry_type(record)
     entry_id = record.get("id") if isinstance(record.get("id"), str) else None
     if kind == "message":
         message = record.get("message")
@@ -207,26 +208,30 @@ def _record_doc(record: Any) -> Doc | None:
         numeric = isinstance(mts, (int, float)) and not isinstance(mts, bool)
         return _message_doc(entry_id, None if numeric else _iso_ms(record.get("timestamp")), message)
     ts = _iso_ms(record.get("timestamp"))
-    if kind == "session":
-        cwd = record.get("cwd")
-        return Doc(None, ts, "session", "session", None, None, cwd if isinstance(cwd, str) else "")
-    if kind in ("compaction", "branch_summary"):
-        summary = record.get("summary")
-        text = summary if isinstance(summary, str) else ""
-        return Doc(entry_id, ts, "session", str(kind), None, None, text, files=_details_files(record.get("details")))
-    if kind == "custom_message":
-        return Doc(entry_id, ts, "custom", "custom_message", None, None, _text_of(record.get("content")))
-    if kind == "session_info":
-        name = record.get("name")
-        return Doc(entry_id, ts, "session", "name", None, None, name.strip()) if isinstance(name, str) and name.strip() else None
-    if kind == "label":
-        label = record.get("label")
-        return Doc(entry_id, ts, "session", "label", None, None, label) if isinstance(label, str) and label else None
-    if kind == "model_change":
-        model = record.get("modelId") if isinstance(record.get("modelId"), str) else None
-        provider = record.get("provider") if isinstance(record.get("provider"), str) else ""
-        return Doc(entry_id, ts, "session", "model_change", None, model, f"{provider} {model or ''}".strip(), files=[])
-    if kind == "context_edit":
-        targets = [str(e["targetId"]) for e in counted_edits([record]) if isinstance(e.get("targetId"), str)]
-        return Doc(entry_id, ts, "session", "context_edit", None, None, "", edits=targets) if targets else None
-    return None
+    match kind:
+        case "session":
+            cwd = record.get("cwd")
+            return Doc(None, ts, "session", "session", None, None, cwd if isinstance(cwd, str) else "")
+        case "compaction" | "branch_summary":
+            summary = record.get("summary")
+            text = summary if isinstance(summary, str) else ""
+            return Doc(entry_id, ts, "session", kind, None, None, text, files=_details_files(record.get("details")))
+        case "custom_message":
+            return Doc(entry_id, ts, "custom", kind, None, None, _text_of(record.get("content")))
+        case "session_info":
+            name = record.get("name")
+            return Doc(entry_id, ts, "session", "name", None, None, name.strip()) if isinstance(name, str) and name.strip() else None
+        case "label":
+            label = record.get("label")
+            return Doc(entry_id, ts, "session", kind, None, None, label) if isinstance(label, str) and label else None
+        case "model_change":
+            model = record.get("modelId") if isinstance(record.get("modelId"), str) else None
+            provider = record.get("provider") if isinstance(record.get("provider"), str) else ""
+            return Doc(entry_id, ts, "session", kind, None, model, f"{provider} {model or ''}".strip(), files=[])
+        case "context_edit":
+            targets = [str(e["targetId"]) for e in counted_edits([record]) if isinstance(e.get("targetId"), str)]
+            return Doc(entry_id, ts, "session", kind, None, None, "", edits=targets) if targets else None
+        case "message" | "thinking_level_change" | "custom" | "usage" | "unknown":
+            return None  # no searchable text (a custom entry's data is an extension's state)
+        case _:
+            assert_never(kind)

@@ -16,7 +16,7 @@ from typing import Any
 from .. import jsonio
 from ..records import StrPath
 from .allowlist import AllowList
-from .fields import field_kind, render_path, scanned_strings
+from .fields import render_path, scanned_strings
 from .scanner import MIN_SECRET, Scanner, Span, redaction
 
 __all__ = ["RAW_LINE_FIELD", "SIDE_FILE_GLOBS", "SecretHit", "find_secrets", "iter_hits", "iter_records", "mask", "redact_text", "side_files"]
@@ -110,11 +110,10 @@ def iter_hits(record: Any, scanner: Scanner, *, session: str | None = None, line
         return
     entry_id = record.get("id") if isinstance(record, Mapping) else None
     entry_id = entry_id if isinstance(entry_id, str) else None
-    for where, text in scanned_strings(record, MIN_SECRET):
+    for where, text, kind in scanned_strings(record, MIN_SECRET):
         spans = scanner.scan(text)
         if spans:
             path = render_path(where)
-            kind = field_kind(record, path) if isinstance(record, Mapping) else "other"
             for span in spans:
                 yield _hit(session, line, entry_id, path, kind, text, span)
 

@@ -72,7 +72,7 @@ reported as today."""
 
 IndexedType = Literal["message", "branch_summary", "custom", "custom_message", "context_edit", "usage"]
 """The entry types the head decoder takes: those pi writes
-(:data:`pi_session.records.ENTRY_TYPES`) but :data:`EAGER_TYPES`. msgspec
+(:data:`pi_session.entries.ENTRY_TYPES`) but :data:`EAGER_TYPES`. msgspec
 gives a ``Literal``'s own string object (no new string a line, no
 ``sys.intern``); a line of any other type (an eager one, one pi does not
 write) does not decode and is read in full."""

@@ -19,9 +19,10 @@ import difflib
 import html
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, assert_never
 
 from ..context import edited_entry, system_message_text, text_content
+from ..entries import entry_type
 from ..jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 from ..text import field_text
@@ -370,43 +371,47 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
 
 
 def _entry_body(entry: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
-    etype = entry.get("type")
-    if etype == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict):
-            return "", '<p class="note">(its message is not an object)</p>'
-        return _message_body(message, calls)
-    if etype == "compaction":
-        summary = field_text(entry.get("summary", ""))
-        keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
-        head = f'<span class="summary">{esc(entry.get("tokensBefore"))} tokens before{keeps}</span>'
-        return head, collapsible("compaction summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
-    if etype == "branch_summary":
-        summary = field_text(entry.get("summary", ""))
-        head = f'<span class="summary">from {esc(entry.get("fromId"))}</span>'
-        return head, collapsible("branch summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
-    if etype == "custom_message":
-        head = f'<span class="summary">{esc(entry.get("customType"))}</span>'
-        return head, _blocks_html(entry.get("content"), "custom")
-    one_line = _ONE_LINE.get(etype) if etype.__class__ is str else None
-    if one_line is not None:
-        return f'<span class="summary">{esc(one_line(entry))}</span>', ""
-    if etype == "context_edit":
-        replacement = entry.get("replacement")
-        what = "omits" if replacement is None else "replaces the content of"
-        head = f'<span class="summary">{what} {esc(entry.get("targetId"))}</span>'
-        body = ""
-        if isinstance(replacement, dict) and "content" in replacement:
-            content = replacement["content"]
-            body = collapsible("new content", _blocks_html(content, "user") or '<p class="note">(empty)</p>', replacement_text(content), force=True)
-        return head, body
-    if etype == "usage":
-        raw = entry.get("usage")
-        usage = raw if isinstance(raw, dict) else {}
-        note = f" ({field_text(entry.get('note'))})" if entry.get("note") else ""
-        text = f"{field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens{note}"
-        return f'<span class="summary">{esc(text)}</span>', ""
-    return "", ""
+    """(heading text, body HTML) of an entry's card, by its type."""
+    kind = entry_type(entry)
+    match kind:
+        case "message":
+            message = entry.get("message")
+            if not isinstance(message, dict):
+                return "", '<p class="note">(its message is not an object)</p>'
+            return _message_body(message, calls)
+        case "compaction":
+            summary = field_text(entry.get("summary", ""))
+            keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""
+            head = f'<span class="summary">{esc(entry.get("tokensBefore"))} tokens before{keeps}</span>'
+            return head, collapsible("compaction summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
+        case "branch_summary":
+            summary = field_text(entry.get("summary", ""))
+            head = f'<span class="summary">from {esc(entry.get("fromId"))}</span>'
+            return head, collapsible("branch summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
+        case "custom_message":
+            head = f'<span class="summary">{esc(entry.get("customType"))}</span>'
+            return head, _blocks_html(entry.get("content"), "custom")
+        case "model_change" | "thinking_level_change" | "label" | "session_info" | "custom":
+            return f'<span class="summary">{esc(_ONE_LINE[kind](entry))}</span>', ""
+        case "context_edit":
+            replacement = entry.get("replacement")
+            what = "omits" if replacement is None else "replaces the content of"
+            head = f'<span class="summary">{what} {esc(entry.get("targetId"))}</span>'
+            body = ""
+            if isinstance(replacement, dict) and "content" in replacement:
+                content = replacement["content"]
+                body = collapsible("new content", _blocks_html(content, "user") or '<p class="note">(empty)</p>', replacement_text(content), force=True)
+            return head, body
+        case "usage":
+            raw = entry.get("usage")
+            usage = raw if isinstance(raw, dict) else {}
+            note = f" ({field_text(entry.get('note'))})" if entry.get("note") else ""
+            text = f"{field_text(entry.get('kind'))} {field_text(entry.get('provider'))}/{field_text(entry.get('model'))}, {field_text(usage.get('totalTokens', '?'))} tokens{note}"
+            return f'<span class="summary">{esc(text)}</span>', ""
+        case "session" | "unknown":
+            return "", ""
+        case _:
+            assert_never(kind)
 
 
 def article(

@@ -118,7 +118,7 @@ def render_items(projection: Mapping[str, Any]) -> list[RenderedItem]:
     added (see the module docs).
 
     Args:
-        projection: a :class:`pi_session.records.SessionProjection`.
+        projection: a :class:`pi_session.entries.SessionProjection`.
 
     Returns:
         :class:`RenderedItem` s in context order: a compaction or branch
