@@ -1,0 +1,343 @@
+"""What the web app's API answers, as plain JSON-ready values, read through
+the library's public API (stores, :mod:`pi_session.operations`, search,
+usage, the viewer's model). Nothing here knows HTTP except
+:class:`ApiError`'s status.
+
+Every session is named by its store id (or a unique prefix of it), checked
+by :func:`session_id_arg` before the store sees it: a path, or anything
+but letters, digits, ``-`` and ``_``, is refused, so no request can name a
+file outside the store.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..manager import SessionManager
+from ..operations import OperationError, open_for_reading
+from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
+from ..tree_view import ConversationView
+from ..viewer.entries import ToolCalls, article, row_preview
+from ..viewer.model import Row, hiding_edits, tree_rows
+
+__all__ = [
+    "ApiError",
+    "PAGE_ROWS",
+    "SessionView",
+    "StoreAccess",
+    "context_json",
+    "entry_json",
+    "row_json",
+    "search_json",
+    "session_id_arg",
+    "sessions_json",
+    "usage_daily_json",
+]
+
+PAGE_ROWS = 500
+"""Tree rows per page of ``GET /api/v1/sessions/{id}`` (and of the
+session page's first screen)."""
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+class ApiError(Exception):
+    """A request the API refuses: ``status`` (HTTP) and a one-line message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def session_id_arg(text: str) -> str:
+    """``text`` checked as a session id or id prefix (letters, digits,
+    ``-``, ``_``; at most 128 characters).
+
+    Raises:
+        ApiError: 400 for anything else (a path, dots, slashes)."""
+    if not _ID.fullmatch(text):
+        raise ApiError(400, f"{text[:80]!r} is not a session id (letters, digits, - and _ only)")
+    return text
+
+
+class StoreAccess:
+    """The store the server serves, with one lock around every use (a
+    store's connection is not shared between threads at the same time).
+
+    Attributes:
+        store: the :class:`pi_session.stores.SessionStore`.
+        lock: held while the store is used.
+    """
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+        self.lock = threading.RLock()
+
+    def resolve(self, text: str) -> str:
+        """The full id of the session ``text`` names (id or unique prefix).
+
+        Raises:
+            ApiError: 400 malformed, 404 none, 409 ambiguous."""
+        session_id_arg(text)
+        with self.lock:
+            try:
+                return self.store.resolve(text)
+            except AmbiguousSessionError as exc:
+                raise ApiError(409, str(exc)) from None
+            except SessionNotFoundError as exc:
+                raise ApiError(404, str(exc)) from None
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
+    def open(self, text: str) -> SessionManager:
+        """The session ``text`` names, opened read-only.
+
+        Raises:
+            ApiError: as :meth:`resolve`; 422 when it cannot be read."""
+        sid = self.resolve(text)
+        with self.lock:
+            try:
+                return open_for_reading(sid, store=self.store)
+            except OperationError as exc:
+                raise ApiError(422, str(exc)) from None
+            except SessionNotFoundError as exc:
+                raise ApiError(404, str(exc)) from None
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
+    def mark(self, session_id: str) -> tuple[int, ...] | None:
+        """The store's mark of the session's state (changes with every
+        write), or None when it is gone."""
+        with self.lock:
+            return self.store.session_marks([session_id]).get(session_id)
+
+
+def sessions_json(access: StoreAccess, *, query: str = "", limit: int | None = None) -> list[dict[str, Any]]:
+    """Every session of the store, newest ``modified`` first: ``id, name,
+    cwd, created, modified, messageCount, firstMessage`` (and ``path`` for
+    session files). ``query``: only sessions whose id, name, cwd or first
+    message contains it (case-insensitive)."""
+    with access.lock:
+        try:
+            infos = access.store.list(with_text=False)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+    needle = query.lower().strip()
+    out: list[dict[str, Any]] = []
+    for info in infos:
+        item = {
+            "id": info.get("id"),
+            "name": info.get("name"),
+            "cwd": info.get("cwd"),
+            "created": info.get("created"),
+            "modified": info.get("modified"),
+            "messageCount": info.get("messageCount"),
+            "firstMessage": (info.get("firstMessage") or "")[:300],
+        }
+        if needle:
+            hay = " ".join(str(item[k] or "") for k in ("id", "name", "cwd", "firstMessage")).lower()
+            if needle not in hay:
+                continue
+        out.append(item)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+@dataclass
+class SessionView:
+    """One session prepared for the API and the pages: the manager, its
+    tree rows (``pi-session tree`` order, the conversation view's hidden
+    rows marked), the context edits hiding entries on the leaf's path and
+    the tool calls (for tool results' headings)."""
+
+    manager: SessionManager
+    rows: list[Row]
+    index_of: dict[str, int]
+    hidden: dict[str, tuple[str, Any]]
+    calls: ToolCalls
+    leaf_index: int
+
+    @classmethod
+    def of(cls, manager: SessionManager) -> SessionView:
+        """Build the view of an opened session."""
+        roots = manager.get_tree()
+        leaf_id = manager.get_leaf_id()
+        rows = tree_rows(roots, ConversationView(roots, leaf_id))
+        index_of: dict[str, int] = {}
+        for row in rows:
+            eid = row.entry.get("id")
+            if isinstance(eid, str):
+                index_of.setdefault(eid, row.index)
+        leaf_index = index_of.get(leaf_id, -1) if leaf_id is not None else -1
+        entries = manager.get_entries()
+        hidden = hiding_edits(entries, manager.get_branch() if leaf_id is not None else [])
+        calls: ToolCalls = {}
+        for entry in entries:
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                        calls[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
+        return cls(manager, rows, index_of, hidden, calls, leaf_index)
+
+    def path_to(self, index: int) -> list[int]:
+        """Row numbers from the root to row ``index``."""
+        out: list[int] = []
+        while 0 <= index < len(self.rows) and len(out) <= len(self.rows):
+            out.append(index)
+            index = self.rows[index].parent
+        return out[::-1]
+
+    def edit_of(self, row: Row) -> tuple[str, Any] | None:
+        """The context edit hiding or replacing the row's entry, if any."""
+        eid = row.entry.get("id")
+        return self.hidden.get(eid) if isinstance(eid, str) else None
+
+    def article(self, index: int) -> str:
+        """The viewer's ``<article>`` of row ``index`` (every session
+        string escaped)."""
+        row = self.rows[index]
+        return article(
+            index, row.entry, label=row.label, is_leaf=index == self.leaf_index, edit=self.edit_of(row), calls=self.calls, hidden=row.hidden
+        )
+
+
+def row_json(view: SessionView, row: Row) -> dict[str, Any]:
+    """One tree row: ``i`` (row number), ``p`` (parent row, -1 for a root),
+    ``id``, ``parentId``, ``type``, ``kind``, ``css``, ``preview`` (one
+    line, plain text), ``prefix`` (tree guides), ``label``, ``leaf``,
+    ``hidden`` (left out of the conversation view), ``timestamp``."""
+    css, kind, preview = row_preview(row.entry, view.edit_of(row))
+    return {
+        "i": row.index,
+        "p": row.parent,
+        "id": row.entry.get("id"),
+        "parentId": row.entry.get("parentId"),
+        "type": row.entry.get("type"),
+        "kind": kind,
+        "css": css,
+        "preview": preview,
+        "prefix": row.shown_prefix if row.shown_prefix is not None else row.prefix,
+        "label": row.label,
+        "leaf": row.index == view.leaf_index,
+        "hidden": row.hidden,
+        "timestamp": row.entry.get("timestamp"),
+    }
+
+
+def session_json(view: SessionView, *, offset: int = 0, limit: int = PAGE_ROWS) -> dict[str, Any]:
+    """A session's header, name, leaf and one page of its tree rows:
+    ``{"id", "name", "header", "leafId", "entryCount", "rowCount",
+    "offset", "rows": [row_json…]}``."""
+    manager = view.manager
+    rows = view.rows[max(0, offset) : max(0, offset) + max(0, limit)]
+    return {
+        "id": manager.get_session_id(),
+        "name": manager.get_session_name(),
+        "header": manager.get_header(),
+        "leafId": manager.get_leaf_id(),
+        "entryCount": manager.get_entry_count(),
+        "rowCount": len(view.rows),
+        "offset": max(0, offset),
+        "rows": [row_json(view, r) for r in rows],
+    }
+
+
+def entry_json(view: SessionView, entry_id: str) -> dict[str, Any]:
+    """One entry as stored, with its row number, label, the ids of the
+    path root → it, and its viewer HTML (``html``: escaped).
+
+    Raises:
+        ApiError: 404 no such entry."""
+    index = view.index_of.get(entry_id)
+    if index is None:
+        raise ApiError(404, f"{view.manager.get_session_id()}: no entry {entry_id[:80]!r}")
+    row = view.rows[index]
+    return {
+        "entry": row.entry,
+        "i": index,
+        "label": row.label,
+        "path": [view.rows[i].entry.get("id") for i in view.path_to(index)],
+        "html": view.article(index),
+    }
+
+
+def context_json(manager: SessionManager, leaf: str | None) -> dict[str, Any]:
+    """What the model sees at ``leaf`` (default: the session's leaf):
+    ``{"leafId", "model", "thinkingLevel", "messages"}`` as ``pi-session
+    context --json`` prints it (pi 1.6's ``buildSessionContext``).
+
+    Raises:
+        ApiError: 404 no such entry."""
+    if leaf is not None and leaf != "":
+        if manager.get_entry(leaf) is None:
+            raise ApiError(404, f"{manager.get_session_id()}: no entry {leaf[:80]!r}")
+        manager.branch(leaf)
+    proj = manager.build_session_projection()
+    out: dict[str, Any] = {"leafId": manager.get_leaf_id(), "model": proj["model"]}
+    if "thinkingLevel" in proj:
+        out["thinkingLevel"] = proj["thinkingLevel"]
+    out["messages"] = proj["messages"]
+    return out
+
+
+def search_json(access: StoreAccess, query: str, *, limit: int = 50) -> dict[str, Any]:
+    """Hits of the index's query language: ``{"query", "hits": [...],
+    "warnings"}``; each hit as ``pi-session search --json`` prints it
+    (``snippet`` plain text, ``marks`` its matched ranges).
+
+    Raises:
+        ApiError: 400 a query that does not parse (the message names the
+            column); 503 the store cannot be searched."""
+    from ..search import QueryError, search
+
+    if not query.strip():
+        raise ApiError(400, "empty query")
+    with access.lock:
+        try:
+            result = search(access.store, query, limit=limit)
+        except QueryError as exc:
+            raise ApiError(400, f"query: {exc}") from None
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+    return {"query": query, "hits": [h.to_json() for h in result.hits], "warnings": list(result.warnings)}
+
+
+def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+    """The daily usage report in ccusage's shape (``pi-session usage daily
+    --json``): ``{"daily": [...], "totals": {...}}``.
+
+    Raises:
+        ApiError: 400 a bad date or zone; 503 the store cannot be read."""
+    from ..usage import load_usage, usage_report
+
+    with access.lock:
+        try:
+            data = load_usage(access.store)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+    try:
+        return usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def new_rows(view: SessionView, known: Sequence[str] | set[str] | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows of entries not in ``known`` (ids), each with its article HTML."""
+    out = []
+    for row in view.rows:
+        eid = row.entry.get("id")
+        if isinstance(eid, str) and eid not in known:
+            item = row_json(view, row)
+            item["html"] = view.article(row.index)
+            out.append(item)
+    return out
