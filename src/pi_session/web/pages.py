@@ -42,7 +42,7 @@ def _layout(title: str, body: str, *, csrf: str, read_only: bool, query: str = "
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="referrer" content="no-referrer">'
+        '<meta name="referrer" content="no-referrer"><link rel="icon" href="data:,">'
         f'<meta name="csrf-token" content="{esc(csrf)}">'
         f'<meta name="read-only" content="{"1" if read_only else "0"}">'
         f"<title>{esc(title)} · pi-session</title>"
