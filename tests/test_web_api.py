@@ -257,3 +257,59 @@ def test_web_imports_no_front_end():
                 names = [a.name for a in node.names]
             found += [(path.name, n) for n in names if any(part in ("cli", "browse") for part in n.replace(".", " ").split())]
     assert found == []
+
+
+def test_compact_scrub_export_and_leaf_moved(own_store, tmp_path, oracle):
+    from pi_session import SessionManager
+    from secrets_corpus import SECRETS
+
+    token = SECRETS[9][2]
+    path = next(own_store.glob(f"*/*{LONG}.jsonl"))
+    manager = SessionManager.open(path)
+    manager.append_message({"role": "user", "content": f"use {token} for the push", "timestamp": 1764500000000})
+    manager.save()
+    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        headers = {"Origin": server.url, "X-CSRF-Token": csrf_of(client, "/")}
+        scrubbed = client.post(f"/api/v1/sessions/{LONG}/scrub", json={}, headers=headers)
+        assert scrubbed.status_code == 200, scrubbed.text
+        assert scrubbed.json()["secrets"] == 1 and len(scrubbed.json()["edits"]) == 1
+        assert token not in client.get(f"/api/v1/sessions/{LONG}/context").text
+        leaf = client.get(f"/api/v1/sessions/{LONG}").json()["leafId"]
+        # the page showed another leaf: refused, nothing written
+        moved = client.post(f"/api/v1/sessions/{LONG}/compact", json={"expectLeaf": "u2"}, headers=headers)
+        assert "leaf moved" in _error(moved, 409)
+        done = client.post(f"/api/v1/sessions/{LONG}/compact", json={"expectLeaf": leaf, "keepRecentTokens": 20}, headers=headers)
+        assert done.status_code == 200, done.text
+        masked = client.get(f"/api/v1/sessions/{LONG}/export", params={"format": "jsonl"})
+        exported = client.get(f"/api/v1/sessions/{LONG}/export", params={"format": "jsonl", "secrets": "show"})
+        assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]
+        html = client.get(f"/api/v1/sessions/{SHOWCASE}/export", params={"format": "html"})
+        assert html.status_code == 200 and html.text.startswith("<!DOCTYPE html>")
+        _error(client.get(f"/api/v1/sessions/{LONG}/export", params={"format": "exe"}), 400)
+    assert exported.content == path.read_bytes() and token.encode() in exported.content
+    assert token.encode() not in masked.content and b"[REDACTED:github-token]" in masked.content
+    entries = json.loads(oracle("entries", str(path)))["entries"]
+    assert entries[-1]["type"] == "compaction" and entries[-1]["summary"]
+    ours = json.loads(_run_cli("context", str(path), "--json").stdout)
+    assert ours == json.loads(oracle("context", str(path)))
+    assert ours["messages"][0]["role"] == "compactionSummary"
+    assert token not in json.dumps(ours)
+
+
+def test_secrets_are_masked_unless_asked(own_store, tmp_path):
+    from pi_session import SessionManager
+    from secrets_corpus import SECRETS
+
+    token = SECRETS[9][2]
+    path = next(own_store.glob(f"*/*{LONG}.jsonl"))
+    manager = SessionManager.open(path)
+    entry = manager.append_message({"role": "user", "content": f"zebra key {token}", "timestamp": 1764500000000})
+    manager.save()
+    with Server(str(own_store), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        for url in (f"/s/{LONG}", f"/s/{LONG}/context", f"/api/v1/sessions/{LONG}/context", f"/api/v1/sessions/{LONG}/entries/{entry}",
+                    "/search?q=zebra", "/api/v1/search?q=zebra", f"/api/v1/sessions/{LONG}/export?format=html"):
+            masked = client.get(url)
+            assert masked.status_code == 200, url
+            assert token not in masked.text and "REDACTED" in masked.text, url
+            sep = "&" if "?" in url else "?"
+            assert token in client.get(url + sep + "secrets=show").text, url

@@ -152,10 +152,11 @@ async def run(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any
     return await run_in_threadpool(work)
 
 
-def export(access: StoreAccess, sid_text: str, fmt: str) -> tuple[bytes, str, str]:
+def export(access: StoreAccess, sid_text: str, fmt: str, *, redact: bool = True) -> tuple[bytes, str, str]:
     """A session's export (``format``: ``html``: the viewer page; ``md``;
     ``jsonl``: the session's lines as stored), as ``(bytes, media type,
-    file name)``.
+    file name)``; with ``redact`` every secret the scanner finds is
+    replaced by ``[REDACTED:<kind>]`` (as ``export --redact``).
 
     Raises:
         ApiError: 400 an unknown format, and as :meth:`StoreAccess.open`."""
@@ -163,12 +164,16 @@ def export(access: StoreAccess, sid_text: str, fmt: str) -> tuple[bytes, str, st
 
     if fmt not in ("html", "md", "jsonl"):
         raise ApiError(400, f"format {fmt[:20]!r}: expected html, md or jsonl")
-    manager = access.open(sid_text)
-    sid = manager.get_session_id()
+    sid = access.resolve(sid_text)
     if fmt == "jsonl":
         with access.lock:
             data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in access.store.read_lines(sid))
+        if redact:
+            from ..operations import redacted_jsonl
+
+            data, _found = redacted_jsonl(data, session=sid)
         return data, "application/x-ndjson", f"{sid}.jsonl"
+    manager = access.open(sid, redact=redact)
     chunks, _count = export_chunks(manager, fmt)
     media = "text/html; charset=utf-8" if fmt == "html" else "text/markdown; charset=utf-8"
     return b"".join(chunks), media, f"{sid}.{fmt}"

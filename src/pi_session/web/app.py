@@ -116,8 +116,12 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         items = sessions_json(access, query=request.query_params.get("q", ""), limit=limit or None)
         return _json({"sessions": items})
 
+    def masked(request: Request) -> bool:
+        """Secrets are masked unless the request asks ``?secrets=show``."""
+        return request.query_params.get("secrets") != "show"
+
     def view_of(request: Request) -> SessionView:
-        manager = access.open(request.path_params["sid"])
+        manager = access.open(request.path_params["sid"], redact=masked(request))
         with access.lock:
             return SessionView.of(manager)
 
@@ -129,11 +133,11 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return _json(entry_json(view_of(request), request.path_params["eid"]))
 
     def api_context(request: Request) -> Response:
-        manager = access.open(request.path_params["sid"])
+        manager = access.open(request.path_params["sid"], redact=masked(request))
         return _json(context_json(manager, request.query_params.get("leaf")))
 
     def api_search(request: Request) -> Response:
-        return _json(search_json(access, request.query_params.get("q", ""), limit=_int(request, "limit", 50, 1, 1000)))
+        return _json(search_json(access, request.query_params.get("q", ""), limit=_int(request, "limit", 50, 1, 1000), redact=masked(request)))
 
     def api_usage_daily(request: Request) -> Response:
         q = request.query_params
@@ -145,6 +149,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         the store's mark of the session changes."""
         try:
             sid = await run_in_threadpool(access.resolve, request.path_params["sid"])
+            redact = masked(request)
         except ApiError as exc:
             return page_error(request, exc)
 
@@ -153,7 +158,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                 mark = access.mark(sid)
                 if mark is None:
                     return None, None
-                return mark, SessionView.of(access.open(sid))
+                return mark, SessionView.of(access.open(sid, redact=redact))
 
             mark, view = await run_in_threadpool(load)
             known: set[str] = {str(r.entry.get("id")) for r in view.rows} if view else set()
@@ -211,7 +216,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     def api_export(request: Request) -> Response:
         fmt = request.query_params.get("format", "html")
-        data, media, filename = actions.export(access, request.path_params["sid"], fmt)
+        data, media, filename = actions.export(access, request.path_params["sid"], fmt, redact=masked(request))
         return Response(data, media_type=media, headers={"Content-Disposition": f'attachment; filename="{filename}"'})
 
     # -- pages ----------------------------------------------------------
@@ -225,7 +230,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         result, error = None, None
         if query.strip():
             try:
-                result = search_json(access, query)
+                result = search_json(access, query, redact=masked(request))
             except ApiError as exc:
                 if exc.status != 400:
                     raise
@@ -247,7 +252,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return HTMLResponse(pages.session_page(view, selected=selected, offset=offset, csrf=csrf, read_only=config.read_only))
 
     def page_context(request: Request) -> Response:
-        manager = access.open(request.path_params["sid"])
+        manager = access.open(request.path_params["sid"], redact=masked(request))
         ctx = context_json(manager, request.query_params.get("leaf"))
         return HTMLResponse(pages.context_page(manager.get_session_id(), ctx, csrf=csrf, read_only=config.read_only))
 

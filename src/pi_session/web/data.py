@@ -94,15 +94,22 @@ class StoreAccess:
             except StoreError as exc:
                 raise ApiError(503, str(exc)) from None
 
-    def open(self, text: str) -> SessionManager:
-        """The session ``text`` names, opened read-only.
+    def open(self, text: str, *, redact: bool = False) -> SessionManager:
+        """The session ``text`` names, opened read-only; with ``redact``,
+        an in-memory copy with every secret the scanner finds replaced by
+        ``[REDACTED:<kind>]`` (:func:`pi_session.operations.redacted_manager`).
 
         Raises:
             ApiError: as :meth:`resolve`; 422 when it cannot be read."""
         sid = self.resolve(text)
         with self.lock:
             try:
-                return open_for_reading(sid, store=self.store)
+                manager = open_for_reading(sid, store=self.store)
+                if redact:
+                    from ..operations import redacted_manager
+
+                    return redacted_manager(manager)
+                return manager
             except OperationError as exc:
                 raise ApiError(422, str(exc)) from None
             except SessionNotFoundError as exc:
@@ -290,10 +297,21 @@ def context_json(manager: SessionManager, leaf: str | None) -> dict[str, Any]:
     return out
 
 
-def search_json(access: StoreAccess, query: str, *, limit: int = 50) -> dict[str, Any]:
+def _masked_hit(hit: dict[str, Any], scanner: Any) -> dict[str, Any]:
+    from ..secrets import redact_text
+
+    spans = scanner.scan(hit["snippet"])
+    if spans:
+        hit = {**hit, "snippet": redact_text(hit["snippet"], spans), "marks": []}
+    return hit
+
+
+def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = False) -> dict[str, Any]:
     """Hits of the index's query language: ``{"query", "hits": [...],
     "warnings"}``; each hit as ``pi-session search --json`` prints it
-    (``snippet`` plain text, ``marks`` its matched ranges).
+    (``snippet`` plain text, ``marks`` its matched ranges). With
+    ``redact``, a snippet holding a secret has it replaced by
+    ``[REDACTED:<kind>]`` (and no marks).
 
     Raises:
         ApiError: 400 a query that does not parse (the message names the
@@ -309,7 +327,13 @@ def search_json(access: StoreAccess, query: str, *, limit: int = 50) -> dict[str
             raise ApiError(400, f"query: {exc}") from None
         except StoreError as exc:
             raise ApiError(503, str(exc)) from None
-    return {"query": query, "hits": [h.to_json() for h in result.hits], "warnings": list(result.warnings)}
+    hits = [h.to_json() for h in result.hits]
+    if redact:
+        from ..secrets import Scanner
+
+        with Scanner() as scanner:
+            hits = [_masked_hit(h, scanner) for h in hits]
+    return {"query": query, "hits": hits, "warnings": list(result.warnings)}
 
 
 def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None) -> dict[str, Any]:
