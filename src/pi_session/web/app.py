@@ -121,9 +121,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return request.query_params.get("secrets") != "show"
 
     def view_of(request: Request) -> SessionView:
-        manager = access.open(request.path_params["sid"], redact=masked(request))
-        with access.lock:
-            return SessionView.of(manager)
+        return access.view(request.path_params["sid"], redact=masked(request))
 
     def api_session(request: Request) -> Response:
         view = view_of(request)
@@ -158,7 +156,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                 mark = access.mark(sid)
                 if mark is None:
                     return None, None
-                return mark, SessionView.of(access.open(sid, redact=redact))
+                return mark, access.view(sid, redact=redact)
 
             mark, view = await run_in_threadpool(load)
             known: set[str] = {str(r.entry.get("id")) for r in view.rows} if view else set()
@@ -221,9 +219,17 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     # -- pages ----------------------------------------------------------
 
+    rendered: dict[str, Any] = {}
+
     def page_sessions(request: Request) -> Response:
-        items = sessions_json(access, query=request.query_params.get("filter", ""))
-        return HTMLResponse(pages.sessions_page(items, csrf=csrf, read_only=config.read_only))
+        query = request.query_params.get("filter", "")
+        if query:
+            return HTMLResponse(pages.sessions_page(sessions_json(access, query=query), csrf=csrf, read_only=config.read_only))
+        infos = access.listing()
+        if rendered.get("of") is not infos:  # the page of this listing, made once
+            rendered["html"] = pages.sessions_page(sessions_json(access), csrf=csrf, read_only=config.read_only).encode()
+            rendered["of"] = infos
+        return Response(rendered["html"], media_type="text/html; charset=utf-8")
 
     def page_search(request: Request) -> Response:
         query = request.query_params.get("q", "")

@@ -74,9 +74,76 @@ class StoreAccess:
         lock: held while the store is used.
     """
 
-    def __init__(self, store: SessionStore) -> None:
+    def __init__(self, store: SessionStore, *, list_max_age: float = 2.0) -> None:
         self.store = store
         self.lock = threading.RLock()
+        self.list_max_age = list_max_age
+        self._listing: tuple[float, list[dict[str, Any]]] | None = None
+        self._refreshing = False
+        self._views: dict[tuple[str, bool], tuple[tuple[int, ...], SessionView]] = {}
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The store's session infos (``store.list(with_text=False)``),
+        newest first. Kept for :attr:`list_max_age` seconds; an older copy
+        is answered at once while a worker thread reads the store again
+        (the sessions page of a big store is not held up by the read).
+
+        Raises:
+            ApiError: 503 the store cannot be read (first read only)."""
+        import time
+
+        now = time.monotonic()
+        cached = self._listing
+        if cached is not None and now - cached[0] < self.list_max_age:
+            return cached[1]
+        if cached is not None:
+            if not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh_quietly, daemon=True, name="pi-session-listing").start()
+            return cached[1]
+        return self._refresh()
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self._refresh()
+        except ApiError:
+            pass  # the next request reads again, and reports it
+
+    def _refresh(self) -> list[dict[str, Any]]:
+        import time
+
+        try:
+            with self.lock:
+                infos = self.store.list(with_text=False)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+        finally:
+            self._refreshing = False
+        self._listing = (time.monotonic(), infos)
+        return infos
+
+    def view(self, text: str, *, redact: bool) -> SessionView:
+        """The :class:`SessionView` of a session, kept while the store's
+        mark of the session is unchanged (the last few sessions viewed):
+        a second look at a 100,000-entry session does not read it again.
+
+        Raises:
+            ApiError: as :meth:`open`."""
+        sid = self.resolve(text)
+        key = (sid, redact)
+        mark = self.mark(sid)
+        cached = self._views.get(key)
+        if cached is not None and mark is not None and cached[0] == mark:
+            return cached[1]
+        manager = self.open(sid, redact=redact)
+        with self.lock:
+            view = SessionView.of(manager)
+        if mark is not None:
+            self._views.pop(key, None)
+            self._views[key] = (mark, view)
+            while len(self._views) > 4:
+                self._views.pop(next(iter(self._views)))
+        return view
 
     def resolve(self, text: str) -> str:
         """The full id of the session ``text`` names (id or unique prefix).
@@ -129,11 +196,7 @@ def sessions_json(access: StoreAccess, *, query: str = "", limit: int | None = N
     cwd, created, modified, messageCount, firstMessage`` (and ``path`` for
     session files). ``query``: only sessions whose id, name, cwd or first
     message contains it (case-insensitive)."""
-    with access.lock:
-        try:
-            infos = access.store.list(with_text=False)
-        except StoreError as exc:
-            raise ApiError(503, str(exc)) from None
+    infos = access.listing()
     needle = query.lower().strip()
     out: list[dict[str, Any]] = []
     for info in infos:
