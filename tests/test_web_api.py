@@ -313,3 +313,16 @@ def test_secrets_are_masked_unless_asked(own_store, tmp_path):
             assert token not in masked.text and "REDACTED" in masked.text, url
             sep = "&" if "?" in url else "?"
             assert token in client.get(url + sep + "secrets=show").text, url
+
+
+def test_a_long_session_page_is_paged(tmp_path):
+    root = file_store(tmp_path / "sessions", long_entries=1200)
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        # opens at the page of rows holding the leaf (row 1199): rows 1001-1200, with a link to the ones before
+        page = client.get(f"/s/{LONG}").text
+        assert page.count('class="row item') == 200 and 'id="prevrows"' in page and 'id="nextrows"' not in page
+        assert page.count("<article") == 200  # the last entries of the path
+        first = client.get(f"/s/{LONG}", params={"offset": 0}).text
+        assert first.count('class="row item') == 500 and 'id="nextrows"' in first
+        api = client.get(f"/api/v1/sessions/{LONG}", params={"offset": 1000}).json()
+        assert api["rowCount"] == 1200 and len(api["rows"]) == 200 and api["rows"][0]["i"] == 1000

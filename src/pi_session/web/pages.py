@@ -196,7 +196,7 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
         f'<div><dt>cwd</dt><dd>{esc(header.get("cwd"))}</dd></div><div><dt>entries</dt><dd id="entrycount">{manager.get_entry_count():,}</dd></div>'
         f'<div><dt>leaf</dt><dd>{esc(manager.get_leaf_id())}</dd></div></dl></header>'
         f'<div class="layout" id="session" data-session="{esc(sid)}" data-selected="{esc(selected_id or "")}" data-leaf="{esc(manager.get_leaf_id() or "")}" data-offset="{start}">'
-        f'<nav id="tree" aria-label="session tree"><div class="treehead">{plural(total, "entry", "entries")} · {" ".join(pager)}</div>'
+        f'<nav id="tree" aria-label="session tree"><div class="treehead">{plural(total, "entry", "entries")}{" · " + " ".join(pager) if pager else ""}</div>'
         f'<div class="rows" id="rows">{rows}</div></nav>'
         f'<main><div class="pathbar"><p class="pathinfo" id="pathinfo">{plural(len(path), "entry", "entries")} from the root to the selected one</p>'
         f'{context_link} <span id="live" class="muted" aria-live="polite"></span></div>'
