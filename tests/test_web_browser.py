@@ -218,3 +218,22 @@ def test_actions_label_and_move_checked_with_pi(browser, tmp_path, oracle):
     summary = entries[-1]
     assert summary["type"] == "branch_summary" and summary["parentId"] == "r2" and summary["summary"]
     assert theirs["leafId"] == summary["id"]
+
+
+def test_entries_the_conversation_view_hides_are_shown_on_request(browser, tmp_path):
+    from pi_session import SessionManager
+
+    root = file_store(tmp_path / "sessions")
+    path = next(root.glob(f"*/*{LONG}.jsonl"))
+    manager = SessionManager.open(path)
+    hidden_id = manager.append_custom_entry("ext/state", {"step": 1})
+    manager.append_message({"role": "user", "content": "after the custom entry", "timestamp": 1764500000000})
+    manager.save()
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.url + f"/s/{LONG}") as w:
+        page = w.page
+        row = page.locator(f'#rows a.row[data-id="{hidden_id}"]')
+        assert "ext/state" in page.text_content(".hidnote")
+        assert not row.is_visible()
+        page.check("#showall")
+        assert row.is_visible()
+        assert w.events == []

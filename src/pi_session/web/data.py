@@ -20,7 +20,7 @@ from typing import Any
 from ..manager import SessionManager
 from ..operations import OperationError, open_for_reading
 from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
-from ..tree_view import ConversationView
+from ..tree_view import ConversationView, hidden_summary
 from ..viewer.entries import ToolCalls, article, row_preview
 from ..viewer.model import Row, hiding_edits, tree_rows
 
@@ -232,13 +232,15 @@ class SessionView:
     hidden: dict[str, tuple[str, Any]]
     calls: ToolCalls
     leaf_index: int
+    hidden_note: str = ""
 
     @classmethod
     def of(cls, manager: SessionManager) -> SessionView:
         """Build the view of an opened session."""
         roots = manager.get_tree()
         leaf_id = manager.get_leaf_id()
-        rows = tree_rows(roots, ConversationView(roots, leaf_id))
+        conversation = ConversationView(roots, leaf_id)
+        rows = tree_rows(roots, conversation)
         index_of: dict[str, int] = {}
         for row in rows:
             eid = row.entry.get("id")
@@ -257,7 +259,8 @@ class SessionView:
                 for block in content:
                     if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
                         calls[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
-        return cls(manager, rows, index_of, hidden, calls, leaf_index)
+        note = hidden_summary(conversation.hidden) if conversation.hidden else ""
+        return cls(manager, rows, index_of, hidden, calls, leaf_index, note)
 
     def path_to(self, index: int) -> list[int]:
         """Row numbers from the root to row ``index``."""

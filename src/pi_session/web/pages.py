@@ -136,9 +136,14 @@ def _row_html(view: SessionView, i: int, on: set[int], selected: int, sid: str) 
     if r["leaf"]:
         marks += '<span class="leafmark">leaf</span>'
     href = _session_href(sid, r["id"])
+    row = view.rows[i]
+    if row.shown_prefix is None or row.shown_prefix == row.prefix:
+        guides = f'<span class="g">{esc(row.prefix)}</span>'
+    else:  # the conversation view's guides, and the whole tree's (shown with every entry)
+        guides = f'<span class="g gd">{esc(row.shown_prefix)}</span><span class="g ga">{esc(row.prefix)}</span>'
     return (
         f'<a class="{cls}" href="{esc(href)}" data-href="{esc(href)}" data-i="{i}" data-p="{r["p"]}" data-id="{esc(r["id"])}">'
-        f'<span class="g">{esc(r["prefix"])}</span>{marks}<span class="k">{esc(r["kind"])}</span><span class="p">{esc(r["preview"])}</span></a>'
+        f'{guides}{marks}<span class="k">{esc(r["kind"])}</span><span class="p">{esc(r["preview"])}</span></a>'
     )
 
 
@@ -158,6 +163,17 @@ def _actions_html(view: SessionView, selected_id: str | None) -> str:
         f'<a href="/api/v1/sessions/{esc(view.manager.get_session_id())}/export?format=jsonl">Export JSONL</a></p>'
         '<p id="actresult" class="muted" role="status"></p></details>'
     )
+
+
+def _hidden_note(view: SessionView, selected: int) -> str:
+    """What the conversation view hides, with the viewer's "show all
+    entries" box (its stylesheet shows the hidden rows while it is
+    checked; checked when the selected entry is one of them)."""
+    if not view.hidden_note:
+        return ""
+    checked = " checked" if selected >= 0 and view.rows[selected].hidden else ""
+    return (f'<p class="hidnote">… {esc(view.hidden_note)} <label><input type="checkbox" id="showall"{checked}> '
+            "show all entries</label></p>")
 
 
 def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, read_only: bool) -> str:
@@ -197,7 +213,7 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
         f'<div><dt>leaf</dt><dd>{esc(manager.get_leaf_id())}</dd></div></dl></header>'
         f'<div class="layout" id="session" data-session="{esc(sid)}" data-selected="{esc(selected_id or "")}" data-leaf="{esc(manager.get_leaf_id() or "")}" data-offset="{start}">'
         f'<nav id="tree" aria-label="session tree"><div class="treehead">{plural(total, "entry", "entries")}{" · " + " ".join(pager) if pager else ""}</div>'
-        f'<div class="rows" id="rows">{rows}</div></nav>'
+        f'{_hidden_note(view, selected)}<div class="rows" id="rows">{rows}</div></nav>'
         f'<main><div class="pathbar"><p class="pathinfo" id="pathinfo">{plural(len(path), "entry", "entries")} from the root to the selected one</p>'
         f'{context_link} <span id="live" class="muted" aria-live="polite"></span></div>'
         f'{"" if read_only else _actions_html(view, selected_id)}'
