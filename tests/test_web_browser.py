@@ -148,6 +148,10 @@ def test_costs_page(browser, server):
     with Watched(browser, server.url + "/costs") as w:
         assert w.page.locator("#daily tbody tr meter").count() >= 1
         assert w.page.text_content("#totalcost").startswith("$0.07")
+        models = w.page.eval_on_selector_all("#bymodel tbody td:first-child", "xs => xs.map(x => x.textContent)")
+        assert models == ["[pi] claude-sonnet-4-5", "[pi] m"]  # the most expensive first (the long session's "m" costs $0)
+        projects = w.page.eval_on_selector_all("#byproject tbody td:first-child", "xs => xs.map(x => x.textContent)")
+        assert projects == ["--w--"]  # the usage report's project: the sessions' directory
         assert w.events == []
 
 

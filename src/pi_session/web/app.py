@@ -32,6 +32,7 @@ from .data import (
     search_json,
     session_json,
     sessions_json,
+    usage_breakdown_json,
     usage_daily_json,
 )
 from .security import SecurityConfig, SecurityMiddleware, error_body
@@ -140,6 +141,9 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     def api_usage_daily(request: Request) -> Response:
         q = request.query_params
         return _json(usage_daily_json(access, timezone=q.get("timezone") or None, since=q.get("since") or None, until=q.get("until") or None))
+
+    def api_usage_breakdown(request: Request) -> Response:
+        return _json(usage_breakdown_json(access, timezone=request.query_params.get("timezone") or None))
 
     async def api_events(request: Request) -> Response:
         """Server-sent events of one session: ``hello`` (the current ids),
@@ -263,7 +267,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return HTMLResponse(pages.context_page(manager.get_session_id(), ctx, csrf=csrf, read_only=config.read_only))
 
     def page_costs(request: Request) -> Response:
-        return HTMLResponse(pages.costs_page(usage_daily_json(access), csrf=csrf, read_only=config.read_only))
+        return HTMLResponse(pages.costs_page(usage_breakdown_json(access), csrf=csrf, read_only=config.read_only))
 
     # -- static files: a fixed table, never a path from the request ------
 
@@ -304,6 +308,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         *(Route(f"/api/v1/sessions/{{sid}}/{name}", action(name), methods=["POST"]) for name in actions.ACTIONS),
         Route("/api/v1/search", blocking(api_search)),
         Route("/api/v1/usage/daily", blocking(api_usage_daily)),
+        Route("/api/v1/usage/breakdown", blocking(api_usage_breakdown)),
         Route("/", blocking(page_sessions)),
         Route("/search", blocking(page_search)),
         Route("/costs", blocking(page_costs)),

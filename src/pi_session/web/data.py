@@ -35,6 +35,7 @@ __all__ = [
     "search_json",
     "session_id_arg",
     "sessions_json",
+    "usage_breakdown_json",
     "usage_daily_json",
 ]
 
@@ -402,21 +403,53 @@ def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: boo
     return {"query": query, "hits": hits, "warnings": list(result.warnings)}
 
 
+def _usage_data(access: StoreAccess) -> Any:
+    from ..usage import load_usage
+
+    with access.lock:
+        try:
+            return load_usage(access.store)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+
+
 def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None) -> dict[str, Any]:
     """The daily usage report in ccusage's shape (``pi-session usage daily
     --json``): ``{"daily": [...], "totals": {...}}``.
 
     Raises:
         ApiError: 400 a bad date or zone; 503 the store cannot be read."""
-    from ..usage import load_usage, usage_report
+    from ..usage import usage_report
 
-    with access.lock:
-        try:
-            data = load_usage(access.store)
-        except StoreError as exc:
-            raise ApiError(503, str(exc)) from None
+    data = _usage_data(access)
     try:
         return usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None) -> dict[str, Any]:
+    """The daily report plus all-time sums by model and by project:
+    ``{"daily": <usage_daily_json>, "byModel": [{"model", "totalTokens",
+    "totalCost"}], "byProject": [{"project", …}]}``, the most expensive
+    first (what the costs page shows).
+
+    Raises:
+        ApiError: as :func:`usage_daily_json`."""
+    from ..usage import usage_report
+
+    data = _usage_data(access)
+    try:
+        daily = usage_report(data, "daily", timezone=timezone).to_json()
+        out: dict[str, Any] = {"daily": daily}
+        for by, key in (("model", "byModel"), ("project", "byProject")):
+            sums: dict[str, list[float]] = {}
+            for row in usage_report(data, "monthly", timezone=timezone, by=by).rows:
+                acc = sums.setdefault(str(row.group), [0, 0.0])
+                acc[0] += row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens + row.other_tokens
+                acc[1] += row.cost
+            out[key] = [{by: name, "totalTokens": int(v[0]), "totalCost": v[1]} for name, v in sorted(sums.items(), key=lambda kv: -kv[1][1])]
+        return out
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
 

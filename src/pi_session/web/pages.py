@@ -266,9 +266,23 @@ def context_page(sid: str, ctx: Mapping[str, Any], *, csrf: str, read_only: bool
     return _layout("Context", body, csrf=csrf, read_only=read_only)
 
 
-def costs_page(report: Mapping[str, Any], *, csrf: str, read_only: bool) -> str:
-    """The daily usage report: a table with a bar per day (``<meter>``), by
-    model, and the totals."""
+def _sums_table(table_id: str, title: str, key: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    top = max((float(r.get("totalCost") or 0) for r in rows), default=0.0) or 1.0
+    body = "".join(
+        f'<tr class="item"><td>{esc(r.get(key))}</td><td class="num">{int(r.get("totalTokens") or 0):,}</td>'
+        f'<td class="num">${float(r.get("totalCost") or 0):,.4f}</td>'
+        f'<td class="bar"><meter min="0" max="{top:.6f}" value="{float(r.get("totalCost") or 0):.6f}"></meter></td></tr>'
+        for r in rows
+    )
+    return (f'<h2>{esc(title)}</h2><table class="list" id="{table_id}"><thead><tr><th>{esc(key.capitalize())}</th><th>Tokens</th>'
+            f"<th>Cost</th><th></th></tr></thead><tbody>{body}</tbody></table>")
+
+
+def costs_page(breakdown: Mapping[str, Any], *, csrf: str, read_only: bool) -> str:
+    """The usage reports: a table with a bar per day (``<meter>``), the
+    totals, and the sums by model and by project
+    (:func:`pi_session.web.data.usage_breakdown_json`)."""
+    report = breakdown.get("daily", {})
     days = report.get("daily", [])
     top = max((float(d.get("totalCost") or 0) for d in days), default=0.0) or 1.0
     rows = []
@@ -287,6 +301,8 @@ def costs_page(report: Mapping[str, Any], *, csrf: str, read_only: bool) -> str:
         '<main class="page"><h1>Costs</h1>'
         f'<p>Total <strong id="totalcost">${float(totals.get("totalCost") or 0):,.4f}</strong> · {int(totals.get("totalTokens") or 0):,} tokens</p>{note}'
         '<table class="list" id="daily"><thead><tr><th>Day</th><th>Tokens</th><th>Cost</th><th></th><th>Models</th></tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></main>'
+        f'<tbody>{"".join(rows)}</tbody></table>'
+        f'{_sums_table("bymodel", "By model", "model", breakdown.get("byModel", []))}'
+        f'{_sums_table("byproject", "By project", "project", breakdown.get("byProject", []))}</main>'
     )
     return _layout("Costs", body, csrf=csrf, read_only=read_only, page="costs")
