@@ -224,6 +224,22 @@ def test_actions_label_and_move_checked_with_pi(browser, tmp_path, oracle):
     assert theirs["leafId"] == summary["id"]
 
 
+def test_the_sessions_page_shows_activity(browser, tmp_path):
+    root = file_store(tmp_path / "sessions")
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.url + "/") as w:
+        page = w.page
+        assert page.locator("#sessions tr.active").count() == 0
+        code = (
+            "import sys, time; from pi_session import SessionManager; from pi_session.stores import open_store;"
+            "m = SessionManager.open(sys.argv[2], store=open_store(sys.argv[1]));"
+            "m.append_message({'role': 'user', 'content': 'still going', 'timestamp': int(time.time() * 1000)}); m.save()"
+        )
+        subprocess.run([sys.executable, "-c", code, str(root), LONG], check=True, timeout=120)
+        page.wait_for_selector("#sessions tbody tr.active", timeout=15000)
+        assert page.eval_on_selector("#sessions tbody tr:first-child .sub", "x => x.textContent") == LONG
+        assert w.events == []
+
+
 def test_entries_the_conversation_view_hides_are_shown_on_request(browser, tmp_path):
     from pi_session import SessionManager
 

@@ -65,6 +65,48 @@
     filter.form.addEventListener("submit", function (e) { e.preventDefault(); run(); });
     var initial = new URLSearchParams(window.location.search).get("filter");
     if (initial) { filter.value = initial; run(); }
+    // activity: the newest sessions, looked at every few seconds; a session
+    // written since moves to the top, marked, and a new one is added
+    var tbody = document.querySelector("#sessions tbody");
+    var byId = {};
+    rows.forEach(function (tr) { var sub = tr.querySelector(".sub"); if (sub) byId[sub.textContent] = tr; });
+    var cell = function (cls, text) { var td = document.createElement("td"); td.className = cls; td.textContent = text; return td; };
+    var poll = function () {
+      fetch("/api/v1/sessions?limit=50", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (j) {
+        if (!j) return;
+        j.sessions.slice().reverse().forEach(function (s) {
+          var when = (s.modified || "").slice(0, 16).replace("T", " ");
+          var tr = byId[s.id];
+          if (tr) {
+            var time = tr.querySelector("time");
+            if (time && time.getAttribute("datetime") === s.modified) return;
+          } else {
+            tr = document.createElement("tr");
+            tr.className = "item";
+            var title = cell("title", "");
+            var a = document.createElement("a");
+            a.href = "/s/" + encodeURIComponent(s.id);
+            a.textContent = (s.name || s.firstMessage || "(no messages)").slice(0, 200);
+            var sub = document.createElement("div"); sub.className = "sub"; sub.textContent = s.id;
+            title.appendChild(a); title.appendChild(sub); tr.appendChild(title);
+            tr.appendChild(cell("cwd", s.cwd || ""));
+            tr.appendChild(cell("num", String(s.messageCount)));
+            var whenCell = cell("when", ""); whenCell.appendChild(document.createElement("time")); tr.appendChild(whenCell);
+            tr.setAttribute("data-href", a.getAttribute("href"));
+            tr.setAttribute("data-text", [s.id, s.name, s.cwd, s.firstMessage].join(" ").toLowerCase());
+            byId[s.id] = tr;
+            rows.push(tr);
+          }
+          var t = tr.querySelector("time");
+          t.setAttribute("datetime", s.modified || "");
+          t.textContent = when;
+          var num = tr.querySelector("td.num"); if (num) num.textContent = String(s.messageCount);
+          tr.classList.add("active");
+          tbody.insertBefore(tr, tbody.firstChild);
+        });
+      }).catch(function () {});
+    };
+    window.setInterval(poll, 3000);
   }
 
   // a session page
