@@ -326,3 +326,26 @@ def test_a_long_session_page_is_paged(tmp_path):
         assert first.count('class="row item') == 500 and 'id="nextrows"' in first
         api = client.get(f"/api/v1/sessions/{LONG}", params={"offset": 1000}).json()
         assert api["rowCount"] == 1200 and len(api["rows"]) == 200 and api["rows"][0]["i"] == 1000
+
+
+def test_ctrl_c_ends_the_server_with_a_live_stream_open(own_store, tmp_path):
+    import signal
+    import threading
+
+    server = Server(str(own_store), agent_dir=tmp_path / "agent")
+    try:
+        opened = threading.Event()
+
+        def listen() -> None:
+            with httpx.Client(base_url=server.url, timeout=30) as client, client.stream("GET", f"/api/v1/sessions/{LONG}/events") as response:
+                for _line in response.iter_lines():
+                    opened.set()
+
+        reader = threading.Thread(target=listen, daemon=True)
+        reader.start()
+        assert opened.wait(20)
+        server.proc.send_signal(signal.SIGINT)
+        assert server.proc.wait(5) in (0, 130)  # 130: the command line's status for Ctrl-C
+    finally:
+        stderr = server.close()
+    assert "Traceback" not in stderr and "ERROR" not in stderr, stderr

@@ -56,8 +56,12 @@ def serve(
     security = SecurityConfig(host=host, port=port, token=token or None, allowed_hosts=allowed_hosts)
     config = WebConfig(read_only=read_only, security=security)
     app = create_app(store, config)
-    server_config = uvicorn.Config(app, host=host, port=port, log_level="warning", access_log=False, lifespan="off")
+    server_config = uvicorn.Config(
+        app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",
+        timeout_graceful_shutdown=2,  # open live streams never end by themselves
+    )
     server = uvicorn.Server(server_config)
+    config.stopping = lambda: server.should_exit
     if port == 0 or on_ready is not None:
         original = server.startup
 

@@ -52,11 +52,14 @@ class WebConfig:
         security: the checks of :mod:`pi_session.web.security`.
         live_poll: seconds between two looks at the store for the live
             events.
+        stopping: returns True once the server shuts down (the live
+            streams then end, so the shutdown does not wait for them).
     """
 
     read_only: bool = False
     security: SecurityConfig = field(default_factory=SecurityConfig)
     live_poll: float = LIVE_POLL_SECONDS
+    stopping: Callable[[], bool] = lambda: False
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -167,7 +170,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
             yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
             idle = 0.0
             while True:
-                if await request.is_disconnected():
+                if config.stopping() or await request.is_disconnected():
                     return
                 await asyncio.sleep(config.live_poll)
                 idle += config.live_poll
