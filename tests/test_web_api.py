@@ -216,6 +216,12 @@ def test_token_is_required_then_accepted(own_store, tmp_path):
         base = f"http://127.0.0.1:{port}"
         with httpx.Client(base_url=base, timeout=30) as client:
             assert "token" in _error(client.get("/api/v1/sessions"), 401)
+            # bound to every address: the machine's name is answered too, other names are not
+            import socket
+
+            named = client.get("/api/v1/sessions", headers={"Host": f"{socket.gethostname()}:{port}", "Authorization": f"Bearer {token}"})
+            assert named.status_code == 200
+            _error(client.get("/api/v1/sessions", headers={"Host": f"elsewhere.example:{port}", "Authorization": f"Bearer {token}"}), 421)
             _error(client.get("/api/v1/sessions", headers={"Authorization": "Bearer wrong-token-wrong-token"}), 401)
             assert client.get("/api/v1/sessions", headers={"Authorization": f"Bearer {token}"}).status_code == 200
             _error(client.get("/?token=wrong"), 401)

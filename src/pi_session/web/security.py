@@ -114,11 +114,17 @@ class SecurityConfig:
 
     def host_names(self) -> set[str]:
         """Host names (lower case, no port, IPv6 without brackets) the
-        server answers to."""
+        server answers to: the loopback names, the bound address (bound to
+        every address: the machine's host name and fully qualified name)
+        and :attr:`allowed_hosts`."""
+        import socket
+
         names = {n.lower() for n in _LOOPBACK_NAMES}
         bound = self.host.strip("[]").lower()
         if bound not in ("0.0.0.0", "::", ""):
             names.add(bound)
+        else:
+            names.update(n.lower() for n in (socket.gethostname(), socket.getfqdn()) if n)
         names.update(h.strip("[]").lower() for h in self.allowed_hosts)
         return names
 
