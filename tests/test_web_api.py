@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from fake_providers import fake_provider  # noqa: F401  (fixture)
 from web_helpers import EXE, HOSTILE, LONG, SHOWCASE, Server, csrf_of, file_store
 
 httpx = pytest.importorskip("httpx")
@@ -355,3 +356,23 @@ def test_ctrl_c_ends_the_server_with_a_live_stream_open(own_store, tmp_path):
     finally:
         stderr = server.close()
     assert "Traceback" not in stderr and "ERROR" not in stderr, stderr
+
+
+def test_compact_with_a_configured_model(own_store, tmp_path, fake_provider):
+    fake_provider.reply_text = "## Goal\n- summary written by the configured model"
+    args = ("--provider", "openai", "--model", "test-model", "--base-url", fake_provider.openai_base_url)
+    with Server(str(own_store), *args, env={"OPENAI_API_KEY": "sk-test"}, agent_dir=tmp_path / "agent") as server, \
+            httpx.Client(base_url=server.url, timeout=120) as client:
+        headers = {"Origin": server.url, "X-CSRF-Token": csrf_of(client, "/")}
+        done = client.post(f"/api/v1/sessions/{LONG}/compact", json={"keepRecentTokens": 20}, headers=headers)
+        assert done.status_code == 200, done.text
+    assert fake_provider.requests and fake_provider.requests[-1].json["model"] == "test-model"
+    path = next(own_store.glob(f"*/*{LONG}.jsonl"))
+    last = json.loads(path.read_bytes().splitlines()[-1])
+    assert last["type"] == "compaction" and "summary written by the configured model" in last["summary"]
+
+
+def test_a_provider_without_its_key_is_refused_at_start(own_store):
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    run = subprocess.run([str(EXE), "--store", str(own_store), "serve", "--provider", "openai"], capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode == 1 and "OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr

@@ -19,6 +19,12 @@ def serve(
     ),
     read_only: bool = typer.Option(False, "--read-only", help="Only look: refuse every action (label, rename, move, compact, scrub)."),
     allow_host: list[str] = typer.Option([], "--allow-host", metavar="NAME", help="Also answer requests for this Host name (a proxy's)."),
+    provider: str = typer.Option(
+        "extractive", "--provider", metavar="openai|anthropic|extractive",
+        help="Who writes the summaries of the compact and move actions (default: offline, extractive).",
+    ),
+    model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="The summarizing model (openai, anthropic)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", metavar="URL", help="An OpenAI-compatible server for --provider openai."),
     store_option: Optional[str] = STORE_OPTION,
 ) -> None:
     """Serve every session of the store in the browser: sessions, search,
@@ -40,6 +46,13 @@ def serve(
     refusal = check_bind(host, token)
     if refusal is not None:
         fail(refusal)
+    from ..operations import OperationError, SummarizerConfig
+
+    summarizer = SummarizerConfig(provider=provider, model=model, base_url=base_url)
+    try:
+        summarizer.make()  # an unknown provider or a missing key fails now, not at the first action
+    except OperationError as exc:
+        fail(str(exc))
     store = active_store()
     if store is None:
         from ..stores import StoreError, open_store
@@ -53,7 +66,8 @@ def serve(
         print(f"pi-session serve: {url}{' (read-only)' if read_only else ''}", flush=True)
 
     try:
-        run_server(store, host=host, port=port, token=token, read_only=read_only, allowed_hosts=tuple(allow_host), on_ready=ready)
+        run_server(store, host=host, port=port, token=token, read_only=read_only, allowed_hosts=tuple(allow_host), summarizer=summarizer,
+                   on_ready=ready)
     except OSError as exc:
         fail(f"{host}:{port}: {exc.strerror or exc}")
     sys.stdout.flush()

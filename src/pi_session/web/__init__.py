@@ -32,6 +32,7 @@ def serve(
     token: str | None = None,
     read_only: bool = False,
     allowed_hosts: tuple[str, ...] = (),
+    summarizer: Any = None,
     on_ready: Any = None,
 ) -> None:
     """Run the web app on uvicorn until interrupted.
@@ -42,6 +43,8 @@ def serve(
         token: the access token (needed for a non-loopback ``host``).
         read_only: refuse every action.
         allowed_hosts: further ``Host`` names to answer (a proxy's).
+        summarizer: the :class:`pi_session.operations.SummarizerConfig`
+            of the compact and move actions (None: offline extractive).
         on_ready: called with the URL once listening.
 
     Raises:
@@ -54,7 +57,7 @@ def serve(
     if refusal is not None:
         raise ValueError(refusal)
     security = SecurityConfig(host=host, port=port, token=token or None, allowed_hosts=allowed_hosts)
-    config = WebConfig(read_only=read_only, security=security)
+    config = WebConfig(read_only=read_only, security=security, summarizer=summarizer)
     app = create_app(store, config)
     server_config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",

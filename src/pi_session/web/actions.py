@@ -2,7 +2,7 @@
 through :mod:`pi_session.operations` with the CLI's rules: validated
 before the session is opened for writing, the leaf the page showed checked
 (``expectLeaf``: 409 when another writer moved it), summaries by the
-offline (extractive) summarizer, and every write an append (scrub in edit
+server's summarizer, and every write an append (scrub in edit
 mode appends context edits; nothing is rewritten).
 
 Actions and their JSON bodies:
@@ -11,6 +11,9 @@ Actions and their JSON bodies:
 - ``name``: ``{"name"}``;
 - ``navigate``: ``{"entryId", "summarize": bool, "expectLeaf"?}``;
 - ``compact``: ``{"expectLeaf"?, "keepRecentTokens"?}``;
+
+Summaries are written by the server's summarizer (``serve --provider``;
+default: the offline extractive one).
 - ``scrub``: ``{}`` (edit mode: context edits hide the secrets found).
 """
 
@@ -53,14 +56,13 @@ def _check_leaf(manager: Any, body: dict[str, Any]) -> None:
         raise ApiError(409, f"{manager.get_session_id()}: the leaf moved (now {manager.get_leaf_id()}, the page showed {expected}): reload and try again")
 
 
-def _summarizer() -> Any:
-    from ..operations import SummarizerConfig
+def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], summarizer_config: Any) -> dict[str, Any]:
+    def _summarizer() -> Any:
+        from ..operations import SummarizerConfig
 
-    summarizer, _note = SummarizerConfig(provider="extractive").make()
-    return summarizer
+        summarizer, _note = (summarizer_config or SummarizerConfig(provider="extractive")).make()
+        return summarizer
 
-
-def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any]) -> dict[str, Any]:
     sid = access.resolve(sid_text)
     with access.lock:
         store = access.store
@@ -127,8 +129,13 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any]) -> 
     raise ApiError(404, f"no action {name!r}")
 
 
-async def run(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any]) -> dict[str, Any]:
+async def run(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], *, summarizer: Any = None) -> dict[str, Any]:
     """Run action ``name`` on a session (in a worker thread).
+
+    Args:
+        summarizer: the :class:`pi_session.operations.SummarizerConfig` of
+            compactions and branch summaries (default: the offline
+            extractive summarizer).
 
     Returns:
         What was written, as JSON.
@@ -141,11 +148,17 @@ async def run(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any
 
     def work() -> dict[str, Any]:
         try:
-            return _do(name, access, sid_text, body)
+            return _do(name, access, sid_text, body, summarizer)
         except LeafMoved as exc:
             raise ApiError(409, str(exc)) from None
         except OperationError as exc:
             raise ApiError(422, str(exc)) from None
+        except Exception as exc:  # a summarizer's failure (SummarizerError, a cancelled compaction): one line
+            from ..llm import SummarizerError
+
+            if isinstance(exc, SummarizerError):
+                raise ApiError(502, f"{sid_text}: the summarizer failed: {exc}") from None
+            raise
         except OSError as exc:
             raise ApiError(503, f"{sid_text}: {exc.strerror or exc}") from None
 

@@ -54,12 +54,16 @@ class WebConfig:
             events.
         stopping: returns True once the server shuts down (the live
             streams then end, so the shutdown does not wait for them).
+        summarizer: the :class:`pi_session.operations.SummarizerConfig`
+            of compactions and branch summaries (None: the offline
+            extractive summarizer).
     """
 
     read_only: bool = False
     security: SecurityConfig = field(default_factory=SecurityConfig)
     live_poll: float = LIVE_POLL_SECONDS
     stopping: Callable[[], bool] = lambda: False
+    summarizer: Any = None
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -213,7 +217,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
             if not isinstance(body, dict):
                 return page_error(request, ApiError(400, "request body: expected a JSON object"))
             try:
-                return _json(await actions.run(name, access, request.path_params["sid"], body))
+                return _json(await actions.run(name, access, request.path_params["sid"], body, summarizer=config.summarizer))
             except ApiError as exc:
                 return page_error(request, exc)
 
