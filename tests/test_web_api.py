@@ -360,6 +360,14 @@ def test_ctrl_c_ends_the_server_with_a_live_stream_open(own_store, tmp_path):
 
 def test_compact_with_a_configured_model(own_store, tmp_path, fake_provider):
     fake_provider.reply_text = "## Goal\n- summary written by the configured model"
+    answered: list[int] = []
+
+    def meanwhile(_request) -> None:
+        # while the model writes the summary, the server answers other requests
+        with httpx.Client(base_url=server.url, timeout=10) as other:
+            answered.append(other.get(f"/api/v1/sessions/{SHOWCASE}", params={"secrets": "show"}).status_code)
+
+    fake_provider.on_post = meanwhile
     args = ("--provider", "openai", "--model", "test-model", "--base-url", fake_provider.openai_base_url)
     with Server(str(own_store), *args, env={"OPENAI_API_KEY": "sk-test"}, agent_dir=tmp_path / "agent") as server, \
             httpx.Client(base_url=server.url, timeout=120) as client:
@@ -367,6 +375,7 @@ def test_compact_with_a_configured_model(own_store, tmp_path, fake_provider):
         done = client.post(f"/api/v1/sessions/{LONG}/compact", json={"keepRecentTokens": 20}, headers=headers)
         assert done.status_code == 200, done.text
     assert fake_provider.requests and fake_provider.requests[-1].json["model"] == "test-model"
+    assert answered and set(answered) == {200}
     path = next(own_store.glob(f"*/*{LONG}.jsonl"))
     last = json.loads(path.read_bytes().splitlines()[-1])
     assert last["type"] == "compaction" and "summary written by the configured model" in last["summary"]

@@ -64,68 +64,75 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
         return summarizer
 
     sid = access.resolve(sid_text)
-    with access.lock:
-        store = access.store
-        probe = access.open(sid)
-        if name == "label":
-            entry_id = _text(body, "entryId") or ""
-            label = _text(body, "label", required=False, allow_empty=True)
-            if probe.get_entry(entry_id) is None:
-                raise ApiError(404, f"{sid}: no entry {str(entry_id)[:80]!r}")
+    store = access.store
+    probe = access.open(sid)
+    if name == "label":
+        entry_id = _text(body, "entryId") or ""
+        label = _text(body, "label", required=False, allow_empty=True)
+        if probe.get_entry(entry_id) is None:
+            raise ApiError(404, f"{sid}: no entry {str(entry_id)[:80]!r}")
+        with access.lock:
             writer = open_for_writing(sid, store=store)
             new_id = writer.append_label_change(entry_id, label) if label else writer.append_label_change(entry_id)
             writer.save()
-            return {"id": new_id, "targetId": entry_id, "label": label or None}
-        if name == "name":
-            text = _text(body, "name")
-            assert text is not None
+        return {"id": new_id, "targetId": entry_id, "label": label or None}
+    if name == "name":
+        text = _text(body, "name")
+        assert text is not None
+        with access.lock:
             writer = open_for_writing(sid, store=store)
             new_id = writer.append_session_info(text.strip())
             writer.save()
-            return {"id": new_id, "name": text.strip()}
-        if name == "navigate":
-            from ..operations import navigate_session, plan_navigation, summarize_branch
+        return {"id": new_id, "name": text.strip()}
+    if name == "navigate":
+        from ..operations import navigate_session, plan_navigation, summarize_branch
 
-            entry_id = _text(body, "entryId") or ""
-            if probe.get_entry(entry_id) is None:
-                raise ApiError(404, f"{sid}: no entry {entry_id[:80]!r}")
-            _check_leaf(probe, body)
-            plan = plan_navigation(probe, entry_id)
-            summary = None
-            if body.get("summarize") is True:
-                from ..operations import compaction_settings
+        entry_id = _text(body, "entryId") or ""
+        if probe.get_entry(entry_id) is None:
+            raise ApiError(404, f"{sid}: no entry {entry_id[:80]!r}")
+        _check_leaf(probe, body)
+        plan = plan_navigation(probe, entry_id)
+        summary = None
+        if body.get("summarize") is True:
+            from ..operations import compaction_settings
 
-                settings, _warnings = compaction_settings(probe.get_cwd())
-                summary = asyncio.run(summarize_branch(plan, _summarizer(), reserve_tokens=settings.reserve_tokens))
+            settings, _warnings = compaction_settings(probe.get_cwd())
+            summary = asyncio.run(summarize_branch(plan, _summarizer(), reserve_tokens=settings.reserve_tokens))
+        with access.lock:  # the summary is written without it: other requests go on meanwhile
             writer = open_for_writing(sid, store=store)
             result = navigate_session(writer, plan, summary)
             writer.save()
-            return {
-                "targetId": entry_id,
-                "leafId": writer.get_leaf_id(),
-                "summaryEntryId": getattr(result, "summary_entry_id", None),
-                "summarized": summary is not None,
-            }
-        if name == "compact":
-            from ..operations import compact_session, compaction_settings
+        return {
+            "targetId": entry_id,
+            "leafId": writer.get_leaf_id(),
+            "summaryEntryId": getattr(result, "summary_entry_id", None),
+            "summarized": summary is not None,
+        }
+    if name == "compact":
+        from ..operations import compact_session, compaction_settings
 
-            _check_leaf(probe, body)
-            keep = body.get("keepRecentTokens")
-            if keep is not None and (not isinstance(keep, int) or isinstance(keep, bool) or keep < 0):
-                raise ApiError(400, "keepRecentTokens: expected a whole number of tokens")
-            settings, _warnings = compaction_settings(probe.get_cwd(), keep_recent_tokens=keep)
-            done = asyncio.run(
-                compact_session(probe, _summarizer(), settings=settings, open_writer=lambda: open_for_writing(sid, store=store))
-            )
-            if done is None:
-                raise ApiError(409, f"{sid}: nothing to compact")
-            return {"compacted": True, "leafId": access.open(sid).get_leaf_id()}
-        if name == "scrub":
-            from ..operations import scrub_session
+        _check_leaf(probe, body)
+        keep = body.get("keepRecentTokens")
+        if keep is not None and (not isinstance(keep, int) or isinstance(keep, bool) or keep < 0):
+            raise ApiError(400, "keepRecentTokens: expected a whole number of tokens")
+        settings, _warnings = compaction_settings(probe.get_cwd(), keep_recent_tokens=keep)
+        async def locked(func: Any) -> Any:  # planning and writing under the store's lock, summarizing without it
+            with access.lock:
+                return func()
 
-            location = sid if not store.holds_files else store.locator(sid)
+        done = asyncio.run(
+            compact_session(probe, _summarizer(), settings=settings, open_writer=lambda: open_for_writing(sid, store=store), run_blocking=locked)
+        )
+        if done is None:
+            raise ApiError(409, f"{sid}: nothing to compact")
+        return {"compacted": True, "leafId": access.open(sid).get_leaf_id()}
+    if name == "scrub":
+        from ..operations import scrub_session
+
+        location = sid if not store.holds_files else store.locator(sid)
+        with access.lock:
             scrubbed = scrub_session(location, mode="edit", store=store)
-            return {"secrets": len(scrubbed.hits), "edits": [list(e) for e in scrubbed.edits], "notHidden": len(scrubbed.not_hidden)}
+        return {"secrets": len(scrubbed.hits), "edits": [list(e) for e in scrubbed.edits], "notHidden": len(scrubbed.not_hidden)}
     raise ApiError(404, f"no action {name!r}")
 
 
