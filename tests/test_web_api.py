@@ -331,6 +331,7 @@ def test_a_long_session_page_is_paged(tmp_path):
         assert page.count("<article") == 200  # the last entries of the path
         first = client.get(f"/s/{LONG}", params={"offset": 0}).text
         assert first.count('class="row item') == 500 and 'id="nextrows"' in first
+        assert '<h1 id="title">question 0</h1>' in first  # no name: the first user message, as the viewer titles it
         api = client.get(f"/api/v1/sessions/{LONG}", params={"offset": 1000}).json()
         assert api["rowCount"] == 1200 and len(api["rows"]) == 200 and api["rows"][0]["i"] == 1000
 

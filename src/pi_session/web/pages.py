@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 
 from ..text import plural
 from ..viewer.markup import esc
+from ..viewer.model import title_of
 from .data import PAGE_ROWS, SessionView
 
 __all__ = ["context_page", "costs_page", "error_page", "search_page", "session_page", "sessions_page"]
@@ -201,8 +202,8 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
         first = view.rows[path[len(path) - len(shown) - 1]].entry.get("id")
         more = f'<p class="muted"><a href="{esc(_session_href(sid, first))}">{len(path) - len(shown):,} earlier entries of this path</a></p>'
     articles = "".join(view.article(i) for i in shown)
-    title = manager.get_session_name() or (view.rows[0].entry.get("id") if view.rows else sid)
     header = manager.get_header() or {}
+    title = title_of(header, [view.rows[i].entry for i in path[:50]], manager.get_session_name(), view.hidden)
     context_link = (
         f'<a id="contextlink" href="/s/{esc(quote(sid, safe=""))}/context?{esc(urlencode({"leaf": selected_id}))}">What the model sees from here</a>'
         if selected_id is not None else ""
