@@ -115,6 +115,9 @@ def test_search_opens_the_hit_at_its_entry(browser, server):
         page.wait_for_selector("#rows a.row.sel")
         assert page.get_attribute("#rows a.row.sel", "data-id") == "u2"
         assert "Try banker" in page.text_content("#path article:last-child")
+        # the hit's entry is in view
+        assert page.evaluate("(() => { const r = document.querySelector('#path article:last-child').getBoundingClientRect();"
+                             " return r.top >= 0 && r.top < window.innerHeight; })()")
         assert w.events == []
 
 

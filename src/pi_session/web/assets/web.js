@@ -115,7 +115,12 @@
   var sid = session.getAttribute("data-session");
   var api = "/api/v1/sessions/" + encodeURIComponent(sid);
   var selected = document.querySelector("#rows a.row.sel");
-  if (selected) selected.scrollIntoView({ block: "center" });
+  if (selected) {
+    selected.scrollIntoView({ block: "center" });
+    // opened at an entry (a search hit, a click): its article in view
+    var article = document.getElementById("e" + selected.getAttribute("data-i"));
+    if (article && /[?&]at=/.test(window.location.search)) article.scrollIntoView({ block: "start" });
+  }
   var result = document.getElementById("actresult");
   var leafNow = null;
 
