@@ -22,7 +22,7 @@ INSTALLED_TEST = $(VENV)/.installed-test
 install: $(INSTALLED)
 
 $(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[models]'
+	$(BIN)/pip install --quiet -e '.[models,web]'
 	@touch $@
 
 # llama-cpp-python (the slow test's local model server) builds from source

@@ -53,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "browse": ("browse_cmds", "Browse sessions in the terminal: pick one, walk its tree, read, label, export."),
     "search": ("search_cmds", "Search every session and print ranked hits."),
     "usage": ("usage_cmds", "Report tokens and cost per day, week, month, session or billing block."),
+    "serve": ("serve_cmds", "Serve every session in the browser: browse, search, costs, live appends and actions."),
 }
 """Every command, in the order ``--help`` lists them: its module in
 :mod:`pi_session.cli` (whose ``register(app)`` adds it) and the one line

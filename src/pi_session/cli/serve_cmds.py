@@ -1,0 +1,78 @@
+"""``serve``: the web app (:mod:`pi_session.web`) on uvicorn."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Optional
+
+import typer
+
+from .common import STORE_OPTION, active_store, fail, set_store_url
+
+
+def serve(
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; a non-loopback one needs --token."),
+    port: int = typer.Option(8321, "--port", min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
+    token: Optional[str] = typer.Option(
+        None, "--token", metavar="TOKEN", help="Access token every request must carry (default: $PI_SESSION_SERVE_TOKEN)."
+    ),
+    read_only: bool = typer.Option(False, "--read-only", help="Only look: refuse every action (label, rename, move, compact, scrub)."),
+    allow_host: list[str] = typer.Option([], "--allow-host", metavar="NAME", help="Also answer requests for this Host name (a proxy's)."),
+    provider: str = typer.Option(
+        "extractive", "--provider", metavar="openai|anthropic|extractive",
+        help="Who writes the summaries of the compact and move actions (default: offline, extractive).",
+    ),
+    model: Optional[str] = typer.Option(None, "--model", metavar="MODEL", help="The summarizing model (openai, anthropic)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", metavar="URL", help="An OpenAI-compatible server for --provider openai."),
+    store_option: Optional[str] = STORE_OPTION,
+) -> None:
+    """Serve every session of the store in the browser: sessions, search,
+    a session's tree and path, what the model sees at any entry, costs,
+    live appends and actions. Binds to loopback by default; Host and
+    Origin are checked and every write needs the page's CSRF token."""
+    from ..paths import sessions_dir
+
+    try:
+        from ..web import TOKEN_ENV, check_bind, serve as run_server
+    except ImportError as exc:
+        fail(f"serve needs starlette and uvicorn: pip install 'pi-session[web]' ({exc})")
+
+    if store_option:
+        set_store_url(store_option)
+    token = token if token is not None else os.environ.get(TOKEN_ENV) or None
+    if token is not None and (len(token) < 16 or not all(c.isalnum() or c in "-_.~" for c in token)):
+        fail("--token: use at least 16 characters of letters, digits, - _ . ~ (e.g. python3 -c 'import secrets; print(secrets.token_urlsafe())')")
+    refusal = check_bind(host, token)
+    if refusal is not None:
+        fail(refusal)
+    from ..operations import OperationError, SummarizerConfig
+
+    summarizer = SummarizerConfig(provider=provider, model=model, base_url=base_url)
+    try:
+        summarizer.make()  # an unknown provider or a missing key fails now, not at the first action
+    except OperationError as exc:
+        fail(str(exc))
+    store = active_store()
+    if store is None:
+        from ..stores import StoreError, open_store
+
+        try:
+            store = open_store(sessions_dir())
+        except StoreError as exc:
+            fail(str(exc))
+
+    def ready(url: str) -> None:
+        print(f"pi-session serve: {url}{' (read-only)' if read_only else ''}", flush=True)
+
+    try:
+        run_server(store, host=host, port=port, token=token, read_only=read_only, allowed_hosts=tuple(allow_host), summarizer=summarizer,
+                   on_ready=ready)
+    except OSError as exc:
+        fail(f"{host}:{port}: {exc.strerror or exc}")
+    sys.stdout.flush()
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve`` to ``app``."""
+    app.command()(serve)

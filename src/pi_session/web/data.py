@@ -1,0 +1,466 @@
+"""What the web app's API answers, as plain JSON-ready values, read through
+the library's public API (stores, :mod:`pi_session.operations`, search,
+usage, the viewer's model). Nothing here knows HTTP except
+:class:`ApiError`'s status.
+
+Every session is named by its store id (or a unique prefix of it), checked
+by :func:`session_id_arg` before the store sees it: a path, or anything
+but letters, digits, ``-`` and ``_``, is refused, so no request can name a
+file outside the store.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..manager import SessionManager
+from ..operations import OperationError, open_for_reading
+from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
+from ..tree_view import ConversationView, hidden_summary
+from ..viewer.entries import ToolCalls, article, row_preview
+from ..viewer.model import Row, hiding_edits, tree_rows
+
+__all__ = [
+    "ApiError",
+    "PAGE_ROWS",
+    "SessionView",
+    "StoreAccess",
+    "context_json",
+    "entry_json",
+    "row_json",
+    "search_json",
+    "session_id_arg",
+    "sessions_json",
+    "usage_breakdown_json",
+    "usage_daily_json",
+]
+
+PAGE_ROWS = 500
+"""Tree rows per page of ``GET /api/v1/sessions/{id}`` (and of the
+session page's first screen)."""
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+
+class ApiError(Exception):
+    """A request the API refuses: ``status`` (HTTP) and a one-line message."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def session_id_arg(text: str) -> str:
+    """``text`` checked as a session id or id prefix (letters, digits,
+    ``-``, ``_``; at most 128 characters).
+
+    Raises:
+        ApiError: 400 for anything else (a path, dots, slashes)."""
+    if not _ID.fullmatch(text):
+        raise ApiError(400, f"{text[:80]!r} is not a session id (letters, digits, - and _ only)")
+    return text
+
+
+class StoreAccess:
+    """The store the server serves, with one lock around every use (a
+    store's connection is not shared between threads at the same time).
+
+    Attributes:
+        store: the :class:`pi_session.stores.SessionStore`.
+        lock: held while the store is used.
+    """
+
+    def __init__(self, store: SessionStore, *, list_max_age: float = 2.0) -> None:
+        self.store = store
+        self.lock = threading.RLock()
+        self.list_max_age = list_max_age
+        self._listing: tuple[float, list[dict[str, Any]]] | None = None
+        self._refreshing = False
+        self._views: dict[tuple[str, bool], tuple[tuple[int, ...], SessionView]] = {}
+
+    def listing(self) -> list[dict[str, Any]]:
+        """The store's session infos (``store.list(with_text=False)``),
+        newest first. Kept for :attr:`list_max_age` seconds; an older copy
+        is answered at once while a worker thread reads the store again
+        (the sessions page of a big store is not held up by the read).
+
+        Raises:
+            ApiError: 503 the store cannot be read (first read only)."""
+        import time
+
+        now = time.monotonic()
+        cached = self._listing
+        if cached is not None and now - cached[0] < self.list_max_age:
+            return cached[1]
+        if cached is not None:
+            if not self._refreshing:
+                self._refreshing = True
+                threading.Thread(target=self._refresh_quietly, daemon=True, name="pi-session-listing").start()
+            return cached[1]
+        return self._refresh()
+
+    def _refresh_quietly(self) -> None:
+        try:
+            self._refresh()
+        except ApiError:
+            pass  # the next request reads again, and reports it
+
+    def _refresh(self) -> list[dict[str, Any]]:
+        import time
+
+        try:
+            with self.lock:
+                infos = self.store.list(with_text=False)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+        finally:
+            self._refreshing = False
+        self._listing = (time.monotonic(), infos)
+        return infos
+
+    def view(self, text: str, *, redact: bool) -> SessionView:
+        """The :class:`SessionView` of a session, kept while the store's
+        mark of the session is unchanged (the last few sessions viewed):
+        a second look at a 100,000-entry session does not read it again.
+
+        Raises:
+            ApiError: as :meth:`open`."""
+        sid = self.resolve(text)
+        key = (sid, redact)
+        mark = self.mark(sid)
+        cached = self._views.get(key)
+        if cached is not None and mark is not None and cached[0] == mark:
+            return cached[1]
+        manager = self.open(sid, redact=redact)
+        with self.lock:
+            view = SessionView.of(manager)
+        if mark is not None:
+            self._views.pop(key, None)
+            self._views[key] = (mark, view)
+            while len(self._views) > 4:
+                self._views.pop(next(iter(self._views)))
+        return view
+
+    def resolve(self, text: str) -> str:
+        """The full id of the session ``text`` names (id or unique prefix).
+
+        Raises:
+            ApiError: 400 malformed, 404 none, 409 ambiguous."""
+        session_id_arg(text)
+        with self.lock:
+            try:
+                return self.store.resolve(text)
+            except AmbiguousSessionError as exc:
+                raise ApiError(409, str(exc)) from None
+            except SessionNotFoundError as exc:
+                raise ApiError(404, str(exc)) from None
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
+    def open(self, text: str, *, redact: bool = False) -> SessionManager:
+        """The session ``text`` names, opened read-only; with ``redact``,
+        an in-memory copy with every secret the scanner finds replaced by
+        ``[REDACTED:<kind>]`` (:func:`pi_session.operations.redacted_manager`).
+
+        Raises:
+            ApiError: as :meth:`resolve`; 422 when it cannot be read."""
+        sid = self.resolve(text)
+        with self.lock:
+            try:
+                manager = open_for_reading(sid, store=self.store)
+                if redact:
+                    from ..operations import redacted_manager
+
+                    return redacted_manager(manager)
+                return manager
+            except OperationError as exc:
+                raise ApiError(422, str(exc)) from None
+            except SessionNotFoundError as exc:
+                raise ApiError(404, str(exc)) from None
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
+    def mark(self, session_id: str) -> tuple[int, ...] | None:
+        """The store's mark of the session's state (changes with every
+        write), or None when it is gone."""
+        with self.lock:
+            return self.store.session_marks([session_id]).get(session_id)
+
+
+def sessions_json(access: StoreAccess, *, query: str = "", limit: int | None = None) -> list[dict[str, Any]]:
+    """Every session of the store, newest ``modified`` first: ``id, name,
+    cwd, created, modified, messageCount, firstMessage`` (and ``path`` for
+    session files). ``query``: only sessions whose id, name, cwd or first
+    message contains it (case-insensitive)."""
+    infos = access.listing()
+    needle = query.lower().strip()
+    out: list[dict[str, Any]] = []
+    for info in infos:
+        item = {
+            "id": info.get("id"),
+            "name": info.get("name"),
+            "cwd": info.get("cwd"),
+            "created": info.get("created"),
+            "modified": info.get("modified"),
+            "messageCount": info.get("messageCount"),
+            "firstMessage": (info.get("firstMessage") or "")[:300],
+        }
+        if needle:
+            hay = " ".join(str(item[k] or "") for k in ("id", "name", "cwd", "firstMessage")).lower()
+            if needle not in hay:
+                continue
+        out.append(item)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
+@dataclass
+class SessionView:
+    """One session prepared for the API and the pages: the manager, its
+    tree rows (``pi-session tree`` order, the conversation view's hidden
+    rows marked), the context edits hiding entries on the leaf's path and
+    the tool calls (for tool results' headings)."""
+
+    manager: SessionManager
+    rows: list[Row]
+    index_of: dict[str, int]
+    hidden: dict[str, tuple[str, Any]]
+    calls: ToolCalls
+    leaf_index: int
+    hidden_note: str = ""
+
+    @classmethod
+    def of(cls, manager: SessionManager) -> SessionView:
+        """Build the view of an opened session."""
+        roots = manager.get_tree()
+        leaf_id = manager.get_leaf_id()
+        conversation = ConversationView(roots, leaf_id)
+        rows = tree_rows(roots, conversation)
+        index_of: dict[str, int] = {}
+        for row in rows:
+            eid = row.entry.get("id")
+            if isinstance(eid, str):
+                index_of.setdefault(eid, row.index)
+        leaf_index = index_of.get(leaf_id, -1) if leaf_id is not None else -1
+        entries = manager.get_entries()
+        hidden = hiding_edits(entries, manager.get_branch() if leaf_id is not None else [])
+        calls: ToolCalls = {}
+        for entry in entries:
+            message = entry.get("message") if entry.get("type") == "message" else None
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            content = message.get("content")
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                        calls[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
+        note = hidden_summary(conversation.hidden) if conversation.hidden else ""
+        return cls(manager, rows, index_of, hidden, calls, leaf_index, note)
+
+    def path_to(self, index: int) -> list[int]:
+        """Row numbers from the root to row ``index``."""
+        out: list[int] = []
+        while 0 <= index < len(self.rows) and len(out) <= len(self.rows):
+            out.append(index)
+            index = self.rows[index].parent
+        return out[::-1]
+
+    def edit_of(self, row: Row) -> tuple[str, Any] | None:
+        """The context edit hiding or replacing the row's entry, if any."""
+        eid = row.entry.get("id")
+        return self.hidden.get(eid) if isinstance(eid, str) else None
+
+    def article(self, index: int) -> str:
+        """The viewer's ``<article>`` of row ``index`` (every session
+        string escaped)."""
+        row = self.rows[index]
+        return article(
+            index, row.entry, label=row.label, is_leaf=index == self.leaf_index, edit=self.edit_of(row), calls=self.calls, hidden=row.hidden
+        )
+
+
+def row_json(view: SessionView, row: Row) -> dict[str, Any]:
+    """One tree row: ``i`` (row number), ``p`` (parent row, -1 for a root),
+    ``id``, ``parentId``, ``type``, ``kind``, ``css``, ``preview`` (one
+    line, plain text), ``prefix`` (tree guides), ``label``, ``leaf``,
+    ``hidden`` (left out of the conversation view), ``timestamp``."""
+    css, kind, preview = row_preview(row.entry, view.edit_of(row))
+    return {
+        "i": row.index,
+        "p": row.parent,
+        "id": row.entry.get("id"),
+        "parentId": row.entry.get("parentId"),
+        "type": row.entry.get("type"),
+        "kind": kind,
+        "css": css,
+        "preview": preview,
+        "prefix": row.shown_prefix if row.shown_prefix is not None else row.prefix,
+        "label": row.label,
+        "leaf": row.index == view.leaf_index,
+        "hidden": row.hidden,
+        "timestamp": row.entry.get("timestamp"),
+    }
+
+
+def session_json(view: SessionView, *, offset: int = 0, limit: int = PAGE_ROWS) -> dict[str, Any]:
+    """A session's header, name, leaf and one page of its tree rows:
+    ``{"id", "name", "header", "leafId", "entryCount", "rowCount",
+    "offset", "rows": [row_json…]}``."""
+    manager = view.manager
+    rows = view.rows[max(0, offset) : max(0, offset) + max(0, limit)]
+    return {
+        "id": manager.get_session_id(),
+        "name": manager.get_session_name(),
+        "header": manager.get_header(),
+        "leafId": manager.get_leaf_id(),
+        "entryCount": manager.get_entry_count(),
+        "rowCount": len(view.rows),
+        "offset": max(0, offset),
+        "rows": [row_json(view, r) for r in rows],
+    }
+
+
+def entry_json(view: SessionView, entry_id: str) -> dict[str, Any]:
+    """One entry as stored, with its row number, label, the ids of the
+    path root → it, and its viewer HTML (``html``: escaped).
+
+    Raises:
+        ApiError: 404 no such entry."""
+    index = view.index_of.get(entry_id)
+    if index is None:
+        raise ApiError(404, f"{view.manager.get_session_id()}: no entry {entry_id[:80]!r}")
+    row = view.rows[index]
+    return {
+        "entry": row.entry,
+        "i": index,
+        "label": row.label,
+        "path": [view.rows[i].entry.get("id") for i in view.path_to(index)],
+        "html": view.article(index),
+    }
+
+
+def context_json(manager: SessionManager, leaf: str | None) -> dict[str, Any]:
+    """What the model sees at ``leaf`` (default: the session's leaf):
+    ``{"leafId", "model", "thinkingLevel", "messages"}`` as ``pi-session
+    context --json`` prints it (pi 1.6's ``buildSessionContext``).
+
+    Raises:
+        ApiError: 404 no such entry."""
+    if leaf is not None and leaf != "":
+        if manager.get_entry(leaf) is None:
+            raise ApiError(404, f"{manager.get_session_id()}: no entry {leaf[:80]!r}")
+        manager.branch(leaf)
+    proj = manager.build_session_projection()
+    out: dict[str, Any] = {"leafId": manager.get_leaf_id(), "model": proj["model"]}
+    if "thinkingLevel" in proj:
+        out["thinkingLevel"] = proj["thinkingLevel"]
+    out["messages"] = proj["messages"]
+    return out
+
+
+def _masked_hit(hit: dict[str, Any], scanner: Any) -> dict[str, Any]:
+    from ..secrets import redact_text
+
+    spans = scanner.scan(hit["snippet"])
+    if spans:
+        hit = {**hit, "snippet": redact_text(hit["snippet"], spans), "marks": []}
+    return hit
+
+
+def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = False) -> dict[str, Any]:
+    """Hits of the index's query language: ``{"query", "hits": [...],
+    "warnings"}``; each hit as ``pi-session search --json`` prints it
+    (``snippet`` plain text, ``marks`` its matched ranges). With
+    ``redact``, a snippet holding a secret has it replaced by
+    ``[REDACTED:<kind>]`` (and no marks).
+
+    Raises:
+        ApiError: 400 a query that does not parse (the message names the
+            column); 503 the store cannot be searched."""
+    from ..search import QueryError, search
+
+    if not query.strip():
+        raise ApiError(400, "empty query")
+    with access.lock:
+        try:
+            result = search(access.store, query, limit=limit)
+        except QueryError as exc:
+            raise ApiError(400, f"query: {exc}") from None
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+    hits = [h.to_json() for h in result.hits]
+    if redact:
+        from ..secrets import Scanner
+
+        with Scanner() as scanner:
+            hits = [_masked_hit(h, scanner) for h in hits]
+    return {"query": query, "hits": hits, "warnings": list(result.warnings)}
+
+
+def _usage_data(access: StoreAccess) -> Any:
+    from ..usage import load_usage
+
+    with access.lock:
+        try:
+            return load_usage(access.store)
+        except StoreError as exc:
+            raise ApiError(503, str(exc)) from None
+
+
+def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+    """The daily usage report in ccusage's shape (``pi-session usage daily
+    --json``): ``{"daily": [...], "totals": {...}}``.
+
+    Raises:
+        ApiError: 400 a bad date or zone; 503 the store cannot be read."""
+    from ..usage import usage_report
+
+    data = _usage_data(access)
+    try:
+        return usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None) -> dict[str, Any]:
+    """The daily report plus all-time sums by model and by project:
+    ``{"daily": <usage_daily_json>, "byModel": [{"model", "totalTokens",
+    "totalCost"}], "byProject": [{"project", …}]}``, the most expensive
+    first (what the costs page shows).
+
+    Raises:
+        ApiError: as :func:`usage_daily_json`."""
+    from ..usage import usage_report
+
+    data = _usage_data(access)
+    try:
+        daily = usage_report(data, "daily", timezone=timezone).to_json()
+        out: dict[str, Any] = {"daily": daily}
+        for by, key in (("model", "byModel"), ("project", "byProject")):
+            sums: dict[str, list[float]] = {}
+            for row in usage_report(data, "monthly", timezone=timezone, by=by).rows:
+                acc = sums.setdefault(str(row.group), [0, 0.0])
+                acc[0] += row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens + row.other_tokens
+                acc[1] += row.cost
+            out[key] = [{by: name, "totalTokens": int(v[0]), "totalCost": v[1]} for name, v in sorted(sums.items(), key=lambda kv: -kv[1][1])]
+        return out
+    except ValueError as exc:
+        raise ApiError(400, str(exc)) from None
+
+
+def new_rows(view: SessionView, known: Sequence[str] | set[str] | Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Rows of entries not in ``known`` (ids), each with its article HTML."""
+    out = []
+    for row in view.rows:
+        eid = row.entry.get("id")
+        if isinstance(eid, str) and eid not in known:
+            item = row_json(view, row)
+            item["html"] = view.article(row.index)
+            out.append(item)
+    return out

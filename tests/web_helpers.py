@@ -1,0 +1,99 @@
+"""The web app's test helpers: a real ``pi-session serve`` (the console
+script, uvicorn on 127.0.0.1, a free port) and a store of the viewer's
+test sessions.
+
+- ``Server(args, env=…)``: starts the server, reads the URL it prints,
+  ``.url``, ``.close()`` (context manager too);
+- ``csrf_of(client, url)``: the CSRF token of a page;
+- ``file_store(root)``: a session-file store with the showcase, hostile and
+  long sessions (``SHOWCASE``, ``HOSTILE``, ``LONG``: their ids).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from viewer_pages import hostile_session, long_session, showcase_session
+
+EXE = Path(sys.executable).parent / "pi-session"
+SHOWCASE = "0196a000-0000-7000-8000-00000000c0de"
+HOSTILE = "0196a000-0000-7000-8000-0000000e0e0e"
+LONG = "0196a000-0000-7000-8000-0000000010ng"
+
+
+class Server:
+    """``pi-session [--store STORE] serve --port 0 ARGS…`` as a subprocess."""
+
+    def __init__(self, store: str | None, *args: str, env: dict[str, str] | None = None, agent_dir: Path | None = None) -> None:
+        full_env = {**os.environ, "COLUMNS": "200"}
+        full_env.pop("PI_SESSION_SERVE_TOKEN", None)
+        full_env.pop("OPENAI_API_KEY", None)
+        full_env.pop("ANTHROPIC_API_KEY", None)
+        if agent_dir is not None:
+            full_env["PI_CODING_AGENT_DIR"] = str(agent_dir)
+        full_env.update(env or {})
+        cmd = [str(EXE)] + (["--store", store] if store else []) + ["serve", "--port", "0", *args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        found = re.search(r"(http://\S+?)/?(?:\s|$)", line)
+        if found is None:
+            self.close()
+            raise AssertionError(f"no URL from the server: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}")
+        self.url = found[1]
+        self.host = self.url.split("//", 1)[1]
+
+    def close(self) -> str:
+        """Stop the server; returns what it wrote on stderr."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.stderr.read() if self.proc.stderr else ""
+
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+def csrf_of(client: Any, url: str) -> str:
+    """The CSRF token in a page's ``<meta name="csrf-token">``."""
+    page = client.get(url).text
+    found = re.search(r'<meta name="csrf-token" content="([^"]+)">', page)
+    assert found, page[:500]
+    return found[1]
+
+
+def file_store(root: Path, *, long_entries: int = 40) -> Path:
+    """A session-file store at ``root`` with the showcase, hostile and
+    long sessions of :mod:`viewer_pages`."""
+    d = root / "--w--"
+    d.mkdir(parents=True, exist_ok=True)
+    showcase_session(d / f"2026-11-30T10-00-00-000Z_{SHOWCASE}.jsonl")
+    hostile_session(d / f"2026-11-30T10-00-00-000Z_{HOSTILE}.jsonl")
+    long_session(d / f"2026-11-30T10-00-00-000Z_{LONG}.jsonl", long_entries)
+    return root
+
+
+def wait_for(predicate: Any, timeout: float = 10.0) -> Any:
+    """Poll ``predicate`` until it returns a true value (returned) or
+    ``timeout`` seconds pass (AssertionError)."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError("timed out")
+        time.sleep(0.05)
