@@ -122,13 +122,14 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Optional[bool] = typer.Option(
         None, "--version", help="Print the version and exit.", is_eager=True, callback=_version_callback
     ),
     store: Optional[str] = typer.Option(None, "--store", envvar="PI_SESSION_STORE", metavar="URL", help=common.STORE_HELP),
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
-    common.set_store_url(store)
+    ctx.obj = common.Invocation(store_url=store or None)
 
 
 def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperCommand
 
-from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, print_json, set_store_url, store_url, warn
+from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, invocation, print_json, store_url, warn
 
 
 def _progress() -> Any:
@@ -33,6 +33,7 @@ def _progress() -> Any:
 
 
 def search(
+    ctx: typer.Context,
     query: str = typer.Argument(
         ..., help='The query: words, "a phrase", prefix*, -word, role:, tool:, file:, project:, model:, after:, before:, session:, re:. '
         "A query starting with - is the query, not an option."
@@ -61,7 +62,7 @@ def search(
     from ..stores import StoreError
 
     if store_option:
-        set_store_url(store_option)
+        invocation(ctx).store_url = store_option
     if limit < 1:
         fail("--limit must be at least 1")
     if cwd is not None and not cwd.strip():
@@ -76,7 +77,7 @@ def search(
         parsed = parse_query(query)
     except QueryError as exc:
         query_failure(exc)
-    store = active_store()
+    store = active_store(store_url(ctx))
     _check_sessions_dir(store)
     bar, on_progress = _progress()
     try:
@@ -96,12 +97,12 @@ def search(
 
     # a SQLite store by its absolute path, so the commands work from any
     # directory; another database as the user named it (with credentials)
-    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url()
+    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url(ctx)
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
             fail(f"--open {open_}: {len(hits):,} hit{'' if len(hits) == 1 else 's'} (--open counts from 1)")
-        _open_hit(hits[open_ - 1], url)
+        _open_hit(ctx, hits[open_ - 1], url)
         return
     hits = hits[:limit]
     if as_json:  # the exit status as grep's and rg's: 1 when nothing matched; the whole file or id, for programs
@@ -233,20 +234,20 @@ def _check_sessions_dir(store: Any) -> None:
         fail(f"{root}: no such sessions directory")
 
 
-def _open_hit(hit: Any, url: str | None) -> None:
+def _open_hit(ctx: typer.Context, hit: Any, url: str | None) -> None:
     """Open a hit: ``browse SESSION --at ENTRY`` on a terminal, else the
     entries around it (:func:`print_neighbourhood`)."""
     session = hit.location if url is None else hit.session_id
     if sys.stdin.isatty() and sys.stdout.isatty() and url is None:
         from .browse_cmds import browse
 
-        browse(session=session, at=hit.entry_id, all_=False, cwd=None, provider=None, model=None, base_url=None, timeout=None, max_retries=None)
+        browse(ctx, session=session, at=hit.entry_id, all_=False, cwd=None, provider=None, model=None, base_url=None, timeout=None, max_retries=None)
         return
     from ..search import open_commands
     from .common import open_session
 
-    manager = open_session(session, quiet=False)
-    names = ShortNames(active_store(), url)
+    manager = open_session(ctx, session, quiet=False)
+    names = ShortNames(active_store(store_url(ctx)), url)
     print_neighbourhood(manager, hit.entry_id, open_commands(hit, store_url=url, session=names.of(hit))[0])
 
 

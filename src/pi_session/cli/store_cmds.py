@@ -32,6 +32,7 @@ def _report_problems(source: str) -> None:
 
 
 def import_(
+    ctx: typer.Context,
     sources: Optional[list[str]] = typer.Argument(
         None,
         metavar="SOURCE...",
@@ -76,11 +77,11 @@ def import_(
     from ..stores.transfer import ImportResult
 
     if source_format is not None:
-        _import_from(source_format, sources or [], store, as_json, recheck)
+        _import_from(source_format, sources or [], common.store_url(ctx, store), as_json, recheck)
         return
     if not sources:
         fail("import: name the sessions to import (SOURCE...), or use --from claude-code|codex")
-    url = store or common.store_url()
+    url = common.store_url(ctx, store)
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
     for source in sources:  # before the target is created
@@ -139,7 +140,8 @@ def import_(
 
 
 def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool, recheck: bool = False) -> None:
-    """``import --from AGENT``: :func:`pi_session.importers.import_agent_sessions`
+    """``import --from AGENT`` into the store of URL ``store`` (None: pi's
+    sessions directory): :func:`pi_session.importers.import_agent_sessions`
     with a progress bar on a terminal, one line per session that changed,
     the damaged lines and a summary with the entries by kind."""
     import os
@@ -153,7 +155,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
     for path in paths or [str(p) for p in default_paths(source_format)]:
         if not os.path.exists(path):
             fail(f"import: {path}: no such file or directory" + ("" if paths else f" (where {source_format} keeps its sessions; name them: import --from {source_format} PATH...)"))
-    url = store or common.store_url() or str(sessions_dir())
+    url = store or str(sessions_dir())
     target = common.active_store(url, create=True)
     results: list[AgentImportResult] = []
     progress = None
