@@ -57,7 +57,7 @@ def search(
     model:TEXT, after:DATE, before:DATE, session:ID-PREFIX, re:PATTERN.
     Session files are indexed in the cache directory
     ($XDG_CACHE_HOME/pi-session), only what changed since the last search."""
-    from ..search import QueryError, open_commands, parse_query
+    from ..search import QueryError, open_target, parse_query
     from ..search import search as run_search
     from ..stores import StoreError
 
@@ -106,14 +106,13 @@ def search(
         return
     hits = hits[:limit]
     if as_json:  # the exit status as grep's and rg's: 1 when nothing matched; the whole file or id, for programs
-        print_json({"query": query, "hits": [dict(h.to_json(), open=open_commands(h, store_url=url)) for h in hits]})
+        print_json({"query": query, "hits": [dict(h.to_json(), open=open_commands(open_target(h, store_url=url))) for h in hits]})
         if not hits:
             raise typer.Exit(1)
         return
     if not hits:
         err_console.print("no hits", style="dim", markup=False)
         raise typer.Exit(1)
-    from ..search import snippet_text
     from ..terminal import sanitize
 
     names = ShortNames(store, url)
@@ -138,7 +137,40 @@ def search(
             snippet = fit_around_match(snippet, width - 4)
         console.print(head, soft_wrap=True)
         console.print(Text("    ") + snippet, soft_wrap=True)
-        console.print(Text("    " + sanitize(open_commands(hit, store_url=url, session=names.of(hit))[0]), style="dim"), soft_wrap=True)
+        console.print(Text("    " + sanitize(open_commands(open_target(hit, store_url=url, session=names.of(hit)))[0]), style="dim"), soft_wrap=True)
+
+
+def open_commands(target: Any) -> list[str]:
+    """Shell commands that open a :class:`pi_session.search.OpenTarget`:
+    the context at the entry and the browser at it (``pi-session context
+    SESSION --leaf ENTRY``, ``pi-session browse SESSION --at ENTRY``; only
+    the browser for a session without an entry), with ``--store URL`` for
+    a database. Quoted for a POSIX shell (a leading ``~/`` is left
+    unquoted, so the shell expands it)."""
+    import shlex
+
+    base = ["pi-session"] if target.store_url is None else ["pi-session", "--store", target.store_url]
+    shown = target.session
+    # ~/ stays outside the quotes, for the shell to expand it
+    arg = "~/" + shlex.quote(shown[2:]) if shown.startswith("~/") else shlex.quote(shown)
+    head = " ".join(shlex.quote(word) for word in base)
+    if target.entry_id is None:
+        return [f"{head} browse {arg}"]
+    entry = shlex.quote(target.entry_id)
+    return [f"{head} context {arg} --leaf {entry}", f"{head} browse {arg} --at {entry}"]
+
+
+def snippet_text(snippet: Any, *, style: str = "bold reverse") -> Text:
+    """A :class:`pi_session.search.Snippet` as rich
+    :class:`~rich.text.Text` for a terminal: each piece sanitized
+    (:func:`pi_session.terminal.sanitize`; session text never reaches the
+    terminal raw), matches in ``style``."""
+    from ..terminal import sanitize
+
+    text = Text()
+    for piece, matched in snippet.pieces():
+        text.append(sanitize(piece), style=style if matched else "")
+    return text
 
 
 def fit_line(line: Text, width: int) -> Text:
@@ -243,12 +275,12 @@ def _open_hit(ctx: typer.Context, hit: Any, url: str | None) -> None:
 
         browse(ctx, session=session, at=hit.entry_id, all_=False, cwd=None, provider=None, model=None, base_url=None, timeout=None, max_retries=None)
         return
-    from ..search import open_commands
+    from ..search import open_target
     from .common import open_session
 
     manager = open_session(ctx, session, quiet=False)
     names = ShortNames(active_store(store_url(ctx)), url)
-    print_neighbourhood(manager, hit.entry_id, open_commands(hit, store_url=url, session=names.of(hit))[0])
+    print_neighbourhood(manager, hit.entry_id, open_commands(open_target(hit, store_url=url, session=names.of(hit)))[0])
 
 
 NEIGHBOURS = 3
