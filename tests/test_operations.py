@@ -135,7 +135,7 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
     from pi_session.compaction import BranchSummaryResult
 
     path, ids = make_session(tmp_path)
-    plan = operations.plan_navigation(operations.open_for_reading(path), ids[3])
+    plan = operations.open_for_reading(path).plan_navigation(ids[3])
     operations.open_for_writing(path).append_message(_msg("user", "meanwhile"))
     summary = BranchSummaryResult(summary="the branch left")
     with pytest.raises(LeafMoved):
@@ -145,9 +145,14 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
 
 
 def test_plan_navigation_unknown_entry(tmp_path: Path) -> None:
+    from pi_session.errors import PiSessionError
+    from pi_session.navigation import EntryNotFoundError
+
     path, _ = make_session(tmp_path)
-    with pytest.raises(OperationError, match="no entry with id nope"):
-        operations.plan_navigation(operations.open_for_reading(path), "nope")
+    with pytest.raises(EntryNotFoundError) as caught:
+        operations.open_for_reading(path).plan_navigation("nope")
+    assert isinstance(caught.value, PiSessionError) and isinstance(caught.value, KeyError)
+    assert str(caught.value) == f"{path}: no entry with id nope"  # one line, not a KeyError's quoted repr
 
 
 # -- export

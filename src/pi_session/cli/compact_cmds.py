@@ -27,7 +27,6 @@ from ..operations import (
     mask_session,
     navigate_session,
     plan_compaction,
-    plan_navigation,
     summarize_branch,
 )
 from ..settings import CompactionSettings
@@ -420,8 +419,8 @@ def navigate(
     manager = open_session(ctx, session, read_only=True, quiet=as_json, notes=False)
     entry_id = entry_id_arg(manager, entry_id)
     try:
-        plan = plan_navigation(manager, entry_id)
-    except OperationError as exc:
+        plan = manager.plan_navigation(entry_id)
+    except KeyError as exc:  # EntryNotFoundError: one line naming the session
         fail(str(exc))
     old_leaf = plan.old_leaf_id
     if plan.is_noop:
