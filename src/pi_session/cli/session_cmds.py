@@ -500,7 +500,7 @@ def clone(
     except OperationError as exc:
         fail(str(exc))
     if as_json:
-        print_json({"path": str(done.location), "id": done.session_id, "parentSession": done.parent_session, "entries": done.entries})
+        print_json(done.to_json())
         return
     if done.warning is not None:
         warn(sanitize(done.warning))

@@ -115,20 +115,7 @@ def import_(
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     if as_json:
-        print_json(
-            [
-                {
-                    "source": r.source,
-                    "status": r.status,
-                    "id": r.session_id,
-                    "migratedFrom": r.migrated_from,
-                    **({"appended": r.appended} if r.status == "updated" else {}),
-                    "problems": [p.to_json() for p in r.problems],
-                    **({"message": r.message} if r.message else {}),
-                }
-                for r in results
-            ]
-        )
+        print_json([r.to_json() for r in results])
     else:
         summary: list[Any] = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
         console.print(
@@ -208,21 +195,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             for kind, n in item.counts.items():
                 kinds[kind] = kinds.get(kind, 0) + n
     if as_json:
-        print_json(
-            [
-                {
-                    "source": i.result.source,
-                    "status": i.result.status,
-                    "id": i.result.session_id,
-                    **({"appended": i.result.appended} if i.result.status == "updated" else {}),
-                    "entries": dict(sorted(i.counts.items())),
-                    "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in i.damaged],
-                    **({"heldBack": i.held_back} if i.held_back else {}),
-                    **({"message": i.result.message} if i.result.message else {}),
-                }
-                for i in results
-            ]
-        )
+        print_json([i.to_json() for i in results])
     else:
         summary = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
         console.print(
