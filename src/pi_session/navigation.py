@@ -121,6 +121,30 @@ class NavigationResult:
     summarized_entry_ids: tuple[str, ...] = ()
     unanswered_tool_call_ids: tuple[str, ...] = field(default_factory=tuple)
 
+    def to_json(self, *, leaf_id: str | None, summary_entry: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The move as ``pi-session navigate --json`` prints it.
+
+        Args:
+            leaf_id: the session's leaf after the move (the appended
+                ``branch_summary`` entry, when one was).
+            summary_entry: the ``branch_summary`` entry holding a summary,
+                or None (no summary, or the empty record of a move).
+
+        Returns:
+            ``oldLeafId``, ``newLeafId`` (``leaf_id``), ``targetId``,
+            ``summaryEntry``, ``editorText``, ``summarizedEntryIds``,
+            ``unansweredToolCalls``.
+        """
+        return {
+            "oldLeafId": self.old_leaf_id,
+            "newLeafId": leaf_id,
+            "targetId": self.target_id,
+            "summaryEntry": summary_entry,
+            "editorText": self.editor_text,
+            "summarizedEntryIds": list(self.summarized_entry_ids),
+            "unansweredToolCalls": list(self.unanswered_tool_call_ids),
+        }
+
 
 def navigation_target(target: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """Where the leaf goes for ``target`` (pi's ``navigateTree``).

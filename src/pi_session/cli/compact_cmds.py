@@ -497,17 +497,7 @@ def navigate(
             + "; the provider adapters answer them with an error result"
         )
     if as_json:
-        print_json(
-            {
-                "oldLeafId": old_leaf,
-                "newLeafId": manager.get_leaf_id(),
-                "targetId": entry_id,
-                "summaryEntry": summary_entry if summary_text else None,
-                "editorText": editor_text,
-                "summarizedEntryIds": [e.get("id") for e in branch_entries] if summary_text else [],
-                "unansweredToolCalls": list(unanswered),
-            }
-        )
+        print_json(moved.to_json(leaf_id=manager.get_leaf_id(), summary_entry=summary_entry if summary_text else None))
         return
     where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
     if summary_id is None:  # the leaf got there meanwhile (another writer): nothing written
