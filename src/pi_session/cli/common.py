@@ -94,6 +94,7 @@ STORE_OPTION = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)
 (``ls``, ``import``, ``export``); the global ``pi-session --store URL
 COMMAND`` works for every command."""
 
+
 @dataclass
 class Invocation:
     """What one command line's root options give its command (typer's
