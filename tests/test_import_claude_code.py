@@ -73,6 +73,14 @@ def test_session_id_and_entry_ids_derive_from_the_source_ids(tmp_path):
     assert_valid_for_pi_and_providers(imported_file(target, r.result.session_id))
 
 
+def test_an_agent_import_result_has_the_json_shape_import_prints(tmp_path):
+    basic(tmp_path)
+    [r] = run_import(tmp_path)[0]
+    assert r.to_json() == {"source": r.result.source, "status": "imported", "id": r.result.session_id,
+                           "entries": dict(sorted(r.counts.items())), "damaged": []}
+    assert list(r.to_json()["entries"]) == sorted(r.counts)
+
+
 def test_branches_are_kept(tmp_path):
     write_jsonl(
         project(tmp_path) / f"{SID}.jsonl",

@@ -205,3 +205,9 @@ def test_plan_across_branches_collects_the_branch_left(tree):
     result = sm.navigate(ids["a2"], summary="explored three")
     assert result.summarized_entry_ids == (u3, a3)
     assert sm.get_entry(result.summary_entry_id)["fromId"] == a3
+    # the shape `navigate --json` prints
+    summary_entry = sm.get_entry(result.summary_entry_id)
+    assert result.to_json(leaf_id=sm.get_leaf_id(), summary_entry=summary_entry) == {
+        "oldLeafId": a3, "newLeafId": result.summary_entry_id, "targetId": ids["a2"], "summaryEntry": summary_entry,
+        "editorText": None, "summarizedEntryIds": [u3, a3], "unansweredToolCalls": [],
+    }

@@ -135,7 +135,7 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
     from pi_session.compaction import BranchSummaryResult
 
     path, ids = make_session(tmp_path)
-    plan = operations.plan_navigation(operations.open_for_reading(path), ids[3])
+    plan = operations.open_for_reading(path).plan_navigation(ids[3])
     operations.open_for_writing(path).append_message(_msg("user", "meanwhile"))
     summary = BranchSummaryResult(summary="the branch left")
     with pytest.raises(LeafMoved):
@@ -145,9 +145,14 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
 
 
 def test_plan_navigation_unknown_entry(tmp_path: Path) -> None:
+    from pi_session.errors import PiSessionError
+    from pi_session.navigation import EntryNotFoundError
+
     path, _ = make_session(tmp_path)
-    with pytest.raises(OperationError, match="no entry with id nope"):
-        operations.plan_navigation(operations.open_for_reading(path), "nope")
+    with pytest.raises(EntryNotFoundError) as caught:
+        operations.open_for_reading(path).plan_navigation("nope")
+    assert isinstance(caught.value, PiSessionError) and isinstance(caught.value, KeyError)
+    assert str(caught.value) == f"{path}: no entry with id nope"  # one line, not a KeyError's quoted repr
 
 
 # -- export
@@ -194,6 +199,12 @@ def test_import_sessions_reports_unreadable_sources(tmp_path: Path) -> None:
     assert [r.status for r in again] == ["unchanged", "failed"]
     assert "a SQLite database" in (again[1].message or "")
 
+    # the shape `import --json` prints, as the result's own JSON
+    assert results[1].to_json() == {"source": str(path), "status": "imported", "id": results[1].session_id,
+                                    "migratedFrom": None, "problems": []}
+    failed = again[1].to_json()
+    assert failed["status"] == "failed" and failed["message"] == again[1].message and "appended" not in failed
+
 
 def test_clone_session_writes_the_path_and_leaves_the_source(tmp_path: Path) -> None:
     path, ids = make_session(tmp_path, turns=3)
@@ -205,6 +216,7 @@ def test_clone_session_writes_the_path_and_leaves_the_source(tmp_path: Path) -> 
     assert [e["id"] for e in clone.get_entries()] == ids[:2]
     assert clone.get_header()["parentSession"] == str(path)
     assert path.read_bytes() == before
+    assert done.to_json() == {"path": str(done.location), "id": done.session_id, "parentSession": str(path), "entries": 2}
 
 
 def test_clone_session_refuses_an_unknown_entry_and_writes_nothing(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.search import QueryError, forget_session, parse_query, search, update_index
+from pi_session.search import OpenTarget, QueryError, forget_session, open_target, parse_query, search, update_index
 from pi_session.search.files import FileIndex, index_path
 from search_helpers import S1, S2, S3, write_corpus
 
@@ -187,6 +187,13 @@ def test_hit_fields_and_snippet(root: Path) -> None:
     assert hit.timestamp == "2026-03-01T10:04:00.000Z"
     assert hit.snippet.marked() == "dig example.org status: [NXDOMAIN] flaky"
     assert Path(hit.location).name.endswith(f"{S1}.jsonl")
+
+
+def test_a_hit_opens_at_a_target_of_plain_data(root: Path) -> None:
+    (hit,) = search(root, "nxdomain").hits
+    assert open_target(hit) == OpenTarget(hit.location, "b1", None)
+    assert open_target(hit, store_url="sqlite:////x.db") == OpenTarget(S1, "b1", "sqlite:////x.db")
+    assert open_target(hit, session=S1[:8]) == OpenTarget(S1[:8], "b1", None)
 
 
 # --- the index: a cache in the cache directory --------------------------

@@ -45,3 +45,20 @@ def test_a_query_token_that_lower_casing_made_no_token_matches_nothing() -> None
     assert term.tokens == ["i\u0307x"]
     assert term_spans("say i\u0307x now", term) == term_spans_by_tokens("say i\u0307x now", term) == []
     assert term_spans("İx", term) == term_spans_by_tokens("İx", term) == [(0, 2)]
+
+
+def test_pieces_are_plain_text_and_match_flags() -> None:
+    snippet = make_snippet("See LINE  numbers, line-numbers; linenumbers", parse_query('"line numbers"'))
+    pieces = snippet.pieces()
+    assert pieces == [("See ", False), ("LINE numbers", True), (", ", False), ("line-numbers", True), ("; linenumbers", False)]
+    assert "".join(piece for piece, _ in pieces) == snippet.text
+    assert make_snippet("line", parse_query("line")).pieces() == [("line", True)]
+
+
+def test_search_never_loads_a_terminal_library() -> None:
+    """Snippets are data: rendering them (rich) is the CLI's."""
+    import subprocess
+    import sys
+
+    code = "import sys, pi_session.search, pi_session.search.snippets; sys.exit('rich' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

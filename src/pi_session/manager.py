@@ -725,10 +725,15 @@ class SessionManager(SessionOpening, EntryAppends):
             summarize have their secrets masked (:meth:`summarized`).
 
         Raises:
-            KeyError: ``target_id`` is not an entry of this session.
+            pi_session.navigation.EntryNotFoundError: (a ``KeyError``)
+                ``target_id`` is not an entry of this session; its message
+                names the session and the id.
         """
-        from .navigation import plan_navigation
+        from .navigation import EntryNotFoundError, plan_navigation
 
+        if self.get_entry(target_id) is None:
+            where = self.get_session_location()
+            raise EntryNotFoundError(f"{where + ': ' if where else ''}no entry with id {target_id}")
         plan = plan_navigation(self, self._leaf_id, target_id)
         if self.redact_secrets and plan.entries_to_summarize:
             plan = dataclasses.replace(plan, entries_to_summarize=tuple(self.summarized(plan.entries_to_summarize)))

@@ -14,9 +14,10 @@ from typing import Any
 
 from .compaction.branch_summary import collect_entries_for_branch_summary, prepare_branch_entries
 from .context import text_content
+from .errors import PiSessionError
 from .tree import parent_id_of
 
-__all__ = ["NavigationPlan", "NavigationResult", "plan_navigation", "navigation_target", "is_move_marker"]
+__all__ = ["NavigationPlan", "NavigationResult", "EntryNotFoundError", "plan_navigation", "navigation_target", "is_move_marker"]
 
 
 def is_move_marker(entry: Mapping[str, Any]) -> bool:
@@ -24,6 +25,15 @@ def is_move_marker(entry: Mapping[str, Any]) -> bool:
     summary (a file's leaf is its last entry), which pi leaves out of the
     context."""
     return entry.get("type") == "branch_summary" and not entry.get("summary")
+
+
+class EntryNotFoundError(PiSessionError, KeyError):
+    """A move to an entry the session does not hold
+    (:meth:`pi_session.SessionManager.plan_navigation`); a ``KeyError`` too.
+    ``str(error)`` is the one line, naming the session and the id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 @dataclass(frozen=True)
@@ -110,6 +120,30 @@ class NavigationResult:
     editor_text: str | None
     summarized_entry_ids: tuple[str, ...] = ()
     unanswered_tool_call_ids: tuple[str, ...] = field(default_factory=tuple)
+
+    def to_json(self, *, leaf_id: str | None, summary_entry: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The move as ``pi-session navigate --json`` prints it.
+
+        Args:
+            leaf_id: the session's leaf after the move (the appended
+                ``branch_summary`` entry, when one was).
+            summary_entry: the ``branch_summary`` entry holding a summary,
+                or None (no summary, or the empty record of a move).
+
+        Returns:
+            ``oldLeafId``, ``newLeafId`` (``leaf_id``), ``targetId``,
+            ``summaryEntry``, ``editorText``, ``summarizedEntryIds``,
+            ``unansweredToolCalls``.
+        """
+        return {
+            "oldLeafId": self.old_leaf_id,
+            "newLeafId": leaf_id,
+            "targetId": self.target_id,
+            "summaryEntry": summary_entry,
+            "editorText": self.editor_text,
+            "summarizedEntryIds": list(self.summarized_entry_ids),
+            "unansweredToolCalls": list(self.unanswered_tool_call_ids),
+        }
 
 
 def navigation_target(target: Mapping[str, Any]) -> tuple[str | None, str | None]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import errno
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,15 +30,16 @@ from .listing import (
     list_session_dir,
     list_sessions_dirs,
     paths_equal,
+    open_regular,
     read_session_header,
     resolve_path,
     session_cwd_matches,
 )
 from .paths import default_session_dir, session_file_name, sessions_dir
-from .records import StrPath, make_header
-from .storage import SessionFileError, ensure_dir
-from .stores import shared_store
-from .stores.file import FileHandle, most_recent_file
+from .records import StrPath, is_session_header, make_header
+from .storage import NOT_JSON, SessionFileError, ensure_dir, line_record, session_path_problem
+from .stores import AmbiguousSessionError, SessionNotFoundError, StoreError, shared_store
+from .stores.file import FileHandle, most_recent_file, session_id_of_file_name
 from .stores.handle import MemoryHandle, SessionHandle
 from .timestamps import file_timestamp, now_iso
 
@@ -45,7 +47,18 @@ if TYPE_CHECKING:
     from .manager import SessionManager
     from .stores import SessionStore
 
-__all__ = ["Location", "locate", "new_handle_for", "find_session_file", "SessionOpening", "StoreArg"]
+__all__ = [
+    "Location",
+    "locate",
+    "new_handle_for",
+    "find_session_file",
+    "resolve_session_file",
+    "header_session_id",
+    "SessionCandidate",
+    "AmbiguousSessionFileError",
+    "SessionOpening",
+    "StoreArg",
+]
 
 StoreArg = Any
 """A ``store=`` argument: a :class:`pi_session.stores.SessionStore`, its URL
@@ -161,6 +174,159 @@ def find_session_file(directory: Path, session_id: str, resolved_cwd: str | None
         if resolved_cwd is not None and not session_cwd_matches(header.get("cwd"), resolved_cwd):
             continue
         return path
+    return None
+
+
+@dataclass(frozen=True)
+class SessionCandidate:
+    """A session file an id (prefix) matched: its ``path`` and the ``ids``
+    it answers to (the id its name gives and its header's id), sorted."""
+
+    path: Path
+    ids: tuple[str, ...]
+
+
+class AmbiguousSessionFileError(AmbiguousSessionError):
+    """An id (prefix) that several session files answer to
+    (:func:`resolve_session_file`): nothing is picked. ``candidates`` holds
+    every matching :class:`SessionCandidate` (``matches`` their ids, as for
+    a store's :class:`~pi_session.stores.AmbiguousSessionError`)."""
+
+    def __init__(self, message: str, candidates: Sequence[SessionCandidate]) -> None:
+        super().__init__(message, sorted({i for c in candidates for i in c.ids}))
+        self.candidates = list(candidates)
+
+
+_ID_PREFIX = re.compile(r"[0-9A-Za-z][0-9A-Za-z._-]*")
+"""What a session id (prefix) looks like: it can never name a path
+outside the sessions directory."""
+
+
+def resolve_session_file(arg: str, *, store: SessionStore | None = None, agent_dir: StrPath | None = None) -> Path:
+    """The session file a user names: a path, or a (unique prefix of a)
+    session id.
+
+    A path to an existing file is made absolute (symlinks are kept, not
+    resolved), so paths printed and stored (``parentSession``) are
+    absolute. Anything else must be a (prefix of a) session id: any id
+    :func:`pi_session.ids.validate_session_id` accepts (``user_123``,
+    ``chat.v2``, ``Support-42``) or a prefix of one (letters, digits,
+    ``.``, ``_``, ``-``, starting with a letter or digit).
+
+    With a store of files, the id is the store's
+    (:meth:`~pi_session.stores.SessionStore.resolve`, then its file).
+    Without one, every ``.jsonl`` file under ``<agent dir>/sessions``
+    answers to two ids: the WHOLE id its name ``<timestamp>_<id>.jsonl``
+    gives (:func:`pi_session.stores.file.session_id_of_file_name`: ``123``
+    never finds ``user_123``) and its header's id
+    (:func:`header_session_id`, the id a listing shows, also for a file
+    named otherwise, copied or renamed). A whole id is matched first, else
+    a prefix; when nothing matches, the argument's lower-case form is
+    tried (pi's ids are lower-case UUIDs), as the stores' ``resolve``
+    does. When several files match (a prefix of several ids, or two files
+    holding one id) nothing is picked.
+
+    Args:
+        arg: what the user typed.
+        store: a store of files (:attr:`~pi_session.stores.SessionStore.holds_files`),
+            or None for the files under ``<agent_dir>/sessions``.
+        agent_dir: the agent directory (default: pi's, see
+            :func:`pi_session.paths.sessions_dir`).
+
+    Returns:
+        The absolute path of the session file.
+
+    Raises:
+        AmbiguousSessionFileError: several files match (``candidates``);
+            with a store, the store's ``AmbiguousSessionError``.
+        pi_session.stores.SessionNotFoundError: nothing given, a path that
+            is not a session file, an unknown id, or the file of an id lies
+            outside the sessions directory (a symlink).
+        pi_session.stores.StoreError: ``store`` is a database.
+    """
+    if not arg.strip():
+        raise SessionNotFoundError("no session given: pass a session file or a session id (prefix)")
+    candidate = Path(arg).expanduser()
+    if candidate.is_file():
+        return Path(os.path.abspath(candidate))
+    if candidate.exists() or candidate.is_symlink():
+        raise SessionNotFoundError(f"{arg}: {session_path_problem(candidate) or 'not a session file'}")
+    if not _ID_PREFIX.fullmatch(arg):
+        raise SessionNotFoundError(f"{arg}: no such session file")  # a path (no id looks like one)
+    if store is not None:
+        if not store.holds_files:
+            raise StoreError(f"{arg}: the store {store.url} holds no session files")
+        return Path(store.locator(store.resolve(arg)))
+    root = sessions_dir(agent_dir)
+    candidates = _id_candidates(root)
+
+    def matching(wanted: str) -> list[SessionCandidate]:
+        exact = [c for c in candidates if wanted in c.ids]
+        return exact or [c for c in candidates if any(i.startswith(wanted) for i in c.ids)]
+
+    matches = matching(arg)
+    if not matches and arg != arg.lower():
+        matches = matching(arg.lower())
+    if not matches:
+        raise SessionNotFoundError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
+    if len(matches) > 1:
+        shown = "; ".join(f"{' / '.join(m.ids)} ({m.path})" for m in matches[:5])
+        what = "session id" if all(arg in m.ids for m in matches) else "session id prefix"
+        raise AmbiguousSessionFileError(
+            f"{arg}: ambiguous {what}: {len(matches)} session files match: {shown}{'; ...' if len(matches) > 5 else ''}; "
+            "give more of the id or the file's path",
+            matches,
+        )
+    match = matches[0].path
+    if not match.resolve().is_relative_to(root.resolve()):
+        raise SessionNotFoundError(f"{arg}: the session file for this id lies outside {root} (a symlink); give its path instead")
+    return match
+
+
+def _id_candidates(root: Path) -> list[SessionCandidate]:
+    """Every ``.jsonl`` file of the root's project directories (sorted by
+    directory and name) with the ids it answers to (see
+    :func:`resolve_session_file`); an unreadable directory is passed over."""
+    found: list[SessionCandidate] = []
+    if not root.is_dir():
+        return found
+    for sub in sorted(root.iterdir()):
+        if not sub.is_dir():
+            continue
+        try:
+            names = os.listdir(sub)
+        except OSError:
+            continue
+        for name in sorted(names):
+            if name.endswith(".jsonl"):
+                path = sub / name
+                ids = {i for i in (session_id_of_file_name(name), header_session_id(path)) if i is not None}
+                found.append(SessionCandidate(path, tuple(sorted(ids))))
+    return found
+
+
+def header_session_id(path: Path) -> str | None:
+    """The id of a file's session header, as a listing shows the file: the
+    first line that is JSON (blank and unparseable lines skipped, at most
+    1 MiB read, as pi's header discovery), when it is a session header
+    with a string id; else None (also for a file that cannot be read or is
+    not a regular file)."""
+    try:
+        f = open_regular(path)
+        if f is None:
+            return None
+        with f:
+            budget = 1 << 20
+            for line_no, raw in enumerate(f, 1):
+                budget -= len(raw)
+                if budget < 0:
+                    return None
+                record = line_record(raw.rstrip(b"\n"), line_no)
+                if record is NOT_JSON:
+                    continue
+                return str(record["id"]) if is_session_header(record) else None
+    except OSError:
+        return None
     return None
 
 

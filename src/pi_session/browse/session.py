@@ -398,7 +398,10 @@ class SessionScreen(OwnKeysFirst):
             row = self._need_row()
             if row is None:
                 return
-            plan = summaries.plan_navigation(self.path, row.id)
+            try:
+                plan = actions.open_read(self.path).plan_navigation(row.id)
+            except KeyError as exc:  # EntryNotFoundError: the file changed under the screen
+                raise actions.ActionError(str(exc)) from None
             if plan.is_noop:
                 self.app.notify("this entry is the leaf already")
                 return

@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SummarizerConfig",
-    "plan_navigation",
     "describe_navigation",
     "summarize_branch",
     "navigate",
@@ -40,15 +39,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-def plan_navigation(path: Path, entry_id: str) -> NavigationPlan:
-    """What moving the leaf to ``entry_id`` would do (nothing written).
-
-    Raises:
-        ActionError: no such entry.
-    """
-    return operations.plan_navigation(open_read(path), entry_id)
 
 
 def describe_navigation(plan: NavigationPlan) -> str:
@@ -112,7 +102,10 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
         ActionError: no such entry (anymore), the leaf moved, or the write failed.
     """
     if plan is None:
-        plan = plan_navigation(path, entry_id)
+        try:
+            plan = open_read(path).plan_navigation(entry_id)
+        except KeyError as exc:  # EntryNotFoundError: one line naming the session
+            raise ActionError(str(exc)) from None
     if plan.is_noop:
         return Outcome(f"already at {entry_id}", select_id=entry_id)
     if plan.already_there and summary is None:

@@ -93,13 +93,14 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: Optional[bool] = typer.Option(
         None, "--version", help=VERSION_HELP, is_eager=True, callback=_version_callback
     ),
     store: Optional[str] = typer.Option(None, "--store", envvar=STORE_ENV, metavar="URL", help=STORE_HELP),
 ) -> None:
     """Inspect, branch, compact, repair and export pi coding-agent sessions."""
-    common.set_store_url(store)
+    ctx.obj = common.Invocation(store_url=store or None)
 
 
 def _interruptible(func: Callable[..., Any]) -> Callable[..., Any]:

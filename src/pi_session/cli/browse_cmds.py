@@ -8,11 +8,12 @@ from typing import Optional
 
 import typer
 
-from .common import CliError, active_store, database_store, fail, resolve_session
+from .common import CliError, active_store, database_store, fail, resolve_session, store_url
 from .compact_cmds import BASE_URL_OPTION, MAX_RETRIES_OPTION, MODEL_OPTION, PROVIDER_OPTION, TIMEOUT_OPTION
 
 
 def browse(
+    ctx: typer.Context,
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix (default: pick one)."),
     all_: bool = typer.Option(False, "--all", "-a", help="Start the picker on every project's sessions."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
@@ -37,7 +38,8 @@ def browse(
     from ..browse.actions import ActionError, open_read
     from ..browse.summaries import SummarizerConfig
 
-    db = database_store()
+    chosen = active_store(store_url(ctx))
+    db = database_store(store_url(ctx))
     if db is not None:
         fail(f"browse works on session files, and the store is the database {db.url} (--store or PI_SESSION_STORE); "
              "export a session with `export SESSION --format jsonl -o FILE` to browse it")
@@ -52,7 +54,7 @@ def browse(
         fail("--at needs a SESSION")
     if session is not None:
         try:
-            path = resolve_session(session)
+            path = resolve_session(session, chosen)
             opened = open_read(path)  # refuse a file that is not a session before the screen changes
         except (CliError, ActionError) as exc:
             fail(str(exc))
@@ -66,7 +68,7 @@ def browse(
         fail(str(exc))
     from ..browse.app import BrowseApp
 
-    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=active_store(), at=at)
+    app = BrowseApp(path, cwd=project, all_projects=all_, summarizer=config, store=chosen, at=at)
     app.run()
     if app.crash is not None:
         message = " ".join(f"internal error: {type(app.crash).__name__}: {app.crash}".split())

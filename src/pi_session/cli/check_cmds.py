@@ -30,10 +30,12 @@ from .common import (
     SESSION_ARGUMENT,
     STORE_OPTION,
     CliError,
+    active_store,
     check_leaf_option,
     database_store,
     entry_id_arg,
-    set_store_url,
+    invocation,
+    store_url,
     console,
     err_console,
     fail,
@@ -46,14 +48,15 @@ from ..terminal import fit_cells, plural, sanitize
 
 
 
-def _resolve(session: str) -> Path:
+def _resolve(ctx: typer.Context, session: str) -> Path:
     try:
-        return resolve_session(session)
+        return resolve_session(session, active_store(store_url(ctx)))
     except CliError as exc:
         fail(str(exc), code=2)
 
 
 def check(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     repair: bool = typer.Option(False, "--repair", help="Fix damaged lines: atomic rewrite, original kept as <file>.repair.bak."),
     as_json: bool = JSON_OPTION,
@@ -65,7 +68,7 @@ def check(
     Warnings (a lone UTF-16 surrogate in a string: sent as U+FFFD) are
     printed with their line and do not change the exit status.
     """
-    path = _resolve(session)
+    path = _resolve(ctx, session)
     try:
         if repair:
             result = repair_session(path)
@@ -170,6 +173,7 @@ def _counted(chunks: Iterable[bytes], on_progress: Optional[Callable[[int, Optio
 
 
 def export(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     fmt: str = typer.Option("html", "--format", "-f", help="html, md or jsonl."),
     output_name: Optional[str] = typer.Option(
@@ -216,7 +220,7 @@ def export(
     --allow-secrets, which skips it); on a terminal a progress bar shows
     the scan and the writing."""
     if store:
-        set_store_url(store)
+        invocation(ctx).store_url = store
     kind = EXPORT_FORMATS.get(fmt.lower())
     if kind is None:
         fail(f"--format: unknown format {fmt!r} (formats: html, md, jsonl)")
@@ -229,9 +233,9 @@ def export(
     if kind == "jsonl":
         if leaf is not None:
             fail("--leaf: not with --format jsonl (the whole session is exported)")
-        _export_jsonl(session, output, force, redact, allow_secrets)
+        _export_jsonl(ctx, session, output, force, redact, allow_secrets)
         return
-    manager = open_session(session, read_only=True)
+    manager = open_session(ctx, session, read_only=True)
     if leaf == "null":
         warn("--leaf null: the context is empty; exporting an empty conversation")
     elif leaf is not None:
@@ -316,14 +320,14 @@ def _refuse_secrets(hits: list[Any]) -> None:
          "--redact masks them, --allow-secrets writes them anyway, `pi-session scrub` removes them from the session")
 
 
-def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: bool = False, allow_secrets: bool = False) -> None:
+def _export_jsonl(ctx: typer.Context, session: str, output: Optional[Path], force: bool, redact: bool = False, allow_secrets: bool = False) -> None:
     """``export --format jsonl``: the session's lines exactly as stored
     (mode 0600 whatever is asked: a copy of the session, with every text a
     context edit hides)."""
     from ..stores import StoreError
     from ..stores.transfer import export_lines
 
-    db = database_store()
+    db = database_store(store_url(ctx))
     session_file: Path | None = None
     try:
         if db is not None:
@@ -331,7 +335,7 @@ def _export_jsonl(session: str, output: Optional[Path], force: bool, redact: boo
             data = b"".join(export_lines(db, session_id))
             named = db.file_name(session_id) or session_id
         else:
-            session_file = _resolve(session)
+            session_file = _resolve(ctx, session)
             data = session_file.read_bytes()
             named = str(session_file)
     except StoreError as exc:

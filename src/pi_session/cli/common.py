@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
 from typing import Any, NoReturn
@@ -89,19 +90,35 @@ STORE_OPTION = typer.Option(None, "--store", metavar="URL", help=STORE_HELP)
 (``ls``, ``import``, ``export``); the global ``pi-session --store URL
 COMMAND`` works for every command."""
 
-_store_url: str | None = None
+
+@dataclass
+class Invocation:
+    """What one command line's root options give its command (typer's
+    context object, ``ctx.obj``): nothing is kept between command lines run
+    in one process.
+
+    Attributes:
+        store_url: the store of ``pi-session --store URL COMMAND`` (or
+            ``PI_SESSION_STORE``; a command's own ``--store`` wins), or
+            None: the session files under ``~/.pi/agent/sessions``.
+    """
+
+    store_url: str | None = None
 
 
-def store_url() -> str | None:
-    """The store the session commands use (see :func:`set_store_url`), or None."""
-    return _store_url
+def invocation(ctx: typer.Context) -> Invocation:
+    """The :class:`Invocation` of the command line ``ctx`` belongs to (set
+    by the root callback; a fresh one when a command runs without it)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, Invocation):
+        root.obj = Invocation()
+    return root.obj
 
 
-def set_store_url(url: str | None) -> None:
-    """Set the store the session commands use (the global ``--store`` /
-    ``PI_SESSION_STORE``; None or empty: files as without a store)."""
-    global _store_url
-    _store_url = url or None
+def store_url(ctx: typer.Context, option: str | None = None) -> str | None:
+    """The store URL a command uses: its own ``--store`` (``option``) when
+    given, else the root's (:class:`Invocation`), else None."""
+    return option or invocation(ctx).store_url
 
 
 def refuse_missing_sqlite(url: str, *, create: bool = False) -> None:
@@ -130,16 +147,15 @@ def refuse_missing_sqlite(url: str, *, create: bool = False) -> None:
         fail(f"{url}: no such database file ({path})")
 
 
-def active_store(url: str | None = None, *, create: bool = False) -> Any:
-    """The :class:`pi_session.stores.SessionStore` of ``url`` (default: the
-    global ``--store``), opened once per URL and process
+def active_store(url: str | None, *, create: bool = False) -> Any:
+    """The :class:`pi_session.stores.SessionStore` of ``url`` (see
+    :func:`store_url`), opened once per URL and process
     (:func:`pi_session.stores.shared_store`), or None when no store is
     given. Fails with one line (password masked) when it cannot be opened,
     or when it is a SQLite file that does not exist, unless ``create``
     (``import``'s target), which still needs the file's directory."""
     from ..stores import StoreError, shared_store
 
-    url = url or _store_url
     if not url:
         return None
     refuse_missing_sqlite(url, create=create)
@@ -149,7 +165,7 @@ def active_store(url: str | None = None, *, create: bool = False) -> Any:
         fail(str(exc))
 
 
-def database_store(url: str | None = None) -> Any:
+def database_store(url: str | None) -> Any:
     """:func:`active_store` when it is a database (not a FileStore), else None."""
     from ..stores.file import FileStore
 
@@ -206,97 +222,33 @@ def print_json(value: Any, indent: int | None = 1) -> None:
     write_pretty(value, sys.stdout, indent=indent)
 
 
-def resolve_session(arg: str, *, agent_dir: str | None = None) -> Path:
-    """Turn a session argument into a file path.
-
-    A path to an existing file is made absolute (symlinks are kept, not
-    resolved), so paths printed and stored (``parentSession``) are
-    absolute. Anything else must be a
-    (unique prefix of a) session id: any id
-    :func:`pi_session.ids.validate_session_id` accepts (``user_123``,
-    ``chat.v2``, ``Support-42``) or a prefix of one (letters, digits, ``.``,
-    ``_``, ``-``, starting with a letter or digit, so it can never address a
-    path outside the sessions directory). Every ``.jsonl`` file under
-    ``<agent dir>/sessions`` answers to two ids: the WHOLE id its name
-    ``<timestamp>_<id>.jsonl`` gives
-    (:func:`pi_session.stores.file.session_id_of_file_name`: ``123`` never
-    finds ``user_123``) and its header's id (:func:`header_session_id`,
-    the id ``ls`` lists it by, also for a file named otherwise, copied or
-    renamed). A whole id is matched first, else a prefix; when nothing
-    matches, the argument's lower-case form is tried (pi's ids are
-    lower-case UUIDs), as the stores' ``resolve`` does. When several files
-    match (a prefix of several ids, or two files holding one id) nothing
-    is picked: the error lists the candidates.
+def resolve_session(arg: str, store: Any = None) -> Path:
+    """Turn a session argument into a file path
+    (:func:`pi_session.opening.resolve_session_file`: a path, or a unique
+    id prefix of a file under the sessions directory or of ``store``, a
+    store of files).
 
     Raises:
-        CliError: no such file, unknown id, or an ambiguous prefix.
+        CliError: no such file, unknown id, an ambiguous prefix, or
+            ``store`` is a database (these commands work on files).
     """
     import os
-    import re
-    from pathlib import Path
 
-    from ..paths import sessions_dir
-
-    from ..stores import SessionNotFoundError
-    from ..stores.file import FileStore, session_id_of_file_name
+    from ..opening import resolve_session_file
+    from ..stores import StoreError
 
     if not arg.strip():
         raise CliError("no session given: pass a session file or a session id (prefix)")
-    store = active_store()
-    if store is not None and not isinstance(store, FileStore):
+    if store is not None and not store.holds_files:
         if os.path.isfile(os.path.expanduser(arg)):
             raise CliError(f"{arg}: a file, and the store is the database {store.url} (--store or PI_SESSION_STORE): "
                            "run this command without a database store to work on the file")
         raise CliError(f"{arg}: this command works on session files, and the store is the database {store.url} "
                        "(export the session with `export SESSION --format jsonl -o FILE` first)")
-    candidate = Path(arg).expanduser()
-    if candidate.is_file():
-        return Path(os.path.abspath(candidate))
-    if candidate.exists() or candidate.is_symlink():
-        from ..storage import session_path_problem
-
-        raise CliError(f"{arg}: {session_path_problem(candidate) or 'not a session file'}")
-    if not re.fullmatch(r"[0-9A-Za-z][0-9A-Za-z._-]*", arg):
-        raise CliError(f"{arg}: no such session file")  # a path (no id looks like one)
-    if store is not None:
-        try:
-            return store.path_of(store.resolve(arg))
-        except SessionNotFoundError as exc:
-            raise CliError(str(exc)) from None
-    root = sessions_dir(agent_dir)
-    files: list[tuple[str | None, Path]] = []  # (the id the file's name gives, file)
-    if root.is_dir():
-        for sub in sorted(root.iterdir()):
-            if not sub.is_dir():
-                continue
-            try:
-                names = os.listdir(sub)
-            except OSError:
-                continue
-            files.extend((session_id_of_file_name(name), sub / name) for name in sorted(names) if name.endswith(".jsonl"))
-    # each file answers to the id its name gives and to its header's id (the
-    # id `ls` lists it by): a file named <time>_<other>.jsonl, a copy or a
-    # renamed file is found by the id `ls` shows
-    ids_of = {path: {i for i in (name_id, header_session_id(path)) if i is not None} for name_id, path in files}
-
-    def matching(wanted: str) -> list[Path]:
-        exact = [path for path, ids in ids_of.items() if wanted in ids]
-        return exact or [path for path, ids in ids_of.items() if any(i.startswith(wanted) for i in ids)]
-
-    matches = matching(arg)
-    if not matches and arg != arg.lower():
-        matches = matching(arg.lower())
-    if not matches:
-        raise CliError(f"{arg}: no such session file, and no session id starts with it (looked in {root})")
-    if len(matches) > 1:
-        shown = "; ".join(f"{' / '.join(sorted(ids_of[m]))} ({m})" for m in matches[:5])
-        what = "session id" if all(arg in ids_of[m] for m in matches) else "session id prefix"
-        raise CliError(f"{arg}: ambiguous {what}: {len(matches)} session files match: {shown}{'; ...' if len(matches) > 5 else ''}; "
-                       "give more of the id or the file's path")
-    match = matches[0]
-    if not match.resolve().is_relative_to(root.resolve()):
-        raise CliError(f"{arg}: the session file for this id lies outside {root} (a symlink); give its path instead")
-    return match
+    try:
+        return resolve_session_file(arg, store=store)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
 
 
 def project_dir(cwd: str) -> str:
@@ -339,37 +291,9 @@ def other_session_ids(db: Any, chosen: Any) -> Iterator[str]:
     yield from (session_id for session_id, _path in named_session_files(root))
 
 
-def header_session_id(path: Path) -> str | None:
-    """The id of a file's session header, as ``ls`` lists the file: the
-    first line that is JSON (blank and unparseable lines skipped, at most
-    1 MiB read, as pi's header discovery), when it is a session header
-    with a string id; else None (also for a file that cannot be read or is
-    not a regular file)."""
-    from ..listing import open_regular
-    from ..records import is_session_header
-    from ..storage import NOT_JSON, line_record
-
-    try:
-        f = open_regular(path)
-        if f is None:
-            return None
-        with f:
-            budget = 1 << 20
-            for line_no, raw in enumerate(f, 1):
-                budget -= len(raw)
-                if budget < 0:
-                    return None
-                record = line_record(raw.rstrip(b"\n"), line_no)
-                if record is NOT_JSON:
-                    continue
-                return str(record["id"]) if is_session_header(record) else None
-    except OSError:
-        return None
-    return None
-
-
-def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes: bool = True):
-    """Resolve and open a session for a command
+def open_session(ctx: typer.Context, arg: str, *, read_only: bool = True, quiet: bool = False, notes: bool = True):
+    """Resolve and open a session for a command (in the store of ``ctx``'s
+    command line, :func:`store_url`)
     (:func:`pi_session.operations.open_for_reading` / ``open_for_writing``:
     the policy every front end shares), printing damage warnings (and,
     unless ``notes`` is false, the manager's notes, such as "migrated in
@@ -385,7 +309,8 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
     from ..stores import SessionNotFoundError, StoreError
 
     opener = open_for_reading if read_only else open_for_writing
-    db = database_store()
+    chosen = active_store(store_url(ctx))
+    db = chosen if chosen is not None and not chosen.holds_files else None
     try:
         if db is not None:
             if not arg.strip():
@@ -398,7 +323,7 @@ def open_session(arg: str, *, read_only: bool = True, quiet: bool = False, notes
                                    "where SESSION is a session id: run without a database store to open the file") from None
                 raise
         else:
-            manager = opener(resolve_session(arg), shown_as=arg)
+            manager = opener(resolve_session(arg, chosen), shown_as=arg)
     except (CliError, StoreError, OperationError) as exc:
         fail(str(exc))
     if not quiet:

@@ -27,7 +27,6 @@ from ..operations import (
     mask_session,
     navigate_session,
     plan_compaction,
-    plan_navigation,
     summarize_branch,
 )
 from ..settings import CompactionSettings
@@ -73,6 +72,7 @@ from .summarizing import (
 
 
 def tokens(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Measure the context at this entry (or 'null')."),
     window: int = typer.Option(200000, "--window", min=1, help="Model context window, in tokens."),
@@ -82,7 +82,7 @@ def tokens(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Estimate the context size in tokens and whether compaction would trigger."""
-    manager = open_session(session, quiet=as_json)
+    manager = open_session(ctx, session, quiet=as_json)
     apply_leaf(manager, leaf)
     settings = settings_for(manager, as_json).compaction
     if reserve is not None:
@@ -162,6 +162,7 @@ def _describe_messages(messages: list[dict[str, Any]]) -> str:
 
 
 def compact_cmd(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     keep_recent_tokens: Optional[int] = KEEP_RECENT_OPTION,
     reserve_tokens: Optional[int] = RESERVE_OPTION,
@@ -196,7 +197,7 @@ def compact_cmd(
     # Read-only until the compaction is written: a v1/v2 file is migrated
     # in memory, and only rewritten (with a backup) when there is something
     # to write, so a failure really leaves the file unchanged.
-    manager = open_session(session, read_only=True, quiet=as_json, notes=dry_run)
+    manager = open_session(ctx, session, read_only=True, quiet=as_json, notes=dry_run)
     settings = compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
     plan = plan_compaction(
         manager, settings, keep_tool_pairs=not pi_exact, keep_source=keep_recent_source(manager.get_cwd(), keep_recent_tokens)
@@ -216,7 +217,7 @@ def compact_cmd(
         return
     masked: dict[str, Any] | None = None
     if strategy != "summary":
-        mask = _mask(session, plan, as_json, alone=strategy == "mask")
+        mask = _mask(ctx, session, plan, as_json, alone=strategy == "mask")
         if strategy == "mask":
             return
         masked = mask.to_json()
@@ -239,7 +240,7 @@ def compact_cmd(
                 manager,
                 summarizer,
                 plan=plan,
-                open_writer=lambda: _open_to_write(session, quiet=as_json),
+                open_writer=lambda: _open_to_write(ctx, session, quiet=as_json),
                 custom_instructions=instructions,
             ),
             f"Summarizing {plural(len(prep.messages_to_summarize) + len(prep.turn_prefix_messages), 'message')} "
@@ -288,7 +289,7 @@ def compact_cmd(
         )
 
 
-def _mask(session: str, plan: Any, as_json: bool, *, alone: bool) -> Any:
+def _mask(ctx: typer.Context, session: str, plan: Any, as_json: bool, *, alone: bool) -> Any:
     """``compact --strategy mask|both``: write the context edits that mask
     the old part's bulky tool outputs and arguments, and say what changed
     (with ``--json``, printed only for ``mask`` ``alone``)."""
@@ -296,7 +297,7 @@ def _mask(session: str, plan: Any, as_json: bool, *, alone: bool) -> Any:
         done = MaskDone((), (), 0, 0, None)
     else:
         try:
-            done = mask_session(plan, _open_to_write(session, quiet=as_json))
+            done = mask_session(plan, _open_to_write(ctx, session, quiet=as_json))
         except OperationError as exc:  # the leaf moved: nothing written
             fail(str(exc))
     if as_json:
@@ -320,11 +321,11 @@ SUMMARY_PREVIEW_LINES = 12
 """Lines of a new summary `compact` prints (all with --show-summary)."""
 
 
-def _open_to_write(session: str, *, quiet: bool) -> Any:
+def _open_to_write(ctx: typer.Context, session: str, *, quiet: bool) -> Any:
     """Open the session for writing once there is something to write; says
     what opening did to the file (a migration rewrites an old file, keeping
     a backup)."""
-    writer = open_session(session, read_only=False, quiet=True)
+    writer = open_session(ctx, session, read_only=False, quiet=True)
     if not quiet:
         for note in writer.notes:
             warn(note)
@@ -393,6 +394,7 @@ def _tokens_before(path: Sequence[Mapping[str, Any]], tokens: Any) -> str:
 
 
 def navigate(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry to move to."),
     summarize: bool = typer.Option(False, "--summarize", help="Summarize the branch being left."),
@@ -414,11 +416,11 @@ def navigate(
     nothing to summarize gets no summary."""
     if summarize:
         check_summarizer_options(provider, timeout, max_retries)
-    manager = open_session(session, read_only=True, quiet=as_json, notes=False)
+    manager = open_session(ctx, session, read_only=True, quiet=as_json, notes=False)
     entry_id = entry_id_arg(manager, entry_id)
     try:
-        plan = plan_navigation(manager, entry_id)
-    except OperationError as exc:
+        plan = manager.plan_navigation(entry_id)
+    except KeyError as exc:  # EntryNotFoundError: one line naming the session
         fail(str(exc))
     old_leaf = plan.old_leaf_id
     if plan.is_noop:
@@ -471,7 +473,7 @@ def navigate(
     # The leaf of a session file is its last entry, so the move is persisted
     # as a branch_summary at the new position: with the summary, or empty
     # (pi leaves empty branch summaries out of the context) without one.
-    manager = _open_to_write(session, quiet=as_json)
+    manager = _open_to_write(ctx, session, quiet=as_json)
     seen = len(manager.notes)
     try:
         moved = navigate_session(manager, plan, summary)
@@ -495,17 +497,7 @@ def navigate(
             + "; the provider adapters answer them with an error result"
         )
     if as_json:
-        print_json(
-            {
-                "oldLeafId": old_leaf,
-                "newLeafId": manager.get_leaf_id(),
-                "targetId": entry_id,
-                "summaryEntry": summary_entry if summary_text else None,
-                "editorText": editor_text,
-                "summarizedEntryIds": [e.get("id") for e in branch_entries] if summary_text else [],
-                "unansweredToolCalls": list(unanswered),
-            }
-        )
+        print_json(moved.to_json(leaf_id=manager.get_leaf_id(), summary_entry=summary_entry if summary_text else None))
         return
     where = sanitize(str(new_leaf)) if new_leaf is not None else "the start of the session"
     if summary_id is None:  # the leaf got there meanwhile (another writer): nothing written

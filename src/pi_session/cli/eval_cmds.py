@@ -36,6 +36,7 @@ _GROUPED = (
 
 
 def eval_compaction(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     keep_recent_tokens: Optional[int] = opts.KEEP_RECENT_OPTION,
     reserve_tokens: Optional[int] = opts.RESERVE_OPTION,
@@ -75,7 +76,7 @@ def eval_compaction(
     default: --runs).
     """
     opts.check_token_options(keep_recent_tokens, reserve_tokens)
-    manager = open_session(session, read_only=True, quiet=as_json)
+    manager = open_session(ctx, session, read_only=True, quiet=as_json)
     apply_leaf(manager, leaf)
     settings = opts.compaction_settings_for(manager, as_json, reserve_tokens, keep_recent_tokens)
     plan = plan_compaction(manager, settings)

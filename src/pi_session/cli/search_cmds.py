@@ -11,7 +11,7 @@ import typer
 from rich.text import Text
 from typer.core import TyperCommand
 
-from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, print_json, set_store_url, store_url, warn
+from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, invocation, print_json, store_url, warn
 
 
 def _progress() -> Any:
@@ -33,6 +33,7 @@ def _progress() -> Any:
 
 
 def search(
+    ctx: typer.Context,
     query: str = typer.Argument(
         ..., help='The query: words, "a phrase", prefix*, -word, role:, tool:, file:, project:, model:, after:, before:, session:, re:. '
         "A query starting with - is the query, not an option."
@@ -56,12 +57,12 @@ def search(
     model:TEXT, after:DATE, before:DATE, session:ID-PREFIX, re:PATTERN.
     Session files are indexed in the cache directory
     ($XDG_CACHE_HOME/pi-session), only what changed since the last search."""
-    from ..search import QueryError, open_commands, parse_query
+    from ..search import QueryError, open_target, parse_query
     from ..search import search as run_search
     from ..stores import StoreError
 
     if store_option:
-        set_store_url(store_option)
+        invocation(ctx).store_url = store_option
     if limit < 1:
         fail("--limit must be at least 1")
     if cwd is not None and not cwd.strip():
@@ -76,7 +77,7 @@ def search(
         parsed = parse_query(query)
     except QueryError as exc:
         query_failure(exc)
-    store = active_store()
+    store = active_store(store_url(ctx))
     _check_sessions_dir(store)
     bar, on_progress = _progress()
     try:
@@ -96,23 +97,22 @@ def search(
 
     # a SQLite store by its absolute path, so the commands work from any
     # directory; another database as the user named it (with credentials)
-    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url()
+    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url(ctx)
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
             fail(f"--open {open_}: {len(hits):,} hit{'' if len(hits) == 1 else 's'} (--open counts from 1)")
-        _open_hit(hits[open_ - 1], url)
+        _open_hit(ctx, hits[open_ - 1], url)
         return
     hits = hits[:limit]
     if as_json:  # the exit status as grep's and rg's: 1 when nothing matched; the whole file or id, for programs
-        print_json({"query": query, "hits": [dict(h.to_json(), open=open_commands(h, store_url=url)) for h in hits]})
+        print_json({"query": query, "hits": [dict(h.to_json(), open=open_commands(open_target(h, store_url=url))) for h in hits]})
         if not hits:
             raise typer.Exit(1)
         return
     if not hits:
         err_console.print("no hits", style="dim", markup=False)
         raise typer.Exit(1)
-    from ..search import snippet_text
     from ..terminal import sanitize
 
     names = ShortNames(store, url)
@@ -137,7 +137,40 @@ def search(
             snippet = fit_around_match(snippet, width - 4)
         console.print(head, soft_wrap=True)
         console.print(Text("    ") + snippet, soft_wrap=True)
-        console.print(Text("    " + sanitize(open_commands(hit, store_url=url, session=names.of(hit))[0]), style="dim"), soft_wrap=True)
+        console.print(Text("    " + sanitize(open_commands(open_target(hit, store_url=url, session=names.of(hit)))[0]), style="dim"), soft_wrap=True)
+
+
+def open_commands(target: Any) -> list[str]:
+    """Shell commands that open a :class:`pi_session.search.OpenTarget`:
+    the context at the entry and the browser at it (``pi-session context
+    SESSION --leaf ENTRY``, ``pi-session browse SESSION --at ENTRY``; only
+    the browser for a session without an entry), with ``--store URL`` for
+    a database. Quoted for a POSIX shell (a leading ``~/`` is left
+    unquoted, so the shell expands it)."""
+    import shlex
+
+    base = ["pi-session"] if target.store_url is None else ["pi-session", "--store", target.store_url]
+    shown = target.session
+    # ~/ stays outside the quotes, for the shell to expand it
+    arg = "~/" + shlex.quote(shown[2:]) if shown.startswith("~/") else shlex.quote(shown)
+    head = " ".join(shlex.quote(word) for word in base)
+    if target.entry_id is None:
+        return [f"{head} browse {arg}"]
+    entry = shlex.quote(target.entry_id)
+    return [f"{head} context {arg} --leaf {entry}", f"{head} browse {arg} --at {entry}"]
+
+
+def snippet_text(snippet: Any, *, style: str = "bold reverse") -> Text:
+    """A :class:`pi_session.search.Snippet` as rich
+    :class:`~rich.text.Text` for a terminal: each piece sanitized
+    (:func:`pi_session.terminal.sanitize`; session text never reaches the
+    terminal raw), matches in ``style``."""
+    from ..terminal import sanitize
+
+    text = Text()
+    for piece, matched in snippet.pieces():
+        text.append(sanitize(piece), style=style if matched else "")
+    return text
 
 
 def fit_line(line: Text, width: int) -> Text:
@@ -233,21 +266,21 @@ def _check_sessions_dir(store: Any) -> None:
         fail(f"{root}: no such sessions directory")
 
 
-def _open_hit(hit: Any, url: str | None) -> None:
+def _open_hit(ctx: typer.Context, hit: Any, url: str | None) -> None:
     """Open a hit: ``browse SESSION --at ENTRY`` on a terminal, else the
     entries around it (:func:`print_neighbourhood`)."""
     session = hit.location if url is None else hit.session_id
     if sys.stdin.isatty() and sys.stdout.isatty() and url is None:
         from .browse_cmds import browse
 
-        browse(session=session, at=hit.entry_id, all_=False, cwd=None, provider=None, model=None, base_url=None, timeout=None, max_retries=None)
+        browse(ctx, session=session, at=hit.entry_id, all_=False, cwd=None, provider=None, model=None, base_url=None, timeout=None, max_retries=None)
         return
-    from ..search import open_commands
+    from ..search import open_target
     from .common import open_session
 
-    manager = open_session(session, quiet=False)
-    names = ShortNames(active_store(), url)
-    print_neighbourhood(manager, hit.entry_id, open_commands(hit, store_url=url, session=names.of(hit))[0])
+    manager = open_session(ctx, session, quiet=False)
+    names = ShortNames(active_store(store_url(ctx)), url)
+    print_neighbourhood(manager, hit.entry_id, open_commands(open_target(hit, store_url=url, session=names.of(hit)))[0])
 
 
 NEIGHBOURS = 3

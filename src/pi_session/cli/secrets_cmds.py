@@ -22,7 +22,7 @@ from .common import (
     fail,
     print_json,
     resolve_session,
-    set_store_url,
+    store_url,
     warn,
 )
 from .render import plural, sanitize
@@ -47,23 +47,26 @@ def allow_list_from(path: Optional[str]) -> Any:
         fail(str(exc), code=2)
 
 
-def _sessions(session: Optional[str], all_: bool) -> tuple[list[str], Any]:
-    """The sessions to work on (file paths, or ids of a database store) and the database store or None."""
+def _sessions(url: Optional[str], session: Optional[str], all_: bool) -> tuple[list[str], Any]:
+    """The sessions to work on (file paths, or ids of a database store) and
+    the database store or None, in the store of ``url`` (None: pi's
+    sessions directory)."""
     from ..operations import all_sessions
     from ..stores import StoreError
 
     if all_ == bool(session):
         fail("give a SESSION or --all (not both)", code=2)
-    db = database_store()
+    chosen = active_store(url)
+    db = database_store(url)
     if all_:
         try:
-            return all_sessions(db if db is not None else active_store()), db
+            return all_sessions(db if db is not None else chosen), db
         except StoreError as exc:
             fail(str(exc), code=2)
     if db is not None:
         return [str(session)], db
     try:
-        return [str(resolve_session(str(session)))], None
+        return [str(resolve_session(str(session), chosen))], None
     except CliError as exc:
         fail(str(exc), code=2)
 
@@ -107,6 +110,7 @@ def _hit_line(hit: Any) -> str:
 
 
 def secrets(
+    ctx: typer.Context,
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
     all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
     allow_list: Optional[str] = ALLOW_OPTION,
@@ -123,9 +127,7 @@ def secrets(
     from ..operations import find_in_session
     from ..stores import StoreError
 
-    if store:
-        set_store_url(store)
-    locations, db = _sessions(session, all_)
+    locations, db = _sessions(store_url(ctx, store), session, all_)
     if db is None and not all_ and os.path.isfile(locations[0]):
         from ..listing import read_session_header
 
@@ -158,6 +160,7 @@ def secrets(
 
 
 def scrub(
+    ctx: typer.Context,
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
     all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
     mode: str = typer.Option(..., "--mode", metavar="edit|rewrite", help="edit: append context edits that hide the secrets from the model (history kept); rewrite: replace them with [REDACTED:<kind>] in the file or rows."),
@@ -188,9 +191,7 @@ def scrub(
         fail(f"--mode: {mode!r}: give edit or rewrite", code=2)
     if backup and mode != "rewrite":
         fail("--backup: only with --mode rewrite (an edit keeps the file as it is)", code=2)
-    if store:
-        set_store_url(store)
-    locations, db = _sessions(session, all_)
+    locations, db = _sessions(store_url(ctx, store), session, all_)
     allow = allow_list_from(allow_list)
     results: list[Any] = []
     failed: list[tuple[str, str]] = []

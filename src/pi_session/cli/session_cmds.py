@@ -26,7 +26,7 @@ from .common import (
     STORE_OPTION,
     active_store,
     database_store,
-    set_store_url,
+    store_url,
     CliError,
     apply_leaf,
     console,
@@ -66,6 +66,7 @@ from ..tree_view import ConversationView, hidden_summary
 
 
 def ls(
+    ctx: typer.Context,
     all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
     as_json: bool = JSON_OPTION,
@@ -82,12 +83,11 @@ def ls(
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session."""
-    if store:
-        set_store_url(store)
+    url = store_url(ctx, store)
     project = project_dir(cwd) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
-    chosen = active_store()
-    db = database_store()
+    chosen = active_store(url)
+    db = database_store(url)
     if db is not None:
         try:
             infos = db.list(cwd=None if all_ else project_cwd(project), with_text=as_json)
@@ -133,14 +133,14 @@ def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
     return rows
 
 
-def info(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
+def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Show a session's header, size, leaf, name and any problems, and what
     pi's /session shows: messages, tool calls and results, tokens and cost
     (every branch; the sums the HTML viewer's header shows).
 
     version is the file's own format version; an older file is read as
     version 3 (migrated in memory) and left unchanged."""
-    manager = open_session(session, quiet=as_json)
+    manager = open_session(ctx, session, quiet=as_json)
     stats = manager.stats()
     data = stats.to_json()
     counts = stats.counts
@@ -174,6 +174,7 @@ _INFO_LABELS = 10  # labels `info` lists; --json gives them all
 
 
 def tree(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     as_json: bool = JSON_OPTION,
     nested: bool = typer.Option(
@@ -204,7 +205,7 @@ def tree(
         fail("give one of --nested or --flat (the default), not both")
     if (nested or flat) and not as_json:
         fail(f"{'--nested' if nested else '--flat'} goes with --json")
-    manager = open_session(session, quiet=False)
+    manager = open_session(ctx, session, quiet=False)
     roots = manager.get_tree()
     if as_json and not nested:
         on_path = {e.get("id") for e in manager.get_branch()}
@@ -231,6 +232,7 @@ def tree(
 
 
 def context(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Entry id (or a unique prefix) to build the context at, or 'null' for none."),
     projection: bool = typer.Option(
@@ -243,7 +245,7 @@ def context(
     Context edits are applied as pi 1.6 applies them: edited messages are
     marked, omitted entries are listed where they stand. With --json the
     output is pi-oracle's `context` (or, with --projection, `projection`)."""
-    manager = open_session(session, quiet=False)
+    manager = open_session(ctx, session, quiet=False)
     apply_leaf(manager, leaf)
     proj = manager.build_session_projection()
     if as_json:
@@ -344,11 +346,12 @@ def message_body(message: dict[str, Any]) -> str:
     return _cut(text, TOOL_RESULT_LIMIT if role == "toolResult" else CONTEXT_BODY_LIMIT)
 
 
-def _open_for_write(session: str) -> SessionManager:
-    return open_session(session, read_only=False)
+def _open_for_write(ctx: typer.Context, session: str) -> SessionManager:
+    return open_session(ctx, session, read_only=False)
 
 
 def label(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry to label (its id, or a unique prefix of it)."),
     text: str = typer.Argument("", help="The label; empty clears it."),
@@ -357,9 +360,9 @@ def label(
     """Set (or clear, with an empty text) the label of an entry."""
     text_argument(text, "TEXT")
     # validate before opening for writing, which may migrate an old file
-    probe = open_session(session, read_only=True, quiet=True)
+    probe = open_session(ctx, session, read_only=True, quiet=True)
     entry_id = entry_id_arg(probe, entry_id)
-    manager = _open_for_write(session)
+    manager = _open_for_write(ctx, session)
     seen = len(manager.notes)
     try:
         new_id = manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
@@ -375,6 +378,7 @@ def label(
 
 
 def edit(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     entry_id: str = typer.Argument(..., help="The entry whose model-visible content changes (on the current branch; its id or a unique prefix)."),
     replace: Optional[str] = typer.Option(None, "--replace", help="The text the model sees instead of the entry's content."),
@@ -396,7 +400,7 @@ def edit(
     replacement = None if omit else {"content": replace}
     # Validate before opening for writing (which may migrate an old file): a
     # read-only manager checks the edit as pi does, then refuses the write.
-    probe = open_session(session, read_only=True, quiet=True)
+    probe = open_session(ctx, session, read_only=True, quiet=True)
     entry_id = entry_id_arg(probe, entry_id)
     try:
         probe.append_context_edit(entry_id, replacement)
@@ -405,7 +409,7 @@ def edit(
     except (ValueError, KeyError) as exc:
         fail(f"{probe.get_session_location()}: {exc.args[0] if exc.args else exc}")
     before = _pairing(probe)
-    manager = _open_for_write(session)
+    manager = _open_for_write(ctx, session)
     seen = len(manager.notes)
     new_id = manager.append_context_edit(entry_id, replacement)
     manager.save()
@@ -449,6 +453,7 @@ def _warn_unpaired(before: tuple[dict[Any, Any], set[Any]], after: tuple[dict[An
 
 
 def name(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     text: Optional[str] = typer.Argument(None, help="The session's display name (empty clears it; none: print the current name)."),
     as_json: bool = JSON_OPTION,
@@ -456,14 +461,14 @@ def name(
     """Name the session (a session_info entry); without TEXT, print its
     current name and change nothing."""
     if text is None:
-        current = open_session(session, read_only=True).get_session_name()
+        current = open_session(ctx, session, read_only=True).get_session_name()
         if as_json:
             print_json({"name": current})
         else:
             console.print(f"name: {one_line(current, 200)}" if current else "no name (give TEXT to name the session)", markup=False, soft_wrap=True)
         return
     text_argument(text, "TEXT")
-    manager = _open_for_write(session)
+    manager = _open_for_write(ctx, session)
     seen = len(manager.notes)
     new_id = manager.append_session_info(text)
     manager.save()
@@ -476,6 +481,7 @@ def name(
 
 
 def clone(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
     as_json: bool = JSON_OPTION,
@@ -488,13 +494,13 @@ def clone(
     keeps the message itself)."""
     from ..operations import OperationError, clone_session  # not at start-up: it loads compaction
 
-    manager = open_session(session, read_only=True)
+    manager = open_session(ctx, session, read_only=True)
     try:
         done = clone_session(manager, leaf)
     except OperationError as exc:
         fail(str(exc))
     if as_json:
-        print_json({"path": str(done.location), "id": done.session_id, "parentSession": done.parent_session, "entries": done.entries})
+        print_json(done.to_json())
         return
     if done.warning is not None:
         warn(sanitize(done.warning))
@@ -502,6 +508,7 @@ def clone(
 
 
 def fork(
+    ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
     cwd: Optional[str] = typer.Option(
         None, "--cwd", help="The project directory the copy belongs to (default: the current directory)."
@@ -514,10 +521,10 @@ def fork(
     To start again from an earlier message instead (pi's /fork in a
     session), use clone --leaf ID. With a database store (--store) the
     copy is a new session of that store."""
-    if database_store() is not None:
-        _fork_in_store(session, cwd, as_json)
+    if database_store(store_url(ctx)) is not None:
+        _fork_in_store(ctx, session, cwd, as_json)
         return
-    path = _resolve(session)  # absolute: stored as the new header's parentSession
+    path = _resolve(ctx, session)  # absolute: stored as the new header's parentSession
     try:
         project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     except OSError as exc:  # the current directory was deleted
@@ -528,7 +535,7 @@ def fork(
         warn(f"--cwd {project}: no such directory here; the copy is filed under it anyway")
     # Read the source first: lines it cannot read are not copied, and the
     # user must hear of it (warnings name each line).
-    source = open_session(str(path), read_only=True, quiet=as_json)
+    source = open_session(ctx, str(path), read_only=True, quiet=as_json)
     skipped = [problem for problem in source.problems if not problem.recovered]
     try:
         manager = SessionManager.fork_from(os.path.abspath(path), project)
@@ -544,10 +551,10 @@ def fork(
                  f"(listed above; `pi-session check {path}` tells more)")
 
 
-def _fork_in_store(session: str, cwd: Optional[str], as_json: bool) -> None:
+def _fork_in_store(ctx: typer.Context, session: str, cwd: Optional[str], as_json: bool) -> None:
     """``fork`` within a database store."""
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
-    source = open_session(session, read_only=True, quiet=as_json)
+    source = open_session(ctx, session, read_only=True, quiet=as_json)
     db = source.get_store()
     try:
         manager = SessionManager.fork_from(source.get_session_id(), project, store=db)
@@ -561,9 +568,9 @@ def _fork_in_store(session: str, cwd: Optional[str], as_json: bool) -> None:
         console.print(f"forked {plural(len(manager.get_entries()), 'entry', 'entries')} to {sanitize(str(manager.get_session_location()))}", markup=False, soft_wrap=True)
 
 
-def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
+def migrate(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Rewrite an old (v1/v2) session file as version 3, keeping a backup."""
-    path = _resolve(session)
+    path = _resolve(ctx, session)
     try:
         result = migrate_file(path)
     except SessionFileError as exc:
@@ -593,9 +600,9 @@ def migrate(session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> Non
         console.print(sanitize(f"{shown} is already version {result['to_version']}; nothing to do"), markup=False, soft_wrap=True)
 
 
-def _resolve(session: str):
+def _resolve(ctx: typer.Context, session: str):
     try:
-        return resolve_session(session)
+        return resolve_session(session, active_store(store_url(ctx)))
     except CliError as exc:
         fail(str(exc))
 

@@ -32,6 +32,7 @@ def _report_problems(source: str) -> None:
 
 
 def import_(
+    ctx: typer.Context,
     sources: Optional[list[str]] = typer.Argument(
         None,
         metavar="SOURCE...",
@@ -76,11 +77,11 @@ def import_(
     from ..stores.transfer import ImportResult
 
     if source_format is not None:
-        _import_from(source_format, sources or [], store, as_json, recheck)
+        _import_from(source_format, sources or [], common.store_url(ctx, store), as_json, recheck)
         return
     if not sources:
         fail("import: name the sessions to import (SOURCE...), or use --from claude-code|codex")
-    url = store or common.store_url()
+    url = common.store_url(ctx, store)
     if not url:
         fail("import: say where the sessions go: --store URL (or set PI_SESSION_STORE)")
     for source in sources:  # before the target is created
@@ -114,20 +115,7 @@ def import_(
     for result in results:
         counts[result.status] = counts.get(result.status, 0) + 1
     if as_json:
-        print_json(
-            [
-                {
-                    "source": r.source,
-                    "status": r.status,
-                    "id": r.session_id,
-                    "migratedFrom": r.migrated_from,
-                    **({"appended": r.appended} if r.status == "updated" else {}),
-                    "problems": [p.to_json() for p in r.problems],
-                    **({"message": r.message} if r.message else {}),
-                }
-                for r in results
-            ]
-        )
+        print_json([r.to_json() for r in results])
     else:
         summary: list[Any] = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
         console.print(
@@ -139,7 +127,8 @@ def import_(
 
 
 def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool, recheck: bool = False) -> None:
-    """``import --from AGENT``: :func:`pi_session.importers.import_agent_sessions`
+    """``import --from AGENT`` into the store of URL ``store`` (None: pi's
+    sessions directory): :func:`pi_session.importers.import_agent_sessions`
     with a progress bar on a terminal, one line per session that changed,
     the damaged lines and a summary with the entries by kind."""
     import os
@@ -153,7 +142,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
     for path in paths or [str(p) for p in default_paths(source_format)]:
         if not os.path.exists(path):
             fail(f"import: {path}: no such file or directory" + ("" if paths else f" (where {source_format} keeps its sessions; name them: import --from {source_format} PATH...)"))
-    url = store or common.store_url() or str(sessions_dir())
+    url = store or str(sessions_dir())
     target = common.active_store(url, create=True)
     results: list[AgentImportResult] = []
     progress = None
@@ -206,21 +195,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             for kind, n in item.counts.items():
                 kinds[kind] = kinds.get(kind, 0) + n
     if as_json:
-        print_json(
-            [
-                {
-                    "source": i.result.source,
-                    "status": i.result.status,
-                    "id": i.result.session_id,
-                    **({"appended": i.result.appended} if i.result.status == "updated" else {}),
-                    "entries": dict(sorted(i.counts.items())),
-                    "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in i.damaged],
-                    **({"heldBack": i.held_back} if i.held_back else {}),
-                    **({"message": i.result.message} if i.result.message else {}),
-                }
-                for i in results
-            ]
-        )
+        print_json([i.to_json() for i in results])
     else:
         summary = [f"{counts.get(k, 0):,} {k}" for k in ("imported", "updated", "unchanged", "conflict", "skipped", "failed") if counts.get(k)]
         console.print(

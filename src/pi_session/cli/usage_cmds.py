@@ -6,12 +6,13 @@ from typing import Any, Optional
 
 import typer
 
-from .common import JSON_OPTION, STORE_OPTION, active_store, console, fail, print_json, set_store_url, warn
+from .common import JSON_OPTION, STORE_OPTION, active_store, console, fail, print_json, store_url, warn
 
 _KIND_HELP = "daily, weekly, monthly, session or blocks (5-hour billing windows)."
 
 
 def usage(
+    ctx: typer.Context,
     kind: str = typer.Argument("daily", metavar="KIND", help=_KIND_HELP),
     since: Optional[str] = typer.Option(None, "--since", metavar="DATE", help="First day counted (YYYY-MM-DD or YYYYMMDD)."),
     until: Optional[str] = typer.Option(None, "--until", metavar="DATE", help="Last day counted (YYYY-MM-DD or YYYYMMDD)."),
@@ -33,13 +34,11 @@ def usage(
     from ..stores import StoreError
     from ..usage import KINDS, blocks, load_usage, usage_report
 
-    if store_option:
-        set_store_url(store_option)
     if kind not in KINDS:
         fail(f"{kind!r}: expected one of {', '.join(KINDS)}")
     if kind == "blocks" and (by or breakdown):
         fail("blocks: --by and --breakdown apply to daily, weekly, monthly and session reports")
-    store = active_store()
+    store = active_store(store_url(ctx, store_option))
     _check_root(store)
     try:
         data = load_usage(store)

@@ -466,6 +466,24 @@ class AgentImportResult:
     damaged: list[DamagedLine] = field(default_factory=list)
     held_back: int = 0
 
+    def to_json(self) -> dict[str, Any]:
+        """The result as ``pi-session import --from AGENT --json`` prints
+        it: ``source``, ``status``, ``id``, ``appended`` (only when
+        ``updated``), ``entries`` (counts by kind, sorted by kind),
+        ``damaged`` (``path``, ``line``, ``reason`` each), ``heldBack``
+        and ``message`` (each only when there is one)."""
+        result = self.result
+        return {
+            "source": result.source,
+            "status": result.status,
+            "id": result.session_id,
+            **({"appended": result.appended} if result.status == "updated" else {}),
+            "entries": dict(sorted(self.counts.items())),
+            "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in self.damaged],
+            **({"heldBack": self.held_back} if self.held_back else {}),
+            **({"message": result.message} if result.message else {}),
+        }
+
 
 def write_session(store: SessionStore, session: ConvertedSession, durability: Durability = Durability.ENTRY) -> ImportResult:
     """Write a converted session into ``store`` idempotently and

@@ -13,7 +13,8 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
   :func:`commit_compaction`): prepare, summarize, then commit only if the
   leaf is still where the plan was made (see :func:`commit_compaction` for
   the policy when it moved).
-- **Navigation** with a branch summary (:func:`plan_navigation`,
+- **Navigation** with a branch summary (planned by
+  :meth:`pi_session.SessionManager.plan_navigation`;
   :func:`summarize_branch`, :func:`navigate_session`), and what a move
   that changes nothing (:func:`already_there_message`) or a clone that
   brings back redacted text (:func:`clone_warning`) says.
@@ -54,7 +55,7 @@ if TYPE_CHECKING:
     from .errors import LeafMoved, OperationError, OutputExists, one_line
     from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
     from .importing import STORE_SCHEMES, import_sessions, is_store_url
-    from .navigating import already_there_message, clone_warning, navigate_session, plan_navigation, summarize_branch
+    from .navigating import already_there_message, clone_warning, navigate_session, summarize_branch
     from .opening import open_for_reading, open_for_writing, save, session_notes
     from .scrubbing import all_sessions, find_in_session, scrub_session
 
@@ -69,7 +70,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "nothing_to_compact", "keep_recent_source", "summarize_compaction", "commit_compaction", "compact_session",
         "STRATEGIES", "MaskDone", "mask_session",
     ),
-    "navigating": ("plan_navigation", "summarize_branch", "navigate_session", "already_there_message", "clone_warning"),
+    "navigating": ("summarize_branch", "navigate_session", "already_there_message", "clone_warning"),
     "exporting": (
         "check_export_target", "default_export_name", "export_chunks", "export_secrets", "redacted_jsonl",
         "redacted_manager", "reporting", "write_export", "EXPORT_MODE", "PRIVATE_MODE", "PROGRESS_EVERY",

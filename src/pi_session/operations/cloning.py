@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..manager import SessionManager
 from ..storage import SessionFileError
@@ -32,6 +33,11 @@ class CloneDone:
     parent_session: str
     entries: int
     warning: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        """The clone as ``pi-session clone --json`` prints it: ``path``
+        (the location as text), ``id``, ``parentSession``, ``entries``."""
+        return {"path": str(self.location), "id": self.session_id, "parentSession": self.parent_session, "entries": self.entries}
 
 
 def clone_session(manager: SessionManager, entry_id: str | None = None) -> CloneDone:

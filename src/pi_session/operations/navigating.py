@@ -15,20 +15,7 @@ if TYPE_CHECKING:
     from ..llm import Summarizer
     from ..navigation import NavigationPlan, NavigationResult
 
-__all__ = ["plan_navigation", "summarize_branch", "navigate_session", "already_there_message", "clone_warning"]
-
-
-def plan_navigation(manager: SessionManager, entry_id: str) -> NavigationPlan:
-    """What moving the leaf to ``entry_id`` would do (pi's ``navigateTree``
-    plan; nothing written).
-
-    Raises:
-        OperationError: no such entry.
-    """
-    try:
-        return manager.plan_navigation(entry_id)
-    except KeyError:
-        raise OperationError(f"{manager.get_session_location()}: no entry with id {entry_id}") from None
+__all__ = ["summarize_branch", "navigate_session", "already_there_message", "clone_warning"]
 
 
 async def summarize_branch(
@@ -91,7 +78,10 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
         raise LeafMoved(writer.get_session_location() or "<session>", plan.old_leaf_id, writer.get_leaf_id(), 0, by_other_writer=True, what="branch summary")
     if summary is None:
         if writer.get_leaf_id() != plan.old_leaf_id:  # planned on an older read: the move from the leaf as it is now
-            plan = plan_navigation(writer, plan.target_id)
+            try:
+                plan = writer.plan_navigation(plan.target_id)
+            except KeyError as exc:  # EntryNotFoundError: one line naming the session
+                raise OperationError(str(exc)) from None
         if plan.already_there:
             from ..adapters import unanswered_tool_calls
             from ..navigation import NavigationResult

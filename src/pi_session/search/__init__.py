@@ -26,7 +26,7 @@ from typing import Any
 from .extract import Doc, record_docs
 from .fts import Candidate
 from .query import Query, QueryError, RegexRun, parse_query, tokens
-from .snippets import Snippet, make_snippet, snippet_text
+from .snippets import Snippet, make_snippet
 
 __all__ = [
     "Doc",
@@ -36,12 +36,12 @@ __all__ = [
     "SearchResult",
     "Snippet",
     "forget_session",
-    "open_commands",
+    "OpenTarget",
+    "open_target",
     "parse_query",
     "record_docs",
     "reindex_session",
     "search",
-    "snippet_text",
     "tokens",
     "update_index",
 ]
@@ -314,26 +314,31 @@ def reindex_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
     return bool(store.reindex_search(session_id))
 
 
-def open_commands(hit: Hit, *, store_url: str | None = None, session: str | None = None) -> list[str]:
-    """Shell commands that open a hit: the context at the entry and the
-    browser at it (``pi-session context SESSION --leaf ENTRY``,
-    ``pi-session browse SESSION --at ENTRY``); SESSION is ``session`` when
-    given (a shorter name the caller checked: a unique id prefix, a
-    relative path), else the file for session files, else the id with
-    ``--store``. Quoted for a POSIX shell (a leading ``~/`` is left
-    unquoted, so the shell expands it)."""
-    import shlex
+@dataclass(frozen=True)
+class OpenTarget:
+    """Where a hit opens, as plain data: a front end links to it (a web
+    page) or prints the command that opens it (the CLI's
+    ``pi-session context SESSION --leaf ENTRY``).
 
-    if store_url is not None:
-        base = ["pi-session", "--store", store_url]
-        shown = hit.session_id if session is None else session
-    else:
-        base = ["pi-session"]
-        shown = hit.location if session is None else session
-    # ~/ stays outside the quotes, for the shell to expand it
-    arg = "~/" + shlex.quote(shown[2:]) if shown.startswith("~/") else shlex.quote(shown)
-    head = " ".join(shlex.quote(word) for word in base)
-    if hit.entry_id is None:
-        return [f"{head} browse {arg}"]
-    entry = shlex.quote(hit.entry_id)
-    return [f"{head} context {arg} --leaf {entry}", f"{head} browse {arg} --at {entry}"]
+    Attributes:
+        session: how to name the session: the caller's shorter name when
+            given (a unique id prefix, a relative path), else the session
+            file (files) or the session id (with ``store_url``).
+        entry_id: the entry to open the session at; None: the session
+            itself (a hit on its header).
+        store_url: the database store the session is in, as the user
+            should name it; None for session files.
+    """
+
+    session: str
+    entry_id: str | None
+    store_url: str | None = None
+
+
+def open_target(hit: Hit, *, store_url: str | None = None, session: str | None = None) -> OpenTarget:
+    """The :class:`OpenTarget` of ``hit``: in the database store of
+    ``store_url`` (named by id), else in its file (:attr:`Hit.location`);
+    ``session`` names the session instead when given."""
+    if session is None:
+        session = hit.session_id if store_url is not None else hit.location
+    return OpenTarget(session, hit.entry_id, store_url)

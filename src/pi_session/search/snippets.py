@@ -1,19 +1,17 @@
 """Snippets (pure): the part of a document's text around the first match
-of a query's words, with the matches marked (:func:`make_snippet`), and
-its rendering for a terminal (:func:`snippet_text`: control characters and
-escapes made visible by :func:`pi_session.terminal.sanitize`)."""
+of a query's words, with the matches marked (:func:`make_snippet`), as
+plain data: text and the character ranges that matched
+(:meth:`Snippet.pieces`), for a front end to render (the CLI's terminal
+text, a web page's marks)."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from rich.text import Text
-
-from ..terminal import sanitize
 from .query import Query, RegexRun, Term
 
-__all__ = ["Snippet", "make_snippet", "snippet_text", "term_spans", "term_spans_by_tokens", "SNIPPET_CHARS"]
+__all__ = ["Snippet", "make_snippet", "term_spans", "term_spans_by_tokens", "SNIPPET_CHARS"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 _SPACE = re.compile(r"\s+")
@@ -31,14 +29,20 @@ class Snippet:
     text: str
     marks: list[tuple[int, int]]
 
+    def pieces(self) -> list[tuple[str, bool]]:
+        """The text cut at the marks: ``(text, matched)`` pieces in order,
+        their texts joined being :attr:`text` (empty pieces left out)."""
+        out: list[tuple[str, bool]] = []
+        last = 0
+        for start, end in self.marks:
+            out += [(self.text[last:start], False), (self.text[start:end], True)]
+            last = end
+        out.append((self.text[last:], False))
+        return [(piece, matched) for piece, matched in out if piece]
+
     def marked(self, open_: str = "[", close: str = "]") -> str:
         """The text with each match between ``open_`` and ``close``."""
-        out, last = [], 0
-        for start, end in self.marks:
-            out += [self.text[last:start], open_, self.text[start:end], close]
-            last = end
-        out.append(self.text[last:])
-        return "".join(out)
+        return "".join(f"{open_}{piece}{close}" if matched else piece for piece, matched in self.pieces())
 
 
 def term_spans_by_tokens(text: str, term: Term) -> list[tuple[int, int]]:
@@ -142,17 +146,3 @@ def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS, regexes
         if le > ls:
             marks.append((ls + len(lead), le + len(lead)))
     return Snippet(lead + flat + tail, marks)
-
-
-def snippet_text(snippet: Snippet, *, style: str = "bold reverse") -> Text:
-    """The snippet as rich :class:`~rich.text.Text` for a terminal: each
-    piece sanitized (:func:`pi_session.terminal.sanitize`; session text can
-    never reach the terminal raw), matches in ``style``."""
-    text = Text()
-    last = 0
-    for start, end in snippet.marks:
-        text.append(sanitize(snippet.text[last:start]))
-        text.append(sanitize(snippet.text[start:end]), style=style)
-        last = end
-    text.append(sanitize(snippet.text[last:]))
-    return text

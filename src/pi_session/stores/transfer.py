@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ..storage import Durability, LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
 from .base import SessionStore, StoreError, session_header
@@ -53,6 +53,21 @@ class ImportResult:
     migrated_from: int | None = None
     message: str = ""
     appended: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as ``pi-session import --json`` prints it: ``source``,
+        ``status``, ``id``, ``migratedFrom``, ``appended`` (only when
+        ``updated``), ``problems`` (each :meth:`LineProblem.to_json`) and
+        ``message`` (only when there is one)."""
+        return {
+            "source": self.source,
+            "status": self.status,
+            "id": self.session_id,
+            "migratedFrom": self.migrated_from,
+            **({"appended": self.appended} if self.status == "updated" else {}),
+            "problems": [p.to_json() for p in self.problems],
+            **({"message": self.message} if self.message else {}),
+        }
 
 
 def import_file(store: SessionStore, path: str | os.PathLike[str]) -> ImportResult:
