@@ -8,10 +8,11 @@ from typing import Optional
 
 import typer
 
-from .common import STORE_OPTION, active_store, fail, set_store_url
+from .common import STORE_OPTION, active_store, fail, store_url
 
 
 def serve(
+    ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on; a non-loopback one needs --token."),
     port: int = typer.Option(8321, "--port", min=0, max=65535, help="Port to listen on (0: a free one, printed)."),
     token: Optional[str] = typer.Option(
@@ -38,8 +39,6 @@ def serve(
     except ImportError as exc:
         fail(f"serve needs starlette and uvicorn: pip install 'pi-session[web]' ({exc})")
 
-    if store_option:
-        set_store_url(store_option)
     token = token if token is not None else os.environ.get(TOKEN_ENV) or None
     if token is not None and (len(token) < 16 or not all(c.isalnum() or c in "-_.~" for c in token)):
         fail("--token: use at least 16 characters of letters, digits, - _ . ~ (e.g. python3 -c 'import secrets; print(secrets.token_urlsafe())')")
@@ -53,7 +52,7 @@ def serve(
         summarizer.make()  # an unknown provider or a missing key fails now, not at the first action
     except OperationError as exc:
         fail(str(exc))
-    store = active_store()
+    store = active_store(store_url(ctx, store_option))
     if store is None:
         from ..stores import StoreError, open_store
 

@@ -85,13 +85,13 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
             writer.save()
         return {"id": new_id, "name": text.strip()}
     if name == "navigate":
-        from ..operations import navigate_session, plan_navigation, summarize_branch
+        from ..operations import navigate_session, summarize_branch
 
         entry_id = _text(body, "entryId") or ""
         if probe.get_entry(entry_id) is None:
             raise ApiError(404, f"{sid}: no entry {entry_id[:80]!r}")
         _check_leaf(probe, body)
-        plan = plan_navigation(probe, entry_id)
+        plan = probe.plan_navigation(entry_id)
         summary = None
         if body.get("summarize") is True:
             from ..operations import compaction_settings
