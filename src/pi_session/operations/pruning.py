@@ -128,7 +128,7 @@ def prune_session(
     for wanted in keep_branches:
         found = [wanted] if manager.get_entry(wanted) is not None else manager.find_entry_ids(wanted, limit=2)
         if len(found) != 1:
-            raise OperationError(f"{path}: --keep-branches {wanted}: {'no such entry' if not found else 'more than one entry starts so'}")
+            raise OperationError(f"{path}: --keep-branches {wanted}: {'no such entry' if not found else 'more than one entry id starts with it'}")
         leaves.append(found[0])
     cwd = manager.get_cwd()
     del manager
