@@ -252,3 +252,36 @@ def test_prune_keep_branches_and_archive_path(cli, tmp_path):
     assert taken.returncode == 1 and "exists" in taken.stderr
     unknown = cli("prune", str(path), "--keep-branches", "zzzz")
     assert unknown.returncode == 1 and "no such entry" in unknown.stderr
+
+
+# --- info, ls --sizes and check report what slim and prune would save -----
+
+
+def test_info_ls_and_check_report_payload_and_abandoned_bytes(cli, tmp_path):
+    sessions = tmp_path / "agent" / "sessions" / "--proj--"
+    sessions.mkdir(parents=True)
+    s = image_session(sessions / "2026-01-01T00-00-00-000Z_x.jsonl", total_bytes=10 << 20, rounds=10)
+    path = s["path"]
+    size = path.stat().st_size
+
+    info = json.loads(cli("info", str(path), "--json").stdout)["lean"]
+    assert info["bytes"] == size and info["payloadBytes"] > size * 0.9 and info["abandonedBytes"] > 0
+    text = cli("info", str(path)).stdout
+    assert "payload" in text and "pi-session slim" in text and "pi-session prune" in text
+
+    listed = cli("ls", "--all", "--sizes", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (row,) = json.loads(listed.stdout)
+    assert row["lean"] == info
+    assert str(path) in cli("ls", "--all", "--sizes").stdout
+
+    checked = cli("check", str(path))
+    assert checked.returncode == 0, checked.stderr
+    assert f"pi-session slim {path}" in checked.stdout
+    assert cli("slim", str(path), "--no-backup").returncode == 0
+    after = json.loads(cli("info", str(path), "--json").stdout)["lean"]
+    assert after["slimmedPayloads"] > 0 and after["payloadBytes"] < info["payloadBytes"] // 5
+    assert "pi-session slim" not in cli("check", str(path)).stdout
+    # the blobs live beside pi's sessions, where pi's listing never looks
+    assert (tmp_path / "agent" / "sessions" / ".blobs").is_dir()
+    assert len(json.loads(cli("ls", "--all", "--json").stdout)) == 1

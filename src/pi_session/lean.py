@@ -29,13 +29,17 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "DEFAULT_OUTPUTS_OVER",
     "NOTE_PATTERN",
+    "WARN_OVER",
     "LeanSizes",
     "Payload",
     "block_note",
     "find_payloads",
     "human_size",
     "kept_ids",
+    "measure_file",
+    "measure_lines",
     "note_hashes",
     "parse_size",
     "string_note",
@@ -325,3 +329,61 @@ def iter_payload_bytes(raw: bytes, record: Any, *, outputs_over: int) -> Iterato
     for p in payloads:
         span = spans.get(p.path)
         yield span[1] - span[0] if span else p.size
+
+
+DEFAULT_OUTPUTS_OVER = 16 * 1024
+"""Tool outputs and arguments longer than this (characters) are payloads
+when ``slim`` is given neither ``--images`` nor ``--outputs-over``, and in
+what ``info``, ``ls --sizes`` and ``check`` count."""
+
+WARN_OVER = 8 * 1024 * 1024
+"""``check`` warns when a session holds more payload bytes, or more bytes
+of abandoned branches, than this."""
+
+
+def measure_lines(lines: Iterable[bytes], leaf: str | None = None, *, outputs_over: int = DEFAULT_OUTPUTS_OVER) -> LeanSizes:
+    """How much of a session is payload and abandoned branches.
+
+    Args:
+        lines: the session file's lines (each with its newline, as in the file).
+        leaf: the session's leaf; None: the last entry (pi's rule on open).
+        outputs_over: the size over which tool outputs and arguments count.
+
+    Returns:
+        A :class:`LeanSizes` (bytes). Lines that are not JSON count only in
+        ``total``.
+    """
+    import orjson
+
+    sizes = LeanSizes()
+    entries: list[dict[str, Any]] = []
+    length: dict[str, int] = {}
+    for raw in lines:
+        sizes.total += len(raw)
+        if b"pi-session slim: " in raw:
+            sizes.slimmed += len(note_hashes(raw))
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or record.get("type") == "session" or not isinstance(record.get("id"), str):
+            continue
+        entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
+        length[record["id"]] = len(raw)
+        if b'"image"' in raw or len(raw) > outputs_over:
+            sizes.payload += sum(iter_payload_bytes(raw, record, outputs_over=outputs_over))
+    if leaf is None and entries:
+        leaf = entries[-1]["id"]
+    keep = kept_ids(entries, [leaf] if leaf is not None else [])
+    sizes.abandoned = sum(n for eid, n in length.items() if eid not in keep)
+    return sizes
+
+
+def measure_file(path: Any, leaf: str | None = None) -> LeanSizes:
+    """:func:`measure_lines` of a session file (read once, line by line).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as f:
+        return measure_lines(f, leaf)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lean import NOTE_PATTERN, block_note, find_payloads, note_hashes, string_note, value_spans
+from ..lean import DEFAULT_OUTPUTS_OVER, NOTE_PATTERN, block_note, find_payloads, note_hashes, string_note, value_spans
 from ..records import StrPath
 from .errors import OperationError
 from .opening import open_for_reading
@@ -52,9 +52,6 @@ __all__ = [
     "slimmed_blobs",
 ]
 
-DEFAULT_OUTPUTS_OVER = 16 * 1024
-"""Tool outputs and arguments longer than this (characters) are payloads
-when neither ``--images`` nor ``--outputs-over`` is given."""
 
 
 def blob_dir(session_file: StrPath) -> Path:
