@@ -285,3 +285,51 @@ def test_info_ls_and_check_report_payload_and_abandoned_bytes(cli, tmp_path):
     # the blobs live beside pi's sessions, where pi's listing never looks
     assert (tmp_path / "agent" / "sessions" / ".blobs").is_dir()
     assert len(json.loads(cli("ls", "--all", "--json").stdout)) == 1
+
+
+# --- the secrets scan, the search index and the listing follow the blobs ---
+
+
+def _output_session(path: Path, text: str) -> Path:
+    """A session whose compacted (outside the context) tool output holds ``text`` among 40 KB."""
+    w = Writer(path)
+    u = w.user(None, "show the config")
+    a = w.assistant(u, [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "cat .env"}}])
+    r = w.tool_result(a, "c1", [{"type": "text", "text": "filler line\n" * 2000 + text + "\n" + "more filler\n" * 2000}], name="bash")
+    x = w.assistant(r, [{"type": "text", "text": "done"}])
+    w.add(x, {"type": "compaction", "summary": "looked at the config", "firstKeptEntryId": x, "tokensBefore": 1})
+    return w.write()
+
+
+def test_secrets_scan_reads_the_blobs_of_a_slimmed_session(cli, tmp_path):
+    from secrets_corpus import SECRETS
+
+    _kind, template, secret = SECRETS[0]
+    path = _output_session(tmp_path / "s.jsonl", template.format(secret))
+    before = cli("secrets", str(path), "--json")
+    assert before.returncode == 1 and secret not in before.stdout
+    assert cli("slim", str(path), "--no-backup").returncode == 0
+    assert secret.encode() not in path.read_bytes()
+    after = cli("secrets", str(path), "--json")
+    assert after.returncode == 1, after.stderr  # still found: in the blob
+    hits = json.loads(after.stdout)
+    assert hits and all("/.blobs/" in h["session"] for h in hits)
+    assert secret not in after.stdout
+
+
+def test_search_index_follows_a_slimmed_session(cli, tmp_path):
+    sessions = tmp_path / "agent" / "sessions" / "--proj--"
+    sessions.mkdir(parents=True)
+    path = _output_session(sessions / "2026-01-01T00-00-00-000Z_x.jsonl", "the zanzibar quokka config")
+    def hits(query: str) -> list:
+        out = cli("search", query, "--json")
+        assert out.returncode in (0, 1), out.stderr
+        return json.loads(out.stdout)["hits"]
+
+    assert hits("zanzibar quokka")
+    assert cli("slim", str(path)).returncode == 0
+    # the index is refreshed from the slimmed file: it holds the note, not the output
+    assert hits("zanzibar quokka") == []
+    assert hits("pi-session slim")
+    assert cli("restore", str(path)).returncode == 0
+    assert hits("zanzibar quokka")

@@ -250,7 +250,8 @@ def find_in_session(
     or the store locator. A file's side files
     (:func:`pi_session.secrets.finding.side_files`: ``<file>.torn-*``,
     ``<file>.rejected-*``, backups) are scanned too, after it; their hits
-    name the side file.
+    name the side file; then the blobs its ``slim`` notes name, hits
+    naming the blob file.
 
     Raises:
         OSError: the file cannot be read.
@@ -266,6 +267,32 @@ def find_in_session(
     hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
     for side in side_files(location):
         hits.extend(find_secrets(side, allow=allow))
+    hits.extend(_blob_hits(location, allow))
+    return hits
+
+
+def _blob_hits(location: StrPath, allow: AllowList | None) -> list[SecretHit]:
+    """The secrets in the blobs ``slim`` moved a session file's payloads
+    to (each blob once; hits name the blob file). A blob that is missing
+    or not JSON is skipped (``restore`` reports it)."""
+    import orjson
+
+    from ..secrets import find_secrets
+    from .slimming import slimmed_blobs
+
+    hits: list[SecretHit] = []
+    seen: set[str] = set()
+    for _line, digest, blob in slimmed_blobs(location):
+        if digest in seen:
+            continue
+        seen.add(digest)
+        try:
+            value = orjson.loads(blob.read_bytes())
+        except (OSError, orjson.JSONDecodeError):
+            continue
+        block = value if isinstance(value, dict) else {"type": "text", "text": value if isinstance(value, str) else str(value)}
+        record = {"type": "message", "id": None, "message": {"role": "toolResult", "content": [block]}}
+        hits.extend(find_secrets([record], session=str(blob), allow=allow))
     return hits
 
 
