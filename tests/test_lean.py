@@ -333,3 +333,47 @@ def test_search_index_follows_a_slimmed_session(cli, tmp_path):
     assert hits("pi-session slim")
     assert cli("restore", str(path)).returncode == 0
     assert hits("zanzibar quokka")
+
+
+# --- every store ----------------------------------------------------------
+
+
+def test_slim_restore_and_prune_on_every_store(cli, store_url, tmp_path):
+    (tmp_path / "src").mkdir()
+    s = image_session(tmp_path / "src" / "s.jsonl", total_bytes=600_000, rounds=6)
+    path = s["path"]
+    original = path.read_bytes()
+    sid = orjson.loads(original.splitlines()[0])["id"]
+    imported = cli("import", str(path), "--store", store_url)
+    assert imported.returncode == 0, imported.stderr
+
+    def export() -> bytes:
+        out = tmp_path / "out.jsonl"
+        out.unlink(missing_ok=True)
+        done = cli("--store", store_url, "export", sid, "--format", "jsonl", "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        return out.read_bytes()
+
+    def context() -> dict:
+        done = cli("--store", store_url, "context", sid, "--json")
+        assert done.returncode == 0, done.stderr
+        return json.loads(done.stdout)
+
+    assert export() == original
+    before = context()
+    slimmed = cli("--store", store_url, "slim", sid, "--json", "--no-backup")
+    assert slimmed.returncode == 0, slimmed.stderr
+    assert json.loads(slimmed.stdout)["payloads"] > 0
+    assert len(export()) < len(original) // 3
+    assert context() == before
+    restored = cli("--store", store_url, "restore", sid)
+    assert restored.returncode == 0, restored.stderr
+    assert export() == original
+
+    pruned = cli("--store", store_url, "prune", sid, "--json", "--no-backup")
+    assert pruned.returncode == 0, pruned.stderr
+    result = json.loads(pruned.stdout)
+    assert result["moved"] > 0 and result["archive"]
+    assert context() == before
+    after = [orjson.loads(x) for x in export().splitlines()[1:]]
+    assert len(after) == len(_entries(path)) - result["moved"]

@@ -8,25 +8,28 @@ from typing import Any, Optional
 
 import typer
 
-from .common import JSON_OPTION, CliError, console, database_store, err_console, fail, print_json, resolve_session, set_store_url, STORE_OPTION
+from .common import STORE_OPTION, JSON_OPTION, CliError, active_store, console, database_store, err_console, fail, print_json, resolve_session, set_store_url
 from .render import plural, sanitize
 
 
-def _locations(session: Optional[str], all_: bool) -> list[str]:
+def _locations(session: Optional[str], all_: bool) -> tuple[list[str], Any]:
+    """The sessions to work on (file paths, or ids of a database store) and
+    the database store or None."""
     from ..operations import OperationError, all_sessions
     from ..stores import StoreError
 
     if all_ == bool(session):
         fail("give a SESSION or --all (not both)", code=2)
-    if database_store() is not None:
-        fail("slim, restore and prune work on session files; export the session from its store first", code=2)
+    db = database_store()
     if all_:
         try:
-            return all_sessions()
+            return all_sessions(db if db is not None else active_store()), db
         except (StoreError, OperationError) as exc:
             fail(str(exc), code=2)
+    if db is not None:
+        return [str(session)], db
     try:
-        return [str(resolve_session(str(session)))]
+        return [str(resolve_session(str(session)))], None
     except CliError as exc:
         fail(str(exc), code=2)
 
@@ -36,6 +39,7 @@ def _run_each(locations: list[str], all_: bool, work: Any) -> list[Any]:
     one session, is reported and skipped with ``--all`` (exit 1 at the end)."""
     from ..operations import OperationError
     from ..storage import SessionFileError
+    from ..stores import StoreError
 
     results: list[Any] = []
     failed = 0
@@ -43,7 +47,7 @@ def _run_each(locations: list[str], all_: bool, work: Any) -> list[Any]:
         try:
             results.append(work(location))
             continue
-        except (OperationError, SessionFileError) as exc:
+        except (OperationError, SessionFileError, StoreError) as exc:
             message = str(exc)
         except OSError as exc:
             message = f"{location}: {exc.strerror or exc}"
@@ -58,7 +62,7 @@ def _run_each(locations: list[str], all_: bool, work: Any) -> list[Any]:
 
 def slim(
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
-    all_: bool = typer.Option(False, "--all", "-a", help="Every session under pi's sessions directory."),
+    all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
     images: bool = typer.Option(False, "--images", help="Move image blocks."),
     outputs_over: Optional[str] = typer.Option(None, "--outputs-over", metavar="SIZE", help="Move tool outputs, bash outputs and tool arguments over SIZE (e.g. 64K, 1M)."),
     outside_context: bool = typer.Option(True, "--outside-context/--everywhere", help="Only entries outside the model context at the leaf (default; the context is unchanged), or every entry."),
@@ -89,9 +93,9 @@ def slim(
             fail(f"--outputs-over: {exc}", code=2)
     if not images and outputs_over is None:
         images, limit = True, DEFAULT_OUTPUTS_OVER
-    locations = _locations(session, all_)
+    locations, db = _locations(session, all_)
     results = _run_each(locations, all_, lambda loc: slim_session(
-        loc, images=images, outputs_over=limit, outside_context=outside_context, dry_run=dry_run, backup=backup))
+        loc, images=images, outputs_over=limit, outside_context=outside_context, dry_run=dry_run, backup=backup, store=db))
     done = [r for r in results if r is not None]
     if as_json:
         print_json([r.to_json() for r in done] if all_ else done[0].to_json())
@@ -116,7 +120,7 @@ def slim(
 
 def restore(
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
-    all_: bool = typer.Option(False, "--all", "-a", help="Every session under pi's sessions directory."),
+    all_: bool = typer.Option(False, "--all", "-a", help="Every session of the store (or of pi's sessions directory)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Count the payloads to put back; write nothing."),
     backup: bool = typer.Option(False, "--backup", help="Keep the slimmed file as <file>.restore.bak."),
     as_json: bool = JSON_OPTION,
@@ -131,8 +135,8 @@ def restore(
 
     if store:
         set_store_url(store)
-    locations = _locations(session, all_)
-    results = _run_each(locations, all_, lambda loc: restore_session(loc, dry_run=dry_run, backup=backup))
+    locations, db = _locations(session, all_)
+    results = _run_each(locations, all_, lambda loc: restore_session(loc, dry_run=dry_run, backup=backup, store=db))
     done = [r for r in results if r is not None]
     if as_json:
         print_json([r.to_json() for r in done] if all_ else done[0].to_json())
@@ -172,9 +176,11 @@ def prune(
 
     if store:
         set_store_url(store)
-    location = _locations(session, False)[0]
+    (location,), db = _locations(session, False)
+    if db is not None and archive is not None:
+        fail("--archive: a database session's archive is a new session of the store", code=2)
     result = _run_each([location], False, lambda loc: prune_session(
-        loc, keep_branches=keep_branches or (), archive=archive, dry_run=dry_run, backup=backup))[0]
+        loc, keep_branches=keep_branches or (), archive=archive, dry_run=dry_run, backup=backup, store=db))[0]
     if as_json:
         print_json(result.to_json())
         return

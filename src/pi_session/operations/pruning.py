@@ -41,7 +41,8 @@ class PruneResult:
 
     Attributes:
         session: the file.
-        archive: the archive session file (None when nothing was pruned).
+        archive: the archive session file, or its locator in a database
+            store (None when nothing was pruned).
         dry_run: nothing was written.
         before, after: the session file's bytes before and after.
         kept: entries left in the session.
@@ -53,7 +54,7 @@ class PruneResult:
     """
 
     session: str
-    archive: Path | None
+    archive: Path | str | None
     dry_run: bool
     before: int = 0
     after: int = 0
@@ -86,14 +87,17 @@ def prune_session(
     the module docstring).
 
     Args:
-        location: the session file.
+        location: the session file, or with a database ``store`` its id (prefix).
         keep_branches: ids (or unique id prefixes) of other leaves whose
             paths stay too.
         archive: where to write the archive (must not exist); default: a
             new session file beside the session, named as pi names them.
         dry_run: plan only; write nothing.
-        backup: keep the original as ``<file>.prune.bak``.
-        store: a store given on the command line; only files are pruned.
+        backup: keep the original as ``<file>.prune.bak`` (files; a
+            database session is rewritten in one transaction, no backup).
+        store: the :class:`~pi_session.stores.SessionStore`, or None (a
+            file). In a database store the archive is a new session of the
+            store (``parentSession`` = the session's locator).
 
     Returns:
         A :class:`PruneResult`.
@@ -102,84 +106,44 @@ def prune_session(
         OperationError: not a session file, an unknown or ambiguous
             ``keep_branches`` id, a file with damaged lines or without
             entry ids (run ``check --repair`` or ``migrate`` first), an
-            existing ``archive``, or a database session.
+            existing ``archive``.
+        pi_session.stores.StoreError: a database session changed
+            meanwhile, or the store fails (nothing changed).
         pi_session.storage.SessionFileError: the file changed while it was
             rewritten (nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
-    import orjson
-
-    from ..ids import new_session_id
-    from ..paths import session_file_name
-    from ..records import make_header
-    from ..storage import atomic_rewrite, create_file, iter_lines
     from ..stores.file import FileStore
-    from ..timestamps import file_timestamp, now_iso
-    from .. import jsonio
 
-    if store is not None and not isinstance(store, FileStore):
-        raise OperationError(f"{location}: prune works on session files; export the session from its store first")
+    db = store if store is not None and not isinstance(store, FileStore) else None
+    if db is not None:
+        return _prune_db(db, str(location), keep_branches, dry_run)
+    from ..storage import atomic_rewrite, create_file, iter_lines
+
     path = Path(os.path.realpath(location))
     manager = open_for_reading(path)
-    if manager.problems:
-        raise OperationError(f"{path}: the file has damaged lines (line {manager.problems[0].line}); run pi-session check --repair first")
-    leaf = manager.get_leaf_id()
-    leaves = [leaf] if leaf is not None else []
-    for wanted in keep_branches:
-        found = [wanted] if manager.get_entry(wanted) is not None else manager.find_entry_ids(wanted, limit=2)
-        if len(found) != 1:
-            raise OperationError(f"{path}: --keep-branches {wanted}: {'no such entry' if not found else 'more than one entry id starts with it'}")
-        leaves.append(found[0])
-    cwd = manager.get_cwd()
+    leaves, cwd = _leaves(manager, str(path), keep_branches)
     del manager
     st = os.stat(path)
-    lines: list[tuple[bytes, dict[str, Any] | None]] = []
-    for _n, raw, had_newline in iter_lines(path):
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            record = None
-        if not isinstance(record, dict):
-            record = None
-        elif record.get("type") != "session" and not isinstance(record.get("id"), str):
-            raise OperationError(f"{path}: entries without ids (an old session format); run pi-session migrate first")
-        lines.append((raw + b"\n" if had_newline else raw, record))
-    entries = [r for _raw, r in lines if r is not None and r.get("type") != "session"]
-    keep = kept_ids(entries, leaves)
-    removed = [e["id"] for e in entries if e["id"] not in keep]
-    result = PruneResult(str(path), None, dry_run, st.st_size, st.st_size, len(entries) - len(removed), len(removed), leaf=leaf)
-    result.moved_ids = removed
-    if not removed:
+    lines = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
+    plan = _plan(lines, leaves, cwd, str(path), str(path))
+    result = plan.result
+    result.dry_run = dry_run
+    if plan.archived is None:
         return result
-    parent = {e["id"]: e.get("parentId") for e in entries}
-    in_archive = set(removed)
-    for eid in removed:
-        up = parent.get(eid)
-        while isinstance(up, str) and up in parent and up not in in_archive:
-            in_archive.add(up)
-            up = parent[up]
-    pruned = [raw for raw, r in lines if r is None or r.get("type") == "session" or r["id"] in keep]
-    result.after = sum(map(len, pruned))
-    result.archive_entries = len(in_archive)
-    header = make_header(new_session_id(), cwd, now_iso(), parent_session=str(path))
     if archive is not None:
         target = Path(os.path.abspath(archive))
         if os.path.lexists(target):
             raise OperationError(f"{target}: exists; --archive names a new file")
     else:
-        target = path.parent / session_file_name(file_timestamp(header["timestamp"]), header["id"])
+        target = path.parent / plan.file_name
     result.archive = target
     if dry_run:
         return result
-    archived = [jsonio.dumps_line(header)] + [
-        raw if raw.endswith(b"\n") else raw + b"\n"
-        for raw, r in lines
-        if r is not None and r.get("type") != "session" and r["id"] in in_archive
-    ]
-    create_file(target, archived)
+    create_file(target, plan.archived)
     try:
         result.backup = atomic_rewrite(
-            path, pruned, backup_tag="prune" if backup else None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns
+            path, plan.pruned, backup_tag="prune" if backup else None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns
         )
     except BaseException:
         try:
@@ -188,3 +152,112 @@ def prune_session(
             pass
         raise
     return result
+
+
+def _leaves(manager: Any, where: str, keep_branches: list[str] | tuple[str, ...]) -> tuple[list[str], str]:
+    """The leaves whose paths stay (the session's, then each of
+    ``keep_branches`` resolved) and the session's cwd."""
+    if manager.problems:
+        raise OperationError(f"{where}: the file has damaged lines (line {manager.problems[0].line}); run pi-session check --repair first")
+    leaf = manager.get_leaf_id()
+    leaves = [leaf] if leaf is not None else []
+    for wanted in keep_branches:
+        found = [wanted] if manager.get_entry(wanted) is not None else manager.find_entry_ids(wanted, limit=2)
+        if len(found) != 1:
+            raise OperationError(f"{where}: --keep-branches {wanted}: {'no such entry' if not found else 'more than one entry id starts with it'}")
+        leaves.append(found[0])
+    return leaves, manager.get_cwd()
+
+
+@dataclass
+class _Plan:
+    result: PruneResult
+    pruned: list[bytes]
+    archived: list[bytes] | None
+    file_name: str
+
+
+def _plan(lines: list[bytes], leaves: list[str], cwd: str, where: str, parent_session: str) -> _Plan:
+    """Split a session's lines (each with its newline, as stored) into the
+    pruned session's and the archive's (None: nothing to prune)."""
+    import orjson
+
+    from .. import jsonio
+    from ..ids import new_session_id
+    from ..paths import session_file_name
+    from ..records import make_header
+    from ..timestamps import file_timestamp, now_iso
+
+    parsed: list[tuple[bytes, dict[str, Any] | None]] = []
+    for raw in lines:
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            record = None
+        if not isinstance(record, dict):
+            record = None
+        elif record.get("type") != "session" and not isinstance(record.get("id"), str):
+            raise OperationError(f"{where}: entries without ids (an old session format); run pi-session migrate first")
+        parsed.append((raw, record))
+    entries = [r for _raw, r in parsed if r is not None and r.get("type") != "session"]
+    keep = kept_ids(entries, leaves)
+    removed = [e["id"] for e in entries if e["id"] not in keep]
+    size = sum(map(len, lines))
+    result = PruneResult(where, None, False, size, size, len(entries) - len(removed), len(removed), leaf=leaves[0] if leaves else None)
+    result.moved_ids = removed
+    if not removed:
+        return _Plan(result, lines, None, "")
+    parent = {e["id"]: e.get("parentId") for e in entries}
+    in_archive = set(removed)
+    for eid in removed:
+        up = parent.get(eid)
+        while isinstance(up, str) and up in parent and up not in in_archive:
+            in_archive.add(up)
+            up = parent[up]
+    pruned = [raw for raw, r in parsed if r is None or r.get("type") == "session" or r["id"] in keep]
+    result.after = sum(map(len, pruned))
+    result.archive_entries = len(in_archive)
+    header = make_header(new_session_id(), cwd, now_iso(), parent_session=parent_session)
+    archived = [jsonio.dumps_line(header)] + [
+        raw if raw.endswith(b"\n") else raw + b"\n"
+        for raw, r in parsed
+        if r is not None and r.get("type") != "session" and r["id"] in in_archive
+    ]
+    return _Plan(result, pruned, archived, session_file_name(file_timestamp(header["timestamp"]), header["id"]))
+
+
+def _prune_db(db: Any, session: str, keep_branches: list[str] | tuple[str, ...], dry_run: bool) -> PruneResult:
+    """:func:`prune_session` of a database session: the archive is a new
+    session of the same store (``parentSession`` = the session's locator),
+    created before the session is rewritten in one transaction
+    (:meth:`~pi_session.stores.sql.SQLHandle.replace_lines`)."""
+    session_id = db.resolve(session)
+    handle = db.handle(session_id)
+    manager = open_for_reading(session_id, store=db)
+    leaves, cwd = _leaves(manager, handle.location, keep_branches)
+    del manager
+    lines = list(db.read_lines(session_id))
+    plan = _plan(lines, leaves, cwd, handle.location, handle.location)
+    result = plan.result
+    result.dry_run = dry_run
+    if plan.archived is None:
+        return result
+    header = _header_of(plan.archived[0])
+    result.archive = db.locator(header["id"])
+    if dry_run:
+        return result
+    db.new_handle(header).create(plan.archived)
+    try:
+        handle.replace_lines(lines, plan.pruned)
+    except BaseException:
+        db.delete(header["id"])
+        raise
+    return result
+
+
+def _header_of(line: bytes) -> dict[str, Any]:
+    import orjson
+
+    header = orjson.loads(line)
+    assert isinstance(header, dict)
+    return header

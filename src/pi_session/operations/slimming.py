@@ -11,12 +11,17 @@ does not change either.
 
 Blobs are files ``<dir>/.blobs/<2 hex>/<62 hex>`` (the sha256 of the bytes
 they hold, which are the exact bytes the note replaced), where ``<dir>`` is
-pi's sessions directory for a session file under it, else the session
-file's own directory (:func:`blob_dir`). A blob is written (fsync'd) before
+the sessions root: pi's sessions directory (or a file store's root) for a
+session in one of its project directories, else the session file's own
+directory (:func:`blob_dir`). A blob is written (fsync'd) before
 the session is rewritten, and never deleted by ``restore``: another session
 may share it.
 
-The session is rewritten as ``repair`` rewrites one
+In a database store the blobs are rows of its ``pi_blobs`` table
+(committed before the session changes) and the session is rewritten in one
+transaction that checks it did not change meanwhile.
+
+A session file is rewritten as ``repair`` rewrites one
 (:func:`pi_session.storage.atomic_rewrite`: temp file, fsync, rename under
 the append lock; owner, group and mode kept; refused if the file changed
 since it was read) and, unless told not to, the original is kept as
@@ -55,16 +60,20 @@ __all__ = [
 
 
 def blob_dir(session_file: StrPath) -> Path:
-    """The blob directory of a session file: ``<pi sessions dir>/.blobs``
-    when the file is under pi's sessions directory, else ``.blobs`` beside
-    the file."""
+    """The blob directory of a session file: ``<sessions root>/.blobs``,
+    where the root is pi's sessions directory for a file under it, the
+    parent of a project directory named as pi names them (``--<cwd>--``,
+    as in a file store), else the file's own directory."""
     from ..paths import sessions_dir
 
     path = Path(os.path.realpath(session_file))
     root = Path(os.path.realpath(sessions_dir()))
     if path.is_relative_to(root):
         return root / ".blobs"
-    return path.parent / ".blobs"
+    project = path.parent
+    if len(project.name) >= 4 and project.name.startswith("--") and project.name.endswith("--"):
+        return project.parent / ".blobs"
+    return project / ".blobs"
 
 
 class BlobStore:
@@ -124,8 +133,8 @@ class SlimResult:
         before, after: the file's bytes before and after.
         payloads: how many payloads were moved.
         lines: how many lines changed.
-        blobs: the blob directory.
-        new_blobs: blobs written by this run (not already there).
+        blobs: the blob directory (a database store: its URL and table).
+        new_blobs: blobs written by this run (files: not already there).
         backup: ``<file>.slim.bak``, or None.
         skipped: line numbers left alone (not JSON, or quoting a note).
     """
@@ -136,7 +145,7 @@ class SlimResult:
     after: int = 0
     payloads: int = 0
     lines: int = 0
-    blobs: Path | None = None
+    blobs: str | None = None
     new_blobs: int = 0
     backup: Path | None = None
     skipped: list[int] = field(default_factory=list)
@@ -145,7 +154,7 @@ class SlimResult:
         """A JSON-ready dict."""
         return {
             "session": self.session, "dryRun": self.dry_run, "bytesBefore": self.before, "bytesAfter": self.after,
-            "payloads": self.payloads, "lines": self.lines, "blobs": str(self.blobs) if self.blobs else None,
+            "payloads": self.payloads, "lines": self.lines, "blobs": self.blobs,
             "newBlobs": self.new_blobs, "backup": str(self.backup) if self.backup else None, "skippedLines": self.skipped,
         }
 
@@ -302,29 +311,27 @@ def _read(path: Path) -> tuple[os.stat_result, list[bytes]]:
     return st, [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
 
 
-def _session_path(location: StrPath, store: Any) -> Path:
-    from ..stores.file import FileStore
-
-    if store is not None and not isinstance(store, FileStore):
-        raise OperationError(f"{location}: slim and restore work on session files; export the session from its store first")
-    return Path(os.path.realpath(location))
-
-
-def context_entry_ids(path: StrPath) -> set[str]:
-    """The ids of the entries in the model context at the leaf of the
-    session file ``path`` (pi 1.6's projection: after the last compaction,
-    context edits applied).
+def context_entry_ids(location: StrPath, store: Any = None) -> set[str]:
+    """The ids of the entries in the model context at the leaf of a session
+    (pi 1.6's projection: after the last compaction, context edits
+    applied): a session file, or with a database ``store`` a session id.
 
     Raises:
         OperationError: the session cannot be opened.
     """
-    manager = open_for_reading(path)
+    manager = open_for_reading(os.fspath(location), store=store) if store is not None else open_for_reading(location)
     ids: set[str] = set()
     for item in manager.build_session_projection()["entries"]:
         eid = item["sourceEntry"].get("id")
         if isinstance(eid, str):
             ids.add(eid)
     return ids
+
+
+def _database(store: Any) -> Any:
+    from ..stores.file import FileStore
+
+    return store if store is not None and not isinstance(store, FileStore) else None
 
 
 def slim_session(
@@ -341,7 +348,7 @@ def slim_session(
     module docstring).
 
     Args:
-        location: the session file.
+        location: the session file, or with a database ``store`` its id (prefix).
         images: move image blocks.
         outputs_over: move tool outputs, bash outputs and tool arguments
             longer than this many characters; None: none.
@@ -349,23 +356,37 @@ def slim_session(
             (the context pi builds there is unchanged); False: every entry
             (the model then sees the notes instead).
         dry_run: count what would move; write nothing.
-        backup: keep the original as ``<file>.slim.bak``.
-        store: a store given on the command line; only files are slimmed.
+        backup: keep the original as ``<file>.slim.bak`` (files; a database
+            session is rewritten in one transaction, no backup).
+        store: the :class:`~pi_session.stores.SessionStore`, or None (a
+            file). A database store keeps its blobs in its ``pi_blobs`` table.
 
     Returns:
         A :class:`SlimResult`.
 
     Raises:
-        OperationError: not a session file, a database session, or a slimmed
-            line would not come back exactly (nothing written).
+        OperationError: not a session, or a slimmed line would not come
+            back exactly (nothing written).
+        pi_session.stores.StoreError: a database session changed
+            meanwhile, or the store fails (nothing changed).
         pi_session.storage.SessionFileError: the file changed while it was
             rewritten (nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
     from ..storage import atomic_rewrite
 
-    path = _session_path(location, store)
-    context_ids = context_entry_ids(path) if outside_context else None
+    db = _database(store)
+    if db is not None:
+        return _slim_db(db, str(location), images, outputs_over, outside_context, dry_run)
+    path = Path(os.path.realpath(location))
+    if outside_context:
+        context_ids: set[str] | None = context_entry_ids(path)
+    else:
+        from ..listing import read_session_header
+
+        context_ids = None
+        if read_session_header(path) is None:
+            raise OperationError(f"{path}: not a pi session file (no session header)")
     st, lines = _read(path)
     blobs = BlobStore(blob_dir(path))
     pending: dict[str, bytes] = {}
@@ -376,7 +397,7 @@ def slim_session(
         return digest
 
     new, result = slim_lines(lines, context_ids=context_ids, images=images, outputs_over=outputs_over, put=put)
-    result.session, result.dry_run, result.blobs = str(path), dry_run, blobs.root
+    result.session, result.dry_run, result.blobs = str(path), dry_run, str(blobs.root)
     result.before = st.st_size
     result.after = sum(map(len, new))
     if dry_run or not result.lines:
@@ -403,26 +424,49 @@ def restore_session(location: StrPath, *, dry_run: bool = False, backup: bool = 
     written.
 
     Args:
-        location: the session file.
+        location: the session file, or with a database ``store`` its id (prefix).
         dry_run: count the notes; write nothing.
-        backup: keep the slimmed file as ``<file>.restore.bak``.
+        backup: keep the slimmed file as ``<file>.restore.bak`` (files).
+        store: the :class:`~pi_session.stores.SessionStore`, or None (a file).
 
     Returns:
         A :class:`RestoreResult`.
 
     Raises:
-        OperationError: a blob is missing or damaged (nothing written), or
-            a database session.
+        OperationError: a blob is missing or damaged (nothing written).
+        pi_session.stores.StoreError: a database session changed
+            meanwhile, or the store fails (nothing changed).
         pi_session.storage.SessionFileError: the file changed while it was
             rewritten (nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
     from ..storage import atomic_rewrite
 
-    path = _session_path(location, store)
+    db = _database(store)
+    cache: dict[str, bytes] = {}
+    if db is not None:
+        session_id = db.resolve(str(location))
+        handle = db.handle(session_id)
+        old = list(db.read_lines(session_id))
+
+        def get_row(digest: str) -> bytes:
+            if digest not in cache:
+                data = db.get_blob(digest)
+                if data is None:
+                    raise OperationError(f"{handle.location}: blob sha256:{digest} is not in the store")
+                if hashlib.sha256(data).hexdigest() != digest:
+                    raise OperationError(f"{handle.location}: blob sha256:{digest} is damaged (its bytes do not have that hash)")
+                cache[digest] = data
+            return cache[digest]
+
+        new, notes, changed = restore_lines(old, get_row)
+        result = RestoreResult(handle.location, dry_run, sum(map(len, old)), sum(map(len, new)), notes, changed)
+        if changed and not dry_run:
+            handle.replace_lines(old, new)
+        return result
+    path = Path(os.path.realpath(location))
     st, lines = _read(path)
     blobs = BlobStore(blob_dir(path))
-    cache: dict[str, bytes] = {}
 
     def get(digest: str) -> bytes:
         if digest not in cache:
@@ -435,6 +479,34 @@ def restore_session(location: StrPath, *, dry_run: bool = False, backup: bool = 
         result.backup = atomic_rewrite(
             path, new, backup_tag="restore" if backup else None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns
         )
+    return result
+
+
+def _slim_db(db: Any, session: str, images: bool, outputs_over: int | None, outside_context: bool, dry_run: bool) -> SlimResult:
+    """:func:`slim_session` of a database session: blobs go to the store's
+    ``pi_blobs`` table (committed first), then the session's lines are
+    replaced in one transaction that checks they did not change
+    (:meth:`~pi_session.stores.sql.SQLHandle.replace_lines`)."""
+    session_id = db.resolve(session)
+    handle = db.handle(session_id)
+    context_ids = context_entry_ids(session_id, db) if outside_context else None
+    old = list(db.read_lines(session_id))
+    pending: dict[str, bytes] = {}
+
+    def put(data: bytes) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        pending[digest] = data
+        return digest
+
+    new, result = slim_lines(old, context_ids=context_ids, images=images, outputs_over=outputs_over, put=put)
+    result.session, result.dry_run, result.blobs = handle.location, dry_run, f"{db.url} (pi_blobs)"
+    result.before = sum(map(len, old))
+    result.after = sum(map(len, new)) if result.lines else result.before
+    if dry_run or not result.lines:
+        return result
+    result.new_blobs = len(pending)
+    db.put_blobs(pending)
+    handle.replace_lines(old, new)
     return result
 
 
