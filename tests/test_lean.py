@@ -377,3 +377,26 @@ def test_slim_restore_and_prune_on_every_store(cli, store_url, tmp_path):
     assert context() == before
     after = [orjson.loads(x) for x in export().splitlines()[1:]]
     assert len(after) == len(_entries(path)) - result["moved"]
+
+
+# --- pi's real sessions --------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
+def test_pis_real_sessions_slim_and_restore_byte_for_byte(fixture_copy, name):
+    """Every payload kind pi writes (its own escapes, key order, images,
+    tool outputs and arguments), slimmed everywhere with a low limit, comes
+    back exactly; the slimmed file opens with the same tree."""
+    from pi_session.manager import SessionManager
+    from pi_session.operations.slimming import restore_session, slim_session
+
+    path = fixture_copy(name)
+    original = path.read_bytes()
+    tree = [(e["id"], e.get("parentId"), e["type"]) for e in SessionManager.open(path, read_only=True).get_entries()]
+    result = slim_session(path, outputs_over=200, outside_context=False, backup=False)
+    assert result.payloads > 10 and not result.skipped
+    slimmed = SessionManager.open(path, read_only=True)
+    assert not slimmed.problems
+    assert [(e["id"], e.get("parentId"), e["type"]) for e in slimmed.get_entries()] == tree
+    restore_session(path)
+    assert path.read_bytes() == original
