@@ -366,6 +366,8 @@ def test_slim_restore_and_prune_on_every_store(cli, store_url, tmp_path):
     assert json.loads(slimmed.stdout)["payloads"] > 0
     assert len(export()) < len(original) // 3
     assert context() == before
+    info = cli("--store", store_url, "info", sid, "--json")
+    assert json.loads(info.stdout)["lean"]["slimmedPayloads"] == json.loads(slimmed.stdout)["payloads"]
     restored = cli("--store", store_url, "restore", sid)
     assert restored.returncode == 0, restored.stderr
     assert export() == original
@@ -400,3 +402,13 @@ def test_pis_real_sessions_slim_and_restore_byte_for_byte(fixture_copy, name):
     assert [(e["id"], e.get("parentId"), e["type"]) for e in slimmed.get_entries()] == tree
     restore_session(path)
     assert path.read_bytes() == original
+
+
+def test_a_damaged_blob_is_replaced_when_the_payload_is_slimmed_again(tmp_path):
+    from pi_session.operations.slimming import BlobStore
+
+    blobs = BlobStore(tmp_path / ".blobs")
+    digest = blobs.put(b'"payload"')
+    blobs.path(digest).write_bytes(b'"pay1oad"')  # same size, wrong bytes
+    assert blobs.put(b'"payload"') == digest
+    assert blobs.get(digest) == b'"payload"'

@@ -214,16 +214,20 @@ _INFO_LABELS = 10  # labels `info` lists; --json gives them all
 
 
 def _lean_sizes(manager: Any) -> Any:
-    """:func:`pi_session.lean.measure_file` of a manager's session file (at
-    its leaf), or None (a database session, or unreadable)."""
-    from ..lean import measure_file
+    """:func:`pi_session.lean.measure_file` of a manager's session (a file,
+    or a database session's lines) at its leaf, or None (in memory, or
+    unreadable)."""
+    from ..lean import measure_file, measure_lines
 
     path = manager.get_session_file()
-    if path is None:
-        return None
     try:
-        return measure_file(path, manager.get_leaf_id())
-    except OSError:
+        if path is not None:
+            return measure_file(path, manager.get_leaf_id())
+        store = manager.get_store()
+        if store is None or not hasattr(store, "read_lines"):
+            return None
+        return measure_lines(store.read_lines(manager.get_session_id()), manager.get_leaf_id())
+    except (OSError, StoreError):
         return None
 
 

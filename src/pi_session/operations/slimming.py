@@ -93,16 +93,21 @@ class BlobStore:
         return self.root / digest[:2] / digest[2:]
 
     def put(self, data: bytes) -> str:
-        """Store ``data`` (a blob already there is kept) and return its sha256 hex."""
+        """Store ``data`` and return its sha256 hex. A blob already there
+        is kept when its bytes have that hash, else replaced (atomically)."""
         from ..storage import ensure_dir, write_atomic
 
         digest = hashlib.sha256(data).hexdigest()
         target = self.path(digest)
-        if target.is_file() and target.stat().st_size == len(data):
-            return digest
+        try:
+            if hashlib.sha256(target.read_bytes()).hexdigest() == digest:
+                return digest
+            damaged = True  # replaced below by the right bytes
+        except FileNotFoundError:
+            damaged = False
         ensure_dir(target.parent)
         try:
-            write_atomic(target, [data], replace=False)
+            write_atomic(target, [data], replace=damaged)
         except FileExistsError:
             pass  # written meanwhile by another run: same name, same bytes
         return digest
@@ -411,6 +416,7 @@ def slim_session(
     from ..storage import fsync_dir
 
     fsync_dir(blobs.root)
+    fsync_dir(blobs.root.parent)
     result.backup = atomic_rewrite(
         path, new, backup_tag="slim" if backup else None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns
     )
