@@ -368,6 +368,9 @@ def test_slim_restore_and_prune_on_every_store(cli, store_url, tmp_path):
     assert context() == before
     info = cli("--store", store_url, "info", sid, "--json")
     assert json.loads(info.stdout)["lean"]["slimmedPayloads"] == json.loads(slimmed.stdout)["payloads"]
+    listed = cli("--store", store_url, "ls", "--all", "--sizes", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [row["lean"] for row in json.loads(listed.stdout)] == [json.loads(info.stdout)["lean"]]
     restored = cli("--store", store_url, "restore", sid)
     assert restored.returncode == 0, restored.stderr
     assert export() == original

@@ -84,7 +84,7 @@ def ls(
     With a database store (--store, PI_SESSION_STORE) the table comes from
     the store's listing columns, without reading any session.
 
-    --sizes: one line per session file instead: its size, the bytes of
+    --sizes: one line per session instead: its size, the bytes of
     payload `pi-session slim` would move out and of abandoned branches
     `pi-session prune` would archive (--json: a "lean" object each)."""
     if store:
@@ -105,7 +105,7 @@ def ls(
     else:
         infos = SessionManager.list(project, store=chosen)
     if sizes:
-        _ls_sizes(infos, as_json)
+        _ls_sizes(infos, as_json, db)
         return
     if as_json:
         print_json(infos)
@@ -124,16 +124,21 @@ def ls(
         console.print(line, soft_wrap=True)
 
 
-def _ls_sizes(infos: list[dict[str, Any]], as_json: bool) -> None:
-    """``ls --sizes``: each session file's size, payload and abandoned-branch bytes."""
-    from ..lean import human_size, measure_file
+def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
+    """``ls --sizes``: each session's size, payload and abandoned-branch
+    bytes (a file read once; a database session's lines)."""
+    from ..lean import LeanSizes, human_size, measure_file, measure_lines
 
     rows = []
     for info in infos:
-        path = info.get("path")
+        path = info.get("path") if db is None else db.locator(str(info.get("id")))
+        lean: LeanSizes | None
         try:
-            lean = measure_file(path) if isinstance(path, str) else None
-        except OSError:
+            if db is not None:
+                lean = measure_lines(db.read_lines(str(info.get("id"))))
+            else:
+                lean = measure_file(path) if isinstance(path, str) else None
+        except (OSError, StoreError):
             lean = None
         if as_json:
             info["lean"] = lean.to_json() if lean is not None else None
@@ -148,7 +153,7 @@ def _ls_sizes(infos: list[dict[str, Any]], as_json: bool) -> None:
     for row in rows:
         console.print(row, markup=False, soft_wrap=True)
     if not rows:
-        console.print("No session files", markup=False)
+        console.print("No sessions", markup=False)
 
 
 def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:

@@ -273,10 +273,10 @@ def slim_lines(
                 continue
             data = raw[start:end]
             digest = hashlib.sha256(data).hexdigest()
-            blobs[digest] = data
             note = block_note(p.label, end - start, digest) if p.kind == "image" else string_note(p.label, end - start, digest)
             if len(note) >= end - start:
                 continue  # a note would not be smaller
+            blobs[digest] = data
             pieces += [raw[at:start], note]
             at = end
         if not pieces:
