@@ -120,11 +120,17 @@ def prune_session(
         return _prune_db(db, str(location), keep_branches, dry_run)
     from ..storage import atomic_rewrite, create_file, iter_lines
 
+    from ..storage import SessionFileError
+
     path = Path(os.path.realpath(location))
+    seen = os.stat(path)
     manager = open_for_reading(path)
     leaves, cwd = _leaves(manager, str(path), keep_branches)
     del manager
     st = os.stat(path)
+    if (st.st_size, st.st_mtime_ns) != (seen.st_size, seen.st_mtime_ns):
+        # the leaf was read from another content: an entry appended meanwhile would be archived
+        raise SessionFileError(path, "the file changed while it was being read; nothing was changed")
     lines = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
     plan = _plan(lines, leaves, cwd, str(path), str(path))
     result = plan.result
@@ -233,10 +239,15 @@ def _prune_db(db: Any, session: str, keep_branches: list[str] | tuple[str, ...],
     (:meth:`~pi_session.stores.sql.SQLHandle.replace_lines`)."""
     session_id = db.resolve(session)
     handle = db.handle(session_id)
+    from ..stores import StoreError
+
+    lines = list(db.read_lines(session_id))
     manager = open_for_reading(session_id, store=db)
     leaves, cwd = _leaves(manager, handle.location, keep_branches)
     del manager
-    lines = list(db.read_lines(session_id))
+    if list(db.read_lines(session_id)) != lines:
+        # the leaf was read from another content: an entry appended meanwhile would be archived
+        raise StoreError(f"{handle.location}: the session changed while it was being read; nothing was changed")
     plan = _plan(lines, leaves, cwd, handle.location, handle.location)
     result = plan.result
     result.dry_run = dry_run

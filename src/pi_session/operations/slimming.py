@@ -383,7 +383,10 @@ def slim_session(
     db = _database(store)
     if db is not None:
         return _slim_db(db, str(location), images, outputs_over, outside_context, dry_run)
+    from ..storage import SessionFileError
+
     path = Path(os.path.realpath(location))
+    seen = os.stat(path)
     if outside_context:
         context_ids: set[str] | None = context_entry_ids(path)
     else:
@@ -393,6 +396,9 @@ def slim_session(
         if read_session_header(path) is None:
             raise OperationError(f"{path}: not a pi session file (no session header)")
     st, lines = _read(path)
+    if (st.st_size, st.st_mtime_ns) != (seen.st_size, seen.st_mtime_ns):
+        # the context was read from another content: an entry appended meanwhile may be in it
+        raise SessionFileError(path, "the file changed while it was being read; nothing was changed")
     blobs = BlobStore(blob_dir(path))
     pending: dict[str, bytes] = {}
 
@@ -493,10 +499,15 @@ def _slim_db(db: Any, session: str, images: bool, outputs_over: int | None, outs
     ``pi_blobs`` table (committed first), then the session's lines are
     replaced in one transaction that checks they did not change
     (:meth:`~pi_session.stores.sql.SQLHandle.replace_lines`)."""
+    from ..stores import StoreError
+
     session_id = db.resolve(session)
     handle = db.handle(session_id)
-    context_ids = context_entry_ids(session_id, db) if outside_context else None
     old = list(db.read_lines(session_id))
+    context_ids = context_entry_ids(session_id, db) if outside_context else None
+    if outside_context and list(db.read_lines(session_id)) != old:
+        # the context was read from another content: an entry appended meanwhile may be in it
+        raise StoreError(f"{handle.location}: the session changed while it was being read; nothing was changed")
     pending: dict[str, bytes] = {}
 
     def put(data: bytes) -> str:
