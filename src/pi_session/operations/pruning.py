@@ -51,6 +51,7 @@ class PruneResult:
             they hang from).
         leaf: the session's leaf.
         backup: ``<file>.prune.bak``, or None.
+        moved_ids: the ids of the moved entries, in file order.
     """
 
     session: str
