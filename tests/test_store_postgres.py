@@ -120,7 +120,7 @@ def test_schema_is_created_once_and_reused(postgres_url: str) -> None:
         assert store.exists("kept")
     with psycopg.connect(postgres_url) as conn:
         tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
-    assert tables == {"pi_meta", "pi_sessions", "pi_records"} | {  # and the search index
+    assert tables == {"pi_meta", "pi_sessions", "pi_records", "pi_blobs"} | {  # and the search index
         "pi_search_sessions", "pi_search_docs", "pi_search_files", "pi_search_edits"}
     with psycopg.connect(postgres_url) as conn:
         if conn.info.server_version >= 140000:  # large lines are compressed with lz4

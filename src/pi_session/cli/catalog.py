@@ -54,6 +54,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "search": ("search_cmds", "Search every session and print ranked hits."),
     "usage": ("usage_cmds", "Report tokens and cost per day, week, month, session or billing block."),
     "serve": ("serve_cmds", "Serve every session in the browser: browse, search, costs, live appends and actions."),
+    "slim": ("lean_cmds", "Move images and big tool outputs out of a session into blobs, leaving notes pi still opens."),
+    "restore": ("lean_cmds", "Put back, byte for byte, every payload slim moved out of a session."),
+    "prune": ("lean_cmds", "Move a session's abandoned branches to an archive session."),
 }
 """Every command, in the order ``--help`` lists them: its module in
 :mod:`pi_session.cli` (whose ``register(app)`` adds it) and the one line

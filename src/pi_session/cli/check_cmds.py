@@ -55,6 +55,24 @@ def _resolve(ctx: typer.Context, session: str) -> Path:
         fail(str(exc), code=2)
 
 
+def _lean_warnings(path: Any) -> list[str]:
+    """What ``check`` says when a session holds more than
+    :data:`pi_session.lean.WARN_OVER` bytes of payload or of abandoned
+    branches, each with the command that fixes it."""
+    from ..lean import WARN_OVER, human_size, measure_file
+
+    try:
+        lean = measure_file(path)
+    except OSError:
+        return []
+    out = []
+    if lean.payload > WARN_OVER:
+        out.append(f"{human_size(lean.payload)} of images and big tool outputs; `pi-session slim {path}` moves them out of the file")
+    if lean.abandoned > WARN_OVER:
+        out.append(f"{human_size(lean.abandoned)} in abandoned branches; `pi-session prune {path}` moves them to an archive session")
+    return out
+
+
 def check(
     ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
@@ -65,8 +83,10 @@ def check(
 
     Exit status: 0 no problem left; 1 problems found (without --repair), or
     problems repair does not fix (tree problems); 2 unreadable file.
-    Warnings (a lone UTF-16 surrogate in a string: sent as U+FFFD) are
-    printed with their line and do not change the exit status.
+    Warnings (a lone UTF-16 surrogate in a string: sent as U+FFFD; over
+    8 MB of images and big tool outputs, or of abandoned branches, with the
+    `slim` or `prune` command that fixes it) are printed and do not change
+    the exit status.
     """
     path = _resolve(ctx, session)
     try:
@@ -80,9 +100,15 @@ def check(
         fail(str(exc), code=2)
     except OSError as exc:
         fail(f"{path}: {exc.strerror or exc}", code=2)
+    lean_notes = _lean_warnings(path)
     if as_json:
-        print_json(result.to_json() if result is not None else report.to_json())
+        data = result.to_json() if result is not None else report.to_json()
+        if lean_notes:
+            data["leanWarnings"] = lean_notes
+        print_json(data)
     else:
+        for note in lean_notes:
+            console.print(Text(sanitize(f"{path}: warning: {note}"), style="yellow"), soft_wrap=True)
         shown = result.before if result is not None else report
         for text, problem in grouped_problems(shown.problems, path):
             console.print(Text(sanitize(text), style="yellow" if problem.fixable else "red"), soft_wrap=True)

@@ -69,6 +69,7 @@ def ls(
     ctx: typer.Context,
     all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
+    sizes: bool = typer.Option(False, "--sizes", help="How much of each session file is payload (images, big tool outputs) and abandoned branches (reads every file)."),
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
@@ -82,7 +83,11 @@ def ls(
     --cwd takes a Windows path (C:\\Users\\me\\app), as pi names its directory.
 
     With a database store (--store, PI_SESSION_STORE) the table comes from
-    the store's listing columns, without reading any session."""
+    the store's listing columns, without reading any session.
+
+    --sizes: one line per session instead: its size, the bytes of
+    payload `pi-session slim` would move out and of abandoned branches
+    `pi-session prune` would archive (--json: a "lean" object each)."""
     url = store_url(ctx, store)
     project = project_dir(cwd) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
@@ -99,6 +104,9 @@ def ls(
         infos = chosen.list(cwd=project) if chosen is not None else list_session_dir(default_session_dir(project))
     else:
         infos = SessionManager.list(project, store=chosen)
+    if sizes:
+        _ls_sizes(infos, as_json, db)
+        return
     if as_json:
         print_json(infos)
         return
@@ -114,6 +122,38 @@ def ls(
     other_ids = () if all_ else other_session_ids(db, chosen)
     for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000), other_ids=other_ids):
         console.print(line, soft_wrap=True)
+
+
+def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
+    """``ls --sizes``: each session's size, payload and abandoned-branch
+    bytes (a file read once; a database session's lines)."""
+    from ..lean import LeanSizes, human_size, measure_file, measure_lines
+
+    rows = []
+    for info in infos:
+        path = info.get("path") if db is None else db.locator(str(info.get("id")))
+        lean: LeanSizes | None
+        try:
+            if db is not None:
+                lean = measure_lines(db.read_lines(str(info.get("id"))))
+            else:
+                lean = measure_file(path) if isinstance(path, str) else None
+        except (OSError, StoreError):
+            lean = None
+        if as_json:
+            info["lean"] = lean.to_json() if lean is not None else None
+        elif lean is not None:
+            rows.append(
+                f"{human_size(lean.total):>9}  payload {human_size(lean.payload):>9} {_percent(lean.payload, lean.total):>4}  "
+                f"abandoned {human_size(lean.abandoned):>9} {_percent(lean.abandoned, lean.total):>4}  {sanitize(str(path))}"
+            )
+    if as_json:
+        print_json(infos)
+        return
+    for row in rows:
+        console.print(row, markup=False, soft_wrap=True)
+    if not rows:
+        console.print("No sessions", markup=False)
 
 
 def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
@@ -144,6 +184,9 @@ def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JS
     stats = manager.stats()
     data = stats.to_json()
     counts = stats.counts
+    lean = _lean_sizes(manager)
+    if lean is not None:
+        data["lean"] = lean.to_json()
     if as_json:
         print_json(data)
         return
@@ -162,6 +205,8 @@ def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JS
         shown = list(data["labels"].items())[:_INFO_LABELS]
         more = len(data["labels"]) - len(shown)
         rows.append(("labels", ", ".join(f"{k}={' '.join(field_text(v).split())}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
+    if lean is not None:
+        rows.extend(_lean_rows(lean, str(data["path"])))
     rows.append(("problems", f"{len(stats.problems):,} found reading the file (`pi-session check` also checks each entry's fields)"))
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
@@ -171,6 +216,43 @@ def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JS
 
 
 _INFO_LABELS = 10  # labels `info` lists; --json gives them all
+
+
+def _lean_sizes(manager: Any) -> Any:
+    """:func:`pi_session.lean.measure_file` of a manager's session (a file,
+    or a database session's lines) at its leaf, or None (in memory, or
+    unreadable)."""
+    from ..lean import measure_file, measure_lines
+
+    path = manager.get_session_file()
+    try:
+        if path is not None:
+            return measure_file(path, manager.get_leaf_id())
+        store = manager.get_store()
+        if store is None or not hasattr(store, "read_lines"):
+            return None
+        return measure_lines(store.read_lines(manager.get_session_id()), manager.get_leaf_id())
+    except (OSError, StoreError):
+        return None
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f}%" if whole else "0%"
+
+
+def _lean_rows(lean: Any, path: str) -> list[tuple[str, str]]:
+    """``info``'s rows on payload bytes, abandoned-branch bytes and slimmed payloads."""
+    from ..lean import human_size
+
+    rows = [
+        ("payload", f"{human_size(lean.payload)} ({_percent(lean.payload, lean.total)}) in images and tool outputs over 16 KB"
+         + (" (`pi-session slim` moves out those outside the model context)" if lean.payload else "")),
+        ("abandoned", f"{human_size(lean.abandoned)} ({_percent(lean.abandoned, lean.total)}) in branches off the path to the leaf"
+         + (" (`pi-session prune` archives them)" if lean.abandoned else "")),
+    ]
+    if lean.slimmed:
+        rows.append(("slimmed", f"{plural(lean.slimmed, 'payload')} in blobs (`pi-session restore` puts them back)"))
+    return rows
 
 
 def tree(

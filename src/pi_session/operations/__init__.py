@@ -23,11 +23,14 @@ OpenAI Agents SDK session (:mod:`pi_session.integrations.openai_agents`).
   :func:`redacted_manager` for secrets on a page) and **import** (:func:`import_sessions`).
 - **Scrubbing secrets** (:func:`scrub_session`, :func:`find_in_session`,
   :func:`all_sessions`): ``pi-session scrub`` and ``secrets``.
+- **Keeping sessions lean** (:func:`slim_session`, :func:`restore_session`,
+  :func:`prune_session`): ``pi-session slim``, ``restore`` and ``prune``.
 
 Front ends parse arguments, call these, and print. Nothing here prints.
 
 Each name is imported from its module on first use. Modules: :mod:`.errors`, :mod:`.opening`, :mod:`.compacting`,
-:mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`, :mod:`.scrubbing`.
+:mod:`.navigating`, :mod:`.cloning`, :mod:`.exporting`, :mod:`.importing`, :mod:`.scrubbing`,
+:mod:`.slimming`, :mod:`.pruning`.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ if TYPE_CHECKING:
     from .navigating import already_there_message, clone_warning, navigate_session, summarize_branch
     from .opening import open_for_reading, open_for_writing, save, session_notes
     from .scrubbing import all_sessions, find_in_session, scrub_session
+    from .slimming import BlobStore, RestoreResult, SlimResult, restore_session, slim_session
+    from .pruning import PruneResult, prune_session
 
 # module -> the public names it provides; each is imported on first use
 # (PEP 562), so opening a session does not load compaction or export
@@ -77,6 +82,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "importing": ("STORE_SCHEMES", "is_store_url", "import_sessions"),
     "scrubbing": ("all_sessions", "find_in_session", "scrub_session"),
+    "slimming": ("BlobStore", "SlimResult", "RestoreResult", "slim_session", "restore_session"),
+    "pruning": ("PruneResult", "prune_session"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -28,7 +28,7 @@ Both are idempotent: a scrubbed session has nothing left to scrub.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -250,7 +250,8 @@ def find_in_session(
     or the store locator. A file's side files
     (:func:`pi_session.secrets.finding.side_files`: ``<file>.torn-*``,
     ``<file>.rejected-*``, backups) are scanned too, after it; their hits
-    name the side file.
+    name the side file; then the blobs its ``slim`` notes name, hits
+    naming the blob file.
 
     Raises:
         OSError: the file cannot be read.
@@ -261,12 +262,56 @@ def find_in_session(
 
     if store is not None and not isinstance(store, FileStore):
         session_id = store.resolve(str(location))
-        hits = find_secrets(store.read_lines(session_id), session=store.locator(session_id), allow=allow, on_progress=on_progress)
-        return _mark_hidden(hits, session_id, store)
+        lines = list(store.read_lines(session_id))
+        hits = find_secrets(lines, session=store.locator(session_id), allow=allow, on_progress=on_progress)
+        hits = _mark_hidden(hits, session_id, store)
+        from ..lean import note_hashes
+
+        digests = dict.fromkeys(d for raw in lines for d in note_hashes(raw))
+        hits.extend(_blob_hits(((f"{store.url}#blob:sha256:{d}", store.get_blob(d)) for d in digests), allow))
+        return hits
     hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
     for side in side_files(location):
         hits.extend(find_secrets(side, allow=allow))
+    hits.extend(_blob_hits(_file_blobs(location), allow))
     return hits
+
+
+def _blob_hits(blobs: Iterable[tuple[str, bytes | None]], allow: AllowList | None) -> list[SecretHit]:
+    """The secrets in the blobs ``slim`` moved a session's payloads to
+    (``(name, bytes)``; hits name the blob). A blob that is missing or not
+    JSON is skipped (``restore`` reports it)."""
+    import orjson
+
+    from ..secrets import find_secrets
+
+    hits: list[SecretHit] = []
+    for name, data in blobs:
+        if data is None:
+            continue
+        try:
+            value = orjson.loads(data)
+        except orjson.JSONDecodeError:
+            continue
+        block = value if isinstance(value, dict) else {"type": "text", "text": value if isinstance(value, str) else str(value)}
+        record = {"type": "message", "id": None, "message": {"role": "toolResult", "content": [block]}}
+        hits.extend(find_secrets([record], session=name, allow=allow))
+    return hits
+
+
+def _file_blobs(location: StrPath) -> Iterator[tuple[str, bytes | None]]:
+    """``(blob path, bytes or None)`` of each blob a session file's notes name, once each."""
+    from .slimming import slimmed_blobs
+
+    seen: set[str] = set()
+    for _line, digest, blob in slimmed_blobs(location):
+        if digest in seen:
+            continue
+        seen.add(digest)
+        try:
+            yield str(blob), blob.read_bytes()
+        except OSError:
+            yield str(blob), None
 
 
 def _mark_hidden(hits: list[SecretHit], location: StrPath, store: Any) -> list[SecretHit]:

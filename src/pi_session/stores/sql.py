@@ -20,6 +20,8 @@ Schema (table names prefixed ``pi_``):
   (the text a user/assistant message adds to ``allMessagesText``) and
   ``line``: the exact bytes, ``\\n`` included.
 - ``pi_meta``: ``key``/``value`` (the schema version).
+- ``pi_blobs``: the payloads ``slim`` moved out of sessions, by content:
+  ``hash`` (sha256 hex, primary key) and ``data`` (the exact bytes).
 
 What a dialect (subclass) must provide:
 
@@ -121,6 +123,10 @@ SCHEMA = (
     )""",
     "CREATE UNIQUE INDEX IF NOT EXISTS pi_records_offset ON pi_records (session_id, byte_offset)",
     "CREATE INDEX IF NOT EXISTS pi_records_entry ON pi_records (session_id, entry_id)",
+    """CREATE TABLE IF NOT EXISTS pi_blobs (
+        hash TEXT PRIMARY KEY,
+        data {blob} NOT NULL
+    )""",
 )
 
 _SESSION_COLUMNS = (
@@ -341,6 +347,20 @@ class SQLStore(SessionStore):
             raise SessionNotFoundError(f"{self.url}: no session {session_id}")
         blob = self._blob
         return iter([blob(r[0]) for r in rows])
+
+    def put_blobs(self, blobs: Mapping[str, bytes]) -> None:
+        """Store content-addressed blobs (``{sha256 hex: bytes}``) in one
+        transaction; a hash already stored is kept (``slim``)."""
+        if not blobs:
+            return
+        with self._transaction(write=True) as cur:
+            self._executemany(cur, "INSERT INTO pi_blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING", list(blobs.items()))
+
+    def get_blob(self, digest: str) -> bytes | None:
+        """The bytes of blob ``digest`` (sha256 hex), or None (``restore``)."""
+        with self._transaction(write=False) as cur:
+            row = self._exec(cur, "SELECT data FROM pi_blobs WHERE hash = ?", (digest,)).fetchone()
+        return None if row is None else self._blob(row[0])
 
     def file_name(self, session_id: str) -> str | None:
         """The file name the session was imported from, or None."""

@@ -1,0 +1,389 @@
+"""Keeping sessions lean (beyond pi), the pure part: which values of a
+session line are bulky payloads, the note that stands in for a payload moved
+to a blob, the byte spans of values in a raw line, and which entries a
+prune keeps. The file and blob I/O is :mod:`pi_session.operations.slimming`
+and :mod:`pi_session.operations.pruning`.
+
+Payloads (what ``slim`` moves out):
+
+- an image block anywhere in a message's content (``{"type": "image",
+  "data": <base64>, "mimeType": ...}``): the whole block;
+- a tool result's text block, a bash execution's ``output``, and each
+  string argument of a tool call (``arguments.<key>``), over a size.
+
+The note keeps the file a valid pi session: an image block becomes a text
+block, a string stays a string, each naming its blob::
+
+    {"type":"text","text":"[pi-session slim: image/png, 1.4 MB, block blob sha256:<hex>; pi-session restore puts it back]"}
+    "[pi-session slim: text, 80.0 KB, blob sha256:<hex>; pi-session restore puts it back]"
+
+The blob holds the exact bytes the note replaced in the line, so putting it
+back gives the original line byte for byte.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "DEFAULT_OUTPUTS_OVER",
+    "NOTE_PATTERN",
+    "WARN_OVER",
+    "LeanSizes",
+    "Payload",
+    "block_note",
+    "find_payloads",
+    "human_size",
+    "kept_ids",
+    "measure_file",
+    "measure_lines",
+    "note_hashes",
+    "parse_size",
+    "string_note",
+    "value_spans",
+]
+
+_TAIL = "; pi-session restore puts it back]"
+
+NOTE_PATTERN = re.compile(
+    rb'(\{"type":"text","text":"\[pi-session slim: [A-Za-z0-9/+.,\- ]*, block blob sha256:([0-9a-f]{64})'
+    + re.escape(_TAIL.encode())
+    + rb'"\})|("\[pi-session slim: [A-Za-z0-9/+.,\- ]*, blob sha256:([0-9a-f]{64})'
+    + re.escape(_TAIL.encode())
+    + rb'")'
+)
+"""A note in a raw line: group 2 is the hash of a block note (the note is a
+whole text block), group 4 that of a string note (a JSON string)."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9/+.\- ]")
+
+
+def human_size(n: int) -> str:
+    """``n`` bytes as ``"812 B"``, ``"80.0 KB"``, ``"1.4 MB"``, ``"2.1 GB"`` (powers of 1024)."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    raise AssertionError  # unreachable
+
+
+def parse_size(text: str) -> int:
+    """A size as the command line takes it: ``"65536"``, ``"64K"``,
+    ``"64KB"``, ``"1.5M"``, ``"2G"`` (powers of 1024, case-insensitive).
+
+    Raises:
+        ValueError: not a size (the message says what is accepted).
+    """
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([kmg]?)(?:i?b)?\s*", text, re.IGNORECASE)
+    if m is None:
+        raise ValueError(f"{text!r} is not a size (give bytes, or a number with K, M or G)")
+    return int(float(m.group(1)) * 1024 ** " kmg".index(m.group(2).lower() or " "))
+
+
+def _describe(text: str) -> str:
+    return _SAFE.sub("", text)[:60] or "payload"
+
+
+def block_note(mime: str, size: int, digest: str) -> bytes:
+    """The text block standing in for a whole content block (an image) of
+    ``size`` bytes moved to the blob ``digest`` (sha256 hex)."""
+    return (
+        f'{{"type":"text","text":"[pi-session slim: {_describe(mime)}, {human_size(size)}, block blob sha256:{digest}{_TAIL}"}}'
+    ).encode()
+
+
+def string_note(kind: str, size: int, digest: str) -> bytes:
+    """The JSON string standing in for a string value of ``size`` bytes
+    moved to the blob ``digest`` (sha256 hex)."""
+    return f'"[pi-session slim: {_describe(kind)}, {human_size(size)}, blob sha256:{digest}{_TAIL}"'.encode()
+
+
+def note_hashes(raw: bytes) -> list[str]:
+    """The blob hashes the notes of one raw line name, in line order."""
+    if b"pi-session slim: " not in raw:
+        return []
+    return [(m.group(2) or m.group(4)).decode() for m in NOTE_PATTERN.finditer(raw)]
+
+
+@dataclass(frozen=True)
+class Payload:
+    """One bulky value of a record.
+
+    Attributes:
+        path: where it is in the record (keys and list indexes).
+        kind: ``"image"`` (a whole content block) or ``"text"`` (a string).
+        label: what the note says it was (the image's MIME type, or
+            ``"tool output"``, ``"bash output"``, ``"tool argument"``).
+        size: its length in characters (images: of the base64 data).
+    """
+
+    path: tuple[str | int, ...]
+    kind: str
+    label: str
+    size: int
+
+
+def find_payloads(record: Any, *, images: bool, outputs_over: int | None) -> list[Payload]:
+    """The payloads of one record (see the module docstring): image
+    blocks when ``images``; tool result text blocks, bash execution
+    outputs and tool call string arguments longer than ``outputs_over``
+    characters when it is not None. Never raises on odd records."""
+    out: list[Payload] = []
+    if not isinstance(record, Mapping):
+        return out
+    rtype = record.get("type")
+    if rtype == "message":
+        message = record.get("message")
+        base: tuple[str | int, ...] = ("message",)
+    elif rtype == "custom_message":
+        message = record
+        base = ()
+    else:
+        return out
+    if not isinstance(message, Mapping):
+        return out
+    role = message.get("role")
+    content = message.get("content")
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if not isinstance(block, Mapping):
+                continue
+            btype = block.get("type")
+            if btype == "image" and images and isinstance(block.get("data"), str):
+                mime = block.get("mimeType")
+                out.append(Payload((*base, "content", i), "image", mime if isinstance(mime, str) else "image", len(block["data"])))
+            elif outputs_over is not None and btype == "text" and role == "toolResult":
+                text = block.get("text")
+                if isinstance(text, str) and len(text) > outputs_over:
+                    out.append(Payload((*base, "content", i, "text"), "text", "tool output", len(text)))
+            elif outputs_over is not None and btype == "toolCall" and isinstance(block.get("arguments"), Mapping):
+                for key, value in block["arguments"].items():
+                    if isinstance(value, str) and len(value) > outputs_over:
+                        out.append(Payload((*base, "content", i, "arguments", key), "text", "tool argument", len(value)))
+    if outputs_over is not None and role == "bashExecution":
+        output = message.get("output")
+        if isinstance(output, str) and len(output) > outputs_over:
+            out.append(Payload((*base, "output"), "text", "bash output", len(output)))
+    return out
+
+
+_WS = re.compile(rb"[ \t\r\n]*")
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_SCALAR = re.compile(rb"[^,}\]\s]+")
+
+
+def value_spans(raw: bytes, paths: Iterable[tuple[str | int, ...]]) -> dict[tuple[str | int, ...], tuple[int, int]]:
+    """The byte spans ``(start, end)`` in the raw JSON text ``raw`` of the
+    values at ``paths`` (keys and list indexes, as :class:`Payload` gives
+    them). ``raw`` must be valid JSON. A path whose value is absent is left
+    out. Long strings are skipped by a regular expression, so a line with
+    a 100 MB image costs one pass.
+
+    Raises:
+        ValueError: ``raw`` is not the JSON text it should be.
+    """
+    import orjson
+
+    wanted = set(paths)
+    prefixes = {p[:i] for p in wanted for i in range(len(p) + 1)}
+    found: dict[tuple[str | int, ...], tuple[int, int]] = {}
+
+    def skip_ws(pos: int) -> int:
+        m = _WS.match(raw, pos)
+        assert m is not None
+        return m.end()
+
+    def value(pos: int, path: tuple[str | int, ...]) -> int:
+        # iterative over the members of this container; recursion per level
+        pos = skip_ws(pos)
+        start = pos
+        c = raw[pos : pos + 1]
+        descend = path in prefixes
+        if c == b'"':
+            m = _STRING.match(raw, pos)
+            if m is None:
+                raise ValueError("unterminated string")
+            end = m.end()
+        elif c in (b"{", b"["):
+            closing = b"}" if c == b"{" else b"]"
+            pos = skip_ws(pos + 1)
+            index = 0
+            if raw[pos : pos + 1] == closing:
+                end = pos + 1
+            else:
+                while True:
+                    if c == b"{":
+                        m = _STRING.match(raw, pos)
+                        if m is None:
+                            raise ValueError("expected a key")
+                        key: str | int = orjson.loads(m.group()) if descend else ""
+                        pos = skip_ws(m.end())
+                        if raw[pos : pos + 1] != b":":
+                            raise ValueError("expected ':'")
+                        pos += 1
+                    else:
+                        key = index
+                    pos = skip_ws(value(pos, (*path, key) if descend else ("\0",)))
+                    index += 1
+                    sep = raw[pos : pos + 1]
+                    if sep == b",":
+                        pos = skip_ws(pos + 1)
+                        continue
+                    if sep == closing:
+                        end = pos + 1
+                        break
+                    raise ValueError("expected ',' or a closing bracket")
+        else:
+            m = _SCALAR.match(raw, pos)
+            if m is None:
+                raise ValueError("expected a value")
+            end = m.end()
+        if path in wanted:
+            found[path] = (start, end)
+        return end
+
+    value(0, ())
+    return found
+
+
+@dataclass
+class LeanSizes:
+    """How much of a session is payload and abandoned branches (what
+    ``info``, ``ls --sizes`` and ``check`` report).
+
+    Attributes:
+        total: the file's bytes.
+        payload: bytes of images (any entry) and of tool outputs and
+            arguments over the size ``slim`` uses by default, as they
+            stand in the file.
+        abandoned: bytes of the lines ``prune`` would move to an archive.
+        slimmed: notes standing in for payloads moved to blobs.
+    """
+
+    total: int = 0
+    payload: int = 0
+    abandoned: int = 0
+    slimmed: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        """A JSON-ready dict: ``{"bytes", "payloadBytes", "abandonedBytes", "slimmedPayloads"}``."""
+        return {"bytes": self.total, "payloadBytes": self.payload, "abandonedBytes": self.abandoned, "slimmedPayloads": self.slimmed}
+
+
+def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set[str]:
+    """The ids ``prune`` keeps: every entry on the path root→leaf of each
+    of ``leaves``; then, until nothing changes, each label entry naming a
+    kept entry and the last ``session_info`` entry (the session's name),
+    with their own paths (so the kept entries keep their labels and the
+    session its name; the label's branch stays up to the label).
+
+    Args:
+        entries: the session's entries in file order (dicts with ``id`` and
+            ``parentId``).
+        leaves: the ids of the leaves whose paths stay.
+    """
+    parent: dict[str, Any] = {}
+    for e in entries:
+        eid = e.get("id")
+        if isinstance(eid, str):
+            parent[eid] = e.get("parentId")
+    keep: set[str] = set()
+
+    def add_path(eid: Any) -> None:
+        seen: set[str] = set()
+        while isinstance(eid, str) and eid in parent and eid not in keep and eid not in seen:
+            seen.add(eid)
+            keep.add(eid)
+            eid = parent[eid]
+
+    for leaf in leaves:
+        add_path(leaf)
+    names = [e for e in entries if e.get("type") == "session_info"]
+    if names:
+        add_path(names[-1].get("id"))
+    changed = True
+    while changed:
+        before = len(keep)
+        for e in entries:
+            if e.get("type") == "label" and e.get("targetId") in keep and e.get("id") not in keep:
+                add_path(e.get("id"))
+        changed = len(keep) != before
+    return keep
+
+
+def iter_payload_bytes(raw: bytes, record: Any, *, outputs_over: int) -> Iterator[int]:
+    """The byte lengths in ``raw`` of the payloads of ``record`` (images,
+    and outputs over ``outputs_over``); an approximation by characters
+    when the line's spans cannot be found."""
+    payloads = find_payloads(record, images=True, outputs_over=outputs_over)
+    if not payloads:
+        return
+    try:
+        spans = value_spans(raw, [p.path for p in payloads])
+    except (ValueError, RecursionError):
+        spans = {}
+    for p in payloads:
+        span = spans.get(p.path)
+        yield span[1] - span[0] if span else p.size
+
+
+DEFAULT_OUTPUTS_OVER = 16 * 1024
+"""Tool outputs and arguments longer than this (characters) are payloads
+when ``slim`` is given neither ``--images`` nor ``--outputs-over``, and in
+what ``info``, ``ls --sizes`` and ``check`` count."""
+
+WARN_OVER = 8 * 1024 * 1024
+"""``check`` warns when a session holds more payload bytes, or more bytes
+of abandoned branches, than this."""
+
+
+def measure_lines(lines: Iterable[bytes], leaf: str | None = None, *, outputs_over: int = DEFAULT_OUTPUTS_OVER) -> LeanSizes:
+    """How much of a session is payload and abandoned branches.
+
+    Args:
+        lines: the session file's lines (each with its newline, as in the file).
+        leaf: the session's leaf; None: the last entry (pi's rule on open).
+        outputs_over: the size over which tool outputs and arguments count.
+
+    Returns:
+        A :class:`LeanSizes` (bytes). Lines that are not JSON count only in
+        ``total``.
+    """
+    import orjson
+
+    sizes = LeanSizes()
+    entries: list[dict[str, Any]] = []
+    length: dict[str, int] = {}
+    for raw in lines:
+        sizes.total += len(raw)
+        if b"pi-session slim: " in raw:
+            sizes.slimmed += len(note_hashes(raw))
+        try:
+            record = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            continue
+        if not isinstance(record, dict) or record.get("type") == "session" or not isinstance(record.get("id"), str):
+            continue
+        entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
+        length[record["id"]] = len(raw)
+        if b'"image"' in raw or len(raw) > outputs_over:
+            sizes.payload += sum(iter_payload_bytes(raw, record, outputs_over=outputs_over))
+    if leaf is None and entries:
+        leaf = entries[-1]["id"]
+    keep = kept_ids(entries, [leaf] if leaf is not None else [])
+    sizes.abandoned = sum(n for eid, n in length.items() if eid not in keep)
+    return sizes
+
+
+def measure_file(path: Any, leaf: str | None = None) -> LeanSizes:
+    """:func:`measure_lines` of a session file (read once, line by line).
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    with open(path, "rb") as f:
+        return measure_lines(f, leaf)
