@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from ..errors import PiSessionError
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -153,12 +156,10 @@ def active_store(url: str | None = None, *, create: bool = False) -> Any:
         fail(str(exc))
 
 
-def database_store(url: str | None = None) -> Any:
-    """:func:`active_store` when it is a database (not a FileStore), else None."""
-    from ..stores.file import FileStore
-
+def database_store(url: str | None = None) -> SessionStore | None:
+    """:func:`active_store` when it is a database (not a store of files), else None."""
     store = active_store(url)
-    return None if store is None or isinstance(store, FileStore) else store
+    return None if store is None or store.files_root is not None else store
 
 
 interrupt_reported = False
@@ -327,19 +328,19 @@ def project_cwd(project: str) -> str:
     return project if is_windows_absolute(project) else resolve_path(project)
 
 
-def other_session_ids(db: Any, chosen: Any) -> Iterator[str]:
+def other_session_ids(db: SessionStore | None, chosen: SessionStore | None) -> Iterator[str]:
     """The ids of every session (of the store, or under the sessions
     directory), read only if ``ls`` shortens ids: those its short ids must
     not be a prefix of. Files give the id their name gives
     (``<time>_<id>.jsonl``, what every command also matches; a file named
     otherwise is matched by its header, which only ``ls --all`` reads)."""
     from ..paths import sessions_dir
-    from ..stores.file import FileStore, named_session_files
+    from ..stores.file import named_session_files
 
     if db is not None:
         yield from (str(info.get("id")) for info in db.list(cwd=None, with_text=False))
         return
-    root = chosen.root if isinstance(chosen, FileStore) else sessions_dir()
+    root = (chosen.files_root if chosen is not None else None) or sessions_dir()
     yield from (session_id for session_id, _path in named_session_files(root))
 
 
