@@ -49,10 +49,21 @@ What a dialect (subclass) must provide:
 - optionally :attr:`SQLStore.secure_delete_sql` (run before the deletes of
   :meth:`SQLHandle.replace_lines`: SQLite's ``PRAGMA secure_delete = ON``)
   and :meth:`SQLStore._after_rewrite` (after it: SQLite truncates its WAL).
+- :attr:`SQLStore.dialect`: ``sqlite`` or ``postgresql``, for code that
+  keeps tables of its own in the store.
 - ``url``: set by the constructor (masked with :func:`mask_url`); then call
   :meth:`SQLStore._ensure_schema`.
 
 Every query is parameterised; identifiers are constants of this module.
+
+Code that keeps tables of its own in the store (the search index,
+:mod:`pi_session.search.store_index`; this package imports nothing of it)
+uses two public seams: :meth:`SQLStore.transaction`, a transaction whose
+:class:`SQLExecutor` runs statements written with ``?`` markers, and
+:meth:`SQLStore.add_write_hook`, a callback run inside every transaction
+that writes a session (create, append, replace, delete) with what it
+wrote (:class:`WriteEvent`), so the hook's rows commit or roll back with
+the session's.
 """
 
 from __future__ import annotations
