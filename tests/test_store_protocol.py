@@ -195,6 +195,25 @@ def test_search_finds_what_a_process_without_the_index_wrote(tmp_path: Path) -> 
         assert {h.session_id for h in search(store, "aardvark").hits} == {kept}
 
 
+def test_a_read_only_store_is_searched_as_indexed_with_a_warning(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    url = f"sqlite:///{db}"
+    with open_store(url) as store:
+        index_for(store).close()
+        kept = store.create(_lines("0199d0e0-kept", "the aardvark speaks"))
+    _write_elsewhere(url, "append", kept, "a zebracorn appears")  # not indexed yet
+    db.chmod(0o444)
+    try:
+        with open_store(url) as store:
+            assert store.read_only
+            result = search(store, "aardvark")
+            assert {h.session_id for h in result.hits} == {kept}
+            assert len(result.warnings) == 1 and "hits may miss them" in result.warnings[0]
+            assert "\n" not in result.warnings[0]
+    finally:
+        db.chmod(0o644)
+
+
 # ----------------------------------------------------------------------
 # the layering the protocol allows
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any
 
 from ..storage import parse_line
+from ..stores.base import StoreError
 from ..stores.sql import SQLExecutor, SQLStore, WriteEvent
 from .files import IndexStats
 from .fts import Candidate, FtsWriter, candidate_count, filter_sql, fts_candidates, fts_schema
@@ -328,7 +329,7 @@ class SQLSearchIndex:
     def update(self, on_progress: Callable[[int, int], Any] | None = None) -> IndexStats | None:
         """Index what was written without the hook (:func:`catch_up`);
         None (a database index has no bytes to count)."""
-        catch_up(self.store)
+        self._catch_up()
         return None
 
     def candidates(
@@ -343,7 +344,7 @@ class SQLSearchIndex:
         Raises:
             StoreError: the store cannot be read or written.
         """
-        catch_up(self.store)
+        self._catch_up()
         with self.store.transaction(write=False) as tx:
             if tx.dialect == "postgresql":
                 found = pg_candidates(tx, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
@@ -355,6 +356,21 @@ class SQLSearchIndex:
                 if c.session_id is not None:
                     c.location = self.store.locator(c.session_id)
                 yield c
+
+    def _catch_up(self) -> None:
+        """:func:`catch_up`; a store that cannot be written (a read-only
+        SQLite file) is searched as it is indexed, with a warning, once
+        its index exists."""
+        try:
+            catch_up(self.store)
+        except StoreError as exc:
+            with self.store.transaction(write=False) as tx:
+                row = tx.execute("SELECT value FROM pi_meta WHERE key = ?", ("search_version",)).fetchone()
+            if row is None or row[0] != SEARCH_VERSION:
+                raise
+            warning = f"{exc}: the search index could not take in the latest writes; hits may miss them"
+            if warning not in self.warnings:
+                self.warnings.append(warning)
 
     def guarded(self, work: Callable[[], Any]) -> Any:
         """Run ``work`` (nothing to rebuild here)."""

@@ -52,7 +52,7 @@ __all__ = [
     "shared_store",
 ]
 
-_BACKENDS = {
+_LAZY_NAMES = {
     "FileStore": ("file", "FileStore"),
     "FileHandle": ("file", "FileHandle"),
     "SQLiteStore": ("sqlite", "SQLiteStore"),
@@ -62,7 +62,7 @@ _BACKENDS = {
 
 def __getattr__(name: str) -> Any:
     """The backends, imported when first named."""
-    where = _BACKENDS.get(name)
+    where = _LAZY_NAMES.get(name)
     if where is None:
         raise AttributeError(name)
     import importlib
