@@ -299,6 +299,7 @@ def test_a_store_indexed_by_another_version_gets_the_folded_columns(tmp_path: Pa
 
     db = tmp_path / "s.db"
     with open_store(f"sqlite:///{db}") as s:
+        s.search_index().close()  # the index, written by each create
         for name, records in _folded_sessions():
             s.create(lines_of(records), file_name=name)
     with sqlite3.connect(db) as conn:

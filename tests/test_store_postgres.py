@@ -16,6 +16,7 @@ import pytest
 
 from pi_session import jsonio
 from storage_helpers import stored_session_lines
+from pi_session.search import index_for
 from pi_session.stores import StoreError, open_store
 from pi_session.stores.postgres import PostgresStore
 
@@ -115,13 +116,14 @@ def test_processes_creating_the_schema_at_once(postgres_url: str) -> None:
 
 def test_schema_is_created_once_and_reused(postgres_url: str) -> None:
     with open_store(postgres_url) as store:
+        index_for(store).close()  # the search index, written by each create
         store.create(_session("kept"))
     with open_store(postgres_url) as store:
         assert store.exists("kept")
     with psycopg.connect(postgres_url) as conn:
         tables = {r[0] for r in conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")}
     assert tables == {"pi_meta", "pi_sessions", "pi_records", "pi_blobs"} | {  # and the search index
-        "pi_search_sessions", "pi_search_docs", "pi_search_files", "pi_search_edits"}
+        "pi_search_sessions", "pi_search_docs", "pi_search_files", "pi_search_edits", "pi_search_marks"}
     with psycopg.connect(postgres_url) as conn:
         if conn.info.server_version >= 140000:  # large lines are compressed with lz4
             row = conn.execute("SELECT attcompression FROM pg_attribute WHERE attrelid = 'pi_records'::regclass AND attname = 'line'").fetchone()

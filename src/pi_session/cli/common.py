@@ -6,13 +6,16 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
 
 from ..errors import PiSessionError
 from .catalog import STORE_HELP
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 NO_WIDTH = 100_000
 """The console width when no terminal is involved (output to a pipe or a
@@ -165,12 +168,10 @@ def active_store(url: str | None, *, create: bool = False) -> Any:
         fail(str(exc))
 
 
-def database_store(url: str | None) -> Any:
-    """:func:`active_store` when it is a database (not a FileStore), else None."""
-    from ..stores.file import FileStore
-
+def database_store(url: str | None) -> SessionStore | None:
+    """:func:`active_store` when it is a database (not a store of files), else None."""
     store = active_store(url)
-    return None if store is None or isinstance(store, FileStore) else store
+    return None if store is None or store.files_root is not None else store
 
 
 interrupt_reported = False
@@ -239,7 +240,7 @@ def resolve_session(arg: str, store: Any = None) -> Path:
 
     if not arg.strip():
         raise CliError("no session given: pass a session file or a session id (prefix)")
-    if store is not None and not store.holds_files:
+    if store is not None and store.files_root is None:
         if os.path.isfile(os.path.expanduser(arg)):
             raise CliError(f"{arg}: a file, and the store is the database {store.url} (--store or PI_SESSION_STORE): "
                            "run this command without a database store to work on the file")
@@ -275,19 +276,19 @@ def project_cwd(project: str) -> str:
     return project if is_windows_absolute(project) else resolve_path(project)
 
 
-def other_session_ids(db: Any, chosen: Any) -> Iterator[str]:
+def other_session_ids(db: SessionStore | None, chosen: SessionStore | None) -> Iterator[str]:
     """The ids of every session (of the store, or under the sessions
     directory), read only if ``ls`` shortens ids: those its short ids must
     not be a prefix of. Files give the id their name gives
     (``<time>_<id>.jsonl``, what every command also matches; a file named
     otherwise is matched by its header, which only ``ls --all`` reads)."""
     from ..paths import sessions_dir
-    from ..stores.file import FileStore, named_session_files
+    from ..stores.file import named_session_files
 
     if db is not None:
         yield from (str(info.get("id")) for info in db.list(cwd=None, with_text=False))
         return
-    root = chosen.root if isinstance(chosen, FileStore) else sessions_dir()
+    root = (chosen.files_root if chosen is not None else None) or sessions_dir()
     yield from (session_id for session_id, _path in named_session_files(root))
 
 
@@ -310,7 +311,7 @@ def open_session(ctx: typer.Context, arg: str, *, read_only: bool = True, quiet:
 
     opener = open_for_reading if read_only else open_for_writing
     chosen = active_store(store_url(ctx))
-    db = chosen if chosen is not None and not chosen.holds_files else None
+    db = chosen if chosen is not None and chosen.files_root is None else None
     try:
         if db is not None:
             if not arg.strip():

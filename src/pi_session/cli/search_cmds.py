@@ -5,13 +5,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 from rich.text import Text
 from typer.core import TyperCommand
 
 from .common import JSON_OPTION, STORE_OPTION, active_store, console, err_console, fail, invocation, print_json, store_url, warn
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 
 def _progress() -> Any:
@@ -92,12 +95,11 @@ def search(
         fail(str(exc))
     for line in result.warnings:
         warn(line)
-    from ..stores.file import FileStore
     from ..stores.sqlite import SQLiteStore
 
     # a SQLite store by its absolute path, so the commands work from any
     # directory; another database as the user named it (with credentials)
-    url = None if store is None or isinstance(store, FileStore) else store.url if isinstance(store, SQLiteStore) else store_url(ctx)
+    url = None if store is None or store.files_root is not None else store.url if isinstance(store, SQLiteStore) else store_url(ctx)
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
@@ -249,18 +251,14 @@ def caret_pad(text: str) -> str:
     return "".join(c if c == "\t" else " " * cell_len(c) for c in sanitize(text))
 
 
-def _check_sessions_dir(store: Any) -> None:
+def _check_sessions_dir(store: SessionStore | None) -> None:
     """Fail with one line when the session files' directory does not
     exist (a typo in --store would otherwise look like an empty store, and
     leave an index of nothing in the cache)."""
     from ..paths import sessions_dir
-    from ..stores.file import FileStore
 
-    if store is None:
-        root = sessions_dir()
-    elif isinstance(store, FileStore):
-        root = store.root
-    else:
+    root = sessions_dir() if store is None else store.files_root
+    if root is None:
         return
     if not os.path.isdir(root):
         fail(f"{root}: no such sessions directory")

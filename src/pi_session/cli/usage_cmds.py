@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
 from .common import JSON_OPTION, STORE_OPTION, active_store, console, fail, print_json, store_url, warn
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 _KIND_HELP = "daily, weekly, monthly, session or blocks (5-hour billing windows)."
 
@@ -63,15 +66,14 @@ def usage(
         console.print(f"No price known for {', '.join(report.missing_pricing)}: counted as $0.", style="yellow", markup=False, soft_wrap=True)
 
 
-def _check_root(store: Any) -> None:
+def _check_root(store: SessionStore | None) -> None:
     """Fail with one line when the session files' directory does not exist
     (a typo in --store would otherwise look like an empty store)."""
     import os
 
     from ..paths import sessions_dir
-    from ..stores.file import FileStore
 
-    root = sessions_dir() if store is None else store.root if isinstance(store, FileStore) else None
+    root = sessions_dir() if store is None else store.files_root
     if root is not None and not os.path.isdir(root):
         fail(f"{root}: no such sessions directory")
 

@@ -127,7 +127,7 @@ def import_agent_sessions(
     files = source_files(source_format, paths)
     state = ImportState(state_path(source_format, store.url))
     marks = store.session_marks(state.session_ids()) if state.files and not recheck else {}
-    durability = Durability.NONE if store.holds_files else Durability.ENTRY
+    durability = Durability.NONE if store.files_root is not None else Durability.ENTRY
     unsynced: list[str] = []
     try:
         for n, file in enumerate(files):

@@ -114,9 +114,8 @@ def prune_session(
             rewritten (nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
-    from ..stores.file import FileStore
 
-    db = store if store is not None and not isinstance(store, FileStore) else None
+    db = store if store is not None and store.files_root is None else None
     if db is not None:
         return _prune_db(db, str(location), keep_branches, dry_run)
     from ..storage import atomic_rewrite, create_file, iter_lines

@@ -30,13 +30,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..records import StrPath
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
 from .opening import open_for_reading, open_for_writing, save
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 __all__ = ["all_sessions", "find_in_session", "scrub_session"]
 
@@ -45,7 +48,7 @@ def scrub_session(
     location: StrPath,
     *,
     mode: Mode,
-    store: Any = None,
+    store: SessionStore | None = None,
     dry_run: bool = False,
     backup: bool = False,
     allow: AllowList | None = None,
@@ -76,9 +79,7 @@ def scrub_session(
             opened or written.
         OSError: on I/O failure (the session is then unchanged).
     """
-    from ..stores.file import FileStore
-
-    db = store if store is not None and not isinstance(store, FileStore) else None
+    db = store if store is not None and store.files_root is None else None
     if mode == "edit":
         return _scrub_edit(location, db, dry_run, allow)
     if mode != "rewrite":
@@ -89,11 +90,11 @@ def scrub_session(
 
 
 def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | None) -> ScrubResult:
-    from ..storage import atomic_rewrite, iter_lines
+    from ..storage import iter_lines
     from ..storage.atomic import write_atomic
     from ..storage.rewrite import backup_path
+    from ..stores import FileHandle
 
-    st = os.stat(path)
     result = ScrubResult(str(path), "rewrite", dry_run)
     old = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
     new = _redact_all(old, result, allow)
@@ -101,7 +102,7 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
         if backup:
             result.backup = backup_path(path, "secrets")
             write_atomic(result.backup, old, replace=False)
-        atomic_rewrite(path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
+        FileHandle(path).replace_lines(old, new)
         result.notes.extend(purge_caches(path))
     _side_files(path, result, allow, rewrite=not dry_run)
     return result
@@ -159,7 +160,7 @@ def _redact_all(old: list[bytes], result: ScrubResult, allow: AllowList | None) 
     return new
 
 
-def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
+def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
     from ..storage.atomic import write_atomic
 
     session_id = store.resolve(session)
@@ -179,7 +180,7 @@ def _rewrite_db(store: Any, session: str, dry_run: bool, backup: bool, allow: Al
     return result
 
 
-def _scrub_edit(location: StrPath, db: Any, dry_run: bool, allow: AllowList | None) -> ScrubResult:
+def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow: AllowList | None) -> ScrubResult:
     from ..context_edits import EDITABLE_ROLES
 
     opener = open_for_reading if dry_run else open_for_writing
@@ -228,7 +229,7 @@ def _as_record(entry: Any, message: Any) -> dict[str, Any]:
     return {"type": "message", "id": entry.get("id"), "message": message}
 
 
-def all_sessions(store: Any = None) -> list[str]:
+def all_sessions(store: SessionStore | None = None) -> list[str]:
     """The sessions of ``store`` (default: the session files under pi's
     sessions directory), as :func:`scrub_session` and :func:`find_in_session`
     take them: file paths, or ids in a database store; oldest first."""
@@ -238,12 +239,12 @@ def all_sessions(store: Any = None) -> list[str]:
     if store is None:
         store = FileStore(sessions_dir())
     infos = store.list(with_text=False)
-    key = "path" if isinstance(store, FileStore) else "id"
+    key = "path" if store.files_root is not None else "id"
     return [str(info[key]) for info in reversed(infos)]
 
 
 def find_in_session(
-    location: StrPath, *, store: Any = None, allow: AllowList | None = None, on_progress: Callable[[int], None] | None = None
+    location: StrPath, *, store: SessionStore | None = None, allow: AllowList | None = None, on_progress: Callable[[int], None] | None = None
 ) -> list[SecretHit]:
     """:func:`~.finding.find_secrets` of one session: a file, or (with a
     database ``store``) a session id or id prefix; hits name the file path
@@ -257,10 +258,9 @@ def find_in_session(
         OSError: the file cannot be read.
         pi_session.stores.StoreError: the store fails or has no such session.
     """
-    from ..stores.file import FileStore
     from ..secrets import find_secrets
 
-    if store is not None and not isinstance(store, FileStore):
+    if store is not None and store.files_root is None:
         session_id = store.resolve(str(location))
         lines = list(store.read_lines(session_id))
         hits = find_secrets(lines, session=store.locator(session_id), allow=allow, on_progress=on_progress)
@@ -314,7 +314,7 @@ def _file_blobs(location: StrPath) -> Iterator[tuple[str, bytes | None]]:
             yield str(blob), None
 
 
-def _mark_hidden(hits: list[SecretHit], location: StrPath, store: Any) -> list[SecretHit]:
+def _mark_hidden(hits: list[SecretHit], location: StrPath, store: SessionStore | None) -> list[SecretHit]:
     """``hits`` with :attr:`SecretHit.hidden` set on those a context edit on
     the session's current branch hides from the model (an omitted entry:
     every field; a replaced one: its content). A session that cannot be

@@ -334,9 +334,7 @@ def context_entry_ids(location: StrPath, store: Any = None) -> set[str]:
 
 
 def _database(store: Any) -> Any:
-    from ..stores.file import FileStore
-
-    return store if store is not None and not isinstance(store, FileStore) else None
+    return store if store is not None and store.files_root is None else None
 
 
 def slim_session(

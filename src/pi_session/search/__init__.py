@@ -21,18 +21,23 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Union
 
 from .extract import Doc, record_docs
 from .fts import Candidate
+from .index import SearchIndex, index_for  # registers the stores' indexes
 from .query import Query, QueryError, RegexRun, parse_query, tokens
 from .snippets import Snippet, make_snippet
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 __all__ = [
     "Doc",
     "Hit",
     "Query",
     "QueryError",
+    "SearchIndex",
     "SearchResult",
     "Snippet",
     "forget_session",
@@ -46,7 +51,7 @@ __all__ = [
     "update_index",
 ]
 
-StoreOrDir = Any
+StoreOrDir = Union["SessionStore", str, "os.PathLike[str]", None]
 """A :class:`pi_session.stores.SessionStore`, a sessions root or session
 directory (a path), or None (``~/.pi/agent/sessions``)."""
 
@@ -127,7 +132,7 @@ def _iso(ms: int | None) -> str | None:
     return iso_or_none(ms) if ms is not None else None
 
 
-def _resolve_target(store_or_dir: StoreOrDir) -> Any:
+def _resolve_target(store_or_dir: StoreOrDir) -> SessionStore:
     """A store for ``store_or_dir`` (a path becomes a
     :class:`pi_session.stores.FileStore`)."""
     from ..paths import sessions_dir
@@ -138,12 +143,6 @@ def _resolve_target(store_or_dir: StoreOrDir) -> Any:
         return store_or_dir
     root = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
     return FileStore(root)
-
-
-def _file_index(store: Any) -> Any:
-    from .files import FileIndex
-
-    return FileIndex(store.root)
 
 
 def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str]) -> list[Hit]:
@@ -209,60 +208,43 @@ def search(
         pi_session.stores.StoreError: the store cannot be read.
     """
     from ..paths import resolve_path
-    from ..stores.file import FileStore
-
     parsed = parse_query(query) if isinstance(query, str) else query
     store = _resolve_target(store_or_dir)
     project = resolve_path(cwd) if cwd is not None else None
-    if isinstance(store, FileStore):
-        index = _file_index(store)
-        try:
-
-            indexed = [0]
-
-            def work() -> list[Hit]:
-                # damage found only by the query (a page of a shard the
-                # update did not need) rebuilds the index: it is indexed
-                # again before the query runs again, even with update=False
-                if update or index.rebuilt:
-                    indexed[0] += index.update(on_progress).bytes_indexed
-                scope = None
-                if project is not None:
-                    # a FileStore keeps a project's files in its own directory
-                    scope = index.sids_under(store.session_dir(project))
-                cands = index.candidates(parsed, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit)
-                cands = index.with_texts(cands, thinking=thinking)
-                return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
-
-            hits = index.guarded(work)
-            return SearchResult(hits, list(index.warnings), indexed[0])
-        finally:
-            index.close()
-    searcher = getattr(store, "search_candidates", None)
-    if searcher is None:
-        from ..stores import StoreError
-
-        raise StoreError(f"{store.url}: this store cannot be searched")
-    cands = searcher(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+    index = index_for(store)
     try:
-        return SearchResult(_hits(cands, parsed, limit, lambda c: store.locator(c.session_id)), [], 0)
+        indexed = [0]
+
+        def work() -> list[Hit]:
+            # damage found only by the query (a page of a shard the update
+            # did not need) rebuilds the index: it is indexed again before
+            # the query runs again, even with update=False
+            if update or index.rebuilt:
+                stats = index.update(on_progress)
+                indexed[0] += stats.bytes_indexed if stats is not None else 0
+            cands = index.candidates(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+            try:
+                return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
+            finally:
+                cands.close()
+
+        hits = index.guarded(work)
+        return SearchResult(hits, list(index.warnings), indexed[0])
     finally:
-        cands.close()
+        index.close()
 
 
 def update_index(store_or_dir: StoreOrDir, *, on_progress: Callable[[int, int], Any] | None = None) -> Any:
-    """Bring the files' search index up to date (a database store's index
-    is always current: this does nothing for it).
+    """Bring the store's search index up to date
+    (:meth:`pi_session.search.index.SearchIndex.update`: for files what
+    changed since the last update; a database's index is written in each
+    append's transaction, and only sessions written without it are
+    indexed now).
 
     Returns:
         :class:`pi_session.search.files.IndexStats` (files), or None.
     """
-    from ..stores.file import FileStore
-
-    store = _resolve_target(store_or_dir)
-    if not isinstance(store, FileStore):
-        return None
-    index = _file_index(store)
+    index = index_for(_resolve_target(store_or_dir))
     try:
         return index.update(on_progress)
     finally:
@@ -285,16 +267,11 @@ def forget_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
     Returns:
         True when the index held the session.
     """
-    from ..stores.file import FileStore
-
-    store = _resolve_target(store_or_dir)
-    if isinstance(store, FileStore):
-        index = _file_index(store)
-        try:
-            return bool(index.forget(session_id))
-        finally:
-            index.close()
-    return bool(store.reindex_search(session_id))
+    index = index_for(_resolve_target(store_or_dir))
+    try:
+        return index.forget(session_id)
+    finally:
+        index.close()
 
 
 def reindex_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
@@ -304,14 +281,11 @@ def reindex_session(store_or_dir: StoreOrDir, session_id: str) -> bool:
     Returns:
         True when the session exists.
     """
-    from ..stores.file import FileStore
-
-    store = _resolve_target(store_or_dir)
-    if isinstance(store, FileStore):
-        found = forget_session(store, session_id)
-        update_index(store)
-        return found
-    return bool(store.reindex_search(session_id))
+    index = index_for(_resolve_target(store_or_dir))
+    try:
+        return index.reindex(session_id)
+    finally:
+        index.close()
 
 
 @dataclass(frozen=True)

@@ -367,12 +367,15 @@ class Candidate:
     length: int = 0
 
 
-def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | None = None) -> tuple[list[str], list[Any]]:
+def filter_sql(
+    query: Query, *, include_edited: bool, p: str, project: str | None = None, instr: str = "instr"
+) -> tuple[list[str], list[Any]]:
     """The WHERE conditions (on ``d`` = docs, ``s`` = sessions) and their
     parameters for the query's filters; ``project``: a resolved cwd the
-    session's must equal (``--cwd``). Values with lone surrogates (a
-    command line's undecodable bytes) are matched as the index stores such
-    text, with U+FFFD."""
+    session's must equal (``--cwd``); ``instr``: the dialect's
+    ``instr(haystack, needle)`` (PostgreSQL: ``strpos``). Values with lone
+    surrogates (a command line's undecodable bytes) are matched as the
+    index stores such text, with U+FFFD."""
     where: list[str] = []
     params: list[Any] = []
     if project is not None:
@@ -382,16 +385,16 @@ def filter_sql(query: Query, *, include_edited: bool, p: str, project: str | Non
         where.append(f"d.role IN ({', '.join('?' * len(query.roles))})")
         params += query.roles
     if query.tools:
-        where.append("(" + " OR ".join("instr(' ' || d.tool || ' ', ?) > 0" for _ in query.tools) + ")")
+        where.append("(" + " OR ".join(f"{instr}(' ' || d.tool || ' ', ?) > 0" for _ in query.tools) + ")")
         params += [f" {well_formed(t)} " for t in query.tools]
     if query.files:
-        where.append(f"d.sid IN (SELECT sid FROM {p}files WHERE " + " OR ".join("instr(path, ?) > 0" for _ in query.files) + ")")
+        where.append(f"d.sid IN (SELECT sid FROM {p}files WHERE " + " OR ".join(f"{instr}(path, ?) > 0" for _ in query.files) + ")")
         params += [well_formed(f) for f in query.files]
     if query.projects:  # case-folded columns, written by Python (see the module docstring)
-        where.append("(" + " OR ".join("instr(s.cwd_fold, ?) > 0" for _ in query.projects) + ")")
+        where.append("(" + " OR ".join(f"{instr}(s.cwd_fold, ?) > 0" for _ in query.projects) + ")")
         params += [well_formed(x).casefold() for x in query.projects]
     if query.models:
-        where.append("(" + " OR ".join("instr(s.models, ?) > 0" for _ in query.models) + ")")
+        where.append("(" + " OR ".join(f"{instr}(s.models, ?) > 0" for _ in query.models) + ")")
         params += [well_formed(x).casefold() for x in query.models]
     if query.sessions:
         where.append("(" + " OR ".join("substr(s.session_id, 1, length(?)) = ?" for _ in query.sessions) + ")")

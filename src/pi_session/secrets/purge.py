@@ -7,13 +7,17 @@ import os
 import re
 import sqlite3
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..records import StrPath
+
+if TYPE_CHECKING:
+    from ..stores import SessionStore
 
 __all__ = ["purge_caches"]
 
 
-def purge_caches(path: StrPath | None = None, *, store: object = None, session_id: str | None = None) -> list[str]:
+def purge_caches(path: StrPath | None = None, *, store: SessionStore | None = None, session_id: str | None = None) -> list[str]:
     """Drop what caches hold of a rewritten session.
 
     - The listing index of the session file's directory (``ls``'s cache of
@@ -37,7 +41,7 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
       cache directory pi-session does not use, every index file of the
       user's is deleted unopened.
     - A database store recomputes its listing columns in the rewrite's own
-      transaction (:meth:`pi_session.stores.sql.SQLHandle.replace_lines`);
+      transaction (:meth:`pi_session.stores.SessionHandle.replace_lines`);
       its search tables are rebuilt for the session right after
       (:func:`pi_session.search.reindex_session`).
 
@@ -81,13 +85,12 @@ def purge_caches(path: StrPath | None = None, *, store: object = None, session_i
             problems.extend(_forget_in_file_indexes(sid))
     elif store is not None and session_id is not None:
         from ..search import reindex_session
-        from ..stores import SessionStore, StoreError
+        from ..stores import StoreError
 
-        if isinstance(store, SessionStore):
-            try:
-                reindex_session(store, session_id)
-            except (OSError, sqlite3.Error, StoreError) as exc:
-                problems.append(f"the search index of {getattr(store, 'url', 'the store')}: {_reason(exc)}; it may still hold the old text")
+        try:
+            reindex_session(store, session_id)
+        except (OSError, sqlite3.Error, StoreError) as exc:
+            problems.append(f"the search index of {store.url}: {_reason(exc)}; it may still hold the old text")
     return problems
 
 

@@ -36,10 +36,10 @@ import builtins
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from ..errors import PiSessionError
@@ -47,8 +47,13 @@ from ..storage import AppendResult, Durability, SessionFile, parse_line
 from ..records import is_session_header
 from .handle import OnGrown, SessionHandle
 
+if TYPE_CHECKING:
+    from ..search.index import SearchIndex
+
 __all__ = [
     "SessionStore",
+    "SearchIndexProvider",
+    "register_search_index",
     "StoreError",
     "SessionExistsError",
     "SessionNotFoundError",
@@ -133,10 +138,15 @@ class SessionStore(ABC):
     """
 
     url: str = ""
-    holds_files: bool = False
-    """True for a store of session files (:class:`pi_session.stores.FileStore`):
-    a :class:`pi_session.SessionManager` given it works on those files
-    exactly as without a store (see :meth:`session_dir`)."""
+
+    @property
+    def files_root(self) -> Path | None:
+        """The sessions root, for a store that keeps pi's session files
+        (:class:`pi_session.stores.FileStore`): a
+        :class:`pi_session.SessionManager` given it works on those files
+        exactly as without a store (see :meth:`session_dir`), and sessions
+        are named by their file paths; None for a database."""
+        return None
 
     # ------------------------------------------------------------------
     # handles: the one writer of each backend
@@ -305,6 +315,66 @@ class SessionStore(ABC):
         """How messages and listings name a session: the file path for a
         FileStore, ``<masked url>#<id>`` for a database."""
 
+    def path_of(self, session_id: str) -> Path | None:
+        """The file of a stored session, for a store of files; None for a
+        database (:meth:`locator` names its sessions).
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        if not self.exists(session_id):
+            raise SessionNotFoundError(f"{self.url}: no session {session_id}")
+        return None
+
+    def replace_lines(self, session_id: str, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        """Replace a session's lines ``old`` (as read) with ``new`` (the
+        same session): :meth:`SessionHandle.replace_lines` of
+        :meth:`handle` (files: an atomic rewrite; databases: one
+        transaction).
+
+        Raises:
+            SessionNotFoundError: no such session.
+            StoreError, pi_session.storage.SessionFileError: the session
+                changed since ``old`` was read, or ``new`` names another
+                session; nothing was changed.
+        """
+        self.handle(session_id).replace_lines(old, new)
+
+    def put_blobs(self, blobs: Mapping[str, bytes]) -> None:
+        """Keep payloads ``slim`` moved out of sessions (``{sha256 hex:
+        bytes}``; a digest already kept is left as it is). A database keeps
+        them in its own table; a store of files keeps them as files beside
+        its sessions (:mod:`pi_session.operations.slimming`), so this base
+        refuses.
+
+        Raises:
+            StoreError: the store keeps no blobs itself, or fails.
+        """
+        raise StoreError(f"{mask_url(self.url)}: this store keeps no blobs (its payloads are files beside its sessions)")
+
+    def get_blob(self, digest: str) -> bytes | None:
+        """The payload kept under ``digest`` (sha256 hex), or None when the
+        store does not hold it (see :meth:`put_blobs`)."""
+        return None
+
+    def search_index(self) -> SearchIndex:
+        """The store's full-text search index
+        (:class:`pi_session.search.index.SearchIndex`: ``update``,
+        ``candidates``, ``forget``, ``reindex``): for files the cache index
+        of the sessions root, for a database its tables inside the
+        database, kept up to date in the append's transaction. The indexes
+        are provided by :mod:`pi_session.search` (importing it registers
+        them, :func:`register_search_index`); the caller closes the index.
+
+        Raises:
+            StoreError: no registered index serves this store.
+        """
+        for provider in reversed(_SEARCH_INDEXES):
+            index = provider(self)
+            if index is not None:
+                return index
+        raise StoreError(f"{self.url}: this store cannot be searched (import pi_session.search first)")
+
     def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
         """A mark of each stored session's state that any write changes
         (an append, a rewrite such as ``scrub``, a delete and create
@@ -387,6 +457,22 @@ class SessionStore(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
+
+
+SearchIndexProvider = Callable[[SessionStore], "SearchIndex | None"]
+"""``provider(store) -> index | None``: the search index of ``store``, or
+None when the provider does not serve that kind of store."""
+
+_SEARCH_INDEXES: builtins.list[SearchIndexProvider] = []
+
+
+def register_search_index(provider: SearchIndexProvider) -> None:
+    """Make :meth:`SessionStore.search_index` ask ``provider`` (the latest
+    registered first). :mod:`pi_session.search` registers its indexes so
+    (stores never import search). Registering the same provider twice
+    keeps one."""
+    if provider not in _SEARCH_INDEXES:
+        _SEARCH_INDEXES.append(provider)
 
 
 def session_header(lines: Sequence[bytes]) -> dict[str, Any] | None:

@@ -27,8 +27,10 @@ from ..storage import (
     AppendResult,
     Durability,
     SessionFile,
+    SessionFileError,
     SessionStamp,
     append_lines_checked,
+    atomic_rewrite,
     create_file,
     directory_lock,
     ensure_dir,
@@ -46,6 +48,7 @@ __all__ = [
     "FileStore",
     "FileHandle",
     "UnnamableSessionError",
+    "open_file_store",
     "most_recent_file",
     "named_session_files",
     "session_id_of_file_name",
@@ -127,8 +130,6 @@ class FileStore(SessionStore):
             project cwd); created 0700 when a session is first written.
     """
 
-    holds_files = True
-
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.url = str(self.root)
@@ -152,6 +153,11 @@ class FileStore(SessionStore):
 
     # ------------------------------------------------------------------
     # where
+
+    @property
+    def files_root(self) -> Path:
+        """See :attr:`SessionStore.files_root`: :attr:`root`."""
+        return self.root
 
     def session_dir(self, cwd: str) -> Path:
         """The directory of a (resolved) cwd's sessions: ``<root>/<encoded cwd>``."""
@@ -424,6 +430,12 @@ class FileStore(SessionStore):
         return str(header["id"]) if header else None
 
 
+def open_file_store(url: str, **options: Any) -> FileStore:
+    """The opener :mod:`pi_session.stores.registry` has for paths and
+    ``file://`` URLs: :meth:`FileStore.at`."""
+    return FileStore.at(url, **options)
+
+
 class FileHandle(SessionHandle):
     """A session file (any path; a :class:`FileStore` hands them out for its
     sessions): reads with :func:`pi_session.storage.read_session_file`,
@@ -537,6 +549,25 @@ class FileHandle(SessionHandle):
         return append_lines_checked(
             self.path, lines, durability, expected_size=expected_size, on_grown=on_grown, session_id=session_id
         )
+
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        """See :meth:`SessionHandle.replace_lines`: the file still holds
+        exactly ``old`` (read again), then
+        :func:`pi_session.storage.atomic_rewrite` with no backup, refused
+        when the file changes after that check (its size and mtime, under
+        the append lock).
+
+        Raises:
+            FileNotFoundError: no such file.
+            pi_session.storage.SessionFileError: the file no longer holds
+                ``old``; nothing was changed.
+        """
+        st = os.stat(self.path)
+        data = b"".join(old)
+        current = b"".join(raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(self.path))
+        if st.st_size != len(data) or current != data:
+            raise SessionFileError(self.path, "the session changed while it was being rewritten; nothing was changed")
+        atomic_rewrite(self.path, new, backup_tag=None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns)
 
     def size(self) -> int | None:
         try:

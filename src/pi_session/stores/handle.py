@@ -39,7 +39,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Literal
 
-from ..storage import AppendError, AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, read_session_lines
+from ..storage import (
+    AppendError,
+    AppendResult,
+    Durability,
+    SessionFile,
+    SessionFileError,
+    SessionGoneError,
+    SessionStamp,
+    read_session_lines,
+)
 
 __all__ = ["SessionHandle", "MemoryHandle", "FailingHandle", "OnGrown", "foreign_lines"]
 
@@ -137,6 +146,23 @@ class SessionHandle(ABC):
                 session was deleted, or its file replaced by one that does
                 not hold it; nothing written.
             whatever ``on_grown`` raises (nothing written).
+        """
+
+    @abstractmethod
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        """Replace the session's lines ``old`` (as read) with ``new`` (the
+        same session, e.g. its secrets redacted): a file is rewritten
+        atomically (:func:`pi_session.storage.atomic_rewrite`: temp file,
+        fsync, rename; owner and mode kept; no backup), a database session
+        in one transaction. Refused, nothing changed, when the session no
+        longer holds exactly ``old``.
+
+        Raises:
+            FileNotFoundError, pi_session.stores.SessionNotFoundError: it
+                does not exist.
+            pi_session.storage.SessionFileError,
+            pi_session.stores.StoreError: it changed since ``old`` was
+                read (or ``new`` names another session).
         """
 
     @abstractmethod
@@ -248,6 +274,13 @@ class MemoryHandle(SessionHandle):
         size = sum(map(len, self.lines))
         return AppendResult([], size, foreign, (size,))
 
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        if self.lines is None:
+            raise FileNotFoundError(errno.ENOENT, "no such session", self.location)
+        if self.lines != list(old):
+            raise SessionFileError(self.location, "the session changed while it was being rewritten; nothing was changed")
+        self.lines = list(new)
+
     def size(self) -> int | None:
         return sum(map(len, self.lines)) if self.lines is not None else None
 
@@ -337,6 +370,9 @@ class FailingHandle(SessionHandle):
         if isinstance(error, OSError) and not isinstance(error, AppendError):
             raise AppendError(Path(self.location), written, error) from error
         raise error
+
+    def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
+        self.inner.replace_lines(old, new)
 
     def size(self) -> int | None:
         return self.inner.size()

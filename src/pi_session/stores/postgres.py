@@ -130,7 +130,7 @@ class PostgresStore(SQLStore):
     integrity_errors = (pg_errors.UniqueViolation,)
     schema_lock_sql = f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})"
     text_unsafe = re.compile("[\x00\ud800-\udfff]")  # TEXT holds no NUL
-    search_postgres = True
+    dialect = "postgresql"
 
     def __init__(
         self,

@@ -51,10 +51,21 @@ What a dialect (subclass) must provide:
 - optionally :attr:`SQLStore.secure_delete_sql` (run before the deletes of
   :meth:`SQLHandle.replace_lines`: SQLite's ``PRAGMA secure_delete = ON``)
   and :meth:`SQLStore._after_rewrite` (after it: SQLite truncates its WAL).
+- :attr:`SQLStore.dialect`: ``sqlite`` or ``postgresql``, for code that
+  keeps tables of its own in the store.
 - ``url``: set by the constructor (masked with :func:`mask_url`); then call
   :meth:`SQLStore._ensure_schema`.
 
 Every query is parameterised; identifiers are constants of this module.
+
+Code that keeps tables of its own in the store (the search index,
+:mod:`pi_session.search.store_index`; this package imports nothing of it)
+uses two public seams: :meth:`SQLStore.transaction`, a transaction whose
+:class:`SQLExecutor` runs statements written with ``?`` markers, and
+:meth:`SQLStore.add_write_hook`, a callback run inside every transaction
+that writes a session (create, append, replace, delete) with what it
+wrote (:class:`WriteEvent`), so the hook's rows commit or roll back with
+the session's.
 """
 
 from __future__ import annotations
@@ -63,10 +74,10 @@ import builtins
 import re
 import time
 from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..paths import resolve_path
 from ..records import is_session_header
@@ -76,7 +87,17 @@ from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreE
 from .handle import OnGrown, SessionHandle
 from ..session_info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
-__all__ = ["SQLStore", "SQLHandle", "SCHEMA", "SCHEMA_VERSION", "LineColumns", "line_columns"]
+__all__ = [
+    "SQLStore",
+    "SQLHandle",
+    "SQLExecutor",
+    "WriteEvent",
+    "WriteHook",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "LineColumns",
+    "line_columns",
+]
 
 SCHEMA_VERSION = 1
 
@@ -197,9 +218,10 @@ class SQLStore(SessionStore):
     schema_lock_sql: str | None = None
     secure_delete_sql: str | None = None
     text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
-    search_postgres: bool = False
-    """The search index's dialect: FTS5 (False) or ``tsvector`` (True)."""
-    _search_ok: bool = False
+    dialect: str = "sqlite"
+    """The SQL dialect, for code that keeps tables of its own in the store
+    (a write hook): ``sqlite`` or ``postgresql``."""
+    _write_hooks: tuple[WriteHook, ...] = ()
 
     # ------------------------------------------------------------------
     # dialect hooks
@@ -271,50 +293,50 @@ class SQLStore(SessionStore):
         return (session_id, seq, offset, col.entry_id, col.parent_id, col.type, col.timestamp, int(col.damaged), text, line)
 
     # ------------------------------------------------------------------
-    # the search index: pi_search_* tables, written in the
-    # transactions that write the lines (pi_session.search.store_index)
+    # the public executor and the write hooks
 
-    def _search_ready(self, cur: Any) -> None:
-        """In a write transaction: create the search index when missing."""
-        if not self._search_ok:
-            from ..search.store_index import ensure_index
+    @contextmanager
+    def transaction(self, *, write: bool = False) -> Iterator[SQLExecutor]:
+        """One transaction of the store, for code keeping tables of its own
+        in it (the search index): an :class:`SQLExecutor` whose statements
+        are written with ``?`` markers; committed when the block ends,
+        rolled back when it raises. ``write``: the transaction writes (the
+        dialect's write lock is taken).
 
-            ensure_index(self, cur)
-            self._search_ok = True
+        Raises:
+            StoreError: the database cannot be read or written.
+        """
+        with self._transaction(write=write) as cur:
+            yield SQLExecutor(self, cur)
 
-    def _search_writer(self, cur: Any) -> Any:
-        from ..search.store_index import store_writer
+    def add_write_hook(self, hook: WriteHook) -> None:
+        """Call ``hook(executor, event)`` inside every transaction that
+        writes a session's lines (create, append, replace, delete), after
+        the store's own rows are written: what the hook writes commits or
+        rolls back with them, and what it raises aborts the write. Adding
+        the same hook twice keeps one."""
+        if hook not in self._write_hooks:
+            self._write_hooks = (*self._write_hooks, hook)
 
-        return store_writer(self, cur, postgres=self.search_postgres)
+    def remove_write_hook(self, hook: WriteHook) -> None:
+        """Stop calling ``hook`` (see :meth:`add_write_hook`)."""
+        self._write_hooks = tuple(h for h in self._write_hooks if h != hook)
 
-    def reindex_search(self, session_id: str) -> bool:
-        """Index one session again from its stored lines, in one
-        transaction; True when it exists (:func:`pi_session.search.reindex_session`)."""
-        from ..search.store_index import reindex
-
-        return reindex(self, session_id)
-
-    def search_candidates(
-        self, query: Any, *, include_edited: bool = False, thinking: bool = False, project: str | None = None, limit: int | None = None
-    ) -> Iterator[Any]:
-        """The documents matching a parsed query, best first, read in one
-        transaction while iterated (for :func:`pi_session.search.search`);
-        creates the index first when the store has none (a write).
-        Raises StoreError when the store cannot be read or written."""
-        from ..search.store_index import store_candidates
-
-        return store_candidates(self, query, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
+    def _run_hooks(self, cur: Any, event: WriteEvent) -> None:
+        if self._write_hooks:
+            executor = SQLExecutor(self, cur)
+            for hook in self._write_hooks:
+                hook(executor, event)
 
     def delete(self, session_id: str) -> bool:
         """See :meth:`SessionStore.delete` (one transaction)."""
         with self._transaction(write=True) as cur:
-            self._search_ready(cur)
             row = self._exec(cur, "SELECT id FROM pi_sessions WHERE id = ?" + self.lock_clause, (session_id,)).fetchone()
             if row is None:
                 return False
-            self._search_writer(cur).forget(session_id)
             self._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             self._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
+            self._run_hooks(cur, WriteEvent("delete", session_id, None, []))
         return True
 
     # ------------------------------------------------------------------
@@ -442,13 +464,73 @@ class SQLStore(SessionStore):
 
 
 
-@dataclass(frozen=True)
-class _SearchDocs:
-    """What a session's search documents are made of: its header and its
-    other records with their line numbers (0-based)."""
+WriteKind = Literal["create", "append", "replace", "delete"]
 
-    header: Mapping[str, Any]
-    records: list[tuple[int, Any]]
+
+@dataclass(frozen=True)
+class WriteEvent:
+    """What a write transaction did to one session, for the write hooks
+    (:meth:`SQLStore.add_write_hook`).
+
+    Attributes:
+        kind: ``create``, ``append``, ``replace`` (every line replaced:
+            ``scrub --mode rewrite``) or ``delete``.
+        session_id: the session's id.
+        header: the session header (create, replace), else None.
+        records: ``(seq, record)`` of each line written after the header
+            (``seq``: the line's 0-based number; ``record``: the parsed
+            JSON object, None for a damaged line), in order.
+        header_seq: the header's line number (create, replace).
+    """
+
+    kind: WriteKind
+    session_id: str
+    header: Mapping[str, Any] | None
+    records: builtins.list[tuple[int, Any]]
+    header_seq: int = 0
+
+
+class SQLExecutor:
+    """The statements of one transaction of a :class:`SQLStore`
+    (:meth:`SQLStore.transaction`, and what write hooks are given).
+
+    Attributes:
+        store: the store.
+        dialect: :attr:`SQLStore.dialect`.
+        cursor: the DB-API cursor (its ``fetchone``/``fetchall`` read the
+            last statement's rows).
+    """
+
+    def __init__(self, store: SQLStore, cursor: Any) -> None:
+        self.store = store
+        self.dialect = store.dialect
+        self.cursor = cursor
+
+    def execute(self, query: str, params: Sequence[Any] = ()) -> Any:
+        """Run one statement written with ``?`` parameter markers (the
+        dialect's are put in; string parameters lose what the database's
+        text cannot hold, :attr:`SQLStore.text_unsafe`); returns the cursor."""
+        return self.store._exec(self.cursor, query, params)
+
+    def executemany(self, query: str, rows: Sequence[Sequence[Any]]) -> None:
+        """:meth:`execute` for each of ``rows``."""
+        self.store._executemany(self.cursor, query, rows)
+
+    def blob(self, value: Any) -> bytes:
+        """A fetched raw-bytes value (a ``line``) as ``bytes``."""
+        return self.store._blob(value)
+
+    def lock_schema(self) -> None:
+        """Make processes changing the schema at once wait for each other
+        until this transaction ends (PostgreSQL: an advisory lock; SQLite's
+        write lock does it already)."""
+        if self.store.schema_lock_sql:
+            self.store._exec(self.cursor, self.store.schema_lock_sql)
+
+
+WriteHook = Callable[[SQLExecutor, WriteEvent], None]
+"""``hook(executor, event)``: called inside a write transaction (see
+:meth:`SQLStore.add_write_hook`)."""
 
 class SQLHandle(SessionHandle):
     """One session of a :class:`SQLStore`: create and append are single
@@ -490,9 +572,9 @@ class SQLHandle(SessionHandle):
             ).fetchone()
         return (int(row[0]), int(row[1]), int(row[2])) if row is not None else None
 
-    def _rows(self, lines: Sequence[bytes]) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], _SearchDocs]:
+    def _rows(self, lines: Sequence[bytes], kind: WriteKind) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], WriteEvent]:
         """The ``pi_sessions`` and ``pi_records`` rows of a session holding
-        ``lines``, and what its search documents are made of (sets
+        ``lines``, and the write hooks' event of writing them (sets
         :attr:`session_id`, :attr:`location`). Raises StoreError: no
         session header."""
         store = self.store
@@ -541,13 +623,7 @@ class SQLHandle(SessionHandle):
             offset += len(line)
         assert first is not None  # a header was found
         records = [(seq, col.record) for seq, col in enumerate(columns[first + 1 :], first + 1)]
-        return session_row, rows, _SearchDocs(header, records)
-
-    def _write_search_docs(self, cur: Any, session_id: str, docs: _SearchDocs) -> None:
-        writer = self.store._search_writer(cur)
-        writer.header(session_id, docs.header)
-        for seq, record in docs.records:
-            writer.add(session_id, seq, record)
+        return session_row, rows, WriteEvent(kind, session_id, header, records, first)
 
     def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:
         """See :meth:`SessionHandle.create`: one transaction inserting the
@@ -559,14 +635,13 @@ class SQLHandle(SessionHandle):
             StoreError: no session header.
         """
         store = self.store
-        session_row, rows, docs = self._rows(lines)
+        session_row, rows, event = self._rows(lines, "create")
         session_id = session_row[0]
         try:
             with store._transaction(write=True) as cur:
-                store._search_ready(cur)
                 store._exec(cur, _INSERT_SESSION, session_row)
                 store._executemany(cur, _INSERT_RECORD, rows)
-                self._write_search_docs(cur, session_id, docs)
+                store._run_hooks(cur, event)
         except store.integrity_errors:
             raise SessionExistsError(f"{store.url}: a session with id {session_id} exists already") from None
         return int(session_row[14])
@@ -593,19 +668,17 @@ class SQLHandle(SessionHandle):
             if int(row[0]) != sum(map(len, old)) or int(row[1]) != len(old):
                 raise StoreError(f"{self.location}: the session changed while it was being rewritten; nothing was changed")
             self.file_name = row[2]
-            session_row, rows, docs = self._rows(new)
+            session_row, rows, event = self._rows(new, "replace")
             if self.session_id != session_id:
                 self.session_id, self.location = session_id, store.locator(session_id)
                 raise StoreError(f"{self.location}: the rewritten lines name another session; nothing was changed")
             if store.secure_delete_sql:
                 store._exec(cur, store.secure_delete_sql)
-            store._search_ready(cur)
-            store._search_writer(cur).forget(session_id)
             store._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             store._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
             store._exec(cur, _INSERT_SESSION, session_row)
             store._executemany(cur, _INSERT_RECORD, rows)
-            self._write_search_docs(cur, session_id, docs)
+            store._run_hooks(cur, event)
         store._after_rewrite()
 
     def existing(self) -> SQLHandle | None:
@@ -639,7 +712,6 @@ class SQLHandle(SessionHandle):
         notes: list[str] = []
         foreign: list[bytes] = []
         with store._transaction(write=True) as cur:
-            store._search_ready(cur)
             row = store._exec(cur, _APPEND_STATE + store.lock_clause, (session_id,)).fetchone()
             if row is None:
                 if expected_id is not None:
@@ -685,12 +757,12 @@ class SQLHandle(SessionHandle):
                 return AppendResult(notes, size, foreign, (size, count, int(written)))
             state = InfoState(name, message_count, first_message, last_activity)
             rows = []
-            writer = store._search_writer(cur)
+            records = []
             for i, line in enumerate(lines):
                 col = line_columns(line, count + i + 1)
                 text = state.add(col.record)
                 rows.append(store._record_row(session_id, count + i, size, line, col, text))
-                writer.add(session_id, count + i, col.record)
+                records.append((count + i, col.record))
                 size += len(line)
             store._executemany(cur, _INSERT_RECORD, rows)
             written = _now_ms()
@@ -713,4 +785,5 @@ class SQLHandle(SessionHandle):
                     session_id,
                 ),
             )
+            store._run_hooks(cur, WriteEvent("append", session_id, None, records))
         return AppendResult(notes, size, foreign, (size, count + len(lines), written))

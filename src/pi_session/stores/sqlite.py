@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 from ..storage import ensure_dir
-from .base import StoreError
+from .base import StoreError, sqlite_path
 from .sql import SCHEMA, SQLStore
 
-__all__ = ["SQLiteStore"]
+__all__ = ["SQLiteStore", "open_sqlite_store"]
 
 
 class SQLiteStore(SQLStore):
@@ -211,6 +211,17 @@ class SQLiteStore(SQLStore):
         if empty is not None:
             empty.close()
         self._local = threading.local()
+
+
+def open_sqlite_store(url: str, **options: Any) -> SQLiteStore:
+    """The opener :mod:`pi_session.stores.registry` has for ``sqlite://``
+    URLs: the store of the file :func:`~pi_session.stores.base.sqlite_path`
+    names.
+
+    Raises:
+        StoreError: the URL names no file, or the file cannot be opened.
+    """
+    return SQLiteStore(sqlite_path(url), **options)
 
 
 def _rollback(conn: sqlite3.Connection) -> None:

@@ -123,7 +123,7 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
     from ..stores import SessionStore
 
     if isinstance(store_or_dir, SessionStore):
-        root = getattr(store_or_dir, "root", None) if store_or_dir.holds_files else None
+        root = store_or_dir.files_root
         if root is None:
             return _store_usage(store_or_dir)
         return _files_usage(os.fspath(root), cache)

@@ -129,7 +129,7 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
     if name == "scrub":
         from ..operations import scrub_session
 
-        location = sid if not store.holds_files else store.locator(sid)
+        location = sid if store.files_root is None else store.locator(sid)
         with access.lock:
             scrubbed = scrub_session(location, mode="edit", store=store)
         return {"secrets": len(scrubbed.hits), "edits": [list(e) for e in scrubbed.edits], "notHidden": len(scrubbed.not_hidden)}
