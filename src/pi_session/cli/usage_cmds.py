@@ -31,7 +31,8 @@ def usage(
     directory ($XDG_CACHE_HOME/pi-session), only what changed since the last
     report is read."""
     from ..stores import StoreError
-    from ..usage import KINDS, blocks, load_usage, usage_report
+    from ..usage import KINDS, blocks, load_usage
+    from ..usage import report as usage_report
 
     if store_option:
         set_store_url(store_option)
@@ -42,11 +43,10 @@ def usage(
     store = active_store()
     _check_root(store)
     try:
-        data = load_usage(store)
         if kind == "blocks":
-            report: Any = blocks(data, timezone=timezone, since=since, until=until, last=last)
+            report: Any = blocks(load_usage(store), timezone=timezone, since=since, until=until, last=last)
         else:
-            report = usage_report(data, kind, timezone=timezone, since=since, until=until, by=by, last=last)
+            report = usage_report(store, kind, timezone=timezone, since=since, until=until, by=by, last=last)
     except (ValueError, StoreError) as exc:
         fail(str(exc))
     for problem in report.problems:
