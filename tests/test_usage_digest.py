@@ -162,3 +162,23 @@ def test_global_store_option_and_environment(cli: Any, tmp_path: Path) -> None:
     assert json.loads(cli("usage", "--json").stdout) == expected
     done = cli("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
+
+
+@pytest.mark.parametrize("store", ["sessions", "./x/../sessions/", "SESSIONS_ABS", "~/sessions", "~", "//srv/x", "~nobody/x", "sqlite:///x.db", "host=x"])
+def test_the_fast_roots_are_the_stores_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str) -> None:
+    """A ``--store`` path the fast path reads itself names the directory
+    the store does (pi's path resolution); anything else is left to the
+    full command."""
+    from pi_session.cli.usage_fast import _root
+    from pi_session.paths import resolve_path
+
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "x").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = store.replace("SESSIONS_ABS", str(tmp_path / "sessions"))
+    root = _root(store)
+    if store in ("//srv/x", "~nobody/x", "sqlite:///x.db", "host=x"):
+        assert root is None
+    else:
+        assert root == resolve_path(store)

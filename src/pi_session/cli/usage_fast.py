@@ -82,15 +82,19 @@ def parse(args: "list[str]") -> "dict[str, Any] | None":
 
 def _root(store: "str | None") -> "str | None":
     """The sessions root of ``--store`` (a directory given as a path), or
-    None when it is not one (a URL, a libpq string, missing)."""
-    from ..paths import resolve_path, sessions_dir
-
+    None when it is not one (a URL, a libpq string, missing) or is written
+    in a way only :func:`pi_session.paths.resolve_path` reads (``~user``,
+    a leading ``//``). A plain path is made absolute here without
+    importing :mod:`pi_session.paths` (``~/`` expanded, ``.``/``..``
+    resolved, symlinks kept: what ``resolve_path`` gives it)."""
     if store is None:
+        from ..paths import sessions_dir
+
         root = os.path.abspath(sessions_dir())
-    elif "://" in store or "=" in store:
+    elif "://" in store or "=" in store or not store or store.startswith("//") or (store.startswith("~") and store != "~" and not store.startswith("~/")):
         return None
     else:
-        root = resolve_path(store)
+        root = os.path.abspath(os.path.expanduser(store))
     return root if os.path.isdir(root) else None
 
 
