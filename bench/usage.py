@@ -107,13 +107,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         warm_runs = [_time(ours, env)[0] for _ in range(args.repeat)]
         warm_cpu = statistics.median(CPU[-args.repeat:])
         # in-process: the report without the interpreter's start-up
-        from pi_session.usage import report as usage_report
+        from pi_session.usage import report_for
 
         os.environ["XDG_CACHE_HOME"] = str(cache)
         lib_runs = []
         for _ in range(args.repeat):
             t = time.perf_counter()
-            usage_report(sessions, "daily", timezone="UTC")
+            report_for(sessions, "daily", timezone="UTC")
             lib_runs.append(time.perf_counter() - t)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
@@ -164,7 +164,7 @@ def table(r: dict[str, Any]) -> str:
     cpu = lambda s: f"{r['ccusage_cpu_s'] / s:,.1f}×" if "ccusage_cpu_s" in r else "-"  # noqa: E731
     lines.append(f"| pi-session, cold (empty cache: every file read) | {r['ours_cold_s']:.2f} s | {speed(r['ours_cold_s'])} | {r['ours_cold_cpu_s']:.2f} s | {cpu(r['ours_cold_cpu_s'])} |")
     lines.append(f"| pi-session, warm (digest: files only stat-ed) | {r['ours_warm_s']:.3f} s | {speed(r['ours_warm_s'])} | {r['ours_warm_cpu_s']:.3f} s | {cpu(r['ours_warm_cpu_s'])} |")
-    lines.append(f"| pi-session, warm, in-process (`pi_session.usage.report`, no interpreter start-up) | {r['ours_warm_library_s']:.3f} s | {speed(r['ours_warm_library_s'])} | - | - |")
+    lines.append(f"| pi-session, warm, in-process (`pi_session.usage.report_for`, no interpreter start-up) | {r['ours_warm_library_s']:.3f} s | {speed(r['ours_warm_library_s'])} | - | - |")
     if "ccusage_s" in r:
         lines.append(f"| ccusage {r['ccusage_version']} `pi daily --offline --json` (no cache) | {r['ccusage_s']:.2f} s | 1× | {r['ccusage_cpu_s']:.2f} s | 1× |")
         lines.append("")

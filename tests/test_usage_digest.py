@@ -10,15 +10,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
-from pi_session.usage import load_usage, report, usage_report
+from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
-from pi_session.usage.digest import Digest, digest_path, fresh_digest
+from pi_session.usage.digest import Answers, Digest, digest_path, fresh_digest
 from usage_gen import generate, write_tree
 
 ARGS = [
@@ -58,10 +59,26 @@ def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, 
     first, from_digest = _warm(cli, root, *ARGS[0])
     assert not from_digest  # nothing cached yet: the full command, which writes the digest
     assert first["daily"] and first == _cold(root, ARGS[0])
-    for args in ARGS:
-        warm, from_digest = _warm(cli, root, *args)
-        assert from_digest, args
-        assert warm == _cold(root, args), args
+    for _ in range(2):  # summed from the digest, then the answer remembered
+        for args in ARGS:
+            warm, from_digest = _warm(cli, root, *args)
+            assert from_digest, args
+            assert warm == _cold(root, args), args
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.", ".answers."))
+    assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
+
+
+def test_remembered_answers_follow_the_machines_time_zone(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report in the machine's zone (no --timezone) is remembered per
+    local days: another TZ is another answer."""
+    root = tmp_path / "sessions"
+    write_tree(root, range(6))
+    cli("usage", "--json", "--store", str(root))
+    for zone in ("UTC", "Asia/Tokyo", "America/Los_Angeles", "UTC", "Asia/Tokyo"):
+        done = cli("usage", "--json", "--store", str(root), env={"TZ": zone})
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), "daily").to_json(), zone
 
 
 def test_any_change_to_the_files_makes_the_digest_stale(cli: Any, tmp_path: Path) -> None:
@@ -115,7 +132,15 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path.write_bytes(b"\x00garbage")
     assert _warm(cli, root, *args) == (expected, False)
     assert _warm(cli, root, *args) == (expected, True)  # written again
+    # a remembered answer of another version is not used either
+    answers_path = Path(str(path).replace(".digest.", ".answers."))
+    answers = msgspec.msgpack.decode(answers_path.read_bytes(), type=Answers)
+    forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
+    answers_path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(
+        answers, version="0/old", texts={k: forged for k in answers.texts})))
+    assert _warm(cli, root, *args) == (expected, True)
     # a symlink planted at the digest's path is not followed
+    answers_path.unlink()
     victim = tmp_path / "victim"
     victim.write_bytes(path.read_bytes())
     path.unlink()
@@ -140,11 +165,11 @@ def test_other_command_lines_take_the_full_command(cli: Any, tmp_path: Path, arg
 def test_the_library_report_uses_the_digest_and_agrees(tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write_tree(root, range(5))
-    cold = report(root, "weekly", timezone="Europe/Berlin").to_json()
+    cold = report_for(root, "weekly", timezone="Europe/Berlin").to_json()
     assert fresh_digest(os.path.abspath(root)) is not None
-    assert report(root, "weekly", timezone="Europe/Berlin").to_json() == cold == _cold(root, ("weekly", "--timezone", "Europe/Berlin"))
+    assert report_for(root, "weekly", timezone="Europe/Berlin").to_json() == cold == _cold(root, ("weekly", "--timezone", "Europe/Berlin"))
     with pytest.raises(ValueError, match="YYYY-MM-DD"):
-        report(root, "daily", since="soon")
+        report_for(root, "daily", since="soon")
 
 
 def test_global_store_option_and_environment(cli: Any, tmp_path: Path) -> None:
@@ -169,7 +194,7 @@ def test_the_fast_roots_are_the_stores_roots(tmp_path: Path, monkeypatch: pytest
     """A ``--store`` path the fast path reads itself names the directory
     the store does (pi's path resolution); anything else is left to the
     full command."""
-    from pi_session.cli.usage_fast import _root
+    from pi_session.cli.usage_fast import sessions_root
     from pi_session.paths import resolve_path
 
     (tmp_path / "sessions").mkdir()
@@ -177,7 +202,7 @@ def test_the_fast_roots_are_the_stores_roots(tmp_path: Path, monkeypatch: pytest
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     store = store.replace("SESSIONS_ABS", str(tmp_path / "sessions"))
-    root = _root(store)
+    root = sessions_root(store)
     if store in ("//srv/x", "~nobody/x", "sqlite:///x.db", "host=x"):
         assert root is None
     else:

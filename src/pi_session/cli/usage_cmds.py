@@ -32,7 +32,7 @@ def usage(
     report is read."""
     from ..stores import StoreError
     from ..usage import KINDS, blocks, load_usage
-    from ..usage import report as usage_report
+    from ..usage import report_for
 
     if store_option:
         set_store_url(store_option)
@@ -46,7 +46,7 @@ def usage(
         if kind == "blocks":
             report: Any = blocks(load_usage(store), timezone=timezone, since=since, until=until, last=last)
         else:
-            report = usage_report(store, kind, timezone=timezone, since=since, until=until, by=by, last=last)
+            report = report_for(store, kind, timezone=timezone, since=since, until=until, by=by, last=last)
     except (ValueError, StoreError) as exc:
         fail(str(exc))
     for problem in report.problems:

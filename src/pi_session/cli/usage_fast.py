@@ -2,7 +2,9 @@
 command line's own modules (typer, rich) load, when the sessions root's
 digest is fresh (:mod:`pi_session.usage.digest`): a warm report then costs
 about the interpreter's start-up, a ``stat`` per session file and the sum
-of a few thousand rows.
+of a few thousand rows; a report already answered from the same digest
+(the same options, its slots on the same local days) is printed as it was
+(:class:`pi_session.usage.digest.Answers`), without summing.
 
 :func:`answer` takes only command lines it reads exactly as ``usage``
 does, over session files, and only when the digest is fresh and holds no
@@ -21,7 +23,7 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["answer", "parse"]
+__all__ = ["answer", "parse", "sessions_root"]
 
 _VALUED = {"--since": "since", "--until": "until", "--timezone": "timezone", "-z": "timezone", "--by": "by", "--last": "last", "--store": "store"}
 _KINDS = ("daily", "weekly", "monthly")
@@ -80,7 +82,7 @@ def parse(args: "list[str]") -> "dict[str, Any] | None":
     return out
 
 
-def _root(store: "str | None") -> "str | None":
+def sessions_root(store: "str | None") -> "str | None":
     """The sessions root of ``--store`` (a directory given as a path), or
     None when it is not one (a URL, a libpq string, missing) or is written
     in a way only :func:`pi_session.paths.resolve_path` reads (``~user``,
@@ -105,25 +107,44 @@ def answer(args: "list[str]") -> bool:
     options = parse(args)
     if options is None:
         return False
-    root = _root(options["store"])
+    root = sessions_root(options["store"])
     if root is None:
         return False
-    from ..usage.digest import fresh_digest
+    from ..usage.days import days_fingerprint
+    from ..usage.digest import current_stamps, fresh_digest, remember_answer, remembered_answers
 
-    digest = fresh_digest(root)
-    if digest is None or digest.problems:
-        return False
-    from ..jsonio import iter_pretty
-    from ..usage.report import report_of_groups
-
+    stamps = current_stamps(root)
+    answers = remembered_answers(root, stamps)
     try:
-        report = report_of_groups(
-            digest.merged, [], options["kind"], timezone=options["timezone"], since=options["since"], until=options["until"],
-            by=options["by"], last=options["last"],
-        )
+        key = "\x1f".join([
+            options["kind"], options["since"] or "", options["until"] or "", options["by"] or "", str(options["last"] or ""),
+            days_fingerprint(answers.slots, options["timezone"]).hex() if answers is not None else "",
+        ])
     except ValueError:
-        return False  # the full command says what is wrong
-    text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
+        return False  # not a time zone: the full command says so
+    text = answers.texts.get(key) if answers is not None else None
+    if text is None:
+        digest = fresh_digest(root, stamps)
+        if digest is None or digest.problems:
+            return False
+        from ..jsonio import iter_pretty
+        from ..usage.report import report_of_groups
+
+        try:
+            report = report_of_groups(
+                digest.merged, [], options["kind"], timezone=options["timezone"], since=options["since"], until=options["until"],
+                by=options["by"], last=options["last"],
+            )
+        except ValueError:
+            return False  # the full command says what is wrong
+        text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
+        if answers is None or answers.stamps != digest.stamps:
+            answers = None
+            slots = sorted({m[0] for m in digest.merged})
+        else:
+            slots = answers.slots
+        key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
+        remember_answer(root, digest, answers, key, text)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

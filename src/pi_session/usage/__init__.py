@@ -7,7 +7,7 @@ of ccusage's ``ccusage pi daily|monthly|session`` on the same sessions.
   (:mod:`.extract` says which count and how), from a persistent summary for
   session files (:mod:`.cache`: only appended bytes are read);
 - :func:`usage_report` and :func:`blocks` sum them (:mod:`.report`,
-  :mod:`.blocks`); :func:`report` does both, answering a day, week or
+  :mod:`.blocks`); :func:`report_for` does both, answering a day, week or
   month report over session files from the root's digest when no file
   changed (:mod:`.digest`: every file only ``stat``-ed); each
   report's ``to_json()`` is ccusage's shape.
@@ -28,11 +28,31 @@ Example::
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
-from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, merged_groups, model_label, normalize_date, usage_report
+if TYPE_CHECKING:
+    from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
+    from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
+
+_LAZY = {
+    "BLOCK_HOURS": "blocks", "Block": "blocks", "BlocksReport": "blocks", "blocks": "blocks",
+    "BY_KEYS": "report", "KINDS": "report", "SessionUsage": "report", "UsageData": "report", "UsageReport": "report",
+    "UsageRow": "report", "model_label": "report", "normalize_date": "report", "usage_report": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :mod:`.blocks` and :mod:`.report`, imported on first
+    use (PEP 562): a warm report imports :mod:`.digest` and :mod:`.days`
+    alone."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "BLOCK_HOURS",
@@ -48,13 +68,14 @@ __all__ = [
     "load_usage",
     "model_label",
     "normalize_date",
-    "report",
+    "report_for",
     "usage_report",
 ]
 
 
 def _files_usage(root: str, cache: bool) -> UsageData:
     from .cache import UsageCache
+    from .report import SessionUsage, UsageData, merged_groups
 
     summary = UsageCache(root, persist=cache)
     files = summary.update()
@@ -88,6 +109,7 @@ def _store_usage(store: Any) -> UsageData:
     index: no cache)."""
     from ..paths import encode_cwd
     from .cache import scan_bytes
+    from .report import SessionUsage, UsageData
 
     data = UsageData()
     for info in store.list(with_text=False):
@@ -127,6 +149,8 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
     Raises:
         pi_session.stores.StoreError: a database store cannot be read.
     """
+    from pathlib import Path
+
     from ..paths import sessions_dir
     from ..stores import SessionStore
 
@@ -142,6 +166,8 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
 def _files_root(store_or_dir: Any) -> str | None:
     """The absolute sessions root :func:`load_usage` reads files from, or
     None for a database store."""
+    from pathlib import Path
+
     from ..paths import sessions_dir
     from ..stores import SessionStore
 
@@ -152,7 +178,7 @@ def _files_root(store_or_dir: Any) -> str | None:
     return os.path.abspath(root_path)
 
 
-def report(
+def report_for(
     store_or_dir: Any = None,
     kind: str = "daily",
     *,
@@ -188,4 +214,6 @@ def report(
             digest = fresh_digest(root)
             if digest is not None:
                 return report_of_groups(digest.merged, digest.problems, kind, timezone=timezone, since=since, until=until, by=by, last=last)
+    from .report import usage_report
+
     return usage_report(load_usage(store_or_dir), kind, timezone=timezone, since=since, until=until, by=by, last=last)

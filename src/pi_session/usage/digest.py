@@ -14,6 +14,9 @@ summary is brought up to date (:class:`pi_session.usage.cache.UsageCache`,
 only appended bytes read) and the digest written again. It is also stale
 when pi-session or the price data (the ``genai-prices`` package) changed.
 
+Reports answered from a digest are remembered beside it
+(``<...>.answers.msgpack``, :class:`Answers`) while it stays fresh.
+
 This module imports nothing heavy (``os``, ``hashlib``, ``msgspec``): a
 warm report answers in about the time the interpreter takes to start.
 """
@@ -28,7 +31,20 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["DIGEST_VERSION", "Digest", "digest_path", "fresh_digest", "pricing_stamp", "session_files", "stamps_digest", "write_digest"]
+__all__ = [
+    "DIGEST_VERSION",
+    "Answers",
+    "Digest",
+    "current_stamps",
+    "digest_path",
+    "fresh_digest",
+    "pricing_stamp",
+    "remember_answer",
+    "remembered_answers",
+    "session_files",
+    "stamps_digest",
+    "write_digest",
+]
 
 DIGEST_VERSION = "1"
 """The digest's format (with pi-session's version: a digest written by
@@ -93,34 +109,35 @@ def session_files(root: str) -> Iterator[tuple[str, os.stat_result]]:
     ``root`` and in its directories (symlinks followed, as pi lists them),
     in name order."""
     try:
-        with os.scandir(root) as it:
-            entries = sorted(it, key=lambda e: e.name)
+        names = sorted(os.listdir(root))
     except OSError:
         return
     subdirs = []
-    for e in entries:
+    prefix = root if root.endswith("/") else f"{root}/"
+    for name in names:
+        path = prefix + name
         try:
-            if e.name.endswith(".jsonl"):
-                st = e.stat()
-                if stat.S_ISREG(st.st_mode):
-                    yield e.path, st
-            elif e.is_dir():
-                subdirs.append(e.path)
+            st = os.stat(path)
         except OSError:
             continue
+        if name.endswith(".jsonl"):
+            if stat.S_ISREG(st.st_mode):
+                yield path, st
+        elif stat.S_ISDIR(st.st_mode):
+            subdirs.append(path)
     for d in subdirs:
         try:
-            with os.scandir(d) as it:
-                names = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
+            names = sorted(name for name in os.listdir(d) if name.endswith(".jsonl"))
         except OSError:
             continue
-        for e in names:
+        for name in names:
+            path = f"{d}/{name}"
             try:
-                st = e.stat()
+                st = os.stat(path)
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
-                yield e.path, st
+                yield path, st
 
 
 def stamps_digest(stamps: Iterator[tuple[str, int, int, int]]) -> tuple[bytes, int]:
@@ -154,11 +171,18 @@ def _read_private(path: str) -> bytes | None:
         os.close(fd)
 
 
-def fresh_digest(root: str) -> Digest | None:
+def current_stamps(root: str) -> tuple[bytes, int]:
+    """:func:`stamps_digest` of the session files under ``root`` as they
+    are now (a ``stat`` each)."""
+    return stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in session_files(root))
+
+
+def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest | None:
     """The digest of the sessions root ``root`` (absolute) when every
     session file under it is as the digest recorded (a ``stat`` each,
-    nothing opened) and it was written by this version of pi-session with
-    the same price data; None otherwise (no digest, damaged, stale)."""
+    nothing opened; ``stamps``: :func:`current_stamps` when already taken)
+    and it was written by this version of pi-session with the same price
+    data; None otherwise (no digest, damaged, stale)."""
     data = _read_private(digest_path(root))
     if data is None:
         return None
@@ -168,10 +192,65 @@ def fresh_digest(root: str) -> Digest | None:
         return None
     if digest.version != _version() or digest.root != root or digest.pricing != pricing_stamp():
         return None
-    stamps, count = stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in session_files(root))
-    if count != digest.files or stamps != digest.stamps:
+    now, count = stamps if stamps is not None else current_stamps(root)
+    if count != digest.files or now != digest.stamps:
         return None
     return digest
+
+
+class Answers(msgspec.Struct, array_like=True):
+    """Reports already answered from a digest, as printed: ``version``,
+    ``pricing``, ``root``, ``stamps`` and ``files`` as the digest's they
+    were made from, ``slots`` (the digest's distinct 15-minute slots, whose
+    local days key a report: :func:`pi_session.usage.days.days_fingerprint`)
+    and ``texts`` (key -> the report's text; the most recent
+    :data:`ANSWERS_KEPT`)."""
+
+    version: str
+    pricing: str
+    root: str
+    stamps: bytes
+    files: int
+    slots: list[int]
+    texts: dict[str, str]
+
+
+ANSWERS_KEPT = 32
+"""How many answered reports a root keeps."""
+
+
+def _answers_path(root: str) -> str:
+    return digest_path(root).replace(".digest.msgpack", ".answers.msgpack")
+
+
+def remembered_answers(root: str, stamps: tuple[bytes, int]) -> Answers | None:
+    """The reports answered for ``root`` (absolute) from a digest of the
+    files as they are now (``stamps``: :func:`current_stamps`) by this
+    version of pi-session with the same price data, or None."""
+    data = _read_private(_answers_path(root))
+    if data is None:
+        return None
+    try:
+        answers = msgspec.msgpack.decode(data, type=Answers)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if (answers.version, answers.pricing, answers.root, answers.stamps, answers.files) != (_version(), pricing_stamp(), root, *stamps):
+        return None
+    return answers
+
+
+def remember_answer(root: str, digest: Digest, answers: Answers | None, key: str, text: str) -> None:
+    """Keep ``text``, the report ``key`` answered from ``digest``, among
+    ``answers`` (None: the first for this digest). Written as the digest is
+    (a new 0600 file renamed over the old; failing quietly)."""
+    if answers is None or answers.stamps != digest.stamps:
+        slots = sorted({m[0] for m in digest.merged})
+        answers = Answers(digest.version, digest.pricing, digest.root, digest.stamps, digest.files, slots, {})
+    answers.texts.pop(key, None)
+    answers.texts[key] = text
+    while len(answers.texts) > ANSWERS_KEPT:
+        del answers.texts[next(iter(answers.texts))]
+    _write_private(_answers_path(root), msgspec.msgpack.encode(answers))
 
 
 def write_digest(root: str, stamps: list[tuple[str, int, int, int]], merged: list[list[Any]], problems: list[str]) -> None:
@@ -182,8 +261,12 @@ def write_digest(root: str, stamps: list[tuple[str, int, int, int]], merged: lis
     old one. Fails quietly: a digest that cannot be written only makes the
     next report slower."""
     digest_bytes, count = stamps_digest(iter(stamps))
-    encoded = msgspec.msgpack.encode(Digest(_version(), pricing_stamp(), root, digest_bytes, count, merged, problems))
-    path = digest_path(root)
+    _write_private(digest_path(root), msgspec.msgpack.encode(Digest(_version(), pricing_stamp(), root, digest_bytes, count, merged, problems)))
+
+
+def _write_private(path: str, data: bytes) -> None:
+    """Write a cache file: a new 0600 file (never through a symlink)
+    renamed over it, in a directory the summary created; failing quietly."""
     temp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.tmp")
     try:
         if not os.path.isdir(os.path.dirname(path)):
@@ -193,7 +276,7 @@ def write_digest(root: str, stamps: list[tuple[str, int, int, int]], merged: lis
         return
     try:
         try:
-            view = memoryview(encoded)
+            view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
         finally:

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .extract import SLOT_MS, UNPRICED, group_rows
+from .days import LocalDays, zone_of
+from .extract import UNPRICED, group_rows
 
 __all__ = [
     "KINDS",
@@ -41,7 +42,6 @@ __all__ = [
 
 KINDS = ("daily", "weekly", "monthly", "session", "blocks")
 BY_KEYS = ("project", "model", "agent")
-_SLOT_MS = SLOT_MS
 
 @dataclass
 class SessionUsage:
@@ -121,47 +121,10 @@ def normalize_date(text: str) -> str:
     return digits
 
 
-def zone_of(name: str | None) -> Any:
-    """A ``zoneinfo`` zone, or None for the machine's.
-
-    Raises:
-        ValueError: not an IANA zone name.
-    """
-    if name is None:
-        return None
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValueError(f"{name!r}: not an IANA time zone (such as Europe/Berlin or UTC)") from None
-
-
 def iso_utc(ms: int) -> str:
     """RFC 3339 UTC with milliseconds, as ccusage prints times."""
     moment = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-class LocalDays:
-    """The local date (``YYYY-MM-DD``) of instants, memoised per 15 minutes."""
-
-    def __init__(self, zone: Any) -> None:
-        self.zone = zone
-        self.memo: dict[int, str] = {}
-
-    def __call__(self, ms: int) -> str:
-        slot = ms // _SLOT_MS
-        day = self.memo.get(slot)
-        if day is None:
-            seconds = slot * (_SLOT_MS // 1000)
-            try:
-                moment = _dt.datetime.fromtimestamp(seconds, self.zone) if self.zone is not None else _dt.datetime.fromtimestamp(seconds)
-                day = moment.strftime("%Y-%m-%d")
-            except (OverflowError, OSError, ValueError):
-                day = "0000-00-00"
-            self.memo[slot] = day
-        return day
 
 
 def _week(day: str) -> str:
