@@ -19,7 +19,7 @@ import pytest
 
 from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
-from pi_session.usage.digest import Answers, Digest, digest_path, fresh_digest
+from pi_session.usage.digest import Digest, digest_path, fresh_digest
 from usage_gen import generate, write_tree
 
 ARGS = [
@@ -64,7 +64,7 @@ def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, 
             warm, from_digest = _warm(cli, root, *args)
             assert from_digest, args
             assert warm == _cold(root, args), args
-    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.", ".answers."))
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.msgpack", ".answers.json"))
     assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
 
 
@@ -133,11 +133,10 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     assert _warm(cli, root, *args) == (expected, False)
     assert _warm(cli, root, *args) == (expected, True)  # written again
     # a remembered answer of another version is not used either
-    answers_path = Path(str(path).replace(".digest.", ".answers."))
-    answers = msgspec.msgpack.decode(answers_path.read_bytes(), type=Answers)
+    answers_path = Path(str(path).replace(".digest.msgpack", ".answers.json"))
+    answers = json.loads(answers_path.read_bytes())
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
-    answers_path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(
-        answers, version="0/old", texts={k: forged for k in answers.texts})))
+    answers_path.write_text(json.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
     assert _warm(cli, root, *args) == (expected, True)
     # a symlink planted at the digest's path is not followed
     answers_path.unlink()

@@ -4,7 +4,7 @@ digest is fresh (:mod:`pi_session.usage.digest`): a warm report then costs
 about the interpreter's start-up, a ``stat`` per session file and the sum
 of a few thousand rows; a report already answered from the same digest
 (the same options, its slots on the same local days) is printed as it was
-(:class:`pi_session.usage.digest.Answers`), without summing.
+(:func:`pi_session.usage.stamps.remembered_answers`), without summing.
 
 :func:`answer` takes only command lines it reads exactly as ``usage``
 does, over session files, and only when the digest is fresh and holds no
@@ -111,19 +111,21 @@ def answer(args: "list[str]") -> bool:
     if root is None:
         return False
     from ..usage.days import days_fingerprint
-    from ..usage.digest import current_stamps, fresh_digest, remember_answer, remembered_answers
+    from ..usage.stamps import current_stamps, digest_slots, remember_answer, remembered_answers
 
     stamps = current_stamps(root)
     answers = remembered_answers(root, stamps)
     try:
         key = "\x1f".join([
             options["kind"], options["since"] or "", options["until"] or "", options["by"] or "", str(options["last"] or ""),
-            days_fingerprint(answers.slots, options["timezone"]).hex() if answers is not None else "",
+            days_fingerprint(answers["slots"], options["timezone"]).hex() if answers is not None else "",
         ])
     except ValueError:
         return False  # not a time zone: the full command says so
-    text = answers.texts.get(key) if answers is not None else None
+    text = answers["texts"].get(key) if answers is not None else None
     if text is None:
+        from ..usage.digest import fresh_digest
+
         digest = fresh_digest(root, stamps)
         if digest is None or digest.problems:
             return False
@@ -138,11 +140,11 @@ def answer(args: "list[str]") -> bool:
         except ValueError:
             return False  # the full command says what is wrong
         text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
-        if answers is None or answers.stamps != digest.stamps:
+        if answers is None or answers["stamps"] != digest.stamps.hex():
             answers = None
-            slots = sorted({m[0] for m in digest.merged})
+            slots = digest_slots(digest)
         else:
-            slots = answers.slots
+            slots = answers["slots"]
         key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
         remember_answer(root, digest, answers, key, text)
     try:

@@ -28,9 +28,12 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
     from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
 

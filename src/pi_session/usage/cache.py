@@ -32,7 +32,7 @@ import msgspec
 from ..listing import open_regular
 from ..paths import cache_dir
 from ..storage import ensure_dir
-from .digest import session_files
+from .stamps import session_files
 from .extract import Scan, group_rows, scan_lines
 from .pricing import pricing_version
 

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["SLOT_MS", "LocalDays", "days_fingerprint", "zone_of"]
 
@@ -19,13 +23,16 @@ all of a slot falls on one local day."""
 
 
 def zone_of(name: str | None) -> Any:
-    """A ``zoneinfo`` zone, or None for the machine's.
+    """A ``zoneinfo`` zone (``UTC``: :data:`datetime.timezone.utc`), or
+    None for the machine's.
 
     Raises:
         ValueError: not an IANA zone name.
     """
     if name is None:
         return None
+    if name == "UTC":
+        return _dt.timezone.utc  # the same days as zoneinfo's UTC, without loading zoneinfo
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
