@@ -61,8 +61,10 @@ def asks_plain_help(args: list[str]) -> bool:
 
 def main() -> None:
     """Console-script entry point (see :func:`pi_session.cli.app.main`).
-    ``--version``, and the root ``--help`` when standard output is not a
-    terminal, are answered here, before anything else is imported."""
+    ``--version``, the root ``--help`` when standard output is not a
+    terminal, and a warm ``usage daily|weekly|monthly --json``
+    (:mod:`pi_session.cli.usage_fast`) are answered here, before anything
+    else is imported."""
     if asks_version(sys.argv[1:]):
         from .. import __version__
 
@@ -83,6 +85,22 @@ def main() -> None:
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
         return
+    if "usage" in sys.argv[1:4] and "--json" in sys.argv:
+        try:
+            from .usage_fast import answer
+
+            if answer(sys.argv[1:]):
+                return
+        except Exception:
+            pass  # the full command answers (and reports what went wrong)
+        except BaseException as exc:
+            if not interrupted_by(exc):
+                raise
+            try:
+                sys.stderr.write("pi-session: interrupted\n")
+            except (OSError, ValueError):
+                pass
+            raise SystemExit(130) from None
     try:
         from .app import main as run
     except BaseException as exc:

@@ -35,7 +35,8 @@ def usage(
     directory ($XDG_CACHE_HOME/pi-session), only what changed since the last
     report is read."""
     from ..stores import StoreError
-    from ..usage import KINDS, blocks, load_usage, usage_report
+    from ..usage import KINDS, blocks, load_usage
+    from ..usage import report_for
 
     if kind not in KINDS:
         fail(f"{kind!r}: expected one of {', '.join(KINDS)}")
@@ -44,11 +45,10 @@ def usage(
     store = active_store(store_url(ctx, store_option))
     _check_root(store)
     try:
-        data = load_usage(store)
         if kind == "blocks":
-            report: Any = blocks(data, timezone=timezone, since=since, until=until, last=last)
+            report: Any = blocks(load_usage(store), timezone=timezone, since=since, until=until, last=last)
         else:
-            report = usage_report(data, kind, timezone=timezone, since=since, until=until, by=by, last=last)
+            report = report_for(store, kind, timezone=timezone, since=since, until=until, by=by, last=last)
     except (ValueError, StoreError) as exc:
         fail(str(exc))
     for problem in report.problems:

@@ -283,6 +283,8 @@ class FileStore(SessionStore):
             SessionNotFoundError: none.
         """
         for fresh in (False, True):  # not in the memo: list racy directories again
+            if fresh and not any(memo[2] for memo in self._listed.values()):
+                break  # none is racy: the pass just made saw every directory as it is
             for _sub, ids in self._dir_ids(fresh=fresh):
                 path = ids.get(session_id)
                 if path is not None and path.exists():

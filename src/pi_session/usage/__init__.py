@@ -7,7 +7,9 @@ of ccusage's ``ccusage pi daily|monthly|session`` on the same sessions.
   (:mod:`.extract` says which count and how), from a persistent summary for
   session files (:mod:`.cache`: only appended bytes are read);
 - :func:`usage_report` and :func:`blocks` sum them (:mod:`.report`,
-  :mod:`.blocks`); each
+  :mod:`.blocks`); :func:`report_for` does both, answering a day, week or
+  month report over session files from the root's digest when no file
+  changed (:mod:`.digest`: every file only ``stat``-ed); each
   report's ``to_json()`` is ccusage's shape.
 
 Every assistant message is counted once, whichever branch of the tree it is
@@ -26,11 +28,34 @@ Example::
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
 
-from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
-from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .blocks import BLOCK_HOURS, Block, BlocksReport, blocks
+    from .report import BY_KEYS, KINDS, SessionUsage, UsageData, UsageReport, UsageRow, model_label, normalize_date, usage_report
+
+_LAZY = {
+    "BLOCK_HOURS": "blocks", "Block": "blocks", "BlocksReport": "blocks", "blocks": "blocks",
+    "BY_KEYS": "report", "KINDS": "report", "SessionUsage": "report", "UsageData": "report", "UsageReport": "report",
+    "UsageRow": "report", "model_label": "report", "normalize_date": "report", "usage_report": "report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :mod:`.blocks` and :mod:`.report`, imported on first
+    use (PEP 562): a warm report imports :mod:`.digest` and :mod:`.days`
+    alone."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 __all__ = [
     "BLOCK_HOURS",
@@ -46,12 +71,14 @@ __all__ = [
     "load_usage",
     "model_label",
     "normalize_date",
+    "report_for",
     "usage_report",
 ]
 
 
 def _files_usage(root: str, cache: bool) -> UsageData:
     from .cache import UsageCache
+    from .report import SessionUsage, UsageData, merged_groups
 
     summary = UsageCache(root, persist=cache)
     files = summary.update()
@@ -68,6 +95,11 @@ def _files_usage(root: str, cache: bool) -> UsageData:
         if entry.problems:
             data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
+    if cache:
+        from .digest import write_digest
+
+        stamps = [(path, entry.size, entry.mtime_ns, entry.ino) for path, entry in files.items()]
+        write_digest(summary.root, stamps, merged_groups(data), data.problems)
     return data
 
 
@@ -80,6 +112,7 @@ def _store_usage(store: Any) -> UsageData:
     index: no cache)."""
     from ..paths import encode_cwd
     from .cache import scan_bytes
+    from .report import SessionUsage, UsageData
 
     data = UsageData()
     for info in store.list(with_text=False):
@@ -119,6 +152,8 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
     Raises:
         pi_session.stores.StoreError: a database store cannot be read.
     """
+    from pathlib import Path
+
     from ..paths import sessions_dir
     from ..stores import SessionStore
 
@@ -129,3 +164,59 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
         return _files_usage(os.fspath(root), cache)
     root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
     return _files_usage(os.path.abspath(root_path), cache)
+
+
+def _files_root(store_or_dir: Any) -> str | None:
+    """The absolute sessions root :func:`load_usage` reads files from, or
+    None for a database store."""
+    from pathlib import Path
+
+    from ..paths import sessions_dir
+    from ..stores import SessionStore
+
+    if isinstance(store_or_dir, SessionStore):
+        root = getattr(store_or_dir, "root", None) if store_or_dir.holds_files else None
+        return None if root is None else os.path.abspath(os.fspath(root))
+    root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
+    return os.path.abspath(root_path)
+
+
+def report_for(
+    store_or_dir: Any = None,
+    kind: str = "daily",
+    *,
+    timezone: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    by: str | None = None,
+    last: int | None = None,
+) -> UsageReport:
+    """``usage_report(load_usage(store_or_dir), kind, ...)``, the same
+    result, answered from the sessions root's digest
+    (:mod:`pi_session.usage.digest`) when ``kind`` is ``daily``, ``weekly``
+    or ``monthly``, the store holds files and none of them changed since
+    the digest was written (each is only ``stat``-ed).
+
+    Args:
+        store_or_dir: as :func:`load_usage`.
+        kind, timezone, since, until, by, last: as :func:`usage_report`.
+
+    Returns:
+        :class:`UsageReport`.
+
+    Raises:
+        ValueError: as :func:`usage_report`.
+        pi_session.stores.StoreError: a database store cannot be read.
+    """
+    if kind in ("daily", "weekly", "monthly"):
+        root = _files_root(store_or_dir)
+        if root is not None:
+            from .digest import fresh_digest
+            from .report import report_of_groups
+
+            digest = fresh_digest(root)
+            if digest is not None:
+                return report_of_groups(digest.merged, digest.problems, kind, timezone=timezone, since=since, until=until, by=by, last=last)
+    from .report import usage_report
+
+    return usage_report(load_usage(store_or_dir), kind, timezone=timezone, since=since, until=until, by=by, last=last)

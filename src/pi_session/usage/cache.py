@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +32,7 @@ import msgspec
 from ..listing import open_regular
 from ..paths import cache_dir
 from ..storage import ensure_dir
+from .stamps import session_files
 from .extract import Scan, group_rows, scan_lines
 from .pricing import pricing_version
 
@@ -90,41 +90,6 @@ def cache_path(root: str | os.PathLike[str]) -> Path:
     for blocks, forks and files that changed)."""
     key = os.fsencode(os.path.abspath(root))
     return cache_dir() / "usage" / f"{hashlib.sha256(key).hexdigest()[:32]}.msgpack"
-
-
-def session_files(root: str) -> Iterator[tuple[str, os.stat_result]]:
-    """``(path, stat)`` of the regular ``*.jsonl`` files directly in
-    ``root`` and in its directories (symlinks followed, as pi lists them),
-    in name order."""
-    try:
-        with os.scandir(root) as it:
-            entries = sorted(it, key=lambda e: e.name)
-    except OSError:
-        return
-    subdirs = []
-    for e in entries:
-        try:
-            if e.name.endswith(".jsonl"):
-                st = e.stat()
-                if stat.S_ISREG(st.st_mode):
-                    yield e.path, st
-            elif e.is_dir():
-                subdirs.append(e.path)
-        except OSError:
-            continue
-    for d in subdirs:
-        try:
-            with os.scandir(d) as it:
-                names = sorted((e for e in it if e.name.endswith(".jsonl")), key=lambda e: e.name)
-        except OSError:
-            continue
-        for e in names:
-            try:
-                st = e.stat()
-            except OSError:
-                continue
-            if stat.S_ISREG(st.st_mode):
-                yield e.path, st
 
 
 def _digest(data: bytes) -> bytes:

@@ -20,6 +20,7 @@ from typing import Any
 
 import orjson
 
+from .days import SLOT_MS
 from .pricing import price
 
 __all__ = ["Scan", "scan_lines", "group_rows", "iso_ms", "RECORDED", "ESTIMATED", "UNPRICED", "AGENT_PREFIXES", "SLOT_MS"]
@@ -33,10 +34,6 @@ AGENT_PREFIXES = {"claude-code/": "claude-code", "codex/": "codex"}
 """``customType`` prefixes of the entries an import keeps, and the agent
 they name; a session without them is pi's own."""
 
-SLOT_MS = 900_000
-"""Rows are summed per 15 minutes (UTC) for reports: every time zone's
-offset is a multiple of 15 minutes and changes on a 15-minute boundary, so
-all of a slot falls on one local day."""
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)

@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .extract import SLOT_MS, UNPRICED, group_rows
+from .days import LocalDays, zone_of
+from .extract import UNPRICED, group_rows
 
 __all__ = [
     "KINDS",
@@ -34,12 +35,13 @@ __all__ = [
     "zone_of",
     "iso_utc",
     "counted_rows",
+    "merged_groups",
     "pricing_notes",
+    "report_of_groups",
 ]
 
 KINDS = ("daily", "weekly", "monthly", "session", "blocks")
 BY_KEYS = ("project", "model", "agent")
-_SLOT_MS = SLOT_MS
 
 @dataclass
 class SessionUsage:
@@ -92,6 +94,8 @@ class UsageData:
     sessions: list[SessionUsage] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     read_bytes: int = 0
+    merged: list[list[Any]] | None = None
+    """:func:`merged_groups` of these sessions, once computed."""
 
 
 def model_label(agent: str, model: str) -> str:
@@ -117,47 +121,10 @@ def normalize_date(text: str) -> str:
     return digits
 
 
-def zone_of(name: str | None) -> Any:
-    """A ``zoneinfo`` zone, or None for the machine's.
-
-    Raises:
-        ValueError: not an IANA zone name.
-    """
-    if name is None:
-        return None
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError, OSError):
-        raise ValueError(f"{name!r}: not an IANA time zone (such as Europe/Berlin or UTC)") from None
-
-
 def iso_utc(ms: int) -> str:
     """RFC 3339 UTC with milliseconds, as ccusage prints times."""
     moment = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc) + _dt.timedelta(milliseconds=ms)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-class LocalDays:
-    """The local date (``YYYY-MM-DD``) of instants, memoised per 15 minutes."""
-
-    def __init__(self, zone: Any) -> None:
-        self.zone = zone
-        self.memo: dict[int, str] = {}
-
-    def __call__(self, ms: int) -> str:
-        slot = ms // _SLOT_MS
-        day = self.memo.get(slot)
-        if day is None:
-            seconds = slot * (_SLOT_MS // 1000)
-            try:
-                moment = _dt.datetime.fromtimestamp(seconds, self.zone) if self.zone is not None else _dt.datetime.fromtimestamp(seconds)
-                day = moment.strftime("%Y-%m-%d")
-            except (OverflowError, OSError, ValueError):
-                day = "0000-00-00"
-            self.memo[slot] = day
-        return day
 
 
 def _week(day: str) -> str:
@@ -210,7 +177,7 @@ class UsageRow:
     def add(self, group: list[Any], label: str | None, project: str) -> None:
         """Count one group of messages (:func:`pi_session.usage.extract.group_rows`;
         ``label``: its model as shown, or None)."""
-        _slot, _model, how, n, inp, out, cw, cr, other, cost, first, ts = group
+        _slot, _model, how, n, inp, out, cw, cr, other, cost, first, ts = group[:12]
         self.input_tokens += inp
         self.output_tokens += out
         self.cache_creation_tokens += cw
@@ -396,6 +363,43 @@ def pricing_notes(items: list[tuple[list[Any], SessionUsage]], model_at: int, ho
     return sorted(missing), sorted(estimated)
 
 
+def merged_groups(data: UsageData) -> list[list[Any]]:
+    """Every counted message group (a fork's copies left out) summed across
+    sessions per 15-minute slot, agent, project, model and cost source:
+    ``[slot, model, how, messages, input, output, cache_write, cache_read,
+    other, cost, first_ts, last_ts, agent, project]``, in order of first
+    message. Day, week and month reports (any ``by``, any time zone: every
+    zone's offset is a multiple of 15 minutes) need no more than this; the
+    persistent digest of a sessions root (:mod:`pi_session.usage.digest`)
+    keeps it. Memoised in ``data.merged``."""
+    if data.merged is not None:
+        return data.merged
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    for g, s in _counted_groups(data):
+        k = (g[0], s.agent, s.project, g[1], g[2])
+        m = merged.get(k)
+        if m is None:
+            merged[k] = [*g, s.agent, s.project]
+            continue
+        for i in range(3, 10):
+            m[i] += g[i]
+        if g[10] < m[10]:
+            m[10] = g[10]
+        if g[11] > m[11]:
+            m[11] = g[11]
+    data.merged = sorted(merged.values(), key=lambda m: m[10])
+    return data.merged
+
+
+def _check_arguments(kind: str, by: str | None, last: int | None) -> None:
+    if kind not in KINDS or kind == "blocks":
+        raise ValueError(f"{kind!r}: expected daily, weekly, monthly or session")
+    if by is not None and by not in BY_KEYS:
+        raise ValueError(f"--by {by!r}: expected project, model or agent")
+    if last is not None and last < 1:
+        raise ValueError("--last must be at least 1")
+
+
 def usage_report(
     data: UsageData,
     kind: str = "daily",
@@ -425,45 +429,90 @@ def usage_report(
         ValueError: an unknown kind or ``by``, a bad date or time zone, or
             ``last`` below 1 (one-line messages).
     """
-    if kind not in KINDS or kind == "blocks":
-        raise ValueError(f"{kind!r}: expected daily, weekly, monthly or session")
-    if by is not None and by not in BY_KEYS:
-        raise ValueError(f"--by {by!r}: expected project, model or agent")
-    if last is not None and last < 1:
-        raise ValueError("--last must be at least 1")
+    _check_arguments(kind, by, last)
+    if kind == "session":
+        items: Iterable[tuple[list[Any], str, str, str]] = [(g, s.agent, s.project, s.session_id) for g, s in _counted_groups(data)]
+    else:
+        items = ((m, m[12], m[13], "") for m in merged_groups(data))
+    return _report(items, kind, data.problems, timezone=timezone, since=since, until=until, by=by, last=last)
+
+
+def report_of_groups(
+    merged: list[list[Any]],
+    problems: list[str],
+    kind: str = "daily",
+    *,
+    timezone: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    by: str | None = None,
+    last: int | None = None,
+) -> UsageReport:
+    """:func:`usage_report` of a day, week or month report from
+    :func:`merged_groups` (as the persistent digest keeps them) and the
+    damaged lines ``problems``; the same arguments, the same result.
+
+    Raises:
+        ValueError: as :func:`usage_report`; ``kind`` ``session`` (which
+            needs every session's groups).
+    """
+    _check_arguments(kind, by, last)
+    if kind == "session":
+        raise ValueError("'session': the merged groups hold no sessions")
+    return _report(((m, m[12], m[13], "") for m in merged), kind, problems, timezone=timezone, since=since, until=until, by=by, last=last)
+
+
+def _report(
+    items: Iterable[tuple[list[Any], str, str, str]],
+    kind: str,
+    problems: list[str],
+    *,
+    timezone: str | None,
+    since: str | None,
+    until: str | None,
+    by: str | None,
+    last: int | None,
+) -> UsageReport:
+    """The rows of a report from ``(group, agent, project, session id)``
+    in time order (arguments checked by the caller)."""
     lo = normalize_date(since) if since else None
     hi = normalize_date(until) if until else None
     days = LocalDays(zone_of(timezone))
-    counted = _counted_groups(data)
     groups: dict[tuple[str, str | None], UsageRow] = {}
-    kept: list[tuple[list[Any], SessionUsage]] = []
-    for row, s in counted:
+    missing: dict[str, None] = {}
+    estimated: dict[str, None] = {}
+    weeks: dict[str, str] = {}
+    for row, agent, project, session_id in items:
         day = days(row[10])
         if lo is not None or hi is not None:
             compact = day.replace("-", "")
             if (lo is not None and compact < lo) or (hi is not None and compact > hi):
                 continue
-        kept.append((row, s))
-        label = model_label(s.agent, row[1]) if row[1] else None
+        model, how = row[1], row[2]
+        label = model_label(agent, model) if model else None
+        if how == UNPRICED:
+            missing[label or f"[{agent}] (no model recorded)"] = None
+        elif how == 1:
+            estimated[model_label(agent, model)] = None
         if kind == "daily":
             key = day
         elif kind == "weekly":
-            key = _week(day)
+            key = weeks.get(day) or weeks.setdefault(day, _week(day))
         elif kind == "monthly":
             key = day[:7]
         else:
-            key = s.session_id
+            key = session_id
         group = None
         if by == "project":
-            group = s.project
+            group = project
         elif by == "agent":
-            group = s.agent
+            group = agent
         elif by == "model":
             group = label or "(no model recorded)"
         acc = groups.get((key, group))
         if acc is None:
             acc = groups[(key, group)] = UsageRow(key, group)
-        acc.add(row, label, s.project)
+        acc.add(row, label, project)
     rows = sorted(groups.values(), key=lambda r: (r.key, r.group or ""))
     if last is not None:
         if kind == "session":
@@ -471,5 +520,4 @@ def usage_report(
         else:
             wanted = set(sorted({r.key for r in rows})[-last:])
         rows = [r for r in rows if r.key in wanted]
-    missing, estimated = pricing_notes(kept, 1, 2)
-    return UsageReport(kind, rows, by, missing, estimated, list(data.problems), timezone)
+    return UsageReport(kind, rows, by, sorted(missing), sorted(estimated), list(problems), timezone)

@@ -1,0 +1,158 @@
+"""``pi-session usage daily|weekly|monthly --json`` answered before the
+command line's own modules (typer, rich) load, when the sessions root's
+digest is fresh (:mod:`pi_session.usage.digest`): a warm report then costs
+about the interpreter's start-up, a ``stat`` per session file and the sum
+of a few thousand rows; a report already answered from the same digest
+(the same options, its slots on the same local days) is printed as it was
+(:func:`pi_session.usage.stamps.remembered_answers`), without summing.
+
+:func:`answer` takes only command lines it reads exactly as ``usage``
+does, over session files, and only when the digest is fresh and holds no
+damaged line (those are warned about on the full path). Anything else —
+another kind, a table, ``--help``, an option it does not know, a database
+store, a missing directory, a bad date or zone, a stale digest — is left
+to the full command (which then writes the digest again), so the output,
+warnings and errors are always the full command's.
+"""
+
+import os
+import sys
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = ["answer", "parse", "sessions_root"]
+
+_VALUED = {"--since": "since", "--until": "until", "--timezone": "timezone", "-z": "timezone", "--by": "by", "--last": "last", "--store": "store"}
+_KINDS = ("daily", "weekly", "monthly")
+
+
+def parse(args: "list[str]") -> "dict[str, Any] | None":
+    """The options of a command line (without the program name) that is
+    ``[--store URL] usage [KIND] [OPTIONS] --json`` with only options this
+    module answers (KIND daily, weekly or monthly), as ``{"kind", "since",
+    "until", "timezone", "by", "last", "store"}``; None for anything else.
+    ``--last`` is an int; ``--store`` falls back to ``PI_SESSION_STORE``."""
+    out: dict[str, Any] = {"kind": None, "since": None, "until": None, "timezone": None, "by": None, "last": None, "store": None}
+    as_json = False
+    i = 0
+    seen_command = False
+    while i < len(args):
+        arg = args[i]
+        name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if not seen_command:
+            if arg == "usage":
+                seen_command = True
+            elif name == "--store":
+                if not eq:
+                    i += 1
+                    if i >= len(args):
+                        return None
+                    value = args[i]
+                out["store"] = value
+            else:
+                return None
+        elif arg == "--json":
+            as_json = True
+        elif name in _VALUED:
+            if not eq:
+                i += 1
+                if i >= len(args):
+                    return None
+                value = args[i]
+            out[_VALUED[name]] = value
+        elif arg.startswith("-") or out["kind"] is not None:
+            return None
+        else:
+            out["kind"] = arg
+        i += 1
+    if not seen_command or not as_json:
+        return None
+    out["kind"] = out["kind"] or "daily"
+    if out["kind"] not in _KINDS:
+        return None
+    if out["last"] is not None:
+        if not out["last"].isdigit() or int(out["last"]) < 1:
+            return None
+        out["last"] = int(out["last"])
+    if out["store"] is None:
+        out["store"] = os.environ.get("PI_SESSION_STORE") or None
+    return out
+
+
+def sessions_root(store: "str | None") -> "str | None":
+    """The sessions root of ``--store`` (a directory given as a path), or
+    None when it is not one (a URL, a libpq string, missing) or is written
+    in a way only :func:`pi_session.paths.resolve_path` reads (``~user``,
+    a leading ``//``). A plain path is made absolute here without
+    importing :mod:`pi_session.paths` (``~/`` expanded, ``.``/``..``
+    resolved, symlinks kept: what ``resolve_path`` gives it)."""
+    if store is None:
+        from ..paths import sessions_dir
+
+        root = os.path.abspath(sessions_dir())
+    elif "://" in store or "=" in store or not store or store.startswith("//") or (store.startswith("~") and store != "~" and not store.startswith("~/")):
+        return None
+    else:
+        root = os.path.abspath(os.path.expanduser(store))
+    return root if os.path.isdir(root) else None
+
+
+def answer(args: "list[str]") -> bool:
+    """Print the report of ``args`` (a command line without the program
+    name) and return True when it can be answered from a fresh digest (see
+    the module docstring); False, having printed nothing, otherwise."""
+    options = parse(args)
+    if options is None:
+        return False
+    root = sessions_root(options["store"])
+    if root is None:
+        return False
+    from ..usage.days import days_fingerprint
+    from ..usage.stamps import current_stamps, digest_slots, remember_answer, remembered_answers
+
+    stamps = current_stamps(root)
+    answers = remembered_answers(root, stamps)
+    try:
+        key = "\x1f".join([
+            options["kind"], options["since"] or "", options["until"] or "", options["by"] or "", str(options["last"] or ""),
+            days_fingerprint(answers["slots"], options["timezone"]).hex() if answers is not None else "",
+        ])
+    except ValueError:
+        return False  # not a time zone: the full command says so
+    text = answers["texts"].get(key) if answers is not None else None
+    if text is None:
+        from ..usage.digest import fresh_digest
+
+        digest = fresh_digest(root, stamps)
+        if digest is None or digest.problems:
+            return False
+        from ..jsonio import iter_pretty
+        from ..usage.report import report_of_groups
+
+        try:
+            report = report_of_groups(
+                digest.merged, [], options["kind"], timezone=options["timezone"], since=options["since"], until=options["until"],
+                by=options["by"], last=options["last"],
+            )
+        except ValueError:
+            return False  # the full command says what is wrong
+        text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
+        if answers is None or answers["stamps"] != digest.stamps.hex():
+            answers = None
+            slots = digest_slots(digest)
+        else:
+            slots = answers["slots"]
+        key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
+        remember_answer(root, digest, answers, key, text)
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
+        except OSError:
+            pass
+    return True

@@ -1,0 +1,208 @@
+"""The digest of a sessions root (:mod:`pi_session.usage.digest`) and the
+warm ``pi-session usage daily|weekly|monthly --json`` it answers before
+typer and rich load (:mod:`pi_session.cli.usage_fast`): the same report as
+a cold read of every file, stale as soon as any file changes, is added or
+goes, and never used when it is damaged, another version's or when the
+files have damaged lines (their warnings are the full command's)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from pi_session.usage import load_usage, report_for, usage_report
+from pi_session.usage.cache import cache_path
+from pi_session.usage.digest import Digest, digest_path, fresh_digest
+from usage_gen import generate, write_tree
+
+ARGS = [
+    ("daily", "--timezone", "UTC"),
+    ("weekly", "--timezone", "America/New_York"),
+    ("monthly", "--by", "model", "--timezone", "Australia/Lord_Howe"),
+    ("daily", "--by", "project", "--since", "2025-03-01", "--until", "2025-10-31", "--timezone", "Europe/Berlin"),
+    ("daily", "--last", "3", "--by", "agent", "--timezone", "Asia/Kolkata"),
+]
+
+
+def _warm(cli: Any, root: Path, *args: str) -> tuple[dict[str, Any], bool]:
+    """The report of ``usage ARGS --json`` and whether it was answered
+    without loading typer (from the digest)."""
+    done = cli("usage", *args, "--json", "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), not _loaded_typer(done.stderr)
+
+
+def _loaded_typer(importtime: str) -> bool:
+    """Whether ``-X importtime`` output shows typer imported."""
+    return re.search(r"\|\s+typer$", importtime, re.MULTILINE) is not None
+
+
+def _cold(root: Path, args: tuple[str, ...]) -> dict[str, Any]:
+    """The same report from every file read again (no cache at all)."""
+    opts: dict[str, Any] = {}
+    names = {"--timezone": "timezone", "--by": "by", "--since": "since", "--until": "until", "--last": "last"}
+    for name, value in zip(args[1::2], args[2::2]):
+        opts[names[name]] = int(value) if name == "--last" else value
+    return usage_report(load_usage(root, cache=False), args[0], **opts).to_json()
+
+
+def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(8))
+    first, from_digest = _warm(cli, root, *ARGS[0])
+    assert not from_digest  # nothing cached yet: the full command, which writes the digest
+    assert first["daily"] and first == _cold(root, ARGS[0])
+    for _ in range(2):  # summed from the digest, then the answer remembered
+        for args in ARGS:
+            warm, from_digest = _warm(cli, root, *args)
+            assert from_digest, args
+            assert warm == _cold(root, args), args
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.msgpack", ".answers.json"))
+    assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
+
+
+def test_remembered_answers_follow_the_machines_time_zone(cli: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A report in the machine's zone (no --timezone) is remembered per
+    local days: another TZ is another answer."""
+    root = tmp_path / "sessions"
+    write_tree(root, range(6))
+    cli("usage", "--json", "--store", str(root))
+    for zone in ("UTC", "Asia/Tokyo", "America/Los_Angeles", "UTC", "Asia/Tokyo"):
+        done = cli("usage", "--json", "--store", str(root), env={"TZ": zone})
+        monkeypatch.setenv("TZ", zone)
+        time.tzset()
+        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), "daily").to_json(), zone
+
+
+def test_any_change_to_the_files_makes_the_digest_stale(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    files = write_tree(root, range(4))
+    args = ARGS[0]
+    _warm(cli, root, *args)
+    assert _warm(cli, root, *args)[1]
+    with open(files[0], "ab") as f:  # appended messages
+        f.write(b"".join(generate(50, messages=6)[1:]))
+    assert fresh_digest(os.path.abspath(root)) is None
+    grown, from_digest = _warm(cli, root, *args)
+    assert not from_digest and grown == _cold(root, args)
+    assert _warm(cli, root, *args)[1]
+    new = files[1].parent / "2025-01-01T00-00-00-000Z_new.jsonl"  # a new session
+    new.write_bytes(b"".join(generate(51, messages=6)))
+    added, from_digest = _warm(cli, root, *args)
+    assert not from_digest and added == _cold(root, args)
+    files[2].unlink()  # a session gone
+    gone, from_digest = _warm(cli, root, *args)
+    assert not from_digest and gone == _cold(root, args)
+    assert gone != added
+    assert _warm(cli, root, *args) == (gone, True)
+
+
+def test_damaged_lines_are_warned_about_on_every_run(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    files = write_tree(root, range(2))
+    with open(files[0], "ab") as f:
+        f.write(b"garbage\n")
+    for _ in range(2):
+        done = cli("usage", "--json", "--store", str(root))
+        assert done.returncode == 0 and f"{files[0]}:" in done.stderr and "garbage" not in done.stdout
+
+
+def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(3))
+    args = ARGS[0]
+    expected, _ = _warm(cli, root, *args)
+    path = Path(digest_path(os.path.abspath(root)))
+    assert path.parent == cache_path(os.path.abspath(root)).parent  # beside the summary
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
+    digest = msgspec.msgpack.decode(path.read_bytes(), type=Digest)
+    # another version's digest (its rows doubled, to see it were it used)
+    doubled = [[*m[:4], *(2 * v for v in m[4:10]), *m[10:]] for m in digest.merged]
+    path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(digest, version="0/old", merged=doubled)))
+    assert _warm(cli, root, *args) == (expected, False)
+    path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(digest, pricing="other price data", merged=doubled)))
+    assert _warm(cli, root, *args) == (expected, False)
+    path.write_bytes(b"\x00garbage")
+    assert _warm(cli, root, *args) == (expected, False)
+    assert _warm(cli, root, *args) == (expected, True)  # written again
+    # a remembered answer of another version is not used either
+    answers_path = Path(str(path).replace(".digest.msgpack", ".answers.json"))
+    answers = json.loads(answers_path.read_bytes())
+    forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
+    answers_path.write_text(json.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
+    assert _warm(cli, root, *args) == (expected, True)
+    # a symlink planted at the digest's path is not followed
+    answers_path.unlink()
+    victim = tmp_path / "victim"
+    victim.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(victim)
+    assert _warm(cli, root, *args) == (expected, False)
+
+
+@pytest.mark.parametrize("args", [
+    ("session",), ("blocks",), ("daily",), ("daily", "--breakdown"), ("monthly", "--compact"), ("daily", "--help"),
+    ("daily", "--since", "yesterday"), ("daily", "--timezone", "Nowhere/Else"), ("daily", "--last", "0"),
+])
+def test_other_command_lines_take_the_full_command(cli: Any, tmp_path: Path, args: tuple[str, ...]) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(2))
+    cli("usage", "--json", "--store", str(root))  # the digest is fresh
+    json_args = () if args in (("daily",), ("daily", "--breakdown"), ("monthly", "--compact"), ("daily", "--help")) else ("--json",)
+    done = cli("usage", *args, *json_args, "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert _loaded_typer(done.stderr), args
+    assert "Traceback" not in done.stderr
+
+
+def test_the_library_report_uses_the_digest_and_agrees(tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(5))
+    cold = report_for(root, "weekly", timezone="Europe/Berlin").to_json()
+    assert fresh_digest(os.path.abspath(root)) is not None
+    assert report_for(root, "weekly", timezone="Europe/Berlin").to_json() == cold == _cold(root, ("weekly", "--timezone", "Europe/Berlin"))
+    with pytest.raises(ValueError, match="YYYY-MM-DD"):
+        report_for(root, "daily", since="soon")
+
+
+def test_global_store_option_and_environment(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(3))
+    expected, _ = _warm(cli, root, "daily")
+    done = cli("--store", str(root), "usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
+    done = cli("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1", "PI_SESSION_STORE": str(root)})
+    assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
+    # no store: pi's sessions directory under PI_CODING_AGENT_DIR
+    agent = tmp_path / "agent"
+    agent.mkdir()
+    os.symlink(root, agent / "sessions")
+    assert json.loads(cli("usage", "--json").stdout) == expected
+    done = cli("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
+
+
+@pytest.mark.parametrize("store", ["sessions", "./x/../sessions/", "SESSIONS_ABS", "~/sessions", "~", "//srv/x", "~nobody/x", "sqlite:///x.db", "host=x"])
+def test_the_fast_roots_are_the_stores_roots(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str) -> None:
+    """A ``--store`` path the fast path reads itself names the directory
+    the store does (pi's path resolution); anything else is left to the
+    full command."""
+    from pi_session.cli.usage_fast import sessions_root
+    from pi_session.paths import resolve_path
+
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "x").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    store = store.replace("SESSIONS_ABS", str(tmp_path / "sessions"))
+    root = sessions_root(store)
+    if store in ("//srv/x", "~nobody/x", "sqlite:///x.db", "host=x"):
+        assert root is None
+    else:
+        assert root == resolve_path(store)
