@@ -175,7 +175,7 @@ def _files_root(store_or_dir: Any) -> str | None:
     from ..stores import SessionStore
 
     if isinstance(store_or_dir, SessionStore):
-        root = getattr(store_or_dir, "root", None) if store_or_dir.holds_files else None
+        root = store_or_dir.files_root
         return None if root is None else os.path.abspath(os.fspath(root))
     root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
     return os.path.abspath(root_path)
