@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent_import_helpers import assert_messages_valid, assert_valid_for_pi_and_providers, session_entries
+from agent_import_helpers import assert_claude_code_lossless, assert_codex_lossless, assert_messages_valid, assert_valid_for_pi_and_providers, session_entries
 from conftest import ORACLE, SHARED, oracle_missing
 from pi_session import build_session_context
 from pi_session.messages import text_content
@@ -204,3 +204,23 @@ def test_a_real_session_imported_while_it_is_written_never_conflicts(tmp_path, c
     [grown] = sorted(store.glob("*/*.jsonl"))
     [at_once] = sorted((tmp_path / "store-whole").glob("*/*.jsonl"))
     assert grown.read_bytes() == at_once.read_bytes()
+
+
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_real_sessions_convert_losslessly_with_few_custom_entries(fmt):
+    """Every field of every record of the real sessions is in the pi
+    sessions made of them (kept on the entries, not one custom entry per
+    record), and at most a tenth of each session's entries are ``custom``."""
+    from pi_session.importers import claude_code, codex, source_files
+    from pi_session.importers.common import read_jsonl
+
+    _need(SOURCES[fmt])
+    module = claude_code if fmt == "claude-code" else codex
+    for file in source_files(fmt, [SOURCES[fmt]]):
+        sessions, damaged = module.convert_file(file)
+        assert not damaged
+        for s in sessions:
+            customs = sum(1 for e in s.entries if e["type"] == "custom")
+            assert customs <= 0.1 * len(s.entries), (file.path.name, customs, len(s.entries))
+        records = [r.record for r in read_jsonl(file.path)[0]]
+        (assert_claude_code_lossless if fmt == "claude-code" else assert_codex_lossless)(records, sessions)

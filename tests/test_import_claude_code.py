@@ -15,7 +15,10 @@ from hypothesis import strategies as st
 from agent_import_helpers import (
     CWD,
     SID,
+    assert_claude_code_lossless,
     assert_valid_for_pi_and_providers,
+    kept_fields,
+    kept_records,
     cc,
     cc_assistant,
     cc_user,
@@ -181,8 +184,8 @@ def test_compaction_boundary_and_summary_become_a_compaction_entry(tmp_path):
     assert ids_on_path.index(a1["id"]) < ids_on_path.index(comp["id"])  # parented on logicalParentUuid
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["compactionSummary", "user"]
-    fields = [e for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields"]
-    assert any(rec.get("isVisibleInTranscriptOnly") for f in fields for rec in f["data"]["records"])
+    assert any(rec.get("isVisibleInTranscriptOnly") for rec in comp["imported"]["fields"])  # the summary record's fields, on the compaction
+    assert not any(e["type"] == "custom" for e in entries)
 
 
 def test_titles_name_the_session(tmp_path):
@@ -234,7 +237,7 @@ def test_sidechains_and_subagent_files_become_linked_sessions(tmp_path):
         assert header["parentSession"] == str(main_path)
         assert_valid_for_pi_and_providers(imported_file(target, sid))
     _h, agent_entries = session_entries(imported_file(target, agent_id))
-    assert any(e["type"] == "custom" and e["customType"] == "claude-code/agent-meta" and e["data"]["agentType"] == "Explore" for e in agent_entries)
+    assert kept_records(agent_entries)[0] == {"type": "agent-meta", "agentType": "Explore", "description": "look around"}  # with the first entry
     _h, main_entries = session_entries(main_path)
     assert not any(e["type"] == "message" and e["message"].get("content") == "find it" for e in main_entries)
     assert_valid_for_pi_and_providers(main_path)
@@ -255,18 +258,24 @@ def test_everything_without_a_pi_equivalent_is_kept_in_custom_entries(tmp_path):
         ],
     )
     [r], target = run_import(tmp_path)
-    assert r.counts["custom:claude-code/progress"] == 1 and r.counts["custom:claude-code/file-history-snapshot"] == 1
-    assert r.counts["custom:claude-code/system"] == 1 and r.counts["message:assistant"] == 1
+    assert r.counts["custom:claude-code/records"] == 1 and r.counts["message:assistant"] == 1
+    assert sum(n for kind, n in r.counts.items() if kind.startswith("custom")) == 1
     path = imported_file(target, r.result.session_id)
     _h, entries = session_entries(path)
-    customs = {e["customType"]: e for e in entries if e["type"] == "custom"}
-    assert customs["claude-code/progress"]["data"] == progress
-    assert customs["claude-code/file-history-snapshot"]["data"] == snapshot
-    kept = [rec for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields" for rec in e["data"]["records"]]
-    assert all(rec["gitBranch"] == "main" and rec["version"] == "2.1.0" for rec in kept)
+    by_id = {e["id"]: e for e in entries}
+    # kept whole on the next entry: the snapshot on the prompt, the progress note on the result it preceded
+    first = entries[0]
+    assert first["message"]["role"] == "user" and first["imported"]["records"] == [snapshot]
+    result = next(e for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult")
+    assert result["imported"]["records"] == [progress]
+    assert by_id[result["parentId"]]["message"]["role"] == "assistant"  # no branch, no entry between
+    kept = kept_fields(entries)
+    assert len(kept) == 3 and all(rec["gitBranch"] == "main" and rec["version"] == "2.1.0" for rec in kept)
     assert any(rec.get("message", {}).get("content") == [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"q": "x"}}] for rec in kept)
-    # the progress note sits between the call and its result: no branch
-    assert entries[-1]["type"] == "custom" and entries[-1]["customType"] == "claude-code/system"
+    # the last record, with nothing after it in a file left alone: an entry of its own, where it was
+    last = entries[-1]
+    assert last["type"] == "custom" and last["customType"] == "claude-code/records" and last["imported"]["records"][0]["uuid"] == "sys1"
+    assert last["parentId"] == result["id"]
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["user", "assistant", "toolResult"]
 
@@ -415,14 +424,8 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
     source_results = {b["tool_use_id"] for r in records if r.get("type") == "user" for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])}
     assert answered == source_results
     assert all(e["parentId"] is None or e["parentId"] in by_id for e in session.entries)
-    # lossless: every source record is kept whole (custom) or by its fields (claude-code/fields)
-    kept = set()
-    for e in session.entries:
-        if e["type"] == "custom" and e["customType"] == "claude-code/fields":
-            kept.update(rec["uuid"] for rec in e["data"]["records"])
-        elif e["type"] == "custom":
-            kept.add(e["data"].get("uuid") or json.dumps(e["data"], sort_keys=True))
-    assert kept >= {r.get("uuid") or json.dumps(r, sort_keys=True) for r in records}
+    # lossless: every field of every source record is kept (whole, or by the fields pi has no place for)
+    assert_claude_code_lossless(records, [session])
     # appending records only appends lines (the incremental import relies on it),
     # wherever the file is cut between two messages
     lines = session.lines()
@@ -431,7 +434,7 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
         before = [r for r in records[:k] if r.get("type") == "assistant"]
         if nxt.get("type") == "assistant" and before and before[-1]["message"]["id"] == nxt["message"]["id"]:
             continue  # inside one split assistant message (see docs/import.md)
-        [part] = convert_records(src[:k], source="gen.jsonl", file_id=SID) or [None]
+        [part] = convert_records(src[:k], source="gen.jsonl", file_id=SID, final=False) or [None]  # the file is being written
         if part.messages:
             assert lines[: len(part.lines())] == part.lines()
 
@@ -499,7 +502,8 @@ def test_an_interruption_marker_is_no_prompt(tmp_path):
 
     info = build_session_info(path)
     assert info is not None and info["firstMessage"] == "the real question"
-    assert r.counts["custom:claude-code/interrupted"] == 1
+    _h, entries = session_entries(path)
+    assert entries[0]["imported"]["records"][0]["uuid"] == "u0"  # kept on the prompt after it
     assert [m["role"] for m in assert_valid_for_pi_and_providers(path)["messages"]] == ["user", "assistant"]
 
 
@@ -618,8 +622,7 @@ def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
         path = imported_file(target, sid)
         header, entries = session_entries(path)
         assert header["cwd"] == CWD and path.parent == main_path.parent, path
-        kept = [r.get("cwd") for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields" for r in e["data"]["records"]]
-        assert sub in kept
+        assert sub in [r.get("cwd") for r in kept_fields(entries)]
     listed = cli("ls", "--cwd", CWD, "--json", "--store", str(store))
     assert listed.returncode == 0, listed.stderr
     assert len(json.loads(listed.stdout)) == 3
