@@ -224,3 +224,47 @@ def test_real_sessions_convert_losslessly_with_few_custom_entries(fmt):
             assert customs <= 0.1 * len(s.entries), (file.path.name, customs, len(s.entries))
         records = [r.record for r in read_jsonl(file.path)[0]]
         (assert_claude_code_lossless if fmt == "claude-code" else assert_codex_lossless)(records, sessions)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("fmt", ["claude-code", "codex"])
+def test_pi_builds_the_same_context_from_both_layouts(tmp_path, fmt):
+    """pi 1.6 (the oracle) builds, from every real session imported in the
+    layout that keeps the source on the entries, the context it builds
+    from the same session in the layout of earlier imports (a custom entry
+    per source record, byte for byte what those imports wrote), and lists
+    it the same."""
+    import subprocess
+
+    from pi_session.importers import claude_code, codex, source_files
+
+    _need(SOURCES[fmt])
+    if oracle_missing() is not None:
+        pytest.skip(oracle_missing())
+    module = claude_code if fmt == "claude-code" else codex
+    pairs = []
+    for file in source_files(fmt, [SOURCES[fmt]]):
+        for layout in (1, 2):
+            sessions, _damaged = module.convert_file(file, layout=layout)
+            for s in sessions:
+                path = tmp_path / f"layout{layout}" / s.cwd.replace("/", "-").replace("\\", "-").replace(":", "") / f"{s.session_id}.jsonl"
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"".join(s.lines()))
+                if layout == 2:
+                    pairs.append((path, tmp_path / "layout1" / path.parent.name / path.name))
+    assert pairs
+    calls = [["context", str(p)] for pair in pairs for p in pair] + [["list", str(d)] for d in sorted({p.parent for pair in pairs for p in pair})]
+    (tmp_path / "calls.json").write_text(json.dumps(calls))
+    out = subprocess.run([str(ORACLE), "batch", str(tmp_path / "calls.json")], check=True, capture_output=True, text=True, timeout=600).stdout
+    answers = json.loads(out)
+    contexts = answers[: 2 * len(pairs)]
+    for i, (new, old) in enumerate(pairs):
+        new_ctx, old_ctx = contexts[2 * i]["json"], contexts[2 * i + 1]["json"]
+        assert new_ctx["messages"], new
+        new_ctx.pop("leafId"), old_ctx.pop("leafId")  # the last entry differs: the layouts make different entries
+        assert new_ctx == old_ctx, new.name
+    listed: dict[str, dict[str, dict]] = {"layout1": {}, "layout2": {}}
+    for answer, call in zip(answers[2 * len(pairs) :], calls[2 * len(pairs) :]):
+        for info in answer["json"]:
+            listed[Path(call[1]).parent.name][info["id"]] = {k: info.get(k) for k in ("cwd", "name", "firstMessage", "messageCount", "created")}
+    assert listed["layout1"] == listed["layout2"] and len(listed["layout2"]) == len(pairs)

@@ -6,6 +6,8 @@ generated sessions."""
 from __future__ import annotations
 
 import json
+import os
+import time
 import uuid
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from agent_import_helpers import (
     session_entries,
     tool_result,
     tool_use,
+    ts,
     write_jsonl,
 )
 from pi_session.importers import import_agent_sessions, pi_session_id
@@ -626,3 +629,81 @@ def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
     listed = cli("ls", "--cwd", CWD, "--json", "--store", str(store))
     assert listed.returncode == 0, listed.stderr
     assert len(json.loads(listed.stdout)) == 3
+
+
+def _cli_import(cli, tmp_path: Path, store: Path) -> list[dict]:
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(store), "--json")
+    assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-1000:]
+    return json.loads(proc.stdout)
+
+
+def test_notes_at_the_end_wait_for_the_next_entry_unless_the_source_paused(tmp_path, cli):
+    """The records after a turn's last message (a ``system`` note here)
+    wait, while the file changed in the last ten minutes, for the entry
+    Claude Code writes next, which keeps them; in a file left alone longer
+    they become an entry of their own, and what the agent appends later
+    (necessarily after a pause) only appends lines."""
+    src = project(tmp_path) / f"{SID}.jsonl"
+    records = [
+        cc_user("u1", None, 1, "one"),
+        cc_assistant("a1", "u1", 2, "m1", [{"type": "text", "text": "done"}]),
+        cc("system", "s1", "a1", 3, subtype="turn_duration", durationMs=2000),
+    ]
+    write_jsonl(src, records)
+    os.utime(src, (time.time() - 120, time.time() - 120))  # two minutes ago: the response is whole, the turn may go on
+    store = tmp_path / "store"
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "imported" and r["waiting"] == 1 and r["entries"] == {"message:user": 1, "message:assistant": 1, "model_change": 1}
+    records.append(cc_user("u2", "s1", 40, "two"))
+    write_jsonl(src, records)
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "updated" and r["appended"] == 1 and "waiting" not in r
+    _h, entries = session_entries(next(store.glob("*/*.jsonl")))
+    assert entries[-1]["message"]["content"] == "two" and entries[-1]["imported"]["records"][0]["uuid"] == "s1"
+    assert not any(e["type"] == "custom" for e in entries)
+    # left alone: the note is an entry of its own; the next prompt, an hour later, appends
+    paused = tmp_path / "paused"
+    records = records[:3]
+    write_jsonl(src, records)  # an hour old
+    [r] = _cli_import(cli, tmp_path, paused)
+    assert r["status"] == "imported" and r["entries"]["custom:claude-code/records"] == 1 and "waiting" not in r
+    records.append({**cc_user("u2", "s1", 3, "two"), "timestamp": "2025-06-01T11:30:00.000Z"})
+    write_jsonl(src, records)
+    [r] = _cli_import(cli, tmp_path, paused)
+    assert r["status"] == "updated" and r["appended"] == 1
+    fresh = list(convert_records([SourceRecord(i + 1, rec) for i, rec in enumerate(records)], source=str(src), file_id=SID)[0].lines())
+    assert next(paused.glob("*/*.jsonl")).read_bytes() == b"".join(fresh)
+
+
+def test_a_session_imported_in_the_earlier_layout_keeps_it(tmp_path, cli):
+    """A session an earlier import wrote with a custom entry per source
+    record (layout 1) is continued in that layout, and the import says
+    so: importing again only appends, as before."""
+    from pi_session.importers.claude_code import ClaudeCodeFile, convert_file
+    from pi_session.importers.common import write_session
+
+    src = project(tmp_path) / f"{SID}.jsonl"
+    records = [
+        cc_user("u1", None, 1, "one"),
+        cc_assistant("a1", "u1", 2, "m1", [tool_use("t1")], stop="tool_use"),
+        {"type": "progress", "uuid": "p1", "parentUuid": "a1", "timestamp": ts(3), "data": {"type": "hook_progress"}},
+    ]
+    write_jsonl(src, records)
+    store = tmp_path / "store"
+    target = open_store(str(store))
+    [old], _ = convert_file(ClaudeCodeFile(src), layout=1)
+    assert write_session(target, old).status == "imported"
+    records += [cc_user("r1", "p1", 4, [tool_result("t1", "ok")]), cc_assistant("a2", "r1", 5, "m2", [{"type": "text", "text": "fine"}])]
+    write_jsonl(src, records)
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(store))
+    assert proc.returncode == 0 and "1 updated" in proc.stdout, proc.stdout + proc.stderr
+    assert "keeps the layout of its first import" in " ".join(proc.stdout.split())
+    [whole], _ = convert_file(ClaudeCodeFile(src), layout=1)
+    stored = b"".join(target.read_lines(old.session_id))
+    assert stored == b"".join(whole.lines())
+    assert b'"imported"' not in stored and b'"claude-code/fields"' in stored
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "unchanged"
+    # a new import of the same source elsewhere is in the current layout
+    [r] = _cli_import(cli, tmp_path, tmp_path / "new")
+    assert r["status"] == "imported" and "layout" not in r and not any(k.startswith("custom") for k in r["entries"])

@@ -186,6 +186,12 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             elif r.status in ("imported", "updated"):
                 extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
                 console.print(sanitize(f"{r.status}: {r.source} -> {r.session_id}{extra}"), markup=False, soft_wrap=True)
+                if item.older_layout:
+                    console.print(
+                        sanitize(f"  {r.session_id} keeps the layout of its first import (a custom entry per source record); delete it and import again for the newer one"),
+                        markup=False,
+                        soft_wrap=True,
+                    )
             if item.held_back:
                 warn(sanitize(
                     f"{r.source}: the last response ({plural(item.held_back, 'record')}) may still be being written "
@@ -216,6 +222,8 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
                     "entries": dict(sorted(i.counts.items())),
                     "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in i.damaged],
                     **({"heldBack": i.held_back} if i.held_back else {}),
+                    **({"waiting": i.waiting} if i.waiting else {}),
+                    **({"layout": 1} if i.older_layout else {}),
                     **({"message": i.result.message} if i.result.message else {}),
                 }
                 for i in results
