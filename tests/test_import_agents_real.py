@@ -117,7 +117,8 @@ def test_real_claude_code_sessions_keep_their_shapes(tmp_path, cli):
     # the README of the fixtures names these shapes
     assert totals["compaction"] == 7
     assert totals["session_info"] >= 2
-    assert totals["message:toolResult"] > 100 and totals["custom:claude-code/progress"] > 0
+    assert totals["message:toolResult"] > 100
+    assert not any(kind.startswith("custom:") and kind != "custom:claude-code/records" for kind in totals)  # the records ride on the entries
     subagent = [r for r in results if "/subagents/" in r["source"]]
     sidechains = [r for r in results if r["source"].endswith("fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl")]
     assert len(subagent) == 1 and len(sidechains) == 6

@@ -289,3 +289,28 @@ def test_a_file_that_is_no_codex_session_is_reported_as_skipped_with_its_reason(
     proc = cli("import", "--from", "codex", str(not_codex), "--store", str(tmp_path / "sessions"))
     assert "1 skipped" in proc.stdout, proc.stdout + proc.stderr
     assert f"skipped: {not_codex}: no conversation in it" in proc.stderr
+
+
+def test_a_session_imported_in_the_earlier_layout_keeps_it(tmp_path, cli):
+    """A rollout imported before with a custom entry per record (layout 1)
+    goes on in that layout when it grows; a new import is in the current
+    one."""
+    from pi_session.importers.codex import CodexFile, convert_file
+    from pi_session.importers.common import write_session
+
+    records = [cx_meta(), cx_turn(1), cx_msg(1, "user", "fix it"), cx_msg(2, "assistant", "done"), cx_tokens(2, 100, 0, 5)]
+    src = rollout(tmp_path, records)
+    store = tmp_path / "store"
+    target = open_store(str(store))
+    [old], _ = convert_file(CodexFile(src), layout=1)
+    assert write_session(target, old).status == "imported"
+    rollout(tmp_path, records + [cx("event_msg", 3, type="task_complete"), cx_msg(4, "user", "more")])
+    proc = cli("import", "--from", "codex", str(tmp_path / "codex" / "sessions"), "--store", str(store), "--json")
+    assert proc.returncode == 0, proc.stderr
+    [r] = json.loads(proc.stdout)
+    assert r["status"] == "updated" and r["layout"] == 1
+    [whole], _ = convert_file(CodexFile(src), layout=1)
+    assert b"".join(target.read_lines(SESSION)) == b"".join(whole.lines())
+    fresh = cli("import", "--from", "codex", str(tmp_path / "codex" / "sessions"), "--store", str(tmp_path / "new"), "--json")
+    [r] = json.loads(fresh.stdout)
+    assert r["status"] == "imported" and "layout" not in r and not any(k.startswith("custom") for k in r["entries"])

@@ -30,16 +30,20 @@ to what (docs/import.md has the table):
   its own id, pi 1.6's "keep nothing", as Claude Code keeps only the
   summary), parented on ``logicalParentUuid``;
 - the user record that only marks an interrupted turn (``[Request
-  interrupted by user]``) -> a custom entry ``claude-code/interrupted``;
+  interrupted by user]``) -> kept whole, as below (pi has no prompt for it);
 - ``summary`` records (titles) and ``custom-title`` -> ``session_info``
   (the session name);
 - sidechains and sub-agent files -> their own sessions whose header's
   ``parentSession`` is the main session;
-- everything else, and every field of a converted record that pi has no
-  place for (``cwd``, ``gitBranch``, ``version``, ``requestId``, ...), is
-  kept in ``custom`` entries (``customType`` ``claude-code/<record type>``
-  holding the record, ``claude-code/fields`` holding the rest of the
-  records an entry was made from), so nothing is dropped.
+- every field of a converted record that pi has no place for (``cwd``,
+  ``gitBranch``, ``version``, ``requestId``, ...) -> its entry's
+  ``imported.fields``; every other record (``progress``, ``attachment``,
+  ``system`` notes, ...) -> kept whole by the next entry
+  (``imported.records``), or after a pause a ``claude-code/records``
+  entry of its own (:data:`~.common.LAYOUT`), so nothing is dropped.
+  Layout 1 (sessions imported so before) keeps a ``custom`` entry
+  ``claude-code/<record type>`` per record and a ``claude-code/fields``
+  entry before each message.
 """
 
 from __future__ import annotations
@@ -424,6 +428,11 @@ class _Converter:
         if user_content is not None:
             msg = {"role": "user", "content": user_content, "timestamp": _ms(ts)}
             parent = self.made(self.b.add("message", {"message": msg}, key=self.key(r, 0), parent=parent, timestamp=ts, kind="message:user"))["id"]
+        if parent is None or (not self.old and not results and user_content is None):
+            if not self.old:  # no entry made of it (no content pi holds): kept whole
+                self.b.stash.pop()
+                self.keep(r)
+            return
         if insertion:
             self.b.insert_after(anchor, parent)
         self.b.map_source(rec.get("uuid"), parent)

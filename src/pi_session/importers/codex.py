@@ -29,8 +29,12 @@ has the table):
   the one after it);
 - ``compacted`` -> a ``compaction`` entry (summary: its ``message``, else
   the text of its ``replacement_history``; pi 1.6's "keep nothing");
-- every record, and every field pi has no place for, kept in ``custom``
-  entries (``codex/<type>`` holding the record).
+- every record pi has no entry for (``session_meta``, ``turn_context``,
+  ``event_msg``, the injected context, ...) kept whole by the next entry
+  (``imported.records``; after a pause a ``codex/records`` entry of its
+  own), and every field of an item pi has no place for in its entry's
+  ``imported.fields`` (:data:`~.common.LAYOUT`). Layout 1 (sessions
+  imported so before): a ``custom`` entry ``codex/<type>`` per record.
 """
 
 from __future__ import annotations
