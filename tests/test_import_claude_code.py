@@ -586,15 +586,18 @@ def test_a_session_gone_from_the_store_is_imported_again(tmp_path):
 
 
 def test_a_damaged_import_state_is_ignored_and_replaced(tmp_path):
+    import re
+
     from pi_session.importers.state import state_path
 
     basic(tmp_path)
     _first, target = run_import(tmp_path)
     path = state_path("claude-code", target.url)
-    for garbage in (b"\x00garbage", b"[]", b'{"version":2,"files":{"x":[1,2]}}', b'{"version":2,"files":{"x":[[1,2,3,4],[{"status":1}],[]]}}'):
+    version = int(re.search(r"\.v(\d+)\.json$", path.name)[1])  # the state's format version
+    for garbage in (b"\x00garbage", b"[]", b'{"version":%d,"files":{"x":[1,2]}}' % version, b'{"version":%d,"files":{"x":[[1,2,3,4],[{"status":1}],[]]}}' % version):
         path.write_bytes(garbage)
         assert [r.result.status for r in run_import(tmp_path)[0]] == ["unchanged"]
-        assert json.loads(path.read_bytes())["version"] == 2
+        assert json.loads(path.read_bytes())["version"] == version
 
 
 def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
