@@ -246,7 +246,7 @@ def test_sidechains_and_subagent_files_become_linked_sessions(tmp_path):
     assert_valid_for_pi_and_providers(main_path)
 
 
-def test_everything_without_a_pi_equivalent_is_kept_in_custom_entries(tmp_path):
+def test_everything_without_a_pi_equivalent_is_kept_on_the_entries(tmp_path):
     progress = {"type": "progress", "uuid": "p1", "parentUuid": "a1", "timestamp": "2025-06-01T10:00:03.000Z", "data": {"type": "hook_progress"}, "toolUseID": "t1"}
     snapshot = {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False}
     write_jsonl(
