@@ -138,6 +138,8 @@ def generate_session(path: Path, seed: int, target_bytes: int) -> int:
             record("user", message={"role": "user", "content": "This session is being continued. Summary: " + _text(rng, 200)}, isCompactSummary=True)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(bytes(out))
+    old = time.time() - 86400  # sessions at rest (Claude Code not running): nothing left waiting for the next import
+    os.utime(path, (old, old))
     return len(out)
 
 

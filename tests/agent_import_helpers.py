@@ -155,3 +155,105 @@ def cx_msg(n: int, role: str, text: str, kind: str | None = None) -> dict[str, A
 def cx_tokens(n: int, inp: int, cached: int, out: int, reasoning: int = 0) -> dict[str, Any]:
     usage = {"input_tokens": inp, "cached_input_tokens": cached, "output_tokens": out, "reasoning_output_tokens": reasoning, "total_tokens": inp + out}
     return cx("event_msg", n, type="token_count", info={"total_token_usage": usage, "last_token_usage": usage, "model_context_window": 258400})
+
+
+def kept_fields(entries: list[dict[str, Any]]) -> list[Any]:
+    """What the entries keep of the fields of the source records they were
+    made from (``imported.fields``, in file order)."""
+    return [f for e in entries for f in e.get("imported", {}).get("fields", [])]
+
+
+def kept_records(entries: list[dict[str, Any]]) -> list[Any]:
+    """The whole source records the entries keep (``imported.records``, in
+    file order)."""
+    return [r for e in entries for r in e.get("imported", {}).get("records", [])]
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string inside a JSON value but the ``type`` names."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [t for k, v in value.items() if k != "type" for t in _texts(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _texts(v)]
+    return []
+
+
+def assert_claude_code_lossless(records: list[dict[str, Any]], sessions: list[Any]) -> None:
+    """Every field of every Claude Code source record is in the converted
+    sessions: the record kept whole (``imported.records``), or its fields
+    pi has no place for kept (``imported.fields``, found by ``uuid``) and
+    the rest where the conversion put it (``cwd`` in the header, the
+    timestamp on an entry, ``toolUseResult`` in a result's details, every
+    string of the content in an entry)."""
+    entries = [e for s in sessions for e in s.entries]
+    whole = [json.dumps(r, sort_keys=True) for r in kept_records(entries)]
+    by_uuid = {f.get("uuid"): f for f in kept_fields(entries) if isinstance(f, dict)}
+    stamps = {e["timestamp"] for e in entries}
+    converted = {t for e in entries for t in _texts({k: v for k, v in e.items() if k != "imported"})}
+    converted |= {t for e in entries for b in e.get("message", {}).get("content", []) if isinstance(b, dict) and isinstance(b.get("thinkingSignature"), str) for t in [b["thinkingSignature"]]}
+    details = [e["message"].get("details", {}).get("toolUseResult") for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult"]
+    cwds = {s.cwd for s in sessions}
+    checked = 0
+    for r in records:
+        if json.dumps(r, sort_keys=True) in whole:
+            checked += 1
+            continue
+        assert r.get("uuid") in by_uuid, ("record lost", r.get("type"), r.get("uuid"))
+        kept = by_uuid[r["uuid"]]
+        for key, value in r.items():
+            if key == "message":
+                for mkey, mvalue in value.items():
+                    if mkey == "content":
+                        unconverted = set(_texts(kept.get("message", {}).get("content", [])))
+                        for t in _texts(mvalue):
+                            assert t in converted or t in unconverted, (r["uuid"], t[:80])
+                    elif mkey != "role":
+                        assert kept["message"][mkey] == mvalue, (r["uuid"], mkey)
+            elif key == "timestamp":
+                assert value in stamps or kept.get("timestamp") == value, (r["uuid"], value)
+            elif key == "cwd" and key not in kept:
+                assert value in cwds
+            elif key == "toolUseResult" and key not in kept:
+                assert value in details, r["uuid"]
+            elif key in ("type", "uuid", "parentUuid", "sessionId", "isSidechain"):
+                continue  # the entry's kind, its id and place in the tree, the session
+            else:
+                assert key in kept and kept[key] == value, (r["uuid"], key)
+        checked += 1
+    assert checked == len(records)
+
+
+def assert_codex_lossless(records: list[dict[str, Any]], sessions: list[Any]) -> None:
+    """Every Codex source record is in the converted session: kept whole
+    (``imported.records``), or its item converted with every string of it
+    in an entry (a reasoning item's in its ``thinkingSignature``, a call's
+    JSON arguments parsed) or in the fields kept (``imported.fields``,
+    with the record's other top-level fields), its timestamp on an entry."""
+    entries = [e for s in sessions for e in s.entries]
+    whole = [json.dumps(r, sort_keys=True) for r in kept_records(entries)]
+    stamps = {e["timestamp"] for e in entries}
+    fields = kept_fields(entries)
+    converted = {t for e in entries for t in _texts({k: v for k, v in e.items() if k != "imported"})} | set(_texts(fields))
+    stamps |= {f.get("timestamp") for f in fields}
+    for e in entries:
+        for b in e.get("message", {}).get("content", []) if isinstance(e.get("message", {}).get("content"), list) else []:
+            if isinstance(b, dict) and b.get("type") == "thinking":
+                converted |= set(_texts(json.loads(b["thinkingSignature"])))
+    for r in records:
+        if json.dumps(r, sort_keys=True) in whole:
+            continue
+        assert r["type"] == "response_item", ("record lost", r["type"])
+        assert r["timestamp"] in stamps
+        extra = {k: v for k, v in r.items() if k not in ("timestamp", "type", "payload")}
+        if extra:
+            assert any(f.get("record") == extra for f in fields), extra
+        for t in _texts(r["payload"]):
+            if t in converted:
+                continue
+            try:
+                parsed = json.loads(t)
+            except ValueError:
+                parsed = None
+            assert parsed is not None and set(_texts(parsed)) <= converted, t[:80]

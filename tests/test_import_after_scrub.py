@@ -79,3 +79,17 @@ def test_the_redaction_mark_is_the_one_scrub_writes():
 
     assert REDACTION_MARK.pattern == REDACTED_RE.pattern
     assert REDACTION_MARK.fullmatch(redaction(KIND))
+
+
+def test_edit_counts_the_secrets_an_import_keeps_beside_the_context(tmp_path, cli):
+    """A secret in a source record kept on a message entry (its
+    ``imported`` key, which the model never sees) is not hidden by a
+    context edit: ``scrub --mode edit`` says it stays in the file."""
+    progress = {"type": "progress", "uuid": "p1", "parentUuid": "u1", "timestamp": "2025-06-01T10:00:01.500Z", "data": {"output": "export KEY=" + SECRET}}
+    records = [cc_user("u1", None, 1, "deploy"), progress, cc_assistant("a1", "p1", 2, "m1", [{"type": "text", "text": "Deploying."}])]
+    src = write_jsonl(tmp_path / "claude" / "projects" / "-home-ada-project" / f"{SID}.jsonl", records)
+    store = str(tmp_path / "sessions")
+    assert "1 imported" in cli("import", "--from", "claude-code", str(src), "--store", store).stdout
+    scrub = cli("scrub", pi_session_id("claude-code", SID), "--mode", "edit", "--store", store)
+    assert scrub.returncode == 0, scrub.stdout + scrub.stderr
+    assert "1 secret outside the model context" in " ".join(scrub.stderr.split()), scrub.stderr

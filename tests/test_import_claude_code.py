@@ -6,6 +6,8 @@ generated sessions."""
 from __future__ import annotations
 
 import json
+import os
+import time
 import uuid
 from pathlib import Path
 
@@ -15,7 +17,10 @@ from hypothesis import strategies as st
 from agent_import_helpers import (
     CWD,
     SID,
+    assert_claude_code_lossless,
     assert_valid_for_pi_and_providers,
+    kept_fields,
+    kept_records,
     cc,
     cc_assistant,
     cc_user,
@@ -23,6 +28,7 @@ from agent_import_helpers import (
     session_entries,
     tool_result,
     tool_use,
+    ts,
     write_jsonl,
 )
 from pi_session.importers import import_agent_sessions, pi_session_id
@@ -189,8 +195,8 @@ def test_compaction_boundary_and_summary_become_a_compaction_entry(tmp_path):
     assert ids_on_path.index(a1["id"]) < ids_on_path.index(comp["id"])  # parented on logicalParentUuid
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["compactionSummary", "user"]
-    fields = [e for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields"]
-    assert any(rec.get("isVisibleInTranscriptOnly") for f in fields for rec in f["data"]["records"])
+    assert any(rec.get("isVisibleInTranscriptOnly") for rec in comp["imported"]["fields"])  # the summary record's fields, on the compaction
+    assert not any(e["type"] == "custom" for e in entries)
 
 
 def test_titles_name_the_session(tmp_path):
@@ -242,13 +248,13 @@ def test_sidechains_and_subagent_files_become_linked_sessions(tmp_path):
         assert header["parentSession"] == str(main_path)
         assert_valid_for_pi_and_providers(imported_file(target, sid))
     _h, agent_entries = session_entries(imported_file(target, agent_id))
-    assert any(e["type"] == "custom" and e["customType"] == "claude-code/agent-meta" and e["data"]["agentType"] == "Explore" for e in agent_entries)
+    assert kept_records(agent_entries)[0] == {"type": "agent-meta", "agentType": "Explore", "description": "look around"}  # with the first entry
     _h, main_entries = session_entries(main_path)
     assert not any(e["type"] == "message" and e["message"].get("content") == "find it" for e in main_entries)
     assert_valid_for_pi_and_providers(main_path)
 
 
-def test_everything_without_a_pi_equivalent_is_kept_in_custom_entries(tmp_path):
+def test_everything_without_a_pi_equivalent_is_kept_on_the_entries(tmp_path):
     progress = {"type": "progress", "uuid": "p1", "parentUuid": "a1", "timestamp": "2025-06-01T10:00:03.000Z", "data": {"type": "hook_progress"}, "toolUseID": "t1"}
     snapshot = {"type": "file-history-snapshot", "messageId": "u1", "snapshot": {"trackedFileBackups": {}}, "isSnapshotUpdate": False}
     write_jsonl(
@@ -263,18 +269,24 @@ def test_everything_without_a_pi_equivalent_is_kept_in_custom_entries(tmp_path):
         ],
     )
     [r], target = run_import(tmp_path)
-    assert r.counts["custom:claude-code/progress"] == 1 and r.counts["custom:claude-code/file-history-snapshot"] == 1
-    assert r.counts["custom:claude-code/system"] == 1 and r.counts["message:assistant"] == 1
+    assert r.counts["custom:claude-code/records"] == 1 and r.counts["message:assistant"] == 1
+    assert sum(n for kind, n in r.counts.items() if kind.startswith("custom")) == 1
     path = imported_file(target, r.result.session_id)
     _h, entries = session_entries(path)
-    customs = {e["customType"]: e for e in entries if e["type"] == "custom"}
-    assert customs["claude-code/progress"]["data"] == progress
-    assert customs["claude-code/file-history-snapshot"]["data"] == snapshot
-    kept = [rec for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields" for rec in e["data"]["records"]]
-    assert all(rec["gitBranch"] == "main" and rec["version"] == "2.1.0" for rec in kept)
+    by_id = {e["id"]: e for e in entries}
+    # kept whole on the next entry: the snapshot on the prompt, the progress note on the result it preceded
+    first = entries[0]
+    assert first["message"]["role"] == "user" and first["imported"]["records"] == [snapshot]
+    result = next(e for e in entries if e["type"] == "message" and e["message"]["role"] == "toolResult")
+    assert result["imported"]["records"] == [progress]
+    assert by_id[result["parentId"]]["message"]["role"] == "assistant"  # no branch, no entry between
+    kept = kept_fields(entries)
+    assert len(kept) == 3 and all(rec["gitBranch"] == "main" and rec["version"] == "2.1.0" for rec in kept)
     assert any(rec.get("message", {}).get("content") == [{"type": "server_tool_use", "id": "s1", "name": "web_search", "input": {"q": "x"}}] for rec in kept)
-    # the progress note sits between the call and its result: no branch
-    assert entries[-1]["type"] == "custom" and entries[-1]["customType"] == "claude-code/system"
+    # the last record, with nothing after it in a file left alone: an entry of its own, where it was
+    last = entries[-1]
+    assert last["type"] == "custom" and last["customType"] == "claude-code/records" and last["imported"]["records"][0]["uuid"] == "sys1"
+    assert last["parentId"] == result["id"]
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["user", "assistant", "toolResult"]
 
@@ -423,14 +435,8 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
     source_results = {b["tool_use_id"] for r in records if r.get("type") == "user" for b in (r["message"]["content"] if isinstance(r["message"]["content"], list) else [])}
     assert answered == source_results
     assert all(e["parentId"] is None or e["parentId"] in by_id for e in session.entries)
-    # lossless: every source record is kept whole (custom) or by its fields (claude-code/fields)
-    kept = set()
-    for e in session.entries:
-        if e["type"] == "custom" and e["customType"] == "claude-code/fields":
-            kept.update(rec["uuid"] for rec in e["data"]["records"])
-        elif e["type"] == "custom":
-            kept.add(e["data"].get("uuid") or json.dumps(e["data"], sort_keys=True))
-    assert kept >= {r.get("uuid") or json.dumps(r, sort_keys=True) for r in records}
+    # lossless: every field of every source record is kept (whole, or by the fields pi has no place for)
+    assert_claude_code_lossless(records, [session])
     # appending records only appends lines (the incremental import relies on it),
     # wherever the file is cut between two messages
     lines = session.lines()
@@ -439,7 +445,7 @@ def test_generated_sessions_convert_to_valid_pi_sessions(tmp_path_factory, recor
         before = [r for r in records[:k] if r.get("type") == "assistant"]
         if nxt.get("type") == "assistant" and before and before[-1]["message"]["id"] == nxt["message"]["id"]:
             continue  # inside one split assistant message (see docs/import.md)
-        [part] = convert_records(src[:k], source="gen.jsonl", file_id=SID) or [None]
+        [part] = convert_records(src[:k], source="gen.jsonl", file_id=SID, final=False) or [None]  # the file is being written
         if part.messages:
             assert lines[: len(part.lines())] == part.lines()
 
@@ -507,7 +513,8 @@ def test_an_interruption_marker_is_no_prompt(tmp_path):
 
     info = build_session_info(path)
     assert info is not None and info["firstMessage"] == "the real question"
-    assert r.counts["custom:claude-code/interrupted"] == 1
+    _h, entries = session_entries(path)
+    assert entries[0]["imported"]["records"][0]["uuid"] == "u0"  # kept on the prompt after it
     assert [m["role"] for m in assert_valid_for_pi_and_providers(path)["messages"]] == ["user", "assistant"]
 
 
@@ -587,15 +594,18 @@ def test_a_session_gone_from_the_store_is_imported_again(tmp_path):
 
 
 def test_a_damaged_import_state_is_ignored_and_replaced(tmp_path):
+    import re
+
     from pi_session.importers.state import state_path
 
     basic(tmp_path)
     _first, target = run_import(tmp_path)
     path = state_path("claude-code", target.url)
-    for garbage in (b"\x00garbage", b"[]", b'{"version":2,"files":{"x":[1,2]}}', b'{"version":2,"files":{"x":[[1,2,3,4],[{"status":1}],[]]}}'):
+    version = int(re.search(r"\.v(\d+)\.json$", path.name)[1])  # the state's format version
+    for garbage in (b"\x00garbage", b"[]", b'{"version":%d,"files":{"x":[1,2]}}' % version, b'{"version":%d,"files":{"x":[[1,2,3,4],[{"status":1}],[]]}}' % version):
         path.write_bytes(garbage)
         assert [r.result.status for r in run_import(tmp_path)[0]] == ["unchanged"]
-        assert json.loads(path.read_bytes())["version"] == 2
+        assert json.loads(path.read_bytes())["version"] == version
 
 
 def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
@@ -626,8 +636,85 @@ def test_sub_agent_sessions_land_in_their_parents_project(tmp_path, cli):
         path = imported_file(target, sid)
         header, entries = session_entries(path)
         assert header["cwd"] == CWD and path.parent == main_path.parent, path
-        kept = [r.get("cwd") for e in entries if e["type"] == "custom" and e["customType"] == "claude-code/fields" for r in e["data"]["records"]]
-        assert sub in kept
+        assert sub in [r.get("cwd") for r in kept_fields(entries)]
     listed = cli("ls", "--cwd", CWD, "--json", "--store", str(store))
     assert listed.returncode == 0, listed.stderr
     assert len(json.loads(listed.stdout)) == 3
+
+
+def _cli_import(cli, tmp_path: Path, store: Path) -> list[dict]:
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(store), "--json")
+    assert proc.returncode == 0, proc.stdout[-1000:] + proc.stderr[-1000:]
+    return json.loads(proc.stdout)
+
+
+def test_notes_at_the_end_wait_for_the_next_entry_unless_the_source_paused(tmp_path, cli):
+    """The records after a turn's last message (a ``system`` note here)
+    wait, while the file changed in the last ten minutes, for the entry
+    Claude Code writes next, which keeps them; in a file left alone longer
+    they become an entry of their own, and what the agent appends later
+    (necessarily after a pause) only appends lines."""
+    src = project(tmp_path) / f"{SID}.jsonl"
+    records = [
+        cc_user("u1", None, 1, "one"),
+        cc_assistant("a1", "u1", 2, "m1", [{"type": "text", "text": "done"}]),
+        cc("system", "s1", "a1", 3, subtype="turn_duration", durationMs=2000),
+    ]
+    write_jsonl(src, records)
+    os.utime(src, (time.time() - 120, time.time() - 120))  # two minutes ago: the response is whole, the turn may go on
+    store = tmp_path / "store"
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "imported" and r["waiting"] == 1 and r["entries"] == {"message:user": 1, "message:assistant": 1, "model_change": 1}
+    records.append(cc_user("u2", "s1", 40, "two"))
+    write_jsonl(src, records)
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "updated" and r["appended"] == 1 and "waiting" not in r
+    _h, entries = session_entries(next(store.glob("*/*.jsonl")))
+    assert entries[-1]["message"]["content"] == "two" and entries[-1]["imported"]["records"][0]["uuid"] == "s1"
+    assert not any(e["type"] == "custom" for e in entries)
+    # left alone: the note is an entry of its own; the next prompt, an hour later, appends
+    paused = tmp_path / "paused"
+    records = records[:3]
+    write_jsonl(src, records)  # an hour old
+    [r] = _cli_import(cli, tmp_path, paused)
+    assert r["status"] == "imported" and r["entries"]["custom:claude-code/records"] == 1 and "waiting" not in r
+    records.append({**cc_user("u2", "s1", 3, "two"), "timestamp": "2025-06-01T11:30:00.000Z"})
+    write_jsonl(src, records)
+    [r] = _cli_import(cli, tmp_path, paused)
+    assert r["status"] == "updated" and r["appended"] == 1
+    fresh = list(convert_records([SourceRecord(i + 1, rec) for i, rec in enumerate(records)], source=str(src), file_id=SID)[0].lines())
+    assert next(paused.glob("*/*.jsonl")).read_bytes() == b"".join(fresh)
+
+
+def test_a_session_imported_in_the_earlier_layout_keeps_it(tmp_path, cli):
+    """A session an earlier import wrote with a custom entry per source
+    record (layout 1) is continued in that layout, and the import says
+    so: importing again only appends, as before."""
+    from pi_session.importers.claude_code import ClaudeCodeFile, convert_file
+    from pi_session.importers.common import write_session
+
+    src = project(tmp_path) / f"{SID}.jsonl"
+    records = [
+        cc_user("u1", None, 1, "one"),
+        cc_assistant("a1", "u1", 2, "m1", [tool_use("t1")], stop="tool_use"),
+        {"type": "progress", "uuid": "p1", "parentUuid": "a1", "timestamp": ts(3), "data": {"type": "hook_progress"}},
+    ]
+    write_jsonl(src, records)
+    store = tmp_path / "store"
+    target = open_store(str(store))
+    [old], _ = convert_file(ClaudeCodeFile(src), layout=1)
+    assert write_session(target, old).status == "imported"
+    records += [cc_user("r1", "p1", 4, [tool_result("t1", "ok")]), cc_assistant("a2", "r1", 5, "m2", [{"type": "text", "text": "fine"}])]
+    write_jsonl(src, records)
+    proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(store))
+    assert proc.returncode == 0 and "1 updated" in proc.stdout, proc.stdout + proc.stderr
+    assert "keeps the layout of its first import" in " ".join(proc.stdout.split())
+    [whole], _ = convert_file(ClaudeCodeFile(src), layout=1)
+    stored = b"".join(target.read_lines(old.session_id))
+    assert stored == b"".join(whole.lines())
+    assert b'"imported"' not in stored and b'"claude-code/fields"' in stored
+    [r] = _cli_import(cli, tmp_path, store)
+    assert r["status"] == "unchanged"
+    # a new import of the same source elsewhere is in the current layout
+    [r] = _cli_import(cli, tmp_path, tmp_path / "new")
+    assert r["status"] == "imported" and "layout" not in r and not any(k.startswith("custom") for k in r["entries"])

@@ -14,7 +14,10 @@ from hypothesis import strategies as st
 from agent_import_helpers import (
     CODEX_ID,
     CWD,
+    assert_codex_lossless,
     assert_valid_for_pi_and_providers,
+    kept_fields,
+    kept_records,
     cx,
     cx_meta,
     cx_msg,
@@ -78,9 +81,11 @@ def test_meta_messages_model_and_usage(tmp_path):
     assert a["usage"]["input"] == 200 and a["usage"]["cacheRead"] == 800 and a["usage"]["output"] == 50 and a["usage"]["reasoning"] == 20
     assert [e["modelId"] for e in entries if e["type"] == "model_change"] == ["gpt-5.1-codex", "gpt-5.2"]
     assert context["model"] == {"provider": "openai", "modelId": "gpt-5.2"}
-    kept = [e["customType"] for e in entries if e["type"] == "custom"]
-    assert kept.count("codex/response_item") == 3  # the injected context, kept, not prompts
-    assert "codex/session_meta" in kept and "codex/event_msg" in kept and "codex/turn_context" in kept
+    assert not any(e["type"] == "custom" for e in entries)
+    kept = [r["type"] if r["type"] != "response_item" else r["payload"]["role"] for r in kept_records(entries)]
+    assert kept.count("user") + kept.count("developer") == 3  # the injected context, kept, not prompts
+    assert "session_meta" in kept and "event_msg" in kept and "turn_context" in kept
+    assert entries[0]["type"] == "model_change" and entries[0]["imported"]["records"][0]["type"] == "session_meta"
 
 
 def test_function_custom_and_shell_calls_with_results_and_errors(tmp_path):
@@ -139,8 +144,7 @@ def test_compacted_becomes_a_compaction_entry(tmp_path):
     )
     [comp] = [e for e in entries if e["type"] == "compaction"]
     assert comp["summary"] == "first ask\n\nSUMMARY: did things" and comp["firstKeptEntryId"] == comp["id"] and comp["tokensBefore"] == 5100
-    kept = next(e for e in entries if e["type"] == "custom" and e["customType"] == "codex/compacted")
-    assert kept["data"]["payload"]["replacement_history"] == history
+    assert comp["imported"]["records"][-1]["payload"]["replacement_history"] == history  # the record, kept on its entry
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["compactionSummary", "user"]
 
@@ -205,6 +209,7 @@ def test_generated_rollouts_convert_to_valid_pi_sessions(tmp_path_factory, recor
     path = tmp / "s.jsonl"
     path.write_bytes(b"".join(session.lines()))
     assert_valid_for_pi_and_providers(path)
+    assert_codex_lossless(records, [session])
     outputs = {r["payload"]["call_id"] for r in records if r["payload"].get("type") == "function_call_output"}
     assert {e["message"]["toolCallId"] for e in session.entries if e["type"] == "message" and e["message"]["role"] == "toolResult"} == outputs
     lines = session.lines()
@@ -215,7 +220,7 @@ def test_generated_rollouts_convert_to_valid_pi_sessions(tmp_path_factory, recor
             continue  # inside one model response (see docs/import.md)
         if nxt.get("type") == "token_count":
             continue  # the usage of the response before it
-        [part] = convert_records(src[:k], source="gen.jsonl", file_id="rollout-x")
+        [part] = convert_records(src[:k], source="gen.jsonl", file_id="rollout-x", final=False)  # the file is being written
         if part.messages:
             assert lines[: len(part.lines())] == part.lines()
 
@@ -284,3 +289,28 @@ def test_a_file_that_is_no_codex_session_is_reported_as_skipped_with_its_reason(
     proc = cli("import", "--from", "codex", str(not_codex), "--store", str(tmp_path / "sessions"))
     assert "1 skipped" in proc.stdout, proc.stdout + proc.stderr
     assert f"skipped: {not_codex}: no conversation in it" in proc.stderr
+
+
+def test_a_session_imported_in_the_earlier_layout_keeps_it(tmp_path, cli):
+    """A rollout imported before with a custom entry per record (layout 1)
+    goes on in that layout when it grows; a new import is in the current
+    one."""
+    from pi_session.importers.codex import CodexFile, convert_file
+    from pi_session.importers.common import write_session
+
+    records = [cx_meta(), cx_turn(1), cx_msg(1, "user", "fix it"), cx_msg(2, "assistant", "done"), cx_tokens(2, 100, 0, 5)]
+    src = rollout(tmp_path, records)
+    store = tmp_path / "store"
+    target = open_store(str(store))
+    [old], _ = convert_file(CodexFile(src), layout=1)
+    assert write_session(target, old).status == "imported"
+    rollout(tmp_path, records + [cx("event_msg", 3, type="task_complete"), cx_msg(4, "user", "more")])
+    proc = cli("import", "--from", "codex", str(tmp_path / "codex" / "sessions"), "--store", str(store), "--json")
+    assert proc.returncode == 0, proc.stderr
+    [r] = json.loads(proc.stdout)
+    assert r["status"] == "updated" and r["layout"] == 1
+    [whole], _ = convert_file(CodexFile(src), layout=1)
+    assert b"".join(target.read_lines(SESSION)) == b"".join(whole.lines())
+    fresh = cli("import", "--from", "codex", str(tmp_path / "codex" / "sessions"), "--store", str(tmp_path / "new"), "--json")
+    [r] = json.loads(fresh.stdout)
+    assert r["status"] == "imported" and "layout" not in r and not any(k.startswith("custom") for k in r["entries"])

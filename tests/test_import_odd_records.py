@@ -112,7 +112,7 @@ def test_a_working_directory_that_cannot_be_a_path_is_passed_over(tmp_path, cli)
     assert proc.returncode == 0 and "1 imported" in proc.stdout, proc.stdout + proc.stderr
     header, entries = session_entries(Path(open_store(str(tmp_path / "sessions")).locator(pi_session_id("claude-code", SID))))
     assert header["cwd"] == CWD
-    assert any(r.get("cwd") == "/a\ud800b\x00c" for e in entries if e["type"] == "custom" for r in e["data"].get("records", []))
+    assert any(r.get("cwd") == "/a\ud800b\x00c" for e in entries for r in e.get("imported", {}).get("fields", []))
 
 
 def test_a_record_the_conversion_cannot_use_is_left_out_and_reported():

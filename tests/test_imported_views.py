@@ -59,12 +59,15 @@ def test_tree_of_an_imported_session_is_the_conversation(cli, tmp_path, fmt):
             hid_some = True
             # nothing silently invisible: one last line counts what is left out, by kind
             assert lines[-1].startswith(f"… {hidden:,} entr"), lines[-1]
-            assert re.search(rf"\d+ {fmt}/", lines[-1]) and lines[-1].endswith("(--all-entries shows them)"), lines[-1]
+            assert lines[-1].endswith("(--all-entries shows them)"), lines[-1]
+            if any(types[i] == "custom" for i in set(types) - set(ids)):
+                assert re.search(rf"\d+ {fmt}/", lines[-1]), lines[-1]
             assert all(types[i] in ("custom", "session_info") for i in set(types) - set(ids))
         every = cli("tree", str(path), "--all-entries").stdout.splitlines()
         assert [m.group(1) for line in every if (m := ROW_ID.match(line))] == [e for e in types], path.name
         assert not any(line.startswith("…") for line in every)
-    assert hid_some and total_talk >= 0.9 * total_rows
+    # the importer writes few custom entries (a run of notes after a pause; the last one is the leaf, shown)
+    assert (hid_some or fmt == "codex") and total_talk >= 0.9 * total_rows
 
 
 def test_the_leaf_and_labelled_custom_entries_stay_shown(cli, tmp_path):
@@ -94,7 +97,7 @@ def test_browse_opens_an_imported_session_on_the_conversation(cli, tmp_path, mon
 
     files = _imported(cli, tmp_path, fmt)
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
-    path = max(files, key=lambda p: p.stat().st_size)
+    path = max(files, key=lambda p: (p.read_bytes().count(b'"type":"custom"'), p.stat().st_size))
     types = _types(cli, path)
     app = BrowseApp(path)
 
@@ -105,9 +108,9 @@ def test_browse_opens_an_imported_session_on_the_conversation(cli, tmp_path, mon
         shown = [types[row.id] for row in s.rows]
         assert sum(1 for t in shown if t in CONVERSATION) >= 0.9 * len(shown)
         hidden = len(types) - len(shown)
-        assert hidden > 0
+        assert hidden > 0 or fmt == "codex"  # the Codex imports' only custom entries are their leaves
         title = str(s.query_one("#title").render())
-        assert f"{hidden:,} entries hidden" in title and f"{fmt}/" in title
+        assert (f"{hidden:,} entries hidden" in title and f"{fmt}/" in title) if hidden else "hidden" not in title
         await pilot.press("1")  # all entries
         assert len(s.rows) == len(types)
         await pilot.press("0")

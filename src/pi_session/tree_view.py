@@ -94,6 +94,10 @@ class ConversationView:
         entry left out is replaced by its own shown children)."""
         kids = node.children
         if not any(k.type.__class__ is str and (k.type in HIDDEN_BY_DEFAULT or k.type == "session_info") for k in kids):
+            name = self._name_after.get(id(node))
+            if name is not None:  # the name in effect goes on down the chain
+                for kid in kids:
+                    self._name_after[id(kid)] = name
             return kids
         return self._shown(kids, self._name_after.get(id(node)))
 

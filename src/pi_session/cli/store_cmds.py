@@ -175,6 +175,12 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             elif r.status in ("imported", "updated"):
                 extra = f" ({plural(r.appended, 'new line')} appended)" if r.status == "updated" else ""
                 console.print(sanitize(f"{r.status}: {r.source} -> {r.session_id}{extra}"), markup=False, soft_wrap=True)
+                if item.older_layout:
+                    console.print(
+                        sanitize(f"  {r.session_id} keeps the layout of its first import (a custom entry per source record); delete it and import again for the newer one"),
+                        markup=False,
+                        soft_wrap=True,
+                    )
             if item.held_back:
                 warn(sanitize(
                     f"{r.source}: the last response ({plural(item.held_back, 'record')}) may still be being written "

@@ -11,6 +11,7 @@ into a store through the idempotent, incremental import path (see
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections import Counter
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .common import CONVERSION_ERRORS, AgentImportResult, ConvertedSession, DamagedLine, RecordError, pi_session_id, write_session
+from .common import CONVERSION_ERRORS, IMPORTED_KEY, LAYOUT, RUN_SETTLE_SECONDS, AgentImportResult, ConvertedSession, DamagedLine, RecordError, pi_session_id, write_session
 from ..storage import Durability
 from .state import ImportState, SourceSeen, counts_json, stat_key, state_path
 
@@ -101,8 +102,11 @@ def import_agent_sessions(
             in the middle of a model response (the agent is running): its
             last response is left out until it is complete (the module's
             ``unfinished_tail``), so that the next import appends it whole
-            instead of finding half of it stored (a conflict). 0: import
-            everything there is.
+            instead of finding half of it stored (a conflict). The records
+            at a file's end that made no entry wait longer, until the file
+            is :data:`~.common.RUN_SETTLE_SECONDS` old (or this, when
+            longer), for the entry the agent writes next (see
+            :data:`~.common.LAYOUT`). 0: import everything there is.
         recheck: convert every source file again. By default a file
             unchanged since it was last imported into this store (same
             device, inode, size and modification time: :mod:`.state`, a
@@ -113,6 +117,11 @@ def import_agent_sessions(
             without being opened: its results are those of the last
             import, as ``unchanged`` (same entries by kind, same damaged
             lines).
+
+    A session the store holds in the layout of earlier imports (layout 1
+    of :data:`~.common.LAYOUT`: a custom entry per source record) is
+    continued in that layout (``older_layout`` of its result), so that
+    importing again still only appends.
 
     Yields:
         One :class:`AgentImportResult` per pi session.
@@ -140,8 +149,13 @@ def import_agent_sessions(
                 if seen is not None and _as_left(seen, marks):
                     yield from _replay(seen)
                     continue
-                settle = settle_seconds > 0 and time.time() - st.st_mtime < settle_seconds
-                sessions, damaged = module.convert_file(file, settle=settle)
+                age = time.time() - st.st_mtime
+                settle = settle_seconds > 0 and age < settle_seconds
+                final = settle_seconds <= 0 or age >= max(settle_seconds, RUN_SETTLE_SECONDS)
+                sessions, damaged = module.convert_file(file, settle=settle, final=final)
+                older = bool(sessions) and stored_layout(store, sessions[0].session_id, source_format) == 1
+                if older:
+                    sessions, damaged = module.convert_file(file, settle=settle, final=final, layout=1)
             except OSError as exc:
                 state.record(source, None)
                 yield AgentImportResult(ImportResult(source, "failed", message=f"{file.path}: {exc.strerror or exc}"))
@@ -160,7 +174,7 @@ def import_agent_sessions(
                         unsynced.append(written.session_id)
                 except CONVERSION_ERRORS as exc:  # a value no store can hold (e.g. a working directory that is no path)
                     written = ImportResult(source, "failed", session.session_id, message=f"{file.path}: session {session.session_id} cannot be stored: {type(exc).__name__}: {exc}")
-                item = AgentImportResult(written, session.counts, damaged if i == 0 else [], session.held_back)
+                item = AgentImportResult(written, session.counts, damaged if i == 0 else [], session.held_back, session.waiting, older)
                 items.append(item)
                 yield item
             state.record(source, _seen(st, items, damaged, store))
@@ -176,12 +190,50 @@ def import_agent_sessions(
         on_file(len(files), len(files), "")
 
 
+_LAYOUT_LINES = 1000
+"""How many stored lines :func:`stored_layout` reads at most (the first
+entries of an imported session tell its layout)."""
+
 _SYNC_BATCH = 256
 """How many sessions a file store's import creates unsynced before it
 syncs them all at once (:meth:`~pi_session.stores.SessionStore.sync_sessions`;
 a sync each cost more than converting a session)."""
 
 _SETTLED = ("imported", "updated", "unchanged", "skipped")
+
+
+def stored_layout(store: SessionStore, session_id: str, source_format: str) -> int | None:
+    """The layout (:data:`~.common.LAYOUT`) of the imported session
+    ``session_id`` in ``store``: 1 when its first entry that tells is a
+    ``<format>/...`` custom entry of the earlier layout, 2 when it is an
+    entry with the :data:`~.common.IMPORTED_KEY` key or a
+    ``<format>/records`` entry; None when the store does not hold the
+    session or no entry tells (the layouts write the same lines then).
+    Reads the stored lines up to the first that tells."""
+    from ..jsonio import loads
+    from ..stores import SessionNotFoundError
+
+    if not store.exists(session_id):
+        return None
+    prefix, runs = f"{source_format}/", f"{source_format}/records"
+    try:
+        for n, line in enumerate(itertools.islice(store.read_lines(session_id), _LAYOUT_LINES)):
+            if n == 0 or (IMPORTED_KEY.encode() not in line and b'"custom"' not in line):
+                continue
+            try:
+                entry = loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if not isinstance(entry, dict):
+                continue
+            if IMPORTED_KEY in entry:
+                return LAYOUT
+            custom_type = entry.get("customType")
+            if entry.get("type") == "custom" and isinstance(custom_type, str) and custom_type.startswith(prefix):
+                return LAYOUT if custom_type == runs else 1
+    except SessionNotFoundError:  # deleted meanwhile
+        return None
+    return None
 
 
 def _as_left(seen: SourceSeen, marks: dict[str, tuple[int, ...]]) -> bool:
@@ -201,7 +253,7 @@ def _seen(st: os.stat_result, items: list[AgentImportResult], damaged: list[Dama
     """What the import state keeps of one source file's import, or None
     when the next import must convert it again (a conflict, a failure, a
     response held back, a session the store cannot mark)."""
-    if any(i.result.status not in _SETTLED or i.held_back for i in items):
+    if any(i.result.status not in _SETTLED or i.held_back or i.waiting for i in items):
         return None
     stored = [i.result.session_id for i in items if i.result.status != "skipped" and i.result.session_id is not None]
     marks = store.session_marks(stored) if stored else {}

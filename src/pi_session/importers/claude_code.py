@@ -30,16 +30,20 @@ to what (docs/import.md has the table):
   its own id, pi 1.6's "keep nothing", as Claude Code keeps only the
   summary), parented on ``logicalParentUuid``;
 - the user record that only marks an interrupted turn (``[Request
-  interrupted by user]``) -> a custom entry ``claude-code/interrupted``;
+  interrupted by user]``) -> kept whole, as below (pi has no prompt for it);
 - ``summary`` records (titles) and ``custom-title`` -> ``session_info``
   (the session name);
 - sidechains and sub-agent files -> their own sessions whose header's
   ``parentSession`` is the main session;
-- everything else, and every field of a converted record that pi has no
-  place for (``cwd``, ``gitBranch``, ``version``, ``requestId``, ...), is
-  kept in ``custom`` entries (``customType`` ``claude-code/<record type>``
-  holding the record, ``claude-code/fields`` holding the rest of the
-  records an entry was made from), so nothing is dropped.
+- every field of a converted record that pi has no place for (``cwd``,
+  ``gitBranch``, ``version``, ``requestId``, ...) -> its entry's
+  ``imported.fields``; every other record (``progress``, ``attachment``,
+  ``system`` notes, ...) -> kept whole by the next entry
+  (``imported.records``), or after a pause a ``claude-code/records``
+  entry of its own (:data:`~.common.LAYOUT`), so nothing is dropped.
+  Layout 1 (sessions imported so before) keeps a ``custom`` entry
+  ``claude-code/<record type>`` per record and a ``claude-code/fields``
+  entry before each message.
 """
 
 from __future__ import annotations
@@ -57,6 +61,7 @@ from .claude_code_tail import unfinished_tail
 from .common import (
     CONVERSION_ERRORS,
     EPOCH_ISO,
+    LAYOUT,
     ConvertedSession,
     DamagedLine,
     RecordError,
@@ -178,15 +183,18 @@ class _Group:
 
     message_id: str
     entry: dict[str, Any]
-    fields: dict[str, Any]
+    fields: list[Any]
 
 
 class _Converter:
     """One source partition (a main conversation, a sidechain, a sub-agent
     file) -> one pi session."""
 
-    def __init__(self, records: Sequence[SourceRecord], session_id: str, source: str, cwd: str) -> None:
+    def __init__(self, records: Sequence[SourceRecord], session_id: str, source: str, cwd: str, layout: int = LAYOUT, final: bool = True) -> None:
         self.records = records
+        self.old = layout == 1
+        self.final = final
+        self.waiting = 0
         self.b = SessionBuilder(session_id)
         self.source = source
         self.cwd = cwd
@@ -206,15 +214,40 @@ class _Converter:
         Raises:
             RecordError: a record of a shape the conversion cannot use.
         """
+        if not self.old:  # a sub-agent's meta: kept with the first entry
+            self.b.run.extend(r for r in self.pending if r.record.get("type") not in ("summary", "custom-title"))
+            self.pending = [r for r in self.pending if r.record.get("type") in ("summary", "custom-title")]
         for r in self.records:
             try:
+                if not self.old and self.b.paused_before(r.record.get("timestamp")):
+                    self.flush_run()
                 self.record(r)
             except CONVERSION_ERRORS as exc:
                 raise RecordError(r.line, exc) from exc
         # A compact boundary that ends the file waits for its summary record
         # (Claude Code writes it next): the next import makes the compaction.
         self.flush_pending()
+        if self.b.run and self.b.entries:
+            if self.final:
+                self.flush_run()
+            else:  # the file is still being written: the next record may take them
+                self.waiting = len(self.b.run)
         return self.b
+
+    def flush_run(self) -> None:
+        """The waiting run of records (layout 2) as one custom entry
+        ``claude-code/records``, where its last record hangs."""
+        run = self.b.run
+        if not run:
+            return
+        last = run[-1]
+        rec = last.record
+        parent = self.b.resolve(self.b.parent_for(rec.get("parentUuid")) if "parentUuid" in rec else self.b.tail())
+        entry = self.b.add("custom", {"customType": f"{FORMAT}/records", "data": {}}, key=self.key(last, 7), parent=parent, timestamp=rec.get("timestamp"), kind=f"custom:{FORMAT}/records")
+        self.b.attach(entry)
+        self.b.insert_after(parent, entry["id"])
+        for r in run:
+            self.b.map_source(r.record.get("uuid"), entry["id"])
 
     # -- records ---------------------------------------------------------
 
@@ -230,7 +263,10 @@ class _Converter:
                 return
             self.compaction(boundary, None)
         if t == "user" and _is_interruption(rec):
-            self.note(r, None, custom_type=f"{FORMAT}/interrupted")
+            if self.old:
+                self.note(r, None, custom_type=f"{FORMAT}/interrupted")
+            else:
+                self.keep(r)
         elif t == "user":
             self.user(r)
         elif t == "assistant":
@@ -243,6 +279,8 @@ class _Converter:
                 self.pending.append(r)
                 return
             self.note(r, name if isinstance(name, str) and name.strip() else None)
+        elif not self.old:
+            self.keep(r)
         elif not self.b.entries and not isinstance(rec.get("uuid"), str):
             self.pending.append(r)
         else:
@@ -262,13 +300,35 @@ class _Converter:
             except CONVERSION_ERRORS as exc:
                 raise RecordError(r.line, exc) from exc
 
+    def keep(self, r: SourceRecord) -> None:
+        """A record pi has no entry for (layout 2): it waits for the next
+        entry, which keeps it whole; meanwhile its id stands for the entry
+        it hangs on."""
+        rec = r.record
+        parent = self.b.resolve(self.b.parent_for(rec.get("parentUuid")) if "parentUuid" in rec else self.b.tail())
+        self.b.run.append(r)
+        if parent is not None:
+            self.b.map_source(rec.get("uuid"), parent)
+
     def note(self, r: SourceRecord, name: str | None, *, custom_type: str | None = None) -> None:
         """A record pi has no message for: a custom entry holding it (and a
-        ``session_info`` for a title), chained in where it was."""
+        ``session_info`` for a title), chained in where it was. In layout
+        2 only titles come here: a ``session_info`` entry keeping the
+        record (and the run before it)."""
         rec = r.record
         parent = self.b.parent_for(rec.get("parentUuid")) if "parentUuid" in rec else self.b.tail()
         parent = self.b.resolve(parent)
         ts = rec.get("timestamp")
+        if not self.old:
+            if name is None:
+                self.keep(r)
+                return
+            self.b.run.append(r)
+            info = self.b.add("session_info", {"name": name.strip()}, key=self.key(r, 1), parent=parent, timestamp=ts)
+            self.b.attach(info)
+            self.b.insert_after(parent, info["id"])
+            self.b.map_source(rec.get("uuid"), info["id"])
+            return
         entry = self.b.custom(custom_type or f"{FORMAT}/{rec.get('type')}", rec, key=self.key(r), parent=parent, timestamp=ts)
         last = entry
         if name is not None:
@@ -276,8 +336,34 @@ class _Converter:
         self.b.insert_after(parent, last["id"])
         self.b.map_source(rec.get("uuid"), last["id"])
 
-    def fields(self, data: dict[str, Any], r: SourceRecord, parent: str | None) -> dict[str, Any]:
-        return self.b.custom(f"{FORMAT}/fields", {"records": [data]}, key=self.key(r, 9), parent=parent, timestamp=r.record.get("timestamp"))
+    def fields(self, data: dict[str, Any], r: SourceRecord, parent: str | None) -> str | None:
+        """Where the fields of a record beyond its entry go: layout 1, a
+        ``claude-code/fields`` entry (returns its id, the entry's parent);
+        layout 2, the next entry's :data:`~.common.IMPORTED_KEY` (returns
+        ``parent``)."""
+        if not self.old:
+            self._stamp(data, r.record, None)
+            self.b.stash.append(data)
+            return parent
+        return str(self.b.custom(f"{FORMAT}/fields", {"records": [data]}, key=self.key(r, 9), parent=parent, timestamp=r.record.get("timestamp"))["id"])
+
+    def _stamp(self, data: dict[str, Any], rec: dict[str, Any], entry_timestamp: str | None) -> None:
+        """Layout 2: keep a record's ``timestamp`` in ``data`` when its
+        entry does not carry it (not a valid time; a later record of one
+        entry). ``entry_timestamp`` None: the entry about to be made."""
+        if "timestamp" not in rec:
+            return
+        ts = rec["timestamp"]
+        if entry_timestamp is None:
+            entry_timestamp = ts if isinstance(ts, str) and iso_to_ms(ts) is not None else self.b.last_timestamp
+        if ts != entry_timestamp:
+            data["timestamp"] = ts
+
+    def made(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry``, given the waiting records and fields (layout 2)."""
+        if not self.old:
+            self.b.attach(entry)
+        return entry
 
     def user(self, r: SourceRecord) -> None:
         rec = r.record
@@ -307,7 +393,7 @@ class _Converter:
         insertion = bool(results) and user_content is None
         parent = self.b.parent_for(rec.get("parentUuid"))
         anchor = parent
-        parent = self.fields(rest, r, parent)["id"]
+        parent = self.fields(rest, r, parent)
         for i, b in enumerate(results):
             res_unconverted: list[Any] = []
             raw = b.get("content")
@@ -338,10 +424,15 @@ class _Converter:
                 details["content"] = res_unconverted
             if details:
                 msg["details"] = details
-            parent = self.b.add("message", {"message": msg}, key=self.key(r, i + 1), parent=parent, timestamp=ts, kind="message:toolResult")["id"]
+            parent = self.made(self.b.add("message", {"message": msg}, key=self.key(r, i + 1), parent=parent, timestamp=ts, kind="message:toolResult"))["id"]
         if user_content is not None:
             msg = {"role": "user", "content": user_content, "timestamp": _ms(ts)}
-            parent = self.b.add("message", {"message": msg}, key=self.key(r, 0), parent=parent, timestamp=ts, kind="message:user")["id"]
+            parent = self.made(self.b.add("message", {"message": msg}, key=self.key(r, 0), parent=parent, timestamp=ts, kind="message:user"))["id"]
+        if parent is None or (not self.old and not results and user_content is None):
+            if not self.old:  # no entry made of it (no content pi holds): kept whole
+                self.b.stash.pop()
+                self.keep(r)
+            return
         if insertion:
             self.b.insert_after(anchor, parent)
         self.b.map_source(rec.get("uuid"), parent)
@@ -362,7 +453,9 @@ class _Converter:
             msg = g.entry["message"]
             msg["content"].extend(blocks)
             self._finish(msg, message, rec)
-            g.fields["data"]["records"].append(rest)
+            if not self.old:
+                self._stamp(rest, rec, g.entry["timestamp"])
+            g.fields.append(rest)
             self.b.map_source(rec.get("uuid"), g.entry["id"])
             return
         parent = self.b.parent_for(rec.get("parentUuid"))
@@ -370,7 +463,7 @@ class _Converter:
         if isinstance(model, str) and model and model != "<synthetic>" and model != self.model:
             self.model = model
             parent = self.b.add("model_change", {"provider": "anthropic", "modelId": model}, key=self.key(r, 8), parent=parent, timestamp=ts)["id"]
-        fields = self.fields(rest, r, parent)
+        parent = self.fields(rest, r, parent)
         msg = {
             "role": "assistant",
             "content": blocks,
@@ -382,7 +475,11 @@ class _Converter:
             "timestamp": _ms(ts),
         }
         self._finish(msg, message, rec)
-        entry = self.b.add("message", {"message": msg}, key=self.key(r, 0), parent=fields["id"], timestamp=ts, kind="message:assistant")
+        entry = self.b.add("message", {"message": msg}, key=self.key(r, 0), parent=parent, timestamp=ts, kind="message:assistant")
+        if self.old:
+            fields = self.b.entries[-2]["data"]["records"]
+        else:
+            fields = self.b.attach(entry)["fields"]  # type: ignore[index]  # the record's own fields are always there
         self.group = _Group(mid, entry, fields) if isinstance(mid, str) else None
         self.b.map_source(rec.get("uuid"), entry["id"])
 
@@ -417,17 +514,27 @@ class _Converter:
             if isinstance(content, list):
                 _user_blocks([b for b in content if not (isinstance(b, dict) and b.get("type") == "text")], unconverted)
             records.append(_leftover(summary_record.record, self.cwd, unconverted))
-        fields = self.b.custom(f"{FORMAT}/fields", {"records": records}, key=self.key(r, 9), parent=parent, timestamp=ts)
+
+        if not self.old:
+            entry_ts = ts if isinstance(ts, str) and iso_to_ms(ts) is not None else self.b.last_timestamp
+            for data, source_record in zip(records, (rec, summary_record.record if summary_record is not None else None)):
+                if source_record is not None:
+                    self._stamp(data, source_record, entry_ts)
+        if self.old:
+            parent = self.b.custom(f"{FORMAT}/fields", {"records": records}, key=self.key(r, 9), parent=parent, timestamp=ts)["id"]
+        else:
+            self.b.stash.extend(records)
         meta = obj(rec.get("compactMetadata"))
         pre = meta.get("preTokens")
         entry = self.b.add(
             "compaction",
             {"summary": summary, "firstKeptEntryId": "", "tokensBefore": pre if isinstance(pre, int) and not isinstance(pre, bool) and pre >= 0 else 0},
             key=self.key(r, 0),
-            parent=fields["id"],
+            parent=parent,
             timestamp=ts,
         )
         entry["firstKeptEntryId"] = entry["id"]
+        self.made(entry)
         self.b.map_source(rec.get("uuid"), entry["id"])
         if summary_record is not None:
             self.b.map_source(summary_record.record.get("uuid"), entry["id"])
@@ -441,6 +548,8 @@ def convert_records(
     agent_of: str | None = None,
     agent_meta: dict[str, Any] | None = None,
     parent_cwd: str | None = None,
+    layout: int = LAYOUT,
+    final: bool = True,
 ) -> list[ConvertedSession]:
     """Convert one Claude Code session file's records into pi sessions.
 
@@ -455,6 +564,12 @@ def convert_records(
             custom entry ``claude-code/agent-meta``).
         parent_cwd: the working directory of the session that spawned this
             file's sub-agent conversations (:func:`parent_cwd`), when known.
+        layout: the layout of the entries (:data:`~.common.LAYOUT`; 1 for
+            a session imported in the earlier layout).
+        final: whether a run of records at the end that made no entry is
+            written (as a ``claude-code/records`` entry); False (the file
+            was written lately): it is left out and counted in
+            ``waiting``, for the next entry to take.
 
     Returns:
         The main session first (for a sub-agent file: the sub-agent's), then
@@ -484,10 +599,10 @@ def convert_records(
         parent = None
         main, sides = _partition(records)
         main_cwd = None
-    out = [_convert(main, pi_session_id(FORMAT, main_key), source, parent, agent_meta, main_cwd)]
+    out = [_convert(main, pi_session_id(FORMAT, main_key), source, parent, agent_meta, main_cwd, layout, final)]
     side_cwd = (out[0].cwd if agent_of is None else None) or parent_cwd or None
     for root, recs in sides.items():
-        out.append(_convert(recs, pi_session_id(FORMAT, f"{source_id}/sidechain/{root}"), source, out[0].session_id, None, side_cwd))
+        out.append(_convert(recs, pi_session_id(FORMAT, f"{source_id}/sidechain/{root}"), source, out[0].session_id, None, side_cwd, layout, final))
     return out
 
 
@@ -514,18 +629,25 @@ def _partition(records: Sequence[SourceRecord]) -> tuple[list[SourceRecord], dic
 
 
 def _convert(
-    records: list[SourceRecord], session_id: str, source: str, parent: str | None, agent_meta: dict[str, Any] | None, cwd: str | None = None
+    records: list[SourceRecord],
+    session_id: str,
+    source: str,
+    parent: str | None,
+    agent_meta: dict[str, Any] | None,
+    cwd: str | None = None,
+    layout: int = LAYOUT,
+    final: bool = True,
 ) -> ConvertedSession:
     cwd = cwd or first_cwd(records) or ""
     timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)
-    conv = _Converter(records, session_id, source, cwd)
+    conv = _Converter(records, session_id, source, cwd, layout, final)
     if agent_meta is not None:
         conv.pending.append(SourceRecord(0, {"type": "agent-meta", **copy.deepcopy(agent_meta)}))
     b = conv.run()
-    return ConvertedSession(session_id, source, cwd, timestamp, b.entries, b.counts, parent)
+    return ConvertedSession(session_id, source, cwd, timestamp, b.entries, b.counts, parent, waiting=conv.waiting)
 
 
-def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
+def convert_file(file: ClaudeCodeFile, *, settle: bool = False, final: bool = True, layout: int = LAYOUT) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one session file (:func:`convert_records`); a
     sub-agent's ``.meta.json`` beside it is read too, and the session file
     that spawned its sub-agents for their working directory
@@ -537,6 +659,7 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
             a torn line; for a file written just now):
             a later import appends it whole, where importing half of it
             would make that import a conflict.
+        final, layout: see :func:`convert_records`.
 
     Returns:
         The sessions and the source lines skipped: damaged lines, and
@@ -554,12 +677,12 @@ def convert_file(file: ClaudeCodeFile, *, settle: bool = False) -> tuple[list[Co
     cwd = parent_cwd(file, records)
 
     def convert(recs: list[SourceRecord]) -> list[ConvertedSession]:
-        return convert_records(recs, source=source, file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta, parent_cwd=cwd)
+        return convert_records(recs, source=source, file_id=file.path.stem, agent_of=file.agent_of, agent_meta=meta, parent_cwd=cwd, layout=layout, final=final and not held_back)
 
     sessions, skipped = convert_skipping(convert, records, source)
     damaged = sorted(damaged + skipped, key=lambda d: d.line)
     if sessions:
-        sessions[0].held_back = held_back
+        sessions[0].held_back += held_back
     return sessions, damaged
 
 

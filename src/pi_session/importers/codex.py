@@ -29,8 +29,12 @@ has the table):
   the one after it);
 - ``compacted`` -> a ``compaction`` entry (summary: its ``message``, else
   the text of its ``replacement_history``; pi 1.6's "keep nothing");
-- every record, and every field pi has no place for, kept in ``custom``
-  entries (``codex/<type>`` holding the record).
+- every record pi has no entry for (``session_meta``, ``turn_context``,
+  ``event_msg``, the injected context, ...) kept whole by the next entry
+  (``imported.records``; after a pause a ``codex/records`` entry of its
+  own), and every field of an item pi has no place for in its entry's
+  ``imported.fields`` (:data:`~.common.LAYOUT`). Layout 1 (sessions
+  imported so before): a ``custom`` entry ``codex/<type>`` per record.
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ from ..timestamps import iso_to_ms
 from .common import (
     CONVERSION_ERRORS,
     EPOCH_ISO,
+    IMPORTED_KEY,
+    LAYOUT,
     ConvertedSession,
     DamagedLine,
     RecordError,
@@ -187,8 +193,9 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool]:
 
 
 class _Converter:
-    def __init__(self, session_id: str, provider: str) -> None:
+    def __init__(self, session_id: str, provider: str, layout: int = LAYOUT) -> None:
         self.b = SessionBuilder(session_id)
+        self.old = layout == 1
         self.provider = provider
         self.model = ""
         self.changed_model: str | None = None
@@ -203,11 +210,32 @@ class _Converter:
         return f"line:{r.line}:{index}"
 
     def add(self, entry_type: str, fields: dict[str, Any], r: SourceRecord, *, index: int = 0, kind: str | None = None) -> dict[str, Any]:
-        return self.b.add(entry_type, fields, key=self.key(r, index), parent=self.b.tail(), timestamp=r.record.get("timestamp"), kind=kind)
+        entry = self.b.add(entry_type, fields, key=self.key(r, index), parent=self.b.tail(), timestamp=r.record.get("timestamp"), kind=kind)
+        if not self.old:
+            self.b.attach(entry)
+        return entry
 
     def keep(self, r: SourceRecord, data: Any | None = None, *, index: int = 9) -> None:
+        """A record pi has no entry for (``data`` None), or what a record
+        holds beyond its entry (``data``): layout 1, a ``codex/<type>``
+        custom entry; layout 2, kept by the next entry (the whole record,
+        or ``data`` among its fields)."""
         rec = r.record
+        if not self.old:
+            if data is None:
+                self.b.run.append(r)
+            else:
+                self.b.stash.append(data)
+            return
         self.b.custom(f"{FORMAT}/{rec.get('type')}", rec if data is None else data, key=self.key(r, index), parent=self.b.tail(), timestamp=rec.get("timestamp"))
+
+    def flush_run(self) -> None:
+        """The waiting run of records (layout 2) as one custom entry
+        ``codex/records``."""
+        if self.b.run:
+            last = self.b.run[-1]
+            entry = self.b.custom(f"{FORMAT}/records", {}, key=self.key(last, 7), parent=self.b.tail(), timestamp=last.record.get("timestamp"))
+            self.b.attach(entry)
 
     def record(self, r: SourceRecord) -> None:
         rec = r.record
@@ -319,6 +347,7 @@ class _Converter:
                 return
             if unconverted:
                 self.keep(r, {"unconverted": unconverted, "timestamp": ts})
+            self._fields(r, p, ("type", "role", "content"))
             self.add("message", {"message": {"role": "user", "content": blocks, "timestamp": _ms(ts)}}, r, kind="message:user")
             return
         if pt in _OUTPUTS:
@@ -333,15 +362,26 @@ class _Converter:
                 "timestamp": _ms(ts),
                 "details": {"output": p.get("output")},
             }
+            self._fields(r, p, ("type", "call_id", "output"))
             self.add("message", {"message": msg}, r, kind="message:toolResult")
             return
         self.keep(r)  # developer/system messages, ghost snapshots, web searches, newer items
 
+    def _fields(self, r: SourceRecord, payload: dict[str, Any], converted: tuple[str, ...]) -> None:
+        """Layout 2: the fields of an item beyond those its entry holds,
+        kept by that entry (layout 1 did not keep them)."""
+        rest = {k: v for k, v in payload.items() if k not in converted}
+        extra = {k: v for k, v in r.record.items() if k not in ("timestamp", "type", "payload")}
+        if not self.old and (rest or extra):
+            self.keep(r, {"item": rest, "timestamp": r.record.get("timestamp"), **({"record": extra} if extra else {})})
+
     def assistant(self, r: SourceRecord, blocks: list[dict[str, Any]], rest: dict[str, Any]) -> None:
         ts = r.record.get("timestamp")
-        if rest:
+        extra = {k: v for k, v in r.record.items() if k not in ("timestamp", "type", "payload")}
+        if rest and self.old:
             self.keep(r, {"item": rest, "timestamp": ts}, index=8)
         g = self.group
+        created = None
         if g is None:
             msg = {
                 "role": "assistant",
@@ -353,20 +393,23 @@ class _Converter:
                 "stopReason": "stop",
                 "timestamp": _ms(ts),
             }
-            g = self.add("message", {"message": msg}, r, kind="message:assistant")
+            g = created = self.add("message", {"message": msg}, r, kind="message:assistant")
             self.group = g
             if self.pending_usage is not None:  # counted before its items were written
                 msg["usage"], self.pending_usage = self.pending_usage, None
                 self.last_assistant = None
             else:
                 self.last_assistant = g
+        if (rest or extra or (g is not created and ts != g["timestamp"])) and not self.old:
+            kept = g.setdefault(IMPORTED_KEY, {}).setdefault("fields", [])
+            kept.append({"item": rest, "timestamp": ts, **({"record": extra} if extra else {})})
         msg = g["message"]
         msg["content"].extend(blocks)
         if any(b["type"] == "toolCall" for b in msg["content"]):
             msg["stopReason"] = "toolUse"
 
 
-def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: str) -> list[ConvertedSession]:
+def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: str, layout: int = LAYOUT, final: bool = True) -> list[ConvertedSession]:
     """Convert one rollout file's records into a pi session.
 
     Args:
@@ -374,6 +417,12 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
         source: the file, for results.
         file_id: the file's stem (its id is used when no ``session_meta``
             names one).
+        layout: the layout of the entries (:data:`~.common.LAYOUT`; 1 for
+            a session imported in the earlier layout).
+        final: whether a run of records at the end that made no entry is
+            written (as a ``codex/records`` entry); False (the file was
+            written lately): it is left out and counted in ``waiting``,
+            for the next entry to take.
 
     Returns:
         One session. Pure: the same records give the same lines, and
@@ -396,13 +445,21 @@ def convert_records(records: Sequence[SourceRecord], *, source: str, file_id: st
     timestamp = meta.get("timestamp") if isinstance(meta.get("timestamp"), str) and iso_to_ms(meta.get("timestamp")) is not None else None
     if timestamp is None:
         timestamp = next((r.record["timestamp"] for r in records if isinstance(r.record.get("timestamp"), str) and iso_to_ms(r.record["timestamp"]) is not None), EPOCH_ISO)
-    conv = _Converter(session_id, provider)
+    conv = _Converter(session_id, provider, layout)
     for r in records:
         try:
+            if not conv.old and conv.b.paused_before(r.record.get("timestamp")):
+                conv.flush_run()
             conv.record(r)
         except CONVERSION_ERRORS as exc:
             raise RecordError(r.line, exc) from exc
-    return [ConvertedSession(session_id, source, cwd, timestamp, conv.b.entries, conv.b.counts)]
+    waiting = 0
+    if conv.b.run and conv.b.entries:
+        if final:
+            conv.flush_run()
+        else:
+            waiting = len(conv.b.run)
+    return [ConvertedSession(session_id, source, cwd, timestamp, conv.b.entries, conv.b.counts, waiting=waiting)]
 
 
 _RESPONSE_ITEMS = {"reasoning", "function_call", "custom_tool_call", "local_shell_call"}
@@ -428,12 +485,13 @@ def unfinished_tail(records: Sequence[SourceRecord]) -> int | None:
     return start
 
 
-def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[ConvertedSession], list[DamagedLine]]:
+def convert_file(file: CodexFile, *, settle: bool = False, final: bool = True, layout: int = LAYOUT) -> tuple[list[ConvertedSession], list[DamagedLine]]:
     """Read and convert one rollout file (:func:`convert_records`).
 
     Args:
         settle: leave out a last model response that may still be being
             written (:func:`unfinished_tail`; for a file written just now).
+        final, layout: see :func:`convert_records`.
 
     Returns:
         The session and the source lines skipped: damaged lines, and
@@ -447,7 +505,8 @@ def convert_file(file: CodexFile, *, settle: bool = False) -> tuple[list[Convert
     records, damaged = read_jsonl(file.path)
     records, held_back = settled(records, unfinished_tail(records) if settle else None)
     source = str(file.path)
-    sessions, skipped = convert_skipping(lambda recs: convert_records(recs, source=source, file_id=file.path.stem), records, source)
+    final = final and not held_back
+    sessions, skipped = convert_skipping(lambda recs: convert_records(recs, source=source, file_id=file.path.stem, layout=layout, final=final), records, source)
     damaged = sorted(damaged + skipped, key=lambda d: d.line)
     if sessions:
         sessions[0].held_back = held_back

@@ -48,6 +48,10 @@ __all__ = [
     "CONVERSION_ERRORS",
     "RecordError",
     "convert_skipping",
+    "LAYOUT",
+    "GAP_SECONDS",
+    "RUN_SETTLE_SECONDS",
+    "IMPORTED_KEY",
     "SessionBuilder",
     "ConvertedSession",
     "AgentImportResult",
@@ -289,6 +293,44 @@ def pi_usage(input_tokens: Any, output_tokens: Any, cache_read: Any = 0, cache_w
     return usage
 
 
+LAYOUT = 2
+"""The layout of the sessions an import writes. 2: what pi has no place
+for rides on the entries pi has: the fields of the source records an entry
+was made from, and the whole source records that came before it and made
+no entry of their own (a run of progress notes, attachments, events), in
+the entry's :data:`IMPORTED_KEY` key; a run becomes a ``custom`` entry of
+its own (``<format>/records``) only where the source paused for more than
+:data:`GAP_SECONDS` after it, or at the end of a file left unchanged for
+:data:`RUN_SETTLE_SECONDS`. 1 (the
+layout of earlier imports, kept for sessions written in it): one
+``custom`` entry per such record, and one (``claude-code/fields``, ...)
+holding the fields of each message's records."""
+
+GAP_SECONDS = 300.0
+"""The pause in a source's timestamps (5 minutes) after which a run of
+records that made no entry is written as an entry of its own rather than
+with the next entry. Half the time a file must be left unchanged before
+such a run at its end is imported (:data:`RUN_SETTLE_SECONDS`): whatever
+an agent appends after such an import comes more than this after
+everything before it, so the next conversion groups the old records as
+the import did and only appends lines."""
+
+RUN_SETTLE_SECONDS = 600.0
+"""How long a source file must be left unchanged (10 minutes) before the
+records at its end that made no entry (a turn's last notes) are imported
+as an entry of their own; until then they wait for the entry the agent
+writes next (``final=False`` of the conversions)."""
+
+IMPORTED_KEY = "imported"
+"""The entry key (layout 2) holding what the entry's source records hold
+beyond the entry: ``{"records": [whole source records], "fields":
+[the other fields of the records the entry was made from]}`` (each list
+present when not empty). pi keeps keys it does not know and ignores
+them."""
+
+_GAP_MS = int(GAP_SECONDS * 1000)
+
+
 class SessionBuilder:
     """Builds one pi session's entries in order, keeping the tree linear
     where the source's is not meant to branch.
@@ -316,6 +358,38 @@ class SessionBuilder:
         self._source: dict[str, str] = {}
         self._after: dict[str, str] = {}
         self.last_timestamp = EPOCH_ISO
+        self.run: list[SourceRecord] = []
+        self.stash: list[Any] = []
+        self._latest_ms: int | None = None
+
+    def paused_before(self, timestamp: Any) -> bool:
+        """Whether the source paused for more than :data:`GAP_SECONDS`
+        before a record with ``timestamp`` (after the latest timestamp of
+        the records before it) while a run of records is waiting for an
+        entry; records without a valid timestamp never pause. Call once
+        per record, in order."""
+        ms = iso_to_ms(timestamp) if isinstance(timestamp, str) else None
+        if ms is None:
+            return False
+        latest = self._latest_ms
+        self._latest_ms = ms if latest is None else max(latest, ms)
+        return bool(self.run) and latest is not None and ms - latest > _GAP_MS
+
+    def attach(self, entry: dict[str, Any]) -> dict[str, Any] | None:
+        """Give ``entry`` the waiting run of records and the stashed fields
+        (its :data:`IMPORTED_KEY`), emptying both; returns that value, or
+        None when there was nothing to give."""
+        if not self.run and not self.stash:
+            return None
+        imported: dict[str, Any] = {}
+        if self.run:
+            imported["records"] = [r.record for r in self.run]
+            self.run = []
+        if self.stash:
+            imported["fields"] = self.stash
+            self.stash = []
+        entry[IMPORTED_KEY] = imported
+        return imported
 
     def new_id(self, key: str) -> str:
         """A deterministic entry id for ``key`` not used yet in this session."""
@@ -421,6 +495,9 @@ class ConvertedSession:
             is that session's locator in the target store.
         held_back: source records of a response that may still be being
             written (a file modified just now), left for the next import.
+        waiting: source records at the end that made no entry, left for
+            the entry the agent writes next (a file modified less than
+            :data:`RUN_SETTLE_SECONDS` ago).
     """
 
     session_id: str
@@ -431,6 +508,7 @@ class ConvertedSession:
     counts: Counter[str] = field(default_factory=Counter)
     parent_id: str | None = None
     held_back: int = 0
+    waiting: int = 0
 
     @property
     def messages(self) -> int:
@@ -459,19 +537,26 @@ class AgentImportResult:
             first session).
         held_back: source records left for the next import
             (:attr:`ConvertedSession.held_back`).
+        waiting: records at the end left for the entry the agent writes
+            next (:attr:`ConvertedSession.waiting`).
+        older_layout: the store holds the session in layout 1
+            (:data:`LAYOUT`), which the import kept.
     """
 
     result: ImportResult
     counts: Counter[str] = field(default_factory=Counter)
     damaged: list[DamagedLine] = field(default_factory=list)
     held_back: int = 0
+    waiting: int = 0
+    older_layout: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The result as ``pi-session import --from AGENT --json`` prints
         it: ``source``, ``status``, ``id``, ``appended`` (only when
         ``updated``), ``entries`` (counts by kind, sorted by kind),
-        ``damaged`` (``path``, ``line``, ``reason`` each), ``heldBack``
-        and ``message`` (each only when there is one)."""
+        ``damaged`` (``path``, ``line``, ``reason`` each), ``heldBack``,
+        ``waiting``, ``layout`` (1: a session first imported in the earlier
+        layout keeps it) and ``message`` (each only when there is one)."""
         result = self.result
         return {
             "source": result.source,
@@ -481,6 +566,8 @@ class AgentImportResult:
             "entries": dict(sorted(self.counts.items())),
             "damaged": [{"path": d.path, "line": d.line, "reason": d.reason} for d in self.damaged],
             **({"heldBack": self.held_back} if self.held_back else {}),
+            **({"waiting": self.waiting} if self.waiting else {}),
+            **({"layout": 1} if self.older_layout else {}),
             **({"message": result.message} if result.message else {}),
         }
 

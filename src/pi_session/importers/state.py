@@ -39,7 +39,7 @@ from ..paths import cache_dir
 
 __all__ = ["ImportState", "SourceSeen", "counts_json", "stat_key", "state_path"]
 
-_VERSION = 2
+_VERSION = 3
 _LIMIT = 256 << 20
 """The largest import state read (bytes); a larger one is rebuilt."""
 

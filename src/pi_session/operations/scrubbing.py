@@ -89,6 +89,19 @@ def scrub_session(
     return _rewrite_file(Path(location), dry_run, backup, allow)
 
 
+_BESIDE_CONTEXT = ("imported",)
+"""Keys of an entry in the context that the model never sees: what an
+import of another agent's session keeps beside the message
+(``pi_session.importers.common.IMPORTED_KEY``)."""
+
+
+def _beside_context(record: dict[str, Any]) -> dict[str, Any]:
+    """The part of an entry in the context that is not sent to the model
+    (its :data:`_BESIDE_CONTEXT` keys), for counting the secrets a context
+    edit leaves in the file."""
+    return {k: record[k] for k in _BESIDE_CONTEXT if k in record}
+
+
 def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | None) -> ScrubResult:
     from ..storage import iter_lines
     from ..storage.atomic import write_atomic
@@ -210,8 +223,7 @@ def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow
         result.elsewhere = sum(
             1
             for record in [manager.get_header() or {}, *manager.get_entries()]
-            if record.get("id") not in seen or record.get("type") == "session"
-            for _ in iter_hits(record, scanner)
+            for _ in iter_hits(record if record.get("id") not in seen or record.get("type") == "session" else _beside_context(record), scanner)
         )
     for target, replacement in planned:
         result.edits.append((target, None if dry_run else manager.append_context_edit(target, replacement)))
