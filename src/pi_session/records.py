@@ -97,6 +97,14 @@ ENTRY_TYPES = (
 """Every entry ``type`` pi writes (the header's type is ``"session"``);
 ``context_edit`` and ``usage`` are new in pi 1.6."""
 
+EAGER_ENTRY_TYPES = frozenset({"label", "session_info", "compaction", "model_change", "thinking_level_change"})
+"""The entry types a lazy read decodes in full while indexing
+(:mod:`pi_session.storage.lazy`; the other types of :data:`ENTRY_TYPES` are
+decoded when accessed): small and rare, and read whenever a session is
+opened, by the tree (labels, the session name) or the context (the last
+compaction, model and thinking level). The one declaration of them; it
+belongs with the entry model's per-type descriptors once they exist."""
+
 
 # --- content blocks --------------------------------------------------------
 
