@@ -448,16 +448,18 @@ class SessionTree:
         self.find_cycles()
         with gc_paused():
             if not self._suspect and "" not in self.by_id:
-                return self._build_roots(self._parent_index, self._position)
+                return self._build_roots(self._parent_index, self._position, [None] * len(self.entries))
             return self._build_roots(*self._node_parents())
 
-    def _node_parents(self) -> tuple[list[int], dict[Any, int]]:
+    def _node_parents(self) -> tuple[list[int], dict[Any, int], list[Any]]:
         """For :meth:`roots` when the path index does not hold (a repeated
         id, a cycle, a parent after its child): the index of each entry's
         node's parent (-1: a root; -2: no node, an earlier entry with an id
-        that repeats), and id → the index of its node. The node of an id is
-        its entry in :attr:`by_id` (the last with that id), placed where
-        that entry first appears in the file."""
+        that repeats), id → the index of its node, and the child lists of
+        the :meth:`_build_roots` loop with an empty one for each parent
+        that comes after a child of its. The node of an id is its entry in
+        :attr:`by_id` (the last with that id), placed where that entry
+        first appears in the file."""
         entries = self.entries
         ids = entries.ids()
         n = len(ids)
@@ -479,27 +481,29 @@ class SessionTree:
             else:
                 j = position.get(parent_id)
                 parents[i] = -1 if j is None else j
-        return parents, position
+        kids: list[Any] = [None] * n
+        for i, j in enumerate(parents):
+            if j > i:  # made before its child: the child joins its list
+                kids[j] = []
+        return parents, position, kids
 
-    def _build_roots(self, parents: list[int], position: Mapping[Any, int]) -> list[TreeNode]:
+    def _build_roots(self, parents: list[int], position: Mapping[Any, int], kids: list[Any]) -> list[TreeNode]:
         """:meth:`roots` from ``parents`` (each entry's parent's index, -1
-        for a root, -2 for no node) and ``position`` (id → its node's
-        index). Nodes are made last to first, each after the children that
-        follow it in the file, so a child list is made with its first
-        member (a one-child list is 24 bytes smaller than an empty list
-        grown by one append); a node's entry is decoded when it is first
-        read (:class:`TreeNode`)."""
+        for a root, -2 for an entry that is no node) and ``position`` (id →
+        its node's index). Nodes are made last to first, each after the
+        children that follow it in the file, so a child list is made with
+        its first member (a one-child list is 24 bytes smaller than an
+        empty list grown by one append); ``kids`` (each node's child list,
+        None until its first child) holds an empty list already for a
+        parent that comes after a child of its. A node's entry is read
+        (decoded) when it is first asked for (:class:`TreeNode`)."""
         entries = self.entries
         n = len(entries)
         nodes: list[Any] = [None] * n
-        kids: list[Any] = [None] * n
         roots: list[TreeNode] = []
         forks: list[int] = []  # parents with more than one child
         new_node = TreeNode.__new__
         for i in range(n - 1, -1, -1):
-            j = parents[i]
-            if j == -2:
-                continue
             children = kids[i]
             node = new_node(TreeNode)  # TreeNode.of_source, inlined (hot loop)
             node._entry = i
@@ -507,9 +511,11 @@ class SessionTree:
             node.children = [] if children is None else children
             node.label = node.label_timestamp = None
             nodes[i] = node
+            j = parents[i]
             if j < 0:
-                roots.append(node)
-            elif j < i:
+                if j == -1:
+                    roots.append(node)
+            else:
                 siblings = kids[j]
                 if siblings is None:
                     kids[j] = [node]
@@ -517,11 +523,6 @@ class SessionTree:
                     if len(siblings) == 1:
                         forks.append(j)
                     siblings.append(node)
-            else:  # a parent later in the file: its node is made already
-                siblings = kids[j] = nodes[j].children
-                siblings.append(node)
-                if len(siblings) == 2:
-                    forks.append(j)
         roots.reverse()
         if forks:
             # the children's timestamps in one batch (a lazy source reads

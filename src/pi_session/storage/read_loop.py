@@ -66,27 +66,32 @@ class ReadLoop:
     1. :meth:`header`: the lines up to the session header go through the
        line scanner (:meth:`scan`). The header decides whether records are
        sorted into ``sf.entries`` and ``sf.entry_columns`` while reading
-       (``sorting``: a v3 file, or ``migrate`` off; else :func:`_finish`
-       migrates and sorts them) and, for a lazy read, whether the lines
-       after it are indexed (``indexing``).
-    2. :meth:`decode`, the fast path: a line orjson decodes to an object
-       is a record (the first :data:`~.lazy.PLAIN_RECORDS` as decoded,
-       later ones in the memory-saving form of :func:`compact_record`),
-       sorted at once; any other line (damaged, not an object) goes
-       through the scanner (:meth:`scan`) and :func:`take_line`.
-    3. :meth:`index` (a lazy read, once sorting): a line the head decoder
-       of :mod:`.lazy` takes (valid UTF-8, see :func:`~.lazy.line_utf8_ok`;
-       of an :data:`~.lazy.IndexedType`, none of the eager types) is only
-       indexed: its position in the :class:`~.lazy.EntryStore` stands for
-       the record in ``sf.records`` and ``sf.entries``, added a run at a
-       time (:meth:`~.lazy.EntryStore.add_indexed_run`). From byte
-       ``eager_from`` on (the last compaction, see
-       :func:`~.tail.last_compaction_at`), up to
-       :data:`~.tail.EAGER_TAIL_RECORDS` such lines (until the
-       :data:`~.tail.TAIL_BRANCH_POINTS`-th whose parent is not the line
-       before it) are decoded with ``orjson`` instead and their records put
-       in the store's cache as :meth:`~.lazy.EntryStore.load` would. Every
-       other line goes the way of phase 2, on its own.
+       (``sorting``: a v3 file, or ``migrate`` off; else
+       :func:`~.reader.read_session_file` migrates and sorts them after
+       the loop) and, for a lazy read, whether the lines after it are
+       indexed (``indexing``).
+    2. and 3. :meth:`body`, the lines after the header, each in one loop
+       (a call per line would cost a tenth of a lazy open):
+
+       3. indexing (a lazy read, once sorting): a line the head decoder
+          of :mod:`.lazy` takes (valid UTF-8, see
+          :func:`~.lazy.line_utf8_ok`; of an :data:`~.lazy.IndexedType`,
+          none of the eager types) is only indexed: its position in the
+          :class:`~.lazy.EntryStore` stands for the record in
+          ``sf.records`` and ``sf.entries``, added a run at a time
+          (:meth:`~.lazy.EntryStore.add_indexed_run`). From byte
+          ``eager_from`` on (the last compaction, see
+          :func:`~.tail.last_compaction_at`), up to
+          :data:`~.tail.EAGER_TAIL_RECORDS` such lines (until the
+          :data:`~.tail.TAIL_BRANCH_POINTS`-th whose parent is not the line
+          before it) are decoded with ``orjson`` instead and their records
+          put in the store's cache as :meth:`~.lazy.EntryStore.load` would.
+          Every other line goes on to 2.
+       2. the fast path: a line orjson decodes to an object is a record
+          (the first :data:`~.lazy.PLAIN_RECORDS` as decoded, later ones
+          in the memory-saving form of :func:`compact_record`), sorted at
+          once; any other line (damaged, not an object) goes through the
+          scanner (:meth:`scan`) and :func:`take_line`.
     4. :meth:`last_line`: an unterminated last line, through the scanner.
     5. :meth:`finish`: the lines of a record the file ends inside, the
        line count, and a lazy read's records and entries wrapped in
@@ -120,10 +125,8 @@ class ReadLoop:
                 self.last_line(lines[0])
                 return
             start = 0 if self.header_seen else self.header(lines)
-            if self.indexing:
-                self.index(lines, start)
-            elif start < len(lines):
-                self.decode(lines, start, len(lines))
+            if start < len(lines):
+                self.body(lines, start)
 
     def header(self, lines: list[bytes]) -> int:
         """Phase 1: ``lines`` through the scanner until the header is seen;
@@ -154,8 +157,12 @@ class ReadLoop:
             if collect and record is not None:
                 collect_other(sf, record, scanned.line)
 
-    def decode(self, lines: list[bytes], start: int, end: int) -> None:
-        """Phase 2: ``lines[start:end]`` (after the header) decoded in full."""
+    def body(self, lines: list[bytes], start: int) -> None:
+        """Phases 2 and 3, line by line: ``lines[start:]`` (after the
+        header), each indexed when indexing and the head decoder takes it
+        (or decoded as the eager tail), else decoded in full (the fast
+        path), else scanned. One loop for both: a line an indexing read
+        does not index costs no call."""
         sf = self.sf
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
@@ -170,9 +177,68 @@ class ReadLoop:
             labels_append = sf.entry_columns[2].append
         line_no, offset, previous, call_ids = self.line_no, self.offset, self.previous, self.call_ids
         plain_left, prev_id = self.plain_left, self.prev_id
-        for raw in lines[start:end] if start or end != len(lines) else lines:
+        store = self.store
+        if indexing:
+            assert store is not None  # indexing implies a store
+            cache = store.cache
+            cache_append = cache.append
+            # offsets go into the store's array a block at a time (an
+            # array's append parses its argument)
+            pending_offsets: list[int] = []
+            offsets_append = pending_offsets.append
+            store_lines_append = store.lines.append
+            types_append = store.types.append
+            store_ids_append = store.ids.append
+            store_parents_append = store.parents.append
+            decode_head = HEAD_DECODER.decode
+            head_errors = (msgspec.DecodeError, RecursionError)
+            run_from = self.run_from
+            eager_left, eager_total, branches_left, eager_at = self.eager_left, self.eager_total, self.branches_left, self.eager_at
+        for raw in lines[start:] if start else lines:
             line_no += 1
+            line_start = offset
             offset += len(raw)
+            if indexing:  # phase 3: index the line, or decode it as the eager tail
+                etype = None
+                record = None
+                if eager_left and line_start >= eager_at:
+                    got = tail_record(raw)
+                    if got is not None:
+                        record, etype, hid, parent = got
+                        eager_left -= 1
+                if etype is None and (raw.isascii() or line_utf8_ok(raw)):
+                    try:
+                        head = decode_head(raw)
+                    except head_errors:
+                        pass
+                    else:  # of an IndexedType: not eager, and interned
+                        etype, hid, parent = head.type, head.id, head.parentId
+                if etype is not None:
+                    if parent is not None and parent == prev_id:
+                        parent = prev_id
+                        if record is not None:
+                            record["parentId"] = parent
+                    elif record is not None:
+                        branches_left -= 1
+                        if not branches_left:  # a branchy tail: most of it is off the leaf's path
+                            eager_total -= eager_left
+                            eager_left = 0
+                    offsets_append(line_start)
+                    store_lines_append(line_no)
+                    types_append(etype)
+                    store_ids_append(hid)
+                    store_parents_append(parent)
+                    cache_append(record)
+                    # records, record_lines, entries and the entry columns
+                    # get this run of indexed lines at its end
+                    # (EntryStore.add_indexed_run), five appends less a line
+                    prev_id = hid
+                    previous = None
+                    continue
+                if run_from != len(cache):
+                    store.add_indexed_run(sf, run_from, line_start - 1)  # type: ignore[union-attr]
+                    run_from = len(cache)
+            # phase 2: the fast path
             try:
                 record = loads(raw)
             except decode_error:
@@ -207,82 +273,10 @@ class ReadLoop:
             self.scan(raw)
         self.line_no, self.offset, self.previous = line_no, offset, previous
         self.plain_left, self.prev_id = plain_left, prev_id
-
-    def index(self, lines: list[bytes], start: int) -> None:
-        """Phase 3: ``lines[start:]`` indexed, or decoded (the eager tail,
-        and phase 2 for a line the head decoder does not take)."""
-        sf = self.sf
-        store = self.store
-        assert store is not None  # indexing implies a store
-        cache = store.cache
-        cache_append = cache.append
-        # offsets go into the store's array a block at a time (an array's
-        # append parses its argument)
-        pending_offsets: list[int] = []
-        offsets_append = pending_offsets.append
-        store_lines_append = store.lines.append
-        types_append = store.types.append
-        store_ids_append = store.ids.append
-        store_parents_append = store.parents.append
-        decode_head = HEAD_DECODER.decode
-        head_errors = (msgspec.DecodeError, RecursionError)
-        line_no, offset, prev_id, run_from = self.line_no, self.offset, self.prev_id, self.run_from
-        eager_left, eager_total, branches_left, eager_at = self.eager_left, self.eager_total, self.branches_left, self.eager_at
-        indexed = False  # a line indexed since the last one decoded
-        for k in range(start, len(lines)):
-            raw = lines[k]
-            etype = None
-            record = None
-            if eager_left and offset >= eager_at:
-                got = tail_record(raw)
-                if got is not None:
-                    record, etype, hid, parent = got
-                    eager_left -= 1
-            if etype is None and (raw.isascii() or line_utf8_ok(raw)):
-                try:
-                    head = decode_head(raw)
-                except head_errors:
-                    pass
-                else:  # of an IndexedType: not eager, and interned
-                    etype, hid, parent = head.type, head.id, head.parentId
-            if etype is not None:
-                line_no += 1
-                if parent is not None and parent == prev_id:
-                    parent = prev_id
-                    if record is not None:
-                        record["parentId"] = parent
-                elif record is not None:
-                    branches_left -= 1
-                    if not branches_left:  # a branchy tail: most of it is off the leaf's path
-                        eager_total -= eager_left
-                        eager_left = 0
-                offsets_append(offset)
-                offset += len(raw)
-                store_lines_append(line_no)
-                types_append(etype)
-                store_ids_append(hid)
-                store_parents_append(parent)
-                cache_append(record)
-                # records, record_lines, entries and the entry columns get
-                # this run of indexed lines at its end
-                # (EntryStore.add_indexed_run), five appends less a line
-                prev_id = hid
-                indexed = True
-                continue
-            if run_from != len(cache):
-                store.add_indexed_run(sf, run_from, offset - 1)
-                run_from = len(cache)
-            if indexed:
-                self.previous = None
-                indexed = False
-            self.line_no, self.offset, self.prev_id = line_no, offset, prev_id
-            self.decode(lines, k, k + 1)
-            line_no, offset, prev_id = self.line_no, self.offset, self.prev_id
-        store.offsets.fromlist(pending_offsets)
-        if indexed:
-            self.previous = None
-        self.line_no, self.offset, self.prev_id, self.run_from = line_no, offset, prev_id, run_from
-        self.eager_left, self.eager_total, self.branches_left = eager_left, eager_total, branches_left
+        if indexing:
+            store.offsets.fromlist(pending_offsets)  # type: ignore[union-attr]
+            self.run_from = run_from
+            self.eager_left, self.eager_total, self.branches_left = eager_left, eager_total, branches_left
 
     def last_line(self, raw: bytes) -> None:
         """Phase 4: the unterminated last line, through the scanner."""
