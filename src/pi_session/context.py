@@ -453,7 +453,10 @@ def _scan_back(path: EntrySource) -> tuple[int, dict[str, Any]]:
     thinking_found = False
     compaction_index = -1
     for i, etype in zip(range(len(path) - 1, -1, -1), path.types(reverse=True)):
-        if etype.__class__ is not str or etype not in _SCANNED_TYPES or (etype == "message" and model_found):
+        if etype == "message":  # most entries: one test
+            if model_found:
+                continue
+        elif etype.__class__ is not str or etype not in _SCANNED_TYPES:
             continue
         entry = path[i]
         if etype == "message":
