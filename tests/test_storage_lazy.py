@@ -353,6 +353,32 @@ def test_opening_decodes_only_the_context(tmp_path: Path) -> None:
     assert manager.get_entries() == full.get_entries()
 
 
+def test_prepare_compaction_decodes_only_what_it_reads(tmp_path: Path) -> None:
+    """``SessionManager.prepare_compaction()`` of a long lazily read
+    session walks the leaf's path from the end: it decodes the entries
+    since the last compaction (and a few next to them), not the file; the
+    plan is the full reader's."""
+    header, entries = generate_session(5, turns=25, branches=False)
+    filler = [
+        {"type": "message", "id": f"f{i:07d}", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+         "message": {"role": "user", "content": "x" * 200, "timestamp": 1}}
+        for i in range(3000)
+    ]
+    for prev, e in zip(filler, filler[1:]):
+        e["parentId"] = prev["id"]
+    entries[0] = {**entries[0], "parentId": filler[-1]["id"]}
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(session_text(header, [*filler, *entries]))
+    manager = SessionManager.open(LazyHandle(path), read_only=True)
+    records = manager._records  # noqa: SLF001 - what is decoded is the point
+    assert isinstance(records, LazyRecords)
+    plan = manager.prepare_compaction()
+    decoded = sum(1 for i in range(len(records)) if records.is_decoded(i))
+    assert decoded < 600, decoded
+    full = SessionManager.open(FullHandle(path), read_only=True)
+    assert _plan(plan) == _plan(full.prepare_compaction())
+
+
 def test_the_kept_range_is_read_in_one_batch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The entries a compaction keeps (from ``firstKeptEntryId`` to the
     compaction) are read from the file in one batch, not one read each."""
@@ -430,13 +456,16 @@ def test_branch_points_sort_children_by_timestamps_read_from_the_lines(tmp_path:
 
 def test_the_head_decoder_takes_every_entry_type_but_the_eager_ones() -> None:
     """The head decoder's ``type`` is a Literal of pi's entry types but the
-    eager ones: a new entry type in entries.ENTRY_TYPES must be added to it
-    (else its lines are read in full)."""
+    eager ones, both taken from the one declaration of each
+    (entries.ENTRY_TYPES, entries.EAGER_ENTRY_TYPES): a new entry type is
+    indexed without touching storage."""
     import typing
 
-    from pi_session.entries import ENTRY_TYPES
+    from pi_session.entries import EAGER_ENTRY_TYPES, ENTRY_TYPES
     from pi_session.storage.lazy import EAGER_TYPES, IndexedType
 
+    assert EAGER_TYPES == EAGER_ENTRY_TYPES | {"session"}
+    assert EAGER_ENTRY_TYPES < set(ENTRY_TYPES)
     assert set(typing.get_args(IndexedType)) == set(ENTRY_TYPES) - EAGER_TYPES
 
 

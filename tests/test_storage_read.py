@@ -65,9 +65,9 @@ def _lines(tmp_path: Path) -> Path:
 def test_repeated_strings_are_shared_and_values_unchanged(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The memory-saving form of a long file's records (after the first
     ``PLAIN_RECORDS``, set to 0 here): shared strings, the same values."""
-    from pi_session.storage import reader
+    from pi_session.storage import read_loop
 
-    monkeypatch.setattr(reader, "PLAIN_RECORDS", 0)
+    monkeypatch.setattr(read_loop, "PLAIN_RECORDS", 0)
     path = _lines(tmp_path)
     sf = read_session_file(path)
     expected = [orjson.loads(line) for line in path.read_bytes().splitlines()]
@@ -130,9 +130,9 @@ def test_decoded_session_takes_less_memory_than_plain_decoding(tmp_path: Path, m
     later records."""
     import tracemalloc
 
-    from pi_session.storage import reader
+    from pi_session.storage import read_loop
 
-    monkeypatch.setattr(reader, "PLAIN_RECORDS", 0)
+    monkeypatch.setattr(read_loop, "PLAIN_RECORDS", 0)
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
     try:

@@ -86,3 +86,62 @@ def test_any_parent_graph_is_indexed_without_hanging(pairs):
         path = tree.branch(entry_id)
         assert path[-1]["id"] == entry_id
         assert len({p["id"] for p in path}) == len(path)
+
+
+def _reference_roots(tree):
+    """The tree as a plain dict-of-nodes builder makes it from ``by_id``
+    (one node per id, its entry the one ``by_id`` keeps, placed where that
+    entry first appears; roots: no parent, a self-parent, a missing parent
+    or a cut link; children by timestamp, stable): what :meth:`roots`
+    must give whatever the graph (repeated ids, cycles, forward parents)."""
+    from functools import cmp_to_key
+
+    from pi_session.timestamps import iso_to_ms
+
+    nodes = {eid: {"id": eid, "entry": entry, "children": [], "label": tree.labels.get(eid)} for eid, entry in tree.by_id.items()}
+    roots, seen = [], set()
+    for entry in tree.entries:
+        eid = entry["id"]
+        node = nodes[eid]
+        if node["entry"] is not entry or id(entry) in seen:
+            continue
+        seen.add(id(entry))
+        parent_id = entry.get("parentId") if isinstance(entry.get("parentId"), str) and entry.get("parentId") else None
+        parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None
+        if parent is None or eid in tree.cut:
+            roots.append(node)
+        else:
+            parent["children"].append(node)
+
+    def compare(a, b):
+        ta, tb = iso_to_ms(a["entry"].get("timestamp", "")), iso_to_ms(b["entry"].get("timestamp", ""))
+        return 0 if ta is None or tb is None else (ta > tb) - (ta < tb)
+
+    def walk(ns, depth, out):
+        for n in ns:
+            out.append((n["id"], depth, id(n["entry"]), n["label"]))
+            walk(sorted(n["children"], key=cmp_to_key(compare)), depth + 1, out)
+        return out
+
+    return walk(roots, 0, [])
+
+
+@settings(max_examples=300, deadline=2000)
+@given(
+    st.lists(st.tuples(st.integers(0, 12), st.one_of(st.none(), st.integers(0, 12)), st.integers(0, 5)), max_size=30),
+    st.lists(st.tuples(st.integers(0, 12), st.sampled_from(["", "x", "y"])), max_size=4),
+    st.booleans(),
+)
+def test_roots_match_a_plain_builder_on_any_graph(pairs, labels, same_object_twice):
+    """roots() (one builder for a clean index and a damaged graph alike)
+    equals the plain builder: repeated ids (the last one kept), cycles and
+    self-parents cut, parents later in the file, labels, timestamp order."""
+    entries = [e(f"{i:02d}x", None if p is None else f"{p:02d}x", f"2025-01-01T00:00:{t:02d}.000Z") for i, p, t in pairs]
+    entries += [{"type": "label", "id": f"L{k}{target:02d}", "parentId": None, "targetId": f"{target:02d}x", "label": text,
+                 "timestamp": "2025-01-01T00:01:00.000Z"} for k, (target, text) in enumerate(labels)]
+    if same_object_twice and entries:
+        entries.append(entries[0])
+    tree = SessionTree(entries)
+    tree.find_cycles()
+    got = [(n.id, depth, id(n.entry), n.label) for n, depth in tree.walk(tree.roots())]
+    assert got == _reference_roots(tree)

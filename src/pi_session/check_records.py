@@ -7,6 +7,7 @@ on a :class:`pi_session.storage.SessionFile` already read."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .check_lines import json_type
@@ -122,7 +123,7 @@ def _content_issue(role: str, content: Any) -> str | None:
 
 
 def _structure_problems(
-    header: dict[str, Any], entries: list[dict[str, Any]], line_of: dict[int, int], header_line: int | None
+    header: dict[str, Any], entries: Sequence[dict[str, Any]], line_of: dict[int, int], header_line: int | None
 ) -> list[CheckProblem]:
     """Warnings (never fixed) for records pi can read but that do not have
     the shape of a session: header fields, unknown versions, messages that

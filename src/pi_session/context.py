@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar
 
+from .entry_source import EntrySource, entry_source
 from .context_edits import (
     EDITABLE_ROLES,
     apply_context_edit,
@@ -200,15 +201,18 @@ def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | No
     in that kept range, then every entry after C. Older compactions in the
     kept range stay in the list (they contribute no messages).
     ``compaction_index`` (the last compaction's index on the path, -1 for
-    none) saves a scan when the caller knows it.
+    none) saves a scan when the caller knows it. Of a lazily read path
+    (an :class:`~pi_session.entry_source.EntrySource`) only the returned
+    entries are decoded.
     """
+    source = entry_source(path)
     if compaction_index is None:
-        compaction_index = _last_compaction_index(path)
+        compaction_index = _last_compaction_index(source)
     if compaction_index < 0:
         return list(path)
     compaction = path[compaction_index]
     out: list[_Entry] = [compaction]
-    start = _kept_start(path, compaction_index)
+    start = _kept_start(source, compaction_index)
     for entry in path[start:compaction_index]:  # a slice: a lazy path decodes the kept range in one batch
         if entry.get("type") == "message":
             msg = entry.get("message")
@@ -224,39 +228,38 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
     of them, for a long path: without a compaction on the path (then the
     context entries are the whole path) one scan from the end finds both
     that and whether there is any ``context_edit`` at all."""
+    source = entry_source(path)
     saw_edit = False
-    type_of = getattr(path, "type_of", None)  # a lazy path's (see _scan_back)
-    for i in range(len(path) - 1, -1, -1):
-        etype = type_of(i) if type_of is not None else path[i].get("type")
+    for etype in source.types(reverse=True):
         if etype == "compaction":
             break
         if etype == "context_edit":
             saw_edit = True
     else:
-        entries = list(path)
+        entries: list[Mapping[str, Any]] = list(source)
         return entries, collect_context_edits(entries) if saw_edit else {}
-    entries = context_entries_from_path(path)
+    entries = context_entries_from_path(source)
     return entries, collect_context_edits(entries)
 
 
-def _last_compaction_index(path: Sequence[Mapping[str, Any]]) -> int:
-    type_of = getattr(path, "type_of", None)  # a lazy path's (see _scan_back)
-    for i in range(len(path) - 1, -1, -1):
-        if (type_of(i) if type_of is not None else path[i].get("type")) == "compaction":
+def _last_compaction_index(path: EntrySource) -> int:
+    """The index of the last ``compaction`` on ``path``, -1 for none."""
+    for i, etype in zip(range(len(path) - 1, -1, -1), path.types(reverse=True)):
+        if etype == "compaction":
             return i
     return -1
 
 
-def _kept_start(path: Sequence[Mapping[str, Any]], compaction_index: int) -> int:
+def _kept_start(path: EntrySource, compaction_index: int) -> int:
     """Index of the compaction's first kept entry before it on the path, or
     ``compaction_index`` (nothing kept) when there is none. Scans back from
     the compaction: the kept entries are the recent ones, and the ids on a
     path are unique (a repeated id would be a cycle, cut when walking), so
     this finds the same entry as pi's forward search."""
     first_kept = path[compaction_index].get("firstKeptEntryId")
-    id_of = getattr(path, "id_of", None)  # a lazy path's (see _scan_back)
+    id_of = path.id_of
     for i in range(compaction_index - 1, -1, -1):
-        if (id_of(i) if id_of is not None else path[i].get("id")) == first_kept:
+        if id_of(i) == first_kept:
             return i
     return compaction_index
 
@@ -324,6 +327,7 @@ def build_session_projection(
 
 def projection_from_path(path: Sequence[Mapping[str, Any]]) -> SessionProjection:
     """:func:`build_session_projection` for a root→leaf path of entries."""
+    path = entry_source(path)
     items: list[dict[str, Any]] = []
     messages: list[Any] = []
     for entry, contributed in _contributions(path):
@@ -392,6 +396,7 @@ def context_from_path(path: Sequence[Mapping[str, Any]]) -> SessionContext:
         :func:`build_session_context`): the messages of
         :func:`projection_from_path`, built without the per-entry lists.
     """
+    path = entry_source(path)
     compaction_index, settings = _scan_back(path)
     context: dict[str, Any] = {"messages": _context_messages(path, compaction_index)}
     context.update(settings)
@@ -434,32 +439,27 @@ def _path_settings(path: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     thinking_level_change and the last model_change or assistant message
     (context edits and omissions do not change them). ``thinkingLevel`` is
     absent when the last change has no such key (pi's undefined)."""
-    return _scan_back(path)[1]
+    return _scan_back(entry_source(path))[1]
 
 
-def _scan_back(path: Sequence[Mapping[str, Any]]) -> tuple[int, dict[str, Any]]:
+def _scan_back(path: EntrySource) -> tuple[int, dict[str, Any]]:
     """One walk back along a path: (index of the last compaction or -1,
-    :func:`_path_settings`). Stops as soon as all three are known."""
+    :func:`_path_settings`). Stops as soon as all three are known; the
+    entries' types come from the source, so of a lazily read path only the
+    entries that matter are decoded."""
     thinking_level: Any = "off"
     model: dict[str, Any] | None = None
     model_found = False
     thinking_found = False
     compaction_index = -1
-    # a lazily read path (pi_session.storage.LazyRecords) knows each
-    # entry's type without decoding it: only the entries that matter are
-    type_of = getattr(path, "type_of", None)
-    for i in range(len(path) - 1, -1, -1):
-        if type_of is not None:
-            etype = type_of(i)
-            if etype not in _SCANNED_TYPES or (etype == "message" and model_found):
-                continue
-            entry = path[i]
-        else:
-            entry = path[i]
-            etype = entry.get("type")
-        if etype == "message":
+    for i, etype in zip(range(len(path) - 1, -1, -1), path.types(reverse=True)):
+        if etype == "message":  # most entries: one test
             if model_found:
                 continue
+        elif etype.__class__ is not str or etype not in _SCANNED_TYPES:
+            continue
+        entry = path[i]
+        if etype == "message":
             msg = entry.get("message")
             if isinstance(msg, dict) and msg.get("role") == "assistant":
                 model = _model_ref(msg.get("provider", UNDEFINED), msg.get("model", UNDEFINED))

@@ -27,7 +27,7 @@ import re
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 from . import context as _context
 from . import jsonio
@@ -39,7 +39,8 @@ from .opening import SessionOpening, StoreArg, new_handle_for
 from .paths import default_session_dir
 from .entries import SessionContext, SessionProjection
 from .records import CURRENT_SESSION_VERSION, HEADER_TYPE, StrPath, make_header
-from .storage import Durability, LazyRecords, LineProblem, SessionFile, SessionFileError, ensure_dir
+from .entry_source import EntryList, EntrySource, entry_source
+from .storage import Durability, LineProblem, SessionFile, SessionFileError, ensure_dir
 from .stores.handle import MemoryHandle, SessionHandle
 from .timestamps import now_iso
 from .text import js_trim
@@ -124,7 +125,7 @@ class SessionManager(SessionOpening, EntryAppends):
         self._persist = persist
         self._read_only = read_only
         self.durability = Durability(durability)
-        self._records: list[dict[str, Any]] = []
+        self._records: EntrySource = EntryList()  # the header, then the entries
         self._tree = SessionTree()
         self._leaf_id: str | None = None
         self._has_conversation = False
@@ -173,12 +174,8 @@ class SessionManager(SessionOpening, EntryAppends):
             return
         self.problems = list(sf.problems)
         self._session_id = sf.header["id"]
-        if isinstance(sf.entries, LazyRecords):
-            # a file read lazily: entries decoded when accessed;
-            # the list ops the manager and its writer use work on it
-            self._records = cast(builtins.list[dict[str, Any]], sf.entries.with_head(sf.header))
-        else:
-            self._records = [sf.header, *sf.entries]
+        # of a file read lazily, entries are decoded when accessed
+        self._records = entry_source(sf.entries).with_head(sf.header)
         self.file_version = sf.migrated_from if sf.migrated_from is not None else sf.header.get("version", CURRENT_SESSION_VERSION)
         if sf.migrated_from is not None:
             note, self._read_only = handle.keep_migration(sf, read_only=self._read_only)
@@ -210,7 +207,7 @@ class SessionManager(SessionOpening, EntryAppends):
         if header is not None:
             records = [header, *rest]
             migrate_session_entries(records)
-            self._records = [records[0]] + [r for r in records[1:] if isinstance(r.get("type"), str) and isinstance(r.get("id"), str)]
+            self._records = EntryList([records[0]] + [r for r in records[1:] if isinstance(r.get("type"), str) and isinstance(r.get("id"), str)])
             header_id = header.get("id")
             self._session_id = header_id if isinstance(header_id, str) else ""
         else:
@@ -236,7 +233,7 @@ class SessionManager(SessionOpening, EntryAppends):
             validate_session_id(id)
         self._session_id = id or new_session_id()
         header = make_header(self._session_id, self._cwd, now_iso(), parent_session)
-        self._records = [header]
+        self._records = EntryList([header])
         self._tree = SessionTree()
         self._leaf_id = None
         self._has_conversation = False
@@ -254,7 +251,7 @@ class SessionManager(SessionOpening, EntryAppends):
     def _build_index(self, sf: SessionFile | None = None) -> None:
         columns = sf.entry_columns if sf is not None else None
         records = self._records
-        entries = records.view(1) if isinstance(records, LazyRecords) else records[1:]
+        entries = records.view(1)
         self._tree = SessionTree(entries, columns)
         self._tree.find_cycles()
         # (entry id, kind, message) of each tree problem and orphan
@@ -272,11 +269,9 @@ class SessionManager(SessionOpening, EntryAppends):
         if sf is not None:
             self.problems.sort(key=lambda p: p.line)
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
-        if isinstance(records, LazyRecords):
-            type_of = records.type_of
-            self._has_conversation = any(type_of(i) == "message" and is_conversation(records[i]) for i in range(len(records)))
-        else:
-            self._has_conversation = any(is_conversation(r) for r in records)
+        # the types from the source: of a lazily read file, only message
+        # entries are decoded, up to the first user or assistant message
+        self._has_conversation = any(t == "message" and is_conversation(records[i]) for i, t in enumerate(records.types()))
 
     # ------------------------------------------------------------------
     # writing (the rules: pi_session.writing)
@@ -483,7 +478,7 @@ class SessionManager(SessionOpening, EntryAppends):
             taken.add(entry["id"])
             label_entries.append(entry)
             parent_id = entry["id"]
-        self._records = [header, *kept, *label_entries]
+        self._records = EntryList([header, *kept, *label_entries])
         # read_only protected the file that was opened; the new one is ours
         self._read_only = False
         self._session_id = session_id
@@ -550,10 +545,7 @@ class SessionManager(SessionOpening, EntryAppends):
         """The entries whose ``type`` is ``entry_type`` (e.g.
         ``"context_edit"``), in file order; a new list. A lazily read
         session decodes only those (no pi counterpart)."""
-        records = self._records
-        if isinstance(records, LazyRecords):
-            return records.of_type(entry_type, 1)
-        return [r for r in records[1:] if r.get("type") == entry_type]
+        return self._records.of_type(entry_type, 1)
 
     def get_entry_count(self) -> int:
         """Number of entries (header excluded; an id that repeats counts
@@ -591,7 +583,7 @@ class SessionManager(SessionOpening, EntryAppends):
     def get_branch(self, from_id: str | None = None) -> builtins.list[dict[str, Any]]:
         """Entries root→``from_id`` (default: the leaf)."""
         start = from_id if from_id is not None else self._leaf_id
-        return self._tree.branch(start)  # type: ignore[return-value]
+        return self._tree.branch(start)[:]  # a plain list, every entry decoded
 
     def get_tree(self) -> builtins.list[TreeNode]:
         """The whole tree (see :meth:`pi_session.tree.SessionTree.roots`)."""
@@ -602,10 +594,10 @@ class SessionManager(SessionOpening, EntryAppends):
         """The index behind the accessors."""
         return self._tree
 
-    def _leaf_path(self) -> Sequence[dict[str, Any]]:
+    def _leaf_path(self) -> EntrySource:
         """The root→leaf path; of a lazily read file, entries decoded as
         they are read (context building reads the end of it)."""
-        return self._tree.branch_lazy(self._leaf_id) if self._leaf_id is not None else []  # type: ignore[return-value]
+        return self._tree.branch(self._leaf_id)
 
     def build_context_entries(self) -> builtins.list[dict[str, Any]]:
         """The compaction-aware entry list at the leaf (pi 1.6's
@@ -685,14 +677,15 @@ class SessionManager(SessionOpening, EntryAppends):
 
         return prepare_compaction(self.summarized(self._leaf_path()), settings, keep_tool_pairs=keep_tool_pairs)
 
-    def summarized(self, entries: Sequence[Any]) -> list[Any]:
+    def summarized(self, entries: Sequence[Any]) -> Sequence[Any]:
         """``entries`` as they go to a summarizer model (a compaction's or a
-        branch summary's): as they are, or with ``redact_secrets`` every
-        secret in their text masked as ``[REDACTED:<kind>]``
-        (:func:`pi_session.secrets.redacted_records`; ids kept; unchanged
-        entries are the same objects)."""
+        branch summary's), a new sequence: as they are (a lazily read path
+        stays lazy: an entry is decoded when the summarizer reads it), or
+        with ``redact_secrets`` every secret in their text masked as
+        ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redacted_records`;
+        ids kept; unchanged entries are the same objects)."""
         if not self.redact_secrets:
-            return list(entries)
+            return entry_source(entries, copy=True)
         from .secrets import redacted_records
 
         return redacted_records(entries)

@@ -10,16 +10,16 @@ the loop, so that entry becomes a root.
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from functools import cmp_to_key
-from itertools import compress
+from itertools import compress, repeat
 from typing import Any, ClassVar, cast
 
 from . import jsonio
 from ._gc import gc_paused
+from .entry_source import EntryList, EntrySource, entry_source
 from .problems import Problem, ProblemKind
-from .storage.lazy import LazyById, LazyRecords
 from .text import js_trim
 from .tree_node import TreeNode
 from .timestamps import MISSING, iso_to_ms
@@ -126,10 +126,10 @@ def find_orphans(
     """
     if parent_ids is None or len(parent_ids) != len(entries):
         parent_ids = [e.get("parentId") for e in entries]
-    # a lazy index's id map (the same keys, a dict's C-level lookup)
-    known_ids = by_id.positions if isinstance(by_id, LazyById) else by_id
+    # a lazily read session's id map answers keys() with a dict's keys
+    # view, as a dict does: membership at C speed either way
     try:
-        known = sum(map(known_ids.__contains__, parent_ids))
+        known = sum(map(by_id.keys().__contains__, parent_ids))
     except TypeError:  # an array or object parentId
         known = -1
     if known + parent_ids.count(None) == len(parent_ids):
@@ -161,13 +161,19 @@ class SessionTree:
 
     Args:
         entries: session entries in file order (header excluded); each must
-            have a string ``id``.
+            have a string ``id``. An :class:`~pi_session.entry_source.EntrySource`
+            (e.g. a lazily read file's, whose entries are decoded only when
+            accessed) is indexed from its ids and parentIds without decoding
+            its entries; the tree keeps a copy of it (never the caller's
+            sequence itself).
         columns: optionally ``(ids, parent_ids, labels)`` as the reader
             gathers them (``SessionFile.entry_columns``): ``entries[i]["id"]``
             and ``entries[i].get("parentId")`` for each i, and the entries of
             type ``label`` in order; spares going over every entry again.
 
     Attributes:
+        entries: the entries indexed, in order (an
+            :class:`~pi_session.entry_source.EntrySource`).
         by_id: id → entry (a later duplicate id replaces an earlier one, as in pi).
         labels: target id → label text (latest label entry wins; empty clears).
         label_timestamps: target id → timestamp of the label entry.
@@ -180,8 +186,8 @@ class SessionTree:
         entries: Sequence[Mapping[str, Any]] = (),
         columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
     ) -> None:
-        self.entries: list[Mapping[str, Any]] = []
-        self.by_id: dict[str, Mapping[str, Any]] = {}
+        self.entries: EntrySource = EntryList()
+        self.by_id: MutableMapping[str, Mapping[str, Any]] = {}
         self.labels: dict[str, str] = {}
         self.label_timestamps: dict[str, Any] = {}
         self.cut: set[str] = set()
@@ -202,51 +208,42 @@ class SessionTree:
         self._run_start: list[int] = []
         if entries:
             with gc_paused():
-                self._bulk_index(entries, columns)
+                self._bulk_index(entry_source(entries, copy=True), columns)
 
     def _bulk_index(
         self,
-        entries: Sequence[Mapping[str, Any]],
+        entries: EntrySource,
         columns: tuple[Sequence[str], Sequence[Any], Sequence[Mapping[str, Any]]] | None = None,
     ) -> None:
-        """Index many entries at once (what :meth:`add` does one by one).
+        """Index many entries at once (what :meth:`add` does one by one),
+        from their ids and parentIds (``columns``, else asked of
+        ``entries``), decoding only the labels.
 
         The common case costs no Python loop per entry: an entry whose
         parentId is the very id object of the entry before it (as the
         reader shares them, see :mod:`pi_session.storage`) continues a
         linear run; only the others (run starts, branch points, forward or
         missing parents) are looked at one by one."""
-        lazy = isinstance(entries, LazyRecords)
-        if not lazy:
-            entries = list(entries)
-        parents: Sequence[Any] | None
+        parents: Sequence[Any]
         label_entries: Sequence[Mapping[str, Any]] | None
         if columns is not None and len(columns[0]) == len(entries) == len(columns[1]):
             ids, parents, label_entries = columns
             ids = list(ids)
-        elif lazy:
-            ids = [entries.id_of(i) for i in range(len(entries))]  # type: ignore[attr-defined]
-            parents = [entries.parent_of(i) for i in range(len(entries))]  # type: ignore[attr-defined]
-            label_entries = None
         else:
-            ids = [e["id"] for e in entries]
-            parents = label_entries = None
+            ids = entries.ids()
+            parents = entries.parent_ids()
+            label_entries = None
         position = dict(zip(ids, range(len(ids))))
         if len(position) != len(ids) or self.entries:
-            for entry in entries:  # repeated ids: the careful way, in order
-                self.add(entry)
+            for record in entries:  # repeated ids: the careful way, in order
+                self.add(record)
             return
         n = len(entries)
-        self.entries = entries  # type: ignore[assignment]
-        if lazy:
-            # the same dict as _position: while nothing is suspect both map
-            # an id to its entry's index; LazyById.__setitem__ keeps that
-            self.by_id = LazyById(position, entries)  # type: ignore[assignment,arg-type]
-        else:
-            self.by_id = dict(zip(ids, entries))
+        self.entries = entries
+        # a lazy source's map shares position (while nothing is suspect
+        # both map an id to its entry's index; the map keeps that)
+        self.by_id = cast(MutableMapping[str, Mapping[str, Any]], entries.id_map(ids, position))
         self._position = position
-        if parents is None:
-            parents = [e.get("parentId") for e in entries]
         # parent_index[i] = i - 1 and run_start[i] = run_start[i - 1] where
         # entry i's parentId is entry i-1's id object (then it is a string;
         # exactly a str, non-empty, when every id is); the rest below
@@ -289,11 +286,7 @@ class SessionTree:
         labels = self.labels
         label_timestamps = self.label_timestamps
         if label_entries is None:
-            if lazy:
-                type_of = entries.type_of  # type: ignore[attr-defined]
-                label_entries = [entries[i] for i in range(n) if type_of(i) == "label"]
-            else:
-                label_entries = [e for e in entries if e.get("type") == "label"]
+            label_entries = entries.of_type("label")
         for entry in label_entries:
             # a label's targetId is a string in a well-formed file; a damaged
             # one keys the maps under whatever it holds, which no id matches;
@@ -337,7 +330,7 @@ class SessionTree:
             else:
                 self._parent_index.append(j)
                 self._run_start.append(self._run_start[j] if j == i - 1 else i)
-        self.entries.append(entry)
+        self.entries.append(cast(dict[str, Any], entry))
         self.by_id[eid] = entry
         if entry.get("type") == "label":
             # a label's targetId is a string in a well-formed file; a damaged
@@ -403,18 +396,17 @@ class SessionTree:
         parent_id = parent_id_of(entry)
         return parent_id if parent_id is not None and parent_id in self.by_id and parent_id != entry_id else None
 
-    def branch(self, from_id: str | None) -> list[Mapping[str, Any]]:
-        """Entries root→``from_id`` (empty for None or an unknown id)."""
+    def branch(self, from_id: str | None) -> EntrySource:
+        """Entries root→``from_id`` (empty for None or an unknown id), as a
+        new :class:`~pi_session.entry_source.EntrySource` of the tree's
+        entries: of a lazily read file, entries are decoded when accessed
+        (context building reads only the end of a long path)."""
         if from_id is None:
-            return []
+            return EntryList()
         self.find_cycles()
         if not self._suspect:
-            entries = self.entries
-            path: list[Mapping[str, Any]] = []
-            for start, end in self._runs_to(from_id):
-                path += entries[start:end]
-            return path
-        return path_to_root(self.by_id.get(from_id), self.by_id, self.cut)
+            return self.entries.select(self._runs_to(from_id))
+        return EntryList(cast(list[dict[str, Any]], path_to_root(self.by_id.get(from_id), self.by_id, self.cut)))
 
     def on_branch(self, entry_id: str, from_id: str | None) -> bool:
         """Whether ``entry_id`` is on the path root→``from_id`` (an entry
@@ -440,28 +432,13 @@ class SessionTree:
         runs.reverse()
         return runs
 
-    def branch_lazy(self, from_id: str | None) -> Sequence[Mapping[str, Any]]:
-        """:meth:`branch`, as a :class:`~pi_session.storage.lazy.LazyRecords`
-        when the entries are read lazily (entries decoded when accessed:
-        context building reads only the end of a long path); else a list."""
-        entries = self.entries
-        if from_id is None or not isinstance(entries, LazyRecords):
-            return self.branch(from_id)
-        self.find_cycles()
-        if self._suspect:
-            return self.branch(from_id)
-        items = entries.items
-        path: list[Any] = []
-        for start, end in self._runs_to(from_id):
-            path += items[start:end]
-        return LazyRecords(entries.store, path)
-
     def children(self, parent_id: str | None) -> list[Mapping[str, Any]]:
-        """Direct children of an entry in file order (pi's ``getChildren``)."""
+        """Direct children of an entry in file order (pi's ``getChildren``),
+        decoding only those."""
         entries = self.entries
-        if isinstance(entries, LazyRecords) and len(self.by_id) == len(entries):
-            parent_of = entries.parent_of
-            return [entries[i] for i in range(len(entries)) if parent_of(i) == parent_id]
+        if len(self.by_id) == len(entries):  # no repeated id: the entries are by_id's
+            matches = map(operator.eq, entries.parent_ids(), repeat(parent_id))
+            return list(entries.pick(compress(range(len(entries)), matches)))
         return [e for e in self.by_id.values() if e.get("parentId") == parent_id]
 
     def roots(self) -> list[TreeNode]:
@@ -470,42 +447,74 @@ class SessionTree:
         link; children are sorted by timestamp, oldest first (stable)."""
         self.find_cycles()
         with gc_paused():
-            return self._build_roots()
+            if not self._suspect and "" not in self.by_id:
+                return self._build_roots(self._parent_index, self._position, [None] * len(self.entries))
+            return self._build_roots(*self._node_parents())
 
-    def _build_roots(self) -> list[TreeNode]:
-        if not self._suspect and "" not in self.by_id:
-            return self._build_roots_indexed()
-        return self._build_roots_general()
-
-    def _build_roots_indexed(self) -> list[TreeNode]:
-        """:meth:`roots` from the path index (no repeated ids, no cycles, so
-        every parent comes before its children in the file): nodes are made
-        last to first, each after its children, so a child list is made
-        with its first member (a one-child list is 24 bytes smaller than an
-        empty list grown by one append)."""
+    def _node_parents(self) -> tuple[list[int], dict[Any, int], list[Any]]:
+        """For :meth:`roots` when the path index does not hold (a repeated
+        id, a cycle, a parent after its child): the index of each entry's
+        node's parent (-1: a root; -2: no node, an earlier entry with an id
+        that repeats), id → the index of its node, and the child lists of
+        the :meth:`_build_roots` loop with an empty one for each parent
+        that comes after a child of its. The node of an id is its entry in
+        :attr:`by_id` (the last with that id), placed where that entry
+        first appears in the file."""
         entries = self.entries
-        parents = self._parent_index
+        ids = entries.ids()
+        n = len(ids)
+        position = dict(zip(ids, range(n)))  # the last entry of each id
+        if len(position) != n:  # a repeated id: its node's entry where it first appears
+            for i in range(n):
+                eid = ids[i]
+                last = position[eid]
+                if last > i and entries[i] is entries[last]:
+                    position[eid] = i
+        parents = [-2] * n
+        cut = self.cut
+        for i, parent_id in enumerate(entries.parent_ids()):
+            eid = ids[i]
+            if position[eid] != i:
+                continue
+            if parent_id.__class__ is not str or not parent_id or parent_id == eid or (cut and eid in cut):
+                parents[i] = -1
+            else:
+                j = position.get(parent_id)
+                parents[i] = -1 if j is None else j
+        kids: list[Any] = [None] * n
+        for i, j in enumerate(parents):
+            if j > i:  # made before its child: the child joins its list
+                kids[j] = []
+        return parents, position, kids
+
+    def _build_roots(self, parents: list[int], position: Mapping[Any, int], kids: list[Any]) -> list[TreeNode]:
+        """:meth:`roots` from ``parents`` (each entry's parent's index, -1
+        for a root, -2 for an entry that is no node) and ``position`` (id →
+        its node's index). Nodes are made last to first, each after the
+        children that follow it in the file, so a child list is made with
+        its first member (a one-child list is 24 bytes smaller than an
+        empty list grown by one append); ``kids`` (each node's child list,
+        None until its first child) holds an empty list already for a
+        parent that comes after a child of its. A node's entry is read
+        (decoded) when it is first asked for (:class:`TreeNode`)."""
+        entries = self.entries
         n = len(entries)
         nodes: list[Any] = [None] * n
-        kids: list[Any] = [None] * n
         roots: list[TreeNode] = []
         forks: list[int] = []  # parents with more than one child
-        lazy = isinstance(entries, LazyRecords)
         new_node = TreeNode.__new__
         for i in range(n - 1, -1, -1):
             children = kids[i]
-            if lazy:  # TreeNode.lazy, inlined (hot loop)
-                node = new_node(TreeNode)
-                node._entry = i
-                node._source = entries  # type: ignore[assignment]
-                node.children = [] if children is None else children
-                node.label = node.label_timestamp = None
-            else:
-                node = TreeNode(entries[i], [] if children is None else children)
+            node = new_node(TreeNode)  # TreeNode.of_source, inlined (hot loop)
+            node._entry = i
+            node._source = entries
+            node.children = [] if children is None else children
+            node.label = node.label_timestamp = None
             nodes[i] = node
             j = parents[i]
             if j < 0:
-                roots.append(node)
+                if j == -1:
+                    roots.append(node)
             else:
                 siblings = kids[j]
                 if siblings is None:
@@ -516,57 +525,20 @@ class SessionTree:
                     siblings.append(node)
         roots.reverse()
         if forks:
-            if lazy:  # the children's timestamps in one batch, without decoding them
-                entries.read_timestamps([node._entry for j in forks for node in kids[j]])  # type: ignore[attr-defined]
+            # the children's timestamps in one batch (a lazy source reads
+            # them without decoding the entries)
+            entries.read_timestamps([node._entry for j in forks for node in kids[j]])
             key = cmp_to_key(_ts_compare)
             for j in forks:
                 children = kids[j]
                 children.reverse()  # back to file order: the sort is stable
                 children.sort(key=key)
         if self.labels:
-            position = self._position
             for target, label in self.labels.items():
                 i = position.get(target)  # type: ignore[assignment]
                 if i is not None:
                     nodes[i].label = label
                     nodes[i].label_timestamp = self.label_timestamps.get(target)
-        return roots
-
-    def _build_roots_general(self) -> list[TreeNode]:
-        labels = self.labels
-        nodes: dict[str, TreeNode] = {}
-        if labels:
-            label_timestamps = self.label_timestamps
-            for eid, entry in self.by_id.items():
-                nodes[eid] = TreeNode(entry, [], labels.get(eid), label_timestamps.get(eid))
-        else:
-            for eid, entry in self.by_id.items():
-                nodes[eid] = TreeNode(entry, [])
-        roots: list[TreeNode] = []
-        branching: list[TreeNode] = []  # nodes with more than one child
-        seen: set[int] = set()
-        cut = self.cut
-        check_duplicates = len(self.by_id) != len(self.entries)
-        for entry in self.entries:
-            eid = entry["id"]
-            node = nodes[eid]
-            if check_duplicates:
-                if node.entry is not entry or id(entry) in seen:
-                    continue  # an earlier duplicate of an id
-                seen.add(id(entry))
-            parent_id = parent_id_of(entry)
-            parent = nodes.get(parent_id) if parent_id is not None and parent_id != eid else None
-            if parent is None or (cut and eid in cut):
-                roots.append(node)
-            else:
-                children = parent.children
-                children.append(node)
-                if len(children) == 2:
-                    branching.append(parent)
-        if branching:
-            key = cmp_to_key(_ts_compare)
-            for node in branching:
-                node.children.sort(key=key)
         return roots
 
     def walk(self, roots: Iterable[TreeNode]) -> Iterable[tuple[TreeNode, int]]:
@@ -582,15 +554,8 @@ class SessionTree:
         (:func:`pi_session.text.js_trim`, pi 1.6 ``getSessionName``); None if
         cleared or absent."""
         entries = self.entries
-        if isinstance(entries, LazyRecords):
-            type_of = entries.type_of
-            for i in range(len(entries) - 1, -1, -1):
-                if type_of(i) == "session_info":
-                    name = entries[i].get("name")
-                    return js_trim(name) or None if isinstance(name, str) else None
-            return None
-        for entry in reversed(entries):
-            if entry.get("type") == "session_info":
-                name = entry.get("name")
+        for i, etype in zip(range(len(entries) - 1, -1, -1), entries.types(reverse=True)):
+            if etype == "session_info":
+                name = entries[i].get("name")
                 return js_trim(name) or None if isinstance(name, str) else None
         return None

@@ -1,14 +1,15 @@
 """A node of the session tree (pi's ``SessionTreeNode``), as
 :meth:`pi_session.tree.SessionTree.roots` returns them: the entry, its
-children oldest first and its current label; lazily decoded for a session
-read with the lazy index (:mod:`pi_session.storage.lazy`)."""
+children oldest first and its current label; its entry read from the
+session's :class:`~pi_session.entry_source.EntrySource` when first asked
+for (of a lazily read file, decoded then)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .storage.lazy import LazyRecords
+from .entry_source import EntrySource
 from .timestamps import MISSING
 
 __all__ = ["TreeNode"]
@@ -19,10 +20,12 @@ class TreeNode:
 
     ``entry`` is the entry dict itself (not a copy), ``children`` the child
     nodes oldest first, ``label``/``label_timestamp`` the entry's current
-    label, if any. A node of a lazily read session (:meth:`lazy`) decodes
-    its entry when ``entry`` is first read; ``id`` does not
-    need it. Slotted: a 100,000-entry tree takes about 7 MB less than with
-    per-node ``__dict__``s. Nodes compare equal when their entries,
+    label, if any. A node made from a source (:meth:`of_source`, as
+    :meth:`SessionTree.roots` makes them) reads its entry from the source
+    when ``entry`` is first read (a lazily read session's is decoded then);
+    ``id``, ``type`` and :meth:`timestamp` do not need it. Slotted: a
+    100,000-entry tree takes about 7 MB less than with per-node
+    ``__dict__``s. Nodes compare equal when their entries,
     children and labels are equal (as the dataclass they were compared)."""
 
     __slots__ = ("_entry", "_source", "children", "label", "label_timestamp")
@@ -35,14 +38,15 @@ class TreeNode:
         label_timestamp: str | None = None,
     ) -> None:
         self._entry: Any = entry
-        self._source: LazyRecords | None = None
+        self._source: EntrySource | None = None
         self.children: list[TreeNode] = [] if children is None else children
         self.label = label
         self.label_timestamp = label_timestamp
 
     @classmethod
-    def lazy(cls, source: LazyRecords, index: int, children: list[TreeNode]) -> TreeNode:
-        """The node of ``source[index]``, decoded when ``entry`` is read."""
+    def of_source(cls, source: EntrySource, index: int, children: list[TreeNode]) -> TreeNode:
+        """The node of ``source[index]``, read (decoded) when ``entry`` is
+        first read."""
         node = cls.__new__(cls)
         node._entry = index
         node._source = source
@@ -53,23 +57,24 @@ class TreeNode:
 
     @staticmethod
     def decode_entries(nodes: Iterable[TreeNode]) -> None:
-        """Decode the entries of the lazily read ``nodes`` together: one
-        ``pread`` per run of adjacent lines (:meth:`EntryStore.resolve
-        <pi_session.storage.lazy.EntryStore.resolve>`), where reading each
-        node's ``entry`` in turn opens and reads the file once per entry
-        (about 0.1 ms each). Nodes decoded already are left as they are.
+        """Read the entries of ``nodes`` from their sources together
+        (:meth:`EntrySource.pick <pi_session.entry_source.EntrySource.pick>`):
+        of a lazily read file, one ``pread`` per run of adjacent lines,
+        where reading each node's ``entry`` in turn opens and reads the
+        file once per entry (about 0.1 ms each). Nodes whose entry was read
+        already are left as they are.
 
         Raises:
             SessionFileError: the file cannot be read, or was rewritten and
                 no longer holds these entries.
         """
-        groups: dict[int, tuple[LazyRecords, list[TreeNode]]] = {}
+        groups: dict[int, tuple[EntrySource, list[TreeNode]]] = {}
         for node in nodes:
             source = node._source
             if source is not None:
                 groups.setdefault(id(source), (source, []))[1].append(node)
         for source, group in groups.values():
-            records = source.store.resolve([source.items[node._entry] for node in group])
+            records = source.pick([node._entry for node in group])
             for node, record in zip(group, records):
                 node._entry = record
                 node._source = None
@@ -96,8 +101,8 @@ class TreeNode:
 
     @property
     def type(self) -> Any:
-        """The entry's ``type`` (None when absent), without decoding a lazy
-        entry."""
+        """The entry's ``type`` (None when absent), without decoding a
+        lazily read entry."""
         source = self._source
         if source is not None:
             return source.type_of(self._entry)
@@ -105,7 +110,7 @@ class TreeNode:
 
     def timestamp(self) -> Any:
         """The entry's ``timestamp`` (:data:`~pi_session.timestamps.MISSING`
-        when absent), without decoding a lazy entry."""
+        when absent), without decoding a lazily read entry."""
         source = self._source
         if source is not None:
             return source.timestamp_of(self._entry, MISSING)

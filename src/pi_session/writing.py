@@ -35,7 +35,7 @@ The rules, once for files, databases and memory:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, MutableSequence
 from typing import Any, Literal
 
 from . import jsonio
@@ -141,17 +141,17 @@ class SessionWriter:
             return False
         return handle.size() != self.known_size
 
-    def unsaved(self, records: list[dict[str, Any]]) -> int:
+    def unsaved(self, records: MutableSequence[dict[str, Any]]) -> int:
         """How many entries of ``records`` (header first) are not stored."""
         return len(records) - max(self.written, 1)
 
-    def pending(self, records: list[dict[str, Any]]) -> bool:
+    def pending(self, records: MutableSequence[dict[str, Any]]) -> bool:
         """Whether some of ``records`` are not stored yet."""
         return self.written < len(records)
 
     def write(
         self,
-        records: list[dict[str, Any]],
+        records: MutableSequence[dict[str, Any]],
         tree: SessionTree,
         notes: list[str],
         *,
@@ -247,7 +247,7 @@ class SessionWriter:
         self.known_size = result.size
         self.known_stamp = result.stamp
 
-    def _continue_existing(self, records: list[dict[str, Any]], notes: list[str], concurrent: str) -> bool:
+    def _continue_existing(self, records: MutableSequence[dict[str, Any]], notes: list[str], concurrent: str) -> bool:
         """The create was refused: when another writer created a session
         with this id first, switch to it (the module docstring's rule) and
         return True; False when what exists is something else."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, overload
 
 from ..context import context_entries_and_edits, get_current_system_message
-from ..storage.lazy import LazyRecords
+from ..entry_source import entry_source
 from ..settings import CompactionSettings, coerce_compaction_settings
 from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage, usage_trusted
 from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
@@ -264,9 +264,9 @@ def prepare_compaction(
     ``keep_tool_pairs=False`` for pi's cut in every case.
     """
     settings = coerce_compaction_settings(settings)
-    # a lazily read path (SessionManager.prepare_compaction) is walked as it
-    # is: everything below reads it from the end, decoding what it reads
-    entries = path_entries if isinstance(path_entries, LazyRecords) else list(path_entries)
+    # everything below reads the path from the end: of a lazily read one
+    # (SessionManager.prepare_compaction) only what it reads is decoded
+    entries = entry_source(path_entries)
     if entries and entries[-1].get("type") == "compaction":
         return None
     # the projection, each entry's messages worked out only when needed

@@ -33,7 +33,7 @@ from .message import (
 from .model_change import ModelChangeEntry
 from .projection import ModelRef, ProjectionEntry, SessionContext, SessionProjection
 from .registry import (
-    DESCRIPTORS, ENTRY_TYPES, UNKNOWN, EntryType, FileRecord, KnownType, SessionEntry, descriptor_for, entry_messages,
+    DESCRIPTORS, EAGER_ENTRY_TYPES, ENTRY_TYPES, UNKNOWN, EntryType, FileRecord, KnownType, SessionEntry, descriptor_for, entry_messages,
     entry_type,
 )
 from .session_info import SessionInfoEntry
@@ -42,7 +42,7 @@ from .thinking_level_change import ThinkingLevelChangeEntry
 from .usage import UsageEntry
 
 __all__ = [
-    "CUT_POINT_ROLES", "DESCRIPTORS", "ENTRY_TYPES", "FIELD_KINDS", "MESSAGE_ROLES", "TURN_START_ROLES", "UNKNOWN",
+    "CUT_POINT_ROLES", "DESCRIPTORS", "EAGER_ENTRY_TYPES", "ENTRY_TYPES", "FIELD_KINDS", "MESSAGE_ROLES", "TURN_START_ROLES", "UNKNOWN",
     "AgentMessage", "AssistantMessage", "BashExecutionMessage", "BranchSummaryEntry", "BranchSummaryMessage",
     "CompactionEntry", "CompactionSummaryMessage", "ContentReplacement", "ContextEditEntry", "CustomEntry",
     "CustomMessage", "CustomMessageEntry", "EntryDescriptor", "EntryType", "FileRecord", "ImageContent", "KnownType",

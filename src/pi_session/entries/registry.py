@@ -14,7 +14,7 @@ from . import (
 from .base import EntryDescriptor, Variant
 
 __all__ = [
-    "DESCRIPTORS", "ENTRY_TYPES", "RECORD", "EntryType", "FileRecord", "KnownType", "SessionEntry",
+    "DESCRIPTORS", "EAGER_ENTRY_TYPES", "ENTRY_TYPES", "RECORD", "EntryType", "FileRecord", "KnownType", "SessionEntry",
     "descriptor_for", "entry_messages", "entry_type",
 ]
 
@@ -41,6 +41,13 @@ header, ``"unknown"`` for anything else. A ``match`` on it ending in
 ENTRY_TYPES: tuple[EntryType, ...] = get_args(EntryType)
 """:data:`EntryType` as a tuple, in pi's order (``context_edit`` and
 ``usage`` are new in pi 1.6)."""
+
+EAGER_ENTRY_TYPES: frozenset[str] = frozenset({"label", "session_info", "compaction", "model_change", "thinking_level_change"})
+"""The entry types a lazy read decodes in full while indexing
+(:mod:`pi_session.storage.lazy`; the other types of :data:`ENTRY_TYPES` are
+decoded when accessed): small and rare, and read whenever a session is
+opened, by the tree (labels, the session name) or the context (the last
+compaction, model and thinking level)."""
 
 DESCRIPTORS: Mapping[str, EntryDescriptor] = {
     d.DESCRIPTOR.TYPE: d.DESCRIPTOR

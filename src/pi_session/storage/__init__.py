@@ -25,11 +25,13 @@ modules of pi_session use); the modules own:
   and repairing;
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
 - :mod:`.lazy`: the lazy session index (:class:`EntryStore`,
-  :class:`LazyRecords`, :class:`LazyById`) of ``read_session_file(lazy=True)``;
+  :class:`LazyRecords`, the lazy :class:`~pi_session.entry_source.EntrySource`,
+  :class:`LazyById`) of ``read_session_file(lazy=True)``;
 - :mod:`.access`: whether a path can be read as a session file and why
   not (:func:`session_path_problem`, :func:`is_regular_mode`);
 - :mod:`.reader`: :func:`read_session_file`, :class:`SessionFile`,
   :class:`SessionFileBuilder`, :func:`iter_lines`;
+- :mod:`.read_loop`: the read loop, one method per phase;
 - :mod:`.append`: appends, locking, torn tails, side files;
 - :mod:`.atomic`: :func:`~.atomic.write_atomic`, the one temp-and-rename
   write, and durable-I/O primitives;

@@ -22,16 +22,17 @@ records are used when they are the same entries on the same lines, else
 
 :class:`LazyRecords` is a list of records whose items are decoded on
 access (an item is a dict, or the ``int`` position of an entry in the
-store), :class:`LazyById` a mapping id -> entry over one;
-:class:`pi_session.tree.SessionTree` and
-:class:`pi_session.SessionManager` use them as they use lists and dicts.
+store): the lazy :class:`~pi_session.entry_source.EntrySource`, through
+which the tree, the context and :class:`pi_session.SessionManager` read
+it as they read a list of decoded entries. :class:`LazyById` is a mapping
+id -> entry over one (:meth:`LazyRecords.id_map`).
 """
 
 from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Callable, Iterable, Iterator, MutableMapping, MutableSequence
+from collections.abc import Callable, Iterable, Iterator, KeysView, MutableMapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -39,6 +40,8 @@ import msgspec
 import orjson
 
 from .._gc import gc_paused
+from ..entry_source import EntrySource
+from ..entries import EAGER_ENTRY_TYPES, ENTRY_TYPES
 from .decode import compact_record
 from .blocks import BLOCK_SIZE
 from .model import SessionFileError
@@ -53,6 +56,7 @@ __all__ = [
     "LazyById",
     "line_utf8_ok",
     "EAGER_TYPES",
+    "INDEXED_TYPES",
     "MISSING_FIELD",
     "PLAIN_RECORDS",
 ]
@@ -62,18 +66,21 @@ MISSING_FIELD: Any = msgspec.UNSET
 :meth:`EntryStore.timestamps`)."""
 
 
-EAGER_TYPES = frozenset(
-    {"session", "label", "session_info", "compaction", "model_change", "thinking_level_change"}
-)
-"""Entry types decoded in full while indexing: small and rare, and read by
-the tree (labels, the session name) or the context (the compaction, the
-latest model and thinking level); ``session`` (a second header) is
-reported as today."""
+EAGER_TYPES = EAGER_ENTRY_TYPES | {"session"}
+"""Record types decoded in full while indexing: the entry types of
+:data:`pi_session.entries.EAGER_ENTRY_TYPES` (the one declaration of them),
+and ``session`` (a second header, reported as the full reader reports it)."""
 
-IndexedType = Literal["message", "branch_summary", "custom", "custom_message", "context_edit", "usage"]
+INDEXED_TYPES = tuple(t for t in ENTRY_TYPES if t not in EAGER_TYPES)
 """The entry types the head decoder takes: those pi writes
-(:data:`pi_session.entries.ENTRY_TYPES`) but :data:`EAGER_TYPES`. msgspec
-gives a ``Literal``'s own string object (no new string a line, no
+(:data:`pi_session.entries.ENTRY_TYPES`) but :data:`EAGER_TYPES`."""
+
+if TYPE_CHECKING:
+    IndexedType = str
+else:
+    IndexedType = Literal[INDEXED_TYPES]
+"""The head decoder's ``type``: a ``Literal`` of :data:`INDEXED_TYPES`.
+msgspec gives a ``Literal``'s own string object (no new string a line, no
 ``sys.intern``); a line of any other type (an eager one, one pi does not
 write) does not decode and is read in full."""
 
@@ -389,12 +396,16 @@ class EntryStore:
         self.end = 1 << 62
 
 
-class LazyRecords(MutableSequence[dict[str, Any]]):
-    """A list of records some of which are decoded only when accessed: each
-    item is a record (dict) or the ``int`` position of an entry in
-    :attr:`store`. Views (:meth:`view`, :meth:`with_head`) share the
-    store, so an entry is decoded once and is the same object in every
-    view. Slices and iteration give records (decoded in batches)."""
+class LazyRecords(EntrySource):
+    """A list of records some of which are decoded only when accessed (the
+    lazy :class:`~pi_session.entry_source.EntrySource`): each item is a
+    record (dict) or the ``int`` position of an entry in :attr:`store`.
+    New sources of its items (:meth:`view`, :meth:`with_head`,
+    :meth:`select`) share the store, so an entry is decoded once and is
+    the same object in every one. Slices and iteration give records
+    (decoded in batches); the questions of
+    :class:`~pi_session.entry_source.EntrySource` are answered from the
+    index."""
 
     __slots__ = ("store", "items")
 
@@ -462,6 +473,42 @@ class LazyRecords(MutableSequence[dict[str, Any]]):
     def with_head(self, *records: dict[str, Any]) -> LazyRecords:
         """A new list: ``records``, then these items."""
         return LazyRecords(self.store, [*records, *self.items])
+
+    def select(self, runs: Iterable[tuple[int, int]]) -> LazyRecords:
+        """A new list of the items in the index ranges ``runs`` (the same
+        store), decoding none."""
+        items = self.items
+        picked: list[Any] = []
+        for start, end in runs:
+            picked += items[start:end]
+        return LazyRecords(self.store, picked)
+
+    def pick(self, indices: Iterable[int]) -> list[dict[str, Any]]:
+        """The records at ``indices``, the ones not decoded yet decoded in
+        one batch (:meth:`EntryStore.resolve`)."""
+        items = self.items
+        return self.store.resolve([items[i] for i in indices])
+
+    def types(self, *, reverse: bool = False) -> Iterator[Any]:
+        """Each item's ``type``, in order or last first, from the index."""
+        types = self.store.types
+        items = reversed(self.items) if reverse else self.items
+        return (types[v] if v.__class__ is int else v.get("type") for v in items)
+
+    def ids(self) -> list[Any]:
+        """Each item's ``id``, from the index."""
+        ids = self.store.ids
+        return [ids[v] if v.__class__ is int else v.get("id") for v in self.items]
+
+    def parent_ids(self) -> list[Any]:
+        """Each item's ``parentId``, from the index."""
+        parents = self.store.parents
+        return [parents[v] if v.__class__ is int else v.get("parentId") for v in self.items]
+
+    def id_map(self, ids: list[Any], position: dict[Any, int]) -> LazyById:
+        """A :class:`LazyById` over these items (``position``: id → index,
+        kept and shared, not copied)."""
+        return LazyById(position, self)
 
     def type_of(self, i: int) -> Any:
         """``self[i].get("type")`` without decoding the record."""
@@ -555,6 +602,11 @@ class LazyById(MutableMapping[str, dict[str, Any]]):
 
     def __len__(self) -> int:
         return len(self.positions)
+
+    def keys(self) -> KeysView[str]:
+        """The ids, as :attr:`positions`' keys view (membership and
+        iteration at a dict's speed)."""
+        return self.positions.keys()
 
     def values(self) -> Any:
         return self.resolved().values()
