@@ -143,7 +143,7 @@ def worker_file(path: str) -> dict[str, Any]:
     """One repetition on a copy of ``path``; returns ms per op and memory."""
     base_rss, _ = _rss_bytes()
     t0 = time.perf_counter()
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
     from pi_session.storage import Durability
 
     try:
@@ -184,7 +184,7 @@ def worker_file(path: str) -> dict[str, Any]:
         out["peak_rss"] = peak
         out["baseline_rss"] = after_import_rss
         out["start_rss"] = base_rss
-        from pi_session.listing import list_session_dir
+        from pi_session.stores.listing import list_session_dir
 
         t = time.perf_counter()
         list_session_dir(tmp)
@@ -203,7 +203,7 @@ def worker_file(path: str) -> dict[str, Any]:
 def worker_list(directory: str) -> dict[str, Any]:
     """List ``directory`` twice (no index before the first call)."""
     t0 = time.perf_counter()
-    from pi_session.listing import index_path, list_session_dir
+    from pi_session.stores.listing import index_path, list_session_dir
 
     out: dict[str, Any] = {"import_ms": (time.perf_counter() - t0) * 1000, "ops": {}}
     index = index_path(directory)
@@ -467,7 +467,7 @@ def table_rows(rows: list[dict[str, Any]], results: dict[str, Any]) -> tuple[lis
             ratio_file = f" ({row['ours'] / row['file_bytes']:.1f}x file)" if row["ours"] and row["file_bytes"] else ""
             ours = _fmt(row["ours"], "bytes") + ratio_file
         elif row["op"] == "import":
-            label = "import pi_session.manager + .compaction (ms)"
+            label = "import pi_session.manager.session_manager + .compaction (ms)"
             ours = _fmt(row["ours"], "ms")
         else:
             ours = _fmt(row["ours"], "ms")

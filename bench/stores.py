@@ -63,7 +63,7 @@ for _p in (ROOT / "src", ROOT / "tests", HERE):
 
 def worker_open_context(url: str, session_id: str) -> dict[str, Any]:
     """Open one session and build its context; ms of each step."""
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
     from pi_session.stores import open_store
 
     _import_backends()
@@ -81,7 +81,7 @@ def worker_open_context(url: str, session_id: str) -> dict[str, Any]:
 def worker_append(url: str, session_id: str, count: str, go_file: str) -> dict[str, Any]:
     """Wait for ``go_file``, then append ``count`` user messages one by one;
     the latency of each in ms."""
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
     from pi_session.stores import open_store
 
     store = open_store(url)
@@ -126,7 +126,7 @@ def worker_list(url: str) -> dict[str, Any]:
 
 def _import_backends() -> None:
     """Import every backend now (module imports are not what is timed)."""
-    import pi_session.manager  # noqa: F401
+    import pi_session.manager.session_manager
     import pi_session.stores.file  # noqa: F401
     import pi_session.stores.postgres  # noqa: F401
     import pi_session.stores.sqlite  # noqa: F401
@@ -368,7 +368,7 @@ def main() -> None:
                 log(f"loading {n_sessions} sessions into {LABELS[b]} ...")
                 bulk_load(b, ls_urls[b], many, pg)
             del many
-            from pi_session.listing import index_path
+            from pi_session.stores.listing import index_path
 
             for rep in range(reps):
                 for sub in Path(ls_urls["file"]).iterdir():

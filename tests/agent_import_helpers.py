@@ -19,7 +19,7 @@ from pi_session.adapters import (
     validate_openai_chat,
     validate_openai_responses,
 )
-from pi_session.check import check_session
+from pi_session.check.report import check_session
 
 CWD = "/home/ada/project"
 SID = "11111111-2222-4333-8444-555555555555"

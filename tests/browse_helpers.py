@@ -10,7 +10,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from pi_session import SessionManager, jsonio
+from pi_session import SessionManager
+from pi_session.core import jsonio
 
 LONG_OUTPUT = "\n".join(f"line {i}: def parse_block(tokens, depth={i}) -> Node" for i in range(120)) + "\nEND-OF-OUTPUT-MARKER"
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pi_session import jsonio
+from pi_session.core import jsonio
 from pi_session.compaction import (
     collect_entries_for_branch_summary,
     find_cut_point,
@@ -17,15 +17,15 @@ from pi_session.compaction import (
     prepare_compaction,
     serialize_conversation,
 )
-from pi_session.context import build_session_context, build_session_projection, convert_to_llm
-from pi_session.settings import CompactionSettings
-from pi_session.tokens import (
+from pi_session.session.context import build_session_context, build_session_projection, convert_to_llm
+from pi_session.session.settings import CompactionSettings
+from pi_session.session.tokens import (
     estimate_context_tokens,
     estimate_projected_context_tokens,
     estimate_tokens,
     should_compact,
 )
-from pi_session.tree import SessionTree
+from pi_session.session.tree import SessionTree
 
 GOLDENS = Path(__file__).resolve().parent / "goldens" / "compaction"
 SESSIONS = GOLDENS / "sessions"

@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 from typing import Any
 
-from pi_session import jsonio
+from pi_session.core import jsonio
 
 HEADER_ID = "01900000-0000-7000-8000-000000000001"
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pi_session import SessionManager, parse_session_entries
-from pi_session import context as ctx_mod
+from pi_session.session import context as ctx_mod
 from pi_session.storage import LeafMovedError
 
 USAGE = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15,

@@ -87,7 +87,7 @@ def lines_of(records: list[dict[str, Any]]) -> list[bytes]:
 def write_corpus(root: Path) -> dict[str, Path]:
     """The corpus as session files under a sessions root (one directory per
     project, as pi names them); returns session id -> file."""
-    from pi_session.paths import encode_cwd
+    from pi_session.core.paths import encode_cwd
 
     out = {}
     for name, records in corpus():

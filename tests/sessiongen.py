@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pi_session import jsonio
+from pi_session.core import jsonio
 
 __all__ = ["generate_session", "write_session", "session_text"]
 

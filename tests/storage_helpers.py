@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 
 
 def assistant(text: str) -> dict:
@@ -41,7 +41,7 @@ def make_session(directory: Path, n: int = 6, cwd: str = "/proj") -> Path:
 def stored_session_lines(session_id: str, text: str = "hello") -> list[bytes]:
     """The lines of a two-record session (header + one user message) for
     putting straight into a store."""
-    from pi_session import jsonio
+    from pi_session.core import jsonio
 
     header = {"type": "session", "version": 3, "id": session_id, "timestamp": "2025-01-02T03:04:05.000Z", "cwd": "/work/p"}
     user = {

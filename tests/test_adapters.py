@@ -34,7 +34,7 @@ from pi_session.adapters import (
     validate_openai_chat,
     validate_openai_responses,
 )
-from pi_session.context import build_session_context
+from pi_session.session.context import build_session_context
 
 GOLDENS = Path(__file__).parent / "goldens" / "adapters"
 # Skeleton helpers shared with the golden generator, loaded under a unique name.

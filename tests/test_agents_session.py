@@ -38,7 +38,7 @@ from pi_session.integrations.openai_agents import (  # noqa: E402
     is_context_overflow_error,
     pi_session_id_for,
 )
-from pi_session.settings import CompactionSettings  # noqa: E402
+from pi_session.session.settings import CompactionSettings  # noqa: E402
 
 set_tracing_disabled(True)
 
@@ -1070,7 +1070,7 @@ def test_two_objects_on_one_id_see_each_others_writes_and_pops(tmp_path, store_u
 _POPPER = """
 import asyncio, json, sys
 from pi_session.integrations.openai_agents import PiSession
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 cwd, session_dir = sys.argv[1], sys.argv[2]
 session = PiSession("raced", cwd=cwd, session_dir=session_dir, settings=CompactionSettings())
 asyncio.run(session.get_items())  # opened and read: the state both processes start from

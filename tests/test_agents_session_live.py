@@ -25,9 +25,10 @@ from typing import Any
 
 import pytest
 
-from pi_session import SessionManager, jsonio
+from pi_session import SessionManager
+from pi_session.core import jsonio
 from pi_session.integrations.openai_agents import InvalidItemError, PiSession, pi_session_id_for
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 from pi_session.stores import open_store
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -38,7 +39,7 @@ EXE = Path(sys.executable).parent / "pi-session"
 _OTHER = r"""
 import asyncio, json, sys
 from pi_session.integrations.openai_agents import PiSession
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 cwd, kind, where, chat, op, arg = sys.argv[1:7]
 options = {"session_dir": where} if kind == "dir" else {"store": where}
 session = PiSession(chat, cwd=cwd, settings=CompactionSettings(), **options)

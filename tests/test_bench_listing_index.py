@@ -13,7 +13,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.listing import INDEX_NAME, build_session_info, index_path, list_session_dir, list_sessions_dirs
+from pi_session.stores.listing import (
+    INDEX_NAME,
+    build_session_info,
+    index_path,
+    list_session_dir,
+    list_sessions_dirs,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 import gen  # noqa: E402
@@ -21,7 +27,7 @@ import gen  # noqa: E402
 
 def _reference(d: Path) -> list[dict]:
     infos = [build_session_info(d / n) for n in os.listdir(d) if n.endswith(".jsonl")]
-    from pi_session.timestamps import iso_to_ms
+    from pi_session.core.timestamps import iso_to_ms
 
     out = [i for i in infos if i is not None]
     out.sort(key=lambda i: iso_to_ms(i["modified"]) or 0, reverse=True)

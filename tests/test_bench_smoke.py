@@ -60,7 +60,7 @@ def test_spaced_generator_writes_spaced_linear_messages(tmp_path: Path) -> None:
         import gen  # type: ignore[import-not-found]
     finally:
         sys.path.pop(0)
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
 
     path = tmp_path / "s.jsonl"
     info = gen.generate_spaced_session_file(path, 30, seed=4)

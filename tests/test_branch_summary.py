@@ -14,7 +14,7 @@ from pi_session.compaction import (
 from pi_session.compaction.branch_summary import NO_BRANCH_CONTENT
 from pi_session.compaction.summary import ensure_sections
 from pi_session.llm.base import SummaryRequest
-from pi_session.tree import SessionTree
+from pi_session.session.tree import SessionTree
 
 TS = "2025-01-01T00:00:00.000Z"
 

@@ -20,10 +20,10 @@ import orjson
 import pytest
 
 from agent_import_helpers import cc_assistant, cc_user, write_jsonl
-from pi_session.cache import dir_problem, other_versions, read_cache_file, versioned_name
+from pi_session.storage.cache import dir_problem, other_versions, read_cache_file, versioned_name
 from pi_session.importers.state import state_path
-from pi_session.listing import index_path as listing_path
-from pi_session.paths import encode_cwd
+from pi_session.stores.listing import index_path as listing_path
+from pi_session.core.paths import encode_cwd
 from pi_session.search.files import INDEX_VERSION, FileIndex
 from pi_session.search.files import index_path as search_path
 from pi_session.stores import open_store

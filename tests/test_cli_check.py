@@ -158,7 +158,7 @@ EVIL = '<script>alert(1)</script><img src=x onerror=alert(2)> ``` </pre>"\'&'
 
 
 def _evil_session(tmp_path: Path) -> Path:
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
 
     m = SessionManager.create("/p", session_dir=tmp_path)
     m.append_message(user(EVIL))

@@ -19,7 +19,7 @@ import pytest
 
 from conftest import FIXTURES
 from pi_session import SessionManager
-from pi_session.paths import encode_cwd
+from pi_session.core.paths import encode_cwd
 
 EXE = Path(sys.executable).parent / "pi-session"
 PI_CWD = "/Users/dev/workspaces/pi-mono"

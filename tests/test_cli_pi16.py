@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import GOLDENS
 from pi_session.cli.app import app
-from pi_session.jsonio import dumps_pretty, js_stringify
+from pi_session.core.jsonio import dumps_pretty, js_stringify
 
 PROJECTION = GOLDENS / "projection"
 runner = CliRunner()

@@ -199,7 +199,7 @@ def test_fork_into_an_unusable_agent_dir_fails_with_one_line(cli, session, tmp_p
 
 _PATCHED_MAIN = """
 import sys
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 def boom(*a, **k):
     raise {exc}
 SessionManager.get_entries = boom

@@ -10,8 +10,8 @@ import pytest
 
 from conftest import GOLDENS
 from pi_session import SessionManager, read_session_file
-from pi_session.jsonio import dumps_line
-from pi_session.paths import encode_cwd
+from pi_session.core.jsonio import dumps_line
+from pi_session.core.paths import encode_cwd
 
 SESSIONS = GOLDENS / "sessions"
 DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo-session.jsonl"

@@ -54,7 +54,7 @@ def test_version_loads_neither_typer_nor_rich(tmp_path, argv):
     assert result.returncode == 0, result.stderr
     assert result.stdout == "pi-session 0.1.0\n"
     assert modules  # the profile was taken
-    assert loaded(modules, "typer", "rich", "click", "pi_session.cli.app", "pi_session.manager") == []
+    assert loaded(modules, "typer", "rich", "click", "pi_session.cli.app", "pi_session.manager.session_manager") == []
 
 
 def test_help_loads_no_command_module(tmp_path):
@@ -63,7 +63,7 @@ def test_help_loads_no_command_module(tmp_path):
         assert result.returncode in (0, 2) and "Usage:" in result.stdout + result.stderr, argv
         assert all(f" {name} " in result.stdout + result.stderr for name in ("ls", "info", "search", "eval-compaction")), argv
         assert loaded(modules, *(f"pi_session.cli.{module}" for module, _summary in COMMANDS.values())) == [], argv
-        assert loaded(modules, "pydantic", "markdown_it", "pygments", "textual", "pi_session.manager", "pi_session.operations") == [], argv
+        assert loaded(modules, "pydantic", "markdown_it", "pygments", "textual", "pi_session.manager.session_manager", "pi_session.operations") == [], argv
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["-h"], ["--store", "sqlite:///nowhere.db", "--help"]])
@@ -74,7 +74,7 @@ def test_piped_help_loads_neither_typer_nor_rich(tmp_path, argv):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("Usage: pi-session [OPTIONS] COMMAND [ARGS]...\n")
     assert modules  # the profile was taken
-    assert loaded(modules, "typer", "rich", "click", "pi_session.cli.app", "pi_session.cli.common", "pi_session.manager") == []
+    assert loaded(modules, "typer", "rich", "click", "pi_session.cli.app", "pi_session.cli.common", "pi_session.manager.session_manager") == []
     one_line = " ".join(result.stdout.split())
     for name, (_module, summary) in COMMANDS.items():
         assert f" {name} {summary}" in one_line, name
@@ -111,7 +111,7 @@ def test_info_loads_only_what_it_uses(tmp_path):
     result, modules = imported(tmp_path, "info", str(manager.get_session_file()))
     assert result.returncode == 0, result.stderr
     assert "messages" in result.stdout
-    assert "pi_session.cli.session_cmds" in modules and "pi_session.manager" in modules
+    assert "pi_session.cli.session_cmds" in modules and "pi_session.manager.session_manager" in modules
     others = {f"pi_session.cli.{module}" for module, _summary in COMMANDS.values()} - {"pi_session.cli.session_cmds"}
     assert loaded(modules, *others) == []
     assert loaded(modules, "pydantic", "markdown_it", "pygments", "textual", "pi_session.operations.compacting",

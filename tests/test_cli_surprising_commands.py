@@ -13,7 +13,7 @@ import pytest
 
 from conftest import oracle_available, run_oracle
 from pi_session import SessionManager
-from pi_session.tokens import estimate_tokens
+from pi_session.session.tokens import estimate_tokens
 
 HEADER = {"type": "session", "version": 3, "id": "0192aaaa-bbbb-7ccc-8ddd-eeeeffff0027", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/proj"}
 USAGE = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,

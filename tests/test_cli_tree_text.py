@@ -55,9 +55,9 @@ from hypothesis import strategies as st  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from pi_session import SessionManager  # noqa: E402
-from pi_session.context import applied_context_edits  # noqa: E402
-from pi_session.styled_rows import print_rows  # noqa: E402
-from pi_session.terminal import TREE_ROW_STYLE, iter_tree_row_parts, text_of  # noqa: E402
+from pi_session.session.context import applied_context_edits  # noqa: E402
+from pi_session.render.styled_rows import print_rows  # noqa: E402
+from pi_session.render.terminal import TREE_ROW_STYLE, iter_tree_row_parts, text_of  # noqa: E402
 
 CONSOLES = {
     "piped": {"width": 100_000},
@@ -127,7 +127,7 @@ WORDS = st.lists(st.sampled_from(["a", "bc", " ", "  ", "\n", "\t", "\x1b", "\u2
 def test_one_line_reads_only_the_start_of_a_long_text_and_gives_the_same(text, width):
     from rich.cells import cell_len
 
-    from pi_session.terminal import fit_cells, one_line, sanitize
+    from pi_session.render.terminal import fit_cells, one_line, sanitize
 
     flat = " ".join(sanitize(text).split())
     got = one_line(text, width)

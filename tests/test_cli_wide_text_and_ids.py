@@ -17,9 +17,9 @@ import pytest
 from rich.cells import cell_len
 
 from pi_session import SessionManager
-from pi_session.jsonio import dumps_line
-from pi_session.paths import encode_cwd
-from pi_session.terminal import fit_cells, fit_cells_end, one_line, session_list_lines, unique_prefixes
+from pi_session.core.jsonio import dumps_line
+from pi_session.core.paths import encode_cwd
+from pi_session.render.terminal import fit_cells, fit_cells_end, one_line, session_list_lines, unique_prefixes
 from test_cli_ls_widths import needs_tmux, screen_in_tmux
 
 EXE = Path(sys.executable).parent / "pi-session"

@@ -150,7 +150,7 @@ def test_navigate_with_and_without_summary(tmp_path):
     _h, entries = load_session(f)
     leaf = entries[-1]["id"]
     # target: an assistant message on the path of the leaf, a few steps up
-    from pi_session.tree import SessionTree
+    from pi_session.session.tree import SessionTree
 
     path = SessionTree(entries).branch(leaf)
     target = next(e for e in reversed(path[:-5]) if e["type"] == "message" and e["message"]["role"] == "assistant")

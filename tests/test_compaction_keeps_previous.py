@@ -21,9 +21,9 @@ import pytest
 from fake_providers import fake_provider  # noqa: F401  (fixture)
 from pi_session.compaction import compact, prepare_compaction
 from pi_session.compaction.summary import NO_PRIOR_HISTORY, SPLIT_TURN_SEPARATOR
-from pi_session.context import context_from_path
+from pi_session.session.context import context_from_path
 from pi_session.llm import ExtractiveSummarizer, OpenAISummarizer
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 TS = "2026-11-30T12:00:00.000Z"
 FACTS = ("FACT-ALPHA-17", "FACT-BETA-99", "FACT-GAMMA-3")

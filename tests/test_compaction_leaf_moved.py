@@ -27,10 +27,11 @@ from typing import Any
 import pytest
 
 from fake_providers import FakeProviderServer, RecordedRequest, fake_provider  # noqa: F401  (fixture)
-from pi_session import SessionManager, jsonio
+from pi_session import SessionManager
+from pi_session.core import jsonio
 from pi_session.llm.openai import OpenAISummarizer
 from pi_session.operations import LeafMoved
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 EXE = Path(sys.executable).parent / "pi-session"
 
@@ -241,7 +242,7 @@ def test_append_compaction_refuses_a_plan_another_process_left_off_its_path(tmp_
     its leaf would be chained onto the other branch, keeping an entry off
     that path (the context there would be the summary alone). Refused,
     nothing written."""
-    from pi_session.stale_leaf import FirstKeptOffPathError
+    from pi_session.manager.stale_leaf import FirstKeptOffPathError
     from pi_session.storage import LeafMovedError
 
     path, ids = make_session(tmp_path, "library-stale-plan")
@@ -274,7 +275,7 @@ def test_append_compaction_follows_another_process_that_continued_the_path(tmp_p
 
 def test_append_compaction_refuses_a_first_kept_entry_off_the_leafs_path(tmp_path: Path) -> None:
     """In one process: the leaf moved to another branch after planning."""
-    from pi_session.stale_leaf import FirstKeptOffPathError
+    from pi_session.manager.stale_leaf import FirstKeptOffPathError
 
     path, ids = make_session(tmp_path, "library-moved-here")
     manager = SessionManager.open(path)

@@ -9,8 +9,8 @@ import json
 
 from pi_session.compaction import prepare_compaction
 from pi_session.compaction.masking import MASK_MIN_CHARS, masked_context, plan_masking
-from pi_session.manager import SessionManager
-from pi_session.settings import CompactionSettings
+from pi_session.manager.session_manager import SessionManager
+from pi_session.session.settings import CompactionSettings
 
 BIG = "\n".join(f"line {n}: " + "x" * 60 for n in range(200))  # ~14,000 characters
 

@@ -91,8 +91,8 @@ def test_cut_around_tool_calls_matches_oracle(tmp_path_factory, seed):
     # from its summarized call (tests/test_compaction_tool_pairs.py)
     from compaction_gen16 import tool_pairs_session
     from pi_session.compaction import prepare_compaction
-    from pi_session.settings import CompactionSettings
-    from pi_session.tree import SessionTree
+    from pi_session.session.settings import CompactionSettings
+    from pi_session.session.tree import SessionTree
 
     tmp = tmp_path_factory.mktemp("p")
     calls = []

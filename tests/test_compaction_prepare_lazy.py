@@ -17,15 +17,15 @@ from pi_session.compaction import (
     prepare_compaction,
 )
 from pi_session.compaction.prepare import ProjectionItems
-from pi_session.context import (
+from pi_session.session.context import (
     collect_context_edits,
     context_entries_and_edits,
     context_entries_from_path,
     projection_from_path,
 )
-from pi_session.settings import CompactionSettings
-from pi_session.tokens import estimate_projected_context_tokens
-from pi_session.tree import SessionTree
+from pi_session.session.settings import CompactionSettings
+from pi_session.session.tokens import estimate_projected_context_tokens
+from pi_session.session.tree import SessionTree
 
 import sessiongen
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from fake_providers import FakeResponse, fake_provider, openai_error  # noqa: F401  (fixture)
-from pi_session import jsonio
+from pi_session.core import jsonio
 from pi_session.compaction.summary import (
     MISSING_SECTION_PLACEHOLDER,
     SPLIT_TURN_SEPARATOR,
@@ -37,7 +37,7 @@ from pi_session.compaction.summary import (
 from pi_session.compaction import prepare_compaction
 from pi_session.llm.anthropic import output_limit
 from pi_session.llm.base import combine_usage, make_usage
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 EXE = Path(sys.executable).parent / "pi-session"
 PROVIDERS = ("openai", "anthropic")
@@ -610,7 +610,7 @@ def _prep(tmp_path: Path, maker, keep: int):
     import asyncio  # noqa: F401
 
     f = maker(tmp_path / "p.jsonl")
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
 
     sm = SessionManager.open(str(f))
     return prepare_compaction(sm.get_branch(), CompactionSettings(True, 1000, keep))
@@ -704,7 +704,7 @@ def test_streamed_json_equals_print_json(capsys):
     import io
 
     from pi_session.cli.common import print_json
-    from pi_session.jsonio import dumps_pretty, write_pretty
+    from pi_session.core.jsonio import dumps_pretty, write_pretty
 
     assert dumps_pretty({"b": [1.0, "naïve 🎉"], "10": None, "2": {}, "1": 1e21}) == (
         '{\n "1": 1e+21,\n "2": {},\n "10": null,\n "b": [\n  1,\n  "naïve 🎉"\n ]\n}'

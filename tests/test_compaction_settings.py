@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pi_session.settings import (
+from pi_session.session.settings import (
     BranchSummarySettings,
     CompactionSettings,
     deep_merge_settings,

@@ -22,7 +22,7 @@ from pi_session.compaction.summary import (
     UPDATE_INSTRUCTIONS,
 )
 from pi_session.llm.base import SummarizerError, SummaryRequest, SummaryText, make_usage
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 
 class Recorder:

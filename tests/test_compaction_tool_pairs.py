@@ -13,7 +13,7 @@ from conftest import GOLDENS
 from pi_session import SessionManager, build_session_context, prepare_compaction
 from pi_session.adapters import orphan_tool_results, to_anthropic_messages, to_openai_chat, validate_anthropic_messages, validate_openai_chat
 from pi_session.compaction import find_cut_point, keep_tool_calls_with_results
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 SCENARIOS = {s["name"]: s for s in json.loads((GOLDENS / "adapters" / "cut_scenarios.json").read_text())}
 
@@ -72,7 +72,7 @@ def test_cli_dry_run_flag(cli, tmp_path):
     scenario = SCENARIOS["user_between_call_and_result"]
     path = _path_before_first_compaction(scenario)
     header = {"type": "session", "version": 3, "id": "s", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
-    from pi_session.jsonio import dumps_line
+    from pi_session.core.jsonio import dumps_line
 
     file = tmp_path / "s.jsonl"
     file.write_bytes(b"".join(dumps_line(r) for r in [header, *path]))
@@ -101,7 +101,7 @@ def test_navigate_to_an_assistant_with_answered_calls_elsewhere_warns(cli, tmp_p
 from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from compaction_gen16 import crafted_sessions, tool_pairs_session  # noqa: E402
-from pi_session.tree import SessionTree  # noqa: E402
+from pi_session.session.tree import SessionTree  # noqa: E402
 
 
 def _separated(prep) -> set[str]:

@@ -18,8 +18,8 @@ from pi_session.compaction import (
     truncate_for_summary,
 )
 from pi_session.compaction.file_ops import js_sorted
-from pi_session.settings import CompactionSettings
-from pi_session.tree import SessionTree
+from pi_session.session.settings import CompactionSettings
+from pi_session.session.tree import SessionTree
 
 import sessiongen
 

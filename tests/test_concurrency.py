@@ -14,13 +14,13 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.repair import check_session
+from pi_session.check.repair import check_session
 from pi_session.storage import read_session_file
 from storage_helpers import make_session
 
 APPENDER = r'''
 import sys
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 session, tag, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 m = SessionManager.open(session, durability="none")
 print("ready", flush=True)
@@ -157,7 +157,7 @@ def test_append_waiting_for_the_lock_follows_a_rename(tmp_path: Path, monkeypatc
 
 TURN_WRITER = r'''
 import sys
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 from pi_session.storage import ConcurrentAppendError
 session, tag, mode = sys.argv[1], sys.argv[2], sys.argv[3]
 

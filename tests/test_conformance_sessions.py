@@ -17,7 +17,7 @@ from conftest import FIXTURES, GOLDENS
 from shared_paths import shared_missing
 from pi_session import SessionManager
 from pi_session.cli.render import tree_json
-from pi_session.jsonio import dumps_pretty
+from pi_session.core.jsonio import dumps_pretty
 
 SESSIONS = GOLDENS / "sessions"
 NAMES = sorted(p.name[: -len(".context.json")] for p in SESSIONS.glob("*.context.json"))

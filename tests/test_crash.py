@@ -21,17 +21,17 @@ from pathlib import Path
 
 import orjson
 
-from pi_session.manager import SessionManager
-from pi_session.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
+from pi_session.manager.session_manager import SessionManager
+from pi_session.check.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
 from pi_session.storage import read_session_file
 from storage_helpers import make_session, user
 
 WRITER = r'''
 import os, shutil, sys
 from pathlib import Path
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 from pi_session.storage import migrate_file
-from pi_session.repair import repair_session
+from pi_session.check.repair import repair_session
 from pi_session.storage import atomic_rewrite, iter_lines, read_session_file, Durability
 
 session, v1_template, damaged_template, workdir, seed, durability = sys.argv[1:7]

@@ -30,7 +30,7 @@ ITEMS = 3
 _WORKER = r"""
 import asyncio, json, sys
 from pi_session.integrations.openai_agents import PiSession
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 cwd, kind, where, tag, n = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
 options = {"session_dir": where} if kind == "dir" else {"store": where}
 session = PiSession("raced-new", cwd=cwd, settings=CompactionSettings(), **options)

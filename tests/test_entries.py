@@ -18,7 +18,7 @@ from pi_session import entries
 from pi_session.entries import DESCRIPTORS, ENTRY_TYPES, FIELD_KINDS, descriptor_for, entry_type, replace_strings, text_fields
 from pi_session.entries.base import BINARY, JSON, PLAIN, SIGNATURE, TEXT, Content, Shape, Variant
 from pi_session.entries.registry import RECORD, UNKNOWN
-from pi_session.records import HEADER_TYPE
+from pi_session.entries.records import HEADER_TYPE
 
 ROOT = Path(__file__).resolve().parent
 WIRE_TYPES = {"session", *ENTRY_TYPES}

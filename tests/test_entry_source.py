@@ -1,7 +1,7 @@
 """One interface for lazily and eagerly read entries
-(:class:`pi_session.entry_source.EntrySource`): a file read lazily
+(:class:`pi_session.entries.source.EntrySource`): a file read lazily
 (:class:`pi_session.storage.LazyRecords`) and the same file read in full
-(:class:`pi_session.entry_source.EntryList`) answer every question alike,
+(:class:`pi_session.entries.source.EntryList`) answer every question alike,
 the lazy one without decoding what the question does not need; and no
 module above storage knows which kind it holds."""
 
@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import pi_session
-from pi_session.entry_source import EntryList, EntrySource, entry_source
+from pi_session.entries.source import EntryList, EntrySource, entry_source
 from pi_session.storage import LazyRecords, read_session_file
-from pi_session.timestamps import MISSING
-from pi_session.tree import SessionTree
+from pi_session.core.timestamps import MISSING
+from pi_session.session.tree import SessionTree
 
 from sessiongen import generate_session, session_text
 

@@ -54,7 +54,7 @@ def test_builtin_kinds_are_kept() -> None:
 
 def test_the_leaf_moved_event_is_one_class() -> None:
     from pi_session.operations import LeafMoved
-    from pi_session.stale_leaf import FirstKeptOffPathError
+    from pi_session.manager.stale_leaf import FirstKeptOffPathError
     from pi_session.storage import LeafMovedError
 
     assert LeafMoved is LeafMovedError

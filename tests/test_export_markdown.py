@@ -1,4 +1,4 @@
-"""The Markdown export's prose path (``pi_session.export.prose_markdown``): a text
+"""The Markdown export's prose path (``pi_session.render.export.prose_markdown``): a text
 with none of the markup it rewrites or refuses skips the markdown-it
 parses, and must come out exactly as the parsed way gives it."""
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pi_session import export
+from pi_session.render import export
 
 # Markdown-heavy characters: block starts, emphasis, tables, code spans,
 # brackets, entities, escapes, line ends of every kind; "<" and "#" too

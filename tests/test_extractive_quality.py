@@ -15,8 +15,8 @@ from test_llm_extractive import assistant, call, result, section, summarize, use
 from pi_session.compaction import compact, prepare_compaction
 from pi_session.compaction.facts import analyze_history, error_line, is_constraint, is_decision
 from pi_session.llm import ExtractiveSummarizer
-from pi_session.manager import SessionManager
-from pi_session.settings import CompactionSettings
+from pi_session.manager.session_manager import SessionManager
+from pi_session.session.settings import CompactionSettings
 
 
 def test_a_branch_summary_counts_tool_calls_as_done_work():
@@ -149,7 +149,7 @@ def test_large_session_constraints_hold_the_users_imperatives():
     if not src.exists():
         pytest.skip(shared_missing(src) or "")
     path = SessionManager.open(src, read_only=True).get_branch()
-    from pi_session.context import convert_to_llm
+    from pi_session.session.context import convert_to_llm
 
     prep = prepare_compaction(path, CompactionSettings(True, 16384, 4000))
     assert prep is not None

@@ -124,7 +124,7 @@ def hostile_dir(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
     """A sessions root whose /proj directory holds two real sessions, a
     FIFO ``x.jsonl`` (newest mtime), a FIFO named like a session file and
     a symlink ``zero.jsonl`` to /dev/zero."""
-    from pi_session.paths import encode_cwd
+    from pi_session.core.paths import encode_cwd
 
     root = tmp_path / "root"
     directory = root / encode_cwd("/proj")

@@ -15,7 +15,7 @@ import pytest
 from agent_import_helpers import assert_claude_code_lossless, assert_codex_lossless, assert_messages_valid, assert_valid_for_pi_and_providers, session_entries
 from conftest import ORACLE, SHARED, oracle_missing
 from pi_session import build_session_context
-from pi_session.messages import text_content
+from pi_session.entries.agent_messages import text_content
 
 AGENTS = SHARED / "fixtures" / "other-agents"
 SOURCES = {"claude-code": AGENTS / "claude-code" / "projects", "codex": AGENTS / "codex" / "sessions"}

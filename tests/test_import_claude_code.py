@@ -215,7 +215,7 @@ def test_titles_name_the_session(tmp_path):
     assert [e["name"] for e in entries if e["type"] == "session_info"] == ["Fixing the build", "build-fix"]
     assert entries[-1]["type"] in ("session_info", "custom")
     assert_valid_for_pi_and_providers(path)
-    from pi_session.listing import build_session_info
+    from pi_session.stores.listing import build_session_info
 
     info = build_session_info(path)
     assert info is not None
@@ -509,7 +509,7 @@ def test_an_interruption_marker_is_no_prompt(tmp_path):
     )
     [r], target = run_import(tmp_path)
     path = imported_file(target, r.result.session_id)
-    from pi_session.listing import build_session_info
+    from pi_session.stores.listing import build_session_info
 
     info = build_session_info(path)
     assert info is not None and info["firstMessage"] == "the real question"

@@ -276,7 +276,7 @@ def test_a_command_the_user_ran_is_a_bash_execution(tmp_path):
     assert (bash["command"], bash["output"], bash["exitCode"], bash["cancelled"]) == ("ls -a", "ls: cannot access", 2, False)
     context = assert_valid_for_pi_and_providers(path)
     assert [m["role"] for m in context["messages"]] == ["bashExecution", "user"]
-    from pi_session.listing import build_session_info
+    from pi_session.stores.listing import build_session_info
 
     info = build_session_info(path)
     assert info is not None and info["firstMessage"] == "why did it fail?"

@@ -29,7 +29,7 @@ from process_barrier import release_together
 import pytest
 
 from pi_session import SessionManager
-from pi_session.jsonio import dumps_line
+from pi_session.core.jsonio import dumps_line
 from pi_session.stores import open_store
 from pi_session.stores.file import FileStore
 

@@ -120,8 +120,8 @@ def test_browse_opens_an_imported_session_on_the_conversation(cli, tmp_path, mon
 
 
 def test_the_hidden_line_names_the_most_frequent_kinds_and_counts_the_rest():
-    from pi_session.tree import TreeNode
-    from pi_session.tree_view import hidden_summary
+    from pi_session.session.tree import TreeNode
+    from pi_session.session.conversation import hidden_summary
 
     kinds = ["a/x"] * 5 + ["a/y"] * 4 + ["a/z"] * 3 + ["b/1"] * 2 + ["b/2", "b/3"]
     nodes = [TreeNode({"type": "custom", "id": f"{i:08x}", "customType": k}, []) for i, k in enumerate(kinds)]

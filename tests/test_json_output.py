@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from test_compaction_providers_cli import EXE, Builder, cli_env
-from pi_session import jsonio
+from pi_session.core import jsonio
 
 DEPTH = 3000  # > sys.getrecursionlimit()
 BIG = 2**60

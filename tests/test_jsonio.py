@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_session.jsonio import dumps_line, dumps_pretty, js_len, js_number, js_stringify, loads
+from pi_session.core.jsonio import dumps_line, dumps_pretty, js_len, js_number, js_stringify, loads
 
 
 @pytest.mark.parametrize(
@@ -105,7 +105,7 @@ def test_integers_beyond_2_53_print_as_javascript_prints_them_but_files_keep_eve
     """JSON.parse makes doubles of big integers, so pi's outputs show them
     rounded; our outputs match, while file writes (rewrites, copies) keep
     the digits that were read."""
-    from pi_session.jsonio import dumps_line, dumps_pretty, js_int, js_stringify
+    from pi_session.core.jsonio import dumps_line, dumps_pretty, js_int, js_stringify
 
     value = {"a": 9007199254740993, "b": 123456789012345678901234567890, "c": -9007199254740993, "d": 10**400, "e": [2**53, 1.5]}
     # node: JSON.stringify(JSON.parse(<the same text>))
@@ -139,7 +139,7 @@ def test_fast_encoding_equals_the_javascript_encoder(value):
     they must give exactly what the JavaScript-rules encoder (the slow way,
     written after ``JSON.stringify``) gives, number-like text in strings,
     array-index keys, integral and huge floats and long integers included."""
-    from pi_session.jsonio import js_stringify_by_rules
+    from pi_session.core.jsonio import js_stringify_by_rules
 
     assert dumps_line(value) == (js_stringify_by_rules(value, exact_ints=True) + "\n").encode("utf-8")
     assert js_stringify(value) == js_stringify_by_rules(value)
@@ -150,7 +150,7 @@ def test_fast_encoding_of_long_records_equals_the_javascript_encoder(value, fill
     """The same for records whose text is long (a tool output): those are
     walked before their text is scanned, with the same answer; number-like
     and key-like text in the long string included."""
-    from pi_session.jsonio import js_stringify_by_rules
+    from pi_session.core.jsonio import js_stringify_by_rules
 
     record = {"output": filler * 3000, "value": value, "list": [value, filler * 10]}
     assert dumps_line(record) == (js_stringify_by_rules(record, exact_ints=True) + "\n").encode("utf-8")

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from lean_helpers import Writer, branchy_session, image_session
-from pi_session.lean import NOTE_PATTERN, find_payloads, parse_size, value_spans
+from pi_session.session.lean import NOTE_PATTERN, find_payloads, parse_size, value_spans
 
 
 def _entries(path: Path) -> list[dict]:
@@ -392,7 +392,7 @@ def test_pis_real_sessions_slim_and_restore_byte_for_byte(fixture_copy, name):
     """Every payload kind pi writes (its own escapes, key order, images,
     tool outputs and arguments), slimmed everywhere with a low limit, comes
     back exactly; the slimmed file opens with the same tree."""
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
     from pi_session.operations.slimming import restore_session, slim_session
 
     path = fixture_copy(name)

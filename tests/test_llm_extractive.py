@@ -347,7 +347,7 @@ def test_property_budget_and_determinism(messages, kind, max_tokens, previous):
 
 
 def test_user_shell_commands_and_pasted_paths():
-    from pi_session.context import convert_to_llm
+    from pi_session.session.context import convert_to_llm
 
     bash = convert_to_llm([{"role": "bashExecution", "command": "make test", "output": "ok", "exitCode": 0, "timestamp": 1}])
     failed = convert_to_llm([{"role": "bashExecution", "command": "make lint", "output": "E501 line too long", "exitCode": 2, "timestamp": 1}])

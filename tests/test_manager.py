@@ -9,7 +9,7 @@ import time
 import pytest
 
 from pi_session import SessionFileError, SessionManager, read_session_file
-from pi_session.jsonio import dumps_line
+from pi_session.core.jsonio import dumps_line
 
 USER = {"role": "user", "content": "hi", "timestamp": 1}
 ASSISTANT = {"role": "assistant", "content": [{"type": "text", "text": "ok"}], "api": "a", "provider": "p", "model": "m",
@@ -394,7 +394,7 @@ def test_compaction_keeps_nothing_with_none_and_snapshots_the_system_prompt():
     c = sm.get_entry(sm.append_compaction("sum", None, 10, usage={"input": 1}))
     assert c["firstKeptEntryId"] == c["id"]
     assert list(c) == ["type", "id", "parentId", "timestamp", "summary", "firstKeptEntryId", "tokensBefore", "usage", "systemMessage"]
-    from pi_session.timestamps import iso_to_ms
+    from pi_session.core.timestamps import iso_to_ms
 
     assert c["systemMessage"]["sections"] == {"p": "P"} and c["systemMessage"]["timestamp"] == iso_to_ms(c["timestamp"])
     assert [m["role"] for m in sm.build_session_context()["messages"]] == ["system", "compactionSummary"]

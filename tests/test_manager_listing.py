@@ -18,7 +18,7 @@ import pytest
 
 from conftest import GOLDENS
 from pi_session import SessionManager
-from pi_session.listing import index_path, list_sessions_dirs
+from pi_session.stores.listing import index_path, list_sessions_dirs
 
 GOLDEN = json.loads((GOLDENS / "ops" / "listing.json").read_text())
 
@@ -178,7 +178,7 @@ def test_find_by_id_and_continue_recent_filter_by_cwd(tmp_path, monkeypatch):
 def test_listing_index_is_written_even_with_a_lone_surrogate(tmp_path):
     """One session whose first message holds a lone surrogate must not keep
     the directory's index from being written (review finding F23)."""
-    from pi_session.listing import list_session_dir
+    from pi_session.stores.listing import list_session_dir
 
     d = tmp_path / "sessions"
     d.mkdir()

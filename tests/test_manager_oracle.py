@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from conftest import ORACLE, oracle_missing
 from opsgen import USER, ASSISTANT, normalize, random_ops16, run_ops
 from pi_session import SessionManager
-from pi_session.context import projection_to_json
+from pi_session.session.context import projection_to_json
 
 pytestmark = pytest.mark.oracle
 

@@ -9,7 +9,7 @@ import stat
 
 from conftest import GOLDENS
 from pi_session import SessionManager, migrate_file, migrate_session_entries, read_session_file
-from pi_session.jsonio import dumps_line
+from pi_session.core.jsonio import dumps_line
 
 V1 = [
     {"type": "session", "id": "s1", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/p"},

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from pi_session import SessionManager, jsonio, operations
+from pi_session import SessionManager, operations
+from pi_session.core import jsonio
 from pi_session.llm import ExtractiveSummarizer
 from pi_session.operations import LeafMoved, OperationError, OutputExists
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 SETTINGS = CompactionSettings(True, 16384, 10)
 
@@ -146,7 +147,7 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
 
 def test_plan_navigation_unknown_entry(tmp_path: Path) -> None:
     from pi_session.errors import PiSessionError
-    from pi_session.navigation import EntryNotFoundError
+    from pi_session.compaction.navigation import EntryNotFoundError
 
     path, _ = make_session(tmp_path)
     with pytest.raises(EntryNotFoundError) as caught:

@@ -32,7 +32,7 @@ from pi_session.compaction.probes import (
     key_tokens,
 )
 from pi_session.llm import make_summarizer
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 from sessiongen import write_session
 
 runner = CliRunner()
@@ -385,7 +385,7 @@ def test_real_sessions_every_probe_answered_within_budget(name):
     src = FIXTURES / name
     if not src.exists():
         pytest.skip(shared_missing(src) or "")
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
 
     path = SessionManager.open(src, read_only=True).get_branch()
     ev = evaluate(path, keep=20000)

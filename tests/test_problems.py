@@ -3,7 +3,7 @@ alike problems."""
 
 from __future__ import annotations
 
-from pi_session.problems import CheckProblem, grouped_problems
+from pi_session.storage.problems import CheckProblem, grouped_problems
 
 
 def _crlf(line: int) -> CheckProblem:

@@ -14,7 +14,7 @@ from conftest import GOLDENS
 from projection_cases import CASES
 from pi_session import SessionManager
 from pi_session.cli.render import tree_value
-from pi_session.context import (
+from pi_session.session.context import (
     apply_context_edit,
     build_context_entries,
     build_session_context,
@@ -24,8 +24,13 @@ from pi_session.context import (
     projection_to_json,
     system_message_text,
 )
-from pi_session.jsonio import js_stringify
-from pi_session.tokens import estimate_context_tokens, estimate_projected_context_tokens, estimate_tokens, should_compact
+from pi_session.core.jsonio import js_stringify
+from pi_session.session.tokens import (
+    estimate_context_tokens,
+    estimate_projected_context_tokens,
+    estimate_tokens,
+    should_compact,
+)
 
 PROJECTION = GOLDENS / "projection"
 NAMES = sorted(p.name[: -len(".golden.json.gz")] for p in PROJECTION.glob("*.golden.json.gz"))

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_session.manager import SessionManager
-from pi_session.problems import PROBLEM_KINDS
-from pi_session.repair import check_session, repair_session
+from pi_session.manager.session_manager import SessionManager
+from pi_session.storage.problems import PROBLEM_KINDS
+from pi_session.check.repair import check_session, repair_session
 from pi_session.storage import SessionFileError, read_session_file, scan_session_file
 from storage_helpers import make_session
 

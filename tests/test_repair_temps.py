@@ -10,7 +10,7 @@ from pathlib import Path
 
 import orjson
 
-from pi_session.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
+from pi_session.check.repair import STALE_TEMP_SECONDS, check_session, leftover_temps, repair_session
 from storage_helpers import make_session
 
 

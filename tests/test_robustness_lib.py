@@ -13,8 +13,8 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from pi_session import jsonio
-from pi_session.jsonio import dumps_line, dumps_pretty, iter_pretty, js_stringify, loads
+from pi_session.core import jsonio
+from pi_session.core.jsonio import dumps_line, dumps_pretty, iter_pretty, js_stringify, loads
 
 DEPTH = 10_000
 
@@ -144,7 +144,7 @@ def _write_deep_session(path: Path, version: int = 3) -> list[str]:
 
 def test_deep_entries_are_read_kept_by_repair_and_rewritten_identically(tmp_path):
     from pi_session.storage import migrate_file
-    from pi_session.repair import check_session, repair_session
+    from pi_session.check.repair import check_session, repair_session
     from pi_session.storage import read_session_file
 
     f = tmp_path / "s.jsonl"
@@ -253,8 +253,8 @@ _settings_like = st.fixed_dictionaries(
 def _all_pure_functions(entries, settings_value, leaf):
     from pi_session.compaction import prepare_compaction, serialize_conversation
     from pi_session.compaction.file_ops import FileOps, extract_file_ops_from_message
-    from pi_session.context import build_session_context, convert_to_llm
-    from pi_session.tokens import (
+    from pi_session.session.context import build_session_context, convert_to_llm
+    from pi_session.session.tokens import (
         calculate_context_tokens,
         estimate_context_tokens,
         estimate_tokens,
@@ -296,7 +296,7 @@ def test_pure_functions_never_raise_on_garbage_entries(entries, settings_value, 
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_entry, max_size=6))
 def test_extractive_summary_never_raises_on_garbage(entries):
-    from pi_session.context import build_session_context, convert_to_llm
+    from pi_session.session.context import build_session_context, convert_to_llm
     from pi_session.llm.base import SummaryRequest
     from pi_session.llm.extractive import extractive_summary
 
@@ -321,7 +321,7 @@ _header = st.fixed_dictionaries(
 @settings(max_examples=100, deadline=None)
 @given(_header, st.lists(_entry, max_size=6))
 def test_one_bad_session_file_never_breaks_listing(tmp_path_factory, header, entries):
-    from pi_session.listing import build_session_info, list_session_dir
+    from pi_session.stores.listing import build_session_info, list_session_dir
 
     d = tmp_path_factory.mktemp("ls")
     good = d / "good.jsonl"
@@ -344,7 +344,7 @@ def test_one_bad_session_file_never_breaks_listing(tmp_path_factory, header, ent
 
 
 def test_listing_reads_what_it_can_of_a_malformed_file(tmp_path):
-    from pi_session.listing import list_session_dir
+    from pi_session.stores.listing import list_session_dir
 
     f = tmp_path / "s.jsonl"
     records = [
@@ -365,7 +365,11 @@ def test_listing_reads_what_it_can_of_a_malformed_file(tmp_path):
 
 
 def test_usage_values_that_are_not_numbers_count_zero():
-    from pi_session.tokens import calculate_context_tokens, estimate_context_tokens, get_last_assistant_usage
+    from pi_session.session.tokens import (
+        calculate_context_tokens,
+        estimate_context_tokens,
+        get_last_assistant_usage,
+    )
 
     assert calculate_context_tokens({"input": "lots", "output": None, "totalTokens": "x"}) == 0
     assert calculate_context_tokens({"input": 5, "output": True, "cacheRead": 2, "cacheWrite": [1]}) == 7
@@ -382,7 +386,7 @@ def test_usage_values_that_are_not_numbers_count_zero():
 
 
 def test_estimate_tokens_ignores_wrong_typed_content():
-    from pi_session.tokens import estimate_tokens
+    from pi_session.session.tokens import estimate_tokens
 
     assert estimate_tokens({"role": "user", "content": 12345}) == 0
     assert estimate_tokens({"role": "user", "content": {"type": "text", "text": "abcd"}}) == 0
@@ -399,7 +403,7 @@ def test_estimate_tokens_ignores_wrong_typed_content():
 def test_convert_and_serialize_skip_malformed_parts():
     from pi_session.compaction import serialize_conversation
     from pi_session.compaction.file_ops import FileOps, extract_file_ops_from_message
-    from pi_session.context import build_session_context, convert_to_llm
+    from pi_session.session.context import build_session_context, convert_to_llm
 
     msgs = [
         "not a message",
@@ -434,8 +438,8 @@ def test_convert_and_serialize_skip_malformed_parts():
 
 def test_prepare_compaction_takes_pi_style_settings():
     from pi_session.compaction import prepare_compaction
-    from pi_session.settings import CompactionSettings, coerce_compaction_settings
-    from pi_session.tokens import should_compact
+    from pi_session.session.settings import CompactionSettings, coerce_compaction_settings
+    from pi_session.session.tokens import should_compact
 
     entries = []
     parent = None
@@ -462,7 +466,7 @@ def test_prepare_compaction_takes_pi_style_settings():
 
 
 def test_branch_summary_settings_from_pi_style_dicts():
-    from pi_session.settings import BranchSummarySettings, coerce_branch_summary_settings
+    from pi_session.session.settings import BranchSummarySettings, coerce_branch_summary_settings
 
     assert coerce_branch_summary_settings({"reserveTokens": 100, "skipPrompt": True}) == BranchSummarySettings(100, True)
     assert coerce_branch_summary_settings(None) == BranchSummarySettings()
@@ -482,7 +486,7 @@ def _entry_rec(eid, parent, **fields):
 
 
 def _check(tmp_path, header, *records):
-    from pi_session.repair import check_session
+    from pi_session.check.repair import check_session
 
     f = tmp_path / "s.jsonl"
     f.write_bytes(b"".join(dumps_line(r) for r in [header, *records]))
@@ -710,7 +714,7 @@ def test_manager_and_tree_never_raise_on_garbage_entries(tmp_path_factory, entri
     """Wrong-typed ids and parentIds (arrays, objects, numbers, "") once made
     opening a file raise TypeError; they are orphans or roots, as in pi."""
     from pi_session.cli.render import tree_json, tree_lines
-    from pi_session.manager import SessionManager
+    from pi_session.manager.session_manager import SessionManager
 
     f = tmp_path_factory.mktemp("mgr") / "s.jsonl"
     header = {"type": "session", "version": 3, "id": "s", "timestamp": "2024-01-01T00:00:00.000Z", "cwd": "/w"}
@@ -770,7 +774,7 @@ def test_cli_commands_never_crash_on_garbage_entries(tmp_path_factory, entries):
 def test_edits_left_out_takes_ids_of_any_json_type():
     """A damaged session's ids may be lists or numbers (clone's warning
     crashed with "unhashable type: 'list'"): only string ids name entries."""
-    from pi_session.context_edits import edits_left_out
+    from pi_session.session.context_edits import edits_left_out
 
     path = [{"id": ["x"]}, {"id": "a"}, {"id": 7}]
     entries = [

@@ -419,7 +419,7 @@ def test_forget_session_purges_its_tokens(root: Path) -> None:
 
 APPENDER = r"""
 import sys
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 from storage_helpers import user
 m = SessionManager.open(sys.argv[1])
 print("ready", flush=True)

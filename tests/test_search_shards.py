@@ -17,7 +17,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.paths import encode_cwd
+from pi_session.core.paths import encode_cwd
 from pi_session.search import parse_query, search
 from pi_session.search.files import FileIndex, file_key, index_path, key_shard
 from pi_session.search.shards import rank_key

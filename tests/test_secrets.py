@@ -330,7 +330,7 @@ def test_oracle_reads_the_rewrite_with_the_same_tree_and_leaf(tmp_path, oracle, 
 
 @pytest.mark.oracle
 def test_oracle_reads_the_edits_with_the_secrets_masked(tmp_path, oracle, cli):
-    from pi_session.jsonio import js_stringify
+    from pi_session.core.jsonio import js_stringify
 
     path = _session(tmp_path, [SECRETS[0]])
     before = oracle("context", str(path))
@@ -412,7 +412,7 @@ def test_a_secret_nested_deeper_than_the_recursion_limit_is_found_and_masked(tmp
         deep = [deep]
     records = field_records("nothing here")
     records[2]["message"]["content"] = [{"type": "toolCall", "id": "t1", "name": "bash", "arguments": {"x": deep}}]
-    from pi_session.jsonio import dumps_line
+    from pi_session.core.jsonio import dumps_line
 
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"".join(map(dumps_line, records)))  # json.dumps recurses

@@ -21,7 +21,7 @@ from pi_session import SessionManager
 from pi_session.compaction import prepare_branch_entries
 from pi_session.operations import plan_compaction, scrub_session
 from pi_session.secrets import find_secrets
-from pi_session.settings import CompactionSettings
+from pi_session.session.settings import CompactionSettings
 
 KEY = "sk-proj-" + "Qz8Lm3Vn7Bx2Kc9Wd4Rt6Yh1Jp5Fs0GaUe" + "_Tt-77"  # a fake OpenAI project key
 KEY2 = "ghp_" + "Lm3Vn7Bx2Kc9Wd4Rt6Yh1Jp5Fs0GaUeQz8Xy12"  # a fake GitHub token

@@ -1,5 +1,5 @@
 """Session lookup by path or id prefix, as a library call every front end
-shares (:func:`pi_session.opening.resolve_session_file`), on real files."""
+shares (:func:`pi_session.manager.locating.resolve_session_file`), on real files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from pi_session.errors import PiSessionError
-from pi_session.jsonio import dumps_line
-from pi_session.opening import AmbiguousSessionFileError, SessionCandidate, resolve_session_file
+from pi_session.core.jsonio import dumps_line
+from pi_session.manager.locating import AmbiguousSessionFileError, SessionCandidate, resolve_session_file
 from pi_session.stores import FileStore, SessionNotFoundError
 
 

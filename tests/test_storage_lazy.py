@@ -490,7 +490,7 @@ def test_markdown_export_and_clone_decode_only_their_path(tmp_path: Path) -> Non
     edits it leaves out decode the path and the file's context edits (their
     type is in the index), not the other entries; the results are the full
     reader's."""
-    from pi_session.export import export_session
+    from pi_session.render.export import export_session
     from pi_session.operations.navigating import clone_warning
 
     header, entries = generate_session(6, turns=25, branches=False)

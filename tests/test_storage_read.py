@@ -98,7 +98,7 @@ def test_entries_are_plain_dicts_with_the_files_key_order(tmp_path: Path) -> Non
     """Decoded entries, messages, blocks, usage and arguments are ordinary
     dicts, equal to what orjson decodes, keys in the file's order, and
     they behave as any dict when changed."""
-    from pi_session import jsonio
+    from pi_session.core import jsonio
 
     path = _lines(tmp_path)
     raw_lines = path.read_bytes().splitlines()
@@ -162,7 +162,7 @@ def test_entry_columns_gathered_while_reading(tmp_path: Path) -> None:
     exactly what the entries hold, a damaged line and a label included, and
     the tree built from them is the tree built from the entries alone; a
     file that is migrated after reading gathers none."""
-    from pi_session.tree import SessionTree
+    from pi_session.session.tree import SessionTree
 
     path = _lines(tmp_path)
     label = {"type": "label", "id": "l1", "parentId": "a0000004", "timestamp": "2025-01-01T00:00:05.000Z", "targetId": "a0000001", "label": "x"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 from pi_session.storage import parse_line, read_session_file, recover_line
 from storage_helpers import make_session
 

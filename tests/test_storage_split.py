@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pi_session import jsonio, storage
-from pi_session.manager import SessionManager
-from pi_session.repair import check_session, repair_session
+from pi_session.core import jsonio
+from pi_session import storage
+from pi_session.manager.session_manager import SessionManager
+from pi_session.check.repair import check_session, repair_session
 from pi_session.storage import SessionFileError, append_lines, read_session_file, rejoin_split
 from sessiongen import generate_session, session_text
 from storage_helpers import make_session

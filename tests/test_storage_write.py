@@ -11,7 +11,7 @@ import orjson
 import pytest
 
 from pi_session import storage
-from pi_session.manager import SessionManager
+from pi_session.manager.session_manager import SessionManager
 from pi_session.storage import migrate_file
 from pi_session.storage import (
     AppendError,

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import psycopg
 import pytest
 
-from pi_session import jsonio
+from pi_session.core import jsonio
 from storage_helpers import stored_session_lines
 from pi_session.search import index_for
 from pi_session.stores import StoreError, open_store

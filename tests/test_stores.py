@@ -20,7 +20,7 @@ from conftest import FIXTURES, GOLDENS
 from shared_paths import shared_missing
 from pi_session import SessionManager, read_session_file
 from pi_session.cli.render import tree_json
-from pi_session.jsonio import dumps_line, dumps_pretty
+from pi_session.core.jsonio import dumps_line, dumps_pretty
 from pi_session.storage import ConcurrentAppendError, read_session_lines, rewritten_lines
 from pi_session.stores import (
     AmbiguousSessionError,
@@ -116,7 +116,7 @@ def test_listing_infos_equal_the_file_listing(store, tmp_path):
     store.append(header["id"], [dumps_line(e) for e in entries[10:]])
     full = tmp_path / "full.jsonl"
     full.write_bytes(session_text(header, entries))
-    from pi_session.listing import build_session_info
+    from pi_session.stores.listing import build_session_info
 
     expected = build_session_info(full)
     ours = next(i for i in store.list() if i["id"] == header["id"])

@@ -18,7 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from pi_session import jsonio
+from pi_session.core import jsonio
 from storage_helpers import stored_session_lines
 from pi_session.stores import StoreError, open_store
 from pi_session.stores.postgres import PostgresStore
@@ -159,7 +159,7 @@ def _file_limit() -> None:
 _LIBRARY_WRITE = """
 import sys
 import threading
-from pi_session import jsonio
+from pi_session.core import jsonio
 from pi_session.stores import StoreError, open_store
 header = {"type": "session", "version": 3, "id": "big", "timestamp": "2025-01-02T03:04:05.000Z", "cwd": "/work/p"}
 user = {"type": "message", "id": "e1", "parentId": None, "timestamp": "2025-01-02T03:04:06.000Z",

@@ -13,7 +13,7 @@ import pytest
 
 from pi_session import SessionManager
 from pi_session.compaction import CompactionResult
-from pi_session.jsonio import dumps_line, loads
+from pi_session.core.jsonio import dumps_line, loads
 from pi_session.storage import AppendError, LeafMovedError
 from pi_session.stores import FailingHandle, FileHandle, MemoryHandle, SessionHandle, open_store
 

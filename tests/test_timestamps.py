@@ -13,8 +13,8 @@ import orjson
 import pytest
 
 from pi_session.cli.render import tree_json
-from pi_session.manager import SessionManager
-from pi_session.timestamps import MISSING, iso_to_ms
+from pi_session.manager.session_manager import SessionManager
+from pi_session.core.timestamps import MISSING, iso_to_ms
 
 GOLDEN = Path(__file__).parent / "goldens" / "timestamps.json"
 

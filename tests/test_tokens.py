@@ -7,8 +7,8 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pi_session.settings import CompactionSettings
-from pi_session.tokens import (
+from pi_session.session.settings import CompactionSettings
+from pi_session.session.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
     estimate_tokens,

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pi_session import SessionTree, build_session_context
-from pi_session.tree import path_to_root
+from pi_session.session.tree import path_to_root
 
 
 def e(id, parent, ts="2025-01-01T00:00:00.000Z", **kw):
@@ -96,7 +96,7 @@ def _reference_roots(tree):
     must give whatever the graph (repeated ids, cycles, forward parents)."""
     from functools import cmp_to_key
 
-    from pi_session.timestamps import iso_to_ms
+    from pi_session.core.timestamps import iso_to_ms
 
     nodes = {eid: {"id": eid, "entry": entry, "children": [], "label": tree.labels.get(eid)} for eid, entry in tree.by_id.items()}
     roots, seen = [], set()

@@ -4,7 +4,7 @@ A session can hold a lone UTF-16 surrogate (``\\ud83d`` with no partner: a
 tool cut an emoji in half, or our own truncation did). The official SDKs
 raise ``UnicodeEncodeError`` on such a str before sending, so:
 
-- ``pi_session.text``: the replacement policy (lone surrogate -> U+FFFD);
+- ``pi_session.core.text``: the replacement policy (lone surrogate -> U+FFFD);
 - every adapter payload encodes as UTF-8, whatever the strings (hypothesis),
   and reports ``lone_surrogates_replaced``; the validators flag lone
   surrogates in their input;
@@ -37,7 +37,13 @@ from pi_session.adapters import (
     validate_openai_responses,
 )
 from pi_session.compaction.summary import build_summary_request
-from pi_session.text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
+from pi_session.core.text import (
+    find_lone_surrogates,
+    is_well_formed,
+    lone_surrogates,
+    well_formed,
+    well_formed_deep,
+)
 
 ADAPTERS = [
     (to_openai_chat, validate_openai_chat),

@@ -194,7 +194,7 @@ def test_the_fast_roots_are_the_stores_roots(tmp_path: Path, monkeypatch: pytest
     the store does (pi's path resolution); anything else is left to the
     full command."""
     from pi_session.cli.usage_fast import sessions_root
-    from pi_session.paths import resolve_path
+    from pi_session.core.paths import resolve_path
 
     (tmp_path / "sessions").mkdir()
     (tmp_path / "x").mkdir()

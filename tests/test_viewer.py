@@ -14,7 +14,7 @@ import pytest
 
 from pi_session import SessionManager
 from pi_session.cli.render import tree_lines
-from pi_session.export import export_html
+from pi_session.render.export import export_html
 from pi_session.viewer.entries import COLLAPSE_CHARS, COLLAPSE_LINES, article, collapsible, image
 from pi_session.viewer.markup import code, esc, markdown, safe_href
 from pi_session.viewer.model import tree_rows
@@ -221,7 +221,7 @@ def test_a_deep_path_opens_with_its_last_entries_in_the_page(tmp_path, monkeypat
 
 
 def test_tree_layout_matches_the_tree_command():
-    from pi_session.tree import SessionTree
+    from pi_session.session.tree import SessionTree
 
     _header, entries = generate_session(11, turns=40)
     roots = SessionTree(entries).roots()

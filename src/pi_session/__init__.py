@@ -29,7 +29,7 @@ if TYPE_CHECKING:
         prepare_compaction,
         serialize_conversation,
     )
-    from .context import (
+    from .session.context import (
         UNSET,
         build_context_entries,
         build_session_context,
@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     )
     from .llm import Summarizer, SummarizerError, SummaryRequest
     from .errors import PiSessionError
-    from .manager import SessionManager
-    from .migrate import migrate_session_entries
-    from .navigation import NavigationPlan, NavigationResult, plan_navigation
+    from .manager.session_manager import SessionManager
+    from .storage.versions import migrate_session_entries
+    from .compaction.navigation import NavigationPlan, NavigationResult, plan_navigation
     from .prompt import (
         BuildSystemPromptOptions,
         LoadSkillsResult,
@@ -54,8 +54,8 @@ if TYPE_CHECKING:
         load_project_context_files,
         load_skills,
     )
-    from .records import CURRENT_SESSION_VERSION
-    from .stats import SessionStats
+    from .entries.records import CURRENT_SESSION_VERSION
+    from .session.stats import SessionStats
     from .storage import (
         Durability,
         LineProblem,
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
         parse_session_entries,
         read_session_file,
     )
-    from .tokens import (
+    from .session.tokens import (
         calculate_context_tokens,
         estimate_context_tokens,
         estimate_projected_context_tokens,
@@ -74,7 +74,7 @@ if TYPE_CHECKING:
         should_compact,
         usage_is_stale,
     )
-    from .tree import SessionTree, TreeNode
+    from .session.tree import SessionTree, TreeNode
 
 # module -> the public names it provides (what the imports above list)
 _EXPORTS: dict[str, tuple[str, ...]] = {
@@ -83,31 +83,31 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_cut_point", "find_turn_start_index", "generate_branch_summary", "prepare_branch_entries",
         "prepare_compaction", "serialize_conversation",
     ),
-    "context": (
+    "session.context": (
         "UNSET", "build_context_entries", "build_session_context", "build_session_projection", "convert_to_llm",
         "get_current_system_message",
     ),
     "errors": ("PiSessionError",),
     "llm": ("Summarizer", "SummarizerError", "SummaryRequest"),
-    "manager": ("SessionManager",),
-    "migrate": ("migrate_session_entries",),
-    "navigation": ("NavigationPlan", "NavigationResult", "plan_navigation"),
+    "manager.session_manager": ("SessionManager",),
+    "storage.versions": ("migrate_session_entries",),
+    "compaction.navigation": ("NavigationPlan", "NavigationResult", "plan_navigation"),
     "prompt": (
         "BuildSystemPromptOptions", "LoadSkillsResult", "Skill", "build_system_prompt", "build_system_prompt_sections",
         "build_system_prompt_state", "diff_system_prompt_sections", "format_skills_for_prompt",
         "load_project_context_files", "load_skills",
     ),
-    "records": ("CURRENT_SESSION_VERSION",),
-    "stats": ("SessionStats",),
+    "entries.records": ("CURRENT_SESSION_VERSION",),
+    "session.stats": ("SessionStats",),
     "storage": (
         "Durability", "LineProblem", "SessionFile", "SessionFileError", "migrate_file", "parse_session_entries",
         "read_session_file",
     ),
-    "tokens": (
+    "session.tokens": (
         "calculate_context_tokens", "estimate_context_tokens", "estimate_projected_context_tokens", "estimate_tokens",
         "get_last_assistant_usage", "should_compact", "usage_is_stale",
     ),
-    "tree": ("SessionTree", "TreeNode"),
+    "session.tree": ("SessionTree", "TreeNode"),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 

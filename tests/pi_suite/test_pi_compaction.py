@@ -27,10 +27,10 @@ from pi_session.compaction import (
     prepare_compaction,
     should_compact,
 )
-from pi_session.context import build_session_context
+from pi_session.session.context import build_session_context
 from pi_session.llm import ExtractiveSummarizer
-from pi_session.migrate import migrate_session_entries
-from pi_session.settings import CompactionSettings
+from pi_session.storage.versions import migrate_session_entries
+from pi_session.session.settings import CompactionSettings
 from shared_paths import ORACLE, SHARED, needs_oracle, shared_missing
 
 LARGE_SESSION = SHARED / "fixtures" / "pi-tests" / "large-session.jsonl"

@@ -10,7 +10,7 @@ import json
 from pi_sm_helpers import assistant_msg, now_ms
 
 from pi_session import SessionManager
-from pi_session.timestamps import iso_to_ms
+from pi_session.core.timestamps import iso_to_ms
 
 
 def test_modified_timestamp_is_last_message_time_not_mtime(tmp_path):

@@ -59,7 +59,7 @@ JSON escape like ``\ud83d``) cannot be encoded as UTF-8, and the official
 SDKs raise ``UnicodeEncodeError`` before sending it. Every string of the
 request (texts, tool names, ids, tool-call arguments, also arguments parsed
 from JSON text, the system prompt) is made well formed with
-:func:`pi_session.text.well_formed`: a lone surrogate becomes U+FFFD, a
+:func:`pi_session.core.text.well_formed`: a lone surrogate becomes U+FFFD, a
 surrogate pair its character (``lone_surrogates_replaced``, per message;
 ``message_index`` None for the system prompt). The session is not changed.
 Every payload an adapter returns encodes as UTF-8; the validators report

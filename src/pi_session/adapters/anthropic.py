@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..text import well_formed_deep
+from ..core.text import well_formed_deep
 from .canonical import (
     EMPTY_RESULT_TEXT,
     PLACEHOLDER_USER_TEXT,

@@ -19,8 +19,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..context import convert_to_llm, get_current_system_message, system_message_text
-from ..text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
+from ..session.context import convert_to_llm, get_current_system_message, system_message_text
+from ..core.text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
 
 SUPPORTED_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Image MIME types all three APIs accept as inline base64 data."""
@@ -221,7 +221,7 @@ def _coerce_arguments(args: Any) -> tuple[dict[str, Any], bool]:
 
 def llm_messages_with_index(messages: Sequence[Any]) -> list[tuple[int, dict[str, Any]]]:
     """``(index into messages, LLM message)`` after pi's ``convertToLlm``
-    (:func:`pi_session.context.convert_to_llm`); non-object messages are skipped."""
+    (:func:`pi_session.session.context.convert_to_llm`); non-object messages are skipped."""
     out: list[tuple[int, dict[str, Any]]] = []
     for i, m in enumerate(messages):
         if not isinstance(m, Mapping):
@@ -233,7 +233,7 @@ def llm_messages_with_index(messages: Sequence[Any]) -> list[tuple[int, dict[str
 
 def _well_formed_message(m: dict[str, Any], src: int, repairs: list[Repair]) -> dict[str, Any]:
     """``m`` with lone UTF-16 surrogates replaced by U+FFFD in every string
-    (:func:`pi_session.text.well_formed_deep`), reported as
+    (:func:`pi_session.core.text.well_formed_deep`), reported as
     ``lone_surrogates_replaced``; ``m`` itself when it holds none."""
     fixed = well_formed_deep(m)
     if fixed is not m:
@@ -273,7 +273,7 @@ def well_formed_system_prompt(system_prompt: str | None, repairs: list[Repair]) 
 def system_prompt_for(messages: Sequence[Any], system_prompt: str | None) -> str | None:
     """The system prompt to send: ``system_prompt`` when given, else the
     prompt the context's pi 1.6 system messages replay to
-    (:func:`pi_session.context.get_current_system_message`), as pi sends it
+    (:func:`pi_session.session.context.get_current_system_message`), as pi sends it
     to providers that take no system message mid-conversation; None when
     there is neither."""
     if system_prompt is not None:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..text import find_lone_surrogates
+from ..core.text import find_lone_surrogates
 from .canonical import SUPPORTED_IMAGE_TYPES, AdapterResult
 
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_-]+$")

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..jsonio import js_stringify
-from ..text import well_formed_deep
+from ..core.jsonio import js_stringify
+from ..core.text import well_formed_deep
 from .canonical import (
     EMPTY_RESULT_TEXT,
     TOOL_IMAGES_TEXT,

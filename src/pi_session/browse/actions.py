@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import operations
-from ..manager import SessionManager
+from ..manager.session_manager import SessionManager
 from ..storage import SessionFileError
 from ..operations import OperationError, OutputExists, one_line
-from ..terminal import plural
-from ..text import is_well_formed
+from ..render.terminal import plural
+from ..core.text import is_well_formed
 
 __all__ = [
     "ActionError",
@@ -229,7 +229,7 @@ def default_export_path(session: Path, directory: str | None = None) -> Path:
 
 def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = False) -> Outcome:
     """Export as ``pi-session export --leaf leaf_id -o output`` does
-    (:func:`pi_session.export.export_session`): Markdown of the
+    (:func:`pi_session.render.export.export_session`): Markdown of the
     conversation root→``leaf_id`` (None: the leaf) for a ``.md`` or
     ``.markdown`` name, else the HTML viewer (the whole tree, opened at
     ``leaf_id``); written atomically; never over a session file.

@@ -1,7 +1,7 @@
 """The detail pane of ``pi-session browse``: one entry's full content.
 
 Pure: an entry in, text out. Every piece of session text goes through
-:func:`pi_session.terminal.sanitize` (no terminal escapes reach the
+:func:`pi_session.render.terminal.sanitize` (no terminal escapes reach the
 screen). :func:`entry_sections` gives the content as ``(heading, text)``
 pairs, which both the pane (:func:`detail_text`) and the search use.
 """
@@ -13,11 +13,11 @@ from typing import Any, assert_never
 
 from rich.text import Text
 
-from ..terminal import ROLE_STYLES, sanitize, system_changes
-from ..text import plural, field_text
-from ..context import system_message_text, text_content
+from ..render.terminal import ROLE_STYLES, sanitize, system_changes
+from ..core.text import plural, field_text
+from ..session.context import system_message_text, text_content
 from ..entries import entry_type
-from ..jsonio import dumps_readable
+from ..core.jsonio import dumps_readable
 
 __all__ = ["DETAIL_LIMIT", "entry_sections", "entry_search_text", "detail_text", "entry_json"]
 

@@ -16,7 +16,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ..terminal import fit_cells_end, one_line, sanitize
+from ..render.terminal import fit_cells_end, one_line, sanitize
 from . import actions
 from .rows import matching
 from .session import SessionScreen

@@ -2,7 +2,7 @@
 search over a session tree, laid out as ``pi-session tree`` lays it out.
 
 Pure: plain data in, plain data out; no Textual, no I/O. The layout is
-:func:`pi_session.terminal.iter_tree_layout` (a chain stays flat, only
+:func:`pi_session.render.terminal.iter_tree_layout` (a chain stays flat, only
 branch points indent), applied to the tree left after filtering: an entry
 a filter hides passes its children up to its nearest shown ancestor, so
 what is shown keeps its place in the tree (as pi's ``/tree`` filters do).
@@ -14,9 +14,9 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..terminal import iter_tree_layout
-from ..tree import TreeNode
-from ..tree_view import ConversationView, hidden_by_default
+from ..render.terminal import iter_tree_layout
+from ..session.tree import TreeNode
+from ..session.conversation import ConversationView, hidden_by_default
 
 __all__ = ["FILTERS", "DEFAULT_FILTER", "Row", "ViewNode", "entry_shown", "filtered_forest", "layout_rows", "find_match", "matching"]
 
@@ -32,7 +32,7 @@ A session opens with :data:`DEFAULT_FILTER`."""
 
 DEFAULT_FILTER = "conversation"
 """The filter a session opens with: every entry but custom ones
-(:func:`pi_session.tree_view.hidden_by_default`)."""
+(:func:`pi_session.session.conversation.hidden_by_default`)."""
 
 
 def _role(entry: Any) -> Any:
@@ -44,8 +44,8 @@ def entry_shown(node: TreeNode, mode: str, leaf_id: Any = None) -> bool:
     """Whether the filter ``mode`` (a key of :data:`FILTERS`) shows ``node``:
     ``all`` every entry; ``conversation`` every entry but custom ones
     (unless labelled or the leaf ``leaf_id``:
-    :func:`pi_session.tree_view.hidden_by_default`; :func:`filtered_forest`
-    also leaves out what :class:`pi_session.tree_view.ConversationView` does);
+    :func:`pi_session.session.conversation.hidden_by_default`; :func:`filtered_forest`
+    also leaves out what :class:`pi_session.session.conversation.ConversationView` does);
     ``no-tools`` every entry
     but tool results; ``user`` user messages; ``labelled`` entries with a
     label.

@@ -22,11 +22,11 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Footer, Input, Static
 
-from ..terminal import one_line, sanitize, tree_row
-from ..tree_view import hidden_summary
+from ..render.terminal import one_line, sanitize, tree_row
+from ..session.conversation import hidden_summary
 from .. import operations
-from ..text import plural
-from ..context import applied_context_edits
+from ..core.text import plural
+from ..session.context import applied_context_edits
 from . import actions, summaries
 from .detail import detail_text, entry_json, entry_search_text
 from .dialogs import ConfirmDialog, InputDialog, ProgressDialog

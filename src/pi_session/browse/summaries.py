@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .. import operations
 from ..operations import CompactionPlan, OperationError, SummarizerConfig, one_line
 from ..storage import SessionFileError
-from ..terminal import plural
+from ..render.terminal import plural
 from .actions import ActionError, Outcome, open_read, open_write, save
 
 if TYPE_CHECKING:
     from ..compaction import BranchSummaryResult
     from ..llm import Summarizer
-    from ..navigation import NavigationPlan
+    from ..compaction.navigation import NavigationPlan
 
 __all__ = [
     "SummarizerConfig",
@@ -75,7 +75,7 @@ async def summarize_branch(
         ActionError: the summarizer failed.
     """
     from ..llm import SummarizerError
-    from ..settings import load_settings
+    from ..session.settings import load_settings
 
     if not plan.has_content_to_summarize:
         return None
@@ -149,7 +149,7 @@ def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
 def describe_compaction(plan: CompactionPlan) -> str:
     """The confirmation text for a compaction plan: what is summarized, what
     is kept, the tokens before."""
-    from ..tokens import estimate_tokens
+    from ..session.tokens import estimate_tokens
 
     prep = plan.preparation
     assert prep is not None

@@ -252,7 +252,7 @@ def _say_interrupted() -> None:
 
 
 def _one_line(text: str) -> str:
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     return " ".join(sanitize(text).split())
 

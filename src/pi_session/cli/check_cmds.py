@@ -22,8 +22,8 @@ from ..operations import (
     EXPORT_MODE, PRIVATE_MODE, OperationError, check_export_target, default_export_name, export_chunks, export_secrets,
     redacted_jsonl, redacted_manager, write_export,
 )
-from ..problems import grouped_problems
-from ..repair import check_session, repair_session
+from ..storage.problems import grouped_problems
+from ..check.repair import check_session, repair_session
 from ..storage import SessionFileError
 from .common import (
     JSON_OPTION,
@@ -44,7 +44,7 @@ from .common import (
     resolve_session,
     warn,
 )
-from ..terminal import fit_cells, plural, sanitize
+from ..render.terminal import fit_cells, plural, sanitize
 
 
 
@@ -57,9 +57,9 @@ def _resolve(ctx: typer.Context, session: str) -> Path:
 
 def _lean_warnings(path: Any) -> list[str]:
     """What ``check`` says when a session holds more than
-    :data:`pi_session.lean.WARN_OVER` bytes of payload or of abandoned
+    :data:`pi_session.session.lean.WARN_OVER` bytes of payload or of abandoned
     branches, each with the command that fixes it."""
-    from ..lean import WARN_OVER, human_size, measure_file
+    from ..session.lean import WARN_OVER, human_size, measure_file
 
     try:
         lean = measure_file(path)

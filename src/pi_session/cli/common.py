@@ -182,7 +182,7 @@ entry point does not print a second one."""
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print ``pi-session: <message>`` (sanitized for a terminal) on stderr
     and exit with ``code`` (130 is reserved for Ctrl-C)."""
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     global interrupt_reported
     if code == 130:
@@ -206,26 +206,26 @@ def text_argument(value: str, what: str) -> str:
 
 def warn(message: str) -> None:
     """Print a one-line warning (sanitized for a terminal) on stderr."""
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     err_console.print(f"warning: {sanitize(message)}", style="yellow", markup=False, soft_wrap=True)
 
 
 def print_json(value: Any, indent: int | None = 1) -> None:
     """Print ``value`` as the oracle does (``JSON.stringify(v, null, 1)``)
-    and a newline, streamed (:func:`pi_session.jsonio.write_pretty`). Every
+    and a newline, streamed (:func:`pi_session.core.jsonio.write_pretty`). Every
     ``--json`` output goes through this one encoder: JavaScript's rules for
     numbers (integers beyond ±2**53), lone surrogates (escaped, so the output
     is always valid UTF-8) and any nesting depth. ``indent=None`` prints the
     compact layout instead."""
-    from ..jsonio import write_pretty
+    from ..core.jsonio import write_pretty
 
     write_pretty(value, sys.stdout, indent=indent)
 
 
 def resolve_session(arg: str, store: Any = None) -> Path:
     """Turn a session argument into a file path
-    (:func:`pi_session.opening.resolve_session_file`: a path, or a unique
+    (:func:`pi_session.manager.locating.resolve_session_file`: a path, or a unique
     id prefix of a file under the sessions directory or of ``store``, a
     store of files).
 
@@ -235,7 +235,7 @@ def resolve_session(arg: str, store: Any = None) -> Path:
     """
     import os
 
-    from ..opening import resolve_session_file
+    from ..manager.locating import resolve_session_file
     from ..stores import StoreError
 
     if not arg.strip():
@@ -256,11 +256,11 @@ def project_dir(cwd: str) -> str:
     """The project directory ``ls --cwd`` names: a Windows absolute path
     (``C:\\Users\\me\\app``, ``C:/x``, ``\\\\server\\share``: a session made
     on Windows, or imported from one) as given, for its sessions live in
-    the directory pi names after it (:func:`pi_session.paths.encode_cwd`:
+    the directory pi names after it (:func:`pi_session.core.paths.encode_cwd`:
     ``--C--Users-me-app--``); anything else made absolute (``~`` expanded)."""
     import os
 
-    from ..paths import is_windows_absolute
+    from ..core.paths import is_windows_absolute
 
     if is_windows_absolute(cwd):
         return cwd.rstrip("\\/") if len(cwd.rstrip("\\/")) > 2 else cwd
@@ -269,9 +269,9 @@ def project_dir(cwd: str) -> str:
 
 def project_cwd(project: str) -> str:
     """``project`` (from :func:`project_dir`) as listings match header cwds:
-    resolved (:func:`pi_session.paths.resolve_path`), a Windows path as it
+    resolved (:func:`pi_session.core.paths.resolve_path`), a Windows path as it
     is."""
-    from ..paths import is_windows_absolute, resolve_path
+    from ..core.paths import is_windows_absolute, resolve_path
 
     return project if is_windows_absolute(project) else resolve_path(project)
 
@@ -282,7 +282,7 @@ def other_session_ids(db: SessionStore | None, chosen: SessionStore | None) -> I
     not be a prefix of. Files give the id their name gives
     (``<time>_<id>.jsonl``, what every command also matches; a file named
     otherwise is matched by its header, which only ``ls --all`` reads)."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores.file import named_session_files
 
     if db is not None:
@@ -339,7 +339,7 @@ def _print_problems(manager: Any, notes: bool, read_only: bool) -> None:
     ``info``'s version row and ``check`` say it once, instead of every
     command repeating it."""
     from ..operations import session_notes
-    from ..records import CURRENT_SESSION_VERSION
+    from ..entries.records import CURRENT_SESSION_VERSION
 
     lines = session_notes(manager)
     shown = lines if notes else lines[: len(lines) - len(manager.notes)]

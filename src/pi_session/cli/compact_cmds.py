@@ -29,9 +29,9 @@ from ..operations import (
     plan_compaction,
     summarize_branch,
 )
-from ..settings import CompactionSettings
-from ..terminal import plural, sanitize
-from ..tokens import (
+from ..session.settings import CompactionSettings
+from ..render.terminal import plural, sanitize
+from ..session.tokens import (
     estimate_context_tokens,
     estimate_projected_context_tokens,
     estimate_tokens,
@@ -378,7 +378,7 @@ def _tokens_before(path: Sequence[Mapping[str, Any]], tokens: Any) -> str:
     the last reply's recorded usage plus estimates of what follows it, or
     all estimated (pi 1.6's ``estimateProjectedContextTokens``, which
     gives ``tokens``)."""
-    from ..context import build_session_projection
+    from ..session.context import build_session_projection
 
     projected = estimate_projected_context_tokens(build_session_projection(path), path)
     if projected["lastUsageIndex"] is None:

@@ -24,7 +24,7 @@ from ..compaction.probes import (
     spread,
 )
 from ..operations import STRATEGIES, plan_compaction
-from ..terminal import fit_cells, plural, sanitize
+from ..render.terminal import fit_cells, plural, sanitize
 from .common import JSON_OPTION, SESSION_ARGUMENT, apply_leaf, console, fail, open_session, print_json
 from . import summarizing as opts
 

@@ -81,7 +81,7 @@ def slim(
     outputs over 16K. `pi-session restore` puts every payload back, byte for
     byte. Atomic rewrite, owner and mode kept, refused if the file changed
     meanwhile."""
-    from ..lean import human_size, parse_size
+    from ..session.lean import human_size, parse_size
     from ..operations.slimming import DEFAULT_OUTPUTS_OVER, slim_session
 
     url = store_url(ctx, store)
@@ -131,7 +131,7 @@ def restore(
     byte for byte. Every blob is read and checked against its hash before
     the file is rewritten; a missing or damaged blob changes nothing.
     Blobs are kept (another session may share them)."""
-    from ..lean import human_size
+    from ..session.lean import human_size
     from ..operations.slimming import restore_session
 
     url = store_url(ctx, store)
@@ -172,7 +172,7 @@ def prune(
     branch summaries on that path, byte for byte; pi builds the same context
     at the leaf. Atomic rewrite, owner and mode kept, refused if the file
     changed meanwhile."""
-    from ..lean import human_size
+    from ..session.lean import human_size
     from ..operations.pruning import prune_session
 
     url = store_url(ctx, store)

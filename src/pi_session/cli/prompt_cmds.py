@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ..paths import agent_dir as default_agent_dir
+from ..core.paths import agent_dir as default_agent_dir
 from ..prompt import (
     DEFAULT_TOOL_GUIDELINES,
     DEFAULT_TOOL_SNIPPETS,
@@ -70,7 +70,7 @@ MAX_PROMPT_FILE = 8 << 20
 
 
 def _read_previous(path: str) -> dict[str, str | None]:
-    from ..jsonio import loads
+    from ..core.jsonio import loads
 
     try:
         with open(path, "rb") as fh:

@@ -1,7 +1,7 @@
 """JSON renderings of the tree for the CLI (the oracle's ``tree`` output).
 
 The terminal renderings (previews, tree rows, :func:`sanitize`) live in
-:mod:`pi_session.terminal`, shared with ``browse``; they are re-exported here
+:mod:`pi_session.render.terminal`, shared with ``browse``; they are re-exported here
 for the commands."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..jsonio import iter_pretty, js_stringify
-from ..terminal import (
+from ..core.jsonio import iter_pretty, js_stringify
+from ..render.terminal import (
     ROLE_STYLES,
     TREE_ROW_STYLE,
     content_text,
@@ -27,8 +27,8 @@ from ..terminal import (
     tree_lines,
     tree_row,
 )
-from ..styled_rows import print_rows
-from ..tree import TreeNode
+from ..render.styled_rows import print_rows
+from ..session.tree import TreeNode
 
 __all__ = [
     "ROLE_STYLES",
@@ -79,7 +79,7 @@ def tree_value(roots: list[TreeNode], leaf_id: str | None) -> dict[str, Any]:
 def iter_tree_json(roots: list[TreeNode], leaf_id: str | None, *, indent: bool = True) -> Iterator[str]:
     """The oracle's ``tree`` output (:func:`tree_value` as
     ``JSON.stringify(v, null, 1)``) in chunks, through the one JSON encoder
-    of the CLI (:func:`pi_session.jsonio.iter_pretty`). With ``indent=False``
+    of the CLI (:func:`pi_session.core.jsonio.iter_pretty`). With ``indent=False``
     the same JSON is written without whitespace."""
     return iter_pretty(tree_value(roots, leaf_id), 1 if indent else None)
 

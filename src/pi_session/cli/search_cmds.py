@@ -115,7 +115,7 @@ def search(
     if not hits:
         err_console.print("no hits", style="dim", markup=False)
         raise typer.Exit(1)
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     names = ShortNames(store, url)
     width = console.width if sys.stdout.isatty() else None  # piped: whole lines, for programs
@@ -165,9 +165,9 @@ def open_commands(target: Any) -> list[str]:
 def snippet_text(snippet: Any, *, style: str = "bold reverse") -> Text:
     """A :class:`pi_session.search.Snippet` as rich
     :class:`~rich.text.Text` for a terminal: each piece sanitized
-    (:func:`pi_session.terminal.sanitize`; session text never reaches the
+    (:func:`pi_session.render.terminal.sanitize`; session text never reaches the
     terminal raw), matches in ``style``."""
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     text = Text()
     for piece, matched in snippet.pieces():
@@ -177,9 +177,9 @@ def snippet_text(snippet: Any, *, style: str = "bold reverse") -> Text:
 
 def fit_line(line: Text, width: int) -> Text:
     """``line`` cut to ``width`` terminal cells
-    (:func:`pi_session.terminal.cells`: a Chinese or Korean character takes
+    (:func:`pi_session.render.terminal.cells`: a Chinese or Korean character takes
     two and is never split), its end marked ``…``; unchanged when it fits."""
-    from ..terminal import cells, fit_cells
+    from ..render.terminal import cells, fit_cells
 
     plain = line.plain
     if cells(plain) <= width:
@@ -192,8 +192,8 @@ def fit_around_match(snippet: Text, width: int) -> Text:
     """A search snippet cut to ``width`` terminal cells around its first
     match (the match stays in view, with some text before it), each cut
     end marked ``…``; unchanged when it fits. Cells as
-    :func:`pi_session.terminal.cells` counts them (wide characters whole)."""
-    from ..terminal import cells
+    :func:`pi_session.render.terminal.cells` counts them (wide characters whole)."""
+    from ..render.terminal import cells
 
     plain = snippet.plain
     if width <= 2 or cells(plain) <= width:
@@ -240,13 +240,13 @@ def query_window(query: str, position: int, around: int = QUERY_SHOWN) -> tuple[
 
 def caret_pad(text: str) -> str:
     """The blanks that put a caret under the character after ``text`` on
-    a terminal, as the query is echoed (:func:`~pi_session.terminal.sanitize`,
+    a terminal, as the query is echoed (:func:`~pi_session.render.terminal.sanitize`,
     which shows a control character as a visible escape such as ``\x07``):
     as many cells as that takes (a wide character, such as CJK, takes two;
     a tab stays a tab)."""
     from rich.cells import cell_len
 
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     return "".join(c if c == "\t" else " " * cell_len(c) for c in sanitize(text))
 
@@ -255,7 +255,7 @@ def _check_sessions_dir(store: SessionStore | None) -> None:
     """Fail with one line when the session files' directory does not
     exist (a typo in --store would otherwise look like an empty store, and
     leave an index of nothing in the cache)."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
 
     root = sessions_dir() if store is None else store.files_root
     if root is None:
@@ -304,9 +304,9 @@ def print_neighbourhood(manager: Any, entry_id: str | None, whole: str, around: 
     what the edit left, never its own text. A hit without an entry (the
     session's cwd) shows the first entries of the current branch.
     """
-    from ..context import applied_context_edits
-    from ..context_edits import apply_context_edit
-    from ..terminal import entry_line, sanitize
+    from ..session.context import applied_context_edits
+    from ..session.context_edits import apply_context_edit
+    from ..render.terminal import entry_line, sanitize
     from .session_cmds import message_body
 
     leaf = manager.get_leaf_id()
@@ -447,7 +447,7 @@ class ShortNames:
         import bisect
         import re
 
-        from ..paths import sessions_dir
+        from ..core.paths import sessions_dir
 
         if self._ids is None:
             self._list(sessions_dir())

@@ -129,7 +129,7 @@ def secrets(
 
     locations, db = _sessions(store_url(ctx, store), session, all_)
     if db is None and not all_ and os.path.isfile(locations[0]):
-        from ..listing import read_session_header
+        from ..stores.listing import read_session_header
 
         if read_session_header(locations[0]) is None:
             warn(f"{locations[0]}: not a pi session file (no session header); scanned as text lines")

@@ -32,7 +32,7 @@ def serve(
     a session's tree and path, what the model sees at any entry, costs,
     live appends and actions. Binds to loopback by default; Host and
     Origin are checked and every write needs the page's CSRF token."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
 
     try:
         from ..web import TOKEN_ENV, check_bind, serve as run_server

@@ -11,14 +11,21 @@ from typing import Any, Optional
 import typer
 from rich.text import Text
 
-from ..context import EDITABLE_ROLES, applied_context_edits, entry_messages, get_current_system_message, projection_to_json, system_message_text
-from ..jsonio import js_stringify
-from ..manager import SessionManager
-from ..records import CURRENT_SESSION_VERSION
-from ..stats import MessageStats
-from ..paths import default_session_dir, is_windows_absolute, sessions_dir
+from ..session.context import (
+    EDITABLE_ROLES,
+    applied_context_edits,
+    entry_messages,
+    get_current_system_message,
+    projection_to_json,
+    system_message_text,
+)
+from ..core.jsonio import js_stringify
+from ..manager.session_manager import SessionManager
+from ..entries.records import CURRENT_SESSION_VERSION
+from ..session.stats import MessageStats
+from ..core.paths import default_session_dir, is_windows_absolute, sessions_dir
 from ..storage import SessionFileError, migrate_file
-from ..listing import list_session_dir, resolve_path
+from ..stores.listing import list_session_dir, resolve_path
 from ..stores import StoreError
 from .common import (
     JSON_OPTION,
@@ -60,9 +67,9 @@ from .render import (
     tree_depth,
     tree_value,
 )
-from ..terminal import cells
-from ..text import field_text
-from ..tree_view import ConversationView, hidden_summary
+from ..render.terminal import cells
+from ..core.text import field_text
+from ..session.conversation import ConversationView, hidden_summary
 
 
 def ls(
@@ -90,7 +97,7 @@ def ls(
     `pi-session prune` would archive (--json: a "lean" object each)."""
     url = store_url(ctx, store)
     project = project_dir(cwd) if cwd else os.getcwd()
-    infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.listing.list_session_dir)
+    infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.stores.listing.list_session_dir)
     chosen = active_store(url)
     db = database_store(url)
     if db is not None:
@@ -127,7 +134,7 @@ def ls(
 def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
     """``ls --sizes``: each session's size, payload and abandoned-branch
     bytes (a file read once; a database session's lines)."""
-    from ..lean import LeanSizes, human_size, measure_file, measure_lines
+    from ..session.lean import LeanSizes, human_size, measure_file, measure_lines
 
     rows = []
     for info in infos:
@@ -160,7 +167,7 @@ def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
     """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
     (input, cache read, cache write, output, as pi's usage fields and the
     HTML viewer's header name them: :meth:`UsageTotals.describe
-    <pi_session.stats.UsageTotals.describe>`) and cost (only when there is
+    <pi_session.session.stats.UsageTotals.describe>`) and cost (only when there is
     one), over every branch."""
     u = m.usage
     rows = [
@@ -219,10 +226,10 @@ _INFO_LABELS = 10  # labels `info` lists; --json gives them all
 
 
 def _lean_sizes(manager: Any) -> Any:
-    """:func:`pi_session.lean.measure_file` of a manager's session (a file,
+    """:func:`pi_session.session.lean.measure_file` of a manager's session (a file,
     or a database session's lines) at its leaf, or None (in memory, or
     unreadable)."""
-    from ..lean import measure_file, measure_lines
+    from ..session.lean import measure_file, measure_lines
 
     path = manager.get_session_file()
     try:
@@ -242,7 +249,7 @@ def _percent(part: int, whole: int) -> str:
 
 def _lean_rows(lean: Any, path: str) -> list[tuple[str, str]]:
     """``info``'s rows on payload bytes, abandoned-branch bytes and slimmed payloads."""
-    from ..lean import human_size
+    from ..session.lean import human_size
 
     rows = [
         ("payload", f"{human_size(lean.payload)} ({_percent(lean.payload, lean.total)}) in images and tool outputs over 16 KB"

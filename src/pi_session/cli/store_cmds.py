@@ -13,13 +13,13 @@ from rich.text import Text
 from ..operations import is_store_url
 from . import common
 from .common import JSON_OPTION, STORE_OPTION, console, fail, print_json, warn
-from ..terminal import fit_cells, plural, sanitize
+from ..render.terminal import fit_cells, plural, sanitize
 
 
 
 def _report_problems(source: str) -> None:
     """Print a damaged file's problems the way ``check`` prints them."""
-    from ..repair import check_session
+    from ..check.repair import check_session
     from ..storage import SessionFileError
 
     try:
@@ -134,7 +134,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
     import os
 
     from ..importers import FORMATS, AgentImportResult, default_paths, import_agent_sessions
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores import StoreError
 
     if source_format not in FORMATS:

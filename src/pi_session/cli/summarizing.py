@@ -14,7 +14,7 @@ import typer
 
 from ..llm.base import SummarizerError
 from ..operations import OperationError, SummarizerConfig, compaction_settings
-from ..settings import CompactionSettings, LoadedSettings, load_settings
+from ..session.settings import CompactionSettings, LoadedSettings, load_settings
 from .common import err_console, fail, warn
 
 __all__ = [

@@ -71,7 +71,7 @@ def _check_root(store: SessionStore | None) -> None:
     (a typo in --store would otherwise look like an empty store)."""
     import os
 
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
 
     root = sessions_dir() if store is None else store.files_root
     if root is not None and not os.path.isdir(root):

@@ -85,12 +85,12 @@ def parse(args: "list[str]") -> "dict[str, Any] | None":
 def sessions_root(store: "str | None") -> "str | None":
     """The sessions root of ``--store`` (a directory given as a path), or
     None when it is not one (a URL, a libpq string, missing) or is written
-    in a way only :func:`pi_session.paths.resolve_path` reads (``~user``,
+    in a way only :func:`pi_session.core.paths.resolve_path` reads (``~user``,
     a leading ``//``). A plain path is made absolute here without
-    importing :mod:`pi_session.paths` (``~/`` expanded, ``.``/``..``
+    importing :mod:`pi_session.core.paths` (``~/`` expanded, ``.``/``..``
     resolved, symlinks kept: what ``resolve_path`` gives it)."""
     if store is None:
-        from ..paths import sessions_dir
+        from ..core.paths import sessions_dir
 
         root = os.path.abspath(sessions_dir())
     elif "://" in store or "=" in store or not store or store.startswith("//") or (store.startswith("~") and store != "~" and not store.startswith("~/")):
@@ -129,7 +129,7 @@ def answer(args: "list[str]") -> bool:
         digest = fresh_digest(root, stamps)
         if digest is None or digest.problems:
             return False
-        from ..jsonio import iter_pretty
+        from ..core.jsonio import iter_pretty
         from ..usage.report import report_of_groups
 
         try:

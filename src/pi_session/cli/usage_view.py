@@ -32,7 +32,7 @@ def print_report(console: Any, report: Any, *, breakdown: bool = False, compact:
     row last; ``breakdown``: a row per model under each period;
     ``compact``: no model and cache columns), then, on a terminal, the
     spend chart (:func:`spend_chart`)."""
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     if not report.rows:
         console.print("No usage found.", markup=False)
@@ -113,7 +113,7 @@ def spend_chart(report: Any, *, width: int = 80) -> Text | None:
 def print_blocks(console: Any, report: Any, *, compact: bool = False) -> None:
     """Print a :class:`pi_session.usage.BlocksReport`: one row per block
     (gaps dimmed, the active block marked)."""
-    from ..terminal import sanitize
+    from ..render.terminal import sanitize
 
     if not report.blocks:
         console.print("No usage found.", markup=False)

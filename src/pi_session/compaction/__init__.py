@@ -11,7 +11,7 @@ summary writers (:func:`compact`, :func:`generate_branch_summary`) that call a
 :class:`pi_session.llm.Summarizer`.
 """
 
-from ..tokens import (
+from ..session.tokens import (
     calculate_context_tokens,
     estimate_context_tokens,
     estimate_tokens,

@@ -11,10 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import apply_context_edit, entry_messages, message_from_entry
+from ..session.context import apply_context_edit, entry_messages, message_from_entry
 from .summarizer import Summarizer, usage_of
-from ..tokens import estimate_tokens
-from ..tree import parent_id_of
+from ..session.tokens import estimate_tokens
+from ..session.tree import parent_id_of
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations, summary_file_lists
 from .summary import build_summary_request, structured_instructions
 from .summary_format import ensure_sections
@@ -132,7 +132,7 @@ def collect_entries_for_branch_summary(source: Any, old_leaf_id: str | None, tar
 
     Args:
         source: a ``SessionManager`` (``get_branch``/``get_entry``) or a
-            :class:`pi_session.tree.SessionTree` (``branch``/``by_id``).
+            :class:`pi_session.session.tree.SessionTree` (``branch``/``by_id``).
         old_leaf_id: where the user is now (None: nothing to summarize).
         target_id: where the user goes.
 

@@ -5,10 +5,10 @@ Two flavours share the rules (pi 1.6 compaction):
 
 - the raw cut (:func:`find_cut_point`, pi's exported ``findCutPoint``) over
   raw entries, each seen through the messages it contributes before context
-  edits (:func:`pi_session.context.entry_messages`, compactions included);
+  edits (:func:`pi_session.session.context.entry_messages`, compactions included);
 - the projected cut (:func:`find_projected_cut_point`, what pi 1.6's
   ``prepareCompaction`` uses; pi does not export it) over the items of a
-  :func:`pi_session.context.build_session_projection` — messages after
+  :func:`pi_session.session.context.build_session_projection` — messages after
   edits, so an omitted entry is neither a cut point nor a turn start and
   adds no tokens — with pi 1.6's recovery-omission rule (a cut that would
   keep only an omitted failed attempt moves past it).
@@ -24,7 +24,7 @@ then moves back over entries without messages, stopping at a compaction. A
 cut at a turn start never splits a turn.
 
 All indices are positions in the list given; token counts are
-:func:`pi_session.tokens.estimate_tokens` estimates.
+:func:`pi_session.session.tokens.estimate_tokens` estimates.
 """
 
 from __future__ import annotations
@@ -33,10 +33,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import entry_messages, projected_messages
+from ..session.context import entry_messages, projected_messages
 from ..entries import CUT_POINT_ROLES, TURN_START_ROLES
-from ..tokens import estimate_tokens
-from ..records import UNDEFINED
+from ..session.tokens import estimate_tokens
+from ..entries.records import UNDEFINED
 
 __all__ = [
     "CutPointResult",
@@ -157,7 +157,7 @@ class ItemsView(EntryView):
 
 class EntriesView(EntryView):
     """Entries whose messages are worked out when asked for, never kept:
-    :func:`pi_session.context.projected_messages` with ``edits`` (none for
+    :func:`pi_session.session.context.projected_messages` with ``edits`` (none for
     raw entries); ``leading`` is every entry (raw: compactions count their
     summary wherever they are) or only the first (a projection)."""
 

@@ -73,7 +73,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import bash_execution_to_text
+from ..session.context import bash_execution_to_text
 from .failures import (
     LOOKUP_TOOLS,
     ErrorFact,

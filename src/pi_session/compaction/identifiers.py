@@ -65,7 +65,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonio import js_len
+from ..core.jsonio import js_len
 from .facts import analyze_history
 from .failures import command_key, is_lookup_command
 from .keywords import content_text, written_prose

@@ -16,8 +16,8 @@ import re
 import unicodedata
 from typing import Any
 
-from ..context import text_content
-from ..text import clip_line
+from ..session.context import text_content
+from ..core.text import clip_line
 
 __all__ = [
     "MAX_KEY_TOKENS",
@@ -43,7 +43,7 @@ _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 def content_text(content: Any) -> str:
     """Text of a message ``content``, text blocks joined by newlines
-    (:func:`pi_session.context.text_content`)."""
+    (:func:`pi_session.session.context.text_content`)."""
     return text_content(content, "\n")
 
 
@@ -59,7 +59,7 @@ def collapse(text: str) -> str:
 
 def clip(text: str, limit: int) -> str:
     """``text`` on one line, at most ``limit`` characters (``...`` when cut;
-    :func:`pi_session.text.clip_line`)."""
+    :func:`pi_session.core.text.clip_line`)."""
     return clip_line(text, limit)
 
 

@@ -33,9 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..context import build_session_context, collect_context_edits
-from ..jsonio import js_len
-from ..tokens import estimate_tokens
+from ..session.context import build_session_context, collect_context_edits
+from ..core.jsonio import js_len
+from ..session.tokens import estimate_tokens
 from .keywords import content_text
 
 __all__ = ["MASK_MIN_CHARS", "MaskEdit", "mask_note", "argument_note", "plan_masking", "with_mask_edits", "masked_context"]

@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from ..context import context_entries_and_edits, get_current_system_message
-from ..entry_source import entry_source
-from ..settings import CompactionSettings, coerce_compaction_settings
-from ..tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage, usage_trusted
+from ..session.context import context_entries_and_edits, get_current_system_message
+from ..entries.source import entry_source
+from ..session.settings import CompactionSettings, coerce_compaction_settings
+from ..session.tokens import calculate_context_tokens, estimate_tokens, get_assistant_usage, usage_trusted
 from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
 from .file_ops import FileOps, FileOpsCollector, compute_file_lists, summary_file_lists
-from ..records import UNDEFINED
+from ..entries.records import UNDEFINED
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
@@ -106,7 +106,7 @@ class CompactionPreparation:
 
 class ProjectionItems(Sequence[dict[str, Any]]):
     """The items of a session projection (``{"sourceEntry", "messages"}``,
-    as :func:`pi_session.context.build_session_projection` gives them),
+    as :func:`pi_session.session.context.build_session_projection` gives them),
     each built when it is read, so that planning a compaction of a long
     path does not build one per entry. Compares equal to a list of the same
     items."""
@@ -174,7 +174,7 @@ def _previous_file_ops(prev: Mapping[str, Any] | None) -> FileOps:
 
 def _projected_tokens(view: EntryView, branch_entries: Sequence[Mapping[str, Any]]) -> int | float:
     """``estimate_projected_context_tokens(projection, branch_entries)["tokens"]``
-    (:func:`pi_session.tokens.estimate_projected_context_tokens`, pi 1.6's
+    (:func:`pi_session.session.tokens.estimate_projected_context_tokens`, pi 1.6's
     ``estimateProjectedContextTokens``) for the projection ``view`` shows,
     without building it: the walk back to the last usable usage only reads
     the entries after it."""
@@ -219,7 +219,7 @@ def prepare_compaction(
         settings: compaction settings: a :class:`CompactionSettings`, a
             pi-style mapping ``{"enabled", "reserveTokens",
             "keepRecentTokens"}`` (see
-            :func:`pi_session.settings.coerce_compaction_settings`), or None
+            :func:`pi_session.session.settings.coerce_compaction_settings`), or None
             for the defaults. The preparation holds them as
             :class:`CompactionSettings`.
         keep_tool_pairs: beyond pi, see below.
@@ -232,14 +232,14 @@ def prepare_compaction(
         string id (an unmigrated v1 session, or a malformed entry).
 
     Never raises on malformed entries (wrong-typed fields count as absent;
-    see :mod:`pi_session.tokens` and :func:`pi_session.context.build_session_projection`).
+    see :mod:`pi_session.session.tokens` and :func:`pi_session.session.context.build_session_projection`).
 
     How (pi 1.6 prepareCompaction): the path's projection is built; the previous
     compaction is the one at projection position 0 when it contributes
     messages (one omitted by a context edit is ignored), its summary is
     ``previous_summary`` and the span starts right after it, at its kept
     entries. ``tokens_before`` is
-    :func:`pi_session.tokens.estimate_projected_context_tokens`. The cut is
+    :func:`pi_session.session.tokens.estimate_projected_context_tokens`. The cut is
     :func:`~pi_session.compaction.cut_point.find_projected_cut_point` with
     ``keep_recent_tokens``. The messages to summarize and the turn prefix
     are the projected messages (edited content; omitted entries, compaction

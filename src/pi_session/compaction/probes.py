@@ -63,9 +63,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import build_session_context, convert_to_llm
+from ..session.context import build_session_context, convert_to_llm
 from ..entries import AgentMessage
-from ..tokens import estimate_tokens
+from ..session.tokens import estimate_tokens
 from .facts import (
     BASH_PREFIX,
     MAX_CONSTRAINTS,
@@ -322,7 +322,7 @@ def probes_for_preparation(preparation: Any) -> list[Probe]:
 
 def text_tokens(text: str) -> int:
     """Estimated tokens of ``text``: ``ceil(chars / 4)`` in UTF-16 code units,
-    as :func:`pi_session.tokens.estimate_tokens` counts a summary."""
+    as :func:`pi_session.session.tokens.estimate_tokens` counts a summary."""
     return estimate_tokens({"role": "compactionSummary", "summary": text})
 
 

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..context import convert_to_llm
-from ..jsonio import js_stringify
+from ..session.context import convert_to_llm
+from ..core.jsonio import js_stringify
 from .keywords import clip, content_text, key_tokens, normalize
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..context import text_content
-from ..jsonio import js_key_order, js_len, js_stringify
-from ..records import UNDEFINED
+from ..session.context import text_content
+from ..core.jsonio import js_key_order, js_len, js_stringify
+from ..entries.records import UNDEFINED
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice", "slice_head"]
 

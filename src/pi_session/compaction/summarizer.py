@@ -41,7 +41,7 @@ class SummaryRequest:
             ``<conversation>`` tags, previous summary, instructions). Built by
             ``build_summary_request`` it is well formed (a lone UTF-16
             surrogate of the session became U+FFFD, see
-            :mod:`pi_session.text`); the model summarizers make both texts
+            :mod:`pi_session.core.text`); the model summarizers make both texts
             well formed again before sending, whoever built the request.
         max_tokens: an output budget in tokens, or ``None`` (the default
             for compaction and branch summaries since pi 1.6): no cap is

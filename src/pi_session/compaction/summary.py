@@ -45,9 +45,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
-from ..context import convert_to_llm
+from ..session.context import convert_to_llm
 from .summarizer import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
-from ..text import well_formed
+from ..core.text import well_formed
 from .file_ops import format_file_operations
 from .prepare import CompactionPreparation
 from .serialize import serialize_conversation
@@ -289,7 +289,7 @@ def build_summary_request(
     return SummaryRequest(
         kind=kind,
         system_prompt=SUMMARY_SYSTEM_PROMPT,
-        prompt=well_formed(prompt),  # lone surrogates -> U+FFFD (pi_session.text)
+        prompt=well_formed(prompt),  # lone surrogates -> U+FFFD (pi_session.core.text)
         max_tokens=max_tokens,
         messages=llm_messages,
         previous_summary=previous_summary if kind == "update" else None,

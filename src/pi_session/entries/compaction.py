@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
-from ..messages import create_compaction_summary_message
+from .agent_messages import create_compaction_summary_message
 from .base import JSON, PLAIN, TEXT, EntryDescriptor, entry_fields
 from .content import Usage
 from .message import MESSAGE, SystemMessage

@@ -1,7 +1,7 @@
 """The ``context_edit`` entry (pi 1.6): replaces (``{"content": ...}``) or
 omits (None) what its target entry contributes to the model context. The
 target stays in the file unchanged; the edit itself contributes no message
-(its effect is applied by :mod:`pi_session.context_edits`)."""
+(its effect is applied by :mod:`pi_session.session.context_edits`)."""
 
 from __future__ import annotations
 

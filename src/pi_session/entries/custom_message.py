@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
-from ..messages import create_custom_message
+from .agent_messages import create_custom_message
 from .base import JSON, PLAIN, EntryDescriptor, entry_fields
 from .content import CONTENT, ImageContent, TextContent
 
@@ -28,7 +28,7 @@ class CustomMessageEntry(TypedDict):
 
 
 def context_messages(entry: Mapping[str, Any], leading: bool) -> list[dict[str, Any]]:
-    """One ``custom`` message (:func:`pi_session.messages.create_custom_message`)."""
+    """One ``custom`` message (:func:`pi_session.entries.agent_messages.create_custom_message`)."""
     return [create_custom_message(entry)]
 
 

@@ -10,7 +10,7 @@ from .base import PLAIN, TEXT, EntryDescriptor, Shape
 __all__ = ["DESCRIPTOR", "TYPE", "SessionHeader"]
 
 TYPE: Literal["session"] = "session"
-"""The header's ``type`` (:data:`pi_session.records.HEADER_TYPE`)."""
+"""The header's ``type`` (:data:`pi_session.entries.records.HEADER_TYPE`)."""
 
 
 class SessionHeader(TypedDict):

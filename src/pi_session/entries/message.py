@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal, NotRequired, TypedDict, Union
 
-from ..messages import normalized_message
+from .agent_messages import normalized_message
 from .base import JSON, PLAIN, TEXT, EntryDescriptor, Shape, Variant, entry_fields
 from .content import ASSISTANT_CONTENT, CONTENT, ImageContent, TextContent, ThinkingContent, ToolCall, Usage
 
@@ -211,7 +211,7 @@ TURN_START_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary"
 
 
 def context_messages(entry: Mapping[str, Any], leading: bool) -> list[dict[str, Any]]:
-    """The message of a ``message`` entry (:func:`pi_session.messages.normalized_message`:
+    """The message of a ``message`` entry (:func:`pi_session.entries.agent_messages.normalized_message`:
     null content becomes ``[]``); none when ``message`` is not an object."""
     msg = entry.get("message")
     return [normalized_message(msg)] if isinstance(msg, dict) else []

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ..jsonio import dumps, js_stringify, loads
+from ..core.jsonio import dumps, js_stringify, loads
 from .base import BINARY, JSON, PLAIN, PLAIN_MAX, SIGNATURE, Content, Role, Shape, Variant
 from .registry import RECORD
 

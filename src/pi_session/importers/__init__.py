@@ -210,7 +210,7 @@ def stored_layout(store: SessionStore, session_id: str, source_format: str) -> i
     ``<format>/records`` entry; None when the store does not hold the
     session or no entry tells (the layouts write the same lines then).
     Reads the stored lines up to the first that tells."""
-    from ..jsonio import loads
+    from ..core.jsonio import loads
     from ..stores import SessionNotFoundError
 
     if not store.exists(session_id):

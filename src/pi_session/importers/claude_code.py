@@ -55,7 +55,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..timestamps import iso_to_ms
+from ..core.timestamps import iso_to_ms
 from .claude_code_files import META_MAX_BYTES, ClaudeCodeFile, parent_cwd, read_meta, session_files
 from .claude_code_tail import unfinished_tail
 from .common import (

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..jsonio import loads
+from ..core.jsonio import loads
 from .common import SourceRecord, first_str, iter_source_lines, open_regular, usable_cwd
 
 __all__ = ["META_MAX_BYTES", "ClaudeCodeFile", "session_files", "read_meta", "parent_cwd"]

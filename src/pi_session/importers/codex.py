@@ -48,8 +48,8 @@ from typing import Any
 
 import orjson
 
-from ..jsonio import dumps as js_dumps
-from ..timestamps import iso_to_ms
+from ..core.jsonio import dumps as js_dumps
+from ..core.timestamps import iso_to_ms
 from .common import (
     CONVERSION_ERRORS,
     EPOCH_ISO,

@@ -22,10 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import PiSessionError
-from ..jsonio import dumps_line, loads
-from ..records import make_header
+from ..core.jsonio import dumps_line, loads
+from ..entries.records import make_header
 from ..storage import Durability
-from ..timestamps import iso_to_ms
+from ..core.timestamps import iso_to_ms
 
 if TYPE_CHECKING:
     from ..stores import SessionStore

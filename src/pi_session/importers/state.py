@@ -6,7 +6,7 @@ pi sessions the store still holds as that import left them, without
 opening it: no conversion, no comparing every line with the store again.
 
 One JSON file per source format and store, in pi-session's cache directory
-(:func:`pi_session.paths.cache_dir`): ``imports/<32 hex>.v1.json`` (the
+(:func:`pi_session.core.paths.cache_dir`): ``imports/<32 hex>.v1.json`` (the
 format version in the name; mode 0600 in a 0700 directory: it holds
 session names and source paths). It is never the truth: a missing,
 damaged or foreign file is ignored (and replaced by the next import); a
@@ -16,7 +16,7 @@ the store with the mark it had after that import
 inode, size and mtime; a database row's size, line count and write time),
 so a session deleted, appended to, rewritten or scrubbed since is imported
 again the full way; ``import --recheck`` converts everything again. It is a cache
-as :mod:`pi_session.cache` rules them: never read through a symbolic
+as :mod:`pi_session.storage.cache` rules them: never read through a symbolic
 link, from a FIFO or from another user's file, and not used at all in a
 cache directory another user could change (one warning; every source file
 is converted).
@@ -34,8 +34,8 @@ from typing import Any
 
 import orjson
 
-from ..cache import read_cache_file, usable_cache_dir, versioned_name, write_cache_file
-from ..paths import cache_dir
+from ..storage.cache import read_cache_file, usable_cache_dir, versioned_name, write_cache_file
+from ..core.paths import cache_dir
 
 __all__ = ["ImportState", "SourceSeen", "counts_json", "stat_key", "state_path"]
 
@@ -100,7 +100,7 @@ class ImportState:
     Args:
         path: its file (:func:`state_path`).
         cached: whether the cache may be used; None: when its directory
-            may hold a cache (:func:`pi_session.cache.usable_cache_dir`, which
+            may hold a cache (:func:`pi_session.storage.cache.usable_cache_dir`, which
             warns when it may not). Without it nothing is read or written.
     """
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..text import well_formed
+from ..core.text import well_formed
 from .base import ModelSummarizer, SummarizerError, SummaryRequest, SummaryText, make_usage, usage_count
 from .sdk import call_sdk, refused_length, refused_tool_call
 
@@ -55,7 +55,7 @@ class AnthropicSummarizer(ModelSummarizer):
     One request per summary: ``system=request.system_prompt`` and one
     ``user`` message with ``request.prompt``; ``max_tokens`` is
     ``request.max_tokens``, or :func:`output_limit` when that is ``None``.
-    Both texts are sent well formed (:func:`pi_session.text.well_formed`: a
+    Both texts are sent well formed (:func:`pi_session.core.text.well_formed`: a
     lone UTF-16 surrogate becomes U+FFFD). The text blocks of the reply,
     joined with newlines and stripped, are the summary (a
     :class:`~pi_session.llm.base.SummaryText` with the reply's usage).

@@ -132,8 +132,8 @@ from ..compaction.summary_format import (
     section_keys,
     strip_marker,
 )
-from ..jsonio import js_len
-from ..text import clip_line
+from ..core.jsonio import js_len
+from ..core.text import clip_line
 from .base import SummaryRequest
 
 __all__ = [

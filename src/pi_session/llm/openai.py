@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from ..text import well_formed
+from ..core.text import well_formed
 from .base import ModelSummarizer, SummarizerError, SummaryRequest, SummaryText, make_usage, usage_count
 from .sdk import (
     DEFAULT_MAX_RETRIES,
@@ -52,7 +52,7 @@ class OpenAISummarizer(ModelSummarizer):
     ``request.system_prompt`` and a ``user`` message with ``request.prompt``;
     the output budget is ``request.max_tokens`` tokens (none sent when it is
     ``None``). Both texts are sent well formed
-    (:func:`pi_session.text.well_formed`: a lone UTF-16 surrogate becomes
+    (:func:`pi_session.core.text.well_formed`: a lone UTF-16 surrogate becomes
     U+FFFD), so a session holding half an emoji can always be summarized.
     The reply's message content, stripped of surrounding whitespace, is the
     summary, returned as a :class:`~pi_session.llm.base.SummaryText` with

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Iterable, TypeVar
 from urllib.parse import urlsplit
 
-from ..text import clip_line
+from ..core.text import clip_line
 from ..compaction.summarizer import SummarizerError
 
 __all__ = [
@@ -92,7 +92,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
 
 
 def one_line(text: str, limit: int = 300) -> str:
-    """:func:`pi_session.text.clip_line` with a default limit of 300 characters."""
+    """:func:`pi_session.core.text.clip_line` with a default limit of 300 characters."""
     return clip_line(text, limit)
 
 

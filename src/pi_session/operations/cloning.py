@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..manager import SessionManager
+from ..manager.session_manager import SessionManager
 from ..storage import SessionFileError
 from .errors import OperationError, one_line
 from .navigating import clone_warning

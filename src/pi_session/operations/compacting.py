@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..manager import SessionManager
-from ..settings import CompactionSettings, load_settings
+from ..manager.session_manager import SessionManager
+from ..session.settings import CompactionSettings, load_settings
 from ..storage import LeafMovedError
 from .errors import LeafMoved, OperationError
 
@@ -186,8 +186,8 @@ def nothing_to_compact(
     if keep_recent_tokens is None:
         fits = "everything since the last compaction" if since.startswith("since") else "the whole conversation"
         return f"Nothing to compact: {fits} fits in {keep_setting}."
-    from ..context import build_session_projection
-    from ..tokens import estimate_projected_context_tokens, estimate_tokens
+    from ..session.context import build_session_projection
+    from ..session.tokens import estimate_projected_context_tokens, estimate_tokens
 
     entries = list(path)
     projection = build_session_projection(entries, entries[-1].get("id"))
@@ -406,7 +406,7 @@ def mask_session(plan: CompactionPlan, writer: SessionManager) -> MaskDone:
         OSError: the write failed.
     """
     from ..compaction.masking import plan_masking
-    from ..tokens import estimate_tokens
+    from ..session.tokens import estimate_tokens
 
     if plan.preparation is None:
         raise ValueError(plan.reason or "nothing to compact")

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..manager import SessionManager
+from ..manager.session_manager import SessionManager
 from .errors import OperationError, OutputExists
 
 __all__ = [
@@ -63,7 +63,7 @@ def check_export_target(output: str | os.PathLike[str], session_file: str | os.P
         OperationError: a session file or a directory in the way, or a
             missing directory.
     """
-    from ..listing import looks_like_session_file
+    from ..stores.listing import looks_like_session_file
 
     target = Path(os.path.abspath(Path(output).expanduser()))
     if not target.parent.is_dir():
@@ -101,7 +101,7 @@ def is_stream_target(path: str | os.PathLike[str]) -> bool:
 
 
 def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None, *, full_outputs: bool = False) -> tuple[Iterator[bytes], int]:
-    """The export of a session as UTF-8 pieces (:func:`pi_session.export.export_session`):
+    """The export of a session as UTF-8 pieces (:func:`pi_session.render.export.export_session`):
     ``kind`` ``"html"`` (the viewer: the whole tree, the path to ``leaf_id``
     shown) or ``"md"`` (the path root→``leaf_id``, its terminal escapes
     shown as visible escapes; long tool output cut unless
@@ -115,8 +115,8 @@ def export_chunks(manager: SessionManager, kind: str, leaf_id: Any = None, *, fu
         OperationError: no entry ``leaf_id``.
         ValueError: an unknown ``kind``.
     """
-    from ..export import export_session
-    from ..terminal import sanitize
+    from ..render.export import export_session
+    from ..render.terminal import sanitize
 
     if leaf_id == "null":
         path: list[dict[str, Any]] = []

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..manager import SessionManager
-from ..context_edits import edits_left_out
-from ..text import plural
+from ..manager.session_manager import SessionManager
+from ..session.context_edits import edits_left_out
+from ..core.text import plural
 from .errors import LeafMoved, OperationError
 
 if TYPE_CHECKING:
     from ..compaction import BranchSummaryResult
     from ..llm import Summarizer
-    from ..navigation import NavigationPlan, NavigationResult
+    from ..compaction.navigation import NavigationPlan, NavigationResult
 
 __all__ = ["summarize_branch", "navigate_session", "already_there_message", "clone_warning"]
 
@@ -84,7 +84,7 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
                 raise OperationError(str(exc)) from None
         if plan.already_there:
             from ..adapters import unanswered_tool_calls
-            from ..navigation import NavigationResult
+            from ..compaction.navigation import NavigationResult
 
             unanswered = unanswered_tool_calls(writer.build_session_context()["messages"])
             return NavigationResult(
@@ -115,7 +115,7 @@ def already_there_message(plan: NavigationPlan) -> str:
 def clone_warning(manager: SessionManager, entry_id: str) -> str | None:
     """The warning for a clone of the path root→``entry_id``, or None: the
     context edits it leaves out of entries it keeps
-    (:func:`pi_session.context_edits.edits_left_out`), whose original (e.g.
+    (:func:`pi_session.session.context_edits.edits_left_out`), whose original (e.g.
     redacted) content the clone's model context shows again."""
     left_out = edits_left_out(manager.get_branch(entry_id), manager.get_entries_of_type("context_edit"))
     if not left_out:

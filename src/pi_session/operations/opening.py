@@ -7,8 +7,8 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..manager import SessionManager
-from ..problems import grouped_problems
+from ..manager.session_manager import SessionManager
+from ..storage.problems import grouped_problems
 from ..storage import SessionFileError
 from .errors import OperationError, one_line
 
@@ -78,7 +78,7 @@ def open_for_writing(
 def session_notes(manager: SessionManager) -> list[str]:
     """The damage and notes found when ``manager`` opened its session, one
     line each, as the CLI prints them as warnings (a run of alike damaged
-    lines as one, as ``check`` prints it: :func:`pi_session.problems.grouped_problems`)."""
+    lines as one, as ``check`` prints it: :func:`pi_session.storage.problems.grouped_problems`)."""
     where = manager.get_session_location()
     lines = [text for text, _problem in grouped_problems(manager.problems, where)]
     return [*lines, *manager.notes]

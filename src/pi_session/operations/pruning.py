@@ -4,7 +4,7 @@ pi, whose format never deletes a branch): :func:`prune_session`.
 The pruned file keeps, byte for byte, its header, every entry on the path
 root→leaf (and root→each ``--keep-branches`` leaf), the label entries of
 kept entries and the entry naming the session, with their own paths
-(:func:`pi_session.lean.kept_ids`), and every line that is not an entry.
+(:func:`pi_session.session.lean.kept_ids`), and every line that is not an entry.
 The branch summaries pi wrote when the user navigated away are on the
 path, so they stay. The context pi builds at the leaf is the same: every
 entry of the path is there, unchanged, and the leaf is still the last
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lean import kept_ids
-from ..records import StrPath
+from ..session.lean import kept_ids
+from ..entries.records import StrPath
 from .errors import OperationError
 from .opening import open_for_reading
 
@@ -188,11 +188,11 @@ def _plan(lines: list[bytes], leaves: list[str], cwd: str, where: str, parent_se
     pruned session's and the archive's (None: nothing to prune)."""
     import orjson
 
-    from .. import jsonio
-    from ..ids import new_session_id
-    from ..paths import session_file_name
-    from ..records import make_header
-    from ..timestamps import file_timestamp, now_iso
+    from ..core import jsonio
+    from ..core.ids import new_session_id
+    from ..core.paths import session_file_name
+    from ..entries.records import make_header
+    from ..core.timestamps import file_timestamp, now_iso
 
     parsed: list[tuple[bytes, dict[str, Any] | None]] = []
     for raw in lines:

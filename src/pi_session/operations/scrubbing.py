@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..records import StrPath
+from ..entries.records import StrPath
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
@@ -194,7 +194,7 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
 
 
 def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow: AllowList | None) -> ScrubResult:
-    from ..context_edits import EDITABLE_ROLES
+    from ..session.context_edits import EDITABLE_ROLES
 
     opener = open_for_reading if dry_run else open_for_writing
     manager = opener(os.fspath(location), store=db) if db is not None else opener(location)
@@ -245,7 +245,7 @@ def all_sessions(store: SessionStore | None = None) -> list[str]:
     """The sessions of ``store`` (default: the session files under pi's
     sessions directory), as :func:`scrub_session` and :func:`find_in_session`
     take them: file paths, or ids in a database store; oldest first."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores.file import FileStore
 
     if store is None:
@@ -277,7 +277,7 @@ def find_in_session(
         lines = list(store.read_lines(session_id))
         hits = find_secrets(lines, session=store.locator(session_id), allow=allow, on_progress=on_progress)
         hits = _mark_hidden(hits, session_id, store)
-        from ..lean import note_hashes
+        from ..session.lean import note_hashes
 
         digests = dict.fromkeys(d for raw in lines for d in note_hashes(raw))
         hits.extend(_blob_hits(((f"{store.url}#blob:sha256:{d}", store.get_blob(d)) for d in digests), allow))
@@ -333,7 +333,7 @@ def _mark_hidden(hits: list[SecretHit], location: StrPath, store: SessionStore |
     opened marks none."""
     import dataclasses
 
-    from ..context import applied_context_edits
+    from ..session.context import applied_context_edits
     from .errors import OperationError
 
     if not any(h.entry_id for h in hits):

@@ -2,9 +2,9 @@
 ``restore``; beyond pi): :func:`slim_session`, :func:`restore_session`.
 
 A payload (an image block, a tool output, bash output or tool argument over
-a size; :func:`pi_session.lean.find_payloads`) is written to a
+a size; :func:`pi_session.session.lean.find_payloads`) is written to a
 content-addressed blob store and replaced in the line by a short note
-naming its blob (:mod:`pi_session.lean` describes the note). The file stays
+naming its blob (:mod:`pi_session.session.lean` describes the note). The file stays
 a session pi 1.6 opens with the same tree; by default only entries outside
 the model context at the leaf are slimmed, so the context pi builds there
 does not change either.
@@ -38,8 +38,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lean import DEFAULT_OUTPUTS_OVER, NOTE_PATTERN, block_note, find_payloads, note_hashes, string_note, value_spans
-from ..records import StrPath
+from ..session.lean import (
+    DEFAULT_OUTPUTS_OVER,
+    NOTE_PATTERN,
+    block_note,
+    find_payloads,
+    note_hashes,
+    string_note,
+    value_spans,
+)
+from ..entries.records import StrPath
 from .errors import OperationError
 from .opening import open_for_reading
 
@@ -64,7 +72,7 @@ def blob_dir(session_file: StrPath) -> Path:
     where the root is pi's sessions directory for a file under it, the
     parent of a project directory named as pi names them (``--<cwd>--``,
     as in a file store), else the file's own directory."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
 
     path = Path(os.path.realpath(session_file))
     root = Path(os.path.realpath(sessions_dir()))
@@ -220,7 +228,7 @@ def slim_lines(
         lines: the session's raw lines.
         context_ids: entries to leave alone (those in the model context),
             or None to slim every entry.
-        images, outputs_over: which payloads (:func:`pi_session.lean.find_payloads`).
+        images, outputs_over: which payloads (:func:`pi_session.session.lean.find_payloads`).
         put: ``put(bytes) -> sha256 hex``, storing a blob.
 
     Returns:
@@ -388,7 +396,7 @@ def slim_session(
     if outside_context:
         context_ids: set[str] | None = context_entry_ids(path)
     else:
-        from ..listing import read_session_header
+        from ..stores.listing import read_session_header
 
         context_ids = None
         if read_session_header(path) is None:

@@ -1,13 +1,13 @@
 """Path helpers shared by the context-file and skill loaders (pi 1.6's
 ``canonicalizePath`` in ``utils/paths.js``; its ``resolvePath`` is
-:func:`pi_session.paths.resolve_path`, named here for the loaders), and the
+:func:`pi_session.core.paths.resolve_path`, named here for the loaders), and the
 text clean-up both loaders apply to what they read."""
 
 from __future__ import annotations
 
 import os
 
-from ..paths import resolve_path
+from ..core.paths import resolve_path
 
 __all__ = ["resolve_path", "canonical_path", "normalize_text", "strip_bom"]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from typing import TypedDict
 
-from .. import paths
-from ..records import StrPath
+from ..core import paths
+from ..entries.records import StrPath
 from ._paths import canonical_path, normalize_text, resolve_path
 
 __all__ = ["ContextFile", "ContextFileDiagnostic", "CONTEXT_FILE_NAMES", "load_project_context_files"]
@@ -140,7 +140,7 @@ def load_project_context_files(
     is left out (the two cover the same scope). A file that cannot be read
     (no permission) appends a ``warning`` to ``diagnostics`` (when given) and
     the next name is tried. ``cwd`` defaults to the process cwd,
-    ``agent_dir`` to :func:`pi_session.paths.agent_dir`.
+    ``agent_dir`` to :func:`pi_session.core.paths.agent_dir`.
 
     Content is read as UTF-8 (undecodable bytes replaced); a leading
     byte-order mark is dropped (as pi does) and ``\\r\\n`` / ``\\r`` line ends

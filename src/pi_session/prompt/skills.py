@@ -34,9 +34,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, TypedDict
 
-from ..jsonio import js_len
-from .. import paths
-from ..records import StrPath
+from ..core.jsonio import js_len
+from ..core import paths
+from ..entries.records import StrPath
 from ._paths import canonical_path, resolve_path
 from .frontmatter import FrontmatterError, parse_frontmatter
 from .ignore import IgnoreMatcher
@@ -387,7 +387,7 @@ def load_skills(
     """Load skills from all configured places (pi's ``loadSkills``).
 
     Arguments: ``cwd`` (default: the process's cwd), ``agent_dir`` (default:
-    :func:`pi_session.paths.agent_dir`), both resolved first (``~``,
+    :func:`pi_session.core.paths.agent_dir`), both resolved first (``~``,
     relative paths); ``skill_paths`` (directories or ``.md`` files; trimmed,
     ``~`` and ``~/`` expanded, ``file://`` URLs accepted, relative ones
     resolved against ``cwd``); ``include_defaults`` (search

@@ -127,7 +127,7 @@ class SearchResult:
 
 
 def _iso(ms: int | None) -> str | None:
-    from ..session_info import iso_or_none
+    from ..session.info import iso_or_none
 
     return iso_or_none(ms) if ms is not None else None
 
@@ -135,7 +135,7 @@ def _iso(ms: int | None) -> str | None:
 def _resolve_target(store_or_dir: StoreOrDir) -> SessionStore:
     """A store for ``store_or_dir`` (a path becomes a
     :class:`pi_session.stores.FileStore`)."""
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores import SessionStore
     from ..stores.file import FileStore
 
@@ -207,7 +207,7 @@ def search(
             column).
         pi_session.stores.StoreError: the store cannot be read.
     """
-    from ..paths import resolve_path
+    from ..core.paths import resolve_path
     parsed = parse_query(query) if isinstance(query, str) else query
     store = _resolve_target(store_or_dir)
     project = resolve_path(cwd) if cwd is not None else None

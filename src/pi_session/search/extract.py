@@ -22,10 +22,10 @@ from typing import Any, assert_never
 
 from datetime import datetime, timezone
 
-from ..context_edits import counted_edits
+from ..session.context_edits import counted_edits
 from ..entries import entry_type
-from ..text import strip_ansi
-from ..timestamps import iso_to_ms
+from ..core.text import strip_ansi
+from ..core.timestamps import iso_to_ms
 
 __all__ = ["Doc", "record_docs", "args_text", "FILE_ARGUMENTS"]
 
@@ -185,7 +185,7 @@ def record_docs(record: Any) -> Doc | None:
     """The document of one parsed record (see the module docstring), or
     None for a record without searchable text (a thinking-level change, a
     ``custom`` entry's data, a damaged line). Terminal escape sequences
-    are left out of the text (:func:`pi_session.text.strip_ansi`: a word
+    are left out of the text (:func:`pi_session.core.text.strip_ansi`: a word
     a tool printed in colour is found as itself). Never raises on
     malformed records: fields of the wrong type give no text."""
     doc = _record_doc(record)

@@ -3,7 +3,7 @@
 pi-session's cache directory, ``<cache dir>/search/<hash of the
 root>.v<format version>.sqlite3`` (:func:`index_path`; mode 0600 in a 0700
 directory), never inside pi's directories. The files are the truth; the
-index is a cache, as :mod:`pi_session.cache` rules them: a cache directory
+index is a cache, as :mod:`pi_session.storage.cache` rules them: a cache directory
 another user could change is not used (the search runs on a temporary
 index, with one warning), and an index file (or shard, or SQLite's
 ``-wal``/``-shm``/``-journal`` beside it) that is a symbolic link, not a
@@ -67,9 +67,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cache import create_cache_file, file_problem, prepare_cache_dir, versioned_name
-from ..listing import jsonl_names, open_regular
-from ..paths import cache_dir
+from ..storage.cache import create_cache_file, file_problem, prepare_cache_dir, versioned_name
+from ..stores.listing import jsonl_names, open_regular
+from ..core.paths import cache_dir
 from ..storage import ensure_dir
 from .damage import IndexDamaged, is_damage
 from .freshness import DIRS_SCHEMA, Check, DirRow, check_dirs, dir_stats, read_listings, write_listings
@@ -128,7 +128,7 @@ def key_shard(key: str, shards: int) -> int:
 def index_path(root: str | os.PathLike[str]) -> Path:
     """Where the search index of a sessions root (or directory) lives:
     ``<cache dir>/search/<sha256 of the absolute path, 32 hex>.v<INDEX_VERSION>.sqlite3``
-    (:func:`pi_session.cache.versioned_name`: each installed version keeps
+    (:func:`pi_session.storage.cache.versioned_name`: each installed version keeps
     its own). Pure apart from reading the environment and the process cwd."""
     key = os.fsencode(os.path.abspath(root))
     return cache_dir() / "search" / versioned_name(hashlib.sha256(key).hexdigest()[:32], INDEX_VERSION, ".sqlite3")
@@ -166,7 +166,7 @@ class FileIndex:
         root: a sessions root (directories of ``*.jsonl``) or one session
             directory; both levels are indexed.
         path: the index file (default :func:`index_path`; when its
-            directory may not hold a cache, :func:`pi_session.cache.prepare_cache_dir`,
+            directory may not hold a cache, :func:`pi_session.storage.cache.prepare_cache_dir`,
             a file in a private temporary directory, removed when this
             object is, with a warning).
         busy_timeout: seconds to wait for another process's write lock.
@@ -243,7 +243,7 @@ class FileIndex:
         (``create=False``) or of another version is damage, and so is a
         file at its path, or at SQLite's ``-wal``, ``-shm`` or ``-journal``
         beside it, that is a symbolic link, not a regular file or another
-        user's (:func:`pi_session.cache.file_problem`: it is never opened;
+        user's (:func:`pi_session.storage.cache.file_problem`: it is never opened;
         the rebuild removes it)."""
         ensure_dir(path.parent)
         for name in (str(path), *(f"{path}{side}" for side in _SQLITE_SIDES)):

@@ -38,7 +38,7 @@ from typing import Any
 
 from .extract import Doc, record_docs
 from ..storage import NOT_JSON, line_record
-from ..text import well_formed
+from ..core.text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
@@ -70,7 +70,7 @@ def fts_schema(p: str, *, texts: bool = True) -> list[str]:
 def cwd_key(cwd: str) -> str | None:
     """The resolved form of a header cwd (what ``--cwd`` compares with), or
     None when it cannot be resolved."""
-    from ..paths import resolve_path
+    from ..core.paths import resolve_path
 
     if not cwd:
         return None

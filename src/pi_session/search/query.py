@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import regex
 
 from ..errors import PiSessionError
-from ..timestamps import iso_to_ms
+from ..core.timestamps import iso_to_ms
 
 __all__ = ["Query", "QueryError", "RegexRun", "Term", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
 

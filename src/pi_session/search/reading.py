@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from ..listing import open_regular
-from ..migrate import v1_entry_ids
-from ..records import header_version, is_session_header
+from ..stores.listing import open_regular
+from ..storage.versions import v1_entry_ids
+from ..entries.records import header_version, is_session_header
 from ..storage import NOT_JSON, line_record
 from .extract import Doc, record_docs
 
@@ -81,7 +81,7 @@ class FileRead:
 
 class V1Ids:
     """The entry ids of a v1 file's documents (v1 entries have none): the
-    ones the v1→v2 migration gives them (:func:`pi_session.migrate.v1_entry_ids`,
+    ones the v1→v2 migration gives them (:func:`pi_session.storage.versions.v1_entry_ids`,
     stable), so that a hit names the entry reading the file shows. Only
     for a file whose every line is one plain JSON record: the ids count
     records, and a damaged line read another way would shift them (its

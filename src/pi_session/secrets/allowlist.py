@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import PiSessionError
-from ..records import StrPath
+from ..entries.records import StrPath
 
 __all__ = ["ALLOW_LIST_ENV", "AllowList", "AllowListError"]
 

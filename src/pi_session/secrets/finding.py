@@ -13,8 +13,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from .. import jsonio
-from ..records import StrPath
+from ..core import jsonio
+from ..entries.records import StrPath
 from .allowlist import AllowList
 from .fields import render_path, scanned_strings
 from .scanner import MIN_SECRET, Scanner, Span, redaction

@@ -9,7 +9,7 @@ import sqlite3
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..records import StrPath
+from ..entries.records import StrPath
 
 if TYPE_CHECKING:
     from ..stores import SessionStore
@@ -21,12 +21,12 @@ def purge_caches(path: StrPath | None = None, *, store: SessionStore | None = No
     """Drop what caches hold of a rewritten session.
 
     - The listing index of the session file's directory (``ls``'s cache of
-      first messages and names, :mod:`pi_session.listing`, in the cache
+      first messages and names, :mod:`pi_session.stores.listing`, in the cache
       directory, keyed by the directory's real path): refreshed by a
       listing of that directory, which reads the rewritten file again (its
       inode changed) and writes the index atomically without the old text.
       Only when the directory has one. Its files of other format versions
-      (:mod:`pi_session.cache`: the version is in the name), which this
+      (:mod:`pi_session.storage.cache`: the version is in the name), which this
       version cannot rewrite, are deleted (their version rebuilds them); so
       is the current one when its cache directory is not one pi-session
       uses (another user could change it: it is never opened).
@@ -57,8 +57,8 @@ def purge_caches(path: StrPath | None = None, *, store: SessionStore | None = No
     """
     problems: list[str] = []
     if path is not None:
-        from ..cache import dir_problem, other_versions
-        from ..listing import INDEX_NAME, index_path, list_session_dir
+        from ..storage.cache import dir_problem, other_versions
+        from ..stores.listing import INDEX_NAME, index_path, list_session_dir
 
         directory = Path(os.path.realpath(path)).parent
         legacy = directory / INDEX_NAME
@@ -117,7 +117,7 @@ def _problem(cache: Path, exc: BaseException) -> str:
 
 
 def _header_id(path: Path) -> str | None:
-    from ..jsonio import loads
+    from ..core.jsonio import loads
 
     try:
         with path.open("rb") as f:
@@ -133,8 +133,8 @@ def _forget_in_file_indexes(session_id: str) -> list[str]:
     the index files of other versions (and, in a cache directory
     pi-session does not use, every index file of the user's, unopened);
     one problem line for each index or file that could not be cleaned."""
-    from ..cache import dir_problem
-    from ..paths import cache_dir
+    from ..storage.cache import dir_problem
+    from ..core.paths import cache_dir
     from ..search.files import INDEX_VERSION, FileIndex
 
     problems: list[str] = []

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .. import jsonio
-from ..records import StrPath
+from ..core import jsonio
+from ..entries.records import StrPath
 from .allowlist import AllowList
 from .fields import replace_strings
 from .finding import SecretHit, iter_hits, iter_records, redact_text
@@ -134,7 +134,7 @@ def shown_records(manager: Any, path: list[Any] | None = None) -> list[Any]:
     header and the entries (``path``: only those, a Markdown page; None:
     all, the HTML viewer), each context edit's target as the edit leaves
     it (left out when omitted; the original is not on the page)."""
-    from ..context_edits import edited_entry
+    from ..session.context_edits import edited_entry
     from ..viewer.model import hiding_edits
 
     entries = manager.get_entries()

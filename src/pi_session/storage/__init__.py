@@ -25,7 +25,7 @@ modules of pi_session use); the modules own:
   and repairing;
 - :mod:`.decode`: the memory-saving (key-sharing) form of decoded records;
 - :mod:`.lazy`: the lazy session index (:class:`EntryStore`,
-  :class:`LazyRecords`, the lazy :class:`~pi_session.entry_source.EntrySource`,
+  :class:`LazyRecords`, the lazy :class:`~pi_session.entries.source.EntrySource`,
   :class:`LazyById`) of ``read_session_file(lazy=True)``;
 - :mod:`.access`: whether a path can be read as a session file and why
   not (:func:`session_path_problem`, :func:`is_regular_mode`);

@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-from ..records import StrPath
+from ..entries.records import StrPath
 
 __all__ = ["is_regular_mode", "session_path_problem"]
 

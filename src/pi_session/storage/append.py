@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import jsonio
+from ..core import jsonio
 from ..errors import PiSessionError
-from ..records import StrPath, is_session_header
+from ..entries.records import StrPath, is_session_header
 from .atomic import adopt_directory_owner, data_sync, fsync_dir, write_all
 from .lines import SPLIT_MAX_BYTES, recover_line
 from .model import FILE_MODE, Durability, SessionFileError

@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from .model import DIR_MODE, FILE_MODE
-from ..records import StrPath
+from ..entries.records import StrPath
 
 def ensure_dir(directory: StrPath) -> None:
     """Create ``directory`` and any missing parents, each with mode 0700
@@ -154,7 +154,7 @@ def write_atomic(
     group of its directory when the process runs as root
     (:func:`adopt_directory_owner`), else it is the process's. The
     temp file is removed whatever happens (a killed process may leave it
-    behind; :mod:`pi_session.repair` cleans those up beside sessions).
+    behind; :mod:`pi_session.check.repair` cleans those up beside sessions).
 
     Args:
         path: the file to write; its directory must exist.

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from itertools import repeat
 from typing import Any
 
-from ..records import StrPath
+from ..entries.records import StrPath
 
 __all__ = ["BLOCK_SIZE", "line_blocks", "newline_blocks", "stored_line_blocks", "iter_lines"]
 

@@ -13,7 +13,7 @@ import fcntl
 import os
 from collections.abc import Iterator
 
-from ..records import StrPath
+from ..entries.records import StrPath
 from .atomic import adopt_directory_owner
 from .model import FILE_MODE
 

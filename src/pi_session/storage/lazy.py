@@ -22,7 +22,7 @@ records are used when they are the same entries on the same lines, else
 
 :class:`LazyRecords` is a list of records whose items are decoded on
 access (an item is a dict, or the ``int`` position of an entry in the
-store): the lazy :class:`~pi_session.entry_source.EntrySource`, through
+store): the lazy :class:`~pi_session.entries.source.EntrySource`, through
 which the tree, the context and :class:`pi_session.SessionManager` read
 it as they read a list of decoded entries. :class:`LazyById` is a mapping
 id -> entry over one (:meth:`LazyRecords.id_map`).
@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 import msgspec
 import orjson
 
-from .._gc import gc_paused
-from ..entry_source import EntrySource
+from ..core.gc_pause import gc_paused
+from ..entries.source import EntrySource
 from ..entries import EAGER_ENTRY_TYPES, ENTRY_TYPES
 from .decode import compact_record
 from .blocks import BLOCK_SIZE
@@ -245,7 +245,7 @@ class EntryStore:
             self._fall_back()
             return
         try:
-            with gc_paused():  # decoding makes many containers, none garbage (see pi_session._gc)
+            with gc_paused():  # decoding makes many containers, none garbage (see pi_session.core.gc_pause)
                 done = self._load_from(fd, positions)
         finally:
             os.close(fd)
@@ -398,13 +398,13 @@ class EntryStore:
 
 class LazyRecords(EntrySource):
     """A list of records some of which are decoded only when accessed (the
-    lazy :class:`~pi_session.entry_source.EntrySource`): each item is a
+    lazy :class:`~pi_session.entries.source.EntrySource`): each item is a
     record (dict) or the ``int`` position of an entry in :attr:`store`.
     New sources of its items (:meth:`view`, :meth:`with_head`,
     :meth:`select`) share the store, so an entry is decoded once and is
     the same object in every one. Slices and iteration give records
     (decoded in batches); the questions of
-    :class:`~pi_session.entry_source.EntrySource` are answered from the
+    :class:`~pi_session.entries.source.EntrySource` are answered from the
     index."""
 
     __slots__ = ("store", "items")

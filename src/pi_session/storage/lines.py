@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-from .. import jsonio
-from ..problems import ProblemKind
+from ..core import jsonio
+from .problems import ProblemKind
 from .model import LineProblem, ParsedLine
 
 _BOM = b"\xef\xbb\xbf"

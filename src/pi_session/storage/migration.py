@@ -1,5 +1,5 @@
 """Migration of a session file on disk (:func:`migrate_file`): the records
-are migrated in memory by :func:`pi_session.migrate.migrate_session_entries`
+are migrated in memory by :func:`pi_session.storage.versions.migrate_session_entries`
 (pi's ``migrateSessionEntries``, which the reader applies) and the file is
 rewritten atomically by :func:`~.rewrite.rewrite_records`, keeping a
 backup."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..records import CURRENT_SESSION_VERSION, StrPath
+from ..entries.records import CURRENT_SESSION_VERSION, StrPath
 from .model import SessionFileError
 from .reader import read_session_file
 from .rewrite import rewrite_records

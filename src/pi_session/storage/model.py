@@ -10,8 +10,8 @@ from enum import Enum
 from typing import Any, ClassVar
 
 from ..errors import PiSessionError
-from ..problems import Problem
-from ..records import StrPath
+from .problems import Problem
+from ..entries.records import StrPath
 
 FILE_MODE = 0o600
 """Permissions of session files we create."""
@@ -60,12 +60,12 @@ class SessionFileError(PiSessionError):
 
 @dataclass(frozen=True)
 class LineProblem(Problem):
-    """A line we could not use as it is (a :class:`pi_session.problems.Problem`).
+    """A line we could not use as it is (a :class:`pi_session.storage.problems.Problem`).
 
     Attributes:
         line: 1-based line number in the file (0: not known, e.g. a tree
             problem of entries not read from a file).
-        kind: a :data:`pi_session.problems.ProblemKind`: ``blank``,
+        kind: a :data:`pi_session.storage.problems.ProblemKind`: ``blank``,
             ``invalid-json``, ``not-object``, ``no-type``, ``no-id``,
             ``extra-header``, ``nul-bytes``, ``invalid-utf8``, ``glued``,
             ``bom``, ``crlf``, ``torn-tail``, ``no-newline``,
@@ -76,7 +76,7 @@ class LineProblem(Problem):
         end_line: the last line of a record split over several lines
             (``split-record``, lines ``line`` to ``end_line``); None otherwise.
 
-    JSON (:meth:`~pi_session.problems.Problem.to_json`): ``{"line", "kind",
+    JSON (:meth:`~pi_session.storage.problems.Problem.to_json`): ``{"line", "kind",
     "message", "recovered"}``.
     """
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import msgspec
 import orjson
 
-from ..records import CURRENT_SESSION_VERSION, HEADER_TYPE, is_session_header
+from ..entries.records import CURRENT_SESSION_VERSION, HEADER_TYPE, is_session_header
 from .decode import compact_record
 from .lazy import HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
 from .model import LineProblem, SessionFileError

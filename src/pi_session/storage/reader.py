@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .._gc import gc_paused
-from ..entry_source import EntryList, EntrySource
-from ..migrate import migrate_session_entries
-from ..records import HEADER_TYPE, StrPath, header_version
+from ..core.gc_pause import gc_paused
+from ..entries.source import EntryList, EntrySource
+from .versions import migrate_session_entries
+from ..entries.records import HEADER_TYPE, StrPath, header_version
 from .lazy import EntryStore
 from .tail import last_compaction_at
 from .access import is_regular_mode, session_path_problem
@@ -38,7 +38,7 @@ class SessionFile:
         path: the file (None for text parsed in memory).
         header: the session header, or None for an empty file.
         records: every parsed JSON object in line order (header included);
-            :func:`pi_session.migrate.migrate_session_entries` works on these.
+            :func:`pi_session.storage.versions.migrate_session_entries` works on these.
         record_lines: the line number of each record.
         fragments: line number → unusable bytes of lines a record was
             recovered from (kept on rewrite).
@@ -46,8 +46,8 @@ class SessionFile:
             lines (``split-record``; its ``record_lines`` entry is the first).
         entries: the usable entries (objects with a ``type`` and a string
             ``id``), header excluded, in file order: an
-            :class:`~pi_session.entry_source.EntrySource` (an
-            :class:`~pi_session.entry_source.EntryList`, or of a lazy read
+            :class:`~pi_session.entries.source.EntrySource` (an
+            :class:`~pi_session.entries.source.EntryList`, or of a lazy read
             a :class:`~.lazy.LazyRecords`).
         problems: :class:`LineProblem` list, by line.
         line_count: number of lines.
@@ -61,7 +61,7 @@ class SessionFile:
             (None when the entries were sorted out after a migration):
             each entry's ``id`` and ``parentId`` (None when absent), in
             ``entries`` order, and the entries of type ``label``; see
-            :class:`pi_session.tree.SessionTree`, which takes them instead
+            :class:`pi_session.session.tree.SessionTree`, which takes them instead
             of going over 100,000 entries again.
     """
 
@@ -116,7 +116,7 @@ def read_session_file(
     Args:
         path: the ``.jsonl`` file.
         migrate: migrate v1/v2 records to v3 in memory (see
-            :mod:`pi_session.migrate`); the caller decides whether to rewrite.
+            :mod:`pi_session.storage.versions`); the caller decides whether to rewrite.
         lazy: index the entries of a v3 file (or any file with ``migrate``
             off) instead of decoding them (:mod:`.lazy`):
             ``records`` and ``entries`` are then
@@ -146,7 +146,7 @@ def read_session_file(
     sf = SessionFile(path=p, header=None, size=st.st_size, mtime_ns=st.st_mtime_ns)
     # Parsing allocates about a million containers for a 100 MB file; the
     # cyclic GC would scan the growing heap again and again (none of it can
-    # be garbage), so it is paused while reading (see pi_session._gc).
+    # be garbage), so it is paused while reading (see pi_session.core.gc_pause).
     eager_from: int | None = None
     if lazy == "auto":
         eager_from = last_compaction_at(p, st.st_size)
@@ -176,7 +176,7 @@ def scan_session_file(
     """Read a session file with every line going through the line scanner
     (no fast path), handing each :class:`~.scan.ScannedLine` to ``on_line``
     after the reader took it: one read for callers that look at every line
-    as well as at the session (:func:`pi_session.repair.check_session`).
+    as well as at the session (:func:`pi_session.check.repair.check_session`).
 
     Args:
         path: the ``.jsonl`` file.
@@ -274,8 +274,8 @@ class SessionFileBuilder:
     """Builds a :class:`SessionFile` from lines classified by
     :class:`~.scan.LineScanner`, pushed one at a time: what
     :func:`read_session_file` does, without its fast path, for callers that
-    see every line anyway (:func:`pi_session.repair.check_session` reads a
-    file once for both; :func:`pi_session.repair.repair_session` checks
+    see every line anyway (:func:`pi_session.check.repair.check_session` reads a
+    file once for both; :func:`pi_session.check.repair.repair_session` checks
     the lines it writes).
 
     Usage: :meth:`add` every scanned line in order, then :meth:`finish`.

@@ -12,12 +12,12 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .. import jsonio
+from ..core import jsonio
 from .append import locked_append_fd, free_side_path
 from .atomic import keep_ownership, write_all, ensure_dir, write_atomic
 from .model import FILE_MODE, Durability, SessionFileError
 from .reader import SessionFile, iter_lines
-from ..records import StrPath
+from ..entries.records import StrPath
 
 def create_file(path: StrPath, lines: Iterable[bytes], durability: Durability = Durability.ENTRY) -> None:
     """Write a new session file atomically (temp file + hard link): it

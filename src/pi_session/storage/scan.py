@@ -1,6 +1,6 @@
 """The one line scanner of session files: every line classified once, for
 reading (:mod:`.reader`), checking and repairing
-(:mod:`pi_session.repair`) and the torn-tail check of appends
+(:mod:`pi_session.check.repair`) and the torn-tail check of appends
 (:mod:`.append`).
 
 :class:`LineScanner` takes lines one at a time (push);

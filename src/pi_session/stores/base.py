@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 
 from ..errors import PiSessionError
 from ..storage import AppendResult, Durability, SessionFile, parse_line
-from ..records import is_session_header
+from ..entries.records import is_session_header
 from .handle import OnGrown, SessionHandle
 
 if TYPE_CHECKING:
@@ -291,17 +291,17 @@ class SessionStore(ABC):
     @abstractmethod
     def list(self, *, cwd: str | None = None, with_text: bool = True, on_progress: Any = None) -> list[dict[str, Any]]:
         """Infos of the store's sessions, newest ``modified`` first, with the
-        keys of :func:`pi_session.listing.build_session_info` (``path`` is
+        keys of :func:`pi_session.stores.listing.build_session_info` (``path`` is
         :meth:`locator`).
 
         Args:
             cwd: a resolved path: only sessions whose header cwd resolves to
-                it (see :func:`pi_session.listing.session_cwd_matches`).
+                it (see :func:`pi_session.stores.listing.session_cwd_matches`).
             with_text: include ``allMessagesText`` (a database then reads
                 every message's text; False answers from the sessions
                 table alone and leaves the key out).
             on_progress: (files) called as the files are read (see
-                :func:`pi_session.listing.list_sessions_dirs`); a database
+                :func:`pi_session.stores.listing.list_sessions_dirs`); a database
                 answers at once and does not call it.
         """
 

@@ -1,5 +1,5 @@
 """The file store: today's session files, as pi keeps them. A thin
-wrapper of :mod:`pi_session.storage` and :mod:`pi_session.listing` (no
+wrapper of :mod:`pi_session.storage` and :mod:`pi_session.stores.listing` (no
 behaviour of its own): sessions live under a sessions root (like
 ``~/.pi/agent/sessions``) as ``<root>/<encoded cwd>/<timestamp>_<id>.jsonl``,
 byte-compatible with pi. A :class:`pi_session.SessionManager` given a
@@ -21,8 +21,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..listing import jsonl_names, list_session_dir, list_sessions_dirs, read_session_header, resolve_path, session_cwd_matches
-from ..paths import encode_cwd, is_windows_absolute, session_file_name
+from .listing import (
+    jsonl_names,
+    list_session_dir,
+    list_sessions_dirs,
+    read_session_header,
+    resolve_path,
+    session_cwd_matches,
+)
+from ..core.paths import encode_cwd, is_windows_absolute, session_file_name
 from ..storage import (
     AppendResult,
     Durability,
@@ -40,7 +47,7 @@ from ..storage import (
     read_session_file,
     rewrite_records,
 )
-from ..timestamps import file_timestamp, now_iso
+from ..core.timestamps import file_timestamp, now_iso
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
 
@@ -73,7 +80,7 @@ def session_id_of_file_name(name: str) -> str | None:
     """The session id a file name ``<timestamp>_<id>.jsonl`` gives: the
     WHOLE rest of the name after the timestamp (``..._user_123.jsonl`` is
     ``user_123``, never ``123``), when it has the form
-    :func:`pi_session.ids.validate_session_id` accepts; else None."""
+    :func:`pi_session.core.ids.validate_session_id` accepts; else None."""
     match = _NAMED.fullmatch(name)
     return match[1] if match is not None else None
 
@@ -410,8 +417,8 @@ class FileStore(SessionStore):
         return (raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path))
 
     def list(self, *, cwd: str | None = None, with_text: bool = True, on_progress: Any = None) -> builtins.list[dict[str, Any]]:
-        """:func:`pi_session.listing.list_session_dir` of the cwd's directory
-        (:func:`~pi_session.listing.list_sessions_dirs` of the root without
+        """:func:`pi_session.stores.listing.list_session_dir` of the cwd's directory
+        (:func:`~pi_session.stores.listing.list_sessions_dirs` of the root without
         a cwd); ``allMessagesText`` is always there."""
         if cwd is not None:
             return list_session_dir(self.session_dir(cwd), on_progress=on_progress)

@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..jsonio import dumps_line, loads
+from ..core.jsonio import dumps_line, loads
 
 __all__ = ["REDACTION_MARK", "scrub_edit", "same_entry", "continue_after_edits"]
 

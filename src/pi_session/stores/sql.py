@@ -79,13 +79,13 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..paths import resolve_path
-from ..records import is_session_header
+from ..core.paths import resolve_path
+from ..entries.records import is_session_header
 from ..storage import AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, parse_line, read_session_lines
-from ..timestamps import iso_to_ms
+from ..core.timestamps import iso_to_ms
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .handle import OnGrown, SessionHandle
-from ..session_info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
+from ..session.info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
 __all__ = [
     "SQLStore",

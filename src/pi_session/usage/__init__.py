@@ -110,7 +110,7 @@ def _rows_of(summary: Any, path: str) -> Any:
 def _store_usage(store: Any) -> UsageData:
     """Every session of a database store, read whole (the store is the
     index: no cache)."""
-    from ..paths import encode_cwd
+    from ..core.paths import encode_cwd
     from .cache import scan_bytes
     from .report import SessionUsage, UsageData
 
@@ -154,7 +154,7 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
     """
     from pathlib import Path
 
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores import SessionStore
 
     if isinstance(store_or_dir, SessionStore):
@@ -171,7 +171,7 @@ def _files_root(store_or_dir: Any) -> str | None:
     None for a database store."""
     from pathlib import Path
 
-    from ..paths import sessions_dir
+    from ..core.paths import sessions_dir
     from ..stores import SessionStore
 
     if isinstance(store_or_dir, SessionStore):

@@ -29,8 +29,8 @@ from typing import Any
 
 import msgspec
 
-from ..listing import open_regular
-from ..paths import cache_dir
+from ..stores.listing import open_regular
+from ..core.paths import cache_dir
 from ..storage import ensure_dir
 from .stamps import session_files
 from .extract import Scan, group_rows, scan_lines

@@ -71,7 +71,7 @@ def digest_path(root: str) -> str:
     the summary (:func:`pi_session.usage.cache.cache_path`). The cache
     directory is ``$XDG_CACHE_HOME/pi-session`` (an absolute
     ``$XDG_CACHE_HOME`` only), else ``~/.cache/pi-session``, as
-    :func:`pi_session.paths.cache_dir` says."""
+    :func:`pi_session.core.paths.cache_dir` says."""
     env = os.environ.get("XDG_CACHE_HOME", "")
     base = env if env and os.path.isabs(env) else os.path.join(os.path.expanduser("~"), ".cache")
     key = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]

@@ -21,11 +21,11 @@ import re
 from collections.abc import Mapping
 from typing import Any, assert_never
 
-from ..context import edited_entry, system_message_text, text_content
+from ..session.context import edited_entry, system_message_text, text_content
 from ..entries import entry_type
-from ..jsonio import dumps_readable, js_stringify
+from ..core.jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
-from ..text import field_text
+from ..core.text import field_text
 
 __all__ = ["article", "row_preview", "replacement_text", "collapsible", "image", "args_summary", "call_arguments", "edit_diff", "COLLAPSE_LINES", "COLLAPSE_CHARS", "ToolCalls"]
 

@@ -32,7 +32,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-from ..text import field_text, show_controls
+from ..core.text import field_text, show_controls
 
 __all__ = ["clean", "esc", "markdown", "code", "pygments_css", "human_size", "safe_href", "HIGHLIGHT_LIMIT", "MARKDOWN_LIMIT"]
 
@@ -58,7 +58,7 @@ def clean(text: str) -> str:
 
 def esc(value: Any) -> str:
     """Any value as escaped HTML text (a non-string as
-    :func:`~pi_session.text.field_text` shows it: JSON, never Python's
+    :func:`~pi_session.core.text.field_text` shows it: JSON, never Python's
     repr; None as nothing), made clean by :func:`clean`; safe in element
     content and in quoted attributes."""
     return html.escape(clean(value if value.__class__ is str else field_text(value)), quote=True)

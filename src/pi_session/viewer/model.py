@@ -1,18 +1,18 @@
 """What the viewer shows, before any HTML: the tree in display order, the
 context edits that hide content, and the session's facts.
 
-Pure functions over plain entries and :class:`pi_session.tree.TreeNode`
+Pure functions over plain entries and :class:`pi_session.session.tree.TreeNode`
 roots (``SessionManager.get_tree()``).
 
 Context edits: the page holds every branch, so an entry's content is
 rendered once for all views. An entry that *any* counted ``context_edit`` of
-the file targets (same rule as :func:`pi_session.context.collect_context_edits`)
+the file targets (same rule as :func:`pi_session.session.context.collect_context_edits`)
 is shown as that edit leaves it: replaced content, or nothing when omitted.
 Its original text is never written to the page, even on a branch or at a
 point where the edit does not change the model's context: an edit is how a
 user removes a secret or a huge output, and a shared page must not bring it
 back. The deciding edit is the one that applies at the current leaf
-(:func:`pi_session.context.applied_context_edits`), else the last one in
+(:func:`pi_session.session.context.applied_context_edits`), else the last one in
 file order.
 """
 
@@ -22,12 +22,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..context import applied_context_edits, counted_edits, edited_entry, text_content
-from ..stats import UsageTotals, count_entry_types, entry_usage
-from ..timestamps import iso_to_ms
-from ..tree import TreeNode
-from ..tree_view import ConversationView
-from ..text import field_text
+from ..session.context import applied_context_edits, counted_edits, edited_entry, text_content
+from ..session.stats import UsageTotals, count_entry_types, entry_usage
+from ..core.timestamps import iso_to_ms
+from ..session.tree import TreeNode
+from ..session.conversation import ConversationView
+from ..core.text import field_text
 
 __all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
 
@@ -38,7 +38,7 @@ class Row:
     tree parent, -1 for a root), ``prefix`` (the ``├─``/``│`` guides of
     ``pi-session tree``), ``entry``, ``label``, ``depth`` (branch depth: how
     many forks lie above it), ``hidden`` (left out of the conversation view
-    unless every entry is shown: :func:`pi_session.tree_view.hidden_by_default`),
+    unless every entry is shown: :func:`pi_session.session.conversation.hidden_by_default`),
     ``shown_prefix`` (the guides in the conversation view, where hidden
     entries pass their children up; None for a hidden row)."""
 
@@ -82,7 +82,7 @@ def tree_rows(roots: Sequence[TreeNode], view: ConversationView | None = None) -
 
     Args:
         view: the conversation view of ``roots``
-            (:class:`pi_session.tree_view.ConversationView`): marks the rows it
+            (:class:`pi_session.session.conversation.ConversationView`): marks the rows it
             hides and gives the others their guides in it
             (``Row.hidden``, ``Row.shown_prefix``).
     """
@@ -146,8 +146,8 @@ class Facts:
     entry, ms, None when none parse), ``models``
     (``"provider/model"`` → assistant messages), ``usage`` (every paid
     request in the file, all branches, as ``pi-session info`` counts them:
-    :func:`pi_session.stats.entry_usage`), ``counts``
-    (:func:`pi_session.stats.count_entry_types`), ``entries``, ``branches``
+    :func:`pi_session.session.stats.entry_usage`), ``counts``
+    (:func:`pi_session.session.stats.count_entry_types`), ``entries``, ``branches``
     (leaves of the tree)."""
 
     cwd: Any = None
@@ -218,7 +218,7 @@ def title_of(
     Args:
         edits: target id → (edit id, replacement or None for omitted); by
             default the edits that apply on ``entries``
-            (:func:`pi_session.context.applied_context_edits`).
+            (:func:`pi_session.session.context.applied_context_edits`).
     """
     if name:
         return name

@@ -43,10 +43,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-from ..context import edited_entry
-from ..text import field_text, plural
-from ..tree import TreeNode
-from ..tree_view import ConversationView, hidden_summary
+from ..session.context import edited_entry
+from ..core.text import field_text, plural
+from ..session.tree import TreeNode
+from ..session.conversation import ConversationView, hidden_summary
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
 from .model import Facts, Row, hiding_edits, session_facts, title_of, tree_rows
@@ -133,7 +133,7 @@ def _guides(row: Row) -> str:
 
 def _hidden_note(hidden: Sequence[TreeNode], checked: bool) -> str:
     """The line under the sidebar's title saying what the conversation view
-    hides (:func:`pi_session.tree_view.hidden_summary`), with the "show all
+    hides (:func:`pi_session.session.conversation.hidden_summary`), with the "show all
     entries" box (``#showall``: the stylesheet shows ``.aux`` rows and
     articles while it is checked; checked from the start when the selected
     entry is one of them). Empty when nothing is hidden."""

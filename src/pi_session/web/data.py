@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..manager import SessionManager
+from ..manager.session_manager import SessionManager
 from ..operations import OperationError, open_for_reading
 from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
-from ..tree_view import ConversationView, hidden_summary
+from ..session.conversation import ConversationView, hidden_summary
 from ..viewer.entries import ToolCalls, article, row_preview
 from ..viewer.model import Row, hiding_edits, tree_rows
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
-from ..text import plural
+from ..core.text import plural
 from ..viewer.markup import esc
 from ..viewer.model import title_of
 from .data import PAGE_ROWS, SessionView
@@ -238,7 +238,7 @@ def _content_text(content: Any) -> str:
         elif kind == "thinking":
             parts.append("[thinking] " + str(block.get("thinking") or ""))
         elif kind == "toolCall":
-            from ..jsonio import dumps_readable
+            from ..core.jsonio import dumps_readable
 
             parts.append(f"[tool call {block.get('name')}] {dumps_readable(block.get('arguments'))}")
         elif kind == "image":

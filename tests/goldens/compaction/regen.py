@@ -30,8 +30,8 @@ HERE = Path(__file__).resolve().parent
 TESTS = HERE.parent.parent
 sys.path.insert(0, str(TESTS))
 
-from pi_session import jsonio  # noqa: E402
-from pi_session.tree import SessionTree  # noqa: E402
+from pi_session.core import jsonio  # noqa: E402
+from pi_session.session.tree import SessionTree  # noqa: E402
 from compaction_gen16 import crafted_sessions, enrich  # noqa: E402
 from sessiongen import generate_session, write_session  # noqa: E402
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...settings import (
+from ...session.settings import (
     BranchSummarySettings,
     CompactionSettings,
     LoadedSettings,
@@ -80,8 +80,8 @@ CompactionListener = Callable[[CompactionEvent], "Awaitable[None] | None"]
 def resolve_settings(settings: Any, cwd: str) -> tuple[CompactionSettings, BranchSummarySettings]:
     """The compaction and branch-summary settings of ``PiSession(settings=...)``:
     None (pi's settings files of ``cwd``; their warnings logged), a
-    :class:`~pi_session.settings.LoadedSettings`, a
-    :class:`~pi_session.settings.CompactionSettings`, a pi settings object
+    :class:`~pi_session.session.settings.LoadedSettings`, a
+    :class:`~pi_session.session.settings.CompactionSettings`, a pi settings object
     ``{"compaction": ..., "branchSummary": ...}`` or a compaction object."""
     if settings is None:
         loaded = load_settings(cwd)
@@ -103,7 +103,7 @@ def resolve_settings(settings: Any, cwd: str) -> tuple[CompactionSettings, Branc
 def warn_about_small_window(session_id: str, context_window: int | None, settings: Any) -> None:
     """Log one warning (logger ``pi_session.integrations.openai_agents``)
     when the compaction ``settings`` (a
-    :class:`~pi_session.settings.CompactionSettings`) cannot work within
+    :class:`~pi_session.session.settings.CompactionSettings`) cannot work within
     ``context_window`` tokens (see :class:`~.session.PiSession`'s
     ``context_window``)."""
     if not context_window or not settings.enabled:

@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ... import jsonio
+from ...core import jsonio
 from ...errors import PiSessionError
 from .overlay import apply_overlay, make_overlay
 

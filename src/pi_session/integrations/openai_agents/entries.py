@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ...manager import SessionManager
+from ...manager.session_manager import SessionManager
 from .convert import (
     ITEM_CUSTOM_TYPE,
     MARK_CUSTOM_TYPE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 
-from ...manager import validate_session_id
+from ...manager.session_manager import validate_session_id
 
 __all__ = ["ID_NAMESPACE", "MAX_FILE_ID", "pi_session_id_for"]
 
@@ -22,7 +22,7 @@ def pi_session_id_for(session_id: str) -> str:
 
     A valid pi session id (letters, digits, ``.``, ``_``, ``-``, starting
     and ending with a letter or digit; see
-    :func:`pi_session.manager.validate_session_id`) is used as it is. Any
+    :func:`pi_session.manager.session_manager.validate_session_id`) is used as it is. Any
     other string, and a valid one too long to name a session file safely
     (over 200 characters: the file name and its temp and side files must
     fit in 255 bytes), maps

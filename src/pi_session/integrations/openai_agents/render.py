@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...context import convert_to_llm
+from ...session.context import convert_to_llm
 from .convert import (
     ITEM_CUSTOM_TYPE,
     ITEM_KEY,

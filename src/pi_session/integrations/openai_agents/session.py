@@ -29,12 +29,12 @@ except ImportError:  # pragma: no cover - older SDKs: the protocol is structural
 
 from ...llm.base import Summarizer, SummarizerError
 from ...llm.extractive import ExtractiveSummarizer
-from ...manager import SessionManager
-from ...records import UNDEFINED
+from ...manager.session_manager import SessionManager
+from ...entries.records import UNDEFINED
 from ...storage import ConcurrentAppendError, SessionGoneError
-from ...text import well_formed_deep
+from ...core.text import well_formed_deep
 from ...operations import STRATEGIES, CompactionPlan, LeafMoved, compact_session, mask_session, plan_compaction, summarize_branch
-from ...tokens import should_compact
+from ...session.tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings, warn_about_small_window
 from .convert import MARK_CUSTOM_TYPE, item_kind, plain_items
 from .entries import append_items, move_leaf, pop_last_item, usage_of_run
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from agents.memory import SessionSettings
     from agents.run_context import RunContextWrapper
 
-    from ...navigation import NavigationResult
+    from ...compaction.navigation import NavigationResult
 
 __all__ = [
     "PiSession",
@@ -115,8 +115,8 @@ class PiSession(_SessionBase):
             :class:`pi_session.llm.Summarizer`; default: the offline
             :class:`~pi_session.llm.ExtractiveSummarizer`).
         settings: compaction settings: None (pi's settings files for
-            ``cwd``), a :class:`~pi_session.settings.CompactionSettings`, a
-            :class:`~pi_session.settings.LoadedSettings`, a pi settings object
+            ``cwd``), a :class:`~pi_session.session.settings.CompactionSettings`, a
+            :class:`~pi_session.session.settings.LoadedSettings`, a pi settings object
             ``{"compaction": {...}, "branchSummary": {...}}`` or a
             compaction object ``{"reserveTokens", "keepRecentTokens", "enabled"}``.
         model, provider: recorded on the assistant messages (pi shows them
@@ -243,7 +243,7 @@ class PiSession(_SessionBase):
         SDK owns pairing and pending approvals (it reconciles a pending
         session write against these items). Items are valid Unicode: a lone
         surrogate stored in the session comes back as U+FFFD (the adapters' rule,
-        :func:`pi_session.text.well_formed`; the file keeps what was
+        :func:`pi_session.core.text.well_formed`; the file keeps what was
         written), as it does from :meth:`pop_item`.
 
         Args:
@@ -598,7 +598,7 @@ class PiSession(_SessionBase):
 
     def _render_sync(self, limit: int | None) -> list[RenderedItem]:
         # copies: the caller may change the items; the session's entries must not change.
-        # Well formed (lone surrogates -> U+FFFD, pi_session.text): the SDK encodes them as UTF-8.
+        # Well formed (lone surrogates -> U+FFFD, pi_session.core.text): the SDK encodes them as UTF-8.
         rendered = limit_items(render_items(self._current().build_session_projection()), limit)
         return [RenderedItem(well_formed_deep(copy.deepcopy(r.item)), r.entry_id, r.block) for r in rendered]
 

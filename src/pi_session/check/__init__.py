@@ -1,0 +1,1 @@
+"""Checking and repairing session files (**beyond pi**)."""

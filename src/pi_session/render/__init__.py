@@ -1,0 +1,1 @@
+"""Sessions rendered for people: terminal text and rows, Markdown and HTML export."""
