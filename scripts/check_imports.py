@@ -38,10 +38,16 @@ What fails (exit status 1, one line per problem, ``file:line: message``)
     (c) with ``--tests DIR`` (default: ``tests/`` next to ``src/``): a test file
         that imports or reaches a private name of the package (the same rules,
         plus ``monkeypatch.setattr(module, "_name", ...)`` and string targets
-        such as ``mock.patch("pkg.mod._name")``): tests go through public seams.
+        such as ``mock.patch("pkg.mod._name")``): tests go through public seams;
+    (d) for ``pi_session`` (the default ``--src``): the layer rule of
+        ``LAYERS`` below (no import from a higher layer; every top-level
+        package in a layer), and ``--docs`` (docs/architecture.md) holding the
+        layer table generated from the import graph (``--write-docs``
+        regenerates it).
 
 Warnings (exit status 0 unless ``--strict-size``)
-    modules over ``--max-lines`` lines (600).
+    only with ``--max-lines N``: modules over N lines (a module is shaped by
+    one concept, not by a line count; there is no default limit).
 """
 
 from __future__ import annotations
