@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..manager.session_manager import SessionManager
@@ -127,6 +127,9 @@ class StoreAccess:
         """The :class:`SessionView` of a session, kept while the store's
         mark of the session is unchanged (the last few sessions viewed):
         a second look at a 100,000-entry session does not read it again.
+        With ``redact``, the view masks secrets in what it shows
+        (:attr:`SessionView.masked`: only the rows and entries rendered
+        are scanned).
 
         Raises:
             ApiError: as :meth:`open`."""
@@ -136,9 +139,9 @@ class StoreAccess:
         cached = self._views.get(key)
         if cached is not None and mark is not None and cached[0] == mark:
             return cached[1]
-        manager = self.open(sid, redact=redact)
+        manager = self.open(sid)
         with self.lock:
-            view = SessionView.of(manager)
+            view = SessionView.of(manager, masked=redact)
         if mark is not None:
             self._views.pop(key, None)
             self._views[key] = (mark, view)
@@ -225,7 +228,16 @@ class SessionView:
     """One session prepared for the API and the pages: the manager, its
     tree rows (``pi-session tree`` order, the conversation view's hidden
     rows marked), the context edits hiding entries on the leaf's path and
-    the tool calls (for tool results' headings)."""
+    the tool calls (for tool results' headings).
+
+    With ``masked``, the session text a page or an answer shows is read
+    through :meth:`shown`, :meth:`edit_of`, :meth:`name` and
+    :meth:`header`, which replace every secret the scanner finds by
+    ``[REDACTED:<kind>]`` (the same records as
+    :func:`pi_session.operations.redacted_manager`'s copy) — only for what
+    is shown, so the first screen of a 100,000-entry session scans one
+    page of rows, not the whole session. ``manager`` and ``rows`` stay the
+    session as stored (its structure: ids, parents, order)."""
 
     manager: SessionManager
     rows: list[Row]
@@ -234,10 +246,14 @@ class SessionView:
     calls: ToolCalls
     leaf_index: int
     hidden_note: str = ""
+    masked: bool = False
+    _shown: dict[int, Row] = field(default_factory=dict, repr=False)
+    _mask_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of(cls, manager: SessionManager) -> SessionView:
-        """Build the view of an opened session."""
+    def of(cls, manager: SessionManager, *, masked: bool = False) -> SessionView:
+        """Build the view of an opened session (``masked``: secrets
+        masked in everything shown)."""
         roots = manager.get_tree()
         leaf_id = manager.get_leaf_id()
         conversation = ConversationView(roots, leaf_id)
@@ -261,7 +277,42 @@ class SessionView:
                     if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
                         calls[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
         note = hidden_summary(conversation.hidden) if conversation.hidden else ""
-        return cls(manager, rows, index_of, hidden, calls, leaf_index, note)
+        return cls(manager, rows, index_of, hidden, calls, leaf_index, note, masked)
+
+    def _mask(self, value: Any, *, record: bool) -> Any:
+        """``value`` with its secrets masked (``record``: by the record's
+        text fields, as :func:`pi_session.secrets.redact_value`; else every
+        string in it); ``value`` itself when not :attr:`masked`."""
+        if not self.masked or value is None:
+            return value
+        from ..secrets import Scanner, redact_text, redact_value
+
+        with Scanner() as scanner:
+            if record:
+                return redact_value(value, scanner)
+            return _mask_strings(value, lambda text: redact_text(text, scanner.scan(text)))
+
+    def shown(self, index: int) -> Row:
+        """Row ``index`` as shown: its entry and label with secrets masked
+        (when :attr:`masked`; kept once masked)."""
+        row = self.rows[index]
+        if not self.masked:
+            return row
+        with self._mask_lock:
+            done = self._shown.get(index)
+        if done is None:
+            done = replace(row, entry=self._mask(row.entry, record=True), label=self._mask(row.label, record=False))
+            with self._mask_lock:
+                self._shown[index] = done
+        return done
+
+    def name(self) -> str | None:
+        """The session name as shown (secrets masked when :attr:`masked`)."""
+        return self._mask(self.manager.get_session_name(), record=False)
+
+    def header(self) -> dict[str, Any]:
+        """The session header as shown (``{}`` when there is none)."""
+        return self._mask(self.manager.get_header(), record=True) or {}
 
     def path_to(self, index: int) -> list[int]:
         """Row numbers from the root to row ``index``."""
@@ -272,17 +323,44 @@ class SessionView:
         return out[::-1]
 
     def edit_of(self, row: Row) -> tuple[str, Any] | None:
-        """The context edit hiding or replacing the row's entry, if any."""
+        """The context edit hiding or replacing the row's entry, if any (its
+        replacement as shown)."""
         eid = row.entry.get("id")
-        return self.hidden.get(eid) if isinstance(eid, str) else None
+        edit = self.hidden.get(eid) if isinstance(eid, str) else None
+        if edit is None or edit[1] is None or not self.masked:
+            return edit
+        return (edit[0], self._mask(edit[1], record=False))
 
     def article(self, index: int) -> str:
         """The viewer's ``<article>`` of row ``index`` (every session
-        string escaped)."""
-        row = self.rows[index]
+        string escaped; secrets masked when :attr:`masked`)."""
+        row = self.shown(index)
+        calls = self.calls
+        if self.masked:
+            calls = {k: (name, self._mask(args, record=False)) for k, (name, args) in ((k, calls[k]) for k in _call_ids(row.entry) if k in calls)}
         return article(
-            index, row.entry, label=row.label, is_leaf=index == self.leaf_index, edit=self.edit_of(row), calls=self.calls, hidden=row.hidden
+            index, row.entry, label=row.label, is_leaf=index == self.leaf_index, edit=self.edit_of(row), calls=calls, hidden=row.hidden
         )
+
+
+def _call_ids(entry: Mapping[str, Any]) -> list[str]:
+    """The tool call ids an entry's message refers to (its tool result's
+    ``toolCallId``)."""
+    message = entry.get("message")
+    if isinstance(message, dict) and isinstance(message.get("toolCallId"), str):
+        return [message["toolCallId"]]
+    return []
+
+
+def _mask_strings(value: Any, change: Any) -> Any:
+    """``value`` (JSON) with every string ``change(text)``."""
+    if isinstance(value, str):
+        return change(value)
+    if isinstance(value, list):
+        return [_mask_strings(v, change) for v in value]
+    if isinstance(value, dict):
+        return {k: _mask_strings(v, change) for k, v in value.items()}
+    return value
 
 
 def row_json(view: SessionView, row: Row) -> dict[str, Any]:
@@ -290,6 +368,7 @@ def row_json(view: SessionView, row: Row) -> dict[str, Any]:
     ``id``, ``parentId``, ``type``, ``kind``, ``css``, ``preview`` (one
     line, plain text), ``prefix`` (tree guides), ``label``, ``leaf``,
     ``hidden`` (left out of the conversation view), ``timestamp``."""
+    row = view.shown(row.index)
     css, kind, preview = row_preview(row.entry, view.edit_of(row))
     return {
         "i": row.index,
@@ -316,8 +395,8 @@ def session_json(view: SessionView, *, offset: int = 0, limit: int = PAGE_ROWS) 
     rows = view.rows[max(0, offset) : max(0, offset) + max(0, limit)]
     return {
         "id": manager.get_session_id(),
-        "name": manager.get_session_name(),
-        "header": manager.get_header(),
+        "name": view.name(),
+        "header": view.header() if manager.get_header() is not None else None,
         "leafId": manager.get_leaf_id(),
         "entryCount": manager.get_entry_count(),
         "rowCount": len(view.rows),
@@ -335,7 +414,7 @@ def entry_json(view: SessionView, entry_id: str) -> dict[str, Any]:
     index = view.index_of.get(entry_id)
     if index is None:
         raise ApiError(404, f"{view.manager.get_session_id()}: no entry {entry_id[:80]!r}")
-    row = view.rows[index]
+    row = view.shown(index)
     return {
         "entry": row.entry,
         "i": index,

@@ -155,7 +155,7 @@ def _actions_html(view: SessionView, selected_id: str | None) -> str:
         f'<form class="act" data-action="label" data-confirm="Set the label of entry {eid}?"><input type="hidden" name="entryId" value="{eid}">'
         '<input name="label" placeholder="label (empty: clear)" aria-label="label"><button>Label entry</button></form>'
         f'<form class="act" data-action="name" data-confirm="Rename the session?"><input name="name" placeholder="session name" '
-        f'value="{esc(view.manager.get_session_name() or "")}" aria-label="session name"><button>Rename session</button></form>'
+        f'value="{esc(view.name() or "")}" aria-label="session name"><button>Rename session</button></form>'
         f'<form class="act" data-action="navigate" data-confirm="Move the leaf to entry {eid}?"><input type="hidden" name="entryId" value="{eid}">'
         '<label><input type="checkbox" name="summarize"> with a branch summary</label><button>Move leaf here</button></form>'
         '<form class="act" data-action="compact" data-confirm="Compact the session now (a compaction entry is appended)?"><button>Compact</button></form>'
@@ -202,8 +202,10 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
         first = view.rows[path[len(path) - len(shown) - 1]].entry.get("id")
         more = f'<p class="muted"><a href="{esc(_session_href(sid, first))}">{len(path) - len(shown):,} earlier entries of this path</a></p>'
     articles = "".join(view.article(i) for i in shown)
-    header = manager.get_header() or {}
-    title = title_of(header, [view.rows[i].entry for i in path[:50]], manager.get_session_name(), view.hidden)
+    header = view.header()
+    opening = [view.shown(i) for i in path[:50]]
+    edits = {str(r.entry.get("id")): e for r in opening if (e := view.edit_of(r)) is not None}
+    title = title_of(header, [r.entry for r in opening], view.name(), edits)
     context_link = (
         f'<a id="contextlink" href="/s/{esc(quote(sid, safe=""))}/context?{esc(urlencode({"leaf": selected_id}))}">What the model sees from here</a>'
         if selected_id is not None else ""
