@@ -2,8 +2,9 @@
 agree: the Markdown export cuts long tool output (``--full-outputs`` keeps
 it) and lists a summary's files as lists; ``info`` and the HTML viewer's
 header name the token counts alike; the header's duration counts only the
-conversation; ``compact --dry-run`` says which number is recorded usage and
-which are estimates. Real console script, real files."""
+conversation; ``compact`` (and ``--dry-run``) reports the context before
+and after as estimates of one kind and labels pi's usage-based
+``tokensBefore`` apart. Real console script, real files."""
 
 from __future__ import annotations
 
@@ -114,7 +115,19 @@ def test_info_and_the_page_name_tokens_alike_and_duration_counts_messages(cli, t
     assert "<dt>duration</dt><dd>2h 15m</dd>" in html
 
 
-def test_compact_dry_run_says_what_is_recorded_and_what_is_estimated(cli, tmp_path):
+def _row(stdout: str, name: str) -> str | None:
+    """The value of a dry run's table row ``name`` (None: no such row)."""
+    for line in stdout.splitlines():
+        if line.startswith(name + " ") or line.startswith(name + "│"):
+            return line.split("│", 1)[1].strip()
+    return None
+
+
+def _count(text: str) -> int:
+    return int(re.search(r"~([\d,]+)", text)[1].replace(",", ""))
+
+
+def _big_session(tmp_path: Path, name: str, *, usage: bool) -> Path:
     big = "word " * 4000
     entries = _chain(
         _user(big, "2025-01-01T09:00:00.000Z"),
@@ -123,18 +136,67 @@ def test_compact_dry_run_says_what_is_recorded_and_what_is_estimated(cli, tmp_pa
         _assistant([{"type": "text", "text": big}], "2025-01-01T09:00:03.000Z", _usage(9000, 2000, 110000, 0)),
         _user("and now " + big, "2025-01-01T09:00:04.000Z"),
     )
-    path = _write(tmp_path / "big.jsonl", entries)
-    out = cli("compact", str(path), "--dry-run", "--keep-recent-tokens", "2000")
-    assert out.returncode == 0, out.stderr
-    line = next(line for line in out.stdout.splitlines() if line.startswith("tokens before"))
+    if not usage:
+        for e in entries:
+            e["message"].pop("usage", None)
+    return _write(tmp_path / name, entries)
+
+
+def test_compact_reports_tokens_before_and_after_of_one_kind(cli, tmp_path):
+    # the replies recorded 121,000 tokens of usage, far more than their text
+    # holds: "before" and "after" are both estimates of the messages' text
+    # (the estimates of what is summarized and kept add up to "before");
+    # pi's usage-based tokensBefore is shown apart, labelled
+    path = _big_session(tmp_path, "big.jsonl", usage=True)
     recorded = 9000 + 2000 + 110000
     trailing = json.loads(cli("tokens", str(path), "--json").stdout)["projected"]["trailingTokens"]
-    assert re.search(rf"{recorded + trailing:,} \({recorded:,} from the last reply's recorded usage \+ ~{trailing:,} estimated", line), line
-    assert "~ marks estimates" in out.stdout
-    # no usage at all: everything is estimated, and said so
-    for e in entries:
-        e["message"].pop("usage", None)
-    plain = _write(tmp_path / "plain.jsonl", entries)
-    line = next(line for line in cli("compact", str(plain), "--dry-run", "--keep-recent-tokens", "2000").stdout.splitlines()
-                if line.startswith("tokens before"))
-    assert re.search(r"tokens before[ │]+~[\d,]+ \(all estimated", line), line
+    out = cli("compact", str(path), "--dry-run", "--keep-recent-tokens", "2000")
+    assert out.returncode == 0, out.stderr
+    before = _count(_row(out.stdout, "tokens before"))
+    assert _row(out.stdout, "tokens before") == f"~{before:,} (estimated from the messages' text)"
+    parts = [_count(_row(out.stdout, "to summarize")), _count(_row(out.stdout, "kept verbatim"))]
+    if _row(out.stdout, "split turn") is not None:
+        parts.append(_count(_row(out.stdout, "split turn")))
+    assert before == sum(parts) < recorded
+    assert re.fullmatch(rf"{recorded + trailing:,}: {recorded:,} from the last reply's recorded usage \+ ~{trailing:,} estimated "
+                        r"for the messages after it \(pi's count, which the compaction entry records\)", _row(out.stdout, "pi's tokensBefore"))
+    assert "tokens before and after are both such estimates" in out.stdout
+    done = cli("compact", str(path), "--keep-recent-tokens", "2000", "--provider", "extractive")
+    assert done.returncode == 0, done.stderr
+    m = re.search(r"Context: ~([\d,]+) → ~([\d,]+) tokens, both estimated from the messages' text", done.stdout)
+    assert m is not None, done.stdout
+    assert int(m[1].replace(",", "")) == before > int(m[2].replace(",", ""))
+    assert f"The entry records pi's count as tokensBefore, {recorded + trailing:,}: {recorded:,} from the last reply's" in done.stdout
+    entry = orjson.loads(path.read_bytes().splitlines()[-1])
+    assert entry["type"] == "compaction" and entry["tokensBefore"] == recorded + trailing  # pi's wire value, as pi writes it
+    # --json: the estimate beside pi's tokensBefore
+    again = _big_session(tmp_path, "again.jsonl", usage=True)
+    data = json.loads(cli("compact", str(again), "--keep-recent-tokens", "2000", "--provider", "extractive", "--json").stdout)
+    assert data["estimatedTokensBefore"] == before and data["tokensBefore"] == recorded + trailing and data["tokensAfter"] < before
+
+
+def test_compact_without_recorded_usage_shows_only_estimates(cli, tmp_path):
+    plain = _big_session(tmp_path, "plain.jsonl", usage=False)
+    out = cli("compact", str(plain), "--dry-run", "--keep-recent-tokens", "2000")
+    assert out.returncode == 0, out.stderr
+    assert re.fullmatch(r"~[\d,]+ \(estimated from the messages' text\)", _row(out.stdout, "tokens before"))
+    assert _row(out.stdout, "pi's tokensBefore") is None
+    done = cli("compact", str(plain), "--keep-recent-tokens", "2000", "--provider", "extractive")
+    assert done.returncode == 0, done.stderr
+    assert "Context: ~" in done.stdout and "tokensBefore" not in done.stdout
+
+
+def test_compact_of_the_demo_session_reports_estimates_and_the_recorded_usage_apart(cli, tmp_path):
+    # the bundled example ends with a reply whose recorded usage (36,138)
+    # is pi's tokensBefore; its messages' text is about 10k tokens
+    demo = Path(__file__).resolve().parents[1] / "examples" / "demo-session.jsonl"
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(demo.read_bytes())
+    done = cli("compact", str(path), "--keep-recent-tokens", "4000", "--provider", "extractive")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    m = re.fullmatch(r"Context: ~([\d,]+) → ~([\d,]+) tokens, both estimated from the messages' text \(about 4 characters a token\)\.", lines[1])
+    assert m is not None, lines
+    assert int(m[1].replace(",", "")) < 36138
+    assert lines[2] == "The entry records pi's count as tokensBefore, 36,138, the last reply's recorded usage."
+    assert orjson.loads(path.read_bytes().splitlines()[-1])["tokensBefore"] == 36138

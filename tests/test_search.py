@@ -117,6 +117,21 @@ def test_query_parts() -> None:
     assert q.after_ms == 1767312000000
 
 
+
+def test_a_query_of_file_filters_alone_ranks_by_the_files_terms() -> None:
+    """The terms an entry naming a ``file:`` filter's file holds: the
+    whole value, then its base name, the last token a prefix; none when
+    the query has a word (bm25 ranks it) or the value no letter."""
+    q = parse_query('file:src/ui/theme.py file:"C:\\app\\x.py" -draft role:assistant')
+    assert [[(t.tokens, t.prefix) for t in tier] for tier in q.mention_tiers] == [
+        [(["src", "ui", "theme", "py"], True), (["c", "app", "x", "py"], True)],
+        [(["theme", "py"], True), (["x", "py"], True)],
+    ]
+    assert [[t.tokens for t in tier] for tier in parse_query("file:theme.py").mention_tiers] == [[["theme", "py"]], [["theme", "py"]]]
+    assert [[t.tokens for t in tier] for tier in parse_query("file:src/").mention_tiers] == [[["src"]], [["src"]]]
+    assert parse_query("palette file:theme.py").mention_tiers == []
+    assert parse_query("file:/ role:user").mention_tiers == []
+
 # --- what is searched ---------------------------------------------------
 
 

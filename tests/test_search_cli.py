@@ -190,3 +190,25 @@ def test_filter_values_with_undecodable_bytes_are_no_internal_error(cli, home) -
     for query in ("project:\udcff", "resolver model:\udcff", "file:\udcff", "session:\udcff", "tool:\udcff"):
         proc = cli("search", query, env=home)
         assert proc.returncode == 1 and "no hits" in proc.stderr and "internal error" not in proc.stderr, (query, proc.stderr)
+
+
+def test_a_file_filter_alone_finds_where_a_real_session_named_the_file(cli, fixture_copy, tmp_path) -> None:
+    """``file:custom-editor.ts`` on pi's real ``large-session.jsonl``: the
+    file is named by three tool calls early in the session (a read, two
+    greps) and never in its last 900 lines; those three come first, the
+    read (whose path argument is the file) and each snippet showing the
+    file's name marked, not the session's newest entries."""
+    src = fixture_copy("large-session.jsonl")
+    sessions = tmp_path / "sessions"
+    (sessions / "--Users-dev-workspaces-pi-mono--").mkdir(parents=True)
+    src.rename(sessions / "--Users-dev-workspaces-pi-mono--" / "2025-11-20T23-33-50-805Z_d703a1a9-1b7b-4fb1-b512-c9738b1fe617.jsonl")
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PI_SESSION_STORE": ""}
+    proc = cli("--store", str(sessions), "search", "file:custom-editor.ts", "-n", "4", "--json", env=env)
+    assert proc.returncode == 0, proc.stderr
+    hits = orjson.loads(proc.stdout)["hits"]
+    assert [h["tool"] for h in hits[:3]] == ["read", "bash", "bash"]
+    for hit in hits[:3]:
+        assert hit["timestamp"] < "2025-11-21T00:00", hit
+        (start, end), = hit["marks"]
+        assert hit["snippet"][start:end] == "custom-editor.ts" and "packages/coding-agent/src/tui/custom-editor.ts" in hit["snippet"]
+    assert "custom-editor" not in hits[3]["snippet"] and hits[3]["timestamp"] > "2025-11-21T02:00"

@@ -309,3 +309,52 @@ def test_a_store_indexed_by_another_version_gets_the_folded_columns(tmp_path: Pa
         assert {h.session_id for h in search(s, "project:STRASSE").hits} == {f"{FOLDED}3"}
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT value FROM pi_meta WHERE key = 'search_version'").fetchone() == (SEARCH_VERSION,)
+
+
+# --- a query of file: filters only ranks the entries naming the file -----
+
+def _one_old_mention(n: int) -> list[bytes]:
+    """A session whose second entry reads ``src/ui/theme.py`` (an
+    assistant's tool call), its third mentions ``theme.py`` in text, and
+    ``n`` newer entries name neither."""
+    from search_helpers import _assistant, _msg
+
+    sid = "0192dddd-0000-7000-8000-000000000005"
+    records: list[dict] = [
+        {"type": "session", "version": 3, "id": sid, "timestamp": "2026-03-06T10:00:00.000Z", "cwd": "/work/paint"},
+        _msg("u0", None, 1, {"role": "user", "content": "make the colours warmer", "timestamp": 1772791260000}, day=6),
+        _msg("a0", "u0", 2, _assistant([{"type": "toolCall", "id": "c0", "name": "read", "arguments": {"path": "src/ui/theme.py"}}]), day=6),
+        _msg("t0", "a0", 3, {"role": "toolResult", "toolCallId": "c0", "toolName": "read", "isError": False, "timestamp": 1772791380000,
+                             "content": [{"type": "text", "text": "PALETTE = {'bg': 'white'}"}]}, day=6),
+        _msg("a1", "t0", 4, _assistant([{"type": "text", "text": "The palette lives in theme.py; I will change it."}]), day=6),
+    ]
+    parent = "a1"
+    for i in range(n):
+        records.append(_msg(f"x{i}", parent, 5 + i % 50, {"role": "user", "content": f"and another tweak {i}",
+                                                         "timestamp": 1772791500000 + i}, day=6))
+        parent = f"x{i}"
+    return lines_of(records)
+
+
+def test_a_file_filter_alone_ranks_the_entries_naming_the_file_first(store_url, tmp_path, monkeypatch) -> None:
+    # `file:theme.py` alone: the entries that name the file (its whole
+    # path first, then the base name), not the session's newest entries
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    target = open_store(store_url)
+    target.create(_one_old_mention(30), file_name="2026-03-06T10-00-00-000Z_paint.jsonl")
+    try:
+        for query in ("file:theme.py", "file:theme.p", "file:ui/theme.py"):
+            hits = search(target, query, limit=3).hits
+            assert [h.entry_id for h in hits[:2]] == ["a0", "a1"], query
+            assert hits[0].snippet.marked().count("[") == 1 and "theme.py]" in hits[0].snippet.marked(), query
+            assert hits[2].entry_id == "x29", query  # then the newest, as before
+        # the whole path named ranks above its base name alone
+        assert [h.entry_id for h in search(target, "file:src/ui/theme.py", limit=2).hits] == ["a0", "a1"]
+        # a word in the query: bm25 ranks as before, the filter only selects
+        assert search(target, "tweak file:theme.py", limit=1).hits[0].entry_id == "x29"
+        # a filter of no letter or digit still selects, newest first
+        assert search(target, "file:/", limit=1).hits[0].entry_id == "x29"
+        # without a limit (as re: searches) the same order
+        assert [h.entry_id for h in search(target, "file:theme.py re:.", limit=2).hits] == ["a0", "a1"]
+    finally:
+        target.close()

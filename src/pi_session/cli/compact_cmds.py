@@ -213,7 +213,7 @@ def compact_cmd(
         if as_json:
             print_json(prep.to_json())
         else:
-            _print_plan(plan.path, prep)
+            _print_plan(plan.path, prep, estimated_context_tokens(manager))
         return
     masked: dict[str, Any] | None = None
     if strategy != "summary":
@@ -233,6 +233,7 @@ def compact_cmd(
                     console.print(sanitize(plan.reason), markup=False, soft_wrap=True)
                 return
             prep = plan.preparation
+    before = estimated_context_tokens(manager)
     summarizer = make_summarizer(provider, model, base_url, as_json, timeout, max_retries)
     try:
         done = run_summary(
@@ -256,23 +257,27 @@ def compact_cmd(
     if not as_json:
         for note in done.notes:
             warn(note)
-    # pure estimates: usage reported by kept assistant messages predates the compaction
-    after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])
+    # both sides pure estimates of the messages (usage reported by kept
+    # assistant messages predates the compaction, so "after" cannot use it)
+    after = estimated_context_tokens(writer)
     if as_json:
-        out = {"id": new_id, **result.to_json(), "tokensAfter": after, "summarizer": getattr(summarizer, "name", None)}
+        out = {"id": new_id, **result.to_json(), "estimatedTokensBefore": before, "tokensAfter": after,
+               "summarizer": getattr(summarizer, "name", None)}
         print_json({**out, "mask": masked} if masked is not None else out)
         return
     summarized = len(prep.messages_to_summarize) + len(prep.turn_prefix_messages)
+    recorded = _recorded_tokens_before(plan.path, result.tokens_before)
     console.print(
         f"Compacted {plural(summarized, 'message')} into a summary of ~{plural(estimate_tokens({'role': 'compactionSummary', 'summary': result.summary}), 'token')} "
         f"(compaction entry {new_id}); kept from {sanitize(str(result.first_kept_entry_id))}.\n"
-        f"Context: {result.tokens_before:,} → ~{after:,} tokens.",
+        f"Context: ~{before:,} → ~{after:,} tokens, both estimated from the messages' text (about 4 characters a token)."
+        + (f"\nThe entry records pi's count as tokensBefore, {recorded}." if recorded is not None else ""),
         markup=False,
         soft_wrap=True,
     )
-    if after > result.tokens_before:
+    if after > before:
         warn(
-            f"the context is now estimated larger than before ({result.tokens_before:,} → ~{after:,} tokens): "
+            f"the context is now estimated larger than before (~{before:,} → ~{after:,} tokens): "
             "the summary is longer than the messages it replaced, so compacting a session this small does not pay"
         )
     lines = sanitize(result.summary).splitlines()
@@ -332,7 +337,16 @@ def _open_to_write(ctx: typer.Context, session: str, *, quiet: bool) -> Any:
     return writer
 
 
-def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
+def estimated_context_tokens(manager: Any) -> int:
+    """The context at the manager's leaf in tokens, every message estimated
+    from its text (pi's ``estimateTokens``, about 4 characters a token;
+    what pi's ``estimateContextTokens`` gives without reported usage).
+    ``compact`` reports the context before and after with it, so the two
+    numbers are of one kind."""
+    return sum(estimate_tokens(m) for m in manager.build_session_context()["messages"])
+
+
+def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any, before: int) -> None:
     kept_index = prep.first_kept_entry_index
     # the messages that stay: what the context holds from the first kept entry on
     items = prep.projection_entries
@@ -345,7 +359,10 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
     table = Table(show_header=False, show_edge=False, pad_edge=False)
     table.add_column(style="bold")
     table.add_column(overflow="fold")
-    table.add_row("tokens before", _tokens_before(path, prep.tokens_before))
+    table.add_row("tokens before", f"~{before:,} (estimated from the messages' text)")
+    recorded = _recorded_tokens_before(path, prep.tokens_before)
+    if recorded is not None:
+        table.add_row("pi's tokensBefore", f"{recorded} (pi's count, which the compaction entry records)")
     table.add_row(
         "to summarize",
         f"{plural(len(prep.messages_to_summarize), 'message')} (~{summarized_tokens:,} tokens): "
@@ -363,29 +380,36 @@ def _print_plan(path: Sequence[Mapping[str, Any]], prep: Any) -> None:
         )
     table.add_row("first kept entry", f"{prep.first_kept_entry_id} (entry {path_pos + 1} of {len(path)} on the path)")
     table.add_row("kept verbatim", f"{plural(len(kept), 'message')} (~{kept_tokens:,} tokens)")
-    table.add_row("tokens after", f"~{kept_tokens:,} + the summary")
+    table.add_row("tokens after", f"~{kept_tokens:,} + the summary (estimated alike)")
     lists = prep.summary_file_lists
     if lists["readFiles"]:
         table.add_row("read files", "\n".join(map(str, lists["readFiles"])))
     if lists["modifiedFiles"]:
         table.add_row("modified files", "\n".join(map(str, lists["modifiedFiles"])))
     console.print(table)
-    console.print("(dry run: nothing written; ~ marks estimates, about 4 characters a token, as pi estimates)", style="dim")
+    console.print(
+        "(dry run: nothing written; ~ marks estimates from the messages' text, about 4 characters a token, "
+        "as pi estimates; tokens before and after are both such estimates)",
+        style="dim",
+    )
 
 
-def _tokens_before(path: Sequence[Mapping[str, Any]], tokens: Any) -> str:
-    """The "tokens before" of a dry run, saying where it comes from:
-    the last reply's recorded usage plus estimates of what follows it, or
-    all estimated (pi 1.6's ``estimateProjectedContextTokens``, which
-    gives ``tokens``)."""
+def _recorded_tokens_before(path: Sequence[Mapping[str, Any]], tokens: Any) -> str | None:
+    """pi's ``tokensBefore`` (``tokens``, pi 1.6's
+    ``estimateProjectedContextTokens`` of ``path``) saying where it comes
+    from: the last reply's recorded usage plus estimates of the messages
+    after it; None when pi trusts no recorded usage on the path (then it
+    is an estimate like the others)."""
     from ..session.context import build_session_projection
 
     projected = estimate_projected_context_tokens(build_session_projection(path), path)
     if projected["lastUsageIndex"] is None:
-        return f"~{tokens:,} (all estimated: no recorded usage pi trusts on this path)"
+        return None
+    if not projected["trailingTokens"]:
+        return f"{tokens:,}, the last reply's recorded usage"
     return (
-        f"{tokens:,} ({projected['usageTokens']:,} from the last reply's recorded usage "
-        f"+ ~{projected['trailingTokens']:,} estimated for the messages after it)"
+        f"{tokens:,}: {projected['usageTokens']:,} from the last reply's recorded usage "
+        f"+ ~{projected['trailingTokens']:,} estimated for the messages after it"
     )
 
 

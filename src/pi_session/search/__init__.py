@@ -75,8 +75,10 @@ class Hit:
         snippet: the text around the match (:class:`Snippet`).
         edited: a context edit replaced or omitted this entry (only with
             ``include_edited``).
-        rank: the backend's relevance (lower is better; 0 for a query of
-            filters only).
+        rank: the backend's relevance (lower is better); for a query of
+            filters only 0, or with ``file:`` -2 for an entry naming a
+            whole value, -1 its base name only
+            (:attr:`pi_session.search.query.Query.mention_tiers`).
         in_thinking: the snippet is from the assistant's thinking (only
             with ``thinking``), not its text.
     """

@@ -42,7 +42,7 @@ from ..core.text import well_formed
 from .query import Query, Term, tokens
 
 __all__ = [
-    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_excluded", "fts_match", "fts_candidates", "line_texts", "unpack",
+    "CANDIDATES", "Candidate", "FtsWriter", "candidate_count", "cwd_key", "filter_sql", "fts_schema", "fts_excluded", "fts_match", "fts_mention_rank", "fts_candidates", "line_texts", "unpack",
 ]
 
 
@@ -340,6 +340,21 @@ def fts_excluded(query: Query, *, thinking: bool) -> str | None:
     return f"{columns} : (" + " OR ".join(_fts_term(t) for t in query.negative) + ")"
 
 
+def fts_mention_rank(query: Query, *, p: str, thinking: bool) -> tuple[str, list[str]] | None:
+    """For a query without words that has ``file:`` filters: the SQL rank
+    of a document (on ``d`` = docs) by how it names the files
+    (:attr:`Query.mention_tiers`): -2 when it holds a whole ``file:``
+    value, -1 its base name only, 0 neither; with its MATCH parameters.
+    None when there is nothing to rank by (the newest come first)."""
+    tiers = query.mention_tiers
+    if not tiers:
+        return None
+    columns = "{body thinking}" if thinking else "{body}"
+    parts = [f"(d.doc IN (SELECT rowid FROM {p}fts WHERE {p}fts MATCH ?))" for _ in tiers]
+    params = [f"{columns} : (" + " OR ".join(_fts_term(t) for t in tier) + ")" for tier in tiers]
+    return "(" + " + ".join(f"-1.0 * {part}" for part in parts) + ")", params
+
+
 @dataclass
 class Candidate:
     """One document a query found, before snippets (see
@@ -425,7 +440,8 @@ def fts_candidates(
     shards: int = 1,
 ) -> Iterator[Candidate]:
     """The documents matching ``query``'s words and filters, best first
-    (bm25; filter-only queries: newest first), lazily (``re:`` is applied
+    (bm25; filter-only queries: newest first, those naming a ``file:``
+    filter's path first, :func:`fts_mention_rank`), lazily (``re:`` is applied
     by the caller).
 
     Args:
@@ -488,11 +504,13 @@ def fts_candidates(
             sql += " AND " + " AND ".join(where)
         sql += " ORDER BY rank, d.ts_ms DESC, d.sid, d.pos"
     else:
-        sql = f"SELECT {cols}, 0.0 FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
-        args = list(params)
+        mention = fts_mention_rank(query, p=p, thinking=thinking)
+        rank, rank_args = mention if mention is not None else ("0.0", [])
+        sql = f"SELECT {cols}, {rank} AS rank FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
+        args = [*rank_args, *params]
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
+        sql += f" ORDER BY {'rank, ' if mention is not None else ''}d.ts_ms DESC, d.sid, d.pos"
     if rows is None:
         if limit is not None and not query.regexes:
             sql += f" LIMIT {int(limit)}"

@@ -6,7 +6,8 @@ phrase"``, ``prefix*``, ``-word`` / ``-"phrase"`` (documents holding it are
 left out; a query of such words alone finds every document without them),
 and filters ``role:user|assistant|tool|custom|system|session``,
 ``tool:NAME``, ``file:PATH`` (sessions whose tool calls or compactions name
-a path containing PATH), ``project:TEXT`` (cwd contains TEXT),
+a path containing PATH; a query without words ranks the entries naming
+it first, :attr:`Query.mention_tiers`), ``project:TEXT`` (cwd contains TEXT),
 ``model:TEXT`` (sessions that used a model whose id contains TEXT),
 ``after:DATE`` / ``before:DATE`` (``YYYY-MM-DD`` or an ISO time;
 after is inclusive, before exclusive), ``session:ID-PREFIX`` and
@@ -37,7 +38,7 @@ import regex
 from ..errors import PiSessionError
 from ..core.timestamps import iso_to_ms
 
-__all__ = ["Query", "QueryError", "RegexRun", "Term", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
+__all__ = ["Query", "QueryError", "RegexRun", "Term", "file_terms", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -51,6 +52,26 @@ def tokens(text: str) -> list[str]:
     """The index tokens of ``text``: maximal runs of letters and digits
     (``_`` and punctuation separate), lower-cased. Pure."""
     return [t.lower() for t in _TOKEN.findall(text)]
+
+
+def file_terms(value: str) -> list[Term]:
+    """The terms an entry naming the file of ``file:VALUE`` holds: the
+    value's tokens as a phrase, then (when it has a directory part) its
+    base name's; the last token a prefix, as ``file:`` matches paths
+    *containing* the value (``file:theme.p`` names ``theme.py``). Empty
+    when the value has no letter or digit. Pure.
+
+    Returns:
+        ``[whole]`` or ``[whole, base name]`` (:class:`Term`, prefix set).
+    """
+    whole = tokens(value)
+    if not whole:
+        return []
+    base = tokens(re.split(r"[/\\]", value.rstrip("/\\"))[-1])
+    out = [Term(value, whole, prefix=True)]
+    if base and base != whole:
+        out.append(Term(value, base, prefix=True))
+    return out
 
 
 class QueryError(PiSessionError, ValueError):
@@ -108,6 +129,24 @@ class Query:
     def negative(self) -> list[Term]:
         """The terms that must not."""
         return [t for t in self.terms if t.negated]
+
+    @property
+    def mention_tiers(self) -> list[list[Term]]:
+        """How a query without words ranks the entries its ``file:``
+        filters select: the terms of an entry that names one of the files,
+        best tier first: the whole values (:func:`file_terms`), then their
+        base names. Empty when the query has a positive word (bm25 ranks
+        it) or no ``file:`` value with a letter or digit."""
+        if self.positive:
+            return []
+        whole: list[Term] = []
+        base: list[Term] = []
+        for value in self.files:
+            terms = file_terms(value)
+            if terms:
+                whole.append(terms[0])
+                base.append(terms[-1])
+        return [whole, base] if whole else []
 
     @property
     def has_filters(self) -> bool:

@@ -82,10 +82,12 @@ def term_spans(text: str, term: Term, lowered: str | None = None) -> list[tuple[
 
 def _match_spans(text: str, query: Query, regexes: RegexRun | None) -> list[tuple[int, int]]:
     """Character ranges of ``text`` where a positive term or a ``re:``
-    pattern matches, overlapping ones merged."""
+    pattern matches (a query without words: where a ``file:`` filter's
+    path or base name is named, :attr:`Query.mention_tiers`), overlapping
+    ones merged."""
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
-    for term in query.positive:
+    for term in query.positive or [t for tier in query.mention_tiers for t in tier]:
         spans += term_spans(text, term, lowered)
     if regexes is not None:
         spans += regexes.spans(text)
@@ -102,7 +104,7 @@ def _match_spans(text: str, query: Query, regexes: RegexRun | None) -> list[tupl
 def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS, regexes: RegexRun | None = None) -> Snippet:
     """The snippet of ``text`` for ``query``: about ``width`` characters
     around the first match (the start of the text when nothing matches, as
-    for a filter-only query), white space collapsed. A huge text costs a
+    for most filter-only queries), white space collapsed. A huge text costs a
     scan, never a huge snippet. ``regexes``: the search's ``re:`` matching
     (its time budget); None: a new one.
 

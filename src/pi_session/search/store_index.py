@@ -116,7 +116,8 @@ def pg_candidates(
     tx: SQLExecutor, query: Query, *, include_edited: bool, thinking: bool, project: str | None, limit: int | None = None
 ) -> Iterator[Candidate]:
     """As :func:`pi_session.search.fts.fts_candidates`, on PostgreSQL
-    (``ts_rank``, best first; filter-only queries newest first)."""
+    (``ts_rank``, best first; filter-only queries newest first, those
+    naming a ``file:`` filter's path first)."""
     p = PREFIX
     where, params = filter_sql(query, include_edited=include_edited, p=p, project=project, instr="strpos")
     tsq = pg_tsquery(query)
@@ -154,11 +155,14 @@ def pg_candidates(
         if limit is not None and not query.regexes:
             sql += f" LIMIT {int(limit)}"
     else:
-        sql = f"SELECT {cols}, 0.0 FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
-        args = list(params)
+        # entries naming a file: filter's path first (fts.fts_mention_rank)
+        tiers = query.mention_tiers
+        rank = "(" + " + ".join(f"CASE WHEN {vector} @@ to_tsquery('simple', ?) THEN -1.0 ELSE 0.0 END" for _ in tiers) + ")" if tiers else "0.0"
+        sql = f"SELECT {cols}, {rank} AS rank FROM {p}docs d JOIN {p}sessions s ON s.sid = d.sid"
+        args = [*(" | ".join(_ts_term(t) for t in tier) for tier in tiers), *params]
         if where:
             sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY d.ts_ms DESC, d.sid, d.pos"
+        sql += f" ORDER BY {'rank, ' if tiers else ''}d.ts_ms DESC, d.sid, d.pos"
         if limit is not None and not query.regexes:
             sql += f" LIMIT {int(limit)}"
     for row in tx.execute(sql, args).fetchall():
