@@ -415,3 +415,20 @@ def test_a_damaged_blob_is_replaced_when_the_payload_is_slimmed_again(tmp_path):
     blobs.path(digest).write_bytes(b'"pay1oad"')  # same size, wrong bytes
     assert blobs.put(b'"payload"') == digest
     assert blobs.get(digest) == b'"payload"'
+
+
+@pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
+def test_default_slim_of_a_v1_session_keeps_its_context(cli, fixture_copy, name):
+    """A v1 file's entries have no ids in the file (the reader gives them
+    theirs on migration): a default slim leaves the entries of the model
+    context alone all the same, and ``info`` counts their payload."""
+    path = fixture_copy(name)
+    before = cli("context", str(path), "--json")
+    assert before.returncode == 0, before.stderr
+    info = json.loads(cli("info", str(path), "--json").stdout)["lean"]
+    assert info["payloadBytes"] > 16 * 1024
+    done = cli("slim", str(path), "--json", "--no-backup")
+    assert done.returncode == 0, done.stderr
+    assert cli("context", str(path), "--json").stdout == before.stdout
+    everywhere = json.loads(cli("slim", str(path), "--json", "--dry-run", "--everywhere").stdout)
+    assert everywhere["payloads"] > 0  # there were payloads to leave alone

@@ -366,10 +366,11 @@ def measure_lines(lines: Iterable[bytes], leaf: str | None = None, *, outputs_ov
             record = orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue
-        if not isinstance(record, dict) or record.get("type") == "session" or not isinstance(record.get("id"), str):
+        if not isinstance(record, dict) or record.get("type") == "session":
             continue
-        entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
-        length[record["id"]] = len(raw)
+        if isinstance(record.get("id"), str):  # a v1 entry has none: its file is one path, nothing abandoned
+            entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
+            length[record["id"]] = len(raw)
         if b'"image"' in raw or len(raw) > outputs_over:
             sizes.payload += sum(iter_payload_bytes(raw, record, outputs_over=outputs_over))
     if leaf is None and entries:

@@ -50,6 +50,7 @@ __all__ = [
     "SlimResult",
     "blob_dir",
     "context_entry_ids",
+    "migrated_ids",
     "restore_lines",
     "restore_session",
     "slim_lines",
@@ -235,6 +236,7 @@ def slim_lines(
 
     result = SlimResult("", False)
     out: list[bytes] = []
+    reader_ids: dict[int, str] | None = None
     for n, line in enumerate(lines, 1):
         raw = line[:-1] if line.endswith(b"\n") else line
         worth_a_look = (images and b'"image"' in raw) or (outputs_over is not None and len(raw) > outputs_over)
@@ -246,9 +248,15 @@ def slim_lines(
         except orjson.JSONDecodeError:
             out.append(line)
             continue
-        if context_ids is not None and record.get("id") in context_ids:
-            out.append(line)
-            continue
+        if context_ids is not None:
+            entry_id = record.get("id")
+            if not isinstance(entry_id, str):  # a v1 entry: the id the reader gives it on migration
+                if reader_ids is None:
+                    reader_ids = migrated_ids(lines)
+                entry_id = reader_ids.get(n)
+            if entry_id in context_ids:
+                out.append(line)
+                continue
         payloads = find_payloads(record, images=images, outputs_over=outputs_over)
         if not payloads:
             out.append(line)
@@ -292,6 +300,24 @@ def slim_lines(
         result.lines += 1
         out.append(new + (b"\n" if line.endswith(b"\n") else b""))
     return out, result
+
+
+def migrated_ids(lines: list[bytes]) -> dict[int, str]:
+    """The id of the entry on each line of a session (line number, from
+    1 -> id) as reading the session gives them: a v1 entry, which has no id
+    in the file, gets the one the in-memory migration assigns it
+    (:func:`pi_session.migrate.migrate_session_entries`, stable).
+
+    Args:
+        lines: the session's raw lines, each with its newline.
+
+    Raises:
+        pi_session.storage.SessionFileError: not a session (no header).
+    """
+    from ..storage import read_session_lines
+
+    sf = read_session_lines(lines)
+    return {n: r["id"] for r, n in zip(sf.records, sf.record_lines) if isinstance(r.get("id"), str)}
 
 
 def restore_lines(lines: list[bytes], get: Any) -> tuple[list[bytes], int, int]:
