@@ -432,3 +432,31 @@ def test_default_slim_of_a_v1_session_keeps_its_context(cli, fixture_copy, name)
     assert cli("context", str(path), "--json").stdout == before.stdout
     everywhere = json.loads(cli("slim", str(path), "--json", "--dry-run", "--everywhere").stdout)
     assert everywhere["payloads"] > 0  # there were payloads to leave alone
+
+
+def test_restore_leaves_a_note_quoted_in_a_message_alone(cli, tmp_path):
+    """Only a note where slim writes one (a tool output here), exactly as
+    slim writes it, is put back: the same note pasted by the user into a
+    message, or standing as an assistant's text, stays as it is."""
+    w = Writer(tmp_path / "q.jsonl")
+    u = w.user(None, "run it")
+    a = w.assistant(u, [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "make"}}])
+    w.tool_result(a, "c1", [{"type": "text", "text": "compiling\n" * 5000}], name="bash")
+    path = w.write()
+    original = path.read_bytes()
+    assert cli("slim", str(path), "--everywhere", "--no-backup").returncode == 0
+    note = NOTE_PATTERN.search(path.read_bytes()).group().decode()
+    text = json.loads(note)
+    quoting = Writer(tmp_path / "unused.jsonl")
+    quoting.n = w.n
+    last = f"{w.n:08x}"
+    last = quoting.user(last, text)
+    quoting.assistant(last, [{"type": "text", "text": text}])
+    quoting.add(f"{quoting.n:08x}", {"message": {"role": "user", "content": text, "timestamp": 1}})
+    appended = b"".join(quoting.lines[1:])
+    assert appended.count(note.encode()) == 3
+    with path.open("ab") as f:
+        f.write(appended)
+    back = cli("restore", str(path), "--json")
+    assert back.returncode == 0, back.stderr
+    assert path.read_bytes() == original + appended

@@ -38,7 +38,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..lean import DEFAULT_OUTPUTS_OVER, NOTE_PATTERN, block_note, find_payloads, note_hashes, string_note, value_spans
+from ..lean import (
+    DEFAULT_OUTPUTS_OVER,
+    NOTE_PATTERN,
+    Payload,
+    block_note,
+    find_payloads,
+    note_hashes,
+    note_positions,
+    string_note,
+    value_spans,
+)
 from ..records import StrPath
 from .errors import OperationError
 from .opening import open_for_reading
@@ -194,17 +204,58 @@ class RestoreResult:
         }
 
 
-def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
-    count = 0
+def _note_for(payload: Payload, data: bytes, digest: str) -> bytes | None:
+    """The note ``slim`` writes for the blob ``data`` at ``payload``'s
+    position, or None when the blob is not what it moves there."""
+    import orjson
 
-    def put_back(m: Any) -> bytes:
-        nonlocal count
-        count += 1
-        return bytes(fetch((m.group(2) or m.group(4)).decode()))
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if payload.kind == "image":
+        if not isinstance(value, dict) or value.get("type") != "image":
+            return None
+        mime = value.get("mimeType")
+        return block_note(mime if isinstance(mime, str) else "image", len(data), digest)
+    return string_note(payload.label, len(data), digest) if isinstance(value, str) else None
+
+
+def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
+    """``raw`` with the notes ``slim`` wrote replaced by their blobs
+    (``fetch(sha256 hex) -> bytes``) and how many: a note counts only as
+    the whole value at a payload position (:func:`note_positions`) and
+    exactly as slim writes it for that blob; any other (a quoted note)
+    stays."""
+    import orjson
 
     if b"pi-session slim: " not in raw:
         return raw, 0
-    return NOTE_PATTERN.sub(put_back, raw), count
+    matches = list(NOTE_PATTERN.finditer(raw))
+    if not matches:
+        return raw, 0
+    try:
+        positions = note_positions(orjson.loads(raw))
+        spans = value_spans(raw, positions)
+    except (orjson.JSONDecodeError, ValueError, RecursionError):
+        return raw, 0
+    at_span = {span: positions[path] for path, span in spans.items()}
+    pieces: list[bytes] = []
+    at = 0
+    for m in matches:
+        payload = at_span.get((m.start(), m.end()))
+        if payload is None or (m.group(2) is not None) != (payload.kind == "image"):
+            continue
+        digest = (m.group(2) or m.group(4)).decode()
+        data = bytes(fetch(digest))
+        if _note_for(payload, data, digest) != m.group():
+            continue
+        pieces += [raw[at : m.start()], data]
+        at = m.end()
+    if not pieces:
+        return raw, 0
+    pieces.append(raw[at:])
+    return b"".join(pieces), len(pieces) // 2
 
 
 def slim_lines(
