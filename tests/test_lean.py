@@ -460,3 +460,27 @@ def test_restore_leaves_a_note_quoted_in_a_message_alone(cli, tmp_path):
     back = cli("restore", str(path), "--json")
     assert back.returncode == 0, back.stderr
     assert path.read_bytes() == original + appended
+
+
+def test_prune_says_which_entries_off_the_path_it_keeps_and_why(cli, tmp_path):
+    """A branch left only with a label (made there, on an entry of the
+    path) and the session's name: nothing moves, and prune says what it
+    keeps off the path and why rather than that there is no branch."""
+    w = Writer(tmp_path / "p.jsonl")
+    u1 = w.user(None, "start")
+    a1 = w.assistant(u1, [{"type": "text", "text": "ok"}])
+    side = w.user(a1, "try something else")
+    label = w.add(side, {"type": "label", "targetId": a1, "label": "good start"})
+    name = w.add(label, {"type": "session_info", "name": "experiments"})
+    u2 = w.user(a1, "go on")
+    w.assistant(u2, [{"type": "text", "text": "done"}])
+    path = w.write()
+    original = path.read_bytes()
+    out = cli("prune", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "3 entries off the path kept" in out.stdout, out.stdout
+    assert f"label 'good start' on {a1}" in out.stdout and f"session name at {name}" in out.stdout
+    assert "no abandoned branches" not in out.stdout
+    result = json.loads(cli("prune", str(path), "--json").stdout)
+    assert result["moved"] == 0 and result["offPathKept"] == 3
+    assert path.read_bytes() == original
