@@ -484,3 +484,39 @@ def test_prune_says_which_entries_off_the_path_it_keeps_and_why(cli, tmp_path):
     result = json.loads(cli("prune", str(path), "--json").stdout)
     assert result["moved"] == 0 and result["offPathKept"] == 3
     assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "file"])
+def test_import_carries_a_slimmed_sessions_blobs_into_the_store(cli, tmp_path, kind):
+    """Importing a slimmed session file brings the blobs its notes name
+    along (a database's table, a store of files' ``.blobs``), so restore
+    works in the store; a store-to-store import copies them too; a blob
+    missing beside the file is named in one warning line."""
+    w = Writer(tmp_path / "src" / "s.jsonl")
+    u = w.user(None, "run it")
+    a = w.assistant(u, [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "make"}}])
+    w.tool_result(a, "c1", [{"type": "text", "text": "compiling\n" * 5000}], name="bash")
+    (tmp_path / "src").mkdir()
+    path = w.write()
+    original = path.read_bytes()
+    assert cli("slim", str(path), "--everywhere", "--no-backup").returncode == 0
+    url = f"sqlite:///{tmp_path}/a.db" if kind == "sqlite" else str(tmp_path / "store")
+    imported = cli("import", str(path), "--store", url, "--json")
+    assert imported.returncode == 0, imported.stderr
+    (row,) = json.loads(imported.stdout)
+    assert row["blobs"] == 1 and "missingBlobs" not in row
+    sid = row["id"]
+    again = f"sqlite:///{tmp_path}/b.db"
+    copied = cli("import", url, "--store", again, "--json") if kind == "sqlite" else None
+    for n, store in enumerate([url] + ([again] if copied is not None else [])):
+        assert cli("--store", store, "restore", sid).returncode == 0, store
+        out = tmp_path / f"out{n}.jsonl"
+        assert cli("--store", store, "export", sid, "--format", "jsonl", "-o", str(out)).returncode == 0
+        assert out.read_bytes() == original, store
+    for blob in (tmp_path / "src" / ".blobs").rglob("*"):
+        if blob.is_file():
+            blob.unlink()
+    lost = cli("import", str(path), "--store", f"sqlite:///{tmp_path}/c.db")
+    assert lost.returncode == 0, lost.stderr
+    (warning,) = [line for line in lost.stderr.splitlines() if "blob" in line]
+    assert str(path) in warning and "sha256:" in warning and "not found" in warning
