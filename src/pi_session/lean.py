@@ -183,6 +183,7 @@ def note_positions(record: Any) -> dict[tuple[str | int, ...], Payload]:
     out = {p.path: p for p in find_payloads(record, images=False, outputs_over=-1)}
     if not isinstance(record, Mapping):
         return out
+    base: tuple[str | int, ...]
     if record.get("type") == "message":
         message, base = record.get("message"), ("message",)
     elif record.get("type") == "custom_message":
