@@ -415,3 +415,108 @@ def test_a_damaged_blob_is_replaced_when_the_payload_is_slimmed_again(tmp_path):
     blobs.path(digest).write_bytes(b'"pay1oad"')  # same size, wrong bytes
     assert blobs.put(b'"payload"') == digest
     assert blobs.get(digest) == b'"payload"'
+
+
+@pytest.mark.parametrize("name", ["large-session.jsonl", "before-compaction.jsonl"])
+def test_default_slim_of_a_v1_session_keeps_its_context(cli, fixture_copy, name):
+    """A v1 file's entries have no ids in the file (the reader gives them
+    theirs on migration): a default slim leaves the entries of the model
+    context alone all the same, and ``info`` counts their payload."""
+    path = fixture_copy(name)
+    before = cli("context", str(path), "--json")
+    assert before.returncode == 0, before.stderr
+    info = json.loads(cli("info", str(path), "--json").stdout)["lean"]
+    assert info["payloadBytes"] > 16 * 1024
+    done = cli("slim", str(path), "--json", "--no-backup")
+    assert done.returncode == 0, done.stderr
+    assert cli("context", str(path), "--json").stdout == before.stdout
+    everywhere = json.loads(cli("slim", str(path), "--json", "--dry-run", "--everywhere").stdout)
+    assert everywhere["payloads"] > 0  # there were payloads to leave alone
+
+
+def test_restore_leaves_a_note_quoted_in_a_message_alone(cli, tmp_path):
+    """Only a note where slim writes one (a tool output here), exactly as
+    slim writes it, is put back: the same note pasted by the user into a
+    message, or standing as an assistant's text, stays as it is."""
+    w = Writer(tmp_path / "q.jsonl")
+    u = w.user(None, "run it")
+    a = w.assistant(u, [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "make"}}])
+    w.tool_result(a, "c1", [{"type": "text", "text": "compiling\n" * 5000}], name="bash")
+    path = w.write()
+    original = path.read_bytes()
+    assert cli("slim", str(path), "--everywhere", "--no-backup").returncode == 0
+    note = NOTE_PATTERN.search(path.read_bytes()).group().decode()
+    text = json.loads(note)
+    quoting = Writer(tmp_path / "unused.jsonl")
+    quoting.n = w.n
+    last = f"{w.n:08x}"
+    last = quoting.user(last, text)
+    quoting.assistant(last, [{"type": "text", "text": text}])
+    quoting.add(f"{quoting.n:08x}", {"message": {"role": "user", "content": text, "timestamp": 1}})
+    appended = b"".join(quoting.lines[1:])
+    assert appended.count(note.encode()) == 3
+    with path.open("ab") as f:
+        f.write(appended)
+    back = cli("restore", str(path), "--json")
+    assert back.returncode == 0, back.stderr
+    assert path.read_bytes() == original + appended
+
+
+def test_prune_says_which_entries_off_the_path_it_keeps_and_why(cli, tmp_path):
+    """A branch left only with a label (made there, on an entry of the
+    path) and the session's name: nothing moves, and prune says what it
+    keeps off the path and why rather than that there is no branch."""
+    w = Writer(tmp_path / "p.jsonl")
+    u1 = w.user(None, "start")
+    a1 = w.assistant(u1, [{"type": "text", "text": "ok"}])
+    side = w.user(a1, "try something else")
+    label = w.add(side, {"type": "label", "targetId": a1, "label": "good start"})
+    name = w.add(label, {"type": "session_info", "name": "experiments"})
+    u2 = w.user(a1, "go on")
+    w.assistant(u2, [{"type": "text", "text": "done"}])
+    path = w.write()
+    original = path.read_bytes()
+    out = cli("prune", str(path))
+    assert out.returncode == 0, out.stderr
+    assert "3 entries off the path kept" in out.stdout, out.stdout
+    assert f"label 'good start' on {a1}" in out.stdout and f"session name at {name}" in out.stdout
+    assert "no abandoned branches" not in out.stdout
+    result = json.loads(cli("prune", str(path), "--json").stdout)
+    assert result["moved"] == 0 and result["offPathKept"] == 3
+    assert path.read_bytes() == original
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "file"])
+def test_import_carries_a_slimmed_sessions_blobs_into_the_store(cli, tmp_path, kind):
+    """Importing a slimmed session file brings the blobs its notes name
+    along (a database's table, a store of files' ``.blobs``), so restore
+    works in the store; a store-to-store import copies them too; a blob
+    missing beside the file is named in one warning line."""
+    w = Writer(tmp_path / "src" / "s.jsonl")
+    u = w.user(None, "run it")
+    a = w.assistant(u, [{"type": "toolCall", "id": "c1", "name": "bash", "arguments": {"command": "make"}}])
+    w.tool_result(a, "c1", [{"type": "text", "text": "compiling\n" * 5000}], name="bash")
+    (tmp_path / "src").mkdir()
+    path = w.write()
+    original = path.read_bytes()
+    assert cli("slim", str(path), "--everywhere", "--no-backup").returncode == 0
+    url = f"sqlite:///{tmp_path}/a.db" if kind == "sqlite" else str(tmp_path / "store")
+    imported = cli("import", str(path), "--store", url, "--json")
+    assert imported.returncode == 0, imported.stderr
+    (row,) = json.loads(imported.stdout)
+    assert row["blobs"] == 1 and "missingBlobs" not in row
+    sid = row["id"]
+    again = f"sqlite:///{tmp_path}/b.db"
+    copied = cli("import", url, "--store", again, "--json") if kind == "sqlite" else None
+    for n, store in enumerate([url] + ([again] if copied is not None else [])):
+        assert cli("--store", store, "restore", sid).returncode == 0, store
+        out = tmp_path / f"out{n}.jsonl"
+        assert cli("--store", store, "export", sid, "--format", "jsonl", "-o", str(out)).returncode == 0
+        assert out.read_bytes() == original, store
+    for blob in (tmp_path / "src" / ".blobs").rglob("*"):
+        if blob.is_file():
+            blob.unlink()
+    lost = cli("import", str(path), "--store", f"sqlite:///{tmp_path}/c.db")
+    assert lost.returncode == 0, lost.stderr
+    (warning,) = [line for line in lost.stderr.splitlines() if "blob" in line]
+    assert str(path) in warning and "sha256:" in warning and "not found" in warning

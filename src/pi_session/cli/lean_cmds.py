@@ -184,8 +184,13 @@ def prune(
     if as_json:
         print_json(result.to_json())
         return
+    pinned = (
+        f"{plural(result.off_path, 'entry', 'entries')} off the path kept: {', '.join(result.kept_for)}"
+        if result.off_path else ""
+    )
     if not result.moved:
-        console.print(sanitize(f"{result.session}: no abandoned branches; nothing to prune"), markup=False, soft_wrap=True)
+        nothing = f"nothing to prune; {pinned}" if pinned else "no abandoned branches; nothing to prune"
+        console.print(sanitize(f"{result.session}: {nothing}"), markup=False, soft_wrap=True)
         return
     verb = "would move" if result.dry_run else "moved"
     console.print(sanitize(
@@ -193,6 +198,8 @@ def prune(
         f"({plural(result.archive_entries, 'entry', 'entries')} with the path they hang from); "
         f"{human_size(result.before)} → {human_size(result.after)}, {plural(result.kept, 'entry', 'entries')} kept"
     ), markup=False, soft_wrap=True)
+    if pinned:
+        console.print(sanitize(pinned), markup=False, soft_wrap=True)
     if result.backup:
         console.print(sanitize(f"backup: {result.backup}"), markup=False, soft_wrap=True)
 

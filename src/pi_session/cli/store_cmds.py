@@ -105,6 +105,9 @@ def import_(
             warn(result.message or line)
         else:
             console.print(sanitize(line), markup=False, soft_wrap=True)
+        if result.missing_blobs:
+            names = ", ".join(f"sha256:{d}" for d in result.missing_blobs)
+            warn(f"{result.source}: {plural(len(result.missing_blobs), 'blob')} its notes name not found (restore cannot put those payloads back): {names}")
 
     try:
         for result in import_sessions(sources, target):

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -37,7 +38,10 @@ def import_sessions(sources: Iterable[str], target: SessionStore) -> Iterator[Im
     ``pi-session import`` does: a store URL copies every session of that
     store; a file or directory (searched at any depth) imports its session
     files with their exact lines (:func:`pi_session.stores.transfer.import_file`:
-    idempotent, a grown file appends its new lines). A source that cannot
+    idempotent, a grown file appends its new lines). The blobs a slimmed
+    session's notes name (:mod:`.slimming`) come along into the target
+    (its ``pi_blobs`` table, or a store of files' ``.blobs``); one that
+    cannot be found is named in the result's ``missing_blobs``. A source that cannot
     be read, or a SQLite file given as a path, is a ``failed`` result. The
     sources are never changed.
 
@@ -51,7 +55,7 @@ def import_sessions(sources: Iterable[str], target: SessionStore) -> Iterator[Im
         if is_store_url(source):
             origin = open_store(source)
             for info in origin.list(with_text=False):
-                yield copy_session(origin, target, str(info["id"]))
+                yield _with_store_blobs(copy_session(origin, target, str(info["id"])), origin, target)
             continue
         try:
             os.stat(source)
@@ -65,4 +69,86 @@ def import_sessions(sources: Iterable[str], target: SessionStore) -> Iterator[Im
             )
             continue
         for path in session_files([source]):
-            yield import_file(target, path)
+            yield _with_file_blobs(import_file(target, path), path, target)
+
+
+def _blob_sink(target: SessionStore) -> Callable[[dict[str, bytes]], None]:
+    """How blobs go into ``target``: a database's ``pi_blobs`` table, or
+    the ``.blobs`` directory of a store of files."""
+    root = target.files_root
+    if root is None:
+        return target.put_blobs
+    from .slimming import BlobStore
+
+    blobs = BlobStore(root / ".blobs")
+
+    def put_files(found: dict[str, bytes]) -> None:
+        for data in found.values():
+            blobs.put(data)
+
+    return put_files
+
+
+def _copy_blobs(result: ImportResult, target: SessionStore, digests: Iterable[str], fetch: Callable[[str], bytes | None]) -> ImportResult:
+    """Copy the blobs ``digests`` (``fetch(digest)``: the checked bytes, or
+    None when missing or damaged) into ``target`` for an imported session;
+    ``result.blobs`` and ``result.missing_blobs`` say what came and what
+    did not."""
+    if result.status not in ("imported", "updated", "unchanged"):
+        return result
+    found: dict[str, bytes] = {}
+    for digest in dict.fromkeys(digests):
+        data = fetch(digest)
+        if data is None:
+            result.missing_blobs.append(digest)
+        else:
+            found[digest] = data
+    if found:
+        _blob_sink(target)(found)
+        result.blobs = len(found)
+    return result
+
+
+def _with_file_blobs(result: ImportResult, path: Path, target: SessionStore) -> ImportResult:
+    """An imported session file's blobs (beside it, as ``slim`` wrote
+    them) copied into ``target`` (:func:`_copy_blobs`)."""
+    from .errors import OperationError
+    from .slimming import BlobStore, blob_dir, slimmed_blobs
+
+    if result.status not in ("imported", "updated", "unchanged"):
+        return result
+    try:
+        digests = [digest for _n, digest, _p in slimmed_blobs(path)]
+    except OSError:
+        return result  # the session was read just now; what it names is checked on the next import
+    if not digests:
+        return result
+    blobs = BlobStore(blob_dir(path))
+    if target.files_root is not None and blob_dir(path) == Path(target.files_root) / ".blobs":
+        return result  # already there
+
+    def fetch(digest: str) -> bytes | None:
+        try:
+            return blobs.get(digest)
+        except OperationError:
+            return None
+
+    return _copy_blobs(result, target, digests, fetch)
+
+
+def _with_store_blobs(result: ImportResult, origin: SessionStore, target: SessionStore) -> ImportResult:
+    """A session copied from the database store ``origin``: the blobs its
+    notes name copied from ``origin``'s table into ``target``."""
+    import hashlib
+
+    from ..session.lean import note_hashes
+
+    if result.status not in ("imported", "updated", "unchanged") or result.session_id is None:
+        return result
+    digests = [d for raw in origin.read_lines(result.session_id) for d in note_hashes(raw)]
+
+    def fetch(digest: str) -> bytes | None:
+        data = origin.get_blob(digest)
+        return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
+
+    return _copy_blobs(result, target, digests, fetch)

@@ -52,6 +52,10 @@ class PruneResult:
         leaf: the session's leaf.
         backup: ``<file>.prune.bak``, or None.
         moved_ids: the ids of the moved entries, in file order.
+        off_path: how many kept entries are off the paths to the leaves
+            (kept for a label or the session's name, with their paths).
+        kept_for: why, one phrase per label or name entry off the paths
+            (``"label 'x' on <id>"``, ``"session name at <id>"``).
     """
 
     session: str
@@ -65,6 +69,8 @@ class PruneResult:
     leaf: str | None = None
     backup: Path | None = None
     moved_ids: list[str] = field(default_factory=list)
+    off_path: int = 0
+    kept_for: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -72,6 +78,7 @@ class PruneResult:
             "session": self.session, "archive": str(self.archive) if self.archive else None, "dryRun": self.dry_run,
             "bytesBefore": self.before, "bytesAfter": self.after, "kept": self.kept, "moved": self.moved,
             "archiveEntries": self.archive_entries, "leaf": self.leaf, "backup": str(self.backup) if self.backup else None,
+            "offPathKept": self.off_path, "keptFor": self.kept_for,
         }
 
 
@@ -211,6 +218,7 @@ def _plan(lines: list[bytes], leaves: list[str], cwd: str, where: str, parent_se
     size = sum(map(len, lines))
     result = PruneResult(where, None, False, size, size, len(entries) - len(removed), len(removed), leaf=leaves[0] if leaves else None)
     result.moved_ids = removed
+    result.off_path, result.kept_for = _kept_off_path(entries, keep, leaves)
     if not removed:
         return _Plan(result, lines, None, "")
     parent = {e["id"]: e.get("parentId") for e in entries}
@@ -230,6 +238,29 @@ def _plan(lines: list[bytes], leaves: list[str], cwd: str, where: str, parent_se
         if r is not None and r.get("type") != "session" and r["id"] in in_archive
     ]
     return _Plan(result, pruned, archived, session_file_name(file_timestamp(header["timestamp"]), header["id"]))
+
+
+def _kept_off_path(entries: list[dict[str, Any]], keep: set[str], leaves: list[str]) -> tuple[int, list[str]]:
+    """How many kept entries are off the paths root→``leaves``, and why
+    (the label and session name entries among them, in file order)."""
+    parent = {e["id"]: e.get("parentId") for e in entries}
+    on_path: set[str] = set()
+    for leaf in leaves:
+        eid: Any = leaf
+        while isinstance(eid, str) and eid in parent and eid not in on_path:
+            on_path.add(eid)
+            eid = parent[eid]
+    off = [e for e in entries if e["id"] in keep and e["id"] not in on_path]
+    names = [e for e in off if e.get("type") == "session_info"]
+    why = []
+    for e in off:
+        if e.get("type") == "label":
+            label = e.get("label")
+            what = f"label {label!r}" if isinstance(label, str) and label else "label removal"
+            why.append(f"{what} on {e.get('targetId')}")
+        elif names and e is names[-1]:
+            why.append(f"session name at {e['id']}")
+    return len(off), why
 
 
 def _prune_db(db: Any, session: str, keep_branches: list[str] | tuple[str, ...], dry_run: bool) -> PruneResult:

@@ -41,9 +41,11 @@ from typing import Any
 from ..session.lean import (
     DEFAULT_OUTPUTS_OVER,
     NOTE_PATTERN,
+    Payload,
     block_note,
     find_payloads,
     note_hashes,
+    note_positions,
     string_note,
     value_spans,
 )
@@ -58,6 +60,7 @@ __all__ = [
     "SlimResult",
     "blob_dir",
     "context_entry_ids",
+    "migrated_ids",
     "restore_lines",
     "restore_session",
     "slim_lines",
@@ -201,17 +204,58 @@ class RestoreResult:
         }
 
 
-def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
-    count = 0
+def _note_for(payload: Payload, data: bytes, digest: str) -> bytes | None:
+    """The note ``slim`` writes for the blob ``data`` at ``payload``'s
+    position, or None when the blob is not what it moves there."""
+    import orjson
 
-    def put_back(m: Any) -> bytes:
-        nonlocal count
-        count += 1
-        return bytes(fetch((m.group(2) or m.group(4)).decode()))
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    if payload.kind == "image":
+        if not isinstance(value, dict) or value.get("type") != "image":
+            return None
+        mime = value.get("mimeType")
+        return block_note(mime if isinstance(mime, str) else "image", len(data), digest)
+    return string_note(payload.label, len(data), digest) if isinstance(value, str) else None
+
+
+def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
+    """``raw`` with the notes ``slim`` wrote replaced by their blobs
+    (``fetch(sha256 hex) -> bytes``) and how many: a note counts only as
+    the whole value at a payload position (:func:`note_positions`) and
+    exactly as slim writes it for that blob; any other (a quoted note)
+    stays."""
+    import orjson
 
     if b"pi-session slim: " not in raw:
         return raw, 0
-    return NOTE_PATTERN.sub(put_back, raw), count
+    matches = list(NOTE_PATTERN.finditer(raw))
+    if not matches:
+        return raw, 0
+    try:
+        positions = note_positions(orjson.loads(raw))
+        spans = value_spans(raw, positions)
+    except (orjson.JSONDecodeError, ValueError, RecursionError):
+        return raw, 0
+    at_span = {span: positions[path] for path, span in spans.items()}
+    pieces: list[bytes] = []
+    at = 0
+    for m in matches:
+        payload = at_span.get((m.start(), m.end()))
+        if payload is None or (m.group(2) is not None) != (payload.kind == "image"):
+            continue
+        digest = (m.group(2) or m.group(4)).decode()
+        data = bytes(fetch(digest))
+        if _note_for(payload, data, digest) != m.group():
+            continue
+        pieces += [raw[at : m.start()], data]
+        at = m.end()
+    if not pieces:
+        return raw, 0
+    pieces.append(raw[at:])
+    return b"".join(pieces), len(pieces) // 2
 
 
 def slim_lines(
@@ -243,6 +287,7 @@ def slim_lines(
 
     result = SlimResult("", False)
     out: list[bytes] = []
+    reader_ids: dict[int, str] | None = None
     for n, line in enumerate(lines, 1):
         raw = line[:-1] if line.endswith(b"\n") else line
         worth_a_look = (images and b'"image"' in raw) or (outputs_over is not None and len(raw) > outputs_over)
@@ -254,9 +299,15 @@ def slim_lines(
         except orjson.JSONDecodeError:
             out.append(line)
             continue
-        if context_ids is not None and record.get("id") in context_ids:
-            out.append(line)
-            continue
+        if context_ids is not None:
+            entry_id = record.get("id")
+            if not isinstance(entry_id, str):  # a v1 entry: the id the reader gives it on migration
+                if reader_ids is None:
+                    reader_ids = migrated_ids(lines)
+                entry_id = reader_ids.get(n)
+            if entry_id in context_ids:
+                out.append(line)
+                continue
         payloads = find_payloads(record, images=images, outputs_over=outputs_over)
         if not payloads:
             out.append(line)
@@ -300,6 +351,24 @@ def slim_lines(
         result.lines += 1
         out.append(new + (b"\n" if line.endswith(b"\n") else b""))
     return out, result
+
+
+def migrated_ids(lines: list[bytes]) -> dict[int, str]:
+    """The id of the entry on each line of a session (line number, from
+    1 -> id) as reading the session gives them: a v1 entry, which has no id
+    in the file, gets the one the in-memory migration assigns it
+    (:func:`pi_session.storage.versions.migrate_session_entries`, stable).
+
+    Args:
+        lines: the session's raw lines, each with its newline.
+
+    Raises:
+        pi_session.storage.SessionFileError: not a session (no header).
+    """
+    from ..storage import read_session_lines
+
+    sf = read_session_lines(lines)
+    return {n: r["id"] for r, n in zip(sf.records, sf.record_lines) if isinstance(r.get("id"), str)}
 
 
 def restore_lines(lines: list[bytes], get: Any) -> tuple[list[bytes], int, int]:

@@ -41,6 +41,7 @@ __all__ = [
     "measure_file",
     "measure_lines",
     "note_hashes",
+    "note_positions",
     "parse_size",
     "string_note",
     "value_spans",
@@ -168,6 +169,33 @@ def find_payloads(record: Any, *, images: bool, outputs_over: int | None) -> lis
         output = message.get("output")
         if isinstance(output, str) and len(output) > outputs_over:
             out.append(Payload((*base, "output"), "text", "bash output", len(output)))
+    return out
+
+
+def note_positions(record: Any) -> dict[tuple[str | int, ...], Payload]:
+    """Where in a record ``slim`` may have written a note: every content
+    block of a message that is a bare text block (``{"type":"text",
+    "text":…}``, an image's stand-in; ``kind`` ``"image"``, ``label`` empty),
+    and every tool result text, bash output and tool call string argument
+    (``kind`` ``"text"``, ``label`` as :func:`find_payloads` gives it).
+    ``restore`` puts back only notes at these positions, so a note quoted
+    elsewhere (a user's message) stays as it is. Never raises."""
+    out = {p.path: p for p in find_payloads(record, images=False, outputs_over=-1)}
+    if not isinstance(record, Mapping):
+        return out
+    base: tuple[str | int, ...]
+    if record.get("type") == "message":
+        message, base = record.get("message"), ("message",)
+    elif record.get("type") == "custom_message":
+        message, base = record, ()
+    else:
+        return out
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, list):
+        for i, block in enumerate(content):
+            if isinstance(block, Mapping) and list(block) == ["type", "text"] and block["type"] == "text":
+                path = (*base, "content", i)
+                out[path] = Payload(path, "image", "", 0)
     return out
 
 
@@ -366,10 +394,11 @@ def measure_lines(lines: Iterable[bytes], leaf: str | None = None, *, outputs_ov
             record = orjson.loads(raw)
         except orjson.JSONDecodeError:
             continue
-        if not isinstance(record, dict) or record.get("type") == "session" or not isinstance(record.get("id"), str):
+        if not isinstance(record, dict) or record.get("type") == "session":
             continue
-        entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
-        length[record["id"]] = len(raw)
+        if isinstance(record.get("id"), str):  # a v1 entry has none: its file is one path, nothing abandoned
+            entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
+            length[record["id"]] = len(raw)
         if b'"image"' in raw or len(raw) > outputs_over:
             sizes.payload += sum(iter_payload_bytes(raw, record, outputs_over=outputs_over))
     if leaf is None and entries:

@@ -44,6 +44,9 @@ class ImportResult:
         problems: the damaged lines of the file (stored as they are).
         migrated_from: the version a v1/v2 file was migrated from.
         message: one line for ``skipped``/``failed``/``conflict``.
+        blobs: payload blobs (``slim``'s) copied into the store with it.
+        missing_blobs: blobs its notes name that could not be copied
+            (missing or damaged where the session came from), sha256 hex.
     """
 
     source: str
@@ -53,12 +56,14 @@ class ImportResult:
     migrated_from: int | None = None
     message: str = ""
     appended: int = 0
+    blobs: int = 0
+    missing_blobs: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The result as ``pi-session import --json`` prints it: ``source``,
         ``status``, ``id``, ``migratedFrom``, ``appended`` (only when
-        ``updated``), ``problems`` (each :meth:`LineProblem.to_json`) and
-        ``message`` (only when there is one)."""
+        ``updated``), ``problems`` (each :meth:`LineProblem.to_json`),
+        ``message``, ``blobs`` and ``missingBlobs`` (only when there are)."""
         return {
             "source": self.source,
             "status": self.status,
@@ -67,6 +72,8 @@ class ImportResult:
             **({"appended": self.appended} if self.status == "updated" else {}),
             "problems": [p.to_json() for p in self.problems],
             **({"message": self.message} if self.message else {}),
+            **({"blobs": self.blobs} if self.blobs else {}),
+            **({"missingBlobs": self.missing_blobs} if self.missing_blobs else {}),
         }
 
 
