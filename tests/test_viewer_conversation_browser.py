@@ -78,7 +78,9 @@ def test_an_imported_session_reads_as_the_conversation(browser, cli, tmp_path, f
             assert not errors, errors
         finally:
             context.close()
-    assert checked  # real imported sessions do hide something
+    # a Claude Code import still hides its few notes; a Codex import keeps
+    # its records on pi's entries, so its largest sessions may hide nothing
+    assert checked or fmt == "codex"
 
 
 def test_context_edits_and_empty_signed_thinking_show_what_they_hold(browser, cli, tmp_path):

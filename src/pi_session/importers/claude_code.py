@@ -195,7 +195,7 @@ class _Converter:
         self.old = layout == 1
         self.final = final
         self.waiting = 0
-        self.b = SessionBuilder(session_id)
+        self.b = SessionBuilder(session_id, agent=None if self.old else "claude-code")
         self.source = source
         self.cwd = cwd
         self.group: _Group | None = None

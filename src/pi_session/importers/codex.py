@@ -194,7 +194,7 @@ def _output(payload: dict[str, Any]) -> tuple[str, bool]:
 
 class _Converter:
     def __init__(self, session_id: str, provider: str, layout: int = LAYOUT) -> None:
-        self.b = SessionBuilder(session_id)
+        self.b = SessionBuilder(session_id, agent=None if layout == 1 else "codex")
         self.old = layout == 1
         self.provider = provider
         self.model = ""
@@ -401,7 +401,7 @@ class _Converter:
             else:
                 self.last_assistant = g
         if (rest or extra or (g is not created and ts != g["timestamp"])) and not self.old:
-            kept = g.setdefault(IMPORTED_KEY, {}).setdefault("fields", [])
+            kept = self.b.imported_of(g).setdefault("fields", [])
             kept.append({"item": rest, "timestamp": ts, **({"record": extra} if extra else {})})
         msg = g["message"]
         msg["content"].extend(blocks)

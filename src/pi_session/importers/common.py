@@ -323,10 +323,11 @@ writes next (``final=False`` of the conversions)."""
 
 IMPORTED_KEY = "imported"
 """The entry key (layout 2) holding what the entry's source records hold
-beyond the entry: ``{"records": [whole source records], "fields":
-[the other fields of the records the entry was made from]}`` (each list
-present when not empty). pi keeps keys it does not know and ignores
-them."""
+beyond the entry: ``{"agent": "claude-code"|"codex", "records": [whole
+source records], "fields": [the other fields of the records the entry was
+made from]}`` (each list present when not empty; ``agent`` names the
+source, so usage reports and listings tell an imported session from pi's
+own). pi keeps keys it does not know and ignores them."""
 
 _GAP_MS = int(GAP_SECONDS * 1000)
 
@@ -350,8 +351,9 @@ class SessionBuilder:
         counts: entries by kind (``message:user``, ``custom:<customType>``, ...).
     """
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, agent: str | None = None) -> None:
         self.session_id = session_id
+        self.agent = agent
         self.entries: list[dict[str, Any]] = []
         self.counts: Counter[str] = Counter()
         self._ids: set[str] = set()
@@ -381,14 +383,19 @@ class SessionBuilder:
         None when there was nothing to give."""
         if not self.run and not self.stash:
             return None
-        imported: dict[str, Any] = {}
+        imported = self.imported_of(entry)
         if self.run:
             imported["records"] = [r.record for r in self.run]
             self.run = []
         if self.stash:
             imported["fields"] = self.stash
             self.stash = []
-        entry[IMPORTED_KEY] = imported
+        return imported
+
+    def imported_of(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry``'s :data:`IMPORTED_KEY` value, made (naming the source
+        agent) when the entry has none yet."""
+        imported: dict[str, Any] = entry.setdefault(IMPORTED_KEY, {"agent": self.agent} if self.agent else {})
         return imported
 
     def new_id(self, key: str) -> str:

@@ -337,8 +337,9 @@ def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set
     while changed:
         before = len(keep)
         for e in entries:
-            if e.get("type") == "label" and e.get("targetId") in keep and e.get("id") not in keep:
-                add_path(e.get("id"))
+            target, eid = e.get("targetId"), e.get("id")
+            if e.get("type") == "label" and isinstance(target, str) and target in keep and isinstance(eid, str) and eid not in keep:
+                add_path(eid)
         changed = len(keep) != before
     return keep
 

@@ -32,7 +32,8 @@ reported as missing pricing)."""
 
 AGENT_PREFIXES = {"claude-code/": "claude-code", "codex/": "codex"}
 """``customType`` prefixes of the entries an import keeps, and the agent
-they name; a session without them is pi's own."""
+they name (the earlier import layout; the current one names the agent in a
+message's ``imported.agent``); a session without either is pi's own."""
 
 
 _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
@@ -198,6 +199,10 @@ def scan_lines(data: bytes, first_line: int = 1) -> Scan:
             out.cwd = record["cwd"]
             if isinstance(record.get("parentSession"), str):
                 out.parent = record["parentSession"]
+        elif kind == "message" and out.agent is None and isinstance(record.get("imported"), dict):
+            agent = record["imported"].get("agent")
+            if agent in AGENT_PREFIXES.values():
+                out.agent = agent
         elif kind == "custom" and out.agent is None:
             custom = record.get("customType")
             if isinstance(custom, str):

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..errors import PiSessionError
 from ..manager.session_manager import SessionManager
 from ..operations import OperationError, open_for_reading
 from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
@@ -46,7 +47,7 @@ session page's first screen)."""
 _ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 
-class ApiError(Exception):
+class ApiError(PiSessionError):
     """A request the API refuses: ``status`` (HTTP) and a one-line message."""
 
     def __init__(self, status: int, message: str) -> None:
