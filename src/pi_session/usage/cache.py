@@ -32,7 +32,7 @@ import msgspec
 from ..stores.listing import open_regular
 from ..core.paths import cache_dir
 from ..storage import ensure_dir
-from .stamps import session_files
+from .stamps import session_files, write_private
 from .extract import Scan, group_rows, scan_lines
 from .pricing import pricing_version
 
@@ -159,28 +159,15 @@ class UsageCache:
 
     @staticmethod
     def _write_private(path: Path, data: bytes) -> None:
-        """Write a cache file: a new 0600 file (never through a symlink)
-        renamed over it. Failing quietly: a cache that cannot be written only
+        """Write a cache file (:func:`.stamps.write_private`: a new 0600
+        file, never through a symlink, renamed over it) in its directory,
+        made first. Failing quietly: a cache that cannot be written only
         makes the next report slower."""
         try:
             ensure_dir(path.parent)
-            temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         except OSError:
             return
-        try:
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-            finally:
-                os.close(fd)
-            os.replace(temp, path)
-        except OSError:
-            try:
-                os.unlink(temp)
-            except OSError:
-                pass
+        write_private(str(path), data)
 
     def _load(self) -> dict[str, FileSummary]:
         """The cached summaries, or nothing when there is no usable cache."""
