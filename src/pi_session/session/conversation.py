@@ -19,9 +19,10 @@ __all__ = ["ConversationView", "hidden_by_default", "hidden_summary", "HIDDEN_BY
 HIDDEN_BY_DEFAULT = frozenset({"custom"})
 """Entry types the conversation views (``pi-session tree``, ``browse``, the
 HTML viewer) leave out unless asked for every entry: ``custom`` entries
-hold an extension's or an importer's state (``claude-code/fields``,
-``codex/event_msg``, ...), are never sent to the model and are most of the
-entries of an imported session (**beyond pi**). A ``session_info`` that
+hold an extension's or an importer's state (``claude-code/records``,
+``codex/records``, an extension's own types), are never sent to the model,
+and were most of the entries of a session imported in the earlier layout
+(**beyond pi**). A ``session_info`` that
 sets the name the session already has there is left out too
 (:class:`ConversationView`)."""
 
@@ -114,7 +115,7 @@ class ConversationView:
 
 def hidden_summary(hidden: Sequence[TreeNode], *, most: int = 4) -> str:
     """What the conversation views left out, in one line:
-    ``"89 entries hidden: 45 claude-code/fields, 30 claude-code/progress, …"``
+    ``"12 entries hidden: 9 my-extension/state, 3 claude-code/records"``
     (``custom`` entries by ``customType``, most frequent first, at most
     ``most`` kinds then how many more), ``""`` for none. Decodes the lazily
     read ones together."""
