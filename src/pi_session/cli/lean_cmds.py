@@ -60,6 +60,23 @@ def _run_each(locations: list[str], all_: bool, work: Any) -> list[Any]:
     return results
 
 
+def _report(results: list[Any], all_: bool, as_json: bool, nothing: str, describe: Any) -> None:
+    """Print ``slim``'s or ``restore``'s results (JSON: a list with
+    ``--all``, else the one object); a session with no payload says
+    ``nothing`` unless ``--all``; exit 1 when a session failed."""
+    done = [r for r in results if r is not None]
+    if as_json:
+        print_json([r.to_json() for r in done] if all_ else done[0].to_json())
+    else:
+        for r in done:
+            if r.payloads:
+                describe(r)
+            elif not all_:
+                console.print(sanitize(f"{r.session}: {nothing}"), markup=False, soft_wrap=True)
+    if None in results:
+        raise typer.Exit(1)
+
+
 def slim(
     ctx: typer.Context,
     session: Optional[str] = typer.Argument(None, help="Session file or session id prefix."),
@@ -96,26 +113,19 @@ def slim(
     locations, db = _locations(session, all_, url)
     results = _run_each(locations, all_, lambda loc: slim_session(
         loc, images=images, outputs_over=limit, outside_context=outside_context, dry_run=dry_run, backup=backup, store=db))
-    done = [r for r in results if r is not None]
-    if as_json:
-        print_json([r.to_json() for r in done] if all_ else done[0].to_json())
-    else:
-        for r in done:
-            if not r.payloads:
-                if not all_:
-                    console.print(sanitize(f"{r.session}: nothing to slim"), markup=False, soft_wrap=True)
-                continue
-            verb = "would move" if r.dry_run else "moved"
-            console.print(sanitize(
-                f"{r.session}: {verb} {plural(r.payloads, 'payload')} from {plural(r.lines, 'line')} to {r.blobs}: "
-                f"{human_size(r.before)} → {human_size(r.after)} (saves {human_size(r.before - r.after)})"
-            ), markup=False, soft_wrap=True)
-            if r.backup:
-                console.print(sanitize(f"backup: {r.backup} (delete it to free the space once you are happy)"), markup=False, soft_wrap=True)
-            for n in r.skipped:
-                err_console.print(sanitize(f"{r.session}:{n}: left as it is (it quotes a slim note, or its payload could not be located)"), markup=False, soft_wrap=True)
-    if None in results:
-        raise typer.Exit(1)
+
+    def describe(r: Any) -> None:
+        verb = "would move" if r.dry_run else "moved"
+        console.print(sanitize(
+            f"{r.session}: {verb} {plural(r.payloads, 'payload')} from {plural(r.lines, 'line')} to {r.blobs}: "
+            f"{human_size(r.before)} → {human_size(r.after)} (saves {human_size(r.before - r.after)})"
+        ), markup=False, soft_wrap=True)
+        if r.backup:
+            console.print(sanitize(f"backup: {r.backup} (delete it to free the space once you are happy)"), markup=False, soft_wrap=True)
+        for n in r.skipped:
+            err_console.print(sanitize(f"{r.session}:{n}: left as it is (it quotes a slim note, or its payload could not be located)"), markup=False, soft_wrap=True)
+
+    _report(results, all_, as_json, "nothing to slim", describe)
 
 
 def restore(
@@ -137,22 +147,15 @@ def restore(
     url = store_url(ctx, store)
     locations, db = _locations(session, all_, url)
     results = _run_each(locations, all_, lambda loc: restore_session(loc, dry_run=dry_run, backup=backup, store=db))
-    done = [r for r in results if r is not None]
-    if as_json:
-        print_json([r.to_json() for r in done] if all_ else done[0].to_json())
-    else:
-        for r in done:
-            if not r.payloads:
-                if not all_:
-                    console.print(sanitize(f"{r.session}: nothing to restore"), markup=False, soft_wrap=True)
-                continue
-            verb = "would put back" if r.dry_run else "put back"
-            console.print(sanitize(
-                f"{r.session}: {verb} {plural(r.payloads, 'payload')} in {plural(r.lines, 'line')}: "
-                f"{human_size(r.before)} → {human_size(r.after)}"
-            ), markup=False, soft_wrap=True)
-    if None in results:
-        raise typer.Exit(1)
+
+    def describe(r: Any) -> None:
+        verb = "would put back" if r.dry_run else "put back"
+        console.print(sanitize(
+            f"{r.session}: {verb} {plural(r.payloads, 'payload')} in {plural(r.lines, 'line')}: "
+            f"{human_size(r.before)} → {human_size(r.after)}"
+        ), markup=False, soft_wrap=True)
+
+    _report(results, all_, as_json, "nothing to restore", describe)
 
 
 def prune(

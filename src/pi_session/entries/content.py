@@ -5,12 +5,14 @@ message)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from .base import BINARY, JSON, PLAIN, SIGNATURE, TEXT, Content, Shape, Variant
 
 __all__ = [
     "ASSISTANT_CONTENT", "BLOCKS", "CONTENT", "ImageContent", "TextContent", "ThinkingContent", "ToolCall", "Usage",
+    "content_text",
 ]
 
 
@@ -75,3 +77,22 @@ CONTENT = Content(BLOCKS)
 
 ASSISTANT_CONTENT = Content(ASSISTANT_BLOCKS)
 """An assistant message's content (:data:`ASSISTANT_BLOCKS`)."""
+
+
+def content_text(content: Any, block_text: Callable[[str, Mapping[str, Any]], str | None], sep: str) -> str:
+    """A message's ``content`` as one text: a string as it is, a list of
+    blocks as ``block_text(type, block)`` of each block object joined with
+    ``sep`` (blocks it answers None for are left out), anything else ``""``.
+    Each view (terminal previews, the viewer, the web app) says how it
+    shows a block; this is the one walk over the blocks."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict):
+            text = block_text(str(block.get("type")), block)
+            if text is not None:
+                parts.append(text)
+    return sep.join(parts)

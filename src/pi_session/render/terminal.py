@@ -15,6 +15,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ..entries import entry_type
+from ..entries.content import content_text as blocks_text
 from ..entries.records import UNDEFINED
 from ..core.text import field_text, plural, show_controls
 from ..session.tree import TreeNode
@@ -132,20 +133,15 @@ def content_text(content: Any) -> str:
 def _raw_content_text(content: Any) -> str:
     """:func:`content_text` before sanitizing (what :func:`one_line` takes:
     it sanitizes, and sanitizing twice changes nothing)."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            parts.append(field_text(block.get("text", "")))
-        elif btype == "image":
-            parts.append(f"[image {field_text(block.get('mimeType', ''))}]")
-    return " ".join(parts)
+    return blocks_text(content, _preview_block, " ")
+
+
+def _preview_block(btype: str, block: Mapping[str, Any]) -> str | None:
+    if btype == "text":
+        return field_text(block.get("text", ""))
+    if btype == "image":
+        return f"[image {field_text(block.get('mimeType', ''))}]"
+    return None
 
 
 def message_preview(message: Mapping[str, Any], width: int = 72) -> str:

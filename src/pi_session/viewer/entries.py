@@ -23,6 +23,7 @@ from typing import Any, assert_never
 
 from ..session.context import edited_entry, system_message_text, text_content
 from ..entries import entry_type
+from ..entries.content import content_text
 from ..core.jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
 from ..core.text import field_text
@@ -134,22 +135,17 @@ def replacement_text(content: Any) -> str:
     """The text a context edit's new ``content`` holds, for its size: its
     text and thinking blocks, and each tool call as its name and its
     arguments as JSON, one per line."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        btype = block.get("type")
-        if btype == "text":
-            parts.append(field_text(block.get("text", "")))
-        elif btype == "thinking":
-            parts.append(field_text(block.get("thinking", "")))
-        elif btype == "toolCall":
-            parts.append(f"{field_text(block.get('name'))} {js_stringify(block.get('arguments'))}")
-    return "\n".join(parts)
+    return content_text(content, _replacement_block, "\n")
+
+
+def _replacement_block(btype: str, block: Mapping[str, Any]) -> str | None:
+    if btype == "text":
+        return field_text(block.get("text", ""))
+    if btype == "thinking":
+        return field_text(block.get("thinking", ""))
+    if btype == "toolCall":
+        return f"{field_text(block.get('name'))} {js_stringify(block.get('arguments'))}"
+    return None
 
 
 def _arg_text(value: Any) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
 
+from ..entries.content import content_text
 from ..core.text import plural
 from ..viewer.markup import esc
 from ..viewer.model import title_of
@@ -226,26 +227,21 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
 
 
 def _content_text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    parts = []
-    for block in content:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "text":
-            parts.append(str(block.get("text") or ""))
-        elif kind == "thinking":
-            parts.append("[thinking] " + str(block.get("thinking") or ""))
-        elif kind == "toolCall":
-            from ..core.jsonio import dumps_readable
+    return content_text(content, _context_block, "\n")
 
-            parts.append(f"[tool call {block.get('name')}] {dumps_readable(block.get('arguments'))}")
-        elif kind == "image":
-            parts.append(f"[image {block.get('mimeType')}]")
-    return "\n".join(parts)
+
+def _context_block(kind: str, block: Mapping[str, Any]) -> str | None:
+    if kind == "text":
+        return str(block.get("text") or "")
+    if kind == "thinking":
+        return "[thinking] " + str(block.get("thinking") or "")
+    if kind == "toolCall":
+        from ..core.jsonio import dumps_readable
+
+        return f"[tool call {block.get('name')}] {dumps_readable(block.get('arguments'))}"
+    if kind == "image":
+        return f"[image {block.get('mimeType')}]"
+    return None
 
 
 def context_page(sid: str, ctx: Mapping[str, Any], *, csrf: str, read_only: bool) -> str:
