@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ccusage_ref import run_ccusage
-from shared_paths import SHARED
+from shared_paths import SHARED, shared_missing
 from usage_gen import write_tree
 
 FIXTURES = SHARED / "fixtures" / "pi"
@@ -59,6 +59,9 @@ def _ours(cli: Any, kind: str, sessions: Path, zone: str, *extra: str) -> dict[s
 
 @pytest.fixture(scope="module")
 def fixture_sessions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    missing = shared_missing(FIXTURES)
+    if missing:
+        pytest.skip(missing)
     sessions = tmp_path_factory.mktemp("ccusage") / "sessions"
     project = sessions / "--Users-dev-project--"
     project.mkdir(parents=True)
