@@ -89,9 +89,12 @@ def test_context_is_the_cli_context(client, store, leaf):
     assert ours == json.loads(cli.stdout)
 
 
-def test_search_hits_and_query_errors(client):
-    hits = client.get("/api/v1/search", params={"q": "banker"}).json()["hits"]
+def test_search_hits_and_query_errors(client, store):
+    response = client.get("/api/v1/search", params={"q": "banker"})
+    hits = response.json()["hits"]
     assert hits and all(h["sessionId"] == SHOWCASE for h in hits)
+    # the server's file paths stay on the server: a hit opens by its session id
+    assert all("location" not in h for h in hits) and str(store) not in response.text
     assert any(h["entryId"] == "u2" for h in hits)
     hit = next(h for h in hits if h["entryId"] == "u2")
     start, end = hit["marks"][0]

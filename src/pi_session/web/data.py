@@ -456,7 +456,8 @@ def _masked_hit(hit: dict[str, Any], scanner: Any) -> dict[str, Any]:
 def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = False) -> dict[str, Any]:
     """Hits of the index's query language: ``{"query", "hits": [...],
     "warnings"}``; each hit as ``pi-session search --json`` prints it
-    (``snippet`` plain text, ``marks`` its matched ranges). With
+    (``snippet`` plain text, ``marks`` its matched ranges) but without
+    ``location``: the server's file paths stay on the server. With
     ``redact``, a snippet holding a secret has it replaced by
     ``[REDACTED:<kind>]`` (and no marks).
 
@@ -474,7 +475,8 @@ def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: boo
             raise ApiError(400, f"query: {exc}") from None
         except StoreError as exc:
             raise ApiError(503, str(exc)) from None
-    hits = [h.to_json() for h in result.hits]
+    # a hit opens by its session id; where the store keeps the file is not the page's business
+    hits = [{k: v for k, v in h.to_json().items() if k != "location"} for h in result.hits]
     if redact:
         from ..secrets import Scanner
 
