@@ -572,7 +572,7 @@ def name(
 def clone(
     ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
-    leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (its id or a unique prefix; default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a new session holding only the path root→leaf (or root→--leaf ID).
@@ -584,6 +584,8 @@ def clone(
     from ..operations import OperationError, clone_session  # not at start-up: it loads compaction
 
     manager = open_session(ctx, session, read_only=True)
+    if leaf:
+        leaf = entry_id_arg(manager, leaf)
     try:
         done = clone_session(manager, leaf)
     except OperationError as exc:
