@@ -31,9 +31,8 @@ from typing import Any
 import msgspec
 
 from ..core.paths import cache_dir, open_regular
-from .stamps import session_files, write_private
+from .stamps import pricing_stamp, session_files, write_private
 from .extract import Scan, group_rows, scan_lines
-from .pricing import pricing_version
 
 __all__ = ["CACHE_VERSION", "ROW_SHARDS", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of", "shard_of"]
 
@@ -139,7 +138,7 @@ class UsageCache:
         self.read_bytes = 0
         self.pending: dict[str, list[list[Any]]] = {}
         self.torn: list[tuple[str, int]] = []
-        self._version = f"{CACHE_VERSION}/{pricing_version()}"
+        self._version = f"{CACHE_VERSION}/{pricing_stamp()}"  # the price data's file, not its metadata: importlib.metadata costs more than a report
         self._generations = [""] * ROW_SHARDS
         self._shards: dict[int, dict[str, bytes]] = {}
         self._dirty: set[int] = set()

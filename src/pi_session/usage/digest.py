@@ -43,7 +43,6 @@ from typing import Any
 
 import msgspec
 
-from .extract import group_rows, merge_groups, merged_order
 from .stamps import DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_private, session_files, stamps_digest, write_private
 
 __all__ = [
@@ -146,6 +145,8 @@ def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
     added or removed (or that were forked from one of those) are summed
     again, and only the rows they touch; without usable contributions
     (none yet, another version, other price data) every session is."""
+    from .extract import merge_groups, merged_order
+
     root = summary.root
     old_digest = _decode(read_private(digest_path(root)), Digest)
     old = _decode(read_private(_parts_path(root)), _Parts)
@@ -203,6 +204,8 @@ def _groups_of(summary: Any, files: dict[str, Any], path: str, parent_of: dict[s
     """The counted groups of one session file as a report counts them: its
     summary's, or, with an unterminated last line that parses or when it is
     a fork, summed again from its rows (a fork's copies left out)."""
+    from .extract import group_rows
+
     ancestors = _ancestors(path, parent_of)
     pending = summary.pending.get(path)
     if not ancestors and not pending:
