@@ -22,4 +22,4 @@ def test_quick_usage_bench_prints_a_table(tmp_path: Path) -> None:
     assert "cold" in proc.stdout and "warm" in proc.stdout
     data = json.loads((tmp_path / "r.json").read_text())
     assert data["sessions"] == 60 and data["days"] > 0 and data["total_cost"] > 0
-    assert data["ours_warm_s"] > 0 and data["ours_cold_s"] > 0
+    assert data["ours_warm_s"] > 0 and data["ours_cold_s"] > 0 and data["ours_append_s"] > 0

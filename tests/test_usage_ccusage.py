@@ -111,3 +111,22 @@ def test_empty_directory_as_ccusage(cli: Any, tmp_path: Path) -> None:
     ours = _ours(cli, "daily", sessions, "UTC")
     assert ours == theirs
     assert ours["daily"] == [] and ours["totals"]["totalTokens"] == 0
+
+
+def test_a_report_brought_up_to_date_as_ccusage(cli: Any, tmp_path: Path) -> None:
+    """Sessions appended to, rewritten, removed and added after a report:
+    the next one (its digest brought up to date, only what changed read)
+    agrees with ccusage reading everything."""
+    from usage_gen import generate
+
+    sessions = tmp_path / "sessions"
+    files = write_tree(sessions, range(10))
+    _ours(cli, "daily", sessions, "UTC")
+    for i, path in enumerate(files[:3]):
+        with open(path, "ab") as f:
+            f.write(b"".join(generate(500 + i, messages=8)[1:]))
+    files[3].write_bytes(b"".join(generate(600, messages=12)))
+    files[4].unlink()
+    (files[5].parent / "2025-06-01T00-00-00-000Z_added.jsonl").write_bytes(b"".join(generate(700, messages=10)))
+    for kind, zone in (("daily", "UTC"), ("daily", "Asia/Tokyo"), ("monthly", "Europe/Berlin")):
+        _compare(_ours(cli, kind, sessions, zone), run_ccusage(kind, sessions, timezone=zone), kind)

@@ -1,17 +1,19 @@
 """``pi-session usage daily|weekly|monthly --json`` answered before the
-command line's own modules (typer, rich) load, when the sessions root's
-digest is fresh (:mod:`pi_session.usage.digest`): a warm report then costs
+command line's own modules (typer, rich) load, from the sessions root's
+digest (:mod:`pi_session.usage.digest`): when it is fresh a report costs
 about the interpreter's start-up, a ``stat`` per session file and the sum
-of a few thousand rows; a report already answered from the same digest
+of a few thousand rows; when files changed, the digest is brought up to
+date first (:func:`pi_session.usage.digest.refresh_digest`: only what
+changed is read and summed again); a report already answered from the same digest
 (the same options, its slots on the same local days) is printed as it was
 (:func:`pi_session.usage.stamps.remembered_answers`), without summing.
 
 :func:`answer` takes only command lines it reads exactly as ``usage``
-does, over session files, and only when the digest is fresh and holds no
+does, over session files, and only when the digest (brought up to date) holds no
 damaged line (those are warned about on the full path). Anything else —
 another kind, a table, ``--help``, an option it does not know, a database
-store, a missing directory, a bad date or zone, a stale digest — is left
-to the full command (which then writes the digest again), so the output,
+store, a missing directory, a bad date or zone — is left
+to the full command, so the output,
 warnings and errors are always the full command's.
 """
 
@@ -102,7 +104,7 @@ def sessions_root(store: "str | None") -> "str | None":
 
 def answer(args: "list[str]") -> bool:
     """Print the report of ``args`` (a command line without the program
-    name) and return True when it can be answered from a fresh digest (see
+    name) and return True when it can be answered from the digest (see
     the module docstring); False, having printed nothing, otherwise."""
     options = parse(args)
     if options is None:
@@ -111,9 +113,10 @@ def answer(args: "list[str]") -> bool:
     if root is None:
         return False
     from ..usage.days import days_fingerprint
-    from ..usage.stamps import current_stamps, digest_slots, remember_answer, remembered_answers
+    from ..usage.stamps import remembered_answers, session_files, stamps_digest
 
-    stamps = current_stamps(root)
+    listing = list(session_files(root))
+    stamps = stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in listing)
     answers = remembered_answers(root, stamps)
     try:
         key = "\x1f".join([
@@ -124,29 +127,12 @@ def answer(args: "list[str]") -> bool:
         return False  # not a time zone: the full command says so
     text = answers["texts"].get(key) if answers is not None else None
     if text is None:
-        from ..usage.digest import fresh_digest
+        from ..core.gc_pause import gc_paused
 
-        digest = fresh_digest(root, stamps)
-        if digest is None or digest.problems:
+        with gc_paused(promote=False):  # tens of thousands of rows decoded and summed, none of them garbage
+            text = _summed(root, listing, stamps, answers, key, options)
+        if text is None:
             return False
-        from ..core.jsonio import iter_pretty
-        from ..usage.report import report_of_groups
-
-        try:
-            report = report_of_groups(
-                digest.merged, [], options["kind"], timezone=options["timezone"], since=options["since"], until=options["until"],
-                by=options["by"], last=options["last"],
-            )
-        except ValueError:
-            return False  # the full command says what is wrong
-        text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
-        if answers is None or answers["stamps"] != digest.stamps.hex():
-            answers = None
-            slots = digest_slots(digest)
-        else:
-            slots = answers["slots"]
-        key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
-        remember_answer(root, digest, answers, key, text)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -156,3 +142,37 @@ def answer(args: "list[str]") -> bool:
         except OSError:
             pass
     return True
+
+
+def _summed(root: str, listing: "list[Any]", stamps: "tuple[bytes, int]", answers: "dict[str, Any] | None", key: str, options: "dict[str, Any]") -> "str | None":
+    """The text of the report ``options`` from the root's digest (brought up
+    to date first when files changed), remembered under ``key``; None when
+    the full command must answer (damaged lines, a bad option)."""
+    from ..usage.digest import fresh_digest, refresh_digest
+    from ..usage.stamps import digest_slots, remember_answer
+
+    digest = fresh_digest(root, stamps)
+    if digest is None:
+        digest = refresh_digest(root, listing)
+    if digest.problems:
+        return None
+    from ..core.jsonio import iter_pretty
+    from ..usage.days import days_fingerprint
+    from ..usage.report import report_of_groups
+
+    try:
+        report = report_of_groups(
+            digest.merged, [], options["kind"], timezone=options["timezone"], since=options["since"], until=options["until"],
+            by=options["by"], last=options["last"],
+        )
+    except ValueError:
+        return None  # the full command says what is wrong
+    text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
+    if answers is None or answers["stamps"] != digest.stamps.hex():
+        answers = None
+        slots = digest_slots(digest)
+    else:
+        slots = answers["slots"]
+    key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
+    remember_answer(root, digest, answers, key, text)
+    return text

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
-from typing import TypeAlias
+from typing import IO, TypeAlias
 from urllib.parse import unquote, urlsplit
 
 from .text import js_trim
@@ -21,6 +22,7 @@ __all__ = [
     "cache_dir",
     "default_session_dir",
     "encode_cwd",
+    "open_regular",
     "paths_equal",
     "resolve_path",
     "session_file_name",
@@ -177,3 +179,27 @@ def default_session_dir(cwd: str, agent: StrPath | None = None) -> Path:
 def session_file_name(file_timestamp: str, session_id: str) -> str:
     """``<timestamp>_<session id>.jsonl``."""
     return f"{file_timestamp}_{session_id}.jsonl"
+
+
+def open_regular(path: str | os.PathLike[str]) -> IO[bytes] | None:
+    """Open ``path`` for reading if it is a regular file (a symlink is
+    followed), else None (missing, unreadable, a FIFO, a device, a
+    directory). It is ``stat``-ed first (nothing else is opened: opening a
+    device may do something), then opened with ``O_NONBLOCK`` (a FIFO put
+    there meanwhile does not block the open) and ``fstat``-ed again (what
+    was opened is what is read)."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            return None
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise

@@ -11,6 +11,12 @@ __all__ = ["MISSING", "iso_to_ms", "now_iso", "ms_to_iso", "file_timestamp"]
 
 _CANONICAL = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?Z$")
 
+_CANONICAL_SEEN: dict[str, int] = {}
+"""Canonical UTC timestamps already converted by :func:`iso_to_ms` (their
+value does not depend on the local time zone): a record's timestamp is
+asked for several times while it is imported or read."""
+_CANONICAL_SEEN_MAX = 4096
+
 MISSING: Any = UNDEFINED
 """Pass to :func:`iso_to_ms` for an absent field (JavaScript's ``undefined``,
 which gives NaN, where ``null`` gives 0)."""
@@ -129,12 +135,19 @@ def iso_to_ms(value: Any) -> int | None:
         (two-digit years, second 60, ``+05`` offsets): they give None here.
     """
     if value.__class__ is str:
+        known = _CANONICAL_SEEN.get(value)
+        if known is not None:
+            return known
         m = _CANONICAL.match(value)
         if m:
             y, mo, d, h, mi, s, frac = m.groups()
             ms = int((frac or "0")[:3].ljust(3, "0"))
             if 1 <= int(mo) <= 12 and 1 <= int(d) <= 31 and int(h) <= 23 and int(mi) <= 59 and int(s) <= 59:
-                return (_days_from_civil(int(y), int(mo), int(d)) * 86400 + int(h) * 3600 + int(mi) * 60 + int(s)) * 1000 + ms
+                known = (_days_from_civil(int(y), int(mo), int(d)) * 86400 + int(h) * 3600 + int(mi) * 60 + int(s)) * 1000 + ms
+                if len(_CANONICAL_SEEN) >= _CANONICAL_SEEN_MAX:
+                    _CANONICAL_SEEN.clear()
+                _CANONICAL_SEEN[value] = known
+                return known
         parsed = _parse_es_date(value)
         return parsed if parsed is not None else _parse_rfc2822(value)
     if value is None:

@@ -48,7 +48,7 @@ from ..core.gc_pause import gc_paused
 from ..storage.cache import read_cache_file, usable_cache_dir, versioned_name, write_cache_file
 from ..storage import NOT_JSON, line_record
 from ..core.timestamps import iso_to_ms
-from ..core.paths import cache_dir, paths_equal, resolve_path
+from ..core.paths import cache_dir, open_regular, paths_equal, resolve_path
 from ..entries.records import StrPath, is_session_header
 from ..session.info import InfoState, info_dict
 
@@ -59,7 +59,7 @@ __all__ = [
     "build_session_info",
     "list_session_dir",
     "list_sessions_dirs",
-    "open_regular",
+    "open_regular",  # pi_session.core.paths.open_regular, named here for the stores
     "paths_equal",  # pi_session.core.paths.paths_equal, named here for the stores
     "read_session_header",
     "resolve_path",  # pi_session.core.paths.resolve_path, named here for the stores
@@ -109,30 +109,6 @@ def session_cwd_matches(header_cwd: Any, resolved_cwd: str) -> bool:
         return resolve_path(header_cwd) == resolved_cwd
     except ValueError:
         return False
-
-
-def open_regular(path: StrPath) -> IO[bytes] | None:
-    """Open ``path`` for reading if it is a regular file (a symlink is
-    followed), else None (missing, unreadable, a FIFO, a device, a
-    directory). It is ``stat``-ed first (nothing else is opened: opening a
-    device may do something), then opened with ``O_NONBLOCK`` (a FIFO put
-    there meanwhile does not block the open) and ``fstat``-ed again (what
-    was opened is what is read)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            os.close(fd)
-            return None
-        os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def _file_lines(f: IO[bytes]) -> Iterator[tuple[int, bytes]]:

@@ -78,7 +78,7 @@ __all__ = [
 
 def _files_usage(root: str, cache: bool) -> UsageData:
     from .cache import UsageCache
-    from .report import SessionUsage, UsageData, merged_groups
+    from .report import SessionUsage, UsageData
 
     summary = UsageCache(root, persist=cache)
     files = summary.update()
@@ -96,10 +96,9 @@ def _files_usage(root: str, cache: bool) -> UsageData:
             data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
     if cache:
-        from .digest import write_digest
+        from .digest import update_digest
 
-        stamps = [(path, entry.size, entry.mtime_ns, entry.ino) for path, entry in files.items()]
-        write_digest(summary.root, stamps, merged_groups(data), data.problems)
+        data.merged = update_digest(summary, files).merged
     return data
 
 

@@ -24,25 +24,26 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import zlib
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from ..stores.listing import open_regular
-from ..core.paths import cache_dir
-from ..storage import ensure_dir
-from .stamps import session_files, write_private
+from ..core.paths import cache_dir, open_regular
+from .stamps import pricing_stamp, session_files, write_private
 from .extract import Scan, group_rows, scan_lines
-from .pricing import pricing_version
 
-__all__ = ["CACHE_VERSION", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of"]
+__all__ = ["CACHE_VERSION", "ROW_SHARDS", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of", "shard_of"]
 
-CACHE_VERSION = "2"
+CACHE_VERSION = "3"
 """The cache's format; a cache of another format (or priced with another
 version of the price data) is read again from the files."""
 HEAD_BYTES = 64 << 10
 TAIL_BYTES = 4 << 10
+ROW_SHARDS = 64
+"""The messages' rows are kept in this many files (by a CRC-32 of the
+session file's path), so that a changed session rewrites one of them."""
 
 
 class FileSummary(msgspec.Struct, array_like=True):
@@ -74,7 +75,7 @@ class FileSummary(msgspec.Struct, array_like=True):
 class _CacheFile(msgspec.Struct):
     version: str
     root: str
-    generation: str
+    generations: list[str]
     files: dict[str, FileSummary]
 
 
@@ -86,10 +87,17 @@ class _RowsFile(msgspec.Struct):
 def cache_path(root: str | os.PathLike[str]) -> Path:
     """Where the usage summary of a sessions root lives:
     ``<cache dir>/usage/<sha256 of the absolute path, 32 hex>.msgpack``
-    (the messages themselves beside it, ``<...>.rows.msgpack``: read only
-    for blocks, forks and files that changed)."""
+    (the messages themselves beside it, in :data:`ROW_SHARDS` files
+    ``<...>.rows-NN.msgpack``: read only for blocks, forks and files that
+    changed)."""
     key = os.fsencode(os.path.abspath(root))
     return cache_dir() / "usage" / f"{hashlib.sha256(key).hexdigest()[:32]}.msgpack"
+
+
+def shard_of(path: str) -> int:
+    """The shard (``0 ..`` :data:`ROW_SHARDS` ``- 1``) keeping the rows of
+    the session file ``path``."""
+    return zlib.crc32(os.fsencode(path)) % ROW_SHARDS
 
 
 def _digest(data: bytes) -> bytes:
@@ -130,10 +138,11 @@ class UsageCache:
         self.read_bytes = 0
         self.pending: dict[str, list[list[Any]]] = {}
         self.torn: list[tuple[str, int]] = []
-        self._version = f"{CACHE_VERSION}/{pricing_version()}"
-        self._generation = ""
-        self._rows: dict[str, bytes] | None = None
-        self.rows_path = self.path.with_name(self.path.name.replace(".msgpack", "") + ".rows.msgpack")
+        self._version = f"{CACHE_VERSION}/{pricing_stamp()}"  # the price data's file, not its metadata: importlib.metadata costs more than a report
+        self._generations = [""] * ROW_SHARDS
+        self._shards: dict[int, dict[str, bytes]] = {}
+        self._dirty: set[int] = set()
+        self._stem = self.path.name.replace(".msgpack", "")
 
     # ------------------------------------------------------------------
     # the cache file
@@ -163,10 +172,13 @@ class UsageCache:
         file, never through a symlink, renamed over it) in its directory,
         made first. Failing quietly: a cache that cannot be written only
         makes the next report slower."""
-        try:
-            ensure_dir(path.parent)
-        except OSError:
-            return
+        if not path.parent.is_dir():
+            from ..storage import ensure_dir  # imported only here: a report brought up to date imports no store
+
+            try:
+                ensure_dir(path.parent)
+            except OSError:
+                return
         write_private(str(path), data)
 
     def _load(self) -> dict[str, FileSummary]:
@@ -180,29 +192,36 @@ class UsageCache:
             return {}
         if cached.version != self._version or cached.root != self.root:
             return {}
-        self._generation = cached.generation
+        if len(cached.generations) == ROW_SHARDS:
+            self._generations = list(cached.generations)
         return cached.files
 
-    def _all_rows(self) -> dict[str, bytes]:
-        """The packed rows of every cached file (read on first need; empty
-        when they are not of the summary's generation)."""
-        if self._rows is None:
-            self._rows = {}
-            data = self._read_private(self.rows_path) if self._generation else None
+    def rows_path(self, shard: int) -> Path:
+        """The file of the rows of shard ``shard`` (:func:`shard_of`)."""
+        return self.path.with_name(f"{self._stem}.rows-{shard:02d}.msgpack")
+
+    def _shard(self, shard: int) -> dict[str, bytes]:
+        """The packed rows of the cached files of one shard (read on first
+        need; empty when they are not of the summary's generation)."""
+        rows = self._shards.get(shard)
+        if rows is None:
+            rows = self._shards[shard] = {}
+            generation = self._generations[shard]
+            data = self._read_private(self.rows_path(shard)) if generation else None
             if data is not None:
                 try:
                     cached = msgspec.msgpack.decode(data, type=_RowsFile)
-                    if cached.generation == self._generation:
-                        self._rows = cached.rows
+                    if cached.generation == generation:
+                        rows = self._shards[shard] = cached.rows
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     pass
-        return self._rows
+        return rows
 
     def rows_of(self, path: str) -> list[list[Any]]:
         """The usage rows of a cached file (see
         :class:`pi_session.usage.extract.Scan`); a file whose rows are not
         cached is read whole."""
-        packed = self._all_rows().get(path)
+        packed = self._shard(shard_of(path)).get(path)
         if packed is not None:
             return list(msgspec.msgpack.decode(packed))
         f = open_regular(path)
@@ -212,15 +231,24 @@ class UsageCache:
             data = f.read()
         return scan_bytes(data[: data.rfind(b"\n") + 1]).rows
 
-    def _save(self) -> None:
-        """Write the rows, then the summaries naming the same generation."""
-        rows = self._all_rows()
-        for gone in set(rows) - set(self.files):
-            del rows[gone]
-        generation = os.urandom(8).hex()
-        self._write_private(self.rows_path, msgspec.msgpack.encode(_RowsFile(generation, rows)))
-        self._write_private(self.path, msgspec.msgpack.encode(_CacheFile(self._version, self.root, generation, self.files)))
-        self._generation = generation
+    def _save(self, gone: set[str]) -> None:
+        """Write the shards of rows that changed (``gone``: the files no
+        longer there, their rows dropped), then the summaries naming their
+        generations."""
+        for path in gone:
+            shard = shard_of(path)
+            if self._shard(shard).pop(path, None) is not None:
+                self._dirty.add(shard)
+        for shard in sorted(self._dirty):
+            generation = os.urandom(8).hex()
+            self._write_private(self.rows_path(shard), msgspec.msgpack.encode(_RowsFile(generation, self._shard(shard))))
+            self._generations[shard] = generation
+        self._dirty.clear()
+        try:
+            os.unlink(self.path.with_name(f"{self._stem}.rows.msgpack"))  # the single rows file of format 2
+        except OSError:
+            pass
+        self._write_private(self.path, msgspec.msgpack.encode(_CacheFile(self._version, self.root, self._generations, self.files)))
 
     # ------------------------------------------------------------------
     # bringing it up to date
@@ -232,9 +260,12 @@ class UsageCache:
         parent = os.path.dirname(path)
         return os.path.basename(parent if parent != self.root else self.root)
 
-    def update(self) -> dict[str, FileSummary]:
+    def update(self, listing: list[tuple[str, os.stat_result]] | None = None) -> dict[str, FileSummary]:
         """Bring the summaries up to date with the files (see the module
         docstring) and save them when anything changed.
+
+        Args:
+            listing: :func:`session_files` of the root when already taken.
 
         Returns:
             ``path -> FileSummary`` of every session file now under the root.
@@ -242,7 +273,7 @@ class UsageCache:
         old = self._load() if self.persist else {}
         files: dict[str, FileSummary] = {}
         changed = False
-        for path, st in session_files(self.root):
+        for path, st in (session_files(self.root) if listing is None else listing):
             entry = old.get(path)
             if entry is not None and entry.size == st.st_size and entry.mtime_ns == st.st_mtime_ns and entry.ino == st.st_ino:
                 if entry.consumed < entry.size:
@@ -257,7 +288,7 @@ class UsageCache:
             changed = True
         self.files = files
         if changed and self.persist:
-            self._save()
+            self._save(set(old) - set(files))
         return files
 
     def _read(self, path: str, entry: FileSummary | None) -> FileSummary | None:
@@ -290,7 +321,9 @@ class UsageCache:
             if row[-1] not in seen:
                 seen.add(row[-1])
                 rows.append(row)
-        self._all_rows()[path] = msgspec.msgpack.encode(rows)
+        shard = shard_of(path)
+        self._shard(shard)[path] = msgspec.msgpack.encode(rows)
+        self._dirty.add(shard)
         entry.groups = group_rows(rows)
         entry.problems.extend(scan.problems)
         entry.agent = entry.agent or scan.agent

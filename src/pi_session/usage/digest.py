@@ -14,6 +14,18 @@ summary is brought up to date (:class:`pi_session.usage.cache.UsageCache`,
 only appended bytes read) and the digest written again. It is also stale
 when pi-session or the price data (the ``genai-prices`` package) changed.
 
+Beside it, ``<...>.parts.msgpack`` keeps each session's contribution to
+those rows (its counted groups, its ``stat``, agent, project, fork origin
+and damaged lines), so that when files changed the digest is brought up to
+date one session at a time (:func:`update_digest`): the summary reads only
+the files that changed (only their appended bytes), their old
+contributions are taken out and their new ones put in by summing again only
+the rows (15-minute slot, agent, project, model, cost source) they touch,
+from every session's contribution to them in the same order as a report
+made from nothing sums them, so the totals are equal to the last bit. A
+fork's contribution (its messages less those copied from the sessions it
+was forked from) is taken again whenever one of those changes.
+
 Reports answered from a digest are remembered beside it
 (``<...>.answers.json``, :func:`pi_session.usage.stamps.remembered_answers`)
 while it stays fresh.
@@ -26,13 +38,17 @@ again is printed without importing msgspec); this module imports
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import msgspec
 
 from .stamps import DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_private, session_files, stamps_digest, write_private
 
-__all__ = ["DIGEST_VERSION", "Digest", "current_stamps", "digest_path", "fresh_digest", "pricing_stamp", "session_files", "write_digest"]
+__all__ = [
+    "DIGEST_VERSION", "Digest", "Part", "current_stamps", "digest_path", "fresh_digest", "pricing_stamp", "refresh_digest", "session_files",
+    "update_digest",
+]
 
 
 class Digest(msgspec.Struct, array_like=True):
@@ -52,18 +68,54 @@ class Digest(msgspec.Struct, array_like=True):
     problems: list[str]
 
 
+class Part(msgspec.Struct, array_like=True):
+    """One session file's contribution to its root's digest: the file's
+    ``stat`` when summarised (``size``, ``mtime_ns``, ``ino``), its
+    ``agent`` (``pi``, ``claude-code``, ``codex``), ``project``,
+    ``parent`` (the header's ``parentSession``), its counted ``groups``
+    (:func:`pi_session.usage.extract.group_rows` of its messages, a fork's
+    copies left out, an unterminated last line that parses included) and
+    its damaged lines (``FILE:LINE: message``)."""
+
+    size: int
+    mtime_ns: int
+    ino: int
+    agent: str
+    project: str
+    parent: str | None
+    groups: list[list[Any]]
+    problems: list[str]
+
+
+class _Parts(msgspec.Struct, array_like=True):
+    version: str
+    pricing: str
+    root: str
+    stamps: bytes
+    parts: dict[str, Part]
+
+
+def _parts_path(root: str) -> str:
+    return digest_path(root).replace(".digest.msgpack", ".parts.msgpack")
+
+
+def _decode(data: bytes | None, kind: Any) -> Any:
+    if data is None:
+        return None
+    try:
+        return msgspec.msgpack.decode(data, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
 def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest | None:
     """The digest of the sessions root ``root`` (absolute) when every
     session file under it is as the digest recorded (a ``stat`` each,
     nothing opened; ``stamps``: :func:`current_stamps` when already taken)
     and it was written by this version of pi-session with the same price
     data; None otherwise (no digest, damaged, stale)."""
-    data = read_private(digest_path(root))
-    if data is None:
-        return None
-    try:
-        digest = msgspec.msgpack.decode(data, type=Digest)
-    except (msgspec.DecodeError, msgspec.ValidationError):
+    digest = _decode(read_private(digest_path(root)), Digest)
+    if digest is None:
         return None
     if digest.version != format_version() or digest.root != root or digest.pricing != pricing_stamp():
         return None
@@ -73,12 +125,106 @@ def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest |
     return digest
 
 
-def write_digest(root: str, stamps: list[tuple[str, int, int, int]], merged: list[list[Any]], problems: list[str]) -> None:
-    """Write the digest of ``root`` (absolute): ``stamps`` the ``(path,
-    size, mtime_ns, inode)`` of every session file as read, in
-    :func:`session_files` order; ``merged`` and ``problems`` what was read
-    from them. A new 0600 file (never through a symlink) renamed over the
-    old one. Fails quietly: a digest that cannot be written only makes the
-    next report slower."""
-    digest_bytes, count = stamps_digest(iter(stamps))
-    write_private(digest_path(root), msgspec.msgpack.encode(Digest(format_version(), pricing_stamp(), root, digest_bytes, count, merged, problems)))
+def _ancestors(path: str, parent_of: dict[str, str | None]) -> list[str]:
+    """The files ``path`` was forked from, nearest first, among
+    ``parent_of`` (path -> ``parentSession``), as reports count them."""
+    out: list[str] = []
+    parent = parent_of.get(path)
+    while parent is not None and parent in parent_of and parent != path and parent not in out:
+        out.append(parent)
+        parent = parent_of[parent]
+    return out
+
+
+def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
+    """Bring the digest of ``summary``'s root up to date with ``files``
+    (what :meth:`pi_session.usage.cache.UsageCache.update` returned just
+    before; ``summary.pending`` and ``summary.torn`` as it left them), write
+    it and the sessions' contributions beside it (see the module
+    docstring), and return it. Only the sessions whose file changed, was
+    added or removed (or that were forked from one of those) are summed
+    again, and only the rows they touch; without usable contributions
+    (none yet, another version, other price data) every session is."""
+    from .extract import merge_groups, merged_order
+
+    root = summary.root
+    old_digest = _decode(read_private(digest_path(root)), Digest)
+    old = _decode(read_private(_parts_path(root)), _Parts)
+    version, pricing = format_version(), pricing_stamp()
+    if (
+        old is None or old_digest is None or old.version != version or old.pricing != pricing or old.root != root
+        or old_digest.version != version or old_digest.pricing != pricing or old_digest.root != root or old.stamps != old_digest.stamps
+    ):
+        old_parts: dict[str, Part] = {}
+        merged: dict[tuple[Any, ...], list[Any]] | None = None
+    else:
+        old_parts = old.parts
+        merged = {(m[0], m[12], m[13], m[1], m[2]): m for m in old_digest.merged}
+    touched = {path for path in old_parts if path not in files}
+    for path, entry in files.items():
+        part = old_parts.get(path)
+        if part is None or part.size != entry.size or part.mtime_ns != entry.mtime_ns or part.ino != entry.ino:
+            touched.add(path)
+    parent_of = {path: entry.parent for path, entry in files.items()}
+    forks = [path for path, parent in parent_of.items() if parent is not None]
+    if touched and forks:
+        old_parent_of = {path: part.parent for path, part in old_parts.items()}
+        for path in forks:
+            if path not in touched and (set(_ancestors(path, parent_of)) | set(_ancestors(path, old_parent_of))) & touched:
+                touched.add(path)
+    parts: dict[str, Part] = {}
+    for path, entry in files.items():
+        part = old_parts.get(path)
+        if part is None or path in touched:
+            part = Part(entry.size, entry.mtime_ns, entry.ino, entry.agent or "pi", entry.project, entry.parent,
+                        _groups_of(summary, files, path, parent_of), [f"{path}:{line}: {message}" for line, message in entry.problems])
+        parts[path] = part
+    sessions = ((p.agent, p.project, p.groups) for p in parts.values())
+    if merged is None:
+        merged = merge_groups(sessions)
+    elif touched:
+        keys = {(g[0], p.agent, p.project, g[1], g[2]) for p in (old_parts.get(t) for t in touched) if p is not None for g in p.groups}
+        keys.update((g[0], p.agent, p.project, g[1], g[2]) for p in (parts.get(t) for t in touched) if p is not None for g in p.groups)
+        for k in keys:
+            merged.pop(k, None)
+        if keys:
+            merged.update(merge_groups(sessions, keys))
+    problems = [problem for p in parts.values() for problem in p.problems]
+    problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
+    stamps, count = stamps_digest((path, p.size, p.mtime_ns, p.ino) for path, p in parts.items())
+    digest = Digest(version, pricing, root, stamps, count, sorted(merged.values(), key=merged_order), problems)
+    if summary.persist:
+        if touched or old is None:
+            write_private(_parts_path(root), msgspec.msgpack.encode(_Parts(version, pricing, root, stamps, parts)))
+        write_private(digest_path(root), msgspec.msgpack.encode(digest))
+    return digest
+
+
+def _groups_of(summary: Any, files: dict[str, Any], path: str, parent_of: dict[str, str | None]) -> list[list[Any]]:
+    """The counted groups of one session file as a report counts them: its
+    summary's, or, with an unterminated last line that parses or when it is
+    a fork, summed again from its rows (a fork's copies left out)."""
+    from .extract import group_rows
+
+    ancestors = _ancestors(path, parent_of)
+    pending = summary.pending.get(path)
+    if not ancestors and not pending:
+        return list(files[path].groups)
+    rows = summary.rows_of(path) + (pending or [])
+    if ancestors:
+        copied = {row[9] for a in ancestors for row in summary.rows_of(a) + summary.pending.get(a, []) if "@" in row[9]}
+        rows = [row for row in rows if row[9] not in copied]
+    return group_rows(rows)
+
+
+def refresh_digest(root: str, listing: list[tuple[str, os.stat_result]] | None = None) -> Digest:
+    """The digest of the sessions root ``root`` (absolute), brought up to
+    date: the summary (:class:`pi_session.usage.cache.UsageCache`) reads
+    what changed, then :func:`update_digest`. ``listing``:
+    :func:`session_files` of the root when already taken."""
+    from ..core.gc_pause import gc_paused
+    from .cache import UsageCache
+
+    with gc_paused():  # tens of thousands of rows decoded, none of them garbage
+        summary = UsageCache(root)
+        return update_digest(summary, summary.update(listing))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 import orjson
@@ -23,7 +24,7 @@ import orjson
 from .days import SLOT_MS
 from .pricing import price
 
-__all__ = ["Scan", "scan_lines", "group_rows", "iso_ms", "RECORDED", "ESTIMATED", "UNPRICED", "AGENT_PREFIXES", "SLOT_MS"]
+__all__ = ["Scan", "scan_lines", "group_rows", "merge_groups", "merged_order", "iso_ms", "RECORDED", "ESTIMATED", "UNPRICED", "AGENT_PREFIXES", "SLOT_MS"]
 
 RECORDED, ESTIMATED, UNPRICED = 0, 1, 2
 """Where a message's cost comes from (a row's ``how``): recorded in the
@@ -162,6 +163,53 @@ def group_rows(rows: list[list[Any]]) -> list[list[Any]]:
         if ts > g[11]:
             g[11] = ts
     return sorted(groups.values(), key=lambda g: g[10])
+
+
+def merge_groups(sessions: Iterable[tuple[str, str, list[list[Any]]]], keys: set[tuple[Any, ...]] | None = None) -> dict[tuple[Any, ...], list[Any]]:
+    """The counted groups of sessions (``(agent, project, groups)`` in
+    session order, ``groups`` as :func:`group_rows` gives them) summed per
+    15-minute slot, agent, project, model and cost source: ``key -> [slot,
+    model, how, messages, input, output, cache_write, cache_read, other,
+    cost, first_ts, last_ts, agent, project]`` with ``key`` ``(slot,
+    agent, project, model, how)``; only the keys in ``keys`` when given.
+
+    A key's sums are taken over its groups in order of first message, then
+    of session: the same sums, to the last bit of the cost, whichever other
+    keys are merged with it (what lets the digest of a sessions root be
+    brought up to date one session at a time)."""
+    found: dict[tuple[Any, ...], list[list[Any]]] = {}
+    slots = None if keys is None else {k[0] for k in keys}
+    for agent, project, groups in sessions:
+        for g in groups:
+            if slots is not None and g[0] not in slots:
+                continue
+            k = (g[0], agent, project, g[1], g[2])
+            if keys is not None and k not in keys:
+                continue
+            bucket = found.get(k)
+            if bucket is None:
+                found[k] = [g]
+            else:
+                bucket.append(g)
+    merged: dict[tuple[Any, ...], list[Any]] = {}
+    for k, bucket in found.items():
+        if len(bucket) > 1:
+            bucket.sort(key=lambda g: g[10])
+        m = merged[k] = [*bucket[0][:12], k[1], k[2]]
+        for g in bucket[1:]:
+            for i in range(3, 10):
+                m[i] += g[i]
+            if g[10] < m[10]:
+                m[10] = g[10]
+            if g[11] > m[11]:
+                m[11] = g[11]
+    return merged
+
+
+def merged_order(m: list[Any]) -> tuple[Any, ...]:
+    """The sort key of a merged group (:func:`merge_groups`): its first
+    message, then its key; merged groups are kept in this order."""
+    return (m[10], m[0], m[12], m[13], m[1] is None, m[1] or "", m[2])
 
 
 def scan_lines(data: bytes, first_line: int = 1) -> Scan:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .days import LocalDays, zone_of
-from .extract import UNPRICED, group_rows
+from .extract import UNPRICED, group_rows, merge_groups, merged_order
 
 __all__ = [
     "KINDS",
@@ -368,26 +368,15 @@ def merged_groups(data: UsageData) -> list[list[Any]]:
     sessions per 15-minute slot, agent, project, model and cost source:
     ``[slot, model, how, messages, input, output, cache_write, cache_read,
     other, cost, first_ts, last_ts, agent, project]``, in order of first
-    message. Day, week and month reports (any ``by``, any time zone: every
+    message, then of key (:func:`pi_session.usage.extract.merge_groups`,
+    :func:`~pi_session.usage.extract.merged_order`). Day, week and month reports (any ``by``, any time zone: every
     zone's offset is a multiple of 15 minutes) need no more than this; the
     persistent digest of a sessions root (:mod:`pi_session.usage.digest`)
     keeps it. Memoised in ``data.merged``."""
     if data.merged is not None:
         return data.merged
-    merged: dict[tuple[Any, ...], list[Any]] = {}
-    for g, s in _counted_groups(data):
-        k = (g[0], s.agent, s.project, g[1], g[2])
-        m = merged.get(k)
-        if m is None:
-            merged[k] = [*g, s.agent, s.project]
-            continue
-        for i in range(3, 10):
-            m[i] += g[i]
-        if g[10] < m[10]:
-            m[10] = g[10]
-        if g[11] > m[11]:
-            m[11] = g[11]
-    data.merged = sorted(merged.values(), key=lambda m: m[10])
+    sessions = [(s.agent, s.project, s.groups if rows is None else group_rows(rows)) for s, rows in _deduplicated(data)]
+    data.merged = sorted(merge_groups(sessions).values(), key=merged_order)
     return data.merged
 
 
