@@ -171,7 +171,7 @@ class TreeLayout(Sequence[Row]):
         row = Row(i, self.parents[i], self._prefixes[i], node.entry, node.label, self._depths[i])
         shown = self._shown
         if shown is not None:
-            row.shown_prefix = shown[i] if shown.__class__ is list else shown.get(id(node))  # type: ignore[union-attr]
+            row.shown_prefix = shown[i] if isinstance(shown, list) else shown.get(id(node))
             row.hidden = row.shown_prefix is None
         return row
 
@@ -179,7 +179,7 @@ class TreeLayout(Sequence[Row]):
         """Whether row ``i`` is left out of the conversation view (False
         without a view), without making the row."""
         shown = self._shown
-        return shown is not None and shown.__class__ is not list and id(self.nodes[i]) not in shown  # type: ignore[operator]
+        return isinstance(shown, dict) and id(self.nodes[i]) not in shown
 
     def entry_id(self, i: int) -> Any:
         """The id of row ``i``'s entry, without decoding it."""
