@@ -4,11 +4,18 @@ and the first screen of a huge session, through the real server (the
 console script on 127.0.0.1) and HTTP, as a browser asks for them.
 
     python bench/web.py [--sessions 10000] [--entries 100000] [--data DIR] [--json OUT]
+                        [--baseline SRC [--pairs N]]
 
 Prints, per page, the time of the first request (cold: the listing index
-is built) and the median of the next ones (warm). Targets: the sessions
-page of 10,000 sessions in under 300 ms, the first screen of a
-100,000-entry session in under a second (both warm).
+is built) and the median of the next ones (warm), each with the server's
+CPU time. Targets: the sessions page of 10,000 sessions in under 300 ms,
+the first screen of a 100,000-entry session in under a second.
+
+``--baseline SRC`` (a ``src`` directory of another checkout, e.g.
+``git archive main src | tar -x -C /tmp/base``): runs a server of those
+sources ("before") and one of this checkout's ("after") in turn, ``--pairs``
+times, each with a fresh cache directory, on the same store; the
+machine's load then weighs on both alike.
 """
 
 from __future__ import annotations
@@ -72,14 +79,56 @@ def make_big(root: Path, entries: int) -> None:
             parent = eid
 
 
-def timed(client: httpx.Client, path: str, runs: int) -> dict:
-    times = []
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of process ``pid`` so far (Linux ``/proc``;
+    0 elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(client: httpx.Client, path: str, runs: int, pid: int = 0) -> dict:
+    times, cpus = [], []
     for _ in range(runs + 1):
+        cpu = cpu_seconds(pid)
         start = time.perf_counter()
         response = client.get(path)
         times.append(time.perf_counter() - start)
+        cpus.append(cpu_seconds(pid) - cpu)
         response.raise_for_status()
-    return {"cold_s": round(times[0], 3), "warm_median_s": round(statistics.median(times[1:]), 3), "bytes": len(response.content)}
+    return {"cold_s": round(times[0], 3), "cold_cpu_s": round(cpus[0], 2), "warm_median_s": round(statistics.median(times[1:]), 3),
+            "warm_cpu_s": round(statistics.median(cpus[1:]), 2), "bytes": len(response.content)}
+
+
+def serve_and_time(root: Path, cache: Path, args: argparse.Namespace, src: Path | None) -> dict:
+    """Start ``pi-session serve`` over ``root`` (with ``src`` first on the
+    path when given), time the pages, stop it."""
+    exe = Path(sys.executable).parent / "pi-session"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache)}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    proc = subprocess.Popen([str(exe), "--store", str(root), "serve", "--port", "0", "--read-only"], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        url = re.search(r"http://\S+?/", proc.stdout.readline())[0]  # type: ignore[index]
+        with httpx.Client(base_url=url, timeout=600) as client:
+            return {
+                f"sessions page ({args.sessions + 1:,} sessions)": timed(client, "/", args.runs, proc.pid),
+                f"session page, first screen ({args.entries:,} entries)": timed(client, f"/s/{BIG}?at={args.entries - 1:08x}", args.runs, proc.pid),
+                f"session page, first screen, secrets shown ({args.entries:,} entries)": timed(client, f"/s/{BIG}?secrets=show", args.runs, proc.pid),
+            }
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
+def print_table(results: dict) -> None:
+    width = max(len(k) for k in results)
+    print(f"{'page':<{width}}  {'cold':>8}  {'cpu':>6}  {'warm':>8}  {'cpu':>6}  {'size':>10}")
+    for name, r in results.items():
+        print(f"{name:<{width}}  {r['cold_s']:>7.3f}s  {r['cold_cpu_s']:>5.2f}s  {r['warm_median_s']:>7.3f}s  {r['warm_cpu_s']:>5.2f}s  {r['bytes']:>10,}")
 
 
 def main() -> int:
@@ -89,31 +138,26 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--data", type=Path, default=None, help="where to write the store (default: a temp dir)")
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
+    parser.add_argument("--baseline", type=Path, default=None, help="src directory of the sources to compare with (before)")
+    parser.add_argument("--pairs", type=int, default=2, help="with --baseline: before/after runs, in turn")
     args = parser.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="pi-session-web-bench-"))
     root = data / "sessions"
     if not root.exists():
         make_sessions(root, args.sessions)
         make_big(root, args.entries)
-    exe = Path(sys.executable).parent / "pi-session"
-    env = {**os.environ, "XDG_CACHE_HOME": str(data / "cache")}
-    proc = subprocess.Popen([str(exe), "--store", str(root), "serve", "--port", "0", "--read-only"], stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert proc.stdout is not None
-        url = re.search(r"http://\S+?/", proc.stdout.readline())[0]  # type: ignore[index]
-        with httpx.Client(base_url=url, timeout=600) as client:
-            results = {
-                f"sessions page ({args.sessions + 1:,} sessions)": timed(client, "/", args.runs),
-                f"session page, first screen ({args.entries:,} entries)": timed(client, f"/s/{BIG}?at={args.entries - 1:08x}", args.runs),
-                f"session page, first screen, secrets shown ({args.entries:,} entries)": timed(client, f"/s/{BIG}?secrets=show", args.runs),
-            }
-    finally:
-        proc.terminate()
-        proc.wait(10)
-    width = max(len(k) for k in results)
-    print(f"{'page':<{width}}  {'cold':>8}  {'warm':>8}  {'size':>10}")
-    for name, r in results.items():
-        print(f"{name:<{width}}  {r['cold_s']:>7.3f}s  {r['warm_median_s']:>7.3f}s  {r['bytes']:>10,}")
+    if args.baseline is None:
+        results = serve_and_time(root, data / "cache", args, None)
+        print_table(results)
+    else:
+        ours = Path(__file__).resolve().parents[1] / "src"
+        results = {}
+        for n in range(1, args.pairs + 1):
+            for label, src in (("before", args.baseline), ("after", ours)):
+                cache = Path(tempfile.mkdtemp(prefix="cache-", dir=data))
+                results[f"{label}, pair {n}"] = run = serve_and_time(root, cache, args, src)
+                print(f"-- {label}, pair {n} ({src})")
+                print_table(run)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
     return 0
