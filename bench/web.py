@@ -113,12 +113,17 @@ def serve_and_time(root: Path, cache: Path, args: argparse.Namespace, src: Path 
     try:
         assert proc.stdout is not None
         url = re.search(r"http://\S+?/", proc.stdout.readline())[0]  # type: ignore[index]
+        pages = {
+            f"sessions page ({args.sessions + 1:,} sessions)": "/",
+            f"session page, first screen ({args.entries:,} entries)": f"/s/{BIG}?at={args.entries - 1:08x}",
+            f"session page, first screen, secrets shown ({args.entries:,} entries)": f"/s/{BIG}?secrets=show",
+        }
+        order = list(pages)
+        if args.session_first:  # the server's very first request is the huge session's page
+            order = order[1:] + order[:1]
         with httpx.Client(base_url=url, timeout=600) as client:
-            return {
-                f"sessions page ({args.sessions + 1:,} sessions)": timed(client, "/", args.runs, proc.pid),
-                f"session page, first screen ({args.entries:,} entries)": timed(client, f"/s/{BIG}?at={args.entries - 1:08x}", args.runs, proc.pid),
-                f"session page, first screen, secrets shown ({args.entries:,} entries)": timed(client, f"/s/{BIG}?secrets=show", args.runs, proc.pid),
-            }
+            times = {name: timed(client, pages[name], args.runs, proc.pid) for name in order}
+        return {name: times[name] for name in pages}
     finally:
         proc.terminate()
         proc.wait(10)
@@ -140,6 +145,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, default=None, help="also write the results here")
     parser.add_argument("--baseline", type=Path, default=None, help="src directory of the sources to compare with (before)")
     parser.add_argument("--pairs", type=int, default=2, help="with --baseline: before/after runs, in turn")
+    parser.add_argument("--session-first", action="store_true", help="ask for the session pages before the sessions page")
     args = parser.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="pi-session-web-bench-"))
     root = data / "sessions"

@@ -18,12 +18,13 @@ file order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import Any, cast, overload
 
 from ..session.context import applied_context_edits, counted_edits, edited_entry, text_content
 from ..session.stats import UsageTotals, count_entry_types, entry_usage
+from ..core.gc_pause import gc_paused
 from ..core.timestamps import iso_to_ms
 from ..session.tree import TreeNode
 from ..session.conversation import HIDDEN_BY_DEFAULT, ConversationView
@@ -52,28 +53,6 @@ class Row:
     shown_prefix: str | None = None
 
 
-def _prefixes(roots: Sequence[TreeNode], children: Callable[[TreeNode], Sequence[TreeNode]]) -> dict[int, str]:
-    """``id(node)`` → its guides in the layout of ``roots`` with
-    ``children`` (as :func:`tree_rows` lays a tree out)."""
-    out: dict[int, str] = {}
-    stack: list[tuple[TreeNode, str, str]] = []
-    multi = len(roots) > 1
-    for i in reversed(range(len(roots))):
-        last = i == len(roots) - 1
-        stack.append((roots[i], ("└─ " if last else "├─ ") if multi else "", ("   " if last else "│  ") if multi else ""))
-    while stack:
-        node, prefix, child_prefix = stack.pop()
-        out[id(node)] = prefix
-        kids = children(node)
-        if len(kids) == 1:
-            stack.append((kids[0], child_prefix, child_prefix))
-        else:
-            for j in reversed(range(len(kids))):
-                last = j == len(kids) - 1
-                stack.append((kids[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  ")))
-    return out
-
-
 class TreeLayout(Sequence[Row]):
     """The rows of :func:`tree_rows`, each made when asked for: ``layout[i]``
     is row ``i`` of the full layout (the same values), made without making
@@ -81,19 +60,22 @@ class TreeLayout(Sequence[Row]):
 
     Construction walks the tree once, depth first, keeping for each row only
     its node, its parent row, its guides and its depth (strings of one chain
-    are shared); no entry of a lazily read session is decoded. The
-    conversation view's guides (``Row.shown_prefix``) come from the same walk
-    when ``view`` hides nothing — nothing is of a type it may hide
-    (:data:`pi_session.session.conversation.HIDDEN_BY_DEFAULT`,
-    ``session_info``) — else from a walk of the view (which also completes
-    ``view.hidden``).
+    are shared); no entry of a lazily read session is decoded but
+    ``session_info`` ones. The conversation view's guides
+    (``Row.shown_prefix``) are the tree's when ``view`` hides nothing, else
+    laid out by the same rules over the rows it shows, found in one pass
+    (:meth:`ConversationView.hidden_rows
+    <pi_session.session.conversation.ConversationView.hidden_rows>`, which
+    also completes ``view.hidden``).
 
     Args:
         roots: the tree (``SessionManager.get_tree()``).
         view: the conversation view of ``roots``, as for :func:`tree_rows`.
         kinds: the entry types of the session, when known (e.g.
             ``set(EntrySource.types())``: read from a lazy index without
-            visiting the nodes); by default each node's type is read.
+            visiting the nodes): when none is of a type the view may leave
+            out (:data:`pi_session.session.conversation.HIDDEN_BY_DEFAULT`,
+            ``session_info``), the nodes' types are not read.
 
     Indexing with an int gives a :class:`Row` (a new object each time);
     a slice, a list of them; iteration, every row in order.
@@ -120,30 +102,31 @@ class TreeLayout(Sequence[Row]):
                 push((roots[i], -1, "└─ " if last else "├─ ", "   " if last else "│  ", 1))
             else:
                 push((roots[i], -1, "", "", 0))
-        while stack:
-            node, parent, prefix, child_prefix, depth = pop()
-            index = len(nodes)
-            add_node(node)
-            add_parent(parent)
-            add_prefix(prefix)
-            add_depth(depth)
-            children = node.children
-            if len(children) == 1:
-                push((children[0], index, child_prefix, child_prefix, depth))
-            else:
-                for j in range(len(children) - 1, -1, -1):
-                    last = j == len(children) - 1
-                    push((children[j], index, child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "), depth + 1))
+        # no cyclic GC passes over the growing lists (100,000 rows' tuples)
+        with gc_paused():
+            while stack:
+                node, parent, prefix, child_prefix, depth = pop()
+                index = len(nodes)
+                add_node(node)
+                add_parent(parent)
+                add_prefix(prefix)
+                add_depth(depth)
+                children = node.children
+                if len(children) == 1:
+                    push((children[0], index, child_prefix, child_prefix, depth))
+                else:
+                    for j in range(len(children) - 1, -1, -1):
+                        last = j == len(children) - 1
+                        push((children[j], index, child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "), depth + 1))
         self.nodes = nodes
         self.parents = parents
         self._prefixes = prefixes
         self._depths = depths
-        self._shown: dict[int, str] | list[str] | None = None
+        self._shown: list[str | None] | None = None
         if view is not None:
-            if _may_hide(nodes, kinds):
-                self._shown = _prefixes(view.roots, view.children)
-            else:  # the view is the tree: its guides are the tree's
-                self._shown = prefixes
+            hidden = view.hidden_rows(nodes, parents) if _may_hide(kinds) else []
+            # the view is the tree when it hides nothing: its guides are the tree's
+            self._shown = _shown_prefixes(parents, hidden) if hidden else cast("list[str | None]", prefixes)
         self._index_of: dict[str, int] | None = None
 
     def __len__(self) -> int:
@@ -171,7 +154,7 @@ class TreeLayout(Sequence[Row]):
         row = Row(i, self.parents[i], self._prefixes[i], node.entry, node.label, self._depths[i])
         shown = self._shown
         if shown is not None:
-            row.shown_prefix = shown[i] if isinstance(shown, list) else shown.get(id(node))
+            row.shown_prefix = shown[i]
             row.hidden = row.shown_prefix is None
         return row
 
@@ -179,7 +162,7 @@ class TreeLayout(Sequence[Row]):
         """Whether row ``i`` is left out of the conversation view (False
         without a view), without making the row."""
         shown = self._shown
-        return isinstance(shown, dict) and id(self.nodes[i]) not in shown
+        return shown is not None and shown[i] is None
 
     def entry_id(self, i: int) -> Any:
         """The id of row ``i``'s entry, without decoding it."""
@@ -197,11 +180,11 @@ class TreeLayout(Sequence[Row]):
         """Entry id → its first row (string ids only; made once)."""
         out = self._index_of
         if out is None:
-            out = {}
-            for i, node in enumerate(self.nodes):
-                eid = node.id
-                if eid.__class__ is str and eid not in out:
-                    out[eid] = i
+            ids = [node.id for node in self.nodes]
+            # the first row of an id wins: the last written of the reversed pairs
+            out = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
+            if any(eid.__class__ is not str for eid in out):
+                out = {eid: i for eid, i in out.items() if eid.__class__ is str}
             self._index_of = out
         return out
 
@@ -216,13 +199,54 @@ class TreeLayout(Sequence[Row]):
         return out[::-1]
 
 
-def _may_hide(nodes: Sequence[TreeNode], kinds: Collection[Any] | None) -> bool:
-    """Whether any node is of a type the conversation view may leave out
-    (``kinds``: the session's entry types, else each node's ``type``, read
-    without decoding the entry)."""
-    if kinds is None:
-        kinds = [node.type for node in nodes]
-    return any(kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info") for kind in kinds)
+def _may_hide(kinds: Collection[Any] | None) -> bool:
+    """Whether entries of these types may be left out of the conversation
+    view (None: not known, so they may)."""
+    return kinds is None or any(kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info") for kind in kinds)
+
+
+def _shown_prefixes(parents: Sequence[int], hidden: Iterable[int]) -> list[str | None]:
+    """Each row's guides in the conversation view (None for a row it
+    leaves out): the rows in display order (``parents``: each one's parent
+    row) without the ``hidden`` ones, whose children go up to their nearest
+    shown ancestor, laid out by the rules of :class:`TreeLayout`."""
+    n = len(parents)
+    shown = [True] * n
+    for i in hidden:
+        shown[i] = False
+    up = [-1] * n  # each row's nearest shown ancestor-or-self (-1: none)
+    kids: dict[int, list[int]] = {}  # shown row (-1: the roots) -> its shown children, in order
+    for i in range(n):
+        parent = parents[i]
+        above = up[parent] if parent >= 0 else -1
+        if shown[i]:
+            up[i] = i
+            kids.setdefault(above, []).append(i)
+        else:
+            up[i] = above
+    out: list[str | None] = [None] * n
+    child_prefix: list[str] = [""] * n
+    roots = kids.get(-1, [])
+    multi = len(roots) > 1
+    for j, i in enumerate(roots):
+        last = j == len(roots) - 1
+        out[i] = ("└─ " if last else "├─ ") if multi else ""
+        child_prefix[i] = ("   " if last else "│  ") if multi else ""
+    for i in range(n):  # a shown row's parent comes before it: its guides are known
+        if not shown[i]:
+            continue
+        children = kids.get(i)
+        if not children:
+            continue
+        base = child_prefix[i]
+        if len(children) == 1:
+            out[children[0]] = child_prefix[children[0]] = base
+        else:
+            for j, k in enumerate(children):
+                last = j == len(children) - 1
+                out[k] = base + ("└─ " if last else "├─ ")
+                child_prefix[k] = base + ("   " if last else "│  ")
+    return out
 
 
 def tree_rows(roots: Sequence[TreeNode], view: ConversationView | None = None) -> list[Row]:
