@@ -10,6 +10,7 @@ is named. Long enough (about 30,000 tokens) for a compaction to be worth it.
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import tempfile
@@ -70,6 +71,28 @@ def tool_result(sm: SessionManager, clock: Clock, call_id: str, name: str, text:
                        "content": [{"type": "text", "text": text}], "isError": error, "timestamp": clock()})
 
 
+def at_message_times(lines: list[bytes]) -> list[bytes]:
+    """``lines`` with each entry stamped at its session's clock rather than
+    when this script ran: a message entry at its message's time, any other
+    entry at the latest message time before it, the header 7 seconds before
+    the first message (pi stamps both with the wall clock as it writes)."""
+    from datetime import datetime, timezone
+
+    from pi_session.core import jsonio
+
+    def iso(ms: int) -> str:
+        return datetime.fromtimestamp(ms / 1000, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+    records = [json.loads(line) for line in lines]
+    times = [r["message"]["timestamp"] for r in records if r.get("type") == "message"]
+    now = times[0] - 7_000
+    for record in records:
+        if record.get("type") == "message":
+            now = record["message"]["timestamp"]
+        record["timestamp"] = iso(now)
+    return [jsonio.dumps_line(r) for r in records]
+
+
 def main(out: Path = OUT) -> Path:
     rng = random.Random(7)
     clock = Clock()
@@ -121,7 +144,7 @@ def main(out: Path = OUT) -> Path:
                   "(billing, pricing, discounts, shipping, reports); tax rounds half-up as the accounting rules require.", [], tokens)
         sm.append_label_change(first, "task")
         sm.append_session_info("Fix cent rounding in invoices")
-        data = sm.get_session_file().read_bytes()
+        data = b"".join(at_message_times(sm.get_session_file().read_bytes().splitlines(keepends=True)))
     out.write_bytes(data)
     return out
 

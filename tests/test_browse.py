@@ -5,6 +5,7 @@ every action, checked on the session file afterwards."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -676,3 +677,31 @@ def test_the_keys_panel_lists_the_screens_own_keys_first(tmp_path):
         at = [i for i, line in enumerate(lines) if generic in line]
         assert at and min(at) > first, (generic, lines)
     assert any(line.endswith("Export") for line in lines[first:])
+
+
+def test_compaction_confirmation_states_estimates_that_add_up(tmp_path):
+    """The confirmation's context size is estimated as the kept part is: a
+    recorded usage of 400,000 input tokens on the last assistant message
+    (pi's tokensBefore) is not shown next to estimates of the messages."""
+    from pi_session import SessionManager
+    from pi_session.browse.summaries import describe_compaction, plan_compaction
+
+    manager = SessionManager.create(str(tmp_path), session_dir=str(tmp_path))
+    for i in range(30):
+        manager.append_message({"role": "user", "content": f"question {i} " + "word " * 400, "timestamp": 1})
+        manager.append_message({
+            "role": "assistant", "content": [{"type": "text", "text": f"answer {i} " + "word " * 400}],
+            "stopReason": "stop", "timestamp": 2, "provider": "p", "model": "m",
+            "usage": {"input": 400_000, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 400_010,
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+        })
+    plan, reason = plan_compaction(Path(manager.get_session_file()))
+    assert plan is not None, reason
+    text = describe_compaction(plan)
+    before = int(re.search(r"context ~([\d,]+) tokens", text).group(1).replace(",", ""))
+    kept = int(re.search(r"\(~([\d,]+) tokens\)", text).group(1).replace(",", ""))
+    assert kept < before < 400_000
+    context = SessionManager.open(manager.get_session_file()).build_session_context()["messages"]
+    from pi_session.session.tokens import estimate_tokens
+
+    assert before == sum(estimate_tokens(m) for m in context)

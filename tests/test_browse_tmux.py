@@ -89,3 +89,38 @@ def test_browse_in_a_real_terminal(tmp_path):
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=60)
     labels = [r for r in records(path) if r.get("type") == "label" and r.get("label") == "from tmux"]
     assert len(labels) == 1 and labels[0]["targetId"] == ids["b2"]
+
+
+def test_browse_at_takes_a_unique_entry_id_prefix(tmp_path):
+    """``--at`` takes what ``label`` and ``--leaf`` take: the cursor starts
+    on the entry a unique id prefix names (a label made there lands on it);
+    an ambiguous or unknown prefix is one line and exit status 1."""
+    path, ids = make_session(tmp_path)
+    every = [str(r["id"]) for r in records(path) if "id" in r and r.get("type") != "session"]
+    target = ids["a2"]
+    prefix = next(target[:n] for n in range(4, 9) if sum(e.startswith(target[:n]) for e in every) == 1)
+    socket = tmp_path / "tmux.sock"
+    tmux = Tmux(socket)
+    env = f"PI_CODING_AGENT_DIR={shlex.quote(str(tmp_path / 'agent'))}"
+    exe, session = shlex.quote(str(EXE)), shlex.quote(str(path))
+    script = (
+        f"env {env} {exe} browse {session} --at zzzz; echo EXIT=$?; "
+        f"env {env} {exe} browse {session} --at {prefix}; echo EXIT=$?; echo END; exec sleep 600"
+    )
+    tmux("-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "-s", "browse", "sh", "-c", script)
+    try:
+        tmux.wait_for("l Label")
+        tmux("send-keys", "-t", "browse", "l")
+        tmux.wait_for("Label entry")
+        tmux("send-keys", "-t", "browse", "-l", "at prefix")
+        tmux("send-keys", "-t", "browse", "Enter")
+        tmux.wait_for("[at prefix]")
+        tmux("send-keys", "-t", "browse", "C-c")
+        after = tmux.wait_for("END")
+        joined = after.replace("\n", "")  # the error line wraps at 80 columns
+        assert "no entry with id zzzz" in joined and after.count("EXIT=1") == 1 and "EXIT=0" in after
+        assert "Traceback" not in after
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=60)
+    labels = [r for r in records(path) if r.get("type") == "label" and r.get("label") == "at prefix"]
+    assert len(labels) == 1 and labels[0]["targetId"] == target

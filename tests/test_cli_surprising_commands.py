@@ -247,3 +247,18 @@ def test_cloning_up_to_before_a_redaction_warns_that_the_text_comes_back(cli, to
     assert res.returncode == 0 and res.stderr == ""
     res = cli("clone", str(path), "--leaf", a1)
     assert res.returncode == 0 and res.stderr == ""
+
+
+def test_ls_of_a_folder_holding_session_files_directly_says_how_to_open_them(cli, tmp_path):
+    """A folder of loose session files is read by ``search`` and ``usage``
+    but is no store of project directories: ``ls`` says so and names the
+    commands that open them, instead of a bare "No sessions"."""
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    write_session(folder / "demo.jsonl", [user("hello there", 1)])
+    listed = cli("--store", str(folder), "ls", "--all")
+    assert listed.returncode == 0, listed.stderr
+    assert "holds 1 session file directly" in listed.stdout
+    assert f"pi-session info {folder / 'demo.jsonl'}" in listed.stdout.replace("\n", "")
+    opened = cli("info", str(folder / "demo.jsonl"), "--json")
+    assert opened.returncode == 0, opened.stderr

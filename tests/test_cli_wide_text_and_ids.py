@@ -236,3 +236,19 @@ def test_ls_resolution_reads_only_what_it_needs(cli, tmp_path):
     os.mkfifo(directory / "2025-01-02T00-00-00-000Z_a-fifo.jsonl")
     opened = cli("info", "real", "--json")
     assert opened.returncode == 0, opened.stderr
+
+
+def test_clone_leaf_and_prune_keep_branches_take_a_unique_entry_id_prefix(cli, tmp_path):
+    path = tmp_path / "s.jsonl"
+    write_session(path, "prefix-clone", ["abc12345", "abc67890", "def00001"])
+    cloned = cli("clone", str(path), "--leaf", "abc1", "--json")
+    assert cloned.returncode == 0, cloned.stderr
+    assert json.loads(cloned.stdout)["entries"] == 1
+    ambiguous = cli("clone", str(path), "--leaf", "abc")
+    assert ambiguous.returncode != 0 and "ambiguous" in ambiguous.stderr
+    no_traceback(ambiguous)
+    pruned = cli("prune", str(path), "--keep-branches", "abc6", "--dry-run", "--json")
+    assert pruned.returncode == 0, pruned.stderr
+    unknown = cli("prune", str(path), "--keep-branches", "zzz", "--dry-run")
+    assert unknown.returncode != 0 and "no entry with id zzz" in unknown.stderr
+    no_traceback(unknown)

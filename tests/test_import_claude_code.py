@@ -317,8 +317,15 @@ def test_the_cli_says_when_a_response_waits_for_the_next_import(tmp_path, cli):
     proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "sessions"))
     assert proc.returncode == 0, proc.stderr
     assert f"{src}: the last response (1 record) may still be being written" in proc.stderr.replace("\n", " ")
+    assert "--settle 0 imports it now" in proc.stderr.replace("\n", " ")
     proc = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "sessions"), "--json")
     assert [r.get("heldBack") for r in json.loads(proc.stdout)] == [1]
+    now = cli("import", "--from", "claude-code", str(tmp_path / "claude" / "projects"), "--store", str(tmp_path / "sessions"),
+              "--settle", "0", "--json")
+    assert now.returncode == 0, now.stderr
+    assert [(r["status"], r.get("heldBack")) for r in json.loads(now.stdout)] == [("updated", None)]
+    bad = cli("import", "--from", "claude-code", "--settle", "-1", "--store", str(tmp_path / "sessions"))
+    assert bad.returncode == 2 and "--settle" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_reimport_appends_what_the_source_gained_and_a_rewrite_is_a_conflict(tmp_path, cli):

@@ -317,6 +317,76 @@ def test_secrets_scan_reads_the_blobs_of_a_slimmed_session(cli, tmp_path):
     assert secret not in after.stdout
 
 
+def _blob_rows(store_url: str) -> int:
+    """How many blobs a database store keeps (its ``pi_blobs`` table)."""
+    if store_url.startswith("sqlite:///"):
+        import sqlite3
+
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as db:
+            return db.execute("SELECT count(*) FROM pi_blobs").fetchone()[0]
+    import psycopg
+
+    with psycopg.connect(store_url) as db:
+        return db.execute("SELECT count(*) FROM pi_blobs").fetchone()[0]
+
+
+def test_scrub_rewrite_removes_a_secret_from_the_blobs_on_every_store(cli, store_url, tmp_path):
+    """A secret in a payload ``slim`` moved out is not left in its blob by
+    ``scrub --mode rewrite``: the payload comes back into the session,
+    redacted, and the blob goes once no session names it (two sessions
+    share it here: the first scrub keeps it and says why)."""
+    from secrets_corpus import SECRETS
+
+    from lean_helpers import HEADER_ID
+
+    _kind, template, secret = SECRETS[0]
+    (tmp_path / "src").mkdir()
+    first = _output_session(tmp_path / "src" / "a.jsonl", template.format(secret))
+    second = tmp_path / "src" / "b.jsonl"
+    other = HEADER_ID[:-1] + "2"
+    second.write_bytes(first.read_bytes().replace(HEADER_ID.encode(), other.encode()))
+    assert cli("import", str(tmp_path / "src"), "--store", store_url).returncode == 0
+    for sid in (HEADER_ID, other):
+        done = cli("--store", store_url, "slim", sid, "--json", "--no-backup")
+        assert done.returncode == 0 and json.loads(done.stdout)["payloads"] == 1, done.stderr
+
+    def still_found(sid: str) -> bool:
+        out = cli("--store", store_url, "secrets", sid, "--json")
+        assert out.returncode in (0, 1), out.stderr
+        return bool(json.loads(out.stdout))
+
+    def stored(sid: str) -> bytes:
+        out = tmp_path / f"{sid}.jsonl"
+        out.unlink(missing_ok=True)
+        done = cli("--store", store_url, "export", sid, "--format", "jsonl", "-o", str(out))
+        assert done.returncode == 0, done.stderr
+        return out.read_bytes()
+
+    edit = cli("--store", store_url, "scrub", HEADER_ID, "--mode", "edit", "--dry-run", "--json")
+    assert [(b["secrets"], b["action"]) for b in json.loads(edit.stdout)["blobs"]] == [(1, "kept")]
+    dry = cli("--store", store_url, "scrub", HEADER_ID, "--mode", "rewrite", "--dry-run", "--json")
+    assert dry.returncode == 0 and [b["action"] for b in json.loads(dry.stdout)["blobs"]] == ["would remove"]
+    assert still_found(HEADER_ID)
+    kept = cli("--store", store_url, "scrub", HEADER_ID, "--mode", "rewrite", "--json")
+    assert kept.returncode == 0, kept.stderr
+    blobs = json.loads(kept.stdout)["blobs"]
+    assert [(b["secrets"], b["action"]) for b in blobs] == [(1, "kept")]  # the other session names it
+    assert secret not in kept.stdout and "another session" in " ".join(json.loads(kept.stdout)["notes"])
+    assert not still_found(HEADER_ID) and still_found(other)
+    text = stored(HEADER_ID)
+    assert secret.encode() not in text and b"filler line" in text and b"[REDACTED:" in text  # put back, redacted
+    removed = cli("--store", store_url, "scrub", other, "--mode", "rewrite", "--json")
+    assert [b["action"] for b in json.loads(removed.stdout)["blobs"]] == ["removed"]
+    assert not still_found(other) and not still_found(HEADER_ID)
+    if "://" not in store_url:
+        assert not [p for p in Path(store_url).rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    else:
+        assert secret.encode() not in stored(other)
+        assert _blob_rows(store_url) == 0
+    again = cli("--store", store_url, "scrub", other, "--mode", "rewrite", "--json")
+    assert json.loads(again.stdout)["changedLines"] == 0 and json.loads(again.stdout)["blobs"] == []
+
+
 def test_search_index_follows_a_slimmed_session(cli, tmp_path):
     sessions = tmp_path / "agent" / "sessions" / "--proj--"
     sessions.mkdir(parents=True)

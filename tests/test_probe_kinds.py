@@ -144,3 +144,31 @@ def test_cli_model_summarizer_spread_over_three_runs(tmp_path, fake_provider):  
     seen.clear()
     text = runner.invoke(app, [*args, "--runs", "4"], env=env)
     assert text.exit_code == 0 and "Spread over 4 runs:" in text.stdout and "context recall " in text.stdout
+
+
+@pytest.mark.parametrize("strategy", ["summary", "mask", "both"])
+def test_context_before_and_after_are_both_estimates(tmp_path, strategy):
+    """The compression ratio compares like with like: a recorded usage of
+    400,000 input tokens (system prompt and tools included) on the last
+    assistant message does not become the context's size before."""
+    from pi_session.compaction.probes import estimated_context_tokens
+    from pi_session import SessionManager
+
+    f = write_planted(tmp_path)
+    lines = f.read_text().splitlines()
+    for i in range(len(lines) - 1, 0, -1):
+        record = json.loads(lines[i])
+        if record.get("type") == "message" and record["message"]["role"] == "assistant":
+            record["message"]["usage"] = {
+                "input": 400_000, "output": 100, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 400_100,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            }
+            lines[i] = json.dumps(record)
+            break
+    f.write_text("\n".join(lines) + "\n")
+    res = runner.invoke(app, ["eval-compaction", str(f), "--keep-recent-tokens", "1500", "--strategy", strategy, "--json"])
+    assert res.exit_code == 0, res.output
+    data = json.loads(res.stdout)
+    path = SessionManager.open(str(f)).get_branch()
+    assert data["tokensBefore"] == estimated_context_tokens(path) < 400_000
+    assert data["compressionRatio"] == pytest.approx(data["tokensBefore"] / data["tokensAfter"], rel=1e-3)

@@ -89,9 +89,12 @@ def test_context_is_the_cli_context(client, store, leaf):
     assert ours == json.loads(cli.stdout)
 
 
-def test_search_hits_and_query_errors(client):
-    hits = client.get("/api/v1/search", params={"q": "banker"}).json()["hits"]
+def test_search_hits_and_query_errors(client, store):
+    response = client.get("/api/v1/search", params={"q": "banker"})
+    hits = response.json()["hits"]
     assert hits and all(h["sessionId"] == SHOWCASE for h in hits)
+    # the server's file paths stay on the server: a hit opens by its session id
+    assert all("location" not in h for h in hits) and str(store) not in response.text
     assert any(h["entryId"] == "u2" for h in hits)
     hit = next(h for h in hits if h["entryId"] == "u2")
     start, end = hit["marks"][0]
@@ -386,3 +389,61 @@ def test_a_provider_without_its_key_is_refused_at_start(own_store):
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     run = subprocess.run([str(EXE), "--store", str(own_store), "serve", "--provider", "openai"], capture_output=True, text=True, timeout=60, env=env)
     assert run.returncode == 1 and "OPENAI_API_KEY" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    """A store of 200 sessions (more than the sessions page's first 150),
+    its server and the ids newest first; its own listing cache."""
+    from web_helpers import many_sessions
+
+    base = tmp_path_factory.mktemp("many")
+    ids = many_sessions(base / "sessions", 200)
+    cache = base / "cache"
+    with Server(str(base / "sessions"), "--read-only", agent_dir=base / "agent", env={"XDG_CACHE_HOME": str(cache)}) as s:
+        yield s, ids, cache
+
+
+def test_the_listing_is_read_before_the_server_is_ready(many):
+    # the URL is printed once the listing is read (its index written) and
+    # the sessions page made: the first request answers from memory
+    _server, _ids, cache = many
+    assert len(list((cache / "pi-session" / "listing").glob("*.json"))) == 4
+
+
+def test_sessions_api_pages_and_filters_every_session(many):
+    server, ids, _cache = many
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        first = client.get("/api/v1/sessions", params={"limit": 150}).json()
+        assert [s["id"] for s in first["sessions"]] == ids[:150]
+        assert (first["total"], first["offset"], first["count"]) == (200, 0, 200)
+        rest = client.get("/api/v1/sessions", params={"offset": 150, "limit": 150}).json()
+        assert [s["id"] for s in rest["sessions"]] == ids[150:]
+        assert client.get("/api/v1/sessions").json()["sessions"] == first["sessions"] + rest["sessions"]
+        # every word, anywhere, case-insensitive: the oldest session, far past the first page
+        found = client.get("/api/v1/sessions", params={"q": "TOPIC0x question"}).json()
+        assert [s["id"] for s in found["sessions"]] == [ids[-1]] and found["total"] == 1
+        assert client.get("/api/v1/sessions", params={"q": "topic0x nothere"}).json()["total"] == 0
+        in_project = client.get("/api/v1/sessions", params={"project": "/many1", "limit": 10}).json()
+        assert in_project["total"] == 50 and all(s["cwd"] == "/many1" for s in in_project["sessions"])
+        _error(client.get("/api/v1/sessions", params={"offset": "-1"}), 400)
+
+
+def test_sessions_page_sends_the_first_page_and_links_the_next(many):
+    import re
+
+    server, ids, _cache = many
+    with httpx.Client(base_url=server.url, timeout=30) as client:
+        page = client.get("/").text
+        shown = re.findall(r'<div class="sub">([^<]+)</div>', page)
+        assert shown == ids[:150]
+        assert "200 sessions" in page and "All projects (200)" in page and "/many3 (50)" in page
+        more = re.search(r'<a id="moresessions" href="([^"]+)"', page)
+        assert more and more[1] == "/?offset=150"
+        second = client.get(more[1]).text
+        assert re.findall(r'<div class="sub">([^<]+)</div>', second) == ids[150:]
+        assert 'id="moresessions"' not in second and 'id="prevsessions" href="/">' in second
+        # without script, the form's filter finds a session of any page
+        filtered = client.get("/", params={"filter": "topic3x"}).text
+        assert re.findall(r'<div class="sub">([^<]+)</div>', filtered) == [ids[-4]]
+        assert 'value="topic3x"' in filtered

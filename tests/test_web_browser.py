@@ -260,3 +260,62 @@ def test_entries_the_conversation_view_hides_are_shown_on_request(browser, tmp_p
         page.check("#showall")
         assert row.is_visible()
         assert w.events == []
+
+
+def test_sessions_beyond_the_first_page_load_filter_and_walk(browser, tmp_path):
+    from web_helpers import many_sessions
+
+    ids = many_sessions(tmp_path / "sessions", 320)
+    rows = "#sessions tbody tr"
+    with Server(str(tmp_path / "sessions"), "--read-only", agent_dir=tmp_path / "agent") as server, \
+            Watched(browser, server.url + "/", viewport={"width": 1000, "height": 700}) as w:
+        page = w.page
+        assert page.text_content("#count") == "320 sessions"
+        assert page.eval_on_selector_all(f"{rows} .sub", "xs => xs.map(x => x.textContent)")[:3] == ids[:3]
+        assert page.locator(rows).count() == 150
+        # scrolling to the end of the list loads the next page through the API
+        page.eval_on_selector("#sessionpager", "p => p.scrollIntoView()")
+        page.wait_for_function(f"() => document.querySelectorAll('{rows}').length >= 300")
+        page.eval_on_selector("#sessionpager", "p => p.scrollIntoView()")
+        page.wait_for_function(f"() => document.querySelectorAll('{rows}').length === 320")
+        assert page.eval_on_selector_all(f"{rows} .sub", "xs => xs.map(x => x.textContent)") == ids
+        assert page.is_hidden("#sessionpager")
+        # the filter asks the server: the oldest session, never sent with the page
+        page.goto(server.url + "/")
+        page.fill("#filter", "topic0X")
+        page.wait_for_function(f"() => document.querySelectorAll('{rows}').length === 1")
+        assert page.text_content(f"{rows} .sub") == ids[-1]
+        assert page.text_content("#count") == "1 session"
+        page.fill("#filter", "")
+        page.wait_for_function(f"() => document.querySelectorAll('{rows}').length === 150")
+        # j walks past the first page's rows into the ones it loads
+        page.press("#filter", "Escape")
+        for _ in range(160):
+            page.keyboard.press("j")
+        page.wait_for_function("() => document.querySelector('#sessions tr.cur') !== null")
+        assert page.eval_on_selector("#sessions tr.cur .sub", "x => x.textContent") == ids[159]
+        page.keyboard.press("k")
+        assert page.eval_on_selector("#sessions tr.cur .sub", "x => x.textContent") == ids[158]
+        # a project from the menu: its sessions only, from the server
+        page.select_option("#project", "/many2")
+        page.wait_for_function("() => document.querySelector('#count').textContent === '80 sessions'")
+        assert set(page.eval_on_selector_all(f"{rows} .cwd", "xs => xs.map(x => x.textContent)")) == {"/many2"}
+        assert w.events == []
+
+
+def test_sessions_pages_without_script(browser, tmp_path):
+    from web_helpers import many_sessions
+
+    ids = many_sessions(tmp_path / "sessions", 170)
+    with Server(str(tmp_path / "sessions"), "--read-only", agent_dir=tmp_path / "agent") as server, \
+            Watched(browser, server.url + "/", java_script_enabled=False) as w:
+        page = w.page
+        assert page.locator("#sessions tbody tr").count() == 150
+        page.click("#moresessions")
+        page.wait_for_url("**/?offset=150")
+        assert page.eval_on_selector_all("#sessions tbody tr .sub", "xs => xs.map(x => x.textContent)") == ids[150:]
+        page.fill("#filter", "topic1x")
+        page.click("#filterbutton")
+        page.wait_for_url("**/?filter=topic1x**")
+        assert page.eval_on_selector_all("#sessions tbody tr .sub", "xs => xs.map(x => x.textContent)") == [ids[-2]]
+        assert w.events == []

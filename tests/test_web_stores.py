@@ -59,8 +59,14 @@ def _wait_for_label(events: Iterator[tuple[str, Any]], text: str, deadline: floa
 
 def test_api_and_live_events_on_each_store(filled_store, tmp_path):
     with Server(filled_store, agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=30) as client:
-        ids = {s["id"] for s in client.get("/api/v1/sessions").json()["sessions"]}
+        listing = client.get("/api/v1/sessions").json()
+        ids = {s["id"] for s in listing["sessions"]}
         assert {SHOWCASE, LONG} <= ids
+        # paged, and filtered by every word, on each store
+        second = client.get("/api/v1/sessions", params={"offset": 1, "limit": 1}).json()
+        assert second["sessions"] == listing["sessions"][1:2] and second["total"] == second["count"] == len(ids)
+        assert [s["id"] for s in client.get("/api/v1/sessions", params={"q": "ROUNDING cent"}).json()["sessions"]] == [SHOWCASE]
+        assert SHOWCASE in client.get("/").text
         assert client.get(f"/api/v1/sessions/{SHOWCASE}").json()["name"] == "Cent rounding fix"
         hits = client.get("/api/v1/search", params={"q": "banker"}).json()["hits"]
         assert any(h["entryId"] == "u2" and h["sessionId"] == SHOWCASE for h in hits)

@@ -97,3 +97,31 @@ def wait_for(predicate: Any, timeout: float = 10.0) -> Any:
         if time.monotonic() > end:
             raise AssertionError("timed out")
         time.sleep(0.05)
+
+
+def many_sessions(root: Path, count: int) -> list[str]:
+    """``count`` small session files (a question and an answer each) in
+    four project directories under ``root``; session ``n`` is the
+    ``n``-th newest from the oldest (its messages ``n`` minutes after the
+    first's) and its question holds the word ``topic<n>x``. Returns their
+    ids, newest first."""
+    import json
+
+    ids = []
+    for n in range(count):
+        project = root / f"--many{n % 4}--"
+        project.mkdir(parents=True, exist_ok=True)
+        sid = f"0196c000-0000-7000-8000-{n:012x}"
+        stamp = f"2026-10-{1 + n // 1440:02d}T{n // 60 % 24:02d}:{n % 60:02d}:00.000Z"
+        ms = 1_790_000_000_000 + n * 60_000
+        records = [
+            {"type": "session", "version": 3, "id": sid, "timestamp": stamp, "cwd": f"/many{n % 4}"},
+            {"type": "message", "id": "u1", "parentId": None, "timestamp": stamp,
+             "message": {"role": "user", "content": f"question {n} about topic{n}x", "timestamp": ms}},
+            {"type": "message", "id": "a1", "parentId": "u1", "timestamp": stamp,
+             "message": {"role": "assistant", "content": [{"type": "text", "text": f"answer {n}"}], "provider": "p", "model": "m",
+                         "stopReason": "stop", "timestamp": ms + 1}},
+        ]
+        (project / f"{stamp.replace(':', '-').replace('.', '-')}_{sid}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+        ids.append(sid)
+    return ids[::-1]

@@ -148,7 +148,9 @@ def plan_compaction(path: Path) -> tuple[CompactionPlan | None, str]:
 
 def describe_compaction(plan: CompactionPlan) -> str:
     """The confirmation text for a compaction plan: what is summarized, what
-    is kept, the tokens before."""
+    is kept, the context's size (every number estimated from the messages'
+    text, so they add up; pi's recorded ``tokensBefore`` counts the system
+    prompt and tools too)."""
     from ..session.tokens import estimate_tokens
 
     prep = plan.preparation
@@ -157,9 +159,10 @@ def describe_compaction(plan: CompactionPlan) -> str:
     kept_items = prep.projection_entries[prep.first_kept_entry_index :]
     kept = sum(len(item["messages"]) for item in kept_items)
     kept_tokens = sum(estimate_tokens(m) for item in kept_items for m in item["messages"])
+    before = sum(estimate_tokens(m) for item in prep.projection_entries for m in item["messages"])
     lines = [
         f"Summarize {plural(summarized, 'message')} of the current branch into a compaction entry "
-        f"({prep.tokens_before:,} tokens before).",
+        f"(context ~{before:,} tokens, estimated as the kept part is).",
         f"Kept verbatim from entry {prep.first_kept_entry_id}: {plural(kept, 'message')} (~{kept_tokens:,} tokens).",
     ]
     if prep.previous_summary:

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from .common import CliError, active_store, database_store, fail, resolve_session, store_url
+from .common import CliError, active_store, database_store, entry_id_arg, fail, resolve_session, store_url
 from .compact_cmds import BASE_URL_OPTION, MAX_RETRIES_OPTION, MODEL_OPTION, PROVIDER_OPTION, TIMEOUT_OPTION
 
 
@@ -22,7 +22,7 @@ def browse(
     base_url: Optional[str] = BASE_URL_OPTION,
     timeout: Optional[float] = TIMEOUT_OPTION,
     max_retries: Optional[int] = MAX_RETRIES_OPTION,
-    at: Optional[str] = typer.Option(None, "--at", metavar="ENTRY", help="Start in SESSION with the cursor on this entry (e.g. a search hit)."),
+    at: Optional[str] = typer.Option(None, "--at", metavar="ENTRY", help="Start in SESSION with the cursor on this entry (its id or a unique prefix; e.g. a search hit)."),
 ) -> None:
     """Browse sessions in the terminal: pick one, walk its tree, read any
     entry in full, and label, name, navigate (with a branch summary),
@@ -58,8 +58,8 @@ def browse(
             opened = open_read(path)  # refuse a file that is not a session before the screen changes
         except (CliError, ActionError) as exc:
             fail(str(exc))
-        if at is not None and opened.get_entry(at) is None:
-            fail(f"{session}: no entry with id {at}")
+        if at is not None:
+            at = entry_id_arg(opened, at)
     project = os.path.abspath(os.path.expanduser(cwd)) if cwd else os.getcwd()
     config = SummarizerConfig(provider, model, base_url, timeout, max_retries)
     try:

@@ -18,6 +18,7 @@ from ..compaction import CompactionCancelled, compact, prepare_compaction
 from ..compaction.masking import plan_masking, with_mask_edits
 from ..compaction.probes import (
     CompactionEvaluation,
+    estimated_context_tokens,
     evaluate_compaction,
     evaluate_masking,
     probes_for_preparation,
@@ -127,7 +128,7 @@ def eval_compaction(
         every.append(
             evaluate_compaction(
                 spath, sprep, result, summarizer=name, model=model_name, probes=probes, strategy=strategy,
-                tokens_before=prep.tokens_before,
+                tokens_before=estimated_context_tokens(path),
             )
         )
     evaluation = every[0]

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import STORE_OPTION, JSON_OPTION, CliError, active_store, console, database_store, err_console, fail, print_json, resolve_session, store_url
+from .common import STORE_OPTION, JSON_OPTION, CliError, active_store, console, database_store, entry_id_arg, err_console, fail, print_json, resolve_session, store_url
 from .render import plural, sanitize
 
 
@@ -161,7 +161,7 @@ def restore(
 def prune(
     ctx: typer.Context,
     session: str = typer.Argument(..., help="Session file or session id prefix."),
-    keep_branches: Optional[list[str]] = typer.Option(None, "--keep-branches", metavar="LEAF", help="Keep the path to this entry too (repeatable)."),
+    keep_branches: Optional[list[str]] = typer.Option(None, "--keep-branches", metavar="LEAF", help="Keep the path to this entry too (its id or a unique prefix; repeatable)."),
     archive: Optional[str] = typer.Option(None, "--archive", metavar="PATH", help="Write the archive session here (default: a new session file beside the session)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print what would move; write nothing."),
     backup: bool = typer.Option(True, "--backup/--no-backup", help="Keep the original as <file>.prune.bak."),
@@ -182,6 +182,11 @@ def prune(
     (location,), db = _locations(session, False, url)
     if db is not None and archive is not None:
         fail("--archive: a database session's archive is a new session of the store", code=2)
+    if keep_branches:
+        from ..operations import open_for_reading
+
+        probe = open_for_reading(location, store=db) if db is not None else open_for_reading(location)
+        keep_branches = [entry_id_arg(probe, leaf) for leaf in keep_branches]
     result = _run_each([location], False, lambda loc: prune_session(
         loc, keep_branches=keep_branches or (), archive=archive, dry_run=dry_run, backup=backup, store=db))[0]
     if as_json:

@@ -252,6 +252,15 @@ def _print_result(result: Any) -> None:
             warn(f"{side}: {plural(count, 'secret')} in this side file (not sent to the model); --mode rewrite removes them")
         else:
             console.print(sanitize(f"{side}: {action} {plural(count, 'secret')}"), markup=False, soft_wrap=True)
+    for blob, count, action in result.blobs:
+        if action == "kept" and result.mode == "edit":
+            warn(f"{blob}: {plural(count, 'secret')} in a blob slim moved a payload to (the model sees only its note); --mode rewrite removes them")
+        elif action in ("removed", "would remove"):
+            console.print(sanitize(
+                f"{blob}: {plural(count, 'secret')} in a slimmed payload: "
+                + ("would be put back in the session redacted, and the blob removed" if action == "would remove"
+                   else "put back in the session redacted; blob removed (pi-session slim moves it out again)")
+            ), markup=False, soft_wrap=True)
     for note in result.notes:
         warn(note)
 

@@ -5,6 +5,7 @@ the library (manager, operations, context, listing, stats)."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 from typing import Any, Optional
 
@@ -123,12 +124,34 @@ def ls(
             where = chosen.url if db is not None or all_ else chosen.session_dir(project_cwd(project))
         hint = "" if all_ else " (`pi-session ls --all` lists the sessions of every project)"
         console.print(f"No sessions in {sanitize(str(where))}{hint}", markup=False, soft_wrap=True)
+        if db is None:
+            _hint_loose_files(Path(chosen.files_root) if chosen is not None and chosen.files_root else sessions_dir())
         return
     import time
 
     other_ids = () if all_ else other_session_ids(db, chosen)
     for line in session_list_lines(infos, output_width(), all_projects=all_, now_ms=int(time.time() * 1000), other_ids=other_ids):
         console.print(line, soft_wrap=True)
+
+
+def _hint_loose_files(root: Path) -> None:
+    """After "No sessions": say so when the store's root holds session
+    files directly, where a store of files (as pi's sessions directory)
+    has project directories: ``search`` and ``usage`` read such a folder,
+    ``ls`` and ids do not."""
+    try:
+        loose = sorted(name for name in os.listdir(root) if name.endswith(".jsonl") and (root / name).is_file())
+    except OSError:
+        return
+    if not loose:
+        return
+    first = sanitize(str(root / loose[0]))
+    console.print(
+        f"{sanitize(str(root))} holds {plural(len(loose), 'session file')} directly, not in project directories "
+        f"(<root>/--<cwd>--/): open one by its path (`pi-session info {first}`), or file them into a store with "
+        f"`pi-session import {sanitize(str(root))} --store DIR`",
+        markup=False, soft_wrap=True,
+    )
 
 
 def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
@@ -572,7 +595,7 @@ def name(
 def clone(
     ctx: typer.Context,
     session: str = SESSION_ARGUMENT,
-    leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (default: the leaf)."),
+    leaf: Optional[str] = typer.Option(None, "--leaf", help="Keep the path root→this entry (its id or a unique prefix; default: the leaf)."),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Write a new session holding only the path root→leaf (or root→--leaf ID).
@@ -584,6 +607,8 @@ def clone(
     from ..operations import OperationError, clone_session  # not at start-up: it loads compaction
 
     manager = open_session(ctx, session, read_only=True)
+    if leaf:
+        leaf = entry_id_arg(manager, leaf)
     try:
         done = clone_session(manager, leaf)
     except OperationError as exc:

@@ -46,6 +46,11 @@ def import_(
     recheck: bool = typer.Option(
         False, "--recheck", help="With --from: convert every source file again, also those unchanged since the last import."
     ),
+    settle: float = typer.Option(
+        60.0, "--settle", metavar="SECONDS",
+        help="With --from: a response still being written in a file changed less than SECONDS ago waits for the next import "
+        "(0: import it now; if the agent then adds to it, that session becomes a conflict).",
+    ),
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Import pi sessions into the store of --store (or PI_SESSION_STORE).
@@ -72,12 +77,16 @@ def import_(
 
     Exit status: 0 all imported (or unchanged, updated); 1 a source failed
     or conflicted."""
+    import math
+
     from ..operations import import_sessions
     from ..stores import StoreError
     from ..stores.transfer import ImportResult
 
+    if not (settle >= 0 and math.isfinite(settle)):
+        fail(f"--settle: give a number of seconds, 0 or more, not {settle}", code=2)
     if source_format is not None:
-        _import_from(source_format, sources or [], common.store_url(ctx, store), as_json, recheck)
+        _import_from(source_format, sources or [], common.store_url(ctx, store), as_json, recheck, settle)
         return
     if not sources:
         fail("import: name the sessions to import (SOURCE...), or use --from claude-code|codex")
@@ -129,7 +138,7 @@ def import_(
     raise typer.Exit(1 if counts.get("failed") or counts.get("conflict") else 0)
 
 
-def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool, recheck: bool = False) -> None:
+def _import_from(source_format: str, paths: list[str], store: Optional[str], as_json: bool, recheck: bool = False, settle: float = 60.0) -> None:
     """``import --from AGENT`` into the store of URL ``store`` (None: pi's
     sessions directory): :func:`pi_session.importers.import_agent_sessions`
     with a progress bar on a terminal, one line per session that changed,
@@ -162,7 +171,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             progress.update(task, completed=done, total=total, description=fit_cells(sanitize(os.path.basename(path)), 40))
 
     try:
-        for item in import_agent_sessions(source_format, paths, target, on_file=on_file, recheck=recheck):
+        for item in import_agent_sessions(source_format, paths, target, on_file=on_file, recheck=recheck, settle_seconds=settle):
             results.append(item)
             if as_json:
                 continue
@@ -187,7 +196,7 @@ def _import_from(source_format: str, paths: list[str], store: Optional[str], as_
             if item.held_back:
                 warn(sanitize(
                     f"{r.source}: the last response ({plural(item.held_back, 'record')}) may still be being written "
-                    "(the file changed less than a minute ago): left for the next import"
+                    f"(the file changed less than {plural(round(settle), 'second')} ago): left for the next import (--settle 0 imports it now)"
                 ))
     except StoreError as exc:
         fail(str(exc))

@@ -336,8 +336,8 @@ class CompactionEvaluation:
         summary: the summary text written.
         summary_tokens: estimated tokens of the whole summary.
         summary_body_tokens: the same without the file lists.
-        tokens_before: estimated context tokens before the compaction (a
-            float only when recorded usage numbers are fractional).
+        tokens_before: the context before the compaction, in tokens
+            estimated from the messages' text (as ``tokens_after``).
         tokens_after: estimated context tokens after it (summary + kept).
         summarized_messages: how many messages were summarized (history +
             turn prefix).
@@ -424,6 +424,16 @@ class CompactionEvaluation:
         }
 
 
+def estimated_context_tokens(path_entries: Sequence[Mapping[str, Any]]) -> int:
+    """The context at the end of ``path_entries`` (root→leaf) in tokens,
+    every message estimated from its text (pi's ``estimateTokens``, about 4
+    characters a token). Pure. The evaluation states the context before and
+    after in this one unit: pi's ``tokensBefore`` counts the last reported
+    usage, which includes the system prompt and tool definitions that no
+    estimate of the messages sees."""
+    return sum(estimate_tokens(m) for m in build_session_context(list(path_entries))["messages"])
+
+
 def context_after(path_entries: Sequence[Mapping[str, Any]], result: Any) -> list[AgentMessage]:
     """The context messages after appending ``result`` (a
     :class:`pi_session.compaction.CompactionResult`) as a compaction entry at
@@ -467,7 +477,8 @@ def evaluate_compaction(
         probes: the probes to answer (default: those of ``preparation``;
             ``both`` passes the probes of the unmasked zone).
         strategy: shown in the report.
-        tokens_before: the context size before (default: the result's).
+        tokens_before: the context size before, in estimated tokens
+            (default: :func:`estimated_context_tokens` of ``path_entries``).
 
     Returns:
         A :class:`CompactionEvaluation`. The kept messages are the context
@@ -487,7 +498,7 @@ def evaluate_compaction(
         summary=result.summary,
         summary_tokens=text_tokens(result.summary),
         summary_body_tokens=text_tokens(strip_file_lists(result.summary)),
-        tokens_before=result.tokens_before if tokens_before is None else tokens_before,
+        tokens_before=estimated_context_tokens(path_entries) if tokens_before is None else tokens_before,
         tokens_after=sum(estimate_tokens(m) for m in after),
         summarized_messages=len(preparation.messages_to_summarize) + len(preparation.turn_prefix_messages),
         kept_messages=len(kept),
@@ -523,7 +534,7 @@ def evaluate_masking(
         summary="",
         summary_tokens=0,
         summary_body_tokens=0,
-        tokens_before=preparation.tokens_before,
+        tokens_before=estimated_context_tokens(path_entries),
         tokens_after=sum(estimate_tokens(m) for m in after),
         summarized_messages=len(edits),
         kept_messages=len(after),

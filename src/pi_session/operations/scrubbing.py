@@ -27,15 +27,18 @@ Both are idempotent: a scrubbed session has nothing left to scrub.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..entries.records import StrPath
+from ..render.terminal import plural
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
+from .errors import OperationError
 from .opening import open_for_reading, open_for_writing, save
 
 if TYPE_CHECKING:
@@ -108,9 +111,14 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
     from ..storage.rewrite import backup_path
     from ..stores import FileHandle
 
+    from .slimming import BlobStore, blob_dir
+
     result = ScrubResult(str(path), "rewrite", dry_run)
     old = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
-    new = _redact_all(old, result, allow)
+    blobs = BlobStore(blob_dir(path))
+    secret = _secret_blobs(old, lambda d: _read_blob(blobs.path(d)), allow)
+    inline, inlined = _inline(old, secret, blobs.get, result, lambda d: str(blobs.path(d)))
+    new = _redact_all(inline, result, allow)
     if result.changed_lines and not dry_run:
         if backup:
             result.backup = backup_path(path, "secrets")
@@ -118,7 +126,110 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
         FileHandle(path).replace_lines(old, new)
         result.notes.extend(purge_caches(path))
     _side_files(path, result, allow, rewrite=not dry_run)
+    if not dry_run:
+        _settle_blobs(result, inlined, _drop_file_blobs(blobs, list(inlined)))
     return result
+
+
+def _read_blob(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _secret_blobs(lines: list[bytes], fetch: Callable[[str], bytes | None], allow: AllowList | None) -> dict[str, int]:
+    """``{sha256 hex: secrets}`` of the blobs the notes of ``lines`` name
+    whose payload holds secrets (``fetch(digest)``: the blob's bytes as
+    stored, None when missing)."""
+    from ..session.lean import note_hashes
+
+    found: dict[str, int] = {}
+    for digest in dict.fromkeys(d for raw in lines for d in note_hashes(raw)):
+        count = len(_blob_hits([(digest, fetch(digest))], allow))
+        if count:
+            found[digest] = count
+    return found
+
+
+def _inline(
+    lines: list[bytes], secret: dict[str, int], get: Callable[[str], bytes], result: ScrubResult, name: Callable[[str], str]
+) -> tuple[list[bytes], dict[str, int]]:
+    """``lines`` with the payloads of the ``secret`` blobs put back in place
+    of their notes (so the rewrite redacts them), and ``{digest: index in
+    result.blobs}`` of those put back: each is ``"would remove"`` there
+    until :func:`_settle_blobs`; a damaged or vanished blob is
+    ``"unreadable"`` and its note stays."""
+    from .slimming import restore_lines
+
+    inlined: dict[str, int] = {}
+    for digest, count in secret.items():
+        try:
+            get(digest)
+        except OperationError:
+            result.blobs.append((name(digest), count, "unreadable"))
+            result.notes.append(f"{name(digest)}: holds {plural(count, 'secret')} but cannot be put back (damaged); delete it by hand")
+            continue
+        inlined[digest] = len(result.blobs)
+        result.blobs.append((name(digest), count, "would remove"))
+    if not inlined:
+        return lines, inlined
+    return restore_lines(lines, get, only=inlined)[0], inlined
+
+
+def _settle_blobs(result: ScrubResult, inlined: dict[str, int], dropped: list[str]) -> None:
+    """After the rewrite: each blob put back (``inlined``, from
+    :func:`_inline`) is ``removed`` when ``dropped`` has it, else ``kept``
+    (something else still names it)."""
+    gone = set(dropped)
+    for digest, i in inlined.items():
+        name, count, _action = result.blobs[i]
+        if digest in gone:
+            result.blobs[i] = (name, count, "removed")
+        else:
+            result.blobs[i] = (name, count, "kept")
+            result.notes.append(
+                f"{name}: still holds {plural(count, 'secret')}: another session or a backup names it "
+                "(scrub those with --mode rewrite too; the last one removes it)"
+            )
+
+
+def _drop_file_blobs(blobs: Any, digests: list[str]) -> list[str]:
+    """Delete the blob files of ``digests`` that no session file or side
+    file sharing the blob directory names (``*.jsonl`` and
+    ``*.jsonl.*`` under the directory holding ``.blobs``); returns those
+    deleted. A file that cannot be read keeps every blob."""
+    import mmap
+
+    if not digests:
+        return []
+    left = {d: d.encode() for d in digests}
+    for dirpath, dirnames, filenames in os.walk(blobs.root.parent):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if not (name.endswith(".jsonl") or ".jsonl." in name):
+                continue
+            try:
+                with open(os.path.join(dirpath, name), "rb") as fh:
+                    if os.fstat(fh.fileno()).st_size == 0:
+                        continue
+                    with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
+                        for digest in [d for d, key in left.items() if view.find(key) != -1]:
+                            del left[digest]
+            except OSError:
+                return []
+            if not left:
+                return []
+    dropped = []
+    for digest in left:
+        try:
+            blobs.path(digest).unlink()
+        except FileNotFoundError:
+            pass  # removed meanwhile: gone all the same
+        except OSError:
+            continue
+        dropped.append(digest)
+    return dropped
 
 
 def _side_files(path: Path, result: ScrubResult, allow: AllowList | None, *, rewrite: bool) -> None:
@@ -180,8 +291,20 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
     handle = store.handle(session_id)
     old = list(store.read_lines(session_id))
     result = ScrubResult(handle.location, "rewrite", dry_run)
-    new = _redact_all(old, result, allow)
-    if not result.changed_lines or dry_run:
+
+    def get(digest: str) -> bytes:
+        data = store.get_blob(digest)
+        if data is None or hashlib.sha256(data).hexdigest() != digest:
+            raise OperationError(f"blob sha256:{digest} is missing or damaged")
+        return data
+
+    secret = _secret_blobs(old, store.get_blob, allow)
+    inline, inlined = _inline(old, secret, get, result, lambda d: _db_blob_name(store, d))
+    new = _redact_all(inline, result, allow)
+    if dry_run:
+        return result
+    if not result.changed_lines:
+        _settle_blobs(result, inlined, [])
         return result
     if backup:
         from ..storage.rewrite import backup_path
@@ -190,11 +313,13 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
         write_atomic(result.backup, old, replace=False)
     handle.replace_lines(old, new)
     result.notes.extend(purge_caches(None, store=store, session_id=session_id))
+    _settle_blobs(result, inlined, store.drop_blobs(list(inlined)))
     return result
 
 
 def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow: AllowList | None) -> ScrubResult:
     from ..session.context_edits import EDITABLE_ROLES
+    from ..storage import iter_lines
 
     opener = open_for_reading if dry_run else open_for_writing
     manager = opener(os.fspath(location), store=db) if db is not None else opener(location)
@@ -230,8 +355,32 @@ def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow
     if planned and not dry_run:
         save(manager)
     if db is None:
-        _side_files(Path(result.session), result, allow, rewrite=False)
+        path = Path(result.session)
+        _side_files(path, result, allow, rewrite=False)
+        _kept_blobs(result, [raw for _n, raw, _nl in iter_lines(path)], allow, path=path)
+    else:
+        _kept_blobs(result, list(db.read_lines(manager.get_session_id())), allow, store=db)
     return result
+
+
+def _db_blob_name(store: SessionStore, digest: str) -> str:
+    from ..stores import mask_url
+
+    return f"{mask_url(store.url)}#blob:sha256:{digest}"
+
+
+def _kept_blobs(result: ScrubResult, lines: list[bytes], allow: AllowList | None, *, path: Path | None = None, store: SessionStore | None = None) -> None:
+    """Edit mode: name the blobs holding secrets (``"kept"``: a context
+    edit cannot change them, and the model sees only their notes)."""
+    from .slimming import BlobStore, blob_dir
+
+    if store is not None:
+        found = _secret_blobs(lines, store.get_blob, allow)
+        result.blobs.extend((_db_blob_name(store, d), n, "kept") for d, n in found.items())
+    elif path is not None:
+        blobs = BlobStore(blob_dir(path))
+        found = _secret_blobs(lines, lambda d: _read_blob(blobs.path(d)), allow)
+        result.blobs.extend((str(blobs.path(d)), n, "kept") for d, n in found.items())
 
 
 def _as_record(entry: Any, message: Any) -> dict[str, Any]:
@@ -280,7 +429,7 @@ def find_in_session(
         from ..session.lean import note_hashes
 
         digests = dict.fromkeys(d for raw in lines for d in note_hashes(raw))
-        hits.extend(_blob_hits(((f"{store.url}#blob:sha256:{d}", store.get_blob(d)) for d in digests), allow))
+        hits.extend(_blob_hits(((_db_blob_name(store, d), store.get_blob(d)) for d in digests), allow))
         return hits
     hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
     for side in side_files(location):

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -221,12 +222,12 @@ def _note_for(payload: Payload, data: bytes, digest: str) -> bytes | None:
     return string_note(payload.label, len(data), digest) if isinstance(value, str) else None
 
 
-def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
+def _restore_line(raw: bytes, fetch: Any, only: Collection[str] | None = None) -> tuple[bytes, int]:
     """``raw`` with the notes ``slim`` wrote replaced by their blobs
     (``fetch(sha256 hex) -> bytes``) and how many: a note counts only as
     the whole value at a payload position (:func:`note_positions`) and
     exactly as slim writes it for that blob; any other (a quoted note)
-    stays."""
+    stays. ``only``: restore just the notes naming these digests."""
     import orjson
 
     if b"pi-session slim: " not in raw:
@@ -247,6 +248,8 @@ def _restore_line(raw: bytes, fetch: Any) -> tuple[bytes, int]:
         if payload is None or (m.group(2) is not None) != (payload.kind == "image"):
             continue
         digest = (m.group(2) or m.group(4)).decode()
+        if only is not None and digest not in only:
+            continue
         data = bytes(fetch(digest))
         if _note_for(payload, data, digest) != m.group():
             continue
@@ -371,14 +374,14 @@ def migrated_ids(lines: list[bytes]) -> dict[int, str]:
     return {n: r["id"] for r, n in zip(sf.records, sf.record_lines) if isinstance(r.get("id"), str)}
 
 
-def restore_lines(lines: list[bytes], get: Any) -> tuple[list[bytes], int, int]:
+def restore_lines(lines: list[bytes], get: Any, *, only: Collection[str] | None = None) -> tuple[list[bytes], int, int]:
     """``lines`` with every note replaced by its blob's bytes (``get(sha256
-    hex) -> bytes``). Returns the lines, the notes replaced and the lines
-    changed."""
+    hex) -> bytes``; ``only``: just the notes naming these digests).
+    Returns the lines, the notes replaced and the lines changed."""
     out: list[bytes] = []
     notes = changed = 0
     for line in lines:
-        new, count = _restore_line(line, get)
+        new, count = _restore_line(line, get, only)
         if count:
             notes += count
             changed += 1

@@ -50,6 +50,14 @@ class ScrubResult:
         side_files: every side file holding secrets: ``(path, secrets,
             action)``, action ``"redacted"``, ``"would redact"`` or
             ``"kept"`` (edit mode: they are not sent to the model).
+        blobs: the blobs ``slim`` moved this session's payloads to that
+            hold secrets: ``(blob, secrets, action)`` (a blob file's path,
+            or ``<store URL>#blob:sha256:<hex>``), action ``"removed"``
+            (rewrite: the payloads are back in the session, redacted, and
+            no session names the blob any more), ``"kept"`` (edit mode, or
+            another session or a backup still names it), ``"would remove"`` (dry run) or
+            ``"unreadable"`` (damaged: it could not be put back; the
+            session keeps its note).
         notes: what else the user should know (one line each, no secret):
             a secret in the header's ``cwd`` stays in the names of the
             session directories pi makes from it; a cache that could not
@@ -67,6 +75,7 @@ class ScrubResult:
     backup: Path | None = None
     other_copies: list[Path] = field(default_factory=list)
     side_files: list[tuple[Path, int, str]] = field(default_factory=list)
+    blobs: list[tuple[str, int, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
@@ -77,7 +86,8 @@ class ScrubResult:
             "edits": [{"targetId": t, "id": i} for t, i in self.edits],
             "notHidden": [h.to_json() for h in self.not_hidden], "elsewhere": self.elsewhere,
             "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies],
-            "sideFiles": [{"path": str(p), "secrets": n, "action": a} for p, n, a in self.side_files], "notes": list(self.notes),
+            "sideFiles": [{"path": str(p), "secrets": n, "action": a} for p, n, a in self.side_files],
+            "blobs": [{"blob": b, "secrets": n, "action": a} for b, n, a in self.blobs], "notes": list(self.notes),
         }
 
 

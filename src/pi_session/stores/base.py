@@ -357,6 +357,17 @@ class SessionStore(ABC):
         store does not hold it (see :meth:`put_blobs`)."""
         return None
 
+    def drop_blobs(self, digests: Iterable[str]) -> builtins.list[str]:
+        """Delete each of ``digests`` (sha256 hex) that no line of any
+        session names any more (``scrub --mode rewrite`` of a payload
+        holding a secret). Returns the digests deleted; a blob some session
+        still names is kept. A store that keeps no blobs deletes none.
+
+        Raises:
+            StoreError: the store fails.
+        """
+        return []
+
     def search_index(self) -> SearchIndex:
         """The store's full-text search index
         (:class:`pi_session.search.index.SearchIndex`: ``update``,

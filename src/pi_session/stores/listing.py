@@ -300,6 +300,7 @@ class _DirIndex:
 
     def __init__(self, directory: Path, cached: bool = True) -> None:
         self.directory = directory
+        self._dir = os.fspath(directory)  # joined with names as strings: no Path per file
         self.path = index_path(directory)
         self.cached = cached
         self.old = _load_index(self.path) if cached else {}
@@ -310,7 +311,7 @@ class _DirIndex:
         """The info of file ``name`` (stat taken before reading: a later
         change gives a new key), or None when it is not a session or cannot
         be read."""
-        path = self.directory / name
+        path = os.path.join(self._dir, name)
         if st is None:
             self.changed = True
             return None
@@ -331,7 +332,7 @@ class _DirIndex:
                 info = dict(info)
                 del info["path"]
             self.new[name] = [*key, info]
-        return {"path": str(path), **info} if info is not None else None
+        return {"path": path, **info} if info is not None else None
 
     def save(self) -> None:
         if not self.cached:
@@ -348,7 +349,7 @@ def _cache_usable() -> bool:
     return usable_cache_dir(cache_dir() / "listing", "listing without it (every session file is read)")
 
 
-def _stat(path: Path) -> os.stat_result | None:
+def _stat(path: StrPath) -> os.stat_result | None:
     try:
         return os.stat(path)
     except OSError:
@@ -417,7 +418,8 @@ def list_session_dir(
     names.sort(reverse=True)
     index = _DirIndex(d, _cache_usable())
     keep = (lambda info: session_cwd_matches(info.get("cwd"), cwd)) if cwd is not None else None
-    items = [(index, name, _stat(d / name)) for name in names]
+    base = os.fspath(d)
+    items = [(index, name, _stat(os.path.join(base, name))) for name in names]
     infos = _load_infos(items, keep, on_progress, _DIR_PUBLISH_INTERVAL)
     index.save()
     return _sorted(infos)
@@ -452,7 +454,8 @@ def list_sessions_dirs(
             continue
         index = _DirIndex(sub, cached)
         indexes.append(index)
-        items.extend((index, name, _stat(sub / name)) for name in names)
+        base = os.fspath(sub)
+        items.extend((index, name, _stat(os.path.join(base, name))) for name in names)
     # newest mtime first, then newest name; unreadable stats last
     items.sort(key=lambda it: it[1], reverse=True)
     items.sort(key=lambda it: it[2].st_mtime_ns if it[2] is not None else float("-inf"), reverse=True)

@@ -131,6 +131,7 @@ class PostgresStore(SQLStore):
     schema_lock_sql = f"SELECT pg_advisory_xact_lock({_SCHEMA_LOCK_KEY})"
     text_unsafe = re.compile("[\x00\ud800-\udfff]")  # TEXT holds no NUL
     dialect = "postgresql"
+    contains_sql = "position(? in {column}) > 0"
 
     def __init__(
         self,

@@ -218,6 +218,8 @@ class SQLStore(SessionStore):
     schema_lock_sql: str | None = None
     secure_delete_sql: str | None = None
     text_unsafe: re.Pattern[str] = re.compile("[\ud800-\udfff]")
+    contains_sql: str = "instr({column}, ?) > 0"
+    """A condition: the bytes column ``{column}`` holds the parameter's bytes."""
     dialect: str = "sqlite"
     """The SQL dialect, for code that keeps tables of its own in the store
     (a write hook): ``sqlite`` or ``postgresql``."""
@@ -377,6 +379,20 @@ class SQLStore(SessionStore):
             return
         with self._transaction(write=True) as cur:
             self._executemany(cur, "INSERT INTO pi_blobs (hash, data) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING", list(blobs.items()))
+
+    def drop_blobs(self, digests: Iterable[str]) -> builtins.list[str]:
+        """Delete the blobs of ``digests`` no record's line names any more,
+        in one transaction; returns those deleted (see
+        :meth:`SessionStore.drop_blobs`)."""
+        dropped: list[str] = []
+        with self._transaction(write=True) as cur:
+            for digest in dict.fromkeys(digests):
+                named = self._exec(
+                    cur, f"SELECT 1 FROM pi_records WHERE {self.contains_sql.format(column='line')} LIMIT 1", (digest.encode(),)
+                ).fetchone()
+                if named is None and self._exec(cur, "DELETE FROM pi_blobs WHERE hash = ?", (digest,)).rowcount:
+                    dropped.append(digest)
+        return dropped
 
     def get_blob(self, digest: str) -> bytes | None:
         """The bytes of blob ``digest`` (sha256 hex), or None (``restore``)."""

@@ -45,7 +45,9 @@ def serve(
         allowed_hosts: further ``Host`` names to answer (a proxy's).
         summarizer: the :class:`pi_session.operations.SummarizerConfig`
             of the compact and move actions (None: offline extractive).
-        on_ready: called with the URL once listening.
+        on_ready: called with the URL once listening (after the store's
+            listing is read and the sessions page made: ``preload`` of
+            :class:`WebConfig`).
 
     Raises:
         ValueError: a non-loopback ``host`` without a token
@@ -57,7 +59,7 @@ def serve(
     if refusal is not None:
         raise ValueError(refusal)
     security = SecurityConfig(host=host, port=port, token=token or None, allowed_hosts=allowed_hosts)
-    config = WebConfig(read_only=read_only, security=security, summarizer=summarizer)
+    config = WebConfig(read_only=read_only, security=security, summarizer=summarizer, preload=True)
     app = create_app(store, config)
     server_config = uvicorn.Config(
         app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",

@@ -23,6 +23,7 @@ from ..stores import SessionStore
 from . import pages
 from .data import (
     PAGE_ROWS,
+    SESSIONS_PAGE,
     ApiError,
     SessionView,
     StoreAccess,
@@ -57,6 +58,9 @@ class WebConfig:
         summarizer: the :class:`pi_session.operations.SummarizerConfig`
             of compactions and branch summaries (None: the offline
             extractive summarizer).
+        preload: read the store's listing and render the sessions page
+            when the app is made (before the server says it is ready), so
+            the first request of the sessions page answers from memory.
     """
 
     read_only: bool = False
@@ -64,6 +68,7 @@ class WebConfig:
     live_poll: float = LIVE_POLL_SECONDS
     stopping: Callable[[], bool] = lambda: False
     summarizer: Any = None
+    preload: bool = False
 
 
 def _json(value: Any, status: int = 200) -> Response:
@@ -120,9 +125,10 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     # -- JSON API -------------------------------------------------------
 
     def api_sessions(request: Request) -> Response:
+        q = request.query_params
         limit = _int(request, "limit", 0, 0, 1_000_000)
-        items = sessions_json(access, query=request.query_params.get("q", ""), limit=limit or None)
-        return _json({"sessions": items})
+        return _json(sessions_json(access, query=q.get("q", ""), project=q.get("project") or None, offset=_int(request, "offset", 0),
+                                   limit=limit or None))
 
     def masked(request: Request) -> bool:
         """Secrets are masked unless the request asks ``?secrets=show``."""
@@ -232,15 +238,26 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     rendered: dict[str, Any] = {}
 
+    def first_sessions_page() -> bytes:
+        """The sessions page without filter or offset, made once per read
+        of the store's listing."""
+        listing = access.prepared()
+        if rendered.get("of") is not listing:
+            page = sessions_json(access, limit=SESSIONS_PAGE)
+            rendered["html"] = pages.sessions_page(page, listing.projects(), csrf=csrf, read_only=config.read_only).encode()
+            rendered["of"] = listing
+        html: bytes = rendered["html"]
+        return html
+
     def page_sessions(request: Request) -> Response:
-        query = request.query_params.get("filter", "")
-        if query:
-            return HTMLResponse(pages.sessions_page(sessions_json(access, query=query), csrf=csrf, read_only=config.read_only))
-        infos = access.listing()
-        if rendered.get("of") is not infos:  # the page of this listing, made once
-            rendered["html"] = pages.sessions_page(sessions_json(access), csrf=csrf, read_only=config.read_only).encode()
-            rendered["of"] = infos
-        return Response(rendered["html"], media_type="text/html; charset=utf-8")
+        q = request.query_params
+        query, project = q.get("filter", ""), q.get("project") or None
+        offset = _int(request, "offset", 0)
+        if query or project or offset:
+            page = sessions_json(access, query=query, project=project, offset=offset, limit=SESSIONS_PAGE)
+            html = pages.sessions_page(page, access.prepared().projects(), query=query, project=project, csrf=csrf, read_only=config.read_only)
+            return HTMLResponse(html)
+        return Response(first_sessions_page(), media_type="text/html; charset=utf-8")
 
     def page_search(request: Request) -> Response:
         query = request.query_params.get("q", "")
@@ -304,6 +321,12 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     async def internal(request: Request, exc: Exception) -> Response:
         return page_error(request, ApiError(500, f"internal error: {type(exc).__name__}"))
+
+    if config.preload:
+        try:
+            first_sessions_page()
+        except ApiError:
+            pass  # the first request reads the store again, and reports it
 
     routes = [
         Route("/api/v1/sessions", blocking(api_sessions)),

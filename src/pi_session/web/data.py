@@ -28,6 +28,8 @@ from ..viewer.model import Row, TreeLayout, hiding_edits
 __all__ = [
     "ApiError",
     "PAGE_ROWS",
+    "SESSIONS_PAGE",
+    "Listing",
     "SessionView",
     "StoreAccess",
     "context_json",
@@ -35,6 +37,7 @@ __all__ = [
     "row_json",
     "search_json",
     "session_id_arg",
+    "session_item",
     "sessions_json",
     "usage_breakdown_json",
     "usage_daily_json",
@@ -81,6 +84,7 @@ class StoreAccess:
         self.lock = threading.RLock()
         self.list_max_age = list_max_age
         self._listing: tuple[float, list[dict[str, Any]]] | None = None
+        self._prepared: Listing | None = None
         self._refreshing = False
         self._views: dict[tuple[str, bool], tuple[tuple[int, ...], SessionView]] = {}
 
@@ -104,6 +108,18 @@ class StoreAccess:
                 threading.Thread(target=self._refresh_quietly, daemon=True, name="pi-session-listing").start()
             return cached[1]
         return self._refresh()
+
+    def prepared(self) -> Listing:
+        """The :class:`Listing` of :meth:`listing`'s current read (made
+        once per read).
+
+        Raises:
+            ApiError: as :meth:`listing`."""
+        infos = self.listing()
+        prepared = self._prepared
+        if prepared is None or prepared.infos is not infos:
+            prepared = self._prepared = Listing(infos)
+        return prepared
 
     def _refresh_quietly(self) -> None:
         try:
@@ -198,32 +214,106 @@ class StoreAccess:
             return self.store.session_marks([session_id]).get(session_id)
 
 
-def sessions_json(access: StoreAccess, *, query: str = "", limit: int | None = None) -> list[dict[str, Any]]:
-    """Every session of the store, newest ``modified`` first: ``id, name,
-    cwd, created, modified, messageCount, firstMessage`` (and ``path`` for
-    session files). ``query``: only sessions whose id, name, cwd or first
-    message contains it (case-insensitive)."""
-    infos = access.listing()
-    needle = query.lower().strip()
-    out: list[dict[str, Any]] = []
-    for info in infos:
-        item = {
-            "id": info.get("id"),
-            "name": info.get("name"),
-            "cwd": info.get("cwd"),
-            "created": info.get("created"),
-            "modified": info.get("modified"),
-            "messageCount": info.get("messageCount"),
-            "firstMessage": (info.get("firstMessage") or "")[:300],
-        }
-        if needle:
-            hay = " ".join(str(item[k] or "") for k in ("id", "name", "cwd", "firstMessage")).lower()
-            if needle not in hay:
-                continue
-        out.append(item)
-        if limit is not None and len(out) >= limit:
-            break
-    return out
+SESSIONS_PAGE = 150
+"""Sessions on the first screen of the sessions page, and per page of
+its "next" link and of the script's further loads."""
+
+_ITEM_KEYS = ("id", "name", "cwd", "created", "modified", "messageCount")
+
+
+def session_item(info: Mapping[str, Any]) -> dict[str, Any]:
+    """One row of the sessions listing, from a store's session info:
+    ``id, name, cwd, created, modified, messageCount, firstMessage`` (its
+    first 300 characters)."""
+    item = {k: info.get(k) for k in _ITEM_KEYS}
+    item["firstMessage"] = (info.get("firstMessage") or "")[:300]
+    return item
+
+
+def _haystack(info: Mapping[str, Any]) -> str:
+    """What a filter looks in: id, name, cwd and the shown first message,
+    lower case."""
+    return " ".join(str(info.get(k) or "") for k in ("id", "name", "cwd")).lower() + " " + (info.get("firstMessage") or "")[:300].lower()
+
+
+class Listing:
+    """One read of the store's listing (``store.list(with_text=False)``,
+    newest ``modified`` first), answering pages of it: what a filter
+    looks in and the projects are worked out on first use and kept with
+    the read, so the first page of a big store costs only its own rows.
+
+    Attributes:
+        infos: the store's session infos, newest first.
+    """
+
+    def __init__(self, infos: list[dict[str, Any]]) -> None:
+        self.infos = infos
+        self._hay: list[str] | None = None
+        self._projects: list[dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def matching(self, query: str = "", project: str | None = None) -> list[dict[str, Any]]:
+        """The infos (newest first) whose id, name, cwd or first message
+        hold every word of ``query`` (case-insensitive) and, with
+        ``project``, whose cwd is it; ``infos`` itself without either."""
+        words = query.lower().split()
+        if not words and project is None:
+            return self.infos
+        if not words:
+            return [i for i in self.infos if i.get("cwd") == project]
+        with self._lock:
+            if self._hay is None:
+                self._hay = [_haystack(i) for i in self.infos]
+            hay = self._hay
+        return [
+            info for info, text in zip(self.infos, hay)
+            if (project is None or info.get("cwd") == project) and all(w in text for w in words)
+        ]
+
+    def projects(self) -> list[dict[str, Any]]:
+        """Each project (session cwd) with its number of sessions and the
+        ``modified`` time of its newest: ``[{"cwd", "sessions",
+        "modified"}]``, the most recently active first."""
+        with self._lock:
+            if self._projects is None:
+                seen: dict[str, dict[str, Any]] = {}
+                for info in self.infos:
+                    cwd = str(info.get("cwd") or "")
+                    entry = seen.get(cwd)
+                    if entry is None:
+                        seen[cwd] = {"cwd": cwd, "sessions": 1, "modified": info.get("modified")}
+                    else:
+                        entry["sessions"] += 1
+                self._projects = list(seen.values())
+            return self._projects
+
+
+def sessions_json(
+    access: StoreAccess, *, query: str = "", project: str | None = None, offset: int = 0, limit: int | None = None
+) -> dict[str, Any]:
+    """One page of the store's sessions, newest ``modified`` first:
+    ``{"sessions": [session_item…], "total", "offset", "count"}`` —
+    ``total`` the sessions matching, ``count`` all of the store's.
+
+    Args:
+        query: only sessions whose id, name, cwd or first message hold
+            every word of it (case-insensitive).
+        project: only sessions whose cwd is it.
+        offset: how many matching sessions to skip.
+        limit: at most this many (None: all from ``offset``).
+
+    Raises:
+        ApiError: 503 the store cannot be read."""
+    listing = access.prepared()
+    found = listing.matching(query, project or None)
+    start = max(0, offset)
+    stop = len(found) if limit is None else start + max(0, limit)
+    return {
+        "sessions": [session_item(i) for i in found[start:stop]],
+        "total": len(found),
+        "offset": start,
+        "count": len(listing.infos),
+    }
 
 
 @dataclass
@@ -505,7 +595,8 @@ def _masked_hit(hit: dict[str, Any], scanner: Any) -> dict[str, Any]:
 def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = False) -> dict[str, Any]:
     """Hits of the index's query language: ``{"query", "hits": [...],
     "warnings"}``; each hit as ``pi-session search --json`` prints it
-    (``snippet`` plain text, ``marks`` its matched ranges). With
+    (``snippet`` plain text, ``marks`` its matched ranges) but without
+    ``location``: the server's file paths stay on the server. With
     ``redact``, a snippet holding a secret has it replaced by
     ``[REDACTED:<kind>]`` (and no marks).
 
@@ -523,7 +614,8 @@ def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: boo
             raise ApiError(400, f"query: {exc}") from None
         except StoreError as exc:
             raise ApiError(503, str(exc)) from None
-    hits = [h.to_json() for h in result.hits]
+    # a hit opens by its session id; where the store keeps the file is not the page's business
+    hits = [{k: v for k, v in h.to_json().items() if k != "location"} for h in result.hits]
     if redact:
         from ..secrets import Scanner
 

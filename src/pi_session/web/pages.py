@@ -18,9 +18,9 @@ from ..entries.content import content_text
 from ..core.text import plural
 from ..viewer.markup import esc
 from ..viewer.model import title_of
-from .data import PAGE_ROWS, SessionView
+from .data import PAGE_ROWS, SESSIONS_PAGE, SessionView
 
-__all__ = ["context_page", "costs_page", "error_page", "search_page", "session_page", "sessions_page"]
+__all__ = ["context_page", "costs_page", "error_page", "search_page", "session_page", "session_row_html", "sessions_page"]
 
 PATH_SHOWN = 200
 """At most this many entries (the last ones) of the selected path are
@@ -66,26 +66,68 @@ def _session_href(session_id: Any, at: Any = None, **more: Any) -> str:
     return f"/s/{quote(str(session_id), safe='')}" + ("?" + urlencode(params) if params else "")
 
 
-def sessions_page(sessions: Sequence[Mapping[str, Any]], *, csrf: str, read_only: bool) -> str:
-    """Every session, newest first, with a filter box (the script filters
-    as you type; without script the box submits ``?filter=``)."""
-    rows = []
-    for s in sessions:
-        title = s.get("name") or s.get("firstMessage") or "(no messages)"
-        hay = " ".join(str(s.get(k) or "") for k in ("id", "name", "cwd", "firstMessage")).lower()
-        rows.append(
-            f'<tr class="item" data-text="{esc(hay)}" data-href="{esc(_session_href(s.get("id")))}">'
-            f'<td class="title"><a href="{esc(_session_href(s.get("id")))}">{esc(str(title)[:200])}</a>'
-            f'<div class="sub">{esc(s.get("id"))}</div></td>'
-            f'<td class="cwd">{esc(s.get("cwd"))}</td><td class="num">{esc(s.get("messageCount"))}</td>'
-            f'<td class="when"><time datetime="{esc(s.get("modified"))}">{esc(str(s.get("modified") or "")[:16].replace("T", " "))}</time></td></tr>'
+def _sessions_href(query: str, project: str | None, offset: int) -> str:
+    params: dict[str, Any] = {"filter": query, "project": project or "", "offset": offset or ""}
+    given = {k: v for k, v in params.items() if v != ""}
+    return "/?" + urlencode(given) if given else "/"
+
+
+def session_row_html(s: Mapping[str, Any]) -> str:
+    """One ``<tr>`` of the sessions table (title: name, else first
+    message; id; project; messages; modified), every value escaped.
+    ``s``: a :func:`pi_session.web.data.session_item`."""
+    title = s.get("name") or s.get("firstMessage") or "(no messages)"
+    href = esc(_session_href(s.get("id")))
+    return (
+        f'<tr class="item" data-id="{esc(s.get("id"))}" data-href="{href}">'
+        f'<td class="title"><a href="{href}">{esc(str(title)[:200])}</a>'
+        f'<div class="sub">{esc(s.get("id"))}</div></td>'
+        f'<td class="cwd">{esc(s.get("cwd"))}</td><td class="num">{esc(s.get("messageCount"))}</td>'
+        f'<td class="when"><time datetime="{esc(s.get("modified"))}">{esc(str(s.get("modified") or "")[:16].replace("T", " "))}</time></td></tr>'
+    )
+
+
+def sessions_page(
+    page: Mapping[str, Any],
+    projects: Sequence[Mapping[str, Any]],
+    *,
+    query: str = "",
+    project: str | None = None,
+    csrf: str,
+    read_only: bool,
+) -> str:
+    """One page of the sessions, newest first
+    (:func:`pi_session.web.data.sessions_json`: ``sessions``, ``total``,
+    ``offset``, ``count``), with the filter box, the projects (``[{"cwd",
+    "sessions"}]``, a menu) and links to the previous and next pages. The
+    script filters as you type and loads further pages through the API as
+    the list scrolls; without script the form submits ``?filter=`` and
+    ``?project=`` and the links page with ``?offset=``."""
+    sessions = page.get("sessions", [])
+    total, offset = int(page.get("total") or 0), int(page.get("offset") or 0)
+    rows = "".join(session_row_html(s) for s in sessions)
+    options = [f'<option value="">All projects ({int(page.get("count") or 0):,})</option>']
+    for p in sorted((p for p in projects if p.get("cwd")), key=lambda p: str(p.get("cwd"))):
+        chosen = " selected" if p.get("cwd") == project else ""
+        options.append(f'<option value="{esc(p.get("cwd"))}"{chosen}>{esc(p.get("cwd"))} ({int(p.get("sessions") or 0):,})</option>')
+    stop = offset + len(sessions)
+    pager = []
+    if offset > 0:
+        before = max(0, offset - SESSIONS_PAGE)
+        pager.append(f'<a id="prevsessions" href="{esc(_sessions_href(query, project, before))}">← sessions {before + 1:,}–{offset:,}</a>')
+    if stop < total:
+        pager.append(
+            f'<a id="moresessions" href="{esc(_sessions_href(query, project, stop))}">sessions {stop + 1:,}–{min(total, stop + SESSIONS_PAGE):,} of {total:,} →</a>'
         )
     body = (
         '<main class="page"><h1>Sessions</h1>'
         f'<form method="get" action="/" class="filter"><input id="filter" name="filter" type="search" placeholder="Filter sessions" '
-        f'aria-label="filter sessions" autocomplete="off"> <span id="count">{plural(len(sessions), "session")}</span></form>'
-        '<table id="sessions" class="list"><thead><tr><th>Session</th><th>Project</th><th>Messages</th><th>Modified</th></tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table></main>'
+        f'value="{esc(query)}" aria-label="filter sessions" autocomplete="off"> '
+        f'<select id="project" name="project" aria-label="project">{"".join(options)}</select> '
+        f'<button type="submit" id="filterbutton">Filter</button> <span id="count">{plural(total, "session")}</span></form>'
+        f'<table id="sessions" class="list" data-total="{total}" data-offset="{offset}" data-next="{stop}" data-size="{SESSIONS_PAGE}">'
+        '<thead><tr><th>Session</th><th>Project</th><th>Messages</th><th>Modified</th></tr></thead>'
+        f'<tbody>{rows}</tbody></table><p class="pager" id="sessionpager">{" ".join(pager)}</p></main>'
     )
     return _layout("Sessions", body, csrf=csrf, read_only=read_only, page="sessions")
 

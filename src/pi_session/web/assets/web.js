@@ -8,9 +8,11 @@
     return Array.prototype.filter.call(document.querySelectorAll(".item"), function (el) { return !el.hidden && el.offsetParent !== null; });
   };
   var current = -1;
+  var moreRows = null; // the sessions page: loads its next page (a promise), or null when all are there
   function select(n) {
     var all = items();
     if (!all.length) return;
+    if (moreRows && n >= all.length - 5) moreRows();
     n = Math.max(0, Math.min(all.length - 1, n));
     all.forEach(function (el) { el.classList.remove("cur"); });
     current = n;
@@ -35,7 +37,12 @@
       if (e.key === "Escape") e.target.blur();
       return;
     }
-    if (e.key === "j") { select(current + 1); e.preventDefault(); }
+    if (e.key === "j") {
+      var waiting = moreRows && current >= items().length - 1 ? moreRows() : null;
+      if (waiting) waiting.then(function () { select(current + 1); });
+      else select(current + 1);
+      e.preventDefault();
+    }
     else if (e.key === "k") { select(current < 0 ? 0 : current - 1); e.preventDefault(); }
     else if (e.key === "Enter" && current >= 0) { open(); e.preventDefault(); }
     else if (e.key === "/") { var q = document.getElementById("q"); if (q) { q.focus(); q.select(); } e.preventDefault(); }
@@ -44,69 +51,153 @@
   var help = document.getElementById("keyshelp");
   if (help && keys) help.addEventListener("click", function () { keys.showModal(); });
 
-  // sessions: filter as you type
+  // sessions: the server sends the newest page; the rest arrives through
+  // the paged API as the list scrolls (or j walks past its end), and the
+  // filter asks the server, so it finds any session of the store
   var filter = document.getElementById("filter");
-  if (filter) {
+  var table = document.getElementById("sessions");
+  if (filter && table) {
     var count = document.getElementById("count");
-    var rows = Array.prototype.slice.call(document.querySelectorAll("#sessions tbody tr"));
-    var run = function () {
-      var words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
-      var shown = 0;
-      rows.forEach(function (tr) {
-        var hay = tr.getAttribute("data-text") || "";
-        var ok = words.every(function (w) { return hay.indexOf(w) >= 0; });
-        tr.hidden = !ok;
-        if (ok) shown++;
-      });
-      if (count) count.textContent = shown + (shown === 1 ? " session" : " sessions");
-      current = -1;
-    };
-    filter.addEventListener("input", run);
-    filter.form.addEventListener("submit", function (e) { e.preventDefault(); run(); });
-    var initial = new URLSearchParams(window.location.search).get("filter");
-    if (initial) { filter.value = initial; run(); }
-    // activity: the newest sessions, looked at every few seconds; a session
-    // written since moves to the top, marked, and a new one is added
-    var tbody = document.querySelector("#sessions tbody");
+    var project = document.getElementById("project");
+    var pager = document.getElementById("sessionpager");
+    var tbody = table.querySelector("tbody");
     var byId = {};
-    rows.forEach(function (tr) { var sub = tr.querySelector(".sub"); if (sub) byId[sub.textContent] = tr; });
+    var nextOffset = Number(table.getAttribute("data-next")) || 0;
+    var total = Number(table.getAttribute("data-total")) || 0;
+    var loading = null;
+    var generation = 0;
+    var pageSize = Number(table.getAttribute("data-size")) || 150;
     var cell = function (cls, text) { var td = document.createElement("td"); td.className = cls; td.textContent = text; return td; };
+    var rowOf = function (s) {
+      var tr = document.createElement("tr");
+      tr.className = "item";
+      var title = cell("title", "");
+      var a = document.createElement("a");
+      a.href = "/s/" + encodeURIComponent(s.id);
+      a.textContent = (s.name || s.firstMessage || "(no messages)").slice(0, 200);
+      var sub = document.createElement("div"); sub.className = "sub"; sub.textContent = s.id;
+      title.appendChild(a); title.appendChild(sub); tr.appendChild(title);
+      tr.appendChild(cell("cwd", s.cwd || ""));
+      tr.appendChild(cell("num", String(s.messageCount)));
+      var whenCell = cell("when", ""); var time = document.createElement("time");
+      time.setAttribute("datetime", s.modified || ""); time.textContent = (s.modified || "").slice(0, 16).replace("T", " ");
+      whenCell.appendChild(time); tr.appendChild(whenCell);
+      tr.setAttribute("data-id", s.id);
+      tr.setAttribute("data-href", a.getAttribute("href"));
+      return tr;
+    };
+    Array.prototype.forEach.call(tbody.querySelectorAll("tr"), function (tr) { byId[tr.getAttribute("data-id")] = tr; });
+    var params = function (offset, limit) {
+      var p = new URLSearchParams();
+      var words = filter.value.trim();
+      if (words) p.set("q", words);
+      if (project && project.value) p.set("project", project.value);
+      p.set("offset", String(offset));
+      p.set("limit", String(limit));
+      return p;
+    };
+    var showCount = function () {
+      if (count) count.textContent = total.toLocaleString("en-US") + (total === 1 ? " session" : " sessions");
+      if (pager) pager.hidden = nextOffset >= total;
+      var more = document.getElementById("moresessions");
+      if (more) {
+        var p = params(nextOffset, pageSize); p.delete("limit");
+        if (p.get("q")) { p.set("filter", p.get("q")); p.delete("q"); }
+        more.href = "/?" + p.toString();
+        more.textContent = "sessions " + (nextOffset + 1).toLocaleString("en-US") + "–" + Math.min(total, nextOffset + pageSize).toLocaleString("en-US") +
+          " of " + total.toLocaleString("en-US") + " →";
+      }
+    };
+    var get = function (p) {
+      return fetch("/api/v1/sessions?" + p.toString(), { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; });
+    };
+    // the next page of the current filter, appended (rows already shown skipped)
+    var loadMore = function () {
+      if (loading) return loading;
+      if (nextOffset >= total) return Promise.resolve(false);
+      var mine = generation;
+      loading = get(params(nextOffset, pageSize)).then(function (j) {
+        loading = null;
+        if (!j || mine !== generation) return false;
+        j.sessions.forEach(function (s) {
+          if (byId[s.id]) return;
+          var tr = rowOf(s); byId[s.id] = tr; tbody.appendChild(tr);
+        });
+        nextOffset = j.offset + j.sessions.length;
+        total = j.total;
+        showCount();
+        watchEnd(); // still in view: the next page follows
+        return j.sessions.length > 0;
+      }).catch(function () { loading = null; return false; });
+      return loading;
+    };
+    moreRows = function () { return nextOffset < total ? loadMore() : null; };
+    // the filter and the project: the first page of what matches, from the server
+    var timer = null;
+    var run = function () {
+      generation += 1;
+      var mine = generation;
+      loading = null;
+      get(params(0, pageSize)).then(function (j) {
+        if (!j || mine !== generation) return;
+        tbody.textContent = "";
+        byId = {};
+        j.sessions.forEach(function (s) { var tr = rowOf(s); byId[s.id] = tr; tbody.appendChild(tr); });
+        nextOffset = j.sessions.length;
+        total = j.total;
+        current = -1;
+        var prev = document.getElementById("prevsessions");
+        if (prev) prev.hidden = true; // the list starts at the newest again
+        showCount();
+        watchEnd();
+      }).catch(function () {});
+    };
+    filter.addEventListener("input", function () { window.clearTimeout(timer); timer = window.setTimeout(run, 120); });
+    if (project) project.addEventListener("change", run);
+    filter.form.addEventListener("submit", function (e) { e.preventDefault(); window.clearTimeout(timer); run(); });
+    var button = document.getElementById("filterbutton");
+    if (button) button.hidden = true;
+    var more = document.getElementById("moresessions");
+    if (more) more.addEventListener("click", function (e) { e.preventDefault(); loadMore(); });
+    // scrolling near the end of the list loads the next page
+    var observer = null;
+    var watchEnd = function () {
+      if (!window.IntersectionObserver) return;
+      if (observer) observer.disconnect();
+      observer = new IntersectionObserver(function (seen) {
+        if (seen.some(function (e) { return e.isIntersecting; })) moreRows();
+      }, { rootMargin: "600px" });
+      if (pager) observer.observe(pager);
+    };
+    if (table.getAttribute("data-offset") === "0") { showCount(); watchEnd(); }
+    // activity: the newest sessions of the current filter, looked at every
+    // few seconds; a session written since moves to the top, marked, and a
+    // new one is added
     var poll = function () {
-      fetch("/api/v1/sessions?limit=50", { credentials: "same-origin" }).then(function (r) { return r.ok ? r.json() : null; }).then(function (j) {
-        if (!j) return;
+      var mine = generation;
+      get(params(0, 50)).then(function (j) {
+        if (!j || mine !== generation) return;
         j.sessions.slice().reverse().forEach(function (s) {
-          var when = (s.modified || "").slice(0, 16).replace("T", " ");
           var tr = byId[s.id];
           if (tr) {
             var time = tr.querySelector("time");
             if (time && time.getAttribute("datetime") === s.modified) return;
           } else {
-            tr = document.createElement("tr");
-            tr.className = "item";
-            var title = cell("title", "");
-            var a = document.createElement("a");
-            a.href = "/s/" + encodeURIComponent(s.id);
-            a.textContent = (s.name || s.firstMessage || "(no messages)").slice(0, 200);
-            var sub = document.createElement("div"); sub.className = "sub"; sub.textContent = s.id;
-            title.appendChild(a); title.appendChild(sub); tr.appendChild(title);
-            tr.appendChild(cell("cwd", s.cwd || ""));
-            tr.appendChild(cell("num", String(s.messageCount)));
-            var whenCell = cell("when", ""); whenCell.appendChild(document.createElement("time")); tr.appendChild(whenCell);
-            tr.setAttribute("data-href", a.getAttribute("href"));
-            tr.setAttribute("data-text", [s.id, s.name, s.cwd, s.firstMessage].join(" ").toLowerCase());
+            tr = rowOf(s);
             byId[s.id] = tr;
-            rows.push(tr);
+            nextOffset += 1;
           }
           var t = tr.querySelector("time");
           t.setAttribute("datetime", s.modified || "");
-          t.textContent = when;
+          t.textContent = (s.modified || "").slice(0, 16).replace("T", " ");
           var num = tr.querySelector("td.num"); if (num) num.textContent = String(s.messageCount);
           tr.classList.add("active");
           tbody.insertBefore(tr, tbody.firstChild);
         });
+        if (j.total !== total) { total = j.total; showCount(); }
       }).catch(function () {});
     };
-    window.setInterval(poll, 3000);
+    if (table.getAttribute("data-offset") === "0") window.setInterval(poll, 3000);
   }
 
   // a session page
