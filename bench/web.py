@@ -4,7 +4,7 @@ and the first screen of a huge session, through the real server (the
 console script on 127.0.0.1) and HTTP, as a browser asks for them.
 
     python bench/web.py [--sessions 10000] [--entries 100000] [--data DIR] [--json OUT]
-                        [--baseline DIR --rounds N] [--fresh-index]
+                        [--baseline DIR --rounds N] [--fresh-index] [--session-first]
 
 Prints, per page, the time of the first request of a freshly started
 server (cold) and the median of the next ones (warm), each with the CPU
@@ -153,6 +153,7 @@ def main() -> int:
                         help="a checkout's source tree (DIR/src) to time too, alternately with this one, on the same store")
     parser.add_argument("--rounds", type=int, default=1, help="with --baseline: this many before/after pairs")
     parser.add_argument("--fresh-index", action="store_true", help="start each server without a listing index (default: one built first)")
+    parser.add_argument("--session-first", action="store_true", help="ask for the huge session's pages before the sessions pages")
     args = parser.parse_args()
     data = args.data or Path(tempfile.mkdtemp(prefix="pi-session-web-bench-"))
     root = data / "sessions"
@@ -166,6 +167,8 @@ def main() -> int:
         (f"session page, first screen ({args.entries:,} entries)", f"/s/{BIG}?at={args.entries - 1:08x}"),
         (f"session page, first screen, secrets shown ({args.entries:,} entries)", f"/s/{BIG}?secrets=show"),
     ]
+    if args.session_first:  # a fresh server's very first request is the huge session's page
+        pages = pages[3:] + pages[:3]
     current = ROOT / "src"
     variants = [("after", current)] if args.baseline is None else [("before", args.baseline / "src"), ("after", current)]
     runs: list[dict] = []

@@ -106,6 +106,7 @@ class SessionManager(SessionOpening, EntryAppends):
         concurrent: Literal["follow", "strict"] = "follow",
         store: SessionStore | None = None,
         redact_secrets: bool = False,
+        lazy_read: bool = False,
     ) -> None:
         """Use the constructors (:meth:`create`, :meth:`open`, ...): they
         locate the session (:func:`pi_session.manager.locating.locate`) and pass its
@@ -115,11 +116,17 @@ class SessionManager(SessionOpening, EntryAppends):
         of :meth:`build_session_context` and :meth:`build_session_projection`
         (what is sent to a model) have each detected secret replaced by
         ``[REDACTED:<kind>]`` (:func:`pi_session.secrets.redact_messages`);
-        the session keeps what was written."""
+        the session keeps what was written. ``lazy_read=True`` (beyond pi;
+        any constructor): a session file's entries are indexed and each
+        decoded when first accessed whatever the file's shape (by default
+        only when its context needs far fewer than all of them): for a
+        reader of a few entries of a long session, such as the web app's
+        session page."""
         if concurrent not in ("follow", "strict"):
             raise ValueError(f"concurrent must be 'follow' or 'strict', not {concurrent!r}")
         self.concurrent = concurrent
         self.redact_secrets = redact_secrets
+        self._lazy_read = lazy_read
         self._cwd = resolve_path(cwd)
         self._session_dir = Path(resolve_path(session_dir)) if session_dir else None
         self._persist = persist
@@ -159,7 +166,7 @@ class SessionManager(SessionOpening, EntryAppends):
                 session header (pi 1.6 refuses it and leaves it alone).
         """
         stamp = handle.stamp()  # before reading: a change while reading shows as one
-        sf = handle.read(lazy=True) if handle.exists() else None
+        sf = handle.read(lazy="always" if self._lazy_read else True) if handle.exists() else None
         if sf is None or sf.header is None:
             if sf is not None and sf.size > 0:
                 raise SessionFileError(handle.location, "not a pi session file: it holds no session header")

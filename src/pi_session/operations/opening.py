@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 __all__ = ["open_for_reading", "open_for_writing", "session_notes", "save"]
 
 
-def _open(location: str | os.PathLike[str], store: SessionStore | None, read_only: bool, shown_as: str | None) -> SessionManager:
+def _open(
+    location: str | os.PathLike[str], store: SessionStore | None, read_only: bool, shown_as: str | None, lazy: bool = False
+) -> SessionManager:
     name = location if shown_as is None else shown_as
     try:
         if store is not None:
-            return SessionManager.open(str(location), store=store, read_only=read_only)
+            return SessionManager.open(str(location), store=store, read_only=read_only, lazy_read=lazy)
         path = Path(location)
         if read_only and path.stat().st_size == 0:
             # pi (and SessionManager.open) would start a new session in it:
@@ -30,7 +32,7 @@ def _open(location: str | os.PathLike[str], store: SessionStore | None, read_onl
             raise OperationError(f"{path}: empty file (0 bytes): no session in it yet")
         # the front ends open sessions that exist: a file gone since it
         # was named is an error, not a new session
-        return SessionManager.open(path, read_only=read_only, must_exist=True)
+        return SessionManager.open(path, read_only=read_only, must_exist=True, lazy_read=lazy)
     except SessionFileError as exc:
         raise OperationError(str(exc)) from None
     except PermissionError as exc:
@@ -40,7 +42,7 @@ def _open(location: str | os.PathLike[str], store: SessionStore | None, read_onl
 
 
 def open_for_reading(
-    location: str | os.PathLike[str], *, store: SessionStore | None = None, shown_as: str | None = None
+    location: str | os.PathLike[str], *, store: SessionStore | None = None, shown_as: str | None = None, lazy: bool = False
 ) -> SessionManager:
     """Open a session read-only: a v1/v2 file is migrated in memory only;
     nothing is ever written through the manager.
@@ -52,6 +54,9 @@ def open_for_reading(
             for a file.
         shown_as: how an error reading the file names it (default:
             ``location``), e.g. as the user typed it.
+        lazy: index a session file's entries and decode each when first
+            accessed, whatever the file's shape (``SessionManager``'s
+            ``lazy_read``): for a reader of a few entries of a long session.
 
     Raises:
         OperationError: missing, empty (0 bytes), unreadable or damaged
@@ -59,7 +64,7 @@ def open_for_reading(
             (:class:`pi_session.stores.StoreError`, e.g. no such id)
             propagate.
     """
-    return _open(location, store, True, shown_as)
+    return _open(location, store, True, shown_as, lazy)
 
 
 def open_for_writing(

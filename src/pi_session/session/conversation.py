@@ -102,6 +102,41 @@ class ConversationView:
             return kids
         return self._shown(kids, self._name_after.get(id(node)))
 
+    def hidden_rows(self, nodes: Sequence[TreeNode], parents: Sequence[int]) -> list[int]:
+        """The positions of the nodes the view leaves out, found in one pass
+        over the whole tree given in depth-first order (``nodes``, and each
+        one's parent position in ``parents``, -1 for a root), without
+        visiting each shown node's children as :meth:`walk` does: the same
+        nodes, in the same order. :attr:`hidden` is complete afterwards.
+        Reads each node's type; decodes only ``session_info`` entries."""
+        leaf_id = self.leaf_id
+        kinds = [node.type for node in nodes]
+        candidates = [i for i, kind in enumerate(kinds) if kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info")]
+        if not candidates:
+            return []
+        after: list[Any] = []  # the session name in effect below each node
+        if any(kinds[i] == "session_info" for i in candidates):
+            names = {i: _name_of(nodes[i]) for i in candidates if kinds[i] == "session_info"}
+            add = after.append
+            for i, parent in enumerate(parents):
+                add(names[i] if i in names else after[parent] if parent >= 0 else None)
+        out: list[int] = []
+        for i in candidates:
+            node = nodes[i]
+            if node.label or node.id == leaf_id:
+                continue
+            if kinds[i] == "session_info":
+                parent = parents[i]
+                if after[i] != (after[parent] if parent >= 0 else None):
+                    continue
+            out.append(i)
+        for i in out:
+            node = nodes[i]
+            if id(node) not in self._seen:
+                self._seen.add(id(node))
+                self.hidden.append(node)
+        return out
+
     def walk(self) -> list[TreeNode]:
         """Every shown node, depth first (and ``hidden`` made complete)."""
         out: list[TreeNode] = []

@@ -19,7 +19,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .listing import (
     jsonl_names,
@@ -473,10 +473,11 @@ class FileHandle(SessionHandle):
     def exists(self) -> bool:
         return self.path.exists()
 
-    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool | Literal["always"] = False) -> SessionFile:
         """See :meth:`SessionHandle.read`; ``lazy`` reads with
-        ``read_session_file(lazy="auto")`` (lazily when it pays off)."""
-        return read_session_file(self.path, migrate=migrate, lazy="auto" if lazy else False)
+        ``read_session_file(lazy="auto")`` (lazily when it pays off),
+        ``"always"`` with ``read_session_file(lazy=True)``."""
+        return read_session_file(self.path, migrate=migrate, lazy=True if lazy == "always" else "auto" if lazy else False)
 
     def _claimed_id(self) -> str | None:
         """The session id this file claims in its directory: the handle's

@@ -78,14 +78,17 @@ class SessionHandle(ABC):
         """Whether the session exists (was created) already."""
 
     @abstractmethod
-    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool | Literal["always"] = False) -> SessionFile:
         """The session as the tolerant reader reads it
         (:func:`pi_session.storage.read_session_file` /
         :func:`~pi_session.storage.read_session_lines`: records, damage
         reports, in-memory migration of v1/v2); ``size`` is the position to
         pass back as ``expected_size``. ``lazy``: a file's entries may be
-        indexed and decoded on access (``read_session_file(lazy=True)``,
-        the same values); other stores read everything.
+        indexed and decoded on access, the same values
+        (``read_session_file(lazy="auto")``: when its context needs far
+        fewer than all of them); ``"always"``: a file's entries are indexed
+        whatever its shape (``read_session_file(lazy=True)``, for a reader
+        of a few entries of a long session). Other stores read everything.
 
         Raises:
             FileNotFoundError, pi_session.stores.SessionNotFoundError: it
@@ -234,7 +237,7 @@ class MemoryHandle(SessionHandle):
     def exists(self) -> bool:
         return self.lines is not None
 
-    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool | Literal["always"] = False) -> SessionFile:
         if self.lines is None:
             raise FileNotFoundError(errno.ENOENT, "no such session", self.location)
         return read_session_lines(self.lines, name=self.location, migrate=migrate)
@@ -334,7 +337,7 @@ class FailingHandle(SessionHandle):
     def exists(self) -> bool:
         return self.inner.exists()
 
-    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool | Literal["always"] = False) -> SessionFile:
         return self.inner.read(migrate=migrate, lazy=lazy)
 
     def create(self, lines: Sequence[bytes], *, durability: Durability = Durability.ENTRY) -> int:

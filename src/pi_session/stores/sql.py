@@ -568,7 +568,7 @@ class SQLHandle(SessionHandle):
     def exists(self) -> bool:
         return self.store.exists(self.session_id)
 
-    def read(self, *, migrate: bool = True, lazy: bool = False) -> SessionFile:
+    def read(self, *, migrate: bool = True, lazy: bool | Literal["always"] = False) -> SessionFile:
         return read_session_lines(self.store.read_lines(self.session_id), name=self.location, migrate=migrate)
 
     def size(self) -> int | None:

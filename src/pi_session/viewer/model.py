@@ -18,18 +18,19 @@ file order.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast, overload
 
 from ..session.context import applied_context_edits, counted_edits, edited_entry, text_content
 from ..session.stats import UsageTotals, count_entry_types, entry_usage
+from ..core.gc_pause import gc_paused
 from ..core.timestamps import iso_to_ms
 from ..session.tree import TreeNode
-from ..session.conversation import ConversationView
+from ..session.conversation import HIDDEN_BY_DEFAULT, ConversationView
 from ..core.text import field_text
 
-__all__ = ["Row", "Facts", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
+__all__ = ["Row", "Facts", "TreeLayout", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
 
 
 @dataclass(slots=True)
@@ -52,25 +53,199 @@ class Row:
     shown_prefix: str | None = None
 
 
-def _prefixes(roots: Sequence[TreeNode], children: Callable[[TreeNode], Sequence[TreeNode]]) -> dict[int, str]:
-    """``id(node)`` → its guides in the layout of ``roots`` with
-    ``children`` (as :func:`tree_rows` lays a tree out)."""
-    out: dict[int, str] = {}
-    stack: list[tuple[TreeNode, str, str]] = []
-    multi = len(roots) > 1
-    for i in reversed(range(len(roots))):
-        last = i == len(roots) - 1
-        stack.append((roots[i], ("└─ " if last else "├─ ") if multi else "", ("   " if last else "│  ") if multi else ""))
-    while stack:
-        node, prefix, child_prefix = stack.pop()
-        out[id(node)] = prefix
-        kids = children(node)
-        if len(kids) == 1:
-            stack.append((kids[0], child_prefix, child_prefix))
+class TreeLayout(Sequence[Row]):
+    """The rows of :func:`tree_rows`, each made when asked for: ``layout[i]``
+    is row ``i`` of the full layout (the same values), made without making
+    the others, so a page of a 100,000-entry tree costs a page of rows.
+
+    Construction walks the tree once, depth first, keeping for each row only
+    its node, its parent row, its guides and its depth (strings of one chain
+    are shared); no entry of a lazily read session is decoded but
+    ``session_info`` ones. The conversation view's guides
+    (``Row.shown_prefix``) are the tree's when ``view`` hides nothing, else
+    laid out by the same rules over the rows it shows, found in one pass
+    (:meth:`ConversationView.hidden_rows
+    <pi_session.session.conversation.ConversationView.hidden_rows>`, which
+    also completes ``view.hidden``).
+
+    Args:
+        roots: the tree (``SessionManager.get_tree()``).
+        view: the conversation view of ``roots``, as for :func:`tree_rows`.
+        kinds: the entry types of the session, when known (e.g.
+            ``set(EntrySource.types())``: read from a lazy index without
+            visiting the nodes): when none is of a type the view may leave
+            out (:data:`pi_session.session.conversation.HIDDEN_BY_DEFAULT`,
+            ``session_info``), the nodes' types are not read.
+
+    Indexing with an int gives a :class:`Row` (a new object each time);
+    a slice, a list of them; iteration, every row in order.
+
+    Attributes:
+        nodes: each row's tree node, in display order.
+        parents: each row's parent row (-1 for a root).
+    """
+
+    __slots__ = ("nodes", "parents", "_prefixes", "_depths", "_shown", "_index_of")
+
+    def __init__(self, roots: Sequence[TreeNode], view: ConversationView | None = None, *, kinds: Collection[Any] | None = None) -> None:
+        nodes: list[TreeNode] = []
+        parents: list[int] = []
+        prefixes: list[str] = []
+        depths: list[int] = []
+        add_node, add_parent, add_prefix, add_depth = nodes.append, parents.append, prefixes.append, depths.append
+        stack: list[tuple[TreeNode, int, str, str, int]] = []
+        push, pop = stack.append, stack.pop
+        multi = len(roots) > 1
+        for i in reversed(range(len(roots))):
+            last = i == len(roots) - 1
+            if multi:
+                push((roots[i], -1, "└─ " if last else "├─ ", "   " if last else "│  ", 1))
+            else:
+                push((roots[i], -1, "", "", 0))
+        # no cyclic GC passes over the growing lists (100,000 rows' tuples)
+        with gc_paused():
+            while stack:
+                node, parent, prefix, child_prefix, depth = pop()
+                index = len(nodes)
+                add_node(node)
+                add_parent(parent)
+                add_prefix(prefix)
+                add_depth(depth)
+                children = node.children
+                if len(children) == 1:
+                    push((children[0], index, child_prefix, child_prefix, depth))
+                else:
+                    for j in range(len(children) - 1, -1, -1):
+                        last = j == len(children) - 1
+                        push((children[j], index, child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "), depth + 1))
+        self.nodes = nodes
+        self.parents = parents
+        self._prefixes = prefixes
+        self._depths = depths
+        self._shown: list[str | None] | None = None
+        if view is not None:
+            hidden = view.hidden_rows(nodes, parents) if _may_hide(kinds) else []
+            # the view is the tree when it hides nothing: its guides are the tree's
+            self._shown = _shown_prefixes(parents, hidden) if hidden else cast("list[str | None]", prefixes)
+        self._index_of: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.nodes)
+
+    @overload
+    def __getitem__(self, i: int) -> Row: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Row]: ...
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:
+        if isinstance(i, slice):
+            return [self.row(j) for j in range(*i.indices(len(self.nodes)))]
+        if i < 0:
+            i += len(self.nodes)
+        if not 0 <= i < len(self.nodes):
+            raise IndexError(i)
+        return self.row(i)
+
+    def __iter__(self) -> Iterator[Row]:
+        return map(self.row, range(len(self.nodes)))
+
+    def row(self, i: int) -> Row:
+        """Row ``i`` (0 ≤ ``i`` < ``len(self)``), as :func:`tree_rows` lays it out."""
+        node = self.nodes[i]
+        row = Row(i, self.parents[i], self._prefixes[i], node.entry, node.label, self._depths[i])
+        shown = self._shown
+        if shown is not None:
+            row.shown_prefix = shown[i]
+            row.hidden = row.shown_prefix is None
+        return row
+
+    def hidden(self, i: int) -> bool:
+        """Whether row ``i`` is left out of the conversation view (False
+        without a view), without making the row."""
+        shown = self._shown
+        return shown is not None and shown[i] is None
+
+    def entry_id(self, i: int) -> Any:
+        """The id of row ``i``'s entry, without decoding it."""
+        return self.nodes[i].id
+
+    def decode(self, indices: Iterable[int]) -> None:
+        """Decode the entries of the rows at ``indices`` together (one read
+        per run of adjacent lines of a lazily read session,
+        :meth:`TreeNode.decode_entries`), before their rows are made."""
+        nodes = self.nodes
+        TreeNode.decode_entries([nodes[i] for i in indices])
+
+    @property
+    def index_of(self) -> dict[str, int]:
+        """Entry id → its first row (string ids only; made once)."""
+        out = self._index_of
+        if out is None:
+            ids = [node.id for node in self.nodes]
+            # the first row of an id wins: the last written of the reversed pairs
+            out = dict(zip(reversed(ids), range(len(ids) - 1, -1, -1)))
+            if any(eid.__class__ is not str for eid in out):
+                out = {eid: i for eid, i in out.items() if eid.__class__ is str}
+            self._index_of = out
+        return out
+
+    def path_to(self, i: int) -> list[int]:
+        """Row numbers from the root to row ``i`` (empty when ``i`` is out of range)."""
+        out: list[int] = []
+        parents = self.parents
+        n = len(parents)
+        while 0 <= i < n and len(out) <= n:
+            out.append(i)
+            i = parents[i]
+        return out[::-1]
+
+
+def _may_hide(kinds: Collection[Any] | None) -> bool:
+    """Whether entries of these types may be left out of the conversation
+    view (None: not known, so they may)."""
+    return kinds is None or any(kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info") for kind in kinds)
+
+
+def _shown_prefixes(parents: Sequence[int], hidden: Iterable[int]) -> list[str | None]:
+    """Each row's guides in the conversation view (None for a row it
+    leaves out): the rows in display order (``parents``: each one's parent
+    row) without the ``hidden`` ones, whose children go up to their nearest
+    shown ancestor, laid out by the rules of :class:`TreeLayout`."""
+    n = len(parents)
+    shown = [True] * n
+    for i in hidden:
+        shown[i] = False
+    up = [-1] * n  # each row's nearest shown ancestor-or-self (-1: none)
+    kids: dict[int, list[int]] = {}  # shown row (-1: the roots) -> its shown children, in order
+    for i in range(n):
+        parent = parents[i]
+        above = up[parent] if parent >= 0 else -1
+        if shown[i]:
+            up[i] = i
+            kids.setdefault(above, []).append(i)
         else:
-            for j in reversed(range(len(kids))):
-                last = j == len(kids) - 1
-                stack.append((kids[j], child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  ")))
+            up[i] = above
+    out: list[str | None] = [None] * n
+    child_prefix: list[str] = [""] * n
+    roots = kids.get(-1, [])
+    multi = len(roots) > 1
+    for j, i in enumerate(roots):
+        last = j == len(roots) - 1
+        out[i] = ("└─ " if last else "├─ ") if multi else ""
+        child_prefix[i] = ("   " if last else "│  ") if multi else ""
+    for i in range(n):  # a shown row's parent comes before it: its guides are known
+        if not shown[i]:
+            continue
+        children = kids.get(i)
+        if not children:
+            continue
+        base = child_prefix[i]
+        if len(children) == 1:
+            out[children[0]] = child_prefix[children[0]] = base
+        else:
+            for j, k in enumerate(children):
+                last = j == len(children) - 1
+                out[k] = base + ("└─ " if last else "├─ ")
+                child_prefix[k] = base + ("   " if last else "│  ")
     return out
 
 
@@ -78,7 +253,8 @@ def tree_rows(roots: Sequence[TreeNode], view: ConversationView | None = None) -
     """The tree in display order, laid out as ``pi-session tree`` does: a
     chain stays at one indentation, only the children of a fork are indented
     (with ``├─ ``/``└─ `` guides), several roots are drawn as siblings.
-    Iterative (any depth).
+    Iterative (any depth). Every row of :class:`TreeLayout`, which makes
+    a page of them without the others.
 
     Args:
         view: the conversation view of ``roots``
@@ -86,34 +262,7 @@ def tree_rows(roots: Sequence[TreeNode], view: ConversationView | None = None) -
             hides and gives the others their guides in it
             (``Row.hidden``, ``Row.shown_prefix``).
     """
-    shown = _prefixes(view.roots, view.children) if view is not None else None
-    rows: list[Row] = []
-    stack: list[tuple[TreeNode, int, str, str, int]] = []
-    multi = len(roots) > 1
-    for i in reversed(range(len(roots))):
-        last = i == len(roots) - 1
-        if multi:
-            stack.append((roots[i], -1, "└─ " if last else "├─ ", "   " if last else "│  ", 1))
-        else:
-            stack.append((roots[i], -1, "", "", 0))
-    while stack:
-        node, parent, prefix, child_prefix, depth = stack.pop()
-        index = len(rows)
-        row = Row(index, parent, prefix, node.entry, node.label, depth)
-        if shown is not None:
-            row.shown_prefix = shown.get(id(node))
-            row.hidden = row.shown_prefix is None
-        rows.append(row)
-        children = node.children
-        if len(children) == 1:
-            stack.append((children[0], index, child_prefix, child_prefix, depth))
-        else:
-            for j in reversed(range(len(children))):
-                last = j == len(children) - 1
-                stack.append(
-                    (children[j], index, child_prefix + ("└─ " if last else "├─ "), child_prefix + ("   " if last else "│  "), depth + 1)
-                )
-    return rows
+    return list(TreeLayout(roots, view))
 
 
 def hiding_edits(entries: Sequence[Mapping[str, Any]], leaf_path: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, Any]]:

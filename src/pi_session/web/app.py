@@ -176,7 +176,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                 return mark, access.view(sid, redact=redact)
 
             mark, view = await run_in_threadpool(load)
-            known: set[str] = {str(r.entry.get("id")) for r in view.rows} if view else set()
+            known: set[str] = {str(node.id) for node in view.rows.nodes} if view else set()
             yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
             idle = 0.0
             while True:

@@ -23,7 +23,7 @@ from ..operations import OperationError, open_for_reading
 from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, StoreError
 from ..session.conversation import ConversationView, hidden_summary
 from ..viewer.entries import ToolCalls, article, row_preview
-from ..viewer.model import Row, hiding_edits, tree_rows
+from ..viewer.model import Row, TreeLayout, hiding_edits
 
 __all__ = [
     "ApiError",
@@ -156,7 +156,7 @@ class StoreAccess:
         cached = self._views.get(key)
         if cached is not None and mark is not None and cached[0] == mark:
             return cached[1]
-        manager = self.open(sid)
+        manager = self.open(sid, lazy=True)
         with self.lock:
             view = SessionView.of(manager, masked=redact)
         if mark is not None:
@@ -182,17 +182,19 @@ class StoreAccess:
             except StoreError as exc:
                 raise ApiError(503, str(exc)) from None
 
-    def open(self, text: str, *, redact: bool = False) -> SessionManager:
+    def open(self, text: str, *, redact: bool = False, lazy: bool = False) -> SessionManager:
         """The session ``text`` names, opened read-only; with ``redact``,
         an in-memory copy with every secret the scanner finds replaced by
-        ``[REDACTED:<kind>]`` (:func:`pi_session.operations.redacted_manager`).
+        ``[REDACTED:<kind>]`` (:func:`pi_session.operations.redacted_manager`);
+        with ``lazy``, a session file's entries are decoded when first
+        accessed (:func:`pi_session.operations.open_for_reading`).
 
         Raises:
             ApiError: as :meth:`resolve`; 422 when it cannot be read."""
         sid = self.resolve(text)
         with self.lock:
             try:
-                manager = open_for_reading(sid, store=self.store)
+                manager = open_for_reading(sid, store=self.store, lazy=lazy)
                 if redact:
                     from ..operations import redacted_manager
 
@@ -318,8 +320,13 @@ def sessions_json(
 class SessionView:
     """One session prepared for the API and the pages: the manager, its
     tree rows (``pi-session tree`` order, the conversation view's hidden
-    rows marked), the context edits hiding entries on the leaf's path and
-    the tool calls (for tool results' headings).
+    rows marked; a :class:`pi_session.viewer.model.TreeLayout`, which makes
+    a row when it is asked for), the context edits hiding entries on the
+    leaf's path, and the tool calls of the tool results shown (for their
+    headings; :meth:`calls_for`). Nothing of the session is decoded but
+    what a page or an answer shows (the manager of a session file reads it
+    lazily: :meth:`StoreAccess.view`), so the first screen of a
+    100,000-entry session costs one page of rows.
 
     With ``masked``, the session text a page or an answer shows is read
     through :meth:`shown`, :meth:`edit_of`, :meth:`name` and
@@ -331,15 +338,15 @@ class SessionView:
     session as stored (its structure: ids, parents, order)."""
 
     manager: SessionManager
-    rows: list[Row]
+    rows: TreeLayout
     index_of: dict[str, int]
     hidden: dict[str, tuple[str, Any]]
-    calls: ToolCalls
     leaf_index: int
     hidden_note: str = ""
     masked: bool = False
     _shown: dict[int, Row] = field(default_factory=dict, repr=False)
     _mask_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _all_calls: ToolCalls | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, manager: SessionManager, *, masked: bool = False) -> SessionView:
@@ -348,27 +355,50 @@ class SessionView:
         roots = manager.get_tree()
         leaf_id = manager.get_leaf_id()
         conversation = ConversationView(roots, leaf_id)
-        rows = tree_rows(roots, conversation)
-        index_of: dict[str, int] = {}
-        for row in rows:
-            eid = row.entry.get("id")
-            if isinstance(eid, str):
-                index_of.setdefault(eid, row.index)
+        rows = TreeLayout(roots, conversation, kinds={k for k in manager.tree.entries.types() if k.__class__ is str})
+        index_of = rows.index_of
         leaf_index = index_of.get(leaf_id, -1) if leaf_id is not None else -1
-        entries = manager.get_entries()
-        hidden = hiding_edits(entries, manager.get_branch() if leaf_id is not None else [])
-        calls: ToolCalls = {}
-        for entry in entries:
-            message = entry.get("message") if entry.get("type") == "message" else None
-            if not isinstance(message, dict) or message.get("role") != "assistant":
-                continue
-            content = message.get("content")
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
-                        calls[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
+        edits = manager.get_entries_of_type("context_edit")
+        hidden = hiding_edits(edits, manager.get_branch() if leaf_id is not None and edits else [])
         note = hidden_summary(conversation.hidden) if conversation.hidden else ""
-        return cls(manager, rows, index_of, hidden, calls, leaf_index, note, masked)
+        return cls(manager, rows, index_of, hidden, leaf_index, note, masked)
+
+    def calls_for(self, index: int) -> ToolCalls:
+        """The tool call row ``index``'s tool result answers, as
+        ``{toolCallId: (tool name, arguments)}`` (empty for any other
+        entry, or a call found nowhere): from the nearest assistant message
+        above the row holding a call of that id (the call that produced
+        it), else from the last in the file (as the HTML export pairs them).
+        Decodes the messages above it up to that one (at most
+        :data:`CALL_LOOKBACK` entries), the whole session's messages only
+        when the call is not among them."""
+        ids = _call_ids(self.rows.nodes[index].entry)
+        if not ids:
+            return {}
+        call_id = ids[0]
+        rows = self.rows
+        nodes, parents = rows.nodes, rows.parents
+        j = parents[index]
+        looked = 0
+        while j >= 0 and looked < CALL_LOOKBACK:
+            batch: list[int] = []
+            while j >= 0 and len(batch) < 32:
+                if nodes[j].type == "message":
+                    batch.append(j)
+                j = parents[j]
+                looked += 1
+            rows.decode(batch)
+            for k in batch:
+                found = _calls_of(nodes[k].entry).get(call_id)
+                if found is not None:
+                    return {call_id: found}
+        if self._all_calls is None:
+            every: ToolCalls = {}
+            for entry in self.manager.get_entries_of_type("message"):
+                every.update(_calls_of(entry))
+            self._all_calls = every
+        found = self._all_calls.get(call_id)
+        return {call_id: found} if found is not None else {}
 
     def _mask(self, value: Any, *, record: bool) -> Any:
         """``value`` with its secrets masked (``record``: by the record's
@@ -407,11 +437,7 @@ class SessionView:
 
     def path_to(self, index: int) -> list[int]:
         """Row numbers from the root to row ``index``."""
-        out: list[int] = []
-        while 0 <= index < len(self.rows) and len(out) <= len(self.rows):
-            out.append(index)
-            index = self.rows[index].parent
-        return out[::-1]
+        return self.rows.path_to(index)
 
     def edit_of(self, row: Row) -> tuple[str, Any] | None:
         """The context edit hiding or replacing the row's entry, if any (its
@@ -426,12 +452,32 @@ class SessionView:
         """The viewer's ``<article>`` of row ``index`` (every session
         string escaped; secrets masked when :attr:`masked`)."""
         row = self.shown(index)
-        calls = self.calls
+        calls = self.calls_for(index)
         if self.masked:
-            calls = {k: (name, self._mask(args, record=False)) for k, (name, args) in ((k, calls[k]) for k in _call_ids(row.entry) if k in calls)}
+            calls = {k: (name, self._mask(args, record=False)) for k, (name, args) in calls.items()}
         return article(
             index, row.entry, label=row.label, is_leaf=index == self.leaf_index, edit=self.edit_of(row), calls=calls, hidden=row.hidden
         )
+
+
+CALL_LOOKBACK = 2000
+""":meth:`SessionView.calls_for` looks for a tool result's call among at
+most this many entries above it before reading every assistant message of
+the session."""
+
+
+def _calls_of(entry: Mapping[str, Any]) -> ToolCalls:
+    """The tool calls of an assistant message entry: id → (name, arguments)."""
+    message = entry.get("message") if entry.get("type") == "message" else None
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return {}
+    content = message.get("content")
+    out: ToolCalls = {}
+    if isinstance(content, list):
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
+                out[block["id"]] = (str(block.get("name") or ""), block.get("arguments"))
+    return out
 
 
 def _call_ids(entry: Mapping[str, Any]) -> list[str]:
@@ -483,7 +529,10 @@ def session_json(view: SessionView, *, offset: int = 0, limit: int = PAGE_ROWS) 
     ``{"id", "name", "header", "leafId", "entryCount", "rowCount",
     "offset", "rows": [row_json…]}``."""
     manager = view.manager
-    rows = view.rows[max(0, offset) : max(0, offset) + max(0, limit)]
+    start = max(0, offset)
+    stop = min(len(view.rows), start + max(0, limit))
+    view.rows.decode(range(start, stop))
+    rows = view.rows[start:stop]
     return {
         "id": manager.get_session_id(),
         "name": view.name(),
@@ -510,7 +559,7 @@ def entry_json(view: SessionView, entry_id: str) -> dict[str, Any]:
         "entry": row.entry,
         "i": index,
         "label": row.label,
-        "path": [view.rows[i].entry.get("id") for i in view.path_to(index)],
+        "path": [view.rows.entry_id(i) for i in view.path_to(index)],
         "html": view.article(index),
     }
 
@@ -629,10 +678,11 @@ def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None) ->
 def new_rows(view: SessionView, known: Sequence[str] | set[str] | Mapping[str, Any]) -> list[dict[str, Any]]:
     """Rows of entries not in ``known`` (ids), each with its article HTML."""
     out = []
-    for row in view.rows:
-        eid = row.entry.get("id")
+    rows = view.rows
+    for i, node in enumerate(rows.nodes):
+        eid = node.id
         if isinstance(eid, str) and eid not in known:
-            item = row_json(view, row)
-            item["html"] = view.article(row.index)
+            item = row_json(view, rows[i])
+            item["html"] = view.article(i)
             out.append(item)
     return out

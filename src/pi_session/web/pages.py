@@ -215,7 +215,7 @@ def _hidden_note(view: SessionView, selected: int) -> str:
     checked; checked when the selected entry is one of them)."""
     if not view.hidden_note:
         return ""
-    checked = " checked" if selected >= 0 and view.rows[selected].hidden else ""
+    checked = " checked" if selected >= 0 and view.rows.hidden(selected) else ""
     return (f'<p class="hidnote">… {esc(view.hidden_note)} <label><input type="checkbox" id="showall"{checked}> '
             "show all entries</label></p>")
 
@@ -232,6 +232,8 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
     total = len(view.rows)
     start = max(0, min(offset, max(0, total - 1)))
     stop = min(total, start + PAGE_ROWS)
+    shown = path[-PATH_SHOWN:]
+    view.rows.decode([*range(start, stop), *shown, *path[:50]])  # what the page shows, in one read
     rows = "".join(_row_html(view, i, on, selected, sid) for i in range(start, stop))
     pager = []
     if start > 0:
@@ -239,7 +241,6 @@ def session_page(view: SessionView, *, selected: int, offset: int, csrf: str, re
     if stop < total:
         pager.append(f'<a href="{esc(_session_href(sid, None, offset=stop))}" id="nextrows">rows {stop + 1:,}–{min(total, stop + PAGE_ROWS):,} →</a>')
     selected_id = view.rows[selected].entry.get("id") if selected >= 0 else None
-    shown = path[-PATH_SHOWN:]
     more = ""
     if len(shown) < len(path):
         first = view.rows[path[len(path) - len(shown) - 1]].entry.get("id")
