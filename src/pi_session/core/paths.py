@@ -9,7 +9,6 @@ import os
 import re
 from pathlib import Path
 from typing import TypeAlias
-from urllib.parse import unquote, urlsplit
 
 from .text import js_trim
 
@@ -43,6 +42,8 @@ def _file_url_path(url: str) -> str:
     """
     # the WHATWG URL parser drops tabs and newlines and trailing controls,
     # and reads a backslash as a slash in file URLs
+    from urllib.parse import unquote, urlsplit  # here: only file URLs need it
+
     text = url.replace("\t", "").replace("\n", "").replace("\r", "").rstrip(_URL_TRAILING).replace("\\", "/")
     parts = urlsplit(text)
     if parts.netloc.lower() not in ("", "localhost"):
