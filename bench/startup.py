@@ -4,9 +4,9 @@
 Each repetition runs, one after the other in an order that rotates from
 repetition to repetition (to share the machine's load fairly): the bare
 interpreter, ``pi-session --version``, ``pi-session --help`` (written to
-/dev/null: the plain help, and to a pseudo-terminal: typer's help in
-rich's layout) and ``pi-session info SMALL`` (a session of four messages, made in a temporary
-directory). Every process is timed from the outside (spawn to exit,
+/dev/null: the plain help, and to a pseudo-terminal: the help in typer's
+rich layout) and ``pi-session info SMALL`` (a session of four messages, made in a temporary
+directory; to /dev/null and to a pseudo-terminal). Every process is timed from the outside (spawn to exit,
 ``time.perf_counter``) and by the CPU time it used (user + system, from
 its resource usage: less disturbed by other work on the machine); output
 goes to ``/dev/null`` (but for the terminal row's). The table shows the medians of each and their
@@ -46,7 +46,7 @@ TERMINAL = "(terminal)"
 pseudo-terminal (read and discarded), as in an interactive shell."""
 
 
-TARGETS = {"--version": 2.5, "--help": 8.0, f"--help {TERMINAL}": 8.0, "info": 8.0}
+TARGETS = {"--version": 2.5, "--help": 8.0, f"--help {TERMINAL}": 8.0, "info": 8.0, f"info {TERMINAL}": 8.0}
 
 
 def small_session(directory: Path) -> Path:
@@ -153,6 +153,7 @@ def main() -> None:
             "--help": [*cli, "--help"],
             f"--help {TERMINAL}": [*cli, "--help"],
             "info": [*cli, "info", str(session)],
+            f"info {TERMINAL}": [*cli, "info", str(session)],
         }
         times = measure(commands, args.n, env)
         base_wall = statistics.median(w for w, _c in times["python -c pass"])
