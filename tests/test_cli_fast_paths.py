@@ -211,3 +211,31 @@ def test_what_the_fast_path_leaves_goes_through_typer(tmp_path, sessions):
         (code, _out, err), modules = modules_of(piped([sys.executable, "-c", LIST_MODULES, *args], env))
         assert "pi_session.cli.session_cmds" in modules and "typer" in modules, args
     assert b"warning" in err
+
+
+_WRAPPED_INTERRUPT = """
+import sys
+class WrappedInterrupt:
+    def find_spec(self, name, path=None, target=None):
+        if name == {module!r}:
+            try:
+                raise KeyboardInterrupt
+            except KeyboardInterrupt as exc:
+                raise RuntimeError("Error calling __set_name__") from exc
+        return None
+sys.meta_path.insert(0, WrappedInterrupt())
+from pi_session.cli import main
+sys.argv[0] = "pi-session"
+main()
+"""
+
+
+def test_ctrl_c_during_a_fast_path_is_an_interrupt(tmp_path, sessions):
+    """Ctrl-C landing in a fast path's imports, even wrapped in another
+    error (as class creation wraps it), ends the command with one line and
+    status 130: it is not taken for a failure to hand to typer's path."""
+    env = environment(tmp_path)
+    info = [sys.executable, "-c", _WRAPPED_INTERRUPT.format(module="pi_session.cli.info_view"), "info", str(sessions["plain"])]
+    assert piped(info, env) == (130, b"", b"pi-session: interrupted\n")
+    helps = [sys.executable, "-c", _WRAPPED_INTERRUPT.format(module="rich.panel"), "--help"]
+    assert in_terminal(helps, env, stderr_apart=True) == (130, b"", b"pi-session: interrupted\n")

@@ -98,20 +98,30 @@ def main() -> None:
             _quiet_stdout()
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
+        except BaseException as exc:
+            _exit_if_interrupted(exc)
+            raise
         return
     if _answered_early(sys.argv[1:]):
         return
     try:
         from .app import main as run
     except BaseException as exc:
-        if not interrupted_by(exc):
-            raise
-        try:
-            sys.stderr.write("pi-session: interrupted\n")
-        except (OSError, ValueError):
-            pass
-        raise SystemExit(130) from None
+        _exit_if_interrupted(exc)
+        raise
     run()
+
+
+def _exit_if_interrupted(exc: BaseException) -> None:
+    """When ``exc`` is (or was caused by) Ctrl-C: print one line and exit
+    with status 130 (no traceback), as every command does."""
+    if not interrupted_by(exc):
+        return
+    try:
+        sys.stderr.write("pi-session: interrupted\n")
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(130) from None
 
 
 def _answered_early(args: list[str]) -> bool:
@@ -132,16 +142,11 @@ def _answered_early(args: list[str]) -> bool:
         else:
             from .info_fast import answer
         return answer(args)
-    except Exception:
-        return False  # the full command answers (and reports what went wrong)
     except BaseException as exc:
-        if not interrupted_by(exc):
-            raise
-        try:
-            sys.stderr.write("pi-session: interrupted\n")
-        except (OSError, ValueError):
-            pass
-        raise SystemExit(130) from None
+        _exit_if_interrupted(exc)  # Ctrl-C, also wrapped in another error
+        if isinstance(exc, Exception):
+            return False  # the full command answers (and reports what went wrong)
+        raise
 
 
 def _quiet_stdout() -> None:
