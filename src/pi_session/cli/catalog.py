@@ -1,10 +1,14 @@
-"""What the root ``pi-session --help`` shows, kept apart from typer and
-rich so that the help can be written without loading either: the table
-of commands (:data:`COMMANDS`), the root's own texts, and
-:func:`plain_root_help`, the root help as plain text for an output that is
-not a terminal (a pipe, a file). In a terminal the typer application
-(:mod:`pi_session.cli.app`) shows the same texts in rich's layout;
-``tests/test_cli_startup.py`` checks that the two hold the same words.
+"""What the root ``pi-session --help`` shows, kept apart from typer so
+that the help can be written without loading it: the table of commands
+(:data:`COMMANDS`), the root's own texts, :func:`plain_root_help`, the
+root help as plain text for an output that is not a terminal (a pipe, a
+file; no library at all), and :func:`print_terminal_root_help`, the same
+texts in typer's rich layout for a terminal, drawn with rich alone. The
+typer application (:mod:`pi_session.cli.app`) shows the same texts (its
+root help is what ``pi-session`` without a command prints);
+``tests/test_cli_startup.py`` checks that the plain help holds the same
+words, and ``tests/test_cli_fast_paths.py`` that the terminal help is
+typer's byte for byte.
 """
 
 # no `from __future__ import annotations` and no imports at module level:
