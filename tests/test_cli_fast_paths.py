@@ -36,7 +36,8 @@ LIST_MODULES = (
     "sys.argv[0] = 'pi-session'\n"
     "sys.exit(main())\n"
 )
-_RICH_ENV = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "PI_SESSION_STORE", "COLUMNS", "LINES", "TERMINAL_WIDTH")
+_RICH_ENV = ("FORCE_COLOR", "NO_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "PI_SESSION_STORE", "COLUMNS", "LINES", "TERMINAL_WIDTH",
+             "PY_COLORS", "GITHUB_ACTIONS", "_TYPER_FORCE_DISABLE_TERMINAL")
 
 
 def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -98,7 +99,8 @@ def test_terminal_root_help_is_typers_byte_for_byte(tmp_path, columns):
     assert fast[1] == typer[1]
 
 
-@pytest.mark.parametrize("extra", [{"NO_COLOR": "1"}, {"TERM": "dumb"}, {"FORCE_COLOR": "1"}, {"COLUMNS": "70"}])
+@pytest.mark.parametrize("extra", [{"NO_COLOR": "1"}, {"TERM": "dumb"}, {"FORCE_COLOR": "1"}, {"COLUMNS": "70"}, {"TERMINAL_WIDTH": "90"},
+                                   {"_TYPER_FORCE_DISABLE_TERMINAL": "1"}])
 def test_terminal_root_help_follows_the_environment_as_typer_does(tmp_path, extra):
     env = environment(tmp_path, **extra)
     assert in_terminal([str(EXE), "-h"], env) == in_terminal([*TYPER_PATH, "-h"], env)

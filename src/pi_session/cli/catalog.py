@@ -124,7 +124,8 @@ def print_terminal_root_help() -> None:
     rich it draws with (not typer, click or any command module). The
     width is the terminal's (``$COLUMNS``, or ``$TERMINAL_WIDTH`` as typer
     reads it, when set); ``FORCE_COLOR``/``PY_COLORS`` force colour as in
-    typer. Raises ``OSError`` (a closed pipe included) when the write fails."""
+    typer (and ``GITHUB_ACTIONS``; ``_TYPER_FORCE_DISABLE_TERMINAL`` turns it
+    off). Raises ``OSError`` (a closed pipe included) when the write fails."""
     import os
 
     from rich.columns import Columns
@@ -144,7 +145,9 @@ def print_terminal_root_help() -> None:
         ]
 
     width = os.environ.get("TERMINAL_WIDTH", "")
-    forced = True if os.environ.get("FORCE_COLOR") or os.environ.get("PY_COLORS") else None
+    forced = True if os.environ.get("GITHUB_ACTIONS") or os.environ.get("FORCE_COLOR") or os.environ.get("PY_COLORS") else None
+    if os.environ.get("_TYPER_FORCE_DISABLE_TERMINAL"):
+        forced = False
     highlight = Options()
     console = Console(
         theme=Theme({"option": "bold cyan", "switch": "bold green", "usage": "yellow"}),
