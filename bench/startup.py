@@ -4,9 +4,9 @@
 Each repetition runs, one after the other in an order that rotates from
 repetition to repetition (to share the machine's load fairly): the bare
 interpreter, ``pi-session --version``, ``pi-session --help`` (written to
-/dev/null: the plain help, and to a pseudo-terminal: typer's help in
-rich's layout) and ``pi-session info SMALL`` (a session of four messages, made in a temporary
-directory). Every process is timed from the outside (spawn to exit,
+/dev/null: the plain help, and to a pseudo-terminal: the help in typer's
+rich layout) and ``pi-session info SMALL`` (a session of four messages, made in a temporary
+directory; to /dev/null and to a pseudo-terminal). Every process is timed from the outside (spawn to exit,
 ``time.perf_counter``) and by the CPU time it used (user + system, from
 its resource usage: less disturbed by other work on the machine); output
 goes to ``/dev/null`` (but for the terminal row's). The table shows the medians of each and their
@@ -27,6 +27,7 @@ Usage::
     python bench/startup.py -n 51        # more
     python bench/startup.py --markdown   # also as a markdown table (README)
     python bench/startup.py --importtime # also the slowest imports
+    python bench/startup.py --baseline /tmp/base/src  # and the baseline's, interleaved
 """
 
 from __future__ import annotations
@@ -46,7 +47,10 @@ TERMINAL = "(terminal)"
 pseudo-terminal (read and discarded), as in an interactive shell."""
 
 
-TARGETS = {"--version": 2.5, "--help": 8.0, f"--help {TERMINAL}": 8.0, "info": 8.0}
+BEFORE = " [before]"
+"""A command name ending with this runs the baseline's sources (``--baseline``)."""
+
+TARGETS = {"--version": 2.5, "--help": 8.0, f"--help {TERMINAL}": 8.0, "info": 8.0, f"info {TERMINAL}": 8.0}
 
 
 def small_session(directory: Path) -> Path:
@@ -110,16 +114,20 @@ def run_once(argv: list[str], env: dict[str, str], terminal: bool = False) -> tu
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def measure(commands: dict[str, list[str]], repetitions: int, env: dict[str, str]) -> dict[str, list[tuple[float, float]]]:
-    """(wall, CPU) seconds of each command per repetition (rotating order)."""
+def measure(
+    commands: dict[str, list[str]], repetitions: int, env: dict[str, str], envs: dict[str, dict[str, str]] | None = None
+) -> dict[str, list[tuple[float, float]]]:
+    """(wall, CPU) seconds of each command per repetition (rotating order);
+    ``envs`` gives some commands their own environment (a baseline's)."""
+    envs = envs or {}
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
     names = list(commands)
     for name in names:  # warm-up: byte-code caches, the page cache
-        run_once(commands[name], env, name.endswith(TERMINAL))
+        run_once(commands[name], envs.get(name, env), name.removesuffix(BEFORE).endswith(TERMINAL))
     for rep in range(repetitions):
         shift = rep % len(names)
         for name in names[shift:] + names[:shift]:
-            times[name].append(run_once(commands[name], env, name.endswith(TERMINAL)))
+            times[name].append(run_once(commands[name], envs.get(name, env), name.removesuffix(BEFORE).endswith(TERMINAL)))
     return times
 
 
@@ -140,6 +148,8 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=21, help="repetitions (default 21)")
     parser.add_argument("--markdown", action="store_true", help="also print a markdown table")
     parser.add_argument("--importtime", action="store_true", help="also print the slowest imports of each command")
+    parser.add_argument("--baseline", metavar="SRC", help="also run each command on the package under SRC (e.g. a "
+                        "`git archive main src` checkout's src), interleaved with the others, as rows marked [before]")
     args = parser.parse_args()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     tmp = Path(tempfile.mkdtemp(prefix="pi-session-startup-"))
@@ -153,8 +163,15 @@ def main() -> None:
             "--help": [*cli, "--help"],
             f"--help {TERMINAL}": [*cli, "--help"],
             "info": [*cli, "info", str(session)],
+            f"info {TERMINAL}": [*cli, "info", str(session)],
         }
-        times = measure(commands, args.n, env)
+        envs: dict[str, dict[str, str]] = {}
+        if args.baseline:
+            before_env = {**env, "PYTHONPATH": os.path.abspath(args.baseline)}
+            for name in [name for name in commands if name != "python -c pass"]:
+                commands[name + BEFORE] = commands[name]
+                envs[name + BEFORE] = before_env
+        times = measure(commands, args.n, env, envs)
         base_wall = statistics.median(w for w, _c in times["python -c pass"])
         base_cpu = statistics.median(c for _w, c in times["python -c pass"])
         rows = []
@@ -164,16 +181,18 @@ def main() -> None:
             target = TARGETS.get(name)
             rows.append((name, wall * 1000, wall / base_wall, cpu * 1000, cpu / base_cpu, f"{target:g}×" if target else ""))
         print(f"start-up, median of {args.n} runs (python {sys.version.split()[0]}, {os.cpu_count()} cpus, load {os.getloadavg()[0]:.1f})")
-        print(f"  {'':<20} {'wall':>9}  {'ratio':>6}  {'cpu':>9}  {'ratio':>6}  target")
+        print(f"  {'':<28} {'wall':>9}  {'ratio':>6}  {'cpu':>9}  {'ratio':>6}  target")
         for name, wall_ms, wall_ratio, cpu_ms, cpu_ratio, target in rows:
             over = " OVER" if target and wall_ratio > TARGETS[name] else ""
-            print(f"  {name:<20} {wall_ms:6.1f} ms  {wall_ratio:5.2f}×  {cpu_ms:6.1f} ms  {cpu_ratio:5.2f}×  {target}{over}")
+            print(f"  {name:<28} {wall_ms:6.1f} ms  {wall_ratio:5.2f}×  {cpu_ms:6.1f} ms  {cpu_ratio:5.2f}×  {target}{over}")
         if args.markdown:
             print()
             print("| command | wall (median) | × bare | CPU (median) | × bare | target |")
             print("|---|---:|---:|---:|---:|---:|")
             for name, wall_ms, wall_ratio, cpu_ms, cpu_ratio, target in rows:
-                shown = "`python -c pass`" if name == "python -c pass" else f"`pi-session {name.removesuffix(TERMINAL).strip()}`" + (" in a terminal" if name.endswith(TERMINAL) else "")
+                bare = name.removesuffix(BEFORE)
+                shown = "`python -c pass`" if name == "python -c pass" else f"`pi-session {bare.removesuffix(TERMINAL).strip()}`" + (" in a terminal" if bare.endswith(TERMINAL) else "")
+                shown += " (before)" if name.endswith(BEFORE) else ""
                 print(f"| {shown} | {wall_ms:.0f} ms | {wall_ratio:.1f}× | {cpu_ms:.0f} ms | {cpu_ratio:.1f}× | {target} |")
         if args.importtime:
             for name, argv in (("--help", ["--help"]), ("info", ["info", str(session)])):

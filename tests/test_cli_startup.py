@@ -111,9 +111,9 @@ def test_info_loads_only_what_it_uses(tmp_path):
     result, modules = imported(tmp_path, "info", str(manager.get_session_file()))
     assert result.returncode == 0, result.stderr
     assert "messages" in result.stdout
-    assert "pi_session.cli.session_cmds" in modules and "pi_session.manager.session_manager" in modules
-    others = {f"pi_session.cli.{module}" for module, _summary in COMMANDS.values()} - {"pi_session.cli.session_cmds"}
-    assert loaded(modules, *others) == []
+    assert "pi_session.cli.info_fast" in modules and "pi_session.manager.session_manager" in modules
+    # answered before typer loads (tests/test_cli_fast_paths.py): no command module at all
+    assert loaded(modules, *(f"pi_session.cli.{module}" for module, _summary in COMMANDS.values())) == []
     assert loaded(modules, "pydantic", "markdown_it", "pygments", "textual", "pi_session.operations.compacting",
                   "pi_session.compaction", "pi_session.viewer", "pi_session.search") == []
 

@@ -462,7 +462,8 @@ def test_the_head_decoder_takes_every_entry_type_but_the_eager_ones() -> None:
     import typing
 
     from pi_session.entries import EAGER_ENTRY_TYPES, ENTRY_TYPES
-    from pi_session.storage.lazy import EAGER_TYPES, IndexedType
+    from pi_session.storage.heads import IndexedType
+    from pi_session.storage.lazy import EAGER_TYPES
 
     assert EAGER_TYPES == EAGER_ENTRY_TYPES | {"session"}
     assert EAGER_ENTRY_TYPES < set(ENTRY_TYPES)

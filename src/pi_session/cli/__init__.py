@@ -45,13 +45,21 @@ def asks_version(args: list[str]) -> bool:
     return _root_option(args, ("--version",))
 
 
+def asks_root_help(args: list[str]) -> bool:
+    """Whether a command line (without the program name) asks for the root
+    help: ``--help`` or ``-h`` before any command, maybe after the global
+    ``--store URL``. It is written from :mod:`.catalog` without loading
+    typer: as plain text when standard output is not a terminal
+    (:func:`asks_plain_help`), else in rich's layout."""
+    return _root_option(args, ("--help", "-h"))
+
+
 def asks_plain_help(args: list[str]) -> bool:
     """Whether a command line (without the program name) asks for the root
-    help (``--help`` or ``-h`` before any command, maybe after the global
-    ``--store URL``) while standard output is not a terminal: then the
-    help is written as plain text from :mod:`.catalog` without loading
-    typer or rich (in a terminal typer shows it in rich's layout)."""
-    if not _root_option(args, ("--help", "-h")):
+    help (:func:`asks_root_help`) while standard output is not a terminal:
+    then the help is written as plain text from :mod:`.catalog` without
+    loading typer or rich."""
+    if not asks_root_help(args):
         return False
     try:
         return not sys.stdout.isatty()
@@ -61,10 +69,11 @@ def asks_plain_help(args: list[str]) -> bool:
 
 def main() -> None:
     """Console-script entry point (see :func:`pi_session.cli.app.main`).
-    ``--version``, the root ``--help`` when standard output is not a
-    terminal, and a warm ``usage daily|weekly|monthly --json``
-    (:mod:`pi_session.cli.usage_fast`) are answered here, before anything
-    else is imported."""
+    ``--version``, the root ``--help`` (plain text when standard output is
+    not a terminal, else in typer's rich layout drawn by rich alone), a warm
+    ``usage daily|weekly|monthly --json`` and ``info SESSION [--json]``
+    (:func:`_answered_early`) are answered here, before typer is
+    imported."""
     if asks_version(sys.argv[1:]):
         from .. import __version__
 
@@ -74,44 +83,70 @@ def main() -> None:
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
         return
-    if asks_plain_help(sys.argv[1:]):
-        from .catalog import plain_root_help, terminal_width
-
+    if asks_root_help(sys.argv[1:]):
         try:
-            sys.stdout.write(plain_root_help(terminal_width()))
+            if asks_plain_help(sys.argv[1:]):
+                from .catalog import plain_root_help, terminal_width
+
+                sys.stdout.write(plain_root_help(terminal_width()))
+            else:
+                from .catalog import print_terminal_root_help
+
+                print_terminal_root_help()
             sys.stdout.flush()
         except BrokenPipeError:
             _quiet_stdout()
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
-        return
-    if "usage" in sys.argv[1:4] and "--json" in sys.argv:
-        try:
-            from .usage_fast import answer
-
-            if answer(sys.argv[1:]):
-                return
-        except Exception:
-            pass  # the full command answers (and reports what went wrong)
         except BaseException as exc:
-            if not interrupted_by(exc):
-                raise
-            try:
-                sys.stderr.write("pi-session: interrupted\n")
-            except (OSError, ValueError):
-                pass
-            raise SystemExit(130) from None
+            _exit_if_interrupted(exc)
+            raise
+        return
+    if _answered_early(sys.argv[1:]):
+        return
     try:
         from .app import main as run
     except BaseException as exc:
-        if not interrupted_by(exc):
-            raise
-        try:
-            sys.stderr.write("pi-session: interrupted\n")
-        except (OSError, ValueError):
-            pass
-        raise SystemExit(130) from None
+        _exit_if_interrupted(exc)
+        raise
     run()
+
+
+def _exit_if_interrupted(exc: BaseException) -> None:
+    """When ``exc`` is (or was caused by) Ctrl-C: print one line and exit
+    with status 130 (no traceback), as every command does."""
+    if not interrupted_by(exc):
+        return
+    try:
+        sys.stderr.write("pi-session: interrupted\n")
+    except (OSError, ValueError):
+        pass
+    raise SystemExit(130) from None
+
+
+def _answered_early(args: list[str]) -> bool:
+    """Whether a start-up fast path printed the answer of ``args`` (a
+    command line without the program name): a warm ``usage
+    daily|weekly|monthly --json`` (:mod:`.usage_fast`) or ``info SESSION
+    [--json]`` (:mod:`.info_fast`). Each module's ``answer(args)`` answers
+    only what it reads exactly as the full command does and returns False,
+    having printed nothing, otherwise; anything it raises (but Ctrl-C: one
+    line, exit status 130) leaves the command to typer's path, which then
+    reports what went wrong."""
+    usage = "usage" in args[:3] and "--json" in args
+    if not usage and args[:1] != ["info"]:
+        return False
+    try:
+        if usage:
+            from .usage_fast import answer
+        else:
+            from .info_fast import answer
+        return answer(args)
+    except BaseException as exc:
+        _exit_if_interrupted(exc)  # Ctrl-C, also wrapped in another error
+        if isinstance(exc, Exception):
+            return False  # the full command answers (and reports what went wrong)
+        raise
 
 
 def _quiet_stdout() -> None:

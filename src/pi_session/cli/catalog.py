@@ -1,10 +1,14 @@
-"""What the root ``pi-session --help`` shows, kept apart from typer and
-rich so that the help can be written without loading either: the table
-of commands (:data:`COMMANDS`), the root's own texts, and
-:func:`plain_root_help`, the root help as plain text for an output that is
-not a terminal (a pipe, a file). In a terminal the typer application
-(:mod:`pi_session.cli.app`) shows the same texts in rich's layout;
-``tests/test_cli_startup.py`` checks that the two hold the same words.
+"""What the root ``pi-session --help`` shows, kept apart from typer so
+that the help can be written without loading it: the table of commands
+(:data:`COMMANDS`), the root's own texts, :func:`plain_root_help`, the
+root help as plain text for an output that is not a terminal (a pipe, a
+file; no library at all), and :func:`print_terminal_root_help`, the same
+texts in typer's rich layout for a terminal, drawn with rich alone. The
+typer application (:mod:`pi_session.cli.app`) shows the same texts (its
+root help is what ``pi-session`` without a command prints);
+``tests/test_cli_startup.py`` checks that the plain help holds the same
+words, and ``tests/test_cli_fast_paths.py`` that the terminal help is
+typer's byte for byte.
 """
 
 # no `from __future__ import annotations` and no imports at module level:
@@ -109,3 +113,64 @@ def terminal_width(environ: "dict[str, str] | None" = None) -> int:
 
     value = (os.environ if environ is None else environ).get("COLUMNS", "")
     return int(value) if value.isdigit() and int(value) > 0 else 80
+
+
+def print_terminal_root_help() -> None:
+    """Write the root ``pi-session --help`` to a terminal in typer's rich
+    layout (the usage line, the description, then an "Options" and a
+    "Commands" panel: options in bold cyan with their metavar in bold
+    yellow, commands in bold cyan beside their one line of help) from
+    :data:`COMMANDS` and this module's texts, loading only the parts of
+    rich it draws with (not typer, click or any command module). The
+    width is the terminal's (``$COLUMNS``, or ``$TERMINAL_WIDTH`` as typer
+    reads it, when set); ``FORCE_COLOR``/``PY_COLORS`` force colour as in
+    typer (and ``GITHUB_ACTIONS``; ``_TYPER_FORCE_DISABLE_TERMINAL`` turns it
+    off). Raises ``OSError`` (a closed pipe included) when the write fails."""
+    import os
+
+    from rich.columns import Columns
+    from rich.console import Console
+    from rich.highlighter import RegexHighlighter
+    from rich.padding import Padding
+    from rich.panel import Panel
+    from rich.table import Table
+    from rich.text import Text
+    from rich.theme import Theme
+
+    class Options(RegexHighlighter):
+        highlights = [  # noqa: RUF012 - rich's own class attribute
+            r"(^|\W)(?P<switch>\-\w+)(?![a-zA-Z0-9])",
+            r"(^|\W)(?P<option>\-\-[\w\-]+)(?![a-zA-Z0-9])",
+            r"(?P<usage>Usage: )",
+        ]
+
+    width = os.environ.get("TERMINAL_WIDTH", "")
+    forced = True if os.environ.get("GITHUB_ACTIONS") or os.environ.get("FORCE_COLOR") or os.environ.get("PY_COLORS") else None
+    if os.environ.get("_TYPER_FORCE_DISABLE_TERMINAL"):
+        forced = False
+    highlight = Options()
+    console = Console(
+        theme=Theme({"option": "bold cyan", "switch": "bold green", "usage": "yellow"}),
+        highlighter=highlight, force_terminal=forced, width=int(width) if width.isdigit() and int(width) > 0 else None,
+    )
+    console.print(Padding(highlight("Usage: pi-session [OPTIONS] COMMAND [ARGS]..."), 1), style="bold")
+    console.print(Padding(highlight(ROOT_HELP), (0, 1, 1, 1)))
+
+    def panel(title: str, table: Table) -> Panel:
+        return Panel(table, border_style="dim", title=title, title_align="left")
+
+    options = Table(highlight=True, show_header=False, expand=True, box=None, pad_edge=False, padding=(0, 1))
+    store = [highlight(STORE_HELP), Text(f"[env var: {STORE_ENV}]", style="dim yellow")]
+    for long, short, metavar, texts in (
+        ("--version", "", "", [highlight(VERSION_HELP)]), ("--store", "", "URL", store), ("--help", "-h", "", [highlight(HELP_HELP)]),
+    ):
+        # typer's six columns: long and short names, their negative forms (none here), the metavar, the help
+        options.add_row(highlight(long), highlight(short), Text(), Text(), Text(metavar, style="bold yellow"), Columns(texts))
+    console.print(panel("Options", options))
+    commands = Table(highlight=False, show_header=False, expand=True, box=None, pad_edge=False, padding=(0, 1))
+    commands.add_column(style="bold cyan", no_wrap=True, width=max(len(name) for name in COMMANDS))
+    commands.add_column("Description", justify="left", no_wrap=False, ratio=10)
+    for name, (_module, summary) in COMMANDS.items():
+        commands.add_row(Text(name), highlight(summary))
+    console.print(panel("Commands", commands))
+    console.print()

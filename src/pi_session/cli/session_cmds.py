@@ -22,12 +22,11 @@ from ..session.context import (
 )
 from ..core.jsonio import js_stringify
 from ..manager.session_manager import SessionManager
-from ..entries.records import CURRENT_SESSION_VERSION
-from ..session.stats import MessageStats
 from ..core.paths import default_session_dir, is_windows_absolute, sessions_dir
 from ..storage import SessionFileError, migrate_file
 from ..stores.listing import list_session_dir, resolve_path
 from ..stores import StoreError
+from .info_view import info_json, info_rows, percent as _percent
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
@@ -186,23 +185,6 @@ def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
         console.print("No sessions", markup=False)
 
 
-def _usage_rows(m: MessageStats) -> list[tuple[str, str]]:
-    """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
-    (input, cache read, cache write, output, as pi's usage fields and the
-    HTML viewer's header name them: :meth:`UsageTotals.describe
-    <pi_session.session.stats.UsageTotals.describe>`) and cost (only when there is
-    one), over every branch."""
-    u = m.usage
-    rows = [
-        ("messages", f"{m.messages:,} (user {m.user:,}, assistant {m.assistant:,})"),
-        ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
-    ]
-    rows.append(("tokens", u.describe()))
-    if u.cost > 0:
-        rows.append(("cost", f"${u.cost:.3f}"))
-    return rows
-
-
 def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
     """Show a session's header, size, leaf, name and any problems, and what
     pi's /session shows: messages, tool calls and results, tokens and cost
@@ -211,78 +193,18 @@ def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JS
     version is the file's own format version; an older file is read as
     version 3 (migrated in memory) and left unchanged."""
     manager = open_session(ctx, session, quiet=as_json)
-    stats = manager.stats()
-    data = stats.to_json()
-    counts = stats.counts
-    lean = _lean_sizes(manager)
-    if lean is not None:
-        data["lean"] = lean.to_json()
+    stats, lean, data = info_json(manager)
     if as_json:
         print_json(data)
         return
     # plain "key  value" lines rather than a table: a long path is never cut
     # or folded, whatever the width
-    rows: list[tuple[str, str]] = []
-    for key in ("path", "id", "version", "cwd", "created", "parentSession", "name", "sizeBytes", "entries", "leafId", "branchLength"):
-        if data[key] is not None:
-            value = str(data[key])
-            if key == "version" and data[key] != CURRENT_SESSION_VERSION:
-                value += f" (read as version {CURRENT_SESSION_VERSION}; `pi-session migrate` or any write rewrites the file, keeping a backup)"
-            rows.append((key, value))
-    rows.append(("types", ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))))
-    rows.extend(_usage_rows(stats.messages))
-    if data["labels"]:
-        shown = list(data["labels"].items())[:_INFO_LABELS]
-        more = len(data["labels"]) - len(shown)
-        rows.append(("labels", ", ".join(f"{k}={' '.join(field_text(v).split())}" for k, v in shown) + (f", … {more:,} more (--json lists all)" if more else "")))
-    if lean is not None:
-        rows.extend(_lean_rows(lean, str(data["path"])))
-    rows.append(("problems", f"{len(stats.problems):,} found reading the file (`pi-session check` also checks each entry's fields)"))
+    rows = info_rows(stats, lean, data)
     pad = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         line = Text(key.ljust(pad), style="bold")
         line.append(sanitize(value))
         console.print(line, soft_wrap=True)
-
-
-_INFO_LABELS = 10  # labels `info` lists; --json gives them all
-
-
-def _lean_sizes(manager: Any) -> Any:
-    """:func:`pi_session.session.lean.measure_file` of a manager's session (a file,
-    or a database session's lines) at its leaf, or None (in memory, or
-    unreadable)."""
-    from ..session.lean import measure_file, measure_lines
-
-    path = manager.get_session_file()
-    try:
-        if path is not None:
-            return measure_file(path, manager.get_leaf_id())
-        store = manager.get_store()
-        if store is None or not hasattr(store, "read_lines"):
-            return None
-        return measure_lines(store.read_lines(manager.get_session_id()), manager.get_leaf_id())
-    except (OSError, StoreError):
-        return None
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.0f}%" if whole else "0%"
-
-
-def _lean_rows(lean: Any, path: str) -> list[tuple[str, str]]:
-    """``info``'s rows on payload bytes, abandoned-branch bytes and slimmed payloads."""
-    from ..session.lean import human_size
-
-    rows = [
-        ("payload", f"{human_size(lean.payload)} ({_percent(lean.payload, lean.total)}) in images and tool outputs over 16 KB"
-         + (" (`pi-session slim` moves out those outside the model context)" if lean.payload else "")),
-        ("abandoned", f"{human_size(lean.abandoned)} ({_percent(lean.abandoned, lean.total)}) in branches off the path to the leaf"
-         + (" (`pi-session prune` archives them)" if lean.abandoned else "")),
-    ]
-    if lean.slimmed:
-        rows.append(("slimmed", f"{plural(lean.slimmed, 'payload')} in blobs (`pi-session restore` puts them back)"))
-    return rows
 
 
 def tree(

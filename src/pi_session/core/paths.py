@@ -10,7 +10,6 @@ import re
 import stat
 from pathlib import Path
 from typing import IO, TypeAlias
-from urllib.parse import unquote, urlsplit
 
 from .text import js_trim
 
@@ -45,6 +44,8 @@ def _file_url_path(url: str) -> str:
     """
     # the WHATWG URL parser drops tabs and newlines and trailing controls,
     # and reads a backslash as a slash in file URLs
+    from urllib.parse import unquote, urlsplit  # here: only file URLs need it
+
     text = url.replace("\t", "").replace("\n", "").replace("\r", "").rstrip(_URL_TRAILING).replace("\\", "/")
     parts = urlsplit(text)
     if parts.netloc.lower() not in ("", "localhost"):

@@ -59,7 +59,7 @@ from .append import (
 )
 from .dirlock import directory_lock
 from .atomic import OwnershipWarning, adopt_directory_owner, data_sync, ensure_dir, fsync_dir, keep_ownership, write_all, write_atomic
-from .lazy import EntryHead, EntryStore, LazyById, LazyRecords
+from .lazy import EntryStore, LazyById, LazyRecords
 from .lines import NOT_JSON, Rejoiner, RecoveredLine, SplitRecord, line_record, loads_js, parse_line, recover_line, rejoin_split
 from .migration import MigrationResult, migrate_file
 from .model import DIR_MODE, FILE_MODE, Durability, LineProblem, ParsedLine, SessionFileError
@@ -82,7 +82,6 @@ __all__ = [
     "ParsedLine",
     "SessionFileError",
     "SessionFile",
-    "EntryHead",
     "EntryStore",
     "LazyRecords",
     "LazyById",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import stat
 import warnings
 from collections.abc import Callable, Iterable
@@ -74,6 +73,8 @@ def write_all(fd: int, data: bytes) -> None:
 def _temp_path(target: Path) -> Path:
     """``.<name>.<8 hex>.tmp`` beside ``target`` (a name that already starts
     with a dot does not get a second one)."""
+    import secrets  # here: hmac and hashlib load only when a file is written
+
     name = target.name if target.name.startswith(".") else f".{target.name}"
     return target.with_name(f"{name}.{secrets.token_hex(4)}.tmp")
 

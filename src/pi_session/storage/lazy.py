@@ -2,7 +2,7 @@
 keeps of a long v3 session file when asked for ``lazy=True``.
 
 The read loop (:mod:`.reader`) decodes every line after the header with a
-``msgspec`` :class:`EntryHead` decoder that keeps only the fields the index
+``msgspec`` :class:`~.heads.EntryHead` decoder that keeps only the fields the index
 needs (``type``, ``id``, ``parentId``) and skips the rest;
 it stores each such entry's byte offset in an :class:`EntryStore`. Lines the head decoder refuses, lines it cannot be
 trusted on (invalid UTF-8, see :func:`line_utf8_ok`) and the small entries
@@ -34,14 +34,13 @@ import os
 from array import array
 from collections.abc import Callable, Iterable, Iterator, KeysView, MutableMapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, overload
 
-import msgspec
 import orjson
 
 from ..core.gc_pause import gc_paused
 from ..entries.source import EntrySource
-from ..entries import EAGER_ENTRY_TYPES, ENTRY_TYPES
+from ..entries import EAGER_ENTRY_TYPES
 from .decode import compact_record
 from .blocks import BLOCK_SIZE
 from .model import SessionFileError
@@ -50,66 +49,18 @@ if TYPE_CHECKING:
     from .reader import SessionFile
 
 __all__ = [
-    "EntryHead",
     "EntryStore",
     "LazyRecords",
     "LazyById",
     "line_utf8_ok",
     "EAGER_TYPES",
-    "INDEXED_TYPES",
-    "MISSING_FIELD",
     "PLAIN_RECORDS",
 ]
-
-MISSING_FIELD: Any = msgspec.UNSET
-"""The value of a field a line does not have (a timestamp read by
-:meth:`EntryStore.timestamps`)."""
-
 
 EAGER_TYPES = EAGER_ENTRY_TYPES | {"session"}
 """Record types decoded in full while indexing: the entry types of
 :data:`pi_session.entries.EAGER_ENTRY_TYPES` (the one declaration of them),
 and ``session`` (a second header, reported as the full reader reports it)."""
-
-INDEXED_TYPES = tuple(t for t in ENTRY_TYPES if t not in EAGER_TYPES)
-"""The entry types the head decoder takes: those pi writes
-(:data:`pi_session.entries.ENTRY_TYPES`) but :data:`EAGER_TYPES`."""
-
-if TYPE_CHECKING:
-    IndexedType = str
-else:
-    IndexedType = Literal[INDEXED_TYPES]
-"""The head decoder's ``type``: a ``Literal`` of :data:`INDEXED_TYPES`.
-msgspec gives a ``Literal``'s own string object (no new string a line, no
-``sys.intern``); a line of any other type (an eager one, one pi does not
-write) does not decode and is read in full."""
-
-
-class EntryHead(msgspec.Struct):
-    """The fields of one entry line the index keeps (every other field is
-    skipped by the decoder). A line whose ``type`` is not an
-    :data:`IndexedType`, whose ``id`` is not a string, or whose
-    ``parentId`` is neither a string nor null, does not decode (it is read
-    in full instead)."""
-
-    type: IndexedType
-    id: str
-    parentId: str | None = None
-
-
-HEAD_DECODER = msgspec.json.Decoder(EntryHead)
-"""Decodes one line (never several: msgspec reads a newline as whitespace)."""
-
-
-class _EntryStamp(msgspec.Struct):
-    """What :meth:`EntryStore.timestamps` reads of a line: its ``id`` (to
-    check the line still holds the entry) and ``timestamp``."""
-
-    id: Any = msgspec.UNSET
-    timestamp: Any = msgspec.UNSET
-
-
-_STAMP_DECODER = msgspec.json.Decoder(_EntryStamp)
 
 PLAIN_RECORDS = 16384
 """:meth:`EntryStore.load`: the records decoded on demand first, up to
@@ -150,7 +101,7 @@ class EntryStore:
             position's begins, see :meth:`line_end`).
         lines: each stored entry's line number.
         types, ids, parents: each stored entry's fields.
-        stamps: position -> ``timestamp`` (:data:`MISSING_FIELD` when
+        stamps: position -> ``timestamp`` (:data:`.heads.MISSING_FIELD` when
             absent) of the entries :meth:`timestamps` read without
             decoding them (a tree's branch points' children).
         cache: each stored entry's decoded record, None until decoded.
@@ -360,12 +311,14 @@ class EntryStore:
         if lines is None:
             self.load(wanted)
             return
+        from .heads import DECODE_ERRORS, STAMP_DECODER
+
         failed: list[int] = []
-        decode = _STAMP_DECODER.decode
+        decode = STAMP_DECODER.decode
         for p, line in lines:
             try:
                 got = decode(line)
-            except (msgspec.DecodeError, RecursionError):
+            except DECODE_ERRORS:
                 failed.append(p)
                 continue
             if got.id != ids[p]:
@@ -537,6 +490,8 @@ class LazyRecords(EntrySource):
                     store.timestamps([v])
                 record = store.cache[v]
                 if record is None:
+                    from .heads import MISSING_FIELD
+
                     ts = store.stamps[v]
                     return missing if ts is MISSING_FIELD else ts
             return record.get("timestamp", missing)
@@ -628,3 +583,4 @@ class LazyById(MutableMapping[str, dict[str, Any]]):
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]
+

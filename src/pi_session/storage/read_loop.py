@@ -11,12 +11,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import msgspec
 import orjson
 
 from ..entries.records import CURRENT_SESSION_VERSION, HEADER_TYPE, is_session_header
 from .decode import compact_record
-from .lazy import HEAD_DECODER, PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
+from .lazy import PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
 from .model import LineProblem, SessionFileError
 from .scan import LineScanner, ScannedLine
 from .tail import EAGER_TAIL_RECORDS, TAIL_BRANCH_POINTS, tail_record
@@ -75,7 +74,7 @@ class ReadLoop:
 
        3. indexing (a lazy read, once sorting): a line the head decoder
           of :mod:`.lazy` takes (valid UTF-8, see
-          :func:`~.lazy.line_utf8_ok`; of an :data:`~.lazy.IndexedType`,
+          :func:`~.lazy.line_utf8_ok`; of an :data:`~.heads.IndexedType`,
           none of the eager types) is only indexed: its position in the
           :class:`~.lazy.EntryStore` stands for the record in
           ``sf.records`` and ``sf.entries``, added a run at a time
@@ -190,8 +189,10 @@ class ReadLoop:
             types_append = store.types.append
             store_ids_append = store.ids.append
             store_parents_append = store.parents.append
+            from .heads import DECODE_ERRORS, HEAD_DECODER  # msgspec, only for an index
+
             decode_head = HEAD_DECODER.decode
-            head_errors = (msgspec.DecodeError, RecursionError)
+            head_errors = DECODE_ERRORS
             run_from = self.run_from
             eager_left, eager_total, branches_left, eager_at = self.eager_left, self.eager_total, self.branches_left, self.eager_at
         for raw in lines[start:] if start else lines:

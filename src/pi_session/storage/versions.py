@@ -9,7 +9,6 @@ records in memory (pure: the storage reader applies it);
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from ..core.ids import new_entry_id
@@ -29,6 +28,8 @@ def _stable_id(seed: str, index: int, taken: set[str]) -> str:
     position, so that every reading of the same v1 file gives the same ids
     (pi draws random ones: ids shown by a read-only command would then be
     useless for the next command)."""
+    import hashlib  # here: only v1 files need it
+
     for salt in range(100):
         candidate = hashlib.sha1(f"{seed}\0{index}\0{salt}".encode("utf-8", "surrogatepass")).hexdigest()[:8]
         if candidate not in taken:

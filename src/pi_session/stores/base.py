@@ -40,7 +40,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from ..errors import PiSessionError
 from ..storage import AppendResult, Durability, SessionFile, parse_line
@@ -508,6 +507,8 @@ def sqlite_path(url: str) -> Path:
     Raises:
         StoreError: no path.
     """
+    from urllib.parse import urlsplit  # here: only sqlite URLs need it
+
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise StoreError(f"{mask_url(url)}: a sqlite URL names a local file: sqlite:///path/to/sessions.db")

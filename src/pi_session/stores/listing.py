@@ -34,7 +34,6 @@ never blocks on a FIFO nor reads ``/dev/zero`` for ever.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -93,6 +92,8 @@ def index_path(directory: StrPath) -> Path:
     version in the name lets two installed versions keep their own
     (:func:`pi_session.storage.cache.versioned_name`). Pure apart from reading the
     environment, the process cwd and symlinks."""
+    import hashlib  # here: only listings need it
+
     key = os.fsencode(os.path.realpath(directory))
     return cache_dir() / "listing" / versioned_name(hashlib.sha256(key).hexdigest()[:32], _INDEX_VERSION, ".json")
 
