@@ -324,8 +324,8 @@ def _next_steps(facts: HistoryFacts, previous: Sequence[str], done: Sequence[str
     either: with no plan after it, the section stays empty."""
     if facts.plan_steps:
         steps = list(facts.plan_steps)
-    elif facts.pending_request and facts.latest_request:
-        steps = [facts.latest_request]
+    elif facts.pending_request and facts.plan:
+        steps = [facts.plan]  # the pending request, less any pasted program output
     else:
         question = _closing_question(facts.last_assistant_text)
         # an earlier summary's steps hold only while no request came since
