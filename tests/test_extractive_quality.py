@@ -342,7 +342,7 @@ def test_a_pasted_terminal_screen_is_not_a_next_step():
     prefix alike."""
     msgs = [user("Add a theme selector to the settings screen."), assistant("Added the selector."), user(_SPINNER_SCREEN)]
     facts = analyze_history(msgs)
-    assert facts.plan.startswith("hm, i selected the theme while you were working and got a crash")
+    assert facts.plan == "hm, i selected the theme while you were working and got a crash, that should never happen."
     assert "Working..." not in facts.plan and "esc to interrupt" not in facts.plan and "─" not in facts.plan
     steps = "\n".join(section(summarize(messages=msgs), "## Next Steps"))
     assert "got a crash" in steps and "esc to interrupt" not in steps and "─" not in steps
@@ -366,3 +366,16 @@ def test_large_session_split_turn_next_step_is_no_terminal_screen():
     # the request is the next step; the spinner screen pasted with it is not part of it
     for bad in ("esc to interrupt", "Working...", "───"):
         assert bad not in turn, bad
+
+
+def test_a_pasted_screen_gives_only_what_the_user_wrote():
+    """The menu lines of a pasted terminal screen and the debugger's notes
+    are part of the paste; a sentence written between two pastes is not."""
+    from pi_session.compaction.keywords import written_prose
+
+    screen = _SPINNER_SCREEN + "Node.js v23.4.0\nWaiting for the debugger to disconnect...\n"
+    assert written_prose(screen) == (
+        "hm, i selected the theme while you were working and got a crash, that should never happen.")
+    two = ("The export crashes:\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+           "ValueError: bad\nand then the retry says:\nFAILED tests/test_a.py::test_b - boom\nPlease fix both.")
+    assert written_prose(two) == "The export crashes: and then the retry says: Please fix both."
