@@ -149,3 +149,36 @@ def test_a_codex_compaction_summary_is_fitted_not_kept_whole(cli, tmp_path):
     entry = [e for e in written if e.get("type") == "compaction"][-1]
     assert entry["summary"] == summary
     assert len(re.findall(r"^## Critical Context$", entry["summary"], re.M)) == 1
+
+
+def test_kept_items_give_way_before_new_ones_are_cut_to_nothing(monkeypatch):
+    """When what is never dropped (the previous summary's kept items, the
+    artifact trail, one item a section) does not fit, the kept items give
+    way like the others: the new Goal stands whole and the identifier index
+    keeps its share, instead of every new item being cut to a few
+    characters and the index left out. (The share is raised to the whole
+    bound here to reach that case.)"""
+    import pi_session.llm.extractive as extractive
+
+    monkeypatch.setattr(extractive, "KEPT_SHARE", 1.0)
+    critical = "\n".join(f"- note {n}: the staging host keeps build {n} for the audit trail" for n in range(90))
+    previous = f"## Critical Context\n{critical}"
+    messages = [{"role": "user", "content": GOAL, "timestamp": 0},
+                {"role": "assistant", "content": [{"type": "text", "text": "The rules are at https://deploy.example.com/x"}],
+                 "stopReason": "stop", "timestamp": 1}]
+    for n in range(30):
+        path = f"src/invoices/exporters/currency_module_number_{n:02d}.py"
+        messages += [
+            {"role": "assistant", "content": [{"type": "toolCall", "id": f"e{n}", "name": "edit",
+                                               "arguments": {"path": path, "oldText": "a", "newText": "b"}}],
+             "stopReason": "toolUse", "timestamp": 1},
+            {"role": "toolResult", "toolCallId": f"e{n}", "toolName": "edit", "content": [{"type": "text", "text": "ok"}],
+             "isError": False, "timestamp": 2},
+        ]
+    messages.append({"role": "assistant", "content": [{"type": "text", "text": "The edits are in."}], "stopReason": "stop",
+                     "timestamp": 3})
+    request = build_summary_request("update", messages, None, previous_summary=previous)
+    out = extractive_summary(request)
+    assert js_len(out) <= summary_budget(request)
+    assert f"## Goal\n- {GOAL}\n" in out
+    assert "- URLs: `https://deploy.example.com/x`" in out

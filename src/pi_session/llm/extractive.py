@@ -76,7 +76,10 @@ under ``max_tokens`` when that is smaller (about 4 characters per token,
 UTF-16 units). Over budget, the least important items go first (Critical
 Context, Done, later goals, then the older decisions, failures and
 constraints; a marker says how many were omitted), then items are
-shortened, and as a last resort the text is cut.
+shortened (to 80 characters); when that is not enough, the previous
+summary's items kept whole (below) give way in the same order, and only
+then are items shortened further and, as a last resort, the text cut (the
+identifier index is then left out).
 
 **Earlier summaries are carried whole (beyond pi).** When a request carries
 a previous summary and no ``max_tokens`` (what
@@ -194,7 +197,7 @@ are fitted to the rest, and the index fills whatever the sections leave."""
 INDEX_MIN_TOKENS = 400
 """Under this size bound (a small ``max_tokens``) nothing is reserved for the
 index: it gets only what the sections leave."""
-KEPT_SHARE = 0.75
+KEPT_SHARE = 0.5
 """Share of the sections' part of the bound that the previous summary's
 items kept whole may take in an uncapped update (the rest is for what the
 new messages add); the previous items past it are fitted like new ones."""
@@ -655,27 +658,36 @@ def extractive_summary(request: SummaryRequest) -> str:
         return True
 
     # 1) drop the least important items, down to each section's first/latest two,
-    # 2) shorten items, 3) drop down to one item, 4) cut
-    for floor in (2, 1):
-        while js_len(text) > budget:
-            found = next(((k, i) for k in _DROP_ORDER if (i := victim_index(k, floor)) is not None), None)
-            if found is None:
+    # 2) shorten items, 3) drop down to one item, 4) the previous summary's items
+    # kept whole give way like the others (rather than the new ones being cut to
+    # nothing), 5) shorten further, 6) cut
+    for lift in (False, True):
+        if lift:
+            if js_len(text) <= budget or not keep:
                 break
-            victim, index = found
-            if victim == DONE and fold(index):
+            keep, cap = frozenset(), 600
+            text = _render(request.kind, sec, omitted, cap, keep)
+        for floor in (2, 1):
+            while js_len(text) > budget:
+                found = next(((k, i) for k in _DROP_ORDER if (i := victim_index(k, floor)) is not None), None)
+                if found is None:
+                    break
+                victim, index = found
+                if victim == DONE and fold(index):
+                    text = _render(request.kind, sec, omitted, cap, keep)
+                    continue
+                del sec[victim][index]
+                omitted[victim] = omitted.get(victim, 0) + 1
                 text = _render(request.kind, sec, omitted, cap, keep)
-                continue
-            del sec[victim][index]
-            omitted[victim] = omitted.get(victim, 0) + 1
-            text = _render(request.kind, sec, omitted, cap, keep)
-        while js_len(text) > budget and cap > 80:
-            cap = max(80, cap * 2 // 3)
-            text = _render(request.kind, sec, omitted, cap, keep)
+            while js_len(text) > budget and cap > 80:
+                cap = max(80, cap * 2 // 3)
+                text = _render(request.kind, sec, omitted, cap, keep)
     while js_len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
         text = _render(request.kind, sec, omitted, cap, keep)
+    fitted = js_len(text) <= budget  # else cut: the index is added to whole sections only
     text = _cut(text, budget)
-    if _index_key(request.kind) and js_len(text) < budget:
+    if _index_key(request.kind) and fitted:
         # the index fills what the sections left (at least its share of the bound)
         room = max(full_budget - js_len(text), full_budget - budget) - 2
         index_lines = format_identifier_index(_identifiers(request), room, text)
