@@ -322,3 +322,60 @@ def test_directory_rules():
     text = [assistant(call("r", "read", path="notes.md"), stop="toolUse"), result("r", "read", "EISDIR: x is a directory")]
     assert directory_paths(text, ["notes.md"]) == set()
     assert directory_paths([{**text[1], "toolCallId": ["r"]}], ["notes.md"]) == set()
+
+
+# --- pasted terminal output is no next step ----------------------------------
+
+_SPINNER_SCREEN = (
+    "hm, i selected the theme while you were working and got a crash, that should never happen.\n\n"
+    " ⠇ Working... (esc to interrupt)                                              \n\n"
+    + "─" * 80 + "\n  dark                            (current)\n→ light\n  nord\n" + "─" * 80 + "\n"
+    "Error: Variable reference not found: dimGray\n"
+    "    at resolveVarRefs (/work/project/src/theme/theme.ts:213:9)\n"
+    "    at loadTheme (/work/project/src/theme/theme.ts:393:9)\n"
+)
+
+
+def test_a_pasted_terminal_screen_is_not_a_next_step():
+    """The request waiting at the cut counts by what the user wrote around
+    the paste (the Goal's rule), in the history summary and in a turn
+    prefix alike."""
+    msgs = [user("Add a theme selector to the settings screen."), assistant("Added the selector."), user(_SPINNER_SCREEN)]
+    facts = analyze_history(msgs)
+    assert facts.plan == "hm, i selected the theme while you were working and got a crash, that should never happen."
+    assert "Working..." not in facts.plan and "esc to interrupt" not in facts.plan and "─" not in facts.plan
+    steps = "\n".join(section(summarize(messages=msgs), "## Next Steps"))
+    assert "got a crash" in steps and "esc to interrupt" not in steps and "─" not in steps
+    prefix = summarize("turn_prefix", messages=[user(_SPINNER_SCREEN), assistant(call("r", "read", path="src/theme/theme.ts"), stop="toolUse")])
+    context = "\n".join(section(prefix, "## Context Needed to Continue"))
+    assert "esc to interrupt" not in context and "Working..." not in context and "─" not in context
+    # a paste with next to nothing written around it gives no step at all
+    assert analyze_history([user("I get this:\n" + _SPINNER_SCREEN.split("dimGray\n", 1)[1] * 3)]).plan == ""
+
+
+def test_large_session_split_turn_next_step_is_no_terminal_screen():
+    src = FIXTURES / "large-session.jsonl"
+    if not src.exists():
+        pytest.skip(shared_missing(src) or "")
+    path = SessionManager.open(src, read_only=True).get_branch()
+    prep = prepare_compaction(path, CompactionSettings(True, 16384, 20000))
+    assert prep is not None and prep.is_split_turn
+    summary = asyncio.run(compact(prep, ExtractiveSummarizer())).summary
+    turn = summary.split("**Turn Context (split turn):**", 1)[1].split("<read-files>")[0]
+    assert "got a crash" in "\n".join(section(turn, "## Original Request"))
+    # the request is the next step; the spinner screen pasted with it is not part of it
+    for bad in ("esc to interrupt", "Working...", "───"):
+        assert bad not in turn, bad
+
+
+def test_a_pasted_screen_gives_only_what_the_user_wrote():
+    """The menu lines of a pasted terminal screen and the debugger's notes
+    are part of the paste; a sentence written between two pastes is not."""
+    from pi_session.compaction.keywords import written_prose
+
+    screen = _SPINNER_SCREEN + "Node.js v23.4.0\nWaiting for the debugger to disconnect...\n"
+    assert written_prose(screen) == (
+        "hm, i selected the theme while you were working and got a crash, that should never happen.")
+    two = ("The export crashes:\nTraceback (most recent call last):\n  File \"a.py\", line 1, in <module>\n"
+           "ValueError: bad\nand then the retry says:\nFAILED tests/test_a.py::test_b - boom\nPlease fix both.")
+    assert written_prose(two) == "The export crashes: and then the retry says: Please fix both."

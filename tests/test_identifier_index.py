@@ -163,3 +163,38 @@ def test_model_prompts_ask_for_the_index():
         assert "index of exact identifiers" in prompt
         for label in ("Exact paths:", "Exact commands:", "Exact errors:", "URLs:", "Ids and versions:", "Numbers:"):
             assert label in prompt
+
+
+def test_slash_commands_product_names_and_calls_are_not_paths():
+    text = ("/mode\nNode.js has `fs.watch()` built in, and Node.js v23.4.0 printed it; "
+            'console.log("x") twice, console.log(theme.fg("accent")). Files: /tmp, /var/log/app.log, '
+            "/srv/, src/app.js, App.js, README.md, ~/.pi/agent/themes/test.json, ../theme/theme.js, settings.json")
+    files = [t for kind, t in identifiers_in_text(text) if kind == "file"]
+    assert files == ["/tmp", "/var/log/app.log", "/srv/", "src/app.js", "App.js", "README.md",
+                     "~/.pi/agent/themes/test.json", "../theme/theme.js", "settings.json"]
+
+
+def test_large_session_exact_paths_are_paths():
+    """pi's large-session.jsonl: the index's paths are paths (no `/mode`,
+    `Node.js` or `console.log`), and the real ones are all still there."""
+    from conftest import FIXTURES
+    from shared_paths import shared_missing
+    import pytest
+    from pi_session.compaction import compact, prepare_compaction
+    from pi_session.manager.session_manager import SessionManager
+
+    src = FIXTURES / "large-session.jsonl"
+    if not src.exists():
+        pytest.skip(shared_missing(src) or "")
+    path = SessionManager.open(src, read_only=True).get_branch()
+    prep = prepare_compaction(path, {"keepRecentTokens": 20000})
+    assert prep is not None
+    summary = asyncio.run(compact(prep, ExtractiveSummarizer())).summary
+    lines = [x for x in summary.splitlines() if x.startswith("- Exact paths: ")]
+    assert len(lines) == 2  # the history's index and the turn prefix's
+    paths = [p for line in lines for p in re.findall(r"`([^`]+)`", line)]
+    for word in ("/mode", "Node.js", "console.log"):
+        assert word not in paths, (word, paths)
+    for real in ("packages/coding-agent/src/cli.ts", "~/.pi/agent/themes/test.json", "../theme/theme.js",
+                 "/Users/dev/workspaces/pi-mono/packages/tui/src/tui.ts"):
+        assert real in paths, (real, paths)

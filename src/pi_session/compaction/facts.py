@@ -56,7 +56,9 @@ messages a compaction summarizes (plus the previous summary, if any):
   ending it, else its last forward-looking sentence: "next", "then", "let
   me", "I'll", "going to" ..., with at least 3 key tokens; see
   :func:`plan_steps`); otherwise (or when there is no plan) the latest
-  request, pending or in progress.
+  request, pending or in progress, by what of it can stand as a goal
+  (:func:`goal_text`: the lines the user wrote around a pasted terminal
+  screen or traceback; none when those say next to nothing).
 - *work done*: files changed by successful ``edit``/``write`` calls and
   ``bash`` commands that succeeded; tool calls still without a result. A
   branch summary's input has no tool results (pi leaves them out): there
@@ -553,5 +555,7 @@ def analyze_history(
     if f.plan_steps:
         f.plan = f.plan_steps[0]
     elif f.requests:
-        f.plan = f.requests[-1][1]
+        # what of the latest request can stand as a goal: a pasted terminal
+        # screen or traceback is no step to take (goal_text)
+        f.plan = next((g for i, g in f.goals if i == f.requests[-1][0]), "")
     return f

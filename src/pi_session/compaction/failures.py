@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .keywords import clip, collapse, normalize
+from .keywords import RUNTIME_NOTE_PATTERN, clip, collapse, normalize
 
 __all__ = [
     "LOOKUP_TOOLS",
@@ -40,10 +40,7 @@ _LOOKUP_COMMANDS = frozenset(
      "tree", "less", "more", "diff", "cmp", "test", "["}
 )
 _ABORTED_RE = re.compile(r"^\s*(?:command|operation|request)?\s*(?:was\s+)?(?:aborted|cancell?ed|interrupted)\b", re.I)
-_NOISE_RE = re.compile(
-    r"^\s*(?:Debugger attached\.?|Waiting for the debugger to disconnect\.*|\(Use `node --trace-\w+.*"
-    r"|\(node:\d+\) (?:\w+)?Warning:.*|(?:npm )?(?:WARN|warn(?:ing)?)\b.*|>\s.*)\s*$"
-)
+_NOISE_RE = re.compile(r"^\s*(?:" + RUNTIME_NOTE_PATTERN + r"|(?:npm )?(?:WARN|warn(?:ing)?)\b.*|>\s.*)\s*$")
 _EXIT_CODE_RE = re.compile(r"^\s*(?:Command )?exited with (?:exit )?code (\d+)\s*$|^\s*Exit code: (\d+)\s*$", re.I)
 _FAILURE_PHRASE_RE = re.compile(
     r"No such file or directory|not found|Permission denied|cannot |can't |could not |couldn't |unable to "

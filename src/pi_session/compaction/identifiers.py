@@ -19,7 +19,10 @@ anyone wrote):
 - ``file``: a path given to a tool (``path``/``file_path`` arguments), or a
   word of text that is a path (it has a ``/`` and a dotted last part, or
   starts with ``/``, ``~/``, ``./``, or is ``name.ext`` with a known source
-  extension);
+  extension); not a slash command (``/mode``: a one-segment ``/word``
+  without a dot is a path only when it is a top-level directory such as
+  ``/tmp``), a product name spelled like a file (``Node.js``), nor a call
+  (``console.log(``: a ``name.ext`` right before ``(``);
 - ``command``: a ``bash`` command the assistant ran that is not a look-up
   (``grep``, ``cat``, ``ls`` ...: :func:`pi_session.compaction.failures.is_lookup_command`)
   nor a bare ``cd``,
@@ -156,9 +159,30 @@ def _clean(text: str) -> str:
     return text.rstrip(_TRAIL) if text[-1:] in _TRAIL else text
 
 
-def _is_path(word: str) -> bool:
+_ROOT_DIRS = frozenset(
+    "bin boot dev etc home lib lib64 media mnt nix opt private proc root run sbin srv sys tmp usr var "
+    "workspace workspaces Applications Library System Users Volumes".split()
+)
+"""Top-level directories: the one-segment absolute paths that are paths
+(any other ``/word`` reads as a slash command such as ``/mode``)."""
+_PRODUCT_NAMES = frozenset(
+    "Node.js Deno.js Vue.js React.js Next.js Nuxt.js Nest.js Express.js Angular.js Ember.js Backbone.js "
+    "Svelte.js Alpine.js Three.js D3.js Chart.js Socket.js Ext.js Knockout.js Meteor.js Moment.js".split()
+)
+"""Product names spelled like a file name (``Node.js``): never a path."""
+
+
+def _is_path(word: str, after: str = "") -> bool:
+    """True when ``word`` (a :data:`_PATH_RE` match; ``after`` is the
+    character that follows it) names a file or directory: not a slash
+    command (``/mode``), a product name (``Node.js``) or a call
+    (``console.log(``)."""
+    if word.startswith("/") and "/" not in word[1:] and "." not in word:
+        return word[1:] in _ROOT_DIRS  # `/mode` is a slash command, `/tmp` a directory
     if word.startswith(("/", "~/", "./", "../")):
         return len(word.strip("/.~")) >= 2
+    if "/" not in word and (word in _PRODUCT_NAMES or after == "("):
+        return False  # `Node.js` is a product, `console.log(...)` a call
     if "/" in word:
         last = word.rstrip("/").rsplit("/", 1)[-1]
         return "." in last.strip(".") or word.count("/") >= 2
@@ -181,7 +205,8 @@ def identifiers_in_text(text: str, *, numbers: bool = False) -> list[tuple[str, 
     rest = _UUID_RE.sub(" ", rest)
     for m in _PATH_RE.finditer(rest):
         word = _clean(m.group(1))
-        if _ok(word) and _is_path(word) and not _VERSION_RE.fullmatch(word):
+        after = rest[m.end(1) : m.end(1) + 1]
+        if _ok(word) and _is_path(word, after) and not _VERSION_RE.fullmatch(word):
             out[("file", word)] = None
     rest = _PATH_RE.sub(" ", rest)
     for m in _VERSION_RE.finditer(rest):

@@ -32,6 +32,7 @@ __all__ = [
     "is_output_line",
     "is_pasted_output",
     "written_prose",
+    "RUNTIME_NOTE_PATTERN",
 ]
 
 MAX_KEY_TOKENS = 12
@@ -153,8 +154,17 @@ def is_prose_line(line: str) -> bool:
     return letters >= 0.75 * len(line)
 
 
+RUNTIME_NOTE_PATTERN = (
+    r"Debugger attached\.?|Waiting for the debugger to disconnect\.*|\(Use `node --trace-\w+.*"
+    r"|\(node:\d+\) (?:\w+)?Warning:.*"
+)
+"""Regular expression of the notes a runtime prints around a program's
+output (a debugger attaching or detaching, a Node warning): program output,
+never something a person wrote nor an error."""
+
 _OUTPUT_LINE_RE = re.compile(
     r"^\s*(?:Traceback \(most recent call last\)"
+    r"|(?:" + RUNTIME_NOTE_PATTERN + r")\s*$"
     r"|File \"[^\"]*\", line \d+"
     r"|at \S.*:\d+(?::\d+)?\)?$"
     r"|[\w.]*(?:Error|Exception|Warning)\b[^ ]*:"
@@ -177,9 +187,11 @@ def is_output_line(line: str) -> bool:
     line, a line stating an error or a test result (``ValueError: ...``,
     ``FAILED ...``, ``npm ERR!``, ``file.py:12:``), a shell prompt, a rule
     of ``===`` or ``---``, a terminal escape, a line indented by four spaces
-    or a tab (code, as Markdown reads it) that is not a list item, or any
-    line that is not prose (:func:`is_prose_line`); list items written as
-    prose are not. Blank lines are not output."""
+    or a tab (code, as Markdown reads it) that is not a list item, a
+    runtime's note (:data:`RUNTIME_NOTE_PATTERN`: "Waiting for the debugger
+    to disconnect..."), or any line that is not prose
+    (:func:`is_prose_line`); list items written as prose are not. Blank
+    lines are not output."""
     if not line.strip():
         return False
     if _OUTPUT_LINE_RE.match(line) or _INDENTED_RE.match(line):
@@ -190,14 +202,36 @@ def is_output_line(line: str) -> bool:
     return not is_prose_line(stripped)
 
 
+_SENTENCE_END_RE = re.compile(r"[.:?!]\s*$")
+
+
 def written_prose(text: str) -> str:
     """What a person wrote in a message that may hold pasted program output:
     ``text`` without fenced blocks and without the lines that look like
-    output (:func:`is_output_line`), whitespace collapsed. A message that is
-    all prose comes back whole (collapsed); a pasted traceback with a short
-    "I get this:" in front gives just that line."""
-    lines = [line for line in prose(text).splitlines() if line.strip() and not is_output_line(line)]
-    return collapse(" ".join(lines))
+    output (:func:`is_output_line`), whitespace collapsed. Lines between two
+    output lines are part of the paste too (the items of a menu on a pasted
+    terminal screen: "dark (current)", "→ light") unless one of them reads
+    as a sentence (3 or more words ending with ``.``, ``:``, ``?`` or
+    ``!``: "and then it says:"). A message that is all prose comes back
+    whole (collapsed); a pasted traceback with a short "I get this:" in
+    front gives just that line."""
+    lines = [line for line in prose(text).splitlines() if line.strip()]
+    output = [is_output_line(line) for line in lines]
+    kept: list[str] = []
+    n = 0
+    while n < len(lines):
+        if output[n]:
+            n += 1
+            continue
+        end = n
+        while end < len(lines) and not output[end]:
+            end += 1
+        run = lines[n:end]
+        inside = n > 0 and end < len(lines)  # output lines before and after the run
+        if not inside or any(len(x.split()) >= 3 and _SENTENCE_END_RE.search(x) for x in run):
+            kept += run
+        n = end
+    return collapse(" ".join(kept))
 
 
 def is_pasted_output(text: str) -> bool:

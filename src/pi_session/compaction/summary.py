@@ -18,7 +18,8 @@ retried by the summarizers (429, 5xx, connection errors, with backoff).
 
 Beyond pi — an earlier summary is never lost. Whatever the shape of the plan,
 every fact of the previous compaction's summary stays in the context after
-the new compaction:
+the new compaction (with the offline summarizer, as far as its size bound
+allows, see the last item):
 
 - history to summarize (with or without a split turn): the model gets the
   previous summary in ``<previous-summary>`` tags with the instruction to
@@ -33,9 +34,11 @@ the new compaction:
 - repeated compactions: each one starts from the previous summary by the
   two rules above, so facts are carried forward from compaction to
   compaction;
-- the offline extractive summarizer keeps every item of the previous
-  summary whole when it merges (it trims only new items to size), and text
-  outside its headings becomes Critical Context instead of being dropped.
+- the offline extractive summarizer keeps the items of the previous
+  summary whole when it merges, within a share of its size bound (a
+  previous summary longer than that has its further items fitted like new
+  ones), and text outside its headings becomes Critical Context instead of
+  being dropped.
 """
 
 from __future__ import annotations

@@ -108,9 +108,10 @@ class SummarySection:
             give up items in increasing rank (0 first).
         keep_first: when items are dropped, the first one stays (the
             original goal) and the next oldest goes.
-        carried: every item of the previous summary's section is kept whole
-            by an uncapped update (facts); False for state that an update
-            rewrites (In Progress, Next Steps).
+        carried: the previous summary's items of the section are kept
+            whole by an uncapped update (facts), within the share of the
+            size bound :data:`pi_session.llm.extractive.KEPT_SHARE`; False
+            for state that an update rewrites (In Progress, Next Steps).
         probes: the probe kinds (:data:`pi_session.compaction.probes.PROBE_KINDS`)
             whose answer belongs in this section.
         in_branch: the section is written in a branch summary by the

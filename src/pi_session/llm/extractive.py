@@ -71,22 +71,33 @@ headings; a branch summary has no Critical Context.
 bounded number of them, so the text stays under :data:`HISTORY_MAX_TOKENS`
 (a turn prefix :data:`TURN_PREFIX_MAX_TOKENS`, together under 2,500 tokens,
 the file lists that :func:`pi_session.compaction.compact` appends not
-counted) however long the history, and under ``max_tokens`` when that is
-smaller (about 4 characters per token, UTF-16 units). Over budget, the
-least important items go first (Critical Context, Done, later goals, then
-the older decisions, failures and constraints; a marker says how many were
-omitted), then items are shortened, and as a last resort the text is cut.
+counted) however long the history and whatever the previous summary, and
+under ``max_tokens`` when that is smaller (about 4 characters per token,
+UTF-16 units). Over budget, the least important items go first (Critical
+Context, Done, later goals, then the older decisions, failures and
+constraints; a marker says how many were omitted), then items are
+shortened (to 80 characters); when that is not enough, the previous
+summary's items kept whole (below) give way in the same order, and only
+then are items shortened further and, as a last resort, the text cut (the
+identifier index is then left out).
 
-**Earlier summaries are never lost (beyond pi).** When a request carries a
-previous summary and no ``max_tokens`` (what
-:func:`pi_session.compaction.compact` sends since pi 1.6), every item of the
+**Earlier summaries are carried whole (beyond pi).** When a request carries
+a previous summary and no ``max_tokens`` (what
+:func:`pi_session.compaction.compact` sends since pi 1.6), the items of the
 previous summary's Goal, Constraints, Done, Blocked, Key Decisions and
 Critical Context sections (and any text before its first heading, as
-Critical Context) is kept, whole and never dropped; only the new items are
-fitted to the size bound, so such a summary may be longer than the bound.
-Next Steps and In Progress are state the update rewrites (as the update
-prompt asks models to), and state lines are replaced as described above.
-Same input, same output: no clock, no randomness.
+Critical Context) are kept whole and never dropped, as long as together
+they fit :data:`KEPT_SHARE` of the sections' part of the bound: its first
+goal first, then the sections from the most important (Constraints,
+Blocked, Key Decisions, Goal, Done, Critical Context), each in the order
+the previous summary gives them. The rest of the bound is for what the new
+messages add, the Goal first. A previous summary too long for that share (a
+compaction imported from Codex holds the whole replayed transcript as its
+summary, 72 KB) has its remaining items fitted like new ones: shortened or
+dropped, never kept whole on top of the bound. Next Steps and In Progress
+are state the update rewrites (as the update prompt asks models to), and
+state lines are replaced as described above. Same input, same output: no
+clock, no randomness.
 """
 
 from __future__ import annotations
@@ -148,6 +159,7 @@ __all__ = [
     "ALSO_CHANGED",
     "ALSO_CHANGED_CHARS",
     "INDEX_MIN_TOKENS",
+    "KEPT_SHARE",
     "ExtractiveSummarizer",
     "extractive_summary",
     "parse_summary_sections",
@@ -185,6 +197,10 @@ are fitted to the rest, and the index fills whatever the sections leave."""
 INDEX_MIN_TOKENS = 400
 """Under this size bound (a small ``max_tokens``) nothing is reserved for the
 index: it gets only what the sections leave."""
+KEPT_SHARE = 0.5
+"""Share of the sections' part of the bound that the previous summary's
+items kept whole may take in an uncapped update (the rest is for what the
+new messages add); the previous items past it are fitted like new ones."""
 
 # section keys, in output order
 _ORDER = section_keys(SECTIONS)
@@ -324,8 +340,8 @@ def _next_steps(facts: HistoryFacts, previous: Sequence[str], done: Sequence[str
     either: with no plan after it, the section stays empty."""
     if facts.plan_steps:
         steps = list(facts.plan_steps)
-    elif facts.pending_request and facts.latest_request:
-        steps = [facts.latest_request]
+    elif facts.pending_request and facts.plan:
+        steps = [facts.plan]  # the pending request, less any pasted program output
     else:
         question = _closing_question(facts.last_assistant_text)
         # an earlier summary's steps hold only while no request came since
@@ -421,17 +437,47 @@ def _sections_for(request: SummaryRequest) -> dict[str, list[str]]:
     return sec
 
 
+def _budgets(request: SummaryRequest) -> tuple[int, int]:
+    """``(whole bound, the sections' part)`` of ``request``'s summary, in
+    UTF-16 code units: :func:`summary_budget`, less :data:`INDEX_SHARE` of
+    it kept for the identifier index (nothing under
+    :data:`INDEX_MIN_TOKENS`)."""
+    full = summary_budget(request)
+    reserve = int(full * INDEX_SHARE) if full >= INDEX_MIN_TOKENS * CHARS_PER_TOKEN else 0
+    return full, full - reserve
+
+
 def _kept_previous_items(request: SummaryRequest) -> dict[str, list[str]]:
-    """The previous summary's items that an uncapped update must keep, by
-    section (empty when the request has a ``max_tokens`` or no previous
-    summary); state lines are not facts and are left out."""
+    """The previous summary's items that an uncapped update keeps whole, by
+    section, in their order (empty when the request has a ``max_tokens`` or
+    no previous summary); state lines are not facts and are left out.
+
+    They share :data:`KEPT_SHARE` of the sections' part of the bound: the
+    first goal claims its place first, then the sections from the most
+    important (the reverse of the order in which items give way:
+    Constraints, Blocked, Key Decisions, Goal, Done, Critical Context), each
+    in the previous summary's order (a summary states what matters most
+    first); an item that does not fit is left to the ordinary rules
+    (:func:`_sections_for`: fitted and cut like a new item)."""
     if request.max_tokens is not None or not request.previous_summary or request.kind == "turn_prefix":
         return {}
     parsed = parse_summary_sections(request.previous_summary, keep_leading=True)
-    return {
+    items = {
         key: [x for x in parsed[key] if not x.startswith(_TRANSIENT_PREFIXES) and not is_index_line(x)]
         for key in _KEPT_SECTIONS
     }
+    room = int(_budgets(request)[1] * KEPT_SHARE)
+    chosen: dict[str, set[int]] = {key: set() for key in items}
+    order: list[tuple[str, int]] = [(GOAL, 0)] if items.get(GOAL) else []
+    for key in reversed(_DROP_ORDER):
+        if key in items:
+            order += [(key, n) for n in range(len(items[key])) if (key, n) != (GOAL, 0)]
+    for key, n in order:
+        size = js_len(items[key][n]) + 8  # the item's marker and line break
+        if size <= room:
+            room -= size
+            chosen[key].add(n)
+    return {key: [x for n, x in enumerate(items[key]) if n in chosen[key]] for key in items}
 
 
 def _identifiers(request: SummaryRequest) -> list[Identifier]:
@@ -567,14 +613,12 @@ def extractive_summary(request: SummaryRequest) -> str:
 
     Returns:
         Markdown text of at most :func:`summary_budget` UTF-16 code units
-        (about ``min(max_tokens, 1850)`` tokens; 600 for a turn prefix) —
-        except that an uncapped update keeps every item of the previous
-        summary whole (module docs), which may make it longer.
+        (about ``min(max_tokens, 1850)`` tokens; 600 for a turn prefix),
+        whatever the input; the previous summary's items kept whole count
+        within it (module docs).
     """
-    full_budget = summary_budget(request)
-    # the sections' part; a bound under INDEX_MIN_TOKENS reserves nothing
-    reserve = int(full_budget * INDEX_SHARE) if full_budget >= INDEX_MIN_TOKENS * CHARS_PER_TOKEN else 0
-    budget = full_budget - reserve
+    full_budget, budget = _budgets(request)
+    reserve = full_budget - budget
     sec = _turn_prefix_sections(request) if request.kind == "turn_prefix" else _sections_for(request)
     keep = frozenset(_key(x) for items in _kept_previous_items(request).values() for x in items)
     omitted: dict[str, int] = {}
@@ -614,33 +658,42 @@ def extractive_summary(request: SummaryRequest) -> str:
         return True
 
     # 1) drop the least important items, down to each section's first/latest two,
-    # 2) shorten items, 3) drop down to one item, 4) cut
-    for floor in (2, 1):
-        while js_len(text) > budget:
-            found = next(((k, i) for k in _DROP_ORDER if (i := victim_index(k, floor)) is not None), None)
-            if found is None:
+    # 2) shorten items, 3) drop down to one item, 4) the previous summary's items
+    # kept whole give way like the others (rather than the new ones being cut to
+    # nothing), 5) shorten further, 6) cut
+    for lift in (False, True):
+        if lift:
+            if js_len(text) <= budget or not keep:
                 break
-            victim, index = found
-            if victim == DONE and fold(index):
+            keep, cap = frozenset(), 600
+            text = _render(request.kind, sec, omitted, cap, keep)
+        for floor in (2, 1):
+            while js_len(text) > budget:
+                found = next(((k, i) for k in _DROP_ORDER if (i := victim_index(k, floor)) is not None), None)
+                if found is None:
+                    break
+                victim, index = found
+                if victim == DONE and fold(index):
+                    text = _render(request.kind, sec, omitted, cap, keep)
+                    continue
+                del sec[victim][index]
+                omitted[victim] = omitted.get(victim, 0) + 1
                 text = _render(request.kind, sec, omitted, cap, keep)
-                continue
-            del sec[victim][index]
-            omitted[victim] = omitted.get(victim, 0) + 1
-            text = _render(request.kind, sec, omitted, cap, keep)
-        while js_len(text) > budget and cap > 80:
-            cap = max(80, cap * 2 // 3)
-            text = _render(request.kind, sec, omitted, cap, keep)
+            while js_len(text) > budget and cap > 80:
+                cap = max(80, cap * 2 // 3)
+                text = _render(request.kind, sec, omitted, cap, keep)
     while js_len(text) > budget and cap > 20:
         cap = max(20, cap // 2)
         text = _render(request.kind, sec, omitted, cap, keep)
-    text = text if keep else _cut(text, budget)
-    if _index_key(request.kind) and (js_len(text) < budget or keep):
+    fitted = js_len(text) <= budget  # else cut: the index is added to whole sections only
+    text = _cut(text, budget)
+    if _index_key(request.kind) and fitted:
         # the index fills what the sections left (at least its share of the bound)
         room = max(full_budget - js_len(text), full_budget - budget) - 2
         index_lines = format_identifier_index(_identifiers(request), room, text)
         if index_lines:
             with_index = _render(request.kind, sec, omitted, cap, keep, index_lines)
-            if keep or js_len(with_index) <= full_budget:
+            if js_len(with_index) <= full_budget:
                 text = with_index
     return text
 
