@@ -41,8 +41,19 @@ def sanitize(text: str) -> str:
     read in another order than it is) and every lone surrogate is replaced
     by a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``), so session
     content cannot move the cursor, retitle the window, clear the screen or
-    disguise itself. Pure;
+    disguise itself. A carriage return before a newline (Windows line ends,
+    in tool output made on Windows) ends the line with the newline; a lone
+    one is escaped like the others (it would move the cursor back over the
+    line). Pure;
     the result is at most 6 times as long (:func:`pi_session.core.text.show_controls`)."""
+    return _show(text)
+
+
+def _show(text: str) -> str:
+    """:func:`pi_session.core.text.show_controls` of ``text``, a CRLF line
+    end first made a newline."""
+    if "\r\n" in text:
+        text = text.replace("\r\n", "\n")
     return show_controls(text)
 
 
@@ -53,7 +64,7 @@ def _s(value: Any) -> str:
     text = value if value.__class__ is str else field_text(value)
     if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
         return text
-    shown = show_controls(text)
+    shown = _show(text)
     return shown if shown.isprintable() else " ".join(shown.split())
 
 
@@ -72,10 +83,10 @@ def one_line(text: str, width: int = 72) -> str:
     folding whitespace go character by character and word by word)."""
     head_chars = 2 * width + 64
     if width >= 1 and len(text) > head_chars:
-        head = " ".join(show_controls(text[:head_chars]).split())
+        head = " ".join(_show(text[:head_chars]).split())
         if cells(head) > width:
             return fit_cells(head, width)
-    return fit_cells(" ".join(show_controls(text).split()), width)
+    return fit_cells(" ".join(_show(text).split()), width)
 
 
 def cells(text: str) -> int:
