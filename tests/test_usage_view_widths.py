@@ -76,3 +76,26 @@ def test_usage_numbers_are_never_cut(tmp_path: Path, sessions: Path, kind: str, 
         assert "Cache" not in shown and "Narrow terminal: model and cache columns left out" in shown, shown
     if width == 100 and kind in ("daily", "weekly", "monthly"):  # room for every column, the model names wrapping
         assert "Models" in shown and "Cache" in shown and "Narrow terminal" not in shown, shown
+
+
+def test_model_names_wrap_after_a_hyphen_when_the_numbers_need_the_room(tmp_path: Path, sessions: Path) -> None:
+    """At 94 columns every column of ``usage monthly`` fits if the model
+    names wrap: they do, after a ``-``, each name whole once joined."""
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache"), "COLUMNS": "94"}
+    done = subprocess.run([str(EXE), "usage", "monthly", "--store", str(sessions), "--timezone", "UTC"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert "Cache" in done.stdout and "Narrow terminal" not in done.stdout and "…" not in done.stdout, done.stdout
+    assert all(len(line) <= 94 for line in lines)
+    pieces = [line.split("│")[1].strip() for line in lines if line.count("│") == 7]
+    names, current = [], ""
+    for piece in pieces:
+        current += piece
+        if current and not current.endswith("-"):
+            names.append(current)
+            current = ""
+    data = json.loads(subprocess.run([str(EXE), "usage", "monthly", "--store", str(sessions), "--timezone", "UTC", "--json"],
+                                     capture_output=True, text=True, env=env, timeout=600).stdout)
+    expected = [m.split("] ", 1)[-1] for row in data["monthly"] for m in row["modelsUsed"]]
+    assert names == expected and any(len(p) < len(n) for p in pieces for n in expected if n.startswith(p)), (names, expected)
