@@ -64,7 +64,7 @@ def _s(value: Any) -> str:
     text = value if value.__class__ is str else field_text(value)
     if text.isascii() and text.isprintable():  # nothing to escape (ids, names): the common case, cheaply
         return text
-    shown = _show(text)
+    shown = show_controls(text)
     return shown if shown.isprintable() else " ".join(shown.split())
 
 
@@ -83,10 +83,10 @@ def one_line(text: str, width: int = 72) -> str:
     folding whitespace go character by character and word by word)."""
     head_chars = 2 * width + 64
     if width >= 1 and len(text) > head_chars:
-        head = " ".join(_show(text[:head_chars]).split())
+        head = " ".join(show_controls(text[:head_chars]).split())
         if cells(head) > width:
             return fit_cells(head, width)
-    return fit_cells(" ".join(_show(text).split()), width)
+    return fit_cells(" ".join(show_controls(text).split()), width)
 
 
 def cells(text: str) -> int:
