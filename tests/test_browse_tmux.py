@@ -124,3 +124,58 @@ def test_browse_at_takes_a_unique_entry_id_prefix(tmp_path):
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=60)
     labels = [r for r in records(path) if r.get("type") == "label" and r.get("label") == "at prefix"]
     assert len(labels) == 1 and labels[0]["targetId"] == target
+
+
+def test_picker_at_80_columns_uses_the_short_forms_of_ls(tmp_path):
+    """The picker of ``browse --all`` at 80 columns: ids as their unique
+    prefix and times as ages (as ``ls`` shortens them), leaving a title
+    column of about 30 cells; a cut title, and the column's header, end in
+    ``…``."""
+    from pi_session import SessionManager
+    from pi_session.core.paths import encode_cwd
+    from pi_session.render.terminal import unique_prefixes
+
+    cwd = "/home/someone/projects/a-rather-long-project-directory-name/with/sub/dirs"
+    ids = []
+    for i in range(3):
+        sm = SessionManager.create(cwd, tmp_path / "agent" / "sessions" / encode_cwd(cwd))
+        sm.append_message({"role": "user", "content": f"Error ID: 3f2a when running the parser over a multi-line string, case {i}",
+                           "timestamp": int(time.time() * 1000)})
+        ids.append(sm.get_session_id())
+    socket = tmp_path / "tmux.sock"
+    tmux = Tmux(socket)
+    env = f"PI_CODING_AGENT_DIR={shlex.quote(str(tmp_path / 'agent'))}"
+    tmux("-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "-s", "browse", "sh", "-c",
+         f"env {env} {shlex.quote(str(EXE))} browse --all; exec sleep 600")
+    try:
+        shown = tmux.wait_for("Error ID")
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=60)
+    lines = shown.splitlines()
+    [header] = [line for line in lines if " id " in line]
+    assert header.split()[0] == "age" and "name / first message" in header, shown
+    rows = [line for line in lines if "Error ID" in line]
+    assert len(rows) == 3
+    short = unique_prefixes(ids)
+    for line in rows:
+        assert line.split()[0] == "now"
+        assert line.split()[1] in short.values(), (line, short)
+        assert "Error ID: 3f2a when running" in line and line.rstrip().endswith("…"), line
+
+
+def test_picker_title_bar_keeps_the_end_of_a_long_directory(tmp_path):
+    """The picker's title bar at 80 columns in a deep directory: one line,
+    the directory's end after ``…``, the key hint still there."""
+    deep = tmp_path.joinpath("a-rather-long-project-directory-name", "with", "many", "sub", "directories", "below", "it", "here")
+    deep.mkdir(parents=True)
+    socket = tmp_path / "tmux.sock"
+    tmux = Tmux(socket)
+    env = f"PI_CODING_AGENT_DIR={shlex.quote(str(tmp_path / 'agent'))}"
+    tmux("-f", "/dev/null", "new-session", "-d", "-x", "80", "-y", "24", "-s", "browse", "-c", str(deep), "sh", "-c",
+         f"env {env} {shlex.quote(str(EXE))} browse; exec sleep 600")
+    try:
+        shown = tmux.wait_for("a: all projects")
+    finally:
+        subprocess.run(["tmux", "-S", str(socket), "kill-server"], capture_output=True, timeout=60)
+    title = shown.splitlines()[0]
+    assert title.split()[:3] == ["0", "sessions", "·"] and "…" in title and "/below/it/here · a: all projects" in title, shown

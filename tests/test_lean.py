@@ -273,7 +273,7 @@ def test_info_ls_and_check_report_payload_and_abandoned_bytes(cli, tmp_path):
     assert listed.returncode == 0, listed.stderr
     (row,) = json.loads(listed.stdout)
     assert row["lean"] == info
-    assert str(path) in cli("ls", "--all", "--sizes").stdout
+    assert str(path) in cli("ls", "--all", "--sizes", "--paths").stdout
 
     checked = cli("check", str(path))
     assert checked.returncode == 0, checked.stderr

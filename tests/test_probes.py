@@ -428,6 +428,7 @@ def test_cli_report_and_json(tmp_path):
     assert data["probes"]["missed"] == 0
     assert data["summaryBodyTokens"] <= data["summaryTokens"] and data["summaryBodyTokens"] <= BUDGET_TOKENS
     assert data["tokensAfter"] < data["tokensBefore"]
+    assert f"context ~{data['tokensBefore']:,} → ~{data['tokensAfter']:,} tokens" in out  # both sides estimates
     first = data["results"][0]
     assert set(first) == {"kind", "question", "expected", "found", "where", "score", "evidence"}
     files = next(r for r in data["results"] if r["kind"] == "modified_files")

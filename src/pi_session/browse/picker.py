@@ -7,6 +7,7 @@ found so opens with the cursor on the hit."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,7 +17,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ..render.terminal import fit_cells_end, one_line, sanitize
+from ..core.timestamps import iso_to_ms
+from ..render.terminal import SESSION_TITLE_MAX, cells, fit_cells, fit_cells_end, relative_age, sanitize, unique_prefixes
 from . import actions
 from .rows import matching
 from .session import SessionScreen
@@ -25,35 +27,71 @@ from .keys import OwnKeysFirst
 if TYPE_CHECKING:
     from .app import BrowseApp
 
-__all__ = ["PickerScreen", "session_cells"]
+__all__ = ["PickerScreen", "picker_columns"]
 
-_FIXED = (("modified", 19), ("id", 13), ("msgs", 5))
 _CWD_WIDTH = 20
+_PAD = 2  # a DataTable cell's padding, one cell either side
+_TITLE_COMFORT = 30  # the title shrinks to this before the id and the time shorten (as in `ls`)
+_TITLE_FLOOR = 12
 
 
 def _search_text(info: dict[str, Any]) -> str:
     return f"{info.get('id') or ''}\n{info.get('cwd') or ''}\n{info.get('name') or ''}\n{info.get('firstMessage') or ''}"
 
 
-def session_cells(info: dict[str, Any], all_projects: bool, title_width: int) -> list[Any]:
-    """The cells of one session row: modified time, the id's first 13
-    characters (unlike ``pi-session ls``, which never cuts it: here a
-    session is opened by selecting its row, and the search matches names
-    and first messages), message count, the cwd (all projects only; its end
-    when long), and the name (bold) or first message."""
-    cells: list[Any] = [
-        sanitize(str(info.get("modified", ""))[:19].replace("T", " ")),
-        Text(sanitize(str(info.get("id", ""))[:13]), style="dim"),
-        Text(str(info.get("messageCount", "")), justify="right"),
-    ]
+def picker_columns(
+    infos: list[dict[str, Any]], width: int, all_projects: bool, now_ms: int, among: list[str] | None = None
+) -> tuple[list[tuple[str, int]], list[list[Any]]]:
+    """The picker's table for ``width`` terminal cells: its columns (name,
+    width in cells, each cell padded by one more either side) and one row of
+    cells per session of ``infos`` (pi ``SessionInfo`` dicts).
+
+    The columns of ``pi-session ls``: modified, id, msgs, cwd (all projects
+    only, its end), name (bold) or first message, cut with ``…``. Short of
+    room for 30 cells of title, as ``ls`` does: each id becomes its
+    shortest unique prefix among ``infos`` and the ids ``among`` (the
+    sessions a search left out; 8 characters or more), then the
+    time an age as pi's picker writes it (``3h``, ``2d``); the title never
+    gets under 12 cells. Pure but for sanitizing."""
+    ids = [sanitize(str(info.get("id", ""))) for info in infos]
+    stamps = [sanitize(str(info.get("modified", ""))[:19].replace("T", " ")) for info in infos]
+    ages = [relative_age(iso_to_ms(info.get("modified")), now_ms) for info in infos]
+    titles = [(bool(info.get("name")), " ".join(sanitize(str(info.get("name") or info.get("firstMessage") or "")).split())) for info in infos]
+    counts = [str(info.get("messageCount", "")) for info in infos]
+    cwds = [sanitize(str(info.get("cwd", ""))) for info in infos]
+
+    def natural(head: str, column: list[str]) -> int:
+        return max([cells(head), *(cells(c) for c in column)])
+
+    title_natural = min(SESSION_TITLE_MAX, natural("name / first message", [t for _n, t in titles]))
+    want = min(title_natural, _TITLE_COMFORT)
+    cwd_w = min(_CWD_WIDTH, natural("cwd", cwds)) if all_projects else 0
+    shown_ids, times = ids, stamps
+
+    def room() -> int:
+        fixed = [natural("id", shown_ids), natural("modified" if times is stamps else "age", times), natural("msgs", counts)]
+        fixed += [cwd_w] if all_projects else []
+        return width - sum(w + _PAD for w in fixed) - _PAD
+
+    if room() < want:
+        short = unique_prefixes([str(info.get("id", "")) for info in infos], among or ())
+        shown_ids = [sanitize(short.get(str(info.get("id", "")), str(info.get("id", "")))) for info in infos]
+    if room() < want:
+        times = ages
+    title_w = max(min(_TITLE_FLOOR, title_natural), min(title_natural, room()), 1)
+    columns = [("modified" if times is stamps else "age", natural("modified" if times is stamps else "age", times)),
+               ("id", natural("id", shown_ids)), ("msgs", natural("msgs", counts))]
     if all_projects:
-        cwd = sanitize(str(info.get("cwd", "")))
-        cells.append(fit_cells_end(cwd, _CWD_WIDTH))  # its end, in terminal cells
-    name = info.get("name")
-    cells.append(
-        Text(one_line(str(name), title_width), style="bold") if name else Text(one_line(str(info.get("firstMessage", "")), title_width))
-    )
-    return cells
+        columns.append(("cwd", cwd_w))
+    columns.append((fit_cells("name / first message", title_w), title_w))
+    rows = []
+    for i, (named, title) in enumerate(titles):
+        row: list[Any] = [times[i], Text(shown_ids[i], style="dim"), Text(counts[i], justify="right")]
+        if all_projects:
+            row.append(fit_cells_end(cwds[i], cwd_w))  # its end, in terminal cells
+        row.append(Text(fit_cells(title, title_w), style="bold" if named else ""))
+        rows.append(row)
+    return columns, rows
 
 
 class PickerScreen(OwnKeysFirst):
@@ -105,13 +143,19 @@ class PickerScreen(OwnKeysFirst):
     @work(thread=True, exclusive=True, group="list", exit_on_error=False)
     def load(self) -> None:
         """List the sessions in a thread (a large agent dir takes a while)."""
-        self.app.call_from_thread(self._set_title, f"loading the sessions of {self._where()}…")
+        self.app.call_from_thread(self._set_title, "loading the sessions of ", "…")
         with self.browse_app.reporting():
             infos = actions.list_sessions(self.browse_app.cwd, all_projects=self.all_projects, store=self.browse_app.store)
             self.app.call_from_thread(self._loaded, infos)
 
-    def _set_title(self, text: str) -> None:
-        self.query_one("#title", Static).update(Text(sanitize(text), no_wrap=True, overflow="ellipsis"))
+    def _set_title(self, before: str, after: str = "") -> None:
+        """The title bar: ``before``, the directory (or "all projects"),
+        ``after``, on one line of the screen's width: a long directory keeps
+        its end, anything still too long ends in ``…``."""
+        width = max(10, self.size.width - 2)  # the bar's padding
+        where = sanitize(self._where())
+        where = fit_cells_end(where, max(12, width - cells(before) - cells(after)))
+        self.query_one("#title", Static).update(Text(fit_cells(before + where + after, width), no_wrap=True, overflow="ellipsis"))
 
     def _loaded(self, infos: list[dict[str, Any]]) -> None:
         self.infos = infos
@@ -128,16 +172,15 @@ class PickerScreen(OwnKeysFirst):
         table = self.query_one("#sessions", DataTable)
         table.clear(columns=True)
         width = max(40, self.size.width - 2)
-        fixed = [*_FIXED, *((("cwd", _CWD_WIDTH),) if self.all_projects else ())]
-        title_width = max(12, width - sum(w + 2 for _n, w in fixed) - 2)
-        for name, column_width in fixed:
-            table.add_column(name, width=column_width, key=name)
-        table.add_column("name / first message", width=title_width, key="title")
-        for info in self.shown:
-            table.add_row(*session_cells(info, self.all_projects, title_width), key=str(info.get("path")))
+        columns, rows = picker_columns(self.shown, width, self.all_projects, int(time.time() * 1000),
+                                       among=[str(info.get("id", "")) for info in self.infos])
+        for n, (name, column_width) in enumerate(columns):
+            table.add_column(name, width=column_width, key="title" if n == len(columns) - 1 else name)
+        for info, row in zip(self.shown, rows):
+            table.add_row(*row, key=str(info.get("path")))
         count = f"{len(self.shown):,} of {len(self.infos):,}" if query.strip() else f"{len(self.infos):,}"
         toggle = "a: this directory only" if self.all_projects else "a: all projects"
-        self._set_title(f"{count} {'session' if len(self.infos) == 1 else 'sessions'} · {self._where()} · {toggle}")
+        self._set_title(f"{count} {'session' if len(self.infos) == 1 else 'sessions'} · ", f" · {toggle}")
         empty = self.query_one("#empty", Static)
         if not self.shown:
             empty.update(Text("No session matches the search." if self.infos else f"No sessions in {sanitize(self._where())}. Press a for all projects."))

@@ -61,7 +61,10 @@ class LazyGroup(TyperGroup):
                 if info.help is None:
                     info.help = help_text(info.callback.__doc__)
                 info.callback = _interruptible(info.callback)
+        plain = not _stdout_is_terminal()
         for name, command in typer.main.get_group(sub).commands.items():
+            if plain:  # piped or redirected: click's plain help, as the root help is then
+                command.rich_markup_mode = None  # type: ignore[attr-defined]
             self.commands.setdefault(name, command)
 
     def format_help(self, ctx: Any, formatter: Any) -> None:
@@ -70,6 +73,15 @@ class LazyGroup(TyperGroup):
             super().format_help(ctx, formatter)
         finally:
             self._listing = False
+
+
+def _stdout_is_terminal() -> bool:
+    """Whether standard output is a terminal (a command's ``--help`` is
+    then rich's boxed layout, else plain text)."""
+    try:
+        return sys.stdout.isatty()
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 app = typer.Typer(

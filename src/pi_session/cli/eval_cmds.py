@@ -156,13 +156,13 @@ def print_report(evaluation: CompactionEvaluation, *, show_summary: bool = False
         head = (
             f"Strategy: mask (no summary)\n"
             f"Masked {plural(ev.summarized_messages, 'entry', 'entries')} (tool outputs and arguments), kept every message "
-            f"({ev.kept_messages:,}); context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
+            f"({ev.kept_messages:,}); context ~{ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
         )
     else:
         head = (
             f"Summarizer: {sanitize(who)}\n"
             f"Summarized {plural(ev.summarized_messages, 'message')}, kept {plural(ev.kept_messages, 'message')}"
-            f"{' (split turn)' if ev.is_split_turn else ''}; context {ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
+            f"{' (split turn)' if ev.is_split_turn else ''}; context ~{ev.tokens_before:,} → ~{ev.tokens_after:,} tokens\n"
             f"Summary: ~{ev.summary_tokens:,} tokens (~{ev.summary_body_tokens:,} without the file lists)\n"
         )
     console.print(

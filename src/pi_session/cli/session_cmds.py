@@ -67,7 +67,7 @@ from .render import (
     tree_depth,
     tree_value,
 )
-from ..render.terminal import cells
+from ..render.terminal import cells, wrap_cells
 from ..core.text import field_text
 from ..session.conversation import ConversationView, hidden_summary
 
@@ -77,6 +77,7 @@ def ls(
     all_: bool = typer.Option(False, "--all", "-a", help="Sessions of every project, not just this directory's."),
     cwd: Optional[str] = typer.Option(None, "--cwd", help="Project directory (default: the current directory)."),
     sizes: bool = typer.Option(False, "--sizes", help="How much of each session file is payload (images, big tool outputs) and abandoned branches (reads every file)."),
+    paths: bool = typer.Option(False, "--paths", help="With --sizes: each session file's path, whole, even on a narrow terminal."),
     as_json: bool = JSON_OPTION,
     store: Optional[str] = STORE_OPTION,
 ) -> None:
@@ -94,7 +95,9 @@ def ls(
 
     --sizes: one line per session instead: its size, the bytes of
     payload `pi-session slim` would move out and of abandoned branches
-    `pi-session prune` would archive (--json: a "lean" object each)."""
+    `pi-session prune` would archive, then the id and name or first message
+    as above, and the file's path when the line has room for it, with
+    --paths, or without a terminal (--json: a "lean" object each)."""
     url = store_url(ctx, store)
     project = project_dir(cwd) if cwd else os.getcwd()
     infos: list[dict[str, Any]]  # pi SessionInfo dicts (see pi_session.stores.listing.list_session_dir)
@@ -112,7 +115,7 @@ def ls(
     else:
         infos = SessionManager.list(project, store=chosen)
     if sizes:
-        _ls_sizes(infos, as_json, db)
+        _ls_sizes(infos, as_json, db, paths=paths, other_ids=() if all_ else other_session_ids(db, chosen))
         return
     if as_json:
         print_json(infos)
@@ -153,12 +156,15 @@ def _hint_loose_files(root: Path) -> None:
     )
 
 
-def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
+def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any, *, paths: bool = False, other_ids: Any = ()) -> None:
     """``ls --sizes``: each session's size, payload and abandoned-branch
-    bytes (a file read once; a database session's lines)."""
+    bytes (a file read once; a database session's lines), then its id and
+    name or first message as ``ls`` shows them, and its path when
+    ``paths``, when there is room for it or when no terminal is involved
+    (:func:`_size_lines`)."""
     from ..session.lean import LeanSizes, human_size, measure_file, measure_lines
 
-    rows = []
+    rows: list[tuple[list[str], dict[str, Any], str]] = []
     for info in infos:
         path = info.get("path") if db is None else db.locator(str(info.get("id")))
         lean: LeanSizes | None
@@ -172,17 +178,77 @@ def _ls_sizes(infos: list[dict[str, Any]], as_json: bool, db: Any) -> None:
         if as_json:
             info["lean"] = lean.to_json() if lean is not None else None
         elif lean is not None:
-            rows.append(
-                f"{human_size(lean.total):>9}  payload {human_size(lean.payload):>9} {_percent(lean.payload, lean.total):>4}  "
-                f"abandoned {human_size(lean.abandoned):>9} {_percent(lean.abandoned, lean.total):>4}  {sanitize(str(path))}"
-            )
+            sizes = [human_size(lean.total), human_size(lean.payload), _percent(lean.payload, lean.total),
+                     human_size(lean.abandoned), _percent(lean.abandoned, lean.total)]
+            rows.append((sizes, info, sanitize(str(path))))
     if as_json:
         print_json(infos)
         return
-    for row in rows:
-        console.print(row, markup=False, soft_wrap=True)
     if not rows:
         console.print("No sessions", markup=False)
+        return
+    for line in _size_lines(rows, output_width(), paths=paths, other_ids=other_ids):
+        console.print(line, soft_wrap=True)
+
+
+_SIZE_HEADS = ("size", "payload", "", "abandoned", "")
+
+
+def _size_lines(rows: list[tuple[list[str], dict[str, Any], str]], width: int | None, *, paths: bool, other_ids: Any) -> list[Text]:
+    """The lines of ``ls --sizes`` (a header first), each at most ``width``
+    terminal cells: the five size columns, the id (whole, or its unique
+    prefix as ``ls`` shortens it when the title would get under 30 cells),
+    the name (bold) or first message cut with ``…``, and the path, whole,
+    when ``paths``, when the line has room for it, or when ``width`` is
+    None. With ``paths`` on a narrow terminal the title shrinks, then goes."""
+    from ..render.terminal import SESSION_TITLE_MAX, fit_cells, pad_cells, unique_prefixes
+
+    def natural(head: str, column: list[str]) -> int:
+        return max([cells(head), *(cells(c) for c in column)])
+
+    size_w = [natural(head, [r[0][i] for r in rows]) for i, head in enumerate(_SIZE_HEADS)]
+    fixed = sum(size_w) + 2 * 3 + 1 * 2  # two spaces between the byte counts, one before each percentage
+    ids = [str(info.get("id", "")) for _s, info, _p in rows]
+    titles = [(bool(info.get("name")), one_line(str(info.get("name") or info.get("firstMessage") or ""), SESSION_TITLE_MAX)) for _s, info, _p in rows]
+    title_nat = natural("name / first message", [t for _n, t in titles])
+    path_w = natural("path", [p for _s, _i, p in rows])
+    comfort = min(title_nat, 30)
+
+    def room(id_w: int, with_path: bool) -> int:
+        return (width or 0) - fixed - 2 - id_w - 2 - ((2 + path_w) if with_path else 0)
+
+    id_w = natural("id", ids)
+    show_path = paths or width is None or room(id_w, True) >= comfort
+    if width is not None and room(id_w, show_path) < comfort:
+        short = unique_prefixes(ids, other_ids or ())
+        ids = [short.get(i, i) for i in ids]
+        id_w = natural("id", ids)
+    title_w = title_nat if width is None else max(0, min(title_nat, room(id_w, show_path)))
+    if title_w < min(title_nat, 8):  # too narrow to tell anything: the path (asked for) takes the line
+        title_w = 0
+
+    def line(sizes: list[str], sid: Text, title: Text, path: str) -> Text:
+        out = Text()
+        out.append(pad_cells(sizes[0], size_w[0], right=True) + "  ")
+        out.append(pad_cells(sizes[1], size_w[1], right=True) + " " + pad_cells(sizes[2], size_w[2], right=True) + "  ")
+        out.append(pad_cells(sizes[3], size_w[3], right=True) + " " + pad_cells(sizes[4], size_w[4], right=True) + "  ")
+        out.append_text(sid)
+        out.append(" " * (id_w - cells(sid.plain)))
+        if title_w:
+            out.append("  ")
+            out.append_text(title)
+            out.append(" " * (title_w - cells(title.plain)) if show_path else "")
+        if show_path:
+            out.append("  " + path)
+        out.rstrip()
+        return out
+
+    header = line(list(_SIZE_HEADS), Text("id"), Text(fit_cells("name / first message", title_w)), "path")
+    header.stylize("bold")
+    lines = [header]
+    for (sizes, _info, path), sid, (named, title) in zip(rows, ids, titles):
+        lines.append(line(sizes, Text(sid, style="dim"), Text(fit_cells(title, title_w), style="bold" if named else ""), path))
+    return lines
 
 
 def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JSON_OPTION) -> None:
@@ -197,14 +263,25 @@ def info(ctx: typer.Context, session: str = SESSION_ARGUMENT, as_json: bool = JS
     if as_json:
         print_json(data)
         return
-    # plain "key  value" lines rather than a table: a long path is never cut
-    # or folded, whatever the width
-    rows = info_rows(stats, lean, data)
+    _print_fields(info_rows(stats, lean, data))
+
+
+def _print_fields(rows: list[tuple[str, str]]) -> None:
+    """``info``'s "key  value" lines: each value in a column after the
+    widest key, wrapped at word boundaries (a path after a ``/``) to the
+    terminal's width in cells, never cut; on one line each when no
+    terminal is involved."""
     pad = max(len(key) for key, _ in rows) + 2
+    width = output_width()
+    room = None if width is None else max(_FIELD_FLOOR, width - pad)
     for key, value in rows:
-        line = Text(key.ljust(pad), style="bold")
-        line.append(sanitize(value))
-        console.print(line, soft_wrap=True)
+        for n, part in enumerate(wrap_cells(sanitize(value), room)):
+            line = Text(key.ljust(pad) if n == 0 else " " * pad, style="bold")
+            line.append(part)
+            console.print(line, soft_wrap=True)
+
+
+_FIELD_FLOOR = 20  # the fewest cells `info` wraps a value to, however narrow the terminal
 
 
 def tree(

@@ -232,6 +232,7 @@ def _code_span(text: str) -> str:
 
 
 def _fence(text: str, lang: str = "text") -> str:
+    text = text.replace("\r\n", "\n")  # a CRLF (output made on Windows) ends a line, as in the source
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{text}\n{fence}"

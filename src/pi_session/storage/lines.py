@@ -183,13 +183,18 @@ def _ordered(kinds: list[ProblemKind]) -> tuple[ProblemKind, ...]:
     return tuple(k for k in order if k in kinds)
 
 
+_DECODER_PLACE = re.compile(r":? line 1 column (\d+) \(char \d+\)$")
+
+
 def _utf8_said(raw: bytes, error: str) -> str:
-    """orjson's ``error``; for bytes that are not UTF-8 (which it calls "surrogates not allowed"), the first bad byte."""
+    """orjson's ``error``, its place as "at column N" (the decoder's "line
+    1" is the line's own first line, not the file's); for bytes that are not
+    UTF-8 (which it calls "surrogates not allowed"), the first bad byte."""
     try:
         raw.decode("utf-8") if "not valid UTF-8" in error else None
     except UnicodeDecodeError as exc:
         return f"invalid UTF-8 at byte {exc.start + 1} of the line, 0x{raw[exc.start]:02x}"
-    return error
+    return _DECODER_PLACE.sub(r" at column \1", error)
 
 
 def _parse_damaged(raw: bytes, line_no: int, first_error: str) -> ParsedLine:
