@@ -202,7 +202,7 @@ def test_label_and_context_leaf_take_a_unique_entry_id_prefix(cli, tmp_path):
         assert "ambiguous" in ambiguous.stderr and "abc12345" in ambiguous.stderr and "abc67890" in ambiguous.stderr
         no_traceback(ambiguous)
     unknown = cli("label", str(path), "zzz", "x")
-    assert unknown.returncode != 0 and "no entry with id zzz" in unknown.stderr
+    assert unknown.returncode != 0 and "--keep-branches zzz: no such entry" in unknown.stderr
     assert path.read_text().count('"type":"label"') == 1  # only the one label was written
 
 
@@ -250,5 +250,5 @@ def test_clone_leaf_and_prune_keep_branches_take_a_unique_entry_id_prefix(cli, t
     pruned = cli("prune", str(path), "--keep-branches", "abc6", "--dry-run", "--json")
     assert pruned.returncode == 0, pruned.stderr
     unknown = cli("prune", str(path), "--keep-branches", "zzz", "--dry-run")
-    assert unknown.returncode != 0 and "no entry with id zzz" in unknown.stderr
+    assert unknown.returncode != 0 and "--keep-branches zzz: no such entry" in unknown.stderr
     no_traceback(unknown)

@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 import typer
 
-from .common import STORE_OPTION, JSON_OPTION, CliError, active_store, console, database_store, entry_id_arg, err_console, fail, print_json, resolve_session, store_url
+from .common import STORE_OPTION, JSON_OPTION, CliError, active_store, console, database_store, err_console, fail, print_json, resolve_session, store_url
 from .render import plural, sanitize
 
 
@@ -182,11 +182,6 @@ def prune(
     (location,), db = _locations(session, False, url)
     if db is not None and archive is not None:
         fail("--archive: a database session's archive is a new session of the store", code=2)
-    if keep_branches:
-        from ..operations import open_for_reading
-
-        probe = open_for_reading(location, store=db) if db is not None else open_for_reading(location)
-        keep_branches = [entry_id_arg(probe, leaf) for leaf in keep_branches]
     result = _run_each([location], False, lambda loc: prune_session(
         loc, keep_branches=keep_branches or (), archive=archive, dry_run=dry_run, backup=backup, store=db))[0]
     if as_json:
