@@ -163,8 +163,10 @@ def sessions(tmp_path, fixture_copy):
 def _compare_info(tmp_path, args: list[str], env: dict[str, str]) -> None:
     fast, typer = piped([str(EXE), "info", *args], env), piped([*TYPER_PATH, "info", *args], env)
     assert fast == typer, args
-    fast_tty, typer_tty = in_terminal([str(EXE), "info", *args], env), in_terminal([*TYPER_PATH, "info", *args], env)
-    assert fast_tty == typer_tty, args
+    for columns in (40, 60, 100):  # rows wrapped at word boundaries (a path after a /) alike
+        fast_tty = in_terminal([str(EXE), "info", *args], env, columns)
+        typer_tty = in_terminal([*TYPER_PATH, "info", *args], env, columns)
+        assert fast_tty == typer_tty, (args, columns)
 
 
 @pytest.mark.parametrize("options", [[], ["--json"]])
@@ -197,18 +199,16 @@ def test_info_follows_the_environment_as_typer_does(tmp_path, sessions, extra):
 @pytest.mark.parametrize("options", [[], ["--json"]])
 def test_info_fast_path_loads_neither_typer_nor_rich(tmp_path, sessions, options):
     env = environment(tmp_path)
-    argv = [sys.executable, "-c", LIST_MODULES, "info", str(sessions["wide name and labels"]), *options]
-    # a terminal wide enough for every row: at 100 columns the labels row wraps, which the full command does
-    for run in (piped(argv, env), in_terminal(argv, env, columns=400, stderr_apart=True)):
-        (code, out, err), modules = modules_of(run)
-        assert code == 0 and err == b"" and out
-        assert "pi_session.cli.info_fast" in modules and "pi_session.manager.session_manager" in modules
-        assert loaded(modules, "typer", "click", "rich", "msgspec", "pi_session.cli.app", "pi_session.cli.session_cmds",
-                      "pi_session.cli.common") == []
-    if not options:
-        (code, out, _err), modules = modules_of(in_terminal(argv, env, columns=100, stderr_apart=True))
-        assert code == 0 and "rich" in modules  # wrapped by the full command
-        assert max(len(line) for line in out.decode().splitlines()) <= 100 + len("\x1b[1m\x1b[0m")
+    # a terminal wide enough for the wide session's rows; at 60 columns the plain
+    # session's path wraps (after a /), which the fast path does as the full command does
+    for name, columns in (("wide name and labels", 400), ("plain", 60)):
+        argv = [sys.executable, "-c", LIST_MODULES, "info", str(sessions[name]), *options]
+        for run in (piped(argv, env), in_terminal(argv, env, columns=columns, stderr_apart=True)):
+            (code, out, err), modules = modules_of(run)
+            assert code == 0 and err == b"" and out
+            assert "pi_session.cli.info_fast" in modules and "pi_session.manager.session_manager" in modules
+            assert loaded(modules, "typer", "click", "rich", "msgspec", "pi_session.cli.app", "pi_session.cli.session_cmds",
+                          "pi_session.cli.common") == []
 
 
 def test_what_the_fast_path_leaves_goes_through_typer(tmp_path, sessions):

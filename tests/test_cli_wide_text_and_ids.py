@@ -202,7 +202,7 @@ def test_label_and_context_leaf_take_a_unique_entry_id_prefix(cli, tmp_path):
         assert "ambiguous" in ambiguous.stderr and "abc12345" in ambiguous.stderr and "abc67890" in ambiguous.stderr
         no_traceback(ambiguous)
     unknown = cli("label", str(path), "zzz", "x")
-    assert unknown.returncode != 0 and "--keep-branches zzz: no such entry" in unknown.stderr
+    assert unknown.returncode != 0 and "no entry with id zzz" in unknown.stderr
     assert path.read_text().count('"type":"label"') == 1  # only the one label was written
 
 

@@ -13,45 +13,10 @@ from rich.console import Console
 
 from ..errors import PiSessionError
 from .catalog import STORE_HELP
+from .widths import NO_WIDTH, console_width_for
 
 if TYPE_CHECKING:
     from ..stores import SessionStore
-
-NO_WIDTH = 100_000
-"""The console width when no terminal is involved (output to a pipe or a
-file, and neither stdin nor stderr a terminal): in effect unlimited, so
-lines are never cut or wrapped for a width nobody sees."""
-
-
-def _terminal_columns(fd: int) -> int | None:
-    import os
-
-    try:
-        return os.get_terminal_size(fd).columns if os.isatty(fd) else None
-    except (OSError, ValueError):
-        return None
-
-
-def _width_for(stream: Any) -> int | None:
-    """The console width for ``stream``: ``$COLUMNS`` when set; None (rich's
-    own choice: the terminal's width) when ``stream`` is a terminal; when it
-    is piped, the width of the terminal the command runs in (stdin's or
-    stderr's, e.g. ``pi-session ls | less``); else :data:`NO_WIDTH`."""
-    import os
-
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    try:
-        if stream.isatty():
-            return None
-    except (AttributeError, ValueError, OSError):
-        pass
-    for fd in (0, 2, 1):
-        found = _terminal_columns(fd)
-        if found:
-            return found
-    return NO_WIDTH
 
 
 class PipeConsole(Console):
@@ -67,8 +32,8 @@ class PipeConsole(Console):
         raise BrokenPipeError(errno.EPIPE, "Broken pipe")
 
 
-console = PipeConsole(highlight=False, emoji=False, width=_width_for(sys.stdout))
-err_console = Console(stderr=True, highlight=False, emoji=False, width=_width_for(sys.stderr))
+console = PipeConsole(highlight=False, emoji=False, width=console_width_for(sys.stdout))
+err_console = Console(stderr=True, highlight=False, emoji=False, width=console_width_for(sys.stderr))
 
 
 def output_width() -> int | None:

@@ -70,25 +70,6 @@ def row_style(stream: "Any") -> "str | None":
     return None if os.environ.get("TERM", "").lower() in ("dumb", "unknown") else "\x1b[1m"
 
 
-def narrowest_width() -> "int | None":
-    """The narrowest width the typer command's console may lay ``info``'s
-    rows out to (:func:`pi_session.cli.common.output_width`): ``$COLUMNS``
-    when set, else the narrowest of the terminals on standard input, output
-    and error; None when there is none (lines are then never wrapped). A
-    row no wider than this is one line on either path."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    widths = []
-    for fd in (0, 1, 2):
-        try:
-            if os.isatty(fd):
-                widths.append(os.get_terminal_size(fd).columns)
-        except (OSError, ValueError):
-            continue
-    return min(widths) if widths else None
-
-
 def answer(args: "list[str]") -> bool:
     """Print ``info``'s report of ``args`` (a command line without the
     program name) and return True when this module can answer it (see the
@@ -118,17 +99,24 @@ def answer(args: "list[str]") -> bool:
         return False  # the full command warns about them
     from ..core.text import show_controls
 
+    from ..core.text import wrap_text
+    from .info_view import FIELD_FLOOR
+    from .widths import layout_width
+
     rows = info_rows(stats, lean, data)
     pad = max(len(key) for key, _value in rows) + 2
-    limit = narrowest_width()
+    width = layout_width(sys.stdout)
+    room = None if width is None else max(FIELD_FLOOR, width - pad)
     lines = []
     for key, value in rows:
-        shown = show_controls(value)
+        shown = show_controls(value.replace("\r\n", "\n"))  # as render.terminal.sanitize shows it
         if not shown.isprintable():
             return False  # rich lays out tabs, newlines, ...
-        if limit is not None and pad + (len(shown) if shown.isascii() else 2 * len(shown)) > limit:
-            return False  # the full command wraps the value to the terminal's width
-        lines.append(f"{style}{key.ljust(pad)}{shown}\x1b[0m\n" if style else f"{key.ljust(pad)}{shown}\n")
+        if not shown.isascii() and room is not None and 2 * len(shown) > room:
+            return False  # wide characters to wrap: the full command measures their cells
+        for n, part in enumerate(wrap_text(shown, room)):
+            head = key.ljust(pad) if n == 0 else " " * pad
+            lines.append(f"{style}{head}{part}\x1b[0m\n" if style else f"{head}{part}\n")
     text = "".join(lines)
     return _written(lambda: sys.stdout.write(text))
 

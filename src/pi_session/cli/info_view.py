@@ -15,10 +15,13 @@ if TYPE_CHECKING:
     from ..session.lean import LeanSizes
     from ..session.stats import MessageStats, SessionStats
 
-__all__ = ["INFO_LABELS", "info_json", "info_rows", "lean_sizes", "percent"]
+__all__ = ["FIELD_FLOOR", "INFO_LABELS", "info_json", "info_rows", "lean_sizes", "percent"]
 
 INFO_LABELS = 10
 """How many labels ``info`` lists (``--json`` gives them all)."""
+
+FIELD_FLOOR = 20
+"""The fewest terminal cells ``info`` wraps a value to, however narrow the terminal."""
 
 
 def lean_sizes(manager: Any) -> LeanSizes | None:

@@ -26,7 +26,7 @@ from ..core.paths import default_session_dir, is_windows_absolute, sessions_dir
 from ..storage import SessionFileError, migrate_file
 from ..stores.listing import list_session_dir, resolve_path
 from ..stores import StoreError
-from .info_view import info_json, info_rows, percent as _percent
+from .info_view import FIELD_FLOOR, info_json, info_rows, percent as _percent
 from .common import (
     JSON_OPTION,
     SESSION_ARGUMENT,
@@ -273,15 +273,12 @@ def _print_fields(rows: list[tuple[str, str]]) -> None:
     terminal is involved."""
     pad = max(len(key) for key, _ in rows) + 2
     width = output_width()
-    room = None if width is None else max(_FIELD_FLOOR, width - pad)
+    room = None if width is None else max(FIELD_FLOOR, width - pad)
     for key, value in rows:
         for n, part in enumerate(wrap_cells(sanitize(value), room)):
             line = Text(key.ljust(pad) if n == 0 else " " * pad, style="bold")
             line.append(part)
             console.print(line, soft_wrap=True)
-
-
-_FIELD_FLOOR = 20  # the fewest cells `info` wraps a value to, however narrow the terminal
 
 
 def tree(

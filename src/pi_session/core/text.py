@@ -21,10 +21,11 @@ These are pure functions; inputs are never mutated.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 __all__ = [
+    "wrap_text",
     "plural",
     "strip_ansi",
     "field_text",
@@ -294,3 +295,68 @@ def field_text(value: Any) -> str:
     from .jsonio import js_stringify  # the one JSON encoder (JSON.stringify's text)
 
     return js_stringify(value)
+
+
+_BREAK_AFTER = frozenset("/\\-_.,:;=+|")
+
+
+def _word_pieces(word: str) -> list[str]:
+    """``word`` cut after each ``/``, ``-``, ``_``, ``.`` (and the like):
+    the places a path, a model name or an identifier reads on best when it
+    cannot stay whole on a line."""
+    pieces, start = [], 0
+    for i, ch in enumerate(word):
+        if ch in _BREAK_AFTER:
+            pieces.append(word[start : i + 1])
+            start = i + 1
+    if start < len(word):
+        pieces.append(word[start:])
+    return pieces
+
+
+def wrap_text(
+    text: str, width: int | None, measure: Callable[[str], int] = len, crop: Callable[[str, int], str] | None = None
+) -> list[str]:
+    """``text`` as lines of at most ``width`` columns as ``measure`` counts
+    them (default: characters; :func:`pi_session.render.terminal.wrap_cells`
+    counts terminal cells), ``crop(text, width)`` giving the longest start
+    of a text that fits (default: slicing): broken at spaces; a word
+    wider than a line is broken after a ``/``, ``-``, ``_`` or ``.`` (a
+    path, a model name), and only where it has none, between characters
+    (never inside a wide character). Runs of spaces at a break are dropped;
+    newlines in ``text`` end lines. ``width`` None or under 1: one line per
+    line of ``text``. Pure.
+
+    Returns:
+        at least one line (``[""]`` for an empty ``text``)."""
+    if width is None or width < 1:
+        return text.split("\n")
+    out: list[str] = []
+    for paragraph in text.split("\n"):
+        if measure(paragraph) <= width:
+            out.append(paragraph)
+            continue
+        line = ""
+        for word in paragraph.split():
+            joined = f"{line} {word}" if line else word
+            if measure(joined) <= width:
+                line = joined
+                continue
+            if measure(word) <= width:
+                out.append(line)
+                line = word
+                continue
+            for n, piece in enumerate(_word_pieces(word)):  # a word no line holds: its pieces fill lines
+                joined = (f"{line} {piece}" if line else piece) if n == 0 else line + piece
+                if measure(joined) <= width:
+                    line = joined
+                    continue
+                if line:
+                    out.append(line)
+                while measure(piece) > width:
+                    head = (crop(piece, width) if crop is not None else piece[:width]) or piece[0]
+                    out.append(head)
+                    piece = piece[len(head):]
+                line = piece
+        out.append(line)
+    return out

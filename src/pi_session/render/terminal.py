@@ -17,7 +17,7 @@ from rich.text import Text
 from ..entries import entry_type
 from ..entries.content import content_text as blocks_text
 from ..entries.records import UNDEFINED
-from ..core.text import field_text, plural, show_controls
+from ..core.text import field_text, plural, show_controls, wrap_text
 from ..session.tree import TreeNode
 from ..session.conversation import ConversationView
 
@@ -125,65 +125,11 @@ def pad_cells(text: str, width: int, *, right: bool = False) -> str:
     return " " * gap + text if right else text + " " * gap
 
 
-_BREAK_AFTER = frozenset("/\\-_.,:;=+|")
-
-
-def _word_pieces(word: str) -> list[str]:
-    """``word`` cut after each ``/``, ``-``, ``_``, ``.`` (and the like):
-    the places a path, a model name or an identifier reads on best when it
-    cannot stay whole on a line."""
-    pieces, start = [], 0
-    for i, ch in enumerate(word):
-        if ch in _BREAK_AFTER:
-            pieces.append(word[start : i + 1])
-            start = i + 1
-    if start < len(word):
-        pieces.append(word[start:])
-    return pieces
-
-
 def wrap_cells(text: str, width: int | None) -> list[str]:
     """``text`` as lines of at most ``width`` terminal cells (:func:`cells`;
-    a Chinese or Korean character takes two): broken at spaces; a word
-    wider than a line is broken after a ``/``, ``-``, ``_`` or ``.`` (a
-    path, a model name), and only where it has none, between characters
-    (never inside a wide character). Runs of spaces at a break are dropped;
-    newlines in ``text`` end lines. ``width`` None or under 1: one line per
-    line of ``text``. Pure.
-
-    Returns:
-        at least one line (``[""]`` for an empty ``text``)."""
-    if width is None or width < 1:
-        return text.split("\n")
-    out: list[str] = []
-    for paragraph in text.split("\n"):
-        if cells(paragraph) <= width:
-            out.append(paragraph)
-            continue
-        line = ""
-        for word in paragraph.split():
-            joined = f"{line} {word}" if line else word
-            if cells(joined) <= width:
-                line = joined
-                continue
-            if cells(word) <= width:
-                out.append(line)
-                line = word
-                continue
-            for n, piece in enumerate(_word_pieces(word)):  # a word no line holds: its pieces fill lines
-                joined = (f"{line} {piece}" if line else piece) if n == 0 else line + piece
-                if cells(joined) <= width:
-                    line = joined
-                    continue
-                if line:
-                    out.append(line)
-                while cells(piece) > width:
-                    head = _crop_cells(piece, width) or piece[0]
-                    out.append(head)
-                    piece = piece[len(head):]
-                line = piece
-        out.append(line)
-    return out
+    a Chinese or Korean character takes two, never split):
+    :func:`pi_session.core.text.wrap_text` measured in cells. Pure."""
+    return wrap_text(text, width, cells, _crop_cells)
 
 
 def _crop_cells(text: str, width: int) -> str:
