@@ -95,7 +95,9 @@ def main() -> None:
                 print_terminal_root_help()
             sys.stdout.flush()
         except BrokenPipeError:
-            _quiet_stdout()
+            from .answers import quiet_stdout
+
+            quiet_stdout()
         except (OSError, ValueError, AttributeError):
             raise SystemExit(1) from None
         except BaseException as exc:
@@ -147,20 +149,6 @@ def _answered_early(args: list[str]) -> bool:
         if isinstance(exc, Exception):
             return False  # the full command answers (and reports what went wrong)
         raise
-
-
-def _quiet_stdout() -> None:
-    """After a closed pipe (``pi-session --help | head -1``): point
-    standard output at /dev/null so that the interpreter's final flush
-    does not report the pipe again (exit status 0, as for every command)."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def __getattr__(name: str) -> object:

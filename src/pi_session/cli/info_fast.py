@@ -88,13 +88,14 @@ def answer(args: "list[str]") -> bool:
         manager = open_for_reading(resolve_session_file(options["session"]), shown_as=options["session"])
     except (StoreError, OperationError, OSError):
         return False  # the full command says what is wrong
+    from .answers import write_answer
     from .info_view import info_json, info_rows
 
     stats, lean, data = info_json(manager)
     if options["json"]:
         from ..core.jsonio import write_pretty
 
-        return _written(lambda: write_pretty(data, sys.stdout, indent=1))
+        return write_answer(lambda: write_pretty(data, sys.stdout, indent=1))
     if session_notes(manager):
         return False  # the full command warns about them
     from ..core.text import show_controls
@@ -118,25 +119,4 @@ def answer(args: "list[str]") -> bool:
             head = key.ljust(pad) if n == 0 else " " * pad
             lines.append(f"{style}{head}{part}\x1b[0m\n" if style else f"{head}{part}\n")
     text = "".join(lines)
-    return _written(lambda: sys.stdout.write(text))
-
-
-def _written(write: "Any") -> bool:
-    """Call ``write`` and flush standard output. Once writing has begun the
-    answer is this module's (True), whatever happens: after a closed pipe
-    standard output points at /dev/null (the interpreter's final flush then
-    stays quiet, exit status 0, as on the full path); another failed write
-    ends the command with status 1."""
-    try:
-        write()
-        sys.stdout.flush()
-    except BrokenPipeError:
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError):
-            pass
-    except (OSError, ValueError):
-        raise SystemExit(1) from None
-    return True
+    return write_answer(lambda: sys.stdout.write(text))

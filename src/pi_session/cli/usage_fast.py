@@ -133,15 +133,9 @@ def answer(args: "list[str]") -> bool:
             text = _summed(root, listing, stamps, answers, key, options)
         if text is None:
             return False
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        try:
-            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - silences the final flush
-        except OSError:
-            pass
-    return True
+    from .answers import write_answer
+
+    return write_answer(lambda: sys.stdout.write(text))
 
 
 def _summed(root: str, listing: "list[Any]", stamps: "tuple[bytes, int]", answers: "dict[str, Any] | None", key: str, options: "dict[str, Any]") -> "str | None":
