@@ -200,3 +200,29 @@ def test_compact_of_the_demo_session_reports_estimates_and_the_recorded_usage_ap
     assert int(m[1].replace(",", "")) < 36138
     assert lines[2] == "The entry records pi's count as tokensBefore, 36,138, the last reply's recorded usage."
     assert orjson.loads(path.read_bytes().splitlines()[-1])["tokensBefore"] == 36138
+
+
+def test_info_and_the_page_say_when_no_cost_was_recorded(cli, tmp_path):
+    """Tokens without a recorded cost (an import, a model pi did not price)
+    are not "$0.0000" on the page while ``usage`` prices them: both views
+    say the cost is not recorded and where a price is found."""
+    entries = _chain(
+        _user("hello", "2025-01-01T09:00:00.000Z"),
+        _assistant([{"type": "text", "text": "hi"}], "2025-01-01T09:00:01.000Z", _usage(1000, 200, 0, 0)),
+    )
+    for e in entries:
+        if e["message"]["role"] == "assistant":
+            e["message"]["usage"]["cost"]["total"] = 0
+    path = _write(tmp_path / "unpriced.jsonl", entries)
+    info = cli("info", str(path))
+    assert info.returncode == 0, info.stderr
+    rows = {line.split(None, 1)[0]: line.split(None, 1)[1] for line in info.stdout.splitlines() if line.strip()}
+    said = "not recorded in the session (`pi-session usage session` prices it offline)"
+    assert rows["cost"] == said
+    page = tmp_path / "page.html"
+    assert cli("export", str(path), "-o", str(page), "--allow-secrets").returncode == 0
+    html = page.read_text()
+    assert f"<dt>cost</dt><dd>{said}</dd>" in html and "$0.0000" not in html
+    priced = cli("info", str(_usage_session(tmp_path)))
+    cost = next(line for line in priced.stdout.splitlines() if line.startswith("cost "))
+    assert re.fullmatch(r"cost +\$0\.0\d0", cost), cost  # a recorded cost is shown as before

@@ -65,8 +65,8 @@ def usage_rows(m: MessageStats) -> list[tuple[str, str]]:
     """The rows of pi's ``/session`` in ``info``: messages, tools, tokens
     (input, cache read, cache write, output, as pi's usage fields and the
     HTML viewer's header name them: :meth:`UsageTotals.describe
-    <pi_session.session.stats.UsageTotals.describe>`) and cost (only when there is
-    one), over every branch."""
+    <pi_session.session.stats.UsageTotals.describe>`) and cost
+    (:meth:`~pi_session.session.stats.UsageTotals.describe_cost`), over every branch."""
     from ..core.text import plural
 
     u = m.usage
@@ -75,8 +75,9 @@ def usage_rows(m: MessageStats) -> list[tuple[str, str]]:
         ("tools", f"{plural(m.tool_calls, 'call')}, {plural(m.tool_results, 'result')}"),
     ]
     rows.append(("tokens", u.describe()))
-    if u.cost > 0:
-        rows.append(("cost", f"${u.cost:.3f}"))
+    cost = u.describe_cost(3)
+    if cost is not None:
+        rows.append(("cost", cost))
     return rows
 
 

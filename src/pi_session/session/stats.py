@@ -89,6 +89,18 @@ class UsageTotals:
             f"output {self.output:,}, total {self.sum:,}"
         )
 
+    def describe_cost(self, digits: int = 3) -> str | None:
+        """The cost line ``pi-session info`` and the HTML viewer's header
+        both show: ``"$0.123"`` (``digits`` decimals); when requests used
+        tokens but recorded no cost (imports from other agents, a model pi
+        did not price) it says so, and where a price is found, rather than
+        show $0; None without any request."""
+        if self.cost > 0:
+            return f"${self.cost:,.{digits}f}"
+        if self.sum:
+            return "not recorded in the session (`pi-session usage session` prices it offline)"
+        return None
+
     @property
     def sum(self) -> int:
         """Input + output + cache read + cache write (pi's ``/session``

@@ -107,7 +107,9 @@ def _facts_html(facts: Facts) -> str:
     u = facts.usage
     if u.requests:
         items.append(("tokens", u.describe()))
-        items.append(("cost", f"${u.cost:,.4f}"))
+        cost = u.describe_cost(4)
+        if cost is not None:
+            items.append(("cost", esc(cost)))
     items.append(("entries", f"{facts.entries:,}"))
     items.append(("branches", f"{facts.branches:,}"))
     counts = {str(k): v for k, v in facts.counts.items()}  # a type may be any JSON value
