@@ -262,3 +262,22 @@ def test_ls_of_a_folder_holding_session_files_directly_says_how_to_open_them(cli
     assert f"pi-session info {folder / 'demo.jsonl'}" in listed.stdout.replace("\n", "")
     opened = cli("info", str(folder / "demo.jsonl"), "--json")
     assert opened.returncode == 0, opened.stderr
+
+
+def test_context_marks_signed_thinking_without_text_and_small_argument_errors(cli, tmp_path):
+    """Signed thinking with no text (a provider that hides it) is
+    "(redacted thinking)" on a line of its own, not "(thinking) " glued to
+    the reply; ``secrets`` without SESSION or --all, and ``clone --leaf ''``,
+    say what is missing."""
+    path = tmp_path / "s.jsonl"
+    write_session(path, [
+        user("why?", 1),
+        assistant([{"type": "thinking", "thinking": "", "thinkingSignature": "sig"}, {"type": "text", "text": "Because."}], 2),
+    ])
+    shown = cli("context", str(path))
+    assert shown.returncode == 0, shown.stderr
+    assert "(redacted thinking)\nBecause." in shown.stdout and "(thinking) " not in shown.stdout
+    neither = cli("secrets")
+    assert neither.returncode == 2 and "give a SESSION, or --all" in neither.stderr
+    empty = cli("clone", str(path), "--leaf", "")
+    assert empty.returncode == 2 and "--leaf: give an entry id" in empty.stderr

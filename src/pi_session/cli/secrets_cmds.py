@@ -54,8 +54,10 @@ def _sessions(url: Optional[str], session: Optional[str], all_: bool) -> tuple[l
     from ..operations import all_sessions
     from ..stores import StoreError
 
-    if all_ == bool(session):
-        fail("give a SESSION or --all (not both)", code=2)
+    if all_ and session:
+        fail("give a SESSION or --all, not both", code=2)
+    if not all_ and not session:
+        fail("give a SESSION, or --all for every session", code=2)
     chosen = active_store(url)
     db = database_store(url)
     if all_:

@@ -436,7 +436,9 @@ def message_body(message: dict[str, Any]) -> str:
             if block.get("type") == "text":
                 parts.append(field_text(block.get("text", "")))
             elif block.get("type") == "thinking":
-                parts.append("(thinking) " + one_line(field_text(block.get("thinking", "")), 200))
+                thought = one_line(field_text(block.get("thinking", "")), 200)
+                # signed thinking with no text (a provider that hides it): said so, on a line of its own
+                parts.append(f"(thinking) {thought}" if thought.strip() else "(redacted thinking)")
             elif block.get("type") == "toolCall":
                 parts.append(f"→ {field_text(block.get('name'))}({one_line(js_stringify(block.get('arguments')), 200)})")
         if message.get("errorMessage"):
@@ -602,6 +604,8 @@ def clone(
     keeps the message itself)."""
     from ..operations import OperationError, clone_session  # not at start-up: it loads compaction
 
+    if leaf is not None and not leaf.strip():
+        fail("--leaf: give an entry id (or a unique prefix of one)", code=2)
     manager = open_session(ctx, session, read_only=True)
     if leaf:
         leaf = entry_id_arg(manager, leaf)
