@@ -705,3 +705,16 @@ def test_compaction_confirmation_states_estimates_that_add_up(tmp_path):
     from pi_session.session.tokens import estimate_tokens
 
     assert before == sum(estimate_tokens(m) for m in context)
+
+
+def test_detail_of_signed_thinking_without_text_has_a_heading_of_its_own():
+    """Signed thinking with no text is not a bare "thinking" heading right
+    above the reply (which then reads as thinking without colour)."""
+    from pi_session.browse.detail import entry_sections
+
+    entry = {"type": "message", "id": "a", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+             "message": {"role": "assistant", "content": [{"type": "thinking", "thinking": "", "thinkingSignature": "s"},
+                                                          {"type": "text", "text": "The reply."}]}}
+    sections = entry_sections(entry)
+    assert ("redacted thinking", "(the provider sent no text)") in sections and ("", "The reply.") in sections
+    assert not any(heading == "thinking" for heading, _text in sections)

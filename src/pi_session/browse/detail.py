@@ -65,7 +65,9 @@ def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
             if kind == "text":
                 out.append(("", field_text(block.get("text", ""))))
             elif kind == "thinking":
-                out.append(("thinking", field_text(block.get("thinking", ""))))
+                thought = field_text(block.get("thinking", ""))
+                # signed thinking with no text (a provider that hides it): a heading of its own, no empty section
+                out.append(("thinking", thought) if thought.strip() else ("redacted thinking", "(the provider sent no text)"))
             elif kind == "toolCall":
                 out.append((f"tool call {block.get('name')} ({block.get('id')})", _json(block.get("arguments"))))
         if message.get("errorMessage"):
