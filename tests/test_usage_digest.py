@@ -8,6 +8,7 @@ files have damaged lines (their warnings are the full command's)."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import time
@@ -19,6 +20,8 @@ import pytest
 
 from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
+from pi_session.usage import stamps
+from pi_session.usage.days import LocalDays, offsets_key, zone_of
 from pi_session.usage.digest import Digest, digest_path, fresh_digest
 from usage_gen import generate, write_tree
 
@@ -64,7 +67,7 @@ def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, 
             warm, from_digest = _warm(cli, root, *args)
             assert from_digest, args
             assert warm == _cold(root, args), args
-    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.msgpack", ".answers.json"))
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.msgpack", ".answers.marshal"))
     assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
 
 
@@ -132,12 +135,16 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path.write_bytes(b"\x00garbage")
     assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
     assert _warm(cli, root, *args) == (expected, True)  # written again, then used
-    # a remembered answer of another version is not used either
-    answers_path = Path(str(path).replace(".digest.msgpack", ".answers.json"))
-    answers = json.loads(answers_path.read_bytes())
+    # a remembered answer of another version, or a damaged one, is not used either
+    answers_path = Path(str(path).replace(".digest.msgpack", ".answers.marshal"))
+    answers = marshal.loads(answers_path.read_bytes())
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
-    answers_path.write_text(json.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
+    answers_path.write_bytes(marshal.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
     assert _warm(cli, root, *args) == (expected, True)
+    for damaged in (b"", b"\x00garbage", marshal.dumps([1, 2]), marshal.dumps({**answers, "texts": [forged]})):
+        answers_path.write_bytes(damaged)
+        assert _warm(cli, root, *args) == (expected, True)
+    assert marshal.loads(answers_path.read_bytes())["texts"]  # written again
     # a symlink planted at the digest's path is not followed
     answers_path.unlink()
     victim = tmp_path / "victim"
@@ -145,6 +152,52 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path.unlink()
     path.symlink_to(victim)
     assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
+
+
+def test_a_directory_is_listed_again_once_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory's listing is reused only while its mtime, ctime, inode
+    and device stay the same, and only once its ctime is older than the
+    listing by :data:`~pi_session.usage.stamps.RACY_NS` (a file created in
+    the same tick is never missed)."""
+    root = tmp_path / "sessions"
+    files = write_tree(root, range(4))
+    fresh = stamps.scan(str(root))
+    assert fresh.settled == {} and [p for p, _ in fresh.listing] == sorted(map(str, files))  # racy: just made
+    monkeypatch.setattr(stamps, "RACY_NS", 0)  # as if the listing were taken seconds later
+    first = stamps.scan(str(root))
+    assert set(first.settled) == set(first.names) == {str(root), *(str(f.parent) for f in files)}
+    project = str(files[0].parent)
+    known = {"names": {**first.names, project: (*first.names[project], "zz-ghost.jsonl")}, "settled": first.settled}
+    reused = stamps.scan(str(root), known)  # the settled listing is used as it was: the ghost is looked for
+    assert reused.names[project][-1] == "zz-ghost.jsonl" and -1 in reused.stamps and not reused.same_files(
+        {"names": first.names, "stamps": first.stamps})
+    new = files[0].parent / "2030-01-01T00-00-00-000Z_new.jsonl"
+    new.write_bytes(b"".join(generate(60, messages=4)))
+    again = stamps.scan(str(root), known)  # the directory changed: listed again
+    assert "zz-ghost.jsonl" not in again.names[project] and str(new) in [p for p, _ in again.listing]
+    new.unlink()
+    assert [p for p, _ in stamps.scan(str(root), {"names": again.names, "settled": again.settled}).listing] == [p for p, _ in first.listing]
+    os.utime(files[0].parent, ns=(first.settled[project][0], first.settled[project][0]))  # mtime set back: ctime still differs
+    assert "zz-ghost.jsonl" not in stamps.scan(str(root), known).names[project]
+
+
+def test_the_offsets_key_says_when_days_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    slots = list(range(20_000 * 96 - 200, 20_000 * 96 + 9_000, 7))  # about three months from 2024-10-04 (UTC)
+    assert offsets_key(slots, "UTC") == "UTC"
+    berlin = offsets_key(slots, "Europe/Berlin")
+    assert berlin.count(",") == 1 and berlin.startswith("0:2:00:00,")  # summer time, then winter time
+    monkeypatch.setenv("TZ", "Europe/Berlin")
+    time.tzset()
+    try:
+        machine = offsets_key(slots, None)
+        assert machine.startswith("0:7200,") and machine.count(",") == 1
+        days = LocalDays(None)
+        assert [days.of_slot(s) for s in slots] == [LocalDays(zone_of("Europe/Berlin")).of_slot(s) for s in slots]
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    with pytest.raises(ValueError, match="IANA"):
+        offsets_key(slots, "Nowhere/Else")
 
 
 @pytest.mark.parametrize("args", [

@@ -4,9 +4,10 @@ digest (:mod:`pi_session.usage.digest`): when it is fresh a report costs
 about the interpreter's start-up, a ``stat`` per session file and the sum
 of a few thousand rows; when files changed, the digest is brought up to
 date first (:func:`pi_session.usage.digest.refresh_digest`: only what
-changed is read and summed again); a report already answered from the same digest
-(the same options, its slots on the same local days) is printed as it was
-(:func:`pi_session.usage.stamps.remembered_answers`), without summing.
+changed is read and summed again); a report already answered from the
+same files (the same options, its slots at the same UTC offsets) is
+printed as it was (:func:`pi_session.usage.stamps.load_answers`), without
+summing, and directories that did not change are not listed again.
 
 :func:`answer` takes only command lines it reads exactly as ``usage``
 does, over session files, and only when the digest (brought up to date) holds no
@@ -112,25 +113,23 @@ def answer(args: "list[str]") -> bool:
     root = sessions_root(options["store"])
     if root is None:
         return False
-    from ..usage.days import days_fingerprint
-    from ..usage.stamps import remembered_answers, session_files, stamps_digest
+    from ..usage.days import offsets_key
+    from ..usage.stamps import load_answers, scan
 
-    listing = list(session_files(root))
-    stamps = stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in listing)
-    answers = remembered_answers(root, stamps)
+    answers = load_answers(root)
+    found = scan(root, answers)
+    if not found.same_files(answers):
+        answers = None
+    key = "\x1f".join([options["kind"], options["since"] or "", options["until"] or "", options["by"] or "", str(options["last"] or "")])
     try:
-        key = "\x1f".join([
-            options["kind"], options["since"] or "", options["until"] or "", options["by"] or "", str(options["last"] or ""),
-            days_fingerprint(answers["slots"], options["timezone"]).hex() if answers is not None else "",
-        ])
+        text = answers["texts"].get(f"{key}\x1f{offsets_key(answers['slots'], options['timezone'])}") if answers is not None else None
     except ValueError:
         return False  # not a time zone: the full command says so
-    text = answers["texts"].get(key) if answers is not None else None
     if text is None:
         from ..core.gc_pause import gc_paused
 
         with gc_paused(promote=False):  # tens of thousands of rows decoded and summed, none of them garbage
-            text = _summed(root, listing, stamps, answers, key, options)
+            text = _summed(root, found, answers, key, options)
         if text is None:
             return False
     from .answers import write_answer
@@ -138,20 +137,24 @@ def answer(args: "list[str]") -> bool:
     return write_answer(lambda: sys.stdout.write(text))
 
 
-def _summed(root: str, listing: "list[Any]", stamps: "tuple[bytes, int]", answers: "dict[str, Any] | None", key: str, options: "dict[str, Any]") -> "str | None":
+def _summed(root: str, found: "Any", answers: "dict[str, Any] | None", key: str, options: "dict[str, Any]") -> "str | None":
     """The text of the report ``options`` from the root's digest (brought up
-    to date first when files changed), remembered under ``key``; None when
-    the full command must answer (damaged lines, a bad option)."""
+    to date first when files changed), remembered under ``key`` and the
+    offsets of its slots when the digest was made from the files ``found``
+    (:func:`pi_session.usage.stamps.scan`; ``answers``: those remembered
+    for them, or None); None when the full command must answer (damaged
+    lines, a bad option)."""
+    from ..usage.days import offsets_key
     from ..usage.digest import fresh_digest, refresh_digest
-    from ..usage.stamps import digest_slots, remember_answer
+    from ..usage.stamps import digest_slots, listing_digest, remember_answer
 
+    stamps = listing_digest(found.listing)
     digest = fresh_digest(root, stamps)
     if digest is None:
-        digest = refresh_digest(root, listing)
+        digest = refresh_digest(root, found.listing)
     if digest.problems:
         return None
     from ..core.jsonio import iter_pretty
-    from ..usage.days import days_fingerprint
     from ..usage.report import report_of_groups
 
     try:
@@ -162,11 +165,7 @@ def _summed(root: str, listing: "list[Any]", stamps: "tuple[bytes, int]", answer
     except ValueError:
         return None  # the full command says what is wrong
     text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
-    if answers is None or answers["stamps"] != digest.stamps.hex():
-        answers = None
-        slots = digest_slots(digest)
-    else:
-        slots = answers["slots"]
-    key = key.rsplit("\x1f", 1)[0] + "\x1f" + days_fingerprint(slots, options["timezone"]).hex()
-    remember_answer(root, digest, answers, key, text)
+    if (digest.stamps, digest.files) == stamps:  # else files changed meanwhile: the next report looks again
+        slots = answers["slots"] if answers is not None else digest_slots(digest)
+        remember_answer(root, found, answers, slots, f"{key}\x1f{offsets_key(slots, options['timezone'])}", text)
     return text

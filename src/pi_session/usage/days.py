@@ -1,20 +1,19 @@
 """Local days of instants for usage reports: the 15-minute slots every
 report sums messages in, a time zone by name, the day of a slot in it
-(:class:`LocalDays`) and a fingerprint of the days of many slots
-(:func:`days_fingerprint`, what a remembered report is keyed by). Imports
-only ``datetime`` (and ``zoneinfo`` for a named zone)."""
+(:class:`LocalDays`) and the UTC offsets of many slots in it
+(:func:`offsets_key`, what a remembered report is keyed by). Imports
+nothing at load; ``datetime`` (and ``zoneinfo`` for a named zone) when a
+day is asked."""
 
 from __future__ import annotations
-
-import datetime as _dt
-import hashlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
-__all__ = ["SLOT_MS", "LocalDays", "days_fingerprint", "zone_of"]
+__all__ = ["SLOT_MS", "LocalDays", "offsets_key", "zone_of"]
 
 SLOT_MS = 900_000
 """Rows are summed per 15 minutes (UTC) for reports: every time zone's
@@ -32,7 +31,9 @@ def zone_of(name: str | None) -> Any:
     if name is None:
         return None
     if name == "UTC":
-        return _dt.timezone.utc  # the same days as zoneinfo's UTC, without loading zoneinfo
+        import datetime
+
+        return datetime.timezone.utc  # the same days as zoneinfo's UTC, without loading zoneinfo
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
@@ -46,8 +47,11 @@ class LocalDays:
     ``zone`` (None: the machine's), memoised per 15 minutes."""
 
     def __init__(self, zone: Any) -> None:
+        import datetime
+
         self.zone = zone
         self.memo: dict[int, str] = {}
+        self._moment = datetime.datetime.fromtimestamp
 
     def __call__(self, ms: int) -> str:
         return self.of_slot(ms // SLOT_MS)
@@ -58,7 +62,7 @@ class LocalDays:
         if day is None:
             seconds = slot * (SLOT_MS // 1000)
             try:
-                moment = _dt.datetime.fromtimestamp(seconds, self.zone) if self.zone is not None else _dt.datetime.fromtimestamp(seconds)
+                moment = self._moment(seconds, self.zone) if self.zone is not None else self._moment(seconds)
                 day = moment.strftime("%Y-%m-%d")
             except (OverflowError, OSError, ValueError):
                 day = "0000-00-00"
@@ -66,13 +70,43 @@ class LocalDays:
         return day
 
 
-def days_fingerprint(slots: list[int], timezone: str | None) -> bytes:
-    """A SHA-256 of the local days of ``slots`` in ``timezone`` (None: the
-    machine's, as the process sees it now): two reports over the same
-    messages whose slots fall on the same days are the same report.
+def offsets_key(slots: list[int], timezone: str | None) -> str:
+    """The UTC offsets of the 15-minute ``slots`` (in order) in
+    ``timezone`` (None: the machine's, as the process sees it now) as a
+    short string (``index:offset`` where the offset changes): two reports
+    over the same messages whose slots have the same offsets put them on
+    the same local days, so they are the same report. ``UTC`` and a zone
+    name are read as :func:`zone_of` reads them; the machine's zone through
+    ``localtime`` as :class:`LocalDays` reads it.
 
     Raises:
         ValueError: not an IANA zone name.
     """
-    days = LocalDays(zone_of(timezone))
-    return hashlib.sha256("\n".join(days.of_slot(slot) for slot in slots).encode()).digest()
+    if timezone == "UTC":
+        return "UTC"
+    offset: Callable[[int], object]
+    if timezone is None:
+        import time
+
+        def offset(seconds: int) -> object:
+            return time.localtime(seconds).tm_gmtoff
+    else:
+        import datetime
+
+        zone = zone_of(timezone)
+
+        def offset(seconds: int) -> object:
+            return datetime.datetime.fromtimestamp(seconds, zone).utcoffset()
+
+    runs = []
+    last: object = ()
+    step = SLOT_MS // 1000
+    for i, slot in enumerate(slots):
+        try:
+            now = offset(slot * step)
+        except (OverflowError, OSError, ValueError):
+            now = None
+        if now != last:
+            runs.append(f"{i}:{now}")
+            last = now
+    return ",".join(runs)

@@ -27,7 +27,7 @@ fork's contribution (its messages less those copied from the sessions it
 was forked from) is taken again whenever one of those changes.
 
 Reports answered from a digest are remembered beside it
-(``<...>.answers.json``, :func:`pi_session.usage.stamps.remembered_answers`)
+(``<...>.answers.marshal``, :func:`pi_session.usage.stamps.load_answers`)
 while it stays fresh.
 
 The stamps, the digest's path and the remembered answers are

@@ -1,36 +1,43 @@
 """The lean half of the usage digest (:mod:`pi_session.usage.digest`):
-the ``stat`` stamps of a sessions root's files (:func:`current_stamps`),
-where the digest lives, which price data and version it was written by,
-and the reports already answered from it (:func:`remembered_answers`, a
-small JSON file beside the digest: ``<...>.answers.json``). Imports only
-``os``, ``stat``, ``hashlib`` and ``json``, so that a report asked again
-is printed in about the time the interpreter takes to start.
+the ``stat`` walk of a sessions root (:func:`scan`), where the digest
+lives, which price data and version it was written by, and the reports
+already answered from it (:func:`load_answers`, a small file beside the
+digest: ``<...>.answers.marshal``). Imports only built-in modules (``os``,
+``stat``, ``time``, ``marshal``, the C SHA-256), so that a report asked
+again is printed in about the time the interpreter takes to start.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
+import marshal
 import os
 import stat
+import sys
+import time
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable
     from typing import Any
 
 __all__ = [
     "ANSWERS_KEPT",
     "DIGEST_VERSION",
+    "RACY_NS",
+    "Scan",
     "current_stamps",
+    "digest_slots",
     "digest_path",
     "format_version",
+    "listing_digest",
+    "load_answers",
     "pricing_stamp",
     "read_private",
     "remember_answer",
-    "remembered_answers",
+    "scan",
     "session_files",
+    "sha256_hex",
     "stamps_digest",
     "write_private",
 ]
@@ -48,13 +55,10 @@ def format_version() -> str:
     return f"{DIGEST_VERSION}/{__version__}"
 
 
-
 def pricing_stamp() -> str:
     """Which price data estimates come from, without importing it: the
     path, size, mtime and inode of the first ``genai_prices/__init__.py``
     on ``sys.path`` (an upgrade replaces it), or ``none``."""
-    import sys
-
     for entry in sys.path:
         origin = os.path.join(entry or ".", "genai_prices", "__init__.py")
         try:
@@ -63,6 +67,20 @@ def pricing_stamp() -> str:
             continue
         return f"{origin}:{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
     return "none"
+
+
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 of ``data`` as 64 hex digits, from CPython's built-in
+    implementation (``_sha2``, ``_sha256`` before 3.12) when there is one,
+    which loads faster than :mod:`hashlib` (OpenSSL)."""
+    for name in ("_sha2", "_sha256"):
+        try:
+            return str(__import__(name).sha256(data).hexdigest())
+        except (ImportError, AttributeError):
+            continue
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
 
 
 def digest_path(root: str) -> str:
@@ -74,51 +92,149 @@ def digest_path(root: str) -> str:
     :func:`pi_session.core.paths.cache_dir` says."""
     env = os.environ.get("XDG_CACHE_HOME", "")
     base = env if env and os.path.isabs(env) else os.path.join(os.path.expanduser("~"), ".cache")
-    key = hashlib.sha256(os.fsencode(root)).hexdigest()[:32]
+    key = sha256_hex(os.fsencode(root))[:32]
     return os.path.join(base, "pi-session", "usage", f"{key}.digest.msgpack")
 
 
-def session_files(root: str) -> Iterator[tuple[str, os.stat_result]]:
-    """``(path, stat)`` of the regular ``*.jsonl`` files directly in
-    ``root`` and in its directories (symlinks followed, as pi lists them),
-    in name order."""
+RACY_NS = 3_000_000_000
+"""A directory's listing is reused only when its ctime (the last change of
+its entries or attributes, which ``touch`` cannot set back) is at least
+this long (3 s, in nanoseconds) before the listing was taken: a file
+created, removed or renamed later then gives the directory another ctime
+and mtime even on a file system with coarse timestamps (git's rule for
+"racily clean" entries)."""
+
+
+class Scan:
+    """What :func:`scan` found under a sessions root.
+
+    Attributes:
+        listing: ``(path, stat)`` of the regular ``*.jsonl`` files directly
+            in the root and in its directories (symlinks followed, as pi
+            lists them), in name order, the root's own first.
+        names: directory path -> the sorted names listed in it (the
+            root: every name; a directory under it: its ``*.jsonl`` names).
+        settled: directory path -> its ``(mtime_ns, ctime_ns, inode,
+            device)`` for the directories whose listing may be reused while
+            that stays the same (:data:`RACY_NS`).
+        stamps: ``size, mtime_ns, inode`` of every file of ``listing``, in
+            order, flattened, with ``-1`` for a listed ``*.jsonl`` name that
+            is not a regular file (or went): equal stamps and names mean
+            the same files as they were.
+    """
+
+    __slots__ = ("listing", "names", "settled", "stamps")
+
+    def __init__(self) -> None:
+        self.listing: list[tuple[str, os.stat_result]] = []
+        self.names: dict[str, tuple[str, ...]] = {}
+        self.settled: dict[str, tuple[int, int, int, int]] = {}
+        self.stamps: list[int] = []
+
+    def same_files(self, answers: dict[str, Any] | None) -> bool:
+        """Whether ``answers`` (:func:`load_answers`) were remembered from
+        exactly these files as they are now."""
+        return answers is not None and answers["names"] == self.names and answers["stamps"] == self.stamps
+
+
+def scan(root: str, known: dict[str, Any] | None = None) -> Scan:
+    """Walk the sessions root ``root`` (absolute): a ``stat`` per file and
+    directory, nothing opened. A directory whose ``(mtime_ns, ctime_ns,
+    inode, device)`` is one ``known["settled"]`` holds (:func:`load_answers`) is
+    not listed again: its names are ``known["names"]``'s. A root that is
+    not a readable directory gives an empty :class:`Scan`."""
+    found = Scan()
+    listed_at = time.time_ns()
+    names = known["names"] if known is not None else {}
+    settled = known["settled"] if known is not None else {}
     try:
-        names = sorted(os.listdir(root))
+        root_st = os.stat(root)
+        root_names = _names_of(found, root, root_st, names, settled, listed_at, False)
     except OSError:
-        return
+        return found
+    listing, stamps, append = found.listing, found.stamps, found.stamps.append
+    is_reg, is_dir, stat_of = stat.S_ISREG, stat.S_ISDIR, os.stat
     subdirs = []
     prefix = root if root.endswith("/") else f"{root}/"
-    for name in names:
+    for name in root_names:
         path = prefix + name
         try:
-            st = os.stat(path)
+            st = stat_of(path)
         except OSError:
+            if name.endswith(".jsonl"):
+                append(-1)
             continue
         if name.endswith(".jsonl"):
-            if stat.S_ISREG(st.st_mode):
-                yield path, st
-        elif stat.S_ISDIR(st.st_mode):
-            subdirs.append(path)
-    for d in subdirs:
+            if is_reg(st.st_mode):
+                listing.append((path, st))
+                stamps += (st.st_size, st.st_mtime_ns, st.st_ino)
+            else:
+                append(-1)
+        elif is_dir(st.st_mode):
+            subdirs.append((path, st))
+    for d, dir_st in subdirs:
         try:
-            names = sorted(name for name in os.listdir(d) if name.endswith(".jsonl"))
+            files = _names_of(found, d, dir_st, names, settled, listed_at, True)
         except OSError:
             continue
-        for name in names:
-            path = f"{d}/{name}"
+        prefix = f"{d}/"
+        for name in files:
+            path = prefix + name
             try:
-                st = os.stat(path)
+                st = stat_of(path)
             except OSError:
+                append(-1)
                 continue
-            if stat.S_ISREG(st.st_mode):
-                yield path, st
+            if is_reg(st.st_mode):
+                listing.append((path, st))
+                stamps += (st.st_size, st.st_mtime_ns, st.st_ino)
+            else:
+                append(-1)
+    return found
 
 
-def stamps_digest(stamps: Iterator[tuple[str, int, int, int]]) -> tuple[bytes, int]:
+def _names_of(
+    found: Scan, d: str, st: os.stat_result, names: dict[str, Any], settled: dict[str, Any], listed_at: int, only_jsonl: bool,
+) -> tuple[str, ...]:
+    """The sorted names in the directory ``d`` (stat ``st``), from
+    ``names`` when ``settled`` says it did not change, else listed; noted
+    in ``found``. Raises OSError when it cannot be listed."""
+    mark = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    got = names.get(d) if settled.get(d) == mark else None
+    if got is None:
+        entries = os.listdir(d)
+        got = tuple(sorted([n for n in entries if n.endswith(".jsonl")] if only_jsonl else entries))
+    found.names[d] = got
+    if max(st.st_mtime_ns, st.st_ctime_ns) < listed_at - RACY_NS:
+        found.settled[d] = mark
+    return got
+
+
+def session_files(root: str) -> list[tuple[str, os.stat_result]]:
+    """``(path, stat)`` of the regular ``*.jsonl`` files directly in
+    ``root`` and in its directories (symlinks followed, as pi lists them),
+    in name order: :func:`scan`'s ``listing``."""
+    return scan(root).listing
+
+
+def stamps_digest(stamps: Iterable[tuple[str, int, int, int]]) -> tuple[bytes, int]:
     """The SHA-256 of ``(path, size, mtime_ns, inode)`` stamps in order,
     and how many there were."""
+    import hashlib
+
     parts = [f"{path}\0{size}\0{mtime}\0{ino}\n" for path, size, mtime, ino in stamps]
     return hashlib.sha256(os.fsencode("".join(parts))).digest(), len(parts)
+
+
+def listing_digest(listing: Iterable[tuple[str, os.stat_result]]) -> tuple[bytes, int]:
+    """:func:`stamps_digest` of a :func:`scan`'s ``listing``."""
+    return stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in listing)
+
+
+def current_stamps(root: str) -> tuple[bytes, int]:
+    """:func:`stamps_digest` of the session files under ``root`` as they
+    are now (a ``stat`` each)."""
+    return listing_digest(session_files(root))
 
 
 def read_private(path: str) -> bytes | None:
@@ -145,68 +261,6 @@ def read_private(path: str) -> bytes | None:
         os.close(fd)
 
 
-def current_stamps(root: str) -> tuple[bytes, int]:
-    """:func:`stamps_digest` of the session files under ``root`` as they
-    are now (a ``stat`` each)."""
-    return stamps_digest((path, st.st_size, st.st_mtime_ns, st.st_ino) for path, st in session_files(root))
-
-
-ANSWERS_KEPT = 32
-"""How many answered reports a root keeps."""
-
-
-def _answers_path(root: str) -> str:
-    return digest_path(root).replace(".digest.msgpack", ".answers.json")
-
-
-def remembered_answers(root: str, stamps: tuple[bytes, int]) -> dict[str, Any] | None:
-    """The reports answered for ``root`` (absolute) from a digest of the
-    files as they are now (``stamps``: :func:`current_stamps`) by this
-    version of pi-session with the same price data, or None: ``{"version",
-    "pricing", "root", "stamps"`` (hex), ``"files"`` (as the digest's they
-    were made from), ``"slots"`` (the digest's distinct 15-minute slots,
-    whose local days key a report:
-    :func:`pi_session.usage.days.days_fingerprint`), ``"texts"`` (key ->
-    the report's text, the most recent :data:`ANSWERS_KEPT`)``}``."""
-    data = read_private(_answers_path(root))
-    if data is None:
-        return None
-    try:
-        answers = json.loads(data)
-        mine = (answers["version"], answers["pricing"], answers["root"], answers["stamps"], answers["files"])
-        if not isinstance(answers["slots"], list) or not isinstance(answers["texts"], dict):
-            return None
-    except (ValueError, KeyError, TypeError):
-        return None
-    if mine != (format_version(), pricing_stamp(), root, stamps[0].hex(), stamps[1]):
-        return None
-    return dict(answers)
-
-
-def remember_answer(root: str, digest: Any, answers: dict[str, Any] | None, key: str, text: str) -> None:
-    """Keep ``text``, the report ``key`` answered from ``digest`` (a
-    :class:`pi_session.usage.digest.Digest`), among ``answers``
-    (:func:`remembered_answers`; None: the first for this digest). Written
-    as the digest is (a new 0600 file renamed over the old; failing
-    quietly)."""
-    if answers is None or answers["stamps"] != digest.stamps.hex():
-        answers = {
-            "version": digest.version, "pricing": digest.pricing, "root": digest.root, "stamps": digest.stamps.hex(),
-            "files": digest.files, "slots": digest_slots(digest), "texts": {},
-        }
-    texts = answers["texts"]
-    texts.pop(key, None)
-    texts[key] = text
-    while len(texts) > ANSWERS_KEPT:
-        del texts[next(iter(texts))]
-    write_private(_answers_path(root), json.dumps(answers, separators=(",", ":")).encode())
-
-
-def digest_slots(digest: Any) -> list[int]:
-    """The distinct 15-minute slots of a digest's rows, in order."""
-    return sorted({m[0] for m in digest.merged})
-
-
 def write_private(path: str, data: bytes) -> None:
     """Write a cache file: a new 0600 file (never through a symlink)
     renamed over it, in a directory the summary created; failing quietly."""
@@ -230,3 +284,72 @@ def write_private(path: str, data: bytes) -> None:
             os.unlink(temp)
         except OSError:
             pass
+
+
+ANSWERS_KEPT = 32
+"""How many answered reports a root keeps."""
+
+
+def _answers_path(root: str) -> str:
+    return digest_path(root).replace(".digest.msgpack", ".answers.marshal")
+
+
+def _answers_version() -> str:
+    """:func:`format_version` and the interpreter's (``marshal``'s format
+    may change with it)."""
+    return f"{format_version()}/{sys.implementation.cache_tag}"
+
+
+def load_answers(root: str) -> dict[str, Any] | None:
+    """The reports answered for ``root`` (absolute) by this version of
+    pi-session with the same price data, or None (none, damaged, stale):
+    ``{"version", "pricing", "root", "names", "settled", "stamps"}`` (the
+    :class:`Scan` of the files they were answered from: answers are valid
+    while :meth:`Scan.same_files`), ``"slots"`` (the digest's distinct
+    15-minute slots, whose local days key a report:
+    :func:`pi_session.usage.days.offsets_key`) and ``"texts"`` (key -> the
+    report's text, the most recent :data:`ANSWERS_KEPT`).
+
+    The file is ``marshal`` data, read only from a regular file owned by
+    this user in the user's own cache directory (mode 0600, never through
+    a symlink): the trust Python gives its ``__pycache__``, whose files
+    are ``marshal`` data too."""
+    data = read_private(_answers_path(root))
+    if data is None:
+        return None
+    try:
+        answers = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(answers, dict):
+        return None
+    mine = (answers.get("version"), answers.get("pricing"), answers.get("root"))
+    if mine != (_answers_version(), pricing_stamp(), root):
+        return None
+    shapes = (("names", dict), ("settled", dict), ("stamps", list), ("slots", list), ("texts", dict))
+    if not all(isinstance(answers.get(field), kind) for field, kind in shapes):
+        return None
+    return answers
+
+
+def remember_answer(root: str, found: Scan, answers: dict[str, Any] | None, slots: list[int], key: str, text: str) -> None:
+    """Keep ``text``, the report ``key`` answered from the digest of the
+    files ``found`` (:func:`scan`) whose distinct slots are ``slots``,
+    among ``answers`` (:func:`load_answers`: kept when they were answered
+    from the same files). Written as the digest is (a new 0600 file
+    renamed over the old; failing quietly)."""
+    if answers is None or not found.same_files(answers):
+        answers = {"version": _answers_version(), "pricing": pricing_stamp(), "root": root, "slots": slots, "texts": {}}
+    answers.update(names=found.names, settled=found.settled, stamps=found.stamps)
+    texts = answers["texts"]
+    texts.pop(key, None)
+    texts[key] = text
+    while len(texts) > ANSWERS_KEPT:
+        del texts[next(iter(texts))]
+    write_private(_answers_path(root), marshal.dumps(answers))
+
+
+def digest_slots(digest: Any) -> list[int]:
+    """The distinct 15-minute slots of a digest's rows
+    (:class:`pi_session.usage.digest.Digest`), in order."""
+    return sorted({m[0] for m in digest.merged})
