@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from pi_session.usage import load_usage, report_for, usage_report
@@ -67,7 +66,7 @@ def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, 
             warm, from_digest = _warm(cli, root, *args)
             assert from_digest, args
             assert warm == _cold(root, args), args
-    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.msgpack", ".answers.marshal"))
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.marshal", ".answers.marshal"))
     assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
 
 
@@ -125,18 +124,29 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path = Path(digest_path(os.path.abspath(root)))
     assert path.parent == cache_path(os.path.abspath(root)).parent  # beside the summary
     assert oct(path.stat().st_mode & 0o777) == "0o600"
-    digest = msgspec.msgpack.decode(path.read_bytes(), type=Digest)
+    digest = Digest.from_bytes(path.read_bytes())
+    assert digest is not None
+    answers_path = Path(str(path).replace(".digest.marshal", ".answers.marshal"))
     # another version's digest (its rows doubled, to see it were it used)
     doubled = [[*m[:4], *(2 * v for v in m[4:10]), *m[10:]] for m in digest.merged]
-    path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(digest, version="0/old", merged=doubled)))
-    assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
-    path.write_bytes(msgspec.msgpack.encode(msgspec.structs.replace(digest, pricing="other price data", merged=doubled)))
-    assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
-    path.write_bytes(b"\x00garbage")
-    assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
-    assert _warm(cli, root, *args) == (expected, True)  # written again, then used
+    fields = (digest.version, digest.pricing, digest.root, digest.stamps, digest.files, doubled, digest.problems)
+    for forged in (
+        Digest("0/old", *fields[1:]).to_bytes(),
+        Digest(fields[0], "other price data", *fields[2:]).to_bytes(),
+        b"\x00garbage",
+        marshal.dumps(fields[:5]),  # another layout
+        marshal.dumps((*fields[:5], [[1, 2]], fields[6])),
+        marshal.dumps((*fields[:5], doubled, [1])),
+    ):
+        answers_path.unlink(missing_ok=True)  # else the remembered answer is printed without reading the digest
+        path.write_bytes(forged)
+        assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
+    assert Digest.from_bytes(path.read_bytes()).merged == digest.merged  # written again
+    assert _warm(cli, root, *args) == (expected, True)
+    # the digest a remembered answer was made from is not trusted beyond its stamps
+    path.write_bytes(Digest(*fields[:3], b"other stamps", *fields[4:]).to_bytes())
+    assert _warm(cli, root, "monthly", "--timezone", "UTC")[0] == _cold(root, ("monthly", "--timezone", "UTC"))
     # a remembered answer of another version, or a damaged one, is not used either
-    answers_path = Path(str(path).replace(".digest.msgpack", ".answers.marshal"))
     answers = marshal.loads(answers_path.read_bytes())
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
     answers_path.write_bytes(marshal.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))

@@ -148,7 +148,8 @@ def _summed(root: str, found: "Any", answers: "dict[str, Any] | None", key: str,
     from ..usage.digest import fresh_digest, refresh_digest
     from ..usage.stamps import digest_slots, listing_digest, remember_answer
 
-    stamps = listing_digest(found.listing)
+    # files as they were when answers were remembered: the digest's stamps are the ones kept with them
+    stamps = (answers["digest"], answers["files"]) if answers is not None else listing_digest(found.listing)
     digest = fresh_digest(root, stamps)
     if digest is None:
         digest = refresh_digest(root, found.listing)
@@ -167,5 +168,5 @@ def _summed(root: str, found: "Any", answers: "dict[str, Any] | None", key: str,
     text = "".join(iter_pretty(report.to_json(), 1)) + "\n"
     if (digest.stamps, digest.files) == stamps:  # else files changed meanwhile: the next report looks again
         slots = answers["slots"] if answers is not None else digest_slots(digest)
-        remember_answer(root, found, answers, slots, f"{key}\x1f{offsets_key(slots, options['timezone'])}", text)
+        remember_answer(root, found, digest, answers, slots, f"{key}\x1f{offsets_key(slots, options['timezone'])}", text)
     return text

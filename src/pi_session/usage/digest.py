@@ -1,6 +1,6 @@
 """The digest of a sessions root (**beyond pi**): what a day, week or month
 report needs, kept in one small file per root,
-``<cache dir>/usage/<sha256 of the root, 32 hex>.digest.msgpack`` (mode
+``<cache dir>/usage/<sha256 of the root, 32 hex>.digest.marshal`` (mode
 0600, written atomically beside the summary of :mod:`pi_session.usage.cache`).
 
 It holds the counted message groups of every session merged per 15-minute
@@ -14,7 +14,8 @@ summary is brought up to date (:class:`pi_session.usage.cache.UsageCache`,
 only appended bytes read) and the digest written again. It is also stale
 when pi-session or the price data (the ``genai-prices`` package) changed.
 
-Beside it, ``<...>.parts.msgpack`` keeps each session's contribution to
+Beside it, ``<...>.parts.msgpack`` (:mod:`pi_session.usage.parts`) keeps
+each session's contribution to
 those rows (its counted groups, its ``stat``, agent, project, fork origin
 and damaged lines), so that when files changed the digest is brought up to
 date one session at a time (:func:`update_digest`): the summary reads only
@@ -30,82 +31,77 @@ Reports answered from a digest are remembered beside it
 (``<...>.answers.marshal``, :func:`pi_session.usage.stamps.load_answers`)
 while it stays fresh.
 
-The stamps, the digest's path and the remembered answers are
-:mod:`pi_session.usage.stamps`'s (it imports nothing heavy: a report asked
-again is printed without importing msgspec); this module imports
-``msgspec`` besides.
+The digest is ``marshal`` data, like the remembered answers: a fresh
+digest is read without importing ``msgspec`` (only bringing it up to
+date loads :mod:`pi_session.usage.parts`). The stamps, the digest's path
+and the remembered answers are :mod:`pi_session.usage.stamps`'s.
 """
 
 from __future__ import annotations
 
+import marshal
 import os
-from typing import Any
 
-import msgspec
+from .stamps import (
+    DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_private, session_files, stamps_digest, write_private,
+)
 
-from .stamps import DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_private, session_files, stamps_digest, write_private
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
+
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
-    "DIGEST_VERSION", "Digest", "Part", "current_stamps", "digest_path", "fresh_digest", "pricing_stamp", "refresh_digest", "session_files",
-    "update_digest",
+    "DIGEST_VERSION", "Digest", "current_stamps", "digest_path", "fresh_digest", "load_digest", "pricing_stamp", "refresh_digest",
+    "session_files", "update_digest",
 ]
 
+_SHAPE = (str, str, str, bytes, int, list, list)
 
-class Digest(msgspec.Struct, array_like=True):
+
+class Digest:
     """The digest of one sessions root: ``version`` (:data:`DIGEST_VERSION`
     and pi-session's version), ``pricing`` (:func:`pricing_stamp`),
     ``root`` (absolute), ``stamps`` (:func:`stamps_digest` of the files it
     was made from), ``files`` (how many), ``merged``
-    (:func:`pi_session.usage.report.merged_groups`) and ``problems``
-    (``FILE:LINE: message`` of damaged lines)."""
+    (:func:`pi_session.usage.report.merged_groups`: lists of 14 values)
+    and ``problems`` (``FILE:LINE: message`` of damaged lines)."""
 
-    version: str
-    pricing: str
-    root: str
-    stamps: bytes
-    files: int
-    merged: list[list[Any]]
-    problems: list[str]
+    __slots__ = ("version", "pricing", "root", "stamps", "files", "merged", "problems")
 
+    def __init__(
+        self, version: str, pricing: str, root: str, stamps: bytes, files: int, merged: list[list[Any]], problems: list[str],
+    ) -> None:
+        self.version, self.pricing, self.root, self.stamps = version, pricing, root, stamps
+        self.files, self.merged, self.problems = files, merged, problems
 
-class Part(msgspec.Struct, array_like=True):
-    """One session file's contribution to its root's digest: the file's
-    ``stat`` when summarised (``size``, ``mtime_ns``, ``ino``), its
-    ``agent`` (``pi``, ``claude-code``, ``codex``), ``project``,
-    ``parent`` (the header's ``parentSession``), its counted ``groups``
-    (:func:`pi_session.usage.extract.group_rows` of its messages, a fork's
-    copies left out, an unterminated last line that parses included) and
-    its damaged lines (``FILE:LINE: message``)."""
+    def to_bytes(self) -> bytes:
+        """The digest as it is kept: ``marshal`` data of its fields in
+        order (read only from the user's own 0600 file, as Python reads
+        ``__pycache__``)."""
+        return marshal.dumps((self.version, self.pricing, self.root, self.stamps, self.files, self.merged, self.problems))
 
-    size: int
-    mtime_ns: int
-    ino: int
-    agent: str
-    project: str
-    parent: str | None
-    groups: list[list[Any]]
-    problems: list[str]
-
-
-class _Parts(msgspec.Struct, array_like=True):
-    version: str
-    pricing: str
-    root: str
-    stamps: bytes
-    parts: dict[str, Part]
+    @classmethod
+    def from_bytes(cls, data: bytes | None) -> Digest | None:
+        """The digest kept as ``data`` (:meth:`to_bytes`), or None when it
+        is not one (damaged, another layout)."""
+        if data is None:
+            return None
+        try:
+            fields = marshal.loads(data)
+        except (ValueError, EOFError, TypeError):
+            return None
+        if type(fields) is not tuple or len(fields) != len(_SHAPE) or not all(type(v) is t for v, t in zip(fields, _SHAPE)):
+            return None
+        if not all(type(m) is list and len(m) == 14 for m in fields[5]) or not all(type(p) is str for p in fields[6]):
+            return None
+        return cls(*fields)
 
 
-def _parts_path(root: str) -> str:
-    return digest_path(root).replace(".digest.msgpack", ".parts.msgpack")
-
-
-def _decode(data: bytes | None, kind: Any) -> Any:
-    if data is None:
-        return None
-    try:
-        return msgspec.msgpack.decode(data, type=kind)
-    except (msgspec.DecodeError, msgspec.ValidationError):
-        return None
+def load_digest(root: str) -> Digest | None:
+    """The digest kept for the sessions root ``root`` (absolute), fresh or
+    not, or None (none, damaged, not a regular file of this user)."""
+    return Digest.from_bytes(read_private(digest_path(root)))
 
 
 def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest | None:
@@ -114,7 +110,7 @@ def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest |
     nothing opened; ``stamps``: :func:`current_stamps` when already taken)
     and it was written by this version of pi-session with the same price
     data; None otherwise (no digest, damaged, stale)."""
-    digest = _decode(read_private(digest_path(root)), Digest)
+    digest = load_digest(root)
     if digest is None:
         return None
     if digest.version != format_version() or digest.root != root or digest.pricing != pricing_stamp():
@@ -146,10 +142,11 @@ def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
     again, and only the rows they touch; without usable contributions
     (none yet, another version, other price data) every session is."""
     from .extract import merge_groups, merged_order
+    from .parts import Part, Parts, load_parts, save_parts
 
     root = summary.root
-    old_digest = _decode(read_private(digest_path(root)), Digest)
-    old = _decode(read_private(_parts_path(root)), _Parts)
+    old_digest = load_digest(root)
+    old = load_parts(root)
     version, pricing = format_version(), pricing_stamp()
     if (
         old is None or old_digest is None or old.version != version or old.pricing != pricing or old.root != root
@@ -195,8 +192,8 @@ def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
     digest = Digest(version, pricing, root, stamps, count, sorted(merged.values(), key=merged_order), problems)
     if summary.persist:
         if touched or old is None:
-            write_private(_parts_path(root), msgspec.msgpack.encode(_Parts(version, pricing, root, stamps, parts)))
-        write_private(digest_path(root), msgspec.msgpack.encode(digest))
+            save_parts(Parts(version, pricing, root, stamps, parts))
+        write_private(digest_path(root), digest.to_bytes())
     return digest
 
 

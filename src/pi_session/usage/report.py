@@ -133,7 +133,7 @@ def _week(day: str) -> str:
     return (d - _dt.timedelta(days=(d.weekday() + 1) % 7)).isoformat()
 
 
-@dataclass
+@dataclass(slots=True)
 class UsageRow:
     """One row of a report: a period (or session), optionally split by
     project, model or agent, with its sums.
@@ -177,7 +177,8 @@ class UsageRow:
     def add(self, group: list[Any], label: str | None, project: str) -> None:
         """Count one group of messages (:func:`pi_session.usage.extract.group_rows`;
         ``label``: its model as shown, or None)."""
-        _slot, _model, how, n, inp, out, cw, cr, other, cost, first, ts = group[:12]
+        how, n, inp, out, cw, cr, other, cost, first, ts = (
+            group[2], group[3], group[4], group[5], group[6], group[7], group[8], group[9], group[10], group[11])
         self.input_tokens += inp
         self.output_tokens += out
         self.cache_creation_tokens += cw
@@ -467,18 +468,20 @@ def _report(
     lo = normalize_date(since) if since else None
     hi = normalize_date(until) if until else None
     days = LocalDays(zone_of(timezone))
+    day_of, of_slot = days.memo.get, days.of_slot
     groups: dict[tuple[str, str | None], UsageRow] = {}
     missing: dict[str, None] = {}
     estimated: dict[str, None] = {}
     weeks: dict[str, str] = {}
+    labels: dict[tuple[str, str], str] = {}
     for row, agent, project, session_id in items:
-        day = days(row[10])
+        day = day_of(row[0]) or of_slot(row[0])  # a group's slot is its first message's
         if lo is not None or hi is not None:
             compact = day.replace("-", "")
             if (lo is not None and compact < lo) or (hi is not None and compact > hi):
                 continue
         model, how = row[1], row[2]
-        label = model_label(agent, model) if model else None
+        label = (labels.get((agent, model)) or labels.setdefault((agent, model), model_label(agent, model))) if model else None
         if how == UNPRICED:
             missing[label or f"[{agent}] (no model recorded)"] = None
         elif how == 1:

@@ -39,10 +39,11 @@ __all__ = [
     "session_files",
     "sha256_hex",
     "stamps_digest",
+    "usage_cache_file",
     "write_private",
 ]
 
-DIGEST_VERSION = "2"
+DIGEST_VERSION = "3"
 """The digest's format (with pi-session's version: a digest written by
 another version is stale)."""
 
@@ -83,17 +84,23 @@ def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def digest_path(root: str) -> str:
-    """Where the digest of the sessions root ``root`` (absolute) lives:
-    ``<cache dir>/usage/<sha256 of root, 32 hex>.digest.msgpack``, beside
-    the summary (:func:`pi_session.usage.cache.cache_path`). The cache
+def usage_cache_file(root: str, suffix: str) -> str:
+    """A cache file of the sessions root ``root`` (absolute):
+    ``<cache dir>/usage/<sha256 of root, 32 hex>.<suffix>``, beside the
+    summary (:func:`pi_session.usage.cache.cache_path`). The cache
     directory is ``$XDG_CACHE_HOME/pi-session`` (an absolute
     ``$XDG_CACHE_HOME`` only), else ``~/.cache/pi-session``, as
     :func:`pi_session.core.paths.cache_dir` says."""
     env = os.environ.get("XDG_CACHE_HOME", "")
     base = env if env and os.path.isabs(env) else os.path.join(os.path.expanduser("~"), ".cache")
     key = sha256_hex(os.fsencode(root))[:32]
-    return os.path.join(base, "pi-session", "usage", f"{key}.digest.msgpack")
+    return os.path.join(base, "pi-session", "usage", f"{key}.{suffix}")
+
+
+def digest_path(root: str) -> str:
+    """Where the digest of the sessions root ``root`` (absolute) lives:
+    ``<...>.digest.marshal`` (:func:`usage_cache_file`)."""
+    return usage_cache_file(root, "digest.marshal")
 
 
 RACY_NS = 3_000_000_000
@@ -220,10 +227,8 @@ def session_files(root: str) -> list[tuple[str, os.stat_result]]:
 def stamps_digest(stamps: Iterable[tuple[str, int, int, int]]) -> tuple[bytes, int]:
     """The SHA-256 of ``(path, size, mtime_ns, inode)`` stamps in order,
     and how many there were."""
-    import hashlib
-
     parts = [f"{path}\0{size}\0{mtime}\0{ino}\n" for path, size, mtime, ino in stamps]
-    return hashlib.sha256(os.fsencode("".join(parts))).digest(), len(parts)
+    return bytes.fromhex(sha256_hex(os.fsencode("".join(parts)))), len(parts)
 
 
 def listing_digest(listing: Iterable[tuple[str, os.stat_result]]) -> tuple[bytes, int]:
@@ -291,7 +296,7 @@ ANSWERS_KEPT = 32
 
 
 def _answers_path(root: str) -> str:
-    return digest_path(root).replace(".digest.msgpack", ".answers.marshal")
+    return usage_cache_file(root, "answers.marshal")
 
 
 def _answers_version() -> str:
@@ -305,7 +310,8 @@ def load_answers(root: str) -> dict[str, Any] | None:
     pi-session with the same price data, or None (none, damaged, stale):
     ``{"version", "pricing", "root", "names", "settled", "stamps"}`` (the
     :class:`Scan` of the files they were answered from: answers are valid
-    while :meth:`Scan.same_files`), ``"slots"`` (the digest's distinct
+    while :meth:`Scan.same_files`), ``"digest"`` and ``"files"`` (the
+    stamps and file count of the digest of those files), ``"slots"`` (the digest's distinct
     15-minute slots, whose local days key a report:
     :func:`pi_session.usage.days.offsets_key`) and ``"texts"`` (key -> the
     report's text, the most recent :data:`ANSWERS_KEPT`).
@@ -326,20 +332,22 @@ def load_answers(root: str) -> dict[str, Any] | None:
     mine = (answers.get("version"), answers.get("pricing"), answers.get("root"))
     if mine != (_answers_version(), pricing_stamp(), root):
         return None
-    shapes = (("names", dict), ("settled", dict), ("stamps", list), ("slots", list), ("texts", dict))
+    shapes = (("names", dict), ("settled", dict), ("stamps", list), ("digest", bytes), ("files", int), ("slots", list), ("texts", dict))
     if not all(isinstance(answers.get(field), kind) for field, kind in shapes):
         return None
     return answers
 
 
-def remember_answer(root: str, found: Scan, answers: dict[str, Any] | None, slots: list[int], key: str, text: str) -> None:
-    """Keep ``text``, the report ``key`` answered from the digest of the
-    files ``found`` (:func:`scan`) whose distinct slots are ``slots``,
+def remember_answer(root: str, found: Scan, digest: Any, answers: dict[str, Any] | None, slots: list[int], key: str, text: str) -> None:
+    """Keep ``text``, the report ``key`` answered from ``digest``
+    (:class:`pi_session.usage.digest.Digest`) of the files ``found``
+    (:func:`scan`), whose distinct slots are ``slots``,
     among ``answers`` (:func:`load_answers`: kept when they were answered
     from the same files). Written as the digest is (a new 0600 file
     renamed over the old; failing quietly)."""
-    if answers is None or not found.same_files(answers):
+    if answers is None or not found.same_files(answers) or answers["digest"] != digest.stamps:
         answers = {"version": _answers_version(), "pricing": pricing_stamp(), "root": root, "slots": slots, "texts": {}}
+    answers.update(digest=digest.stamps, files=digest.files)
     answers.update(names=found.names, settled=found.settled, stamps=found.stamps)
     texts = answers["texts"]
     texts.pop(key, None)
