@@ -191,6 +191,25 @@ def test_a_directory_is_listed_again_once_it_changes(tmp_path: Path, monkeypatch
     assert "zz-ghost.jsonl" not in stamps.scan(str(root), known).names[project]
 
 
+def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: Any, tmp_path: Path) -> None:
+    """A project directory and a session file whose names are not UTF-8
+    (MessagePack cannot hold them) are counted like any other; the summary
+    keeps the rest, the digest and the answers (marshal) keep all."""
+    root = tmp_path / "sessions"
+    files = write_tree(root, range(5))
+    os.rename(files[0], os.fsencode(files[0].parent) + b"/bad \xff\xfe name.jsonl")
+    os.rename(files[1].parent, os.fsencode(files[1].parent) + b"\xff")
+    args = ARGS[0]
+    for _ in range(3):
+        assert _warm(cli, root, *args) == (_cold(root, args), True)
+    for _ in range(2):
+        done = cli("usage", "session", "--json", "--store", str(root))
+        assert done.returncode == 0 and "Traceback" not in done.stderr
+        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), "session").to_json()
+    done = cli("usage", "blocks", "--json", "--store", str(root))
+    assert done.returncode == 0 and json.loads(done.stdout)["blocks"]
+
+
 def test_the_offsets_key_says_when_days_differ(monkeypatch: pytest.MonkeyPatch) -> None:
     slots = list(range(20_000 * 96 - 200, 20_000 * 96 + 9_000, 7))  # about three months from 2024-10-04 (UTC)
     assert offsets_key(slots, "UTC") == "UTC"

@@ -141,6 +141,7 @@ class UsageCache:
         self._version = f"{CACHE_VERSION}/{pricing_stamp()}"  # the price data's file, not its metadata: importlib.metadata costs more than a report
         self._generations = [""] * ROW_SHARDS
         self._shards: dict[int, dict[str, bytes]] = {}
+        self._unpackable: dict[str, list[list[Any]]] = {}  # rows MessagePack cannot hold (text that is not UTF-8)
         self._dirty: set[int] = set()
         self._stem = self.path.name.replace(".msgpack", "")
 
@@ -221,6 +222,8 @@ class UsageCache:
         """The usage rows of a cached file (see
         :class:`pi_session.usage.extract.Scan`); a file whose rows are not
         cached is read whole."""
+        if path in self._unpackable:
+            return list(self._unpackable[path])
         packed = self._shard(shard_of(path)).get(path)
         if packed is not None:
             return list(msgspec.msgpack.decode(packed))
@@ -248,7 +251,24 @@ class UsageCache:
             os.unlink(self.path.with_name(f"{self._stem}.rows.msgpack"))  # the single rows file of format 2
         except OSError:
             pass
-        self._write_private(self.path, msgspec.msgpack.encode(_CacheFile(self._version, self.root, self._generations, self.files)))
+        self._write_private(self.path, self._packed_summaries())
+
+    def _packed_summaries(self) -> bytes:
+        """The summaries as they are kept, without those MessagePack cannot
+        hold (a path that is not UTF-8, a lone surrogate from a ``\\udXXX``
+        escape): such a file is read again by every report."""
+        try:
+            return msgspec.msgpack.encode(_CacheFile(self._version, self.root, self._generations, self.files))
+        except UnicodeEncodeError:
+            pass
+        kept = {}
+        for path, entry in self.files.items():
+            try:
+                msgspec.msgpack.encode((path, entry))
+            except UnicodeEncodeError:
+                continue
+            kept[path] = entry
+        return msgspec.msgpack.encode(_CacheFile(self._version, self.root, self._generations, kept))
 
     # ------------------------------------------------------------------
     # bringing it up to date
@@ -322,8 +342,12 @@ class UsageCache:
                 seen.add(row[-1])
                 rows.append(row)
         shard = shard_of(path)
-        self._shard(shard)[path] = msgspec.msgpack.encode(rows)
-        self._dirty.add(shard)
+        try:
+            path.encode()
+            self._shard(shard)[path] = msgspec.msgpack.encode(rows)
+            self._dirty.add(shard)
+        except UnicodeEncodeError:  # a path that is not UTF-8, a lone surrogate from a \udXXX escape
+            self._unpackable[path] = rows
         entry.groups = group_rows(rows)
         entry.problems.extend(scan.problems)
         entry.agent = entry.agent or scan.agent

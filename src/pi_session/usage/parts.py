@@ -64,5 +64,10 @@ def load_parts(root: str) -> Parts | None:
 
 def save_parts(parts: Parts) -> None:
     """Keep ``parts`` for their root (a new 0600 file renamed over the
-    old; failing quietly)."""
-    write_private(_parts_path(parts.root), msgspec.msgpack.encode(parts))
+    old; failing quietly, also when they hold text MessagePack cannot:
+    a path that is not UTF-8)."""
+    try:
+        data = msgspec.msgpack.encode(parts)
+    except UnicodeEncodeError:
+        return
+    write_private(_parts_path(parts.root), data)
