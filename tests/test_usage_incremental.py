@@ -133,7 +133,7 @@ def test_only_the_changed_session_is_read_and_summed_again(tmp_path: Path) -> No
     does not touch are taken from the digest as they are (a row altered
     there stays altered), the others summed again."""
     from pi_session.usage.cache import UsageCache, shard_of
-    from pi_session.usage.digest import Digest, digest_path, update_digest
+    from pi_session.usage.digest import Digest, digest_path, load_digest, update_digest
 
     tree = Tree(tmp_path / "sessions")
     for seed in range(12):
@@ -159,5 +159,5 @@ def test_only_the_changed_session_is_read_and_summed_again(tmp_path: Path) -> No
     assert after.merged != cold
     assert [m for m in after.merged if m != altered[far]] == [m for m in cold if m[:9] != altered[far][:9]]
     assert altered[far] in after.merged
-    kept = Digest.from_bytes(Path(digest_path(root)).read_bytes())
+    kept = load_digest(root)
     assert kept is not None and kept.merged == after.merged

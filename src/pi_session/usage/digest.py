@@ -43,7 +43,7 @@ import marshal
 import os
 
 from .stamps import (
-    DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_private, session_files, stamps_digest, write_private,
+    DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_marshal, session_files, stamps_digest, write_private,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
@@ -77,20 +77,13 @@ class Digest:
 
     def to_bytes(self) -> bytes:
         """The digest as it is kept: ``marshal`` data of its fields in
-        order (read only from the user's own 0600 file, as Python reads
-        ``__pycache__``)."""
+        order (read with :func:`pi_session.usage.stamps.read_marshal`)."""
         return marshal.dumps((self.version, self.pricing, self.root, self.stamps, self.files, self.merged, self.problems))
 
     @classmethod
-    def from_bytes(cls, data: bytes | None) -> Digest | None:
-        """The digest kept as ``data`` (:meth:`to_bytes`), or None when it
-        is not one (damaged, another layout)."""
-        if data is None:
-            return None
-        try:
-            fields = marshal.loads(data)
-        except (ValueError, EOFError, TypeError):
-            return None
+    def from_fields(cls, fields: Any) -> Digest | None:
+        """The digest whose fields are ``fields`` (:meth:`to_bytes`, loaded),
+        or None when they are not one's (damaged, another layout)."""
         if type(fields) is not tuple or len(fields) != len(_SHAPE) or not all(type(v) is t for v, t in zip(fields, _SHAPE)):
             return None
         if not all(type(m) is list and len(m) == 14 for m in fields[5]) or not all(type(p) is str for p in fields[6]):
@@ -101,7 +94,7 @@ class Digest:
 def load_digest(root: str) -> Digest | None:
     """The digest kept for the sessions root ``root`` (absolute), fresh or
     not, or None (none, damaged, not a regular file of this user)."""
-    return Digest.from_bytes(read_private(digest_path(root)))
+    return Digest.from_fields(read_marshal(digest_path(root)))
 
 
 def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest | None:

@@ -33,6 +33,7 @@ __all__ = [
     "listing_digest",
     "load_answers",
     "pricing_stamp",
+    "read_marshal",
     "read_private",
     "remember_answer",
     "scan",
@@ -291,6 +292,22 @@ def write_private(path: str, data: bytes) -> None:
             pass
 
 
+def read_marshal(path: str) -> Any:
+    """The ``marshal`` data of the cache file ``path``
+    (:func:`read_private`), or None when there is none or it is damaged.
+    Such files are read only from a regular file owned by this user in the
+    user's own cache directory (mode 0600, never through a symlink): the
+    trust Python gives its ``__pycache__``, whose files are ``marshal``
+    data too. The caller checks the shape of what it gets."""
+    data = read_private(path)
+    if data is None:
+        return None
+    try:
+        return marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+
+
 ANSWERS_KEPT = 32
 """How many answered reports a root keeps."""
 
@@ -314,19 +331,9 @@ def load_answers(root: str) -> dict[str, Any] | None:
     stamps and file count of the digest of those files), ``"slots"`` (the digest's distinct
     15-minute slots, whose local days key a report:
     :func:`pi_session.usage.days.offsets_key`) and ``"texts"`` (key -> the
-    report's text, the most recent :data:`ANSWERS_KEPT`).
-
-    The file is ``marshal`` data, read only from a regular file owned by
-    this user in the user's own cache directory (mode 0600, never through
-    a symlink): the trust Python gives its ``__pycache__``, whose files
-    are ``marshal`` data too."""
-    data = read_private(_answers_path(root))
-    if data is None:
-        return None
-    try:
-        answers = marshal.loads(data)
-    except (ValueError, EOFError, TypeError):
-        return None
+    report's text, the most recent :data:`ANSWERS_KEPT`), read with
+    :func:`read_marshal`."""
+    answers = read_marshal(_answers_path(root))
     if not isinstance(answers, dict):
         return None
     mine = (answers.get("version"), answers.get("pricing"), answers.get("root"))
