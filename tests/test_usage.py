@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pi_session.usage import SessionUsage, UsageData, blocks, load_usage, usage_report
+from pi_session.usage import SessionUsage, UsageData, blocks, load_usage, report_for, usage_report
 from pi_session.usage.cache import UsageCache, cache_path
 from shared_paths import SHARED
 from usage_gen import generate, iso, write_tree
@@ -236,8 +236,42 @@ def test_messages_without_cost_are_priced_and_unknown_models_listed(tmp_path: Pa
     assert row.cost == pytest.approx(0.3)  # claude-sonnet-4-5: $3 per million input tokens
     assert report.missing_pricing == ["[pi] no-such-model-xyz"]
     out = report.to_json()
-    assert out["missingPricing"] == ["[pi] no-such-model-xyz"]
+    assert out["missingPricing"] == out["totals"]["unpricedModels"] == ["[pi] no-such-model-xyz"]  # ccusage's field, in totals
     assert [b.get("missingPricing", False) for b in out["daily"][0]["modelBreakdowns"]] == [False, True]
+    assert out["estimatedPricing"] == ["[pi] claude-sonnet-4-5"]  # its cost was recorded as 0: priced from the tokens
+    recorded = usage_report(load_usage(root), "daily", timezone="UTC", since="20250601").to_json()
+    assert "unpricedModels" not in recorded["totals"] and "estimatedPricing" not in recorded
+
+
+def test_a_fork_of_a_session_without_entry_ids_counts_its_copies_once(tmp_path: Path) -> None:
+    """Entries written before pi had ids (version 1) are the same message
+    when time, model, tokens and cost are."""
+    root = tmp_path / "sessions"
+    t = 1748692800000
+
+    def bare(line: bytes) -> bytes:
+        entry = json.loads(line)
+        del entry["id"], entry["parentId"]
+        return (json.dumps(entry) + "\n").encode()
+
+    a, b = bare(_msg(t, eid="x")), bare(_msg(t + 1000, eid="y", inp=7))
+    header = json.loads(_header("one", t))
+    del header["version"]
+    one = _session(root, "2025-05-31T12-00-00-000Z_one.jsonl", [(json.dumps(header) + "\n").encode(), a, b])
+    _session(root, "2025-05-31T13-00-00-000Z_two.jsonl", [_header("two", t, parent=str(one)), a, b, bare(_msg(t + 5000, eid="z"))], project="--work-q--")
+    for cache in (False, True, True):
+        report = usage_report(load_usage(root, cache=cache), "session", timezone="UTC")
+        assert {r.key: r.messages for r in report.rows} == {"one": 2, "two": 1}
+    assert report_for(root, "daily", timezone="UTC").rows[0].messages == 3
+
+
+def test_a_missing_root_is_an_error_not_an_empty_report(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    for f in (load_usage, report_for):
+        with pytest.raises(FileNotFoundError, match="no such sessions directory"):
+            f(tmp_path / "missing")
+        with pytest.raises(NotADirectoryError, match="not a directory"):
+            f(tmp_path / "file")
 
 
 AGENTS = SHARED / "fixtures" / "other-agents"
@@ -281,6 +315,22 @@ def test_empty_store_and_missing_directory(cli: Any, tmp_path: Path) -> None:
     assert json.loads(done.stdout)["sessions"] == []
     missing = cli("usage", "--store", str(tmp_path / "nope"))
     assert missing.returncode == 1 and "no such sessions directory" in missing.stderr
+
+
+def test_bad_options_say_what_is_wrong_and_split_columns_are_not_repeated(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    t = 1748692800000
+    _session(root, "2025-05-31T12-00-00-000Z_one.jsonl", [_header("one", t), _msg(t, eid="e1"), _msg(t + 1, eid="e2", model="gpt-5", provider="openai")])
+    for args in (("--last", "0"), ("--since", "2025-06-02", "--until", "2025-06-01")):
+        for json_args in ((), ("--json",)):
+            done = cli("usage", *args, *json_args, "--store", str(root))
+            assert done.returncode == 1 and done.stderr.startswith("pi-session: --") and "Traceback" not in done.stderr, done.stderr
+    assert "is after --until" in done.stderr
+    wide = {**os.environ, "COLUMNS": "200"}
+    session = cli("usage", "session", "--by", "project", "--store", str(root), env=wide).stdout.splitlines()[0]
+    assert session.count("Project") == 1
+    daily = cli("usage", "daily", "--by", "model", "--store", str(root), env=wide).stdout.splitlines()[0]
+    assert "Model" in daily and "Models" not in daily
 
 
 def test_every_store_reports_as_the_files_do(cli: Any, tmp_path: Path, store_url: str) -> None:

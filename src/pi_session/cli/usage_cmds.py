@@ -22,7 +22,7 @@ def usage(
     timezone: Optional[str] = typer.Option(None, "--timezone", "-z", metavar="ZONE", help="IANA time zone of the days (default: the machine's)."),
     breakdown: bool = typer.Option(False, "--breakdown", "-b", help="A row per model under each period."),
     by: Optional[str] = typer.Option(None, "--by", metavar="project|model|agent", help="Split each period by project, model or agent."),
-    last: Optional[int] = typer.Option(None, "--last", metavar="N", min=1, help="Only the last N periods (sessions, blocks)."),
+    last: Optional[int] = typer.Option(None, "--last", metavar="N", help="Only the last N periods (sessions, blocks)."),
     compact: bool = typer.Option(False, "--compact", help="Fewer columns, for narrow terminals."),
     as_json: bool = JSON_OPTION,
     store_option: Optional[str] = STORE_OPTION,
@@ -40,6 +40,8 @@ def usage(
 
     if kind not in KINDS:
         fail(f"{kind!r}: expected one of {', '.join(KINDS)}")
+    if last is not None and last < 1:
+        fail(f"--last {last}: expected a number of periods, at least 1")
     if kind == "blocks" and (by or breakdown):
         fail("blocks: --by and --breakdown apply to daily, weekly, monthly and session reports")
     store = active_store(store_url(ctx, store_option))
@@ -64,6 +66,8 @@ def usage(
         print_report(console, report, breakdown=breakdown, compact=compact)
     if report.missing_pricing:
         console.print(f"No price known for {', '.join(report.missing_pricing)}: counted as $0.", style="yellow", markup=False, soft_wrap=True)
+    if report.estimated:
+        console.print(f"Priced offline from the tokens (no cost recorded): {', '.join(report.estimated)}.", style="dim", markup=False, soft_wrap=True)
 
 
 def _check_root(store: SessionStore | None) -> None:

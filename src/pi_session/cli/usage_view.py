@@ -199,9 +199,10 @@ def print_report(console: Any, report: Any, *, breakdown: bool = False, compact:
         if report.by:
             out.append(_Column(report.by.capitalize(), groups, wrap=True))
         if report.kind == "session":
-            out.append(_Column("Project", projects, wrap=True))
+            if report.by != "project":  # else the column above names it
+                out.append(_Column("Project", projects, wrap=True))
             out.append(_Column("Last activity", shown_lasts))
-        if with_models:
+        if with_models and report.by != "model":
             out.append(_Column("Models", models, wrap=True))
         if with_io:
             out.append(_Column("Input", numbers["input"], right=True, footer=_n(totals["inputTokens"])))

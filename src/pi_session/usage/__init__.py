@@ -80,6 +80,11 @@ def _files_usage(root: str, cache: bool) -> UsageData:
     from .cache import UsageCache
     from .report import SessionUsage, UsageData
 
+    if not os.path.isdir(root):
+        if os.path.exists(root):
+            raise NotADirectoryError(f"{root}: not a directory (expected a sessions root or one session directory)")
+        raise FileNotFoundError(f"{root}: no such sessions directory")
+
     summary = UsageCache(root, persist=cache)
     files = summary.update()
     data = UsageData(read_bytes=summary.read_bytes)
@@ -150,6 +155,8 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
 
     Raises:
         pi_session.stores.StoreError: a database store cannot be read.
+        FileNotFoundError, NotADirectoryError: the sessions root is missing
+            or is not a directory.
     """
     from pathlib import Path
 
@@ -206,6 +213,7 @@ def report_for(
     Raises:
         ValueError: as :func:`usage_report`.
         pi_session.stores.StoreError: a database store cannot be read.
+        FileNotFoundError, NotADirectoryError: as :func:`load_usage`.
     """
     if kind in ("daily", "weekly", "monthly"):
         root = _files_root(store_or_dir)

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .report import LocalDays, UsageData, counted_rows, iso_utc, model_label, normalize_date, pricing_notes, zone_of
+from .report import LocalDays, UsageData, counted_rows, date_range, iso_utc, model_label, pricing_notes, zone_of
 
 __all__ = ["BLOCK_HOURS", "Block", "BlocksReport", "blocks"]
 
@@ -77,12 +77,18 @@ class BlocksReport:
     blocks: list[Block]
     missing_pricing: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    estimated: list[str] = field(default_factory=list)
+    """Models with messages priced offline from their tokens."""
 
     def to_json(self) -> dict[str, Any]:
-        """``{"blocks": [...]}`` as ccusage's ``blocks --json``."""
+        """``{"blocks": [...]}`` as ccusage's ``blocks --json``, with
+        ``missingPricing`` and ``estimatedPricing`` as
+        :meth:`pi_session.usage.report.UsageReport.to_json` has them."""
         out: dict[str, Any] = {"blocks": [b.to_json() for b in self.blocks]}
         if self.missing_pricing:
             out["missingPricing"] = list(self.missing_pricing)
+        if self.estimated:
+            out["estimatedPricing"] = list(self.estimated)
         return out
 
 
@@ -109,8 +115,7 @@ def blocks(
     """
     if last is not None and last < 1:
         raise ValueError("--last must be at least 1")
-    lo = normalize_date(since) if since else None
-    hi = normalize_date(until) if until else None
+    lo, hi = date_range(since, until)
     days = LocalDays(zone_of(timezone))
     now = int(time.time() * 1000) if now_ms is None else now_ms
     counted = counted_rows(data)
@@ -154,5 +159,5 @@ def blocks(
         real = [i for i, b in enumerate(out) if not b.gap]
         if len(real) > last:
             out = out[real[-last]:]
-    missing, _estimated = pricing_notes(counted, 1, 8)
-    return BlocksReport(out, missing, list(data.problems))
+    missing, estimated = pricing_notes(counted, 1, 8)
+    return BlocksReport(out, missing, list(data.problems), estimated)

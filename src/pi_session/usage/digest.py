@@ -202,7 +202,7 @@ def _groups_of(summary: Any, files: dict[str, Any], path: str, parent_of: dict[s
         return list(files[path].groups)
     rows = summary.rows_of(path) + (pending or [])
     if ancestors:
-        copied = {row[9] for a in ancestors for row in summary.rows_of(a) + summary.pending.get(a, []) if "@" in row[9]}
+        copied = {row[9] for a in ancestors for row in summary.rows_of(a) + summary.pending.get(a, [])}
         rows = [row for row in rows if row[9] not in copied]
     return group_rows(rows)
 

@@ -29,6 +29,7 @@ __all__ = [
     "UsageRow",
     "UsageReport",
     "normalize_date",
+    "date_range",
     "usage_report",
     "model_label",
     "LocalDays",
@@ -119,6 +120,21 @@ def normalize_date(text: str) -> str:
     except ValueError:
         raise ValueError(f"{text!r}: expected a date as YYYY-MM-DD or YYYYMMDD") from None
     return digits
+
+
+def date_range(since: str | None, until: str | None) -> tuple[str | None, str | None]:
+    """``since`` and ``until`` (``--since``/``--until``) as
+    :func:`normalize_date` gives them (None stays None).
+
+    Raises:
+        ValueError: not a date; ``since`` after ``until`` (no day could
+            be counted).
+    """
+    lo = normalize_date(since) if since else None
+    hi = normalize_date(until) if until else None
+    if lo is not None and hi is not None and lo > hi:
+        raise ValueError(f"--since {since} is after --until {until}: no day is in between")
+    return lo, hi
 
 
 def iso_utc(ms: int) -> str:
@@ -286,13 +302,17 @@ class UsageReport:
 
     def to_json(self) -> dict[str, Any]:
         """The report in ccusage's shape: ``{"daily"|"weekly"|"monthly"|
-        "sessions": [rows], "totals": {...}}``, plus
-        ``missingPricing`` (model names) when some messages could not be
-        priced."""
+        "sessions": [rows], "totals": {...}}``; when some messages could
+        not be priced, their models (as shown) in ``totals.unpricedModels``
+        (ccusage's field) and ``missingPricing``; when some were priced
+        offline from their tokens, those models in ``estimatedPricing``."""
         key = "sessions" if self.kind == "session" else self.kind
         out: dict[str, Any] = {key: [r.to_json(self.kind, self.by) for r in self.rows], "totals": self.totals}
         if self.missing_pricing:
+            out["totals"]["unpricedModels"] = list(self.missing_pricing)
             out["missingPricing"] = list(self.missing_pricing)
+        if self.estimated:
+            out["estimatedPricing"] = list(self.estimated)
         return out
 
 
@@ -311,8 +331,9 @@ def _ancestors(s: SessionUsage, by_location: dict[str, SessionUsage]) -> list[Se
 
 def _deduplicated(data: UsageData) -> list[tuple[SessionUsage, list[list[Any]] | None]]:
     """Every session with, for a fork, the rows left once the messages it
-    copied from the sessions it was forked from (same entry id, time and
-    usage) are taken out (None: all of its rows count)."""
+    copied from the sessions it was forked from (same entry id and time;
+    without an entry id, the same time, model, tokens and cost) are taken
+    out (None: all of its rows count)."""
     if not any(s.parent for s in data.sessions):
         return [(s, None) for s in data.sessions]
     by_location = {s.location: s for s in data.sessions}
@@ -322,7 +343,7 @@ def _deduplicated(data: UsageData) -> list[tuple[SessionUsage, list[list[Any]] |
         if not ancestors:
             out.append((s, None))
             continue
-        copied = {row[9] for a in ancestors for row in a.load_rows() if "@" in row[9]}
+        copied = {row[9] for a in ancestors for row in a.load_rows()}
         out.append((s, [row for row in s.load_rows() if row[9] not in copied]))
     return out
 
@@ -465,8 +486,7 @@ def _report(
 ) -> UsageReport:
     """The rows of a report from ``(group, agent, project, session id)``
     in time order (arguments checked by the caller)."""
-    lo = normalize_date(since) if since else None
-    hi = normalize_date(until) if until else None
+    lo, hi = date_range(since, until)
     days = LocalDays(zone_of(timezone))
     day_of, of_slot = days.memo.get, days.of_slot
     groups: dict[tuple[str, str | None], UsageRow] = {}
