@@ -20,6 +20,7 @@ import pytest
 from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
 from pi_session.usage import stamps
+from pi_session.usage.stamps import pack_marshal, read_marshal
 from pi_session.usage.days import LocalDays, offsets_key, zone_of
 from pi_session.usage.digest import Digest, digest_path, fresh_digest, load_digest
 from usage_gen import generate, write_tree
@@ -44,6 +45,11 @@ def _warm(cli: Any, root: Path, *args: str) -> tuple[dict[str, Any], bool]:
 def _loaded_typer(importtime: str) -> bool:
     """Whether ``-X importtime`` output shows typer imported."""
     return re.search(r"\|\s+typer$", importtime, re.MULTILINE) is not None
+
+
+def _flipped(data: bytes) -> bytes:
+    """``data`` with the lowest bit of its last byte flipped."""
+    return data[:-1] + bytes([data[-1] ^ 1])
 
 
 def _cold(root: Path, args: tuple[str, ...]) -> dict[str, Any]:
@@ -134,9 +140,11 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
         Digest("0/old", *fields[1:]).to_bytes(),
         Digest(fields[0], "other price data", *fields[2:]).to_bytes(),
         b"\x00garbage",
-        marshal.dumps(fields[:5]),  # another layout
-        marshal.dumps((*fields[:5], [[1, 2]], fields[6])),
-        marshal.dumps((*fields[:5], doubled, [1])),
+        pack_marshal(fields[:5]),  # another layout
+        pack_marshal((*fields[:5], [[1, 2]], fields[6])),
+        pack_marshal((*fields[:5], doubled, [1])),
+        marshal.dumps((*fields[:5], doubled, fields[6])),  # without its CRC-32
+        _flipped(Digest(*fields[:5], digest.merged, fields[6]).to_bytes()),  # one bit of a number flipped
     ):
         answers_path.unlink(missing_ok=True)  # else the remembered answer is printed without reading the digest
         path.write_bytes(forged)
@@ -147,14 +155,17 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path.write_bytes(Digest(*fields[:3], b"other stamps", *fields[4:]).to_bytes())
     assert _warm(cli, root, "monthly", "--timezone", "UTC")[0] == _cold(root, ("monthly", "--timezone", "UTC"))
     # a remembered answer of another version, or a damaged one, is not used either
-    answers = marshal.loads(answers_path.read_bytes())
+    answers = read_marshal(str(answers_path))
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
-    answers_path.write_bytes(marshal.dumps({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
+    answers_path.write_bytes(pack_marshal({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
     assert _warm(cli, root, *args) == (expected, True)
-    for damaged in (b"", b"\x00garbage", marshal.dumps([1, 2]), marshal.dumps({**answers, "texts": [forged]})):
+    for damaged in (
+        b"", b"\x00garbage", pack_marshal([1, 2]), pack_marshal({**answers, "texts": [forged]}),
+        _flipped(pack_marshal({**answers, "texts": {k: forged for k in answers["texts"]}})),
+    ):
         answers_path.write_bytes(damaged)
         assert _warm(cli, root, *args) == (expected, True)
-    assert marshal.loads(answers_path.read_bytes())["texts"]  # written again
+    assert read_marshal(str(answers_path))["texts"]  # written again
     # a symlink planted at the digest's path is not followed
     answers_path.unlink()
     victim = tmp_path / "victim"
@@ -189,6 +200,52 @@ def test_a_directory_is_listed_again_once_it_changes(tmp_path: Path, monkeypatch
     assert [p for p, _ in stamps.scan(str(root), {"names": again.names, "settled": again.settled}).listing] == [p for p, _ in first.listing]
     os.utime(files[0].parent, ns=(first.settled[project][0], first.settled[project][0]))  # mtime set back: ctime still differs
     assert "zz-ghost.jsonl" not in stamps.scan(str(root), known).names[project]
+
+
+def test_damaged_rows_in_the_summary_are_read_again_from_the_files(cli: Any, tmp_path: Path) -> None:
+    """A shard of messages' rows whose entries no longer decode (the file's
+    structure intact) is not used: the files are read again and the shard
+    written again."""
+    root = tmp_path / "sessions"
+    files = write_tree(root, range(8))
+    cli("usage", "--json", "--store", str(root))
+    shards = sorted(Path(cache_path(os.path.abspath(root))).parent.glob("*.rows-*.msgpack"))
+    assert shards
+    for shard in shards:
+        data = shard.read_bytes()
+        shard.write_bytes(data[:-10] + bytes(b ^ 0xFF for b in data[-10:]))  # the last entry's packed rows garbled
+    blocks_now = cli("usage", "blocks", "--json", "--store", str(root))
+    assert blocks_now.returncode == 0, blocks_now.stderr
+    assert json.loads(blocks_now.stdout)["blocks"] and "Traceback" not in blocks_now.stderr
+    with open(files[3], "ab") as f:
+        f.write(b"".join(generate(70, messages=4)[1:]))
+    for kind in ("daily", "session"):
+        done = cli("usage", kind, "--json", "--store", str(root))
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), kind).to_json()
+
+
+def test_dates_are_ascii_digits_and_the_calendar_ends_are_not_counted(cli: Any, tmp_path: Path) -> None:
+    root = tmp_path / "sessions"
+    write_tree(root, range(2))
+    for value in ("２０２５０３０１", "٢٠٢٥-٠٣-٠١", ""):
+        done = cli("usage", "--json", "--since", value, "--store", str(root))
+        assert done.returncode == 1 and "expected a date" in done.stderr, value
+    done = cli("usage", "--json", "--by", "", "--store", str(root))  # not the report without --by, whatever is remembered
+    assert done.returncode == 1 and "--by ''" in done.stderr
+    path = root / "--work-p9--" / "2025-01-01T00-00-00-000Z_edge.jsonl"
+    path.parent.mkdir()
+    lines = [json.dumps({"type": "session", "version": 3, "id": "edge", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/w"})]
+    for i, stamp in enumerate(["0999-03-05T10:00:00Z", "0001-01-01T00:30:00+01:00", "9999-12-31T23:59:59Z", "2025-03-01T10:00:00Z"]):
+        usage = {"input": 10, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 11, "cost": {"total": 0.1}}
+        message = {"role": "assistant", "content": [], "model": "m", "provider": "p", "usage": usage}
+        lines.append(json.dumps({"type": "message", "id": f"e{i}", "parentId": None, "timestamp": stamp, "message": message}))
+    path.write_text("\n".join(lines) + "\n")
+    for kind in ("daily", "weekly", "monthly", "session", "blocks"):
+        done = cli("usage", kind, "--json", "--timezone", "Etc/GMT+12", "--store", str(root))
+        assert done.returncode == 0, (kind, done.stderr)
+    days = [r["date"] for r in json.loads(cli("usage", "--json", "--timezone", "Etc/GMT+12", "--store", str(root)).stdout)["daily"]]
+    assert "0999-03-04" in days and not [d for d in days if d.startswith(("0000", "0001", "9999"))]
 
 
 def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: Any, tmp_path: Path) -> None:

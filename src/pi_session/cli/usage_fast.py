@@ -73,6 +73,8 @@ def parse(args: "list[str]") -> "dict[str, Any] | None":
         i += 1
     if not seen_command or not as_json:
         return None
+    if any(value == "" for value in out.values()):
+        return None  # an empty value: the full command reads it (and says what is wrong)
     out["kind"] = out["kind"] or "daily"
     if out["kind"] not in _KINDS:
         return None

@@ -100,6 +100,7 @@ def _files_usage(root: str, cache: bool) -> UsageData:
         if entry.problems:
             data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
     data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
+    data.problems.extend(f"{path}: cannot be read ({reason}): not counted" for path, reason in summary.unreadable)
     if cache:
         from .digest import update_digest
 

@@ -36,7 +36,7 @@ from .extract import Scan, group_rows, scan_lines
 
 __all__ = ["CACHE_VERSION", "ROW_SHARDS", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of", "shard_of"]
 
-CACHE_VERSION = "3"
+CACHE_VERSION = "4"
 """The cache's format; a cache of another format (or priced with another
 version of the price data) is read again from the files."""
 HEAD_BYTES = 64 << 10
@@ -128,6 +128,8 @@ class UsageCache:
         pending: rows of unterminated last lines that parse (counted, not
             cached: the line may still be being written), by path.
         torn: ``(path, line)`` of unterminated last lines that do not parse.
+        unreadable: ``(path, reason)`` of session files that could not be
+            opened (permissions): not counted, reported as damaged lines are.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, path: str | os.PathLike[str] | None = None, persist: bool = True) -> None:
@@ -138,6 +140,7 @@ class UsageCache:
         self.read_bytes = 0
         self.pending: dict[str, list[list[Any]]] = {}
         self.torn: list[tuple[str, int]] = []
+        self.unreadable: list[tuple[str, str]] = []
         self._version = f"{CACHE_VERSION}/{pricing_stamp()}"  # the price data's file, not its metadata: importlib.metadata costs more than a report
         self._generations = [""] * ROW_SHARDS
         self._shards: dict[int, dict[str, bytes]] = {}
@@ -173,7 +176,11 @@ class UsageCache:
         file, never through a symlink, renamed over it) in its directory,
         made first. Failing quietly: a cache that cannot be written only
         makes the next report slower."""
-        if not path.parent.is_dir():
+        try:
+            missing = not path.parent.is_dir()  # a directory that cannot be searched raises (Python 3.11)
+        except OSError:
+            return
+        if missing:
             from ..storage import ensure_dir  # imported only here: a report brought up to date imports no store
 
             try:
@@ -224,9 +231,17 @@ class UsageCache:
         cached is read whole."""
         if path in self._unpackable:
             return list(self._unpackable[path])
-        packed = self._shard(shard_of(path)).get(path)
+        shard = self._shard(shard_of(path))
+        packed = shard.get(path)
         if packed is not None:
-            return list(msgspec.msgpack.decode(packed))
+            try:
+                rows = msgspec.msgpack.decode(packed, type=list[list[Any]])
+                if all(len(row) == 10 for row in rows):
+                    return rows
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                pass
+            del shard[path]  # damaged: the file is read again, the shard written again
+            self._dirty.add(shard_of(path))
         f = open_regular(path)
         if f is None:
             return []
@@ -237,7 +252,12 @@ class UsageCache:
     def _save(self, gone: set[str]) -> None:
         """Write the shards of rows that changed (``gone``: the files no
         longer there, their rows dropped), then the summaries naming their
-        generations."""
+        generations. A root whose path is not UTF-8 keeps nothing
+        (MessagePack cannot hold its name): every report reads its files."""
+        try:
+            self.root.encode()
+        except UnicodeEncodeError:
+            return
         for path in gone:
             shard = shard_of(path)
             if self._shard(shard).pop(path, None) is not None:
@@ -316,6 +336,8 @@ class UsageCache:
         still describes its beginning, else all of it."""
         f = open_regular(path)
         if f is None:
+            if os.path.isfile(path) and not os.access(path, os.R_OK):
+                self.unreadable.append((path, "permission denied"))
             return None
         with f:
             st = os.fstat(f.fileno())

@@ -63,7 +63,7 @@ class LocalDays:
             seconds = slot * (SLOT_MS // 1000)
             try:
                 moment = self._moment(seconds, self.zone) if self.zone is not None else self._moment(seconds)
-                day = moment.strftime("%Y-%m-%d")
+                day = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"  # strftime's %Y does not pad years before 1000
             except (OverflowError, OSError, ValueError):
                 day = "0000-00-00"
             self.memo[slot] = day

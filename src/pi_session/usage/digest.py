@@ -39,11 +39,11 @@ and the remembered answers are :mod:`pi_session.usage.stamps`'s.
 
 from __future__ import annotations
 
-import marshal
 import os
 
 from .stamps import (
-    DIGEST_VERSION, current_stamps, digest_path, format_version, pricing_stamp, read_marshal, session_files, stamps_digest, write_private,
+    DIGEST_VERSION, current_stamps, digest_path, format_version, pack_marshal, pricing_stamp, read_marshal, session_files, stamps_digest,
+    write_private,
 )
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
@@ -76,9 +76,9 @@ class Digest:
         self.files, self.merged, self.problems = files, merged, problems
 
     def to_bytes(self) -> bytes:
-        """The digest as it is kept: ``marshal`` data of its fields in
-        order (read with :func:`pi_session.usage.stamps.read_marshal`)."""
-        return marshal.dumps((self.version, self.pricing, self.root, self.stamps, self.files, self.merged, self.problems))
+        """The digest as it is kept: its fields in order, as
+        :func:`pi_session.usage.stamps.pack_marshal` packs them."""
+        return pack_marshal((self.version, self.pricing, self.root, self.stamps, self.files, self.merged, self.problems))
 
     @classmethod
     def from_fields(cls, fields: Any) -> Digest | None:
@@ -128,7 +128,8 @@ def _ancestors(path: str, parent_of: dict[str, str | None]) -> list[str]:
 def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
     """Bring the digest of ``summary``'s root up to date with ``files``
     (what :meth:`pi_session.usage.cache.UsageCache.update` returned just
-    before; ``summary.pending`` and ``summary.torn`` as it left them), write
+    before; ``summary.pending``, ``summary.torn`` and ``summary.unreadable``
+    as it left them), write
     it and the sessions' contributions beside it (see the module
     docstring), and return it. Only the sessions whose file changed, was
     added or removed (or that were forked from one of those) are summed
@@ -181,6 +182,7 @@ def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
             merged.update(merge_groups(sessions, keys))
     problems = [problem for p in parts.values() for problem in p.problems]
     problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
+    problems.extend(f"{path}: cannot be read ({reason}): not counted" for path, reason in summary.unreadable)
     stamps, count = stamps_digest((path, p.size, p.mtime_ns, p.ino) for path, p in parts.items())
     digest = Digest(version, pricing, root, stamps, count, sorted(merged.values(), key=merged_order), problems)
     if summary.persist:

@@ -41,10 +41,16 @@ _EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
 _MS = _dt.timedelta(milliseconds=1)
 
 
+_FIRST_MS = (_dt.datetime(1, 1, 15, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
+_LAST_MS = (_dt.datetime(9999, 12, 15, tzinfo=_dt.timezone.utc) - _EPOCH) // _MS
+
+
 def iso_ms(text: str) -> int | None:
     """Milliseconds since the epoch of an ISO 8601 date-time with a zone
     (``2025-11-20T23:33:54.572Z``, ``...+09:00``), or None when it is not
-    one (a date-time without a zone is not a moment)."""
+    one (a date-time without a zone is not a moment) or is in the first or
+    last two weeks of the calendar (years 1 and 9999), where the day or
+    the week in another time zone could not be written."""
     if len(text) < 20 or text[10] not in "Tt":
         return None
     try:
@@ -53,7 +59,11 @@ def iso_ms(text: str) -> int | None:
         return None
     if moment.tzinfo is None:
         return None
-    return (moment - _EPOCH) // _MS
+    try:
+        ms = (moment - _EPOCH) // _MS
+    except OverflowError:
+        return None
+    return ms if _FIRST_MS <= ms < _LAST_MS else None
 
 
 def _count(value: Any) -> int:

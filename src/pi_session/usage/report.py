@@ -114,7 +114,7 @@ def normalize_date(text: str) -> str:
     """
     digits = text.replace("-", "") if len(text) == 10 and text[4] == "-" and text[7] == "-" else text
     try:
-        if len(digits) != 8 or not digits.isdigit():
+        if len(digits) != 8 or not (digits.isascii() and digits.isdigit()):
             raise ValueError
         _dt.date(int(digits[:4]), int(digits[4:6]), int(digits[6:]))
     except ValueError:
@@ -130,8 +130,8 @@ def date_range(since: str | None, until: str | None) -> tuple[str | None, str | 
         ValueError: not a date; ``since`` after ``until`` (no day could
             be counted).
     """
-    lo = normalize_date(since) if since else None
-    hi = normalize_date(until) if until else None
+    lo = normalize_date(since) if since is not None else None
+    hi = normalize_date(until) if until is not None else None
     if lo is not None and hi is not None and lo > hi:
         raise ValueError(f"--since {since} is after --until {until}: no day is in between")
     return lo, hi

@@ -3,7 +3,7 @@ the ``stat`` walk of a sessions root (:func:`scan`), where the digest
 lives, which price data and version it was written by, and the reports
 already answered from it (:func:`load_answers`, a small file beside the
 digest: ``<...>.answers.marshal``). Imports only built-in modules (``os``,
-``stat``, ``time``, ``marshal``, the C SHA-256), so that a report asked
+``stat``, ``time``, ``marshal``, ``zlib``, the C SHA-256), so that a report asked
 again is printed in about the time the interpreter takes to start.
 """
 
@@ -14,6 +14,7 @@ import os
 import stat
 import sys
 import time
+import zlib
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (start-up time)
 
@@ -32,6 +33,7 @@ __all__ = [
     "format_version",
     "listing_digest",
     "load_answers",
+    "pack_marshal",
     "pricing_stamp",
     "read_marshal",
     "read_private",
@@ -292,18 +294,26 @@ def write_private(path: str, data: bytes) -> None:
             pass
 
 
+def pack_marshal(value: Any) -> bytes:
+    """``value`` as a cache file keeps it (:func:`read_marshal`): the
+    CRC-32 of its ``marshal`` data (4 bytes, big-endian), then the data."""
+    data = marshal.dumps(value)
+    return zlib.crc32(data).to_bytes(4, "big") + data
+
+
 def read_marshal(path: str) -> Any:
-    """The ``marshal`` data of the cache file ``path``
-    (:func:`read_private`), or None when there is none or it is damaged.
-    Such files are read only from a regular file owned by this user in the
-    user's own cache directory (mode 0600, never through a symlink): the
-    trust Python gives its ``__pycache__``, whose files are ``marshal``
-    data too. The caller checks the shape of what it gets."""
+    """The value kept in the cache file ``path`` (:func:`pack_marshal`,
+    read with :func:`read_private`), or None when there is none or it is
+    damaged (its CRC-32 differs: a flipped bit is not read as another
+    number). Such files are read only when they are regular files owned by
+    this user (mode 0600 when written, never through a symlink): the trust
+    Python gives its ``__pycache__``, whose files are ``marshal`` data
+    too. The caller checks the shape of what it gets."""
     data = read_private(path)
-    if data is None:
+    if data is None or len(data) < 4 or zlib.crc32(memoryview(data)[4:]) != int.from_bytes(data[:4], "big"):
         return None
     try:
-        return marshal.loads(data)
+        return marshal.loads(memoryview(data)[4:])
     except (ValueError, EOFError, TypeError):
         return None
 
@@ -361,7 +371,7 @@ def remember_answer(root: str, found: Scan, digest: Any, answers: dict[str, Any]
     texts[key] = text
     while len(texts) > ANSWERS_KEPT:
         del texts[next(iter(texts))]
-    write_private(_answers_path(root), marshal.dumps(answers))
+    write_private(_answers_path(root), pack_marshal(answers))
 
 
 def digest_slots(digest: Any) -> list[int]:
