@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for name in envs:  # cold: an empty cache, every file read
             timed(name, "cold")
         for name in envs:  # the digest's rows summed (then remembered)
-            for answers in Path(envs[name]["XDG_CACHE_HOME"]).glob("pi-session/usage/*.answers.marshal"):
+            for answers in Path(envs[name]["XDG_CACHE_HOME"]).glob("pi-session/usage/*.answers.*"):
                 answers.unlink()  # a cold run may have remembered its answer already
             timed(name, "warm_first")
         for _ in range(args.repeat):  # nothing changed: the remembered answer
