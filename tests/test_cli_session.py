@@ -163,6 +163,18 @@ def test_fork_to_another_cwd(cli, session, tmp_path):
     assert copy.entries == original.entries and copy.header["cwd"] == "/other/project"
 
 
+def test_fork_into_a_store_of_files_goes_under_its_root(cli, session, tmp_path):
+    store = tmp_path / "team-sessions"
+    store.mkdir()
+    for where in (("--store", str(store)), ()):
+        result = cli(*where, "fork", str(session), "--cwd", "/other/project", "--json")
+        assert result.returncode == 0, result.stderr
+        root = store if where else tmp_path / "agent" / "sessions"
+        assert Path(json.loads(result.stdout)["path"]).parent == root / encode_cwd("/other/project")
+    listed = json.loads(cli("--store", str(store), "ls", "--all", "--json").stdout)
+    assert len(listed if isinstance(listed, list) else listed["sessions"]) == 1
+
+
 def test_migrate_command(cli, tmp_path, fixture_copy):
     path = fixture_copy("large-session.jsonl")
     before = path.read_bytes()

@@ -22,7 +22,7 @@ from ..session.context import (
 )
 from ..core.jsonio import js_stringify
 from ..manager.session_manager import SessionManager
-from ..core.paths import default_session_dir, is_windows_absolute, sessions_dir
+from ..core.paths import default_session_dir, encode_cwd, is_windows_absolute, sessions_dir
 from ..storage import SessionFileError, migrate_file
 from ..stores.listing import list_session_dir, resolve_path
 from ..stores import StoreError
@@ -633,8 +633,8 @@ def fork(
     current directory's (pi's --fork <path|id>).
 
     To start again from an earlier message instead (pi's /fork in a
-    session), use clone --leaf ID. With a database store (--store) the
-    copy is a new session of that store."""
+    session), use clone --leaf ID. With --store the copy is a new session
+    of that store (a directory: under it, in the project's directory)."""
     if database_store(store_url(ctx)) is not None:
         _fork_in_store(ctx, session, cwd, as_json)
         return
@@ -651,8 +651,10 @@ def fork(
     # user must hear of it (warnings name each line).
     source = open_session(ctx, str(path), read_only=True, quiet=as_json)
     skipped = [problem for problem in source.problems if not problem.recovered]
+    store = active_store(store_url(ctx))  # a store of files (--store DIR): the copy goes under its root
+    target = Path(store.files_root) / encode_cwd(project) if store is not None and store.files_root else None
     try:
-        manager = SessionManager.fork_from(os.path.abspath(path), project)
+        manager = SessionManager.fork_from(os.path.abspath(path), project, target)
     except SessionFileError as exc:
         fail(str(exc))
     if as_json:
