@@ -203,17 +203,21 @@ def test_a_directory_is_listed_again_once_it_changes(tmp_path: Path, monkeypatch
 
 
 def test_damaged_rows_in_the_summary_are_read_again_from_the_files(cli: Any, tmp_path: Path) -> None:
-    """A shard of messages' rows whose entries no longer decode (the file's
-    structure intact) is not used: the files are read again and the shard
-    written again."""
+    """A shard of messages' rows that was damaged (its CRC-32 differs,
+    whether or not it still decodes) is not used: the files are read again
+    and the shard written again."""
     root = tmp_path / "sessions"
     files = write_tree(root, range(8))
     cli("usage", "--json", "--store", str(root))
     shards = sorted(Path(cache_path(os.path.abspath(root))).parent.glob("*.rows-*.msgpack"))
     assert shards
-    for shard in shards:
+    for i, shard in enumerate(shards):
         data = shard.read_bytes()
-        shard.write_bytes(data[:-10] + bytes(b ^ 0xFF for b in data[-10:]))  # the last entry's packed rows garbled
+        if i % 2:
+            shard.write_bytes(data[:-10] + bytes(b ^ 0xFF for b in data[-10:]))  # the last entry's packed rows garbled
+        else:
+            middle = len(data) // 2
+            shard.write_bytes(data[:middle] + bytes([data[middle] ^ 1]) + data[middle + 1:])  # one bit of a number, maybe
     blocks_now = cli("usage", "blocks", "--json", "--store", str(root))
     assert blocks_now.returncode == 0, blocks_now.stderr
     assert json.loads(blocks_now.stdout)["blocks"] and "Traceback" not in blocks_now.stderr

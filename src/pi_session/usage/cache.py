@@ -15,15 +15,14 @@ dropped. The cache is never the truth: a cache that cannot be read (damaged,
 another version, not a regular file) is ignored and written again.
 
 The cache file is opened without following symlinks (``O_NOFOLLOW``), only
-when it is a regular file, and written atomically (a new 0600 file renamed
-over it).
+when it is a regular file, checked against the CRC-32 it was written with,
+and written atomically (a new 0600 file renamed over it).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import stat
 import zlib
 from pathlib import Path
 from typing import Any
@@ -31,12 +30,12 @@ from typing import Any
 import msgspec
 
 from ..core.paths import cache_dir, open_regular
-from .stamps import pricing_stamp, session_files, write_private
+from .stamps import checked, pricing_stamp, read_checked, session_files, write_private
 from .extract import Scan, group_rows, scan_lines
 
 __all__ = ["CACHE_VERSION", "ROW_SHARDS", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of", "shard_of"]
 
-CACHE_VERSION = "4"
+CACHE_VERSION = "5"
 """The cache's format; a cache of another format (or priced with another
 version of the price data) is read again from the files."""
 HEAD_BYTES = 64 << 10
@@ -152,28 +151,17 @@ class UsageCache:
     # the cache file
 
     @staticmethod
-    def _read_private(path: Path) -> bytes | None:
-        """The bytes of a cache file: not through a symlink, only a regular
-        file owned by this user; None otherwise."""
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
-        except OSError:
-            return None
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-                return None
-            with os.fdopen(fd, "rb", closefd=False) as f:
-                return f.read()
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
+    def _read_private(path: Path) -> memoryview | None:
+        """The data of a cache file (:func:`.stamps.read_checked`: not
+        through a symlink, only a regular file owned by this user, its
+        CRC-32 right); None otherwise."""
+        return read_checked(str(path))
 
     @staticmethod
     def _write_private(path: Path, data: bytes) -> None:
-        """Write a cache file (:func:`.stamps.write_private`: a new 0600
-        file, never through a symlink, renamed over it) in its directory,
+        """Write a cache file (:func:`.stamps.write_private` of
+        :func:`.stamps.checked` data: a new 0600 file, never through a
+        symlink, renamed over it) in its directory,
         made first. Failing quietly: a cache that cannot be written only
         makes the next report slower."""
         try:
@@ -187,7 +175,7 @@ class UsageCache:
                 ensure_dir(path.parent)
             except OSError:
                 return
-        write_private(str(path), data)
+        write_private(str(path), checked(data))
 
     def _load(self) -> dict[str, FileSummary]:
         """The cached summaries, or nothing when there is no usable cache."""

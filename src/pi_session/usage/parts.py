@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from .stamps import read_private, usage_cache_file, write_private
+from .stamps import checked, read_checked, usage_cache_file, write_private
 
 __all__ = ["Part", "Parts", "load_parts", "save_parts"]
 
@@ -52,8 +52,9 @@ def _parts_path(root: str) -> str:
 
 def load_parts(root: str) -> Parts | None:
     """The contributions kept for the sessions root ``root`` (absolute),
-    or None (none, damaged, not a regular file of this user)."""
-    data = read_private(_parts_path(root))
+    or None (none, damaged: its CRC-32 differs, not a regular file of
+    this user)."""
+    data = read_checked(_parts_path(root))
     if data is None:
         return None
     try:
@@ -70,4 +71,4 @@ def save_parts(parts: Parts) -> None:
         data = msgspec.msgpack.encode(parts)
     except UnicodeEncodeError:
         return
-    write_private(_parts_path(parts.root), data)
+    write_private(_parts_path(parts.root), checked(data))

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ANSWERS_KEPT",
+    "checked",
     "DIGEST_VERSION",
     "RACY_NS",
     "Scan",
@@ -36,6 +37,7 @@ __all__ = [
     "pack_marshal",
     "pricing_stamp",
     "read_marshal",
+    "read_checked",
     "read_private",
     "remember_answer",
     "scan",
@@ -294,26 +296,41 @@ def write_private(path: str, data: bytes) -> None:
             pass
 
 
-def pack_marshal(value: Any) -> bytes:
-    """``value`` as a cache file keeps it (:func:`read_marshal`): the
-    CRC-32 of its ``marshal`` data (4 bytes, big-endian), then the data."""
-    data = marshal.dumps(value)
+def checked(data: bytes) -> bytes:
+    """``data`` as a cache file keeps it: its CRC-32 (4 bytes, big-endian),
+    then the data (:func:`read_checked`)."""
     return zlib.crc32(data).to_bytes(4, "big") + data
+
+
+def read_checked(path: str) -> memoryview | None:
+    """The data of the cache file ``path`` written as :func:`checked` packs
+    it (read with :func:`read_private`), or None when there is none or its
+    CRC-32 differs (a flipped bit is not read as another number)."""
+    data = read_private(path)
+    if data is None or len(data) < 4:
+        return None
+    view = memoryview(data)[4:]
+    return view if zlib.crc32(view) == int.from_bytes(data[:4], "big") else None
+
+
+def pack_marshal(value: Any) -> bytes:
+    """``value`` as a cache file keeps it: :func:`checked` ``marshal`` data
+    (:func:`read_marshal`)."""
+    return checked(marshal.dumps(value))
 
 
 def read_marshal(path: str) -> Any:
     """The value kept in the cache file ``path`` (:func:`pack_marshal`,
-    read with :func:`read_private`), or None when there is none or it is
-    damaged (its CRC-32 differs: a flipped bit is not read as another
-    number). Such files are read only when they are regular files owned by
+    read with :func:`read_checked`), or None when there is none or it is
+    damaged. Such files are read only when they are regular files owned by
     this user (mode 0600 when written, never through a symlink): the trust
     Python gives its ``__pycache__``, whose files are ``marshal`` data
     too. The caller checks the shape of what it gets."""
-    data = read_private(path)
-    if data is None or len(data) < 4 or zlib.crc32(memoryview(data)[4:]) != int.from_bytes(data[:4], "big"):
+    data = read_checked(path)
+    if data is None:
         return None
     try:
-        return marshal.loads(memoryview(data)[4:])
+        return marshal.loads(data)
     except (ValueError, EOFError, TypeError):
         return None
 
