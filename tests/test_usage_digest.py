@@ -82,11 +82,15 @@ def test_remembered_answers_follow_the_machines_time_zone(cli: Any, tmp_path: Pa
     root = tmp_path / "sessions"
     write_tree(root, range(6))
     cli("usage", "--json", "--store", str(root))
-    for zone in ("UTC", "Asia/Tokyo", "America/Los_Angeles", "UTC", "Asia/Tokyo"):
-        done = cli("usage", "--json", "--store", str(root), env={"TZ": zone})
-        monkeypatch.setenv("TZ", zone)
-        time.tzset()
-        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), "daily").to_json(), zone
+    try:
+        for zone in ("UTC", "Asia/Tokyo", "America/Los_Angeles", "UTC", "Asia/Tokyo"):
+            done = cli("usage", "--json", "--store", str(root), env={"TZ": zone})
+            monkeypatch.setenv("TZ", zone)
+            time.tzset()
+            assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), "daily").to_json(), zone
+    finally:
+        monkeypatch.undo()
+        time.tzset()  # the process's zone as it was, for the tests after this one
 
 
 def test_any_change_to_the_files_makes_the_digest_stale(cli: Any, tmp_path: Path) -> None:
@@ -224,9 +228,9 @@ def test_damaged_rows_in_the_summary_are_read_again_from_the_files(cli: Any, tmp
     with open(files[3], "ab") as f:
         f.write(b"".join(generate(70, messages=4)[1:]))
     for kind in ("daily", "session"):
-        done = cli("usage", kind, "--json", "--store", str(root))
+        done = cli("usage", kind, "--json", "--timezone", "UTC", "--store", str(root))
         assert done.returncode == 0, done.stderr
-        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), kind).to_json()
+        assert json.loads(done.stdout) == usage_report(load_usage(root, cache=False), kind, timezone="UTC").to_json()
 
 
 def test_dates_are_ascii_digits_and_the_calendar_ends_are_not_counted(cli: Any, tmp_path: Path) -> None:
@@ -284,7 +288,7 @@ def test_the_offsets_key_says_when_days_differ(monkeypatch: pytest.MonkeyPatch) 
         days = LocalDays(None)
         assert [days.of_slot(s) for s in slots] == [LocalDays(zone_of("Europe/Berlin")).of_slot(s) for s in slots]
     finally:
-        monkeypatch.delenv("TZ")
+        monkeypatch.undo()
         time.tzset()
     with pytest.raises(ValueError, match="IANA"):
         offsets_key(slots, "Nowhere/Else")
