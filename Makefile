@@ -27,11 +27,17 @@ $(INSTALLED): pyproject.toml | $(BIN)/python
 
 # llama-cpp-python (the slow test's local model server) builds from source
 # once; pip keeps the wheel in its cache (~/.cache/pip/wheels), so a second
-# `make test`, even in a fresh .venv, reuses it. Build on every core.
+# `make test`, even in a fresh .venv, reuses it. Build on every core, for
+# AVX2 rather than for the build machine's own CPU: a virtual machine may
+# advertise AMX or AVX-512 extensions the guest cannot use, and a native
+# build then crashes on the model's first batch. CMAKE_ARGS overrides.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON
+
 install-test: $(INSTALLED_TEST)
 
 $(INSTALLED_TEST): pyproject.toml | $(BIN)/python
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || echo "Installing the test extras into $(VENV). The first time, pip builds llama-cpp-python (the slow test's local model server) from source: 10-25 minutes on 2 cores, with no output meanwhile; later runs reuse the wheel in pip's cache."
+	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" \
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
 		$(BIN)/pip install --quiet -e '.[test,server]'
 	@touch $@
