@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from pi_session.core.paths import cache_dir
 from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
 from pi_session.usage import stamps
@@ -132,7 +133,7 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     args = ARGS[0]
     expected, _ = _warm(cli, root, *args)
     path = Path(digest_path(os.path.abspath(root)))
-    assert path.parent == cache_path(os.path.abspath(root)).parent  # beside the summary
+    assert path.parent == cache_path(os.path.abspath(root)).parent == cache_dir() / "usage"  # beside the summary, in pi-session's cache
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     digest = load_digest(os.path.abspath(root))
     assert digest is not None

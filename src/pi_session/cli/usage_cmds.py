@@ -40,8 +40,6 @@ def usage(
 
     if kind not in KINDS:
         fail(f"{kind!r}: expected one of {', '.join(KINDS)}")
-    if last is not None and last < 1:
-        fail(f"--last {last}: expected a number of periods, at least 1")
     if kind == "blocks" and (by or breakdown):
         fail("blocks: --by and --breakdown apply to daily, weekly, monthly and session reports")
     store = active_store(store_url(ctx, store_option))

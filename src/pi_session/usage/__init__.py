@@ -99,8 +99,7 @@ def _files_usage(root: str, cache: bool) -> UsageData:
                 entry.session_id, entry.project, agent, path, entry.groups, _rows_of(summary, path), os.path.basename(path), entry.parent))
         if entry.problems:
             data.problems.extend(f"{path}:{line}: {message}" for line, message in entry.problems)
-    data.problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
-    data.problems.extend(f"{path}: cannot be read ({reason}): not counted" for path, reason in summary.unreadable)
+    data.problems.extend(summary.file_problems())
     if cache:
         from .digest import update_digest
 

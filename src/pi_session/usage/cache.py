@@ -29,8 +29,8 @@ from typing import Any
 
 import msgspec
 
-from ..core.paths import cache_dir, open_regular
-from .stamps import checked, pricing_stamp, read_checked, session_files, write_private
+from ..core.paths import open_regular
+from .stamps import checked, pricing_stamp, read_checked, session_files, usage_cache_file, write_private
 from .extract import Scan, group_rows, scan_lines
 
 __all__ = ["CACHE_VERSION", "ROW_SHARDS", "FileSummary", "UsageCache", "cache_path", "scan_bytes", "session_files", "session_id_of", "shard_of"]
@@ -89,8 +89,7 @@ def cache_path(root: str | os.PathLike[str]) -> Path:
     (the messages themselves beside it, in :data:`ROW_SHARDS` files
     ``<...>.rows-NN.msgpack``: read only for blocks, forks and files that
     changed)."""
-    key = os.fsencode(os.path.abspath(root))
-    return cache_dir() / "usage" / f"{hashlib.sha256(key).hexdigest()[:32]}.msgpack"
+    return Path(usage_cache_file(os.path.abspath(root), "msgpack"))
 
 
 def shard_of(path: str) -> int:
@@ -151,13 +150,6 @@ class UsageCache:
     # the cache file
 
     @staticmethod
-    def _read_private(path: Path) -> memoryview | None:
-        """The data of a cache file (:func:`.stamps.read_checked`: not
-        through a symlink, only a regular file owned by this user, its
-        CRC-32 right); None otherwise."""
-        return read_checked(str(path))
-
-    @staticmethod
     def _write_private(path: Path, data: bytes) -> None:
         """Write a cache file (:func:`.stamps.write_private` of
         :func:`.stamps.checked` data: a new 0600 file, never through a
@@ -179,7 +171,7 @@ class UsageCache:
 
     def _load(self) -> dict[str, FileSummary]:
         """The cached summaries, or nothing when there is no usable cache."""
-        data = self._read_private(self.path)
+        data = read_checked(str(self.path))
         if data is None:
             return {}
         try:
@@ -192,6 +184,14 @@ class UsageCache:
             self._generations = list(cached.generations)
         return cached.files
 
+    def file_problems(self) -> list[str]:
+        """What the last :meth:`update` could not count, as damaged lines
+        are reported: unterminated last lines that do not parse and files
+        that could not be opened (``FILE[:LINE]: message``)."""
+        out = [f"{path}:{line}: incomplete last line (skipped)" for path, line in self.torn]
+        out.extend(f"{path}: cannot be read ({reason}): not counted" for path, reason in self.unreadable)
+        return out
+
     def rows_path(self, shard: int) -> Path:
         """The file of the rows of shard ``shard`` (:func:`shard_of`)."""
         return self.path.with_name(f"{self._stem}.rows-{shard:02d}.msgpack")
@@ -203,7 +203,7 @@ class UsageCache:
         if rows is None:
             rows = self._shards[shard] = {}
             generation = self._generations[shard]
-            data = self._read_private(self.rows_path(shard)) if generation else None
+            data = read_checked(str(self.rows_path(shard))) if generation else None
             if data is not None:
                 try:
                     cached = msgspec.msgpack.decode(data, type=_RowsFile)

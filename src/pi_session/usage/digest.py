@@ -128,8 +128,8 @@ def _ancestors(path: str, parent_of: dict[str, str | None]) -> list[str]:
 def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
     """Bring the digest of ``summary``'s root up to date with ``files``
     (what :meth:`pi_session.usage.cache.UsageCache.update` returned just
-    before; ``summary.pending``, ``summary.torn`` and ``summary.unreadable``
-    as it left them), write
+    before; ``summary.pending`` and ``summary.file_problems()`` as it left
+    them), write
     it and the sessions' contributions beside it (see the module
     docstring), and return it. Only the sessions whose file changed, was
     added or removed (or that were forked from one of those) are summed
@@ -181,8 +181,7 @@ def update_digest(summary: Any, files: dict[str, Any]) -> Digest:
         if keys:
             merged.update(merge_groups(sessions, keys))
     problems = [problem for p in parts.values() for problem in p.problems]
-    problems.extend(f"{path}:{line}: incomplete last line (skipped)" for path, line in summary.torn)
-    problems.extend(f"{path}: cannot be read ({reason}): not counted" for path, reason in summary.unreadable)
+    problems.extend(summary.file_problems())
     stamps, count = stamps_digest((path, p.size, p.mtime_ns, p.ino) for path, p in parts.items())
     digest = Digest(version, pricing, root, stamps, count, sorted(merged.values(), key=merged_order), problems)
     if summary.persist:
