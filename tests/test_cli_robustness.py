@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from child_signals import sigint_as_a_terminal_sends_it
 from pi_session import SessionManager, read_session_file
 from pi_session.cli.render import content_text, one_line, sanitize
 
@@ -431,46 +432,82 @@ def test_negative_token_options_are_refused(cli, tmp_path):
     assert demo.read_bytes() == before
 
 
+# The console script's code, with a gate on one module's import: when that
+# module is about to be imported, the gate creates GATE_READY and sleeps, so
+# the test's SIGINT lands inside the import of that module, wherever it is in
+# start-up and however loaded the machine is.
+GATED_CONSOLE_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    gated, ready = os.environ["GATE_MODULE"], os.environ["GATE_READY"]
+    class Gate:
+        def find_spec(self, name, path=None, target=None):
+            if name == gated:
+                sys.meta_path.remove(self)
+                open(ready, "w").close()
+                time.sleep(600)
+            return None
+    sys.meta_path.insert(0, Gate())
+    from pi_session.cli import main
+    sys.argv[0] = "pi-session"
+    sys.exit(main())
+    """
+)
+
+# Lists, in import order, the modules that main() imports for a command.
+MODULES_MAIN_IMPORTS = textwrap.dedent(
+    """
+    import json, sys
+    from pi_session.cli import main
+    before = set(sys.modules)
+    try:
+        main()
+    except SystemExit:
+        pass
+    print(json.dumps([name for name in sys.modules if name not in before]))
+    """
+)
+
+
 def test_ctrl_c_while_the_cli_is_still_loading_prints_no_traceback(session, tmp_path):
-    """SIGINT at many points of start-up. Once the entry point runs (a few ms
-    in: two tiny modules load first), the process ends with one line and
-    status 130, never a KeyboardInterrupt traceback through our code; a
-    signal that lands while the interpreter itself starts is Python's."""
+    """SIGINT inside the import of modules that the entry point loads, early
+    (the first module), in the middle (typer, rich) and late (the command's
+    own modules): the process ends with one line and status 130, never a
+    KeyboardInterrupt traceback. Each signal is sent once the gate says the
+    import has started, never after a guessed delay."""
     import signal
 
-    exe = Path(sys.executable).parent / "pi-session"
     env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    def interrupted_after(delay: float) -> int:
-        proc = subprocess.Popen([str(exe), "tree", str(session)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
-        _out, err = proc.communicate(timeout=60)
-        # a traceback may only come from Python's own start-up (site.py, or
-        # the console script's import line finding the package), never
-        # through a frame of the package's code
-        frames = re.findall(rb'File "([^"]+)"', err)
-        assert not [f for f in frames if b"/pi_session/" in f], (delay, err.decode()[-800:])
-        if proc.returncode == 130:
-            assert err.strip().endswith(b"pi-session: interrupted"), err
-        return proc.returncode
-
-    outcomes = [(delay, interrupted_after(delay)) for delay in (0.0, 0.01, 0.02, 0.05, 0.1, 0.2)]
-    # Then make sure a signal did land while our code ran, whatever the
-    # machine's speed: bisect between "too early" (Python's own start-up)
-    # and "too late" (the command had finished), instead of fixed delays
-    # that a loaded machine shifts.
-    early, late = 0.0, None
-    for _ in range(20):
-        if any(code == 130 for _delay, code in outcomes):
-            break
-        delay = (early + late) / 2 if late is not None else max(early * 2, 0.05)
-        code = interrupted_after(delay)
-        outcomes.append((delay, code))
-        if code == 0:
-            late = delay
-        elif code != 130:
-            early = delay
-    assert any(code == 130 for _delay, code in outcomes), outcomes  # signals did land while our code ran
+    listed = subprocess.run(
+        [sys.executable, "-c", MODULES_MAIN_IMPORTS, "tree", str(session)],
+        capture_output=True, text=True, env=env, check=True,
+    )
+    loaded = json.loads(listed.stdout.strip().splitlines()[-1])
+    ours = [name for name in loaded if name.startswith("pi_session.")]
+    assert len(ours) >= 3 and "typer" in loaded and "rich" in loaded, loaded
+    gates = [ours[0], "typer", "rich", ours[len(ours) // 2], ours[-1]]
+    for gate in gates:
+        ready = tmp_path / f"ready-{gate}"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", GATED_CONSOLE_SCRIPT, "tree", str(session)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**env, "GATE_MODULE": gate, "GATE_READY": str(ready)},
+            preexec_fn=sigint_as_a_terminal_sends_it,
+        )
+        try:
+            deadline = time.monotonic() + 300  # a safety net, not a timing: the gate holds the import
+            while not ready.exists():
+                assert proc.poll() is None, (gate, proc.communicate())
+                assert time.monotonic() < deadline, f"the import of {gate} never started"
+                time.sleep(0.01)
+            proc.send_signal(signal.SIGINT)
+            _out, err = proc.communicate(timeout=300)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+        assert proc.returncode == 130, (gate, err.decode()[-800:])
+        assert err == b"pi-session: interrupted\n", (gate, err.decode()[-800:])
 
 
 def test_ctrl_c_wrapped_by_class_creation_during_start_up_is_still_an_interrupt(tmp_path):
