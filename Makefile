@@ -6,7 +6,7 @@ VENV ?= .venv
 BIN = $(VENV)/bin
 DEMO_DIR ?= build/demo
 
-.PHONY: demo test check-imports test-fast test-slow test-agents-sdk typecheck install install-test clean bench coverage
+.PHONY: demo test check-imports test-fast test-slow test-agents-sdk typecheck install install-test lock clean bench coverage
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,10 +19,17 @@ $(BIN)/python:
 INSTALLED = $(VENV)/.installed
 INSTALLED_TEST = $(VENV)/.installed-test
 
+# Every install takes the exact releases of requirements/constraints.txt
+# (pip constraints), so a new upstream release cannot change what a fresh
+# machine installs; `make lock` refreshes that file. CONSTRAINTS= (empty)
+# installs the newest allowed releases instead.
+CONSTRAINTS ?= requirements/constraints.txt
+CONSTRAINT_ARGS = $(if $(CONSTRAINTS),-c $(CONSTRAINTS))
+
 install: $(INSTALLED)
 
-$(INSTALLED): pyproject.toml | $(BIN)/python
-	$(BIN)/pip install --quiet -e '.[models,web]'
+$(INSTALLED): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
+	$(BIN)/pip install --quiet $(CONSTRAINT_ARGS) -e '.[models,web]'
 	@touch $@
 
 # llama-cpp-python (the slow test's local model server) builds from source
@@ -35,12 +42,29 @@ LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 
 install-test: $(INSTALLED_TEST)
 
-$(INSTALLED_TEST): pyproject.toml | $(BIN)/python
+$(INSTALLED_TEST): pyproject.toml $(CONSTRAINTS) | $(BIN)/python
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || echo "Installing the test extras into $(VENV). The first time, pip builds llama-cpp-python (the slow test's local model server) from source: 10-25 minutes on 2 cores, with no output meanwhile; later runs reuse the wheel in pip's cache."
 	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" \
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
-		$(BIN)/pip install --quiet -e '.[test,server]'
+		$(BIN)/pip install --quiet $(CONSTRAINT_ARGS) -e '.[test,server]'
 	@touch $@
+
+# Refresh requirements/constraints.txt: resolve the newest releases that
+# pyproject.toml and requirements/bounds.txt allow in a scratch venv (every
+# extra), run nothing, freeze them. Then run `make test` and commit the file;
+# a new upper bound goes in requirements/bounds.txt with its reason.
+LOCK_VENV = build/lock-venv
+
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" \
+	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
+		$(LOCK_VENV)/bin/pip install --quiet -c requirements/bounds.txt -e '.[test,server,models,web,postgres,agents]'
+	{ sed -n '1,/^$$/p' requirements/constraints.txt; $(LOCK_VENV)/bin/pip freeze --exclude-editable | LC_ALL=C sort -f; } > requirements/constraints.txt.new
+	mv requirements/constraints.txt.new requirements/constraints.txt
+	rm -rf $(LOCK_VENV)
 
 demo: install
 	@mkdir -p $(DEMO_DIR)

@@ -96,5 +96,49 @@ def test_fresh_clone_creates_the_venv_and_installs(tmp_path: Path) -> None:
     plan = _make(venv, "test", dry=True)
     assert plan.returncode == 0, plan.stderr
     out = plan.stdout
-    assert "-m venv" in out and out.index("-m venv") < out.index("pip install --quiet -e '.[test,server]'")
+    install = "pip install --quiet -c requirements/constraints.txt -e '.[test,server]'"
+    assert "-m venv" in out and out.index("-m venv") < out.index(install)
     assert "pytest" in out
+
+
+@pytest.mark.parametrize("target", ["install", "install-test"])
+def test_installs_take_the_pinned_releases(tmp_path: Path, target: str) -> None:
+    venv = _venv(tmp_path)
+    assert _make(venv, target).returncode == 0
+    (call,) = _pip_calls(venv)
+    assert "-c requirements/constraints.txt" in call, call
+
+
+def _requirement_name(line: str) -> str:
+    import re
+
+    return re.split(r"[\[<>=!~; ]", line.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_every_test_dependency_is_pinned_within_its_bounds() -> None:
+    """Each package the installs name (the test, server, models and web
+    extras and the package's own dependencies) has one exact release in
+    requirements/constraints.txt, and that release satisfies the upper
+    bounds of requirements/bounds.txt (cryptography below 51: the Agents
+    SDK's tests patch a module attribute 51 removed)."""
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    named = list(project["dependencies"])
+    for extra in ("test", "server", "models", "web"):
+        named += project["optional-dependencies"][extra]
+    pins = {}
+    for line in (ROOT / "requirements" / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"not an exact pin: {line}"
+            pins[_requirement_name(name)] = version.strip()
+    missing = sorted({_requirement_name(r) for r in named} - set(pins))
+    assert not missing, f"not pinned: {missing}"
+    bounds = [Requirement(line) for line in (ROOT / "requirements" / "bounds.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert any(b.name == "cryptography" for b in bounds)
+    for bound in bounds:
+        assert bound.specifier.contains(pins[_requirement_name(bound.name)]), (bound, pins[_requirement_name(bound.name)])
