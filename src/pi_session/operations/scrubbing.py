@@ -358,7 +358,7 @@ def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow
                 result.hits.extend(hits)
             elif entry.get("type") == "custom_message" or role in EDITABLE_ROLES:
                 replacement = {"content": redact_value(item["messages"][0].get("content"), scanner)}
-                left = scan(entry, apply_context_edit(item["messages"], replacement))
+                left = scan(entry, apply_context_edit([dict(m) for m in item["messages"]], replacement))
                 result.not_hidden.extend(left)  # text beside the content (an error message, details)
                 result.hits.extend(h for h in hits if h not in left)
                 if len(left) < len(hits):
