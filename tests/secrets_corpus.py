@@ -174,3 +174,42 @@ FIELD_KIND_COUNT = 13
 def write_session(path: Path, records: list[dict]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
+
+
+BASH_KEYS = [SECRETS[0][2], SECRETS[3][2]]
+"""The keys :func:`bash_env_session` puts in bash outputs."""
+
+
+def bash_env_session(path: Path, *, summary_key: str | None = None, session_id: str = "0b5f4e2a-0000-4000-8000-0000000000b5") -> Path:
+    """What pi writes when the user runs ``!cat .env`` (a ``bashExecution``
+    message ``bash1`` in the context, holding ``BASH_KEYS[0]``) and ``!!cat
+    .env.local`` (``bash2``, ``excludeFromContext``: in pi's context, not
+    sent to the model; ``BASH_KEYS[1]``), then asks about it; with
+    ``summary_key``, a compaction ``cmp1`` before them whose summary quotes
+    that key."""
+    ts = "2026-11-30T12:00:00.000Z"
+    usage = {"input": 1, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 2,
+             "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}
+
+    def msg(eid: str, parent: str | None, message: dict) -> dict:
+        return {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": message}
+
+    def bash(command: str, output: str, **more: object) -> dict:
+        return {"role": "bashExecution", "command": command, "output": output, "exitCode": 0, "cancelled": False,
+                "truncated": False, "timestamp": 2, **more}
+
+    records: list[dict] = [{"type": "session", "version": 3, "id": session_id, "timestamp": ts, "cwd": "/proj"}]
+    parent = None
+    if summary_key is not None:
+        records.append(msg("u0", None, {"role": "user", "content": "set up the project", "timestamp": 1}))
+        records.append({"type": "compaction", "id": "cmp1", "parentId": "u0", "timestamp": ts,
+                        "summary": f"## Goal\nUse the key {summary_key} for the deploy.", "firstKeptEntryId": "cmp1", "tokensBefore": 10})
+        parent = "cmp1"
+    records += [
+        msg("bash1", parent, bash("cat .env", f"OPENAI_API_KEY={BASH_KEYS[0]}\nDEBUG=1\n")),
+        msg("bash2", "bash1", bash("cat .env.local", f"ANTHROPIC_API_KEY={BASH_KEYS[1]}\n", excludeFromContext=True)),
+        msg("ask1", "bash2", {"role": "user", "content": "is the key in .env set?", "timestamp": 3}),
+        msg("ans1", "ask1", {"role": "assistant", "content": [{"type": "text", "text": "Yes, OPENAI_API_KEY is set."}], "api": "x",
+                             "provider": "p", "model": "m", "usage": usage, "stopReason": "stop", "timestamp": 4}),
+    ]
+    return write_session(path, records)

@@ -556,6 +556,117 @@ def test_prune_says_which_entries_off_the_path_it_keeps_and_why(cli, tmp_path):
     assert path.read_bytes() == original
 
 
+def _labelled_elsewhere(tmp_path: Path) -> dict:
+    """A session whose user labelled entries of abandoned branches after
+    coming back to the main path (pi appends a label entry at the leaf,
+    whatever it labels): one label set, one set and cleared there, one set
+    on its own branch and cleared from the main path, and a branch with a
+    label of its own that moves whole."""
+    w = Writer(tmp_path / "l.jsonl")
+    u1 = w.user(None, "start")
+    a1 = w.assistant(u1, [{"type": "text", "text": "ok"}])
+    idea_q = w.user(a1, "try the cache idea")
+    idea = w.assistant(idea_q, [{"type": "text", "text": "the cache idea works"}])
+    dead_q = w.user(a1, "try the dead end")
+    dead = w.assistant(dead_q, [{"type": "text", "text": "a dead end"}])
+    other_q = w.user(a1, "try a third thing")
+    other = w.assistant(other_q, [{"type": "text", "text": "meh"}])
+    own = w.add(other, {"type": "label", "targetId": other, "label": "meh"})
+    tried_q = w.user(a1, "try a fourth thing")
+    tried = w.assistant(tried_q, [{"type": "text", "text": "hm"}])
+    tried_label = w.add(tried, {"type": "label", "targetId": tried, "label": "first try"})
+    # back on the main path: labels made there name the abandoned entries
+    bookmark = w.add(a1, {"type": "label", "targetId": idea, "label": "cache idea"})
+    set_dead = w.add(bookmark, {"type": "label", "targetId": dead, "label": "dead"})
+    cleared = w.add(set_dead, {"type": "label", "targetId": dead})
+    uncleared = w.add(cleared, {"type": "label", "targetId": tried, "label": ""})
+    u2 = w.user(uncleared, "go on")
+    leaf = w.assistant(u2, [{"type": "text", "text": "done"}])
+    path = w.write()
+    return {"path": path, "leaf": leaf, "idea": idea, "idea_q": idea_q, "dead": dead, "dead_q": dead_q,
+            "other": other, "other_q": other_q, "own": own, "tried": tried, "tried_q": tried_q,
+            "tried_label": tried_label, "bookmark": bookmark, "cleared": cleared}
+
+
+def _label_state(entries: list[dict]) -> dict:
+    """What pi shows: each entry's label (the last label entry naming it
+    wins; an empty one clears), for the entries present."""
+    state: dict = {}
+    for e in entries:
+        if e["type"] == "label":
+            state[e["targetId"]] = e.get("label") or None
+    ids = {e["id"] for e in entries}
+    return {t: label for t, label in state.items() if t in ids and label}
+
+
+def test_prune_keeps_an_entry_labelled_from_the_kept_path(cli, tmp_path):
+    """A label entry on the kept path that names an entry of an abandoned
+    branch keeps that entry (and the path to it) in the session, so the
+    bookmark stays on its entry; an entry whose label was cleared moves
+    like any other, unless the archive would show the cleared label again
+    (set on the entry's own branch, cleared from the kept path): then it
+    stays. Every entry shows in each file the label it had. ``--dry-run``
+    says which entries stay for which label."""
+    s = _labelled_elsewhere(tmp_path)
+    path = s["path"]
+    original = _entries(path)
+    dry = cli("prune", str(path), "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert (f"5 entries off the path kept: label 'first try' on {s['tried']}, label 'cache idea' on {s['idea']}, "
+            f"label removal on {s['tried']}") in dry.stdout.replace("\n", " "), dry.stdout
+    plan = json.loads(cli("prune", str(path), "--dry-run", "--json").stdout)
+    assert plan["moved"] == 5 and plan["offPathKept"] == 5
+    assert f"label 'cache idea' on {s['idea']}" in plan["keptFor"]
+    assert _entries(path) == original
+
+    done = cli("prune", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    archive = Path(json.loads(done.stdout)["archive"])
+    pruned, archived = _entries(path), _entries(archive)
+    kept = {e["id"] for e in pruned}
+    assert {s["idea"], s["idea_q"], s["tried"], s["tried_q"], s["tried_label"], s["bookmark"], s["cleared"]} <= kept
+    assert not {s["dead"], s["dead_q"], s["other"], s["other_q"], s["own"]} & kept
+    assert {e["id"] for e in archived} >= {s["dead"], s["dead_q"], s["other"], s["other_q"], s["own"]}
+    before = _label_state(original)
+    assert before == {s["idea"]: "cache idea", s["other"]: "meh"}
+    for part in (pruned, archived):
+        ids = {e["id"] for e in part}
+        assert _label_state(part) == {t: label for t, label in before.items() if t in ids}
+    union = {e["id"]: e for e in pruned} | {e["id"]: e for e in archived}
+    assert sorted(union.values(), key=lambda e: e["id"]) == sorted(original, key=lambda e: e["id"])
+
+
+@pytest.mark.oracle
+def test_pi_reads_the_labels_of_a_pruned_session_and_its_archive_on_their_entries(cli, oracle, tmp_path):
+    """pi 1.6 opens the pruned session and the archive with every label on
+    the entry it was on before (the cleared ones nowhere), and the same
+    context at the leaf."""
+    s = _labelled_elsewhere(tmp_path)
+    path = s["path"]
+
+    def labels(p: Path) -> dict:
+        found: dict = {}
+
+        def walk(nodes: list) -> None:
+            for n in nodes:
+                if n["label"] is not None:
+                    found[n["id"]] = n["label"]
+                walk(n["children"])
+
+        walk(json.loads(oracle("tree", str(p)))["roots"])
+        return found
+
+    before_labels, before_ctx = labels(path), _context(oracle, path)
+    assert before_labels == {s["idea"]: "cache idea", s["other"]: "meh"}  # pi's labels: what the test above computes
+    done = cli("prune", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    archive = Path(json.loads(done.stdout)["archive"])
+    assert labels(path) == {s["idea"]: "cache idea"}
+    assert labels(archive) == {s["other"]: "meh"}
+    assert _context(oracle, path) == before_ctx
+    assert json.loads(oracle("tree", str(path)))["leafId"] == s["leaf"]
+
+
 @pytest.mark.parametrize("kind", ["sqlite", "file"])
 def test_import_carries_a_slimmed_sessions_blobs_into_the_store(cli, tmp_path, kind):
     """Importing a slimmed session file brings the blobs its notes name

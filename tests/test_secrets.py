@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from secrets_corpus import FIELD_KIND_COUNT, LOOKALIKES, SECRETS, field_records, write_session
+from secrets_corpus import BASH_KEYS, FIELD_KIND_COUNT, LOOKALIKES, SECRETS, bash_env_session, field_records, write_session
 from pi_session.operations import scrub_session
 from pi_session.search import search
 from pi_session.search.query import tokens
@@ -297,16 +297,18 @@ def test_edit_in_every_store_hides_from_the_model_and_keeps_history(store_url, t
     holding = lambda items: [m for m in items if any(n in json.dumps(m) for n in needles)]  # noqa: E731
     assert {m["role"] for m in holding(messages)} > {"bashExecution"}
     result = cli("--store", store_url, "scrub", session_id, "--mode", "edit")
-    assert result.returncode == 0, result.stderr
-    assert "context edit" in result.stdout and "cannot hide a bash output" in result.stderr
+    # the summaries keep theirs (an edit could only drop them whole): named, exit 1
+    assert result.returncode == 1, result.stderr
+    assert "context edit" in result.stdout and "bash execution b4 left out of the model context" in result.stdout
     assert not any(n in result.stdout + result.stderr for n in needles)
     messages, after = _read(store_url, session_id)
-    # pi refuses context edits of these: scrub reports them (rewrite removes them)
-    assert {m["role"] for m in holding(messages)} == {"bashExecution", "branchSummary", "compactionSummary"}
-    assert "cannot hide a compaction summary" in result.stderr and "cannot hide a branch summary" in result.stderr
+    assert {m["role"] for m in holding(messages)} == {"branchSummary", "compactionSummary"}
+    for kind in ("compaction summary", "branch summary"):
+        assert f"({kind}): " in result.stderr and "a context edit cannot hide it" in result.stderr
+    assert "--mode rewrite removes them" in result.stderr
     assert after[: len(entries)] == entries and {e["type"] for e in after[len(entries):]} == {"context_edit"}
     again = cli("--store", store_url, "scrub", session_id, "--mode", "edit")
-    assert again.returncode == 0 and "nothing to do" in again.stdout
+    assert again.returncode == 1 and "appended" not in again.stdout
     assert _read(store_url, session_id)[1] == after
 
 
@@ -335,13 +337,14 @@ def test_oracle_reads_the_edits_with_the_secrets_masked(tmp_path, oracle, cli):
     path = _session(tmp_path, [SECRETS[0]])
     before = oracle("context", str(path))
     assert SECRETS[0][2] in before
-    assert cli("scrub", str(path), "--mode", "edit").returncode == 0
+    assert cli("scrub", str(path), "--mode", "edit").returncode == 1  # the summaries keep theirs
     assert SECRETS[0][2] in path.read_text()  # the file keeps it
     theirs = json.loads(oracle("projection", str(path)))
     seen = json.dumps(theirs["messages"])
     shown = [m["role"] for m in theirs["messages"] if SECRETS[0][2] in json.dumps(m)]
-    # pi refuses context edits of these: reported, not hidden
-    assert sorted(shown) == ["bashExecution", "branchSummary", "compactionSummary"]
+    # an edit could only drop these whole: reported, not hidden; the bash execution is left out
+    assert sorted(shown) == ["branchSummary", "compactionSummary"]
+    assert "bashExecution" not in [m["role"] for m in theirs["messages"]]
     masked = [m["role"] for m in theirs["messages"] if "[REDACTED:openai-api-key]" in json.dumps(m)]
     assert sorted(masked) == ["custom", "toolResult"]  # the rest of the context after the compaction
     assert "sk-proj-" not in seen.replace(SECRETS[0][2], "")
@@ -427,3 +430,82 @@ def test_a_secret_nested_deeper_than_the_recursion_limit_is_found_and_masked(tmp
     rewrite = cli("scrub", str(path), "--mode", "rewrite")
     assert rewrite.returncode == 0, rewrite.stderr
     assert key not in path.read_text() and find_secrets(path) == []
+
+
+# --- a key in a bash execution (``!cat .env``) --------------------------------
+
+
+def _bash_session(tmp_path: Path, *, summary_key: str | None = None, name: str = "bash.jsonl") -> Path:
+    return bash_env_session(tmp_path / name, summary_key=summary_key)
+
+
+_BASH_KEYS = BASH_KEYS
+
+
+def test_edit_hides_a_key_in_a_bash_output_from_the_context(tmp_path, cli):
+    """``scrub --mode edit`` on a key that ``!cat .env`` put in the context:
+    a context edit cannot replace a bash execution's output, only leave the
+    execution out of the context (pi 1.6 applies such an omission to any
+    message): scrub does that, says so, and exits 0 with no secret in the
+    context; the file keeps the key; ``secrets`` then marks it hidden."""
+    path = _bash_session(tmp_path)
+    assert all(k in cli("context", str(path), "--json").stdout for k in _BASH_KEYS)
+    dry = cli("scrub", str(path), "--mode", "edit", "--dry-run", "--json")
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout)["omitted"] == ["bash1", "bash2"]
+    done = cli("scrub", str(path), "--mode", "edit")
+    assert done.returncode == 0, done.stderr
+    assert "bash execution bash1 left out of the model context" in done.stdout, done.stdout
+    assert "cannot hide" not in done.stderr and "nothing to do" not in done.stdout
+    assert not any(k in done.stdout + done.stderr for k in _BASH_KEYS)
+    context = cli("context", str(path), "--json").stdout
+    assert not any(k in context for k in _BASH_KEYS) and "is the key in .env set?" in context
+    assert all(k in path.read_text() for k in _BASH_KEYS)  # append-only: the file keeps them
+    assert cli("secrets", str(path)).returncode == 0  # found, and every one hidden from the model
+    again = cli("scrub", str(path), "--mode", "edit")
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+def test_edit_names_what_it_cannot_hide_and_exits_1(tmp_path, cli):
+    """A key in a compaction summary: a context edit could only drop the
+    whole summary (the history before it), so ``--mode edit`` leaves it,
+    exits 1 and names the file, the entry and its kind (and hides the
+    rest); ``--mode rewrite`` then leaves no secret in the context."""
+    key = SECRETS[9][2]
+    path = _bash_session(tmp_path, summary_key=key)
+    for args in (("--dry-run",), ()):
+        out = cli("scrub", str(path), "--mode", "edit", *args)
+        assert out.returncode == 1, (args, out.stdout, out.stderr)
+        assert f"{path}: cmp1 summary (compaction summary)" in out.stderr, out.stderr
+        assert "a context edit cannot hide" in out.stderr and "--mode rewrite" in out.stderr
+        assert "nothing to do" not in out.stdout and key not in out.stdout + out.stderr
+    result = json.loads(cli("scrub", str(path), "--mode", "edit", "--json").stdout)
+    assert [(h["entryId"], h["fieldKind"]) for h in result["notHidden"]] == [("cmp1", "compaction summary")]
+    context = cli("context", str(path), "--json").stdout
+    assert key in context and not any(k in context for k in _BASH_KEYS)
+    rewrite = cli("scrub", str(path), "--mode", "rewrite")
+    assert rewrite.returncode == 0, rewrite.stderr
+    assert not any(k in cli("context", str(path), "--json").stdout for k in [key, *_BASH_KEYS])
+    assert cli("scrub", str(path), "--mode", "edit").returncode == 0
+
+
+@pytest.mark.oracle
+def test_pi_builds_no_secret_from_a_scrubbed_bash_output(tmp_path, oracle, cli):
+    """pi 1.6 (the oracle) builds its context from the scrubbed files:
+    after ``--mode edit`` the bash executions holding keys are left out
+    (the rest of the context as before); after ``--mode rewrite`` they are
+    there with the keys redacted. Neither context holds a key."""
+    edited = _bash_session(tmp_path, name="edited.jsonl")
+    rewritten = _bash_session(tmp_path, name="rewritten.jsonl")
+    before = json.loads(oracle("context", str(edited)))
+    assert all(k in json.dumps(before) for k in _BASH_KEYS)
+    assert cli("scrub", str(edited), "--mode", "edit").returncode == 0
+    assert cli("scrub", str(rewritten), "--mode", "rewrite").returncode == 0
+    after_edit = json.loads(oracle("context", str(edited)))
+    assert not any(k in json.dumps(after_edit) for k in _BASH_KEYS)
+    assert after_edit["messages"] == [m for m in before["messages"] if m["role"] != "bashExecution"]
+    after_rewrite = json.loads(oracle("context", str(rewritten)))
+    assert not any(k in json.dumps(after_rewrite) for k in _BASH_KEYS)
+    outputs = [m["output"] for m in after_rewrite["messages"] if m["role"] == "bashExecution"]
+    assert outputs == ["OPENAI_API_KEY=[REDACTED:openai-api-key]\nDEBUG=1\n", "ANTHROPIC_API_KEY=[REDACTED:anthropic-api-key]\n"]
+    assert json.loads(cli("context", str(edited), "--json").stdout) == after_edit

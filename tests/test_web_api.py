@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -304,6 +305,68 @@ def test_compact_scrub_export_and_leaf_moved(own_store, tmp_path, oracle):
     assert ours == json.loads(oracle("context", str(path)))
     assert ours["messages"][0]["role"] == "compactionSummary"
     assert token not in json.dumps(ours)
+
+
+def test_scrub_buttons_say_what_each_mode_does_and_leave_no_secret_in_the_context(own_store, tmp_path):
+    """The page offers both scrub modes with wording true for each: "Hide
+    secrets from the model" appends context edits (no backup is claimed;
+    a key from ``!cat .env`` is hidden by leaving that bash execution
+    out), and refuses (409, naming the entry and its kind, pointing to the
+    rewrite) when a secret sits where an edit cannot hide it; "Remove
+    secrets from the session" rewrites the file and keeps the backup it
+    promises (mode 0600). Afterwards no context holds a key."""
+    import stat
+
+    from secrets_corpus import BASH_KEYS, SECRETS, bash_env_session
+
+    summary_key = SECRETS[9][2]
+    plain_id, summarized_id = "0196a000-0000-7000-8000-00000000ba51", "0196a000-0000-7000-8000-00000000ba52"
+    folder = next(own_store.glob("*/"))
+    plain = bash_env_session(folder / f"2026-11-30T12-00-00-000Z_{plain_id}.jsonl", session_id=plain_id)
+    summarized = bash_env_session(folder / f"2026-11-30T12-00-00-000Z_{summarized_id}.jsonl", session_id=summarized_id,
+                                  summary_key=summary_key)
+    keys = [*BASH_KEYS, summary_key]
+
+    def context(client, sid: str) -> str:
+        answer = client.get(f"/api/v1/sessions/{sid}/context", params={"secrets": "show"})
+        assert answer.status_code == 200, answer.text
+        return answer.text
+
+    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        page = client.get(f"/s/{plain_id}").text
+        forms = re.findall(r'<form class="act" data-action="scrub" data-confirm="([^"]*)"><input type="hidden" name="mode" value="(\w+)">'
+                           r"<button>([^<]*)</button>", page)
+        assert [(mode, button) for _q, mode, button in forms] == [
+            ("edit", "Hide secrets from the model"), ("rewrite", "Remove secrets from the session")]
+        (edit_question, _, _), (rewrite_question, _, _) = forms
+        assert "backup" not in edit_question and "nothing is rewritten" in edit_question and "keeps the secrets" in edit_question
+        assert "secrets.bak" in rewrite_question and "mode 0600" in rewrite_question
+        assert "backup is kept" not in page
+
+        headers = {"Origin": server.url, "X-CSRF-Token": csrf_of(client, "/")}
+        assert any(k in context(client, plain_id) for k in BASH_KEYS)
+        hidden = client.post(f"/api/v1/sessions/{plain_id}/scrub", json={"mode": "edit"}, headers=headers)
+        assert hidden.status_code == 200, hidden.text
+        assert hidden.json()["omitted"] == ["bash1", "bash2"] and hidden.json()["notHidden"] == 0
+        assert not any(k in context(client, plain_id) for k in keys)
+        assert not list(folder.glob("*.bak"))  # an append: nothing rewritten, no backup
+
+        refused = client.post(f"/api/v1/sessions/{summarized_id}/scrub", json={"mode": "edit"}, headers=headers)
+        message = _error(refused, 409)
+        assert "cmp1 (compaction summary)" in message and "Remove secrets from the session" in message
+        assert summary_key not in message
+        assert "mode: expected edit or rewrite" in _error(client.post(f"/api/v1/sessions/{summarized_id}/scrub", json={"mode": "wipe"}, headers=headers), 400)
+
+        removed = client.post(f"/api/v1/sessions/{summarized_id}/scrub", json={"mode": "rewrite"}, headers=headers)
+        assert removed.status_code == 200, removed.text
+        assert removed.json()["backupKept"] is True and removed.json()["secrets"] >= 3
+        assert not any(k in context(client, summarized_id) for k in keys)
+    assert not any(k in summarized.read_text() for k in keys) and "[REDACTED:github-token]" in summarized.read_text()
+    backup = summarized.parent / (summarized.name + ".secrets.bak")
+    assert stat.S_IMODE(backup.stat().st_mode) == 0o600 and summary_key in backup.read_text()
+    assert all(k in plain.read_text() for k in BASH_KEYS)  # edit mode: the file keeps them
+    ours = json.loads(_run_cli("context", str(summarized), "--json").stdout)
+    assert not any(k in json.dumps(ours) for k in keys)
 
 
 def test_secrets_are_masked_unless_asked(own_store, tmp_path):

@@ -171,9 +171,12 @@ def prune(
     """Move a session's abandoned branches to an archive session (its own
     file, parentSession = this one, which pi opens with those branches
     intact). The session keeps the path to its leaf (and to each
-    --keep-branches LEAF), the labels of what it keeps, its name and the
-    branch summaries on that path, byte for byte; pi builds the same context
-    at the leaf. Atomic rewrite, owner and mode kept, refused if the file
+    --keep-branches LEAF), the labels of what it keeps, the entries its
+    kept labels name (a label made on the path for an entry of another
+    branch keeps that entry and its path), its name and the branch
+    summaries on that path, byte for byte; pi builds the same context at
+    the leaf. A label always stays in the file of the entry it names; the
+    output says which entries off the path stay for which label. Atomic rewrite, owner and mode kept, refused if the file
     changed meanwhile."""
     from ..session.lean import human_size
     from ..operations.pruning import prune_session

@@ -174,13 +174,18 @@ def scrub(
 ) -> None:
     """Remove secrets from a session.
 
-    --mode edit (pi 1.6's way): context edits replace each affected entry's
-    content with the secrets masked, so the model never sees them again; the
-    file keeps them. --mode rewrite: an atomic rewrite replacing each secret
-    with [REDACTED:<kind>] in every record (ids, parents, timestamps kept);
-    no backup unless --backup. Running it twice is a no-op. Side files of
-    a session file holding secrets (<file>.torn-*, <file>.rejected-*,
-    backups) are rewritten too and named.
+    --mode edit (pi 1.6's way): context edits replace each affected
+    message's content with the secrets masked, so the model never sees them
+    again; a bash execution holding one (!cat .env) is left out of the
+    context whole (an edit cannot replace a bash output); the file keeps
+    them. A secret an edit cannot hide without dropping far more (a
+    compaction or branch summary, a system prompt) is named, with its file
+    and entry, and the exit status is 1. --mode rewrite: an atomic rewrite
+    replacing each secret with [REDACTED:<kind>] in every record (ids,
+    parents, timestamps kept); no backup unless --backup. Running it twice
+    is a no-op. Side files of a session file holding secrets
+    (<file>.torn-*, <file>.rejected-*, backups) are rewritten too and
+    named.
 
     With --all, a session that cannot be changed is reported and the others
     are still done; the exit status is then 1, naming the sessions left."""
@@ -220,8 +225,18 @@ def scrub(
             print_json([r.to_json() if r is not None else {"session": loc, "error": errors[loc]} for loc, r in zip(locations, results)])
         else:
             print_json(results[0].to_json())
-    if failed:
-        fail(f"{plural(len(failed), 'session')} not scrubbed (their secrets stay): " + ", ".join(loc for loc, _m in failed), code=1)
+    left = [r for r in results if r is not None and r.not_hidden]
+    if failed or left:
+        reasons = []
+        if failed:
+            reasons.append(f"{plural(len(failed), 'session')} not scrubbed (their secrets stay): " + ", ".join(loc for loc, _m in failed))
+        if left:
+            count = sum(len(r.not_hidden) for r in left)
+            reasons.append(
+                f"{plural(count, 'secret')} {'would be left' if dry_run else 'left'} in the model context of "
+                + ", ".join(r.session for r in left) + ": a context edit cannot hide them; --mode rewrite removes them"
+            )
+        fail("; ".join(reasons), code=1)
 
 
 def _print_result(result: Any) -> None:
@@ -243,10 +258,18 @@ def _print_result(result: Any) -> None:
                 f"{result.session}: {'would append' if result.dry_run else 'appended'} {plural(len(result.edits), 'context edit')} hiding "
                 f"{plural(len(result.hits), 'secret')} from the model (the file keeps them; --mode rewrite removes them)"
             ), markup=False, soft_wrap=True)
-        else:
+        elif not result.not_hidden:
             console.print(sanitize(f"{result.session}: no secrets in the model context; nothing to do"), markup=False, soft_wrap=True)
+        for target in result.omitted:
+            console.print(sanitize(
+                f"{result.session}: bash execution {target} {'would be left' if result.dry_run else 'left'} out of the model context "
+                "whole, command and output (a context edit cannot replace a bash output, only leave it out)"
+            ), markup=False, soft_wrap=True)
         for hit in result.not_hidden:
-            warn(f"{hit.entry_id}: a context edit cannot hide a {hit.field_kind} ({hit.kind} {hit.preview}); use --mode rewrite")
+            err_console.print(sanitize(
+                f"{hit.session}: {hit.entry_id or '-'} {hit.field} ({hit.field_kind}): {hit.kind} {hit.preview}: "
+                "a context edit cannot hide it (it would drop the whole entry); --mode rewrite removes it"
+            ), markup=False, soft_wrap=True)
         if result.elsewhere:
             warn(f"{result.session}: {plural(result.elsewhere, 'secret')} outside the model context (other branches, compacted history, labels, header) stay in the file; --mode rewrite removes them")
     for side, count, action in result.side_files:

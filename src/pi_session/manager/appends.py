@@ -36,6 +36,9 @@ _EDITABLE_ROLES = ("user", "assistant", "toolResult")
 # what pi's appendContextEdit accepts as a target message (plus custom_message
 # entries); narrower than context.EDITABLE_ROLES, the roles an edit applies to
 
+_OMITTABLE = ("message", "custom_message", "branch_summary", "compaction")
+# the entry types that give the model messages: what an omission can leave out
+
 
 def drop_omitted(entry: dict[str, Any]) -> dict[str, Any]:
     """``entry`` without the keys left at :data:`OMITTED` (JSON.stringify
@@ -222,7 +225,7 @@ class EntryAppends:
         entry.update(id=new_entry_id(self._tree.by_id), parentId=self._leaf_id, timestamp=now_iso())
         return self._append_entry(entry)
 
-    def append_context_edit(self, target_id: str, replacement: Mapping[str, Any] | None) -> str:
+    def append_context_edit(self, target_id: str, replacement: Mapping[str, Any] | None, *, any_target: bool = False) -> str:
         """Append a ``context_edit`` entry (pi 1.6 appendContextEdit): on this
         branch, the target's model-visible content is replaced (or, with
         None, the target is left out of the context).
@@ -234,6 +237,14 @@ class EntryAppends:
         assistant or toolResult target is stored as
         ``[{"type": "text", "text": S}]``; otherwise the replacement is
         stored as given.
+
+        With ``any_target``, the last check is the one pi 1.6 applies when
+        it builds the context rather than the one its appendContextEdit
+        makes: an omission (None) may target any entry that gives the model
+        messages (a bash execution, a system message, a summary, a
+        compaction), a replacement also a role-``custom`` message. pi 1.6
+        applies such an edit wherever it reads one (its projection), though
+        its own writer never writes it.
 
         Returns:
             The new entry id.
@@ -254,7 +265,15 @@ class EntryAppends:
             raise ValueError(f"context edit target {target_id} is not on the current branch")
         message = target.get("message") if target.get("type") == "message" else None
         role = message.get("role") if isinstance(message, dict) else None
-        if not (target.get("type") == "custom_message" or role in _EDITABLE_ROLES):
+        if any_target:
+            from ..session.context_edits import EDITABLE_ROLES
+
+            allowed = target.get("type") == "custom_message" or (
+                role in EDITABLE_ROLES if replacement is not None else target.get("type") in _OMITTABLE
+            )
+        else:
+            allowed = target.get("type") == "custom_message" or role in _EDITABLE_ROLES
+        if not allowed:
             kind = f"a {role} message" if role is not None else f"a {target.get('type')} entry"
             raise ValueError(f"context edit target {target_id} is {kind}, whose model content cannot be edited")
         stored: dict[str, Any] | None

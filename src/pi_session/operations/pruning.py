@@ -3,8 +3,10 @@ pi, whose format never deletes a branch): :func:`prune_session`.
 
 The pruned file keeps, byte for byte, its header, every entry on the path
 root→leaf (and root→each ``--keep-branches`` leaf), the label entries of
-kept entries and the entry naming the session, with their own paths
-(:func:`pi_session.session.lean.kept_ids`), and every line that is not an entry.
+kept entries, the entries that kept label entries name and the entry
+naming the session, with their own paths
+(:func:`pi_session.session.lean.kept_ids`: a label entry and the entry it
+names never end up in different files), and every line that is not an entry.
 The branch summaries pi wrote when the user navigated away are on the
 path, so they stay. The context pi builds at the leaf is the same: every
 entry of the path is there, unchanged, and the leaf is still the last
@@ -53,9 +55,13 @@ class PruneResult:
         backup: ``<file>.prune.bak``, or None.
         moved_ids: the ids of the moved entries, in file order.
         off_path: how many kept entries are off the paths to the leaves
-            (kept for a label or the session's name, with their paths).
-        kept_for: why, one phrase per label or name entry off the paths
-            (``"label 'x' on <id>"``, ``"session name at <id>"``).
+            (kept for a label or the session's name, with their paths: a
+            label entry off the paths naming a kept entry, or an entry off
+            the paths that a kept label entry names).
+        kept_for: why, one phrase per such label entry and for the name
+            entry off the paths (``"label 'x' on <id>"``, ``"label
+            removal on <id>"``, ``"session name at <id>"``), ``<id>`` the
+            labelled entry.
     """
 
     session: str
@@ -252,15 +258,20 @@ def _kept_off_path(entries: list[dict[str, Any]], keep: set[str], leaves: list[s
             eid = parent[eid]
     off = [e for e in entries if e["id"] in keep and e["id"] not in on_path]
     names = [e for e in off if e.get("type") == "session_info"]
-    why = []
-    for e in off:
+    why: list[str] = []
+    for e in entries:
+        if e["id"] not in keep:
+            continue
         if e.get("type") == "label":
+            target = e.get("targetId")
+            if e["id"] in on_path and not (isinstance(target, str) and target in keep and target not in on_path):
+                continue  # a label on the path that keeps nothing off it
             label = e.get("label")
             what = f"label {label!r}" if isinstance(label, str) and label else "label removal"
-            why.append(f"{what} on {e.get('targetId')}")
+            why.append(f"{what} on {target}")
         elif names and e is names[-1]:
             why.append(f"session name at {e['id']}")
-    return len(off), why
+    return len(off), list(dict.fromkeys(why))
 
 
 def _prune_db(db: Any, session: str, keep_branches: list[str] | tuple[str, ...], dry_run: bool) -> PruneResult:

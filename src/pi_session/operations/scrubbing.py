@@ -3,11 +3,18 @@ in two modes (the secret detection is :mod:`pi_session.secrets`).
 
 - ``edit`` (pi 1.6's own way): append ``context_edit`` entries whose
   replacement is the target's model-visible content with each secret
-  replaced by ``[REDACTED:<kind>]``, for every entry of the model context at
-  the leaf that holds one. History is untouched; works on every store.
-  What a context edit cannot change (bash executions, compaction and
-  branch summaries: pi refuses edits of those) is reported in
-  :attr:`ScrubResult.not_hidden`.
+  replaced by ``[REDACTED:<kind>]``, for every user, assistant, tool
+  result and custom message of the model context at the leaf that holds
+  one. A bash execution holding one (``!cat .env``) is left out of the
+  context whole (an edit with a null replacement): pi 1.6 never replaces
+  a bash execution's output by an edit's content, but it leaves out any
+  message an omission names (pi's own writer only writes edits of the
+  messages above; its context builder applies these too). History is
+  untouched; works on every store. What an edit would only hide by
+  dropping far more than the secret (compaction and branch summaries,
+  system prompts) and text beside an edited message's content stay in the
+  context: they are reported in :attr:`ScrubResult.not_hidden` (the CLI
+  then exits 1).
 - ``rewrite``: every record with a secret is written again with each secret
   replaced by ``[REDACTED:<kind>]`` (every text field, earlier context
   edits' replacements and compaction summaries included; ids, parents and
@@ -318,7 +325,7 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
 
 
 def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow: AllowList | None) -> ScrubResult:
-    from ..session.context_edits import EDITABLE_ROLES
+    from ..session.context_edits import EDITABLE_ROLES, apply_context_edit
     from ..storage import iter_lines
 
     opener = open_for_reading if dry_run else open_for_writing
@@ -328,30 +335,43 @@ def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow
     with Scanner(allow) as scanner:
         seen: set[str] = set()
         planned: list[tuple[str, Any]] = []
+
+        def scan(entry: Any, messages: list[Any]) -> list[SecretHit]:
+            return [h for msg in messages for h in iter_hits(_as_record(entry, msg), scanner, session=where)]
+
         for item in manager.build_session_projection()["entries"]:
             entry = item["sourceEntry"]
             entry_id = entry.get("id")
             if isinstance(entry_id, str):
                 seen.add(entry_id)
-            hits = [h for msg in item["messages"] for h in iter_hits(_as_record(entry, msg), scanner, session=where)]
+            hits = scan(entry, item["messages"])
             if not hits:
                 continue
             message = entry.get("message") if entry.get("type") == "message" else None
             role = message.get("role") if isinstance(message, dict) else None
-            editable = isinstance(entry_id, str) and (entry.get("type") == "custom_message" or role in EDITABLE_ROLES)
-            if not editable or not item["messages"]:
+            if not isinstance(entry_id, str) or not item["messages"]:
                 result.not_hidden.extend(hits)
-                continue
-            content = item["messages"][0].get("content")
-            planned.append((entry_id, {"content": redact_value(content, scanner)}))
-            result.hits.extend(hits)
+            elif role == "bashExecution":
+                # an edit's content never replaces a bash output: leave the execution out
+                planned.append((entry_id, None))
+                result.omitted.append(entry_id)
+                result.hits.extend(hits)
+            elif entry.get("type") == "custom_message" or role in EDITABLE_ROLES:
+                replacement = {"content": redact_value(item["messages"][0].get("content"), scanner)}
+                left = scan(entry, apply_context_edit([dict(m) for m in item["messages"]], replacement))
+                result.not_hidden.extend(left)  # text beside the content (an error message, details)
+                result.hits.extend(h for h in hits if h not in left)
+                if len(left) < len(hits):
+                    planned.append((entry_id, replacement))
+            else:  # a summary or a system prompt: an edit could only drop all of it
+                result.not_hidden.extend(hits)
         result.elsewhere = sum(
             1
             for record in [manager.get_header() or {}, *manager.get_entries()]
             for _ in iter_hits(record if record.get("id") not in seen or record.get("type") == "session" else _beside_context(record), scanner)
         )
     for target, replacement in planned:
-        result.edits.append((target, None if dry_run else manager.append_context_edit(target, replacement)))
+        result.edits.append((target, None if dry_run else manager.append_context_edit(target, replacement, any_target=True)))
     if planned and not dry_run:
         save(manager)
     if db is None:
@@ -384,10 +404,21 @@ def _kept_blobs(result: ScrubResult, lines: list[bytes], allow: AllowList | None
 
 
 def _as_record(entry: Any, message: Any) -> dict[str, Any]:
-    """A model message of ``entry`` as a message record (id of the entry),
-    so its hits name the entry and fields as in the file
-    (``message.content[0].text``)."""
-    return {"type": "message", "id": entry.get("id"), "message": message}
+    """A model message of ``entry`` as a record whose hits name the entry
+    and its fields as in the file: a message entry's message
+    (``message.content[0].text``); a compaction's summary (``summary``) or
+    prompt snapshot (``systemMessage.content``), a branch summary's
+    ``summary``, a custom_message's ``content``."""
+    etype, eid = entry.get("type"), entry.get("id")
+    if etype == "message" or not isinstance(message, dict):
+        return {"type": "message", "id": eid, "message": message}
+    if etype == "compaction" and message.get("role") == "system":
+        return {"type": etype, "id": eid, "systemMessage": message}
+    if etype in ("compaction", "branch_summary"):
+        return {"type": etype, "id": eid, "summary": message.get("summary")}
+    if etype == "custom_message":
+        return {"type": etype, "id": eid, "content": message.get("content")}
+    return {"type": "message", "id": eid, "message": message}
 
 
 def all_sessions(store: SessionStore | None = None) -> list[str]:

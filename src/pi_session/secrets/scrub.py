@@ -37,8 +37,12 @@ class ScrubResult:
         changed_lines: rewrite: lines written again.
         edits: edit: ``(target id, new context edit id)`` pairs (ids are
             None in a dry run).
-        not_hidden: edit: secrets in the model context that a context edit
-            cannot hide (bash executions, summaries).
+        omitted: edit: the targets among ``edits`` left out of the model
+            context whole (bash executions: an edit cannot replace their
+            output), in context order.
+        not_hidden: edit: secrets that stay in the model context: in a
+            compaction or branch summary or a system prompt (an edit could
+            only drop all of it), or beside an edited message's content.
         elsewhere: edit: how many secrets are outside the model context at
             the leaf (other branches, compacted history, labels, the
             header): still in the file, not sent to the model now.
@@ -70,6 +74,7 @@ class ScrubResult:
     hits: list[SecretHit] = field(default_factory=list)
     changed_lines: int = 0
     edits: list[tuple[str, str | None]] = field(default_factory=list)
+    omitted: list[str] = field(default_factory=list)
     not_hidden: list[SecretHit] = field(default_factory=list)
     elsewhere: int = 0
     backup: Path | None = None
@@ -83,7 +88,7 @@ class ScrubResult:
         return {
             "session": self.session, "mode": self.mode, "dryRun": self.dry_run,
             "secrets": [h.to_json() for h in self.hits], "changedLines": self.changed_lines,
-            "edits": [{"targetId": t, "id": i} for t, i in self.edits],
+            "edits": [{"targetId": t, "id": i} for t, i in self.edits], "omitted": list(self.omitted),
             "notHidden": [h.to_json() for h in self.not_hidden], "elsewhere": self.elsewhere,
             "backup": str(self.backup) if self.backup else None, "otherCopies": [str(p) for p in self.other_copies],
             "sideFiles": [{"path": str(p), "secrets": n, "action": a} for p, n, a in self.side_files],

@@ -304,14 +304,29 @@ class LeanSizes:
 
 def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set[str]:
     """The ids ``prune`` keeps: every entry on the path root→leaf of each
-    of ``leaves``; then, until nothing changes, each label entry naming a
-    kept entry and the last ``session_info`` entry (the session's name),
-    with their own paths (so the kept entries keep their labels and the
-    session its name; the label's branch stays up to the label).
+    of ``leaves`` and the last ``session_info`` entry (the session's name),
+    with its path; then, until nothing changes, with their own paths:
+
+    - each label entry naming a kept entry (a kept entry keeps its labels;
+      the label's branch stays up to the label);
+    - each entry that a kept label entry names while it has a label (pi
+      appends a label entry at the leaf, whatever it labels, so a label
+      made on the kept path can name an entry of an abandoned branch: the
+      entry stays with its label instead of moving away from it);
+    - each entry that would move to the archive (the moved entries and the
+      entries they hang from) but show another label there than it has:
+      a label the user cleared with a label entry that stays, set by one
+      that would move.
+
+    So every entry shows the label it has in the session (pi's rule: the
+    last label entry naming it, in file order, wins; an empty label
+    clears) in the session if it stays and in the archive if it moves, and
+    an entry whose label was cleared moves like any other.
 
     Args:
-        entries: the session's entries in file order (dicts with ``id`` and
-            ``parentId``).
+        entries: the session's entries in file order (dicts with ``id``,
+            ``parentId`` and, for label entries, ``type``, ``targetId`` and
+            ``label``).
         leaves: the ids of the leaves whose paths stay.
     """
     parent: dict[str, Any] = {}
@@ -319,6 +334,12 @@ def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set
         eid = e.get("id")
         if isinstance(eid, str):
             parent[eid] = e.get("parentId")
+    labels = [
+        (e["id"], e["targetId"], _label_text(e))
+        for e in entries
+        if e.get("type") == "label" and isinstance(e.get("id"), str) and isinstance(e.get("targetId"), str)
+    ]
+    current = {target: text for _eid, target, text in labels}
     keep: set[str] = set()
 
     def add_path(eid: Any) -> None:
@@ -333,15 +354,44 @@ def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set
     names = [e for e in entries if e.get("type") == "session_info"]
     if names:
         add_path(names[-1].get("id"))
-    changed = True
-    while changed:
+    while True:
         before = len(keep)
-        for e in entries:
-            target, eid = e.get("targetId"), e.get("id")
-            if e.get("type") == "label" and isinstance(target, str) and target in keep and isinstance(eid, str) and eid not in keep:
+        for eid, target, _text in labels:
+            if target in keep and eid not in keep:
                 add_path(eid)
-        changed = len(keep) != before
-    return keep
+            elif eid in keep and target not in keep and current[target]:
+                add_path(target)
+        if len(keep) != before:
+            continue
+        archived = _archived(parent, keep)
+        shown: dict[str, str | None] = {}
+        for eid, target, text in labels:
+            if eid in archived:
+                shown[target] = text
+        for target in archived - keep:
+            if shown.get(target) != current.get(target):
+                add_path(target)
+        if len(keep) == before:
+            return keep
+
+
+def _label_text(entry: Mapping[str, Any]) -> str | None:
+    """The label a label entry sets, or None when it clears one (pi: an
+    absent or empty label clears)."""
+    label = entry.get("label")
+    return label if isinstance(label, str) and label else None
+
+
+def _archived(parent: Mapping[str, Any], keep: set[str]) -> set[str]:
+    """The entries ``prune`` writes to the archive when it keeps ``keep``:
+    those not kept and the entries they hang from."""
+    out = {eid for eid in parent if eid not in keep}
+    for eid in list(out):
+        up = parent.get(eid)
+        while isinstance(up, str) and up in parent and up not in out:
+            out.add(up)
+            up = parent[up]
+    return out
 
 
 def iter_payload_bytes(raw: bytes, record: Any, *, outputs_over: int) -> Iterator[int]:
@@ -398,7 +448,7 @@ def measure_lines(lines: Iterable[bytes], leaf: str | None = None, *, outputs_ov
         if not isinstance(record, dict) or record.get("type") == "session":
             continue
         if isinstance(record.get("id"), str):  # a v1 entry has none: its file is one path, nothing abandoned
-            entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId")})
+            entries.append({k: record.get(k) for k in ("id", "parentId", "type", "targetId", "label")})
             length[record["id"]] = len(raw)
         if b'"image"' in raw or len(raw) > outputs_over:
             sizes.payload += sum(iter_payload_bytes(raw, record, outputs_over=outputs_over))

@@ -2,8 +2,8 @@
 through :mod:`pi_session.operations` with the CLI's rules: validated
 before the session is opened for writing, the leaf the page showed checked
 (``expectLeaf``: 409 when another writer moved it), summaries by the
-server's summarizer, and every write an append (scrub in edit
-mode appends context edits; nothing is rewritten).
+server's summarizer, and every write an append but scrub's rewrite
+mode (edit mode appends context edits).
 
 Actions and their JSON bodies:
 
@@ -14,7 +14,12 @@ Actions and their JSON bodies:
 
 Summaries are written by the server's summarizer (``serve --provider``;
 default: the offline extractive one).
-- ``scrub``: ``{}`` (edit mode: context edits hide the secrets found).
+- ``scrub``: ``{"mode"?}``: ``"edit"`` (default): context edits hide the
+  secrets of the model context from the model (a bash execution holding
+  one is left out whole); 409 naming the entries when some stay (a
+  summary or a system prompt); ``"rewrite"``: the secrets replaced by
+  ``[REDACTED:<kind>]`` in the session, a session file's old content kept
+  as ``<file>.secrets.bak`` (mode 0600; a database session: no backup).
 """
 
 from __future__ import annotations
@@ -129,10 +134,29 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
     if name == "scrub":
         from ..operations import scrub_session
 
+        mode = body.get("mode", "edit")
+        if mode not in ("edit", "rewrite"):
+            raise ApiError(400, "mode: expected edit or rewrite")
         location = sid if store.files_root is None else store.locator(sid)
-        with access.lock:
-            scrubbed = scrub_session(location, mode="edit", store=store)
-        return {"secrets": len(scrubbed.hits), "edits": [list(e) for e in scrubbed.edits], "notHidden": len(scrubbed.not_hidden)}
+        with access.lock:  # a session file's rewrite keeps the old content as <file>.secrets.bak (mode 0600)
+            scrubbed = scrub_session(location, mode=mode, store=store, backup=mode == "rewrite" and store.files_root is not None)
+        if mode == "rewrite":
+            return {"mode": mode, "secrets": len(scrubbed.hits), "changedLines": scrubbed.changed_lines, "backupKept": scrubbed.backup is not None}
+        if scrubbed.not_hidden:
+            from ..core.text import plural
+
+            left = ", ".join(dict.fromkeys(f"{h.entry_id or '-'} ({h.field_kind})" for h in scrubbed.not_hidden))
+            raise ApiError(
+                409,
+                f"{sid}: {plural(len(scrubbed.not_hidden), 'secret')} left in the model context: a context edit cannot hide "
+                f"them without dropping the whole entry: {left}; "
+                f"{plural(len(scrubbed.hits), 'other secret')} hidden by {plural(len(scrubbed.edits), 'context edit')}; "
+                "'Remove secrets from the session' (rewrite mode) removes them all",
+            )
+        return {
+            "mode": mode, "secrets": len(scrubbed.hits), "edits": [list(e) for e in scrubbed.edits],
+            "omitted": list(scrubbed.omitted), "notHidden": 0,
+        }
     raise ApiError(404, f"no action {name!r}")
 
 

@@ -202,11 +202,25 @@ def _actions_html(view: SessionView, selected_id: str | None) -> str:
         f'<form class="act" data-action="navigate" data-confirm="Move the leaf to entry {eid}?"><input type="hidden" name="entryId" value="{eid}">'
         '<label><input type="checkbox" name="summarize"> with a branch summary</label><button>Move leaf here</button></form>'
         '<form class="act" data-action="compact" data-confirm="Compact the session now (a compaction entry is appended)?"><button>Compact</button></form>'
-        '<form class="act" data-action="scrub" data-confirm="Remove every secret found from the session (a backup is kept)?"><button>Scrub secrets</button></form>'
+        '<form class="act" data-action="scrub" data-confirm="Hide every secret in the model context from the model? Context edits are '
+        'appended (nothing is rewritten): each message gets its secrets masked, a bash execution holding one is left out whole. '
+        'The session keeps the secrets.">'
+        '<input type="hidden" name="mode" value="edit"><button>Hide secrets from the model</button></form>'
+        f'<form class="act" data-action="scrub" data-confirm="{esc(_rewrite_question(view))}">'
+        '<input type="hidden" name="mode" value="rewrite"><button>Remove secrets from the session</button></form>'
         f'<p><a href="/api/v1/sessions/{esc(view.manager.get_session_id())}/export?format=html">Export HTML</a> · '
         f'<a href="/api/v1/sessions/{esc(view.manager.get_session_id())}/export?format=jsonl">Export JSONL</a></p>'
         '<p id="actresult" class="muted" role="status"></p></details>'
     )
+
+
+def _rewrite_question(view: SessionView) -> str:
+    """What the rewrite scrub's button asks, true for the session's store."""
+    question = "Rewrite the session with every secret replaced by [REDACTED:<kind>]? "
+    if view.manager.get_session_file() is not None:
+        return question + ("The old content is kept as a backup beside the session file (<file>.secrets.bak, mode 0600); "
+                           "it still holds the secrets: delete it once you no longer need it.")
+    return question + "The database rows are rewritten in one transaction; no backup is kept."
 
 
 def _hidden_note(view: SessionView, selected: int) -> str:
