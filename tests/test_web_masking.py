@@ -49,7 +49,7 @@ def _secret_session(root: Path) -> Path:
 
 def test_every_shown_secret_is_masked(tmp_path):
     root = _secret_session(tmp_path / "sessions")
-    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         for url in (f"/s/{SID}", f"/s/{SID}?at=u1", f"/s/{SID}?at=r1", f"/s/{SID}?at=a1", f"/api/v1/sessions/{SID}",
                     f"/api/v1/sessions/{SID}/entries/a1", f"/api/v1/sessions/{SID}/entries/r1", f"/api/v1/sessions/{SID}/entries/u1",
                     f"/api/v1/sessions/{SID}/entries/l1", f"/api/v1/sessions/{SID}/entries/n1"):
