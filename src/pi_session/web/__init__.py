@@ -5,7 +5,8 @@ events) and the actions of :mod:`pi_session.operations` — over any store
 (session files, SQLite, PostgreSQL).
 
 Modules: :mod:`.security` (bind rule, Host/Origin checks, token, CSRF,
-headers), :mod:`.unix_socket` (the owner-only socket), :mod:`.data` (the API's answers, from the library's public API),
+headers), :mod:`.unix_socket` (the owner-only socket), :mod:`.masking`
+(the one rule secrets are masked by), :mod:`.data` (the API's answers, from the library's public API),
 :mod:`.pages` (server-rendered HTML), :mod:`.actions` (the writes),
 :mod:`.app` (routes); the script and stylesheet in ``assets/``.
 ``docs/web.md`` is the API reference and the security model.

@@ -36,6 +36,7 @@ from .data import (
     usage_breakdown_json,
     usage_daily_json,
 )
+from .masking import MASKED, Masking, masking_for
 from .security import SecurityConfig, SecurityMiddleware, error_body
 
 __all__ = ["WebConfig", "create_app"]
@@ -124,15 +125,19 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     # -- JSON API -------------------------------------------------------
 
+    def masked(request: Request) -> bool:
+        """Secrets are masked unless the request asks ``?secrets=show``."""
+        return request.query_params.get("secrets") != "show"
+
+    def masking(request: Request) -> Masking:
+        """How the request's answer shows secrets (:mod:`.masking`)."""
+        return masking_for(masked(request))
+
     def api_sessions(request: Request) -> Response:
         q = request.query_params
         limit = _int(request, "limit", 0, 0, 1_000_000)
         return _json(sessions_json(access, query=q.get("q", ""), project=q.get("project") or None, offset=_int(request, "offset", 0),
-                                   limit=limit or None))
-
-    def masked(request: Request) -> bool:
-        """Secrets are masked unless the request asks ``?secrets=show``."""
-        return request.query_params.get("secrets") != "show"
+                                   limit=limit or None, masking=masking(request)))
 
     def view_of(request: Request) -> SessionView:
         return access.view(request.path_params["sid"], redact=masked(request))
@@ -153,10 +158,11 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     def api_usage_daily(request: Request) -> Response:
         q = request.query_params
-        return _json(usage_daily_json(access, timezone=q.get("timezone") or None, since=q.get("since") or None, until=q.get("until") or None))
+        return _json(usage_daily_json(access, timezone=q.get("timezone") or None, since=q.get("since") or None, until=q.get("until") or None,
+                                      masking=masking(request)))
 
     def api_usage_breakdown(request: Request) -> Response:
-        return _json(usage_breakdown_json(access, timezone=request.query_params.get("timezone") or None))
+        return _json(usage_breakdown_json(access, timezone=request.query_params.get("timezone") or None, masking=masking(request)))
 
     async def api_events(request: Request) -> Response:
         """Server-sent events of one session: ``hello`` (the current ids),
@@ -239,12 +245,12 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     rendered: dict[str, Any] = {}
 
     def first_sessions_page() -> bytes:
-        """The sessions page without filter or offset, made once per read
-        of the store's listing."""
+        """The sessions page without filter or offset, secrets masked,
+        made once per read of the store's listing."""
         listing = access.prepared()
         if rendered.get("of") is not listing:
-            page = sessions_json(access, limit=SESSIONS_PAGE)
-            rendered["html"] = pages.sessions_page(page, listing.projects(), csrf=csrf, read_only=config.read_only).encode()
+            page = sessions_json(access, limit=SESSIONS_PAGE, masking=MASKED)
+            rendered["html"] = pages.sessions_page(page, listing.projects(MASKED), csrf=csrf, read_only=config.read_only).encode()
             rendered["of"] = listing
         html: bytes = rendered["html"]
         return html
@@ -253,9 +259,11 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         q = request.query_params
         query, project = q.get("filter", ""), q.get("project") or None
         offset = _int(request, "offset", 0)
-        if query or project or offset:
-            page = sessions_json(access, query=query, project=project, offset=offset, limit=SESSIONS_PAGE)
-            html = pages.sessions_page(page, access.prepared().projects(), query=query, project=project, csrf=csrf, read_only=config.read_only)
+        shown = masking(request)
+        if query or project or offset or not shown.enabled:
+            page = sessions_json(access, query=query, project=project, offset=offset, limit=SESSIONS_PAGE, masking=shown)
+            html = pages.sessions_page(page, access.prepared().projects(shown), query=query, project=project, csrf=csrf,
+                                       read_only=config.read_only)
             return HTMLResponse(html)
         return Response(first_sessions_page(), media_type="text/html; charset=utf-8")
 
@@ -291,7 +299,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return HTMLResponse(pages.context_page(manager.get_session_id(), ctx, csrf=csrf, read_only=config.read_only))
 
     def page_costs(request: Request) -> Response:
-        return HTMLResponse(pages.costs_page(usage_breakdown_json(access), csrf=csrf, read_only=config.read_only))
+        return HTMLResponse(pages.costs_page(usage_breakdown_json(access, masking=masking(request)), csrf=csrf, read_only=config.read_only))
 
     # -- static files: a fixed table, never a path from the request ------
 
