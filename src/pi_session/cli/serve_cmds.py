@@ -25,6 +25,10 @@ def serve(
     ),
     read_only: bool = typer.Option(False, "--read-only", help="Only look: refuse every action (label, rename, move, compact, scrub)."),
     allow_host: list[str] = typer.Option([], "--allow-host", metavar="NAME", help="Also answer requests for this Host name (a proxy's)."),
+    max_streams_per_client: int = typer.Option(
+        4, "--max-streams-per-client", min=1, max=10_000, metavar="N", help="Open live event streams allowed per client address (429 beyond)."
+    ),
+    max_streams: int = typer.Option(32, "--max-streams", min=1, max=100_000, metavar="N", help="Open live event streams allowed in all (503 beyond)."),
     provider: str = typer.Option(
         "extractive", "--provider", metavar="openai|anthropic|extractive",
         help="Who writes the summaries of the compact and move actions (default: offline, extractive).",
@@ -81,7 +85,7 @@ def serve(
 
     try:
         run_server(store, host=host, port=port, token=token, unix_socket=unix_socket, read_only=read_only, allowed_hosts=tuple(allow_host),
-                   summarizer=summarizer, on_ready=ready)
+                   summarizer=summarizer, on_ready=ready, max_streams_per_client=max_streams_per_client, max_streams=max_streams)
     except UnixSocketError as exc:
         fail(str(exc))
     except OSError as exc:

@@ -6,7 +6,8 @@ events) and the actions of :mod:`pi_session.operations` — over any store
 
 Modules: :mod:`.security` (bind rule, Host/Origin checks, token, CSRF,
 headers), :mod:`.unix_socket` (the owner-only socket), :mod:`.masking`
-(the one rule secrets are masked by), :mod:`.data` (the API's answers, from the library's public API),
+(the one rule secrets are masked by), :mod:`.live` (one poller for the
+live events, the caps on open streams), :mod:`.data` (the API's answers, from the library's public API),
 :mod:`.pages` (server-rendered HTML), :mod:`.actions` (the writes),
 :mod:`.app` (routes); the script and stylesheet in ``assets/``.
 ``docs/web.md`` is the API reference and the security model.
@@ -18,6 +19,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from .app import WebConfig, create_app
+from .live import MAX_STREAMS, MAX_STREAMS_PER_CLIENT
 from .security import TOKEN_ENV, SecurityConfig, check_bind, is_loopback, new_token
 
 __all__ = ["TOKEN_ENV", "SecurityConfig", "WebConfig", "check_bind", "create_app", "is_loopback", "serve"]
@@ -37,6 +39,8 @@ def serve(
     allowed_hosts: tuple[str, ...] = (),
     summarizer: Any = None,
     on_ready: Any = None,
+    max_streams_per_client: int = MAX_STREAMS_PER_CLIENT,
+    max_streams: int = MAX_STREAMS,
 ) -> None:
     """Run the web app on uvicorn until interrupted.
 
@@ -63,6 +67,8 @@ def serve(
             :class:`WebConfig`): ``http://HOST:PORT/``, with
             ``?token=TOKEN`` when the token was made here (opening it logs
             a browser in); ``http://localhost/`` on a Unix socket.
+        max_streams_per_client, max_streams: open live event streams
+            allowed per client address and in all (:mod:`.live`).
 
     Raises:
         ValueError: a non-loopback ``host`` without a token
@@ -86,7 +92,8 @@ def serve(
         token = new_token()
     try:
         security = SecurityConfig(host=host, port=port, token=token or None, allowed_hosts=allowed_hosts)
-        config = WebConfig(read_only=read_only, security=security, summarizer=summarizer, preload=True)
+        config = WebConfig(read_only=read_only, security=security, summarizer=summarizer, preload=True,
+                           max_streams_per_client=max_streams_per_client, max_streams=max_streams)
         app = create_app(store, config)
         server_config = uvicorn.Config(
             app, host=host, port=port, log_level="warning", access_log=False, lifespan="off",

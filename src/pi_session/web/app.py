@@ -36,6 +36,7 @@ from .data import (
     usage_breakdown_json,
     usage_daily_json,
 )
+from .live import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, LiveFeed
 from .masking import MASKED, Masking, masking_for
 from .security import SecurityConfig, SecurityMiddleware, error_body
 
@@ -43,6 +44,24 @@ __all__ = ["WebConfig", "create_app"]
 
 LIVE_POLL_SECONDS = 0.25
 """How often the live events look at the store for a session's writes."""
+
+KEEP_ALIVE_SECONDS = 15.0
+"""A live stream with nothing to send sends a comment this often."""
+
+
+class _LiveResponse(StreamingResponse):
+    """A live stream's response: frees the stream's slot
+    (:meth:`.live.LiveFeed.admit`) when it ends, however it ends."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None], **options: Any) -> None:
+        super().__init__(content, **options)
+        self._release = release
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
 
 
 @dataclass
@@ -53,7 +72,10 @@ class WebConfig:
         read_only: refuse every action (405).
         security: the checks of :mod:`pi_session.web.security`.
         live_poll: seconds between two looks at the store for the live
-            events.
+            events (one look for every open stream).
+        max_streams_per_client: open live streams allowed per client
+            address (429 beyond).
+        max_streams: open live streams allowed in all (503 beyond).
         stopping: returns True once the server shuts down (the live
             streams then end, so the shutdown does not wait for them).
         summarizer: the :class:`pi_session.operations.SummarizerConfig`
@@ -67,6 +89,8 @@ class WebConfig:
     read_only: bool = False
     security: SecurityConfig = field(default_factory=SecurityConfig)
     live_poll: float = LIVE_POLL_SECONDS
+    max_streams_per_client: int = MAX_STREAMS_PER_CLIENT
+    max_streams: int = MAX_STREAMS
     stopping: Callable[[], bool] = lambda: False
     summarizer: Any = None
     preload: bool = False
@@ -105,6 +129,8 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     config = config or WebConfig()
     access = StoreAccess(store)
     csrf = config.security.csrf_token
+    feed = LiveFeed(access, poll=config.live_poll, per_client=config.max_streams_per_client, total=config.max_streams,
+                    stopping=lambda: config.stopping())
 
     def page_error(request: Request, exc: ApiError) -> Response:
         if request.url.path.startswith("/api/"):
@@ -167,10 +193,12 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     async def api_events(request: Request) -> Response:
         """Server-sent events of one session: ``hello`` (the current ids),
         then ``entries`` (rows appended since, with their HTML) whenever
-        the store's mark of the session changes."""
+        the store's mark of the session changes (:class:`.live.LiveFeed`:
+        one poller for every stream, the streams capped)."""
         try:
             sid = await run_in_threadpool(access.resolve, request.path_params["sid"])
             redact = masked(request)
+            release = feed.admit(request.client.host if request.client else "local")
         except ApiError as exc:
             return page_error(request, exc)
 
@@ -184,14 +212,17 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
             mark, view = await run_in_threadpool(load)
             known: set[str] = {str(node.id) for node in view.rows.nodes} if view else set()
             yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
-            idle = 0.0
-            while True:
-                if config.stopping() or await request.is_disconnected():
-                    return
-                await asyncio.sleep(config.live_poll)
-                idle += config.live_poll
-                now = await run_in_threadpool(access.mark, sid)
-                if now != mark and now is not None:
+            sub = feed.subscribe(sid, mark)
+            try:
+                while True:
+                    try:
+                        await asyncio.wait_for(sub.changed.wait(), KEEP_ALIVE_SECONDS)
+                    except asyncio.TimeoutError:
+                        yield b": keep-alive\n\n"
+                        continue
+                    sub.changed.clear()
+                    if sub.closed or config.stopping():
+                        return
                     try:
                         mark, view = await run_in_threadpool(load)
                     except ApiError:
@@ -199,6 +230,8 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                     if view is None:
                         continue
                     fresh = new_rows(view, known)
+                    if not fresh:
+                        continue
                     known.update(r["id"] for r in fresh)
                     payload = {
                         "entries": fresh,
@@ -206,12 +239,10 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                         "entryCount": view.manager.get_entry_count(),
                     }
                     yield b"event: entries\ndata: " + orjson.dumps(payload) + b"\n\n"
-                    idle = 0.0
-                elif idle >= 15:
-                    yield b": keep-alive\n\n"
-                    idle = 0.0
+            finally:
+                feed.unsubscribe(sub)
 
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
+        return _LiveResponse(stream(), release, media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
 
     # -- actions --------------------------------------------------------
 

@@ -210,6 +210,18 @@ class StoreAccess:
         with self.lock:
             return self.store.session_marks([session_id]).get(session_id)
 
+    def marks(self, session_ids: Sequence[str]) -> dict[str, tuple[int, ...]]:
+        """The store's marks of several sessions in one look (those gone
+        are left out).
+
+        Raises:
+            ApiError: 503 the store cannot be read."""
+        with self.lock:
+            try:
+                return dict(self.store.session_marks(list(session_ids)))
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
 
 SESSIONS_PAGE = 150
 """Sessions on the first screen of the sessions page, and per page of
