@@ -130,7 +130,7 @@ def serve(
                 listener.close()
 
             server.shutdown = shutdown  # type: ignore[method-assign]
-        server.run(sockets=[listener.socket] if listener is not None else None)
+        server.run(sockets=[listener.sock] if listener is not None else None)
     finally:
         if listener is not None:
             listener.close()

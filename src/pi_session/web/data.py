@@ -241,8 +241,9 @@ def session_item(info: Mapping[str, Any], masking: Masking = MASKED) -> dict[str
     message through ``masking`` (secrets masked before the cut)."""
     item = {k: info.get(k) for k in _ITEM_KEYS}
     for key in ("name", "cwd"):
-        if isinstance(item[key], str):
-            item[key] = masking.text(item[key])
+        value = item[key]
+        if isinstance(value, str):
+            item[key] = masking.text(value)
     item["firstMessage"] = masking.cut(str(info.get("firstMessage") or ""), FIRST_MESSAGE_SHOWN)
     return item
 
@@ -681,7 +682,7 @@ def usage_daily_json(
         report: dict[str, Any] = usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-    return masking.strings(report)  # type: ignore[no-any-return]
+    return masking.strings(report)
 
 
 def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None, masking: Masking = MASKED) -> dict[str, Any]:
@@ -707,7 +708,7 @@ def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None, ma
             out[key] = [{by: name, "totalTokens": int(v[0]), "totalCost": v[1]} for name, v in sorted(sums.items(), key=lambda kv: -kv[1][1])]
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
-    return masking.strings(out)  # type: ignore[no-any-return]
+    return masking.strings(out)
 
 
 def new_rows(view: SessionView, known: Sequence[str] | set[str] | Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -75,19 +75,19 @@ class UnixListener:
     """A bound Unix socket and its file.
 
     Attributes:
-        socket: the bound (not yet listening) stream socket.
+        sock: the bound (not yet listening) stream socket.
         path: the socket file (absolute).
         file_id: ``(st_dev, st_ino)`` of the file the bind made.
     """
 
-    socket: socket.socket
+    sock: socket.socket
     path: Path
     file_id: tuple[int, int]
 
     def close(self) -> None:
         """Close the socket and remove its file when it is still the one
         the bind made (nothing else took the path since)."""
-        self.socket.close()
+        self.sock.close()
         try:
             info = self.path.lstat()
         except FileNotFoundError:
