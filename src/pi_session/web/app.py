@@ -211,9 +211,9 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
             mark, view = await run_in_threadpool(load)
             known: set[str] = {str(node.id) for node in view.rows.nodes} if view else set()
-            yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
-            sub = feed.subscribe(sid, mark)
+            sub = feed.subscribe(sid, mark)  # before the hello: a write the client makes after it is seen
             try:
+                yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
                 while True:
                     try:
                         await asyncio.wait_for(sub.changed.wait(), KEEP_ALIVE_SECONDS)
