@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 from pathlib import Path
