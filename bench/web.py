@@ -120,9 +120,12 @@ def serve_and_time(src: Path, root: Path, cache: Path, pages: list[tuple[str, st
     proc = subprocess.Popen([str(exe), "--store", str(root), "serve", "--port", "0", "--read-only"], stdout=subprocess.PIPE, text=True, env=env)
     try:
         assert proc.stdout is not None
-        url = re.search(r"http://\S+?/", proc.stdout.readline())[0]  # type: ignore[index]
+        line = proc.stdout.readline()
+        url = re.search(r"http://\S+?/", line)[0]  # type: ignore[index]
+        token = re.search(r"[?&]token=([^&\s]+)", line)  # the access token of a version that makes one
+        headers = {"Authorization": f"Bearer {token[1]}"} if token else {}
         results: dict = {"ready_s": round(time.perf_counter() - started, 3)}
-        with httpx.Client(base_url=url, timeout=600) as client:
+        with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
             for name, path in pages:
                 results[name] = timed(client, path, runs, proc.pid)
     finally:

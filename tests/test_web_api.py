@@ -33,7 +33,7 @@ def server(store, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(server):
-    with httpx.Client(base_url=server.url, timeout=30) as c:
+    with server.client(timeout=30) as c:
         yield c
 
 
@@ -169,7 +169,7 @@ def own_store(tmp_path):
 
 
 def test_label_and_rename_write_the_session(own_store, tmp_path, oracle):
-    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=30) as client:
+    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, server.client(timeout=30) as client:
         token = csrf_of(client, "/")
         headers = {"Origin": server.url, "X-CSRF-Token": token}
         done = client.post(f"/api/v1/sessions/{LONG}/label", json={"entryId": "u2", "label": "start here"}, headers=headers)
@@ -197,7 +197,7 @@ def test_label_and_rename_write_the_session(own_store, tmp_path, oracle):
 
 def test_read_only_refuses_actions(own_store, tmp_path):
     before = {p: p.read_bytes() for p in own_store.rglob("*.jsonl")}
-    with Server(str(own_store), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=30) as client:
+    with Server(str(own_store), "--read-only", agent_dir=tmp_path / "agent") as server, server.client(timeout=30) as client:
         token = csrf_of(client, "/")
         response = client.post(f"/api/v1/sessions/{LONG}/label", json={"entryId": "u2", "label": "x"},
                                headers={"Origin": server.url, "X-CSRF-Token": token})
@@ -279,7 +279,7 @@ def test_compact_scrub_export_and_leaf_moved(own_store, tmp_path, oracle):
     manager = SessionManager.open(path)
     manager.append_message({"role": "user", "content": f"use {token} for the push", "timestamp": 1764500000000})
     manager.save()
-    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         headers = {"Origin": server.url, "X-CSRF-Token": csrf_of(client, "/")}
         scrubbed = client.post(f"/api/v1/sessions/{LONG}/scrub", json={}, headers=headers)
         assert scrubbed.status_code == 200, scrubbed.text
@@ -378,7 +378,7 @@ def test_secrets_are_masked_unless_asked(own_store, tmp_path):
     manager = SessionManager.open(path)
     entry = manager.append_message({"role": "user", "content": f"zebra key {token}", "timestamp": 1764500000000})
     manager.save()
-    with Server(str(own_store), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(own_store), "--read-only", agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         for url in (f"/s/{LONG}", f"/s/{LONG}/context", f"/api/v1/sessions/{LONG}/context", f"/api/v1/sessions/{LONG}/entries/{entry}",
                     "/search?q=zebra", "/api/v1/search?q=zebra", f"/api/v1/sessions/{LONG}/export?format=html"):
             masked = client.get(url)
@@ -390,7 +390,7 @@ def test_secrets_are_masked_unless_asked(own_store, tmp_path):
 
 def test_a_long_session_page_is_paged(tmp_path):
     root = file_store(tmp_path / "sessions", long_entries=1200)
-    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         # opens at the page of rows holding the leaf (row 1199): rows 1001-1200, with a link to the ones before
         page = client.get(f"/s/{LONG}").text
         assert page.count('class="row item') == 200 and 'id="prevrows"' in page and 'id="nextrows"' not in page
@@ -411,7 +411,7 @@ def test_ctrl_c_ends_the_server_with_a_live_stream_open(own_store, tmp_path):
         opened = threading.Event()
 
         def listen() -> None:
-            with httpx.Client(base_url=server.url, timeout=30) as client, client.stream("GET", f"/api/v1/sessions/{LONG}/events") as response:
+            with server.client(timeout=30) as client, client.stream("GET", f"/api/v1/sessions/{LONG}/events") as response:
                 for _line in response.iter_lines():
                     opened.set()
 
@@ -431,13 +431,13 @@ def test_compact_with_a_configured_model(own_store, tmp_path, fake_provider):
 
     def meanwhile(_request) -> None:
         # while the model writes the summary, the server answers other requests
-        with httpx.Client(base_url=server.url, timeout=10) as other:
+        with server.client(timeout=10) as other:
             answered.append(other.get(f"/api/v1/sessions/{SHOWCASE}", params={"secrets": "show"}).status_code)
 
     fake_provider.on_post = meanwhile
     args = ("--provider", "openai", "--model", "test-model", "--base-url", fake_provider.openai_base_url)
     with Server(str(own_store), *args, env={"OPENAI_API_KEY": "sk-test"}, agent_dir=tmp_path / "agent") as server, \
-            httpx.Client(base_url=server.url, timeout=120) as client:
+            server.client(timeout=120) as client:
         headers = {"Origin": server.url, "X-CSRF-Token": csrf_of(client, "/")}
         done = client.post(f"/api/v1/sessions/{LONG}/compact", json={"keepRecentTokens": 20}, headers=headers)
         assert done.status_code == 200, done.text
@@ -476,7 +476,7 @@ def test_the_listing_is_read_before_the_server_is_ready(many):
 
 def test_sessions_api_pages_and_filters_every_session(many):
     server, ids, _cache = many
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with server.client(timeout=30) as client:
         first = client.get("/api/v1/sessions", params={"limit": 150}).json()
         assert [s["id"] for s in first["sessions"]] == ids[:150]
         assert (first["total"], first["offset"], first["count"]) == (200, 0, 200)
@@ -496,7 +496,7 @@ def test_sessions_page_sends_the_first_page_and_links_the_next(many):
     import re
 
     server, ids, _cache = many
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with server.client(timeout=30) as client:
         page = client.get("/").text
         shown = re.findall(r'<div class="sub">([^<]+)</div>', page)
         assert shown == ids[:150]

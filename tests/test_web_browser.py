@@ -78,7 +78,7 @@ class Watched:
 
 
 def test_list_filter_and_keys(browser, server):
-    with Watched(browser, server.url + "/") as w:
+    with Watched(browser, server.login_url("/")) as w:
         page = w.page
         ids = page.eval_on_selector_all("#sessions tbody tr .sub", "xs => xs.map(x => x.textContent)")
         assert set(ids) == {SHOWCASE, HOSTILE, LONG}
@@ -104,7 +104,7 @@ def test_list_filter_and_keys(browser, server):
 
 
 def test_search_opens_the_hit_at_its_entry(browser, server):
-    with Watched(browser, server.url + "/") as w:
+    with Watched(browser, server.login_url("/")) as w:
         page = w.page
         page.fill("#q", "banker")
         page.press("#q", "Enter")
@@ -122,7 +122,7 @@ def test_search_opens_the_hit_at_its_entry(browser, server):
 
 
 def test_walk_a_branch_and_see_the_context(browser, server):
-    with Watched(browser, server.url + f"/s/{SHOWCASE}") as w:
+    with Watched(browser, server.login_url(f"/s/{SHOWCASE}")) as w:
         page = w.page
         # the leaf's path, then the branch left behind (u2 … r2)
         on_path = page.eval_on_selector_all("#path article .eid", "xs => xs.map(x => x.textContent)")
@@ -140,7 +140,7 @@ def test_walk_a_branch_and_see_the_context(browser, server):
 
 def test_hostile_sessions_run_no_script(browser, server):
     for path in ("/", f"/s/{HOSTILE}", f"/s/{HOSTILE}/context", "/search?q=alert", "/search?q=pwned"):
-        with Watched(browser, server.url + path) as w:
+        with Watched(browser, server.login_url(path)) as w:
             w.page.wait_for_load_state("load")
             assert w.page.evaluate("window.__pwned === undefined"), path
             assert w.page.locator("#path img[src^='x'], img[onerror]").count() == 0
@@ -148,7 +148,7 @@ def test_hostile_sessions_run_no_script(browser, server):
 
 
 def test_costs_page(browser, server):
-    with Watched(browser, server.url + "/costs") as w:
+    with Watched(browser, server.login_url("/costs")) as w:
         assert w.page.locator("#daily tbody tr meter").count() >= 1
         assert w.page.text_content("#totalcost").startswith("$0.07")
         models = w.page.eval_on_selector_all("#bymodel tbody td:first-child", "xs => xs.map(x => x.textContent)")
@@ -159,7 +159,7 @@ def test_costs_page(browser, server):
 
 
 def test_phone_width_and_dark_mode(browser, server):
-    with Watched(browser, server.url + f"/s/{SHOWCASE}", viewport={"width": 390, "height": 800}, color_scheme="dark") as w:
+    with Watched(browser, server.login_url(f"/s/{SHOWCASE}"), viewport={"width": 390, "height": 800}, color_scheme="dark") as w:
         page = w.page
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 400
@@ -174,7 +174,7 @@ def _append_label(store: Any, session: str, entry: str, text: str) -> None:
 
 
 def test_live_append_from_another_process(browser, server, store):
-    with Watched(browser, server.url + f"/s/{LONG}") as w:
+    with Watched(browser, server.login_url(f"/s/{LONG}")) as w:
         page = w.page
         page.wait_for_function("() => document.getElementById('live').textContent.startsWith('live')")
         rows = page.locator("#rows a.row").count()
@@ -195,7 +195,7 @@ def test_actions_label_and_move_checked_with_pi(browser, tmp_path, oracle):
     import json
 
     own = file_store(tmp_path / "sessions")
-    with Server(str(own), agent_dir=tmp_path / "agent") as server, Watched(browser, server.url + f"/s/{SHOWCASE}?at=a2", confirm=True) as w:
+    with Server(str(own), agent_dir=tmp_path / "agent") as server, Watched(browser, server.login_url(f"/s/{SHOWCASE}?at=a2"), confirm=True) as w:
         page = w.page
         page.click("#actions summary")
         page.fill('form[data-action="label"] input[name="label"]', "the table")
@@ -229,7 +229,7 @@ def test_actions_label_and_move_checked_with_pi(browser, tmp_path, oracle):
 
 def test_the_sessions_page_shows_activity(browser, tmp_path):
     root = file_store(tmp_path / "sessions")
-    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.url + "/") as w:
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.login_url("/")) as w:
         page = w.page
         assert page.locator("#sessions tr.active").count() == 0
         code = (
@@ -252,7 +252,7 @@ def test_entries_the_conversation_view_hides_are_shown_on_request(browser, tmp_p
     hidden_id = manager.append_custom_entry("ext/state", {"step": 1})
     manager.append_message({"role": "user", "content": "after the custom entry", "timestamp": 1764500000000})
     manager.save()
-    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.url + f"/s/{LONG}") as w:
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, Watched(browser, server.login_url(f"/s/{LONG}")) as w:
         page = w.page
         row = page.locator(f'#rows a.row[data-id="{hidden_id}"]')
         assert "ext/state" in page.text_content(".hidnote")
@@ -268,7 +268,7 @@ def test_sessions_beyond_the_first_page_load_filter_and_walk(browser, tmp_path):
     ids = many_sessions(tmp_path / "sessions", 320)
     rows = "#sessions tbody tr"
     with Server(str(tmp_path / "sessions"), "--read-only", agent_dir=tmp_path / "agent") as server, \
-            Watched(browser, server.url + "/", viewport={"width": 1000, "height": 700}) as w:
+            Watched(browser, server.login_url("/"), viewport={"width": 1000, "height": 700}) as w:
         page = w.page
         assert page.text_content("#count") == "320 sessions"
         assert page.eval_on_selector_all(f"{rows} .sub", "xs => xs.map(x => x.textContent)")[:3] == ids[:3]
@@ -308,7 +308,7 @@ def test_sessions_pages_without_script(browser, tmp_path):
 
     ids = many_sessions(tmp_path / "sessions", 170)
     with Server(str(tmp_path / "sessions"), "--read-only", agent_dir=tmp_path / "agent") as server, \
-            Watched(browser, server.url + "/", java_script_enabled=False) as w:
+            Watched(browser, server.login_url("/"), java_script_enabled=False) as w:
         page = w.page
         assert page.locator("#sessions tbody tr").count() == 150
         page.click("#moresessions")

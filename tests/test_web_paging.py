@@ -96,7 +96,7 @@ def test_every_api_page_is_the_same_rows_as_all_of_them(tmp_path: Path) -> None:
     eager = SessionManager.open(path, read_only=True)
     roots = eager.get_tree()
     whole = tree_rows(roots, ConversationView(roots, eager.get_leaf_id()))
-    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(root), "--read-only", agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         pages = [client.get(f"/api/v1/sessions/{SID}", params={"offset": start, "limit": 333}).json() for start in range(2_331, -1, -333)]
         pages.append(client.get(f"/api/v1/sessions/{SID}", params={"offset": 2_664, "limit": 333}).json())
         everything = client.get(f"/api/v1/sessions/{SID}", params={"offset": 0, "limit": 100_000}).json()

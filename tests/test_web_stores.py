@@ -58,7 +58,7 @@ def _wait_for_label(events: Iterator[tuple[str, Any]], text: str, deadline: floa
 
 
 def test_api_and_live_events_on_each_store(filled_store, tmp_path):
-    with Server(filled_store, agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=30) as client:
+    with Server(filled_store, agent_dir=tmp_path / "agent") as server, server.client(timeout=30) as client:
         listing = client.get("/api/v1/sessions").json()
         ids = {s["id"] for s in listing["sessions"]}
         assert {SHOWCASE, LONG} <= ids
@@ -85,7 +85,7 @@ def test_two_servers_on_one_postgres_store_see_each_others_writes(postgres_url, 
     source = file_store(tmp_path / "source")
     _cli("--store", postgres_url, "import", str(source))
     with Server(postgres_url, agent_dir=tmp_path / "a") as one, Server(postgres_url, agent_dir=tmp_path / "b") as two:
-        with httpx.Client(base_url=one.url, timeout=30) as writer, httpx.Client(base_url=two.url, timeout=30) as watcher:
+        with one.client(timeout=30) as writer, two.client(timeout=30) as watcher:
             events = _events(watcher, SHOWCASE)
             assert next(events)[0] == "hello"
             token = csrf_of(writer, "/")

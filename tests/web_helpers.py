@@ -2,8 +2,12 @@
 script, uvicorn on 127.0.0.1, a free port) and a store of the viewer's
 test sessions.
 
-- ``Server(args, env=…)``: starts the server, reads the URL it prints,
-  ``.url``, ``.close()`` (context manager too);
+- ``Server(args, env=…)``: starts the server, reads the URL it prints
+  (``.printed``: that line): ``.url`` (without the access token),
+  ``.token`` (the one the URL carries, or given in ``PI_SESSION_SERVE_TOKEN``),
+  ``.login_url(path)`` (a page's address with ``?token=``: opening it sets
+  the login cookie), ``.client(**httpx options)`` (an ``httpx.Client`` on
+  ``.url`` sending the token), ``.close()`` (context manager too);
 - ``csrf_of(client, url)``: the CSRF token of a page;
 - ``file_store(root)``: a session-file store with the showcase, hostile and
   long sessions (``SHOWCASE``, ``HOSTILE``, ``LONG``: their ids).
@@ -18,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from viewer_pages import hostile_session, long_session, showcase_session
 
@@ -28,9 +33,11 @@ LONG = "0196a000-0000-7000-8000-0000000010ng"
 
 
 class Server:
-    """``pi-session [--store STORE] serve --port 0 ARGS…`` as a subprocess."""
+    """``pi-session [--store STORE] serve LISTEN ARGS…`` as a subprocess
+    (``listen``: ``--port 0`` unless given, e.g. ``("--unix-socket", path)``)."""
 
-    def __init__(self, store: str | None, *args: str, env: dict[str, str] | None = None, agent_dir: Path | None = None) -> None:
+    def __init__(self, store: str | None, *args: str, env: dict[str, str] | None = None, agent_dir: Path | None = None,
+                 listen: tuple[str, ...] = ("--port", "0")) -> None:
         full_env = {**os.environ, "COLUMNS": "200"}
         full_env.pop("PI_SESSION_SERVE_TOKEN", None)
         full_env.pop("OPENAI_API_KEY", None)
@@ -38,16 +45,36 @@ class Server:
         if agent_dir is not None:
             full_env["PI_CODING_AGENT_DIR"] = str(agent_dir)
         full_env.update(env or {})
-        cmd = [str(EXE)] + (["--store", store] if store else []) + ["serve", "--port", "0", *args]
+        cmd = [str(EXE)] + (["--store", store] if store else []) + ["serve", *listen, *args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=full_env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
-        found = re.search(r"(http://\S+?)/?(?:\s|$)", line)
+        self.printed = line
+        found = re.search(r"(http://[^/\s]+)/?(\S*)", line)
         if found is None:
             self.close()
             raise AssertionError(f"no URL from the server: {line!r} {self.proc.stderr.read() if self.proc.stderr else ''}")
         self.url = found[1]
         self.host = self.url.split("//", 1)[1]
+        query = parse_qs(urlsplit(found[2]).query)
+        self.token: str | None = query["token"][0] if "token" in query else full_env.get("PI_SESSION_SERVE_TOKEN")
+
+    def login_url(self, path: str = "/") -> str:
+        """The address of ``path`` (on :attr:`url`) with the access token:
+        the server answers it with its login cookie and a redirect to
+        ``path``."""
+        if self.token is None:
+            return self.url + path
+        return self.url + path + ("&" if "?" in path else "?") + urlencode({"token": self.token})
+
+    def client(self, **options: Any) -> Any:
+        """An ``httpx.Client`` on :attr:`url` sending the access token
+        (``Authorization: Bearer``) with every request."""
+        import httpx
+
+        headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
+        headers.update(options.pop("headers", {}))
+        return httpx.Client(base_url=self.url, headers=headers, **options)
 
     def close(self) -> str:
         """Stop the server; returns what it wrote on stderr."""

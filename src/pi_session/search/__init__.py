@@ -147,8 +147,10 @@ def _resolve_target(store_or_dir: StoreOrDir) -> SessionStore:
     return FileStore(root)
 
 
-def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str]) -> list[Hit]:
-    """The first ``limit`` candidates that pass the ``re:`` filters, as hits."""
+def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str],
+          shown: Callable[[str], str] | None = None) -> list[Hit]:
+    """The first ``limit`` candidates that pass the ``re:`` filters, as
+    hits; their snippets cut from ``shown(text)`` (default: the text)."""
     hits: list[Hit] = []
     regexes = RegexRun(query)  # the time budget of every re: match of this search
     for c in candidates:
@@ -159,10 +161,12 @@ def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: C
             searched = f"{c.body}\n{c.thinking}" if c.thinking else c.body
             if not regexes.matches(searched):
                 continue
+        if shown is not None:
+            text = shown(text)
         snippet = make_snippet(text, query, regexes=regexes)
         in_thinking = False
         if not snippet.marks and c.thinking:
-            thought = make_snippet(c.thinking, query, regexes=regexes)
+            thought = make_snippet(shown(c.thinking) if shown is not None else c.thinking, query, regexes=regexes)
             if thought.marks:
                 snippet, in_thinking = thought, True
         hits.append(
@@ -184,6 +188,7 @@ def search(
     thinking: bool = False,
     update: bool = True,
     on_progress: Callable[[int, int], Any] | None = None,
+    shown: Callable[[str], str] | None = None,
 ) -> SearchResult:
     """Search every session of a store (see the module docstring).
 
@@ -200,6 +205,10 @@ def search(
         update: (files) bring the index up to date first (the files are
             the truth; False searches what is indexed).
         on_progress: (files) ``on_progress(done, total)`` while indexing.
+        shown: what a hit's text is shown as (e.g. with its secrets
+            masked): each snippet is cut from ``shown(text)`` of the whole
+            text, so nothing ``shown`` removes appears even in part at a
+            snippet's edge (None: the text as indexed).
 
     Returns:
         :class:`SearchResult`.
@@ -226,7 +235,7 @@ def search(
                 indexed[0] += stats.bytes_indexed if stats is not None else 0
             cands = index.candidates(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
             try:
-                return _hits(cands, parsed, limit, lambda c: c.location or c.sid)
+                return _hits(cands, parsed, limit, lambda c: c.location or c.sid, shown)
             finally:
                 cands.close()
 

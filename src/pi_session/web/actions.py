@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ..operations import LeafMoved, OperationError, open_for_writing
 from .data import ApiError, StoreAccess
+from .masking import masking_for
 
 __all__ = ["ACTIONS", "export", "run"]
 
@@ -200,7 +201,8 @@ def export(access: StoreAccess, sid_text: str, fmt: str, *, redact: bool = True)
     """A session's export (``format``: ``html``: the viewer page; ``md``;
     ``jsonl``: the session's lines as stored), as ``(bytes, media type,
     file name)``; with ``redact`` every secret the scanner finds is
-    replaced by ``[REDACTED:<kind>]`` (as ``export --redact``).
+    replaced by ``[REDACTED:<kind>]`` (:mod:`pi_session.web.masking`, as
+    ``export --redact``).
 
     Raises:
         ApiError: 400 an unknown format, and as :meth:`StoreAccess.open`."""
@@ -212,11 +214,7 @@ def export(access: StoreAccess, sid_text: str, fmt: str, *, redact: bool = True)
     if fmt == "jsonl":
         with access.lock:
             data = b"".join(line if line.endswith(b"\n") else line + b"\n" for line in access.store.read_lines(sid))
-        if redact:
-            from ..operations import redacted_jsonl
-
-            data, _found = redacted_jsonl(data, session=sid)
-        return data, "application/x-ndjson", f"{sid}.jsonl"
+        return masking_for(redact).jsonl(data, session=sid), "application/x-ndjson", f"{sid}.jsonl"
     manager = access.open(sid, redact=redact)
     chunks, _count = export_chunks(manager, fmt)
     media = "text/html; charset=utf-8" if fmt == "html" else "text/markdown; charset=utf-8"

@@ -36,12 +36,32 @@ from .data import (
     usage_breakdown_json,
     usage_daily_json,
 )
+from .live import MAX_STREAMS, MAX_STREAMS_PER_CLIENT, LiveFeed
+from .masking import MASKED, Masking, masking_for
 from .security import SecurityConfig, SecurityMiddleware, error_body
 
 __all__ = ["WebConfig", "create_app"]
 
 LIVE_POLL_SECONDS = 0.25
 """How often the live events look at the store for a session's writes."""
+
+KEEP_ALIVE_SECONDS = 15.0
+"""A live stream with nothing to send sends a comment this often."""
+
+
+class _LiveResponse(StreamingResponse):
+    """A live stream's response: frees the stream's slot
+    (:meth:`.live.LiveFeed.admit`) when it ends, however it ends."""
+
+    def __init__(self, content: AsyncIterator[bytes], release: Callable[[], None], **options: Any) -> None:
+        super().__init__(content, **options)
+        self._release = release
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
 
 
 @dataclass
@@ -52,7 +72,10 @@ class WebConfig:
         read_only: refuse every action (405).
         security: the checks of :mod:`pi_session.web.security`.
         live_poll: seconds between two looks at the store for the live
-            events.
+            events (one look for every open stream).
+        max_streams_per_client: open live streams allowed per client
+            address (429 beyond).
+        max_streams: open live streams allowed in all (503 beyond).
         stopping: returns True once the server shuts down (the live
             streams then end, so the shutdown does not wait for them).
         summarizer: the :class:`pi_session.operations.SummarizerConfig`
@@ -66,6 +89,8 @@ class WebConfig:
     read_only: bool = False
     security: SecurityConfig = field(default_factory=SecurityConfig)
     live_poll: float = LIVE_POLL_SECONDS
+    max_streams_per_client: int = MAX_STREAMS_PER_CLIENT
+    max_streams: int = MAX_STREAMS
     stopping: Callable[[], bool] = lambda: False
     summarizer: Any = None
     preload: bool = False
@@ -104,6 +129,8 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     config = config or WebConfig()
     access = StoreAccess(store)
     csrf = config.security.csrf_token
+    feed = LiveFeed(access, poll=config.live_poll, per_client=config.max_streams_per_client, total=config.max_streams,
+                    stopping=lambda: config.stopping())
 
     def page_error(request: Request, exc: ApiError) -> Response:
         if request.url.path.startswith("/api/"):
@@ -124,15 +151,19 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     # -- JSON API -------------------------------------------------------
 
+    def masked(request: Request) -> bool:
+        """Secrets are masked unless the request asks ``?secrets=show``."""
+        return request.query_params.get("secrets") != "show"
+
+    def masking(request: Request) -> Masking:
+        """How the request's answer shows secrets (:mod:`.masking`)."""
+        return masking_for(masked(request))
+
     def api_sessions(request: Request) -> Response:
         q = request.query_params
         limit = _int(request, "limit", 0, 0, 1_000_000)
         return _json(sessions_json(access, query=q.get("q", ""), project=q.get("project") or None, offset=_int(request, "offset", 0),
-                                   limit=limit or None))
-
-    def masked(request: Request) -> bool:
-        """Secrets are masked unless the request asks ``?secrets=show``."""
-        return request.query_params.get("secrets") != "show"
+                                   limit=limit or None, masking=masking(request)))
 
     def view_of(request: Request) -> SessionView:
         return access.view(request.path_params["sid"], redact=masked(request))
@@ -153,18 +184,21 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
     def api_usage_daily(request: Request) -> Response:
         q = request.query_params
-        return _json(usage_daily_json(access, timezone=q.get("timezone") or None, since=q.get("since") or None, until=q.get("until") or None))
+        return _json(usage_daily_json(access, timezone=q.get("timezone") or None, since=q.get("since") or None, until=q.get("until") or None,
+                                      masking=masking(request)))
 
     def api_usage_breakdown(request: Request) -> Response:
-        return _json(usage_breakdown_json(access, timezone=request.query_params.get("timezone") or None))
+        return _json(usage_breakdown_json(access, timezone=request.query_params.get("timezone") or None, masking=masking(request)))
 
     async def api_events(request: Request) -> Response:
         """Server-sent events of one session: ``hello`` (the current ids),
         then ``entries`` (rows appended since, with their HTML) whenever
-        the store's mark of the session changes."""
+        the store's mark of the session changes (:class:`.live.LiveFeed`:
+        one poller for every stream, the streams capped)."""
         try:
             sid = await run_in_threadpool(access.resolve, request.path_params["sid"])
             redact = masked(request)
+            release = feed.admit(request.client.host if request.client else "local")
         except ApiError as exc:
             return page_error(request, exc)
 
@@ -177,15 +211,18 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
 
             mark, view = await run_in_threadpool(load)
             known: set[str] = {str(node.id) for node in view.rows.nodes} if view else set()
-            yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
-            idle = 0.0
-            while True:
-                if config.stopping() or await request.is_disconnected():
-                    return
-                await asyncio.sleep(config.live_poll)
-                idle += config.live_poll
-                now = await run_in_threadpool(access.mark, sid)
-                if now != mark and now is not None:
+            sub = feed.subscribe(sid, mark)  # before the hello: a write the client makes after it is seen
+            try:
+                yield f"event: hello\ndata: {json.dumps({'sessionId': sid, 'entries': len(known)})}\n\n".encode()
+                while True:
+                    try:
+                        await asyncio.wait_for(sub.changed.wait(), KEEP_ALIVE_SECONDS)
+                    except asyncio.TimeoutError:
+                        yield b": keep-alive\n\n"
+                        continue
+                    sub.changed.clear()
+                    if sub.closed or config.stopping():
+                        return
                     try:
                         mark, view = await run_in_threadpool(load)
                     except ApiError:
@@ -193,6 +230,8 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                     if view is None:
                         continue
                     fresh = new_rows(view, known)
+                    if not fresh:
+                        continue
                     known.update(r["id"] for r in fresh)
                     payload = {
                         "entries": fresh,
@@ -200,12 +239,10 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
                         "entryCount": view.manager.get_entry_count(),
                     }
                     yield b"event: entries\ndata: " + orjson.dumps(payload) + b"\n\n"
-                    idle = 0.0
-                elif idle >= 15:
-                    yield b": keep-alive\n\n"
-                    idle = 0.0
+            finally:
+                feed.unsubscribe(sub)
 
-        return StreamingResponse(stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
+        return _LiveResponse(stream(), release, media_type="text/event-stream", headers={"X-Accel-Buffering": "no"})
 
     # -- actions --------------------------------------------------------
 
@@ -239,12 +276,12 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
     rendered: dict[str, Any] = {}
 
     def first_sessions_page() -> bytes:
-        """The sessions page without filter or offset, made once per read
-        of the store's listing."""
+        """The sessions page without filter or offset, secrets masked,
+        made once per read of the store's listing."""
         listing = access.prepared()
         if rendered.get("of") is not listing:
-            page = sessions_json(access, limit=SESSIONS_PAGE)
-            rendered["html"] = pages.sessions_page(page, listing.projects(), csrf=csrf, read_only=config.read_only).encode()
+            page = sessions_json(access, limit=SESSIONS_PAGE, masking=MASKED)
+            rendered["html"] = pages.sessions_page(page, listing.projects(MASKED), csrf=csrf, read_only=config.read_only).encode()
             rendered["of"] = listing
         html: bytes = rendered["html"]
         return html
@@ -253,9 +290,11 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         q = request.query_params
         query, project = q.get("filter", ""), q.get("project") or None
         offset = _int(request, "offset", 0)
-        if query or project or offset:
-            page = sessions_json(access, query=query, project=project, offset=offset, limit=SESSIONS_PAGE)
-            html = pages.sessions_page(page, access.prepared().projects(), query=query, project=project, csrf=csrf, read_only=config.read_only)
+        shown = masking(request)
+        if query or project or offset or not shown.enabled:
+            page = sessions_json(access, query=query, project=project, offset=offset, limit=SESSIONS_PAGE, masking=shown)
+            html = pages.sessions_page(page, access.prepared().projects(shown), query=query, project=project, csrf=csrf,
+                                       read_only=config.read_only)
             return HTMLResponse(html)
         return Response(first_sessions_page(), media_type="text/html; charset=utf-8")
 
@@ -291,7 +330,7 @@ def create_app(store: SessionStore, config: WebConfig | None = None) -> Any:
         return HTMLResponse(pages.context_page(manager.get_session_id(), ctx, csrf=csrf, read_only=config.read_only))
 
     def page_costs(request: Request) -> Response:
-        return HTMLResponse(pages.costs_page(usage_breakdown_json(access), csrf=csrf, read_only=config.read_only))
+        return HTMLResponse(pages.costs_page(usage_breakdown_json(access, masking=masking(request)), csrf=csrf, read_only=config.read_only))
 
     # -- static files: a fixed table, never a path from the request ------
 

@@ -24,6 +24,7 @@ from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, 
 from ..session.conversation import ConversationView, hidden_summary
 from ..viewer.entries import ToolCalls, article, row_preview
 from ..viewer.model import Row, TreeLayout, hiding_edits
+from .masking import MASKED, Masking, masking_for
 
 __all__ = [
     "ApiError",
@@ -185,7 +186,7 @@ class StoreAccess:
     def open(self, text: str, *, redact: bool = False, lazy: bool = False) -> SessionManager:
         """The session ``text`` names, opened read-only; with ``redact``,
         an in-memory copy with every secret the scanner finds replaced by
-        ``[REDACTED:<kind>]`` (:func:`pi_session.operations.redacted_manager`);
+        ``[REDACTED:<kind>]`` (:meth:`pi_session.web.masking.Masking.manager`);
         with ``lazy``, a session file's entries are decoded when first
         accessed (:func:`pi_session.operations.open_for_reading`).
 
@@ -195,11 +196,7 @@ class StoreAccess:
         with self.lock:
             try:
                 manager = open_for_reading(sid, store=self.store, lazy=lazy)
-                if redact:
-                    from ..operations import redacted_manager
-
-                    return redacted_manager(manager)
-                return manager
+                return masking_for(redact).manager(manager)
             except OperationError as exc:
                 raise ApiError(422, str(exc)) from None
             except SessionNotFoundError as exc:
@@ -213,6 +210,18 @@ class StoreAccess:
         with self.lock:
             return self.store.session_marks([session_id]).get(session_id)
 
+    def marks(self, session_ids: Sequence[str]) -> dict[str, tuple[int, ...]]:
+        """The store's marks of several sessions in one look (those gone
+        are left out).
+
+        Raises:
+            ApiError: 503 the store cannot be read."""
+        with self.lock:
+            try:
+                return dict(self.store.session_marks(list(session_ids)))
+            except StoreError as exc:
+                raise ApiError(503, str(exc)) from None
+
 
 SESSIONS_PAGE = 150
 """Sessions on the first screen of the sessions page, and per page of
@@ -221,19 +230,28 @@ its "next" link and of the script's further loads."""
 _ITEM_KEYS = ("id", "name", "cwd", "created", "modified", "messageCount")
 
 
-def session_item(info: Mapping[str, Any]) -> dict[str, Any]:
+FIRST_MESSAGE_SHOWN = 300
+"""Characters of a session's first message the sessions listing shows."""
+
+
+def session_item(info: Mapping[str, Any], masking: Masking = MASKED) -> dict[str, Any]:
     """One row of the sessions listing, from a store's session info:
     ``id, name, cwd, created, modified, messageCount, firstMessage`` (its
-    first 300 characters)."""
+    first :data:`FIRST_MESSAGE_SHOWN` characters), the name, cwd and first
+    message through ``masking`` (secrets masked before the cut)."""
     item = {k: info.get(k) for k in _ITEM_KEYS}
-    item["firstMessage"] = (info.get("firstMessage") or "")[:300]
+    for key in ("name", "cwd"):
+        value = item[key]
+        if isinstance(value, str):
+            item[key] = masking.text(value)
+    item["firstMessage"] = masking.cut(str(info.get("firstMessage") or ""), FIRST_MESSAGE_SHOWN)
     return item
 
 
 def _haystack(info: Mapping[str, Any]) -> str:
     """What a filter looks in: id, name, cwd and the shown first message,
     lower case."""
-    return " ".join(str(info.get(k) or "") for k in ("id", "name", "cwd")).lower() + " " + (info.get("firstMessage") or "")[:300].lower()
+    return " ".join(str(info.get(k) or "") for k in ("id", "name", "cwd")).lower() + " " + (info.get("firstMessage") or "")[:FIRST_MESSAGE_SHOWN].lower()
 
 
 class Listing:
@@ -250,30 +268,53 @@ class Listing:
         self.infos = infos
         self._hay: list[str] | None = None
         self._projects: list[dict[str, Any]] | None = None
+        self._masked_cwds: dict[str, str] | None = None
+        self._items: dict[tuple[int, bool], dict[str, Any]] = {}
         self._lock = threading.Lock()
+
+    def item(self, info: dict[str, Any], masking: Masking = MASKED) -> dict[str, Any]:
+        """:func:`session_item` of one of :attr:`infos` through
+        ``masking`` (made once per read)."""
+        key = (id(info), masking.enabled)
+        found = self._items.get(key)
+        if found is None:
+            found = self._items[key] = session_item(info, masking)
+        return found
+
+    def masked_cwds(self) -> dict[str, str]:
+        """Each cwd of the listing → the cwd with its secrets masked."""
+        with self._lock:
+            if self._masked_cwds is None:
+                cwds = {str(i.get("cwd") or "") for i in self.infos}
+                self._masked_cwds = {cwd: MASKED.text(cwd) for cwd in cwds}
+            return self._masked_cwds
 
     def matching(self, query: str = "", project: str | None = None) -> list[dict[str, Any]]:
         """The infos (newest first) whose id, name, cwd or first message
         hold every word of ``query`` (case-insensitive) and, with
-        ``project``, whose cwd is it; ``infos`` itself without either."""
+        ``project``, whose cwd is it (as stored, or as shown with its
+        secrets masked); ``infos`` itself without either."""
         words = query.lower().split()
         if not words and project is None:
             return self.infos
+        cwds: set[str] | None = None
+        if project is not None:
+            cwds = {project} | {cwd for cwd, shown in self.masked_cwds().items() if shown == project}
         if not words:
-            return [i for i in self.infos if i.get("cwd") == project]
+            return [i for i in self.infos if str(i.get("cwd") or "") in cwds] if cwds is not None else self.infos
         with self._lock:
             if self._hay is None:
                 self._hay = [_haystack(i) for i in self.infos]
             hay = self._hay
         return [
             info for info, text in zip(self.infos, hay)
-            if (project is None or info.get("cwd") == project) and all(w in text for w in words)
+            if (cwds is None or str(info.get("cwd") or "") in cwds) and all(w in text for w in words)
         ]
 
-    def projects(self) -> list[dict[str, Any]]:
-        """Each project (session cwd) with its number of sessions and the
-        ``modified`` time of its newest: ``[{"cwd", "sessions",
-        "modified"}]``, the most recently active first."""
+    def projects(self, masking: Masking = MASKED) -> list[dict[str, Any]]:
+        """Each project (session cwd, through ``masking``) with its number
+        of sessions and the ``modified`` time of its newest: ``[{"cwd",
+        "sessions", "modified"}]``, the most recently active first."""
         with self._lock:
             if self._projects is None:
                 seen: dict[str, dict[str, Any]] = {}
@@ -285,11 +326,16 @@ class Listing:
                     else:
                         entry["sessions"] += 1
                 self._projects = list(seen.values())
-            return self._projects
+            projects = self._projects
+        if not masking.enabled:
+            return projects
+        shown = self.masked_cwds()
+        return [{**p, "cwd": shown.get(p["cwd"], p["cwd"])} for p in projects]
 
 
 def sessions_json(
-    access: StoreAccess, *, query: str = "", project: str | None = None, offset: int = 0, limit: int | None = None
+    access: StoreAccess, *, query: str = "", project: str | None = None, offset: int = 0, limit: int | None = None,
+    masking: Masking = MASKED,
 ) -> dict[str, Any]:
     """One page of the store's sessions, newest ``modified`` first:
     ``{"sessions": [session_item…], "total", "offset", "count"}`` —
@@ -298,9 +344,12 @@ def sessions_json(
     Args:
         query: only sessions whose id, name, cwd or first message hold
             every word of it (case-insensitive).
-        project: only sessions whose cwd is it.
+        project: only sessions whose cwd is it (as stored or as shown).
         offset: how many matching sessions to skip.
         limit: at most this many (None: all from ``offset``).
+        masking: how the items show their text
+            (:class:`pi_session.web.masking.Masking`; default: secrets
+            masked).
 
     Raises:
         ApiError: 503 the store cannot be read."""
@@ -309,7 +358,7 @@ def sessions_json(
     start = max(0, offset)
     stop = len(found) if limit is None else start + max(0, limit)
     return {
-        "sessions": [session_item(i) for i in found[start:stop]],
+        "sessions": [listing.item(i, masking) for i in found[start:stop]],
         "total": len(found),
         "offset": start,
         "count": len(listing.infos),
@@ -402,16 +451,11 @@ class SessionView:
 
     def _mask(self, value: Any, *, record: bool) -> Any:
         """``value`` with its secrets masked (``record``: by the record's
-        text fields, as :func:`pi_session.secrets.redact_value`; else every
-        string in it); ``value`` itself when not :attr:`masked`."""
-        if not self.masked or value is None:
-            return value
-        from ..secrets import Scanner, redact_text, redact_value
-
-        with Scanner() as scanner:
-            if record:
-                return redact_value(value, scanner)
-            return _mask_strings(value, lambda text: redact_text(text, scanner.scan(text)))
+        text fields; else every string in it: the rules of
+        :mod:`pi_session.web.masking`); ``value`` itself when not
+        :attr:`masked`."""
+        masking = masking_for(self.masked)
+        return masking.record(value) if record else masking.strings(value)
 
     def shown(self, index: int) -> Row:
         """Row ``index`` as shown: its entry and label with secrets masked
@@ -487,17 +531,6 @@ def _call_ids(entry: Mapping[str, Any]) -> list[str]:
     if isinstance(message, dict) and isinstance(message.get("toolCallId"), str):
         return [message["toolCallId"]]
     return []
-
-
-def _mask_strings(value: Any, change: Any) -> Any:
-    """``value`` (JSON) with every string ``change(text)``."""
-    if isinstance(value, str):
-        return change(value)
-    if isinstance(value, list):
-        return [_mask_strings(v, change) for v in value]
-    if isinstance(value, dict):
-        return {k: _mask_strings(v, change) for k, v in value.items()}
-    return value
 
 
 def row_json(view: SessionView, row: Row) -> dict[str, Any]:
@@ -583,22 +616,25 @@ def context_json(manager: SessionManager, leaf: str | None) -> dict[str, Any]:
     return out
 
 
-def _masked_hit(hit: dict[str, Any], scanner: Any) -> dict[str, Any]:
-    from ..secrets import redact_text
+def _shown_hit(hit: dict[str, Any], masking: Masking) -> dict[str, Any]:
+    """A hit's answer through ``masking`` (its snippet was cut from the
+    masked text already; a snippet it changes loses its marks)."""
+    shown: dict[str, Any] = masking.strings(hit)
+    if shown["snippet"] != hit["snippet"]:
+        shown["marks"] = []
+    else:
+        shown["marks"] = hit["marks"]
+    return shown
 
-    spans = scanner.scan(hit["snippet"])
-    if spans:
-        hit = {**hit, "snippet": redact_text(hit["snippet"], spans), "marks": []}
-    return hit
 
-
-def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = False) -> dict[str, Any]:
+def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: bool = True) -> dict[str, Any]:
     """Hits of the index's query language: ``{"query", "hits": [...],
     "warnings"}``; each hit as ``pi-session search --json`` prints it
     (``snippet`` plain text, ``marks`` its matched ranges) but without
     ``location``: the server's file paths stay on the server. With
-    ``redact``, a snippet holding a secret has it replaced by
-    ``[REDACTED:<kind>]`` (and no marks).
+    ``redact``, every secret in a hit (its snippet, cut from the entry's
+    text with its secrets masked; its session name and project) is
+    replaced by ``[REDACTED:<kind>]`` (:mod:`pi_session.web.masking`).
 
     Raises:
         ApiError: 400 a query that does not parse (the message names the
@@ -609,18 +645,14 @@ def search_json(access: StoreAccess, query: str, *, limit: int = 50, redact: boo
         raise ApiError(400, "empty query")
     with access.lock:
         try:
-            result = search(access.store, query, limit=limit)
+            masking = masking_for(redact)
+            result = search(access.store, query, limit=limit, shown=masking.text if masking.enabled else None)
         except QueryError as exc:
             raise ApiError(400, f"query: {exc}") from None
         except StoreError as exc:
             raise ApiError(503, str(exc)) from None
     # a hit opens by its session id; where the store keeps the file is not the page's business
-    hits = [{k: v for k, v in h.to_json().items() if k != "location"} for h in result.hits]
-    if redact:
-        from ..secrets import Scanner
-
-        with Scanner() as scanner:
-            hits = [_masked_hit(h, scanner) for h in hits]
+    hits = [_shown_hit({k: v for k, v in h.to_json().items() if k != "location"}, masking) for h in result.hits]
     return {"query": query, "hits": hits, "warnings": list(result.warnings)}
 
 
@@ -634,9 +666,12 @@ def _usage_data(access: StoreAccess) -> Any:
             raise ApiError(503, str(exc)) from None
 
 
-def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None) -> dict[str, Any]:
+def usage_daily_json(
+    access: StoreAccess, *, timezone: str | None = None, since: str | None = None, until: str | None = None, masking: Masking = MASKED
+) -> dict[str, Any]:
     """The daily usage report in ccusage's shape (``pi-session usage daily
-    --json``): ``{"daily": [...], "totals": {...}}``.
+    --json``): ``{"daily": [...], "totals": {...}}``, its strings through
+    ``masking``.
 
     Raises:
         ApiError: 400 a bad date or zone; 503 the store cannot be read."""
@@ -644,16 +679,17 @@ def usage_daily_json(access: StoreAccess, *, timezone: str | None = None, since:
 
     data = _usage_data(access)
     try:
-        return usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
+        report: dict[str, Any] = usage_report(data, "daily", timezone=timezone, since=since, until=until).to_json()
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
+    return masking.strings(report)
 
 
-def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None) -> dict[str, Any]:
+def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None, masking: Masking = MASKED) -> dict[str, Any]:
     """The daily report plus all-time sums by model and by project:
     ``{"daily": <usage_daily_json>, "byModel": [{"model", "totalTokens",
     "totalCost"}], "byProject": [{"project", …}]}``, the most expensive
-    first (what the costs page shows).
+    first (what the costs page shows), its strings through ``masking``.
 
     Raises:
         ApiError: as :func:`usage_daily_json`."""
@@ -670,9 +706,9 @@ def usage_breakdown_json(access: StoreAccess, *, timezone: str | None = None) ->
                 acc[0] += row.input_tokens + row.output_tokens + row.cache_creation_tokens + row.cache_read_tokens + row.other_tokens
                 acc[1] += row.cost
             out[key] = [{by: name, "totalTokens": int(v[0]), "totalCost": v[1]} for name, v in sorted(sums.items(), key=lambda kv: -kv[1][1])]
-        return out
     except ValueError as exc:
         raise ApiError(400, str(exc)) from None
+    return masking.strings(out)
 
 
 def new_rows(view: SessionView, known: Sequence[str] | set[str] | Mapping[str, Any]) -> list[dict[str, Any]]:

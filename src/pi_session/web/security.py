@@ -10,8 +10,11 @@
   an ``Origin`` or ``Referer`` of the server;
 - **token**: with a token, every request must carry it: header
   ``Authorization: Bearer TOKEN``, header ``X-Pi-Session-Token`` or the
-  cookie a ``GET …?token=TOKEN`` login sets (HttpOnly, SameSite=Strict);
-  else 401;
+  cookie a ``GET …?token=TOKEN`` login sets (HttpOnly, SameSite=Strict,
+  named for the server's port: :func:`cookie_name`); else 401.
+  ``pi-session serve`` always has one on TCP (given, or a random one per
+  start: :func:`new_token`), so another local user cannot use a server on
+  127.0.0.1; only its Unix socket (mode 0600) goes without;
 - **CSRF**: a write must carry header ``X-CSRF-Token`` equal to the
   server's CSRF token (written into every page's
   ``<meta name="csrf-token">``); else 403;
@@ -43,14 +46,30 @@ __all__ = [
     "SecurityConfig",
     "SecurityMiddleware",
     "check_bind",
+    "cookie_name",
     "is_loopback",
+    "new_token",
 ]
 
 TOKEN_ENV = "PI_SESSION_SERVE_TOKEN"
 """The environment variable holding the access token (``--token``)."""
 
 COOKIE_NAME = "pi_session_token"
-"""The cookie a ``?token=`` login sets."""
+"""The cookie a ``?token=`` login sets (the start of its name:
+:func:`cookie_name`)."""
+
+
+def cookie_name(port: int) -> str:
+    """The login cookie's name for a server on ``port`` (0: a Unix socket
+    or an unknown port): :data:`COOKIE_NAME` and the port, so that two
+    servers on one host keep their own (a browser sends a host's cookies
+    to every port of it)."""
+    return f"{COOKIE_NAME}_{port}" if port else COOKIE_NAME
+
+
+def new_token() -> str:
+    """A random access token (43 URL-safe characters, 256 bits)."""
+    return secrets.token_urlsafe(32)
 
 CSP = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
@@ -100,7 +119,9 @@ class SecurityConfig:
         host: the bound address.
         port: the bound port (what ``Host`` and ``Origin`` may carry; 0:
             any port).
-        token: the access token, or None (no token asked: loopback only).
+        token: the access token, or None (no token asked: every process
+            that can connect is served; :func:`pi_session.web.serve` leaves
+            it out only on a Unix socket of mode 0600).
         allowed_hosts: further host names the server answers to (a
             reverse proxy's name).
         csrf_token: the token every write must carry (random per server).
@@ -182,7 +203,7 @@ class SecurityMiddleware:
             return
         login = self._login(scope, method)
         if login is not None:
-            await _send_login(send, scope, login, self.config.token or "")
+            await _send_login(send, scope, login, cookie_name(self.config.port), self.config.token or "")
             return
 
         async def with_headers(message: MutableMapping[str, Any]) -> None:
@@ -219,7 +240,7 @@ class SecurityMiddleware:
             return 403, "an opaque origin may not call this server"
         token = self.config.token
         if token:
-            given = _given_token(headers)
+            given = _given_token(headers, cookie_name(self.config.port))
             query_token = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))).get("token")
             if query_token is not None and method == "GET" and hmac.compare_digest(query_token.encode(), token.encode()):
                 pass  # a login: answered by _login
@@ -250,7 +271,7 @@ class SecurityMiddleware:
         return path + ("?" + urlencode(rest) if rest else "")
 
 
-def _given_token(headers: dict[str, str]) -> str | None:
+def _given_token(headers: dict[str, str], cookie: str) -> str | None:
     auth = headers.get("authorization", "")
     if auth.lower().startswith("bearer "):
         return auth[7:].strip()
@@ -263,7 +284,7 @@ def _given_token(headers: dict[str, str]) -> str | None:
             jar.load(cookie_header)
         except Exception:  # a malformed cookie header is no token
             return None
-        morsel = jar.get(COOKIE_NAME)
+        morsel = jar.get(cookie)
         if morsel is not None:
             return morsel.value
     return None
@@ -281,9 +302,9 @@ async def _send_error(send: Send, status: int, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-async def _send_login(send: Send, scope: Scope, location: str, token: str) -> None:
+async def _send_login(send: Send, scope: Scope, location: str, name: str, token: str) -> None:
     secure = "; Secure" if scope.get("scheme") == "https" else ""
-    cookie = f"{COOKIE_NAME}={token}; Path=/; HttpOnly; SameSite=Strict{secure}"
+    cookie = f"{name}={token}; Path=/; HttpOnly; SameSite=Strict{secure}"
     headers: Iterable[tuple[bytes, bytes]] = [
         (b"location", location.encode("latin-1", "replace")),
         (b"set-cookie", cookie.encode("latin-1")),

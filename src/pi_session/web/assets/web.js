@@ -253,7 +253,10 @@
       });
       if (live) live.textContent = "live · " + data.entries.length + " new";
     });
-    source.onerror = function () { if (live) live.textContent = "reconnecting…"; };
+    source.onerror = function () {
+      // a refused stream (too many open: 429/503) is closed for good; a dropped one reconnects
+      if (live) live.textContent = source.readyState === EventSource.CLOSED ? "not live (too many open pages? reload to retry)" : "reconnecting…";
+    };
   }
 
   Array.prototype.forEach.call(document.querySelectorAll("form.act"), function (form) {
