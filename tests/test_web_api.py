@@ -332,7 +332,7 @@ def test_scrub_buttons_say_what_each_mode_does_and_leave_no_secret_in_the_contex
         assert answer.status_code == 200, answer.text
         return answer.text
 
-    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    with Server(str(own_store), agent_dir=tmp_path / "agent") as server, server.client(timeout=60) as client:
         page = client.get(f"/s/{plain_id}").text
         forms = re.findall(r'<form class="act" data-action="scrub" data-confirm="([^"]*)"><input type="hidden" name="mode" value="(\w+)">'
                            r"<button>([^<]*)</button>", page)
