@@ -271,10 +271,11 @@ class BlobStore:
             try:
                 fd, st = open_regular(digest[2:], dir_fd=directory)
             except FileNotFoundError:
-                fd = -1
+                existed = False
             except UnsafePathError as exc:
                 raise OperationError(f"{target}: blob sha256:{digest}{self._of()} is refused: {exc.reason}") from None
-            if fd >= 0:
+            else:
+                existed = True
                 try:
                     if read_open(fd, st, len(data)) == data:
                         wanted = stat.S_IMODE(st.st_mode) & (mode if st.st_gid == gid else mode & ~0o070)
@@ -284,16 +285,15 @@ class BlobStore:
                         return digest, False
                 finally:
                     os.close(fd)
+            # the group the new file gets: the directory's when root gives it
+            # (write_atomic) or the directory is set-group-id, else the process's
             dir_st = os.fstat(directory)
-            if os.geteuid() == 0:
-                gets = dir_st.st_gid  # the directory's group (write_atomic gives it)
-            else:
-                gets = dir_st.st_gid if dir_st.st_mode & stat.S_ISGID else os.getegid()
+            gets = dir_st.st_gid if os.geteuid() == 0 or dir_st.st_mode & stat.S_ISGID else os.getegid()
             try:
-                write_atomic(digest[2:], [data], replace=fd >= 0, mode=mode if gets == gid else mode & ~0o070, dir_fd=directory)
+                write_atomic(digest[2:], [data], replace=existed, mode=mode if gets == gid else mode & ~0o070, dir_fd=directory)
             except FileExistsError:
                 pass  # written meanwhile by another run: same name, same bytes
-        return digest, fd < 0
+        return digest, not existed
 
     def put(self, data: bytes) -> str:
         """:meth:`store` ``data``; returns its sha256 hex."""

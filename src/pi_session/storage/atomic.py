@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from .model import DIR_MODE, FILE_MODE
 from ..entries.records import StrPath
@@ -192,12 +193,14 @@ def write_atomic(
     """
     target = Path(path)
     tmp = _temp_path(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dir_fd)
+    at: dict[str, Any] = {} if dir_fd is None else {"dir_fd": dir_fd}
+    both: dict[str, Any] = {} if dir_fd is None else {"src_dir_fd": dir_fd, "dst_dir_fd": dir_fd}
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, **at)
     try:
         original: os.stat_result | None = None
         if replace:
             with contextlib.suppress(FileNotFoundError):
-                original = os.stat(target, dir_fd=dir_fd)
+                original = os.stat(target, **at)
         if original is not None and stat.S_ISREG(original.st_mode):
             keep_ownership(fd, original, target, mode=keep_mode)
         else:
@@ -210,12 +213,12 @@ def write_atomic(
                 os.fsync(f.fileno())
         with guard(tmp) if guard is not None else contextlib.nullcontext():
             if replace:
-                os.replace(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+                os.replace(tmp, target, **both)
             else:
-                os.link(tmp, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)  # fails if target exists: never clobber
-                os.unlink(tmp, dir_fd=dir_fd)  # before the directory fsync, which then covers both
+                os.link(tmp, target, **both)  # fails if target exists: never clobber
+                os.unlink(tmp, **at)  # before the directory fsync, which then covers both
             if durable:
                 fsync_dir(target.parent if dir_fd is None else dir_fd)
     finally:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp, dir_fd=dir_fd)
+            os.unlink(tmp, **at)
