@@ -91,7 +91,8 @@ def slim(
 ) -> None:
     """Move bulky payloads (images; tool outputs and arguments over a size)
     out of a session into a content-addressed blob store (.blobs beside pi's
-    sessions directory, or beside the file), leaving a short note naming
+    sessions directory, or beside the file; refused unless it belongs to
+    the session's owner and no one else may write into it), leaving a short note naming
     each blob. pi still opens the file with the same tree; by default only
     what is outside the model context at the leaf moves, so the context pi
     builds is unchanged. Without --images or --outputs-over: images and

@@ -126,7 +126,7 @@ def secrets(
     --mode edit) is marked so.
 
     Exit status: 0 none found, or only hidden ones; 1 found (for hooks); 2 a session could not be read."""
-    from ..operations import find_in_session
+    from ..operations import OperationError, find_in_session
     from ..stores import StoreError
 
     locations, db = _sessions(store_url(ctx, store), session, all_)
@@ -141,7 +141,7 @@ def secrets(
         for location in locations:
             try:
                 hits.extend(find_in_session(location, store=db, allow=allow, on_progress=advance(location)))
-            except StoreError as exc:
+            except (StoreError, OperationError) as exc:
                 fail(str(exc), code=2)
             except OSError as exc:
                 fail(f"{location}: {exc.strerror or exc}", code=2)

@@ -46,7 +46,9 @@ def import_sessions(sources: Iterable[str], target: SessionStore) -> Iterator[Im
     sources are never changed.
 
     Raises:
-        pi_session.stores.StoreError: a store cannot be opened or written.
+        pi_session.stores.StoreError: a store cannot be opened or written
+            (also: a store of files' blob directory is refused, see
+            :mod:`.blobs`).
     """
     from ..stores import open_store
     from ..stores.transfer import ImportResult, copy_session, import_file, session_files
@@ -78,13 +80,19 @@ def _blob_sink(target: SessionStore) -> Callable[[dict[str, bytes]], None]:
     root = target.files_root
     if root is None:
         return target.put_blobs
-    from .slimming import BlobStore
+    from .blobs import BlobStore
 
     blobs = BlobStore(root / ".blobs")
 
     def put_files(found: dict[str, bytes]) -> None:
-        for data in found.values():
-            blobs.put(data)
+        from ..stores import StoreError
+        from .errors import OperationError
+
+        try:
+            for data in found.values():
+                blobs.put(data)
+        except OperationError as exc:  # a blob directory refused (another user's, or open to others)
+            raise StoreError(str(exc)) from None
 
     return put_files
 
@@ -113,7 +121,8 @@ def _with_file_blobs(result: ImportResult, path: Path, target: SessionStore) -> 
     """An imported session file's blobs (beside it, as ``slim`` wrote
     them) copied into ``target`` (:func:`_copy_blobs`)."""
     from .errors import OperationError
-    from .slimming import BlobStore, blob_dir, slimmed_blobs
+    from .blobs import BlobStore, blob_dir
+    from .slimming import slimmed_blobs
 
     if result.status not in ("imported", "updated", "unchanged"):
         return result
@@ -123,7 +132,7 @@ def _with_file_blobs(result: ImportResult, path: Path, target: SessionStore) -> 
         return result  # the session was read just now; what it names is checked on the next import
     if not digests:
         return result
-    blobs = BlobStore(blob_dir(path))
+    blobs = BlobStore.of_session(path)
     if target.files_root is not None and blob_dir(path) == Path(target.files_root) / ".blobs":
         return result  # already there
 

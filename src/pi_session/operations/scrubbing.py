@@ -86,7 +86,8 @@ def scrub_session(
         pi_session.stores.StoreError: the same, for a database session, or
             the store fails.
         pi_session.operations.OperationError: edit: the session cannot be
-            opened or written.
+            opened or written; a blob its notes name, or the blob
+            directory, is refused (:mod:`.blobs`; nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
     db = store if store is not None and store.files_root is None else None
@@ -118,12 +119,12 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
     from ..storage.rewrite import backup_path
     from ..stores import FileHandle
 
-    from .slimming import BlobStore, blob_dir
+    from .blobs import BlobStore
 
     result = ScrubResult(str(path), "rewrite", dry_run)
     old = [raw + b"\n" if had_newline else raw for _n, raw, had_newline in iter_lines(path)]
-    blobs = BlobStore(blob_dir(path))
-    secret = _secret_blobs(old, lambda d: _read_blob(blobs.path(d)), allow)
+    blobs = BlobStore.of_session(path)
+    secret = _secret_blobs(old, blobs.read, allow)
     inline, inlined = _inline(old, secret, blobs.get, result, lambda d: str(blobs.path(d)))
     new = _redact_all(inline, result, allow)
     if result.changed_lines and not dry_run:
@@ -134,21 +135,14 @@ def _rewrite_file(path: Path, dry_run: bool, backup: bool, allow: AllowList | No
         result.notes.extend(purge_caches(path))
     _side_files(path, result, allow, rewrite=not dry_run)
     if not dry_run:
-        _settle_blobs(result, inlined, _drop_file_blobs(blobs, list(inlined)))
+        _settle_blobs(result, inlined, _drop_file_blobs(blobs, list(inlined), result))
     return result
-
-
-def _read_blob(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _secret_blobs(lines: list[bytes], fetch: Callable[[str], bytes | None], allow: AllowList | None) -> dict[str, int]:
     """``{sha256 hex: secrets}`` of the blobs the notes of ``lines`` name
     whose payload holds secrets (``fetch(digest)``: the blob's bytes as
-    stored, None when missing)."""
+    stored, None when missing; it raises when a blob is refused)."""
     from ..session.lean import note_hashes
 
     found: dict[str, int] = {}
@@ -201,12 +195,18 @@ def _settle_blobs(result: ScrubResult, inlined: dict[str, int], dropped: list[st
             )
 
 
-def _drop_file_blobs(blobs: Any, digests: list[str]) -> list[str]:
+def _drop_file_blobs(blobs: Any, digests: list[str], result: ScrubResult) -> list[str]:
     """Delete the blob files of ``digests`` that no session file or side
     file sharing the blob directory names (``*.jsonl`` and
-    ``*.jsonl.*`` under the directory holding ``.blobs``); returns those
-    deleted. A file that cannot be read keeps every blob."""
+    ``*.jsonl.*`` under the directory holding ``.blobs``; only regular
+    files, opened without following a link or blocking on a FIFO); returns
+    those deleted. A file that cannot be read keeps every blob. A blob is
+    deleted by its name in its checked directory
+    (:meth:`~.blobs.BlobStore.remove`); a refused directory keeps it and
+    says so in ``result.notes``."""
     import mmap
+
+    from ..storage.guarded import UnsafePathError, open_regular
 
     if not digests:
         return []
@@ -217,25 +217,32 @@ def _drop_file_blobs(blobs: Any, digests: list[str]) -> list[str]:
             if not (name.endswith(".jsonl") or ".jsonl." in name):
                 continue
             try:
-                with open(os.path.join(dirpath, name), "rb") as fh:
-                    if os.fstat(fh.fileno()).st_size == 0:
-                        continue
-                    with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as view:
-                        for digest in [d for d, key in left.items() if view.find(key) != -1]:
-                            del left[digest]
+                fd, st = open_regular(os.path.join(dirpath, name))
+            except FileNotFoundError:
+                continue
+            except UnsafePathError:
+                continue  # a link or a FIFO is no session naming a blob
             except OSError:
                 return []
+            try:
+                if st.st_size == 0:
+                    continue
+                with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as view:
+                    for digest in [d for d, key in left.items() if view.find(key) != -1]:
+                        del left[digest]
+            except OSError:
+                return []
+            finally:
+                os.close(fd)
             if not left:
                 return []
     dropped = []
     for digest in left:
         try:
-            blobs.path(digest).unlink()
-        except FileNotFoundError:
-            pass  # removed meanwhile: gone all the same
-        except OSError:
-            continue
-        dropped.append(digest)
+            if blobs.remove(digest):
+                dropped.append(digest)
+        except OperationError as exc:
+            result.notes.append(f"{exc}; the blob is kept")
     return dropped
 
 
@@ -392,14 +399,18 @@ def _db_blob_name(store: SessionStore, digest: str) -> str:
 def _kept_blobs(result: ScrubResult, lines: list[bytes], allow: AllowList | None, *, path: Path | None = None, store: SessionStore | None = None) -> None:
     """Edit mode: name the blobs holding secrets (``"kept"``: a context
     edit cannot change them, and the model sees only their notes)."""
-    from .slimming import BlobStore, blob_dir
+    from .blobs import BlobStore
 
     if store is not None:
         found = _secret_blobs(lines, store.get_blob, allow)
         result.blobs.extend((_db_blob_name(store, d), n, "kept") for d, n in found.items())
     elif path is not None:
-        blobs = BlobStore(blob_dir(path))
-        found = _secret_blobs(lines, lambda d: _read_blob(blobs.path(d)), allow)
+        blobs = BlobStore.of_session(path)
+        try:
+            found = _secret_blobs(lines, blobs.read, allow)
+        except OperationError as exc:  # the context edits are written by now: say it, do not fail
+            result.notes.append(f"{exc}; the secrets of the session's blobs were not looked for")
+            return
         result.blobs.extend((str(blobs.path(d)), n, "kept") for d, n in found.items())
 
 
@@ -449,6 +460,8 @@ def find_in_session(
     Raises:
         OSError: the file cannot be read.
         pi_session.stores.StoreError: the store fails or has no such session.
+        OperationError: a blob its notes name, or the blob directory, is
+            refused or unreadable (:meth:`~.blobs.BlobStore.read`).
     """
     from ..secrets import find_secrets
 
@@ -492,18 +505,23 @@ def _blob_hits(blobs: Iterable[tuple[str, bytes | None]], allow: AllowList | Non
 
 
 def _file_blobs(location: StrPath) -> Iterator[tuple[str, bytes | None]]:
-    """``(blob path, bytes or None)`` of each blob a session file's notes name, once each."""
+    """``(blob path, bytes or None when missing)`` of each blob a session
+    file's notes name, once each.
+
+    Raises:
+        OperationError: a blob or its directory is refused, or unreadable
+            (:meth:`~.blobs.BlobStore.read`).
+    """
+    from .blobs import BlobStore
     from .slimming import slimmed_blobs
 
+    blobs = BlobStore.of_session(location)
     seen: set[str] = set()
     for _line, digest, blob in slimmed_blobs(location):
         if digest in seen:
             continue
         seen.add(digest)
-        try:
-            yield str(blob), blob.read_bytes()
-        except OSError:
-            yield str(blob), None
+        yield str(blob), blobs.read(digest)
 
 
 def _mark_hidden(hits: list[SecretHit], location: StrPath, store: SessionStore | None) -> list[SecretHit]:

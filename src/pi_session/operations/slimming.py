@@ -13,7 +13,9 @@ Blobs are files ``<dir>/.blobs/<2 hex>/<62 hex>`` (the sha256 of the bytes
 they hold, which are the exact bytes the note replaced), where ``<dir>`` is
 the sessions root: pi's sessions directory (or a file store's root) for a
 session in one of its project directories, else the session file's own
-directory (:func:`blob_dir`). A blob is written (fsync'd) before
+directory (:func:`~.blobs.blob_dir`). The blob directory must be private to
+the session's owner, and a blob is read only as a regular file
+(:mod:`.blobs`). A blob is written (fsync'd) before
 the session is rewritten, and never deleted by ``restore``: another session
 may share it.
 
@@ -51,6 +53,7 @@ from ..session.lean import (
     value_spans,
 )
 from ..entries.records import StrPath
+from .blobs import BlobStore, blob_dir
 from .errors import OperationError
 from .opening import open_for_reading
 
@@ -69,75 +72,6 @@ __all__ = [
     "slimmed_blobs",
 ]
 
-
-
-def blob_dir(session_file: StrPath) -> Path:
-    """The blob directory of a session file: ``<sessions root>/.blobs``,
-    where the root is pi's sessions directory for a file under it, the
-    parent of a project directory named as pi names them (``--<cwd>--``,
-    as in a file store), else the file's own directory."""
-    from ..core.paths import sessions_dir
-
-    path = Path(os.path.realpath(session_file))
-    root = Path(os.path.realpath(sessions_dir()))
-    if path.is_relative_to(root):
-        return root / ".blobs"
-    project = path.parent
-    if len(project.name) >= 4 and project.name.startswith("--") and project.name.endswith("--"):
-        return project.parent / ".blobs"
-    return project / ".blobs"
-
-
-class BlobStore:
-    """Content-addressed blobs in a directory (sha256 hex names, split
-    ``ab/cdef…``; directories 0700, files 0600, written atomically and
-    fsync'd).
-
-    Args:
-        root: the directory (created on the first write).
-    """
-
-    def __init__(self, root: StrPath) -> None:
-        self.root = Path(root)
-
-    def path(self, digest: str) -> Path:
-        """Where the blob ``digest`` is (whether it exists or not)."""
-        return self.root / digest[:2] / digest[2:]
-
-    def put(self, data: bytes) -> str:
-        """Store ``data`` and return its sha256 hex. A blob already there
-        is kept when its bytes have that hash, else replaced (atomically)."""
-        from ..storage import ensure_dir, write_atomic
-
-        digest = hashlib.sha256(data).hexdigest()
-        target = self.path(digest)
-        try:
-            if hashlib.sha256(target.read_bytes()).hexdigest() == digest:
-                return digest
-            damaged = True  # replaced below by the right bytes
-        except FileNotFoundError:
-            damaged = False
-        ensure_dir(target.parent)
-        try:
-            write_atomic(target, [data], replace=damaged)
-        except FileExistsError:
-            pass  # written meanwhile by another run: same name, same bytes
-        return digest
-
-    def get(self, digest: str) -> bytes:
-        """The bytes of blob ``digest``, checked against their hash.
-
-        Raises:
-            OperationError: missing, unreadable, or not the bytes its name says.
-        """
-        target = self.path(digest)
-        try:
-            data = target.read_bytes()
-        except OSError as exc:
-            raise OperationError(f"{target}: blob sha256:{digest} cannot be read ({exc.strerror or exc})") from None
-        if hashlib.sha256(data).hexdigest() != digest:
-            raise OperationError(f"{target}: blob sha256:{digest} is damaged (its bytes do not have that hash)")
-        return data
 
 
 @dataclass
@@ -477,7 +411,8 @@ def slim_session(
     if (st.st_size, st.st_mtime_ns) != (seen.st_size, seen.st_mtime_ns):
         # the context was read from another content: an entry appended meanwhile may be in it
         raise SessionFileError(path, "the file changed while it was being read; nothing was changed")
-    blobs = BlobStore(blob_dir(path))
+    blobs = BlobStore(blob_dir(path), owner=st, session=path)
+    blobs.check()
     pending: dict[str, bytes] = {}
 
     def put(data: bytes) -> str:
@@ -493,14 +428,8 @@ def slim_session(
         if not result.lines:
             result.after = result.before
         return result
-    for digest, data in pending.items():
-        if not blobs.path(digest).is_file():
-            result.new_blobs += 1
-        blobs.put(data)
-    from ..storage import fsync_dir
-
-    fsync_dir(blobs.root)
-    fsync_dir(blobs.root.parent)
+    for data in pending.values():
+        result.new_blobs += blobs.store(data)[1]
     result.backup = atomic_rewrite(
         path, new, backup_tag="slim" if backup else None, expect_size=st.st_size, expect_mtime_ns=st.st_mtime_ns
     )
@@ -556,7 +485,7 @@ def restore_session(location: StrPath, *, dry_run: bool = False, backup: bool = 
         return result
     path = Path(os.path.realpath(location))
     st, lines = _read(path)
-    blobs = BlobStore(blob_dir(path))
+    blobs = BlobStore(blob_dir(path), owner=st, session=path)
 
     def get(digest: str) -> bytes:
         if digest not in cache:
@@ -610,5 +539,5 @@ def slimmed_blobs(path: StrPath) -> list[tuple[int, str, Path]]:
     path)`` in file order (what the secrets scan reads too)."""
     from ..storage import iter_lines
 
-    blobs = BlobStore(blob_dir(path))
-    return [(n, digest, blobs.path(digest)) for n, raw, _nl in iter_lines(path) for digest in note_hashes(raw)]
+    root = blob_dir(path)
+    return [(n, digest, root / digest[:2] / digest[2:]) for n, raw, _nl in iter_lines(path) for digest in note_hashes(raw)]

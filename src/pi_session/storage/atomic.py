@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from pathlib import Path
+from typing import Any
 
 from .model import DIR_MODE, FILE_MODE
 from ..entries.records import StrPath
@@ -52,9 +53,14 @@ def ensure_dir(directory: StrPath) -> None:
 data_sync = getattr(os, "fdatasync", os.fsync)
 
 
-def fsync_dir(directory: StrPath) -> None:
+def fsync_dir(directory: StrPath | int) -> None:
     """fsync a directory (making a created, renamed or removed name in it
-    durable); errors are ignored (some file systems cannot)."""
+    durable), given by path or as an open descriptor; errors are ignored
+    (some file systems cannot)."""
+    if isinstance(directory, int):
+        with contextlib.suppress(OSError):
+            os.fsync(directory)
+        return
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -110,9 +116,9 @@ def keep_ownership(fd: int, original: os.stat_result, path: StrPath, *, mode: bo
             os.fchmod(fd, stat.S_IMODE(original.st_mode))
 
 
-def adopt_directory_owner(fd: int, directory: StrPath, path: StrPath) -> None:
+def adopt_directory_owner(fd: int, directory: StrPath | int, path: StrPath) -> None:
     """Give the file or directory just created as ``fd`` (at ``path``) the
-    owner and group of ``directory``, the directory it was created in,
+    owner and group of ``directory`` (a path or an open descriptor), the directory it was created in,
     when the process runs as root: root working in a user's session
     directory leaves what it creates there (sessions, side files,
     directories) the user's, as a rewrite keeps a replaced file's owner
@@ -142,6 +148,7 @@ def write_atomic(
     keep_mode: bool = False,
     guard: Callable[[Path], AbstractContextManager[object]] | None = None,
     mode: int = FILE_MODE,
+    dir_fd: int | None = None,
 ) -> None:
     """Write a file so that it appears whole or not at all.
 
@@ -174,6 +181,10 @@ def write_atomic(
             context manager it returns is held around the rename and the
             directory fsync (a lock, last checks that raise to write
             nothing, a backup, the temp file's mode).
+        dir_fd: a descriptor of the directory to write in; ``path`` is then
+            a name in it, and every step goes through the descriptor (the
+            temp file is made with ``O_NOFOLLOW``), so a directory renamed
+            away and replaced meanwhile changes nothing.
 
     Raises:
         OSError: on I/O failure (``path`` is then untouched);
@@ -182,16 +193,18 @@ def write_atomic(
     """
     target = Path(path)
     tmp = _temp_path(target)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
+    at: dict[str, Any] = {} if dir_fd is None else {"dir_fd": dir_fd}
+    both: dict[str, Any] = {} if dir_fd is None else {"src_dir_fd": dir_fd, "dst_dir_fd": dir_fd}
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode, **at)
     try:
         original: os.stat_result | None = None
         if replace:
             with contextlib.suppress(FileNotFoundError):
-                original = os.stat(target)
+                original = os.stat(target, **at)
         if original is not None and stat.S_ISREG(original.st_mode):
             keep_ownership(fd, original, target, mode=keep_mode)
         else:
-            adopt_directory_owner(fd, target.parent, target)
+            adopt_directory_owner(fd, target.parent if dir_fd is None else dir_fd, target)
         with os.fdopen(fd, "wb", closefd=True) as f:
             for chunk in chunks:
                 f.write(chunk)
@@ -200,12 +213,12 @@ def write_atomic(
                 os.fsync(f.fileno())
         with guard(tmp) if guard is not None else contextlib.nullcontext():
             if replace:
-                os.replace(tmp, target)
+                os.replace(tmp, target, **both)
             else:
-                os.link(tmp, target)  # fails if target exists: never clobber
-                os.unlink(tmp)  # before the directory fsync, which then covers both
+                os.link(tmp, target, **both)  # fails if target exists: never clobber
+                os.unlink(tmp, **at)  # before the directory fsync, which then covers both
             if durable:
-                fsync_dir(target.parent)
+                fsync_dir(target.parent if dir_fd is None else dir_fd)
     finally:
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
+            os.unlink(tmp, **at)

@@ -19,7 +19,8 @@ rules, which every cache follows:
   not used at all, not even created: the command works without its cache
   and says so in one warning line.
 - **The files** (:func:`read_cache_file`, :func:`write_cache_file`,
-  :func:`create_cache_file`, :func:`file_problem`): opened without
+  :func:`create_cache_file`, :func:`file_problem`; the opening is
+  :mod:`.guarded`'s, which ``slim``'s blobs use too): opened without
   following a symbolic link (``O_NOFOLLOW``) and without blocking
   (``O_NONBLOCK``: a FIFO does not hang the command), read only when what
   was opened is a regular file owned by the user, and at most a given
@@ -45,6 +46,7 @@ from pathlib import Path
 
 from ..entries.records import StrPath
 from . import FILE_MODE, ensure_dir, write_atomic
+from .guarded import open_regular, private_dir_problem, read_open
 
 __all__ = [
     "CacheWarning",
@@ -110,10 +112,9 @@ def _chain_problem(chain: list[Path], private: int) -> str | None:
             return f"{d} is not a directory"
         mode = stat.S_IMODE(st.st_mode)
         if i >= len(chain) - private:
-            if not _is_ours(st):
-                return f"{d} belongs to another user (uid {st.st_uid})"
-            if mode & 0o022:
-                return f"{d} is writable by other users (mode {mode:04o})"
+            problem = private_dir_problem(st, os.geteuid())
+            if problem is not None:
+                return f"{d} {problem}"
             continue
         if not _is_ours(st) and st.st_uid != 0:
             return f"{d} belongs to another user (uid {st.st_uid})"
@@ -231,27 +232,23 @@ def file_problem(path: StrPath) -> str | None:
 def read_cache_file(path: StrPath, limit: int) -> bytes | None:
     """The bytes of a cache file, or None when it is missing, cannot be
     read, is not a regular file of the user's (a symbolic link, a FIFO, a
-    device, another user's file: never followed, never blocking) or holds
-    more than ``limit`` bytes (a cache that large is rebuilt).
+    device, another user's file: never followed, never blocking;
+    :func:`~.guarded.open_regular`) or holds more than ``limit`` bytes (a
+    cache that large is rebuilt).
 
     Raises:
         nothing.
     """
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd, st = open_regular(path)
     except OSError:
         return None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _is_ours(st) or st.st_size > limit:
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
+        return read_open(fd, st, limit) if _is_ours(st) else None
     except OSError:
         return None
     finally:
         os.close(fd)
-    return data if len(data) <= limit else None
 
 
 def write_cache_file(path: StrPath, data: bytes) -> None:
