@@ -44,9 +44,9 @@ def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
         ('dns "open', 5, "unclosed quote"),
         ("rol:user x", 1, "unknown filter rol:"),
         ("x role:bot", 8, "role: one of"),
-        ("x re:(a", 8, "re: missing )"),  # where the ")" is missing
-        ("x re:*a", 6, "re: nothing to repeat"),
-        ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
+        ("x re:a(?R)?b", 7, "re: recursion and group calls"),
+        ("x re:(?<n>a)(?&n)", 13, "re: recursion and group calls"),
+        ("x re:" + "a" * 2001, 2006, "re: the pattern is longer than 2,000 characters"),
         ("x after:soon", 9, "after: expects a date"),
         ("", 1, "nothing to search for"),
         ("  ", 1, "nothing to search for"),
@@ -60,6 +60,25 @@ def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
 def test_query_errors_say_where(query: str, column: int, words: str) -> None:
     with pytest.raises(QueryError) as info:
         parse_query(query)
+    assert f"column {column}:" in str(info.value) and words in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("query", "column", "words"),
+    [
+        ("x re:(a", 8, "re: missing )"),  # where the ")" is missing
+        ("x re:*a", 6, "re: nothing to repeat"),
+        ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
+        ("x re:(?:a{1000}){1000}", 6, "re: the pattern needs more than 256 MB to compile"),
+    ],
+)
+def test_re_errors_say_where_before_anything_is_read(tmp_path: Path, query: str, column: int, words: str) -> None:
+    """A ``re:`` pattern is compiled by the search's worker process before
+    the store is opened (here there is none): a syntax error, a pattern
+    nested too deeply or one whose compiled form would not fit in the
+    worker's memory is a QueryError naming the column."""
+    with pytest.raises(QueryError) as info:
+        search(tmp_path / "no-such-store", query)
     assert f"column {column}:" in str(info.value) and words in str(info.value)
 
 
@@ -85,7 +104,7 @@ def test_a_plain_re_filter_over_too_many_entries_says_to_add_a_word() -> None:
     run = RegexRun(parse_query("re:dus.x"), seconds=0.2)
     with pytest.raises(QueryError) as info:
         while True:
-            run.matches("no such word here " * 50)
+            run.filter(["no such word here " * 50] * 200)
     assert run.texts > 1000
     assert "took more than 0.2 s over " in str(info.value) and "entries; add a word" in str(info.value)
 
