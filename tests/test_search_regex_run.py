@@ -229,3 +229,19 @@ def test_the_server_answers_other_pages_while_eight_hostile_searches_run(tmp_pat
         assert client.get("/").status_code == 200
         assert _workers_of(server.proc.pid) == []
     assert WORKER_MEMORY == 256 << 20  # the bound the messages above name
+
+
+def test_the_worker_imports_nothing_from_the_directory_the_search_runs_in(tmp_path: Path, cli) -> None:
+    """``pi-session search re:…`` run inside a repository whose modules
+    shadow what the worker imports (``regex``, ``json``, ``runpy``…): the
+    worker (isolated, in ``/``) imports none of them and finds the hit."""
+    evil = tmp_path / "evil-repo"
+    evil.mkdir()
+    marker = tmp_path / "marker"
+    for name in ("regex", "json", "runpy", "resource", "select", "regex_worker", "sitecustomize", "usercustomize"):
+        (evil / f"{name}.py").write_text(f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n")
+    root = file_store(tmp_path / "sessions")
+    out = cli("search", "--store", str(root), "--json", "re:banker", env={"XDG_CACHE_HOME": str(tmp_path / "cache")}, cwd=str(evil))
+    assert not marker.exists(), marker.read_text()
+    assert out.returncode == 0, out.stderr
+    assert {h["sessionId"] for h in orjson.loads(out.stdout)["hits"]} == {SHOWCASE}
