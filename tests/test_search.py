@@ -86,7 +86,7 @@ def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
     """``re:`` runs within a time budget (``RegexRun``): a pattern that
     backtracks for ages on a text ends in a QueryError naming the filter,
     not in a search that never returns."""
-    from pi_session.search.query import RegexRun
+    from pi_session.search.regex_run import RegexRun
 
     query = parse_query("x re:(a|aa)+$")
     run = RegexRun(query, seconds=0.3)
@@ -99,7 +99,7 @@ def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
 
 
 def test_a_plain_re_filter_over_too_many_entries_says_to_add_a_word() -> None:
-    from pi_session.search.query import RegexRun
+    from pi_session.search.regex_run import RegexRun
 
     run = RegexRun(parse_query("re:dus.x"), seconds=0.2)
     with pytest.raises(QueryError) as info:

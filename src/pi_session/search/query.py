@@ -32,13 +32,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..errors import PiSessionError
 from ..core.timestamps import iso_to_ms
 
 __all__ = [
-    "Query", "QueryError", "RegexRun", "Term", "file_terms", "parse_query", "pattern_problem", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS",
+    "Query", "QueryError", "Term", "file_terms", "parse_query", "pattern_problem", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS",
 ]
 
 _TOKEN = re.compile(r"[^\W_]+")
@@ -315,11 +314,3 @@ REGEX_SECONDS = 2.0
 seconds (a pattern with catastrophic backtracking would otherwise run for
 hours); compiling them has the same bound, apart."""
 
-
-def __getattr__(name: str) -> Any:
-    # RegexRun lives in its own module (it runs a process); kept importable from here
-    if name == "RegexRun":
-        from .regex_run import RegexRun
-
-        return RegexRun
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

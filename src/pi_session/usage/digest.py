@@ -66,7 +66,7 @@ _SHAPE = (str, str, str, str, int, list, list)
 """The types of a kept digest's fields (its stamps as hex)."""
 
 _NONE = type(None)
-_ROW = (
+_ROW: tuple[set[type], ...] = (
     {int}, {str, _NONE}, {int}, {int}, {int}, {int}, {int}, {int}, {int}, {int, float}, {int}, {int}, {str}, {str},
 )
 """The types each column of a merged row may hold

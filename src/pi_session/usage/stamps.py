@@ -355,7 +355,7 @@ def _answers_path(root: str) -> str:
 
 def _all(kind: type, values: Any) -> bool:
     """Whether every one of ``values`` is exactly of type ``kind``."""
-    return all(type(v) is kind for v in values)
+    return set(map(type, values)) <= {kind}
 
 
 def _answers_usable(answers: dict[str, Any]) -> bool:
