@@ -19,7 +19,8 @@ import orjson
 import pytest
 
 from pi_session.search import QueryError, parse_query, search
-from pi_session.search.regex_run import WORKER_MEMORY, RegexRun
+from pi_session.search.regex_run import SPANS_KEPT, WORKER_MEMORY, RegexRun
+from pi_session.search.snippets import make_snippet
 from web_helpers import EXE, SHOWCASE, Server, file_store, wait_for
 
 HOG = "0196d000-0000-7000-8000-00000000a0a0"
@@ -128,6 +129,22 @@ def test_an_ordinary_pattern_still_finds_and_marks(tmp_path: Path, cache: Path) 
     hit = found.hits[0]
     start, end = hit.snippet.marks[0]
     assert hit.snippet.text[start:end].lower().startswith("banker")
+
+
+
+def test_texts_of_any_size_and_any_code_point_go_through_the_worker() -> None:
+    """A text with a lone surrogate (a file name of undecodable bytes) and
+    one with a match every character: the worker gets and gives exact
+    character offsets, at most SPANS_KEPT matches per pattern, and the
+    snippet is marked where the first matches are."""
+    query = parse_query("re:x\udcff|ab")
+    with RegexRun(query) as run:
+        assert run.filter(["--x\udcff--", "-ab", "x", "é" * 10]) == [True, True, False, False]
+        assert run.spans("é x\udcff ab") == [(2, 4), (5, 7)]
+        many = "ab" * 50_000
+        assert len(run.spans(many)) == SPANS_KEPT
+        snippet = make_snippet(many, query, regexes=run)
+        assert snippet.text.startswith("abab") and snippet.marks and snippet.marks[0][0] == 0  # adjacent matches marked as one
 
 
 # --- the console script -------------------------------------------------

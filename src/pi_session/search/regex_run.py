@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from .query import REGEX_SECONDS, Query, QueryError
 
-__all__ = ["RegexRun", "WORKER_MEMORY", "worker_command"]
+__all__ = ["RegexRun", "SPANS_KEPT", "WORKER_MEMORY", "worker_command"]
 
 WORKER_MEMORY = 256 << 20
 """How many bytes of address space the worker may take beyond what it
@@ -36,6 +36,10 @@ answer first; past this it is stopped)."""
 
 _START_SECONDS = 30.0
 """How long the worker may take to start (not part of the budget)."""
+
+SPANS_KEPT = 10_000
+"""How many matches of each pattern :meth:`RegexRun.spans` gives at most
+(a snippet marks those within a few hundred characters of the first)."""
 
 _BATCH_CHARS = 1 << 20
 """The most characters :meth:`RegexRun.filter` sends in one request (a
@@ -169,7 +173,7 @@ class RegexRun:
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
-            answer = json.loads(line)
+            answer = json.loads(line.decode("utf-8", "surrogatepass"))
         except ValueError:
             raise _Stopped("an unreadable answer") from None
         if not isinstance(answer, dict):
@@ -198,7 +202,8 @@ class RegexRun:
         if proc is None or proc.stdin is None:
             raise self._error(i, "re: the matching process was closed")
         try:
-            proc.stdin.write(json.dumps(request, separators=(",", ":")).encode() + b"\n")
+            line = json.dumps(request, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+            proc.stdin.write(line + b"\n")
             proc.stdin.flush()
             return self._read(until)
         except _Stopped as exc:
@@ -297,15 +302,15 @@ class RegexRun:
         return self.filter([text])[0]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """The non-empty matches of every ``re:`` pattern in ``text``:
-        ``(start, end)`` character offsets (none for a query without
-        ``re:``)."""
+        """The non-empty matches of every ``re:`` pattern in ``text`` (the
+        first :data:`SPANS_KEPT` of each): ``(start, end)`` character
+        offsets (none for a query without ``re:``)."""
         if not self.query.regexes:
             return []
         left = self._left()
         if left <= 0:
             self._timed_out(0)
-        answer = self._ask({"spans": text, "left": left}, 0, time.monotonic() + left + _GRACE)
+        answer = self._ask({"spans": text, "left": left, "most": SPANS_KEPT}, 0, time.monotonic() + left + _GRACE)
         found = answer.get("ok")
         if not isinstance(found, list):
             self._failed(answer)

@@ -12,8 +12,8 @@ process pays, within the limits it sets itself before reading anything:
 - no core file, and a lower priority (``nice`` 10) than the process that
   asked, so that a server keeps answering while a pattern runs.
 
-It speaks on its standard input and output, one JSON document a line,
-one answer per request:
+It speaks on its standard input and output, one JSON document a line
+(UTF-8, lone surrogates passed through), one answer per request:
 
 - ``{"compile": [PATTERN, ...], "left": SECONDS}``: compile the patterns;
   ``{"ok": true}``, or ``{"error": I, "message": ..., "pos": OFFSET}`` (the
@@ -23,9 +23,9 @@ one answer per request:
   matches each text: ``{"ok": [0 or 1, ...]}``, or ``{"timeout": I,
   "done": N}`` (the ``I``-th pattern ran out of the time left; ``N`` texts
   were decided), ``{"memory": I}``;
-- ``{"spans": TEXT, "left": SECONDS}``: the non-empty matches of every
-  pattern in the text: ``{"ok": [[START, END], ...]}`` (character
-  offsets), or ``timeout`` / ``memory`` as above.
+- ``{"spans": TEXT, "left": SECONDS, "most": N}``: the first ``N``
+  non-empty matches of every pattern in the text: ``{"ok": [[START, END],
+  ...]}`` (character offsets), or ``timeout`` / ``memory`` as above.
 
 It first prints ``{"ready": true}`` when its limits are set. Imports only
 the standard library and ``regex``, and is run as a file, not through the
@@ -88,7 +88,7 @@ def _set_limits(memory: int, cpu: int) -> None:
 
 
 def _answer(out: Any, value: dict[str, Any]) -> None:
-    out.write(json.dumps(value, separators=(",", ":")).encode() + b"\n")
+    out.write(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
     out.flush()
 
 
@@ -130,14 +130,20 @@ def _filter(patterns: list[Any], texts: list[str], end: float) -> dict[str, Any]
     return {"ok": decided}
 
 
-def _spans(patterns: list[Any], text: str, end: float) -> dict[str, Any]:
+def _spans(patterns: list[Any], text: str, end: float, most: int) -> dict[str, Any]:
     spans: list[list[int]] = []
     for i, pattern in enumerate(patterns):
         left = end - time.monotonic()
         try:
             if left <= 0:
                 raise TimeoutError
-            spans += [[m.start(), m.end()] for m in pattern.finditer(text, timeout=left) if m.end() > m.start()]
+            found = 0
+            for m in pattern.finditer(text, timeout=left):
+                if m.end() > m.start():
+                    spans.append([m.start(), m.end()])
+                    found += 1
+                    if found >= most:
+                        break
         except TimeoutError:
             return {"timeout": i, "done": 0}
         except MemoryError:
@@ -152,14 +158,14 @@ def serve(inp: Any, out: Any) -> None:
     _answer(out, {"ready": True})
     for line in inp:
         try:
-            request = json.loads(line)
+            request = json.loads(line.decode("utf-8", "surrogatepass"))
             end = time.monotonic() + float(request.get("left", 0))
             if "compile" in request:
                 patterns, answer = _compile(request["compile"])
             elif "filter" in request:
                 answer = _filter(patterns, request["filter"], end)
             else:
-                answer = _spans(patterns, request["spans"], end)
+                answer = _spans(patterns, request["spans"], end, int(request.get("most", 1 << 62)))
         except MemoryError:
             answer = {"memory": 0}
         _answer(out, answer)
