@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
+import secrets
 import signal
 import subprocess
 import threading
@@ -207,14 +208,17 @@ def test_the_server_answers_other_pages_while_eight_hostile_searches_run(tmp_pat
     root = file_store(tmp_path / "sessions")
     _hog(root)
     hostile = [BACKTRACKING] * 6 + [MEMORY_HUNGRY] * 2
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    with Server(str(root), env=env, agent_dir=tmp_path / "agent") as server, httpx.Client(base_url=server.url, timeout=60) as client:
+    token = secrets.token_urlsafe(16)  # given explicitly: the server asks for it whatever its default
+    headers = {"Authorization": f"Bearer {token}"}
+    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "PI_SESSION_SERVE_TOKEN": token}
+    with Server(str(root), env=env, agent_dir=tmp_path / "agent") as server, \
+            httpx.Client(base_url=server.url, timeout=60, headers=headers) as client:
         assert client.get("/api/v1/search", params={"q": "banker"}).status_code == 200  # the index built
         answers: list[httpx.Response] = []
         lock = threading.Lock()
 
         def hostile_search(q: str) -> None:
-            with httpx.Client(base_url=server.url, timeout=60) as own:
+            with httpx.Client(base_url=server.url, timeout=60, headers=headers) as own:
                 response = own.get("/api/v1/search", params={"q": q})
             with lock:
                 answers.append(response)
