@@ -44,9 +44,9 @@ def hits(root: Path, query: str, **kw) -> set[tuple[str, str | None]]:
         ('dns "open', 5, "unclosed quote"),
         ("rol:user x", 1, "unknown filter rol:"),
         ("x role:bot", 8, "role: one of"),
-        ("x re:(a", 8, "re: missing )"),  # where the ")" is missing
-        ("x re:*a", 6, "re: nothing to repeat"),
-        ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
+        ("x re:a(?R)?b", 7, "re: recursion and group calls"),
+        ("x re:(?<n>a)(?&n)", 13, "re: recursion and group calls"),
+        ("x re:" + "a" * 2001, 2006, "re: the pattern is longer than 2,000 characters"),
         ("x after:soon", 9, "after: expects a date"),
         ("", 1, "nothing to search for"),
         ("  ", 1, "nothing to search for"),
@@ -63,11 +63,30 @@ def test_query_errors_say_where(query: str, column: int, words: str) -> None:
     assert f"column {column}:" in str(info.value) and words in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("query", "column", "words"),
+    [
+        ("x re:(a", 8, "re: missing )"),  # where the ")" is missing
+        ("x re:*a", 6, "re: nothing to repeat"),
+        ("x re:" + "(" * 500 + "a" + ")" * 500, 6, "re: the pattern is nested too deeply"),
+        ("x re:(?:a{1000}){1000}", 6, "re: the pattern needs more than 256 MB to compile"),
+    ],
+)
+def test_re_errors_say_where_before_anything_is_read(tmp_path: Path, query: str, column: int, words: str) -> None:
+    """A ``re:`` pattern is compiled by the search's worker process before
+    the store is opened (here there is none): a syntax error, a pattern
+    nested too deeply or one whose compiled form would not fit in the
+    worker's memory is a QueryError naming the column."""
+    with pytest.raises(QueryError) as info:
+        search(tmp_path / "no-such-store", query)
+    assert f"column {column}:" in str(info.value) and words in str(info.value)
+
+
 def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
     """``re:`` runs within a time budget (``RegexRun``): a pattern that
     backtracks for ages on a text ends in a QueryError naming the filter,
     not in a search that never returns."""
-    from pi_session.search.query import RegexRun
+    from pi_session.search.regex_run import RegexRun
 
     query = parse_query("x re:(a|aa)+$")
     run = RegexRun(query, seconds=0.3)
@@ -80,12 +99,12 @@ def test_a_backtracking_re_filter_is_stopped_with_a_query_error() -> None:
 
 
 def test_a_plain_re_filter_over_too_many_entries_says_to_add_a_word() -> None:
-    from pi_session.search.query import RegexRun
+    from pi_session.search.regex_run import RegexRun
 
     run = RegexRun(parse_query("re:dus.x"), seconds=0.2)
     with pytest.raises(QueryError) as info:
         while True:
-            run.matches("no such word here " * 50)
+            run.filter(["no such word here " * 50] * 200)
     assert run.texts > 1000
     assert "took more than 0.2 s over " in str(info.value) and "entries; add a word" in str(info.value)
 

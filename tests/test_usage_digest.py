@@ -8,7 +8,6 @@ files have damaged lines (their warnings are the full command's)."""
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import re
 import time
@@ -21,7 +20,7 @@ from pi_session.core.paths import cache_dir
 from pi_session.usage import load_usage, report_for, usage_report
 from pi_session.usage.cache import cache_path
 from pi_session.usage import stamps
-from pi_session.usage.stamps import pack_marshal, read_marshal
+from pi_session.usage.stamps import pack_json, read_json
 from pi_session.usage.days import LocalDays, offsets_key, zone_of
 from pi_session.usage.digest import Digest, digest_path, fresh_digest, load_digest
 from usage_gen import generate, write_tree
@@ -73,7 +72,7 @@ def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, 
             warm, from_digest = _warm(cli, root, *args)
             assert from_digest, args
             assert warm == _cold(root, args), args
-    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.marshal", ".answers.marshal"))
+    answers = Path(digest_path(os.path.abspath(root)).replace(".digest.json", ".answers.json"))
     assert answers.exists() and oct(answers.stat().st_mode & 0o777) == "0o600"
 
 
@@ -137,7 +136,7 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     digest = load_digest(os.path.abspath(root))
     assert digest is not None
-    answers_path = Path(str(path).replace(".digest.marshal", ".answers.marshal"))
+    answers_path = Path(str(path).replace(".digest.json", ".answers.json"))
     # another version's digest (its rows doubled, to see it were it used)
     doubled = [[*m[:4], *(2 * v for v in m[4:10]), *m[10:]] for m in digest.merged]
     fields = (digest.version, digest.pricing, digest.root, digest.stamps, digest.files, doubled, digest.problems)
@@ -145,10 +144,12 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
         Digest("0/old", *fields[1:]).to_bytes(),
         Digest(fields[0], "other price data", *fields[2:]).to_bytes(),
         b"\x00garbage",
-        pack_marshal(fields[:5]),  # another layout
-        pack_marshal((*fields[:5], [[1, 2]], fields[6])),
-        pack_marshal((*fields[:5], doubled, [1])),
-        marshal.dumps((*fields[:5], doubled, fields[6])),  # without its CRC-32
+        pack_json([*fields[:3], digest.stamps.hex(), fields[4]]),  # another layout
+        pack_json([*fields[:3], digest.stamps.hex(), fields[4], [[1, 2]], fields[6]]),
+        pack_json([*fields[:3], digest.stamps.hex(), fields[4], doubled, [1]]),
+        pack_json([*fields[:3], digest.stamps.hex(), fields[4], [[*m[:9], "1", *m[10:]] for m in doubled], fields[6]]),  # a cost as text
+        pack_json([*fields[:3], "not hex", fields[4], doubled, fields[6]]),
+        json.dumps([*fields[:3], digest.stamps.hex(), fields[4], doubled, fields[6]]).encode(),  # without its CRC-32
         _flipped(Digest(*fields[:5], digest.merged, fields[6]).to_bytes()),  # one bit of a number flipped
     ):
         answers_path.unlink(missing_ok=True)  # else the remembered answer is printed without reading the digest
@@ -160,17 +161,18 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     path.write_bytes(Digest(*fields[:3], b"other stamps", *fields[4:]).to_bytes())
     assert _warm(cli, root, "monthly", "--timezone", "UTC")[0] == _cold(root, ("monthly", "--timezone", "UTC"))
     # a remembered answer of another version, or a damaged one, is not used either
-    answers = read_marshal(str(answers_path))
+    answers = read_json(str(answers_path))
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
-    answers_path.write_bytes(pack_marshal({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
+    answers_path.write_bytes(pack_json({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
     assert _warm(cli, root, *args) == (expected, True)
     for damaged in (
-        b"", b"\x00garbage", pack_marshal([1, 2]), pack_marshal({**answers, "texts": [forged]}),
-        _flipped(pack_marshal({**answers, "texts": {k: forged for k in answers["texts"]}})),
+        b"", b"\x00garbage", pack_json([1, 2]), pack_json({**answers, "texts": [forged]}),
+        pack_json({**answers, "texts": {k: 1 for k in answers["texts"]}}), pack_json({**answers, "stamps": [str(s) for s in answers["stamps"]]}),
+        _flipped(pack_json({**answers, "texts": {k: forged for k in answers["texts"]}})),
     ):
         answers_path.write_bytes(damaged)
         assert _warm(cli, root, *args) == (expected, True)
-    assert read_marshal(str(answers_path))["texts"]  # written again
+    assert read_json(str(answers_path))["texts"]  # written again
     # a symlink planted at the digest's path is not followed
     answers_path.unlink()
     victim = tmp_path / "victim"
@@ -260,7 +262,7 @@ def test_dates_are_ascii_digits_and_the_calendar_ends_are_not_counted(cli: Any, 
 def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: Any, tmp_path: Path) -> None:
     """A project directory and a session file whose names are not UTF-8
     (MessagePack cannot hold them) are counted like any other; the summary
-    keeps the rest, the digest and the answers (marshal) keep all."""
+    keeps the rest, the digest and the answers (JSON, ``\\u`` escapes) keep all."""
     root = tmp_path / "sessions"
     files = write_tree(root, range(5))
     os.rename(files[0], os.fsencode(files[0].parent) + b"/bad \xff\xfe name.jsonl")
@@ -268,6 +270,8 @@ def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: A
     args = ARGS[0]
     for _ in range(3):
         assert _warm(cli, root, *args) == (_cold(root, args), True)
+    digest = fresh_digest(os.path.abspath(root))  # kept, names and all
+    assert digest is not None and any("\udcff" in m[13] for m in digest.merged)
     for _ in range(2):
         done = cli("usage", "session", "--json", "--store", str(root))
         assert done.returncode == 0 and "Traceback" not in done.stderr

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any, Union
 from .extract import Doc, record_docs
 from .fts import Candidate
 from .index import SearchIndex, index_for  # registers the stores' indexes
-from .query import Query, QueryError, RegexRun, parse_query, tokens
+from .query import Query, QueryError, parse_query, tokens
+from .regex_run import RegexRun
 from .snippets import Snippet, make_snippet
 
 if TYPE_CHECKING:
@@ -147,20 +148,46 @@ def _resolve_target(store_or_dir: StoreOrDir) -> SessionStore:
     return FileStore(root)
 
 
-def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str],
-          shown: Callable[[str], str] | None = None) -> list[Hit]:
-    """The first ``limit`` candidates that pass the ``re:`` filters, as
-    hits; their snippets cut from ``shown(text)`` (default: the text)."""
-    hits: list[Hit] = []
-    regexes = RegexRun(query)  # the time budget of every re: match of this search
+_FIRST_BATCH = 16
+"""How many candidates the ``re:`` filters are first asked about at once
+(then twice as many each time, up to :data:`_MOST_BATCH`): the first hits
+come soon, many candidates are sent in few requests."""
+_MOST_BATCH = 512
+
+
+def _passing(candidates: Iterator[Candidate], query: Query, regexes: RegexRun) -> Iterator[Candidate]:
+    """The candidates (with a session) that pass the ``re:`` filters, in
+    order, asked about in batches."""
+    size = _FIRST_BATCH
+    batch: list[Candidate] = []
     for c in candidates:
         if c.session_id is None:
             continue
+        if not query.regexes:
+            yield c
+            continue
+        batch.append(c)
+        if len(batch) >= size:
+            yield from _passed(batch, regexes)
+            batch, size = [], min(size * 2, _MOST_BATCH)
+    if batch:
+        yield from _passed(batch, regexes)
+
+
+def _passed(batch: list[Candidate], regexes: RegexRun) -> list[Candidate]:
+    verdicts = regexes.filter([f"{c.body}\n{c.thinking}" if c.thinking else c.body for c in batch])
+    return [c for c, ok in zip(batch, verdicts) if ok]
+
+
+def _hits(candidates: Iterator[Candidate], query: Query, limit: int, location: Callable[[Candidate], str], regexes: RegexRun,
+          shown: Callable[[str], str] | None = None) -> list[Hit]:
+    """The first ``limit`` candidates that pass the ``re:`` filters (matched
+    by ``regexes``, whose time budget every match of the search shares),
+    as hits; their snippets cut from ``shown(text)`` (default: the text)."""
+    hits: list[Hit] = []
+    for c in _passing(candidates, query, regexes):
+        assert c.session_id is not None
         text = c.body
-        if query.regexes:
-            searched = f"{c.body}\n{c.thinking}" if c.thinking else c.body
-            if not regexes.matches(searched):
-                continue
         if shown is not None:
             text = shown(text)
         snippet = make_snippet(text, query, regexes=regexes)
@@ -214,12 +241,26 @@ def search(
         :class:`SearchResult`.
 
     Raises:
-        QueryError: the query cannot be parsed (the message names the
-            column).
+        QueryError: the query cannot be parsed, a ``re:`` pattern does not
+            compile (both before anything is indexed), or its matching ran
+            out of time or memory (:class:`pi_session.search.regex_run.RegexRun`);
+            the message names the column.
         pi_session.stores.StoreError: the store cannot be read.
     """
-    from ..core.paths import resolve_path
     parsed = parse_query(query) if isinstance(query, str) else query
+    regexes = RegexRun(parsed)  # compiles the re: patterns (in its worker) before any indexing
+    try:
+        return _search(store_or_dir, parsed, regexes, cwd, limit, include_edited, thinking, update, on_progress, shown)
+    finally:
+        regexes.close()
+
+
+def _search(
+    store_or_dir: StoreOrDir, parsed: Query, regexes: RegexRun, cwd: str | None, limit: int, include_edited: bool, thinking: bool,
+    update: bool, on_progress: Callable[[int, int], Any] | None, shown: Callable[[str], str] | None,
+) -> SearchResult:
+    from ..core.paths import resolve_path
+
     store = _resolve_target(store_or_dir)
     project = resolve_path(cwd) if cwd is not None else None
     index = index_for(store)
@@ -235,7 +276,7 @@ def search(
                 indexed[0] += stats.bytes_indexed if stats is not None else 0
             cands = index.candidates(parsed, include_edited=include_edited, thinking=thinking, project=project, limit=limit)
             try:
-                return _hits(cands, parsed, limit, lambda c: c.location or c.sid, shown)
+                return _hits(cands, parsed, limit, lambda c: c.location or c.sid, regexes, shown)
             finally:
                 cands.close()
 

@@ -13,8 +13,9 @@ it first, :attr:`Query.mention_tiers`), ``project:TEXT`` (cwd contains TEXT),
 after is inclusive, before exclusive), ``session:ID-PREFIX`` and
 ``re:PATTERN`` (a regular expression the document's text must match,
 applied to the candidates the words found: the ``regex`` module's syntax,
-a superset of Python's ``re``; one search spends at most
-:data:`REGEX_SECONDS` matching, see :class:`RegexRun`). A filter's value may be quoted
+a superset of Python's ``re``, without recursion or group calls; compiled
+and matched in a worker process bounded in memory and time, see
+:class:`pi_session.search.regex_run.RegexRun`). A filter's value may be quoted
 (``file:"my dir/x.py"``); ``role`` and ``tool`` take alternatives separated
 by ``|`` or ``,``. White space between a filter's colon and its value is
 skipped (``file: x`` is ``file:x``). Filters of different names must all
@@ -30,15 +31,14 @@ runs of letters and digits, lower-cased), so ``auth.py`` is the phrase
 from __future__ import annotations
 
 import re
-import time
 from dataclasses import dataclass, field
-
-import regex
 
 from ..errors import PiSessionError
 from ..core.timestamps import iso_to_ms
 
-__all__ = ["Query", "QueryError", "RegexRun", "Term", "file_terms", "parse_query", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS"]
+__all__ = [
+    "Query", "QueryError", "Term", "file_terms", "parse_query", "pattern_problem", "tokens", "FILTERS", "ROLES", "REGEX_SECONDS",
+]
 
 _TOKEN = re.compile(r"[^\W_]+")
 
@@ -105,7 +105,9 @@ class Term:
 @dataclass
 class Query:
     """A parsed query (see the module docstring). Empty lists mean "no
-    such filter"."""
+    such filter". ``regexes``: the ``re:`` patterns as written (compiled
+    and run only by :class:`pi_session.search.regex_run.RegexRun`, in its
+    worker process), ``regex_columns`` where each value starts (0-based)."""
 
     text: str
     terms: list[Term] = field(default_factory=list)
@@ -117,7 +119,7 @@ class Query:
     sessions: list[str] = field(default_factory=list)
     after_ms: int | None = None
     before_ms: int | None = None
-    regexes: list[regex.Pattern[str]] = field(default_factory=list)
+    regexes: list[str] = field(default_factory=list)
     regex_columns: list[int] = field(default_factory=list)
 
     @property
@@ -262,71 +264,53 @@ def _add_filter(query: Query, text: str, at: int, name: str, value: str) -> None
     elif name == "before":
         query.before_ms = _date_ms(text, at, name, value)
     elif name == "re":
-        try:
-            query.regexes.append(regex.compile(value))
-        except regex.error as exc:
-            pos = at + (exc.pos or 0)
-            raise QueryError(text, pos, f"re: {exc.msg}") from None
-        except (RecursionError, OverflowError, MemoryError):
-            raise QueryError(text, at, "re: the pattern is nested too deeply or too large") from None
+        problem = pattern_problem(value)
+        if problem is not None:
+            raise QueryError(text, at + problem[0], f"re: {problem[1]}")
+        query.regexes.append(value)
         query.regex_columns.append(at)
+
+
+MAX_PATTERN_CHARS = 2000
+"""The longest ``re:`` pattern, in characters."""
+
+_CALL = re.compile(r"\(\s*\?\s*(?:R|[+-]?\s*\d|&|P\s*>)")
+"""A recursion or group call: ``(?R)``, ``(?0)``, ``(?1)``, ``(?+1)``,
+``(?-1)``, ``(?&name)``, ``(?P>name)`` (white space allowed, as the
+verbose flag lets it be)."""
+
+
+def pattern_problem(pattern: str) -> tuple[int, str] | None:
+    """What refuses a ``re:`` pattern before it is compiled (pure):
+    more than :data:`MAX_PATTERN_CHARS` characters, or a recursion or group
+    call (``(?R)``, ``(?1)``, ``(?&name)``, ``(?P>name)`` …: matching
+    one can take memory without bound). Conservative: such text inside a
+    character class or a comment counts too (write ``\\(`` for a literal
+    parenthesis). Syntax errors are the compiler's
+    (:class:`pi_session.search.regex_run.RegexRun`).
+
+    Returns:
+        ``(offset in the pattern, problem)`` or None when none is seen.
+    """
+    if len(pattern) > MAX_PATTERN_CHARS:
+        return MAX_PATTERN_CHARS, f"the pattern is longer than {MAX_PATTERN_CHARS:,} characters"
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2  # an escaped character is never a group's parenthesis
+            continue
+        if ch == "(" and _CALL.match(pattern, i):
+            return i, (
+                "recursion and group calls ((?R), (?1), (?&name), (?P>name)) are not supported: "
+                "they can take memory without bound (write \\( for a parenthesis)"
+            )
+        i += 1
+    return None
 
 
 REGEX_SECONDS = 2.0
 """The time one search may spend matching its ``re:`` patterns, in
 seconds (a pattern with catastrophic backtracking would otherwise run for
-hours)."""
+hours); compiling them has the same bound, apart."""
 
-
-class RegexRun:
-    """One search's ``re:`` matching, within :data:`REGEX_SECONDS` in all.
-
-    Args:
-        query: the parsed query.
-        seconds: the budget (default :data:`REGEX_SECONDS`).
-
-    Raises (from its methods):
-        QueryError: the budget ran out; names the first ``re:`` filter.
-    """
-
-    def __init__(self, query: Query, seconds: float | None = None) -> None:
-        self.query = query
-        self.seconds = REGEX_SECONDS if seconds is None else seconds
-        self.deadline = time.monotonic() + self.seconds
-        self.texts = 0  # texts matched so far
-
-    def _left(self, i: int) -> float:
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            self._timed_out(i)
-        return left
-
-    def _timed_out(self, i: int) -> None:
-        took = f"re: matching took more than {self.seconds:g} s"
-        if self.texts > 1000:  # a plain pattern, tried on too many entries
-            why = f"{took} over {self.texts:,} entries; add a word, so that only the entries holding it are matched"
-        else:
-            why = f"{took}; simplify the pattern (nested repeats backtrack)"
-        raise QueryError(self.query.text, self.query.regex_columns[i] if i < len(self.query.regex_columns) else 0, why)
-
-    def matches(self, text: str) -> bool:
-        """Whether every ``re:`` pattern matches ``text``."""
-        self.texts += 1
-        for i, pattern in enumerate(self.query.regexes):
-            try:
-                if pattern.search(text, timeout=self._left(i)) is None:
-                    return False
-            except TimeoutError:
-                self._timed_out(i)
-        return True
-
-    def spans(self, text: str) -> list[tuple[int, int]]:
-        """The non-empty matches of every ``re:`` pattern in ``text``:
-        ``(start, end)`` character offsets."""
-        out: list[tuple[int, int]] = []
-        for i, pattern in enumerate(self.query.regexes):
-            try:
-                out += [(m.start(), m.end()) for m in pattern.finditer(text, timeout=self._left(i)) if m.end() > m.start()]
-            except TimeoutError:
-                self._timed_out(i)
-        return out

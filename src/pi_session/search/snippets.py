@@ -9,7 +9,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .query import Query, RegexRun, Term
+from .query import Query, Term
+from .regex_run import RegexRun
 
 __all__ = ["Snippet", "make_snippet", "term_spans", "term_spans_by_tokens", "SNIPPET_CHARS"]
 
@@ -106,12 +107,17 @@ def make_snippet(text: str, query: Query, *, width: int = SNIPPET_CHARS, regexes
     around the first match (the start of the text when nothing matches, as
     for most filter-only queries), white space collapsed. A huge text costs a
     scan, never a huge snippet. ``regexes``: the search's ``re:`` matching
-    (its time budget); None: a new one.
+    (its worker and time budget); None: a new one, for this text.
 
     Raises:
-        QueryError: the ``re:`` matching ran out of time (:class:`RegexRun`).
+        QueryError: the ``re:`` matching failed: out of time or memory
+            (:class:`pi_session.search.regex_run.RegexRun`).
     """
-    spans = _match_spans(text, query, regexes if regexes is not None else RegexRun(query))
+    if regexes is None:
+        with RegexRun(query) as own:
+            spans = _match_spans(text, query, own)
+    else:
+        spans = _match_spans(text, query, regexes)
     first = spans[0][0] if spans else 0
     start = max(0, first - width // 3)
     end = min(len(text), start + width)

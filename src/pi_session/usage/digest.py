@@ -1,6 +1,6 @@
 """The digest of a sessions root (**beyond pi**): what a day, week or month
 report needs, kept in one small file per root,
-``<cache dir>/usage/<sha256 of the root, 32 hex>.digest.marshal`` (mode
+``<cache dir>/usage/<sha256 of the root, 32 hex>.digest.json`` (mode
 0600, written atomically beside the summary of :mod:`pi_session.usage.cache`).
 
 It holds the counted message groups of every session merged per 15-minute
@@ -28,21 +28,27 @@ fork's contribution (its messages less those copied from the sessions it
 was forked from) is taken again whenever one of those changes.
 
 Reports answered from a digest are remembered beside it
-(``<...>.answers.marshal``, :func:`pi_session.usage.stamps.load_answers`)
+(``<...>.answers.json``, :func:`pi_session.usage.stamps.load_answers`)
 while it stays fresh.
 
-The digest is ``marshal`` data, like the remembered answers: a fresh
-digest is read without importing ``msgspec`` (only bringing it up to
-date loads :mod:`pi_session.usage.parts`). The stamps, the digest's path
-and the remembered answers are :mod:`pi_session.usage.stamps`'s.
+The digest is JSON behind a CRC-32, read with ``orjson`` (which the
+report's output loads anyway) and checked value by value for the type a
+report uses (:meth:`Digest.from_fields`): a digest crafted by whoever can
+write it is ignored, never a crash. A fresh digest is read without
+importing ``msgspec`` (only bringing it up to date loads
+:mod:`pi_session.usage.parts`). The stamps, the digest's path and the
+remembered answers are :mod:`pi_session.usage.stamps`'s.
 """
 
 from __future__ import annotations
 
+import json
 import os
 
+import orjson
+
 from .stamps import (
-    DIGEST_VERSION, current_stamps, digest_path, format_version, pack_marshal, pricing_stamp, read_marshal, session_files, stamps_digest,
+    DIGEST_VERSION, checked, current_stamps, digest_path, format_version, pack_json, pricing_stamp, read_checked, session_files, stamps_digest,
     write_private,
 )
 
@@ -56,7 +62,15 @@ __all__ = [
     "session_files", "update_digest",
 ]
 
-_SHAPE = (str, str, str, bytes, int, list, list)
+_SHAPE = (str, str, str, str, int, list, list)
+"""The types of a kept digest's fields (its stamps as hex)."""
+
+_NONE = type(None)
+_ROW: tuple[set[type], ...] = (
+    {int}, {str, _NONE}, {int}, {int}, {int}, {int}, {int}, {int}, {int}, {int, float}, {int}, {int}, {str}, {str},
+)
+"""The types each column of a merged row may hold
+(:func:`pi_session.usage.report.merged_groups`)."""
 
 
 class Digest:
@@ -76,25 +90,52 @@ class Digest:
         self.files, self.merged, self.problems = files, merged, problems
 
     def to_bytes(self) -> bytes:
-        """The digest as it is kept: its fields in order, as
-        :func:`pi_session.usage.stamps.pack_marshal` packs them."""
-        return pack_marshal((self.version, self.pricing, self.root, self.stamps, self.files, self.merged, self.problems))
+        """The digest as it is kept: its fields in order as a JSON array
+        (``stamps`` as hex) behind a CRC-32
+        (:func:`pi_session.usage.stamps.checked`); written by ``orjson``,
+        or, when a field holds what it does not write (a name of bytes
+        that are not UTF-8, an integer past 64 bits), by :mod:`json`
+        (``\\u`` escapes), which :func:`load_digest` reads too."""
+        fields = [self.version, self.pricing, self.root, self.stamps.hex(), self.files, self.merged, self.problems]
+        try:
+            return checked(orjson.dumps(fields))
+        except TypeError:
+            return pack_json(fields)
 
     @classmethod
     def from_fields(cls, fields: Any) -> Digest | None:
         """The digest whose fields are ``fields`` (:meth:`to_bytes`, loaded),
-        or None when they are not one's (damaged, another layout)."""
-        if type(fields) is not tuple or len(fields) != len(_SHAPE) or not all(type(v) is t for v, t in zip(fields, _SHAPE)):
+        or None when they are not one's (damaged, another layout, a value
+        of a type the report does not take)."""
+        if type(fields) is not list or len(fields) != len(_SHAPE) or not all(type(v) is t for v, t in zip(fields, _SHAPE)):
             return None
-        if not all(type(m) is list and len(m) == 14 for m in fields[5]) or not all(type(p) is str for p in fields[6]):
+        merged, problems = fields[5], fields[6]
+        if not all(type(m) is list and len(m) == 14 for m in merged) or not all(type(p) is str for p in problems):
             return None
-        return cls(*fields)
+        if merged and not all(set(map(type, column)) <= kinds for column, kinds in zip(zip(*merged), _ROW)):
+            return None
+        try:
+            stamps = bytes.fromhex(fields[3])
+        except ValueError:
+            return None
+        return cls(fields[0], fields[1], fields[2], stamps, fields[4], merged, problems)
 
 
 def load_digest(root: str) -> Digest | None:
     """The digest kept for the sessions root ``root`` (absolute), fresh or
-    not, or None (none, damaged, not a regular file of this user)."""
-    return Digest.from_fields(read_marshal(digest_path(root)))
+    not, or None (none, damaged, not JSON, another layout, not a regular
+    file of this user)."""
+    data = read_checked(digest_path(root))
+    if data is None:
+        return None
+    try:
+        fields = orjson.loads(data)
+    except orjson.JSONDecodeError:  # not JSON, or escapes only json reads (see Digest.to_bytes)
+        try:
+            fields = json.loads(bytes(data))
+        except (ValueError, RecursionError):
+            return None
+    return Digest.from_fields(fields)
 
 
 def fresh_digest(root: str, stamps: tuple[bytes, int] | None = None) -> Digest | None:

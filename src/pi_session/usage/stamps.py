@@ -2,14 +2,21 @@
 the ``stat`` walk of a sessions root (:func:`scan`), where the digest
 lives, which price data and version it was written by, and the reports
 already answered from it (:func:`load_answers`, a small file beside the
-digest: ``<...>.answers.marshal``). Imports only built-in modules (``os``,
-``stat``, ``time``, ``marshal``, ``zlib``, the C SHA-256), so that a report asked
-again is printed in about the time the interpreter takes to start.
+digest: ``<...>.answers.json``). Imports only the standard library's
+quick-loading modules (``os``, ``stat``, ``time``, ``zlib``, ``json`` with its
+C scanner, the C SHA-256), so that a report asked again is printed in about
+the time the interpreter takes to start.
+
+Cache files are data only, read by parsers whose memory is bounded by the
+file's size (JSON: :func:`read_json` here, ``orjson`` for the digest), and
+everything read is checked for the shape its reader uses before it is
+used: a cache file crafted by anyone who can write it (the same user) is
+ignored, never a crash (``tests/test_usage_cache_fuzz.py``).
 """
 
 from __future__ import annotations
 
-import marshal
+import json
 import os
 import stat
 import sys
@@ -34,9 +41,9 @@ __all__ = [
     "format_version",
     "listing_digest",
     "load_answers",
-    "pack_marshal",
+    "pack_json",
     "pricing_stamp",
-    "read_marshal",
+    "read_json",
     "read_checked",
     "read_private",
     "remember_answer",
@@ -48,7 +55,7 @@ __all__ = [
     "write_private",
 ]
 
-DIGEST_VERSION = "3"
+DIGEST_VERSION = "4"
 """The digest's format (with pi-session's version: a digest written by
 another version is stale)."""
 
@@ -104,8 +111,8 @@ def usage_cache_file(root: str, suffix: str) -> str:
 
 def digest_path(root: str) -> str:
     """Where the digest of the sessions root ``root`` (absolute) lives:
-    ``<...>.digest.marshal`` (:func:`usage_cache_file`)."""
-    return usage_cache_file(root, "digest.marshal")
+    ``<...>.digest.json`` (:func:`usage_cache_file`)."""
+    return usage_cache_file(root, "digest.json")
 
 
 RACY_NS = 3_000_000_000
@@ -125,9 +132,10 @@ class Scan:
             in the root and in its directories (symlinks followed, as pi
             lists them), in name order, the root's own first.
         names: directory path -> the sorted names listed in it (the
-            root: every name; a directory under it: its ``*.jsonl`` names).
-        settled: directory path -> its ``(mtime_ns, ctime_ns, inode,
-            device)`` for the directories whose listing may be reused while
+            root: every name; a directory under it: its ``*.jsonl`` names),
+            a list.
+        settled: directory path -> its ``[mtime_ns, ctime_ns, inode,
+            device]`` for the directories whose listing may be reused while
             that stays the same (:data:`RACY_NS`).
         stamps: ``size, mtime_ns, inode`` of every file of ``listing``, in
             order, flattened, with ``-1`` for a listed ``*.jsonl`` name that
@@ -139,8 +147,8 @@ class Scan:
 
     def __init__(self) -> None:
         self.listing: list[tuple[str, os.stat_result]] = []
-        self.names: dict[str, tuple[str, ...]] = {}
-        self.settled: dict[str, tuple[int, int, int, int]] = {}
+        self.names: dict[str, list[str]] = {}
+        self.settled: dict[str, list[int]] = {}
         self.stamps: list[int] = []
 
     def same_files(self, answers: dict[str, Any] | None) -> bool:
@@ -207,15 +215,15 @@ def scan(root: str, known: dict[str, Any] | None = None) -> Scan:
 
 def _names_of(
     found: Scan, d: str, st: os.stat_result, names: dict[str, Any], settled: dict[str, Any], listed_at: int, only_jsonl: bool,
-) -> tuple[str, ...]:
+) -> list[str]:
     """The sorted names in the directory ``d`` (stat ``st``), from
     ``names`` when ``settled`` says it did not change, else listed; noted
     in ``found``. Raises OSError when it cannot be listed."""
-    mark = (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    mark = [st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
     got = names.get(d) if settled.get(d) == mark else None
     if got is None:
         entries = os.listdir(d)
-        got = tuple(sorted([n for n in entries if n.endswith(".jsonl")] if only_jsonl else entries))
+        got = sorted([n for n in entries if n.endswith(".jsonl")] if only_jsonl else entries)
     found.names[d] = got
     if max(st.st_mtime_ns, st.st_ctime_ns) < listed_at - RACY_NS:
         found.settled[d] = mark
@@ -313,25 +321,27 @@ def read_checked(path: str) -> memoryview | None:
     return view if zlib.crc32(view) == int.from_bytes(data[:4], "big") else None
 
 
-def pack_marshal(value: Any) -> bytes:
-    """``value`` as a cache file keeps it: :func:`checked` ``marshal`` data
-    (:func:`read_marshal`)."""
-    return checked(marshal.dumps(value))
+def pack_json(value: Any) -> bytes:
+    """``value`` (JSON-compatible: text that is not Unicode, such as a path
+    of undecodable bytes, is kept as ``\\u`` escapes) as a cache file keeps
+    it: :func:`checked` JSON (:func:`read_json`)."""
+    return checked(json.dumps(value, separators=(",", ":")).encode())
 
 
-def read_marshal(path: str) -> Any:
-    """The value kept in the cache file ``path`` (:func:`pack_marshal`,
-    read with :func:`read_checked`), or None when there is none or it is
-    damaged. Such files are read only when they are regular files owned by
-    this user (mode 0600 when written, never through a symlink): the trust
-    Python gives its ``__pycache__``, whose files are ``marshal`` data
-    too. The caller checks the shape of what it gets."""
+def read_json(path: str) -> Any:
+    """The value kept in the cache file ``path`` (:func:`pack_json`, read
+    with :func:`read_checked`), or None when there is none, it is damaged
+    or it is not JSON (nested too deeply, a number of more digits than
+    Python reads, invalid UTF-8…). Such files are read only when they are
+    regular files owned by this user (mode 0600 when written, never through
+    a symlink); the JSON parser's memory is bounded by the file's size.
+    The caller checks the shape of what it gets."""
     data = read_checked(path)
     if data is None:
         return None
     try:
-        return marshal.loads(data)
-    except (ValueError, EOFError, TypeError):
+        return json.loads(bytes(data))
+    except (ValueError, RecursionError):
         return None
 
 
@@ -340,13 +350,31 @@ ANSWERS_KEPT = 32
 
 
 def _answers_path(root: str) -> str:
-    return usage_cache_file(root, "answers.marshal")
+    return usage_cache_file(root, "answers.json")
 
 
-def _answers_version() -> str:
-    """:func:`format_version` and the interpreter's (``marshal``'s format
-    may change with it)."""
-    return f"{format_version()}/{sys.implementation.cache_tag}"
+def _all(kind: type, values: Any) -> bool:
+    """Whether every one of ``values`` is exactly of type ``kind``."""
+    return set(map(type, values)) <= {kind}
+
+
+def _answers_usable(answers: dict[str, Any]) -> bool:
+    """Whether loaded answers hold what :func:`scan`, :meth:`Scan.same_files`
+    and the fast path use, of the types they use (a crafted file holds
+    anything)."""
+    names, settled, texts, digest = answers.get("names"), answers.get("settled"), answers.get("texts"), answers.get("digest")
+    if not (type(names) is dict and type(settled) is dict and type(texts) is dict and type(answers.get("files")) is int):
+        return False
+    stamps, slots = answers.get("stamps"), answers.get("slots")
+    if not (type(stamps) is list and _all(int, stamps) and type(slots) is list and _all(int, slots)):
+        return False
+    if not (_all(str, texts) and _all(str, texts.values()) and _all(str, names) and _all(str, settled)):
+        return False
+    if not all(type(v) is list and _all(str, v) for v in names.values()):
+        return False
+    if not all(type(v) is list and len(v) == 4 and _all(int, v) for v in settled.values()):
+        return False
+    return type(digest) is str and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
 
 
 def load_answers(root: str) -> dict[str, Any] | None:
@@ -359,16 +387,15 @@ def load_answers(root: str) -> dict[str, Any] | None:
     15-minute slots, whose local days key a report:
     :func:`pi_session.usage.days.offsets_key`) and ``"texts"`` (key -> the
     report's text, the most recent :data:`ANSWERS_KEPT`), read with
-    :func:`read_marshal`."""
-    answers = read_marshal(_answers_path(root))
-    if not isinstance(answers, dict):
+    :func:`read_json`, every part checked for its type (``"digest"`` is
+    given as bytes)."""
+    answers = read_json(_answers_path(root))
+    if type(answers) is not dict:
         return None
     mine = (answers.get("version"), answers.get("pricing"), answers.get("root"))
-    if mine != (_answers_version(), pricing_stamp(), root):
+    if mine != (format_version(), pricing_stamp(), root) or not _answers_usable(answers):
         return None
-    shapes = (("names", dict), ("settled", dict), ("stamps", list), ("digest", bytes), ("files", int), ("slots", list), ("texts", dict))
-    if not all(isinstance(answers.get(field), kind) for field, kind in shapes):
-        return None
+    answers["digest"] = bytes.fromhex(answers["digest"])
     return answers
 
 
@@ -380,7 +407,7 @@ def remember_answer(root: str, found: Scan, digest: Any, answers: dict[str, Any]
     from the same files). Written as the digest is (a new 0600 file
     renamed over the old; failing quietly)."""
     if answers is None or not found.same_files(answers) or answers["digest"] != digest.stamps:
-        answers = {"version": _answers_version(), "pricing": pricing_stamp(), "root": root, "slots": slots, "texts": {}}
+        answers = {"version": format_version(), "pricing": pricing_stamp(), "root": root, "slots": slots, "texts": {}}
     answers.update(digest=digest.stamps, files=digest.files)
     answers.update(names=found.names, settled=found.settled, stamps=found.stamps)
     texts = answers["texts"]
@@ -388,7 +415,7 @@ def remember_answer(root: str, found: Scan, digest: Any, answers: dict[str, Any]
     texts[key] = text
     while len(texts) > ANSWERS_KEPT:
         del texts[next(iter(texts))]
-    write_private(_answers_path(root), pack_marshal(answers))
+    write_private(_answers_path(root), pack_json({**answers, "digest": answers["digest"].hex()}))
 
 
 def digest_slots(digest: Any) -> list[int]:
