@@ -227,14 +227,22 @@ def test_a_blob_subdirectory_replaced_by_a_link_is_not_written_through(tmp_path:
     assert path.read_bytes() == before and list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.parametrize("command", ["restore", "secrets"])
-def test_a_blob_subdirectory_replaced_by_a_link_is_not_read_through(tmp_path: Path, command: str) -> None:
+def _slimmed_with_its_blob_subdirectory_behind_a_link(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A slimmed session whose blob's subdirectory (``.blobs/ab``) was moved
+    to ``tmp_path/elsewhere`` and replaced by a symbolic link to it:
+    (session, blob path through the link, the directory the link names)."""
     path = session(tmp_path / "work" / "s.jsonl", secret=True)
     blob = slimmed(tmp_path, path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     shutil.move(blob.parent, elsewhere / blob.parent.name)
     blob.parent.symlink_to(elsewhere / blob.parent.name)
+    return path, blob, elsewhere
+
+
+@pytest.mark.parametrize("command", ["restore", "secrets"])
+def test_a_blob_subdirectory_replaced_by_a_link_is_not_read_through(tmp_path: Path, command: str) -> None:
+    path, blob, elsewhere = _slimmed_with_its_blob_subdirectory_behind_a_link(tmp_path)
     before = path.read_bytes()
     one_line(run(tmp_path, command, str(path)), str(blob.parent), "is a symbolic link")
     assert path.read_bytes() == before
@@ -243,12 +251,7 @@ def test_a_blob_subdirectory_replaced_by_a_link_is_not_read_through(tmp_path: Pa
 def test_scrub_never_deletes_a_blob_outside_the_blob_directory(tmp_path: Path) -> None:
     """``.blobs/ab`` replaced by a link to a directory holding a file of
     the blob's name: scrub refuses it, and that file stays."""
-    path = session(tmp_path / "work" / "s.jsonl", secret=True)
-    blob = slimmed(tmp_path, path)
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    shutil.move(blob.parent, elsewhere / blob.parent.name)
-    blob.parent.symlink_to(elsewhere / blob.parent.name)
+    path, blob, elsewhere = _slimmed_with_its_blob_subdirectory_behind_a_link(tmp_path)
     before = path.read_bytes()
     one_line(run(tmp_path, "scrub", str(path), "--mode", "rewrite"), str(blob.parent), "is a symbolic link")
     assert (elsewhere / blob.parent.name / blob.name).is_file()
