@@ -30,7 +30,7 @@ from fake_providers import FakeProviderServer, RecordedRequest, fake_provider  #
 from pi_session import SessionManager
 from pi_session.core import jsonio
 from pi_session.llm.openai import OpenAISummarizer
-from pi_session.operations import LeafMoved
+from pi_session.operations import LeafMovedError
 from pi_session.session.settings import CompactionSettings
 
 EXE = Path(sys.executable).parent / "pi-session"
@@ -191,7 +191,7 @@ def test_pi_session_compact_refuses_when_another_process_branched(tmp_path: Path
 
     async def body() -> None:
         assert await session.compact() is None
-        assert isinstance(session.last_compaction_error, LeafMoved)
+        assert isinstance(session.last_compaction_error, LeafMovedError)
         assert compactions(path) == []
         # the session was opened again: it sees the other writer's branch,
         # and a new compaction is planned there

@@ -14,7 +14,7 @@ import pytest
 from pi_session import SessionManager, operations
 from pi_session.core import jsonio
 from pi_session.llm import ExtractiveSummarizer
-from pi_session.operations import LeafMoved, OperationError, OutputExists
+from pi_session.operations import LeafMovedError, OperationError, OutputExists
 from pi_session.session.settings import CompactionSettings
 
 SETTINGS = CompactionSettings(True, 16384, 10)
@@ -101,7 +101,7 @@ def test_commit_refuses_when_the_leaf_moved_to_another_branch(tmp_path: Path) ->
     manager.branch(ids[3])  # this process moves the leaf off the planned path
     manager.append_message(_msg("user", "another direction"))
     size = path.stat().st_size
-    with pytest.raises(LeafMoved) as caught:
+    with pytest.raises(LeafMovedError) as caught:
         operations.commit_compaction(plan, result, manager)
     assert not caught.value.by_other_writer
     assert path.stat().st_size == size and compactions(path) == []
@@ -124,7 +124,7 @@ def test_commit_refuses_after_another_compaction(tmp_path: Path) -> None:
     result = asyncio.run(operations.summarize_compaction(plan, ExtractiveSummarizer()))
     first = operations.commit_compaction(plan, result, operations.open_for_writing(path))
     assert first.entry_id
-    with pytest.raises(LeafMoved):
+    with pytest.raises(LeafMovedError):
         operations.commit_compaction(plan, result, operations.open_for_writing(path))
     assert len(compactions(path)) == 1
 
@@ -139,7 +139,7 @@ def test_navigate_with_a_summary_refuses_when_the_leaf_moved(tmp_path: Path) -> 
     plan = operations.open_for_reading(path).plan_navigation(ids[3])
     operations.open_for_writing(path).append_message(_msg("user", "meanwhile"))
     summary = BranchSummaryResult(summary="the branch left")
-    with pytest.raises(LeafMoved):
+    with pytest.raises(LeafMovedError):
         operations.navigate_session(operations.open_for_writing(path), plan, summary)
     moved = operations.navigate_session(operations.open_for_writing(path), plan)  # a plain move is fine
     assert moved.summary_entry_id is not None

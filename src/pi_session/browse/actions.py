@@ -6,7 +6,7 @@ as the matching CLI command does (``label``, ``name``, ``navigate``,
 command would: a session is read read-only, and the file is opened for
 writing only when there is something to write (an old v1/v2 file is
 migrated then, with its backup, and the note says so). Every failure is an
-:class:`ActionError` (the workflow layer's
+:class:`OperationError` (the workflow layer's
 :class:`~pi_session.operations.OperationError`) with a one-line message;
 the file is unchanged unless an :class:`Outcome` came back. The actions
 that need a summarizer (navigate, compact) are in
@@ -28,8 +28,8 @@ from ..render.terminal import plural
 from ..core.text import is_well_formed
 
 __all__ = [
-    "ActionError",
-    "ExportExists",
+    "OperationError",
+    "OutputExists",
     "Outcome",
     "open_read",
     "list_sessions",
@@ -43,15 +43,6 @@ __all__ = [
     "default_export_path",
     "export",
 ]
-
-
-ActionError = OperationError
-"""An action failed; ``str(exc)`` is one line for the user. The session
-file was not changed."""
-
-ExportExists = OutputExists
-"""The export's output file exists: ask, then call :func:`export` again
-with ``overwrite=True``."""
 
 
 @dataclass(frozen=True)
@@ -77,12 +68,12 @@ def open_read(path: Path) -> SessionManager:
     :func:`pi_session.operations.open_for_reading`).
 
     Raises:
-        ActionError: missing, empty or unreadable file, or not a session.
+        OperationError: missing, empty or unreadable file, or not a session.
     """
     try:
         return operations.open_for_reading(path)
     except OperationError as exc:
-        raise ActionError(one_line(str(exc))) from None
+        raise OperationError(one_line(str(exc))) from None
 
 
 def list_sessions(cwd: str, *, all_projects: bool = False, store: Any = None) -> list[dict[str, Any]]:
@@ -129,12 +120,12 @@ def open_write(path: Path) -> SessionManager:
     backup; :func:`save` reports the notes of that too).
 
     Raises:
-        ActionError: the file cannot be read or rewritten.
+        OperationError: the file cannot be read or rewritten.
     """
     try:
         return operations.open_for_writing(path)
     except OperationError as exc:
-        raise ActionError(one_line(str(exc))) from None
+        raise OperationError(one_line(str(exc))) from None
 
 
 def save(manager: SessionManager) -> tuple[str, ...]:
@@ -144,14 +135,14 @@ def save(manager: SessionManager) -> tuple[str, ...]:
         The manager's notes (opening and writing), one line each.
 
     Raises:
-        ActionError: the write failed.
+        OperationError: the write failed.
     """
     return operations.save(manager)
 
 
 def _check_text(text: str, what: str) -> None:
     if not is_well_formed(text):
-        raise ActionError(f"{what}: not valid Unicode text")
+        raise OperationError(f"{what}: not valid Unicode text")
 
 
 def set_label(path: Path, entry_id: str, text: str) -> Outcome:
@@ -159,21 +150,21 @@ def set_label(path: Path, entry_id: str, text: str) -> Outcome:
     ``pi-session label``.
 
     Raises:
-        ActionError: no such entry, or the write failed.
+        OperationError: no such entry, or the write failed.
     """
     _check_text(text, "label")
     text = text.strip()
     if open_read(path).get_entry(entry_id) is None:
-        raise ActionError(f"{path}: no entry with id {entry_id}")
+        raise OperationError(f"{path}: no entry with id {entry_id}")
     manager = open_write(path)
     try:
         manager.append_label_change(entry_id, text) if text else manager.append_label_change(entry_id)
     except KeyError:
-        raise ActionError(f"{path}: no entry with id {entry_id}") from None
+        raise OperationError(f"{path}: no entry with id {entry_id}") from None
     except SessionFileError as exc:  # e.g. the file was deleted since it was opened
-        raise ActionError(str(exc)) from None
+        raise OperationError(str(exc)) from None
     except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+        raise OperationError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)
     done = f"labelled {entry_id}: {text}" if text else f"cleared the label of {entry_id}"
     return Outcome(one_line(done), notes, select_id=entry_id)
@@ -184,16 +175,16 @@ def set_name(path: Path, text: str) -> Outcome:
     name``.
 
     Raises:
-        ActionError: the write failed.
+        OperationError: the write failed.
     """
     _check_text(text, "name")
     manager = open_write(path)
     try:
         manager.append_session_info(text)
     except SessionFileError as exc:  # e.g. the file was deleted since it was opened
-        raise ActionError(str(exc)) from None
+        raise OperationError(str(exc)) from None
     except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+        raise OperationError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)
     current = manager.get_session_name()
     return Outcome(one_line(f"named: {current}") if current else "name cleared", notes)
@@ -205,12 +196,12 @@ def clone(path: Path, entry_id: str) -> Outcome:
     when the clone leaves out context edits of entries it keeps.
 
     Raises:
-        ActionError: no such entry, or the write failed.
+        OperationError: no such entry, or the write failed.
     """
     try:
         done = operations.clone_session(open_read(path), entry_id)
     except OperationError as exc:
-        raise ActionError(str(exc)) from None
+        raise OperationError(str(exc)) from None
     notes = (done.warning,) if done.warning is not None else ()
     location = Path(done.location)
     return Outcome(f"cloned {plural(done.entries, 'entry', 'entries')} to {location}", notes, path=location)
@@ -235,8 +226,8 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
     ``leaf_id``); written atomically; never over a session file.
 
     Raises:
-        ExportExists: ``output`` exists and ``overwrite`` is false.
-        ActionError: no such entry, a session file or a directory in the
+        OutputExists: ``output`` exists and ``overwrite`` is false.
+        OperationError: no such entry, a session file or a directory in the
             way, a missing directory, or the write failed.
     """
     manager = open_read(path)
@@ -245,5 +236,5 @@ def export(path: Path, leaf_id: str | None, output: Path, *, overwrite: bool = F
     try:
         operations.write_export(target, chunks)
     except OSError as exc:
-        raise ActionError(f"{output}: {exc.strerror or exc}") from None
+        raise OperationError(f"{output}: {exc.strerror or exc}") from None
     return Outcome(f"exported {plural(count, 'entry', 'entries')} to {target}", path=target)

@@ -19,7 +19,7 @@ from typing import Any
 from textual.app import App
 from textual.binding import Binding
 
-from .actions import ActionError
+from ..operations import OperationError
 from .summaries import SummarizerConfig
 
 __all__ = ["BrowseApp"]
@@ -79,12 +79,12 @@ class BrowseApp(App[None]):
 
     @contextmanager
     def reporting(self) -> Iterator[None]:
-        """Run an action: an :class:`ActionError` becomes an error
+        """Run an action: an :class:`OperationError` becomes an error
         notification, any other error one naming it ("internal error");
         the app keeps running. Cancellation passes through."""
         try:
             yield
-        except ActionError as exc:
+        except OperationError as exc:
             self.say_error(str(exc))  # notify is thread-safe
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             message = " ".join(f"internal error: {type(exc).__name__}: {exc}".split())

@@ -131,7 +131,7 @@ class SessionScreen(OwnKeysFirst):
         with self.browse_app.reporting():
             try:
                 manager = actions.open_read(self.path)
-            except actions.ActionError as exc:
+            except actions.OperationError as exc:
                 self.app.call_from_thread(self._load_failed, str(exc), initial)
                 return
             roots = manager.get_tree()
@@ -401,7 +401,7 @@ class SessionScreen(OwnKeysFirst):
             try:
                 plan = actions.open_read(self.path).plan_navigation(row.id)
             except KeyError as exc:  # EntryNotFoundError: the file changed under the screen
-                raise actions.ActionError(str(exc)) from None
+                raise actions.OperationError(str(exc)) from None
             if plan.is_noop:
                 self.app.notify("this entry is the leaf already")
                 return
@@ -475,7 +475,7 @@ class SessionScreen(OwnKeysFirst):
             output = Path(value.strip())
             try:
                 outcome = actions.export(self.path, row.id, output)
-            except actions.ExportExists:
+            except actions.OutputExists:
                 choice = await self.app.push_screen_wait(
                     ConfirmDialog(
                         "Overwrite?", f"{output} exists. Replace it?", [("overwrite", "Overwrite", "warning"), ("cancel", "Cancel", "default")]

@@ -20,7 +20,7 @@ from .. import operations
 from ..operations import CompactionPlan, OperationError, SummarizerConfig, one_line
 from ..storage import SessionFileError
 from ..render.terminal import plural
-from .actions import ActionError, Outcome, open_read, open_write, save
+from .actions import Outcome, open_read, open_write, save
 
 if TYPE_CHECKING:
     from ..compaction import BranchSummaryResult
@@ -72,7 +72,7 @@ async def summarize_branch(
         (:attr:`NavigationPlan.has_content_to_summarize` is False).
 
     Raises:
-        ActionError: the summarizer failed.
+        OperationError: the summarizer failed.
     """
     from ..llm import SummarizerError
     from ..session.settings import load_settings
@@ -83,7 +83,7 @@ async def summarize_branch(
     try:
         return await operations.summarize_branch(plan, summarizer, reserve_tokens=reserve, context_window=context_window)
     except SummarizerError as exc:
-        raise ActionError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
+        raise OperationError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
 
 
 def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = None, plan: NavigationPlan | None = None) -> Outcome:
@@ -99,13 +99,13 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     it (:attr:`NavigationPlan.already_there`).
 
     Raises:
-        ActionError: no such entry (anymore), the leaf moved, or the write failed.
+        OperationError: no such entry (anymore), the leaf moved, or the write failed.
     """
     if plan is None:
         try:
             plan = open_read(path).plan_navigation(entry_id)
         except KeyError as exc:  # EntryNotFoundError: one line naming the session
-            raise ActionError(str(exc)) from None
+            raise OperationError(str(exc)) from None
     if plan.is_noop:
         return Outcome(f"already at {entry_id}", select_id=entry_id)
     if plan.already_there and summary is None:
@@ -114,9 +114,9 @@ def navigate(path: Path, entry_id: str, summary: BranchSummaryResult | None = No
     try:
         moved = operations.navigate_session(manager, plan, summary)
     except (OperationError, SessionFileError) as exc:  # SessionFileError: e.g. the file was deleted meanwhile
-        raise ActionError(one_line(str(exc))) from None
+        raise OperationError(one_line(str(exc))) from None
     except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+        raise OperationError(f"{path}: {exc.strerror or exc}") from None
     notes = save(manager)
     if moved.summary_entry_id is None:
         return Outcome(f"already at {entry_id}: nothing written", notes, select_id=entry_id)
@@ -178,7 +178,7 @@ async def compact(path: Path, plan: CompactionPlan, summarizer: Summarizer) -> O
     the path continues it).
 
     Raises:
-        ActionError: the summarizer failed or a hook cancelled; the leaf
+        OperationError: the summarizer failed or a hook cancelled; the leaf
             moved meanwhile; the write failed (the file is unchanged).
     """
     from ..compaction import CompactionCancelled
@@ -187,13 +187,13 @@ async def compact(path: Path, plan: CompactionPlan, summarizer: Summarizer) -> O
     try:
         done = await operations.compact_session(plan.manager or open_read(path), summarizer, plan=plan, open_writer=lambda: open_write(path))
     except SummarizerError as exc:
-        raise ActionError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
+        raise OperationError(f"summary failed: {one_line(str(exc))}; the session file was not changed") from None
     except CompactionCancelled:
-        raise ActionError("compaction cancelled; the session file was not changed") from None
+        raise OperationError("compaction cancelled; the session file was not changed") from None
     except (OperationError, SessionFileError) as exc:  # SessionFileError: e.g. the file was deleted meanwhile
-        raise ActionError(one_line(str(exc))) from None
+        raise OperationError(one_line(str(exc))) from None
     except OSError as exc:
-        raise ActionError(f"{path}: {exc.strerror or exc}") from None
+        raise OperationError(f"{path}: {exc.strerror or exc}") from None
     assert done is not None  # the plan has a preparation
     notes = tuple(one_line(n) for n in done.manager.notes)
     return Outcome(f"compacted: compaction entry {done.entry_id}, kept from {done.result.first_kept_entry_id}", notes, select_id=done.entry_id)

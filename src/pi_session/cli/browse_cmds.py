@@ -35,7 +35,8 @@ def browse(
     first. --at ENTRY starts with the cursor on that entry. The summarizer options are those of navigate and compact."""
     import math
 
-    from ..browse.actions import ActionError, open_read
+    from ..browse.actions import open_read
+    from ..operations import OperationError
     from ..browse.summaries import SummarizerConfig
 
     chosen = active_store(store_url(ctx))
@@ -56,7 +57,7 @@ def browse(
         try:
             path = resolve_session(session, chosen)
             opened = open_read(path)  # refuse a file that is not a session before the screen changes
-        except (CliError, ActionError) as exc:
+        except (CliError, OperationError) as exc:
             fail(str(exc))
         if at is not None:
             at = entry_id_arg(opened, at)
@@ -64,7 +65,7 @@ def browse(
     config = SummarizerConfig(provider, model, base_url, timeout, max_retries)
     try:
         config.make()  # an unknown provider or a missing key fails here, in one line
-    except ActionError as exc:
+    except OperationError as exc:
         fail(str(exc))
     from ..browse.app import BrowseApp
 

@@ -18,7 +18,7 @@ from ..compaction import CompactionCancelled, prepare_branch_entries
 from ..compaction.masking import plan_masking
 from ..operations import (
     STRATEGIES,
-    LeafMoved,
+    LeafMovedError,
     MaskDone,
     OperationError,
     already_there_message,
@@ -250,7 +250,7 @@ def compact_cmd(
         )
     except CompactionCancelled:
         fail("compaction cancelled; the session file was not changed")
-    except (LeafMoved, OperationError) as exc:  # the leaf moved (another writer): nothing written
+    except (LeafMovedError, OperationError) as exc:  # the leaf moved (another writer): nothing written
         fail(str(exc))
     assert done is not None  # there was a plan
     writer, new_id, result = done.manager, done.entry_id, done.result
@@ -501,7 +501,7 @@ def navigate(
     seen = len(manager.notes)
     try:
         moved = navigate_session(manager, plan, summary)
-    except (LeafMoved, OperationError) as exc:  # the target is gone, or the leaf moved: nothing written
+    except (LeafMovedError, OperationError) as exc:  # the target is gone, or the leaf moved: nothing written
         fail(str(exc))
     summary_id = moved.summary_entry_id
     manager.save()

@@ -48,6 +48,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Union
 
+from ..errors import PiSessionError
 from ..session.context import convert_to_llm
 from .summarizer import Summarizer, SummaryKind, SummaryRequest, combine_usage, usage_of
 from ..core.text import well_formed
@@ -163,9 +164,13 @@ NO_PRIOR_HISTORY = "(Nothing was summarized before this turn.)"
 summary to carry."""
 
 
-class CompactionCancelled(Exception):
+class CompactionCancelled(PiSessionError):
     """A before-compact hook cancelled the compaction (raise it, or return it
-    or the class itself from the hook)."""
+    or the class itself from the hook); nothing was written. Without a
+    message, ``str(error)`` is "compaction cancelled"."""
+
+    def __init__(self, *args: object) -> None:
+        super().__init__(*(args or ("compaction cancelled",)))
 
 
 @dataclass

@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         summarize_compaction,
     )
     from .cloning import CloneDone, clone_session
-    from .errors import LeafMoved, OperationError, OutputExists, one_line
+    from .errors import LeafMovedError, OperationError, OutputExists, one_line
     from .exporting import EXPORT_MODE, PRIVATE_MODE, check_export_target, default_export_name, export_chunks, export_secrets, redacted_jsonl, redacted_manager, write_export
     from .importing import STORE_SCHEMES, import_sessions, is_store_url
     from .navigating import already_there_message, clone_warning, navigate_session, summarize_branch
@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 # module -> the public names it provides; each is imported on first use
 # (PEP 562), so opening a session does not load compaction or export
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "errors": ("OperationError", "LeafMoved", "OutputExists", "one_line"),
+    "errors": ("OperationError", "LeafMovedError", "OutputExists", "one_line"),
     "cloning": ("CloneDone", "clone_session"),
     "opening": ("open_for_reading", "open_for_writing", "session_notes", "save"),
     "compacting": (

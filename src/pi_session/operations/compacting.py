@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..manager.session_manager import SessionManager
 from ..session.settings import CompactionSettings, load_settings
 from ..storage import LeafMovedError
-from .errors import LeafMoved, OperationError
+from .errors import OperationError
 
 if TYPE_CHECKING:
     from ..compaction import CompactionPreparation, CompactionResult
@@ -274,7 +274,7 @@ def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: Se
       none of it a compaction): the entry is written, after those entries
       (its first kept entry is on the path);
     - otherwise (the leaf is on another branch, or moved back): nothing is
-      written and :class:`LeafMoved` is raised. The same check runs again
+      written and :class:`LeafMovedError` is raised. The same check runs again
       under the append lock for appends made by another process between
       opening and writing. The plan is not made again: a summary of the
       branch the user did not ask about is never written without asking;
@@ -282,7 +282,7 @@ def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: Se
       user runs it again on the current branch.
 
     Raises:
-        LeafMoved: see above (nothing written).
+        LeafMovedError: see above (nothing written).
         OSError: the write failed (:class:`pi_session.storage.AppendError`).
     """
     seen = len(writer.notes)
@@ -291,7 +291,7 @@ def commit_compaction(plan: CompactionPlan, result: CompactionResult, writer: Se
         writer.save()
     except LeafMovedError as exc:
         by_other_writer = exc.count > 0 or writer is not plan.manager
-        raise LeafMoved(plan.location, plan.leaf_id, exc.leaf_id, exc.count, by_other_writer=by_other_writer, what="compaction") from None
+        raise LeafMovedError(plan.location, plan.leaf_id, exc.leaf_id, exc.count, by_other_writer=by_other_writer, what="compaction") from None
     return CompactionDone(entry_id, result, plan, writer, tuple(writer.notes[seen:]))
 
 
@@ -328,7 +328,7 @@ async def compact_session(
         The compaction written, or None when there is nothing to compact.
 
     Raises:
-        LeafMoved: the leaf moved off the planned path (nothing written).
+        LeafMovedError: the leaf moved off the planned path (nothing written).
         pi_session.llm.SummarizerError: the summary failed (nothing written).
         pi_session.compaction.CompactionCancelled: a hook cancelled it.
         OperationError: opening for writing failed.
@@ -394,14 +394,14 @@ def mask_session(plan: CompactionPlan, writer: SessionManager) -> MaskDone:
     the file unchanged; pi 1.6 and ``pi-session context`` show the notes.
 
     The leaf must still be the planned one (else nothing is written and
-    :class:`LeafMoved` is raised: the edits target entries of the planned
+    :class:`LeafMovedError` is raised: the edits target entries of the planned
     path).
 
     Returns:
         A :class:`MaskDone` (no edit ids when nothing was big enough).
 
     Raises:
-        LeafMoved: see above.
+        LeafMovedError: see above.
         ValueError: the plan has nothing to compact.
         OSError: the write failed.
     """
@@ -415,7 +415,7 @@ def mask_session(plan: CompactionPlan, writer: SessionManager) -> MaskDone:
     if not edits:
         return MaskDone((), (), before, before, None)
     if writer.get_leaf_id() != plan.leaf_id:
-        raise LeafMoved(plan.location, plan.leaf_id, writer.get_leaf_id(), by_other_writer=writer is not plan.manager, what="masking")
+        raise LeafMovedError(plan.location, plan.leaf_id, writer.get_leaf_id(), by_other_writer=writer is not plan.manager, what="masking")
     ids = tuple(writer.append_context_edit(e.target_id, e.replacement) for e in edits)
     writer.save()
     after = sum(estimate_tokens(m) for m in writer.build_session_context()["messages"])

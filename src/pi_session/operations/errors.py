@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 from ..errors import PiSessionError
-from ..storage import LeafMovedError
+from ..storage import LeafMovedError  # re-exported: the leaf-moved error of the workflows too
 
-__all__ = ["OperationError", "LeafMoved", "OutputExists", "one_line"]
+__all__ = ["OperationError", "LeafMovedError", "OutputExists", "one_line"]
 
 
 class OperationError(PiSessionError):
     """A workflow failed; ``str(exc)`` is one line for the user, naming the
     session or file. Nothing was written unless the docstring of the
     operation says otherwise."""
-
-
-LeafMoved = LeafMovedError
-"""The leaf-moved error of the workflows: the one
-:class:`pi_session.storage.LeafMovedError` (it is a
-:class:`~pi_session.errors.PiSessionError`, not an :class:`OperationError`),
-raised with ``by_other_writer`` and ``what`` set."""
 
 
 class OutputExists(OperationError):

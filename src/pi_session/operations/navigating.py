@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..manager.session_manager import SessionManager
 from ..session.context_edits import edits_left_out
 from ..core.text import plural
-from .errors import LeafMoved, OperationError
+from .errors import LeafMovedError, OperationError
 
 if TYPE_CHECKING:
     from ..compaction import BranchSummaryResult
@@ -70,12 +70,12 @@ def navigate_session(writer: SessionManager, plan: NavigationPlan, summary: Bran
     ``summary_entry_id`` is None and the writer's leaf stays.
 
     Raises:
-        LeafMoved: with a summary, the leaf moved (nothing written).
+        LeafMovedError: with a summary, the leaf moved (nothing written).
         OperationError: the target is gone.
         OSError: the write failed.
     """
     if summary is not None and writer.get_leaf_id() != plan.old_leaf_id:
-        raise LeafMoved(writer.get_session_location() or "<session>", plan.old_leaf_id, writer.get_leaf_id(), 0, by_other_writer=True, what="branch summary")
+        raise LeafMovedError(writer.get_session_location() or "<session>", plan.old_leaf_id, writer.get_leaf_id(), 0, by_other_writer=True, what="branch summary")
     if summary is None:
         if writer.get_leaf_id() != plan.old_leaf_id:  # planned on an older read: the move from the leaf as it is now
             try:

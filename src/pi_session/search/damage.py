@@ -5,14 +5,18 @@ from __future__ import annotations
 
 import sqlite3
 
+from ..errors import PiSessionError
+
 __all__ = ["IndexDamaged", "is_damage"]
 
 _DAMAGE_WORDS = ("malformed", "not a database", "corrupt", "no such table", "no such column", "unsupported file format")
 
 
-class IndexDamaged(Exception):
+class IndexDamaged(PiSessionError):
     """The index file (or one of its shards) is not a usable index: of
-    another version, a shard missing."""
+    another version, a shard missing. Search catches it and rebuilds the
+    index (with one warning); a caller sees it only from the index's
+    internals."""
 
 
 def is_damage(exc: BaseException) -> bool:

@@ -33,6 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ..errors import PiSessionError
 from .damage import IndexDamaged
 from .fts import Candidate, fts_candidates
 from .query import Query
@@ -40,9 +41,9 @@ from .query import Query
 __all__ = ["WorkersUnavailable", "rank_key", "sharded_candidates", "worker_command", "write_in_workers"]
 
 
-class WorkersUnavailable(OSError):
+class WorkersUnavailable(PiSessionError, OSError):
     """No worker process could be started (the caller writes the shards
-    itself)."""
+    itself); an ``OSError`` too."""
 
 
 def rank_key(c: Candidate) -> tuple[Any, ...]:

@@ -213,7 +213,7 @@ class LeafMovedError(ConcurrentAppendError):
     planned on. Nothing was written. Appends raise it
     (:meth:`pi_session.SessionManager.append_compaction`), and so do the
     workflows of :mod:`pi_session.operations` (exported there as
-    ``LeafMoved`` too).
+    ``LeafMovedError`` too).
 
     Args:
         path: how the message names the session (a path or a store

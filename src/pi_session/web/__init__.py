@@ -9,7 +9,8 @@ headers), :mod:`.unix_socket` (the owner-only socket), :mod:`.masking`
 (the one rule secrets are masked by), :mod:`.live` (one poller for the
 live events, the caps on open streams), :mod:`.data` (the API's answers, from the library's public API),
 :mod:`.pages` (server-rendered HTML), :mod:`.actions` (the writes),
-:mod:`.app` (routes); the script and stylesheet in ``assets/``.
+:mod:`.app` (the config, the app), :mod:`.routes` (the routes, one
+module per part of the site, found by URL); the script and stylesheet in ``assets/``.
 ``docs/web.md`` is the API reference and the security model.
 """
 

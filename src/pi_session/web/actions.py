@@ -29,7 +29,7 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 
-from ..operations import LeafMoved, OperationError, open_for_writing
+from ..operations import LeafMovedError, OperationError, open_for_writing
 from .data import ApiError, StoreAccess
 from .masking import masking_for
 
@@ -181,7 +181,7 @@ async def run(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any
     def work() -> dict[str, Any]:
         try:
             return _do(name, access, sid_text, body, summarizer)
-        except LeafMoved as exc:
+        except LeafMovedError as exc:
             raise ApiError(409, str(exc)) from None
         except OperationError as exc:
             raise ApiError(422, str(exc)) from None

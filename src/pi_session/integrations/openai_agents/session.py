@@ -33,7 +33,7 @@ from ...manager.session_manager import SessionManager
 from ...entries.records import UNDEFINED
 from ...storage import ConcurrentAppendError, SessionGoneError
 from ...core.text import well_formed_deep
-from ...operations import STRATEGIES, CompactionPlan, LeafMoved, compact_session, mask_session, plan_compaction, summarize_branch
+from ...operations import STRATEGIES, CompactionPlan, LeafMovedError, compact_session, mask_session, plan_compaction, summarize_branch
 from ...session.tokens import should_compact
 from .compaction import CompactionEvent, CompactionListener, is_context_overflow_error, resolve_settings, warn_about_small_window
 from .convert import MARK_CUSTOM_TYPE, item_kind, plain_items
@@ -350,7 +350,7 @@ class PiSession(_SessionBase):
         this process or another, are kept after the summary's first kept
         entry). When the leaf moved to another branch (a leaf move here, or
         another process writing on another branch), nothing is written: the
-        :class:`pi_session.operations.LeafMoved` is kept in
+        :class:`pi_session.operations.LeafMovedError` is kept in
         :attr:`last_compaction_error` and logged, and, when another writer
         moved it, the session is opened again (the next call sees its
         entries; compact again to compact that branch).
@@ -370,7 +370,7 @@ class PiSession(_SessionBase):
         if self.compaction_strategy != "summary":  # mask first (beyond pi)
             try:
                 masked = await self._call(lambda: mask_session(plan, self.manager))
-            except LeafMoved as exc:
+            except LeafMovedError as exc:
                 self.last_compaction_error = exc
                 log.warning("masking dropped: %s", exc)
                 return None
@@ -401,7 +401,7 @@ class PiSession(_SessionBase):
             done = await compact_session(
                 self.manager, self.summarizer, plan=plan, custom_instructions=custom_instructions, run_blocking=self._call
             )
-        except LeafMoved as exc:
+        except LeafMovedError as exc:
             self.last_compaction_error = exc
             log.warning("compaction dropped: %s", exc)
             if exc.by_other_writer:
