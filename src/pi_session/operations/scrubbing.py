@@ -45,6 +45,7 @@ from ..render.terminal import plural
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
+from ..stores.capabilities import StoreCapability
 from .errors import OperationError
 from .opening import open_for_reading, open_for_writing, save
 
@@ -90,7 +91,7 @@ def scrub_session(
             directory, is refused (:mod:`.blobs`; nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
-    db = store if store is not None and store.files_root is None else None
+    db = store if store is not None and not store.can(StoreCapability.FILES) else None
     if mode == "edit":
         return _scrub_edit(location, db, dry_run, allow)
     if mode != "rewrite":
@@ -442,7 +443,7 @@ def all_sessions(store: SessionStore | None = None) -> list[str]:
     if store is None:
         store = FileStore(sessions_dir())
     infos = store.list(with_text=False)
-    key = "path" if store.files_root is not None else "id"
+    key = "path" if store.can(StoreCapability.FILES) else "id"
     return [str(info[key]) for info in reversed(infos)]
 
 
@@ -465,7 +466,7 @@ def find_in_session(
     """
     from ..secrets import find_secrets
 
-    if store is not None and store.files_root is None:
+    if store is not None and not store.can(StoreCapability.FILES):
         session_id = store.resolve(str(location))
         lines = list(store.read_lines(session_id))
         hits = find_secrets(lines, session=store.locator(session_id), allow=allow, on_progress=on_progress)
