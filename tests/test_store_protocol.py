@@ -268,6 +268,18 @@ def test_stores_never_import_search() -> None:
     assert offenders == []
 
 
+def test_stores_name_nothing_of_search_even_for_type_checking() -> None:
+    """The stores know no search index type at all: ``index_for`` in
+    search picks the index from what a store declares."""
+    offenders = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in sorted((SRC / "stores").glob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.match(r"\s*(from|import)\s+(\.\.search|pi_session\.search)\b", line)
+    ]
+    assert offenders == []
+
+
 def _lines_matching(pattern: str) -> list[str]:
     return [
         f"{path.relative_to(SRC)}:{n}"
