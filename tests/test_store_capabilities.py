@@ -202,3 +202,15 @@ def test_the_stores_capabilities_do_not_depend_on_what_was_imported(tmp_path: Pa
         "assert 'register_search_index' not in dir(__import__('pi_session.stores.base', fromlist=['x']))\n"
     )
     subprocess.run([sys.executable, "-c", code, f"sqlite:///{tmp_path}/s.db"], check=True, timeout=120)
+
+
+def test_secrets_are_looked_for_in_a_database_store_keeping_no_blobs() -> None:
+    """A store that is not files and keeps no blobs is scanned like any
+    database (no blob is read from it) instead of failing on ``get_blob``."""
+    from pi_session.operations.scrubbing import find_in_session
+
+    bare = _BareStore(StoreCapability.NONE)
+    note = "[pi-session slim: tool output, 80.0 KB, blob sha256:" + "0" * 64 + "; pi-session restore puts it back]"
+    bare.session = MemoryHandle(_lines("0199d0e0-bare", "my key is sk-ant-api03-" + "A" * 93 + "AA", note))
+    hits = find_in_session("0199d0e0-bare", store=bare)
+    assert hits and all(h.session == "bare://user:secret@host/db#0199d0e0-bare" for h in hits)

@@ -158,6 +158,8 @@ def _with_store_blobs(result: ImportResult, origin: SessionStore, target: Sessio
     digests = [d for raw in origin.read_lines(result.session_id) for d in note_hashes(raw)]
 
     def fetch(digest: str) -> bytes | None:
+        if not origin.can(StoreCapability.BLOBS):
+            return None  # a store keeping no blobs holds none of them
         data = origin.get_blob(digest)
         return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
 

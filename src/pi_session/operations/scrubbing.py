@@ -299,6 +299,13 @@ def _redact_all(old: list[bytes], result: ScrubResult, allow: AllowList | None) 
     return new
 
 
+def _blob_of(store: SessionStore) -> Callable[[str], bytes | None]:
+    """How a database store's blobs are read: ``get_blob``, or (a store
+    keeping no blobs, :attr:`~pi_session.stores.StoreCapability.BLOBS`)
+    none found."""
+    return store.get_blob if store.can(StoreCapability.BLOBS) else lambda digest: None
+
+
 def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
     from ..storage.atomic import write_atomic
 
@@ -308,12 +315,12 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
     result = ScrubResult(handle.location, "rewrite", dry_run)
 
     def get(digest: str) -> bytes:
-        data = store.get_blob(digest)
+        data = _blob_of(store)(digest)
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             raise OperationError(f"blob sha256:{digest} is missing or damaged")
         return data
 
-    secret = _secret_blobs(old, store.get_blob, allow)
+    secret = _secret_blobs(old, _blob_of(store), allow)
     inline, inlined = _inline(old, secret, get, result, lambda d: _db_blob_name(store, d))
     new = _redact_all(inline, result, allow)
     if dry_run:
@@ -403,7 +410,7 @@ def _kept_blobs(result: ScrubResult, lines: list[bytes], allow: AllowList | None
     from .blobs import BlobStore
 
     if store is not None:
-        found = _secret_blobs(lines, store.get_blob, allow)
+        found = _secret_blobs(lines, _blob_of(store), allow)
         result.blobs.extend((_db_blob_name(store, d), n, "kept") for d, n in found.items())
     elif path is not None:
         blobs = BlobStore.of_session(path)
@@ -474,7 +481,7 @@ def find_in_session(
         from ..session.lean import note_hashes
 
         digests = dict.fromkeys(d for raw in lines for d in note_hashes(raw))
-        hits.extend(_blob_hits(((_db_blob_name(store, d), store.get_blob(d)) for d in digests), allow))
+        hits.extend(_blob_hits(((_db_blob_name(store, d), _blob_of(store)(d)) for d in digests), allow))
         return hits
     hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
     for side in side_files(location):
