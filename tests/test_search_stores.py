@@ -11,7 +11,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from pi_session.search import forget_session, search
+from pi_session.search import forget_session, index_for, search
 from pi_session.stores import open_store
 from search_helpers import QUERIES, S1, S2, corpus, lines_of, write_corpus
 
@@ -299,7 +299,7 @@ def test_a_store_indexed_by_another_version_gets_the_folded_columns(tmp_path: Pa
 
     db = tmp_path / "s.db"
     with open_store(f"sqlite:///{db}") as s:
-        s.search_index().close()  # the index, written by each create
+        index_for(s).close()  # the index, written by each create
         for name, records in _folded_sessions():
             s.create(lines_of(records), file_name=name)
     with sqlite3.connect(db) as conn:

@@ -1,7 +1,8 @@
 """The store protocol: backends opened by URL scheme from one table,
 capabilities declared on :class:`~pi_session.stores.SessionStore` and
-:class:`~pi_session.stores.SessionHandle` (``files_root``, ``path_of``,
-``replace_lines``, ``search_index``), the SQL store's write hooks and the
+:class:`~pi_session.stores.SessionHandle` (``capabilities``: ``files_root``,
+``path_of``, ``replace_lines``; tests/test_store_capabilities.py checks
+each against every backend), the SQL store's write hooks and the
 search index that subscribes to them (its rows in the write's transaction;
 what a process without it wrote is caught up before the next query)."""
 
@@ -19,7 +20,16 @@ import pytest
 
 from pi_session.search import index_for, search
 from pi_session.storage import SessionFileError
-from pi_session.stores import BACKENDS, MemoryHandle, SessionNotFoundError, StoreError, open_store, register_backend
+from pi_session.stores import (
+    BACKENDS,
+    CapabilityError,
+    MemoryHandle,
+    SessionNotFoundError,
+    StoreCapability,
+    StoreError,
+    open_store,
+    register_backend,
+)
 from pi_session.stores.sql import SQLExecutor, WriteEvent
 from pi_session.stores.sqlite import SQLiteStore
 
@@ -94,12 +104,15 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path):
 def test_files_root_and_path_of_say_whether_sessions_are_files(any_store, tmp_path: Path) -> None:
     sid = any_store.create(_lines("0199d0e0-caps", "hello"))
     if any_store.url.startswith("sqlite:"):
-        assert any_store.files_root is None
-        assert any_store.path_of(sid) is None
-    else:
-        assert any_store.files_root == tmp_path / "sessions"
-        path = any_store.path_of(sid)
-        assert path is not None and path.parent.parent == tmp_path / "sessions" and path.read_bytes().startswith(b'{"type":"session"')
+        assert not any_store.can(StoreCapability.FILES)
+        with pytest.raises(CapabilityError):
+            any_store.path_of(sid)
+        with pytest.raises(CapabilityError):
+            any_store.files_root
+        return
+    assert any_store.files_root == tmp_path / "sessions"
+    path = any_store.path_of(sid)
+    assert path.parent.parent == tmp_path / "sessions" and path.read_bytes().startswith(b'{"type":"session"')
     with pytest.raises(SessionNotFoundError):
         any_store.path_of("0199d0e0-none")
 
@@ -255,6 +268,18 @@ def test_stores_never_import_search() -> None:
     assert offenders == []
 
 
+def test_stores_name_nothing_of_search_even_for_type_checking() -> None:
+    """The stores know no search index type at all: ``index_for`` in
+    search picks the index from what a store declares."""
+    offenders = [
+        f"{path.relative_to(SRC)}:{n}"
+        for path in sorted((SRC / "stores").glob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if re.match(r"\s*(from|import)\s+(\.\.search|pi_session\.search)\b", line)
+    ]
+    assert offenders == []
+
+
 def _lines_matching(pattern: str) -> list[str]:
     return [
         f"{path.relative_to(SRC)}:{n}"
@@ -265,9 +290,11 @@ def _lines_matching(pattern: str) -> list[str]:
 
 
 def test_code_asks_the_protocol_not_the_file_store_class() -> None:
-    """Whether a store keeps files is :attr:`SessionStore.files_root`, not
-    its class: ``isinstance(..., FileStore)`` in at most one place (the
-    CLI's lookup of a session file), no ``holds_files``, no capability
-    found by ``getattr`` on a store."""
-    assert len(_lines_matching(r"isinstance\([^)]*FileStore")) <= 1
-    assert _lines_matching(r"holds_files|getattr\((self\.)?store\b") == []
+    """Whether a store keeps files (or blobs, marks, SQL, search) is what it
+    declares (:attr:`SessionStore.capabilities`), not its class nor a
+    method answering None: no ``isinstance`` of a backend class, no
+    ``files_root is None``, no ``holds_files``, no capability found by
+    ``getattr``/``hasattr`` on a store."""
+    assert _lines_matching(r"isinstance\([^)]*(FileStore|SQLStore|SQLiteStore|PostgresStore)\b") == []
+    assert _lines_matching(r"files_root\)? is (not )?None|files_root else|files_root\)? or\b") == []
+    assert _lines_matching(r"holds_files|(getattr|hasattr)\((self\.)?store\b") == []

@@ -136,7 +136,9 @@ def active_store(url: str | None, *, create: bool = False) -> Any:
 def database_store(url: str | None) -> SessionStore | None:
     """:func:`active_store` when it is a database (not a store of files), else None."""
     store = active_store(url)
-    return None if store is None or store.files_root is not None else store
+    from ..stores import StoreCapability
+
+    return None if store is None or store.can(StoreCapability.FILES) else store
 
 
 interrupt_reported = False
@@ -201,11 +203,11 @@ def resolve_session(arg: str, store: Any = None) -> Path:
     import os
 
     from ..manager.locating import resolve_session_file
-    from ..stores import StoreError
+    from ..stores import StoreCapability, StoreError
 
     if not arg.strip():
         raise CliError("no session given: pass a session file or a session id (prefix)")
-    if store is not None and store.files_root is None:
+    if store is not None and not store.can(StoreCapability.FILES):
         if os.path.isfile(os.path.expanduser(arg)):
             raise CliError(f"{arg}: a file, and the store is the database {store.url} (--store or PI_SESSION_STORE): "
                            "run this command without a database store to work on the file")
@@ -253,7 +255,9 @@ def other_session_ids(db: SessionStore | None, chosen: SessionStore | None) -> I
     if db is not None:
         yield from (str(info.get("id")) for info in db.list(cwd=None, with_text=False))
         return
-    root = (chosen.files_root if chosen is not None else None) or sessions_dir()
+    from ..stores import StoreCapability
+
+    root = chosen.files_root if chosen is not None and chosen.can(StoreCapability.FILES) else sessions_dir()
     yield from (session_id for session_id, _path in named_session_files(root))
 
 
@@ -272,11 +276,11 @@ def open_session(ctx: typer.Context, arg: str, *, read_only: bool = True, quiet:
     import os
 
     from ..operations import OperationError, open_for_reading, open_for_writing
-    from ..stores import SessionNotFoundError, StoreError
+    from ..stores import SessionNotFoundError, StoreCapability, StoreError
 
     opener = open_for_reading if read_only else open_for_writing
     chosen = active_store(store_url(ctx))
-    db = chosen if chosen is not None and chosen.files_root is None else None
+    db = chosen if chosen is not None and not chosen.can(StoreCapability.FILES) else None
     try:
         if db is not None:
             if not arg.strip():

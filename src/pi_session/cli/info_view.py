@@ -36,7 +36,7 @@ def lean_sizes(manager: Any) -> LeanSizes | None:
         if path is not None:
             return measure_file(path, manager.get_leaf_id())
         store = manager.get_store()
-        if store is None or not hasattr(store, "read_lines"):
+        if store is None:
             return None
         return measure_lines(store.read_lines(manager.get_session_id()), manager.get_leaf_id())
     except (OSError, StoreError):

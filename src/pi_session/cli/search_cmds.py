@@ -95,11 +95,13 @@ def search(
         fail(str(exc))
     for line in result.warnings:
         warn(line)
-    from ..stores.sqlite import SQLiteStore
+    from ..stores import StoreCapability, mask_url
 
-    # a SQLite store by its absolute path, so the commands work from any
-    # directory; another database as the user named it (with credentials)
-    url = None if store is None or store.files_root is not None else store.url if isinstance(store, SQLiteStore) else store_url(ctx)
+    # a database by the store's own URL (a SQLite file by its absolute path,
+    # so the commands work from any directory), unless that URL masks the
+    # password of the one the user named: then as named (with credentials)
+    given = store_url(ctx)
+    url = None if store is None or store.can(StoreCapability.FILES) else given if given and mask_url(given) != given else store.url
     hits = result.hits
     if open_ is not None:
         if not 1 <= open_ <= len(hits):
@@ -257,9 +259,11 @@ def _check_sessions_dir(store: SessionStore | None) -> None:
     leave an index of nothing in the cache)."""
     from ..core.paths import sessions_dir
 
-    root = sessions_dir() if store is None else store.files_root
-    if root is None:
+    from ..stores import StoreCapability
+
+    if store is not None and not store.can(StoreCapability.FILES):
         return
+    root = sessions_dir() if store is None else store.files_root
     if not os.path.isdir(root):
         fail(f"{root}: no such sessions directory")
 

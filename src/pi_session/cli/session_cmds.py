@@ -25,7 +25,7 @@ from ..manager.session_manager import SessionManager
 from ..core.paths import default_session_dir, encode_cwd, is_windows_absolute, sessions_dir
 from ..storage import SessionFileError, migrate_file
 from ..stores.listing import list_session_dir, resolve_path
-from ..stores import StoreError
+from ..stores import StoreCapability, StoreError
 from .info_view import FIELD_FLOOR, info_json, info_rows, percent as _percent
 from .common import (
     JSON_OPTION,
@@ -127,7 +127,7 @@ def ls(
         hint = "" if all_ else " (`pi-session ls --all` lists the sessions of every project)"
         console.print(f"No sessions in {sanitize(str(where))}{hint}", markup=False, soft_wrap=True)
         if db is None:
-            _hint_loose_files(Path(chosen.files_root) if chosen is not None and chosen.files_root else sessions_dir())
+            _hint_loose_files(chosen.files_root if chosen is not None else sessions_dir())
         return
     import time
 
@@ -652,7 +652,7 @@ def fork(
     source = open_session(ctx, str(path), read_only=True, quiet=as_json)
     skipped = [problem for problem in source.problems if not problem.recovered]
     store = active_store(store_url(ctx))  # a store of files (--store DIR): the copy goes under its root
-    target = Path(store.files_root) / encode_cwd(project) if store is not None and store.files_root else None
+    target = store.files_root / encode_cwd(project) if store is not None and store.can(StoreCapability.FILES) else None
     try:
         manager = SessionManager.fork_from(os.path.abspath(path), project, target)
     except SessionFileError as exc:

@@ -75,8 +75,12 @@ def _check_root(store: SessionStore | None) -> None:
 
     from ..core.paths import sessions_dir
 
+    from ..stores import StoreCapability
+
+    if store is not None and not store.can(StoreCapability.FILES):
+        return
     root = sessions_dir() if store is None else store.files_root
-    if root is not None and not os.path.isdir(root):
+    if not os.path.isdir(root):
         fail(f"{root}: no such sessions directory")
 
 

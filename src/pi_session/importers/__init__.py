@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from .common import CONVERSION_ERRORS, IMPORTED_KEY, LAYOUT, RUN_SETTLE_SECONDS, AgentImportResult, ConvertedSession, DamagedLine, RecordError, pi_session_id, write_session
 from ..storage import Durability
+from ..stores.capabilities import StoreCapability
 from .state import ImportState, SourceSeen, counts_json, stat_key, state_path
 
 if TYPE_CHECKING:
@@ -135,8 +136,9 @@ def import_agent_sessions(
     module = _module(source_format)
     files = source_files(source_format, paths)
     state = ImportState(state_path(source_format, store.url))
-    marks = store.session_marks(state.session_ids()) if state.files and not recheck else {}
-    durability = Durability.NONE if store.files_root is not None else Durability.ENTRY
+    can_mark = store.can(StoreCapability.MARKS)
+    marks = store.session_marks(state.session_ids()) if state.files and not recheck and can_mark else {}
+    durability = Durability.NONE if store.can(StoreCapability.FILES) else Durability.ENTRY
     unsynced: list[str] = []
     try:
         for n, file in enumerate(files):
@@ -256,7 +258,7 @@ def _seen(st: os.stat_result, items: list[AgentImportResult], damaged: list[Dama
     if any(i.result.status not in _SETTLED or i.held_back or i.waiting for i in items):
         return None
     stored = [i.result.session_id for i in items if i.result.status != "skipped" and i.result.session_id is not None]
-    marks = store.session_marks(stored) if stored else {}
+    marks = store.session_marks(stored) if stored and store.can(StoreCapability.MARKS) else {}
     if any(sid not in marks for sid in stored):
         return None
     results = []

@@ -38,7 +38,7 @@ from ..stores.listing import (
 from ..core.paths import default_session_dir, session_file_name, sessions_dir
 from ..entries.records import StrPath, is_session_header, make_header
 from ..storage import NOT_JSON, SessionFileError, ensure_dir, line_record, session_path_problem
-from ..stores import AmbiguousSessionError, SessionNotFoundError, StoreError, shared_store
+from ..stores import AmbiguousSessionError, SessionNotFoundError, StoreCapability, StoreError, shared_store
 from ..stores.file import FileHandle, most_recent_file, session_id_of_file_name
 from ..stores.handle import MemoryHandle, SessionHandle
 from ..core.timestamps import file_timestamp, now_iso
@@ -89,7 +89,7 @@ class Location:
 def _file_target(store: SessionStore, target: str) -> bool:
     """Whether ``target`` given with a store of files names an existing file
     (that file is meant, not an id)."""
-    return store.files_root is not None and Path(target).expanduser().is_file()
+    return store.can(StoreCapability.FILES) and Path(target).expanduser().is_file()
 
 
 def locate(
@@ -129,14 +129,14 @@ def locate(
     the_store = given
     if the_store is not None and text is not None and _file_target(the_store, text):
         the_store = None  # a file path with a store of files: that file
-    if the_store is not None and session_dir is not None and (exclusive_dir or the_store.files_root is None):
+    if the_store is not None and session_dir is not None and (exclusive_dir or not the_store.can(StoreCapability.FILES)):
         raise ValueError("give either session_dir or store, not both")
     handle: SessionHandle | None = None
     if the_store is not None and text is not None:
         handle = the_store.handle(the_store.resolve(text))
     elif text is not None:
         handle = FileHandle(resolve_path(Path(text).expanduser()))
-    if the_store is not None and the_store.files_root is None:
+    if the_store is not None and not the_store.can(StoreCapability.FILES):
         return Location(the_store, None, handle, given)
     if session_dir is not None:
         directory: Path | None = Path(session_dir)
@@ -228,7 +228,7 @@ def resolve_session_file(arg: str, *, store: SessionStore | None = None, agent_d
 
     Args:
         arg: what the user typed.
-        store: a store of files (:attr:`~pi_session.stores.SessionStore.files_root`),
+        store: a store of files (:attr:`~pi_session.stores.StoreCapability.FILES`),
             or None for the files under ``<agent_dir>/sessions``.
         agent_dir: the agent directory (default: pi's, see
             :func:`pi_session.core.paths.sessions_dir`).
@@ -254,7 +254,7 @@ def resolve_session_file(arg: str, *, store: SessionStore | None = None, agent_d
     if not _ID_PREFIX.fullmatch(arg):
         raise SessionNotFoundError(f"{arg}: no such session file")  # a path (no id looks like one)
     if store is not None:
-        if store.files_root is None:
+        if not store.can(StoreCapability.FILES):
             raise StoreError(f"{arg}: the store {store.url} holds no session files")
         return Path(store.locator(store.resolve(arg)))
     root = sessions_dir(agent_dir)

@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..stores.capabilities import StoreCapability
+
 if TYPE_CHECKING:
     from ..stores import SessionStore
     from ..stores.transfer import ImportResult
@@ -77,12 +79,11 @@ def import_sessions(sources: Iterable[str], target: SessionStore) -> Iterator[Im
 def _blob_sink(target: SessionStore) -> Callable[[dict[str, bytes]], None]:
     """How blobs go into ``target``: a database's ``pi_blobs`` table, or
     the ``.blobs`` directory of a store of files."""
-    root = target.files_root
-    if root is None:
+    if not target.can(StoreCapability.FILES):
         return target.put_blobs
     from .blobs import BlobStore
 
-    blobs = BlobStore(root / ".blobs")
+    blobs = BlobStore(target.files_root / ".blobs")
 
     def put_files(found: dict[str, bytes]) -> None:
         from ..stores import StoreError
@@ -133,7 +134,7 @@ def _with_file_blobs(result: ImportResult, path: Path, target: SessionStore) -> 
     if not digests:
         return result
     blobs = BlobStore.of_session(path)
-    if target.files_root is not None and blob_dir(path) == Path(target.files_root) / ".blobs":
+    if target.can(StoreCapability.FILES) and blob_dir(path) == target.files_root / ".blobs":
         return result  # already there
 
     def fetch(digest: str) -> bytes | None:
@@ -157,6 +158,8 @@ def _with_store_blobs(result: ImportResult, origin: SessionStore, target: Sessio
     digests = [d for raw in origin.read_lines(result.session_id) for d in note_hashes(raw)]
 
     def fetch(digest: str) -> bytes | None:
+        if not origin.can(StoreCapability.BLOBS):
+            return None  # a store keeping no blobs holds none of them
         data = origin.get_blob(digest)
         return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from ..session.lean import kept_ids
 from ..entries.records import StrPath
+from ..stores.capabilities import StoreCapability
 from .errors import OperationError
 from .opening import open_for_reading
 
@@ -128,7 +129,7 @@ def prune_session(
         OSError: on I/O failure (the session is then unchanged).
     """
 
-    db = store if store is not None and store.files_root is None else None
+    db = store if store is not None and not store.can(StoreCapability.FILES) else None
     if db is not None:
         return _prune_db(db, str(location), keep_branches, dry_run)
     from ..storage import atomic_rewrite, create_file, iter_lines

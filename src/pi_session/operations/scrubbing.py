@@ -45,6 +45,7 @@ from ..render.terminal import plural
 from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
+from ..stores.capabilities import StoreCapability
 from .errors import OperationError
 from .opening import open_for_reading, open_for_writing, save
 
@@ -90,7 +91,7 @@ def scrub_session(
             directory, is refused (:mod:`.blobs`; nothing changed).
         OSError: on I/O failure (the session is then unchanged).
     """
-    db = store if store is not None and store.files_root is None else None
+    db = store if store is not None and not store.can(StoreCapability.FILES) else None
     if mode == "edit":
         return _scrub_edit(location, db, dry_run, allow)
     if mode != "rewrite":
@@ -298,6 +299,13 @@ def _redact_all(old: list[bytes], result: ScrubResult, allow: AllowList | None) 
     return new
 
 
+def _blob_of(store: SessionStore) -> Callable[[str], bytes | None]:
+    """How a database store's blobs are read: ``get_blob``, or (a store
+    keeping no blobs, :attr:`~pi_session.stores.StoreCapability.BLOBS`)
+    none found."""
+    return store.get_blob if store.can(StoreCapability.BLOBS) else lambda digest: None
+
+
 def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, allow: AllowList | None, backup_dir: StrPath | None) -> ScrubResult:
     from ..storage.atomic import write_atomic
 
@@ -307,12 +315,12 @@ def _rewrite_db(store: SessionStore, session: str, dry_run: bool, backup: bool, 
     result = ScrubResult(handle.location, "rewrite", dry_run)
 
     def get(digest: str) -> bytes:
-        data = store.get_blob(digest)
+        data = _blob_of(store)(digest)
         if data is None or hashlib.sha256(data).hexdigest() != digest:
             raise OperationError(f"blob sha256:{digest} is missing or damaged")
         return data
 
-    secret = _secret_blobs(old, store.get_blob, allow)
+    secret = _secret_blobs(old, _blob_of(store), allow)
     inline, inlined = _inline(old, secret, get, result, lambda d: _db_blob_name(store, d))
     new = _redact_all(inline, result, allow)
     if dry_run:
@@ -402,7 +410,7 @@ def _kept_blobs(result: ScrubResult, lines: list[bytes], allow: AllowList | None
     from .blobs import BlobStore
 
     if store is not None:
-        found = _secret_blobs(lines, store.get_blob, allow)
+        found = _secret_blobs(lines, _blob_of(store), allow)
         result.blobs.extend((_db_blob_name(store, d), n, "kept") for d, n in found.items())
     elif path is not None:
         blobs = BlobStore.of_session(path)
@@ -442,7 +450,7 @@ def all_sessions(store: SessionStore | None = None) -> list[str]:
     if store is None:
         store = FileStore(sessions_dir())
     infos = store.list(with_text=False)
-    key = "path" if store.files_root is not None else "id"
+    key = "path" if store.can(StoreCapability.FILES) else "id"
     return [str(info[key]) for info in reversed(infos)]
 
 
@@ -465,7 +473,7 @@ def find_in_session(
     """
     from ..secrets import find_secrets
 
-    if store is not None and store.files_root is None:
+    if store is not None and not store.can(StoreCapability.FILES):
         session_id = store.resolve(str(location))
         lines = list(store.read_lines(session_id))
         hits = find_secrets(lines, session=store.locator(session_id), allow=allow, on_progress=on_progress)
@@ -473,7 +481,7 @@ def find_in_session(
         from ..session.lean import note_hashes
 
         digests = dict.fromkeys(d for raw in lines for d in note_hashes(raw))
-        hits.extend(_blob_hits(((_db_blob_name(store, d), store.get_blob(d)) for d in digests), allow))
+        hits.extend(_blob_hits(((_db_blob_name(store, d), _blob_of(store)(d)) for d in digests), allow))
         return hits
     hits = _mark_hidden(find_secrets(location, allow=allow, on_progress=on_progress), location, None)
     for side in side_files(location):

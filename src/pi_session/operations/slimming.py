@@ -53,6 +53,7 @@ from ..session.lean import (
     value_spans,
 )
 from ..entries.records import StrPath
+from ..stores.capabilities import StoreCapability
 from .blobs import BlobStore, blob_dir
 from .errors import OperationError
 from .opening import open_for_reading
@@ -348,7 +349,7 @@ def context_entry_ids(location: StrPath, store: Any = None) -> set[str]:
 
 
 def _database(store: Any) -> Any:
-    return store if store is not None and store.files_root is None else None
+    return store if store is not None and not store.can(StoreCapability.FILES) else None
 
 
 def slim_session(

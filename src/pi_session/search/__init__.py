@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from .extract import Doc, record_docs
 from .fts import Candidate
-from .index import SearchIndex, index_for  # registers the stores' indexes
+from .index import SearchIndex, index_for
 from .query import Query, QueryError, parse_query, tokens
 from .regex_run import RegexRun
 from .snippets import Snippet, make_snippet

@@ -1,17 +1,17 @@
 """What a store's search index does (:class:`SearchIndex`), whatever the
-store: :meth:`pi_session.stores.SessionStore.search_index` gives one. Two
-kinds: :class:`FileSearchIndex`, the cache-file index of a store of session
-files (:mod:`.files`), and :class:`~.store_index.SQLSearchIndex`, the
-tables inside a database store (:mod:`.store_index`). Importing this module
-registers both with the stores (:func:`pi_session.stores.base.register_search_index`),
-which import nothing of search."""
+store: :func:`index_for` gives one, chosen by the capabilities the store
+declares (:class:`pi_session.stores.StoreCapability`). Two kinds:
+:class:`FileSearchIndex`, the cache-file index of a store of session files
+(FILES), and :class:`~.store_index.SQLSearchIndex`, the tables inside a
+database store (SQL). The stores import nothing of search."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
-from ..stores.base import SessionStore, register_search_index
+from ..stores.base import CapabilityError, SessionStore
+from ..stores.capabilities import StoreCapability
 from ..stores.sql import SQLStore
 from .files import FileIndex, IndexStats
 from .fts import Candidate
@@ -85,16 +85,16 @@ class FileSearchIndex:
     index of its root (:class:`~.files.FileIndex`).
 
     Args:
-        store: the store (its :attr:`~pi_session.stores.SessionStore.files_root`
-            is set).
+        store: a store declaring :attr:`~pi_session.stores.StoreCapability.FILES`.
+
+    Raises:
+        CapabilityError: the store does not declare FILES.
     """
 
     def __init__(self, store: SessionStore) -> None:
-        root = store.files_root
-        if root is None:
-            raise ValueError(f"{store.url}: not a store of session files")
+        store.require(StoreCapability.FILES, "be searched through a cache index of its files")
         self.store = store
-        self.index = FileIndex(root)
+        self.index = FileIndex(store.files_root)
 
     @property
     def warnings(self) -> list[str]:
@@ -114,8 +114,7 @@ class FileSearchIndex:
         scope = None
         if project is not None:
             # a store of files keeps a project's files in a directory of its own
-            directory = self.store.session_dir(project)
-            scope = self.index.sids_under(directory) if directory is not None else []
+            scope = self.index.sids_under(self.store.session_dir(project))
         found = self.index.candidates(query, p="", include_edited=include_edited, thinking=thinking, sids=scope, limit=limit)
         for c in self.index.with_texts(found, thinking=thinking):
             c.location = c.location or c.sid
@@ -137,19 +136,19 @@ class FileSearchIndex:
         self.index.close()
 
 
-def _files(store: SessionStore) -> SearchIndex | None:
-    return FileSearchIndex(store) if store.files_root is not None else None
-
-
-def _database(store: SessionStore) -> SearchIndex | None:
-    return SQLSearchIndex(store) if isinstance(store, SQLStore) else None
-
-
 def index_for(store: SessionStore) -> SearchIndex:
-    """:meth:`~pi_session.stores.SessionStore.search_index` of ``store``
-    (this module's indexes registered first)."""
-    return store.search_index()
+    """The full-text search index of ``store`` (the caller closes it), by
+    what the store declares: SEARCH with FILES, the cache index of its
+    sessions root; SEARCH with SQL, the tables inside its database, kept
+    up to date in each write's transaction.
 
-
-register_search_index(_database)
-register_search_index(_files)
+    Raises:
+        CapabilityError: the store does not declare SEARCH (nor FILES or
+            SQL with it).
+    """
+    store.require(StoreCapability.SEARCH, "be searched")
+    if store.can(StoreCapability.FILES):
+        return FileSearchIndex(store)
+    if store.can(StoreCapability.SQL):
+        return SQLSearchIndex(cast(SQLStore, store))
+    raise CapabilityError(store.url, StoreCapability.FILES | StoreCapability.SQL, "be searched (SEARCH needs FILES or SQL)")

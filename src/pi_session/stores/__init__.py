@@ -2,7 +2,8 @@
 (:mod:`.base`, which imports no backend), handing out one
 :class:`SessionHandle` per session (:mod:`.handle`), and three backends
 chosen by URL scheme (:func:`open_store`, which looks the scheme up in the
-table of :mod:`.registry`): a directory of pi's
+table of :mod:`.registry`), each declaring what it can do beyond the
+interface (:class:`StoreCapability`, :mod:`.capabilities`): a directory of pi's
 JSONL files (:class:`FileStore`, the default), a SQLite file
 (:class:`SQLiteStore`) and PostgreSQL (``PostgresStore``: it needs psycopg
 3). Backends are imported when first used. Every store holds each session as
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from .base import (
     STORE_ENV,
     AmbiguousSessionError,
+    CapabilityError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStore,
@@ -24,6 +26,7 @@ from .base import (
     mask_url,
     sqlite_path,
 )
+from .capabilities import StoreCapability
 from .handle import FailingHandle, MemoryHandle, OnGrown, SessionHandle
 from .registry import BACKENDS, open_store, register_backend
 
@@ -35,6 +38,7 @@ __all__ = [
     "BACKENDS",
     "STORE_ENV",
     "AmbiguousSessionError",
+    "CapabilityError",
     "FailingHandle",
     "FileHandle",
     "FileStore",
@@ -45,6 +49,7 @@ __all__ = [
     "SessionHandle",
     "SessionNotFoundError",
     "SessionStore",
+    "StoreCapability",
     "StoreError",
     "mask_url",
     "open_store",

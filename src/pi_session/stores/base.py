@@ -36,24 +36,22 @@ import builtins
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import PiSessionError
 from ..storage import AppendResult, Durability, SessionFile, parse_line
 from ..entries.records import is_session_header
+from .capabilities import StoreCapability
 from .handle import OnGrown, SessionHandle
-
-if TYPE_CHECKING:
-    from ..search.index import SearchIndex
 
 __all__ = [
     "SessionStore",
-    "SearchIndexProvider",
-    "register_search_index",
+    "StoreCapability",
     "StoreError",
+    "CapabilityError",
     "SessionExistsError",
     "SessionNotFoundError",
     "AmbiguousSessionError",
@@ -73,6 +71,15 @@ STORE_ENV = "PI_SESSION_STORE"
 class StoreError(PiSessionError):
     """A store cannot do what was asked; ``str(error)`` is one line (URLs
     in it have their password masked)."""
+
+
+class CapabilityError(StoreError, NotImplementedError):
+    """A store was asked for what it does not declare in
+    :attr:`SessionStore.capabilities`; ``capability`` names it."""
+
+    def __init__(self, url: str, capability: StoreCapability, doing: str) -> None:
+        super().__init__(f"{mask_url(url)}: this store cannot {doing} (it does not declare {capability.name})")
+        self.capability = capability
 
 
 class SessionExistsError(StoreError, FileExistsError):
@@ -134,18 +141,39 @@ class SessionStore(ABC):
 
     Attributes:
         url: the store's URL or path as shown to users (password masked).
+        capabilities: what the store can do beyond this interface
+            (:class:`~pi_session.stores.capabilities.StoreCapability`);
+            each backend declares its own. A method of a capability the
+            store does not declare raises :class:`CapabilityError`.
     """
 
     url: str = ""
+    capabilities: StoreCapability = StoreCapability.NONE
+
+    def can(self, capability: StoreCapability) -> bool:
+        """Whether the store declares every capability in ``capability``
+        (one :class:`StoreCapability` or several or-ed together)."""
+        return capability in self.capabilities
+
+    def require(self, capability: StoreCapability, doing: str) -> None:
+        """Raise :class:`CapabilityError` (``"<url>: this store cannot
+        <doing> ..."``) unless the store declares ``capability``."""
+        if capability not in self.capabilities:
+            missing = capability & ~self.capabilities
+            raise CapabilityError(self.url, missing, doing)
 
     @property
-    def files_root(self) -> Path | None:
-        """The sessions root, for a store that keeps pi's session files
-        (:class:`pi_session.stores.FileStore`): a
-        :class:`pi_session.SessionManager` given it works on those files
-        exactly as without a store (see :meth:`session_dir`), and sessions
-        are named by their file paths; None for a database."""
-        return None
+    def files_root(self) -> Path:
+        """The sessions root of a store of pi's session files
+        (:attr:`StoreCapability.FILES`): a :class:`pi_session.SessionManager`
+        given it works on those files exactly as without a store (see
+        :meth:`session_dir`), and sessions are named by their file paths.
+
+        Raises:
+            CapabilityError: the store does not declare FILES.
+        """
+        self.require(StoreCapability.FILES, "name a sessions root (its sessions are not files)")
+        raise AssertionError("a store declaring FILES overrides files_root")
 
     # ------------------------------------------------------------------
     # handles: the one writer of each backend
@@ -314,16 +342,16 @@ class SessionStore(ABC):
         """How messages and listings name a session: the file path for a
         FileStore, ``<masked url>#<id>`` for a database."""
 
-    def path_of(self, session_id: str) -> Path | None:
-        """The file of a stored session, for a store of files; None for a
-        database (:meth:`locator` names its sessions).
+    def path_of(self, session_id: str) -> Path:
+        """The file of a stored session (:attr:`StoreCapability.FILES`;
+        without it :meth:`locator` names the store's sessions).
 
         Raises:
+            CapabilityError: the store does not declare FILES.
             SessionNotFoundError: no such session.
         """
-        if not self.exists(session_id):
-            raise SessionNotFoundError(f"{self.url}: no session {session_id}")
-        return None
+        self.require(StoreCapability.FILES, "give a session's file (its sessions are not files)")
+        raise AssertionError("a store declaring FILES overrides path_of")
 
     def replace_lines(self, session_id: str, old: Sequence[bytes], new: Sequence[bytes]) -> None:
         """Replace a session's lines ``old`` (as read) with ``new`` (the
@@ -341,58 +369,52 @@ class SessionStore(ABC):
 
     def put_blobs(self, blobs: Mapping[str, bytes]) -> None:
         """Keep payloads ``slim`` moved out of sessions (``{sha256 hex:
-        bytes}``; a digest already kept is left as it is). A database keeps
-        them in its own table; a store of files keeps them as files beside
-        its sessions (:mod:`pi_session.operations.slimming`), so this base
-        refuses.
+        bytes}``; a digest already kept is left as it is;
+        :attr:`StoreCapability.BLOBS`). A database keeps them in its own
+        table; a store of files keeps them as files beside its sessions
+        (:mod:`pi_session.operations.slimming`) and does not declare BLOBS.
 
         Raises:
-            StoreError: the store keeps no blobs itself, or fails.
+            CapabilityError: the store does not declare BLOBS.
+            StoreError: the store fails.
         """
-        raise StoreError(f"{mask_url(self.url)}: this store keeps no blobs (its payloads are files beside its sessions)")
+        self.require(StoreCapability.BLOBS, "keep blobs")
 
     def get_blob(self, digest: str) -> bytes | None:
         """The payload kept under ``digest`` (sha256 hex), or None when the
-        store does not hold it (see :meth:`put_blobs`)."""
+        store does not hold it (see :meth:`put_blobs`).
+
+        Raises:
+            CapabilityError: the store does not declare BLOBS.
+        """
+        self.require(StoreCapability.BLOBS, "keep blobs")
         return None
 
     def drop_blobs(self, digests: Iterable[str]) -> builtins.list[str]:
         """Delete each of ``digests`` (sha256 hex) that no line of any
         session names any more (``scrub --mode rewrite`` of a payload
         holding a secret). Returns the digests deleted; a blob some session
-        still names is kept. A store that keeps no blobs deletes none.
+        still names is kept.
 
         Raises:
+            CapabilityError: the store does not declare BLOBS.
             StoreError: the store fails.
         """
+        self.require(StoreCapability.BLOBS, "keep blobs")
         return []
-
-    def search_index(self) -> SearchIndex:
-        """The store's full-text search index
-        (:class:`pi_session.search.index.SearchIndex`: ``update``,
-        ``candidates``, ``forget``, ``reindex``): for files the cache index
-        of the sessions root, for a database its tables inside the
-        database, kept up to date in the append's transaction. The indexes
-        are provided by :mod:`pi_session.search` (importing it registers
-        them, :func:`register_search_index`); the caller closes the index.
-
-        Raises:
-            StoreError: no registered index serves this store.
-        """
-        for provider in reversed(_SEARCH_INDEXES):
-            index = provider(self)
-            if index is not None:
-                return index
-        raise StoreError(f"{self.url}: this store cannot be searched (import pi_session.search first)")
 
     def session_marks(self, session_ids: Iterable[str]) -> dict[str, tuple[int, ...]]:
         """A mark of each stored session's state that any write changes
         (an append, a rewrite such as ``scrub``, a delete and create
         again), for callers that keep what they last wrote (the import
         state of :mod:`pi_session.importers.state`): ``{id: mark}`` for the
-        ids the store holds; an id it lacks is absent. A store that cannot
-        tell cheaply returns an empty dict (every session looks changed).
+        ids the store holds; an id it lacks is absent
+        (:attr:`StoreCapability.MARKS`).
+
+        Raises:
+            CapabilityError: the store does not declare MARKS.
         """
+        self.require(StoreCapability.MARKS, "mark its sessions' states")
         return {}
 
     def sync_sessions(self, session_ids: Iterable[str]) -> None:
@@ -443,11 +465,17 @@ class SessionStore(ABC):
             raise AmbiguousSessionError(f"{self.url}: ambiguous session id prefix {id_or_prefix!r} ({shown})", matches)
         return matches[0]
 
-    def session_dir(self, cwd: str) -> Path | None:
-        """The directory a (resolved) cwd's session files live in, for a
-        store of files (what a :class:`pi_session.SessionManager` given this
-        store works in, as without a store); None for a database."""
-        return None
+    def session_dir(self, cwd: str) -> Path:
+        """The directory a (resolved) cwd's session files live in
+        (:attr:`StoreCapability.FILES`): what a
+        :class:`pi_session.SessionManager` given this store works in, as
+        without a store.
+
+        Raises:
+            CapabilityError: the store does not declare FILES.
+        """
+        self.require(StoreCapability.FILES, "give a project's directory (its sessions are not files)")
+        raise AssertionError("a store declaring FILES overrides session_dir")
 
     def most_recent(self, cwd: str | None = None) -> str | None:
         """The id of the session modified last (of ``cwd``, a resolved
@@ -467,22 +495,6 @@ class SessionStore(ABC):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.url!r})"
-
-
-SearchIndexProvider = Callable[[SessionStore], "SearchIndex | None"]
-"""``provider(store) -> index | None``: the search index of ``store``, or
-None when the provider does not serve that kind of store."""
-
-_SEARCH_INDEXES: builtins.list[SearchIndexProvider] = []
-
-
-def register_search_index(provider: SearchIndexProvider) -> None:
-    """Make :meth:`SessionStore.search_index` ask ``provider`` (the latest
-    registered first). :mod:`pi_session.search` registers its indexes so
-    (stores never import search). Registering the same provider twice
-    keeps one."""
-    if provider not in _SEARCH_INDEXES:
-        _SEARCH_INDEXES.append(provider)
 
 
 def session_header(lines: Sequence[bytes]) -> dict[str, Any] | None:

@@ -49,6 +49,7 @@ from ..storage import (
 )
 from ..core.timestamps import file_timestamp, now_iso
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .capabilities import StoreCapability
 from .handle import OnGrown, SessionHandle
 
 __all__ = [
@@ -135,7 +136,12 @@ class FileStore(SessionStore):
     Args:
         root: the sessions root (a directory holding one directory per
             project cwd); created 0700 when a session is first written.
+
+    Capabilities: FILES, MARKS (file stamps), SEARCH (the cache index of
+    its root); its blobs are files beside its sessions, not BLOBS.
     """
+
+    capabilities = StoreCapability.FILES | StoreCapability.MARKS | StoreCapability.SEARCH
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)

@@ -84,6 +84,7 @@ from ..entries.records import is_session_header
 from ..storage import AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, parse_line, read_session_lines
 from ..core.timestamps import iso_to_ms
 from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .capabilities import StoreCapability
 from .handle import OnGrown, SessionHandle
 from ..session.info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
@@ -208,7 +209,11 @@ def _now_ms() -> int:
 
 class SQLStore(SessionStore):
     """A store in a SQL database (see the module docstring for the schema
-    and what a dialect provides)."""
+    and what a dialect provides). Capabilities: BLOBS (``pi_blobs``), MARKS,
+    SQL (:meth:`transaction`, write hooks) and SEARCH (tables inside the
+    database)."""
+
+    capabilities = StoreCapability.BLOBS | StoreCapability.MARKS | StoreCapability.SQL | StoreCapability.SEARCH
 
     placeholder: str = "?"
     lock_clause: str = ""

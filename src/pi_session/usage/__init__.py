@@ -161,13 +161,12 @@ def load_usage(store_or_dir: Any = None, *, cache: bool = True) -> UsageData:
     from pathlib import Path
 
     from ..core.paths import sessions_dir
-    from ..stores import SessionStore
+    from ..stores import SessionStore, StoreCapability
 
     if isinstance(store_or_dir, SessionStore):
-        root = store_or_dir.files_root
-        if root is None:
+        if not store_or_dir.can(StoreCapability.FILES):
             return _store_usage(store_or_dir)
-        return _files_usage(os.fspath(root), cache)
+        return _files_usage(os.fspath(store_or_dir.files_root), cache)
     root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
     return _files_usage(os.path.abspath(root_path), cache)
 
@@ -178,11 +177,12 @@ def _files_root(store_or_dir: Any) -> str | None:
     from pathlib import Path
 
     from ..core.paths import sessions_dir
-    from ..stores import SessionStore
+    from ..stores import SessionStore, StoreCapability
 
     if isinstance(store_or_dir, SessionStore):
-        root = store_or_dir.files_root
-        return None if root is None else os.path.abspath(os.fspath(root))
+        if not store_or_dir.can(StoreCapability.FILES):
+            return None
+        return os.path.abspath(os.fspath(store_or_dir.files_root))
     root_path = sessions_dir() if store_or_dir is None else Path(os.path.expanduser(os.fspath(store_or_dir)))
     return os.path.abspath(root_path)
 

@@ -30,6 +30,7 @@ from typing import Any
 from starlette.concurrency import run_in_threadpool
 
 from ..operations import LeafMovedError, OperationError, open_for_writing
+from ..stores.capabilities import StoreCapability
 from .data import ApiError, StoreAccess
 from .masking import masking_for
 
@@ -138,9 +139,10 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
         mode = body.get("mode", "edit")
         if mode not in ("edit", "rewrite"):
             raise ApiError(400, "mode: expected edit or rewrite")
-        location = sid if store.files_root is None else store.locator(sid)
+        files = store.can(StoreCapability.FILES)
+        location = store.locator(sid) if files else sid
         with access.lock:  # a session file's rewrite keeps the old content as <file>.secrets.bak (mode 0600)
-            scrubbed = scrub_session(location, mode=mode, store=store, backup=mode == "rewrite" and store.files_root is not None)
+            scrubbed = scrub_session(location, mode=mode, store=store, backup=mode == "rewrite" and files)
         if mode == "rewrite":
             return {"mode": mode, "secrets": len(scrubbed.hits), "changedLines": scrubbed.changed_lines, "backupKept": scrubbed.backup is not None}
         if scrubbed.not_hidden:
