@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from .base import (
     STORE_ENV,
     AmbiguousSessionError,
+    SessionChangedError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStore,
@@ -24,7 +25,7 @@ from .base import (
     mask_url,
     sqlite_path,
 )
-from .handle import FailingHandle, MemoryHandle, OnGrown, SessionHandle
+from .handle import FailingHandle, LinesRead, MemoryHandle, OnGrown, SessionHandle
 from .registry import BACKENDS, open_store, register_backend
 
 if TYPE_CHECKING:
@@ -38,9 +39,11 @@ __all__ = [
     "FailingHandle",
     "FileHandle",
     "FileStore",
+    "LinesRead",
     "MemoryHandle",
     "OnGrown",
     "SQLiteStore",
+    "SessionChangedError",
     "SessionExistsError",
     "SessionHandle",
     "SessionNotFoundError",
