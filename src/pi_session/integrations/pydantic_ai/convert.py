@@ -40,6 +40,7 @@ from datetime import datetime
 from typing import Any
 
 import pydantic
+import pydantic_core
 from pydantic_ai.conversation_store import ConversationRecord
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 
@@ -78,7 +79,7 @@ def message_json(message: ModelMessage) -> str:
     """
     try:
         return _MESSAGE.dump_json(message).decode()
-    except (pydantic.PydanticSerializationError, TypeError, ValueError) as exc:
+    except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
         raise UnstorableValueError(f"a {type(message).__name__} cannot be stored: {exc}") from None
 
 
@@ -100,7 +101,7 @@ def record_json(record: ConversationRecord) -> str:
     """
     try:
         return _RECORD.dump_json(record).decode()
-    except (pydantic.PydanticSerializationError, TypeError, ValueError) as exc:
+    except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
         raise UnstorableValueError(f"conversation {record.conversation_id!r}: its record cannot be stored: {exc}") from None
 
 

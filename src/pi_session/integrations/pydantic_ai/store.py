@@ -251,12 +251,28 @@ class PiConversationStore(ConversationStore):
             return None
         return view, view.record
 
+    def _decode(self, view: SessionView, stored: StoredRecord) -> ConversationRecord:
+        """``stored``'s record; one that cannot be read is reported with
+        its line (read again in full when only the tail was read).
+
+        Raises:
+            ConversationDataError: it cannot be read.
+        """
+        try:
+            return stored.record(view.location)
+        except ConversationDataError:
+            if stored.line is None:
+                full = self._view(view.session_id, complete=True)
+                if full is not None and full.record is not None and full.record.entry_id == stored.entry_id:
+                    full.record.record(full.location)
+            raise
+
     def _sync_read_record(self, conversation_id: str) -> ConversationRecord | None:
         found = self._record_of(conversation_id)
         if found is None:
             return None
         view, stored = found
-        record = stored.record(view.location)
+        record = self._decode(view, stored)
         for entry_id in (record.head_id, *record.branches):
             if entry_id is not None:
                 self._where[entry_id] = view.session_id
@@ -268,7 +284,7 @@ class PiConversationStore(ConversationStore):
             view = self._view(session_id, complete=False)
             if view is None or view.record is None:
                 continue
-            record = view.record.record(view.location)
+            record = self._decode(view, view.record)
             if pi_session_id_for(record.conversation_id) != session_id:
                 continue  # a record copied into another session
             if scope is None or record.scope == scope:
@@ -384,7 +400,7 @@ class PiConversationStore(ConversationStore):
         def build(stored: StoredRecord | None, trailer: list[dict[str, Any]]) -> list[bytes]:
             final = record
             if stored is not None and not details_only:
-                current = stored.record(view.location)
+                current = self._decode(view, stored)
                 final = dataclasses.replace(record, title=current.title, metadata=copy.deepcopy(current.metadata))
             state["record"] = final
             leaf = pi_leaf(stored, trailer)
@@ -462,7 +478,7 @@ class PiConversationStore(ConversationStore):
         if found is None or found[1].revision != expected_revision:
             raise ConversationConflict(conversation_id)
         view, stored = found
-        current = stored.record(view.location)
+        current = self._decode(view, stored)
         if any(getattr(current, key) != value for key, value in expected.items()):
             raise ConversationConflict(conversation_id)
         changes = {key: copy.deepcopy(details[key]) for key in ("title", "metadata") if key in details}
