@@ -294,12 +294,14 @@ class PiConversationStore(ConversationStore):
 
     def _holder(self, entry_id: str) -> SessionView | None:
         """The complete view of the session holding conversation entry
-        ``entry_id``: where it was last seen, else found by reading every
-        session of the store."""
-        known = self._where.get(entry_id)
-        if known is not None:
-            view = self._view(known, complete=True)
+        ``entry_id``: where it was last seen (a record naming it, a session
+        read), else found by reading every session of the store."""
+        known = [self._where[entry_id]] if entry_id in self._where else []
+        known += [view.session_id for view in reversed(self._views.values()) if view.complete and entry_id in view.carriers]
+        for session_id in dict.fromkeys(known):
+            view = self._view(session_id, complete=True)
             if view is not None and entry_id in view.carriers:
+                self._where[entry_id] = session_id
                 return view
         for session_id in self.store.find("", limit=sys.maxsize):
             view = self._view(session_id, complete=True)
