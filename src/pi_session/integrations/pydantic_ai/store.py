@@ -59,6 +59,9 @@ _TAIL_BYTES = 1 << 16
 """The first window a record is looked for in, from a session's end (grown
 fourfold until it is found or the session's start is reached)."""
 
+_WHERE_LIMIT = 100_000
+"""How many entry → session hints a store keeps."""
+
 _DELETE_ATTEMPTS = 100
 """How often a delete reads the session again when entries that are not
 records were appended meanwhile (a label, say)."""
@@ -210,6 +213,13 @@ class PiConversationStore(ConversationStore):
         while len(self._views) > self.cache_size:
             self._views.popitem(last=False)
 
+    def _note(self, entry_id: str, session_id: str) -> None:
+        """Remember which session holds a conversation entry (a hint,
+        checked when used; forgotten wholesale past :data:`_WHERE_LIMIT`)."""
+        if len(self._where) >= _WHERE_LIMIT:
+            self._where.clear()
+        self._where[entry_id] = session_id
+
     def _forget(self, session_id: str) -> None:
         self._views.pop(session_id, None)
 
@@ -275,7 +285,7 @@ class PiConversationStore(ConversationStore):
         record = self._decode(view, stored)
         for entry_id in (record.head_id, *record.branches):
             if entry_id is not None:
-                self._where[entry_id] = view.session_id
+                self._note(entry_id, view.session_id)
         return record
 
     def _sync_read_records(self, scope: str | None, limit: int | None) -> list[ConversationRecord]:
@@ -301,12 +311,12 @@ class PiConversationStore(ConversationStore):
         for session_id in dict.fromkeys(known):
             view = self._view(session_id, complete=True)
             if view is not None and entry_id in view.carriers:
-                self._where[entry_id] = session_id
+                self._note(entry_id, session_id)
                 return view
         for session_id in self.store.find("", limit=sys.maxsize):
             view = self._view(session_id, complete=True)
             if view is not None and entry_id in view.carriers:
-                self._where[entry_id] = session_id
+                self._note(entry_id, session_id)
                 return view
         return None
 
@@ -376,9 +386,9 @@ class PiConversationStore(ConversationStore):
         except SessionExistsError:
             raise ConversationConflict(record.conversation_id) from None
         for entry in new_entries:
-            self._where[entry.id] = session_id
+            self._note(entry.id, session_id)
         if head is not None:
-            self._where[head] = session_id
+            self._note(head, session_id)
 
     def _append_record(
         self,
@@ -457,9 +467,9 @@ class PiConversationStore(ConversationStore):
         else:
             self._extend(view, lines, result.size, result.stamp)
         for entry in new_entries:
-            self._where[entry.id] = view.session_id
+            self._note(entry.id, view.session_id)
         if written.head_id is not None:
-            self._where[written.head_id] = view.session_id
+            self._note(written.head_id, view.session_id)
         return written  # type: ignore[no-any-return]
 
     def _extend(self, view: SessionView, lines: list[bytes], size: int, stamp: Any) -> None:
