@@ -18,19 +18,24 @@ Example::
     result = await agent.run("Hello", conversation=conversation)
     await store.save(result)
 
+:class:`PiCompaction` is pi-session's compaction as a Pydantic AI
+capability; saved in the store, its summaries are pi compaction entries.
+
 Modules: :mod:`.convert` (messages as pi messages, their JSON),
 :mod:`.layout` (the lines of a conversation's session), :mod:`.store`
-(the store).
+(the store), :mod:`.compaction` (the capability).
 """
 
 from __future__ import annotations
 
+from .compaction import PiCompaction
 from .convert import UnstorableValueError
 from .layout import MESSAGE_KEY, MESSAGE_TYPE, RECORD_TYPE, ConversationDataError, MissingEntryError, pi_session_id_for
 from .store import PiConversationStore
 
 __all__ = [
     "PiConversationStore",
+    "PiCompaction",
     "ConversationDataError",
     "MissingEntryError",
     "UnstorableValueError",

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -48,6 +49,9 @@ from ...errors import PiSessionError
 
 __all__ = [
     "API",
+    "PI_METADATA_KEY",
+    "SummaryPart",
+    "summary_of",
     "UnstorableValueError",
     "instructions_digest",
     "message_json",
@@ -60,6 +64,13 @@ __all__ = [
 
 API = "pydantic-ai"
 """The ``api`` of the assistant messages written for model responses."""
+
+PI_METADATA_KEY = "pi-session"
+"""The key, in a ``CompactionPart``'s ``metadata``, of what pi-session's
+compaction (:class:`~.compaction.PiCompaction`) records for the pi
+compaction entry: ``keptBefore`` (how many of the messages it kept come
+before the summary in the conversation's log), ``tokensBefore`` and
+``details`` (pi's read and modified files)."""
 
 _MESSAGE = pydantic.TypeAdapter(ModelMessage)
 _RECORD = pydantic.TypeAdapter(ConversationRecord)
@@ -112,6 +123,56 @@ def record_from_json(text: str | bytes) -> ConversationRecord:
         pydantic.ValidationError: ``text`` is not one.
     """
     return _RECORD.validate_json(text)
+
+
+@dataclass(frozen=True)
+class SummaryPart:
+    """A summary an application or capability wrote into a conversation
+    (a ``CompactionPart`` with text in a ``ModelRequest``): written as a pi
+    ``compaction`` entry.
+
+    Attributes:
+        summary: its text.
+        kept_before: how many of the messages the compaction kept come
+            before it in the conversation's log (0: none, or not known).
+        tokens_before: the context size it replaced, in tokens (0: not known).
+        details: pi's ``details`` (read and modified files), or None.
+        system: the text of the system prompt parts the request holds
+            with it ("" when none).
+    """
+
+    summary: str
+    kept_before: int
+    tokens_before: int | float
+    details: dict[str, Any] | None
+    system: str
+
+
+def summary_of(message: ModelMessage) -> SummaryPart | None:
+    """The summary ``message`` holds (see :class:`SummaryPart`), or None:
+    a ``ModelRequest`` with a ``CompactionPart`` that has text and no
+    provider (a provider's own compaction stays as it is)."""
+    if not isinstance(message, ModelRequest):
+        return None
+    part = next(
+        (p for p in message.parts if getattr(p, "part_kind", None) == "compaction" and getattr(p, "provider_name", None) is None and getattr(p, "content", None)),
+        None,
+    )
+    if part is None:
+        return None
+    mine = (getattr(part, "metadata", None) or {}).get(PI_METADATA_KEY)
+    mine = mine if isinstance(mine, dict) else {}
+    kept = mine.get("keptBefore")
+    tokens = mine.get("tokensBefore")
+    details = mine.get("details")
+    system = "\n\n".join(_text(p.content) for p in message.parts if getattr(p, "part_kind", None) == "system-prompt")  # type: ignore[union-attr]
+    return SummaryPart(
+        _text(part.content),  # type: ignore[union-attr]
+        kept if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else 0,
+        tokens if isinstance(tokens, (int, float)) and not isinstance(tokens, bool) else 0,
+        details if isinstance(details, dict) else None,
+        system,
+    )
 
 
 def time_ms(value: datetime | None, default: int) -> int:

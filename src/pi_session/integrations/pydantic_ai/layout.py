@@ -33,7 +33,7 @@ that leave the context as it is, and past any other, from the head.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -47,7 +47,7 @@ from ...entries.records import make_header
 from ...errors import PiSessionError
 from ...storage import SessionStamp, parse_line, read_session_lines
 from ..session_ids import session_id_for
-from .convert import message_from_json, message_json, record_from_json, record_json, time_ms, to_pi_messages
+from .convert import message_from_json, message_json, record_from_json, record_json, summary_of, time_ms, to_pi_messages
 
 __all__ = [
     "FORMAT",
@@ -235,6 +235,15 @@ class SessionView:
             if line is not None:
                 self.lines[entry_id] = line
 
+    def chain_of(self, entry_id: str) -> tuple[str | None, str] | None:
+        """``(parent id, id of the first pi entry of its chain)`` of a
+        conversation entry in a complete view, or None when it is not there."""
+        carrier = self.carriers.get(entry_id)
+        if carrier is None:
+            return None
+        first = f"{entry_id}.1"
+        return carrier.parent_id, first if first in self.entries else entry_id
+
     def history(self, head_id: str | None, limit: int | None) -> list[ConversationEntry]:
         """The conversation entries from the first up to ``head_id``, or
         the last ``limit`` of them (a complete view).
@@ -343,14 +352,25 @@ def record_line(record: ConversationRecord, parent_id: str | None, instructions:
     return jsonio.dumps_line(_entry("custom", str(uuid.uuid4()), parent_id, _iso(record.updated_at), customType=RECORD_TYPE, data=data))
 
 
+Lookup = Callable[[str], "tuple[str | None, str] | None"]
+"""``lookup(entry id) -> (parent id, first pi entry id of its chain) | None``:
+what :func:`entry_lines` asks about stored conversation entries."""
+
+
 def entry_lines(
-    entries: Sequence[ConversationEntry], attach: str | None, instructions: str | None
+    entries: Sequence[ConversationEntry], attach: str | None, instructions: str | None, lookup: Lookup | None = None
 ) -> tuple[list[bytes], str | None]:
     """The lines of new conversation entries (each after the one it points
-    at; the first one's chain under the pi entry ``attach``).
+    at; the first one's chain under the pi entry ``attach``). A summary
+    (:func:`.convert.summary_of`) is carried by a pi ``compaction`` entry
+    whose ``firstKeptEntryId`` is the first pi entry of the messages the
+    compaction kept before it (its own id when none, or when they cannot be
+    found), with the request's system prompt as its ``systemMessage``.
 
     Args:
         instructions: the instructions digest in effect at ``attach`` (None: not known).
+        lookup: finds stored entries (see :data:`Lookup`); None: only
+            the entries given are known.
 
     Returns:
         ``(lines, instructions in effect after the last entry)``.
@@ -361,20 +381,45 @@ def entry_lines(
     lines: list[bytes] = []
     previous: str | None = None
     pi_parent = attach
+    known: dict[str, tuple[str | None, str]] = {}
+
+    def chain(entry_id: str) -> tuple[str | None, str] | None:
+        return known.get(entry_id) or (lookup(entry_id) if lookup is not None else None)
+
     for n, item in enumerate(entries):
         if n > 0 and item.parent_id != previous:
             pi_parent = item.parent_id  # not after the entry before it: under its own parent
-        pi_messages, instructions = to_pi_messages(item.message, instructions)
         timestamp = _iso(getattr(item.message, "timestamp", None))
         payload = {"v": FORMAT, "parentId": item.parent_id, "message": message_json(item.message)}
-        for k, pi_message in enumerate(pi_messages[:-1], 1):
-            chain_id = f"{item.id}.{k}"
-            lines.append(jsonio.dumps_line(_entry("message", chain_id, pi_parent, timestamp, message=pi_message)))
-            pi_parent = chain_id
-        if pi_messages:
-            carrier = _entry("message", item.id, pi_parent, timestamp, message=pi_messages[-1])
+        summary = summary_of(item.message)
+        if summary is not None:
+            first_kept = item.id
+            found = chain(item.parent_id) if item.parent_id is not None and summary.kept_before > 0 else None
+            for _ in range(summary.kept_before - 1):
+                if found is None or found[0] is None:
+                    found = None
+                    break
+                found = chain(found[0])
+            if found is not None:
+                first_kept = found[1]
+            carrier = _entry("compaction", item.id, pi_parent, timestamp, summary=summary.summary, firstKeptEntryId=first_kept, tokensBefore=summary.tokens_before)
+            if summary.details is not None:
+                carrier["details"] = summary.details
+            if summary.system:
+                carrier["systemMessage"] = {"role": "system", "content": summary.system, "timestamp": time_ms(getattr(item.message, "timestamp", None), 0)}
+            instructions = None  # the compaction hides the system messages before it: written again
+            known[item.id] = (item.parent_id, item.id)
         else:
-            carrier = _entry("custom", item.id, pi_parent, timestamp, customType=MESSAGE_TYPE, data={"kind": item.message.kind})
+            pi_messages, instructions = to_pi_messages(item.message, instructions)
+            for k, pi_message in enumerate(pi_messages[:-1], 1):
+                chain_id = f"{item.id}.{k}"
+                lines.append(jsonio.dumps_line(_entry("message", chain_id, pi_parent, timestamp, message=pi_message)))
+                pi_parent = chain_id
+            if pi_messages:
+                carrier = _entry("message", item.id, pi_parent, timestamp, message=pi_messages[-1])
+            else:
+                carrier = _entry("custom", item.id, pi_parent, timestamp, customType=MESSAGE_TYPE, data={"kind": item.message.kind})
+            known[item.id] = (item.parent_id, f"{item.id}.1" if len(pi_messages) > 1 else item.id)
         carrier[MESSAGE_KEY] = payload
         lines.append(jsonio.dumps_line(carrier))
         pi_parent = previous = item.id

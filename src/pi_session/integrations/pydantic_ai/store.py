@@ -36,6 +36,7 @@ from pydantic_ai.conversation_store import (
 from ...core.paths import sessions_dir
 from ...storage import SessionGoneError, parse_line
 from ...stores import SessionChangedError, SessionExistsError, SessionNotFoundError, SessionStore, open_store
+from .convert import SummaryPart, summary_of
 from .layout import (
     ConversationDataError,
     MissingEntryError,
@@ -61,6 +62,8 @@ fourfold until it is found or the session's start is reached)."""
 
 _WHERE_LIMIT = 100_000
 """How many entry → session hints a store keeps."""
+
+_NO_SUMMARY = SummaryPart("", 0, 0, None, "")
 
 _DELETE_ATTEMPTS = 100
 """How often a delete reads the session again when entries that are not
@@ -408,6 +411,11 @@ class PiConversationStore(ConversationStore):
         they leave the context as it is."""
         conversation_id = record.conversation_id
         state: dict[str, Any] = {}
+        if not view.complete and any((summary_of(entry.message) or _NO_SUMMARY).kept_before for entry in new_entries):
+            complete = self._view(view.session_id, complete=True)
+            if complete is None:
+                raise ConversationConflict(conversation_id)
+            view = complete  # a summary's kept messages are looked up in the stored history
 
         def build(stored: StoredRecord | None, trailer: list[dict[str, Any]]) -> list[bytes]:
             final = record
@@ -426,7 +434,7 @@ class PiConversationStore(ConversationStore):
                     attach, instructions = leaf, instructions_before
                 else:
                     attach, instructions = first.parent_id, None
-                lines, after = entry_lines(new_entries, attach, instructions)
+                lines, after = entry_lines(new_entries, attach, instructions, view.chain_of if view.complete else None)
             head = final.head_id
             if new_entries and head == new_entries[-1].id:
                 parent, instructions_at_head = head, after
