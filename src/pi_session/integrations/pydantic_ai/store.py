@@ -346,7 +346,8 @@ class PiConversationStore(ConversationStore):
         view = self._view(session_id, complete=False)
         stored = view.record if view is not None else None
         if stored is not None and stored.conversation_id != conversation_id:
-            raise ConversationConflict(conversation_id, message=f"{view.location if view else session_id}: the session holds another conversation, {stored.conversation_id!r}")  # type: ignore[union-attr]
+            where = view.location if view is not None else session_id
+            raise ConversationConflict(conversation_id, message=f"{where}: the session holds another conversation, {stored.conversation_id!r}")
         if (stored.revision if stored is not None else None) != expected_revision:
             raise ConversationConflict(conversation_id)
         new_ids = {entry.id for entry in new_entries}
@@ -436,6 +437,8 @@ class PiConversationStore(ConversationStore):
                     attach, instructions = first.parent_id, None
                 lines, after = entry_lines(new_entries, attach, instructions, view.chain_of if view.complete else None)
             head = final.head_id
+            parent: str | None
+            instructions_at_head: str | None
             if new_entries and head == new_entries[-1].id:
                 parent, instructions_at_head = head, after
             elif stored is not None and head == head_before:
@@ -478,7 +481,7 @@ class PiConversationStore(ConversationStore):
             self._note(entry.id, view.session_id)
         if written.head_id is not None:
             self._note(written.head_id, view.session_id)
-        return written  # type: ignore[no-any-return]
+        return written
 
     def _extend(self, view: SessionView, lines: list[bytes], size: int, stamp: Any) -> None:
         """Add this process's own append to the cached view (so the next
