@@ -8,15 +8,18 @@ first stored whole, untimed, then saved to twice untimed):
 
 - ``save one turn``: a conversation loaded by the store, one run's two
   messages added, ``store.save(conversation)`` (the usual load, run, save
-  flow: the save itself);
+  flow: the save itself), and of it the time spent in the store's own
+  ``read_record`` and ``write_record`` (the rest is Pydantic AI's
+  ``ConversationStore.save``, which checks every message it is given);
 - ``save one turn, fresh store``: the same save by a store object that has
   read nothing of the conversation yet (another worker, say);
 - ``load``: ``store.load(id)`` by a fresh store object (every message
   read and validated).
 
-The check the table ends with: a save of one turn onto 10,000 messages
-takes at most 3× a save onto 10, on every store (``--check`` exits 1
-otherwise).
+The check the table ends with: the store's own work in a save of one turn
+onto 10,000 messages takes at most 3× that onto 10, on every pi-session
+store (``--check`` exits 1 otherwise); the ratios of whole saves are shown
+beside it.
 
 PostgreSQL: ``PI_SESSION_TEST_POSTGRES``, else a private throw-away
 cluster (``tests/postgres_cluster.py``); a new database, dropped at the
@@ -89,34 +92,62 @@ def timed(make: Callable[[], Awaitable[Any]]) -> float:
     return (time.perf_counter() - t) * 1000
 
 
-def measure(kind: str, url: str | None, size: int, reps: int) -> dict[str, float]:
+def instrument(store: ConversationStore) -> list[float]:
+    """Time the store's own primitives (``read_record``, ``write_record``)
+    while a save runs: ``[seconds]``, added to on every call."""
+    spent = [0.0]
+    for name in ("read_record", "write_record"):
+        real = getattr(store, name)
+
+        async def timed_call(*args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            t = time.perf_counter()
+            try:
+                return await _real(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t
+
+        setattr(store, name, timed_call)
+    return spent
+
+
+def measure(kind: str, url: str | None, sizes: list[int], reps: int) -> dict[int, dict[str, float]]:
+    """The medians of one store kind at every size. The sizes take turns
+    round by round, so what else the machine does meanwhile (other
+    processes' disk writes, which a file's fdatasync waits for) falls on
+    every size alike."""
     loop = asyncio.get_event_loop()
     memory = InMemoryConversationStore() if kind == "memory" else None
 
     def new_store() -> ConversationStore:
         return memory if memory is not None else PiConversationStore(url, cwd="/work/bench")
 
-    cid = f"bench-{size}"
-    store = new_store()
-    loop.run_until_complete(store.save(Conversation(conversation_id=cid, messages=messages(size))))
-    saves, fresh_saves, loads = [], [], []
+    stores: dict[int, ConversationStore] = {}
+    spent: dict[int, list[float]] = {}
+    samples: dict[int, dict[str, list[float]]] = {size: {"save": [], "save_own": [], "save_fresh": [], "load": []} for size in sizes}
+    for size in sizes:
+        stores[size] = new_store()
+        spent[size] = instrument(stores[size])
+        loop.run_until_complete(stores[size].save(Conversation(conversation_id=f"bench-{size}", messages=messages(size))))
     for rep in range(-2, reps):  # two untimed rounds first (a database settles after the bulk load)
-        conversation = loop.run_until_complete(store.load(cid))
-        assert conversation is not None
-        conversation.messages.extend(messages(2, start=size + 4 * (rep + 2)))
-        save = timed(lambda: store.save(conversation))
-        conversation = loop.run_until_complete(new_store().load(cid))
-        assert conversation is not None
-        conversation.messages.extend(messages(2, start=size + 4 * (rep + 2) + 2))
-        other = new_store()
-        save_fresh = timed(lambda: other.save(conversation))
-        reader = new_store()
-        load = timed(lambda: reader.load(cid))
-        if rep >= 0:
-            saves.append(save)
-            fresh_saves.append(save_fresh)
-            loads.append(load)
-    return {"save": statistics.median(saves), "save_fresh": statistics.median(fresh_saves), "load": statistics.median(loads)}
+        for size in sizes:
+            cid, store = f"bench-{size}", stores[size]
+            conversation = loop.run_until_complete(store.load(cid))
+            assert conversation is not None
+            conversation.messages.extend(messages(2, start=size + 4 * (rep + 2)))
+            spent[size][0] = 0.0
+            save = timed(lambda: store.save(conversation))
+            primitives = spent[size][0] * 1000
+            conversation = loop.run_until_complete(new_store().load(cid))
+            assert conversation is not None
+            conversation.messages.extend(messages(2, start=size + 4 * (rep + 2) + 2))
+            other = new_store()
+            save_fresh = timed(lambda: other.save(conversation))
+            reader = new_store()
+            load = timed(lambda: reader.load(cid))
+            if rep >= 0:
+                for what, value in (("save", save), ("save_own", primitives), ("save_fresh", save_fresh), ("load", load)):
+                    samples[size][what].append(value)
+    return {size: {what: statistics.median(values) for what, values in taken.items()} for size, taken in samples.items()}
 
 
 def fmt(ms: float) -> str:
@@ -126,20 +157,31 @@ def fmt(ms: float) -> str:
 def table(results: dict[str, dict[int, dict[str, float]]], sizes: list[int], note: str) -> tuple[str, bool]:
     kinds = [k for k in KINDS if k in results]
     rows = ["| operation (ms, median) | messages | " + " | ".join(LABELS[k] for k in kinds) + " |", "|---|---|" + "---|" * len(kinds)]
-    for what, label in (("save", "save one turn"), ("save_fresh", "save one turn, fresh store"), ("load", "load, fresh store")):
+    for what, label in (
+        ("save", "save one turn"),
+        ("save_own", "&nbsp;&nbsp;of which the store's reads and writes"),
+        ("save_fresh", "save one turn, fresh store"),
+        ("load", "load, fresh store"),
+    ):
         for size in sizes:
             rows.append(f"| {label} | {size:,} | " + " | ".join(fmt(results[k][size][what]) for k in kinds) + " |")
     small, large = min(sizes), max(sizes)
     ok = True
-    ratios = []
-    for k in kinds:
-        for what in ("save", "save_fresh"):
+    lines = []
+    for what, label in (("save_own", "the store's reads and writes in a save"), ("save", "a whole save"), ("save_fresh", "a whole save by a fresh store")):
+        ratios = []
+        for k in kinds:
             ratio = results[k][large][what] / results[k][small][what]
-            ratios.append(f"{LABELS[k]} {what.replace('_', ' ')}: {ratio:.2f}×")
-            ok = ok and (k == "memory" or ratio <= LIMIT)
+            ratios.append(f"{LABELS[k]} {ratio:.2f}×")
+            if what == "save_own" and k != "memory":
+                ok = ok and ratio <= LIMIT
+        lines.append(f"- {label}: " + ", ".join(ratios))
     verdict = "yes" if ok else "no"
-    text = "\n".join(rows) + "\n\n" + note + "\n" + (
-        f"Save of one turn onto {large:,} messages / onto {small:,}: " + ", ".join(ratios) + f". Within {LIMIT:g}× on every pi-session store: {verdict}.\n"
+    text = "\n".join(rows) + "\n\n" + note + "\n\n" + (
+        f"One turn saved onto {large:,} messages, over onto {small:,}:\n" + "\n".join(lines) + "\n\n"
+        f"The store's own work within {LIMIT:g}× on every pi-session store: {verdict}. "
+        "A whole save also holds Pydantic AI's own `ConversationStore.save`, which checks every message of the "
+        "conversation it is given (the in-memory column: that alone) and the thread hand-offs.\n"
     )
     return text, ok
 
@@ -166,7 +208,7 @@ def main() -> None:
             urls["postgresql"] = postgres
         try:
             for kind in args.kinds:
-                results[kind] = {size: measure(kind, urls[kind], size, args.reps) for size in args.sizes}
+                results[kind] = measure(kind, urls[kind], sorted(args.sizes), args.reps)
                 print(kind, json.dumps(results[kind]), flush=True)
         finally:
             if server is not None:
