@@ -442,3 +442,27 @@ def test_updated_at_and_usage_survive_a_fresh_store(store_url: str) -> None:
         assert again.updated_at - record.updated_at == timedelta(0)
 
     run(go())
+
+
+def test_a_title_is_the_pi_session_name_and_the_next_save_continues_after_it(store_url: str, cli) -> None:
+    async def go() -> None:
+        store = PiConversationStore(store_url, cwd="/work/proj")
+        await store.save(Conversation(conversation_id="named", messages=turn("a", 1)))
+        await store.update("named", title="Weather\nin Paris", expected_title=None)
+        loaded = await store.load("named")
+        loaded.messages.extend(turn("b", 2))
+        await store.save(loaded)
+        await store.update("named", metadata={"model": "m"})  # the name stays
+
+    run(go())
+    listed = cli("--store", store_url, "ls", "--all", "--json")
+    assert listed.returncode == 0, listed.stderr
+    (info,) = json.loads(listed.stdout)
+    assert info["name"] == "Weather in Paris"
+
+    async def read() -> Any:
+        store = PiConversationStore(store_url, cwd="/work/proj")
+        return (await store.read_record("named")).title, (await store.load("named")).messages
+
+    title, messages = run(read())
+    assert title == "Weather\nin Paris" and messages == turn("a", 1) + turn("b", 2)

@@ -65,6 +65,7 @@ __all__ = [
     "read_tail",
     "header_line",
     "record_line",
+    "name_line",
     "entry_lines",
     "fork_path_lines",
     "pi_leaf",
@@ -355,6 +356,14 @@ def record_line(record: ConversationRecord, parent_id: str | None, instructions:
 Lookup = Callable[[str], "tuple[str | None, str] | None"]
 """``lookup(entry id) -> (parent id, first pi entry id of its chain) | None``:
 what :func:`entry_lines` asks about stored conversation entries."""
+
+
+def name_line(entry_id: str, parent_id: str | None, title: str | None, when: datetime | None) -> bytes:
+    """The line of a ``session_info`` entry naming the session after a
+    conversation's title (pi shows it as the session's name; line breaks
+    become spaces; None or an empty title clears it)."""
+    name = " ".join((title or "").replace("\r", "\n").split("\n")).strip()
+    return jsonio.dumps_line(_entry("session_info", entry_id, parent_id, _iso(when), name=name))
 
 
 def entry_lines(

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import sys
 import threading
+import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
@@ -45,6 +46,7 @@ from .layout import (
     entry_lines,
     fork_path_lines,
     header_line,
+    name_line,
     pi_leaf,
     pi_session_id_for,
     read_tail,
@@ -171,7 +173,8 @@ class PiConversationStore(ConversationStore):
         expected: ConversationDetails | None = None,
     ) -> ConversationRecord:
         """Append a record entry with the new ``title``/``metadata`` (same
-        revision and ``updated_at``).
+        revision and ``updated_at``); a new title is also the pi session's
+        name (a ``session_info`` entry, as ``pi-session name`` writes).
 
         Raises:
             ConversationConflict: no record with ``expected_revision`` and
@@ -445,6 +448,10 @@ class PiConversationStore(ConversationStore):
                 parent, instructions_at_head = leaf, instructions_before
             else:
                 parent, instructions_at_head = head, None
+            if details_only and stored is not None and final.title != self._decode(view, stored).title:
+                info_id = str(uuid.uuid4())
+                lines.append(name_line(info_id, parent, final.title, final.updated_at))
+                parent = info_id
             lines.append(record_line(final, parent, instructions_at_head))
             return lines
 
