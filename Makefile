@@ -61,7 +61,7 @@ lock:
 	$(LOCK_VENV)/bin/python -m pip install --quiet --upgrade pip
 	CMAKE_ARGS="$${CMAKE_ARGS:-$(LLAMA_CMAKE_ARGS)}" \
 	CMAKE_BUILD_PARALLEL_LEVEL=$${CMAKE_BUILD_PARALLEL_LEVEL:-$$(nproc 2>/dev/null || echo 2)} \
-		$(LOCK_VENV)/bin/pip install --quiet -c requirements/bounds.txt -e '.[test,server,models,web,postgres,agents]'
+		$(LOCK_VENV)/bin/pip install --quiet -c requirements/bounds.txt -e '.[test,server,models,web,postgres,agents,pydantic-ai]'
 	{ sed -n '1,/^$$/p' requirements/constraints.txt; $(LOCK_VENV)/bin/pip freeze --exclude-editable | LC_ALL=C sort -f; } > requirements/constraints.txt.new
 	mv requirements/constraints.txt.new requirements/constraints.txt
 	rm -rf $(LOCK_VENV)

@@ -108,6 +108,39 @@ def test_append_and_the_stale_leaf_protocol(handles):
     assert reopen().size() == before  # nothing written
 
 
+def test_read_lines_from_reads_what_was_appended_since_and_the_tail(handles):
+    header = _header()
+    handle, reopen = handles(header)
+    lines = [dumps_line(header), _entry("a1", None), _entry("a2", "a1")]
+    size = handle.create(lines)
+    whole = reopen().read_lines_from(0)
+    assert whole.lines == lines and whole.start == 0 and whole.size == size and whole.stamp == reopen().stamp()
+    assert reopen().read_lines_from(size).lines == []
+    reopen().append([_entry("b1", "a2", "other")])
+    since = handle.read_lines_from(size)
+    assert since.lines == [_entry("b1", "a2", "other")] and since.start == size and since.size == size + len(since.lines[0])
+    middle = handle.read_lines_from(len(lines[0]) + 3)  # inside a1's line: from the next line on
+    assert middle.lines == [lines[2], since.lines[0]] and middle.start == len(lines[0]) + len(lines[1])
+
+
+def test_delete_with_an_expected_size_refuses_a_session_appended_to_since(store_url):
+    from pi_session.stores import SessionChangedError
+
+    store = open_store(store_url)
+    header = _header("to-delete")
+    size = store.create([dumps_line(header), _entry("a1", None)])
+    del size
+    known = store.read_lines_from("to-delete", 0).size
+    store.append("to-delete", [_entry("a2", "a1")])
+    with pytest.raises(SessionChangedError):
+        store.delete("to-delete", expected_size=known)
+    assert store.exists("to-delete")
+    assert store.delete("to-delete", expected_size=store.read_lines_from("to-delete", 0).size)
+    assert not store.exists("to-delete")
+    assert not store.delete("to-delete", expected_size=0)
+    store.close()
+
+
 def test_a_failing_handle_fails_once_then_forwards():
     inner = MemoryHandle()
     handle = FailingHandle(inner)

@@ -19,6 +19,7 @@ from .base import (
     STORE_ENV,
     AmbiguousSessionError,
     CapabilityError,
+    SessionChangedError,
     SessionExistsError,
     SessionNotFoundError,
     SessionStore,
@@ -27,7 +28,7 @@ from .base import (
     sqlite_path,
 )
 from .capabilities import StoreCapability
-from .handle import FailingHandle, MemoryHandle, OnGrown, SessionHandle
+from .handle import FailingHandle, LinesRead, MemoryHandle, OnGrown, SessionHandle
 from .registry import BACKENDS, open_store, register_backend
 
 if TYPE_CHECKING:
@@ -42,9 +43,11 @@ __all__ = [
     "FailingHandle",
     "FileHandle",
     "FileStore",
+    "LinesRead",
     "MemoryHandle",
     "OnGrown",
     "SQLiteStore",
+    "SessionChangedError",
     "SessionExistsError",
     "SessionHandle",
     "SessionNotFoundError",

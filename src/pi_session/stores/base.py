@@ -45,7 +45,7 @@ from ..errors import PiSessionError
 from ..storage import AppendResult, Durability, SessionFile, parse_line
 from ..entries.records import is_session_header
 from .capabilities import StoreCapability
-from .handle import OnGrown, SessionHandle
+from .handle import LinesRead, OnGrown, SessionHandle
 
 __all__ = [
     "SessionStore",
@@ -54,6 +54,7 @@ __all__ = [
     "CapabilityError",
     "SessionExistsError",
     "SessionNotFoundError",
+    "SessionChangedError",
     "AmbiguousSessionError",
     "OnGrown",
     "mask_url",
@@ -88,6 +89,12 @@ class SessionExistsError(StoreError, FileExistsError):
 
 class SessionNotFoundError(StoreError, LookupError):
     """No session with that id (or id prefix) in the store."""
+
+
+class SessionChangedError(StoreError):
+    """A write that was to be made only on a session as last read
+    (:meth:`SessionStore.delete` with ``expected_size``) found it changed:
+    other writers appended since. Nothing was done."""
 
 
 class AmbiguousSessionError(SessionNotFoundError):
@@ -276,11 +283,21 @@ class SessionStore(ABC):
         return self.handle(session_id).append(lines, durability=durability, expected_size=expected_size, on_grown=on_grown)
 
     @abstractmethod
-    def delete(self, session_id: str) -> bool:
+    def delete(self, session_id: str, *, expected_size: int | None = None) -> bool:
         """Remove a session and all its lines.
+
+        Args:
+            expected_size: delete only while the session's size is this
+                (the size last read or written): checked under the lock
+                appends take (a file's append lock, the session's row), so
+                no append can come between the check and the delete.
 
         Returns:
             True when it existed.
+
+        Raises:
+            SessionChangedError: (``expected_size``) the session's size is
+                another; nothing was deleted.
         """
 
     # ------------------------------------------------------------------
@@ -299,6 +316,17 @@ class SessionStore(ABC):
         Raises:
             SessionNotFoundError: no such session.
         """
+
+    def read_lines_from(self, session_id: str, offset: int) -> LinesRead:
+        """A session's complete lines from byte ``offset`` on, with its size
+        and stamp, as one snapshot (:meth:`SessionHandle.read_lines_from`
+        of :meth:`handle`): what was appended since a reader's last
+        position, or the session's tail.
+
+        Raises:
+            SessionNotFoundError, FileNotFoundError: no such session.
+        """
+        return self.handle(session_id).read_lines_from(offset)
 
     def read(self, session_id: str, *, migrate: bool = True) -> SessionFile:
         """Read a session (:meth:`SessionHandle.read` of :meth:`handle`)

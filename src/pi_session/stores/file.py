@@ -44,13 +44,14 @@ from ..storage import (
     file_stamp,
     fsync_dir,
     iter_lines,
+    locked_append_fd,
     read_session_file,
     rewrite_records,
 )
 from ..core.timestamps import file_timestamp, now_iso
-from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .base import SessionChangedError, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .capabilities import StoreCapability
-from .handle import OnGrown, SessionHandle
+from .handle import LinesRead, OnGrown, SessionHandle, lines_from
 
 __all__ = [
     "FileStore",
@@ -347,13 +348,27 @@ class FileStore(SessionStore):
                 raise UnnamableSessionError(f"{self.url}: session id {session_id!r} cannot name a file (it holds '/', '\\' or NUL)")
         return FileHandle(directory / file_name, store=self, session_id=session_id)
 
-    def delete(self, session_id: str) -> bool:
+    def delete(self, session_id: str, *, expected_size: int | None = None) -> bool:
+        """See :meth:`SessionStore.delete`. With ``expected_size`` the file
+        is unlinked while its append lock is held
+        (:func:`pi_session.storage.locked_append_fd`): an appender waiting
+        for the lock then finds the file gone and writes nothing."""
         try:
             path = self.path_of(session_id)
         except SessionNotFoundError:
             return False
         before = self._dir_mtime(path.parent)
-        path.unlink()
+        if expected_size is None:
+            path.unlink()
+        else:
+            try:
+                with locked_append_fd(path, create=False) as (fd, _created):
+                    size = os.fstat(fd).st_size
+                    if size != expected_size:
+                        raise SessionChangedError(f"{path}: the session changed since it was read ({size} bytes, not {expected_size}); not deleted")
+                    path.unlink()
+            except FileNotFoundError:
+                return False
         self._remember(path.parent, session_id, None, before)
         return True
 
@@ -590,6 +605,30 @@ class FileHandle(SessionHandle):
             return self.path.stat().st_size
         except FileNotFoundError:
             return None
+
+    def read_lines_from(self, offset: int) -> LinesRead:
+        """See :meth:`SessionHandle.read_lines_from`: the file's bytes from
+        ``offset - 1`` to its size when opened (a line another process is
+        appending meanwhile is left out: it has no newline yet).
+
+        Raises:
+            FileNotFoundError: no such file.
+        """
+        fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            st = os.fstat(fd)
+            base = min(max(offset - 1, 0), st.st_size)
+            chunks = []
+            at = base
+            while at < st.st_size:
+                chunk = os.pread(fd, st.st_size - at, at)
+                if not chunk:
+                    break  # truncated meanwhile
+                chunks.append(chunk)
+                at += len(chunk)
+        finally:
+            os.close(fd)
+        return lines_from(b"".join(chunks), offset, file_stamp(st), base=base)
 
     def stamp(self) -> SessionStamp | None:
         """See :meth:`SessionHandle.stamp`: the file's size, device, inode,

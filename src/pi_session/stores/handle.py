@@ -36,6 +36,7 @@ from __future__ import annotations
 import errno
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -50,7 +51,7 @@ from ..storage import (
     read_session_lines,
 )
 
-__all__ = ["SessionHandle", "MemoryHandle", "FailingHandle", "OnGrown", "foreign_lines"]
+__all__ = ["SessionHandle", "MemoryHandle", "FailingHandle", "OnGrown", "LinesRead", "foreign_lines", "lines_from"]
 
 OnGrown = Callable[[list[bytes]], Sequence[bytes] | None]
 """``on_grown(foreign_lines) -> lines | None``: called inside an append,
@@ -58,6 +59,51 @@ while the session is locked, with the lines other writers appended since
 ``expected_size``; returns the lines to write instead, None to keep them, or
 raises to write nothing (exactly as for
 :func:`pi_session.storage.append_lines_checked`)."""
+
+
+@dataclass(frozen=True)
+class LinesRead:
+    """What :meth:`SessionHandle.read_lines_from` read, as one consistent
+    snapshot of the session.
+
+    Attributes:
+        lines: the complete lines (each ending in ``\\n``) that start at
+            or after the offset asked for, in order; a last line without
+            ``\\n`` (one being written, or torn by a crash) is left out.
+        start: the byte offset of ``lines[0]`` (the end of the complete
+            lines when there are none).
+        size: the byte count of the session up to the end of ``lines``:
+            the position to pass back as ``expected_size`` when appending.
+        stamp: the session's :data:`pi_session.storage.SessionStamp` when
+            read (None when the store cannot tell).
+    """
+
+    lines: list[bytes]
+    start: int
+    size: int
+    stamp: SessionStamp | None
+
+
+def lines_from(data: bytes, offset: int, stamp: SessionStamp | None, *, base: int = 0) -> LinesRead:
+    """:class:`LinesRead` of the complete lines of ``data`` that start at
+    or after byte ``offset`` (a line that starts before it is skipped
+    whole; an unterminated last line is left out).
+
+    Args:
+        data: the session's content from byte ``base`` on (``base`` > 0:
+            a reader that read only the end; ``data`` must then start at
+            or before ``offset - 1``, so the line boundary at ``offset``
+            can be seen).
+    """
+    end = data.rfind(b"\n") + 1  # the end of the complete lines in data
+    start = min(max(offset - base, 0), len(data))
+    if start > 0 and data[start - 1 : start] != b"\n":
+        nl = data.find(b"\n", start)
+        start = len(data) if nl < 0 else nl + 1
+    if end <= start:
+        return LinesRead([], base + start, base + start, stamp)
+    lines = [line + b"\n" for line in data[start : end - 1].split(b"\n")]
+    return LinesRead(lines, base + start, base + end, stamp)
 
 
 class SessionHandle(ABC):
@@ -95,6 +141,18 @@ class SessionHandle(ABC):
                 does not exist.
             pi_session.storage.SessionFileError: unreadable, or its first
                 record is not a session header.
+        """
+
+    @abstractmethod
+    def read_lines_from(self, offset: int) -> LinesRead:
+        """The session's complete lines from byte ``offset`` on, with its
+        size and stamp, read as one snapshot (see :class:`LinesRead`): how a
+        reader that knows a session up to some position reads only what
+        was appended since, or reads its tail, without reading the rest.
+
+        Raises:
+            FileNotFoundError, pi_session.stores.SessionNotFoundError: it
+                does not exist.
         """
 
     @abstractmethod
@@ -287,6 +345,12 @@ class MemoryHandle(SessionHandle):
     def size(self) -> int | None:
         return sum(map(len, self.lines)) if self.lines is not None else None
 
+    def read_lines_from(self, offset: int) -> LinesRead:
+        if self.lines is None:
+            raise FileNotFoundError(errno.ENOENT, "no such session", self.location)
+        data = b"".join(self.lines)
+        return lines_from(data, offset, (len(data),))
+
 
 class FailingHandle(SessionHandle):
     """A handle that forwards to ``inner`` but makes chosen writes fail:
@@ -376,6 +440,9 @@ class FailingHandle(SessionHandle):
 
     def replace_lines(self, old: Sequence[bytes], new: Sequence[bytes]) -> None:
         self.inner.replace_lines(old, new)
+
+    def read_lines_from(self, offset: int) -> LinesRead:
+        return self.inner.read_lines_from(offset)
 
     def size(self) -> int | None:
         return self.inner.size()

@@ -83,9 +83,9 @@ from ..core.paths import resolve_path
 from ..entries.records import is_session_header
 from ..storage import AppendResult, Durability, SessionFile, SessionGoneError, SessionStamp, parse_line, read_session_lines
 from ..core.timestamps import iso_to_ms
-from .base import SessionExistsError, SessionNotFoundError, SessionStore, StoreError
+from .base import SessionChangedError, SessionExistsError, SessionNotFoundError, SessionStore, StoreError
 from .capabilities import StoreCapability
-from .handle import OnGrown, SessionHandle
+from .handle import LinesRead, OnGrown, SessionHandle
 from ..session.info import InfoState, header_ms, info_dict, iso_or_none, modified_iso
 
 __all__ = [
@@ -335,12 +335,17 @@ class SQLStore(SessionStore):
             for hook in self._write_hooks:
                 hook(executor, event)
 
-    def delete(self, session_id: str) -> bool:
-        """See :meth:`SessionStore.delete` (one transaction)."""
+    def delete(self, session_id: str, *, expected_size: int | None = None) -> bool:
+        """See :meth:`SessionStore.delete` (one transaction, the session's
+        row locked first)."""
         with self._transaction(write=True) as cur:
-            row = self._exec(cur, "SELECT id FROM pi_sessions WHERE id = ?" + self.lock_clause, (session_id,)).fetchone()
+            row = self._exec(cur, "SELECT id, size_bytes FROM pi_sessions WHERE id = ?" + self.lock_clause, (session_id,)).fetchone()
             if row is None:
                 return False
+            if expected_size is not None and int(row[1]) != expected_size:
+                raise SessionChangedError(
+                    f"{self.locator(session_id)}: the session changed since it was read ({row[1]} bytes, not {expected_size}); not deleted"
+                )
             self._exec(cur, "DELETE FROM pi_records WHERE session_id = ?", (session_id,))
             self._exec(cur, "DELETE FROM pi_sessions WHERE id = ?", (session_id,))
             self._run_hooks(cur, WriteEvent("delete", session_id, None, []))
@@ -592,6 +597,43 @@ class SQLHandle(SessionHandle):
                 cur, "SELECT size_bytes, record_count, written_ms FROM pi_sessions WHERE id = ?", (self.session_id,)
             ).fetchone()
         return (int(row[0]), int(row[1]), int(row[2])) if row is not None else None
+
+    def read_lines_from(self, offset: int) -> LinesRead:
+        """See :meth:`SessionHandle.read_lines_from`: one transaction
+        reading the session row and the lines whose ``byte_offset`` is at
+        least ``offset`` (an imported torn last line is left out).
+
+        Raises:
+            SessionNotFoundError: no such session.
+        """
+        store = self.store
+        with store._transaction(write=False) as cur:
+            row = store._exec(
+                cur,
+                "SELECT size_bytes, record_count, written_ms, last_terminated FROM pi_sessions WHERE id = ?",
+                (self.session_id,),
+            ).fetchone()
+            if row is None:
+                raise SessionNotFoundError(f"{store.url}: no session {self.session_id}")
+            rows = store._exec(
+                cur,
+                "SELECT byte_offset, line FROM pi_records WHERE session_id = ? AND byte_offset >= ? ORDER BY seq",
+                (self.session_id, max(offset, 0)),
+            ).fetchall()
+            end = int(row[0])
+            if not row[3]:
+                last = store._exec(
+                    cur, "SELECT byte_offset FROM pi_records WHERE session_id = ? AND seq = ?", (self.session_id, int(row[1]) - 1)
+                ).fetchone()
+                end = int(last[0]) if last is not None else 0
+        stamp = (int(row[0]), int(row[1]), int(row[2]))
+        lines = [store._blob(line) for _offset, line in rows]
+        if lines and not lines[-1].endswith(b"\n"):
+            lines.pop()
+        if not lines:
+            start = min(max(offset, 0), end)
+            return LinesRead([], start, start, stamp)
+        return LinesRead(lines, int(rows[0][0]), int(rows[0][0]) + sum(map(len, lines)), stamp)
 
     def _rows(self, lines: Sequence[bytes], kind: WriteKind) -> tuple[tuple[Any, ...], list[tuple[Any, ...]], WriteEvent]:
         """The ``pi_sessions`` and ``pi_records`` rows of a session holding
