@@ -20,6 +20,8 @@ kinds it also is; when it is raised)::
         AppendError (pi_session.storage.append; OSError) - an append failed part way; the file still ends on a line boundary
         UnsafePathError (pi_session.storage.guarded; OSError) - something at a path is not what pi-session may use there
         StoreError (pi_session.stores.base) - a store cannot be opened or cannot do what was asked
+            CapabilityError (pi_session.stores.base; NotImplementedError) - a store asked for a capability it does not declare
+            SessionChangedError (pi_session.stores.base) - a write made only on a session as last read found it changed; nothing done
             SessionExistsError (pi_session.stores.base; FileExistsError) - create() for a session id the store holds already
             SessionNotFoundError (pi_session.stores.base; LookupError) - no session with that id (or id prefix)
                 AmbiguousSessionError (pi_session.stores.base) - an id prefix matches several sessions
@@ -38,6 +40,9 @@ kinds it also is; when it is raised)::
         FrontmatterError (pi_session.prompt.frontmatter; ValueError) - a skill's or prompt's frontmatter is not valid YAML
         RecordError (pi_session.importers.common) - an import source record the conversion could not use
         InvalidItemError (pi_session.integrations.openai_agents.convert; ValueError, TypeError) - an Agents SDK item that cannot be stored
+        ConversationDataError (pi_session.integrations.pydantic_ai.layout) - a conversation's session holds a damaged message or record
+            MissingEntryError (pi_session.integrations.pydantic_ai.layout; LookupError) - an entry a conversation names is not stored
+        UnstorableValueError (pi_session.integrations.pydantic_ai.convert; ValueError) - a Pydantic AI value JSON cannot hold; nothing written
         CliError (pi_session.cli.common) - a command fails with one line and exit status 1
         ApiError (pi_session.web.data) - the web API refuses a request (carries the HTTP status)
         UnixSocketError (pi_session.web.unix_socket; ValueError) - serve cannot make its Unix socket safely at the path asked
