@@ -21,6 +21,11 @@ onto 10,000 messages takes at most 3× that onto 10, on every pi-session
 store (``--check`` exits 1 otherwise); the ratios of whole saves are shown
 beside it.
 
+The OpenAI Agents SDK's ``SQLiteSession`` (a file database) is measured
+beside them as another agent framework's durable history: a turn is its
+``add_items`` of two items (all of it the store's own work), a load its
+``get_items`` by a fresh session object.
+
 PostgreSQL: ``PI_SESSION_TEST_POSTGRES``, else a private throw-away
 cluster (``tests/postgres_cluster.py``); a new database, dropped at the
 end.
@@ -58,8 +63,9 @@ from pydantic_ai.usage import RequestUsage  # noqa: E402
 
 from pi_session.integrations.pydantic_ai import PiConversationStore  # noqa: E402
 
-KINDS = ("memory", "file", "sqlite", "postgresql")
-LABELS = {"memory": "in memory (Pydantic AI)", "file": "files", "sqlite": "SQLite", "postgresql": "PostgreSQL"}
+KINDS = ("memory", "agents-sqlite", "file", "sqlite", "postgresql")
+LABELS = {"memory": "in memory (Pydantic AI)", "agents-sqlite": "Agents SDK SQLiteSession", "file": "files", "sqlite": "SQLite",
+          "postgresql": "PostgreSQL"}
 LIMIT = 3.0
 
 
@@ -150,6 +156,44 @@ def measure(kind: str, url: str | None, sizes: list[int], reps: int) -> dict[int
     return {size: {what: statistics.median(values) for what, values in taken.items()} for size, taken in samples.items()}
 
 
+def measure_agents_sqlite(path: str, sizes: list[int], reps: int) -> dict[int, dict[str, float]]:
+    """The same medians for the Agents SDK's ``SQLiteSession`` in the file
+    ``path``: saves are ``add_items`` of a turn's two items (``save_own``
+    is the same time: the session does nothing else), loads
+    ``get_items`` by a fresh session object."""
+    from agents import SQLiteSession
+
+    loop = asyncio.get_event_loop()
+
+    def items(count: int, start: int = 0) -> list[Any]:
+        return [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {start + i}: " + "words " * 20}
+                for i in range(count)]
+
+    sessions = {size: SQLiteSession(f"bench-{size}", path) for size in sizes}
+    for size in sizes:
+        loop.run_until_complete(sessions[size].add_items(items(size)))
+    samples: dict[int, dict[str, list[float]]] = {size: {"save": [], "save_fresh": [], "load": []} for size in sizes}
+    for rep in range(-2, reps):
+        for size in sizes:
+            session = sessions[size]
+            save = timed(lambda: session.add_items(items(2, start=size + 4 * (rep + 2))))
+            other = SQLiteSession(f"bench-{size}", path)
+            save_fresh = timed(lambda: other.add_items(items(2, start=size + 4 * (rep + 2) + 2)))
+            other.close()
+            reader = SQLiteSession(f"bench-{size}", path)
+            load = timed(lambda: reader.get_items())
+            reader.close()
+            if rep >= 0:
+                for what, value in (("save", save), ("save_fresh", save_fresh), ("load", load)):
+                    samples[size][what].append(value)
+    for session in sessions.values():
+        session.close()
+    medians = {size: {what: statistics.median(values) for what, values in taken.items()} for size, taken in samples.items()}
+    for taken in medians.values():
+        taken["save_own"] = taken["save"]
+    return medians
+
+
 def fmt(ms: float) -> str:
     return f"{ms:.3g}" if ms < 100 else f"{ms:.0f}"
 
@@ -173,7 +217,7 @@ def table(results: dict[str, dict[int, dict[str, float]]], sizes: list[int], not
         for k in kinds:
             ratio = results[k][large][what] / results[k][small][what]
             ratios.append(f"{LABELS[k]} {ratio:.2f}×")
-            if what == "save_own" and k != "memory":
+            if what == "save_own" and k not in ("memory", "agents-sqlite"):
                 ok = ok and ratio <= LIMIT
         lines.append(f"- {label}: " + ", ".join(ratios))
     verdict = "yes" if ok else "no"
@@ -199,7 +243,8 @@ def main() -> None:
     results: dict[str, dict[int, dict[str, float]]] = {}
     postgres = server = None
     with tempfile.TemporaryDirectory(prefix="pi-session-bench-pydantic-ai-") as tmp:
-        urls = {"memory": None, "file": str(Path(tmp) / "sessions"), "sqlite": f"sqlite:///{tmp}/chats.db"}
+        urls = {"memory": None, "agents-sqlite": str(Path(tmp) / "agents.db"), "file": str(Path(tmp) / "sessions"),
+                "sqlite": f"sqlite:///{tmp}/chats.db"}
         if "postgresql" in args.kinds:
             import postgres_cluster  # type: ignore[import-not-found]
 
@@ -208,7 +253,12 @@ def main() -> None:
             urls["postgresql"] = postgres
         try:
             for kind in args.kinds:
-                results[kind] = measure(kind, urls[kind], sorted(args.sizes), args.reps)
+                url = urls[kind]
+                if kind == "agents-sqlite":
+                    assert url is not None
+                    results[kind] = measure_agents_sqlite(url, sorted(args.sizes), args.reps)
+                else:
+                    results[kind] = measure(kind, url, sorted(args.sizes), args.reps)
                 print(kind, json.dumps(results[kind]), flush=True)
         finally:
             if server is not None:
