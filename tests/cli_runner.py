@@ -39,6 +39,12 @@ point's own error handling would be skipped), forces click's help width to
 80 columns, echoes prompted input into the output, and leaves ``sys.argv``,
 the working directory and the umask alone.
 
+The test process's own file descriptors 0–2 stay as they are: a program
+the command starts writes its stderr there, not into the captured stderr,
+and the width a command takes without ``$COLUMNS`` (from a terminal on any
+of them) is the test run's (none under pytest's capture; the fixtures set
+``COLUMNS``).
+
 What a process gives and this cannot (tests of these use the
 ``cli_process`` fixture): start-up time and what start-up imports, signals,
 real pipes (a closed reader, ``| head``), terminals, file descriptors
