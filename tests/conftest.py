@@ -87,21 +87,46 @@ def fixture_copy(tmp_path):
     return copy
 
 
+def _cli_env(tmp_path: Path, env: dict | None) -> dict:
+    """The environment of a ``cli``/``cli_process`` call: the test process's,
+    ``PI_CODING_AGENT_DIR`` in tmp_path, ``COLUMNS=200``, no API keys, then
+    the caller's ``env``."""
+    full_env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "COLUMNS": "200"}
+    full_env.pop("OPENAI_API_KEY", None)
+    full_env.pop("ANTHROPIC_API_KEY", None)
+    if env:
+        full_env.update(env)
+    return full_env
+
+
 @pytest.fixture
 def cli(tmp_path):
-    """Run the real ``pi-session`` console script; returns CompletedProcess.
+    """Run a ``pi-session`` command line inside the test process (its entry
+    point ``pi_session.cli.main()``, see ``tests/cli_runner.py``); returns a
+    ``subprocess.CompletedProcess`` (text stdout and stderr, returncode).
 
-    ``PI_CODING_AGENT_DIR`` points into tmp_path unless the caller sets it."""
-    exe = Path(sys.executable).parent / "pi-session"
+    ``run(*args, env=None, input=None, cwd=None)``: ``PI_CODING_AGENT_DIR``
+    points into tmp_path unless ``env`` sets it. Use :func:`cli_process`
+    where the process itself is what a test checks."""
+    from cli_runner import run_in_process
 
     def run(*args: str, env: dict | None = None, input: str | None = None, cwd: str | None = None):
-        full_env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent"), "COLUMNS": "200"}
-        full_env.pop("OPENAI_API_KEY", None)
-        full_env.pop("ANTHROPIC_API_KEY", None)
-        if env:
-            full_env.update(env)
+        return run_in_process(args, _cli_env(tmp_path, env), input=input, cwd=cwd)
+
+    return run
+
+
+@pytest.fixture
+def cli_process(tmp_path):
+    """Run the real ``pi-session`` console script as a new process (same
+    arguments and answer as :func:`cli`): for tests of start-up, signals,
+    pipes, terminals, file descriptors, concurrency or the environment a
+    process inherits."""
+    from cli_runner import EXE
+
+    def run(*args: str, env: dict | None = None, input: str | None = None, cwd: str | None = None):
         return subprocess.run(
-            [str(exe), *args], capture_output=True, text=True, env=full_env, input=input, cwd=cwd, timeout=600
+            [str(EXE), *args], capture_output=True, text=True, env=_cli_env(tmp_path, env), input=input, cwd=cwd, timeout=600
         )
 
     return run

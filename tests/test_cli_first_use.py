@@ -110,21 +110,22 @@ def test_export_checks_its_target_before_the_secret_scan(cli, tmp_path, fmt):
 
 
 @pytest.mark.parametrize("fmt", ["md", "html", "jsonl"])
-def test_export_writes_to_a_device_or_a_fifo(cli, tmp_path, fmt):
+def test_export_writes_to_a_device_or_a_fifo(cli_process, tmp_path, fmt):
     """``-o /dev/null``, ``-o /dev/stdout`` (a pipe here) and a named pipe
-    are written to as they are, without --force: nothing is overwritten."""
+    are written to as they are, without --force: nothing is overwritten.
+    A new process: ``/dev/stdout`` is its standard output's descriptor."""
     session = tmp_path / "s.jsonl"
     session.write_text(HEADER)
-    to_null = cli("export", str(session), "-f", fmt, "-o", "/dev/null")
+    to_null = cli_process("export", str(session), "-f", fmt, "-o", "/dev/null")
     assert to_null.returncode == 0, to_null.stderr
     assert to_null.stderr == "exported " + (f"{len(HEADER)} bytes" if fmt == "jsonl" else "0 entries") + " to /dev/null\n"
-    to_stdout = cli("export", str(session), "-f", fmt, "-o", "/dev/stdout")
+    to_stdout = cli_process("export", str(session), "-f", fmt, "-o", "/dev/stdout")
     assert to_stdout.returncode == 0, to_stdout.stderr
-    assert to_stdout.stdout == (HEADER if fmt == "jsonl" else cli("export", str(session), "-f", fmt, "-o", "-").stdout)
+    assert to_stdout.stdout == (HEADER if fmt == "jsonl" else cli_process("export", str(session), "-f", fmt, "-o", "-").stdout)
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
     reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
-    to_fifo = cli("export", str(session), "-f", fmt, "-o", str(fifo))
+    to_fifo = cli_process("export", str(session), "-f", fmt, "-o", str(fifo))
     got, _ = reader.communicate(timeout=60)
     assert to_fifo.returncode == 0, to_fifo.stderr
     assert got.decode() == to_stdout.stdout and fifo.exists()

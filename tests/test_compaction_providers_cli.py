@@ -1,6 +1,6 @@
 """``pi-session compact`` / ``navigate --summarize`` with model providers, end to
-end: the real console script (a subprocess) talks through the official SDKs to
-the fake OpenAI / Anthropic server of tests/fake_providers.py, which runs in
+end: the command line (run in the test process; Ctrl-C and memory as real
+processes) talks through the official SDKs to the fake OpenAI / Anthropic server of tests/fake_providers.py, which runs in
 this test process on 127.0.0.1.
 
 Checked: what the requests carry (serialized conversation, previous summary,
@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 
 from child_signals import sigint_as_a_terminal_sends_it
+from cli_runner import run_in_process
 from fake_providers import FakeResponse, fake_provider, openai_error  # noqa: F401  (fixture)
 from pi_session.core import jsonio
 from pi_session.compaction.summary import (
@@ -177,10 +178,9 @@ def cli_env(tmp_path: Path, extra: dict[str, str] | None = None) -> dict[str, st
     return env
 
 
-def run_cli(tmp_path: Path, *args: Any, env: dict[str, str] | None = None, timeout: float = 120):
-    return subprocess.run(
-        [str(EXE), *map(str, args)], capture_output=True, text=True, env=cli_env(tmp_path, env), timeout=timeout
-    )
+def run_cli(tmp_path: Path, *args: Any, env: dict[str, str] | None = None):
+    """``pi-session ARGS`` in the test process (``tests/cli_runner.py``)."""
+    return run_in_process([*map(str, args)], cli_env(tmp_path, env))
 
 
 def base_url(server, provider: str) -> str:

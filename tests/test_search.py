@@ -362,8 +362,10 @@ def test_rewritten_files_orphans_are_refilled_away(root: Path) -> None:
 
 
 def _run(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    exe = Path(sys.executable).parent / "pi-session"
-    return subprocess.run([str(exe), *args], capture_output=True, text=True, env=env, timeout=120)
+    """``pi-session ARGS`` in the test process (``tests/cli_runner.py``)."""
+    from cli_runner import run_in_process
+
+    return run_in_process(args, env)
 
 
 def _env(root: Path, tmp_path: Path) -> dict[str, str]:

@@ -34,10 +34,11 @@ ARGS = [
 ]
 
 
-def _warm(cli: Any, root: Path, *args: str) -> tuple[dict[str, Any], bool]:
+def _warm(cli_process: Any, root: Path, *args: str) -> tuple[dict[str, Any], bool]:
     """The report of ``usage ARGS --json`` and whether it was answered
-    without loading typer (from the digest)."""
-    done = cli("usage", *args, "--json", "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    without loading typer (from the digest): a new process (``-X
+    importtime`` shows what it loads)."""
+    done = cli_process("usage", *args, "--json", "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout), not _loaded_typer(done.stderr)
 
@@ -61,15 +62,15 @@ def _cold(root: Path, args: tuple[str, ...]) -> dict[str, Any]:
     return usage_report(load_usage(root, cache=False), args[0], **opts).to_json()
 
 
-def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, tmp_path: Path) -> None:
+def test_warm_json_reports_come_from_the_digest_and_match_a_cold_read(cli: Any, cli_process: Any, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write_tree(root, range(8))
-    first, from_digest = _warm(cli, root, *ARGS[0])
+    first, from_digest = _warm(cli_process, root, *ARGS[0])
     assert from_digest  # nothing cached yet: every file read before typer loads, the digest written
     assert first["daily"] and first == _cold(root, ARGS[0])
     for _ in range(2):  # summed from the digest, then the answer remembered
         for args in ARGS:
-            warm, from_digest = _warm(cli, root, *args)
+            warm, from_digest = _warm(cli_process, root, *args)
             assert from_digest, args
             assert warm == _cold(root, args), args
     answers = Path(digest_path(os.path.abspath(root)).replace(".digest.json", ".answers.json"))
@@ -93,27 +94,27 @@ def test_remembered_answers_follow_the_machines_time_zone(cli: Any, tmp_path: Pa
         time.tzset()  # the process's zone as it was, for the tests after this one
 
 
-def test_any_change_to_the_files_makes_the_digest_stale(cli: Any, tmp_path: Path) -> None:
+def test_any_change_to_the_files_makes_the_digest_stale(cli: Any, cli_process: Any, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     files = write_tree(root, range(4))
     args = ARGS[0]
-    _warm(cli, root, *args)
-    assert _warm(cli, root, *args)[1]
+    _warm(cli_process, root, *args)
+    assert _warm(cli_process, root, *args)[1]
     with open(files[0], "ab") as f:  # appended messages
         f.write(b"".join(generate(50, messages=6)[1:]))
     assert fresh_digest(os.path.abspath(root)) is None
-    grown, from_digest = _warm(cli, root, *args)  # the digest brought up to date before typer loads
+    grown, from_digest = _warm(cli_process, root, *args)  # the digest brought up to date before typer loads
     assert from_digest and grown == _cold(root, args)
-    assert _warm(cli, root, *args)[1]
+    assert _warm(cli_process, root, *args)[1]
     new = files[1].parent / "2025-01-01T00-00-00-000Z_new.jsonl"  # a new session
     new.write_bytes(b"".join(generate(51, messages=6)))
-    added, from_digest = _warm(cli, root, *args)
+    added, from_digest = _warm(cli_process, root, *args)
     assert from_digest and added == _cold(root, args)
     files[2].unlink()  # a session gone
-    gone, from_digest = _warm(cli, root, *args)
+    gone, from_digest = _warm(cli_process, root, *args)
     assert from_digest and gone == _cold(root, args)
     assert gone != added
-    assert _warm(cli, root, *args) == (gone, True)
+    assert _warm(cli_process, root, *args) == (gone, True)
 
 
 def test_damaged_lines_are_warned_about_on_every_run(cli: Any, tmp_path: Path) -> None:
@@ -126,11 +127,11 @@ def test_damaged_lines_are_warned_about_on_every_run(cli: Any, tmp_path: Path) -
         assert done.returncode == 0 and f"{files[0]}:" in done.stderr and "garbage" not in done.stdout
 
 
-def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> None:
+def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, cli_process: Any, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write_tree(root, range(3))
     args = ARGS[0]
-    expected, _ = _warm(cli, root, *args)
+    expected, _ = _warm(cli_process, root, *args)
     path = Path(digest_path(os.path.abspath(root)))
     assert path.parent == cache_path(os.path.abspath(root)).parent == cache_dir() / "usage"  # beside the summary, in pi-session's cache
     assert oct(path.stat().st_mode & 0o777) == "0o600"
@@ -154,24 +155,24 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     ):
         answers_path.unlink(missing_ok=True)  # else the remembered answer is printed without reading the digest
         path.write_bytes(forged)
-        assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
+        assert _warm(cli_process, root, *args) == (expected, True)  # summed again from every file, not from it
     assert load_digest(os.path.abspath(root)).merged == digest.merged  # written again
-    assert _warm(cli, root, *args) == (expected, True)
+    assert _warm(cli_process, root, *args) == (expected, True)
     # the digest a remembered answer was made from is not trusted beyond its stamps
     path.write_bytes(Digest(*fields[:3], b"other stamps", *fields[4:]).to_bytes())
-    assert _warm(cli, root, "monthly", "--timezone", "UTC")[0] == _cold(root, ("monthly", "--timezone", "UTC"))
+    assert _warm(cli_process, root, "monthly", "--timezone", "UTC")[0] == _cold(root, ("monthly", "--timezone", "UTC"))
     # a remembered answer of another version, or a damaged one, is not used either
     answers = read_json(str(answers_path))
     forged = json.dumps({**expected, "totals": {}}, indent=1) + "\n"
     answers_path.write_bytes(pack_json({**answers, "version": "0/old", "texts": {k: forged for k in answers["texts"]}}))
-    assert _warm(cli, root, *args) == (expected, True)
+    assert _warm(cli_process, root, *args) == (expected, True)
     for damaged in (
         b"", b"\x00garbage", pack_json([1, 2]), pack_json({**answers, "texts": [forged]}),
         pack_json({**answers, "texts": {k: 1 for k in answers["texts"]}}), pack_json({**answers, "stamps": [str(s) for s in answers["stamps"]]}),
         _flipped(pack_json({**answers, "texts": {k: forged for k in answers["texts"]}})),
     ):
         answers_path.write_bytes(damaged)
-        assert _warm(cli, root, *args) == (expected, True)
+        assert _warm(cli_process, root, *args) == (expected, True)
     assert read_json(str(answers_path))["texts"]  # written again
     # a symlink planted at the digest's path is not followed
     answers_path.unlink()
@@ -179,7 +180,7 @@ def test_a_damaged_or_foreign_digest_is_not_used(cli: Any, tmp_path: Path) -> No
     victim.write_bytes(path.read_bytes())
     path.unlink()
     path.symlink_to(victim)
-    assert _warm(cli, root, *args) == (expected, True)  # summed again from every file, not from it
+    assert _warm(cli_process, root, *args) == (expected, True)  # summed again from every file, not from it
 
 
 def test_a_directory_is_listed_again_once_it_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,7 +260,7 @@ def test_dates_are_ascii_digits_and_the_calendar_ends_are_not_counted(cli: Any, 
     assert "0999-03-04" in days and not [d for d in days if d.startswith(("0000", "0001", "9999"))]
 
 
-def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: Any, tmp_path: Path) -> None:
+def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: Any, cli_process: Any, tmp_path: Path) -> None:
     """A project directory and a session file whose names are not UTF-8
     (MessagePack cannot hold them) are counted like any other; the summary
     keeps the rest, the digest and the answers (JSON, ``\\u`` escapes) keep all."""
@@ -269,7 +270,7 @@ def test_names_that_are_not_utf8_are_reported_and_kept_out_of_the_summary(cli: A
     os.rename(files[1].parent, os.fsencode(files[1].parent) + b"\xff")
     args = ARGS[0]
     for _ in range(3):
-        assert _warm(cli, root, *args) == (_cold(root, args), True)
+        assert _warm(cli_process, root, *args) == (_cold(root, args), True)
     digest = fresh_digest(os.path.abspath(root))  # kept, names and all
     assert digest is not None and any("\udcff" in m[13] for m in digest.merged)
     for _ in range(2):
@@ -303,12 +304,12 @@ def test_the_offsets_key_says_when_days_differ(monkeypatch: pytest.MonkeyPatch) 
     ("session",), ("blocks",), ("daily",), ("daily", "--breakdown"), ("monthly", "--compact"), ("daily", "--help"),
     ("daily", "--since", "yesterday"), ("daily", "--timezone", "Nowhere/Else"), ("daily", "--last", "0"),
 ])
-def test_other_command_lines_take_the_full_command(cli: Any, tmp_path: Path, args: tuple[str, ...]) -> None:
+def test_other_command_lines_take_the_full_command(cli: Any, cli_process: Any, tmp_path: Path, args: tuple[str, ...]) -> None:
     root = tmp_path / "sessions"
     write_tree(root, range(2))
     cli("usage", "--json", "--store", str(root))  # the digest is fresh
     json_args = () if args in (("daily",), ("daily", "--breakdown"), ("monthly", "--compact"), ("daily", "--help")) else ("--json",)
-    done = cli("usage", *args, *json_args, "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
+    done = cli_process("usage", *args, *json_args, "--store", str(root), env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert _loaded_typer(done.stderr), args
     assert "Traceback" not in done.stderr
 
@@ -323,20 +324,20 @@ def test_the_library_report_uses_the_digest_and_agrees(tmp_path: Path) -> None:
         report_for(root, "daily", since="soon")
 
 
-def test_global_store_option_and_environment(cli: Any, tmp_path: Path) -> None:
+def test_global_store_option_and_environment(cli: Any, cli_process: Any, tmp_path: Path) -> None:
     root = tmp_path / "sessions"
     write_tree(root, range(3))
-    expected, _ = _warm(cli, root, "daily")
-    done = cli("--store", str(root), "usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    expected, _ = _warm(cli_process, root, "daily")
+    done = cli_process("--store", str(root), "usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
-    done = cli("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1", "PI_SESSION_STORE": str(root)})
+    done = cli_process("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1", "PI_SESSION_STORE": str(root)})
     assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
     # no store: pi's sessions directory under PI_CODING_AGENT_DIR
     agent = tmp_path / "agent"
     agent.mkdir()
     os.symlink(root, agent / "sessions")
     assert json.loads(cli("usage", "--json").stdout) == expected
-    done = cli("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    done = cli_process("usage", "--json", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert json.loads(done.stdout) == expected and not _loaded_typer(done.stderr)
 
 

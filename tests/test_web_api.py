@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fake_providers import fake_provider  # noqa: F401  (fixture)
+from cli_runner import run_in_process
 from web_helpers import EXE, HOSTILE, LONG, SHOWCASE, Server, csrf_of, file_store
 
 httpx = pytest.importorskip("httpx")
@@ -38,7 +39,8 @@ def client(server):
 
 
 def _run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(EXE), *args], capture_output=True, text=True, timeout=120)
+    """``pi-session ARGS`` in the test process (``tests/cli_runner.py``)."""
+    return run_in_process(args, dict(os.environ))
 
 
 def _error(response, status: int) -> str:
