@@ -52,3 +52,21 @@ def stored_session_lines(session_id: str, text: str = "hello") -> list[bytes]:
         "message": {"role": "user", "content": text, "timestamp": 1735787046000},
     }
     return [jsonio.dumps_line(header), jsonio.dumps_line(user)]
+
+
+def user_message_lines(session_id: str, *texts: str, cwd: str = "/work/p") -> list[bytes]:
+    """The lines of a session (header, then one user message per text, each
+    the child of the one before) for putting straight into a store; entry
+    ids are the session id's first four characters and a counter."""
+    import orjson
+
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}
+    ]
+    parent = None
+    for n, text in enumerate(texts):
+        entry_id = f"{session_id[:4]}{n:04d}"
+        records.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
+                        "message": {"role": "user", "content": text, "timestamp": 1767225601000 + n}})
+        parent = entry_id
+    return [orjson.dumps(r) + b"\n" for r in records]

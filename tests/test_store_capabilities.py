@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
+from storage_helpers import user_message_lines
 from pi_session.search import index_for, search
 from pi_session.stores import CapabilityError, MemoryHandle, SessionHandle, SessionStore, StoreCapability, StoreError, open_store
 
@@ -20,16 +21,7 @@ CWD = "/work/caps"
 
 
 def _lines(session_id: str, *texts: str) -> list[bytes]:
-    records: list[dict[str, Any]] = [
-        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": CWD}
-    ]
-    parent = None
-    for n, text in enumerate(texts):
-        entry_id = f"{session_id[:4]}{n:04d}"
-        records.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
-                        "message": {"role": "user", "content": text, "timestamp": 1767225601000 + n}})
-        parent = entry_id
-    return [orjson.dumps(r) + b"\n" for r in records]
+    return user_message_lines(session_id, *texts, cwd=CWD)
 
 
 def _more(session_id: str, text: str) -> bytes:

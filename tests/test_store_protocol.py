@@ -18,6 +18,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from storage_helpers import user_message_lines
 from pi_session.search import index_for, search
 from pi_session.storage import SessionFileError
 from pi_session.stores import (
@@ -34,19 +35,6 @@ from pi_session.stores.sql import SQLExecutor, WriteEvent
 from pi_session.stores.sqlite import SQLiteStore
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "pi_session"
-
-
-def _lines(session_id: str, *texts: str, cwd: str = "/work/p") -> list[bytes]:
-    records: list[dict[str, object]] = [
-        {"type": "session", "version": 3, "id": session_id, "timestamp": "2026-01-01T00:00:00.000Z", "cwd": cwd}
-    ]
-    parent = None
-    for n, text in enumerate(texts):
-        entry_id = f"{session_id[:4]}{n:04d}"
-        records.append({"type": "message", "id": entry_id, "parentId": parent, "timestamp": "2026-01-01T00:00:01.000Z",
-                        "message": {"role": "user", "content": text, "timestamp": 1767225601000 + n}})
-        parent = entry_id
-    return [orjson.dumps(r) + b"\n" for r in records]
 
 
 def _message(session_id: str, entry_id: str, parent: str, text: str) -> bytes:
@@ -69,7 +57,7 @@ def test_a_backend_registered_by_scheme_is_opened_by_open_store(tmp_path: Path, 
     try:
         with open_store(f"demo://{tmp_path}/demo.db", busy_timeout=5.0) as store:
             assert isinstance(store, SQLiteStore) and store.busy_timeout == 5.0
-            store.create(_lines("0199d0e0-demo", "hello"))
+            store.create(user_message_lines("0199d0e0-demo", "hello"))
             assert store.exists("0199d0e0-demo")
     finally:
         BACKENDS.pop("demo")
@@ -102,7 +90,7 @@ def any_store(request: pytest.FixtureRequest, tmp_path: Path):
 
 
 def test_files_root_and_path_of_say_whether_sessions_are_files(any_store, tmp_path: Path) -> None:
-    sid = any_store.create(_lines("0199d0e0-caps", "hello"))
+    sid = any_store.create(user_message_lines("0199d0e0-caps", "hello"))
     if any_store.url.startswith("sqlite:"):
         assert not any_store.can(StoreCapability.FILES)
         with pytest.raises(CapabilityError):
@@ -118,7 +106,7 @@ def test_files_root_and_path_of_say_whether_sessions_are_files(any_store, tmp_pa
 
 
 def test_replace_lines_rewrites_a_session_in_every_store(any_store) -> None:
-    sid = any_store.create(_lines("0199d0e0-repl", "my token is hunter2", "bye"))
+    sid = any_store.create(user_message_lines("0199d0e0-repl", "my token is hunter2", "bye"))
     old = list(any_store.read_lines(sid))
     new = [line.replace(b"hunter2", b"[REDACTED]") for line in old]
     any_store.replace_lines(sid, old, new)
@@ -132,7 +120,7 @@ def test_replace_lines_rewrites_a_session_in_every_store(any_store) -> None:
 
 
 def test_replace_lines_of_a_memory_handle() -> None:
-    lines = _lines("0199d0e0-mem", "a")
+    lines = user_message_lines("0199d0e0-mem", "a")
     handle = MemoryHandle(lines)
     new = [line.replace(b'"a"', b'"b"') for line in lines]
     handle.replace_lines(lines, new)
@@ -147,7 +135,7 @@ def test_replace_lines_of_a_memory_handle() -> None:
 
 def test_a_write_hook_runs_inside_the_writes_transaction(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "s.db")
-    sid = store.create(_lines("0199d0e0-hook", "hello"))
+    sid = store.create(user_message_lines("0199d0e0-hook", "hello"))
     seen: list[tuple[str, str, list[int], int]] = []
 
     def hook(tx: SQLExecutor, event: WriteEvent) -> None:
@@ -167,7 +155,7 @@ def test_a_write_hook_runs_inside_the_writes_transaction(tmp_path: Path) -> None
     store.delete(sid)
     assert seen[-1][:2] == ("delete", sid)
     store.remove_write_hook(hook)
-    store.create(_lines("0199d0e0-quiet", "x"))
+    store.create(user_message_lines("0199d0e0-quiet", "x"))
     assert seen[-1][:2] == ("delete", sid)
     store.close()
 
@@ -197,8 +185,8 @@ def test_search_finds_what_a_process_without_the_index_wrote(tmp_path: Path) -> 
     url = f"sqlite:///{tmp_path}/s.db"
     with open_store(url) as store:
         index_for(store).close()
-        kept = store.create(_lines("0199d0e0-kept", "the aardvark speaks"))
-        gone = store.create(_lines("0199d0e0-gone", "the quokkafish swims"))
+        kept = store.create(user_message_lines("0199d0e0-kept", "the aardvark speaks"))
+        gone = store.create(user_message_lines("0199d0e0-gone", "the quokkafish swims"))
         assert {h.session_id for h in search(store, "aardvark").hits} == {kept}
         assert {h.session_id for h in search(store, "quokkafish").hits} == {gone}
         _write_elsewhere(url, "append", kept, "a zebracorn appears")
@@ -213,7 +201,7 @@ def test_a_read_only_store_is_searched_as_indexed_with_a_warning(tmp_path: Path)
     url = f"sqlite:///{db}"
     with open_store(url) as store:
         index_for(store).close()
-        kept = store.create(_lines("0199d0e0-kept", "the aardvark speaks"))
+        kept = store.create(user_message_lines("0199d0e0-kept", "the aardvark speaks"))
     _write_elsewhere(url, "append", kept, "a zebracorn appears")  # not indexed yet
     db.chmod(0o444)
     try:

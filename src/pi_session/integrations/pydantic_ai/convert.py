@@ -81,6 +81,18 @@ class UnstorableValueError(PiSessionError, ValueError):
     object in a record's ``metadata``); nothing was written."""
 
 
+def _dumped(adapter: pydantic.TypeAdapter[Any], value: Any, what: str) -> str:
+    """``value`` as the JSON text of ``adapter``.
+
+    Raises:
+        UnstorableValueError: ``what: <the serializer's reason>``.
+    """
+    try:
+        return adapter.dump_json(value).decode()
+    except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
+        raise UnstorableValueError(f"{what}: {exc}") from None
+
+
 def message_json(message: ModelMessage) -> str:
     """The message as Pydantic AI's own JSON (``ModelMessagesTypeAdapter``'s
     form of one message).
@@ -88,10 +100,7 @@ def message_json(message: ModelMessage) -> str:
     Raises:
         UnstorableValueError: a value in it cannot be serialized.
     """
-    try:
-        return _MESSAGE.dump_json(message).decode()
-    except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
-        raise UnstorableValueError(f"a {type(message).__name__} cannot be stored: {exc}") from None
+    return _dumped(_MESSAGE, message, f"a {type(message).__name__} cannot be stored")
 
 
 def message_from_json(text: str | bytes) -> ModelMessage:
@@ -110,10 +119,7 @@ def record_json(record: ConversationRecord) -> str:
         UnstorableValueError: a value in it (``metadata``, the deferred tool
             requests' metadata) cannot be serialized.
     """
-    try:
-        return _RECORD.dump_json(record).decode()
-    except (pydantic_core.PydanticSerializationError, TypeError, ValueError) as exc:
-        raise UnstorableValueError(f"conversation {record.conversation_id!r}: its record cannot be stored: {exc}") from None
+    return _dumped(_RECORD, record, f"conversation {record.conversation_id!r}: its record cannot be stored")
 
 
 def record_from_json(text: str | bytes) -> ConversationRecord:
