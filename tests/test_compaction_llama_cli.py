@@ -46,7 +46,6 @@ def test_compact_with_llama_cpp_server(tmp_path, llama_server):
     res = run_cli(
         tmp_path, "compact", f, "--provider", "openai", "--base-url", llama_server,
         "--keep-recent-tokens", 10, "--reserve-tokens", 1024, "--timeout", 170, "--max-retries", 1, "--json",
-        timeout=200,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
