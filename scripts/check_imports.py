@@ -557,6 +557,7 @@ def check(
         report.problems.extend(
             check_layers(modules, layers, allowed_crossings, display_base=display_base)
         )
+        report.problems.extend(check_entry_literals(modules, display_base=display_base))
 
     for key in sorted(allowed_keys - used_allowed):
         report.problems.append(
@@ -579,6 +580,121 @@ def check(
                     Problem(shown, line, f"test uses a private name: {target}.{name}")
                 )
     return report
+
+
+# ---------------------------------------------------------------------------
+# Entry questions: type and role literals compared outside ``entries/``.
+
+ENTRY_WORDS: frozenset[str] = frozenset({
+    # pi_session.entries.ENTRY_TYPES
+    "message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom",
+    "custom_message", "label", "session_info", "context_edit", "usage",
+    # pi_session.entries.MESSAGE_ROLES
+    "user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary",
+    "hookMessage", "system",
+})
+"""The entry types and message roles pi writes (kept equal to
+``pi_session.entries.ENTRY_TYPES | MESSAGE_ROLES`` by a test): a string
+literal among them compared with ``==``/``!=``/``in`` outside
+``pi_session.entries`` asks an entry question the entry model should answer
+(a predicate or a descriptor field)."""
+
+ENTRY_LITERAL_HOME = "pi_session.entries"
+"""The package where comparing entry types and roles to literals belongs."""
+
+# (module or package, reason): may compare entry type and role literals.
+ALLOWED_ENTRY_LITERALS: tuple[tuple[str, str], ...] = (
+    ("pi_session.importers", "converts other agents' records, whose own type and role names overlap pi's"),
+    ("pi_session.integrations", "converts other frameworks' messages (role names of their own formats)"),
+    ("pi_session.llm", "speaks providers' wire formats, whose roles are theirs, not the session's"),
+)
+
+# Modules that still compare entry literals: each is reported as one warning
+# with its count until it is cleaned; every other module fails on its first one.
+ENTRY_LITERAL_BACKLOG: frozenset[str] = frozenset({
+    "pi_session.adapters.anthropic", "pi_session.adapters.canonical", "pi_session.adapters.openai_chat",
+    "pi_session.adapters.openai_responses", "pi_session.adapters.pairing", "pi_session.adapters.validate",
+    "pi_session.browse.detail", "pi_session.browse.rows", "pi_session.check.records", "pi_session.cli",
+    "pi_session.cli.compact_cmds", "pi_session.cli.render", "pi_session.cli.session_cmds",
+    "pi_session.cli.usage_fast", "pi_session.compaction.branch_summary", "pi_session.compaction.cut_point",
+    "pi_session.compaction.facts", "pi_session.compaction.failures", "pi_session.compaction.file_ops",
+    "pi_session.compaction.identifiers", "pi_session.compaction.masking", "pi_session.compaction.navigation",
+    "pi_session.compaction.prepare", "pi_session.compaction.probes", "pi_session.compaction.scoring",
+    "pi_session.compaction.serialize", "pi_session.manager.appends", "pi_session.manager.session_manager",
+    "pi_session.manager.stale_leaf", "pi_session.manager.writer", "pi_session.operations.compacting",
+    "pi_session.operations.pruning", "pi_session.operations.scrubbing", "pi_session.prompt.skills",
+    "pi_session.render.export", "pi_session.render.terminal", "pi_session.search.extract",
+    "pi_session.session.context", "pi_session.session.context_edits", "pi_session.session.conversation",
+    "pi_session.session.info", "pi_session.session.lean", "pi_session.session.stats", "pi_session.session.tokens",
+    "pi_session.session.tree", "pi_session.storage.decode", "pi_session.storage.read_loop",
+    "pi_session.storage.versions", "pi_session.stores.scrubbed", "pi_session.usage.extract",
+    "pi_session.viewer.entries", "pi_session.viewer.model", "pi_session.viewer.page", "pi_session.web.actions",
+    "pi_session.web.data",
+})
+
+
+def _literal_strings(node: ast.expr) -> list[ast.Constant]:
+    """The string constants of a comparison operand: the constant itself, or
+    the items of a tuple/list/set literal (or ``frozenset({...})``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple") and len(node.args) == 1:
+        return _literal_strings(node.args[0])
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return []
+
+
+def entry_literals(tree: ast.AST) -> list[tuple[int, str]]:
+    """(line, literal) for every entry type or role name (:data:`ENTRY_WORDS`)
+    used as an operand of ``==``, ``!=``, ``in`` or ``not in`` in ``tree``."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        if not any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            continue
+        for operand in (node.left, *node.comparators):
+            for constant in _literal_strings(operand):
+                if constant.value in ENTRY_WORDS:
+                    found.append((constant.lineno, constant.value))
+    return sorted(found)
+
+
+def check_entry_literals(
+    modules: dict[str, Module],
+    *,
+    allowed: Iterable[tuple[str, str]] = ALLOWED_ENTRY_LITERALS,
+    backlog: Iterable[str] = ENTRY_LITERAL_BACKLOG,
+    display_base: Path | None = None,
+) -> list[Problem]:
+    """Entry type and role literals compared outside :data:`ENTRY_LITERAL_HOME`:
+    one fatal problem per literal, except in an allowed package (nothing) or
+    a backlog module (one warning with the module's count)."""
+    allowed_packages = [package for package, _ in allowed]
+    backlog = set(backlog)
+    problems: list[Problem] = []
+    for name, module in sorted(modules.items()):
+        if within(name, ENTRY_LITERAL_HOME) or any(within(name, p) for p in allowed_packages):
+            continue
+        found = entry_literals(module.tree)
+        shown = _display(module.path, display_base)
+        if name in backlog:
+            if found:
+                problems.append(Problem(
+                    shown, found[0][0],
+                    f"{len(found)} entry type/role literal(s) compared (backlog; ask pi_session.entries instead)",
+                    fatal=False,
+                ))
+            else:
+                problems.append(Problem(shown, 1, "entry literal backlog lists a clean module; remove it", fatal=False))
+            continue
+        for line, literal in found:
+            problems.append(Problem(
+                shown, line,
+                f"entry type/role literal {literal!r} compared outside pi_session.entries (use a predicate or descriptor field)",
+            ))
+    return problems
 
 
 def top_unit(module: str) -> str | None:
