@@ -624,7 +624,7 @@ ENTRY_LITERAL_BACKLOG: frozenset[str] = frozenset({
     "pi_session.manager.stale_leaf", "pi_session.manager.writer", "pi_session.operations.compacting",
     "pi_session.operations.pruning", "pi_session.operations.scrubbing", "pi_session.prompt.skills",
     "pi_session.render.export", "pi_session.render.terminal", "pi_session.search.extract",
-    "pi_session.session.context", "pi_session.session.context_edits", "pi_session.session.conversation",
+    "pi_session.session.context_edits", "pi_session.session.conversation",
     "pi_session.session.info", "pi_session.session.lean", "pi_session.session.stats", "pi_session.session.tokens",
     "pi_session.session.tree", "pi_session.storage.decode", "pi_session.storage.read_loop",
     "pi_session.storage.versions", "pi_session.stores.scrubbed", "pi_session.usage.extract",
