@@ -628,7 +628,7 @@ ENTRY_LITERAL_BACKLOG: frozenset[str] = frozenset({
     "pi_session.session.info", "pi_session.session.lean",
     "pi_session.session.tree", "pi_session.storage.decode", "pi_session.storage.read_loop",
     "pi_session.storage.versions", "pi_session.stores.scrubbed", "pi_session.usage.extract",
-    "pi_session.viewer.entries", "pi_session.viewer.model", "pi_session.viewer.page", "pi_session.web.actions",
+    "pi_session.viewer.model", "pi_session.viewer.page", "pi_session.web.actions",
     "pi_session.web.data",
 })
 
