@@ -208,6 +208,8 @@ def test_questions_answer_from_the_descriptors():
 
     assert {q.USER, q.ASSISTANT, q.TOOL_RESULT, q.BASH_EXECUTION, q.CUSTOM_ROLE, q.SYSTEM, *q.SUMMARY_ROLES} <= MESSAGE_ROLES
     assert q.SUMMARY_TYPES | q.SETTING_TYPES <= set(ENTRY_TYPES)
+    assert q.CONTEXT_TYPES == {"message", "custom_message", "branch_summary", "compaction"}
+    assert q.may_contribute({"type": "custom_message"}) and not q.may_contribute({"type": ["message"]})
     assert q.is_summary({"type": "compaction"}) and q.is_summary({"type": "branch_summary"})
     assert not q.is_summary({"type": ["compaction"]}) and not q.is_summary("compaction")
     assert q.is_summary_message({"role": "compactionSummary"}) and not q.is_summary_message({"role": {}})

@@ -15,14 +15,16 @@ from typing import Any
 
 from . import branch_summary, compaction, context_edit, custom, custom_message, label, message, model_change
 from . import session_info, thinking_level_change, usage
+from .base import no_messages
+from .registry import DESCRIPTORS
 
 __all__ = [
     "ASSISTANT", "BASH_EXECUTION", "BRANCH_SUMMARY", "BRANCH_SUMMARY_ROLE", "COMPACTION", "COMPACTION_SUMMARY_ROLE",
-    "CONTEXT_EDIT", "CUSTOM", "CUSTOM_MESSAGE", "CUSTOM_ROLE", "LABEL", "MESSAGE", "MODEL_CHANGE", "SESSION_INFO",
+    "CONTEXT_EDIT", "CONTEXT_TYPES", "CUSTOM", "CUSTOM_MESSAGE", "CUSTOM_ROLE", "LABEL", "MESSAGE", "MODEL_CHANGE", "SESSION_INFO",
     "SETTING_TYPES", "SUMMARY_ROLES", "SUMMARY_TYPES", "SYSTEM", "THINKING_LEVEL_CHANGE", "TOOL_RESULT", "USAGE", "USER",
     "is_assistant", "is_bash_execution", "is_branch_summary", "is_compaction", "is_context_edit", "is_custom_message",
     "is_label", "is_message", "is_summary", "is_summary_message", "is_system", "is_tool_result", "is_user",
-    "message_of", "role_of",
+    "may_contribute", "message_of", "role_of",
 ]
 
 # Entry types (the ``type`` of a record).
@@ -53,6 +55,11 @@ SUMMARY_TYPES: frozenset[str] = frozenset({COMPACTION, BRANCH_SUMMARY})
 
 SUMMARY_ROLES: frozenset[str] = frozenset({BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE})
 """The roles of the messages a summary entry contributes."""
+
+CONTEXT_TYPES: frozenset[str] = frozenset(t for t, d in DESCRIPTORS.items() if d.context_messages is not no_messages)
+"""The entry types that may contribute messages to the model context (those
+whose descriptor declares a ``context_messages``): a message, a custom
+message, a branch summary, a compaction."""
 
 SETTING_TYPES: frozenset[str] = frozenset({MODEL_CHANGE, THINKING_LEVEL_CHANGE})
 """The entry types that change the model or the thinking level."""
@@ -99,6 +106,13 @@ def is_branch_summary(entry: Any) -> bool:
 def is_summary(entry: Any) -> bool:
     """The record summarizes other entries: a compaction or a branch summary."""
     return _among(_type(entry), SUMMARY_TYPES)
+
+
+def may_contribute(entry: Any) -> bool:
+    """The record's type is one that may contribute messages to the model
+    context (:data:`CONTEXT_TYPES`; whether this one does depends on its
+    fields and position, see :func:`pi_session.entries.entry_messages`)."""
+    return _among(_type(entry), CONTEXT_TYPES)
 
 
 def is_context_edit(entry: Any) -> bool:
