@@ -295,6 +295,7 @@ def test_entry_literal_outside_entries_fails(tmp_path):
             ),
             "importers/foreign.py": "def g(r):\n    return r['type'] == 'message'\n",
             "web/clean.py": "def h(x):\n    return x == 'something else'\n",
+            "web/mode.py": "def m(mode):\n    return mode == 'user'  # not an entry literal: a filter mode\n",
         },
     )
     assert len(problems) == 2, problems
