@@ -206,7 +206,7 @@ def test_questions_answer_from_the_descriptors():
     raises on a record that is not an object or holds an unhashable type/role."""
     from pi_session.entries import MESSAGE_ROLES, questions as q
 
-    assert {q.USER, q.ASSISTANT, q.TOOL_RESULT, q.BASH_EXECUTION, q.CUSTOM_ROLE, q.SYSTEM, *q.SUMMARY_ROLES} <= MESSAGE_ROLES
+    assert {q.USER, q.ASSISTANT, q.TOOL_RESULT, q.BASH_EXECUTION, q.CUSTOM_ROLE, q.HOOK_MESSAGE, q.SYSTEM, *q.SUMMARY_ROLES} <= MESSAGE_ROLES
     assert q.SUMMARY_TYPES | q.SETTING_TYPES <= set(ENTRY_TYPES)
     assert q.CONTEXT_TYPES == {"message", "custom_message", "branch_summary", "compaction"}
     assert q.may_contribute({"type": "custom_message"}) and not q.may_contribute({"type": ["message"]})

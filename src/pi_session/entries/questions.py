@@ -20,7 +20,7 @@ from .registry import DESCRIPTORS
 
 __all__ = [
     "ASSISTANT", "BASH_EXECUTION", "BRANCH_SUMMARY", "BRANCH_SUMMARY_ROLE", "COMPACTION", "COMPACTION_SUMMARY_ROLE",
-    "CONTEXT_EDIT", "CONTEXT_TYPES", "CUSTOM", "CUSTOM_MESSAGE", "CUSTOM_ROLE", "LABEL", "MESSAGE", "MODEL_CHANGE", "SESSION_INFO",
+    "CONTEXT_EDIT", "CONTEXT_TYPES", "CUSTOM", "CUSTOM_MESSAGE", "CUSTOM_ROLE", "HOOK_MESSAGE", "LABEL", "MESSAGE", "MODEL_CHANGE", "SESSION_INFO",
     "SETTING_TYPES", "SUMMARY_ROLES", "SUMMARY_TYPES", "SYSTEM", "THINKING_LEVEL_CHANGE", "TOOL_RESULT", "USAGE", "USER",
     "is_assistant", "is_bash_execution", "is_branch_summary", "is_compaction", "is_context_edit", "is_custom_message",
     "is_label", "is_message", "is_summary", "is_summary_message", "is_system", "is_tool_result", "is_user",
@@ -49,6 +49,8 @@ CUSTOM_ROLE = "custom"
 BRANCH_SUMMARY_ROLE = "branchSummary"
 COMPACTION_SUMMARY_ROLE = "compactionSummary"
 SYSTEM = "system"
+HOOK_MESSAGE = "hookMessage"
+"""Older pi's name of the ``custom`` role."""
 
 SUMMARY_TYPES: frozenset[str] = frozenset({COMPACTION, BRANCH_SUMMARY})
 """The entry types that summarize other entries (a compaction, a branch summary)."""
