@@ -43,7 +43,13 @@ What fails (exit status 1, one line per problem, ``file:line: message``)
         ``LAYERS`` below (no import from a higher layer; every top-level
         package in a layer), and ``--docs`` (docs/architecture.md) holding the
         layer table generated from the import graph (``--write-docs``
-        regenerates it).
+        regenerates it);
+    (e) for ``pi_session``: an entry type or message role name compared as a
+        string literal (``==``, ``!=``, ``in``) outside ``pi_session.entries``,
+        where the entry model names them and answers the questions
+        (``pi_session.entries.questions``); ``ALLOWED_ENTRY_LITERALS`` lists the
+        modules that compare other formats' names, each with its reason, and a
+        line saying ``# not an entry literal`` is exempt.
 
 Warnings (exit status 0 unless ``--strict-size``)
     only with ``--max-lines N``: modules over N lines (a module is shaped by
@@ -557,6 +563,7 @@ def check(
         report.problems.extend(
             check_layers(modules, layers, allowed_crossings, display_base=display_base)
         )
+        report.problems.extend(check_entry_literals(modules, display_base=display_base))
 
     for key in sorted(allowed_keys - used_allowed):
         report.problems.append(
@@ -579,6 +586,113 @@ def check(
                     Problem(shown, line, f"test uses a private name: {target}.{name}")
                 )
     return report
+
+
+# ---------------------------------------------------------------------------
+# Entry questions: type and role literals compared outside ``entries/``.
+
+ENTRY_WORDS: frozenset[str] = frozenset({
+    # pi_session.entries.ENTRY_TYPES
+    "message", "thinking_level_change", "model_change", "compaction", "branch_summary", "custom",
+    "custom_message", "label", "session_info", "context_edit", "usage",
+    # pi_session.entries.MESSAGE_ROLES
+    "user", "assistant", "toolResult", "bashExecution", "custom", "branchSummary", "compactionSummary",
+    "hookMessage", "system",
+})
+"""The entry types and message roles pi writes (kept equal to
+``pi_session.entries.ENTRY_TYPES | MESSAGE_ROLES`` by a test): a string
+literal among them compared with ``==``/``!=``/``in`` outside
+``pi_session.entries`` asks an entry question the entry model should answer
+(a predicate or a descriptor field)."""
+
+ENTRY_LITERAL_HOME = "pi_session.entries"
+"""The package where comparing entry types and roles to literals belongs."""
+
+# (module or package, reason): may compare entry type and role literals.
+ALLOWED_ENTRY_LITERALS: tuple[tuple[str, str], ...] = (
+    ("pi_session.importers", "converts other agents' records, whose own type and role names overlap pi's"),
+    ("pi_session.integrations", "converts other frameworks' messages (role names of their own formats)"),
+    ("pi_session.adapters.anthropic", "builds Anthropic's request, whose roles are Anthropic's"),
+    ("pi_session.adapters.openai_chat", "builds OpenAI's chat request, whose roles are OpenAI's"),
+    ("pi_session.adapters.openai_responses", "builds OpenAI's Responses request, whose roles are OpenAI's"),
+    ("pi_session.adapters.validate", "validates provider request payloads, whose roles and item types are the providers'"),
+    ("pi_session.llm", "speaks providers' wire formats, whose roles are theirs, not the session's"),
+)
+
+# Modules that still compare entry literals: each is reported as one warning
+# with its count until it is cleaned; every other module fails on its first one.
+ENTRY_LITERAL_BACKLOG: frozenset[str] = frozenset()
+
+
+def _literal_strings(node: ast.expr) -> list[ast.Constant]:
+    """The string constants of a comparison operand: the constant itself, or
+    the items of a tuple/list/set literal (or ``frozenset({...})``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("frozenset", "set", "tuple") and len(node.args) == 1:
+        return _literal_strings(node.args[0])
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [item for item in node.elts if isinstance(item, ast.Constant) and isinstance(item.value, str)]
+    return []
+
+
+NOT_ENTRY_LITERAL = "# not an entry literal"
+"""A comment that exempts its line: the word compared there is not an entry
+type or role (a filter mode called ``user``, say); it says what it is."""
+
+
+def entry_literals(tree: ast.AST, lines: Sequence[str] = ()) -> list[tuple[int, str]]:
+    """(line, literal) for every entry type or role name (:data:`ENTRY_WORDS`)
+    used as an operand of ``==``, ``!=``, ``in`` or ``not in`` in ``tree``,
+    except on a line of ``lines`` (the source) carrying :data:`NOT_ENTRY_LITERAL`."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Compare):
+            continue
+        if not any(isinstance(op, (ast.Eq, ast.NotEq, ast.In, ast.NotIn)) for op in node.ops):
+            continue
+        for operand in (node.left, *node.comparators):
+            for constant in _literal_strings(operand):
+                line = lines[constant.lineno - 1] if constant.lineno <= len(lines) else ""
+                if constant.value in ENTRY_WORDS and NOT_ENTRY_LITERAL not in line:
+                    found.append((constant.lineno, constant.value))
+    return sorted(found)
+
+
+def check_entry_literals(
+    modules: dict[str, Module],
+    *,
+    allowed: Iterable[tuple[str, str]] = ALLOWED_ENTRY_LITERALS,
+    backlog: Iterable[str] = ENTRY_LITERAL_BACKLOG,
+    display_base: Path | None = None,
+) -> list[Problem]:
+    """Entry type and role literals compared outside :data:`ENTRY_LITERAL_HOME`:
+    one fatal problem per literal, except in an allowed package (nothing) or
+    a backlog module (one warning with the module's count)."""
+    allowed_packages = [package for package, _ in allowed]
+    backlog = set(backlog)
+    problems: list[Problem] = []
+    for name, module in sorted(modules.items()):
+        if within(name, ENTRY_LITERAL_HOME) or any(within(name, p) for p in allowed_packages):
+            continue
+        found = entry_literals(module.tree, module.path.read_text(encoding="utf-8").splitlines())
+        shown = _display(module.path, display_base)
+        if name in backlog:
+            if found:
+                problems.append(Problem(
+                    shown, found[0][0],
+                    f"{len(found)} entry type/role literal(s) compared (backlog; ask pi_session.entries instead)",
+                    fatal=False,
+                ))
+            else:
+                problems.append(Problem(shown, 1, "entry literal backlog lists a clean module; remove it", fatal=False))
+            continue
+        for line, literal in found:
+            problems.append(Problem(
+                shown, line,
+                f"entry type/role literal {literal!r} compared outside pi_session.entries (use a predicate or descriptor field)",
+            ))
+    return problems
 
 
 def top_unit(module: str) -> str | None:

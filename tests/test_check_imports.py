@@ -269,3 +269,64 @@ def test_unparsable_file_is_an_error(tmp_path, bad):
     pkg = write_package(tmp_path, {"a.py": bad})
     with pytest.raises(SyntaxError):
         ci.check(pkg)
+
+
+def _literal_problems(tmp_path: Path, files: dict[str, str], **kwargs) -> list[str]:
+    root = tmp_path / "src"
+    pkg = root / "pi_session"
+    for relative, source in files.items():
+        path = pkg / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+    problems = ci.check_entry_literals(ci.discover(pkg), backlog=kwargs.get("backlog", ()), display_base=tmp_path)
+    return [str(problem) for problem in problems]
+
+
+def test_entry_literal_outside_entries_fails(tmp_path):
+    problems = _literal_problems(
+        tmp_path,
+        {
+            "entries/kinds.py": "def is_summary(e):\n    return e.get('type') in ('compaction', 'branch_summary')\n",
+            "session/walk.py": (
+                "def f(entry, msg):\n"
+                "    if entry.get('type') == 'compaction':\n"
+                "        return 1\n"
+                "    return msg['role'] not in {'toolResult', 'other'}\n"
+            ),
+            "importers/foreign.py": "def g(r):\n    return r['type'] == 'message'\n",
+            "web/clean.py": "def h(x):\n    return x == 'something else'\n",
+            "web/mode.py": "def m(mode):\n    return mode == 'user'  # not an entry literal: a filter mode\n",
+        },
+    )
+    assert len(problems) == 2, problems
+    assert all(p.startswith(str(Path("src/pi_session/session/walk.py"))) for p in problems)
+    assert "'compaction'" in problems[0] and ":2:" in problems[0]
+    assert "'toolResult'" in problems[1] and ":4:" in problems[1]
+
+
+def test_entry_literal_backlog_module_is_one_warning(tmp_path):
+    files = {"session/walk.py": "def f(e):\n    return e.type == 'context_edit' or e.role == 'user'\n"}
+    problems = ci.check_entry_literals(ci.discover(_write(tmp_path, files)), backlog=("pi_session.session.walk",))
+    assert len(problems) == 1 and not problems[0].fatal and "2 entry" in problems[0].message
+
+
+def _write(tmp_path: Path, files: dict[str, str]) -> Path:
+    pkg = tmp_path / "pi_session"
+    for relative, source in files.items():
+        path = pkg / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+    return pkg
+
+
+def test_entry_words_are_the_entry_model():
+    from pi_session.entries import ENTRY_TYPES, MESSAGE_ROLES
+
+    assert ci.ENTRY_WORDS == set(ENTRY_TYPES) | set(MESSAGE_ROLES)
+
+
+def test_package_has_no_entry_literal_outside_backlog():
+    src = SCRIPT.parent.parent / "src" / "pi_session"
+    problems = ci.check_entry_literals(ci.discover(src))
+    assert [str(p) for p in problems if p.fatal] == []
+    assert all("clean module" not in p.message for p in problems)

@@ -199,3 +199,20 @@ def test_only_entries_with_cut_roles_may_be_cut_points():
     assert {t for t, d in DESCRIPTORS.items() if d.cut_point} == {"message", "custom_message", "branch_summary"}
     assert not DESCRIPTORS["compaction"].cut_point
     assert entries.TURN_START_ROLES < entries.CUT_POINT_ROLES <= entries.MESSAGE_ROLES
+
+
+def test_questions_answer_from_the_descriptors():
+    """The named types and roles are the descriptors' own; a predicate never
+    raises on a record that is not an object or holds an unhashable type/role."""
+    from pi_session.entries import MESSAGE_ROLES, questions as q
+
+    assert {q.USER, q.ASSISTANT, q.TOOL_RESULT, q.BASH_EXECUTION, q.CUSTOM_ROLE, q.HOOK_MESSAGE, q.SYSTEM, *q.SUMMARY_ROLES} <= MESSAGE_ROLES
+    assert q.SUMMARY_TYPES | q.SETTING_TYPES <= set(ENTRY_TYPES)
+    assert q.CONTEXT_TYPES == {"message", "custom_message", "branch_summary", "compaction"}
+    assert q.may_contribute({"type": "custom_message"}) and not q.may_contribute({"type": ["message"]})
+    assert q.is_summary({"type": "compaction"}) and q.is_summary({"type": "branch_summary"})
+    assert not q.is_summary({"type": ["compaction"]}) and not q.is_summary("compaction")
+    assert q.is_summary_message({"role": "compactionSummary"}) and not q.is_summary_message({"role": {}})
+    assert q.message_of({"type": "message", "message": "text"}) is None
+    assert q.is_tool_result(q.message_of({"type": "message", "message": {"role": "toolResult"}}))
+    assert not q.is_assistant(None)

@@ -157,3 +157,52 @@ def test_projected_estimate_distrusts_usage_before_an_edit() -> None:
     assert projected["lastUsageIndex"] is None
     assert projected["tokens"] == sum(estimate_tokens(m) for m in p["messages"])
     assert projected["tokens"] < 100
+
+
+# One record of every entry type (a new type must add one here), each in the
+# shapes the context fast path distinguishes.
+_SAMPLES_BY_TYPE: dict[str, list[dict]] = {
+    "message": [
+        {"message": {"role": "user", "content": "hi", "timestamp": 1}},
+        {"message": {"role": "assistant", "content": None, "provider": "p", "model": "m", "timestamp": 2}},
+        {"message": {"role": "toolResult", "toolCallId": "c", "toolName": "t", "timestamp": 3}},
+        {"message": {"role": "system", "content": None, "timestamp": 4}},
+        {"message": "not an object"},
+    ],
+    "thinking_level_change": [{"thinkingLevel": "high"}],
+    "model_change": [{"provider": "p", "modelId": "m"}],
+    "compaction": [{"summary": "s", "firstKeptEntryId": "missing", "tokensBefore": 5}],
+    "branch_summary": [{"summary": "b", "fromId": "x"}, {"summary": "", "fromId": "x"}],
+    "custom": [{"customType": "k", "data": {"a": 1}}],
+    "custom_message": [{"customType": "k", "content": "shown", "display": True}, {"customType": "k", "content": None}],
+    "label": [{"targetId": "e0", "label": "L"}],
+    "session_info": [{"name": "n"}],
+    "context_edit": [{"targetId": "e0", "replacement": {"kind": "omit"}}],
+    "usage": [{"usage": {"input": 1, "output": 2}}],
+}
+
+
+def _sample_paths():
+    for etype, samples in _SAMPLES_BY_TYPE.items():
+        for k, fields in enumerate(samples):
+            entry = {"type": etype, "id": f"x{k}", "parentId": "e0", "timestamp": "2025-01-01T00:00:00.000Z", **fields}
+            first = {"type": "message", "id": "e0", "parentId": None, "timestamp": "2025-01-01T00:00:00.000Z",
+                     "message": {"role": "user", "content": "first", "timestamp": 0}}
+            yield pytest.param([first, entry], id=f"{etype}-{k}-after")
+            leading = {**entry, "parentId": None}
+            yield pytest.param([leading, {**first, "parentId": leading["id"]}], id=f"{etype}-{k}-leading")
+
+
+def test_context_fast_path_samples_cover_every_entry_type():
+    from pi_session.entries import ENTRY_TYPES
+
+    assert set(_SAMPLES_BY_TYPE) == set(ENTRY_TYPES)
+
+
+@pytest.mark.parametrize("path", list(_sample_paths()))
+def test_context_fast_path_agrees_with_descriptors(path):
+    """context_from_path's one-pass messages equal the descriptors' context
+    contributions (entry_messages, after edits) for every entry type."""
+    from pi_session.session.context import context_from_path, projection_from_path
+
+    assert context_from_path(path)["messages"] == projection_from_path(path)["messages"]

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ..session.context import convert_to_llm, get_current_system_message, system_message_text
 from ..core.text import find_lone_surrogates, is_well_formed, lone_surrogates, well_formed, well_formed_deep
+from ..entries.questions import ASSISTANT, SYSTEM, TOOL_RESULT, USER
 
 SUPPORTED_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Image MIME types all three APIs accept as inline base64 data."""
@@ -304,7 +305,7 @@ def canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[
     # Every call id made anywhere, to tell "result before its call" from "unknown call".
     all_call_ids: set[str] = set()
     for _, m in llm:
-        if m.get("role") == "assistant":
+        if m.get("role") == ASSISTANT:
             for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall" and isinstance(b.get("id"), str):
                     all_call_ids.add(b["id"])
@@ -325,16 +326,16 @@ def canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[
 
     for src, m in llm:
         role = m.get("role")
-        if role == "system":
+        if role == SYSTEM:
             continue  # pi 1.6 system messages: replayed into the system prompt (see system_prompt_for)
-        if role == "user":
+        if role == USER:
             open_calls = []
             blocks = _norm_user_blocks(m.get("content"), src, repairs, "a user message")
             if not blocks:
                 repairs.append(Repair("empty_user_dropped", None, src, "a user message with no content was dropped"))
                 continue
             turns.append(Turn("user", blocks, src, from_string=isinstance(m.get("content"), str)))
-        elif role == "assistant":
+        elif role == ASSISTANT:
             open_calls = []
             blocks = []  # list[dict[str, Any]], as declared in the user branch above
             calls: list[Call] = []
@@ -384,7 +385,7 @@ def canonicalize(messages: Sequence[Any], thinking: ThinkingMode) -> tuple[list[
                 continue
             turns.append(Turn("assistant", blocks, src, calls=calls))
             open_calls = calls
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             tid = m.get("toolCallId")
             tid = tid if isinstance(tid, str) else None
             result = CallResult(

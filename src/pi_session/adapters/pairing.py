@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .canonical import Call, CallResult, content_blocks, llm_messages_with_index
+from ..entries.questions import ASSISTANT, TOOL_RESULT
 
 MISSING_RESULT_TEXT = (
     "Error: this tool call has no recorded result (the run was interrupted or the "
@@ -57,12 +58,12 @@ def unanswered_tool_calls(messages: Sequence[Mapping[str, Any]]) -> list[dict[st
 
     for i, m in llm_messages_with_index(messages):
         role = m.get("role")
-        if role == "toolResult":
+        if role == TOOL_RESULT:
             answered.add(m.get("toolCallId"))
             continue
         flush()
         pending, answered = [], set()
-        if role == "assistant":
+        if role == ASSISTANT:
             for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
                     pending.append((i, b.get("id"), b.get("name")))
@@ -86,11 +87,11 @@ def orphan_tool_results(messages: Sequence[Mapping[str, Any]]) -> list[dict[str,
     out: list[dict[str, Any]] = []
     for i, m in llm_messages_with_index(messages):
         role = m.get("role")
-        if role == "assistant":
+        if role == ASSISTANT:
             for b in content_blocks(m.get("content")):
                 if isinstance(b, Mapping) and b.get("type") == "toolCall":
                     seen.add(b.get("id"))
-        elif role == "toolResult" and m.get("toolCallId") not in seen:
+        elif role == TOOL_RESULT and m.get("toolCallId") not in seen:
             out.append({"index": i, "toolCallId": m.get("toolCallId")})
     return out
 

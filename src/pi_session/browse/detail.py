@@ -18,6 +18,9 @@ from ..core.text import plural, field_text
 from ..session.context import system_message_text, text_content
 from ..entries import entry_type
 from ..core.jsonio import dumps_readable
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE, MESSAGE, SYSTEM, TOOL_RESULT,
+)
 
 __all__ = ["DETAIL_LIMIT", "entry_sections", "entry_search_text", "detail_text", "entry_json"]
 
@@ -56,7 +59,7 @@ def _content_parts(content: Any) -> list[tuple[str, str]]:
 def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
     role = message.get("role")
     out: list[tuple[str, str]] = []
-    if role == "assistant":
+    if role == ASSISTANT:
         content = message.get("content")
         for block in content if isinstance(content, list) else []:
             if not isinstance(block, Mapping):
@@ -79,18 +82,18 @@ def _message_sections(message: Mapping[str, Any]) -> list[tuple[str, str]]:
         if facts:
             out.append(("model", "\n".join(facts)))
         return out
-    if role == "toolResult":
+    if role == TOOL_RESULT:
         failed = " (failed)" if message.get("isError") is True else ""
         out.append((f"result of {message.get('toolName')} ({message.get('toolCallId')}){failed}", ""))
         out.extend(_content_parts(message.get("content")))
         return out
-    if role == "bashExecution":
+    if role == BASH_EXECUTION:
         out.append(("command", field_text(message.get("command", ""))))
         out.append(("output", field_text(message.get("output", ""))))
         return out
-    if role in ("branchSummary", "compactionSummary"):
+    if role in (BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE):
         return [("summary", field_text(message.get("summary", "")))]
-    if role == "system":
+    if role == SYSTEM:
         changes = system_changes(message)
         if changes:
             out.append(("changes", changes))
@@ -170,7 +173,7 @@ def detail_text(
     label, leaf and path markers, time), then every section of
     :func:`entry_sections`, sanitized."""
     message = entry.get("message")
-    role = message.get("role") if entry.get("type") == "message" and isinstance(message, Mapping) else None
+    role = message.get("role") if entry.get("type") == MESSAGE and isinstance(message, Mapping) else None
     kind = sanitize(str(role if role is not None else entry.get("type")))
     text = Text()
     text.append(kind, style=ROLE_STYLES.get(kind, "bold"))

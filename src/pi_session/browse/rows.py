@@ -17,6 +17,7 @@ from typing import Any
 from ..render.terminal import iter_tree_layout
 from ..session.tree import TreeNode
 from ..session.conversation import ConversationView, hidden_by_default
+from ..entries.questions import MESSAGE, TOOL_RESULT, USER
 
 __all__ = ["FILTERS", "DEFAULT_FILTER", "Row", "ViewNode", "entry_shown", "filtered_forest", "layout_rows", "find_match", "matching"]
 
@@ -36,7 +37,7 @@ DEFAULT_FILTER = "conversation"
 
 
 def _role(entry: Any) -> Any:
-    message = entry.get("message") if entry.get("type") == "message" else None
+    message = entry.get("message") if entry.get("type") == MESSAGE else None
     return message.get("role") if isinstance(message, dict) else None
 
 
@@ -58,9 +59,9 @@ def entry_shown(node: TreeNode, mode: str, leaf_id: Any = None) -> bool:
     if mode == "conversation":
         return not hidden_by_default(node, leaf_id)
     if mode == "no-tools":
-        return _role(node.entry) != "toolResult"
-    if mode == "user":
-        return _role(node.entry) == "user"
+        return _role(node.entry) != TOOL_RESULT
+    if mode == "user":  # not an entry literal: a filter mode
+        return _role(node.entry) == USER
     if mode == "labelled":
         return bool(node.label)
     raise ValueError(f"unknown filter {mode!r}")

@@ -14,6 +14,9 @@ from .lines import json_type
 from ..session.context_edits import EDITABLE_ROLES
 from ..storage.problems import CheckProblem
 from ..entries import ENTRY_TYPES, MESSAGE_ROLES
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, COMPACTION, CONTEXT_EDIT, CUSTOM_MESSAGE, LABEL, MESSAGE, SUMMARY_ROLES, may_contribute,
+)
 from ..entries.records import CURRENT_SESSION_VERSION, UNDEFINED
 from ..storage import SessionFile
 from ..core.timestamps import iso_to_ms
@@ -75,13 +78,13 @@ def _field_issues(kind: str, record: dict[str, Any]) -> list[str]:
                 issues.append(f"has no {field}")
         elif not isinstance(value, str):
             issues.append(f"{field} is {json_type(value)}, not a string")
-    if kind == "label" and record.get("label") is not None and not isinstance(record["label"], str):
+    if kind == LABEL and record.get("label") is not None and not isinstance(record["label"], str):
         issues.append(f"label is {json_type(record['label'])}, not a string")
-    if kind == "bashExecution":
+    if kind == BASH_EXECUTION:
         code = record.get("exitCode")
         if code is not None and (isinstance(code, bool) or not isinstance(code, (int, float))):
             issues.append(f"exitCode is {json_type(code)}, not a number")
-    if kind == "assistant" and isinstance(record.get("content"), list):
+    if kind == ASSISTANT and isinstance(record.get("content"), list):
         for n, block in enumerate(record["content"]):
             if isinstance(block, dict) and block.get("type") == "thinking" and not isinstance(block.get("thinking"), str):
                 issues.append(f"thinking block {n} has a thinking that is not a string")
@@ -114,7 +117,7 @@ def _content_issue(role: str, content: Any) -> str | None:
             return f"{role} message content block {n} has no string type"
         if btype == "text" and not isinstance(block.get("text"), str):
             return f"{role} message text block {n} has a text that is not a string"
-        if btype == "toolCall" and role == "assistant":
+        if btype == "toolCall" and role == ASSISTANT:
             if not isinstance(block.get("name"), str):
                 return f"tool call block {n} has a name that is not a string"
             if not isinstance(block.get("arguments"), dict):
@@ -168,7 +171,7 @@ def _structure_problems(
             shown = ts if isinstance(ts, str) else json_type(ts)
             problems.append(CheckProblem(line, "bad-timestamp", f"entry {eid} timestamp {shown!r} is not an ISO date", False, eid))
         etype = entry.get("type")
-        if etype == "message":
+        if etype == MESSAGE:
             msg = entry.get("message", UNDEFINED)
             if not isinstance(msg, dict):
                 got = "missing" if msg is UNDEFINED else f"{json_type(msg)}, not an object"
@@ -182,7 +185,7 @@ def _structure_problems(
                 )
                 continue
             issue = _content_issue(role, msg.get("content", UNDEFINED))
-            if issue is None and role in ("branchSummary", "compactionSummary") and not isinstance(msg.get("summary"), str):
+            if issue is None and role in SUMMARY_ROLES and not isinstance(msg.get("summary"), str):
                 issue = f"{role} message summary is not a string"
             if issue is not None:
                 problems.append(CheckProblem(line, "bad-content", f"message entry {eid}: {issue}", False, eid))
@@ -191,11 +194,11 @@ def _structure_problems(
             continue
         for why in _field_issues(str(etype), entry):
             problems.append(CheckProblem(line, "bad-field", f"{etype} entry {eid}: {why}", False, eid))
-        if etype == "custom_message":
+        if etype == CUSTOM_MESSAGE:
             issue = _content_issue("custom", entry.get("content", UNDEFINED))
             if issue is not None:
                 problems.append(CheckProblem(line, "bad-content", f"custom_message entry {eid}: {issue}", False, eid))
-        elif etype == "context_edit":
+        elif etype == CONTEXT_EDIT:
             issue = _context_edit_issue(entry)
             if issue is not None:
                 problems.append(CheckProblem(line, "bad-context-edit", f"context_edit entry {eid}: {issue}", False, eid))
@@ -229,12 +232,12 @@ def _idle_edit_reason(entry: dict[str, Any], by_id: dict[str, dict[str, Any]]) -
         return "it targets itself (the edit changes nothing)"
     ttype = target.get("type")
     if entry.get("replacement") is None:
-        if ttype in ("message", "custom_message", "branch_summary", "compaction"):
+        if may_contribute(target):
             return None
         return f"its target {target_id} is a {ttype} entry, which shows the model nothing to omit (the edit changes nothing)"
-    if ttype == "custom_message":
+    if ttype == CUSTOM_MESSAGE:
         return None
-    if ttype == "message":
+    if ttype == MESSAGE:
         msg = target.get("message")
         role = msg.get("role") if isinstance(msg, dict) else None
         if role.__class__ is str and role in EDITABLE_ROLES:
@@ -299,11 +302,11 @@ def record_problems(sf: SessionFile) -> tuple[list[CheckProblem], int, int, list
     for entry, line in zip(entries, lines):
         eid = entry["id"]
         etype = entry.get("type")
-        if etype == "label" and not _in_index(entry.get("targetId"), by_id):
+        if etype == LABEL and not _in_index(entry.get("targetId"), by_id):
             problems.append(
                 CheckProblem(line, "label-target-missing", f"label {eid} targets {entry.get('targetId')!r}, which is not in the file", False, eid)
             )
-        elif etype == "compaction" and entry is by_id.get(eid):
+        elif etype == COMPACTION and entry is by_id.get(eid):
             kept = entry.get("firstKeptEntryId")
             path_ids = {e["id"] for e in tree.branch(eid) if e is not entry}
             if kept != eid and not _in_index(kept, path_ids):  # its own id: pi 1.6's "keep nothing"

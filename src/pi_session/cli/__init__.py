@@ -135,7 +135,7 @@ def _answered_early(args: list[str]) -> bool:
     having printed nothing, otherwise; anything it raises (but Ctrl-C: one
     line, exit status 130) leaves the command to typer's path, which then
     reports what went wrong."""
-    usage = "usage" in args[:3] and "--json" in args
+    usage = "usage" in args[:3] and "--json" in args  # not an entry literal: the subcommand
     if not usage and args[:1] != ["info"]:
         return False
     try:

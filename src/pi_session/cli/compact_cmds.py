@@ -65,6 +65,7 @@ from .summarizing import (
     run_summary,
     settings_for,
 )
+from ..entries.questions import MESSAGE
 
 
 # ---------------------------------------------------------------------------
@@ -90,7 +91,7 @@ def tokens(
     per_entry = [
         {"id": e.get("id"), "tokens": estimate_tokens(e["message"])}
         for e in manager.get_entries()
-        if e.get("type") == "message" and isinstance(e.get("message"), dict)
+        if e.get("type") == MESSAGE and isinstance(e.get("message"), dict)
     ]
     path = manager.get_branch() if manager.get_leaf_id() is not None else []
     projection = manager.build_session_projection()

@@ -29,6 +29,7 @@ from ..render.terminal import (
 )
 from ..render.styled_rows import print_rows
 from ..session.tree import TreeNode
+from ..entries.questions import MESSAGE
 
 __all__ = [
     "ROLE_STYLES",
@@ -117,7 +118,7 @@ def iter_flat_tree_json(roots: list[TreeNode], leaf_id: str | None, on_path: set
 
 
 def _role_of(entry: Any) -> Any:
-    message = entry.get("message") if entry.get("type") == "message" else None
+    message = entry.get("message") if entry.get("type") == MESSAGE else None
     return message.get("role") if isinstance(message, dict) else None
 
 

@@ -70,6 +70,9 @@ from .render import (
 from ..render.terminal import cells, wrap_cells
 from ..core.text import field_text
 from ..session.conversation import ConversationView, hidden_summary
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE, SYSTEM, TOOL_RESULT,
+)
 
 
 def ls(
@@ -428,7 +431,7 @@ def message_body(message: dict[str, Any]) -> str:
     :data:`TOOL_RESULT_LIMIT` characters and everything else to
     :data:`CONTEXT_BODY_LIMIT`, with a note saying how much was left out."""
     role = message.get("role")
-    if role == "assistant":
+    if role == ASSISTANT:
         parts = []
         for block in message.get("content") or []:
             if not isinstance(block, dict):
@@ -444,16 +447,16 @@ def message_body(message: dict[str, Any]) -> str:
         if message.get("errorMessage"):
             parts.append(f"(error: {message['errorMessage']})")
         return _cut(sanitize("\n".join(parts)), CONTEXT_BODY_LIMIT) or "(empty)"
-    if role == "bashExecution":
+    if role == BASH_EXECUTION:
         return _cut(sanitize(f"$ {field_text(message.get('command'))}\n{field_text(message.get('output', ''))}"), CONTEXT_BODY_LIMIT)
-    if role in ("branchSummary", "compactionSummary"):
+    if role in (BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE):
         return _cut(sanitize(field_text(message.get("summary", ""))), CONTEXT_BODY_LIMIT)
-    if role == "system":
+    if role == SYSTEM:
         changes = system_changes(message)
         body = system_message_text(message) or "(empty prompt text)"
         return _cut(sanitize(f"({changes})\n{body}" if changes else body), CONTEXT_BODY_LIMIT)
     text = content_text(message.get("content"))
-    return _cut(text, TOOL_RESULT_LIMIT if role == "toolResult" else CONTEXT_BODY_LIMIT)
+    return _cut(text, TOOL_RESULT_LIMIT if role == TOOL_RESULT else CONTEXT_BODY_LIMIT)
 
 
 def _open_for_write(ctx: typer.Context, session: str) -> SessionManager:

@@ -46,7 +46,7 @@ def parse(args: "list[str]") -> "dict[str, Any] | None":
         arg = args[i]
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if not seen_command:
-            if arg == "usage":
+            if arg == "usage":  # not an entry literal: the subcommand
                 seen_command = True
             elif name == "--store":
                 if not eq:

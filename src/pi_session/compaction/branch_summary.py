@@ -15,6 +15,7 @@ from ..session.context import apply_context_edit, entry_messages, message_from_e
 from .summarizer import Summarizer, usage_of
 from ..session.tokens import estimate_tokens
 from ..session.tree import parent_id_of
+from ..entries.questions import BRANCH_SUMMARY, CONTEXT_EDIT, CUSTOM_MESSAGE, MESSAGE, TOOL_RESULT, is_summary
 from .file_ops import FileOps, compute_file_lists, extract_file_ops_from_message, format_file_operations, summary_file_lists
 from .summary import build_summary_request, structured_instructions
 from .summary_format import ensure_sections
@@ -166,13 +167,13 @@ def collect_entries_for_branch_summary(source: Any, old_leaf_id: str | None, tar
 
 def _branch_message(entry: Mapping[str, Any], edit: Mapping[str, Any] | None) -> dict[str, Any] | None:
     etype = entry.get("type")
-    if etype == "message":
+    if etype == MESSAGE:
         msg = entry.get("message")
-        if not isinstance(msg, dict) or msg.get("role") == "toolResult":
+        if not isinstance(msg, dict) or msg.get("role") == TOOL_RESULT:
             return None
         if edit is None:
             return msg
-    elif etype == "custom_message":
+    elif etype == CUSTOM_MESSAGE:
         if edit is None:
             return message_from_entry(entry, include_compaction=True)
     else:
@@ -206,11 +207,11 @@ def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: i
     """
     file_ops = FileOps()
     for entry in entries:
-        if entry.get("type") == "branch_summary" and not entry.get("fromHook") and entry.get("details"):
+        if entry.get("type") == BRANCH_SUMMARY and not entry.get("fromHook") and entry.get("details"):
             file_ops.add_details(entry.get("details"))
     edits: dict[str, Mapping[str, Any]] = {}
     for entry in entries:
-        if entry.get("type") == "context_edit" and "replacement" in entry and isinstance(entry.get("targetId"), str):
+        if entry.get("type") == CONTEXT_EDIT and "replacement" in entry and isinstance(entry.get("targetId"), str):
             edits[entry["targetId"]] = entry
     messages: list[dict[str, Any]] = []
     total = 0
@@ -222,7 +223,7 @@ def prepare_branch_entries(entries: Sequence[Mapping[str, Any]], token_budget: i
         extract_file_ops_from_message(msg, file_ops)
         tokens = estimate_tokens(msg)
         if token_budget > 0 and total + tokens > token_budget:
-            if entry.get("type") in ("compaction", "branch_summary") and total < token_budget * 0.9:
+            if is_summary(entry) and total < token_budget * 0.9:
                 messages.append(msg)
                 total += tokens
             break

@@ -35,6 +35,7 @@ from typing import Any
 
 from ..session.context import entry_messages, projected_messages
 from ..entries import CUT_POINT_ROLES, TURN_START_ROLES
+from ..entries.questions import MESSAGE, SYSTEM, is_assistant, is_compaction, is_context_edit, is_message, is_system, is_tool_result
 from ..session.tokens import estimate_tokens
 from ..entries.records import UNDEFINED
 
@@ -124,7 +125,7 @@ class EntryView:
         out = [
             m
             for _i, m in self.iter_messages(begin, end)
-            if not (without_system and _is_map(m) and m.get("role") == "system")
+            if not (without_system and is_system(m))
         ]
         if visit is not None:
             for m in out:
@@ -132,7 +133,7 @@ class EntryView:
         return out
 
     def is_compaction(self, i: int) -> bool:
-        return self.sources[i].get("type") == "compaction"
+        return is_compaction(self.sources[i])
 
     def is_cut_point(self, i: int) -> bool:
         return not self.is_compaction(i) and any(r in CUT_POINT_ROLES for r in _roles(self.messages_of(i)))
@@ -185,18 +186,18 @@ class EntriesView(EntryView):
         for i in range(begin, end):
             entry = sources[i]
             # fast path: an unedited message entry contributes its message as it is
-            if entry.get("type") == "message":
+            if entry.get("type") == MESSAGE:
                 msg = entry.get("message")
                 if msg.__class__ is dict and msg.get("content") is not None:
                     eid = entry.get("id") if edits else None
                     if not edits or eid.__hash__ is None or eid not in edits:
-                        if not (without_system and msg.get("role") == "system"):
+                        if not (without_system and msg.get("role") == SYSTEM):
                             append(msg)
                             if visit is not None:
                                 visit(msg)
                         continue
             for m in self.messages_of(i):
-                if not (without_system and _is_map(m) and m.get("role") == "system"):
+                if not (without_system and is_system(m)):
                     append(m)
                     if visit is not None:
                         visit(m)
@@ -329,7 +330,7 @@ def _recovery_omission_suffix(view: EntryView, begin: int, end: int) -> bool:
 
     def intrinsically_visible(i: int) -> bool:
         source = view.sources[i]
-        return source.get("type") != "context_edit" and bool(entry_messages(source, leading=True))
+        return not is_context_edit(source) and bool(entry_messages(source, leading=True))
 
     def omitted(i: int) -> bool:
         return intrinsically_visible(i) and not view.messages_of(i)
@@ -338,18 +339,17 @@ def _recovery_omission_suffix(view: EntryView, begin: int, end: int) -> bool:
     omitted_ids = {view.sources[i].get("id") for i in suffix if omitted(i)}
     for i in suffix:
         source = view.sources[i]
-        if source.get("type") == "context_edit" and source.get("replacement", UNDEFINED) is not None:
+        if is_context_edit(source) and source.get("replacement", UNDEFINED) is not None:
             target = source.get("targetId")
             if target.__hash__ is None or target not in omitted_ids:
                 return False
     has_omitted_assistant = False
     for i in suffix:
         source = view.sources[i]
-        if source.get("type") == "compaction" or (intrinsically_visible(i) and not omitted(i)):
+        if is_compaction(source) or (intrinsically_visible(i) and not omitted(i)):
             return False
-        if source.get("type") == "message" and omitted(i):
-            msg = source.get("message")
-            if isinstance(msg, Mapping) and msg.get("role") == "assistant":
+        if is_message(source) and omitted(i):
+            if is_assistant(source.get("message")):
                 has_omitted_assistant = True
     return has_omitted_assistant
 
@@ -383,10 +383,9 @@ def kept_result_ids(view: EntryView, begin: int, end: int) -> set[str]:
     for _i, msg in view.iter_messages(begin, end):
         if not _is_map(msg):
             continue
-        role = msg.get("role")
-        if role == "assistant":
+        if is_assistant(msg):
             called.update(_call_ids(msg))
-        elif role == "toolResult":
+        elif is_tool_result(msg):
             call_id = msg.get("toolCallId")
             if isinstance(call_id, str) and call_id not in called:
                 ids.add(call_id)
@@ -430,7 +429,7 @@ def _earliest_matching_call(view: EntryView, begin: int, end: int, call_ids: set
     smallest of those indices, or -1 when none is there."""
     last: dict[str, int] = {}
     for i, msg in view.iter_messages(begin, end):
-        if _is_map(msg) and msg.get("role") == "assistant":
+        if is_assistant(msg):
             for call_id in _call_ids(msg):
                 if call_id in call_ids:
                     last[call_id] = i

@@ -76,6 +76,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..session.context import bash_execution_to_text
+from ..entries.questions import ASSISTANT, TOOL_RESULT, USER
 from .failures import (
     LOOKUP_TOOLS,
     ErrorFact,
@@ -211,7 +212,7 @@ def user_request_text(message: Mapping[str, Any]) -> str | None:
     """The prose of a user message when it is a *request* (see module docs),
     else None: acknowledgements, one-word messages, pasted image paths,
     shell commands the user ran and summaries are not requests."""
-    if message.get("role") != "user":
+    if message.get("role") != USER:
         return None
     text = content_text(message.get("content"))
     if _SUMMARY_BLOCK_RE.search(text) or (BASH_PREFIX and text.startswith(BASH_PREFIX)):
@@ -401,8 +402,8 @@ def _call_target(name: str, args: Any) -> str:
 
 def _resolves(err: ErrorFact, tool: str, key: tuple[str, ...]) -> bool:
     """A later success of ``tool`` on ``key`` resolves ``err`` (module docs)."""
-    if err.tool == "assistant":
-        return tool == "assistant"
+    if err.tool == ASSISTANT:
+        return tool == ASSISTANT
     if err.tool in ("bash", "user shell"):
         return tool in ("bash", "user shell") and bool(key) and err.key[: len(key)] == key
     return key == err.key
@@ -456,7 +457,7 @@ def analyze_history(
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
-        if role == "user":
+        if role == USER:
             f.last_role = "user"
             text = content_text(msg.get("content"))
             if BASH_PREFIX and text.startswith(BASH_PREFIX):
@@ -484,7 +485,7 @@ def analyze_history(
                 s = _LIST_ITEM_RE.sub(r"\1", s).strip()
                 if is_constraint(s):
                     _distinct_append(f.constraints, ckeys, clip(s, 300))
-        elif role == "assistant":
+        elif role == ASSISTANT:
             f.last_role = "assistant"
             content = msg.get("content")
             text = content_text(content)
@@ -514,7 +515,7 @@ def analyze_history(
                 f.errors.append(ErrorFact(i, "assistant", "", err, ("<assistant>",)))
             elif stop != "aborted":
                 successes.append((i, "assistant", ("<assistant>",), ""))
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             f.last_role = "toolResult"
             cid = str(msg.get("toolCallId", ""))
             name, args = calls.get(cid, (str(msg.get("toolName", "")), None))

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from .keywords import RUNTIME_NOTE_PATTERN, clip, collapse, normalize
+from ..entries.questions import ASSISTANT
 
 __all__ = [
     "LOOKUP_TOOLS",
@@ -236,7 +237,7 @@ class ErrorFact:
 
     def describe(self) -> str:
         """One line: ``tool `target`: error line``."""
-        if self.tool == "assistant":
+        if self.tool == ASSISTANT:
             return f"assistant turn failed: {self.line}"
         where = f" `{clip(self.target, 100)}`" if self.target else ""
         return f"{self.tool}{where} failed: {self.line}"

@@ -17,6 +17,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..entries.questions import ASSISTANT, BASH_EXECUTION, TOOL_RESULT
+
 __all__ = [
     "FileOps",
     "js_sorted",
@@ -168,7 +170,7 @@ class FileOpsCollector:
         if not (message.__class__ is dict or _is_map(message)):
             return
         role = message.get("role")
-        if role == "assistant":
+        if role == ASSISTANT:
             content = message.get("content")
             if not isinstance(content, list):
                 return
@@ -190,7 +192,7 @@ class FileOpsCollector:
                     path = args.get("path")
                     if isinstance(path, str) and path:
                         target[path] = None
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             nested = message.get("nestedCalls")
             if nested is None:
                 return
@@ -291,7 +293,7 @@ def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
         if not _is_map(message):
             continue
         role = message.get("role")
-        if role == "assistant" and isinstance(message.get("content"), list):
+        if role == ASSISTANT and isinstance(message.get("content"), list):
             for block in message["content"]:
                 if not _is_map(block) or block.get("type") != "toolCall":
                     continue
@@ -300,10 +302,10 @@ def directory_paths(messages: Iterable[Any], paths: Iterable[Any]) -> set[str]:
                     calls[block["id"]] = (name if isinstance(name, str) else "", args)
                 if name in _DIR_TOOLS and _is_map(args) and isinstance(args.get("path"), str):
                     named.add(_norm_path(args["path"]))
-        elif role == "bashExecution" and isinstance(message.get("command"), str):
+        elif role == BASH_EXECUTION and isinstance(message.get("command"), str):
             output = message.get("output")
             named |= _shell_directories(message["command"], output if isinstance(output, str) else None)
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             call_id = message.get("toolCallId")
             call: tuple[str, Any] = calls.get(call_id, ("", None)) if isinstance(call_id, str) else ("", None)
             name, args = call

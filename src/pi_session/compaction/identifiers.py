@@ -69,6 +69,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.jsonio import js_len
+from ..entries.questions import ASSISTANT, USER
 from .facts import analyze_history
 from .failures import command_key, is_lookup_command
 from .keywords import content_text, written_prose
@@ -278,7 +279,7 @@ def extract_identifiers(
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
-        if role == "user":
+        if role == USER:
             said = content_text(msg.get("content"))
             for kind, text in identifiers_in_text(said):
                 if kind in ("file", "url"):  # pasted output's paths and URLs count too
@@ -286,7 +287,7 @@ def extract_identifiers(
             for kind, text in identifiers_in_text(written_prose(said), numbers=True):
                 if kind not in ("file", "url"):
                     col.add(kind, text, 3.0, i)
-        elif role == "assistant":
+        elif role == ASSISTANT:
             content = msg.get("content")
             for block in content if isinstance(content, list) else ():
                 if not isinstance(block, Mapping):

@@ -36,6 +36,7 @@ from typing import Any
 from ..session.context import build_session_context, collect_context_edits
 from ..core.jsonio import js_len
 from ..session.tokens import estimate_tokens
+from ..entries.questions import ASSISTANT, MESSAGE, TOOL_RESULT
 from .keywords import content_text
 
 __all__ = ["MASK_MIN_CHARS", "MaskEdit", "mask_note", "argument_note", "plan_masking", "with_mask_edits", "masked_context"]
@@ -160,7 +161,7 @@ def plan_masking(preparation: Any, path_entries: Sequence[Mapping[str, Any]]) ->
     for item in items:
         entry = item.get("sourceEntry") or {}
         entry_id = entry.get("id")
-        if entry.get("type") != "message" or not isinstance(entry_id, str) or entry_id in edited:
+        if entry.get("type") != MESSAGE or not isinstance(entry_id, str) or entry_id in edited:
             continue
         messages = item.get("messages") or []
         if len(messages) != 1 or not isinstance(messages[0], Mapping):
@@ -169,8 +170,8 @@ def plan_masking(preparation: Any, path_entries: Sequence[Mapping[str, Any]]) ->
         role = message.get("role")
         edit = (
             _masked_result(entry_id, message)
-            if role == "toolResult"
-            else _masked_arguments(entry_id, message) if role == "assistant" else None
+            if role == TOOL_RESULT
+            else _masked_arguments(entry_id, message) if role == ASSISTANT else None
         )
         if edit is not None and edit.tokens_after < edit.tokens_before:
             out.append(edit)

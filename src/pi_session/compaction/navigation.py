@@ -16,6 +16,7 @@ from .branch_summary import collect_entries_for_branch_summary, prepare_branch_e
 from ..session.context import text_content
 from ..errors import PiSessionError
 from ..session.tree import parent_id_of
+from ..entries.questions import BRANCH_SUMMARY, CUSTOM_MESSAGE, MESSAGE, USER
 
 __all__ = ["NavigationPlan", "NavigationResult", "EntryNotFoundError", "plan_navigation", "navigation_target", "is_move_marker"]
 
@@ -24,7 +25,7 @@ def is_move_marker(entry: Mapping[str, Any]) -> bool:
     """True for an empty ``branch_summary``: the record of a move without a
     summary (a file's leaf is its last entry), which pi leaves out of the
     context."""
-    return entry.get("type") == "branch_summary" and not entry.get("summary")
+    return entry.get("type") == BRANCH_SUMMARY and not entry.get("summary")
 
 
 class EntryNotFoundError(PiSessionError, KeyError):
@@ -157,11 +158,11 @@ def navigation_target(target: Mapping[str, Any]) -> tuple[str | None, str | None
         ``custom_message``, its parent's id (None for a root) and its text;
         for any other entry, its own id and None.
     """
-    if target.get("type") == "message":
+    if target.get("type") == MESSAGE:
         message = target.get("message")
-        if isinstance(message, dict) and message.get("role") == "user":
+        if isinstance(message, dict) and message.get("role") == USER:
             return parent_id_of(target), text_content(message.get("content"))
-    elif target.get("type") == "custom_message":
+    elif target.get("type") == CUSTOM_MESSAGE:
         return parent_id_of(target), text_content(target.get("content"))
     return target.get("id"), None
 

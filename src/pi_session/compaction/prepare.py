@@ -20,6 +20,7 @@ from ..session.tokens import calculate_context_tokens, estimate_tokens, get_assi
 from .cut_point import CutPointResult, EntriesView, EntryView, cut_in_view, keep_pairs_in_view, kept_result_ids
 from .file_ops import FileOps, FileOpsCollector, compute_file_lists, summary_file_lists
 from ..entries.records import UNDEFINED
+from ..entries.questions import COMPACTION, SYSTEM
 
 __all__ = ["CompactionPreparation", "ProjectionItems", "prepare_compaction"]
 
@@ -197,7 +198,7 @@ def _projected_tokens(view: EntryView, branch_entries: Sequence[Mapping[str, Any
     system = get_current_system_message(_all_messages(view))
     tokens = estimate_tokens(system) if system is not None else 0
     for _i, m in view.iter_messages(0, len(sources)):
-        if not ((m.__class__ is dict or isinstance(m, Mapping)) and m.get("role") == "system"):
+        if not ((m.__class__ is dict or isinstance(m, Mapping)) and m.get("role") == SYSTEM):
             tokens += estimate_tokens(m)
     return tokens
 
@@ -267,7 +268,7 @@ def prepare_compaction(
     # everything below reads the path from the end: of a lazily read one
     # (SessionManager.prepare_compaction) only what it reads is decoded
     entries = entry_source(path_entries)
-    if entries and entries[-1].get("type") == "compaction":
+    if entries and entries[-1].get("type") == COMPACTION:
         return None
     # the projection, each entry's messages worked out only when needed
     context_entries, edits = context_entries_and_edits(entries)

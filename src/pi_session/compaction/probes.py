@@ -66,6 +66,7 @@ from typing import Any
 from ..session.context import build_session_context, convert_to_llm
 from ..entries import AgentMessage
 from ..session.tokens import estimate_tokens
+from ..entries.questions import COMPACTION_SUMMARY_ROLE
 from .facts import (
     BASH_PREFIX,
     MAX_CONSTRAINTS,
@@ -486,7 +487,7 @@ def evaluate_compaction(
     """
     probes = list(probes) if probes is not None else probes_for_preparation(preparation)
     after = context_after(path_entries, result)
-    kept = [m for m in after if not (isinstance(m, Mapping) and m.get("role") == "compactionSummary")]
+    kept = [m for m in after if not (isinstance(m, Mapping) and m.get("role") == COMPACTION_SUMMARY_ROLE)]
     results = answer_probes(probes, result.summary, kept_messages_text(kept))
     zone = convert_to_llm([*preparation.messages_to_summarize, *preparation.turn_prefix_messages])
     contradictions = find_contradictions(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..session.context import convert_to_llm
 from ..core.jsonio import js_stringify
+from ..entries.questions import ASSISTANT, TOOL_RESULT, USER
 from .keywords import clip, content_text, key_tokens, normalize
 
 if TYPE_CHECKING:
@@ -162,9 +163,9 @@ def kept_messages_text(messages: Sequence[Mapping[str, Any]]) -> str:
     parts: list[str] = []
     for msg in convert_to_llm(messages):
         role = msg.get("role")
-        if role in ("user", "toolResult"):
+        if role in (USER, TOOL_RESULT):
             parts.append(content_text(msg.get("content")))
-        elif role == "assistant":
+        elif role == ASSISTANT:
             content = msg.get("content")
             for b in content if isinstance(content, list) else ():
                 if not isinstance(b, Mapping):

@@ -16,6 +16,7 @@ from typing import Any
 from ..session.context import text_content
 from ..core.jsonio import js_key_order, js_len, js_stringify
 from ..entries.records import UNDEFINED
+from ..entries.questions import ASSISTANT, TOOL_RESULT, USER
 
 __all__ = ["TOOL_RESULT_MAX_CHARS", "serialize_conversation", "truncate_for_summary", "js_slice", "slice_head"]
 
@@ -108,11 +109,11 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
         if not isinstance(msg, Mapping):
             continue
         role = msg.get("role")
-        if role == "user":
+        if role == USER:
             text = text_content(msg.get("content"))
             if text:
                 parts.append(f"[User]: {text}")
-        elif role == "assistant":
+        elif role == ASSISTANT:
             texts: list[str] = []
             calls: list[str] = []
             content = msg.get("content")
@@ -128,7 +129,7 @@ def serialize_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
                 parts.append("[Assistant]: " + "\n".join(texts))
             if calls:
                 parts.append("[Assistant tool calls]: " + "; ".join(calls))
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             content = msg.get("content")
             text = text_content(content) if isinstance(content, list) else ""
             if text:

@@ -19,6 +19,7 @@ from ..entries.records import UNDEFINED
 from .stale_leaf import FirstKeptOffPathError, continues_plan
 from ..storage import LeafMovedError
 from ..core.timestamps import iso_to_ms, now_iso
+from ..entries.questions import ASSISTANT, CUSTOM_MESSAGE, MESSAGE, TOOL_RESULT
 
 if TYPE_CHECKING:
     from ..compaction import CompactionResult
@@ -263,23 +264,23 @@ class EntryAppends:
             raise ValueError(f"context edit target {target_id} not found")
         if not any(e.get("id") == target_id for e in self.get_branch()):
             raise ValueError(f"context edit target {target_id} is not on the current branch")
-        message = target.get("message") if target.get("type") == "message" else None
+        message = target.get("message") if target.get("type") == MESSAGE else None
         role = message.get("role") if isinstance(message, dict) else None
         if any_target:
             from ..session.context_edits import EDITABLE_ROLES
 
-            allowed = target.get("type") == "custom_message" or (
+            allowed = target.get("type") == CUSTOM_MESSAGE or (
                 role in EDITABLE_ROLES if replacement is not None else target.get("type") in _OMITTABLE
             )
         else:
-            allowed = target.get("type") == "custom_message" or role in _EDITABLE_ROLES
+            allowed = target.get("type") == CUSTOM_MESSAGE or role in _EDITABLE_ROLES
         if not allowed:
             kind = f"a {role} message" if role is not None else f"a {target.get('type')} entry"
             raise ValueError(f"context edit target {target_id} is {kind}, whose model content cannot be edited")
         stored: dict[str, Any] | None
         if replacement is None:
             stored = None
-        elif role in ("assistant", "toolResult") and isinstance(replacement["content"], str):
+        elif role in (ASSISTANT, TOOL_RESULT) and isinstance(replacement["content"], str):
             stored = {"content": [{"type": "text", "text": replacement["content"]}]}
         else:
             stored = dict(replacement)

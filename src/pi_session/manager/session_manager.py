@@ -45,6 +45,7 @@ from ..stores.handle import MemoryHandle, SessionHandle
 from ..core.timestamps import now_iso
 from ..core.text import js_trim
 from ..session.tree import SessionTree, TreeNode, find_orphans
+from ..entries.questions import COMPACTION, LABEL, MESSAGE
 from .writer import SessionWriter, is_conversation
 
 if TYPE_CHECKING:  # the result types; their modules are imported where used
@@ -278,7 +279,7 @@ class SessionManager(SessionOpening, EntryAppends):
         self._leaf_id = self._records[-1]["id"] if len(self._records) > 1 else None
         # the types from the source: of a lazily read file, only message
         # entries are decoded, up to the first user or assistant message
-        self._has_conversation = any(t == "message" and is_conversation(records[i]) for i, t in enumerate(records.types()))
+        self._has_conversation = any(t == MESSAGE and is_conversation(records[i]) for i, t in enumerate(records.types()))
 
     # ------------------------------------------------------------------
     # writing (the rules: pi_session.manager.writer)
@@ -455,7 +456,7 @@ class SessionManager(SessionOpening, EntryAppends):
         replaced_label: dict[str, str] = {}  # dropped label id -> the next kept entry
         pending_labels: builtins.list[str] = []
         for entry in path:
-            if entry.get("type") == "label":
+            if entry.get("type") == LABEL:
                 pending_labels.append(entry["id"])
                 continue
             for label_id in pending_labels:
@@ -463,7 +464,7 @@ class SessionManager(SessionOpening, EntryAppends):
             pending_labels.clear()
             entry = dict(entry)
             entry["parentId"] = kept[-1]["id"] if kept else None
-            if entry.get("type") == "compaction":
+            if entry.get("type") == COMPACTION:
                 first_kept = entry.get("firstKeptEntryId")
                 if isinstance(first_kept, str) and first_kept != entry["id"] and first_kept in replaced_label:
                     entry["firstKeptEntryId"] = replaced_label[first_kept]

@@ -25,6 +25,7 @@ from typing import Any, Literal
 from ..core import jsonio
 from ..entries.records import HEADER_TYPE, UNDEFINED
 from ..storage import ConcurrentAppendError, LeafMovedError, SessionFileError
+from ..entries.questions import COMPACTION
 
 __all__ = ["FollowedWriter", "FirstKeptOffPathError", "foreign_entries", "follow_foreign_lines"]
 
@@ -109,7 +110,7 @@ def continues_plan(path: Sequence[Mapping[str, Any]], planned_leaf_id: str | Non
         start = ids.index(planned_leaf_id) + 1
     else:
         return False
-    return not any(entry.get("type") == "compaction" for entry in path[start:])
+    return not any(entry.get("type") == COMPACTION for entry in path[start:])
 
 
 def _check_first_kept(
@@ -122,7 +123,7 @@ def _check_first_kept(
     """Raise :class:`FirstKeptOffPathError` when a pending compaction,
     chained onto ``new_parent`` (the other writer's last entry), keeps an
     entry that is not on its path there."""
-    compactions = [(i, e) for i, e in enumerate(pending) if e.get("type") == "compaction"]
+    compactions = [(i, e) for i, e in enumerate(pending) if e.get("type") == COMPACTION]
     if not compactions:
         return
     foreign_by_id = {r.get("id"): r for r in foreign}

@@ -46,6 +46,7 @@ from ..storage import AppendError, ConcurrentAppendError, Durability, SessionFil
 from ..stores.base import StoreError
 from ..stores.handle import SessionHandle
 from ..session.tree import SessionTree
+from ..entries.questions import MESSAGE
 
 __all__ = ["SessionWriter", "is_conversation"]
 
@@ -58,7 +59,7 @@ _ID_REFERENCES = ("parentId", "targetId", "firstKeptEntryId", "fromId")
 def is_conversation(record: Mapping[str, Any]) -> bool:
     """A user or assistant message entry: the first one makes a new session
     file appear (pi 1.6; 0.73.1 waited for an assistant message)."""
-    if record.get("type") != "message":
+    if record.get("type") != MESSAGE:
         return False
     message = record.get("message")
     return isinstance(message, dict) and message.get("role") in _CONVERSATION_ROLES

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..manager.session_manager import SessionManager
 from ..session.settings import CompactionSettings, load_settings
 from ..storage import LeafMovedError
+from ..entries.questions import COMPACTION
 from .errors import OperationError
 
 if TYPE_CHECKING:
@@ -180,9 +181,9 @@ def nothing_to_compact(
     """
     if not path:
         return "Nothing to compact: the session is empty."
-    if path[-1].get("type") == "compaction":
+    if path[-1].get("type") == COMPACTION:
         return "Nothing to compact: the session already ends with a compaction."
-    since = "since the last compaction" if any(e.get("type") == "compaction" for e in path) else "of the whole conversation"
+    since = "since the last compaction" if any(e.get("type") == COMPACTION for e in path) else "of the whole conversation"
     if keep_recent_tokens is None:
         fits = "everything since the last compaction" if since.startswith("since") else "the whole conversation"
         return f"Nothing to compact: {fits} fits in {keep_setting}."
@@ -193,7 +194,7 @@ def nothing_to_compact(
     projection = build_session_projection(entries, entries[-1].get("id"))
     context = estimate_projected_context_tokens(projection, entries)
     items = projection["entries"]
-    if items and items[0]["sourceEntry"].get("type") == "compaction":
+    if items and items[0]["sourceEntry"].get("type") == COMPACTION:
         items = items[1:]  # the cut walks the messages after the previous summary
     kept = sum(estimate_tokens(m) for item in items for m in item["messages"])
     after = f", plus ~{context['trailingTokens']:,} estimated after it" if context.get("trailingTokens") else ""

@@ -32,6 +32,7 @@ from typing import Any
 from ..session.lean import kept_ids
 from ..entries.records import StrPath
 from ..stores.capabilities import StoreCapability
+from ..entries.questions import LABEL, SESSION_INFO
 from .errors import OperationError
 from .opening import open_for_reading
 
@@ -258,12 +259,12 @@ def _kept_off_path(entries: list[dict[str, Any]], keep: set[str], leaves: list[s
             on_path.add(eid)
             eid = parent[eid]
     off = [e for e in entries if e["id"] in keep and e["id"] not in on_path]
-    names = [e for e in off if e.get("type") == "session_info"]
+    names = [e for e in off if e.get("type") == SESSION_INFO]
     why: list[str] = []
     for e in entries:
         if e["id"] not in keep:
             continue
-        if e.get("type") == "label":
+        if e.get("type") == LABEL:
             target = e.get("targetId")
             if e["id"] in on_path and not (isinstance(target, str) and target in keep and target not in on_path):
                 continue  # a label on the path that keeps nothing off it

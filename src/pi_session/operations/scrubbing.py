@@ -46,6 +46,7 @@ from ..secrets import AllowList, Scanner, SecretHit, purge_caches
 from ..secrets.finding import iter_hits, side_files
 from ..secrets.scrub import Mode, ScrubResult, redact_value, redacted_lines
 from ..stores.capabilities import StoreCapability
+from ..entries.questions import BASH_EXECUTION, BRANCH_SUMMARY, COMPACTION, CUSTOM_MESSAGE, MESSAGE, SYSTEM
 from .errors import OperationError
 from .opening import open_for_reading, open_for_writing, save
 
@@ -362,16 +363,16 @@ def _scrub_edit(location: StrPath, db: SessionStore | None, dry_run: bool, allow
             hits = scan(entry, item["messages"])
             if not hits:
                 continue
-            message = entry.get("message") if entry.get("type") == "message" else None
+            message = entry.get("message") if entry.get("type") == MESSAGE else None
             role = message.get("role") if isinstance(message, dict) else None
             if not isinstance(entry_id, str) or not item["messages"]:
                 result.not_hidden.extend(hits)
-            elif role == "bashExecution":
+            elif role == BASH_EXECUTION:
                 # an edit's content never replaces a bash output: leave the execution out
                 planned.append((entry_id, None))
                 result.omitted.append(entry_id)
                 result.hits.extend(hits)
-            elif entry.get("type") == "custom_message" or role in EDITABLE_ROLES:
+            elif entry.get("type") == CUSTOM_MESSAGE or role in EDITABLE_ROLES:
                 replacement = {"content": redact_value(item["messages"][0].get("content"), scanner)}
                 left = scan(entry, apply_context_edit([dict(m) for m in item["messages"]], replacement))
                 result.not_hidden.extend(left)  # text beside the content (an error message, details)
@@ -429,13 +430,13 @@ def _as_record(entry: Any, message: Any) -> dict[str, Any]:
     prompt snapshot (``systemMessage.content``), a branch summary's
     ``summary``, a custom_message's ``content``."""
     etype, eid = entry.get("type"), entry.get("id")
-    if etype == "message" or not isinstance(message, dict):
+    if etype == MESSAGE or not isinstance(message, dict):
         return {"type": "message", "id": eid, "message": message}
-    if etype == "compaction" and message.get("role") == "system":
+    if etype == COMPACTION and message.get("role") == SYSTEM:
         return {"type": etype, "id": eid, "systemMessage": message}
-    if etype in ("compaction", "branch_summary"):
+    if etype in (COMPACTION, BRANCH_SUMMARY):
         return {"type": etype, "id": eid, "summary": message.get("summary")}
-    if etype == "custom_message":
+    if etype == CUSTOM_MESSAGE:
         return {"type": etype, "id": eid, "content": message.get("content")}
     return {"type": "message", "id": eid, "message": message}
 

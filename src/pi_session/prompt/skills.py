@@ -113,7 +113,7 @@ class Skill:
         return {
             "path": self.file_path,
             "source": "local" if local else self.source,
-            "scope": self.source if self.source in ("user", "project") else "temporary",
+            "scope": self.source if self.source in ("user", "project") else "temporary",  # not an entry literal: a skill scope
             "origin": "top-level",
             "baseDir": self.base_dir,
         }
@@ -139,7 +139,7 @@ class Skill:
         info = data.get("sourceInfo") or {}
         source: SkillSource
         if info.get("source") == "local":
-            source = info["scope"] if info.get("scope") in ("user", "project") else "path"
+            source = info["scope"] if info.get("scope") in ("user", "project") else "path"  # not an entry literal: a skill scope
         elif isinstance(info.get("source"), str) and info["source"]:
             source = info["source"]
         else:

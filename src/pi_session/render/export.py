@@ -45,6 +45,9 @@ from ..viewer.entries import args_summary, call_arguments
 from ..viewer.markup import MARKDOWN_LIMIT, safe_href
 from ..viewer.model import hiding_edits, title_of
 from ..core.text import field_text
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE, MESSAGE, SYSTEM, TOOL_RESULT,
+)
 
 if TYPE_CHECKING:
     from ..manager.session_manager import SessionManager
@@ -348,7 +351,7 @@ def _content_md(content: Any, role: str, full_outputs: bool = True) -> list[str]
         btype = block.get("type")
         if btype == "text":
             text = field_text(block.get("text", ""))
-            piece = _fence(text if full_outputs else fold_output(text)) if role == "toolResult" else prose_markdown(text)
+            piece = _fence(text if full_outputs else fold_output(text)) if role == TOOL_RESULT else prose_markdown(text)
             if piece:
                 parts.append(piece)
         elif btype == "thinking":
@@ -378,7 +381,7 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any], full_outputs: 
                 return None
             message = entry["message"]
             role = field_text(message.get("role"))
-            if role == "bashExecution":
+            if role == BASH_EXECUTION:
                 parts = [_fence(f"$ {field_text(message.get('command', ''))}", "bash")]
                 if message.get("output"):
                     output = field_text(message.get("output"))
@@ -386,12 +389,12 @@ def _entry_md(entry: Mapping[str, Any], calls: Mapping[str, Any], full_outputs: 
                 if message.get("exitCode") not in (0, None):
                     parts.append(_note(f"exit code {field_text(message.get('exitCode'))}"))
                 return "Shell command (by the user)", parts
-            if role in ("branchSummary", "compactionSummary"):
+            if role in (BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE):
                 summary = summary_markdown(field_text(message.get("summary", "")))
-                return ("Branch summary" if role == "branchSummary" else "Compaction summary"), [summary] if summary else []
-            if role == "system":
+                return ("Branch summary" if role == BRANCH_SUMMARY_ROLE else "Compaction summary"), [summary] if summary else []
+            if role == SYSTEM:
                 return "System prompt", [_fence(system_message_text(message))]
-            if role == "toolResult":
+            if role == TOOL_RESULT:
                 call_id = message.get("toolCallId")
                 on = args_summary(calls[call_id]) if isinstance(call_id, str) and call_id in calls else ""
                 heading = f"Tool result: {field_text(message.get('toolName', ''))}" + (f" {on}" if on else "") + (" (error)" if message.get("isError") is True else "")
@@ -491,8 +494,8 @@ def export_markdown(
                 continue
             entry = edited_entry(entry, replacement)
             notes.append(_note(f"edited by context edit {edit_id} (shown as the model sees it)"))
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "assistant" and isinstance(message.get("content"), list):
+        message = entry.get("message") if entry.get("type") == MESSAGE else None
+        if isinstance(message, dict) and message.get("role") == ASSISTANT and isinstance(message.get("content"), list):
             for block in message["content"]:
                 if isinstance(block, dict) and block.get("type") == "toolCall" and isinstance(block.get("id"), str):
                     calls[block["id"]] = block.get("arguments")

@@ -20,6 +20,10 @@ from ..entries.records import UNDEFINED
 from ..core.text import field_text, plural, show_controls, wrap_text
 from ..session.tree import TreeNode
 from ..session.conversation import ConversationView
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY, BRANCH_SUMMARY_ROLE, COMPACTION, COMPACTION_SUMMARY_ROLE, MESSAGE,
+    SYSTEM, TOOL_RESULT,
+)
 
 ROLE_STYLES = {
     "user": "bold cyan",
@@ -165,7 +169,7 @@ def _preview_block(btype: str, block: Mapping[str, Any]) -> str | None:
 def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
     """A one-line description of an agent message."""
     role = message.get("role")
-    if role == "assistant":
+    if role == ASSISTANT:
         raw_content = message.get("content")
         content = raw_content if isinstance(raw_content, list) else []
         text = " ".join(field_text(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text")
@@ -176,14 +180,14 @@ def message_preview(message: Mapping[str, Any], width: int = 72) -> str:
         if message.get("stopReason") in ("aborted", "error"):
             preview = (preview + " " if preview else "") + f"({_s(message.get('stopReason'))})"
         return preview or "(empty)"
-    if role == "toolResult":
+    if role == TOOL_RESULT:
         failed = "✗ failed: " if message.get("isError") is True else ""
         return f"{_s(message.get('toolName'))}: {failed}{one_line(_raw_content_text(message.get('content')), width)}"
-    if role == "bashExecution":
+    if role == BASH_EXECUTION:
         return f"$ {one_line(field_text(message.get('command', '')), width)}"
-    if role in ("branchSummary", "compactionSummary"):
+    if role in (BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE):
         return one_line(field_text(message.get("summary", "")), width)
-    if role == "system":
+    if role == SYSTEM:
         return one_line(system_preview(message), width)
     return one_line(_raw_content_text(message.get("content")), width)
 
@@ -237,7 +241,7 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
     etype = entry.get("type")
     kind = entry_type(entry)
     parts: list[Part] = []
-    if kind == "message":
+    if kind == MESSAGE:
         if not isinstance(entry.get("message"), dict):
             parts.append(("message", "dim"))
             parts.append((" (its message is not an object)", ""))
@@ -247,7 +251,7 @@ def entry_parts(entry: Mapping[str, Any], width: int = 72) -> list[Part]:
         parts.append((role, ROLE_STYLES.get(role, "")))
         parts.append((" " + message_preview(message, width), ""))
         return parts
-    parts.append((_s(etype), "bold blue" if kind in ("compaction", "branch_summary") else "dim"))
+    parts.append((_s(etype), "bold blue" if kind in (COMPACTION, BRANCH_SUMMARY) else "dim"))
     match kind:
         case "compaction":
             keeps = "; keeps nothing" if entry.get("firstKeptEntryId") == entry.get("id") else ""

@@ -26,6 +26,10 @@ from ..session.context_edits import counted_edits
 from ..entries import entry_type
 from ..core.text import strip_ansi
 from ..core.timestamps import iso_to_ms
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE, CUSTOM_ROLE, MESSAGE, SYSTEM,
+    TOOL_RESULT, USER,
+)
 
 __all__ = ["Doc", "record_docs", "args_text", "FILE_ARGUMENTS"]
 
@@ -128,9 +132,9 @@ def _message_doc(entry_id: str | None, ts: int | None, message: Mapping[str, Any
     if isinstance(mts, (int, float)) and not isinstance(mts, bool) and mts == mts and abs(mts) < 1e16:
         ts = int(mts)
     content = message.get("content")
-    if role == "user":
+    if role == USER:
         return Doc(entry_id, ts, "user", "user", None, None, _text_of(content))
-    if role == "assistant":
+    if role == ASSISTANT:
         texts: list[str] = []
         thinking: list[str] = []
         tools: list[str] = []
@@ -155,16 +159,16 @@ def _message_doc(entry_id: str | None, ts: int | None, message: Mapping[str, Any
             texts.append(content)
         model = message.get("model") if isinstance(message.get("model"), str) else None
         return Doc(entry_id, ts, "assistant", "assistant", " ".join(tools) or None, model, "\n".join(texts), "\n".join(thinking), files)
-    if role == "toolResult":
+    if role == TOOL_RESULT:
         name = message.get("toolName") if isinstance(message.get("toolName"), str) else None
         return Doc(entry_id, ts, "tool", "toolResult", name.lower() if name else None, None, _text_of(content))
-    if role == "bashExecution":
+    if role == BASH_EXECUTION:
         command = message.get("command") if isinstance(message.get("command"), str) else ""
         output = message.get("output") if isinstance(message.get("output"), str) else ""
         return Doc(entry_id, ts, "tool", "bashExecution", "bash", None, f"{command}\n{output}".strip("\n"))
-    if role in ("custom", "system"):
+    if role in (CUSTOM_ROLE, SYSTEM):
         return Doc(entry_id, ts, str(role), str(role), None, None, _text_of(content))
-    if role in ("branchSummary", "compactionSummary"):
+    if role in (BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE):
         summary = message.get("summary")
         return Doc(entry_id, ts, "session", str(role), None, None, summary if isinstance(summary, str) else "")
     return None
@@ -200,7 +204,7 @@ def _record_doc(record: Any) -> Doc | None:
         return None
     kind = entry_type(record)
     entry_id = record.get("id") if isinstance(record.get("id"), str) else None
-    if kind == "message":
+    if kind == MESSAGE:
         message = record.get("message")
         if not isinstance(message, dict):
             return None

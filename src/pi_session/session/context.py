@@ -39,6 +39,10 @@ from ..entries.agent_messages import (
     text_content,
 )
 from ..entries import SessionContext, SessionProjection, entry_messages
+from ..entries.questions import (
+    BRANCH_SUMMARY, COMPACTION, CONTEXT_EDIT, CUSTOM_MESSAGE, MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, is_assistant,
+    is_system, message_of,
+)
 from ..entries.records import UNDEFINED, Undefined
 from ..entries.system_messages import get_current_system_message, system_message_text
 from .tree import path_to_root
@@ -214,10 +218,8 @@ def context_entries_from_path(path: Sequence[_Entry], compaction_index: int | No
     out: list[_Entry] = [compaction]
     start = _kept_start(source, compaction_index)
     for entry in path[start:compaction_index]:  # a slice: a lazy path decodes the kept range in one batch
-        if entry.get("type") == "message":
-            msg = entry.get("message")
-            if isinstance(msg, dict) and msg.get("role") == "system":
-                continue
+        if is_system(message_of(entry)):
+            continue
         out.append(entry)
     out.extend(path[compaction_index + 1 :])  # a slice: a lazy path decodes only these
     return out
@@ -231,9 +233,9 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
     source = entry_source(path)
     saw_edit = False
     for etype in source.types(reverse=True):
-        if etype == "compaction":
+        if etype == COMPACTION:
             break
-        if etype == "context_edit":
+        if etype == CONTEXT_EDIT:
             saw_edit = True
     else:
         entries: list[Mapping[str, Any]] = list(source)
@@ -245,7 +247,7 @@ def context_entries_and_edits(path: Sequence[Mapping[str, Any]]) -> tuple[list[M
 def _last_compaction_index(path: EntrySource) -> int:
     """The index of the last ``compaction`` on ``path``, -1 for none."""
     for i, etype in zip(range(len(path) - 1, -1, -1), path.types(reverse=True)):
-        if etype == "compaction":
+        if etype == COMPACTION:
             return i
     return -1
 
@@ -415,21 +417,21 @@ def _context_messages(path: Sequence[Mapping[str, Any]], compaction_index: int |
     first = context_entries[0] if context_entries else None
     for entry in context_entries:
         etype = entry.get("type")
-        if etype == "message":
+        if etype == MESSAGE:
             msg = entry.get("message")
             if msg.__class__ is dict or isinstance(msg, dict):
                 append(msg if msg.get("content") is not None else normalized_message(msg))
-        elif etype == "context_edit":
+        elif etype == CONTEXT_EDIT:
             out: list[Any] = []
             for _entry, contributed in _contributions(path):
                 out.extend(contributed)
             return out
-        elif etype == "custom_message":
+        elif etype == CUSTOM_MESSAGE:
             append(create_custom_message(entry))
-        elif etype == "branch_summary":
+        elif etype == BRANCH_SUMMARY:
             if entry.get("summary"):
                 append(create_branch_summary_message(entry))
-        elif etype == "compaction" and entry is first:
+        elif etype == COMPACTION and entry is first:
             messages.extend(entry_messages(entry, leading=True))
     return messages
 
@@ -453,30 +455,30 @@ def _scan_back(path: EntrySource) -> tuple[int, dict[str, Any]]:
     thinking_found = False
     compaction_index = -1
     for i, etype in zip(range(len(path) - 1, -1, -1), path.types(reverse=True)):
-        if etype == "message":  # most entries: one test
+        if etype == MESSAGE:  # most entries: one test
             if model_found:
                 continue
         elif etype.__class__ is not str or etype not in _SCANNED_TYPES:
             continue
         entry = path[i]
-        if etype == "message":
+        if etype == MESSAGE:
             msg = entry.get("message")
-            if isinstance(msg, dict) and msg.get("role") == "assistant":
+            if isinstance(msg, dict) and is_assistant(msg):
                 model = _model_ref(msg.get("provider", UNDEFINED), msg.get("model", UNDEFINED))
                 model_found = True
             else:
                 continue
-        elif etype == "model_change":
+        elif etype == MODEL_CHANGE:
             if model_found:
                 continue
             model = _model_ref(entry.get("provider", UNDEFINED), entry.get("modelId", UNDEFINED))
             model_found = True
-        elif etype == "thinking_level_change":
+        elif etype == THINKING_LEVEL_CHANGE:
             if thinking_found:
                 continue
             thinking_level = entry.get("thinkingLevel", UNDEFINED)
             thinking_found = True
-        elif etype == "compaction":
+        elif etype == COMPACTION:
             if compaction_index >= 0:
                 continue
             compaction_index = i
@@ -491,7 +493,7 @@ def _scan_back(path: EntrySource) -> tuple[int, dict[str, Any]]:
     return compaction_index, out
 
 
-_SCANNED_TYPES = frozenset({"message", "model_change", "thinking_level_change", "compaction"})
+_SCANNED_TYPES = frozenset({MESSAGE, MODEL_CHANGE, THINKING_LEVEL_CHANGE, COMPACTION})
 """The entry types :func:`_scan_back` looks at."""
 
 

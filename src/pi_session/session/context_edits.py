@@ -12,6 +12,7 @@ from operator import methodcaller
 from typing import Any
 
 from ..entries.records import UNDEFINED
+from ..entries.questions import CONTEXT_EDIT, CUSTOM_MESSAGE, MESSAGE
 
 __all__ = ["EDITABLE_ROLES", "apply_context_edit", "collect_context_edits", "counted_edits", "edited_entry", "edits_left_out"]
 
@@ -37,7 +38,7 @@ def collect_context_edits(entries: Iterable[Mapping[str, Any]]) -> dict[Any, Any
     an entry (an array or object), is ignored (pi throws on the first and
     no context can be built; we report it in ``check`` instead)."""
     entries = entries if isinstance(entries, (list, tuple)) else list(entries)
-    if "context_edit" not in map(_type_of, entries):
+    if CONTEXT_EDIT not in map(_type_of, entries):
         return {}
     return {entry["targetId"]: entry["replacement"] for entry in counted_edits(entries)}
 
@@ -46,7 +47,7 @@ def counted_edits(entries: Iterable[Mapping[str, Any]]) -> Iterator[Mapping[str,
     """The ``context_edit`` entries among ``entries`` that count: with a
     ``replacement`` key and a ``targetId`` that can name an entry."""
     for entry in entries:
-        if entry.get("type") == "context_edit" and "replacement" in entry and entry.get("targetId").__hash__ is not None:
+        if entry.get("type") == CONTEXT_EDIT and "replacement" in entry and entry.get("targetId").__hash__ is not None:
             yield entry
 
 
@@ -105,9 +106,9 @@ def edited_entry(entry: Mapping[str, Any], replacement: Any) -> Mapping[str, Any
     whose message (or custom_message content) carries the replacement
     content (see :func:`apply_context_edit`); other entries unchanged."""
     etype = entry.get("type")
-    if etype == "message" and isinstance(entry.get("message"), dict):
+    if etype == MESSAGE and isinstance(entry.get("message"), dict):
         return {**entry, "message": apply_context_edit([entry["message"]], replacement)[0]}
-    if etype == "custom_message":
+    if etype == CUSTOM_MESSAGE:
         edited = apply_context_edit([{"role": "custom", "content": entry.get("content")}], replacement)[0]
         return {**entry, "content": edited.get("content")}
     return entry

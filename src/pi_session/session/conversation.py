@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..core.text import field_text, js_trim
+from ..entries.questions import CUSTOM, SESSION_INFO
 from .tree_node import TreeNode
 
 __all__ = ["ConversationView", "hidden_by_default", "hidden_summary", "HIDDEN_BY_DEFAULT"]
@@ -77,7 +78,7 @@ class ConversationView:
             kind = node.type
             after = current
             hide = hidden_by_default(node, self.leaf_id)
-            if kind == "session_info":
+            if kind == SESSION_INFO:
                 after = _name_of(node)
                 hide = after == current and not node.label and node.id != self.leaf_id
             if hide:
@@ -94,7 +95,7 @@ class ConversationView:
         """The shown children of a shown ``node``, oldest first (an
         entry left out is replaced by its own shown children)."""
         kids = node.children
-        if not any(k.type.__class__ is str and (k.type in HIDDEN_BY_DEFAULT or k.type == "session_info") for k in kids):
+        if not any(k.type.__class__ is str and (k.type in HIDDEN_BY_DEFAULT or k.type == SESSION_INFO) for k in kids):
             name = self._name_after.get(id(node))
             if name is not None:  # the name in effect goes on down the chain
                 for kid in kids:
@@ -111,12 +112,12 @@ class ConversationView:
         Reads each node's type; decodes only ``session_info`` entries."""
         leaf_id = self.leaf_id
         kinds = [node.type for node in nodes]
-        candidates = [i for i, kind in enumerate(kinds) if kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info")]
+        candidates = [i for i, kind in enumerate(kinds) if kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == SESSION_INFO)]
         if not candidates:
             return []
         after: list[Any] = []  # the session name in effect below each node
-        if any(kinds[i] == "session_info" for i in candidates):
-            names = {i: _name_of(nodes[i]) for i in candidates if kinds[i] == "session_info"}
+        if any(kinds[i] == SESSION_INFO for i in candidates):
+            names = {i: _name_of(nodes[i]) for i in candidates if kinds[i] == SESSION_INFO}
             add = after.append
             for i, parent in enumerate(parents):
                 add(names[i] if i in names else after[parent] if parent >= 0 else None)
@@ -125,7 +126,7 @@ class ConversationView:
             node = nodes[i]
             if node.label or node.id == leaf_id:
                 continue
-            if kinds[i] == "session_info":
+            if kinds[i] == SESSION_INFO:
                 parent = parents[i]
                 if after[i] != (after[parent] if parent >= 0 else None):
                     continue
@@ -160,7 +161,7 @@ def hidden_summary(hidden: Sequence[TreeNode], *, most: int = 4) -> str:
     counts: dict[str, int] = {}
     for node in hidden:
         entry = node.entry
-        kind = field_text(entry.get("customType")) if entry.get("type") == "custom" else field_text(entry.get("type"))
+        kind = field_text(entry.get("customType")) if entry.get("type") == CUSTOM else field_text(entry.get("type"))
         counts[kind] = counts.get(kind, 0) + 1
     ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     parts = [f"{n:,} {kind}" for kind, n in ranked[:most]]

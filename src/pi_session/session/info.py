@@ -14,6 +14,7 @@ from typing import Any, TypeGuard
 from ..entries.agent_messages import text_content
 from ..core.text import js_trim
 from ..core.timestamps import iso_to_ms, ms_to_iso
+from ..entries.questions import ASSISTANT, MESSAGE, SESSION_INFO, USER
 
 __all__ = ["InfoState", "header_ms", "info_dict", "iso_or_none", "modified_iso", "valid_ms"]
 
@@ -69,17 +70,17 @@ class InfoState:
         if not isinstance(record, dict):
             return None
         rtype = record.get("type")
-        if rtype == "session_info":
+        if rtype == SESSION_INFO:
             value = record.get("name")
             self.name = js_trim(value) or None if isinstance(value, str) else None
-        if rtype != "message":
+        if rtype != MESSAGE:
             return None
         self.message_count += 1
         message = record.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("role"), str) or "content" not in message:
             return None
         role = message["role"]
-        if role not in ("user", "assistant"):
+        if role not in (USER, ASSISTANT):
             return None
         ts = message.get("timestamp")
         if valid_ms(ts):
@@ -91,7 +92,7 @@ class InfoState:
         text = text_content(message.get("content"), " ")
         if not text:
             return None
-        if not self.first_message and role == "user":
+        if not self.first_message and role == USER:
             self.first_message = text
         return text
 

@@ -28,6 +28,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..entries.questions import BASH_EXECUTION, CUSTOM_MESSAGE, LABEL, MESSAGE, SESSION_INFO, TOOL_RESULT
+
 __all__ = [
     "DEFAULT_OUTPUTS_OVER",
     "NOTE_PATTERN",
@@ -137,10 +139,10 @@ def find_payloads(record: Any, *, images: bool, outputs_over: int | None) -> lis
     if not isinstance(record, Mapping):
         return out
     rtype = record.get("type")
-    if rtype == "message":
+    if rtype == MESSAGE:
         message = record.get("message")
         base: tuple[str | int, ...] = ("message",)
-    elif rtype == "custom_message":
+    elif rtype == CUSTOM_MESSAGE:
         message = record
         base = ()
     else:
@@ -157,7 +159,7 @@ def find_payloads(record: Any, *, images: bool, outputs_over: int | None) -> lis
             if btype == "image" and images and isinstance(block.get("data"), str):
                 mime = block.get("mimeType")
                 out.append(Payload((*base, "content", i), "image", mime if isinstance(mime, str) else "image", len(block["data"])))
-            elif outputs_over is not None and btype == "text" and role == "toolResult":
+            elif outputs_over is not None and btype == "text" and role == TOOL_RESULT:
                 text = block.get("text")
                 if isinstance(text, str) and len(text) > outputs_over:
                     out.append(Payload((*base, "content", i, "text"), "text", "tool output", len(text)))
@@ -165,7 +167,7 @@ def find_payloads(record: Any, *, images: bool, outputs_over: int | None) -> lis
                 for key, value in block["arguments"].items():
                     if isinstance(value, str) and len(value) > outputs_over:
                         out.append(Payload((*base, "content", i, "arguments", key), "text", "tool argument", len(value)))
-    if outputs_over is not None and role == "bashExecution":
+    if outputs_over is not None and role == BASH_EXECUTION:
         output = message.get("output")
         if isinstance(output, str) and len(output) > outputs_over:
             out.append(Payload((*base, "output"), "text", "bash output", len(output)))
@@ -184,9 +186,9 @@ def note_positions(record: Any) -> dict[tuple[str | int, ...], Payload]:
     if not isinstance(record, Mapping):
         return out
     base: tuple[str | int, ...]
-    if record.get("type") == "message":
+    if record.get("type") == MESSAGE:
         message, base = record.get("message"), ("message",)
-    elif record.get("type") == "custom_message":
+    elif record.get("type") == CUSTOM_MESSAGE:
         message, base = record, ()
     else:
         return out
@@ -337,7 +339,7 @@ def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set
     labels = [
         (e["id"], e["targetId"], _label_text(e))
         for e in entries
-        if e.get("type") == "label" and isinstance(e.get("id"), str) and isinstance(e.get("targetId"), str)
+        if e.get("type") == LABEL and isinstance(e.get("id"), str) and isinstance(e.get("targetId"), str)
     ]
     current = {target: text for _eid, target, text in labels}
     keep: set[str] = set()
@@ -351,7 +353,7 @@ def kept_ids(entries: Sequence[Mapping[str, Any]], leaves: Iterable[str]) -> set
 
     for leaf in leaves:
         add_path(leaf)
-    names = [e for e in entries if e.get("type") == "session_info"]
+    names = [e for e in entries if e.get("type") == SESSION_INFO]
     if names:
         add_path(names[-1].get("id"))
     while True:

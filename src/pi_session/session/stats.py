@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.text import field_text
+from ..entries.questions import ASSISTANT, BRANCH_SUMMARY, COMPACTION, MESSAGE, TOOL_RESULT, USAGE, USER, is_assistant, is_tool_result
 
 __all__ = ["SessionStats", "count_entry_types", "UsageTotals", "entry_usage", "MessageStats", "message_stats"]
 
@@ -30,7 +31,7 @@ def count_entry_types(entries: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     for entry in entries:
         key = entry.get("type", "?")
         message = entry.get("message")
-        if key == "message" and isinstance(message, dict):
+        if key == MESSAGE and isinstance(message, dict):
             key = f"message:{field_text(message.get('role'))}"
         counts[key] = counts.get(key, 0) + 1
     return counts
@@ -114,12 +115,12 @@ def entry_usage(entry: Mapping[str, Any]) -> Any:
     message's ``usage``, a ``usage`` entry's, a compaction's or a branch
     summary's; None for anything else."""
     etype = entry.get("type")
-    if etype == "message":
+    if etype == MESSAGE:
         message = entry.get("message")
-        if isinstance(message, dict) and message.get("role") in ("assistant", "toolResult"):
+        if isinstance(message, dict) and (is_assistant(message) or is_tool_result(message)):
             return message.get("usage")
         return None
-    if etype in ("usage", "compaction", "branch_summary"):
+    if etype in (USAGE, COMPACTION, BRANCH_SUMMARY):
         return entry.get("usage")
     return None
 
@@ -146,16 +147,16 @@ def message_stats(entries: Iterable[Mapping[str, Any]]) -> MessageStats:
     messages = user = assistant = tool_calls = tool_results = 0
     for entry in entries:
         usage.add(entry_usage(entry))
-        message = entry.get("message") if entry.get("type") == "message" else None
+        message = entry.get("message") if entry.get("type") == MESSAGE else None
         if not isinstance(message, dict):
             continue
         messages += 1
         role = message.get("role")
-        if role == "user":
+        if role == USER:
             user += 1
-        elif role == "toolResult":
+        elif role == TOOL_RESULT:
             tool_results += 1
-        elif role == "assistant":
+        elif role == ASSISTANT:
             assistant += 1
             content = message.get("content")
             if isinstance(content, list):

@@ -23,6 +23,10 @@ from typing import Any
 
 from ..core.jsonio import js_len, js_stringify
 from ..entries.records import UNDEFINED
+from ..entries.questions import (
+    ASSISTANT, BASH_EXECUTION, BRANCH_SUMMARY_ROLE, COMPACTION_SUMMARY_ROLE, CUSTOM_ROLE, SYSTEM, TOOL_RESULT, USER, is_assistant,
+    is_compaction, is_context_edit, is_message, is_system,
+)
 from .settings import coerce_compaction_settings
 from ..entries.system_messages import get_current_system_message
 
@@ -104,11 +108,11 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
         return 0
     role = message.get("role")
     chars = 0
-    if role == "user":
+    if role == USER:
         chars = _content_chars(message.get("content"), images=True)
-    elif role == "system":
+    elif role == SYSTEM:
         chars = _system_chars(message)
-    elif role == "assistant":
+    elif role == ASSISTANT:
         content = message.get("content")
         for block in content if isinstance(content, list) else ():
             if not isinstance(block, Mapping):
@@ -122,11 +126,11 @@ def estimate_tokens(message: Mapping[str, Any]) -> int:
                 chars += _slen(block.get("name"))
                 if "arguments" in block:
                     chars += _stringify_len(block["arguments"])
-    elif role in ("custom", "toolResult"):
+    elif role == CUSTOM_ROLE or role == TOOL_RESULT:
         chars = _content_chars(message.get("content"), images=True)
-    elif role == "bashExecution":
+    elif role == BASH_EXECUTION:
         chars = _slen(message.get("command")) + _slen(message.get("output"))
-    elif role in ("branchSummary", "compactionSummary"):
+    elif role == BRANCH_SUMMARY_ROLE or role == COMPACTION_SUMMARY_ROLE:
         chars = _slen(message.get("summary"))
     else:
         return 0
@@ -170,7 +174,7 @@ def get_assistant_usage(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
     is malformed and ignored here) whose context size
     (:func:`calculate_context_tokens`) is above 0 (pi 1.6 skips all-zero
     usage), and stopReason is neither ``"aborted"`` nor ``"error"``."""
-    if not isinstance(message, Mapping) or message.get("role") != "assistant":
+    if not is_assistant(message):
         return None
     if message.get("stopReason") in ("aborted", "error"):
         return None
@@ -186,7 +190,7 @@ def get_last_assistant_usage(entries: Sequence[Mapping[str, Any]]) -> Mapping[st
     ``getLastAssistantUsage``). Entries that are not objects, and messages
     that are not objects, are skipped."""
     for entry in reversed(entries):
-        if isinstance(entry, Mapping) and entry.get("type") == "message":
+        if is_message(entry):
             msg = entry.get("message")
             if isinstance(msg, Mapping):
                 usage = get_assistant_usage(msg)
@@ -265,7 +269,7 @@ def estimate_projected_context_tokens(
     system = get_current_system_message(messages)
     tokens = estimate_tokens(system) if system is not None else 0
     tokens += sum(
-        estimate_tokens(m) for m in messages if not (isinstance(m, Mapping) and m.get("role") == "system")
+        estimate_tokens(m) for m in messages if not is_system(m)
     )
     return {"tokens": tokens, "usageTokens": 0, "trailingTokens": tokens, "lastUsageIndex": None}
 
@@ -289,7 +293,7 @@ def usage_trusted(source: Mapping[str, Any] | None, branch_entries: Sequence[Map
         source_id = UNDEFINED  # matches no entry's id
     for i in range(len(branch_entries) - 1, -1, -1):
         entry = branch_entries[i]
-        if entry.get("type") in ("context_edit", "compaction"):
+        if is_context_edit(entry) or is_compaction(entry):
             return False
         if source is not None and (entry is source or entry.get("id") == source_id):
             return True

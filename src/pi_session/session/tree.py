@@ -23,6 +23,7 @@ from ..storage.problems import Problem, ProblemKind
 from ..core.text import js_trim
 from .tree_node import TreeNode
 from ..core.timestamps import MISSING, iso_to_ms
+from ..entries.questions import LABEL, SESSION_INFO
 
 __all__ = ["TreeNode", "TreeProblem", "SessionTree", "find_orphans", "parent_id_of", "path_to_root"]
 
@@ -332,7 +333,7 @@ class SessionTree:
                 self._run_start.append(self._run_start[j] if j == i - 1 else i)
         self.entries.append(cast(dict[str, Any], entry))
         self.by_id[eid] = entry
-        if entry.get("type") == "label":
+        if entry.get("type") == LABEL:
             # a label's targetId is a string in a well-formed file; a damaged
             # one keys the maps under whatever it holds, which no id matches
             target = cast(str, entry.get("targetId"))
@@ -555,7 +556,7 @@ class SessionTree:
         cleared or absent."""
         entries = self.entries
         for i, etype in zip(range(len(entries) - 1, -1, -1), entries.types(reverse=True)):
-            if etype == "session_info":
+            if etype == SESSION_INFO:
                 name = entries[i].get("name")
                 return js_trim(name) or None if isinstance(name, str) else None
         return None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from typing import Any, Literal
+from ..entries.questions import ASSISTANT, TOOL_RESULT
 
 _intern = sys.intern
 _ASSISTANT_WORDS = ("api", "provider", "model", "stopReason")
@@ -126,7 +127,7 @@ def compact_record(
                 value = block.get("type")
                 if value.__class__ is str:
                     block["type"] = intern(value)
-    if role == "assistant":
+    if role == ASSISTANT:
         for key in _ASSISTANT_WORDS:
             value = message.get(key)
             if value.__class__ is str:
@@ -139,7 +140,7 @@ def compact_record(
             if cost.__class__ is dict:
                 usage["cost"] = share(cost)
             message["usage"] = share(usage)
-    elif role == "toolResult":
+    elif role == TOOL_RESULT:
         value = message.get("toolName")
         if value.__class__ is str:
             message["toolName"] = intern(value)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 import orjson
 
 from ..entries.records import CURRENT_SESSION_VERSION, HEADER_TYPE, is_session_header
+from ..entries.questions import LABEL
 from .decode import compact_record
 from .lazy import PLAIN_RECORDS, EntryStore, LazyRecords, line_utf8_ok
 from .model import LineProblem, SessionFileError
@@ -53,7 +54,7 @@ def collect_other(sf: SessionFile, record: dict[str, Any], line_no: int) -> None
         ids, parent_ids, labels = sf.entry_columns
         ids.append(record["id"])
         parent_ids.append(record.get("parentId"))
-        if rtype == "label":
+        if rtype == LABEL:
             labels.append(record)
 
 
@@ -265,7 +266,7 @@ class ReadLoop:
                             entries_append(record)
                             ids_append(rid)
                             parents_append(record.get("parentId"))
-                            if rtype == "label":
+                            if rtype == LABEL:
                                 labels_append(record)
                         else:
                             collect_other(sf, record, line_no)

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..core.ids import new_entry_id
 from ..entries.records import CURRENT_SESSION_VERSION, HEADER_TYPE, header_version
+from ..entries.questions import COMPACTION, HOOK_MESSAGE, MESSAGE
 
 __all__ = ["migrate_session_entries", "v1_entry_ids"]
 
@@ -67,7 +68,7 @@ def _v1_to_v2(records: list[dict[str, Any]]) -> None:
         record["id"] = ids[index]
         record["parentId"] = prev_id
         prev_id = record["id"]
-        if record.get("type") == "compaction" and "firstKeptEntryIndex" in record:
+        if record.get("type") == COMPACTION and "firstKeptEntryIndex" in record:
             index = record["firstKeptEntryIndex"]
             if isinstance(index, int) and not isinstance(index, bool):
                 target = records[index] if 0 <= index < len(records) else None
@@ -81,9 +82,9 @@ def _v2_to_v3(records: list[dict[str, Any]]) -> None:
     for record in records:
         if record.get("type") == HEADER_TYPE:
             record["version"] = 3
-        elif record.get("type") == "message":
+        elif record.get("type") == MESSAGE:
             message = record.get("message")
-            if isinstance(message, dict) and message.get("role") == "hookMessage":
+            if isinstance(message, dict) and message.get("role") == HOOK_MESSAGE:
                 message["role"] = "custom"
 
 

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..core.jsonio import dumps_line, loads
+from ..entries.questions import CONTEXT_EDIT
 
 __all__ = ["REDACTION_MARK", "scrub_edit", "same_entry", "continue_after_edits"]
 
@@ -51,7 +52,7 @@ def scrub_edit(line: bytes) -> tuple[str, str | None] | None:
     if _MARK_BYTES not in line or b'"context_edit"' not in line:
         return None
     rec = _parse(line)
-    if not isinstance(rec, dict) or rec.get("type") != "context_edit" or not isinstance(rec.get("id"), str):
+    if not isinstance(rec, dict) or rec.get("type") != CONTEXT_EDIT or not isinstance(rec.get("id"), str):
         return None
     if _MARK_BYTES not in dumps_line(rec.get("replacement")):
         return None

@@ -13,6 +13,7 @@ from the token counts (:mod:`pi_session.usage.pricing`).
 """
 
 from __future__ import annotations
+from ..entries.questions import ASSISTANT, CUSTOM, MESSAGE
 
 import datetime as _dt
 from dataclasses import dataclass, field
@@ -104,10 +105,10 @@ class Scan:
 def _row(record: dict[str, Any]) -> list[Any] | None:
     """The usage row of one record, or None when it does not count."""
     kind = record.get("type")
-    if kind is not None and kind != "message":
+    if kind is not None and kind != MESSAGE:
         return None
     message = record.get("message")
-    if not isinstance(message, dict) or message.get("role") != "assistant":
+    if not isinstance(message, dict) or message.get("role") != ASSISTANT:
         return None
     usage = message.get("usage")
     if usage is None:
@@ -257,11 +258,11 @@ def scan_lines(data: bytes, first_line: int = 1) -> Scan:
             out.cwd = record["cwd"]
             if isinstance(record.get("parentSession"), str):
                 out.parent = record["parentSession"]
-        elif kind == "message" and out.agent is None and isinstance(record.get("imported"), dict):
+        elif kind == MESSAGE and out.agent is None and isinstance(record.get("imported"), dict):
             agent = record["imported"].get("agent")
             if agent in AGENT_PREFIXES.values():
                 out.agent = agent
-        elif kind == "custom" and out.agent is None:
+        elif kind == CUSTOM and out.agent is None:
             custom = record.get("customType")
             if isinstance(custom, str):
                 for prefix, agent in AGENT_PREFIXES.items():

@@ -23,6 +23,10 @@ from typing import Any, assert_never
 
 from ..session.context import edited_entry, system_message_text, text_content
 from ..entries import entry_type
+from ..entries.questions import (
+    ASSISTANT, CUSTOM_ROLE, MESSAGE, TOOL_RESULT, is_assistant, is_bash_execution, is_custom_message, is_summary,
+    is_summary_message, is_system, is_tool_result, message_of,
+)
 from ..entries.content import content_text
 from ..core.jsonio import dumps_readable, js_stringify
 from .markup import clean, code, esc, human_size, markdown
@@ -108,9 +112,9 @@ def _blocks_html(content: Any, role: str, tool_calls_shown: bool = True) -> str:
         if btype == "text":
             text = block.get("text")
             text = text if isinstance(text, str) else ""
-            if role in ("assistant", "custom"):
+            if role == ASSISTANT or role == CUSTOM_ROLE:
                 out.append(f'<div class="md">{markdown(text)}</div>')
-            elif role == "toolResult":
+            elif role == TOOL_RESULT:
                 out.append(collapsible("output", _pre(text), text))
             else:
                 out.append(_pre(text, "text"))
@@ -289,7 +293,7 @@ def _time(entry: Mapping[str, Any]) -> str:
 def _kind(entry: Mapping[str, Any]) -> tuple[str, str]:
     """(css kind, visible kind name) of an entry."""
     etype = entry.get("type")
-    if etype == "message":
+    if etype == MESSAGE:
         message = entry.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         role = role if isinstance(role, str) else "message"
@@ -301,7 +305,7 @@ def _kind(entry: Mapping[str, Any]) -> tuple[str, str]:
 def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, str]:
     """(extra heading text, body HTML) of a message."""
     role = message.get("role")
-    if role == "toolResult":
+    if is_tool_result(message):
         call_id = message.get("toolCallId")
         call = calls.get(call_id) if isinstance(call_id, str) else None
         name = message.get("toolName")
@@ -310,7 +314,7 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
             heading += f' <span class="summary">{esc(args_summary(call[1]))}</span>'
         if message.get("isError") is True:
             heading += ' <span class="err">error</span>'
-        body = _blocks_html(message.get("content"), "toolResult")
+        body = _blocks_html(message.get("content"), TOOL_RESULT)
         nested = message.get("nestedCalls")
         if isinstance(nested, dict) and isinstance(nested.get("calls"), list):
             items = [
@@ -320,7 +324,7 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
             ]
             body += collapsible(f"nested calls: {len(items)}", f"<ul>{''.join(items)}</ul>", "", force=True)
         return heading, body or '<p class="note">(no output)</p>'
-    if role == "bashExecution":
+    if is_bash_execution(message):
         command = field_text(message.get("command", ""))
         output = field_text(message.get("output", "") or "")
         body = code(command, "bash")
@@ -338,10 +342,10 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
         if notes:
             body += f'<p class="note">{"; ".join(notes)}</p>'
         return "", body
-    if role in ("branchSummary", "compactionSummary"):
+    if is_summary_message(message):
         summary = field_text(message.get("summary", ""))
         return "", collapsible("summary", f'<div class="md">{markdown(summary)}</div>', summary, force=True, cls="summary")
-    if role == "system":
+    if is_system(message):
         text = system_message_text(message)
         changes: list[str] = []
         for key, sign in (("toolsAdded", "+"), ("toolsRemoved", "-")):
@@ -354,7 +358,7 @@ def _message_body(message: Mapping[str, Any], calls: ToolCalls) -> tuple[str, st
         head = f'<p class="note">{esc(", ".join(changes))}</p>' if changes else ""
         return "", head + collapsible("system prompt", _pre(text), text, force=True, cls="system")
     body = _blocks_html(message.get("content"), role if isinstance(role, str) else "")
-    if role == "assistant":
+    if is_assistant(message):
         stop = message.get("stopReason")
         if stop in ("aborted", "error", "length"):
             body += f'<p class="note err">stopped: {esc(stop)}</p>'
@@ -473,12 +477,10 @@ def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: i
         if edit[1] is None:
             return css, kind, f"(omitted by context edit {edit[0]})"
         entry = edited_entry(entry, edit[1])
-    etype = entry.get("type")
-    if etype == "message" and isinstance(entry.get("message"), dict):
-        message = entry["message"]
-        role = message.get("role")
+    message = message_of(entry)
+    if message is not None:
         content = message.get("content")
-        if role == "assistant":
+        if is_assistant(message):
             blocks = content if isinstance(content, list) else []
             text = " ".join(field_text(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
             names = [field_text(b.get("name")) for b in blocks if isinstance(b, dict) and b.get("type") == "toolCall"]
@@ -486,19 +488,19 @@ def row_preview(entry: Mapping[str, Any], edit: tuple[str, Any] | None, width: i
             if names:
                 preview = (preview + " " if preview else "") + f"[{', '.join(names)}]"
             return css, kind, _one_line(preview, width) or "(empty)"
-        if role == "toolResult":
+        if is_tool_result(message):
             failed = "✗ " if message.get("isError") is True else ""
             return css, kind, _one_line(f"{field_text(message.get('toolName'))}: {failed}{text_content(content, ' ')}", width)
-        if role == "bashExecution":
+        if is_bash_execution(message):
             return css, kind, _one_line(f"$ {field_text(message.get('command', ''))}", width)
-        if role in ("branchSummary", "compactionSummary"):
+        if is_summary_message(message):
             return css, kind, _one_line(field_text(message.get("summary", "")), width)
-        if role == "system":
+        if is_system(message):
             return css, kind, _one_line(system_message_text(message), width)
         return css, kind, _one_line(text_content(content, " "), width)
-    if etype in ("compaction", "branch_summary"):
+    if is_summary(entry):
         return css, kind, _one_line(field_text(entry.get("summary", "")), width)
-    if etype == "custom_message":
+    if is_custom_message(entry):
         return css, kind, _one_line(f"{field_text(entry.get('customType'))}: {text_content(entry.get('content'), ' ')}", width)
     extra, _body = _entry_body(entry, {})
     return css, kind, _one_line(html.unescape(re.sub(r"<[^>]*>", "", extra)), width)

@@ -29,6 +29,7 @@ from ..core.timestamps import iso_to_ms
 from ..session.tree import TreeNode
 from ..session.conversation import HIDDEN_BY_DEFAULT, ConversationView
 from ..core.text import field_text
+from ..entries.questions import ASSISTANT, MESSAGE, SESSION_INFO, USER
 
 __all__ = ["Row", "Facts", "TreeLayout", "tree_rows", "hiding_edits", "session_facts", "UsageTotals", "title_of"]
 
@@ -202,7 +203,7 @@ class TreeLayout(Sequence[Row]):
 def _may_hide(kinds: Collection[Any] | None) -> bool:
     """Whether entries of these types may be left out of the conversation
     view (None: not known, so they may)."""
-    return kinds is None or any(kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == "session_info") for kind in kinds)
+    return kinds is None or any(kind.__class__ is str and (kind in HIDDEN_BY_DEFAULT or kind == SESSION_INFO) for kind in kinds)
 
 
 def _shown_prefixes(parents: Sequence[int], hidden: Iterable[int]) -> list[str | None]:
@@ -342,9 +343,9 @@ def session_facts(header: Mapping[str, Any] | None, entries: Sequence[Mapping[st
             else:
                 any_first = ms if any_first is None or ms < any_first else any_first
                 any_last = ms if any_last is None or ms > any_last else any_last
-        if etype == "message":
+        if etype == MESSAGE:
             message = entry.get("message")
-            if isinstance(message, dict) and message.get("role") == "assistant":
+            if isinstance(message, dict) and message.get("role") == ASSISTANT:
                 key = f"{field_text(message.get('provider', '?'))}/{field_text(message.get('model', '?'))}"
                 models[key] = models.get(key, 0) + 1
         usage.add(entry_usage(entry))
@@ -380,8 +381,8 @@ def title_of(
             if edit[1] is None:
                 continue
             entry = edited_entry(entry, edit[1])
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if isinstance(message, dict) and message.get("role") == "user":
+        message = entry.get("message") if entry.get("type") == MESSAGE else None
+        if isinstance(message, dict) and message.get("role") == USER:
             first = text_content(message.get("content"), "\n").strip().split("\n", 1)[0]
             if first:
                 return first[:80]

@@ -47,6 +47,7 @@ from ..session.context import edited_entry
 from ..core.text import field_text, plural
 from ..session.tree import TreeNode
 from ..session.conversation import ConversationView, hidden_summary
+from ..entries.questions import ASSISTANT, MESSAGE
 from .entries import ToolCalls, article, row_preview
 from .markup import esc, pygments_css
 from .model import Facts, Row, hiding_edits, session_facts, title_of, tree_rows
@@ -116,7 +117,7 @@ def _facts_html(facts: Facts) -> str:
     messages = {k.split(":", 1)[1]: v for k, v in counts.items() if k.startswith("message:")}
     if messages:
         items.append(("messages", ", ".join(f"{esc(role)} {n:,}" for role, n in messages.items())))
-    others = {k: v for k, v in counts.items() if not k.startswith("message:") and k != "message"}
+    others = {k: v for k, v in counts.items() if not k.startswith("message:") and k != MESSAGE}
     if others:
         items.append(("other entries", ", ".join(f"{esc(kind)} {n:,}" for kind, n in others.items())))
     if facts.session_id is not None:
@@ -228,8 +229,8 @@ def iter_page(
 
     calls: ToolCalls = {}
     for entry in entries:
-        message = entry.get("message") if entry.get("type") == "message" else None
-        if not isinstance(message, dict) or message.get("role") != "assistant":
+        message = entry.get("message") if entry.get("type") == MESSAGE else None
+        if not isinstance(message, dict) or message.get("role") != ASSISTANT:
             continue
         edit = hidden.get(entry.get("id"))  # type: ignore[arg-type]
         if edit is not None:

@@ -73,7 +73,7 @@ def _do(name: str, access: StoreAccess, sid_text: str, body: dict[str, Any], sum
     sid = access.resolve(sid_text)
     store = access.store
     probe = access.open(sid)
-    if name == "label":
+    if name == "label":  # not an entry literal: the action
         entry_id = _text(body, "entryId") or ""
         label = _text(body, "label", required=False, allow_empty=True)
         if probe.get_entry(entry_id) is None:

@@ -24,6 +24,7 @@ from ..stores import AmbiguousSessionError, SessionNotFoundError, SessionStore, 
 from ..session.conversation import ConversationView, hidden_summary
 from ..viewer.entries import ToolCalls, article, row_preview
 from ..viewer.model import Row, TreeLayout, hiding_edits
+from ..entries.questions import ASSISTANT, MESSAGE
 from .masking import MASKED, Masking, masking_for
 
 __all__ = [
@@ -432,7 +433,7 @@ class SessionView:
         while j >= 0 and looked < CALL_LOOKBACK:
             batch: list[int] = []
             while j >= 0 and len(batch) < 32:
-                if nodes[j].type == "message":
+                if nodes[j].type == MESSAGE:
                     batch.append(j)
                 j = parents[j]
                 looked += 1
@@ -512,8 +513,8 @@ the session."""
 
 def _calls_of(entry: Mapping[str, Any]) -> ToolCalls:
     """The tool calls of an assistant message entry: id → (name, arguments)."""
-    message = entry.get("message") if entry.get("type") == "message" else None
-    if not isinstance(message, dict) or message.get("role") != "assistant":
+    message = entry.get("message") if entry.get("type") == MESSAGE else None
+    if not isinstance(message, dict) or message.get("role") != ASSISTANT:
         return {}
     content = message.get("content")
     out: ToolCalls = {}
