@@ -144,3 +144,35 @@ def test_pi_builds_the_context_of_the_grown_session(tmp_path, cli, request, orac
         assert "an answer, hidden" in text and "First answer" not in text
     ours = json.loads(cli("--store", store, "context", session_id, "--json").stdout)
     assert json.dumps(ours).count("Docs built.") == 1
+
+
+def _line(**fields) -> bytes:
+    return json.dumps(fields, separators=(",", ":")).encode() + b"\n"
+
+
+def test_new_lines_continue_after_the_additions_on_their_path_only():
+    """The source's next line is parented on the last addition chained
+    after its parent (a label, then a compaction: pi's leaf); an addition
+    on another branch (a branch summary after the leaf moved back) changes
+    nothing for a line that does not continue there; a message the store
+    gained is no addition."""
+    from pi_session.stores.additions import continue_after_additions, store_addition
+
+    stored = [
+        _line(type="session", version=3, id="s", timestamp="t", cwd="/"),
+        _line(type="message", id="m1", parentId=None, timestamp="t", message={"role": "user", "content": "a"}),
+        _line(type="message", id="m2", parentId="m1", timestamp="t", message={"role": "assistant", "content": []}),
+        _line(type="label", id="l1", parentId="m2", timestamp="t", targetId="m1", label="start"),
+        _line(type="compaction", id="c1", parentId="l1", timestamp="t", summary="s", firstKeptEntryId="m2", tokensBefore=1),
+        _line(type="branch_summary", id="b1", parentId="m1", timestamp="t", fromId="m2", summary="s"),
+    ]
+    source_ids = {"s", "m1", "m2"}
+    new = [
+        _line(type="message", id="m3", parentId="m2", timestamp="t", message={"role": "user", "content": "b"}),
+        _line(type="message", id="m4", parentId="m3", timestamp="t", message={"role": "user", "content": "c"}),
+    ]
+    out = [json.loads(line) for line in continue_after_additions(stored, new, lambda: source_ids)]
+    assert [e["parentId"] for e in out] == ["c1", "m3"]
+    assert store_addition(stored[2], set()) is None  # a message
+    assert store_addition(stored[3], source_ids) == ("l1", "m2")
+    assert store_addition(stored[3], source_ids | {"l1"}) is None  # the source's own entry

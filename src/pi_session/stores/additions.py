@@ -32,7 +32,7 @@ Pure functions of lines (bytes with their newline).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..core.jsonio import dumps_line, loads
@@ -42,6 +42,10 @@ __all__ = ["IMPORTED_KEY", "entry_ids", "store_addition", "continue_after_additi
 IMPORTED_KEY = "imported"
 """The entry key the importers of other agents' sessions keep source
 records in (:data:`pi_session.importers.common.IMPORTED_KEY`)."""
+
+
+_MESSAGE_START = b'{"type":"message",'
+"""How every line pi and pi-session write for a message entry starts."""
 
 
 def _parse(line: bytes) -> Any:
@@ -67,7 +71,10 @@ def entry_ids(lines: Sequence[bytes]) -> set[str]:
 def store_addition(line: bytes, source_ids: Collection[str]) -> tuple[str, str | None] | None:
     """``(id, parentId)`` when the stored ``line`` is an entry added in the
     store after an import (see the module docstring) given the ids of the
-    source's lines ``source_ids``; else None."""
+    source's lines ``source_ids``; else None. A line that starts as pi
+    writes a message entry is not parsed."""
+    if line.startswith(_MESSAGE_START):
+        return None
     rec = _parse(line)
     if not isinstance(rec, dict):
         return None
@@ -80,7 +87,7 @@ def store_addition(line: bytes, source_ids: Collection[str]) -> tuple[str, str |
     return entry_id, parent if isinstance(parent, str) else None
 
 
-def continue_after_additions(stored: Sequence[bytes], new_lines: Sequence[bytes], source_ids: Collection[str]) -> list[bytes]:
+def continue_after_additions(stored: Sequence[bytes], new_lines: Sequence[bytes], source_ids: Callable[[], Collection[str]]) -> list[bytes]:
     """``new_lines`` (source lines to append to ``stored``), each line whose
     ``parentId`` is an entry that additions were appended after
     re-parented onto the last of those additions in file order (see the
@@ -89,12 +96,19 @@ def continue_after_additions(stored: Sequence[bytes], new_lines: Sequence[bytes]
     Args:
         stored: the stored session's lines.
         new_lines: the source lines the store lacks.
-        source_ids: the ids of all the source's lines (:func:`entry_ids`).
+        source_ids: gives the ids of all the source's lines
+            (:func:`entry_ids`); called only when a stored line may be an
+            addition (none of pi's message lines).
     """
     parents: dict[str, str | None] = {}
     tip: dict[str, str] = {}
+    ids: Collection[str] | None = None
     for line in stored:
-        added = store_addition(line, source_ids)
+        if line.startswith(_MESSAGE_START) or not line.strip():
+            continue
+        if ids is None:
+            ids = source_ids()
+        added = store_addition(line, ids)
         if added is None:
             continue
         added_id, parent = added

@@ -252,14 +252,14 @@ def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], r
     expected = sum(len(line) for line in complete)
     start = _continuation(complete, lines, source_ids)
     assert start is not None  # the whole stored session continues: so do its complete lines
-    written = continue_after_additions(complete, lines[start:], source_ids())
+    written = continue_after_additions(complete, lines[start:], source_ids)
 
     def grown(foreign: list[bytes]) -> list[bytes]:
         nonlocal written
         at = _continuation(complete + foreign, lines, source_ids)
         if at is None:
             raise _Diverged
-        written = continue_after_additions(complete + foreign, lines[at:], source_ids())
+        written = continue_after_additions(complete + foreign, lines[at:], source_ids)
         return written
 
     try:
