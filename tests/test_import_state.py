@@ -116,14 +116,20 @@ def test_a_target_rewritten_since_the_import_is_imported_again(tmp_path, backend
 def test_a_target_appended_to_in_place_is_compared_again(tmp_path):
     """A session file that grew since the import (pi went on in it: same
     inode, larger) is compared with the source again, as a first import
-    would: it no longer is the source's session (a ``conflict``, nothing
-    written); the grown file is kept as it is."""
+    would: a name appended is an addition the source does not hold
+    (``unchanged``); a message appended makes it no longer the source's
+    session (a ``conflict``, nothing written); the grown file is kept as
+    it is."""
     _claude_sources(tmp_path, 1)
     url = str(tmp_path / "sessions")
     assert _import(tmp_path, url) == ["imported"]
     store = open_store(url)
     path = Path(store.locator(pi_session_id("claude-code", SID[:-2] + "00")))
-    extra = b'{"type":"session_info","id":"0badc0de","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","name":"later"}\n'
+    named = b'{"type":"session_info","id":"0badc0de","parentId":null,"timestamp":"2025-01-01T00:00:00.000Z","name":"later"}\n'
+    with open(path, "ab") as f:
+        f.write(named)
+    assert _import(tmp_path, url) == ["unchanged"]
+    extra = b'{"type":"message","id":"0badc0df","parentId":"0badc0de","timestamp":"2025-01-01T00:00:00.000Z","message":{"role":"user","content":"more","timestamp":1735689600000}}\n'
     with open(path, "ab") as f:
         f.write(extra)
     assert _import(tmp_path, url) == ["conflict"]

@@ -11,11 +11,12 @@ What is recognised, exactly (never a loose match):
   and key order the same; a thinking block whose text was redacted may
   have lost its ``thinkingSignature`` (scrub drops it);
 - ``scrub --mode edit``: ``context_edit`` entries whose replacement holds
-  a redaction mark (:func:`scrub_edit`), which the import passes over;
-  the lines it appends after them continue from the last of them
-  (:func:`continue_after_edits`) so that the edits stay on the path to
-  the new leaf (pi applies only the context edits on the path), and such
-  a re-parented line is recognised as the source line next time.
+  a redaction mark (:func:`scrub_edit`): entries added in the store, which
+  the import passes over as it passes over every such addition
+  (:mod:`pi_session.stores.additions`: the lines it appends continue from
+  the last of them, so that the edits stay on the path to the new leaf),
+  and such a re-parented line is recognised as the source line next time
+  (:func:`same_entry`).
 
 Pure functions of lines (bytes with their newline).
 """
@@ -23,13 +24,13 @@ Pure functions of lines (bytes with their newline).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from ..core.jsonio import dumps_line, loads
 from ..entries.questions import CONTEXT_EDIT
 
-__all__ = ["REDACTION_MARK", "scrub_edit", "same_entry", "continue_after_edits"]
+__all__ = ["REDACTION_MARK", "scrub_edit", "same_entry"]
 
 REDACTION_MARK = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 """The mark ``scrub`` puts in place of a secret: the one pattern, which
@@ -100,8 +101,9 @@ def _same_value(source: Any, stored: Any) -> bool:
 def same_entry(stored: bytes, source: bytes, edit_parents: Mapping[str, str | None]) -> bool:
     """Whether the stored line ``stored`` is the source line ``source``
     as a scrub may have left it: redacted (see the module docstring), or
-    (``edit_parents``: the scrub edits passed over so far, id -> parent)
-    re-parented onto the last of the scrub edits after its parent. Lines
+    (``edit_parents``: the entries added in the store passed over so far,
+    id -> parent: scrub's edits, labels, compactions, ...) re-parented
+    onto the last of those entries after its parent. Lines
     equal byte for byte are the caller's first test; this parses both."""
     redacted = _MARK_BYTES in stored
     if not redacted and not edit_parents:
@@ -120,35 +122,3 @@ def same_entry(stored: bytes, source: bytes, edit_parents: Mapping[str, str | No
     elif not redacted:
         return False
     return _same_value(src, st)
-
-
-def continue_after_edits(stored: Sequence[bytes], new_lines: Sequence[bytes]) -> list[bytes]:
-    """``new_lines`` (source lines to append to ``stored``), each line whose
-    ``parentId`` is an entry that scrub edits were appended after
-    re-parented onto the last of those edits (see the module docstring);
-    the others as they are."""
-    parents: dict[str, str | None] = {}
-    tip: dict[str, str] = {}
-    for line in stored:
-        edit = scrub_edit(line)
-        if edit is None:
-            continue
-        edit_id, parent = edit
-        parents[edit_id] = parent
-        base = parent
-        seen: set[str] = set()
-        while isinstance(base, str) and base in parents and base not in seen:
-            seen.add(base)
-            base = parents[base]
-        if isinstance(base, str):
-            tip[base] = edit_id
-    if not tip:
-        return list(new_lines)
-    out: list[bytes] = []
-    for line in new_lines:
-        rec = _parse(line) if line.endswith(b"\n") else None
-        if isinstance(rec, dict) and isinstance(rec.get("parentId"), str) and rec["parentId"] in tip:
-            rec["parentId"] = tip[rec["parentId"]]
-            line = dumps_line(rec)
-        out.append(line)
-    return out

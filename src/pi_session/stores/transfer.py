@@ -7,7 +7,7 @@ session back as its file, byte-identical to what was imported)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -15,7 +15,8 @@ from typing import Any, Literal
 from ..storage import Durability, LineProblem, SessionFileError, iter_lines, parse_line, read_session_file, rewritten_lines, write_atomic
 from .base import SessionStore, StoreError, session_header
 from .file import UnnamableSessionError
-from .scrubbed import continue_after_edits, same_entry, scrub_edit
+from .additions import continue_after_additions, entry_ids, store_addition
+from .scrubbed import same_entry
 
 __all__ = ["ImportResult", "import_file", "store_lines", "import_paths", "copy_session", "export_lines", "export_file", "session_files"]
 
@@ -35,7 +36,9 @@ class ImportResult:
             when pi went on writing the file since the last import: the new
             lines were appended, ``appended`` says how many); ``conflict``
             (the store holds a session with this id whose entries differ
-            otherwise: left alone, nothing written); ``skipped`` (an empty
+            otherwise, beyond entries added in the store since, such as
+            labels, names, context edits and compactions,
+            :mod:`.additions`: left alone, nothing written); ``skipped`` (an empty
             file: no session in it); ``failed`` (not a session file,
             unreadable: ``message``). Compared by entries: record lines
             byte for byte, lines holding no record (blank, damaged, a torn
@@ -174,22 +177,25 @@ def _holds_no_record(line: bytes) -> bool:
     return not parse_line(line[:-1] if line.endswith(b"\n") else line, 1).ok
 
 
-def _continuation(stored: list[bytes], source: list[bytes]) -> int | None:
+def _continuation(stored: list[bytes], source: list[bytes], source_ids: Callable[[], set[str]]) -> int | None:
     """Where ``source`` goes on from what the store holds: the index of the
     first source line the store lacks, when the stored lines are the
-    source's first lines; else None (a real divergence).
+    source's first lines, with entries added in the store since
+    (:mod:`.additions`) among them; else None (a real divergence).
 
     Compared by entries: record lines must be equal byte for byte, or be
     the source's line as ``scrub`` left it (:func:`.scrubbed.same_entry`:
-    secrets replaced by redaction marks, re-parented after scrub's context
-    edits); scrub's context edits (:func:`.scrubbed.scrub_edit`) and lines
-    holding no record (blank, damaged, a torn last line cut short) on
-    either side are passed over; a stored unterminated last line equals the
-    source line that is it plus its newline (pi ended the torn line with a
-    newline when it reopened the file)."""
+    secrets replaced by redaction marks), or re-parented onto additions
+    (:func:`.additions.continue_after_additions`); additions
+    (:func:`.additions.store_addition`; ``source_ids()``: the ids of the
+    source's lines, asked for only when needed) and lines holding no
+    record (blank, damaged, a torn last line cut short) on either side are
+    passed over; a stored unterminated last line equals the source line
+    that is it plus its newline (pi ended the torn line with a newline when
+    it reopened the file)."""
     i = j = 0
     last = len(stored) - 1
-    edits: dict[str, str | None] = {}
+    added: dict[str, str | None] = {}
     while i < len(stored):
         line = stored[i]
         if j < len(source) and (line == source[j] or (i == last and not line.endswith(b"\n") and line + b"\n" == source[j])):
@@ -199,11 +205,11 @@ def _continuation(stored: list[bytes], source: list[bytes]) -> int | None:
             i += 1
         elif j < len(source) and _holds_no_record(source[j]):
             j += 1
-        elif j < len(source) and same_entry(line, source[j], edits):
+        elif j < len(source) and same_entry(line, source[j], added):
             i += 1
             j += 1
-        elif (edit := scrub_edit(line)) is not None:
-            edits[edit[0]] = edit[1]
+        elif (addition := store_addition(line, source_ids())) is not None:
+            added[addition[0]] = addition[1]
             i += 1
         else:
             return None
@@ -214,19 +220,29 @@ def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], r
     """The store holds the session already (imported before, or just now
     by a concurrent importer): re-read it and compare by entries
     (:func:`_continuation`). Nothing missing: ``unchanged``. The stored
-    lines are the source's first ones (a scrub may have redacted them or
-    added context edits after them: the lines appended then continue from
-    the last edit, :func:`.scrubbed.continue_after_edits`): append the
-    rest (``updated``),
+    lines are the source's first ones (a scrub may have redacted them;
+    labels, names, context edits, compactions and other entries may have
+    been added among them, :mod:`.additions`: the lines appended then
+    continue from the last addition on the source's path,
+    :func:`.additions.continue_after_additions`): append the rest
+    (``updated``),
     checked under the store's append lock against what other writers
     appended since the read: lines that continue the source (a concurrent
     importer of the same file) are not written again; others are a
     ``conflict`` and nothing is written."""
     stored = list(store.read_lines(session_id))
-    if stored == lines or _continuation(stored, lines) == len(lines):
+    known: list[set[str]] = []
+
+    def source_ids() -> set[str]:
+        if not known:
+            known.append(entry_ids(lines))
+        return known[0]
+
+    at = _continuation(stored, lines, source_ids) if stored != lines else len(lines)
+    if at == len(lines):
         result.status = "unchanged"
         return
-    if _continuation(stored, lines) is None:
+    if at is None:
         _conflict(store, session_id, result)
         return
     # Positions from the last complete stored line: an unterminated last
@@ -234,16 +250,16 @@ def _continue_stored(store: SessionStore, session_id: str, lines: list[bytes], r
     # fragment moved aside); whatever it became comes back as a foreign line.
     complete = stored[:-1] if not stored[-1].endswith(b"\n") else stored
     expected = sum(len(line) for line in complete)
-    start = _continuation(complete, lines)
+    start = _continuation(complete, lines, source_ids)
     assert start is not None  # the whole stored session continues: so do its complete lines
-    written = continue_after_edits(complete, lines[start:])
+    written = continue_after_additions(complete, lines[start:], source_ids)
 
     def grown(foreign: list[bytes]) -> list[bytes]:
         nonlocal written
-        at = _continuation(complete + foreign, lines)
+        at = _continuation(complete + foreign, lines, source_ids)
         if at is None:
             raise _Diverged
-        written = continue_after_edits(complete + foreign, lines[at:])
+        written = continue_after_additions(complete + foreign, lines[at:], source_ids)
         return written
 
     try:
