@@ -36,6 +36,8 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 from ..core.jsonio import dumps_line, loads
+from ..entries.questions import MESSAGE
+from ..entries.records import HEADER_TYPE
 
 __all__ = ["IMPORTED_KEY", "entry_ids", "store_addition", "continue_after_additions"]
 
@@ -79,7 +81,7 @@ def store_addition(line: bytes, source_ids: Collection[str]) -> tuple[str, str |
     if not isinstance(rec, dict):
         return None
     entry_id, entry_type = rec.get("id"), rec.get("type")
-    if not isinstance(entry_id, str) or not isinstance(entry_type, str) or entry_type in ("message", "session"):
+    if not isinstance(entry_id, str) or not isinstance(entry_type, str) or entry_type in (MESSAGE, HEADER_TYPE):
         return None
     if entry_id in source_ids or IMPORTED_KEY in rec:
         return None
