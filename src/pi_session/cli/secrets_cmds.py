@@ -153,7 +153,7 @@ def secrets(
         sessions = len({h.session for h in hits})
         hidden = sum(h.hidden for h in hits)
         err_console.print(
-            f"{plural(len(hits), 'secret')} in {plural(sessions, 'file')} ({len(locations):,} sessions scanned)"
+            f"{plural(len(hits), 'secret')} in {plural(sessions, 'file')} ({plural(len(locations), 'session')} scanned)"
             + (f"; {hidden:,} hidden from the model by context edits (--mode rewrite removes them from the file)" if hidden else ""),
             markup=False, soft_wrap=True,
         )
