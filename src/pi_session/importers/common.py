@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import PiSessionError
 from ..core.jsonio import dumps_line, loads
 from ..entries.records import make_header
+from ..stores.additions import IMPORTED_KEY
 from ..storage import Durability
 from ..core.timestamps import iso_to_ms
 
@@ -321,13 +322,6 @@ records at its end that made no entry (a turn's last notes) are imported
 as an entry of their own; until then they wait for the entry the agent
 writes next (``final=False`` of the conversions)."""
 
-IMPORTED_KEY = "imported"
-"""The entry key (layout 2) holding what the entry's source records hold
-beyond the entry: ``{"agent": "claude-code"|"codex", "records": [whole
-source records], "fields": [the other fields of the records the entry was
-made from]}`` (each list present when not empty; ``agent`` names the
-source, so usage reports and listings tell an imported session from pi's
-own). pi keeps keys it does not know and ignores them."""
 
 _GAP_MS = int(GAP_SECONDS * 1000)
 

@@ -42,8 +42,12 @@ from ..entries.records import HEADER_TYPE
 __all__ = ["IMPORTED_KEY", "entry_ids", "store_addition", "continue_after_additions"]
 
 IMPORTED_KEY = "imported"
-"""The entry key the importers of other agents' sessions keep source
-records in (:data:`pi_session.importers.common.IMPORTED_KEY`)."""
+"""The entry key (layout 2) holding what the entry's source records hold
+beyond the entry: ``{"agent": "claude-code"|"codex", "records": [whole
+source records], "fields": [the other fields of the records the entry was
+made from]}`` (each list present when not empty; ``agent`` names the
+source, so usage reports and listings tell an imported session from pi's
+own). pi keeps keys it does not know and ignores them."""
 
 
 _MESSAGE_START = b'{"type":"message",'
